@@ -1,0 +1,29 @@
+# The two commands of the README: `make run` (the main job) and `make test` (every test).
+# Both do all the set-up on a fresh machine: a virtualenv in .venv with the pinned deps.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench setup clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[torch,dev]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m pypto.examples_runner
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/trace_bench.py
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,141 @@
+"""pypto: a CPU-runnable implementation of the public PyPTO tile-programming API.
+
+Kernels written for PyPTO run unchanged: `@pypto.frontend.jit` traces the kernel body into
+a tensor graph whose every node knows its source line (`pypto.ir`), and the reference
+interpreter (`pypto.reference`) computes the outputs on the CPU. This module is only the
+public surface; each name is defined in the module that owns it.
+"""
+
+from pypto import frontend
+from pypto.dtypes import DataType, bytes_of
+from pypto.enums import (
+    CachePolicy,
+    CastMode,
+    CompStage,
+    PrecisionType,
+    ReluType,
+    RunMode,
+    SaturationMode,
+    TileOpFormat,
+    TopKAlgo,
+)
+from pypto.errors import PyptoError
+from pypto.frontend.api import (
+    Element,
+    abs,
+    add,
+    amax,
+    amin,
+    arange,
+    argmax,
+    argmin,
+    assemble,
+    cast,
+    ceil,
+    clip,
+    clone,
+    concat,
+    cos,
+    div,
+    eq,
+    erf,
+    erfc,
+    exp,
+    exp2,
+    expand_clone,
+    expm1,
+    floor,
+    full,
+    ge,
+    get_cube_tile_shapes,
+    get_vec_tile_shapes,
+    gt,
+    isfinite,
+    isnan,
+    le,
+    log,
+    log1p,
+    log2,
+    log10,
+    logical_and,
+    logical_not,
+    loop,
+    lrelu,
+    lt,
+    matmul,
+    maximum,
+    minimum,
+    mul,
+    ne,
+    neg,
+    ones,
+    permute,
+    pow,
+    prod,
+    reciprocal,
+    relu,
+    reshape,
+    rms_norm,
+    round,
+    rsqrt,
+    set_cube_tile_shapes,
+    set_semantic_label,
+    set_vec_tile_shapes,
+    sigmoid,
+    sign,
+    sin,
+    softmax,
+    sqrt,
+    sub,
+    sum,
+    tan,
+    tanh,
+    tensor,
+    transpose,
+    trunc,
+    unsqueeze,
+    var,
+    view,
+    where,
+    zeros,
+)
+from pypto.frontend.jit import JitKernel, jit, npu_available
+from pypto.frontend.scalar import SymbolicScalar, symbolic_scalar
+from pypto.frontend.tensor import DYNAMIC, STATIC, Tensor
+from pypto.options import (
+    get_codegen_options,
+    get_debug_options,
+    get_host_options,
+    get_pass_options,
+    get_runtime_options,
+    get_verify_options,
+    options,
+    reset_options,
+    set_codegen_options,
+    set_debug_options,
+    set_host_options,
+    set_pass_options,
+    set_runtime_options,
+    set_verify_options,
+)
+from pypto.tiling import PyptoWarning
+
+DYN = DYNAMIC
+
+DT_FP32 = DataType.DT_FP32
+DT_FP16 = DataType.DT_FP16
+DT_BF16 = DataType.DT_BF16
+DT_INT8 = DataType.DT_INT8
+DT_INT16 = DataType.DT_INT16
+DT_INT32 = DataType.DT_INT32
+DT_INT64 = DataType.DT_INT64
+DT_UINT8 = DataType.DT_UINT8
+DT_BOOL = DataType.DT_BOOL
+DT_UINT16 = DataType.DT_UINT16
+DT_UINT32 = DataType.DT_UINT32
+DT_UINT64 = DataType.DT_UINT64
+DT_DOUBLE = DataType.DT_DOUBLE
+
+__version__ = "0.1.0"
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,51 @@
+"""`PyptoError`: the one error type a user mistake raises.
+
+Its location is the user's file and line (with the callsite chain when the mistake is
+inside a helper), never a frame inside `pypto`. `str(error)` starts with `file:line:` so
+editors and terminals link it, and shows the offending source line.
+"""
+
+from __future__ import annotations
+
+import linecache
+
+from pypto.ir import source
+from pypto.ir.source import Loc
+
+
+class PyptoError(Exception):
+    """A user error: `message` names the problem, `loc` is where in the user's code."""
+
+    def __init__(self, message: str, loc: Loc | None = None, *, rule: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.loc = loc if loc else source.capture(skip=2)
+        self.rule = rule
+
+    @property
+    def file(self) -> str:
+        return self.loc.span.file if self.loc.span else "<unknown>"
+
+    @property
+    def line(self) -> int:
+        return self.loc.span.line if self.loc.span else 0
+
+    @property
+    def col(self) -> int:
+        return self.loc.span.col if self.loc.span else 0
+
+    def __str__(self) -> str:
+        if not self.loc.span:
+            return self.message
+        out = [f"{self.file}:{self.line}: {self.message}"]
+        for i, fr in enumerate(self.loc.frames):
+            text = linecache.getline(fr.file, fr.line).strip()
+            where = "  at" if i == 0 else "  called from"
+            out.append(f'{where} File "{fr.file}", line {fr.line}' + (f", in {fr.func}" if fr.func else ""))
+            if text:
+                out.append(f"      {text}")
+        return "\n".join(out)
+
+
+class ShapeError(Exception):
+    """Raised by shape/dtype inference; the builder turns it into a PyptoError at the op's line."""

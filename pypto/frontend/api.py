@@ -1,0 +1,643 @@
+"""The PyPTO op functions (`pypto.add`, `pypto.view`, `pypto.loop` …) as they build the graph.
+
+Each function normalizes its arguments the way PyPTO documents them (negative dims,
+scalars, list forms), then asks the builder to emit one node. Shape and dtype rules live
+in `pypto.ir.ops`; here is only argument handling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from pypto import tiling
+from pypto.dtypes import DataType
+from pypto.enums import CastMode, PrecisionType, SaturationMode
+from pypto.errors import PyptoError, ShapeError
+from pypto.frontend import builder as _b
+from pypto.frontend.scalar import SymbolicScalar, as_dim
+from pypto.frontend.tensor import Tensor
+from pypto.ir import symbolic as S
+from pypto.ir.ops import norm_dim
+
+
+class Element:
+    """`pypto.Element(dtype, value)`: a scalar with a dtype of its own."""
+
+    def __init__(self, dtype: DataType, value: Any) -> None:
+        self.dtype = dtype
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"pypto.Element({self.dtype!r}, {self.value!r})"
+
+
+def _builder_of(*xs: Any) -> _b.Builder:
+    for x in xs:
+        if isinstance(x, Tensor) and x._builder is not None:
+            return x._builder
+        if isinstance(x, Tensor):
+            x._require()
+    return _b.require("this op")
+
+
+def _tensor(x: Any, what: str = "input") -> Tensor:
+    if isinstance(x, Tensor):
+        x._require()
+        return x
+    raise PyptoError(f"{what} must be a pypto tensor, got {type(x).__name__}")
+
+
+def _emit(op: str, inputs: Sequence[Tensor], attrs: dict[str, Any] | None = None, b: _b.Builder | None = None) -> Tensor:
+    b = b or _builder_of(*inputs)
+    node = b.emit(op, [t._value for t in inputs], attrs or {})
+    return Tensor._traced(b, node.id)
+
+
+def _scalar(x: Any) -> Any:
+    """A Python/numpy/symbolic scalar as an attribute value, or None if `x` is not a scalar."""
+    if isinstance(x, SymbolicScalar):
+        return x.expr
+    if isinstance(x, (bool, int, float)):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    return None
+
+
+def _full_like_scalar(b: _b.Builder, e: Element) -> Tensor:
+    return _emit("full", [], {"shape": (), "value": e.value, "dtype": e.dtype}, b)
+
+
+def _binary(op: str, a: Any, c: Any) -> Tensor:
+    if isinstance(a, Tensor) and isinstance(c, Tensor):
+        return _emit(op, [a, c])
+    if isinstance(a, Element) or isinstance(c, Element):
+        b = _builder_of(a, c)
+        a = _full_like_scalar(b, a) if isinstance(a, Element) else a
+        c = _full_like_scalar(b, c) if isinstance(c, Element) else c
+        return _binary(op, a, c)
+    if isinstance(a, Tensor):
+        s = _scalar(c)
+        if s is None:
+            raise PyptoError(f"{op}: the second operand must be a tensor or a scalar, got {type(c).__name__}")
+        return _emit(op, [a], {"scalar": s, "reverse": False})
+    if isinstance(c, Tensor):
+        s = _scalar(a)
+        if s is None:
+            raise PyptoError(f"{op}: the first operand must be a tensor or a scalar, got {type(a).__name__}")
+        return _emit(op, [c], {"scalar": s, "reverse": True})
+    raise PyptoError(f"{op} needs at least one pypto tensor operand, got {type(a).__name__} and {type(c).__name__}")
+
+
+# ---- elementwise ------------------------------------------------------------------------------
+
+def add(input: Any, other: Any) -> Tensor:
+    return _binary("add", input, other)
+
+
+def sub(input: Any, other: Any) -> Tensor:
+    return _binary("sub", input, other)
+
+
+def mul(input: Any, other: Any) -> Tensor:
+    return _binary("mul", input, other)
+
+
+def div(input: Any, other: Any, precision_type: PrecisionType = PrecisionType.INTRINSIC) -> Tensor:
+    return _binary("div", input, other)
+
+
+def pow(input: Any, other: Any) -> Tensor:  # noqa: A001 - PyPTO's name
+    return _binary("pow", input, other)
+
+
+def maximum(input: Any, other: Any) -> Tensor:
+    return _binary("maximum", input, other)
+
+
+def minimum(input: Any, other: Any) -> Tensor:
+    return _binary("minimum", input, other)
+
+
+def eq(input: Any, other: Any) -> Tensor:
+    return _binary("eq", input, other)
+
+
+def ne(input: Any, other: Any) -> Tensor:
+    return _binary("ne", input, other)
+
+
+def gt(input: Any, other: Any) -> Tensor:
+    return _binary("gt", input, other)
+
+
+def ge(input: Any, other: Any) -> Tensor:
+    return _binary("ge", input, other)
+
+
+def lt(input: Any, other: Any) -> Tensor:
+    return _binary("lt", input, other)
+
+
+def le(input: Any, other: Any) -> Tensor:
+    return _binary("le", input, other)
+
+
+def logical_and(input: Any, other: Any) -> Tensor:
+    return _binary("logical_and", input, other)
+
+
+def floor_div_op(input: Any, other: Any) -> Tensor:
+    """The `//` operator."""
+    return _binary("floor_div", input, other)
+
+
+def remainder_op(input: Any, other: Any) -> Tensor:
+    """The `%` operator (Python/torch remainder: the sign of the divisor)."""
+    return _binary("remainder", input, other)
+
+
+def _unary(op: str) -> Any:
+    def fn(input: Tensor) -> Tensor:
+        return _emit(op, [_tensor(input)])
+
+    fn.__name__ = op
+    fn.__doc__ = f"`pypto.{op}(input)`, elementwise."
+    return fn
+
+
+neg = _unary("neg")
+abs = _unary("abs")  # noqa: A001
+exp = _unary("exp")
+exp2 = _unary("exp2")
+expm1 = _unary("expm1")
+log = _unary("log")
+log1p = _unary("log1p")
+log2 = _unary("log2")
+log10 = _unary("log10")
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+reciprocal = _unary("reciprocal")
+sign = _unary("sign")
+ceil = _unary("ceil")
+floor = _unary("floor")
+trunc = _unary("trunc")
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+tanh = _unary("tanh")
+sigmoid = _unary("sigmoid")
+relu = _unary("relu")
+erf = _unary("erf")
+erfc = _unary("erfc")
+logical_not = _unary("logical_not")
+isnan = _unary("isnan")
+isfinite = _unary("isfinite")
+
+
+def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
+    return _emit("round", [_tensor(input)], {"decimals": int(decimals)})
+
+
+def lrelu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return _emit("lrelu", [_tensor(input)], {"negative_slope": float(negative_slope)})
+
+
+def clip(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    x = _tensor(input)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if min is not None:
+            x = maximum(x, min)
+        if max is not None:
+            x = minimum(x, max)
+        return x
+    return _emit("clip", [x], {"min": _scalar(min), "max": _scalar(max)})
+
+
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+    cond = _tensor(condition, "condition")
+    tensors = [cond]
+    attrs: dict[str, Any] = {}
+    for key, v in (("input", input), ("other", other)):
+        if isinstance(v, Tensor):
+            tensors.append(v)
+        else:
+            s = _scalar(v)
+            if s is None:
+                raise PyptoError(f"where: {key} must be a tensor or a scalar, got {type(v).__name__}")
+            attrs[key] = s
+    return _emit("where", tensors, attrs)
+
+
+def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,
+         satmode: SaturationMode = SaturationMode.OFF) -> Tensor:
+    if not isinstance(dtype, DataType):
+        raise PyptoError(f"cast: dtype must be a pypto.DT_* value, got {dtype!r}")
+    return _emit("cast", [_tensor(input)], {"dtype": dtype, "mode": CastMode(mode), "satmode": SaturationMode(satmode)})
+
+
+# ---- reductions -------------------------------------------------------------------------------
+
+def _one_dim(op: str, x: Tensor, dim: Any) -> int:
+    if isinstance(dim, (list, tuple)):
+        if len(dim) != 1:
+            raise PyptoError(f"{op} reduces one dim; got dims {list(dim)}")
+        dim = dim[0]
+    if dim is None:
+        raise PyptoError(f"{op} needs a dim (the axis to reduce)")
+    try:
+        return norm_dim(dim, x.type.rank)
+    except ShapeError as e:
+        raise PyptoError(f"{op}: {e}") from None
+
+
+def _reduce(op: str) -> Any:
+    def fn(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+        x = _tensor(input)
+        return _emit(op, [x], {"dim": _one_dim(op, x, dim), "keepdim": bool(keepdim)})
+
+    fn.__name__ = op
+    fn.__doc__ = f"`pypto.{op}(input, dim, keepdim=False)`."
+    return fn
+
+
+sum = _reduce("sum")  # noqa: A001
+amax = _reduce("amax")
+amin = _reduce("amin")
+prod = _reduce("prod")
+argmax = _reduce("argmax")
+argmin = _reduce("argmin")
+
+
+def var(input: Tensor, dim: Any = None, *, correction: int = 1, keepdim: bool = False) -> Tensor:
+    x = _tensor(input)
+    if dim is not None:
+        dims = tuple(dim) if isinstance(dim, (list, tuple)) else (dim,)
+        try:
+            dim = tuple(sorted(norm_dim(d, x.type.rank) for d in dims))
+        except ShapeError as e:
+            raise PyptoError(f"var: {e}") from None
+    return _emit("var", [x], {"dim": dim, "correction": int(correction), "keepdim": bool(keepdim)})
+
+
+def softmax(input: Tensor, dim: int = -1) -> Tensor:
+    x = _tensor(input)
+    return _emit("softmax", [x], {"dim": _one_dim("softmax", x, dim)})
+
+
+def rms_norm(input: Tensor, gamma: Tensor | None = None, epsilon: float = 1e-6) -> Tensor:
+    ins = [_tensor(input)] + ([_tensor(gamma, "gamma")] if gamma is not None else [])
+    return _emit("rms_norm", ins, {"epsilon": float(epsilon)})
+
+
+# ---- layout and data movement -----------------------------------------------------------------
+
+def _dims(values: Any, what: str) -> tuple[S.Dim, ...]:
+    if isinstance(values, (int, SymbolicScalar)):
+        values = [values]
+    if not isinstance(values, (list, tuple)):
+        raise PyptoError(f"{what} must be a list of ints, got {type(values).__name__}")
+    return tuple(as_dim(v) for v in values)
+
+
+def view(input: Tensor, shape: Any = None, offsets: Any = None, *, valid_shape: Any = None,
+         dtype: DataType | None = None) -> Tensor:
+    x = _tensor(input)
+    shp = x.type.shape if shape is None else _dims(shape, "view shape")
+    offs = (0,) * len(shp) if offsets is None else _dims(offsets, "view offsets")
+    attrs: dict[str, Any] = {"shape": shp, "offsets": offs}
+    if valid_shape is not None:
+        attrs["valid_shape"] = _dims(valid_shape, "valid_shape")
+    if dtype is not None:
+        attrs["dtype"] = dtype
+    return _emit("view", [x], attrs)
+
+
+def _write(out: Tensor, src: Tensor, offsets: tuple[S.Dim, ...], exact: bool = False) -> None:
+    b = _builder_of(out, src)
+    node = b.emit("assemble", [out._value, src._value], {"offsets": offsets, **({"exact": True} if exact else {})})
+    b.rebind(out, node.id)
+
+
+def assemble(input: Any, offsets: Any = None, out: Tensor | None = None, parallel: bool = False) -> Tensor:
+    """Write `input` into `out` at `offsets`; also `assemble([(t, offsets), ...], out)`."""
+    if isinstance(input, list):
+        if out is None and isinstance(offsets, Tensor):
+            out = offsets
+        dst = _tensor(out, "out")
+        for t, offs in input:
+            _write(dst, _tensor(t), _dims(offs, "assemble offsets"))
+        return dst
+    dst = _tensor(out, "out")
+    src = _tensor(input)
+    _write(dst, src, _dims(offsets if offsets is not None else [0] * src.type.rank, "assemble offsets"))
+    return dst
+
+
+def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool = False) -> Tensor:
+    x = _tensor(input)
+    return _emit("reshape", [x], {"shape": _dims(shape, "reshape shape")})
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    x = _tensor(input)
+    rank = x.type.rank
+    try:
+        a, c = norm_dim(dim0, rank, "dim0"), norm_dim(dim1, rank, "dim1")
+    except ShapeError as e:
+        raise PyptoError(f"transpose: {e}") from None
+    perm = list(range(rank))
+    perm[a], perm[c] = perm[c], perm[a]
+    return _emit("transpose", [x], {"perm": tuple(perm)})
+
+
+def permute(input: Tensor, perm: Sequence[int]) -> Tensor:
+    x = _tensor(input)
+    rank = x.type.rank
+    try:
+        p = tuple(norm_dim(d, rank, "perm entry") for d in perm)
+    except ShapeError as e:
+        raise PyptoError(f"permute: {e}") from None
+    return _emit("transpose", [x], {"perm": p})
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    x = _tensor(input)
+    try:
+        d = norm_dim(dim, x.type.rank + 1)
+    except ShapeError as e:
+        raise PyptoError(f"unsqueeze: {e}") from None
+    return _emit("unsqueeze", [x], {"dim": d})
+
+
+def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    ts = [_tensor(t) for t in tensors]
+    if not ts:
+        raise PyptoError("concat needs at least one tensor")
+    try:
+        d = norm_dim(dim, ts[0].type.rank)
+    except ShapeError as e:
+        raise PyptoError(f"concat: {e}") from None
+    return _emit("concat", ts, {"dim": d})
+
+
+def expand_clone(input: Tensor, shape: Any, *, valid_shape: Any = None) -> Tensor:
+    return _emit("expand_clone", [_tensor(input)], {"shape": _dims(shape, "expand_clone shape")})
+
+
+def clone(input: Tensor) -> Tensor:
+    return _emit("clone", [_tensor(input)])
+
+
+# ---- creation ---------------------------------------------------------------------------------
+
+def _size(size: Sequence[Any]) -> tuple[S.Dim, ...]:
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = size[0]
+    return _dims(list(size), "size")
+
+
+def full(size: Any, fill_value: Any, dtype: DataType | None = None, *, valid_shape: Any = None) -> Tensor:
+    b = _b.require("pypto.full")
+    value = _scalar(fill_value)
+    if value is None or isinstance(value, S.SymExpr):
+        raise PyptoError(f"full: fill_value must be a number, got {fill_value!r}")
+    dt = dtype or (DataType.DT_FP32 if isinstance(value, float) else
+                   DataType.DT_BOOL if isinstance(value, bool) else DataType.DT_INT32)
+    attrs: dict[str, Any] = {"shape": _size([size]), "value": value, "dtype": dt}
+    if valid_shape is not None:
+        attrs["valid_shape"] = _dims(valid_shape, "valid_shape")
+    return _emit("full", [], attrs, b)
+
+
+def zeros(*size: Any, dtype: DataType | None = None) -> Tensor:
+    return full(list(_size(size)), 0.0 if dtype is None or dtype.is_float else 0, dtype or DataType.DT_FP32)
+
+
+def ones(*size: Any, dtype: DataType | None = None) -> Tensor:
+    return full(list(_size(size)), 1.0 if dtype is None or dtype.is_float else 1, dtype or DataType.DT_FP32)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DataType | None = None) -> Tensor:
+    b = _b.require("pypto.arange")
+    if end is None:
+        start, end = 0, start
+    vals = [_scalar(v) for v in (start, end, step)]
+    if any(v is None or isinstance(v, S.SymExpr) for v in vals):
+        raise PyptoError("arange takes compile-time numbers for start, end and step")
+    dt = dtype or (DataType.DT_FP32 if any(isinstance(v, float) for v in vals) else DataType.DT_INT32)
+    return _emit("arange", [], {"start": vals[0], "end": vals[1], "step": vals[2], "dtype": dt}, b)
+
+
+def tensor(shape: Any = None, dtype: DataType | None = None, name: str | None = None, **kw: Any) -> Tensor:
+    """Outside a kernel (or with no shape): an annotation. Inside: a new tensor (zero-filled)."""
+    b = _b.current()
+    if b is None or shape is None:
+        return Tensor(shape, dtype, name=name)
+    if dtype is None:
+        raise PyptoError("pypto.tensor(shape, dtype) inside a kernel needs a dtype")
+    node = b.emit("tensor", [], {"shape": _dims(shape, "tensor shape"), "value": 0, "dtype": dtype}, name=name)
+    return Tensor._traced(b, node.id, name)
+
+
+# ---- matmul -----------------------------------------------------------------------------------
+
+def matmul(input: Tensor, mat2: Tensor, out_dtype: DataType, *, a_trans: bool = False, b_trans: bool = False,
+           c_matrix_nz: bool = False, extend_params: dict[str, Any] | None = None) -> Tensor:
+    a, m2 = _tensor(input), _tensor(mat2, "mat2")
+    if not isinstance(out_dtype, DataType):
+        raise PyptoError(f"matmul: out_dtype must be a pypto.DT_* value, got {out_dtype!r}")
+    ins = [a, m2]
+    attrs: dict[str, Any] = {"out_dtype": out_dtype, "a_trans": bool(a_trans), "b_trans": bool(b_trans),
+                             "c_matrix_nz": bool(c_matrix_nz)}
+    ext = dict(extend_params or {})
+    unknown = set(ext) - {"bias_tensor", "scale", "scale_tensor", "relu_type"}
+    if unknown:
+        raise PyptoError(f"matmul extend_params: unknown keys {sorted(unknown)}; "
+                         f"known: bias_tensor, scale, scale_tensor, relu_type")
+    if ext.get("bias_tensor") is not None:
+        ins.append(_tensor(ext["bias_tensor"], "bias_tensor"))
+        attrs["has_bias"] = True
+    if ext.get("scale_tensor") is not None:
+        ins.append(_tensor(ext["scale_tensor"], "scale_tensor"))
+        attrs["has_scale_tensor"] = True
+    if ext.get("scale") is not None:
+        attrs["scale"] = float(ext["scale"])
+    relu = ext.get("relu_type")
+    if relu is not None and relu not in (0, "NO_RELU", False):
+        attrs["relu"] = True
+    return _emit("matmul", ins, attrs)
+
+
+# ---- indexing ---------------------------------------------------------------------------------
+
+def _index(x: Tensor, key: Any) -> tuple[tuple[S.Dim, ...], tuple[S.Dim, ...], list[int], list[int]]:
+    """offsets, sizes, dims indexed by an int (dropped), dims sliced in full (exact)."""
+    shape = x.type.shape
+    keys = list(key) if isinstance(key, tuple) else [key]
+    if keys.count(Ellipsis) > 1:
+        raise PyptoError("an index can have only one ellipsis (...)")
+    if Ellipsis in keys:
+        at = keys.index(Ellipsis)
+        keys[at:at + 1] = [slice(None)] * (len(shape) - len(keys) + 1)
+    if len(keys) > len(shape):
+        raise PyptoError(f"too many indices ({len(keys)}) for a tensor of rank {len(shape)}")
+    keys += [slice(None)] * (len(shape) - len(keys))
+    offs, sizes, drop, exact = [], [], [], []
+    for i, (k, d) in enumerate(zip(keys, shape)):
+        if isinstance(k, slice):
+            if k.step not in (None, 1):
+                raise PyptoError(f"slice step {k.step} is not supported (dim {i}); only contiguous views")
+            start = 0 if k.start is None else as_dim(k.start)
+            stop = d if k.stop is None else as_dim(k.stop)
+            if isinstance(start, int) and start < 0 and isinstance(d, int):
+                start += d
+            if isinstance(stop, int) and stop < 0 and isinstance(d, int):
+                stop += d
+            if isinstance(stop, int) and isinstance(d, int):
+                stop = min(stop, d)
+            if k.start is None and k.stop is None:
+                exact.append(i)
+            offs.append(start)
+            sizes.append(S.maximum(S.sub(stop, start), 0) if isinstance(S.sub(stop, start), int) else S.sub(stop, start))
+        elif k is None:
+            raise PyptoError("indexing with None (new axis) is not supported; use pypto.unsqueeze")
+        else:
+            v = as_dim(k)
+            if isinstance(v, int) and v < 0 and isinstance(d, int):
+                v += d
+            offs.append(v)
+            sizes.append(1)
+            drop.append(i)
+    return tuple(offs), tuple(sizes), drop, exact
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    x = _tensor(x)
+    offs, sizes, drop, _ = _index(x, key)
+    v = _emit("view", [x], {"shape": sizes, "offsets": offs})
+    if drop:
+        v = reshape(v, [s for i, s in enumerate(sizes) if i not in drop])
+    return v
+
+
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    x = _tensor(x)
+    b = _builder_of(x)
+    offs, sizes, drop, exact = _index(x, key)
+    if not isinstance(value, Tensor):
+        s = _scalar(value)
+        if isinstance(value, Element):
+            s = value.value
+        if s is None or isinstance(s, S.SymExpr):
+            raise PyptoError(f"cannot assign a {type(value).__name__} into a tensor; assign a tensor or a number")
+        value = _emit("full", [], {"shape": sizes, "value": s, "dtype": x.type.dtype}, b)
+    v = _tensor(value)
+    if drop and v.type.rank == len(sizes) - len(drop):
+        v = reshape(v, list(sizes))
+    if v.type.rank != len(sizes):
+        raise PyptoError(f"assigning a rank-{v.type.rank} tensor {_fmt(v.type.shape)} into a rank-{len(sizes)} "
+                         f"slice {_fmt(sizes)}")
+    for i in range(len(sizes)):
+        if i in exact:
+            try:
+                b.same(v.type.shape[i], sizes[i], f"assignment of shape {_fmt(v.type.shape)} to {_fmt(sizes)}")
+            except ShapeError:
+                raise PyptoError(f"assigning shape {_fmt(v.type.shape)} to a slice of shape {_fmt(sizes)} "
+                                 f"(dim {i}: {S.to_str(v.type.shape[i])} vs {S.to_str(sizes[i])})") from None
+    _write(x, v, offs)
+
+
+def _fmt(shape: Sequence[S.Dim]) -> str:
+    return "[" + ", ".join(S.to_str(d) for d in shape) + "]"
+
+
+# ---- control, tiling, labels ------------------------------------------------------------------
+
+def loop(*args: Any, name: str | None = None, idx_name: str | None = None, submit_before_loop: bool = False,
+         parallel: bool = False, **kwargs: Any) -> Iterator[SymbolicScalar]:
+    """`pypto.loop(stop)` / `pypto.loop(start, stop, step=1)`: a runtime loop (its body is traced once)."""
+    b = _b.require("pypto.loop")
+    if kwargs:
+        raise PyptoError(f"pypto.loop: unknown keywords {sorted(kwargs)}")
+    if not 1 <= len(args) <= 3:
+        raise PyptoError(f"pypto.loop takes (stop) or (start, stop[, step]), got {len(args)} arguments")
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    loc = b.loc()
+    if isinstance(step, int) and step == 0:
+        raise PyptoError("pypto.loop step must not be 0", loc)
+    index = b.fresh_symbol(idx_name or "i")
+    lname = name or f"LOOP_{len(b.symbols)}"
+    attrs = {"start": as_dim(start), "stop": as_dim(stop), "step": as_dim(step), "index": index,
+             "name": lname, "submit_before_loop": bool(submit_before_loop), "parallel": bool(parallel)}
+    return _loop_body(b, attrs, loc)
+
+
+def _loop_body(b: _b.Builder, attrs: dict[str, Any], loc: Any) -> Iterator[SymbolicScalar]:
+    scope = b.begin_loop(attrs, loc)
+    try:
+        yield SymbolicScalar(S.sym(attrs["index"]))
+    except GeneratorExit:
+        b.abandon_loop(scope)
+        raise
+    b.end_loop(scope)
+
+
+def set_vec_tile_shapes(*dims: Any) -> None:
+    b = _b.current()
+    loc = b.loc() if b else None
+    try:
+        shape = tiling.check_vec_call(list(dims))
+    except ShapeError as e:
+        raise PyptoError(f"set_vec_tile_shapes: {e}", loc) from None
+    if b is not None:
+        assert loc is not None
+        b.set_vec(shape, loc)
+    else:
+        from pypto import options
+
+        options._global["vec_tile_shapes"] = list(shape)
+
+
+def get_vec_tile_shapes() -> list[int] | None:
+    b = _b.current()
+    if b is not None:
+        return list(b.vec.dims) if b.vec else None
+    from pypto import options
+
+    v = options._global.get("vec_tile_shapes")
+    return list(v) if v else None
+
+
+def set_cube_tile_shapes(m: Any, k: Any, n: Any, enable_split_k: bool = False) -> None:
+    b = _b.current()
+    loc = b.loc() if b else None
+    try:
+        dims = (*tiling.check_cube_call(m, k, n), bool(enable_split_k))
+    except ShapeError as e:
+        raise PyptoError(f"set_cube_tile_shapes: {e}", loc) from None
+    if b is not None:
+        assert loc is not None
+        b.set_cube(dims, loc)
+    else:
+        from pypto import options
+
+        options._global["cube_tile_shapes"] = [list(dims[0]), list(dims[1]), list(dims[2]), dims[3]]
+
+
+def get_cube_tile_shapes() -> list[Any] | None:
+    b = _b.current()
+    if b is not None:
+        return [list(d) if isinstance(d, tuple) else d for d in b.cube.dims] if b.cube else None
+    from pypto import options
+
+    v = options._global.get("cube_tile_shapes")
+    return list(v) if v else None
+
+
+def set_semantic_label(label: str | None) -> None:
+    b = _b.require("pypto.set_semantic_label")
+    b.label = str(label) if label else None

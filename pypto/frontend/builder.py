@@ -1,0 +1,262 @@
+"""The trace state while a kernel body runs: it turns op calls into graph nodes.
+
+A `Builder` owns the node ids, the open scopes (the kernel, then one per open
+`pypto.loop`), the tile shapes and semantic label in force, and the source location of
+every node. Tensor handles are mutable Python objects whose current value is a node id;
+writing into a tensor rebinds its handle. When a loop closes, every handle from outside
+that the body rebound becomes a carried value of the loop (see `pypto.ir.graph`).
+"""
+
+from __future__ import annotations
+
+import threading
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pypto import tiling
+from pypto.errors import PyptoError, ShapeError
+from pypto.ir import source
+from pypto.ir import symbolic as S
+from pypto.ir.graph import Graph, Node, TensorType, TileConfig
+from pypto.ir.ops import OPS
+from pypto.ir.source import Loc
+
+if TYPE_CHECKING:
+    from pypto.frontend.tensor import Tensor
+
+_state = threading.local()
+
+
+def current() -> Builder | None:
+    stack = getattr(_state, "stack", None)
+    return stack[-1] if stack else None
+
+
+def require(what: str) -> Builder:
+    b = current()
+    if b is None:
+        raise PyptoError(f"{what} can only be used inside a pypto kernel (a function decorated with "
+                         f"@pypto.frontend.jit) while it is being compiled")
+    return b
+
+
+@dataclass
+class Scope:
+    kind: str  # "kernel" | "loop"
+    parent: Scope | None
+    nodes: list[Node] = field(default_factory=list)
+    written: dict[int, tuple[Tensor, int]] = field(default_factory=dict)  # id(handle) -> (handle, value before)
+    closed: bool = False
+    name: str = ""
+    loc: Loc = source.UNKNOWN
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def encloses(self, other: Scope) -> bool:
+        s: Scope | None = other
+        while s is not None:
+            if s is self:
+                return True
+            s = s.parent
+        return False
+
+
+class Builder:
+    def __init__(self, name: str, kernel_code: types.CodeType | None, opts: dict[str, Any]) -> None:
+        self.name = name
+        self.kernel_code = kernel_code
+        self.next_id = 0
+        self.scope = Scope("kernel", None, name=name)
+        self.value_scope: dict[int, Scope] = {}
+        self.types: dict[int, TensorType] = {}
+        self.tile_configs: list[TileConfig] = []
+        self.vec: TileConfig | None = None
+        self.cube: TileConfig | None = None
+        self.label: str | None = None
+        self.symbols: set[str] = set()
+        self.broken_loops: list[Loc] = []
+        self._assumed: set[tuple[int, str, str]] = set()
+        self.push_tile_options(opts)
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> Builder:
+        if not hasattr(_state, "stack"):
+            _state.stack = []
+        _state.stack.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _state.stack.pop()
+
+    def loc(self) -> Loc:
+        return source.capture(self.kernel_code, skip=2)
+
+    def new_id(self) -> int:
+        self.next_id += 1
+        return self.next_id - 1
+
+    # ---- tile shapes and labels ----------------------------------------------------------------
+
+    def set_vec(self, dims: tuple[int, ...], loc: Loc) -> None:
+        self.vec = TileConfig(len(self.tile_configs), "vec", dims, loc)
+        self.tile_configs.append(self.vec)
+
+    def set_cube(self, dims: tuple[Any, ...], loc: Loc) -> None:
+        self.cube = TileConfig(len(self.tile_configs), "cube", dims, loc)
+        self.tile_configs.append(self.cube)
+
+    def push_tile_options(self, opts: dict[str, Any]) -> Callable[[], None]:
+        """Apply `vec_tile_shapes` / `cube_tile_shapes` from options; returns the undo."""
+        saved = (self.vec, self.cube)
+        loc = self.loc() if current() is self else source.UNKNOWN
+        try:
+            if opts.get("vec_tile_shapes") is not None:
+                self.set_vec(tiling.check_vec_call(list(opts["vec_tile_shapes"])), loc)
+            if opts.get("cube_tile_shapes") is not None:
+                m, k, n, *rest = list(opts["cube_tile_shapes"]) + [False]
+                self.set_cube((*tiling.check_cube_call(m, k, n), bool(rest[0])), loc)
+        except ShapeError as e:
+            raise PyptoError(str(e), loc or None) from None
+
+        def restore() -> None:
+            self.vec, self.cube = saved
+
+        return restore
+
+    # ---- nodes ---------------------------------------------------------------------------------
+
+    def same(self, a: S.Dim, b: S.Dim, what: str) -> S.Dim:
+        """InferCtx: a == b? Decided now, or checked at run time by an `assume` node."""
+        eq = S.equal(a, b)
+        if eq:
+            return a
+        if eq is False:
+            raise ShapeError(f"{what}: {S.to_str(a)} != {S.to_str(b)}")
+        key = (id(self.scope), S.to_str(a), S.to_str(b))
+        if key not in self._assumed:
+            self._assumed.add(key)
+            self._append(Node(self.new_id(), "assume", (), None, {"lhs": a, "rhs": b, "what": what},
+                              self.loc()))
+        return b if isinstance(b, int) else a
+
+    def _append(self, node: Node) -> Node:
+        self.scope.nodes.append(node)
+        self.value_scope[node.id] = self.scope
+        if node.type is not None:
+            self.types[node.id] = node.type
+        return node
+
+    def check_live(self, value: int, loc: Loc) -> None:
+        sc = self.value_scope[value]
+        if sc.closed:
+            line = sc.loc.span.line if sc.loc.span else "?"
+            raise PyptoError(f"a tensor computed inside pypto.loop '{sc.name}' (line {line}) is used after "
+                             f"the loop; write it into an outer tensor with assemble or slice assignment", loc)
+
+    def emit(self, op: str, inputs: list[int], attrs: dict[str, Any] | None = None, *,
+             type: TensorType | None = None, name: str | None = None, loc: Loc | None = None,
+             body: Graph | None = None) -> Node:
+        loc = loc or self.loc()
+        attrs = attrs or {}
+        for v in inputs:
+            self.check_live(v, loc)
+        opdef = OPS[op]
+        in_types = [self.types[v] for v in inputs] if opdef.kind != "control" else []
+        tile = None
+        if opdef.kind != "control":
+            try:
+                type = opdef.infer(self, in_types, attrs)
+                if opdef.vector and self.vec is not None:
+                    tiling.check_vec_for_op(self.vec.dims, type, in_types, op, _line(self.vec.loc))
+                if op == "matmul" and self.cube is not None:
+                    m, k, n, _split = self.cube.dims
+                    tiling.check_cube_for_matmul(m, k, n, in_types[0].dtype, in_types[1].dtype, _line(self.cube.loc))
+            except ShapeError as e:
+                raise PyptoError(f"{op}: {e}", loc) from None
+            tile = (self.vec.id if opdef.vector and self.vec else
+                    self.cube.id if op == "matmul" and self.cube else None)
+        node = Node(self.new_id(), op, tuple(inputs), type, attrs, loc, name, self.label, tile, body)
+        return self._append(node)
+
+    # ---- writes and loops ------------------------------------------------------------------------
+
+    def rebind(self, handle: Tensor, value: int) -> None:
+        """`handle` now holds `value`; loops between here and the handle's scope carry it."""
+        s: Scope | None = self.scope
+        while s is not None and s is not handle._scope:
+            if s.kind == "loop" and id(handle) not in s.written:
+                s.written[id(handle)] = (handle, handle._value)
+            s = s.parent
+        handle._value = value
+
+    def fresh_symbol(self, want: str) -> str:
+        name, k = want, 1
+        while name in self.symbols:
+            name, k = f"{want}_{k}", k + 1
+        self.symbols.add(name)
+        return name
+
+    def begin_loop(self, attrs: dict[str, Any], loc: Loc) -> Scope:
+        self.scope = Scope("loop", self.scope, name=attrs["name"], loc=loc, attrs=attrs)
+        return self.scope
+
+    def end_loop(self, scope: Scope) -> None:
+        if self.scope is not scope:
+            raise PyptoError("pypto.loop scopes closed out of order", scope.loc)
+        parent = scope.parent
+        assert parent is not None
+        carried = list(scope.written.values())
+        mapping: dict[int, int] = {}
+        carry_nodes = []
+        for k, (h, pre) in enumerate(carried):
+            cid = self.new_id()
+            mapping[pre] = cid
+            carry_nodes.append(Node(cid, "carry", (), self.types[pre], {"index": k}, scope.loc, h._name))
+            self.types[cid] = self.types[pre]
+        nodes = tuple(carry_nodes) + tuple(substitute(n, mapping) for n in scope.nodes)
+        outputs = tuple((h._name or f"carry{k}", mapping.get(h._value, h._value)) for k, (h, _) in enumerate(carried))
+        body = Graph(scope.name, nodes, outputs)
+        scope.closed = True
+        for n in carry_nodes:
+            self.value_scope[n.id] = scope
+        self.scope = parent
+        loop = self.emit("loop", [pre for _, pre in carried], scope.attrs, type=None, loc=scope.loc, body=body)
+        for k, (h, pre) in enumerate(carried):
+            out = self.emit("loop_out", [loop.id], {"index": k}, type=self.types[pre], name=h._name, loc=scope.loc)
+            self.rebind(h, out.id)
+
+    def abandon_loop(self, scope: Scope) -> None:
+        """The loop generator was closed early (`break`, or an exception in the body)."""
+        self.broken_loops.append(scope.loc)
+        s: Scope | None = self.scope
+        while s is not None and s is not scope.parent:
+            s.closed = True
+            s = s.parent
+        if scope.parent is not None:
+            self.scope = scope.parent
+
+    def finish(self, outputs: list[tuple[str, int]]) -> Graph:
+        if self.broken_loops:
+            raise PyptoError("`break` out of a pypto.loop is not supported: the loop runs on the device "
+                             "for every index; use the loop bounds instead", self.broken_loops[0])
+        return Graph(self.name, tuple(self.scope.nodes), tuple(outputs), tuple(self.tile_configs))
+
+
+def _line(loc: Loc) -> int:
+    return loc.span.line if loc.span else 0
+
+
+def substitute(node: Node, mapping: dict[int, int]) -> Node:
+    """`node` with input ids (and ids inside its body) renamed by `mapping`."""
+    if not mapping:
+        return node
+    inputs = tuple(mapping.get(v, v) for v in node.inputs)
+    body = node.body
+    if body is not None:
+        body = Graph(body.name, tuple(substitute(n, mapping) for n in body.nodes),
+                     tuple((k, mapping.get(v, v)) for k, v in body.outputs), body.tile_configs)
+    if inputs == node.inputs and body is node.body:
+        return node
+    return Node(node.id, node.op, inputs, node.type, node.attrs, node.loc, node.name, node.label, node.tile, body)

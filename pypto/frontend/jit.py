@@ -1,0 +1,398 @@
+"""`@pypto.frontend.jit`: binds arguments, compiles on first call (cached), and runs.
+
+A call checks each tensor argument against its annotation (dtype, rank, static dims),
+looks up the compile cache — keyed by the kernel's source, the options in force, the
+non-tensor arguments and every static dim, so a change of a DYNAMIC dim reuses the
+compiled kernel — traces the body on a miss, then runs the graph on the CPU and writes
+the outputs into the caller's tensors (or returns them, for the returning style).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pypto import dtypes, options
+from pypto.dtypes import DataType
+from pypto.enums import RunMode
+from pypto.errors import PyptoError
+from pypto.frontend import builder as _b
+from pypto.frontend.scalar import SymbolicScalar
+from pypto.frontend.tensor import DYNAMIC, STATIC, Tensor
+from pypto.ir import source
+from pypto.ir import symbolic as S
+from pypto.ir.graph import Graph, TensorType
+from pypto.ir.source import Loc
+from pypto.reference.interpreter import Interpreter
+
+
+def npu_available() -> bool:
+    """Whether an Ascend NPU runtime is present (never, in this CPU product)."""
+    return False
+
+
+# ---- annotations ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """What a tensor parameter's annotation asks for. `shape` None: rank and dims from the argument;
+    entries: int (fixed), "dyn" / a symbol name (DYNAMIC), "static" (from the argument)."""
+
+    name: str
+    index: int
+    shape: tuple[Any, ...] | None
+    dtype: DataType | None
+    rest_static: bool  # the annotation ended with `...`
+
+
+def _param_spec(name: str, index: int, ann: Any, loc: Loc) -> ParamSpec | None:
+    if ann is Tensor:
+        return ParamSpec(name, index, None, None, True)
+    if not isinstance(ann, Tensor):
+        return None
+    if ann._builder is not None:
+        raise PyptoError(f"parameter {name!r}: annotation is a traced tensor, not pypto.Tensor(...)", loc)
+    if ann.spec_shape is None:
+        return ParamSpec(name, index, None, ann.spec_dtype, True)
+    entries: list[Any] = []
+    rest_static = False
+    for i, d in enumerate(ann.spec_shape):
+        if d is Ellipsis:
+            if i != len(ann.spec_shape) - 1:
+                raise PyptoError(f"parameter {name!r}: `...` must be the last entry of the shape", loc)
+            rest_static = True
+        elif d is DYNAMIC:
+            entries.append("dyn")
+        elif d is STATIC:
+            entries.append("static")
+        elif isinstance(d, SymbolicScalar) and not d.is_concrete() and isinstance(d.expr, S.SymExpr) \
+                and len(d.expr.terms) == 1 and d.expr.const == 0 and d.expr.terms[0][1] == 1 \
+                and isinstance(d.expr.terms[0][0], str):
+            entries.append(("sym", d.expr.terms[0][0]))
+        elif isinstance(d, int) and not isinstance(d, bool) and d >= 0:
+            entries.append(d)
+        else:
+            raise PyptoError(f"parameter {name!r}: shape entry {i} is {d!r}; use an int, pypto.DYNAMIC, "
+                             f"pypto.STATIC, a pypto.frontend.dynamic(name) or a trailing ...", loc)
+    return ParamSpec(name, index, tuple(entries), ann.spec_dtype, rest_static)
+
+
+def dynamic(name: str) -> SymbolicScalar:
+    """`pypto.frontend.dynamic("bs")`: a named dynamic dim to use in annotations."""
+    return SymbolicScalar(S.sym(name))
+
+
+# ---- arguments --------------------------------------------------------------------------------
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "dtype") and hasattr(x, "shape")
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x
+    import torch
+
+    t = x.detach()
+    if t.device.type != "cpu":
+        raise PyptoError(f"tensor on device {t.device} passed to a pypto kernel; this product runs on the CPU")
+    if t.dtype == torch.bfloat16:
+        return t.contiguous().view(torch.int16).numpy().view(DataType.DT_BF16.np)
+    return t.numpy()
+
+
+def from_numpy_like(arr: np.ndarray, like_torch: bool) -> Any:
+    if not like_torch:
+        return arr
+    import torch
+
+    if arr.dtype == DataType.DT_BF16.np:
+        return torch.from_numpy(np.ascontiguousarray(arr).view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(arr))
+
+
+def write_back(dst: Any, arr: np.ndarray) -> None:
+    if isinstance(dst, np.ndarray):
+        dst[...] = arr
+    else:
+        dst.copy_(from_numpy_like(arr, True))
+
+
+def _arg_dtype(x: Any) -> DataType | None:
+    if isinstance(x, np.ndarray):
+        return dtypes.from_numpy(x.dtype)
+    return dtypes.from_torch(x.dtype)
+
+
+def _const_key(v: Any) -> Any:
+    if isinstance(v, (int, float, bool, str, type(None))):
+        return (type(v).__name__, v)
+    if dataclasses.is_dataclass(v):
+        return (type(v).__qualname__, repr(v))
+    return (type(v).__qualname__, repr(v))
+
+
+# ---- compiled kernels -------------------------------------------------------------------------
+
+@dataclass
+class CompiledKernel:
+    """One trace of a kernel: the graph, what its params bind, and how outputs map back."""
+
+    name: str
+    graph: Graph
+    options: dict[str, Any]
+    param_names: tuple[str, ...]  # tensor params, in order
+    returns: tuple[str, ...]  # names of returned outputs (returning style), else ()
+    file: str
+    interpreter: Interpreter = dataclasses.field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.interpreter = Interpreter(self.graph)
+
+    def bind_symbols(self, arrays: dict[str, np.ndarray], loc: Loc) -> dict[str, int]:
+        syms: dict[str, int] = {}
+        for p in self.graph.params():
+            arr = arrays[p.attrs["name"]]
+            assert p.type is not None
+            for axis, d in enumerate(p.type.shape):
+                actual = arr.shape[axis]
+                if isinstance(d, S.SymExpr) and len(d.terms) == 1 and d.const == 0 and d.terms[0][1] == 1 \
+                        and isinstance(d.terms[0][0], str) and d.terms[0][0] not in syms:
+                    syms[d.terms[0][0]] = actual
+                    continue
+                want = S.evaluate(d, syms)
+                if want != actual:
+                    raise PyptoError(f"argument {p.attrs['name']!r} has dim {axis} = {actual}, but the kernel "
+                                     f"needs {S.to_str(d)} = {want}", loc)
+        return syms
+
+    def run(self, arrays: dict[str, np.ndarray], loc: Loc) -> dict[str, np.ndarray]:
+        syms = self.bind_symbols(arrays, loc)
+        return self.interpreter.run(arrays, syms)
+
+
+class JitKernel:
+    """A function decorated with `@pypto.frontend.jit` / `@pypto.jit`."""
+
+    def __init__(self, fn: Callable[..., Any], **opts: Any) -> None:
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "kernel")
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self.def_loc = Loc((source.Span(fn.__code__.co_filename, fn.__code__.co_firstlineno, 0, 0, 0, fn.__name__),))
+        self._opts: dict[str, Any] = {}
+        self.add_options(getattr(fn, "__pypto_options__", {}))
+        self.add_options(opts)
+        self.signature = inspect.signature(fn)
+        self._specs: dict[str, ParamSpec] | None = None
+        self.cache: dict[Any, CompiledKernel] = {}
+        self.compile_count = 0
+        try:
+            text = inspect.getsource(fn)
+        except (OSError, TypeError):
+            text = repr(fn.__code__.co_code) + repr(fn.__code__.co_consts)
+        self.source_hash = hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def add_options(self, opts: dict[str, Any]) -> None:
+        checked = options.check_kernel_options(dict(opts))
+        for k, v in checked.items():
+            if k in options.GROUPS:
+                self._opts.setdefault(k, {}).update(v)
+            else:
+                self._opts[k] = v
+
+    @property
+    def name(self) -> str:
+        return str(self._opts.get("name") or self.__name__)
+
+    def specs(self) -> dict[str, ParamSpec]:
+        if self._specs is None:
+            anns = _annotations(self.fn, self.def_loc)
+            specs = {}
+            for i, pname in enumerate(self.signature.parameters):
+                if pname in anns:
+                    spec = _param_spec(pname, i, anns[pname], self.def_loc)
+                    if spec is not None:
+                        specs[pname] = spec
+            self._specs = specs
+        return self._specs
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any], loc: Loc) -> inspect.BoundArguments:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            params = ", ".join(self.signature.parameters)
+            raise PyptoError(f"{self.name}({params}): {e}", loc) from None
+        bound.apply_defaults()
+        return bound
+
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledKernel:
+        """Compile (or fetch from the cache) for these arguments without running."""
+        return self._prepare(args, kwargs, source.capture(skip=2))[0]
+
+    def _prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any], loc: Loc) \
+            -> tuple[CompiledKernel, dict[str, Any], dict[str, np.ndarray]]:
+        bound = self._bind(args, kwargs, loc)
+        specs = self.specs()
+        tensors: dict[str, Any] = {}
+        consts: dict[str, Any] = {}
+        for pname, value in bound.arguments.items():
+            if pname in specs or isinstance(value, np.ndarray) or _is_torch(value):
+                tensors[pname] = value
+            else:
+                consts[pname] = value
+        arrays: dict[str, np.ndarray] = {}
+        key_parts: list[Any] = []
+        types_: dict[str, TensorType] = {}
+        for pname, value in tensors.items():
+            spec = specs.get(pname) or ParamSpec(pname, 0, None, None, True)
+            if not (isinstance(value, np.ndarray) or _is_torch(value)):
+                raise PyptoError(f"argument {pname!r} must be a torch.Tensor or numpy.ndarray, "
+                                 f"got {type(value).__name__}", loc)
+            arr = to_numpy(value)
+            dt = _arg_dtype(value)
+            if dt is None:
+                raise PyptoError(f"argument {pname!r} has dtype {value.dtype}, which pypto does not support", loc)
+            if spec.dtype is not None and spec.dtype is not dt:
+                raise PyptoError(f"argument {pname!r} is {dt.name} but the kernel declares {spec.dtype.name}", loc)
+            shape, key = _param_shape(pname, spec, arr.shape, loc)
+            arrays[pname] = arr
+            types_[pname] = TensorType(shape, dt)
+            key_parts.append((pname, dt.short, key))
+        eff = options.effective(self._opts)
+        run_mode = eff["runtime_options"].get("run_mode")
+        if run_mode is not None and RunMode(run_mode) is RunMode.NPU and not npu_available():
+            raise PyptoError(f"{self.name}: run_mode NPU needs an Ascend NPU, and none is present; run on the "
+                             f"simulated board with runtime_options={{'run_mode': pypto.RunMode.SIM}}", loc)
+        key = (self.source_hash, options.freeze(eff), tuple(key_parts),
+               tuple((k, _const_key(v)) for k, v in consts.items()))
+        ck = self.cache.get(key)
+        if ck is None:
+            ck = self._trace(bound, tensors, consts, types_, eff)
+            self.cache[key] = ck
+            self.compile_count += 1
+        return ck, tensors, arrays
+
+    def _trace(self, bound: inspect.BoundArguments, tensors: dict[str, Any], consts: dict[str, Any],
+               types_: dict[str, TensorType], eff: dict[str, Any]) -> CompiledKernel:
+        b = _b.Builder(self.name, self.fn.__code__, eff)
+        handles: dict[str, Tensor] = {}
+        with b:
+            for pname in tensors:
+                idx = list(self.signature.parameters).index(pname)
+                node = b.emit("param", [], {"name": pname, "index": idx}, type=types_[pname], name=pname,
+                              loc=self.def_loc)
+                handles[pname] = Tensor._traced(b, node.id, pname)
+            call_args = {k: handles.get(k, consts.get(k)) for k in bound.arguments}
+            initial = {k: h._value for k, h in handles.items()}
+            result = self.fn(**call_args)
+            outputs: list[tuple[str, int]] = []
+            returns: list[str] = []
+            results = result if isinstance(result, (tuple, list)) else ((result,) if result is not None else ())
+            for k, r in enumerate(results):
+                if not isinstance(r, Tensor) or r._builder is not b:
+                    raise PyptoError(f"{self.name} returned {type(r).__name__}; a kernel returns nothing "
+                                     f"(outputs written in place) or pypto tensors", self.def_loc)
+                b.check_live(r._value, self.def_loc)
+                outputs.append((f"return{k}", r._value))
+                returns.append(f"return{k}")
+            for k, h in handles.items():
+                if h._value != initial[k]:
+                    outputs.append((k, h._value))
+            graph = b.finish(outputs)
+        return CompiledKernel(self.name, graph, eff, tuple(tensors), tuple(returns), self.fn.__code__.co_filename)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        loc = source.capture(skip=2)
+        try:
+            ck, tensors, arrays = self._prepare(args, kwargs, loc)
+            results = ck.run(arrays, loc)
+        except PyptoError as e:
+            raise e.with_traceback(None) from None
+        like_torch = any(_is_torch(v) for v in tensors.values())
+        for name, arr in results.items():
+            if name in tensors:
+                write_back(tensors[name], arr)
+        rets = [from_numpy_like(results[r], like_torch) for r in ck.returns]
+        if not rets:
+            return None
+        return rets[0] if len(rets) == 1 else tuple(rets)
+
+    def __repr__(self) -> str:
+        return f"<pypto kernel {self.name}>"
+
+
+def _param_shape(pname: str, spec: ParamSpec, actual: tuple[int, ...], loc: Loc) \
+        -> tuple[tuple[S.Dim, ...], tuple[Any, ...]]:
+    """The traced shape of a tensor parameter and its cache-key part (dynamic dims excluded)."""
+    if spec.shape is None:
+        return tuple(actual), tuple(actual)
+    n = len(spec.shape)
+    if (not spec.rest_static and len(actual) != n) or len(actual) < n:
+        raise PyptoError(f"argument {pname!r} has rank {len(actual)} (shape {list(actual)}) but the kernel "
+                         f"declares rank {n}{' or more' if spec.rest_static else ''}", loc)
+    shape: list[S.Dim] = []
+    key: list[Any] = []
+    for axis, (want, got) in enumerate(zip(spec.shape + ("static",) * (len(actual) - n), actual)):
+        if want == "dyn":
+            shape.append(S.sym(f"{pname}.d{axis}"))
+            key.append("?")
+        elif isinstance(want, tuple):
+            shape.append(S.sym(want[1]))
+            key.append("?")
+        elif want == "static":
+            shape.append(got)
+            key.append(got)
+        else:
+            if want != got:
+                raise PyptoError(f"argument {pname!r} has dim {axis} = {got} but the kernel declares {want}", loc)
+            shape.append(got)
+            key.append(got)
+    return tuple(shape), tuple(key)
+
+
+def _annotations(fn: Callable[..., Any], loc: Loc) -> dict[str, Any]:
+    """The parameter annotations, evaluated (string annotations too, with closure variables)."""
+    raw = dict(getattr(fn, "__annotations__", {}))
+    if not any(isinstance(v, str) for v in raw.values()):
+        return raw
+    scope = dict(fn.__globals__)
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                scope[name] = cell.cell_contents
+            except ValueError:
+                pass
+    out = {}
+    for k, v in raw.items():
+        if isinstance(v, str):
+            try:
+                out[k] = eval(v, scope)  # noqa: S307 - the user's own annotation text
+            except Exception as e:  # noqa: BLE001
+                raise PyptoError(f"cannot evaluate the annotation of {k!r} ({v!r}): {e}", loc) from None
+        else:
+            out[k] = v
+    return out
+
+
+def jit(fn: Callable[..., Any] | None = None, **opts: Any) -> Any:
+    """`@pypto.frontend.jit` or `@pypto.frontend.jit(runtime_options=..., ...)`."""
+    if fn is not None and not callable(fn):
+        raise PyptoError(f"@pypto.jit takes keyword options only, got {fn!r}")
+    if fn is None:
+        return lambda f: JitKernel(f, **opts)
+    if isinstance(fn, types.FunctionType):
+        return JitKernel(fn, **opts)
+    raise PyptoError(f"@pypto.jit decorates a function, got {type(fn).__name__}")
+
+
+def function(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`@pypto.frontend.function`: a helper inlined into its caller (any Python helper is)."""
+    return fn

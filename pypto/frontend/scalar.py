@@ -1,0 +1,140 @@
+"""`SymbolicScalar`: the user-facing integer whose value is known only at run time.
+
+Dynamic dims (`x.shape[0]` of a DYNAMIC axis) and `pypto.loop` indices are symbolic
+scalars. Arithmetic builds expressions; using one where Python needs a concrete value
+(`range(b)`, `if i == 0:`) is a clear error that names the alternative.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.errors import PyptoError
+from pypto.ir import symbolic as S
+
+
+def as_dim(v: Any) -> S.Dim:
+    """A Python int or SymbolicScalar as a `Dim`; anything else is a user error."""
+    if isinstance(v, SymbolicScalar):
+        return v.expr
+    if isinstance(v, S.SymExpr):
+        return v
+    if isinstance(v, bool):
+        raise PyptoError(f"expected an int or symbolic scalar, got bool {v!r}")
+    if isinstance(v, int):
+        return v
+    if hasattr(v, "__index__"):
+        return int(v.__index__())
+    raise PyptoError(f"expected an int or symbolic scalar, got {type(v).__name__} {v!r}")
+
+
+def wrap(d: S.Dim) -> int | SymbolicScalar:
+    return d if isinstance(d, int) else SymbolicScalar(d)
+
+
+class SymbolicScalar:
+    __slots__ = ("expr",)
+
+    def __init__(self, value: Any = 0) -> None:
+        self.expr: S.Dim = as_dim(value)
+
+    # arithmetic
+    def __add__(self, o: Any) -> int | SymbolicScalar:
+        return wrap(S.add(self.expr, as_dim(o)))
+
+    __radd__ = __add__
+
+    def __sub__(self, o: Any) -> int | SymbolicScalar:
+        return wrap(S.sub(self.expr, as_dim(o)))
+
+    def __rsub__(self, o: Any) -> int | SymbolicScalar:
+        return wrap(S.sub(as_dim(o), self.expr))
+
+    def __mul__(self, o: Any) -> Any:
+        from pypto.frontend.tensor import Tensor
+
+        if isinstance(o, Tensor):
+            return o * self
+        return wrap(S.mul(self.expr, as_dim(o)))
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, o: Any) -> int | SymbolicScalar:
+        return wrap(S.floordiv(self.expr, as_dim(o)))
+
+    def __rfloordiv__(self, o: Any) -> int | SymbolicScalar:
+        return wrap(S.floordiv(as_dim(o), self.expr))
+
+    def __mod__(self, o: Any) -> int | SymbolicScalar:
+        return wrap(S.mod(self.expr, as_dim(o)))
+
+    def __neg__(self) -> int | SymbolicScalar:
+        return wrap(S.neg(self.expr))
+
+    def max(self, o: Any) -> int | SymbolicScalar:
+        return wrap(S.maximum(self.expr, as_dim(o)))
+
+    def min(self, o: Any) -> int | SymbolicScalar:
+        return wrap(S.minimum(self.expr, as_dim(o)))
+
+    # concreteness
+    def is_concrete(self) -> bool:
+        return isinstance(self.expr, int)
+
+    def concrete(self) -> int:
+        if isinstance(self.expr, int):
+            return self.expr
+        raise PyptoError(f"symbolic scalar {S.to_str(self.expr)} has no value at compile time")
+
+    def __index__(self) -> int:
+        if isinstance(self.expr, int):
+            return self.expr
+        raise PyptoError(f"{S.to_str(self.expr)} is only known at run time (a DYNAMIC dim or a loop index); "
+                         f"use pypto.loop(...) instead of range(...), and symbolic arithmetic instead of ints")
+
+    __int__ = __index__
+
+    def __bool__(self) -> bool:
+        if isinstance(self.expr, int):
+            return bool(self.expr)
+        raise PyptoError(f"a Python `if` on {S.to_str(self.expr)}, which is only known at run time, is a "
+                         f"runtime branch (not supported yet); branch on compile-time values instead")
+
+    def _cmp(self, o: Any, op: str) -> bool:
+        d = S.sub(self.expr, as_dim(o))
+        if isinstance(d, int):
+            return {"eq": d == 0, "ne": d != 0, "lt": d < 0, "le": d <= 0, "gt": d > 0, "ge": d >= 0}[op]
+        raise PyptoError(f"comparing {S.to_str(self.expr)} with {S.to_str(as_dim(o))} needs run-time values; "
+                         f"a Python `if` on it is a runtime branch (not supported yet)")
+
+    def __eq__(self, o: Any) -> bool:  # type: ignore[override]
+        return self._cmp(o, "eq")
+
+    def __ne__(self, o: Any) -> bool:  # type: ignore[override]
+        return self._cmp(o, "ne")
+
+    def __lt__(self, o: Any) -> bool:
+        return self._cmp(o, "lt")
+
+    def __le__(self, o: Any) -> bool:
+        return self._cmp(o, "le")
+
+    def __gt__(self, o: Any) -> bool:
+        return self._cmp(o, "gt")
+
+    def __ge__(self, o: Any) -> bool:
+        return self._cmp(o, "ge")
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"SymbolicScalar({S.to_str(self.expr)})"
+
+    __str__ = __repr__
+
+
+def symbolic_scalar(value: Any = 0) -> int | SymbolicScalar:
+    """`pypto.symbolic_scalar(x)`: an int stays an int-valued scalar, a symbol stays symbolic."""
+    if isinstance(value, SymbolicScalar):
+        return value
+    return SymbolicScalar(value)

@@ -1,0 +1,437 @@
+"""The reference semantics of every op, in numpy: what the right numbers are.
+
+Dtype rules (the hardware's, and torch's on the CPU):
+- fp16 and bf16 values are computed in fp32 and rounded (round-to-nearest-even) to the
+  output dtype after every op, as the vector unit does for its fp32-computing ops;
+- fp32 ops compute in fp32; integer ops in their own dtype (two's-complement wrap);
+- matmul accumulates in fp32 (int32 for int8) whatever the inputs, then rounds once;
+- with `fp64=True` (the precision reference of later issues) every float op computes and
+  stays in fp64.
+Every kernel returns a fresh array, so the interpreter may update a dead buffer in place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pypto.dtypes import DataType, promote, promote_scalar
+from pypto.enums import CastMode, SaturationMode
+from pypto.ir import symbolic as S
+from pypto.ir.graph import Node
+
+
+class Ctx:
+    """What a kernel needs besides its inputs: symbol values and the precision mode."""
+
+    def __init__(self, syms: dict[str, int], fp64: bool = False) -> None:
+        self.syms = syms
+        self.fp64 = fp64
+
+    def dim(self, d: S.Dim) -> int:
+        return S.evaluate(d, self.syms)
+
+    def dims(self, ds: tuple[S.Dim, ...]) -> tuple[int, ...]:
+        return tuple(S.evaluate(d, self.syms) for d in ds)
+
+    def compute_dtype(self, dt: DataType) -> np.dtype:
+        if dt.is_float:
+            return np.dtype(np.float64) if self.fp64 else np.dtype(np.float32) if dt.nbytes <= 4 else dt.np
+        return dt.np
+
+    def up(self, x: np.ndarray, dt: DataType) -> np.ndarray:
+        return x.astype(self.compute_dtype(dt), copy=False)
+
+    def down(self, y: Any, dt: DataType) -> np.ndarray:
+        target = np.dtype(np.float64) if (self.fp64 and dt.is_float) else dt.np
+        return np.asarray(y).astype(target, copy=True)
+
+
+Kernel = Callable[[Node, list[np.ndarray], Ctx], np.ndarray]
+KERNELS: dict[str, Kernel] = {}
+
+
+def _dt(x: np.ndarray) -> DataType:
+    from pypto.dtypes import from_numpy
+
+    d = from_numpy(x.dtype)
+    assert d is not None, x.dtype
+    return d
+
+
+# ---- elementwise ------------------------------------------------------------------------------
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+_erfc = np.frompyfunc(math.erfc, 1, 1)
+
+_UNARY: dict[str, Callable[..., Any]] = {
+    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log1p": np.log1p,
+    "log2": np.log2, "log10": np.log10, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
+    "reciprocal": lambda x: 1 / x, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "erf": lambda x: _erf(x.astype(np.float64)).astype(np.float64),
+    "erfc": lambda x: _erfc(x.astype(np.float64)).astype(np.float64),
+    "neg": np.negative, "abs": np.abs, "sign": np.sign, "ceil": np.ceil, "floor": np.floor,
+    "trunc": np.trunc, "relu": lambda x: np.maximum(x, x.dtype.type(0)),
+    "isnan": np.isnan, "isfinite": np.isfinite, "logical_not": lambda x: ~x.astype(bool),
+}
+
+
+def _unary_kernel(name: str) -> Kernel:
+    fn = _UNARY[name]
+
+    def kernel(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+        (x,) = xs
+        assert node.type is not None
+        src = _dt(x)
+        if name in ("ceil", "floor", "trunc") and not src.is_float:
+            return x.copy()
+        if name in ("isnan", "isfinite") and not src.is_float:
+            return np.full(x.shape, name == "isfinite")
+        return ctx.down(fn(ctx.up(x, node.type.dtype if node.type.dtype.is_float else src)), node.type.dtype)
+
+    return kernel
+
+
+for _n in _UNARY:
+    KERNELS[_n] = _unary_kernel(_n)
+
+
+def _round(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    assert node.type is not None
+    (x,) = xs
+    return ctx.down(np.round(ctx.up(x, node.type.dtype), node.attr("decimals", 0)), node.type.dtype)
+
+
+def _lrelu(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    assert node.type is not None
+    x = ctx.up(xs[0], node.type.dtype)
+    return ctx.down(np.where(x > 0, x, x * node.attr("negative_slope", 0.01)), node.type.dtype)
+
+
+def _clip(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    assert node.type is not None
+    x = ctx.up(xs[0], node.type.dtype)
+    lo, hi = node.attr("min"), node.attr("max")
+    if lo is not None:
+        x = np.maximum(x, lo)
+    if hi is not None:
+        x = np.minimum(x, hi)
+    return ctx.down(x, node.type.dtype)
+
+
+KERNELS["round"] = _round
+KERNELS["lrelu"] = _lrelu
+KERNELS["clip"] = _clip
+
+_BINARY: dict[str, Callable[..., Any]] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+    "maximum": np.maximum, "minimum": np.minimum, "pow": np.power,
+    "floor_div": np.floor_divide, "remainder": np.remainder,
+    "eq": np.equal, "ne": np.not_equal, "gt": np.greater, "ge": np.greater_equal,
+    "lt": np.less, "le": np.less_equal,
+    "logical_and": lambda a, b: np.logical_and(a.astype(bool), b.astype(bool)),
+}
+
+
+def operands(node: Node, xs: list[np.ndarray], ctx: Ctx) -> tuple[Any, Any, DataType]:
+    """The two operands of a binary op (a scalar operand from attrs) and their common dtype."""
+    if len(xs) == 2:
+        a, b = xs
+        return a, b, promote(_dt(a), _dt(b))
+    (x,) = xs
+    s = node.attr("scalar")
+    if isinstance(s, S.SymExpr):
+        s = ctx.dim(s)
+    dt = promote_scalar(_dt(x), s)
+    return (s, x, dt) if node.attr("reverse") else (x, s, dt)
+
+
+def _binary_kernel(name: str) -> Kernel:
+    fn = _BINARY[name]
+
+    def kernel(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+        assert node.type is not None
+        a, b, dt = operands(node, xs, ctx)
+        if name == "div" and not dt.is_float:
+            dt = DataType.DT_FP32
+        cdt = ctx.compute_dtype(dt)
+        a = np.asarray(a).astype(cdt, copy=False)
+        b = np.asarray(b).astype(cdt, copy=False)
+        if name == "pow" and not dt.is_float:
+            b = np.maximum(b, 0) if np.any(b < 0) else b
+        return ctx.down(fn(a, b), node.type.dtype)
+
+    return kernel
+
+
+for _n in _BINARY:
+    KERNELS[_n] = _binary_kernel(_n)
+
+
+def _where(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    assert node.type is not None
+    cond, *rest = xs
+    vals = []
+    it = iter(rest)
+    for key in ("input", "other"):
+        vals.append(node.attrs[key] if key in node.attrs else next(it))
+    cdt = ctx.compute_dtype(node.type.dtype)
+    a, b = (np.asarray(v).astype(cdt, copy=False) for v in vals)
+    return ctx.down(np.where(cond.astype(bool), a, b), node.type.dtype)
+
+
+KERNELS["where"] = _where
+
+
+# ---- cast --------------------------------------------------------------------------------------
+
+_UINT_OF = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _float_round(x: np.ndarray, target: np.dtype, mode: CastMode) -> np.ndarray:
+    """Round float array `x` to the narrower float `target` with a rounding mode."""
+    y = x.astype(target)
+    if mode in (CastMode.CAST_NONE, CastMode.CAST_RINT, CastMode.CAST_ROUND):
+        if mode is CastMode.CAST_ROUND:  # ties away from zero: nudge exact ties outward
+            back = y.astype(x.dtype)
+            nxt = _step(y, np.sign(x - back))
+            tie = (back != x) & (np.abs(nxt.astype(x.dtype) - x) == np.abs(back - x))
+            y = np.where(tie & (np.abs(nxt.astype(x.dtype)) > np.abs(back)), nxt, y)
+        return y
+    back = y.astype(x.dtype)
+    if mode is CastMode.CAST_FLOOR:
+        return np.where(back > x, _step(y, -1), y)
+    if mode is CastMode.CAST_CEIL:
+        return np.where(back < x, _step(y, 1), y)
+    if mode is CastMode.CAST_TRUNC:
+        return np.where(np.abs(back) > np.abs(x), _step(y, -np.sign(x)), y)
+    # CAST_ODD: inexact results take the neighbour whose last mantissa bit is 1
+    bits = y.view(_UINT_OF[target.itemsize])
+    inexact = (back != x) & np.isfinite(x)
+    even = (bits & 1) == 0
+    return np.where(inexact & even, _step(y, np.sign(x - back)), y)
+
+
+def _step(y: np.ndarray, direction: Any) -> np.ndarray:
+    """One ulp from `y` towards +inf (direction > 0) or -inf (direction < 0), elementwise."""
+    u = _UINT_OF[y.dtype.itemsize]
+    bits = y.view(u).astype(np.int64)
+    direction = np.broadcast_to(np.asarray(direction), y.shape)
+    neg = np.signbit(y.astype(np.float32))
+    zero = y.astype(np.float32) == 0
+    up_mag = np.where(neg, direction < 0, direction > 0)
+    stepped = np.where(up_mag, bits + 1, bits - 1)
+    sign_bit = 1 << (8 * y.dtype.itemsize - 1)
+    stepped = np.where(zero & (direction > 0), 1, stepped)
+    stepped = np.where(zero & (direction < 0), sign_bit | 1, stepped)
+    out = np.where(direction == 0, bits, stepped)
+    return out.astype(u).view(y.dtype)
+
+
+def _cast(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    (x,) = xs
+    src, dst = _dt(x), node.attrs["dtype"]
+    mode = CastMode(node.attr("mode", 0))
+    sat = SaturationMode(node.attr("satmode", 0)) is SaturationMode.ON
+    if dst.is_float:
+        if src.is_float:
+            if dst.nbytes < src.nbytes or dst is DataType.DT_BF16 and src is not DataType.DT_BF16:
+                xf = x.astype(np.float64) if src is DataType.DT_DOUBLE else x.astype(np.float32)
+                if sat:
+                    lim = float(np.finfo(dst.np).max) if dst is not DataType.DT_BF16 else 3.3895313892515355e38
+                    xf = np.clip(xf, -lim, lim)
+                return _float_round(xf, dst.np, mode)
+            return x.astype(dst.np)
+        return x.astype(dst.np)
+    if dst is DataType.DT_BOOL:
+        return x != 0
+    info = np.iinfo(dst.np)
+    if src.is_float:
+        xf = x.astype(np.float64)
+        rounded = {
+            CastMode.CAST_NONE: np.trunc, CastMode.CAST_TRUNC: np.trunc, CastMode.CAST_RINT: np.rint,
+            CastMode.CAST_ROUND: lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5),
+            CastMode.CAST_FLOOR: np.floor, CastMode.CAST_CEIL: np.ceil, CastMode.CAST_ODD: np.rint,
+        }[mode](xf)
+        rounded = np.nan_to_num(rounded, nan=0.0)
+        if sat:
+            return np.clip(rounded, info.min, info.max).astype(dst.np)
+        wide = np.clip(rounded, -(2.0 ** 63), 2.0 ** 63 - 1).astype(np.int64)
+        return wide.astype(dst.np)
+    if sat:
+        return np.clip(x.astype(np.int64), info.min, info.max).astype(dst.np)
+    return x.astype(dst.np)
+
+
+KERNELS["cast"] = _cast
+
+
+# ---- reductions ---------------------------------------------------------------------------------
+
+def _reduction(fn: Callable[..., Any]) -> Kernel:
+    def kernel(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+        assert node.type is not None
+        (x,) = xs
+        src = _dt(x)
+        xu = ctx.up(x, src) if src.is_float else x.astype(node.type.dtype.np)
+        return ctx.down(fn(xu, axis=node.attrs["dim"], keepdims=node.attr("keepdim", False)), node.type.dtype)
+
+    return kernel
+
+
+def _argreduce(fn: Callable[..., Any]) -> Kernel:
+    def kernel(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+        (x,) = xs
+        r = fn(x, axis=node.attrs["dim"], keepdims=node.attr("keepdim", False))
+        return np.asarray(r).astype(np.int32)
+
+    return kernel
+
+
+def _var(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    assert node.type is not None
+    (x,) = xs
+    dims = node.attr("dim")
+    axis = None if dims is None else dims
+    xu = ctx.up(x, node.type.dtype)
+    return ctx.down(np.var(xu, axis=axis, ddof=node.attr("correction", 1), keepdims=node.attr("keepdim", False)),
+                    node.type.dtype)
+
+
+def _softmax(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    assert node.type is not None
+    x = ctx.up(xs[0], node.type.dtype)
+    d = node.attrs["dim"]
+    e = np.exp(x - np.max(x, axis=d, keepdims=True))
+    return ctx.down(e / np.sum(e, axis=d, keepdims=True), node.type.dtype)
+
+
+def _rms_norm(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    assert node.type is not None
+    x = ctx.up(xs[0], node.type.dtype)
+    y = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + node.attr("epsilon", 1e-6))
+    if len(xs) == 2:
+        y = y * ctx.up(xs[1], node.type.dtype)
+    return ctx.down(y, node.type.dtype)
+
+
+KERNELS["sum"] = _reduction(np.sum)
+KERNELS["prod"] = _reduction(np.prod)
+KERNELS["amax"] = _reduction(np.max)
+KERNELS["amin"] = _reduction(np.min)
+KERNELS["argmax"] = _argreduce(np.argmax)
+KERNELS["argmin"] = _argreduce(np.argmin)
+KERNELS["var"] = _var
+KERNELS["softmax"] = _softmax
+KERNELS["rms_norm"] = _rms_norm
+
+
+# ---- layout -------------------------------------------------------------------------------------
+
+def window(ctx: Ctx, offsets: tuple[S.Dim, ...], shape: tuple[S.Dim, ...]) -> tuple[slice, ...]:
+    offs = ctx.dims(offsets)
+    sizes = ctx.dims(shape)
+    return tuple(slice(o, o + s) for o, s in zip(offs, sizes))
+
+
+def _view(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    (x,) = xs
+    shape = node.attrs["shape"]
+    valid = node.attr("valid_shape")
+    sl = window(ctx, node.attrs["offsets"], valid if valid is not None else shape)
+    out = x[sl].copy()
+    dt = node.attr("dtype")
+    if dt is not None and dt.np != x.dtype:
+        out = np.ascontiguousarray(out).view(dt.np)
+    return out
+
+
+def _assemble(node: Node, xs: list[np.ndarray], ctx: Ctx, inplace: bool = False) -> np.ndarray:
+    dst, src = xs
+    out = dst if inplace else dst.copy()
+    sl = window(ctx, node.attrs["offsets"], src.shape)
+    out[sl] = src
+    return out
+
+
+def _reshape(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    return xs[0].reshape(ctx.dims(node.attrs["shape"])).copy()
+
+
+def _transpose(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    return np.ascontiguousarray(np.transpose(xs[0], node.attrs["perm"]))
+
+
+def _unsqueeze(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    return np.expand_dims(xs[0], node.attrs["dim"] % (xs[0].ndim + 1)).copy()
+
+
+def _concat(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    return np.concatenate(xs, axis=node.attrs["dim"])
+
+
+def _expand(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    assert node.type is not None
+    return np.broadcast_to(xs[0], ctx.dims(node.type.shape)).copy()
+
+
+def _clone(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    return xs[0].copy()
+
+
+KERNELS["view"] = _view
+KERNELS["assemble"] = _assemble
+KERNELS["reshape"] = _reshape
+KERNELS["transpose"] = _transpose
+KERNELS["unsqueeze"] = _unsqueeze
+KERNELS["concat"] = _concat
+KERNELS["expand_clone"] = _expand
+KERNELS["clone"] = _clone
+
+
+# ---- creation and matmul ------------------------------------------------------------------------
+
+def _full(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    assert node.type is not None
+    value = node.attr("value", 0)
+    valid = node.attr("valid_shape")
+    shape = ctx.dims(valid if valid is not None else node.type.shape)
+    return ctx.down(np.full(shape, value), node.type.dtype)
+
+
+def _arange(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    assert node.type is not None
+    a = node.attrs
+    return np.arange(a["start"], a["end"], a["step"]).astype(node.type.dtype.np)
+
+
+def _matmul(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    assert node.type is not None
+    a, b, *extra = xs
+    if node.attr("a_trans"):
+        a = np.swapaxes(a, -1, -2)
+    if node.attr("b_trans"):
+        b = np.swapaxes(b, -1, -2)
+    src = _dt(a)
+    acc_dt = np.int32 if src is DataType.DT_INT8 else (np.float64 if ctx.fp64 else np.float32)
+    acc = np.matmul(a.astype(acc_dt), b.astype(acc_dt))
+    it = iter(extra)
+    if node.attr("has_bias"):
+        acc = acc + next(it).astype(np.float64 if ctx.fp64 else np.float32)
+    if node.attr("has_scale_tensor"):
+        acc = acc * next(it).astype(np.float64 if ctx.fp64 else np.float32)
+    if node.attr("scale") is not None:
+        acc = acc * node.attrs["scale"]
+    if node.attr("relu"):
+        acc = np.maximum(acc, 0)
+    return ctx.down(acc, node.type.dtype)
+
+
+KERNELS["full"] = _full
+KERNELS["tensor"] = _full
+KERNELS["arange"] = _arange
+KERNELS["matmul"] = _matmul

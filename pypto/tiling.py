@@ -1,0 +1,137 @@
+"""The rules for `set_vec_tile_shapes` / `set_cube_tile_shapes` (spec section 5).
+
+Each check raises `ShapeError` with the rule, the numbers and a legal alternative; the
+frontend turns it into a `PyptoError` at the user's line (the call's line for rules about
+the call alone, the op's line for rules that need the op's shape and dtype).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+
+from pypto.boards import buffer_bytes
+from pypto.dtypes import DataType
+from pypto.errors import ShapeError
+from pypto.ir.graph import TensorType
+
+ALIGN_BYTES = 32
+
+
+class PyptoWarning(UserWarning):
+    """A tolerated mistake (for example a 5-entry vector tile shape)."""
+
+
+def _positive_ints(values: Sequence[object], what: str) -> tuple[int, ...]:
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ShapeError(f"{what} entry {i} is {v!r}; tile sizes must be positive ints")
+        if v <= 0:
+            raise ShapeError(f"{what} entry {i} is {v}; every tile size must be > 0")
+        out.append(v)
+    return tuple(out)
+
+
+def check_vec_call(dims: Sequence[object]) -> tuple[int, ...]:
+    """Rules that need only the call: entries > 0, at most 4 (5 accepted with a warning)."""
+    if len(dims) == 0:
+        raise ShapeError("set_vec_tile_shapes needs at least one tile size")
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = list(dims[0])
+    if len(dims) > 5:
+        raise ShapeError(f"set_vec_tile_shapes takes at most 4 tile sizes, got {len(dims)}")
+    out = _positive_ints(dims, "vector tile shape")
+    if len(out) == 5:
+        warnings.warn("set_vec_tile_shapes with 5 entries: PyPTO supports 4; the last 4 apply to 4-D ops",
+                      PyptoWarning, stacklevel=4)
+    return out
+
+
+def _aligned_suggestion(n: int, dt: DataType) -> str:
+    step = ALIGN_BYTES // dt.nbytes
+    lo = max(step, n // step * step)
+    hi = math.ceil(n / step) * step
+    alts = sorted({lo, hi})
+    return " or ".join(str(a) for a in alts)
+
+
+def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[TensorType], op: str,
+                     call_line: int) -> None:
+    """Rules that need the op: enough entries for its rank, 32-byte last dim, fits UB."""
+    types = [out, *inputs]
+    rank = max(t.rank for t in types)
+    at = f" (set at line {call_line})" if call_line else ""
+    if len(dims) < rank:
+        raise ShapeError(f"tile shape has {len(dims)} dim{'s' if len(dims) != 1 else ''}, "
+                         f"{op} output has {rank}: set_vec_tile_shapes{tuple(dims)}{at} needs at least "
+                         f"{rank} entries for this op")
+    if rank == 0:
+        return
+    applied = dims[len(dims) - rank:]
+    last = applied[-1]
+    for t in types:
+        if t.dtype is DataType.DT_BOOL:
+            continue
+        if (last * t.dtype.nbytes) % ALIGN_BYTES:
+            raise ShapeError(
+                f"vector tile last dim {last} × {t.dtype.nbytes} bytes ({t.dtype.short}) = "
+                f"{last * t.dtype.nbytes} bytes is not a multiple of {ALIGN_BYTES} bytes "
+                f"in set_vec_tile_shapes{tuple(dims)}{at}; use {_aligned_suggestion(last, t.dtype)}")
+    ub = buffer_bytes("UB")
+    for t in types:
+        shape = t.shape[len(t.shape) - min(len(t.shape), len(applied)):]
+        tile = applied[len(applied) - len(shape):]
+        elems = 1
+        for d, s in zip(shape, tile):
+            elems *= min(d, s) if isinstance(d, int) else s
+        need = elems * t.dtype.nbytes
+        if need > ub:
+            raise ShapeError(
+                f"vector tile {tuple(tile)} of {t.dtype.short} needs {need} bytes, more than the "
+                f"{ub}-byte UB (vector buffer){at}; make the tile at most {ub // t.dtype.nbytes} elements")
+
+
+def _pair(v: object, what: str, allow3: bool = False) -> tuple[int, ...]:
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = [v, v]
+    if not isinstance(v, (list, tuple)) or len(v) not in ((2, 3) if allow3 else (2,)):
+        form = "[L0, L1] or [kL0, kAL1, kBL1]" if allow3 else "[L0, L1]"
+        raise ShapeError(f"cube tile {what} must be {form}, got {v!r}")
+    vals = _positive_ints(v, f"cube tile {what}")
+    for l1 in vals[1:]:
+        if l1 < vals[0] or l1 % vals[0]:
+            raise ShapeError(f"cube tile {what}={list(vals)}: L1 size {l1} must be a multiple of "
+                             f"the L0 size {vals[0]} (L0 <= L1 and L1 % L0 == 0)")
+    return vals
+
+
+def check_cube_call(m: object, k: object, n: object) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    return _pair(m, "m"), _pair(k, "k", allow3=True), _pair(n, "n")
+
+
+def check_cube_for_matmul(m: tuple[int, ...], k: tuple[int, ...], n: tuple[int, ...],
+                          a: DataType, b: DataType, call_line: int) -> None:
+    at = f" (set_cube_tile_shapes at line {call_line})" if call_line else ""
+    align = 32 if a.nbytes == 1 else 16
+    for what, vals in (("m", m), ("k", k), ("n", n)):
+        for v in vals:
+            if v % align:
+                raise ShapeError(f"cube tile {what}={list(vals)}: {v} is not a multiple of {align} elements "
+                                 f"(32-byte fractal for {a.short}){at}; use {math.ceil(v / align) * align}")
+    c_size = 4
+    kl0, kal1 = k[0], k[1]
+    kbl1 = k[2] if len(k) == 3 else k[1]
+    checks = (
+        ("L0A", m[0] * kl0 * a.nbytes, f"mL0*kL0*{a.nbytes} = {m[0]}*{kl0}*{a.nbytes}"),
+        ("L0B", n[0] * kl0 * b.nbytes, f"nL0*kL0*{b.nbytes} = {n[0]}*{kl0}*{b.nbytes}"),
+        ("L0C", m[0] * n[0] * c_size, f"mL0*nL0*4 = {m[0]}*{n[0]}*4"),
+        ("L1", m[1] * kal1 * a.nbytes + n[1] * kbl1 * b.nbytes,
+         f"mL1*kL1*{a.nbytes} + nL1*kL1*{b.nbytes} = {m[1]}*{kal1}*{a.nbytes} + {n[1]}*{kbl1}*{b.nbytes}"),
+    )
+    for buf, need, formula in checks:
+        cap = buffer_bytes(buf)
+        if need > cap:
+            raise ShapeError(f"cube tiles need {formula} = {need} bytes of {buf}, which holds {cap}{at}; "
+                             f"halve the largest of the sizes in that product")
