@@ -92,7 +92,7 @@ def _setter(group: str) -> Callable[..., None]:
         _global[group].update(check_group(group, kwargs))
 
     setter.__name__ = f"set_{group}"
-    setter.__doc__ = f"Set {group} for every kernel compiled after this call (known keys: {', '.join(DEFAULTS[group])})."
+    setter.__doc__ = f"Set {group} for every kernel compiled after this call ({', '.join(DEFAULTS[group])})."
     return setter
 
 

@@ -50,7 +50,8 @@ def _tensor(x: Any, what: str = "input") -> Tensor:
     raise PyptoError(f"{what} must be a pypto tensor, got {type(x).__name__}")
 
 
-def _emit(op: str, inputs: Sequence[Tensor], attrs: dict[str, Any] | None = None, b: _b.Builder | None = None) -> Tensor:
+def _emit(op: str, inputs: Sequence[Tensor], attrs: dict[str, Any] | None = None,
+          b: _b.Builder | None = None) -> Tensor:
     b = b or _builder_of(*inputs)
     node = b.emit(op, [t._value for t in inputs], attrs or {})
     return Tensor._traced(b, node.id)
@@ -502,7 +503,8 @@ def _index(x: Tensor, key: Any) -> tuple[tuple[S.Dim, ...], tuple[S.Dim, ...], l
             if k.start is None and k.stop is None:
                 exact.append(i)
             offs.append(start)
-            sizes.append(S.maximum(S.sub(stop, start), 0) if isinstance(S.sub(stop, start), int) else S.sub(stop, start))
+            size = S.sub(stop, start)
+            sizes.append(max(size, 0) if isinstance(size, int) else size)
         elif k is None:
             raise PyptoError("indexing with None (new axis) is not supported; use pypto.unsqueeze")
         else:

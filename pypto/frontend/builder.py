@@ -156,7 +156,7 @@ class Builder:
                              f"the loop; write it into an outer tensor with assemble or slice assignment", loc)
 
     def emit(self, op: str, inputs: list[int], attrs: dict[str, Any] | None = None, *,
-             type: TensorType | None = None, name: str | None = None, loc: Loc | None = None,
+             ty: TensorType | None = None, name: str | None = None, loc: Loc | None = None,
              body: Graph | None = None) -> Node:
         loc = loc or self.loc()
         attrs = attrs or {}
@@ -167,9 +167,9 @@ class Builder:
         tile = None
         if opdef.kind != "control":
             try:
-                type = opdef.infer(self, in_types, attrs)
+                ty = opdef.infer(self, in_types, attrs)
                 if opdef.vector and self.vec is not None:
-                    tiling.check_vec_for_op(self.vec.dims, type, in_types, op, _line(self.vec.loc))
+                    tiling.check_vec_for_op(self.vec.dims, ty, in_types, op, _line(self.vec.loc))
                 if op == "matmul" and self.cube is not None:
                     m, k, n, _split = self.cube.dims
                     tiling.check_cube_for_matmul(m, k, n, in_types[0].dtype, in_types[1].dtype, _line(self.cube.loc))
@@ -177,7 +177,7 @@ class Builder:
                 raise PyptoError(f"{op}: {e}", loc) from None
             tile = (self.vec.id if opdef.vector and self.vec else
                     self.cube.id if op == "matmul" and self.cube else None)
-        node = Node(self.new_id(), op, tuple(inputs), type, attrs, loc, name, self.label, tile, body)
+        node = Node(self.new_id(), op, tuple(inputs), ty, attrs, loc, name, self.label, tile, body)
         return self._append(node)
 
     # ---- writes and loops ------------------------------------------------------------------------
@@ -222,9 +222,9 @@ class Builder:
         for n in carry_nodes:
             self.value_scope[n.id] = scope
         self.scope = parent
-        loop = self.emit("loop", [pre for _, pre in carried], scope.attrs, type=None, loc=scope.loc, body=body)
+        loop = self.emit("loop", [pre for _, pre in carried], scope.attrs, ty=None, loc=scope.loc, body=body)
         for k, (h, pre) in enumerate(carried):
-            out = self.emit("loop_out", [loop.id], {"index": k}, type=self.types[pre], name=h._name, loc=scope.loc)
+            out = self.emit("loop_out", [loop.id], {"index": k}, ty=self.types[pre], name=h._name, loc=scope.loc)
             self.rebind(h, out.id)
 
     def abandon_loop(self, scope: Scope) -> None:

@@ -287,7 +287,7 @@ class JitKernel:
         with b:
             for pname in tensors:
                 idx = list(self.signature.parameters).index(pname)
-                node = b.emit("param", [], {"name": pname, "index": idx}, type=types_[pname], name=pname,
+                node = b.emit("param", [], {"name": pname, "index": idx}, ty=types_[pname], name=pname,
                               loc=self.def_loc)
                 handles[pname] = Tensor._traced(b, node.id, pname)
             call_args = {k: handles.get(k, consts.get(k)) for k in bound.arguments}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +24,7 @@ class Apply:
         return to_str_atom(self)
 
 
-Atom = Union[str, Apply]
+Atom = str | Apply
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +43,7 @@ class SymExpr:
         return symbols_of(self)
 
 
-Dim = Union[int, SymExpr]
+Dim = int | SymExpr
 
 
 def _atom_key(a: Atom) -> str:
