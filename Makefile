@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/python -m pypto.examples_runner
+	$(BIN)/pypto-ide examples
 
 test: $(STAMP)
 	$(BIN)/ruff check .

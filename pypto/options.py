@@ -124,6 +124,15 @@ def reset_options() -> None:
     _global.update({g: {} for g in GROUPS})
 
 
+def set_global_tile_shapes(kind: str, dims: Any) -> None:
+    """`set_vec_tile_shapes` / `set_cube_tile_shapes` called outside a kernel: a default for all."""
+    _global[f"{kind}_tile_shapes"] = dims
+
+
+def global_tile_shapes(kind: str) -> Any:
+    return _global.get(f"{kind}_tile_shapes")
+
+
 def effective(kernel_opts: dict[str, Any]) -> dict[str, Any]:
     """The options in force: defaults < global setters < open scopes < the kernel's own."""
     out: dict[str, Any] = copy.deepcopy(DEFAULTS)

@@ -21,6 +21,7 @@ from pypto.frontend.scalar import SymbolicScalar, as_dim
 from pypto.frontend.tensor import Tensor
 from pypto.ir import symbolic as S
 from pypto.ir.ops import norm_dim
+from pypto.options import global_tile_shapes, set_global_tile_shapes
 
 
 class Element:
@@ -599,18 +600,14 @@ def set_vec_tile_shapes(*dims: Any) -> None:
         assert loc is not None
         b.set_vec(shape, loc)
     else:
-        from pypto import options
-
-        options._global["vec_tile_shapes"] = list(shape)
+        set_global_tile_shapes("vec", list(shape))
 
 
 def get_vec_tile_shapes() -> list[int] | None:
     b = _b.current()
     if b is not None:
         return list(b.vec.dims) if b.vec else None
-    from pypto import options
-
-    v = options._global.get("vec_tile_shapes")
+    v = global_tile_shapes("vec")
     return list(v) if v else None
 
 
@@ -625,18 +622,14 @@ def set_cube_tile_shapes(m: Any, k: Any, n: Any, enable_split_k: bool = False) -
         assert loc is not None
         b.set_cube(dims, loc)
     else:
-        from pypto import options
-
-        options._global["cube_tile_shapes"] = [list(dims[0]), list(dims[1]), list(dims[2]), dims[3]]
+        set_global_tile_shapes("cube", [list(dims[0]), list(dims[1]), list(dims[2]), dims[3]])
 
 
 def get_cube_tile_shapes() -> list[Any] | None:
     b = _b.current()
     if b is not None:
         return [list(d) if isinstance(d, tuple) else d for d in b.cube.dims] if b.cube else None
-    from pypto import options
-
-    v = options._global.get("cube_tile_shapes")
+    v = global_tile_shapes("cube")
     return list(v) if v else None
 
 

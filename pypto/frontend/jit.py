@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import inspect
+import sys
+import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -151,6 +153,7 @@ class CompiledKernel:
     param_names: tuple[str, ...]  # tensor params, in order
     returns: tuple[str, ...]  # names of returned outputs (returning style), else ()
     file: str
+    trace_seconds: float = 0.0  # wall time of tracing the body into the graph
     interpreter: Interpreter = dataclasses.field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -181,8 +184,9 @@ class CompiledKernel:
 class JitKernel:
     """A function decorated with `@pypto.frontend.jit` / `@pypto.jit`."""
 
-    def __init__(self, fn: Callable[..., Any], **opts: Any) -> None:
+    def __init__(self, fn: Callable[..., Any], _scope: dict[str, Any] | None = None, **opts: Any) -> None:
         self.fn = fn
+        self._def_scope = _scope or {}  # the decorating frame's locals, for string annotations
         self.__name__ = getattr(fn, "__name__", "kernel")
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -214,7 +218,7 @@ class JitKernel:
 
     def specs(self) -> dict[str, ParamSpec]:
         if self._specs is None:
-            anns = _annotations(self.fn, self.def_loc)
+            anns = _annotations(self.fn, self.def_loc, self._def_scope)
             specs = {}
             for i, pname in enumerate(self.signature.parameters):
                 if pname in anns:
@@ -275,7 +279,9 @@ class JitKernel:
                tuple((k, _const_key(v)) for k, v in consts.items()))
         ck = self.cache.get(key)
         if ck is None:
+            t0 = time.perf_counter()
             ck = self._trace(bound, tensors, consts, types_, eff)
+            ck.trace_seconds = time.perf_counter() - t0
             self.cache[key] = ck
             self.compile_count += 1
         return ck, tensors, arrays
@@ -358,12 +364,14 @@ def _param_shape(pname: str, spec: ParamSpec, actual: tuple[int, ...], loc: Loc)
     return tuple(shape), tuple(key)
 
 
-def _annotations(fn: Callable[..., Any], loc: Loc) -> dict[str, Any]:
-    """The parameter annotations, evaluated (string annotations too, with closure variables)."""
+def _annotations(fn: Callable[..., Any], loc: Loc, def_scope: dict[str, Any]) -> dict[str, Any]:
+    """The parameter annotations, evaluated (string annotations too: `from __future__ import
+    annotations`), seeing the module's globals, the decorating function's locals and closures."""
     raw = dict(getattr(fn, "__annotations__", {}))
     if not any(isinstance(v, str) for v in raw.values()):
         return raw
     scope = dict(fn.__globals__)
+    scope.update(def_scope)
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
             try:
@@ -386,11 +394,22 @@ def jit(fn: Callable[..., Any] | None = None, **opts: Any) -> Any:
     """`@pypto.frontend.jit` or `@pypto.frontend.jit(runtime_options=..., ...)`."""
     if fn is not None and not callable(fn):
         raise PyptoError(f"@pypto.jit takes keyword options only, got {fn!r}")
+    scope = _decorating_locals()
     if fn is None:
-        return lambda f: JitKernel(f, **opts)
+        return lambda f: JitKernel(f, scope, **opts)
     if isinstance(fn, types.FunctionType):
-        return JitKernel(fn, **opts)
+        return JitKernel(fn, scope, **opts)
     raise PyptoError(f"@pypto.jit decorates a function, got {type(fn).__name__}")
+
+
+def _decorating_locals() -> dict[str, Any]:
+    """Locals of the user frame applying the decorator (a module's are its globals: skip)."""
+    frame = sys._getframe(2)
+    while frame is not None and not source.is_user_frame(frame):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None or frame.f_locals is frame.f_globals:
+        return {}
+    return dict(frame.f_locals)
 
 
 def function(fn: Callable[..., Any]) -> Callable[..., Any]:

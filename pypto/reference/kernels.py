@@ -47,7 +47,7 @@ class Ctx:
 
     def down(self, y: Any, dt: DataType) -> np.ndarray:
         target = np.dtype(np.float64) if (self.fp64 and dt.is_float) else dt.np
-        return np.asarray(y).astype(target, copy=True)
+        return np.asarray(y).astype(target, copy=False)  # kernels pass fresh arrays only
 
 
 Kernel = Callable[[Node, list[np.ndarray], Ctx], np.ndarray]
@@ -114,7 +114,7 @@ def _lrelu(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
 
 def _clip(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     assert node.type is not None
-    x = ctx.up(xs[0], node.type.dtype)
+    x = ctx.up(xs[0], node.type.dtype).copy()
     lo, hi = node.attr("min"), node.attr("max")
     if lo is not None:
         x = np.maximum(x, lo)
