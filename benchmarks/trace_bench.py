@@ -56,9 +56,10 @@ def per_example() -> None:
 
 
 def hundred_op_kernel():
+    row = pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32)
+
     @pypto.jit
-    def chain(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32), y: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32),
-              out: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32)):
+    def chain(x: row, y: row, out: row):
         pypto.set_vec_tile_shapes(16, 256)
         t = x
         for k in range(25):  # unrolled at compile time: 4 ops per step, 100 ops

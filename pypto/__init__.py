@@ -139,3 +139,11 @@ DT_DOUBLE = DataType.DT_DOUBLE
 __version__ = "0.1.0"
 
 __all__ = [n for n in dir() if not n.startswith("_")]
+
+# Tier T2/T3 names: present, and rejected with a PyptoError at the user's line when used.
+from pypto.frontend import unsupported as _unsupported  # noqa: E402
+
+globals().update(_unsupported.functions())
+globals().update(_unsupported.dtypes)
+experimental = _unsupported.experimental
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -89,7 +89,11 @@ def check_kernel_options(opts: dict[str, Any]) -> dict[str, Any]:
 
 def _setter(group: str) -> Callable[..., None]:
     def setter(**kwargs: Any) -> None:
-        _global[group].update(check_group(group, kwargs))
+        try:
+            checked = check_group(group, kwargs)
+        except PyptoError as e:
+            raise e.with_traceback(None) from None  # the user's call is the location; hide pypto frames
+        _global[group].update(checked)
 
     setter.__name__ = f"set_{group}"
     setter.__doc__ = f"Set {group} for every kernel compiled after this call ({', '.join(DEFAULTS[group])})."
@@ -166,12 +170,15 @@ class options:  # noqa: N801 - PyPTO's name
                  host_options: dict[str, Any] | None = None, pass_options: dict[str, Any] | None = None,
                  runtime_options: dict[str, Any] | None = None, verify_options: dict[str, Any] | None = None,
                  debug_options: dict[str, Any] | None = None, vec_tile_shapes: Any = None,
-                 cube_tile_shapes: Any = None) -> None:
+                 cube_tile_shapes: Any = None, **unknown: Any) -> None:
         raw = {"name": name, "codegen_options": codegen_options, "host_options": host_options,
                "pass_options": pass_options, "runtime_options": runtime_options,
                "verify_options": verify_options, "debug_options": debug_options,
                "vec_tile_shapes": vec_tile_shapes, "cube_tile_shapes": cube_tile_shapes}
-        self.values = check_kernel_options({k: v for k, v in raw.items() if v is not None})
+        try:
+            self.values = check_kernel_options({**{k: v for k, v in raw.items() if v is not None}, **unknown})
+        except PyptoError as e:
+            raise e.with_traceback(None) from None  # the user's call is the location; hide pypto frames
         self._restore: Callable[[], None] | None = None
 
     def __enter__(self) -> options:

@@ -237,6 +237,10 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
 def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,
          satmode: SaturationMode = SaturationMode.OFF) -> Tensor:
     if not isinstance(dtype, DataType):
+        from pypto.frontend.unsupported import UnsupportedDataType
+
+        if isinstance(dtype, UnsupportedDataType):
+            raise dtype.reject()
         raise PyptoError(f"cast: dtype must be a pypto.DT_* value, got {dtype!r}")
     return _emit("cast", [_tensor(input)], {"dtype": dtype, "mode": CastMode(mode), "satmode": SaturationMode(satmode)})
 

@@ -394,6 +394,10 @@ def jit(fn: Callable[..., Any] | None = None, **opts: Any) -> Any:
     """`@pypto.frontend.jit` or `@pypto.frontend.jit(runtime_options=..., ...)`."""
     if fn is not None and not callable(fn):
         raise PyptoError(f"@pypto.jit takes keyword options only, got {fn!r}")
+    try:
+        options.check_kernel_options(dict(opts))  # an unknown key fails at the decorator's line
+    except PyptoError as e:
+        raise e.with_traceback(None) from None
     scope = _decorating_locals()
     if fn is None:
         return lambda f: JitKernel(f, scope, **opts)

@@ -47,6 +47,10 @@ class Tensor:
         if shape is not None and not isinstance(shape, (list, tuple)):
             raise PyptoError(f"pypto.Tensor shape must be a list or tuple, got {shape!r}")
         if dtype is not None and not isinstance(dtype, DataType):
+            from pypto.frontend.unsupported import UnsupportedDataType
+
+            if isinstance(dtype, UnsupportedDataType):
+                raise dtype.reject()
             raise PyptoError(f"pypto.Tensor dtype must be a pypto.DT_* value, got {dtype!r}")
         self.spec_shape: tuple[Any, ...] | None = None if shape is None or len(shape) == 0 else tuple(shape)
         self.spec_dtype = dtype

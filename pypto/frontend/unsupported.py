@@ -1,0 +1,76 @@
+"""PyPTO names this release accepts but does not implement yet (spec tiers T2 and T3).
+
+Each name exists, so a kernel that uses one fails with a `PyptoError` that names the op,
+its tier and the user's line — not with an `AttributeError` from deep inside Python.
+Implementing one means deleting its name here and adding it to `pypto.ir.ops`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pypto.errors import PyptoError
+
+T2_OPS = (
+    "topk", "argsort", "gather", "index_select", "scatter", "scatter_", "scatter_update", "cumsum", "cumprod",
+    "tril", "triu", "one_hot", "pad", "quantize", "dequantize", "fmod", "remainder", "floor_div", "ceil_div",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+    "hypot", "atan2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt", "signbit",
+    "prelu", "axpy_", "atomic_add", "loop_unroll", "cond", "is_loop_begin", "is_loop_end", "function",
+)
+T3_OPS = (
+    "scaled_mm", "conv", "quant_mx", "pack", "unpack", "interleave", "deinterleave", "gathermask", "uniform",
+    "normal", "index_add", "index_add_", "index_put_", "fillpad", "set_matrix_size",
+)
+EXPERIMENTAL = {
+    "online_softmax": "T2", "online_softmax_update": "T2", "gather_in_l1": "T3", "gather_in_ub": "T3",
+    "transposed_batchmatmul": "T3",
+}
+T3_DTYPES = ("DT_INT4", "DT_FP8", "DT_FP8E4M3", "DT_FP8E5M2", "DT_HF4", "DT_HF8", "DT_FP4", "DT_FP4E2M1",
+             "DT_FP4E1M2")
+
+
+def _rejecting(name: str, tier: str) -> Callable[..., Any]:
+    def op(*args: Any, **kwargs: Any) -> Any:
+        raise PyptoError(f"pypto.{name} is not supported yet (PyPTO API tier {tier}); this release implements "
+                         f"tier T1 — see the op list in docs/ARCHITECTURE.md")
+
+    op.__name__ = name
+    op.__doc__ = f"Not supported yet (tier {tier}): raises PyptoError."
+    return op
+
+
+def functions() -> dict[str, Callable[..., Any]]:
+    out = {n: _rejecting(n, "T2") for n in T2_OPS}
+    out.update({n: _rejecting(n, "T3") for n in T3_OPS})
+    return out
+
+
+class _Experimental:
+    """`pypto.experimental.*`: every name is tier T2/T3 and rejected for now."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name in EXPERIMENTAL:
+            return _rejecting(f"experimental.{name}", EXPERIMENTAL[name])
+        raise AttributeError(name)
+
+
+experimental = _Experimental()
+
+
+class UnsupportedDataType:
+    """A T3 dtype name: accepted as a value, rejected when a tensor would use it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pypto.{self.name}"
+
+    def reject(self) -> PyptoError:
+        return PyptoError(f"pypto.{self.name} is not supported on this board (PyPTO API tier T3); "
+                          f"use DT_FP16, DT_BF16, DT_FP32 or DT_INT8")
+
+
+dtypes = {n: UnsupportedDataType(n) for n in T3_DTYPES}
