@@ -8,6 +8,8 @@ Dtype rules (the hardware's, and torch's on the CPU):
 - with `fp64=True` (the precision reference of later issues) every float op computes and
   stays in fp64.
 Every kernel returns a fresh array, so the interpreter may update a dead buffer in place.
+A view whose window runs past the end of a DYNAMIC axis at run time (a tail) is clipped to
+the tensor, as if `valid_shape` had been given; its assemble writes only what exists.
 """
 
 from __future__ import annotations
