@@ -37,7 +37,8 @@ def _graph_summary(g: Graph) -> str:
     nodes = list(g.walk())
     loops = sum(1 for n in nodes if n.op == "loop")
     ops = sum(1 for n in nodes if n.op not in ("param", "carry", "loop_out", "assume", "loop"))
-    tiles = ", ".join(f"{t.kind}{list(t.dims) if t.kind == 'vec' else list(t.dims[:3])}" for t in g.tile_configs)
+    tiles = ", ".join(f"{t.kind}{list(t.dims) if t.kind == 'vec' else [list(d) for d in t.dims[:3]]}"
+                      for t in g.tile_configs)
     return f"{ops} ops, {loops} loop{'s' if loops != 1 else ''}, tiles: {tiles or 'none'}"
 
 

@@ -19,7 +19,7 @@ class PyptoError(Exception):
     def __init__(self, message: str, loc: Loc | None = None, *, rule: str = "") -> None:
         super().__init__(message)
         self.message = message
-        self.loc = loc if loc else source.capture(skip=2)
+        self.loc = loc if loc else _user_loc()
         self.rule = rule
 
     @property
@@ -45,6 +45,21 @@ class PyptoError(Exception):
             if text:
                 out.append(f"      {text}")
         return "\n".join(out)
+
+
+def _user_loc() -> Loc:
+    """The user frames at the raise: while a kernel is traced, the chain out to its body
+    (so an error inside a helper also shows the helper's call); else the innermost one."""
+    from pypto.frontend import builder  # here, not at the top: builder imports this module
+
+    b = builder.current()
+    return source.capture(b.kernel_code if b is not None else None, skip=3)
+
+
+def op_message(op: str, e: Exception) -> str:
+    """`op: message`, without repeating the op name when the message already starts with it."""
+    msg = str(e)
+    return msg if msg.startswith(op) else f"{op}: {msg}"
 
 
 class ShapeError(Exception):

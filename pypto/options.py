@@ -11,11 +11,13 @@ value that is part of the compile-cache key.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable
 from typing import Any
 
+from pypto import tiling
 from pypto.enums import CompStage, RunMode
-from pypto.errors import PyptoError
+from pypto.errors import PyptoError, ShapeError
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "pass_options": {
@@ -81,10 +83,26 @@ def check_kernel_options(opts: dict[str, Any]) -> dict[str, Any]:
         if key in GROUPS:
             out[key] = check_group(key, val)
         elif key in KERNEL_KEYS:
+            if key != "name" and val is not None:
+                _check_tiles(key, val)
             out[key] = val
         else:
             raise PyptoError(f"unknown option {key!r}; known: {', '.join(GROUPS + KERNEL_KEYS)}")
     return out
+
+
+def _check_tiles(key: str, val: Any) -> None:
+    """The tile rules that need no op, checked where the option is written (not at the kernel's call)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", tiling.PyptoWarning)  # warned where the tiles apply
+            if key == "vec_tile_shapes":
+                tiling.check_vec_call(list(val))
+            else:
+                m, k, n, *_ = list(val)
+                tiling.check_cube_call(m, k, n)
+    except (ShapeError, TypeError, ValueError) as e:
+        raise PyptoError(f"{key}={val!r}: {e}") from None
 
 
 def _setter(group: str) -> Callable[..., None]:

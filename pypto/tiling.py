@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pypto.boards import buffer_bytes
 from pypto.dtypes import DataType
 from pypto.errors import ShapeError
+from pypto.ir import source
 from pypto.ir.graph import TensorType
 
 ALIGN_BYTES = 32
@@ -44,8 +45,12 @@ def check_vec_call(dims: Sequence[object]) -> tuple[int, ...]:
         raise ShapeError(f"set_vec_tile_shapes takes at most 4 tile sizes, got {len(dims)}")
     out = _positive_ints(dims, "vector tile shape")
     if len(out) == 5:
-        warnings.warn("set_vec_tile_shapes with 5 entries: PyPTO supports 4; the last 4 apply to 4-D ops",
-                      PyptoWarning, stacklevel=4)
+        at = source.capture(skip=2).span  # the user's line, however deep in pypto this check runs
+        msg = "set_vec_tile_shapes with 5 entries: PyPTO supports 4; the last 4 apply to 4-D ops"
+        if at is not None:
+            warnings.warn_explicit(msg, PyptoWarning, at.file, at.line)
+        else:
+            warnings.warn(msg, PyptoWarning, stacklevel=2)
     return out
 
 

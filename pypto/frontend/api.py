@@ -15,7 +15,7 @@ import numpy as np
 from pypto import tiling
 from pypto.dtypes import DataType
 from pypto.enums import CastMode, PrecisionType, SaturationMode
-from pypto.errors import PyptoError, ShapeError
+from pypto.errors import PyptoError, ShapeError, op_message
 from pypto.frontend import builder as _b
 from pypto.frontend.scalar import SymbolicScalar, as_dim
 from pypto.frontend.tensor import Tensor
@@ -257,7 +257,7 @@ def _one_dim(op: str, x: Tensor, dim: Any) -> int:
     try:
         return norm_dim(dim, x.type.rank)
     except ShapeError as e:
-        raise PyptoError(f"{op}: {e}") from None
+        raise PyptoError(op_message(op, e)) from None
 
 
 def _reduce(op: str) -> Any:
@@ -285,7 +285,7 @@ def var(input: Tensor, dim: Any = None, *, correction: int = 1, keepdim: bool = 
         try:
             dim = tuple(sorted(norm_dim(d, x.type.rank) for d in dims))
         except ShapeError as e:
-            raise PyptoError(f"var: {e}") from None
+            raise PyptoError(op_message("var", e)) from None
     return _emit("var", [x], {"dim": dim, "correction": int(correction), "keepdim": bool(keepdim)})
 
 
@@ -354,7 +354,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     try:
         a, c = norm_dim(dim0, rank, "dim0"), norm_dim(dim1, rank, "dim1")
     except ShapeError as e:
-        raise PyptoError(f"transpose: {e}") from None
+        raise PyptoError(op_message("transpose", e)) from None
     perm = list(range(rank))
     perm[a], perm[c] = perm[c], perm[a]
     return _emit("transpose", [x], {"perm": tuple(perm)})
@@ -366,7 +366,7 @@ def permute(input: Tensor, perm: Sequence[int]) -> Tensor:
     try:
         p = tuple(norm_dim(d, rank, "perm entry") for d in perm)
     except ShapeError as e:
-        raise PyptoError(f"permute: {e}") from None
+        raise PyptoError(op_message("permute", e)) from None
     return _emit("transpose", [x], {"perm": p})
 
 
@@ -375,7 +375,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     try:
         d = norm_dim(dim, x.type.rank + 1)
     except ShapeError as e:
-        raise PyptoError(f"unsqueeze: {e}") from None
+        raise PyptoError(op_message("unsqueeze", e)) from None
     return _emit("unsqueeze", [x], {"dim": d})
 
 
@@ -386,7 +386,7 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     try:
         d = norm_dim(dim, ts[0].type.rank)
     except ShapeError as e:
-        raise PyptoError(f"concat: {e}") from None
+        raise PyptoError(op_message("concat", e)) from None
     return _emit("concat", ts, {"dim": d})
 
 
@@ -599,7 +599,7 @@ def set_vec_tile_shapes(*dims: Any) -> None:
     try:
         shape = tiling.check_vec_call(list(dims))
     except ShapeError as e:
-        raise PyptoError(f"set_vec_tile_shapes: {e}", loc) from None
+        raise PyptoError(op_message("set_vec_tile_shapes", e), loc) from None
     if b is not None:
         assert loc is not None
         b.set_vec(shape, loc)
@@ -621,7 +621,7 @@ def set_cube_tile_shapes(m: Any, k: Any, n: Any, enable_split_k: bool = False) -
     try:
         dims = (*tiling.check_cube_call(m, k, n), bool(enable_split_k))
     except ShapeError as e:
-        raise PyptoError(f"set_cube_tile_shapes: {e}", loc) from None
+        raise PyptoError(op_message("set_cube_tile_shapes", e), loc) from None
     if b is not None:
         assert loc is not None
         b.set_cube(dims, loc)

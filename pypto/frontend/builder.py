@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pypto import tiling
-from pypto.errors import PyptoError, ShapeError
+from pypto.errors import PyptoError, ShapeError, op_message
 from pypto.ir import source
 from pypto.ir import symbolic as S
 from pypto.ir.graph import Graph, Node, TensorType, TileConfig
@@ -150,6 +150,8 @@ class Builder:
 
     def check_live(self, value: int, loc: Loc) -> None:
         sc = self.value_scope[value]
+        if sc.closed and self.broken_loops:
+            self.finish([])  # the `break` is the real mistake: report it, not its consequence
         if sc.closed:
             line = sc.loc.span.line if sc.loc.span else "?"
             raise PyptoError(f"a tensor computed inside pypto.loop '{sc.name}' (line {line}) is used after "
@@ -174,7 +176,7 @@ class Builder:
                     m, k, n, _split = self.cube.dims
                     tiling.check_cube_for_matmul(m, k, n, in_types[0].dtype, in_types[1].dtype, _line(self.cube.loc))
             except ShapeError as e:
-                raise PyptoError(f"{op}: {e}", loc) from None
+                raise PyptoError(op_message(op, e), loc) from None
             tile = (self.vec.id if opdef.vector and self.vec else
                     self.cube.id if op == "matmul" and self.cube else None)
         node = Node(self.new_id(), op, tuple(inputs), ty, attrs, loc, name, self.label, tile, body)
@@ -229,7 +231,7 @@ class Builder:
 
     def abandon_loop(self, scope: Scope) -> None:
         """The loop generator was closed early (`break`, or an exception in the body)."""
-        self.broken_loops.append(scope.loc)
+        self.broken_loops.append(self.loc() or scope.loc)  # the `break` (or `return`) line
         s: Scope | None = self.scope
         while s is not None and s is not scope.parent:
             s.closed = True
@@ -239,7 +241,7 @@ class Builder:
 
     def finish(self, outputs: list[tuple[str, int]]) -> Graph:
         if self.broken_loops:
-            raise PyptoError("`break` out of a pypto.loop is not supported: the loop runs on the device "
+            raise PyptoError("`break` (or `return`) out of a pypto.loop is not supported: the loop runs on the device "
                              "for every index; use the loop bounds instead", self.broken_loops[0])
         return Graph(self.name, tuple(self.scope.nodes), tuple(outputs), tuple(self.tile_configs))
 

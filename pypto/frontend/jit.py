@@ -9,10 +9,12 @@ the outputs into the caller's tensors (or returns them, for the returning style)
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import inspect
 import sys
+import textwrap
 import time
 import types
 from collections.abc import Callable
@@ -115,9 +117,10 @@ def from_numpy_like(arr: np.ndarray, like_torch: bool) -> Any:
         return arr
     import torch
 
+    arr = np.require(arr, requirements="C")  # not ascontiguousarray: it turns a 0-d result into shape [1]
     if arr.dtype == DataType.DT_BF16.np:
-        return torch.from_numpy(np.ascontiguousarray(arr).view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(arr))
+        return torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(arr)
 
 
 def write_back(dst: Any, arr: np.ndarray) -> None:
@@ -222,7 +225,10 @@ class JitKernel:
             specs = {}
             for i, pname in enumerate(self.signature.parameters):
                 if pname in anns:
-                    spec = _param_spec(pname, i, anns[pname], self.def_loc)
+                    try:
+                        spec = _param_spec(pname, i, anns[pname], self.def_loc)
+                    except PyptoError as e:  # point at the parameter's annotation, not the `def`
+                        raise PyptoError(e.message, _annotation_loc(self.fn, pname) or e.loc) from None
                     if spec is not None:
                         specs[pname] = spec
             self._specs = specs
@@ -362,6 +368,26 @@ def _param_shape(pname: str, spec: ParamSpec, actual: tuple[int, ...], loc: Loc)
             shape.append(got)
             key.append(got)
     return tuple(shape), tuple(key)
+
+
+def _annotation_loc(fn: Callable[..., Any], pname: str) -> Loc | None:
+    """Where the annotation of parameter `pname` is written in `fn`'s source, if it can be read."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    fdef = tree.body[0] if tree.body else None
+    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    for arg in (*fdef.args.posonlyargs, *fdef.args.args, *fdef.args.kwonlyargs):
+        ann = arg.annotation
+        if arg.arg == pname and ann is not None:
+            return Loc((source.Span(fn.__code__.co_filename, first + ann.lineno - 1, indent + ann.col_offset,
+                                    first + (ann.end_lineno or ann.lineno) - 1, indent + (ann.end_col_offset or 0),
+                                    fn.__name__),))
+    return None
 
 
 def _annotations(fn: Callable[..., Any], loc: Loc, def_scope: dict[str, Any]) -> dict[str, Any]:

@@ -155,6 +155,18 @@ _register("where", "where", _where, vector=True)
 _register("cast", "unary", _cast, vector=True)
 
 
+def _clip(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorType:
+    # scalar bounds promote like any tensor-scalar op: torch.clamp(int tensor, 0.5) is fp32
+    dt = ts[0].dtype
+    for bound in (attrs.get("min"), attrs.get("max")):
+        if bound is not None and not isinstance(bound, S.SymExpr):
+            dt = promote_scalar(dt, bound)
+    return TensorType(ts[0].shape, dt)
+
+
+_register("clip", "unary", _clip, vector=True)
+
+
 # ---- reductions and composites ----------------------------------------------------------------
 
 def _reduced(shape: tuple[Dim, ...], dims: tuple[int, ...], keepdim: bool) -> tuple[Dim, ...]:

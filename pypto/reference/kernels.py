@@ -8,8 +8,9 @@ Dtype rules (the hardware's, and torch's on the CPU):
 - with `fp64=True` (the precision reference of later issues) every float op computes and
   stays in fp64.
 Every kernel returns a fresh array, so the interpreter may update a dead buffer in place.
-A view whose window runs past the end of a DYNAMIC axis at run time (a tail) is clipped to
-the tensor, as if `valid_shape` had been given; its assemble writes only what exists.
+A view or assemble whose window runs past the end of a DYNAMIC axis at run time is a
+`PyptoError` at its line (on the device it reads or writes out of bounds); a tail tile
+says so with `valid_shape`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 
 from pypto.dtypes import DataType, promote, promote_scalar
 from pypto.enums import CastMode, SaturationMode
+from pypto.errors import PyptoError
 from pypto.ir import symbolic as S
 from pypto.ir.graph import Node
 
@@ -334,9 +336,20 @@ KERNELS["rms_norm"] = _rms_norm
 
 # ---- layout -------------------------------------------------------------------------------------
 
-def window(ctx: Ctx, offsets: tuple[S.Dim, ...], shape: tuple[S.Dim, ...]) -> tuple[slice, ...]:
+def window(node: Node, ctx: Ctx, offsets: tuple[S.Dim, ...], shape: tuple[S.Dim, ...],
+           bounds: tuple[int, ...]) -> tuple[slice, ...]:
+    """The slices of a view/assemble window; a window past the tensor's end is a user error
+    (on the device it would read or write out of bounds)."""
     offs = ctx.dims(offsets)
     sizes = ctx.dims(shape)
+    for axis, (o, s, n) in enumerate(zip(offs, sizes, bounds)):
+        if o < 0 or o + s > n:
+            what = "view" if node.op == "view" else "assemble"
+            hint = ("; a tail tile needs valid_shape=[...]" if what == "view"
+                    else f" (writing a {list(sizes)} tile at offsets {list(offs)})")
+            raise PyptoError(f"{what}: window [{o}, {o + s}) on dim {axis} runs past the "
+                             f"{'input' if what == 'view' else 'destination'}, which has {n} in this call{hint}",
+                             node.loc)
     return tuple(slice(o, o + s) for o, s in zip(offs, sizes))
 
 
@@ -344,7 +357,7 @@ def _view(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     (x,) = xs
     shape = node.attrs["shape"]
     valid = node.attr("valid_shape")
-    sl = window(ctx, node.attrs["offsets"], valid if valid is not None else shape)
+    sl = window(node, ctx, node.attrs["offsets"], valid if valid is not None else shape, x.shape)
     out = x[sl].copy()
     dt = node.attr("dtype")
     if dt is not None and dt.np != x.dtype:
@@ -355,7 +368,7 @@ def _view(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
 def _assemble(node: Node, xs: list[np.ndarray], ctx: Ctx, inplace: bool = False) -> np.ndarray:
     dst, src = xs
     out = dst if inplace else dst.copy()
-    sl = window(ctx, node.attrs["offsets"], src.shape)
+    sl = window(node, ctx, node.attrs["offsets"], src.shape, dst.shape)
     out[sl] = src
     return out
 

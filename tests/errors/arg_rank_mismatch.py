@@ -1,0 +1,18 @@
+"""Passing a 3-D batch to a kernel that declares a 2-D input."""
+
+import torch
+
+import pypto
+
+
+@pypto.frontend.jit
+def row_sum(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+            out: pypto.Tensor([pypto.DYNAMIC, 1], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 64)
+    out[:] = pypto.sum(x, dim=-1, keepdim=True)
+
+
+def trigger() -> None:
+    x = torch.rand(2, 8, 64)
+    out = torch.empty(2, 8, 1)
+    row_sum(x, out)  # ERROR: argument 'x' has rank 3 \(shape \[2, 8, 64\]\) but the kernel declares rank 2

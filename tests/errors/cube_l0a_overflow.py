@@ -1,0 +1,20 @@
+"""mL0 = kL0 = 256 in fp16 needs 128 KiB of L0A, which holds 64 KiB."""
+
+import torch
+
+import pypto
+
+
+@pypto.frontend.jit
+def gemm(a: pypto.Tensor([256, 256], pypto.DT_FP16),
+         b: pypto.Tensor([256, 64], pypto.DT_FP16),
+         c: pypto.Tensor([256, 64], pypto.DT_FP16)):
+    pypto.set_cube_tile_shapes([256, 256], [256, 256], [64, 64])
+    c[:] = pypto.matmul(a, b, pypto.DT_FP16)  # ERROR: cube tiles need mL0\*kL0\*2 = 256\*256\*2 = 131072 bytes of L0A, which holds 65536
+
+
+def trigger() -> None:
+    a = torch.rand(256, 256, dtype=torch.float16)
+    b = torch.rand(256, 64, dtype=torch.float16)
+    c = torch.empty(256, 64, dtype=torch.float16)
+    gemm(a, b, c)

@@ -1,0 +1,18 @@
+"""A [128, 512] fp32 tile is 256 KiB: more than the 192 KiB vector buffer."""
+
+import torch
+
+import pypto
+
+
+@pypto.frontend.jit
+def layer_scale(x: pypto.Tensor([pypto.DYNAMIC, 512], pypto.DT_FP32),
+                out: pypto.Tensor([pypto.DYNAMIC, 512], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(128, 512)
+    out[:] = x * 0.1  # ERROR: vector tile \(128, 512\) of fp32 needs 262144 bytes, more than the 196608-byte UB
+
+
+def trigger() -> None:
+    x = torch.rand(4, 512)
+    out = torch.empty(4, 512)
+    layer_scale(x, out)
