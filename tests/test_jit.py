@@ -329,3 +329,22 @@ def test_unchanged_user_output_when_kernel_fails_at_run_time():
     with pytest.raises(pypto.PyptoError):
         k(torch.randn(3, 8), torch.randn(4, 8), out)
     assert torch.count_nonzero(out) == 0
+
+
+@pytest.mark.parametrize("expr, message", [
+    (lambda x: x ** -1, "negative integer exponent"),
+    (lambda x: x // (x - x), "integer division by zero"),
+    (lambda x: x % 0, "integer division by zero"),
+])
+def test_integer_arithmetic_without_an_integer_result_is_an_error(expr, message):
+    @pypto.jit
+    def k(x: pypto.Tensor([8, 8], pypto.DT_INT32), out: pypto.Tensor([8, 8], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(8, 8)
+        out[:] = expr(x)
+
+    x = torch.arange(1, 65, dtype=torch.int32).reshape(8, 8)
+    out = torch.zeros_like(x)
+    with pytest.raises(pypto.PyptoError, match=message) as info:
+        k(x, out)
+    assert info.value.file == __file__
+    assert torch.count_nonzero(out) == 0

@@ -165,8 +165,13 @@ def _binary_kernel(name: str) -> Kernel:
         cdt = ctx.compute_dtype(dt)
         a = np.asarray(a).astype(cdt, copy=False)
         b = np.asarray(b).astype(cdt, copy=False)
-        if name == "pow" and not dt.is_float:
-            b = np.maximum(b, 0) if np.any(b < 0) else b
+        if not dt.is_float:
+            if name == "pow" and np.any(b < 0):
+                raise PyptoError("pow: an integer base with a negative integer exponent has no integer "
+                                 "result; cast the base to a float dtype first", node.loc)
+            if name in ("floor_div", "remainder") and np.any(b == 0):
+                raise PyptoError(f"{'//' if name == 'floor_div' else '%'}: integer division by zero "
+                                 f"in this call", node.loc)
         return ctx.down(fn(a, b), node.type.dtype)
 
     return kernel
