@@ -25,10 +25,13 @@ from pypto.testing import Check
 REPO = Path(__file__).resolve().parent.parent
 
 
-def load_module(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"pypto_example_{path.stem}", path)
+def load_module(path: Path, prefix: str = "pypto_example_") -> ModuleType:
+    """Import a user file by path (registered in sys.modules, as dataclasses and pickle need)."""
+    name = f"{prefix}{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
 

@@ -4,10 +4,8 @@ located at the user's line (see tests/errors/README.md for the file format)."""
 from __future__ import annotations
 
 import builtins
-import importlib.util
 import os
 import re
-import sys
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ import pytest
 import torch
 
 import pypto
+from pypto.cli import load_module
 
 ERRORS_DIR = Path(__file__).parent / "errors"
 PYPTO_DIR = os.path.dirname(os.path.realpath(pypto.__file__)) + os.sep
@@ -58,13 +57,7 @@ def corpus_files() -> list[Path]:
 
 
 def load(path: Path) -> ModuleType:
-    name = f"pypto_error_corpus_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_module(path, prefix="pypto_error_corpus_")
 
 
 def _param(path: Path) -> object:

@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
+from pypto.cli import load_module
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 FILES = sorted(p for p in EXAMPLES.glob("*.py") if not p.name.startswith("_"))
 
 
 def _load(path: Path):
-    name = f"pypto_example_{path.stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return sys.modules.get(f"pypto_example_{path.stem}") or load_module(path)
 
 
 def test_examples_exist():
