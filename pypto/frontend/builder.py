@@ -9,6 +9,7 @@ that the body rebound becomes a carried value of the loop (see `pypto.ir.graph`)
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import types
 from collections.abc import Callable
@@ -261,4 +262,4 @@ def substitute(node: Node, mapping: dict[int, int]) -> Node:
                      tuple((k, mapping.get(v, v)) for k, v in body.outputs), body.tile_configs)
     if inputs == node.inputs and body is node.body:
         return node
-    return Node(node.id, node.op, inputs, node.type, node.attrs, node.loc, node.name, node.label, node.tile, body)
+    return dataclasses.replace(node, inputs=inputs, body=body)

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from pypto import dtypes, options
+from pypto.compiler.manager import PassRecord, Program
+from pypto.compiler.pipeline import run_pipeline
 from pypto.dtypes import DataType
 from pypto.enums import RunMode
 from pypto.errors import PyptoError
@@ -157,10 +159,17 @@ class CompiledKernel:
     returns: tuple[str, ...]  # names of returned outputs (returning style), else ()
     file: str
     trace_seconds: float = 0.0  # wall time of tracing the body into the graph
+    program: Program | None = None  # the pipeline's result (None until compiled)
+    passes: list[PassRecord] = dataclasses.field(default_factory=list)
+    compile_seconds: float = 0.0  # wall time of the pass pipeline
     interpreter: Interpreter = dataclasses.field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.interpreter = Interpreter(self.graph)
+        t0 = time.perf_counter()
+        self.program, self.passes = run_pipeline(self.graph, self.options)
+        self.compile_seconds = time.perf_counter() - t0
+        # the tensor-stage result is what runs: the passes are checked by every call
+        self.interpreter = Interpreter(self.program.graph)
 
     def bind_symbols(self, arrays: dict[str, np.ndarray], loc: Loc) -> dict[str, int]:
         syms: dict[str, int] = {}

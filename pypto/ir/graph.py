@@ -59,6 +59,8 @@ class Node:
     label: str | None = None  # pypto.set_semantic_label in force
     tile: int | None = None  # TileConfig id in force (vec for vector ops, cube for matmul)
     body: Graph | None = None  # loop bodies
+    origin: tuple[int, ...] = ()  # provenance: ids of the nodes a pass made this one from
+    made_by: str | None = None  # provenance: the pass that made it (None: the frontend)
 
     def attr(self, key: str, default: Any = None) -> Any:
         return self.attrs.get(key, default)
@@ -80,6 +82,9 @@ class Graph:
 
     def by_id(self) -> dict[int, Node]:
         return {n.id: n for n in self.walk()}
+
+    def max_id(self) -> int:
+        return max((n.id for n in self.walk()), default=-1)
 
     def params(self) -> list[Node]:
         return [n for n in self.nodes if n.op == "param"]

@@ -13,7 +13,8 @@ Every line is valid Python syntax, so the parser is `ast` plus a small decoder:
       return {'out': %11}
 
 `%N` are node ids; the comment is the source location with its callsite chain (`<`).
-Node metadata that is not an op attribute is written as `_name`, `_label`, `_tile`.
+Node metadata that is not an op attribute is written as `_name`, `_label`, `_tile`, and the
+provenance a pass gives the nodes it makes as `_from` (source node ids) and `_pass`.
 """
 
 from __future__ import annotations
@@ -92,6 +93,10 @@ def node_line(n: Node) -> str:
         args.append(f"_label={n.label!r}")
     if n.tile is not None:
         args.append(f"_tile={n.tile}")
+    if n.origin:
+        args.append(f"_from={fmt_value(n.origin)}")
+    if n.made_by is not None:
+        args.append(f"_pass={n.made_by!r}")
     comment = f"  # {fmt_loc(n.loc)}" if n.loc.frames else ""
     return f"%{n.id}: {fmt_type(n.type)} = {n.op}({', '.join(args)}){comment}"
 
@@ -272,4 +277,5 @@ def _node(stmt: ast.AnnAssign, loc: Loc, parse_body: Any) -> Node:
     if op == "loop":
         nodes, outputs = parse_body(attrs.get("name", "loop"))
         body = Graph(attrs.get("name", "loop"), nodes, outputs)
-    return Node(nid, op, inputs, typ, attrs, loc, meta.get("_name"), meta.get("_label"), meta.get("_tile"), body)
+    return Node(nid, op, inputs, typ, attrs, loc, meta.get("_name"), meta.get("_label"), meta.get("_tile"), body,
+                tuple(meta.get("_from", ())), meta.get("_pass"))
