@@ -1,0 +1,186 @@
+"""The pass pipeline: recording, failure snapshots, stage cut-off, and passes that keep values."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+import torch
+
+import pypto
+from pypto.cli import load_module
+from pypto.compiler import manager as M
+from pypto.compiler.pipeline import PIPELINE, run_pipeline
+from pypto.compiler.tensor_passes import VerifyError, verify
+from pypto.frontend.jit import CompiledKernel, JitKernel, to_numpy
+from pypto.ir import text
+from pypto.ir.graph import Graph
+from pypto.reference.interpreter import Interpreter
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+
+
+@pypto.jit
+def fused(x: pypto.Tensor([16, 64], pypto.DT_BF16), g: pypto.Tensor([64], pypto.DT_BF16),
+          out: pypto.Tensor([16, 64], pypto.DT_BF16)):
+    pypto.set_vec_tile_shapes(16, 64)
+    a = pypto.softmax(x, dim=-1)
+    b = pypto.softmax(x, dim=-1)  # the same computation again: cse keeps one
+    unused = pypto.exp(x)  # noqa: F841 - nothing needs it: dce drops it
+    v = pypto.view(a, [16, 64], [0, 0])  # the whole tensor: simplify drops the view
+    out[:] = pypto.rms_norm(v + b, g)
+
+
+def _compiled() -> CompiledKernel:
+    x, g = torch.randn(16, 64).bfloat16(), torch.rand(64).bfloat16()
+    out = torch.empty_like(x)
+    fused(x, g, out)
+    want = torch.nn.functional.rms_norm((2 * torch.softmax(x.float(), -1)).bfloat16().float(), (64,),
+                                        g.float(), eps=1e-6)
+    assert (out.float() - want).abs().max() < 0.05
+    return next(iter(fused.cache.values()))
+
+
+def test_every_pass_is_recorded_in_pipeline_order():
+    ck = _compiled()
+    assert [r.name for r in ck.passes] == [p.name for p in PIPELINE]
+    assert [r.index for r in ck.passes] == list(range(len(PIPELINE)))
+    changed = {r.name: r.changed for r in ck.passes}
+    assert changed == {"verify": False, "decompose": True, "autocast": True, "simplify": True, "cse": True,
+                       "dce": True, "verify_tensor": False}
+    assert all(r.seconds >= 0 and r.why for r in ck.passes)
+    final = ck.passes[-1].snapshot.graph
+    ops = [n.op for n in final.nodes]
+    assert "softmax" not in ops and "rms_norm" not in ops and "view" not in ops
+    assert ops.count("amax") == 1  # cse merged the two softmaxes
+    assert all(n.op != "exp" or n.type.dtype is pypto.DT_FP32 for n in final.nodes)  # autocast
+    # unchanged passes share the snapshot object: no copy per pass
+    assert ck.passes[0].snapshot.graph is ck.graph
+
+
+def test_new_nodes_carry_provenance_to_the_user_line():
+    ck = _compiled()
+    final = ck.passes[-1].snapshot.graph
+    traced = {n.id: n for n in ck.graph.walk()}
+    amax = next(n for n in final.nodes if n.op == "amax")
+    assert amax.made_by == "decompose"
+    assert traced[amax.origin[0]].op == "softmax"
+    assert amax.loc == traced[amax.origin[0]].loc
+    casts = [n for n in final.nodes if n.made_by == "autocast"]
+    assert casts and all(n.loc.span is not None and n.loc.span.file == __file__ for n in casts)
+
+
+def _run(graph: Graph, arrays: dict[str, np.ndarray], syms: dict[str, int]) -> dict[str, np.ndarray]:
+    return Interpreter(graph).run(arrays, syms)
+
+
+def test_every_snapshot_of_every_example_computes_the_same_values_and_round_trips():
+    """Each pass keeps the kernel's values: run each snapshot with the reference interpreter."""
+    checked = 0
+    for path in sorted(EXAMPLES.glob("*.py")):
+        mod = load_module(path)
+        captured: list[tuple[CompiledKernel, dict[str, np.ndarray]]] = []
+        originals = {}
+        for name, k in vars(mod).items():
+            if isinstance(k, JitKernel):
+                originals[name] = k._prepare
+
+                def spy(args, kwargs, loc, _orig=k._prepare):
+                    ck, tensors, arrays = _orig(args, kwargs, loc)
+                    captured.append((ck, {n: a.copy() for n, a in arrays.items()}))
+                    return ck, tensors, arrays
+
+                k._prepare = spy
+        mod.check()
+        for ck, arrays in captured:
+            syms = ck.bind_symbols(arrays, ck.passes[0].snapshot.graph.nodes[0].loc)
+            want = _run(ck.graph, arrays, syms)
+            for r in ck.passes:
+                got = _run(r.snapshot.graph, arrays, syms)
+                for name, arr in want.items():
+                    a, b = arr.astype(np.float64), got[name].astype(np.float64)
+                    scale = max(1.0, float(np.max(np.abs(a))) if a.size else 1.0)
+                    assert np.max(np.abs(a - b), initial=0) <= 1e-2 * scale, (path.stem, r.name, name)
+                assert text.parse(text.to_text(r.snapshot.graph)) == r.snapshot.graph, (path.stem, r.name)
+                checked += 1
+    assert checked >= 10 * len(PIPELINE)
+
+
+def test_compile_stage_stops_after_the_tensor_stage():
+    @pypto.jit(host_options={"compile_stage": pypto.CompStage.TENSOR_GRAPH})
+    def k(x: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 8)
+        out[:] = pypto.softmax(x, -1)
+
+    x = torch.randn(8, 8)
+    out = torch.empty_like(x)
+    k(x, out)
+    torch.testing.assert_close(out, torch.softmax(x, -1))
+    assert {r.stage for r in next(iter(k.cache.values())).passes} == {"tensor"}
+
+
+def _boom(p: M.Program, ctx: M.PassContext) -> M.Program:
+    raise ZeroDivisionError("bad arithmetic in a pass")
+
+
+def _user_mistake(p: M.Program, ctx: M.PassContext) -> M.Program:
+    raise pypto.PyptoError("a tile does not fit", p.graph.nodes[0].loc)
+
+
+def test_a_failing_pass_is_named_and_leaves_the_snapshots_before_it():
+    ck = _compiled()
+    passes = [*PIPELINE[:3], M.Pass("boom", "tensor", _boom, "fails"), *PIPELINE[3:]]
+    rec = M.Recorder()
+    with pytest.raises(M.InternalCompilerError, match="internal error in pass 'boom': ZeroDivisionError"):
+        M.PassManager(passes, [rec]).run(M.Program(ck.graph), M.PassContext({}, {}))
+    assert [r.name for r in rec.records] == ["verify", "decompose", "autocast", "boom"]
+    failed = rec.records[-1]
+    assert failed.error == "ZeroDivisionError: bad arithmetic in a pass"
+    assert failed.snapshot is rec.records[-2].snapshot  # the failing pass's input
+    # a user mistake found by a pass stays a PyptoError (with the records attached by run_pipeline)
+    rec2 = M.Recorder()
+    with pytest.raises(pypto.PyptoError, match="does not fit"):
+        M.PassManager([PIPELINE[0], M.Pass("tiles", "tile", _user_mistake, "x")], [rec2]).run(
+            M.Program(ck.graph), M.PassContext({}, {}))
+    assert rec2.records[-1].error.startswith("PyptoError")
+
+
+def test_run_pipeline_attaches_records_to_the_error(monkeypatch):
+    ck = _compiled()
+    import pypto.compiler.pipeline as P
+
+    monkeypatch.setattr(P, "PIPELINE", (PIPELINE[0], M.Pass("boom", "tensor", _boom, "fails")))
+    with pytest.raises(M.InternalCompilerError) as info:
+        run_pipeline(ck.graph, {})
+    assert [r.name for r in info.value.records] == ["verify", "boom"]
+
+
+def test_instruments_see_every_pass_before_and_after():
+    seen: list[str] = []
+
+    class Log:
+        def before(self, i, p, program, ctx):
+            seen.append(f"before {p.name}")
+
+        def after(self, i, p, before, after, ctx):
+            seen.append(f"after {p.name}")
+
+        def failed(self, i, p, program, ctx, error):
+            seen.append(f"failed {p.name}")
+
+    run_pipeline(_compiled().graph, {}, [Log()])
+    assert seen == [f"{w} {p.name}" for p in PIPELINE for w in ("before", "after")]
+
+
+def test_verify_catches_a_malformed_graph():
+    g = _compiled().graph
+    node = next(n for n in g.nodes if n.op == "softmax")
+    bad = Graph(g.name, tuple(n for n in g.nodes if n is not node), g.outputs, g.tile_configs)
+    with pytest.raises(VerifyError, match="before it is defined"):
+        verify(M.Program(bad), M.PassContext({}, {}))
+
+
+def test_to_numpy_shares_bfloat16_bits():
+    x = torch.randn(4).bfloat16()
+    assert to_numpy(x).tobytes() == x.view(torch.int16).numpy().tobytes()
