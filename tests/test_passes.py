@@ -86,7 +86,7 @@ def test_every_snapshot_of_every_example_computes_the_same_values_and_round_trip
             if isinstance(k, JitKernel):
                 originals[name] = k._prepare
 
-                def spy(args, kwargs, loc, _orig=k._prepare):
+                def spy(args, kwargs, loc, _orig=k._prepare, captured=captured):
                     ck, tensors, arrays = _orig(args, kwargs, loc)
                     captured.append((ck, {n: a.copy() for n, a in arrays.items()}))
                     return ck, tensors, arrays
