@@ -1,0 +1,396 @@
+"""Tile expansion: every tensor op becomes tile ops, by the tile shapes in force at its line.
+
+The tensor graph is walked once with the concrete values of the dynamic dims. Loops are
+unrolled into root-function instances (one per iteration). Each value has a placement:
+in GM (a region of a buffer — parameters, `pypto.tensor` locals, views and assembles are
+regions, never copies) or as tiles (the output grid of a vector op). A consumer tile
+that lines up with a producer tile uses it directly; one that does not (another tiling,
+another root function, a reshape) reads it back from GM, after the producer's tiles are
+stored to a workspace. Tails are smaller tiles; broadcast inputs use their single tile;
+a reduction whose axis spans several tiles makes one partial per tile and one combine.
+Matmul results go to GM (A2/A3 has no L0C -> UB path).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pypto.compiler.tile_ir import Buffer, Instance, Region, TileGraph, TileOp
+from pypto.dtypes import DataType
+from pypto.errors import PyptoError
+from pypto.ir import symbolic as S
+from pypto.ir.graph import Graph, Node
+from pypto.ir.ops import OPS
+
+COMBINE = {"sum": "add", "amax": "max", "amin": "min", "prod": "mul"}
+ELEMENTWISE_KINDS = ("unary", "binary", "where")
+DEFAULT_CUBE = ((128, 128), (64, 64), (128, 128))
+
+
+@dataclass
+class Tiles:
+    instance: int
+    shape: tuple[int, ...]
+    tile: tuple[int, ...]
+    ids: dict[tuple[int, ...], int]
+
+
+@dataclass
+class InGM:
+    region: Region
+
+
+Placement = Tiles | InGM
+
+
+def grid(shape: tuple[int, ...], tile: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], tuple[int, ...],
+                                                                        tuple[int, ...]]]:
+    """(coord, offset, tile shape) of every tile of `shape` cut by `tile` (tails smaller)."""
+    counts = [max(1, math.ceil(s / t)) for s, t in zip(shape, tile)]
+    for coord in itertools.product(*(range(c) for c in counts)):
+        off = tuple(c * t for c, t in zip(coord, tile))
+        yield coord, off, tuple(min(t, s - o) for t, s, o in zip(tile, shape, off))
+
+
+class Expander:
+    def __init__(self, graph: Graph, bindings: dict[str, int]) -> None:
+        self.graph = graph
+        self.env = dict(bindings)
+        self.place: dict[int, Placement] = {}
+        self.ops: list[TileOp] = []
+        self.buffers: list[Buffer] = []
+        self.instances: list[Instance] = [Instance(0, -1, ())]
+        self.notes: list[tuple[str, Node]] = []  # (message, node): diagnostics for the pass
+        self._untiled_noted: set[int] = set()
+        self.loop_outs: dict[int, list[Node]] = {}
+        for m in graph.walk():
+            if m.op == "loop_out":
+                self.loop_outs.setdefault(m.inputs[0], []).append(m)
+
+    # ---- helpers --------------------------------------------------------------------------------
+
+    def shape(self, n: Node) -> tuple[int, ...]:
+        assert n.type is not None
+        return tuple(S.evaluate(d, self.env) for d in n.type.shape)
+
+    def shape_of(self, value: int) -> tuple[int, ...]:
+        p = self.place[value]
+        return p.shape if isinstance(p, Tiles) else p.region.shape
+
+    def new(self, op: str, node: Node, inst: int, coord: tuple[int, ...], shape: tuple[int, ...],
+            dtype: DataType, inputs: tuple[int, ...] = (), region: Region | None = None,
+            attrs: dict[str, Any] | None = None) -> int:
+        tid = len(self.ops)
+        self.ops.append(TileOp(tid, op, node.id, inst, coord, shape, dtype, inputs, region, attrs or {}))
+        return tid
+
+    def buffer(self, shape: tuple[int, ...], dtype: DataType, kind: str, name: str, node: int) -> Region:
+        b = Buffer(len(self.buffers), shape, dtype, kind, name, node)
+        self.buffers.append(b)
+        return Region(b.id, shape, (0,) * len(shape), shape)
+
+    def tile_of(self, n: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The vec tile applied to an op of this shape: the trailing entries of the config."""
+        if n.tile is None or self.graph.tile_configs[n.tile].kind != "vec":
+            if n.id not in self._untiled_noted and len(shape) > 0:
+                self._untiled_noted.add(n.id)
+                self.notes.append((f"no set_vec_tile_shapes in force for {n.op}: one tile covers the whole "
+                                   f"{list(shape)} tensor", n))
+            return tuple(max(1, s) for s in shape)
+        dims = self.graph.tile_configs[n.tile].dims
+        return tuple(dims[len(dims) - len(shape):]) if shape else ()
+
+    def materialize(self, value: int, node: Node) -> InGM:
+        """Store a value's tiles into a fresh GM workspace (once) and place it there."""
+        p = self.place[value]
+        if isinstance(p, InGM):
+            return p
+        dtype = self.ops[next(iter(p.ids.values()))].dtype
+        region = self.buffer(p.shape, dtype, "workspace", f"ws{value}", value)
+        for coord, tid in p.ids.items():
+            t = self.ops[tid]
+            off = tuple(c * s for c, s in zip(coord, p.tile))
+            self.new("store", node, p.instance, coord, t.shape, dtype, (tid,), region.sub(off, t.shape))
+        placed = InGM(region)
+        self.place[value] = placed
+        return placed
+
+    def gm(self, value: int, node: Node) -> Region:
+        return self.materialize(value, node).region
+
+    def tile_for(self, value: int, off: tuple[int, ...], shp: tuple[int, ...], node: Node, inst: int) -> int:
+        """A tile op holding exactly [off, off + shp) of `value` in root instance `inst`."""
+        p = self.place[value]
+        if isinstance(p, Tiles) and p.instance == inst:
+            coord = []
+            for o, t in zip(off, p.tile):
+                if o % t:
+                    break
+                coord.append(o // t)
+            else:
+                tid = p.ids.get(tuple(coord))
+                if tid is not None and self.ops[tid].shape == shp:
+                    return tid
+        region = self.gm(value, node)
+        return self.new("load", node, inst, tuple(o // max(1, s) for o, s in zip(off, shp)), shp,
+                        self.buffers[region.buffer].dtype, (), region.sub(off, shp))
+
+    def check_window(self, node: Node, region: Region, off: tuple[int, ...], shp: tuple[int, ...], what: str) -> None:
+        for axis, (o, s, n) in enumerate(zip(off, shp, region.shape)):
+            if o < 0 or o + s > n:
+                raise PyptoError(f"{what}: window [{o}, {o + s}) on dim {axis} runs past the "
+                                 f"{'input' if what == 'view' else 'destination'}, which has {n} in this call",
+                                 node.loc)
+
+    # ---- the walk -----------------------------------------------------------------------------
+
+    def run(self) -> TileGraph:
+        self.block(self.graph, 0)
+        outputs = []
+        for name, v in self.graph.outputs:
+            outputs.append((name, self.output(name, v)))
+        return TileGraph(tuple(self.buffers), tuple(self.ops), tuple(self.instances), tuple(outputs))
+
+    def output(self, name: str, value: int) -> int:
+        params = {p.attrs["name"]: p for p in self.graph.params()}
+        node = self.graph.by_id()[value]
+        if name in params:
+            target = self.place[params[name].id]
+            assert isinstance(target, InGM)
+            p = self.place[value]
+            if isinstance(p, InGM) and p.region == target.region:
+                return target.region.buffer
+            self.copy_into(value, target.region, node, 0)
+            return target.region.buffer
+        p = self.materialize(value, node)
+        if p.region.whole:
+            return p.region.buffer
+        out = self.buffer(p.region.shape, self.buffers[p.region.buffer].dtype, "output", name, value)
+        self.copy_into(value, out, node, 0)
+        return out.buffer
+
+    def copy_into(self, value: int, target: Region, node: Node, inst: int) -> None:
+        """Write all of `value` into `target` (same shape), tile by tile."""
+        p = self.place[value]
+        if isinstance(p, Tiles) and p.instance == inst:
+            for coord, tid in p.ids.items():
+                off = tuple(c * t for c, t in zip(coord, p.tile))
+                self.new("store", node, inst, coord, self.ops[tid].shape, self.ops[tid].dtype, (tid,),
+                         target.sub(off, self.ops[tid].shape))
+            return
+        src = self.gm(value, node)
+        tile = self.tile_of(node, src.shape) if node.tile is not None else src.shape
+        for coord, off, shp in grid(src.shape, tile):
+            lt = self.new("load", node, inst, coord, shp, self.buffers[src.buffer].dtype, (), src.sub(off, shp))
+            self.new("store", node, inst, coord, shp, self.buffers[src.buffer].dtype, (lt,), target.sub(off, shp))
+
+    def block(self, g: Graph, inst: int) -> None:
+        for n in g.nodes:
+            self.node(n, inst)
+
+    def node(self, n: Node, inst: int) -> None:
+        op = n.op
+        kind = OPS[op].kind
+        if op == "param":
+            shape = self.shape(n)
+            self.place[n.id] = InGM(self.buffer(shape, n.type.dtype, "param", n.attrs["name"], n.id))  # type: ignore[union-attr]
+        elif op == "assume":
+            a, b = S.evaluate(n.attrs["lhs"], self.env), S.evaluate(n.attrs["rhs"], self.env)
+            if a != b:
+                raise PyptoError(f"{n.attrs.get('what', 'shape check')}: {S.to_str(n.attrs['lhs'])} = {a} but "
+                                 f"{S.to_str(n.attrs['rhs'])} = {b} in this call", n.loc)
+        elif op == "loop":
+            self.loop(n, inst)
+        elif op in ("carry", "loop_out"):
+            pass  # placed by loop()
+        elif kind in ELEMENTWISE_KINDS or op in ("clone", "expand_clone"):
+            self.elementwise(n, inst)
+        elif kind == "reduce":
+            self.reduce(n, inst)
+        elif op == "transpose":
+            self.transpose(n, inst)
+        elif op == "matmul":
+            self.matmul(n, inst)
+        elif op == "view":
+            self.view(n, inst)
+        elif op == "assemble":
+            self.assemble(n, inst)
+        elif op in ("reshape", "unsqueeze"):
+            self.reshape(n, inst)
+        elif op == "concat":
+            self.concat(n, inst)
+        elif op == "tensor":
+            self.place[n.id] = InGM(self.buffer(self.shape(n), n.attrs["dtype"], "local", n.name or f"t{n.id}", n.id))
+        elif op in ("full", "arange"):
+            self.create(n, inst)
+        else:
+            raise PyptoError(f"{op} has no tile lowering yet", n.loc)
+
+    # ---- lowerings --------------------------------------------------------------------------------
+
+    def elementwise(self, n: Node, inst: int) -> None:
+        assert n.type is not None
+        in_shapes = [self.shape_of(v) for v in n.inputs]
+        # a tail view (valid_shape) is smaller than its declared type: the data decides
+        shape = tuple(np.broadcast_shapes(*in_shapes)) if in_shapes and n.op != "expand_clone" else self.shape(n)
+        tile = self.tile_of(n, shape)
+        ids = {}
+        rank = len(shape)
+        for coord, off, shp in grid(shape, tile):
+            srcs = []
+            for v, vs in zip(n.inputs, in_shapes):
+                k = rank - len(vs)
+                roff = tuple(0 if vs[i] == 1 and shape[i + k] != 1 else off[i + k] for i in range(len(vs)))
+                rshp = tuple(1 if vs[i] == 1 and shape[i + k] != 1 else shp[i + k] for i in range(len(vs)))
+                srcs.append(self.tile_for(v, roff, rshp, n, inst))
+            ids[coord] = self.new(n.op, n, inst, coord, shp, n.type.dtype, tuple(srcs), None, n.attrs)
+        self.place[n.id] = Tiles(inst, shape, tile, ids)
+
+    def reduce(self, n: Node, inst: int) -> None:
+        assert n.type is not None
+        (v,) = n.inputs
+        vshape = self.shape_of(v)
+        tile = self.tile_of(n, vshape)
+        d, keep = n.attrs["dim"], n.attrs.get("keepdim", False)
+        steps = max(1, math.ceil(vshape[d] / tile[d]))
+        if n.op in ("argmax", "argmin") and steps > 1:
+            raise PyptoError(f"{n.op} over dim {d} of size {vshape[d]} spans {steps} tiles of {tile[d]}; it has no "
+                             f"cross-tile lowering yet: set the tile's dim {d} to at least {vshape[d]}", n.loc)
+        if n.op not in COMBINE and n.op not in ("argmax", "argmin"):
+            raise PyptoError(f"{n.op} has no tile lowering (the tensor stage decomposes it)", n.loc)
+        oshape = tuple(1 if i == d else s for i, s in enumerate(vshape)) if keep else vshape[:d] + vshape[d + 1:]
+        otile = tuple(1 if i == d else t for i, t in enumerate(tile)) if keep else tile[:d] + tile[d + 1:]
+        ids = {}
+        for coord, off, shp in grid(oshape, otile):
+            ioff = list(off) if keep else list(off[:d]) + [0] + list(off[d:])
+            ishp = list(shp) if keep else list(shp[:d]) + [0] + list(shp[d:])
+            parts = []
+            for k in range(steps):
+                ioff[d] = k * tile[d]
+                ishp[d] = min(tile[d], vshape[d] - ioff[d])
+                src = self.tile_for(v, tuple(ioff), tuple(ishp), n, inst)
+                parts.append(self.new(n.op, n, inst, coord, shp, n.type.dtype, (src,), None,
+                                      {**n.attrs, "partial": k} if steps > 1 else n.attrs))
+            ids[coord] = parts[0] if steps == 1 else self.new(
+                "combine", n, inst, coord, shp, n.type.dtype, tuple(parts), None, {"fn": COMBINE[n.op]})
+        self.place[n.id] = Tiles(inst, oshape, otile, ids)
+
+    def transpose(self, n: Node, inst: int) -> None:
+        assert n.type is not None
+        perm = n.attrs["perm"]
+        ishape = self.shape_of(n.inputs[0])
+        shape = tuple(ishape[p] for p in perm)
+        tile = self.tile_of(n, shape)
+        inv = [0] * len(perm)
+        for i, p in enumerate(perm):
+            inv[p] = i
+        ids = {}
+        for coord, off, shp in grid(shape, tile):
+            src = self.tile_for(n.inputs[0], tuple(off[inv[j]] for j in range(len(perm))),
+                                tuple(shp[inv[j]] for j in range(len(perm))), n, inst)
+            ids[coord] = self.new("transpose", n, inst, coord, shp, n.type.dtype, (src,), None, n.attrs)
+        self.place[n.id] = Tiles(inst, shape, tile, ids)
+
+    def matmul(self, n: Node, inst: int) -> None:
+        assert n.type is not None
+        shape = self.shape(n)
+        if n.tile is not None and self.graph.tile_configs[n.tile].kind == "cube":
+            m, k, nn, _ = self.graph.tile_configs[n.tile].dims
+        else:
+            m, k, nn = DEFAULT_CUBE
+            self.notes.append((f"no set_cube_tile_shapes in force for matmul: using m={list(m)}, k={list(k)}, "
+                               f"n={list(nn)}", n))
+        regions = [self.gm(v, n) for v in n.inputs]
+        out = self.buffer(shape, n.type.dtype, "workspace", f"mm{n.id}", n.id)
+        tile = (1,) * (len(shape) - 2) + (m[1], nn[1])
+        a_shape = regions[0].shape
+        kdim = a_shape[-2] if n.attrs.get("a_trans") else a_shape[-1]
+        for coord, off, shp in grid(shape, tile):
+            self.new("matmul", n, inst, coord, shp, n.type.dtype, (), out.sub(off, shp),
+                     {**n.attrs, "inputs": tuple(regions), "k_steps": math.ceil(kdim / k[0]),
+                      "cube": (tuple(m), tuple(k), tuple(nn))})
+        self.place[n.id] = InGM(out)
+
+    def view(self, n: Node, inst: int) -> None:
+        src = self.gm(n.inputs[0], n)
+        valid = n.attrs.get("valid_shape")
+        off = tuple(S.evaluate(d, self.env) for d in n.attrs["offsets"])
+        shp = tuple(S.evaluate(d, self.env) for d in (valid if valid is not None else n.attrs["shape"]))
+        self.check_window(n, src, off, shp, "view")
+        if n.attrs.get("dtype") is not None:
+            raise PyptoError("view with a dtype (a bitcast) has no tile lowering yet", n.loc)
+        self.place[n.id] = InGM(src.sub(off, shp))
+
+    def assemble(self, n: Node, inst: int) -> None:
+        dst, src = n.inputs
+        target = self.gm(dst, n)
+        off = tuple(S.evaluate(d, self.env) for d in n.attrs["offsets"])
+        shp = self.shape_of(src)
+        self.check_window(n, target, off, shp, "assemble")
+        self.copy_into(src, target.sub(off, shp), n, inst)
+        self.place[n.id] = InGM(target)
+
+    def reshape(self, n: Node, inst: int) -> None:
+        src = self.gm(n.inputs[0], n)
+        shape = self.shape(n)
+        if not src.whole:
+            assert n.type is not None
+            copy = self.buffer(src.shape, n.type.dtype, "workspace", f"rs{n.id}", n.id)
+            self.copy_into(n.inputs[0], copy, n, inst)
+            src = copy
+        self.place[n.id] = InGM(Region(src.buffer, shape, (0,) * len(shape), shape))
+
+    def concat(self, n: Node, inst: int) -> None:
+        assert n.type is not None
+        shape = self.shape(n)
+        out = self.buffer(shape, n.type.dtype, "workspace", f"cat{n.id}", n.id)
+        d = n.attrs["dim"]
+        at = 0
+        for v in n.inputs:
+            vs = self.shape_of(v)
+            self.copy_into(v, out.sub(tuple(at if i == d else 0 for i in range(len(shape))), vs), n, inst)
+            at += vs[d]
+        self.place[n.id] = InGM(out)
+
+    def create(self, n: Node, inst: int) -> None:
+        assert n.type is not None
+        shape = self.shape(n)
+        tile = self.tile_of(n, shape)
+        ids = {}
+        for coord, off, shp in grid(shape, tile):
+            attrs = dict(n.attrs)
+            if n.op == "arange":
+                attrs["first"] = n.attrs["start"] + off[0] * n.attrs["step"]
+            ids[coord] = self.new("fill" if n.op == "full" else "arange", n, inst, coord, shp, n.type.dtype,
+                                  (), None, attrs)
+        self.place[n.id] = Tiles(inst, shape, tile, ids)
+
+    def loop(self, n: Node, inst: int) -> None:
+        body = n.body
+        assert body is not None
+        a = n.attrs
+        start, stop, step = (S.evaluate(a[k], self.env) for k in ("start", "stop", "step"))
+        carried = [self.gm(v, n) for v in n.inputs]
+        carry_ids = [c.id for c in body.nodes if c.op == "carry"]
+        for i in range(start, stop, step):
+            self.env[a["index"]] = i
+            child = Instance(len(self.instances), n.id, self.instances[inst].index + ((a["index"], i),))
+            self.instances.append(child)
+            for cid, region in zip(carry_ids, carried):
+                self.place[cid] = InGM(region)
+            self.block(body, child.id)
+            carried = [self.gm(v, n) for _, v in body.outputs]
+        self.env.pop(a["index"], None)
+        for out in self.loop_outs.get(n.id, []):
+            self.place[out.id] = InGM(carried[out.attrs["index"]])
+
+
+def expand(graph: Graph, bindings: dict[str, int]) -> tuple[TileGraph, list[tuple[str, Node]]]:
+    ex = Expander(graph, bindings)
+    return ex.run(), ex.notes

@@ -1,0 +1,78 @@
+"""The tile graph: what a kernel becomes once every tensor op is cut into tiles.
+
+Data lives in GM `Buffer`s (parameters, `pypto.tensor` locals, workspaces for values that
+cross a subgraph or root-function boundary) or in on-chip tiles. A `TileOp` computes one
+tile: it names the tensor node it lowers (provenance: tile op -> tensor node -> source
+line), the root-function `Instance` it belongs to (the kernel body, or one iteration of a
+`pypto.loop`), its tile coordinates, shape (tails are smaller) and dtype, its input tile
+ops, and for `load` / `store` / `matmul` the GM `Region` it reads or writes. Ops are kept
+in program order, which is a topological order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.dtypes import DataType
+
+
+@dataclass(frozen=True, slots=True)
+class Buffer:
+    id: int
+    shape: tuple[int, ...]
+    dtype: DataType
+    kind: str  # "param" | "local" | "workspace" | "output"
+    name: str
+    node: int  # the tensor node that made it
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """`shape` elements at `offset` of buffer `buffer` seen with shape `layout` (a reshape)."""
+
+    buffer: int
+    layout: tuple[int, ...]
+    offset: tuple[int, ...]
+    shape: tuple[int, ...]
+
+    def sub(self, offset: tuple[int, ...], shape: tuple[int, ...]) -> Region:
+        return Region(self.buffer, self.layout, tuple(a + b for a, b in zip(self.offset, offset)), shape)
+
+    @property
+    def whole(self) -> bool:
+        return self.shape == self.layout and not any(self.offset)
+
+
+@dataclass(frozen=True, slots=True)
+class TileOp:
+    id: int
+    op: str  # load | store | fill | arange | combine | matmul | a tensor op name (add, exp, amax …)
+    node: int  # the tensor node this tile op lowers
+    instance: int
+    coord: tuple[int, ...]
+    shape: tuple[int, ...]
+    dtype: DataType
+    inputs: tuple[int, ...] = ()
+    region: Region | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """One run of a root function: the kernel body (root -1) or one loop iteration."""
+
+    id: int
+    root: int  # loop node id, -1 for the kernel body
+    index: tuple[tuple[str, int], ...]  # loop index values in force
+
+
+@dataclass(frozen=True)
+class TileGraph:
+    buffers: tuple[Buffer, ...]
+    ops: tuple[TileOp, ...]
+    instances: tuple[Instance, ...]
+    outputs: tuple[tuple[str, int], ...]  # kernel output name -> buffer id
+
+    def count(self, op: str) -> int:
+        return sum(1 for o in self.ops if o.op == op)
