@@ -56,6 +56,15 @@ def _user_loc() -> Loc:
     return source.capture(b.kernel_code if b is not None else None, skip=3)
 
 
+def window_message(what: str, axis: int, offsets: tuple[int, ...], sizes: tuple[int, ...], extent: int) -> str:
+    """A view/assemble window past the end of its tensor at run time (one wording everywhere)."""
+    o, s = offsets[axis], sizes[axis]
+    hint = ("; a tail tile needs valid_shape=[...]" if what == "view"
+            else f" (writing a {list(sizes)} tile at offsets {list(offsets)})")
+    return (f"{what}: window [{o}, {o + s}) on dim {axis} runs past the "
+            f"{'input' if what == 'view' else 'destination'}, which has {extent} in this call{hint}")
+
+
 def op_message(op: str, e: Exception) -> str:
     """`op: message`, without repeating the op name when the message already starts with it."""
     msg = str(e)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pypto.compiler.tile_ir import TileGraph
 from pypto.errors import PyptoError
 from pypto.ir.graph import Graph
 from pypto.ir.source import Loc
@@ -31,6 +32,8 @@ class Program:
     every unchanged part (and every unchanged node) with its input."""
 
     graph: Graph  # the tensor graph (loops as regions)
+    bindings: tuple[tuple[str, int], ...] | None = None  # dynamic dims: the tile stage needs them
+    tiles: TileGraph | None = None  # the tile graph (tile stage on)
 
 
 @dataclass(frozen=True)
@@ -86,10 +89,14 @@ class PassManager:
         self.passes = list(passes)
         self.instruments = list(instruments)
 
-    def run(self, program: Program, ctx: PassContext, stop_after: str | None = None) -> Program:
-        """Run every pass (through stage `stop_after` only, when given)."""
+    def run(self, program: Program, ctx: PassContext, stop_after: str | None = None,
+            start_at: str | None = None) -> Program:
+        """Run the passes of stages `start_at` through `stop_after` (default: all)."""
         last = STAGES.index(stop_after) if stop_after else len(STAGES) - 1
+        first = STAGES.index(start_at) if start_at else 0
         for index, p in enumerate(self.passes):
+            if STAGES.index(p.stage) < first:
+                continue
             if STAGES.index(p.stage) > last:
                 break
             for ins in self.instruments:
@@ -126,18 +133,21 @@ class PassRecord:
 
     @property
     def node_count(self) -> int:
+        """Nodes of the most lowered form the snapshot has (tile ops once tiled)."""
+        if self.snapshot.tiles is not None:
+            return len(self.snapshot.tiles.ops)
         return len(self.snapshot.graph)
 
 
 def fingerprint(program: Program, memo: dict[int, str]) -> str:
-    """A structural hash of the program; memoized per immutable part by identity."""
+    """A structural hash of the tensor graph (memoized by identity) and the identity of every
+    other part: lowered parts are rebuilt only by the pass that changes them."""
     parts = []
     for f in dataclasses.fields(program):
         value = getattr(program, f.name)
         key = id(value)
         if key not in memo:
-            text = to_text(value) if isinstance(value, Graph) else repr(value)
-            memo[key] = hashlib.sha1(text.encode()).hexdigest()
+            memo[key] = hashlib.sha1(to_text(value).encode()).hexdigest() if isinstance(value, Graph) else str(key)
         parts.append(memo[key])
     return "".join(parts)
 

@@ -13,6 +13,7 @@ from typing import Any
 from pypto.boards import load as load_board
 from pypto.compiler.manager import Instrument, Pass, PassContext, PassManager, PassRecord, Program, Recorder
 from pypto.compiler.tensor_passes import autocast, cse, dce, decompose, simplify, verify
+from pypto.compiler.tile_passes import tile_expand
 from pypto.enums import CompStage
 from pypto.ir.graph import Graph
 
@@ -25,6 +26,8 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("cse", "tensor", cse, "identical computations are done once"),
     Pass("dce", "tensor", dce, "values no output needs are not computed"),
     Pass("verify_tensor", "tensor", verify, "the tensor stage left a well-formed graph"),
+    # ---- tile stage: the concrete shapes of this call, cut into tiles
+    Pass("tile_expand", "tile", tile_expand, "each op becomes tile ops by the tile shapes in force at its line"),
 )
 
 _STOP = {CompStage.TENSOR_GRAPH: "tensor", CompStage.TILE_GRAPH: "tile",
@@ -37,18 +40,32 @@ def stop_stage(options: dict[str, Any]) -> str | None:
     return _STOP.get(CompStage(stage))
 
 
-def run_pipeline(graph: Graph, options: dict[str, Any],
-                 instruments: Sequence[Instrument] = ()) -> tuple[Program, list[PassRecord]]:
-    """Compile `graph`; returns the final program and one record per pass that ran.
+def run_pipeline(graph: Graph, options: dict[str, Any], instruments: Sequence[Instrument] = ()
+                 ) -> tuple[Program, list[PassRecord]]:
+    """The tensor stage of `graph` (it needs no concrete shapes); returns the program and
+    one record per pass. On failure the exception carries `records`: every pass before it
+    and the failing one."""
+    return _run(Program(graph), options, instruments, "tensor", "tensor")
 
-    On failure the exception propagates and `Recorder.records` (reachable through the
-    exception's `records` attribute) still holds every pass before it and the failing one."""
+
+def lower(program: Program, bindings: dict[str, int], options: dict[str, Any],
+          instruments: Sequence[Instrument] = ()) -> tuple[Program, list[PassRecord]]:
+    """The stages after the tensor stage, for concrete values of the dynamic dims."""
+    stop = stop_stage(options)
+    if stop == "tensor":
+        return program, []
+    start = Program(program.graph, tuple(sorted(bindings.items())))
+    return _run(start, options, instruments, "tile", stop)
+
+
+def _run(program: Program, options: dict[str, Any], instruments: Sequence[Instrument], start: str,
+         stop: str | None) -> tuple[Program, list[PassRecord]]:
     recorder = Recorder()
     ctx = PassContext(options, load_board("a2a3"))
     manager = PassManager(PIPELINE, [recorder, *instruments])
     try:
-        program = manager.run(Program(graph), ctx, stop_stage(options))
+        result = manager.run(program, ctx, stop, start)
     except Exception as e:
         e.records = recorder.records  # type: ignore[attr-defined]
         raise
-    return program, recorder.records
+    return result, recorder.records

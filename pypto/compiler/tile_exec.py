@@ -21,7 +21,8 @@ _COMBINE = {"add": np.add, "max": np.maximum, "min": np.minimum, "mul": np.multi
 
 def _view(bufs: dict[int, np.ndarray], r: Region) -> np.ndarray:
     arr = bufs[r.buffer].reshape(r.layout)
-    return arr[tuple(slice(o, o + s) for o, s in zip(r.offset, r.shape))]
+    idx = tuple(slice(o, o + s) for o, s in zip(r.offset, r.shape))
+    return arr[idx] if idx else arr[...]  # a 0-d region stays a (writable) view
 
 
 class TileExecutor:
@@ -41,7 +42,7 @@ class TileExecutor:
         with np.errstate(all="ignore"):
             for op in self.tiles.ops:
                 self._op(op, vals, bufs, ctx)
-        return {name: bufs[b] for name, b in self.tiles.outputs}
+        return {name: _view(bufs, r).copy() for name, r in self.tiles.outputs}  # copy keeps 0-d shapes
 
     def _op(self, op: TileOp, vals: dict[int, np.ndarray], bufs: dict[int, np.ndarray], ctx: Ctx) -> None:
         kind = op.op
@@ -58,19 +59,35 @@ class TileExecutor:
             for p in parts[1:]:
                 acc = fn(acc, p)
             vals[op.id] = ctx.down(acc, op.dtype)
+        elif kind == "combine_arg":
+            half = len(op.inputs) // 2
+            idx = np.stack([vals[i] for i in op.inputs[:half]])
+            val = np.stack([vals[i].astype(np.float64) for i in op.inputs[half:]])
+            nan = np.isnan(val)
+            val = np.where(nan, np.inf if op.attrs["fn"] == "max" else -np.inf, val)  # a NaN wins, as in numpy
+            pick = (np.argmax if op.attrs["fn"] == "max" else np.argmin)(val, axis=0)  # first partial wins ties
+            vals[op.id] = np.take_along_axis(idx, pick[None], axis=0)[0].astype(op.dtype.np)
         elif kind == "fill":
             vals[op.id] = ctx.down(np.full(op.shape, op.attrs.get("value", 0)), op.dtype)
         elif kind == "arange":
             n = op.shape[0]
             step = op.attrs["step"]
             vals[op.id] = np.arange(op.attrs["first"], op.attrs["first"] + n * step, step)[:n].astype(op.dtype.np)
+        elif kind == "bitcast":
+            vals[op.id] = np.ascontiguousarray(vals[op.inputs[0]]).view(op.dtype.np)
         elif kind == "expand_clone":
             vals[op.id] = np.broadcast_to(vals[op.inputs[0]], op.shape).copy()
         elif kind == "matmul":
             self._matmul(op, bufs, ctx)
+        elif kind in ("amax", "amin") and self.nodes[op.node].op in ("argmax", "argmin"):
+            fn = np.max if kind == "amax" else np.min  # an arg-reduction's partial extremum, in its input dtype
+            vals[op.id] = fn(vals[op.inputs[0]], axis=op.attrs["dim"], keepdims=op.attrs["keepdim"])
         else:
             node = self.nodes[op.node]
-            vals[op.id] = KERNELS[kind](node, [vals[i] for i in op.inputs], ctx)
+            out = KERNELS[kind](node, [vals[i] for i in op.inputs], ctx)
+            if kind in ("argmax", "argmin") and "base" in op.attrs:
+                out = out + op.attrs["base"]  # a partial's index within its tile, made global
+            vals[op.id] = out
 
     def _matmul(self, op: TileOp, bufs: dict[int, np.ndarray], ctx: Ctx) -> None:
         node: Node = self.nodes[op.node]

@@ -23,7 +23,7 @@ import numpy as np
 
 from pypto.compiler.tile_ir import Buffer, Instance, Region, TileGraph, TileOp
 from pypto.dtypes import DataType
-from pypto.errors import PyptoError
+from pypto.errors import PyptoError, window_message
 from pypto.ir import symbolic as S
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
@@ -144,9 +144,7 @@ class Expander:
     def check_window(self, node: Node, region: Region, off: tuple[int, ...], shp: tuple[int, ...], what: str) -> None:
         for axis, (o, s, n) in enumerate(zip(off, shp, region.shape)):
             if o < 0 or o + s > n:
-                raise PyptoError(f"{what}: window [{o}, {o + s}) on dim {axis} runs past the "
-                                 f"{'input' if what == 'view' else 'destination'}, which has {n} in this call",
-                                 node.loc)
+                raise PyptoError(window_message(what, axis, off, shp, n), node.loc)
 
     # ---- the walk -----------------------------------------------------------------------------
 
@@ -157,23 +155,22 @@ class Expander:
             outputs.append((name, self.output(name, v)))
         return TileGraph(tuple(self.buffers), tuple(self.ops), tuple(self.instances), tuple(outputs))
 
-    def output(self, name: str, value: int) -> int:
+    def output(self, name: str, value: int) -> Region:
         params = {p.attrs["name"]: p for p in self.graph.params()}
         node = self.graph.by_id()[value]
         if name in params:
             target = self.place[params[name].id]
             assert isinstance(target, InGM)
             p = self.place[value]
-            if isinstance(p, InGM) and p.region == target.region:
-                return target.region.buffer
-            self.copy_into(value, target.region, node, 0)
-            return target.region.buffer
+            if not (isinstance(p, InGM) and p.region == target.region):
+                self.copy_into(value, target.region, node, 0)
+            return target.region
         p = self.materialize(value, node)
         if p.region.whole:
-            return p.region.buffer
+            return p.region
         out = self.buffer(p.region.shape, self.buffers[p.region.buffer].dtype, "output", name, value)
         self.copy_into(value, out, node, 0)
-        return out.buffer
+        return out
 
     def copy_into(self, value: int, target: Region, node: Node, inst: int) -> None:
         """Write all of `value` into `target` (same shape), tile by tile."""
@@ -259,9 +256,6 @@ class Expander:
         tile = self.tile_of(n, vshape)
         d, keep = n.attrs["dim"], n.attrs.get("keepdim", False)
         steps = max(1, math.ceil(vshape[d] / tile[d]))
-        if n.op in ("argmax", "argmin") and steps > 1:
-            raise PyptoError(f"{n.op} over dim {d} of size {vshape[d]} spans {steps} tiles of {tile[d]}; it has no "
-                             f"cross-tile lowering yet: set the tile's dim {d} to at least {vshape[d]}", n.loc)
         if n.op not in COMBINE and n.op not in ("argmax", "argmin"):
             raise PyptoError(f"{n.op} has no tile lowering (the tensor stage decomposes it)", n.loc)
         oshape = tuple(1 if i == d else s for i, s in enumerate(vshape)) if keep else vshape[:d] + vshape[d + 1:]
@@ -270,15 +264,25 @@ class Expander:
         for coord, off, shp in grid(oshape, otile):
             ioff = list(off) if keep else list(off[:d]) + [0] + list(off[d:])
             ishp = list(shp) if keep else list(shp[:d]) + [0] + list(shp[d:])
-            parts = []
+            parts, values = [], []
             for k in range(steps):
                 ioff[d] = k * tile[d]
                 ishp[d] = min(tile[d], vshape[d] - ioff[d])
                 src = self.tile_for(v, tuple(ioff), tuple(ishp), n, inst)
-                parts.append(self.new(n.op, n, inst, coord, shp, n.type.dtype, (src,), None,
-                                      {**n.attrs, "partial": k} if steps > 1 else n.attrs))
-            ids[coord] = parts[0] if steps == 1 else self.new(
-                "combine", n, inst, coord, shp, n.type.dtype, tuple(parts), None, {"fn": COMBINE[n.op]})
+                attrs = {**n.attrs, "partial": k, "base": ioff[d]} if steps > 1 else n.attrs
+                parts.append(self.new(n.op, n, inst, coord, shp, n.type.dtype, (src,), None, attrs))
+                if n.op in ("argmax", "argmin") and steps > 1:  # the partial extrema pick the winner
+                    extremum = "amax" if n.op == "argmax" else "amin"
+                    values.append(self.new(extremum, n, inst, coord, shp, self.ops[src].dtype, (src,), None,
+                                           {"dim": d, "keepdim": keep, "partial": k}))
+            if steps == 1:
+                ids[coord] = parts[0]
+            elif values:
+                ids[coord] = self.new("combine_arg", n, inst, coord, shp, n.type.dtype, tuple(parts + values), None,
+                                      {"fn": "max" if n.op == "argmax" else "min"})
+            else:
+                ids[coord] = self.new("combine", n, inst, coord, shp, n.type.dtype, tuple(parts), None,
+                                      {"fn": COMBINE[n.op]})
         self.place[n.id] = Tiles(inst, oshape, otile, ids)
 
     def transpose(self, n: Node, inst: int) -> None:
@@ -323,9 +327,18 @@ class Expander:
         off = tuple(S.evaluate(d, self.env) for d in n.attrs["offsets"])
         shp = tuple(S.evaluate(d, self.env) for d in (valid if valid is not None else n.attrs["shape"]))
         self.check_window(n, src, off, shp, "view")
-        if n.attrs.get("dtype") is not None:
-            raise PyptoError("view with a dtype (a bitcast) has no tile lowering yet", n.loc)
-        self.place[n.id] = InGM(src.sub(off, shp))
+        region = src.sub(off, shp)
+        dt = n.attrs.get("dtype")
+        if dt is not None and dt is not self.buffers[src.buffer].dtype:
+            # a bitcast: the window's bytes read as another dtype, as one tile
+            assert n.type is not None
+            whole = (0,) * len(shp)
+            loaded = self.new("load", n, inst, whole, shp, self.buffers[src.buffer].dtype, (), region)
+            out = shp[:-1] + (shp[-1] * self.buffers[src.buffer].dtype.nbytes // dt.nbytes,)
+            tid = self.new("bitcast", n, inst, whole, out, dt, (loaded,), None, {"dtype": dt})
+            self.place[n.id] = Tiles(inst, out, out, {whole: tid})
+            return
+        self.place[n.id] = InGM(region)
 
     def assemble(self, n: Node, inst: int) -> None:
         dst, src = n.inputs

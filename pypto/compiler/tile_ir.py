@@ -72,7 +72,7 @@ class TileGraph:
     buffers: tuple[Buffer, ...]
     ops: tuple[TileOp, ...]
     instances: tuple[Instance, ...]
-    outputs: tuple[tuple[str, int], ...]  # kernel output name -> buffer id
+    outputs: tuple[tuple[str, Region], ...]  # kernel output name -> where it is (a whole buffer, maybe reshaped)
 
     def count(self, op: str) -> int:
         return sum(1 for o in self.ops if o.op == op)

@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from pypto import dtypes, options
+from pypto.compiler.instruments import debug_instruments
 from pypto.compiler.manager import PassRecord, Program
-from pypto.compiler.pipeline import run_pipeline
+from pypto.compiler.pipeline import lower, run_pipeline
+from pypto.compiler.tile_exec import TileExecutor
 from pypto.dtypes import DataType
 from pypto.enums import RunMode
 from pypto.errors import PyptoError
@@ -149,6 +151,15 @@ def _const_key(v: Any) -> Any:
 # ---- compiled kernels -------------------------------------------------------------------------
 
 @dataclass
+class Lowered:
+    """A compiled kernel lowered for one set of dynamic dims: tile stage onwards."""
+
+    program: Program
+    passes: list[PassRecord]
+    executor: TileExecutor | None
+
+
+@dataclass
 class CompiledKernel:
     """One trace of a kernel: the graph, what its params bind, and how outputs map back."""
 
@@ -161,12 +172,13 @@ class CompiledKernel:
     trace_seconds: float = 0.0  # wall time of tracing the body into the graph
     program: Program | None = None  # the pipeline's result (None until compiled)
     passes: list[PassRecord] = dataclasses.field(default_factory=list)
-    compile_seconds: float = 0.0  # wall time of the pass pipeline
+    compile_seconds: float = 0.0  # wall time of the tensor stage
     interpreter: Interpreter = dataclasses.field(init=False, repr=False)
+    lowered: dict[tuple[tuple[str, int], ...], Lowered] = dataclasses.field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         t0 = time.perf_counter()
-        self.program, self.passes = run_pipeline(self.graph, self.options)
+        self.program, self.passes = run_pipeline(self.graph, self.options, debug_instruments(self))
         self.compile_seconds = time.perf_counter() - t0
         # the tensor-stage result is what runs: the passes are checked by every call
         self.interpreter = Interpreter(self.program.graph)
@@ -188,9 +200,28 @@ class CompiledKernel:
                                      f"needs {S.to_str(d)} = {want}", loc)
         return syms
 
+    def lower(self, syms: dict[str, int]) -> Lowered:
+        """The stages after the tensor stage for these dynamic dims (cached, a few at a time)."""
+        key = tuple(sorted(syms.items()))
+        lw = self.lowered.pop(key, None)
+        if lw is None:
+            program, passes = lower(self.program, syms, self.options,  # type: ignore[arg-type]
+                                    debug_instruments(self, syms))
+            executor = TileExecutor(program.graph, program.tiles) if program.tiles is not None else None
+            lw = Lowered(program, passes, executor)
+        self.lowered[key] = lw  # most recent last
+        while len(self.lowered) > 8:
+            del self.lowered[next(iter(self.lowered))]
+        return lw
+
     def run(self, arrays: dict[str, np.ndarray], loc: Loc) -> dict[str, np.ndarray]:
+        """Run the lowered program tile by tile (what was compiled is what runs); with
+        `compile_stage` stopping at the tensor stage, the reference interpreter runs."""
         syms = self.bind_symbols(arrays, loc)
-        return self.interpreter.run(arrays, syms)
+        lw = self.lower(syms)
+        if lw.executor is None:
+            return self.interpreter.run(arrays, syms)
+        return lw.executor.run(arrays)
 
 
 class JitKernel:

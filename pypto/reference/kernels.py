@@ -23,7 +23,7 @@ import numpy as np
 
 from pypto.dtypes import DataType, promote, promote_scalar
 from pypto.enums import CastMode, SaturationMode
-from pypto.errors import PyptoError
+from pypto.errors import PyptoError, window_message
 from pypto.ir import symbolic as S
 from pypto.ir.graph import Node
 
@@ -349,12 +349,7 @@ def window(node: Node, ctx: Ctx, offsets: tuple[S.Dim, ...], shape: tuple[S.Dim,
     sizes = ctx.dims(shape)
     for axis, (o, s, n) in enumerate(zip(offs, sizes, bounds)):
         if o < 0 or o + s > n:
-            what = "view" if node.op == "view" else "assemble"
-            hint = ("; a tail tile needs valid_shape=[...]" if what == "view"
-                    else f" (writing a {list(sizes)} tile at offsets {list(offs)})")
-            raise PyptoError(f"{what}: window [{o}, {o + s}) on dim {axis} runs past the "
-                             f"{'input' if what == 'view' else 'destination'}, which has {n} in this call{hint}",
-                             node.loc)
+            raise PyptoError(window_message(node.op, axis, offs, sizes, n), node.loc)
     return tuple(slice(o, o + s) for o, s in zip(offs, sizes))
 
 

@@ -1,0 +1,109 @@
+"""Pass instruments that write files: one JSON file per pass, as the pipeline runs.
+
+A dump written while compiling survives a compile that crashes or hangs later, and is
+what a user attaches to a bug report; it is the CompileRecord's pass entry plus that
+pass's program, in the record's own JSON forms (`pypto.record`). `DumpInstrument(dir)`
+writes `NNN_<pass>.json` after each pass, and the failing pass's file (with its error
+and its input program) when a pass raises. `debug_options={"compile_debug_mode": 1}`
+turns it on for every compile, into `./output/<kernel>_<YYYYmmdd_HHMMSS>/`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pypto.compiler.manager import Instrument, Pass, PassContext, PassRecord, Program, fingerprint
+
+if TYPE_CHECKING:
+    from pypto.record import PassInfo
+
+DUMP_SCHEMA = "pypto-ide/pass-dump"
+OUTPUT_DIR = "output"  # relative to the working directory, as PyPTO's own dumps
+
+
+def pass_file_name(index: int, name: str) -> str:
+    return f"{index:03d}_{name}.json"
+
+
+def pass_dump_json(p: PassInfo | PassRecord, kernel: str) -> dict[str, Any]:
+    """One pass's dump: the record's pass entry and the program after it (its input, if it failed)."""
+    from pypto.record import VERSION, PassInfo, program_json
+
+    info = p if isinstance(p, PassInfo) else PassInfo.from_pass_record(p)
+    out: dict[str, Any] = {"schema": DUMP_SCHEMA, "version": VERSION, "kernel": kernel, "pass": info.to_json()}
+    if info.snapshot is not None:
+        out.update(program_json(info.snapshot))
+    return out
+
+
+def write_pass_file(directory: Path | str, p: PassInfo | PassRecord, kernel: str) -> Path:
+    """Write `directory/NNN_<pass>.json` (creating the directory) and return its path."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / pass_file_name(p.index, p.name)
+    path.write_text(json.dumps(pass_dump_json(p, kernel), indent=1))
+    return path
+
+
+class DumpInstrument:
+    """Writes each pass's dump into `directory` as the pass finishes (or fails)."""
+
+    def __init__(self, directory: Path | str, kernel: str = "") -> None:
+        self.directory = Path(directory)
+        self.kernel = kernel
+        self.written: list[Path] = []
+        self._t0 = 0.0
+        self._n_diag = 0
+        self._memo: dict[int, str] = {}
+        self._keep: list[Program] = []  # keeps memoized programs alive so their ids stay unique
+
+    def before(self, index: int, p: Pass, program: Program, ctx: PassContext) -> None:
+        self._n_diag = len(ctx.diagnostics)
+        self._t0 = time.perf_counter()
+
+    def after(self, index: int, p: Pass, before: Program, after: Program, ctx: PassContext) -> None:
+        seconds = time.perf_counter() - self._t0
+        self._keep += [before, after]
+        changed = after is not before and fingerprint(after, self._memo) != fingerprint(before, self._memo)
+        rec = PassRecord(index, p.name, p.stage, p.why, changed, seconds, tuple(ctx.diagnostics[self._n_diag:]),
+                         after if changed else before)
+        self.written.append(write_pass_file(self.directory, rec, self.kernel))
+
+    def failed(self, index: int, p: Pass, program: Program, ctx: PassContext, error: BaseException) -> None:
+        seconds = time.perf_counter() - self._t0
+        rec = PassRecord(index, p.name, p.stage, p.why, False, seconds, tuple(ctx.diagnostics[self._n_diag:]),
+                         program, f"{type(error).__name__}: {error}")
+        self.written.append(write_pass_file(self.directory, rec, self.kernel))
+
+
+def new_run_dir(kernel: str, base: Path | str = OUTPUT_DIR) -> Path:
+    """`base/<kernel>_<YYYYmmdd_HHMMSS>` (with `_2`, `_3` … when that exists already); not created."""
+    stem = Path(base) / f"{kernel}_{time.strftime('%Y%m%d_%H%M%S')}"
+    path, n = stem, 1
+    while path.exists():
+        n += 1
+        path = stem.with_name(f"{stem.name}_{n}")
+    return path
+
+
+def bindings_dir_name(bindings: Mapping[str, int]) -> str:
+    """The sub-folder for the stages lowered for these dynamic dims (`x.d0=32,out.d0=32`)."""
+    return ",".join(f"{k}={v}" for k, v in sorted(bindings.items()))
+
+
+def debug_instruments(ck: Any, bindings: Mapping[str, int] | None = None) -> list[Instrument]:
+    """The instruments `debug_options` asks for, for compiled kernel `ck` (a CompiledKernel):
+    with `compile_debug_mode` set, a DumpInstrument into the kernel's run folder — the
+    tensor stage at its top, the stages lowered for some dynamic dims in a sub-folder named
+    after them."""
+    if not ck.options.get("debug_options", {}).get("compile_debug_mode"):
+        return []
+    run = ck.__dict__.get("_dump_dir")
+    if run is None:
+        run = ck.__dict__["_dump_dir"] = new_run_dir(ck.name)
+    directory = run / bindings_dir_name(bindings) if bindings else run
+    return [DumpInstrument(directory, ck.name)]

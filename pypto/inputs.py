@@ -1,0 +1,315 @@
+"""Example inputs: how a tool compiles a kernel without running the user's program.
+
+The IDE, the CLI and the language server compile a kernel from its file alone. A
+kernel's annotations often fix every tensor's shape and dtype — then inputs are
+synthesized from them. When they do not (a `DYNAMIC` axis, `pypto.Tensor()`, a
+non-tensor parameter without a default), the kernel's docstring says what to use:
+
+    \"\"\"Softmax over the last axis.
+
+    pypto-inputs:
+        x: fp32[32, 32, 1, 256]
+        out: fp32[32, 32, 1, 256]
+        eps: 1e-5            # non-tensor parameters: a Python literal
+    \"\"\"
+
+A tensor entry is `DTYPE[dims]` with a `pypto.DataType` short name (fp32, fp16, bf16,
+int8, …); anything else is a Python literal. Entries may list only some parameters; the
+others come from their annotations or defaults. Tensors are filled deterministically
+(fixed seed): normal floats, small ints, fair-coin bools. When neither source applies,
+`PyptoError` at the kernel's `def` line shows the block to add.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import re
+import textwrap
+import tokenize
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pypto import dtypes
+from pypto.dtypes import DataType
+from pypto.errors import PyptoError
+from pypto.ir.source import Loc, Span
+
+if TYPE_CHECKING:
+    from pypto.frontend.jit import JitKernel, ParamSpec
+
+HEADER = "pypto-inputs:"
+SEED = 0
+_TENSOR = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\[(.*)\]$")
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor to make: its dtype and shape."""
+
+    dtype: DataType
+    shape: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"{self.dtype.short}[{', '.join(str(d) for d in self.shape)}]"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of a `pypto-inputs:` block: a tensor spec or a literal, and where it is written."""
+
+    name: str
+    value: Any  # TensorSpec | a Python literal
+    loc: Loc
+
+
+# ---- locating the kernel and its docstring ------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Where:
+    file: str
+    func: str
+    def_line: int  # the `def` line (not the decorator's)
+    def_col: int
+    doc_line: int | None  # the line the docstring starts on
+
+
+def _where(fn: Any) -> _Where:
+    code = fn.__code__
+    file, func, first = code.co_filename, fn.__name__, code.co_firstlineno
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return _Where(file, func, first, 0, None)
+    fdef = tree.body[0] if tree.body else None
+    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return _Where(file, func, first, 0, None)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    doc_line = None
+    if fdef.body and isinstance(fdef.body[0], ast.Expr) and isinstance(fdef.body[0].value, ast.Constant) \
+            and isinstance(fdef.body[0].value.value, str):
+        doc_line = start + fdef.body[0].lineno - 1
+    return _Where(file, func, start + fdef.lineno - 1, indent + fdef.col_offset, doc_line)
+
+
+def _loc(w: _Where, line: int, col: int = 0) -> Loc:
+    return Loc((Span(w.file, line, col, 0, 0, w.func),))
+
+
+# ---- parsing the block --------------------------------------------------------------------------
+
+def _strip_comment(text: str) -> str:
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                return text[: tok.start[1]].rstrip()
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return text.rstrip()
+
+
+def _dtype(name: str) -> DataType | None:
+    try:
+        return dtypes.from_short(name)
+    except KeyError:
+        return DataType.__members__.get(name)
+
+
+def parse_value(text: str) -> Any:
+    """`fp32[4, 8]` -> TensorSpec; anything else -> the Python literal. Raises ValueError."""
+    m = _TENSOR.match(text)
+    if m and _dtype(m.group(1)) is not None:
+        dt = _dtype(m.group(1))
+        assert dt is not None
+        inner = m.group(2).strip()
+        dims = [] if inner in ("", "()") else ast.literal_eval(f"[{inner}]")
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
+            raise ValueError(f"the dims of {text!r} must be non-negative integers")
+        return TensorSpec(dt, tuple(dims))
+    if m:
+        shorts = ", ".join(d.short for d in DataType)
+        raise ValueError(f"{m.group(1)!r} is not a dtype; use one of {shorts}")
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise ValueError(f"{text!r} is neither DTYPE[dims] nor a Python literal") from None
+
+
+def parse_block(doc: str, file: str = "<docstring>", first_line: int = 1, func: str = "") -> list[Entry]:
+    """The entries of the `pypto-inputs:` block of a docstring (line `i` of `doc` is at
+    `first_line + i` of `file`); [] when there is no block."""
+    lines = doc.split("\n")
+    where = _Where(file, func, first_line, 0, first_line)
+    start = next((i for i, ln in enumerate(lines) if ln.strip() == HEADER), None)
+    if start is None:
+        return []
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    entries: list[Entry] = []
+    for i in range(start + 1, len(lines)):
+        raw = lines[i]
+        if not raw.strip():
+            continue
+        col = len(raw) - len(raw.lstrip())
+        if col <= indent:
+            break
+        code = _strip_comment(raw.strip())
+        if not code:
+            continue
+        loc = _loc(where, first_line + i, col)
+        name, sep, value = code.partition(":")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise PyptoError(f"{HEADER} line {code!r}: expected 'name: DTYPE[dims]' or 'name: literal'", loc)
+        try:
+            parsed = parse_value(value.strip())
+        except ValueError as e:
+            raise PyptoError(f"{HEADER} {name}: {e}", loc) from None
+        if any(e.name == name for e in entries):
+            raise PyptoError(f"{HEADER} {name} is given twice", loc)
+        entries.append(Entry(name, parsed, loc))
+    return entries
+
+
+# ---- building the arguments ---------------------------------------------------------------------
+
+def _fixed(spec: ParamSpec) -> TensorSpec | None:
+    if spec.dtype is None or spec.shape is None or spec.rest_static:
+        return None
+    if not all(isinstance(d, int) for d in spec.shape):
+        return None
+    return TensorSpec(spec.dtype, tuple(spec.shape))
+
+
+def _check_against(name: str, t: TensorSpec, spec: ParamSpec, loc: Loc) -> None:
+    """A block entry must agree with the parameter's annotation (the compile would reject it later,
+    at a less helpful place)."""
+    if spec.dtype is not None and spec.dtype is not t.dtype:
+        raise PyptoError(f"{HEADER} {name} is {t.dtype.short} but its annotation declares {spec.dtype.short}", loc)
+    if spec.shape is None:
+        return
+    n = len(spec.shape)
+    if len(t.shape) < n or (len(t.shape) != n and not spec.rest_static):
+        raise PyptoError(f"{HEADER} {name} has rank {len(t.shape)} but its annotation declares rank {n}"
+                         f"{' or more' if spec.rest_static else ''}", loc)
+    for axis, (want, got) in enumerate(zip(spec.shape, t.shape)):
+        if isinstance(want, int) and want != got:
+            raise PyptoError(f"{HEADER} {name} has dim {axis} = {got} but its annotation declares {want}", loc)
+
+
+def _template(spec: ParamSpec | None, name: str) -> str:
+    """What to write for a parameter, with <placeholders> where only the user knows."""
+    if spec is None:
+        return f"{name}: <a Python literal>"
+    dt = spec.dtype.short if spec.dtype is not None else "<dtype>"
+    if spec.shape is None:
+        return f"{name}: {dt}[<dims>]"
+    dims = []
+    for axis, d in enumerate(spec.shape):
+        if isinstance(d, int):
+            dims.append(str(d))
+        elif isinstance(d, tuple):
+            dims.append(f"<{d[1]}>")
+        else:
+            dims.append(f"<{name}.d{axis}>")
+    if spec.rest_static:
+        dims.append("<more dims…>")
+    return f"{name}: {dt}[{', '.join(dims)}]"
+
+
+def make_tensor(t: TensorSpec, rng: Any, like_torch: bool) -> Any:
+    """A tensor of `t`'s dtype and shape: normal floats, ints in [-8, 8) ([0, 8) unsigned), fair-coin bools."""
+    if like_torch:
+        import torch
+
+        shape = tuple(t.shape)
+        if t.dtype is DataType.DT_BOOL:
+            return torch.rand(shape, generator=rng) < 0.5
+        if t.dtype.is_float:
+            return torch.randn(shape, generator=rng, dtype=torch.float32).to(dtypes.torch_dtype(t.dtype))
+        lo = -8 if t.dtype.is_signed else 0
+        return torch.randint(lo, 8, shape, generator=rng, dtype=torch.int64).to(dtypes.torch_dtype(t.dtype))
+    if t.dtype is DataType.DT_BOOL:
+        return rng.random(t.shape) < 0.5
+    if t.dtype.is_float:
+        return rng.standard_normal(t.shape, dtype=np.float32).astype(t.dtype.np)
+    lo = -8 if t.dtype.is_signed else 0
+    return rng.integers(lo, 8, t.shape).astype(t.dtype.np)
+
+
+def _rng(like_torch: bool) -> Any:
+    if like_torch:
+        import torch
+
+        return torch.Generator().manual_seed(SEED)
+    return np.random.default_rng(SEED)
+
+
+def _torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None) -> dict[str, Any]:
+    """Every parameter's example argument, in parameter order (torch tensors when torch is
+    installed, else numpy arrays). Raises PyptoError when a parameter has no source."""
+    fn = kernel.fn
+    w = _where(fn)
+    entries = parse_block(fn.__doc__ or "", w.file, w.doc_line or w.def_line, w.func) if fn.__doc__ else []
+    given = {e.name: e for e in entries}
+    specs = kernel.specs()
+    params = [p for p in kernel.signature.parameters.values()
+              if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+    names = {p.name for p in params}
+    for e in entries:
+        if e.name not in names:
+            raise PyptoError(f"{HEADER} {e.name} is not a parameter of {kernel.name} "
+                             f"(parameters: {', '.join(p.name for p in params)})", e.loc)
+    like_torch = _torch_available() if use_torch is None else use_torch
+    rng = _rng(like_torch)
+    out: dict[str, Any] = {}
+    missing: list[str] = []
+    for p in params:
+        spec = specs.get(p.name)
+        entry = given.get(p.name)
+        if entry is not None:
+            if isinstance(entry.value, TensorSpec):
+                if spec is not None:
+                    _check_against(p.name, entry.value, spec, entry.loc)
+                out[p.name] = make_tensor(entry.value, rng, like_torch)
+            elif spec is not None:
+                raise PyptoError(f"{HEADER} {p.name} is a tensor parameter: write {_template(spec, p.name)}",
+                                 entry.loc)
+            else:
+                out[p.name] = entry.value
+            continue
+        fixed = _fixed(spec) if spec is not None else None
+        if fixed is not None:
+            out[p.name] = make_tensor(fixed, rng, like_torch)
+        elif spec is None and p.default is not inspect.Parameter.empty:
+            out[p.name] = p.default
+        else:
+            missing.append(p.name)
+    if missing:
+        block = "\n".join(f"        {_template(specs.get(n), n)}" for n in missing)
+        what = ", ".join(repr(n) for n in missing)
+        raise PyptoError(f"{kernel.name}: cannot make example inputs for {what} (the annotations do not fix "
+                         f"shape and dtype); add to the kernel's docstring:\n    {HEADER}\n{block}",
+                         _loc(w, w.def_line, w.def_col))
+    return out
+
+
+def example_inputs(kernel: JitKernel, *, use_torch: bool | None = None) -> list[Any]:
+    """The example arguments in parameter order: `kernel.compile(*example_inputs(kernel))`."""
+    return list(example_arguments(kernel, use_torch=use_torch).values())
+
+
+__all__: Sequence[str] = ("Entry", "TensorSpec", "example_arguments", "example_inputs", "make_tensor",
+                          "parse_block", "parse_value")
