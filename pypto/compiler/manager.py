@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pypto.compiler.tile_ir import TileGraph
+from pypto.compiler.tile_ir import Leaf, Subgraph, TileGraph
 from pypto.errors import PyptoError
 from pypto.ir.graph import Graph
 from pypto.ir.source import Loc
@@ -34,6 +34,8 @@ class Program:
     graph: Graph  # the tensor graph (loops as regions)
     bindings: tuple[tuple[str, int], ...] | None = None  # dynamic dims: the tile stage needs them
     tiles: TileGraph | None = None  # the tile graph (tile stage on)
+    subgraphs: tuple[Subgraph, ...] | None = None  # graph partition: one per task
+    leaves: tuple[Leaf, ...] | None = None  # isomorphic subgraphs merged
 
 
 @dataclass(frozen=True)

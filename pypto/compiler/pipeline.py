@@ -13,7 +13,7 @@ from typing import Any
 from pypto.boards import load as load_board
 from pypto.compiler.manager import Instrument, Pass, PassContext, PassManager, PassRecord, Program, Recorder
 from pypto.compiler.tensor_passes import autocast, cse, dce, decompose, simplify, verify
-from pypto.compiler.tile_passes import tile_expand
+from pypto.compiler.tile_passes import graph_partition, leaf_functions, tile_expand
 from pypto.enums import CompStage
 from pypto.ir.graph import Graph
 
@@ -28,6 +28,9 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("verify_tensor", "tensor", verify, "the tensor stage left a well-formed graph"),
     # ---- tile stage: the concrete shapes of this call, cut into tiles
     Pass("tile_expand", "tile", tile_expand, "each op becomes tile ops by the tile shapes in force at its line"),
+    Pass("graph_partition", "tile", graph_partition,
+         "tile ops group into per-core subgraphs that fit UB; crossing edges go through GM"),
+    Pass("leaf_functions", "tile", leaf_functions, "isomorphic subgraphs merge into one leaf function"),
 )
 
 _STOP = {CompStage.TENSOR_GRAPH: "tensor", CompStage.TILE_GRAPH: "tile",

@@ -76,3 +76,27 @@ class TileGraph:
 
     def count(self, op: str) -> int:
         return sum(1 for o in self.ops if o.op == op)
+
+
+@dataclass(frozen=True, slots=True)
+class Subgraph:
+    """Tile ops that run together as one task on one core (graph partition's unit)."""
+
+    id: int
+    core: str  # "AIV" (vector) | "AIC" (cube)
+    instance: int
+    ops: tuple[int, ...]  # tile op ids, in execution order
+    peak_bytes: int  # on-chip bytes at the busiest point (UB for AIV, L1 for AIC)
+    leaf: int = -1  # the leaf function it instantiates (set by leaf dedup)
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """A leaf function: isomorphic subgraphs merged by structural hash."""
+
+    id: int
+    hash: str
+    core: str
+    template: int  # the subgraph whose ops are this leaf's body
+    count: int  # how many subgraphs (tasks) instantiate it
+    nodes: tuple[int, ...]  # the tensor nodes it lowers (provenance)

@@ -1,0 +1,219 @@
+"""Graph partition and leaf functions: tile ops grouped into tasks, tasks into leaf functions.
+
+Partition walks the tile ops in program order and grows vector subgraphs greedily: an op
+joins the subgraph of its producers when they all live in one (same root instance) and
+the subgraph's on-chip footprint stays within UB; otherwise it starts a new subgraph. The
+footprint model keeps every tile that still has a consumer, frees a tile at its last use,
+and lets an op overwrite a dying input of its size (in place). Elementwise chains and row
+reductions fuse this way; a subgraph over capacity is split, and a single op whose tiles
+cannot fit even alone is a user error naming the numbers. Cube ops (matmul tiles) are
+subgraphs of their own on AIC. Edges that cross subgraphs go through GM: a store in the
+producer's subgraph, a load in the consumer's (copy insertion). Isomorphic subgraphs —
+the same ops, shapes, dtypes and attributes, whatever their tile coordinates — are one
+leaf function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from collections.abc import Mapping
+
+from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileGraph, TileOp
+from pypto.errors import PyptoError
+from pypto.ir.graph import Node
+
+_POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs"})
+
+
+def nbytes(op: TileOp) -> int:
+    return 0 if op.op == "store" else math.prod(op.shape) * op.dtype.nbytes
+
+
+class _Group:
+    __slots__ = ("id", "core", "instance", "ops", "open", "peak", "successor", "exported")
+
+    def __init__(self, gid: int, core: str, instance: int) -> None:
+        self.id = gid
+        self.core = core
+        self.instance = instance
+        self.ops: list[int] = []
+        self.open: dict[int, int] = {}  # live tile op id -> bytes
+        self.peak = 0
+        self.successor: _Group | None = None  # where ops that overflow this group go
+        self.exported = False  # another group reads one of its tiles (so it may not take new inputs)
+
+
+def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int) -> tuple[TileGraph, tuple[Subgraph, ...]]:
+    ops = {o.id: o for o in tiles.ops}
+    uses: dict[int, int] = {}
+    for o in tiles.ops:
+        for i in o.inputs:
+            uses[i] = uses.get(i, 0) + 1
+    group_of: dict[int, int] = {}
+    groups: list[_Group] = []
+    last_partial: dict[tuple[int, tuple[int, ...]], int] = {}
+
+    def new_group(core: str, instance: int) -> _Group:
+        g = _Group(len(groups), core, instance)
+        groups.append(g)
+        return g
+
+    def cost(g: _Group, o: TileOp, loads: list[TileOp]) -> int:
+        """The group's footprint while `o` runs, if it joined."""
+        live = sum(g.open.values()) + sum(nbytes(ld) for ld in loads)
+        out = nbytes(o)
+        dying = [ops[i] for i in o.inputs if uses.get(i, 0) == 1 and (i in g.open or ops[i] in loads)]
+        if any(nbytes(d) >= out for d in dying):
+            out = 0  # written in place over an input that dies here
+        return live + out
+
+    def add(g: _Group, o: TileOp, loads: list[TileOp], copied: list[TileOp]) -> None:
+        """`o` joins `g` with its fresh loads; `copied` inputs arrive from other groups via GM."""
+        for ld in loads:
+            group_of[ld.id] = g.id
+            g.ops.append(ld.id)
+            g.open[ld.id] = nbytes(ld)
+        g.peak = max(g.peak, cost(g, o, copied))
+        group_of[o.id] = g.id
+        g.ops.append(o.id)
+        for i in o.inputs:
+            uses[i] -= 1
+            if uses[i] == 0:
+                src = groups[group_of[i]] if i in group_of else None
+                if src is not None:
+                    src.open.pop(i, None)
+        if uses.get(o.id, 0) > 0:
+            g.open[o.id] = nbytes(o)
+
+    for o in tiles.ops:
+        if o.op == "load":
+            continue  # placed with its first consumer
+        if o.op == "matmul":
+            add(new_group("AIC", o.instance), o, [], [])
+            continue
+        loads = [ops[i] for i in o.inputs if ops[i].op == "load" and i not in group_of]
+        producers = {group_of[i] for i in o.inputs if i in group_of}
+        if not producers and "partial" in o.attrs and (o.node, o.coord) in last_partial:
+            producers = {last_partial[(o.node, o.coord)]}  # the partials of one reduction fuse
+        g: _Group | None = None
+        copied: list[TileOp] = []
+        cand = groups[max(producers)] if producers else None
+        while cand is not None and g is None:
+            copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != cand.id]
+            # joining with inputs from elsewhere is safe only into a subgraph nothing depends on yet
+            if cand.core == "AIV" and cand.instance == o.instance and not (copied and cand.exported) \
+                    and cost(cand, o, loads + copied) <= ub_bytes:
+                g = cand
+            else:
+                cand = cand.successor  # the subgraph this one overflowed into
+        if g is None:
+            full = [groups[i] for i in producers]
+            g = new_group("AIV", o.instance)
+            copied = [ops[i] for i in o.inputs if i in group_of]
+            for f in full:  # later overflow from the same producer lands here, not in yet another group
+                while f.successor is not None:
+                    f = f.successor
+                if f is not g and f.core == "AIV" and f.instance == o.instance:
+                    f.successor = g
+            need = cost(g, o, loads + copied)
+            if need > ub_bytes:
+                node = nodes[o.node]
+                raise PyptoError(f"{node.op}: its tiles need {need} bytes of UB at once (tile {list(o.shape)} of "
+                                 f"{o.dtype.short} and its inputs), more than the {ub_bytes}-byte UB; "
+                                 f"halve the vector tile shape", node.loc)
+        for c in copied:
+            groups[group_of[c.id]].exported = True
+        add(g, o, loads, copied)
+        if "partial" in o.attrs:
+            last_partial[(o.node, o.coord)] = g.id
+    for o in tiles.ops:  # a load nothing consumed runs alone
+        if o.op == "load" and o.id not in group_of:
+            g = new_group("AIV", o.instance)
+            add(g, o, [], [])
+    return _insert_copies(tiles, ops, group_of, groups)
+
+
+def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int, int],
+                   groups: list[_Group]) -> tuple[TileGraph, tuple[Subgraph, ...]]:
+    """Every input that comes from another subgraph is read back from GM."""
+    next_id = max(ops, default=-1) + 1
+    buffers = list(tiles.buffers)
+    stored: dict[int, Region] = {}  # producer id -> workspace region holding its tile
+    before: dict[int, list[TileOp]] = {}  # consumer id -> loads to run just before it
+    after: dict[int, list[TileOp]] = {}  # producer id -> stores to run just after it
+    replaced: dict[int, TileOp] = {}
+    for o in tiles.ops:
+        if not o.inputs:
+            continue
+        new_inputs = list(o.inputs)
+        for k, i in enumerate(o.inputs):
+            p = ops[i]
+            if group_of[i] == group_of[o.id]:
+                continue
+            if p.op == "load":  # a shared load: each subgraph loads for itself
+                region = p.region
+            else:
+                region = stored.get(i)
+                if region is None:
+                    b = Buffer(len(buffers), p.shape, p.dtype, "workspace", f"xfer{i}", p.node)
+                    buffers.append(b)
+                    region = stored[i] = Region(b.id, p.shape, (0,) * len(p.shape), p.shape)
+                    st = TileOp(next_id, "store", p.node, p.instance, p.coord, p.shape, p.dtype, (i,), region)
+                    next_id += 1
+                    after.setdefault(i, []).append(st)
+                    group_of[st.id] = group_of[i]
+                    groups[group_of[i]].ops.append(st.id)
+            ld = TileOp(next_id, "load", o.node, o.instance, p.coord, p.shape, p.dtype, (), region)
+            next_id += 1
+            group_of[ld.id] = group_of[o.id]
+            g = groups[group_of[o.id]]
+            g.ops.insert(g.ops.index(o.id), ld.id)
+            before.setdefault(o.id, []).append(ld)
+            new_inputs[k] = ld.id
+        if new_inputs != list(o.inputs):
+            replaced[o.id] = dataclasses.replace(o, inputs=tuple(new_inputs))
+    order: list[TileOp] = []
+    for o in tiles.ops:
+        order.extend(before.get(o.id, ()))
+        order.append(replaced.get(o.id, o))
+        order.extend(after.get(o.id, ()))
+    position = {o.id: k for k, o in enumerate(order)}
+    subgraphs = tuple(Subgraph(g.id, g.core, g.instance, tuple(sorted(g.ops, key=position.__getitem__)), g.peak)
+                      for g in groups)
+    return dataclasses.replace(tiles, buffers=tuple(buffers), ops=tuple(order)), subgraphs
+
+
+def signature(sg: Subgraph, ops: Mapping[int, TileOp]) -> str:
+    """A structural hash: ops, shapes, dtypes, attributes and wiring, not coordinates."""
+    local = {oid: k for k, oid in enumerate(sg.ops)}
+    parts = [sg.core]
+    for oid in sg.ops:
+        o = ops[oid]
+        attrs = sorted((k, repr(v)) for k, v in o.attrs.items() if k not in _POSITION_ATTRS)
+        regions = [r.shape for r in o.attrs.get("inputs", ())]
+        parts.append(repr((o.op, o.shape, o.dtype.short, attrs, regions,
+                           tuple(local.get(i, -1) for i in o.inputs),
+                           o.region.shape if o.region is not None else None)))
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def merge_leaves(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> tuple[tuple[Subgraph, ...], tuple[Leaf, ...]]:
+    ops = {o.id: o for o in tiles.ops}
+    by_hash: dict[str, int] = {}
+    leaves: list[dict[str, object]] = []
+    out = []
+    for sg in subgraphs:
+        h = signature(sg, ops)
+        lid = by_hash.get(h)
+        if lid is None:
+            lid = by_hash[h] = len(leaves)
+            leaves.append({"hash": h, "core": sg.core, "template": sg.id, "count": 0, "nodes": set()})
+        leaf = leaves[lid]
+        leaf["count"] = int(leaf["count"]) + 1  # type: ignore[call-overload]
+        leaf["nodes"].update(ops[i].node for i in sg.ops)  # type: ignore[attr-defined]
+        out.append(dataclasses.replace(sg, leaf=lid))
+    return tuple(out), tuple(Leaf(i, str(d["hash"]), str(d["core"]), int(d["template"]),  # type: ignore[call-overload]
+                                  int(d["count"]), tuple(sorted(d["nodes"])))  # type: ignore[call-overload]
+                             for i, d in enumerate(leaves))
