@@ -37,6 +37,14 @@ def gelu_erf(x):
 @pypto.frontend.jit
 def activations_kernel(x: pypto.Tensor(), silu_out: pypto.Tensor(), gelu_tanh_out: pypto.Tensor(),
                        gelu_erf_out: pypto.Tensor()):
+    """SiLU and both GELU forms of `x`, each into its own output (any float dtype).
+
+    pypto-inputs:
+        x: bf16[64, 256]
+        silu_out: bf16[64, 256]
+        gelu_tanh_out: bf16[64, 256]
+        gelu_erf_out: bf16[64, 256]
+    """
     # 16 rows x 128 columns per tile; 128 x 2 B (bf16) is a 32-byte multiple
     pypto.set_vec_tile_shapes(16, 128)
     xf = to_fp32(x)
@@ -49,6 +57,12 @@ def activations_kernel(x: pypto.Tensor(), silu_out: pypto.Tensor(), gelu_tanh_ou
 @pypto.frontend.jit
 def swiglu_kernel(x: pypto.Tensor([pypto.DYNAMIC, 512], pypto.DT_BF16),
                   out: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_BF16)):
+    """SwiGLU of the two halves of each row of `x`.
+
+    pypto-inputs:
+        x: bf16[48, 512]
+        out: bf16[48, 256]
+    """
     pypto.set_vec_tile_shapes(16, 128)
     hidden = out.shape[-1]
     # views of the two halves of each row: [gate | up]

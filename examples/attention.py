@@ -21,6 +21,14 @@ def attention_kernel(q: pypto.Tensor([pypto.DYNAMIC, S, D], pypto.DT_FP16),
                      k: pypto.Tensor([pypto.DYNAMIC, S, D], pypto.DT_FP16),
                      v: pypto.Tensor([pypto.DYNAMIC, S, D], pypto.DT_FP16),
                      out: pypto.Tensor([pypto.DYNAMIC, S, D], pypto.DT_FP32)):
+    """softmax(Q K^T / sqrt(D)) V for each head.
+
+    pypto-inputs:
+        q: fp16[8, 128, 64]
+        k: fp16[8, 128, 64]
+        v: fp16[8, 128, 64]
+        out: fp32[8, 128, 64]
+    """
     # cube tiles for both matmuls (multiples of 16 elements), vector tiles of 32 score rows
     pypto.set_cube_tile_shapes([64, 128], [64, 128], [64, 128])
     pypto.set_vec_tile_shapes(1, 32, S)

@@ -15,6 +15,14 @@ from pypto.testing import Check, compare
 @pypto.frontend.jit
 def scale_shift_kernel(x: pypto.Tensor(), bias: pypto.Tensor(), row_scale: pypto.Tensor(),
                        out: pypto.Tensor()):
+    """(x * 0.5 + bias) * row_scale - 1 / (1 + x^2), written into `out`.
+
+    pypto-inputs:
+        x: fp32[48, 256]
+        bias: fp32[256]
+        row_scale: fp32[48, 1]
+        out: fp32[48, 256]
+    """
     # 2-D tiles of 8 rows x 64 columns; 64 x 4 B (fp32) and 64 x 2 B (fp16) are both 32-byte multiples
     pypto.set_vec_tile_shapes(8, 64)
     # [B, N] * scalar + [N]: the bias row is broadcast down every row

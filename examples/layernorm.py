@@ -19,6 +19,12 @@ def layernorm_kernel(x: pypto.Tensor([pypto.DYNAMIC, 512], pypto.DT_BF16),
                      gamma: pypto.Tensor([512], pypto.DT_FP32),
                      beta: pypto.Tensor([512], pypto.DT_FP32),
                      out: pypto.Tensor([pypto.DYNAMIC, 512], pypto.DT_BF16)):
+    """Layer norm over the hidden axis, statistics in fp32.
+
+    pypto-inputs:
+        x: bf16[64, 512]
+        out: bf16[64, 512]
+    """
     # 4 rows x 512 columns per tile: the whole hidden axis is in one tile, so each reduction is local
     pypto.set_vec_tile_shapes(4, 512)
     hidden = x.shape[-1]

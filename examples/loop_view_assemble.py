@@ -18,6 +18,12 @@ TILE_ROWS, COLS = 16, 128
 @pypto.frontend.jit
 def row_tiles_kernel(x: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32),
                      out: pypto.Tensor([pypto.DYNAMIC, COLS], pypto.DT_FP32)):
+    """Each row minus its mean, times 2, one 16-row tile per loop iteration.
+
+    pypto-inputs:
+        x: fp32[50, 128]
+        out: fp32[50, 128]
+    """
     pypto.set_vec_tile_shapes(TILE_ROWS, COLS)
     rows = x.shape[0]
     # i = 0, 16, 32, ...: one iteration per 16-row tile

@@ -17,6 +17,12 @@ M, K, N = 96, 256, 128
 
 @pypto.frontend.jit
 def matmul_kernel(a: pypto.Tensor(), b: pypto.Tensor(), c: pypto.Tensor([M, N], pypto.DT_FP32)):
+    """c = a @ b in fp32.
+
+    pypto-inputs:
+        a: fp16[96, 256]
+        b: fp16[256, 128]
+    """
     # cube tiles: 64x64 blocks of A and B in L0, with 128 of K staged in L1 (multiples of 16 elements)
     pypto.set_cube_tile_shapes([64, 64], [64, 128], [64, 64])
     # a: [M, K], b: [K, N]; the result is fp32 for fp16 and for fp32 inputs

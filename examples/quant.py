@@ -18,6 +18,13 @@ H = 256
 def quantize_kernel(x: pypto.Tensor([pypto.DYNAMIC, H], pypto.DT_FP32),
                     q: pypto.Tensor([pypto.DYNAMIC, H], pypto.DT_INT8),
                     scale: pypto.Tensor([pypto.DYNAMIC, 1], pypto.DT_FP32)):
+    """Symmetric per-row int8 quantization of `x`.
+
+    pypto-inputs:
+        x: fp32[24, 256]
+        q: int8[24, 256]
+        scale: fp32[24, 1]
+    """
     # the last tile entry must be 32 bytes for every dtype involved: 64 int8 = 64 B, 64 fp32 = 256 B
     pypto.set_vec_tile_shapes(8, 64)
     # one scale per row, from the largest magnitude in the row
@@ -31,6 +38,13 @@ def quantize_kernel(x: pypto.Tensor([pypto.DYNAMIC, H], pypto.DT_FP32),
 def dequantize_kernel(q: pypto.Tensor([pypto.DYNAMIC, H], pypto.DT_INT8),
                       scale: pypto.Tensor([pypto.DYNAMIC, 1], pypto.DT_FP32),
                       out: pypto.Tensor([pypto.DYNAMIC, H], pypto.DT_FP32)):
+    """`q` times its per-row scale, in fp32.
+
+    pypto-inputs:
+        q: int8[24, 256]
+        scale: fp32[24, 1]
+        out: fp32[24, 256]
+    """
     pypto.set_vec_tile_shapes(8, 64)
     # int8 -> fp32 is exact; the [rows, 1] scale broadcasts across each row
     out[:] = pypto.cast(q, pypto.DT_FP32) * scale

@@ -18,6 +18,13 @@ def rmsnorm_kernel(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP16),
                    gamma: pypto.Tensor([256], pypto.DT_FP16),
                    by_hand: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP16),
                    builtin: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP16)):
+    """RMS norm of `x` twice: by hand and with `pypto.rms_norm`.
+
+    pypto-inputs:
+        x: fp16[40, 256]
+        by_hand: fp16[40, 256]
+        builtin: fp16[40, 256]
+    """
     # 8 rows x 256 columns per tile: a whole row per tile; 256 x 2 B is 32-byte aligned
     pypto.set_vec_tile_shapes(8, 256)
     # by hand: accumulate the squares in fp32 so 256 of them neither overflow nor lose bits

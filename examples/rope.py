@@ -25,6 +25,14 @@ def rope_kernel(x: pypto.Tensor([pypto.DYNAMIC, HEADS, HEAD_DIM], pypto.DT_BF16)
                 cos: pypto.Tensor([pypto.DYNAMIC, 1, HEAD_DIM], pypto.DT_BF16),
                 sin: pypto.Tensor([pypto.DYNAMIC, 1, HEAD_DIM], pypto.DT_BF16),
                 out: pypto.Tensor([pypto.DYNAMIC, HEADS, HEAD_DIM], pypto.DT_BF16)):
+    """Rotary position embedding of `x` with the cos/sin tables of each token.
+
+    pypto-inputs:
+        x: bf16[40, 4, 64]
+        cos: bf16[40, 1, 64]
+        sin: bf16[40, 1, 64]
+        out: bf16[40, 4, 64]
+    """
     # 3-D tiles: 8 tokens x all heads x the whole head dim (64 x 2 B = 128 B, 32-byte aligned)
     pypto.set_vec_tile_shapes(8, HEADS, HEAD_DIM)
     # compute in fp32, round once at the end

@@ -15,6 +15,12 @@ from pypto.testing import Check, compare
 @pypto.frontend.jit
 def softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
                    out: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):
+    """Softmax over the last axis, one batch entry per loop iteration.
+
+    pypto-inputs:
+        x: fp32[32, 32, 1, 256]
+        out: fp32[32, 32, 1, 256]
+    """
     # tiles of [1, 4, 1, 64] elements (one per rank-4 axis); the last entry, 64 fp32 = 256 B, is 32-byte aligned
     pypto.set_vec_tile_shapes(1, 4, 1, 64)
     # the batch size is only known at run time: a symbolic scalar

@@ -18,6 +18,13 @@ def bias_act_kernel(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32),
                     bias: pypto.Tensor([256], pypto.DT_FP32),
                     out: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32),
                     use_gelu: bool):
+    """x + bias, then GELU or ReLU as chosen by `use_gelu` at compile time.
+
+    pypto-inputs:
+        x: fp32[32, 256]
+        out: fp32[32, 256]
+        use_gelu: True
+    """
     pypto.set_vec_tile_shapes(16, 256)
     y = x + bias
     # decided while compiling: only one branch becomes part of the kernel

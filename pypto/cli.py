@@ -1,25 +1,36 @@
-"""`pypto-ide`: the command line. For now one verb, `examples`, the README's main job.
+"""`pypto-ide`: the command line — `examples` (the README's main job) and `compile`.
 
 `pypto-ide examples [DIR]` imports every example in DIR (default: the repository's
 `examples/`), runs its `check()` (compile, run on the CPU, compare with torch) and prints,
 per example, the kernels it compiled (graph size, loops, tile shapes) and every comparison.
 An example that raises is reported with its error and the run goes on; the exit code is
 non-zero if anything failed.
+
+`pypto-ide compile FILE[::KERNEL]` compiles the file's kernels without running them (the
+arguments come from `pypto.inputs`: annotations or a `pypto-inputs:` docstring block) and
+prints every pass (or the CompileRecord as JSON), optionally dumping each pass's file and
+exporting the final graph. A mistake — in the command, the file or the kernel — prints
+one `file:line: error: …` message and exits 1, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import sys
 import time
 import traceback
 from pathlib import Path
 from types import ModuleType
 
+from pypto.compiler.instruments import write_pass_file
+from pypto.compiler.manager import STAGES, PassRecord
 from pypto.errors import PyptoError
 from pypto.frontend.jit import JitKernel
+from pypto.inputs import def_loc, example_arguments
 from pypto.ir.graph import Graph
+from pypto.record import CompileRecord, InputInfo, compile_record
 from pypto.testing import Check
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,14 +97,182 @@ def run_examples(directory: Path) -> int:
     return 1 if failed else 0
 
 
+# ---- compile ------------------------------------------------------------------------------------
+
+EXPORTS = ("graphml", "dot", "model-explorer", "program")
+
+
+class CliError(Exception):
+    """A mistake the command reports as one `file:line: error: message` and exit 1."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: error: {message}")
+
+
+def _where(e: PyptoError, fallback: str) -> str:
+    """The error's `file:line`; a location in this command's own script (a call-site error found
+    while compiling from here, with no user frame above) is no location."""
+    span = e.loc.span
+    if span is None or Path(span.file).resolve() == Path(sys.argv[0]).resolve():
+        return fallback
+    return f"{span.file}:{span.line}"
+
+
+def _def_where(k: JitKernel) -> str:
+    span = def_loc(k.fn).span
+    return f"{span.file}:{span.line}" if span else "<unknown>"
+
+
+def _load_user_file(path: Path) -> ModuleType:
+    """Import the user's file; any exception becomes a CliError at the file's line that raised it."""
+    try:
+        return load_module(path, prefix="pypto_user_")
+    except PyptoError as e:
+        raise CliError(_where(e, f"{path}:1"), e.message) from None
+    except SyntaxError as e:
+        raise CliError(f"{e.filename or path}:{e.lineno or 1}", f"SyntaxError: {e.msg}") from None
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's module raised while importing
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename) == path]
+        line = frames[-1].lineno if frames else 1
+        raise CliError(f"{path}:{line}", f"{type(e).__name__} while importing: {e}") from None
+
+
+def find_kernels(target: str) -> tuple[Path, list[JitKernel]]:
+    """The kernels of `FILE[::KERNEL]`: all those defined in FILE, or the one named KERNEL."""
+    file, _, name = target.partition("::")
+    path = Path(file).resolve()
+    if not path.is_file():
+        raise CliError(file, "no such file")
+    mod = _load_user_file(path)
+    kernels: list[JitKernel] = []
+    named: dict[str, JitKernel] = {}
+    for attr, value in vars(mod).items():
+        if isinstance(value, JitKernel) and Path(value.fn.__code__.co_filename) == path:
+            if value not in kernels:
+                kernels.append(value)
+            named[attr] = named.get(attr, value)
+            named.setdefault(value.name, value)
+    if not kernels:
+        raise CliError(f"{path}:1", "no @pypto.jit kernels in this file")
+    if name:
+        if name not in named:
+            raise CliError(f"{path}:1", f"no kernel named {name!r} (kernels: {', '.join(k.name for k in kernels)})")
+        return path, [named[name]]
+    return path, kernels
+
+
+def _shape_text(i: InputInfo) -> str:
+    if i.dtype is None:
+        return f"{i.name}={i.value}"
+    return f"{i.name}: {i.dtype}[{', '.join(str(d) for d in i.shape or ())}]"
+
+
+def pass_table(record: CompileRecord) -> str:
+    rows = [f"  {'#':>3}  {'stage':<7} {'pass':<16} {'changed':<7} {'nodes':>7} {'ms':>9} {'diags':>5}"]
+    for p in record.passes:
+        rows.append(f"  {p.index:>3}  {p.stage:<7} {p.name:<16} {'yes' if p.changed else '–':<7} "
+                    f"{p.node_count:>7} {p.seconds * 1000:>9.2f} {len(p.diagnostics):>5}"
+                    + (f"  ERROR {p.error}" if p.error else ""))
+    return "\n".join(rows)
+
+
+def _failed_passes(k: JitKernel, e: BaseException) -> list[PassRecord]:
+    """The passes a failed compile ran: those attached to the error, after the tensor stage's
+    when the failure came later (in lowering)."""
+    records: list[PassRecord] = list(getattr(e, "records", []))
+    ck = next(iter(k.cache.values()), None)
+    if ck is not None and records and records[0].stage != "tensor":
+        records = list(ck.passes) + records
+    return records
+
+
+def _export(record: CompileRecord, fmt: str, directory: Path) -> list[Path]:
+    from pypto import export
+
+    directory.mkdir(parents=True, exist_ok=True)
+    name = record.source.kernel
+    if fmt == "graphml":
+        return [export.write_graphml(record.graph, directory / f"{name}.graphml")]
+    if fmt == "dot":
+        return [export.write_dot(record.graph, directory / f"{name}.dot")]
+    if fmt == "model-explorer":
+        graph_path = directory / f"{name}.model_explorer.json"
+        graph_path.write_text(json.dumps(export.to_model_explorer(record.graph), indent=1))
+        # overlay: how late in the pipeline each node was made (0: by the frontend)
+        order = {p.name: p.index + 1 for p in record.passes}
+        made = {n.id: order.get(n.made_by or "", 0) for n in record.graph.walk()}
+        data_path = directory / f"{name}.node_data.json"
+        data_path.write_text(json.dumps(export.node_data(record.graph.name, made), indent=1))
+        return [graph_path, data_path]
+    out = directory / name
+    out.mkdir(parents=True, exist_ok=True)
+    program = out / "program.json"
+    program.write_text(json.dumps(export.to_program_json(record.graph), indent=1))
+    return [program, *export.write_pass_dumps(record, out)]
+
+
+def run_compile(target: str, stage: str | None = None, dump: Path | None = None, as_json: bool = False,
+                export: tuple[str, Path] | None = None) -> int:
+    try:
+        if export is not None and export[0] not in EXPORTS:
+            raise CliError("--export", f"unknown format {export[0]!r}; one of {', '.join(EXPORTS)}")
+        _, kernels = find_kernels(target)
+    except CliError as e:
+        print(e, file=sys.stderr)
+        return 1
+    records: list[CompileRecord] = []
+    failed = 0
+    written: list[Path] = []
+    for k in kernels:
+        record: CompileRecord | None = None
+        passes: list[PassRecord] = []  # of a failed compile
+        try:
+            record = compile_record(k, example_arguments(k), stage)
+        except PyptoError as e:
+            print(f"{_where(e, _def_where(k))}: error: {e.message}", file=sys.stderr)
+            passes, failed = _failed_passes(k, e), failed + 1
+        except Exception as e:  # noqa: BLE001 - a compiler bug: one line, not a traceback
+            print(f"{_def_where(k)}: error: internal compiler error compiling {k.name}: {e}", file=sys.stderr)
+            passes, failed = _failed_passes(k, e), failed + 1
+        if record is not None:
+            records.append(record)
+            if not as_json:
+                print(f"{record.source.kernel}  {_def_where(k)}  ({', '.join(_shape_text(i) for i in record.inputs)})")
+                print(pass_table(record))
+            if export is not None:
+                written += _export(record, export[0], export[1])
+        if dump is not None:
+            folder = dump / k.name
+            written += [write_pass_file(folder, p, k.name) for p in (record.passes if record else passes)]
+            if record is not None:
+                (folder / "record.json").write_text(record.dumps(indent=1))
+                written.append(folder / "record.json")
+    if as_json:
+        docs = [r.to_json() for r in records]
+        print(json.dumps(docs[0] if len(kernels) == 1 and docs else docs, indent=1))
+    elif written:
+        print(f"wrote {len(written)} files")
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pypto-ide", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     ex = sub.add_parser("examples", help="compile and run the examples, compare each with torch")
     ex.add_argument("directory", nargs="?", default=str(REPO / "examples"))
+    co = sub.add_parser("compile", help="compile a file's kernels without running them; show every pass")
+    co.add_argument("target", metavar="FILE[::KERNEL]", help="a Python file, optionally ::the kernel to compile")
+    co.add_argument("--stage", choices=STAGES, help="stop after this stage (default: every stage)")
+    co.add_argument("--dump", metavar="DIR", type=Path, help="write DIR/<kernel>/NNN_<pass>.json and record.json")
+    co.add_argument("--json", action="store_true", help="print the CompileRecord JSON (a list for several kernels)")
+    co.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"),
+                    help=f"write the final graph as one of: {', '.join(EXPORTS)}")
     args = parser.parse_args(argv)
     if args.cmd == "examples":
         return run_examples(Path(args.directory).resolve())
+    if args.cmd == "compile":
+        export = (args.export[0], Path(args.export[1])) if args.export else None
+        return run_compile(args.target, args.stage, args.dump, args.json, export)
     return 2
 
 

@@ -97,6 +97,12 @@ def _where(fn: Any) -> _Where:
     return _Where(file, func, start + fdef.lineno - 1, indent + fdef.col_offset, doc_line)
 
 
+def def_loc(fn: Any) -> Loc:
+    """Where a function's `def` is written (the decorator's line is `co_firstlineno`)."""
+    w = _where(fn)
+    return _loc(w, w.def_line, w.def_col)
+
+
 def _loc(w: _Where, line: int, col: int = 0) -> Loc:
     return Loc((Span(w.file, line, col, 0, 0, w.func),))
 

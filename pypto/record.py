@@ -315,7 +315,7 @@ def bind(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, int]:
     return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class CompileRecord:
     """One compile: its source, inputs, every pass, and the final program."""
 
@@ -323,7 +323,7 @@ class CompileRecord:
     inputs: list[InputInfo]
     bindings: dict[str, int]
     passes: list[PassInfo]
-    program: Program  # the final program (after the last pass that ran)
+    program: Program = field(repr=False)  # the final program (after the last pass that ran)
     traced: Program | None = field(default=None, compare=False, repr=False)  # the frontend's graph
     error: ErrorInfo | None = None
 

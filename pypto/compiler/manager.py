@@ -15,9 +15,13 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pypto.compiler.tile_ir import Leaf, Subgraph, TileGraph
+
+if TYPE_CHECKING:
+    from pypto.compiler.block import Block
+    from pypto.compiler.execute import ExecGraph
 from pypto.errors import PyptoError
 from pypto.ir.graph import Graph
 from pypto.ir.source import Loc
@@ -36,6 +40,8 @@ class Program:
     tiles: TileGraph | None = None  # the tile graph (tile stage on)
     subgraphs: tuple[Subgraph, ...] | None = None  # graph partition: one per task
     leaves: tuple[Leaf, ...] | None = None  # isomorphic subgraphs merged
+    blocks: tuple[Block, ...] | None = None  # one instruction list per leaf (block stage)
+    execute: ExecGraph | None = None  # tasks and their dependencies (execute stage)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def nbytes(op: TileOp) -> int:
 
 
 class _Group:
-    __slots__ = ("id", "core", "instance", "ops", "open", "peak", "successor", "exported")
+    __slots__ = ("id", "core", "instance", "ops", "open", "open_bytes", "peak", "successor", "exported")
 
     def __init__(self, gid: int, core: str, instance: int) -> None:
         self.id = gid
@@ -40,6 +40,7 @@ class _Group:
         self.instance = instance
         self.ops: list[int] = []
         self.open: dict[int, int] = {}  # live tile op id -> bytes
+        self.open_bytes = 0  # their sum
         self.peak = 0
         self.successor: _Group | None = None  # where ops that overflow this group go
         self.exported = False  # another group reads one of its tiles (so it may not take new inputs)
@@ -47,6 +48,7 @@ class _Group:
 
 def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int) -> tuple[TileGraph, tuple[Subgraph, ...]]:
     ops = {o.id: o for o in tiles.ops}
+    size = {o.id: nbytes(o) for o in tiles.ops}
     uses: dict[int, int] = {}
     for o in tiles.ops:
         for i in o.inputs:
@@ -62,30 +64,32 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int) -> tup
 
     def cost(g: _Group, o: TileOp, loads: list[TileOp]) -> int:
         """The group's footprint while `o` runs, if it joined."""
-        live = sum(g.open.values()) + sum(nbytes(ld) for ld in loads)
-        out = nbytes(o)
-        dying = [ops[i] for i in o.inputs if uses.get(i, 0) == 1 and (i in g.open or ops[i] in loads)]
-        if any(nbytes(d) >= out for d in dying):
-            out = 0  # written in place over an input that dies here
-        return live + out
+        extra = {ld.id for ld in loads}
+        out = size[o.id]
+        for i in o.inputs:  # written in place over an input of its size that dies here
+            if uses.get(i, 0) == 1 and (i in g.open or i in extra) and size[i] >= out:
+                out = 0
+                break
+        return g.open_bytes + sum(size[i] for i in extra) + out
 
     def add(g: _Group, o: TileOp, loads: list[TileOp], copied: list[TileOp]) -> None:
         """`o` joins `g` with its fresh loads; `copied` inputs arrive from other groups via GM."""
         for ld in loads:
             group_of[ld.id] = g.id
             g.ops.append(ld.id)
-            g.open[ld.id] = nbytes(ld)
+            g.open[ld.id] = size[ld.id]
+            g.open_bytes += size[ld.id]
         g.peak = max(g.peak, cost(g, o, copied))
         group_of[o.id] = g.id
         g.ops.append(o.id)
         for i in o.inputs:
             uses[i] -= 1
-            if uses[i] == 0:
-                src = groups[group_of[i]] if i in group_of else None
-                if src is not None:
-                    src.open.pop(i, None)
+            if uses[i] == 0 and i in group_of:
+                src = groups[group_of[i]]
+                src.open_bytes -= src.open.pop(i, 0)
         if uses.get(o.id, 0) > 0:
-            g.open[o.id] = nbytes(o)
+            g.open[o.id] = size[o.id]
+            g.open_bytes += size[o.id]
 
     for o in tiles.ops:
         if o.op == "load":
@@ -168,8 +172,7 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
             ld = TileOp(next_id, "load", o.node, o.instance, p.coord, p.shape, p.dtype, (), region)
             next_id += 1
             group_of[ld.id] = group_of[o.id]
-            g = groups[group_of[o.id]]
-            g.ops.insert(g.ops.index(o.id), ld.id)
+            groups[group_of[o.id]].ops.append(ld.id)  # ordered by program position below
             before.setdefault(o.id, []).append(ld)
             new_inputs[k] = ld.id
         if new_inputs != list(o.inputs):
@@ -185,30 +188,39 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
     return dataclasses.replace(tiles, buffers=tuple(buffers), ops=tuple(order)), subgraphs
 
 
-def signature(sg: Subgraph, ops: Mapping[int, TileOp]) -> str:
-    """A structural hash: ops, shapes, dtypes, attributes and wiring, not coordinates."""
+def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: dict[tuple[object, ...], int]) -> tuple[int, ...]:
+    """The structure of a subgraph as ints: each op's kind (op, shape, dtype, attributes but
+    not coordinates — interned in `kinds`) followed by where its inputs come from."""
     local = {oid: k for k, oid in enumerate(sg.ops)}
-    parts = [sg.core]
+    out: list[int] = [0 if sg.core == "AIV" else 1]
     for oid in sg.ops:
         o = ops[oid]
-        attrs = sorted((k, repr(v)) for k, v in o.attrs.items() if k not in _POSITION_ATTRS)
-        regions = [r.shape for r in o.attrs.get("inputs", ())]
-        parts.append(repr((o.op, o.shape, o.dtype.short, attrs, regions,
-                           tuple(local.get(i, -1) for i in o.inputs),
-                           o.region.shape if o.region is not None else None)))
-    return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:16]
+        key = (o.op, o.shape, o.dtype, id(o.attrs), o.region.shape if o.region is not None else None)
+        kind = kinds.get(key)
+        if kind is None:  # attribute dicts are shared by the tiles of one tensor op
+            attrs = tuple(sorted((k, repr(v)) for k, v in o.attrs.items() if k not in _POSITION_ATTRS))
+            regions = tuple(r.shape for r in o.attrs.get("inputs", ()))
+            kind = kinds.setdefault((o.op, o.shape, o.dtype, attrs, regions, key[-1]), len(kinds))
+            kinds[key] = kind
+        out.append(kind)
+        out.append(len(o.inputs))
+        out.extend(local.get(i, -1) for i in o.inputs)
+    return tuple(out)
 
 
 def merge_leaves(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> tuple[tuple[Subgraph, ...], tuple[Leaf, ...]]:
     ops = {o.id: o for o in tiles.ops}
-    by_hash: dict[str, int] = {}
     leaves: list[dict[str, object]] = []
     out = []
+    kinds: dict[tuple[object, ...], int] = {}
+    by_sig: dict[tuple[int, ...], int] = {}
     for sg in subgraphs:
-        h = signature(sg, ops)
-        lid = by_hash.get(h)
+        sig = signature(sg, ops, kinds)
+        lid = by_sig.get(sig)
         if lid is None:
-            lid = by_hash[h] = len(leaves)
+            lid = by_sig[sig] = len(leaves)
+            text = "\n".join(repr(k) for k in kinds if isinstance(k[3], tuple))  # stable across runs
+            h = hashlib.sha1((text + repr(sig)).encode()).hexdigest()[:16]
             leaves.append({"hash": h, "core": sg.core, "template": sg.id, "count": 0, "nodes": set()})
         leaf = leaves[lid]
         leaf["count"] = int(leaf["count"]) + 1  # type: ignore[call-overload]

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from pypto.boards import load as load_board
+from pypto.compiler.block import block_schedule
+from pypto.compiler.execute import execute_graph
 from pypto.compiler.manager import Instrument, Pass, PassContext, PassManager, PassRecord, Program, Recorder
 from pypto.compiler.tensor_passes import autocast, cse, dce, decompose, simplify, verify
 from pypto.compiler.tile_passes import graph_partition, leaf_functions, tile_expand
@@ -31,6 +33,12 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("graph_partition", "tile", graph_partition,
          "tile ops group into per-core subgraphs that fit UB; crossing edges go through GM"),
     Pass("leaf_functions", "tile", leaf_functions, "isomorphic subgraphs merge into one leaf function"),
+    # ---- block stage: each leaf function as its core's instructions
+    Pass("block_schedule", "block", block_schedule,
+         "each leaf becomes pipe instructions over allocated on-chip buffers, synchronized by flags"),
+    # ---- execute stage: the tasks the runtime schedules
+    Pass("execute_graph", "execute", execute_graph,
+         "every task (a leaf at tile coordinates), its GM inputs and outputs, and what it waits for"),
 )
 
 _STOP = {CompStage.TENSOR_GRAPH: "tensor", CompStage.TILE_GRAPH: "tile",

@@ -47,7 +47,7 @@ def _attrs(n: Node) -> list[dict[str, str]]:
     out += [_kv(k, fmt_value(v)) for k, v in n.attrs.items()]
     if n.loc.frames:
         out.append(_kv("loc", fmt_loc(n.loc)))
-    for key, value in (("name", n.name), ("semantic_label", n.label), ("made_by", n.made_by)):
+    for key, value in (("tensor_name", n.name), ("semantic_label", n.label), ("made_by", n.made_by)):
         if value is not None:
             out.append(_kv(key, value))
     if n.tile is not None:

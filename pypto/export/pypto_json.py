@@ -90,10 +90,12 @@ def _tile(tile: int | None, configs: dict[int, TileConfig]) -> dict[str, Any]:
             "cube": dims if tc is not None and tc.kind == "cube" else None}
 
 
-def _operation(n: Node, configs: dict[int, TileConfig]) -> dict[str, Any]:
+def _operation(n: Node, configs: dict[int, TileConfig], by_id: dict[int, Node]) -> dict[str, Any]:
+    """Operands are tensors: a `loop_out`'s input (its loop, which makes no tensor) is not one."""
     file, line = _file_line(n)
     op: dict[str, Any] = {
-        "opcode": n.op.upper(), "opmagic": n.id, "ioperands": list(n.inputs),
+        "opcode": n.op.upper(), "opmagic": n.id,
+        "ioperands": [i for i in n.inputs if i in by_id and by_id[i].type is not None],
         "ooperands": [n.id] if n.type is not None else [], "latency": 0, "subgraphid": -1,
         "semantic_label": {"label": n.label or "", "filename": file, "lineno": line},
         "file": file, "line": line, "tile": _tile(n.tile, configs),
@@ -101,6 +103,8 @@ def _operation(n: Node, configs: dict[int, TileConfig]) -> dict[str, Any]:
     }
     if n.body is not None:
         op["callee"] = n.id  # the funcmagic of the loop body
+    if n.op == "loop_out" and n.inputs:
+        op["loop"] = n.inputs[0]
     return op
 
 
@@ -112,13 +116,13 @@ def _function(root: Graph, owner: Node | None, kernel: Graph, by_id: dict[int, N
     free: list[int] = []
     for n in root.nodes:
         for i in n.inputs:
-            if i not in defined and i not in free:
+            if i not in defined and i not in free and i in by_id and by_id[i].type is not None:
                 free.append(i)
     if owner is None:
         incasts = [n.id for n in root.nodes if n.op == "param"]
     else:
         incasts = [n.id for n in root.nodes if n.op == "carry"] + free
-    operations = [_operation(n, configs) for n in root.nodes]
+    operations = [_operation(n, configs, by_id) for n in root.nodes]
     tensor_nodes = [by_id[i] for i in free if i in by_id] + list(root.nodes)
     tensors = [_tensor(n, raw) for n in tensor_nodes if n.type is not None]
     raws = {t["rawtensor"] for t in tensors}
