@@ -31,8 +31,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from pypto import dtypes
+from pypto.compiler.execute import ExecGraph, Task
 from pypto.compiler.manager import Diagnostic, PassRecord, Program
-from pypto.dtypes import DataType
+from pypto.compiler.tile_ir import Buffer, Instance, Leaf, Region, Subgraph, TileGraph, TileOp
+from pypto.dtypes import DataType, from_short
 from pypto.ir import symbolic as S
 from pypto.ir.graph import Graph, Node, TensorType, TileConfig
 from pypto.ir.source import Loc, Span
@@ -192,8 +194,97 @@ register_program_field("graph", graph_json, graph_from)
 # the dynamic dims a program was lowered for; at the record's top level it is the record's own
 # `bindings` (the same values, also known for a compile that stopped at the tensor stage)
 register_program_field("bindings", _bindings_json, _bindings_from)
-# Later stages register here, one call each, e.g.:
-#   register_program_field("tiles", tiles_json, tiles_from)
+
+
+# ---- tile, partition and execute stages (columnar: a big kernel has 10^5 tile ops) ---------------
+
+def _region_json(r: Region | None) -> Json:
+    return None if r is None else [r.buffer, list(r.layout), list(r.offset), list(r.shape)]
+
+
+def _region_from(v: Json) -> Region | None:
+    if v is None:
+        return None
+    b, layout, offset, shape = v  # type: ignore[misc]
+    return Region(b, tuple(layout), tuple(offset), tuple(shape))
+
+
+def _tile_attrs_json(attrs: Mapping[str, Any]) -> dict[str, Json]:
+    return {k: ([_region_json(r) for r in v] if k == "inputs" else attr_text(v)) for k, v in attrs.items()}
+
+
+def _tile_attrs_from(d: Mapping[str, Json]) -> dict[str, Any]:
+    return {k: (tuple(_region_from(r) for r in v) if k == "inputs" else attr_value(v))  # type: ignore[union-attr]
+            for k, v in d.items()}
+
+
+def tiles_json(t: TileGraph) -> dict[str, Json]:
+    ops = t.ops
+    return {
+        "buffers": [{"id": b.id, "shape": list(b.shape), "dtype": b.dtype.short, "kind": b.kind, "name": b.name,
+                     "node": b.node} for b in t.buffers],
+        "instances": [{"id": i.id, "root": i.root, "index": dict(i.index)} for i in t.instances],
+        "outputs": [[name, _region_json(r)] for name, r in t.outputs],
+        "ops": {
+            "id": [o.id for o in ops], "op": [o.op for o in ops], "node": [o.node for o in ops],
+            "instance": [o.instance for o in ops], "coord": [list(o.coord) for o in ops],
+            "shape": [list(o.shape) for o in ops], "dtype": [o.dtype.short for o in ops],
+            "inputs": [list(o.inputs) for o in ops], "region": [_region_json(o.region) for o in ops],
+            "attrs": [_tile_attrs_json(o.attrs) for o in ops],
+        },
+    }
+
+
+def tiles_from(d: Mapping[str, Any]) -> TileGraph:
+    c = d["ops"]
+    ops = tuple(TileOp(i, op, node, inst, tuple(coord), tuple(shape), from_short(dt), tuple(ins), _region_from(r),
+                       _tile_attrs_from(a))
+                for i, op, node, inst, coord, shape, dt, ins, r, a in zip(
+                    c["id"], c["op"], c["node"], c["instance"], c["coord"], c["shape"], c["dtype"], c["inputs"],
+                    c["region"], c["attrs"]))
+    buffers = tuple(Buffer(b["id"], tuple(b["shape"]), from_short(b["dtype"]), b["kind"], b["name"], b["node"])
+                    for b in d["buffers"])
+    instances = tuple(Instance(i["id"], i["root"], tuple(i["index"].items())) for i in d["instances"])
+    outputs = tuple((name, _region_from(r)) for name, r in d["outputs"])
+    return TileGraph(buffers, ops, instances, outputs)  # type: ignore[arg-type]
+
+
+def subgraphs_json(sgs: tuple[Subgraph, ...]) -> list[Json]:
+    return [{"id": s.id, "core": s.core, "instance": s.instance, "ops": list(s.ops), "peak_bytes": s.peak_bytes,
+             "leaf": s.leaf} for s in sgs]
+
+
+def subgraphs_from(v: list[Mapping[str, Any]]) -> tuple[Subgraph, ...]:
+    return tuple(Subgraph(s["id"], s["core"], s["instance"], tuple(s["ops"]), s["peak_bytes"], s["leaf"]) for s in v)
+
+
+def leaves_json(ls: tuple[Leaf, ...]) -> list[Json]:
+    return [{"id": lf.id, "hash": lf.hash, "core": lf.core, "template": lf.template, "count": lf.count,
+             "nodes": list(lf.nodes)} for lf in ls]
+
+
+def leaves_from(v: list[Mapping[str, Any]]) -> tuple[Leaf, ...]:
+    return tuple(Leaf(lf["id"], lf["hash"], lf["core"], lf["template"], lf["count"], tuple(lf["nodes"])) for lf in v)
+
+
+def execute_json(e: ExecGraph) -> dict[str, Json]:
+    return {"roots": list(e.roots), "tasks": [
+        {"id": t.id, "subgraph": t.subgraph, "leaf": t.leaf, "core": t.core, "instance": t.instance, "root": t.root,
+         "coord": list(t.coord), "reads": [_region_json(r) for r in t.reads],
+         "writes": [_region_json(r) for r in t.writes], "preds": list(t.preds)} for t in e.tasks]}
+
+
+def execute_from(d: Mapping[str, Any]) -> ExecGraph:
+    return ExecGraph(tuple(Task(t["id"], t["subgraph"], t["leaf"], t["core"], t["instance"], t["root"],
+                                tuple(t["coord"]), tuple(_region_from(r) for r in t["reads"]),  # type: ignore[misc]
+                                tuple(_region_from(r) for r in t["writes"]), tuple(t["preds"]))  # type: ignore[misc]
+                           for t in d["tasks"]), tuple(d["roots"]))
+
+
+register_program_field("tiles", tiles_json, tiles_from)
+register_program_field("subgraphs", subgraphs_json, subgraphs_from)
+register_program_field("leaves", leaves_json, leaves_from)
+register_program_field("execute", execute_json, execute_from)
 
 
 def program_json(p: Program) -> dict[str, Json]:
@@ -505,6 +596,54 @@ class CompileRecord:
     def nodes_at(self, file: str, line: int) -> list[int]:
         """Ids of the final graph's nodes (loop bodies included) whose source chain includes `file:line`."""
         return list(self._by_line.get((_norm(file), line), ()))
+
+    # ---- across levels: source line <-> tensor node <-> tile op <-> leaf <-> task
+
+    @cached_property
+    def _tile_index(self) -> tuple[dict[int, list[int]], dict[int, int], dict[int, int]]:
+        """node -> tile op ids, tile op -> subgraph, subgraph -> task."""
+        by_node: dict[int, list[int]] = {}
+        p = self.program
+        for o in (p.tiles.ops if p.tiles is not None else ()):
+            by_node.setdefault(o.node, []).append(o.id)
+        sub_of = {oid: sg.id for sg in (p.subgraphs or ()) for oid in sg.ops}
+        task_of = {t.subgraph: t.id for t in (p.execute.tasks if p.execute is not None else ())}
+        return by_node, sub_of, task_of
+
+    def tile_ops_of(self, node_id: int) -> list[int]:
+        """The tile ops that lower tensor node `node_id`."""
+        return list(self._tile_index[0].get(node_id, ()))
+
+    def leaves_of(self, node_id: int) -> list[int]:
+        """The leaf functions whose body lowers tensor node `node_id`."""
+        return [lf.id for lf in (self.program.leaves or ()) if node_id in lf.nodes]
+
+    def tasks_of(self, node_id: int) -> list[int]:
+        """The tasks that run some tile of tensor node `node_id`, in task order."""
+        _, sub_of, task_of = self._tile_index
+        return sorted({task_of[sub_of[t]] for t in self.tile_ops_of(node_id) if sub_of.get(t) in task_of})
+
+    def tasks_at(self, file: str, line: int) -> list[int]:
+        """The tasks running anything made at `file:line`."""
+        return sorted({t for n in self.nodes_at(file, line) for t in self.tasks_of(n)})
+
+    def task(self, task_id: int) -> Task:
+        assert self.program.execute is not None, "this compile stopped before the execute stage"
+        return self.program.execute.tasks[task_id]
+
+    def nodes_of_task(self, task_id: int) -> list[int]:
+        """The tensor nodes whose tiles task `task_id` runs."""
+        assert self.program.subgraphs is not None and self.program.tiles is not None
+        ops = {o.id: o for o in self.program.tiles.ops}
+        sg = self.program.subgraphs[self.task(task_id).subgraph]
+        return sorted({ops[i].node for i in sg.ops})
+
+    def source_of_task(self, task_id: int) -> list[Span]:
+        """The user lines a task runs (the source frames of its tensor nodes)."""
+        out: list[Span] = []
+        for n in self.nodes_of_task(task_id):
+            out += [s for s in self.source_of(n) if s not in out]
+        return out
 
     def lines(self) -> list[tuple[str, int]]:
         """Every (file, line) that some node of the final graph comes from, sorted."""

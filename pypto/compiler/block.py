@@ -733,7 +733,7 @@ def insert_sync(instrs: Sequence[Instr]) -> tuple[list[Instr], list[int]]:
         for c in sets.get(i, ()):
             pair = (ins.pipe, instrs[c].pipe)
             q = pending.setdefault(pair, deque())
-            if len(q) >= 99:
+            if len(q) >= EVENTS_PER_PAIR:
                 _, pj, pc = q[0]
                 wait(pj, pc)  # all events of the pair outstanding: wait for the oldest now
             busy = {e for e, _, _ in q}

@@ -8,7 +8,7 @@ then combined). Tests hold the two within PyPTO's tolerances for every valid til
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -30,7 +30,9 @@ class TileExecutor:
         self.nodes = graph.by_id()
         self.tiles = tiles
 
-    def run(self, inputs: Mapping[str, np.ndarray], *, fp64: bool = False) -> dict[str, np.ndarray]:
+    def run(self, inputs: Mapping[str, np.ndarray], *, fp64: bool = False,
+            order: Sequence[int] | None = None) -> dict[str, np.ndarray]:
+        """Run every tile op (in program order, or in `order`, a list of op ids)."""
         ctx = Ctx({}, fp64)
         bufs: dict[int, np.ndarray] = {}
         for b in self.tiles.buffers:
@@ -39,8 +41,12 @@ class TileExecutor:
             else:
                 bufs[b.id] = np.zeros(b.shape, dtype=np.float64 if fp64 and b.dtype.is_float else b.dtype.np)
         vals: dict[int, np.ndarray] = {}
+        ops = self.tiles.ops
+        if order is not None:
+            by_id = {o.id: o for o in ops}
+            ops = tuple(by_id[i] for i in order)
         with np.errstate(all="ignore"):
-            for op in self.tiles.ops:
+            for op in ops:
                 self._op(op, vals, bufs, ctx)
         return {name: _view(bufs, r).copy() for name, r in self.tiles.outputs}  # copy keeps 0-d shapes
 

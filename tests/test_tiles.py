@@ -1,0 +1,179 @@
+"""The tile, partition and execute stages: structure, dependencies, capacity, and the record's lookups."""
+
+from __future__ import annotations
+
+import heapq
+import pathlib
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pypto
+from pypto.cli import load_module
+from pypto.compiler.tile_exec import TileExecutor
+from pypto.frontend.jit import CompiledKernel, JitKernel
+from pypto.record import CompileRecord, compile_record
+from pypto.reference.interpreter import Interpreter
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+UB = 196608
+
+
+def _lowered(kernel: JitKernel, *args):
+    ck: CompiledKernel = kernel.compile(*args)
+    arrays = {n: a.numpy() if hasattr(a, "numpy") else a for n, a in zip(ck.param_names, args)}
+    syms = ck.bind_symbols(arrays, None)
+    return ck, ck.lower(syms), arrays, syms
+
+
+def _example_records() -> list[tuple[str, CompileRecord]]:
+    out = []
+    for path in sorted(EXAMPLES.glob("*.py")):
+        mod = load_module(path)
+        for name, k in sorted(vars(mod).items()):
+            if isinstance(k, JitKernel):
+                out.append((f"{path.stem}.{name}", compile_record(k)))
+    return out
+
+
+RECORDS = _example_records()
+
+
+@pytest.mark.parametrize("name, record", RECORDS, ids=[n for n, _ in RECORDS])
+def test_every_tile_op_is_in_one_task_and_tasks_are_in_dependency_order(name, record):
+    p = record.program
+    assert p.tiles is not None and p.subgraphs is not None and p.leaves is not None and p.execute is not None
+    owners: dict[int, int] = {}
+    for sg in p.subgraphs:
+        for oid in sg.ops:
+            assert oid not in owners, f"tile op {oid} in two subgraphs"
+            owners[oid] = sg.id
+        assert sg.core == "AIC" or sg.peak_bytes <= UB
+    assert set(owners) == {o.id for o in p.tiles.ops}
+    assert sorted(t.subgraph for t in p.execute.tasks) == [sg.id for sg in p.subgraphs]
+    for t in p.execute.tasks:
+        assert all(q < t.id for q in t.preds), "tasks are listed in a topological order"
+        assert p.leaves[t.leaf].core == t.core
+    assert sum(lf.count for lf in p.leaves) == len(p.execute.tasks)
+    # one ID space: every task leads back to source lines, and those lines lead to the task
+    for t in p.execute.tasks[:20]:
+        spans = record.source_of_task(t.id)
+        assert spans, f"task {t.id} has no source line"
+        assert any(t.id in record.tasks_at(s.file, s.line) for s in spans)
+
+
+def _other_topological_order(record: CompileRecord) -> list[int]:
+    """Tasks in a different valid order: the highest ready task id first."""
+    e = record.program.execute
+    succs: dict[int, list[int]] = {t.id: [] for t in e.tasks}
+    indeg = {t.id: len(t.preds) for t in e.tasks}
+    for t in e.tasks:
+        for q in t.preds:
+            succs[q].append(t.id)
+    ready = [-t for t, d in indeg.items() if d == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        t = -heapq.heappop(ready)
+        order.append(t)
+        for s in succs[t]:
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                heapq.heappush(ready, -s)
+    return order
+
+
+def test_the_dependencies_suffice_any_topological_order_gives_the_same_values():
+    checked = 0
+    for name, record in RECORDS:
+        p = record.program
+        if len(p.execute.tasks) < 2:
+            continue
+        order = _other_topological_order(record)
+        assert order != list(range(len(order))), name
+        ops = [oid for t in order for oid in p.subgraphs[p.execute.tasks[t].subgraph].ops]
+        rng = np.random.default_rng(0)
+        inputs = {}
+        for b in p.tiles.buffers:
+            if b.kind == "param":
+                arr = rng.standard_normal(b.shape) if b.dtype.is_float else rng.integers(-3, 3, b.shape)
+                inputs[b.name] = arr.astype(b.dtype.np)
+        ex = TileExecutor(p.graph, p.tiles)
+        want, got = ex.run(inputs), ex.run(inputs, order=ops)
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k], err_msg=f"{name}: {k}")
+        checked += 1
+    assert checked >= 5
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, database=None)
+@given(rows=st.integers(1, 70), cols=st.sampled_from([8, 40, 64, 200]), tr=st.sampled_from([1, 4, 16, 64]),
+       tc=st.sampled_from([8, 16, 32, 64]))
+def test_tiled_softmax_matches_the_reference_for_any_tile_shape(rows, cols, tr, tc):
+    row = pypto.Tensor([pypto.DYNAMIC, cols], pypto.DT_FP32)
+
+    @pypto.jit
+    def k(x: row, out: row):
+        pypto.set_vec_tile_shapes(tr, tc)
+        out[:] = pypto.softmax(x, -1) + pypto.amax(x, -1, keepdim=True) * 0.5
+
+    x = torch.randn(rows, cols)
+    out = torch.empty_like(x)
+    ck, lw, arrays, syms = _lowered(k, x, out)
+    want = Interpreter(ck.program.graph).run(arrays, syms)["out"]
+    got = lw.executor.run(arrays)["out"]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_an_op_whose_tiles_cannot_fit_ub_even_alone_names_the_numbers():
+    @pypto.jit
+    def k(x: pypto.Tensor([128, 384], pypto.DT_FP32), y: pypto.Tensor([128, 384], pypto.DT_FP32),
+          out: pypto.Tensor([128, 384], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(128, 384)  # one tile is all of UB; two inputs cannot fit
+        out[:] = x + y  # LINE
+
+    x = torch.randn(128, 384)
+    with pytest.raises(pypto.PyptoError, match=r"add: its tiles need \d+ bytes of UB at once .* 196608-byte UB") as e:
+        k(x, x, torch.empty_like(x))
+    assert e.value.file == __file__
+    assert pathlib.Path(__file__).read_text().splitlines()[e.value.line - 1].strip().endswith("# LINE")
+
+
+def test_row_reductions_fuse_into_one_task_per_row_block_when_the_row_fits():
+    @pypto.jit
+    def k(x: pypto.Tensor([64, 256], pypto.DT_FP32), out: pypto.Tensor([64, 256], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        out[:] = pypto.softmax(x, -1)
+
+    x = torch.randn(64, 256)
+    _, lw, _, _ = _lowered(k, x, torch.empty_like(x))
+    p = lw.program
+    assert len(p.execute.tasks) == 8  # one per 8-row block: load, amax, sub, exp, sum, div, store fused
+    assert len(p.leaves) == 1 and p.leaves[0].count == 8
+    assert all(not t.preds for t in p.execute.tasks)
+
+
+def test_loop_iterations_are_root_function_instances():
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), out: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        for i in pypto.loop(0, x.shape[0], 4, name="LOOP_rows", idx_name="i"):
+            out[i:i + 4, :] = pypto.exp(x[i:i + 4, :])
+
+    x = torch.randn(12, 64)
+    ck, lw, _, _ = _lowered(k, x, torch.empty_like(x))
+    loop = next(n for n in ck.program.graph.nodes if n.op == "loop")
+    p = lw.program
+    assert p.execute.roots == (-1, loop.id)
+    assert [t.root for t in p.execute.tasks] == [loop.id] * 3
+    assert [dict(p.tiles.instances[t.instance].index)["i"] for t in p.execute.tasks] == [0, 4, 8]
+
+
+def test_the_tile_stage_round_trips_through_json():
+    _, record = next((n, r) for n, r in RECORDS if n.startswith("softmax"))
+    back = CompileRecord.from_json(record.to_json())
+    for field in ("tiles", "subgraphs", "leaves", "execute"):
+        assert getattr(back.program, field) == getattr(record.program, field), field
