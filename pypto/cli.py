@@ -212,7 +212,7 @@ def _export(record: CompileRecord, fmt: str, directory: Path) -> list[Path]:
 
 
 def run_compile(target: str, stage: str | None = None, dump: Path | None = None, as_json: bool = False,
-                export: tuple[str, Path] | None = None) -> int:
+                export: tuple[str, Path] | None = None, show_listing: bool = False) -> int:
     try:
         if export is not None and export[0] not in EXPORTS:
             raise CliError("--export", f"unknown format {export[0]!r}; one of {', '.join(EXPORTS)}")
@@ -239,6 +239,12 @@ def run_compile(target: str, stage: str | None = None, dump: Path | None = None,
             if not as_json:
                 print(f"{record.source.kernel}  {_def_where(k)}  ({', '.join(_shape_text(i) for i in record.inputs)})")
                 print(pass_table(record))
+                if show_listing and record.program.blocks is not None:
+                    for leaf in range(len(record.program.blocks)):
+                        print()
+                        print(record.listing(leaf))
+                elif show_listing:
+                    print("(no listing: the compile stopped before the block stage)")
             if export is not None:
                 written += _export(record, export[0], export[1])
         if dump is not None:
@@ -247,6 +253,10 @@ def run_compile(target: str, stage: str | None = None, dump: Path | None = None,
             if record is not None:
                 (folder / "record.json").write_text(record.dumps(indent=1))
                 written.append(folder / "record.json")
+                for leaf in range(len(record.program.blocks or ())):
+                    path = folder / f"leaf_{leaf:03d}.pto"
+                    path.write_text(record.listing(leaf) + "\n")
+                    written.append(path)
     if as_json:
         docs = [r.to_json() for r in records]
         print(json.dumps(docs[0] if len(kernels) == 1 and docs else docs, indent=1))
@@ -265,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     co.add_argument("--stage", choices=STAGES, help="stop after this stage (default: every stage)")
     co.add_argument("--dump", metavar="DIR", type=Path, help="write DIR/<kernel>/NNN_<pass>.json and record.json")
     co.add_argument("--json", action="store_true", help="print the CompileRecord JSON (a list for several kernels)")
+    co.add_argument("--listing", action="store_true", help="print each leaf function's PTO-ISA-style listing")
     co.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"),
                     help=f"write the final graph as one of: {', '.join(EXPORTS)}")
     args = parser.parse_args(argv)
@@ -272,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_examples(Path(args.directory).resolve())
     if args.cmd == "compile":
         export = (args.export[0], Path(args.export[1])) if args.export else None
-        return run_compile(args.target, args.stage, args.dump, args.json, export)
+        return run_compile(args.target, args.stage, args.dump, args.json, export, args.listing)
     return 2
 
 

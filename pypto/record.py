@@ -25,12 +25,15 @@ import enum
 import hashlib
 import json
 import os
+import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from pypto import dtypes
+from pypto.compiler.block import Block, listing
 from pypto.compiler.execute import ExecGraph, Task
 from pypto.compiler.manager import Diagnostic, PassRecord, Program
 from pypto.compiler.tile_ir import Buffer, Instance, Leaf, Region, Subgraph, TileGraph, TileOp
@@ -281,7 +284,46 @@ def execute_from(d: Mapping[str, Any]) -> ExecGraph:
                            for t in d["tasks"]), tuple(d["roots"]))
 
 
+def _dc_json(v: Any) -> Json:
+    """A frozen dataclass of ints, strs, bools, DataTypes and tuples, as JSON."""
+    if dataclasses.is_dataclass(v):
+        return {f.name: _dc_json(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    if isinstance(v, DataType):
+        return v.short
+    if isinstance(v, tuple):
+        return [_dc_json(x) for x in v]
+    return v  # type: ignore[no-any-return]
+
+
+def _dc_from(tp: Any, v: Json) -> Any:
+    """The inverse of `_dc_json`, guided by the type hints."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if v is None:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        return _dc_from(next(a for a in args if a is not type(None)), v)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_dc_from(args[0], x) for x in v)  # type: ignore[union-attr]
+        return tuple(_dc_from(a, x) for a, x in zip(args, v))  # type: ignore[arg-type]
+    if tp is DataType:
+        return from_short(v)  # type: ignore[arg-type]
+    if dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        return tp(**{k: _dc_from(hints[k], x) for k, x in v.items()})  # type: ignore[union-attr]
+    return v
+
+
+def blocks_json(bs: tuple[Block, ...]) -> list[Json]:
+    return [_dc_json(b) for b in bs]
+
+
+def blocks_from(v: list[Json]) -> tuple[Block, ...]:
+    return tuple(_dc_from(Block, b) for b in v)
+
+
 register_program_field("tiles", tiles_json, tiles_from)
+register_program_field("blocks", blocks_json, blocks_from)
 register_program_field("subgraphs", subgraphs_json, subgraphs_from)
 register_program_field("leaves", leaves_json, leaves_from)
 register_program_field("execute", execute_json, execute_from)
@@ -626,6 +668,11 @@ class CompileRecord:
     def tasks_at(self, file: str, line: int) -> list[int]:
         """The tasks running anything made at `file:line`."""
         return sorted({t for n in self.nodes_at(file, line) for t in self.tasks_of(n)})
+
+    def listing(self, leaf: int) -> str:
+        """The PTO-ISA-style listing of leaf function `leaf` (block stage on)."""
+        assert self.program.blocks is not None, "this compile stopped before the block stage"
+        return listing(self.program.blocks[leaf], self.program)
 
     def task(self, task_id: int) -> Task:
         assert self.program.execute is not None, "this compile stopped before the execute stage"

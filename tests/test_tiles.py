@@ -177,3 +177,15 @@ def test_the_tile_stage_round_trips_through_json():
     back = CompileRecord.from_json(record.to_json())
     for field in ("tiles", "subgraphs", "leaves", "execute"):
         assert getattr(back.program, field) == getattr(record.program, field), field
+
+
+def test_blocks_round_trip_and_every_leaf_has_a_listing_with_its_source_lines():
+    for name, record in RECORDS:
+        p = record.program
+        assert p.blocks is not None and len(p.blocks) == len(p.leaves), name
+        back = CompileRecord.from_json(record.to_json())
+        assert back.program.blocks == p.blocks, name
+        for leaf in range(len(p.leaves)):
+            text = record.listing(leaf)
+            lines = {s.line for n in p.leaves[leaf].nodes for s in record.source_of(n)}
+            assert any(f":{line}" in text for line in lines), (name, leaf)
