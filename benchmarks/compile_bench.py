@@ -1,0 +1,75 @@
+"""Full compile with recording: softmax on 4096x4096 fp32 at four vector tile shapes.
+
+Prints, per tile shape: tile count, tile ops, tasks, leaves, wall time of each stage and
+in total (trace + every pass, recorded), and peak Python memory of the compile (measured
+in a second, separate run under tracemalloc, which slows it down). Targets from issue 3:
+under 0.1 s at (64, 512), under 2 s at (32, 32), near-linear growth. Wall-clock figures,
+measured on this machine's CPU, best of a few runs.
+
+Run: `.venv/bin/python benchmarks/compile_bench.py` (or `make bench`).
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+import tracemalloc
+
+import torch
+
+import pypto
+
+SIZE = 4096
+TILES = ((64, 512), (32, 512), (32, 128), (32, 32))
+REPS = 3
+
+
+def make_kernel(tile: tuple[int, int]) -> pypto.JitKernel:
+    t = pypto.Tensor([SIZE, SIZE], pypto.DT_FP32)
+
+    @pypto.jit
+    def softmax(x: t, out: t):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.softmax(x, -1)
+
+    return softmax
+
+
+def compile_once(tile: tuple[int, int], x: torch.Tensor, out: torch.Tensor):
+    k = make_kernel(tile)
+    t0 = time.perf_counter()
+    ck = k.compile(x, out)
+    lowered = ck.lower({})
+    return time.perf_counter() - t0, ck, lowered
+
+
+def main() -> None:
+    x = torch.randn(SIZE, SIZE)
+    out = torch.empty_like(x)
+    print(f"softmax {SIZE}x{SIZE} fp32, full compile with recording; wall time on this machine "
+          f"({platform.machine()}, python {platform.python_version()}), best of {REPS}\n")
+    head = f"{'tile':>10} {'tiles':>6} {'tile ops':>9} {'tasks':>6} {'leaves':>6} {'total s':>8} {'per 1k ops':>10}"
+    stages = ("tensor", "tile", "block", "execute")
+    print(head + "".join(f" {s + ' s':>9}" for s in stages) + f" {'peak MiB':>9}")
+    for tile in TILES:
+        best = None
+        for _ in range(REPS):
+            seconds, ck, lw = compile_once(tile, x, out)
+            if best is None or seconds < best[0]:
+                best = (seconds, ck, lw)
+        assert best is not None
+        seconds, ck, lw = best
+        per_stage = {s: sum(r.seconds for r in ck.passes + lw.passes if r.stage == s) for s in stages}
+        tracemalloc.start()
+        compile_once(tile, x, out)
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        p = lw.program
+        tiles = (SIZE // tile[0]) * (SIZE // tile[1])
+        print(f"{str(tile):>10} {tiles:>6} {len(p.tiles.ops):>9} {len(p.execute.tasks):>6} {len(p.leaves):>6} "
+              f"{seconds:>8.3f} {seconds / len(p.tiles.ops) * 1e3:>10.3f}"
+              + "".join(f" {per_stage[s]:>9.3f}" for s in stages) + f" {peak:>9.1f}")
+
+
+if __name__ == "__main__":
+    main()
