@@ -81,23 +81,26 @@ class _Accesses:
     def _keys(self, r: Region) -> Iterable[tuple[int, ...]]:
         if self.cell is None:
             self.cell = tuple(max(1, n) for n in r.shape)
-        first = tuple(o // c for o, c in zip(r.offset, self.cell))
-        if all(o % c == 0 and n <= c for o, n, c in zip(r.offset, r.shape, self.cell)):
-            return (first,)  # the common case: one tile-aligned cell
+        first = []
+        for o, n, c in zip(r.offset, r.shape, self.cell):
+            if o % c or n > c:
+                break
+            first.append(o // c)
+        else:
+            return (tuple(first),)  # the common case: one tile-aligned cell
         spans = [range(o // c, (o + max(n, 1) - 1) // c + 1) for o, n, c in zip(r.offset, r.shape, self.cell)]
         return itertools.product(*spans)
 
-    def conflicts(self, r: Region, write: bool) -> set[int]:
+    def visit(self, r: Region, task: int, write: bool) -> set[int]:
+        """The earlier tasks this access conflicts with; then record the access."""
         found: set[int] = set()
         for k in self._keys(r):
-            for other, task, was_write in self.cells.get(k, ()):
-                if (write or was_write) and task not in found and _overlap(r, other):
-                    found.add(task)
+            cell = self.cells[k]
+            for other, t, was_write in cell:
+                if (write or was_write) and t != task and t not in found and _overlap(r, other):
+                    found.add(t)
+            cell.append((r, task, write))
         return found
-
-    def add(self, r: Region, task: int, write: bool) -> None:
-        for k in self._keys(r):
-            self.cells[k].append((r, task, write))
 
 
 def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
@@ -116,9 +119,7 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     for op, r, is_write in accesses:
         t = task_of[op.id]
         region = _flatten(r) if len(layouts[r.buffer]) > 1 else r  # seen through a reshape
-        index = seen[r.buffer]
-        preds[t] |= index.conflicts(region, is_write) - {t}
-        index.add(region, t, is_write)
+        preds[t] |= seen[r.buffer].visit(region, t, is_write)
         (writes if is_write else reads)[t].append(r)
     order = _topological(subgraphs, preds)
     new_id = {sg_id: k for k, sg_id in enumerate(order)}

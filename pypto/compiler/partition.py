@@ -195,7 +195,7 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: dict[tuple[object,
     out: list[int] = [0 if sg.core == "AIV" else 1]
     for oid in sg.ops:
         o = ops[oid]
-        key = (o.op, o.shape, o.dtype, id(o.attrs), o.region.shape if o.region is not None else None)
+        key = (o.op, o.shape, o.dtype.value, id(o.attrs), o.region.shape if o.region is not None else None)
         kind = kinds.get(key)
         if kind is None:  # attribute dicts are shared by the tiles of one tensor op
             attrs = tuple(sorted((k, repr(v)) for k, v in o.attrs.items() if k not in _POSITION_ATTRS))
@@ -204,7 +204,7 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: dict[tuple[object,
             kinds[key] = kind
         out.append(kind)
         out.append(len(o.inputs))
-        out.extend(local.get(i, -1) for i in o.inputs)
+        out += [local.get(i, -1) for i in o.inputs]
     return tuple(out)
 
 
