@@ -322,6 +322,7 @@ def blocks_from(v: list[Json]) -> tuple[Block, ...]:
     return tuple(_dc_from(Block, b) for b in v)
 
 
+register_program_field("next_id", int, int)
 register_program_field("tiles", tiles_json, tiles_from)
 register_program_field("blocks", blocks_json, blocks_from)
 register_program_field("subgraphs", subgraphs_json, subgraphs_from)

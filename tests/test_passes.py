@@ -189,3 +189,24 @@ def test_verify_catches_a_malformed_graph():
 def test_to_numpy_shares_bfloat16_bits():
     x = torch.randn(4).bfloat16()
     assert to_numpy(x).tobytes() == x.view(torch.int16).numpy().tobytes()
+
+
+def test_a_node_id_means_one_node_across_every_snapshot():
+    """One ID space: no pass hands out an id an earlier pass used for another node."""
+
+    @pypto.jit
+    def k(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        pypto.exp(x)  # dead: dce removes it (it was made last, with the highest id of its pass)
+        out[:] = pypto.softmax(x, -1) * 2.0
+
+    x = torch.randn(8, 64)
+    out = torch.empty_like(x)
+    k(x, out)
+    ck = next(iter(k.cache.values()))
+    meaning: dict[int, tuple[str, object]] = {}
+    for r in ck.passes:
+        for n in r.snapshot.graph.walk():
+            key = (n.op, n.origin or n.loc)
+            assert meaning.setdefault(n.id, key) == key, f"%{n.id} reused by {r.name}"
+    torch.testing.assert_close(out, torch.softmax(x, -1) * 2.0)

@@ -36,6 +36,7 @@ class Program:
     every unchanged part (and every unchanged node) with its input."""
 
     graph: Graph  # the tensor graph (loops as regions)
+    next_id: int = 0  # node ids below this were handed out once: passes never reuse them
     bindings: tuple[tuple[str, int], ...] | None = None  # dynamic dims: the tile stage needs them
     tiles: TileGraph | None = None  # the tile graph (tile stage on)
     subgraphs: tuple[Subgraph, ...] | None = None  # graph partition: one per task

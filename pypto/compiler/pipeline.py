@@ -7,6 +7,7 @@ graph → block graph → execute graph.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,7 +66,7 @@ def lower(program: Program, bindings: dict[str, int], options: dict[str, Any],
     stop = stop_stage(options)
     if stop == "tensor":
         return program, []
-    start = Program(program.graph, tuple(sorted(bindings.items())))
+    start = dataclasses.replace(program, bindings=tuple(sorted(bindings.items())))
     return _run(start, options, instruments, "tile", stop)
 
 

@@ -66,9 +66,10 @@ class Emitter:
 Visit = Callable[[Node, Emitter], "int | None"]
 
 
-def rewrite(graph: Graph, visit: Visit, pass_name: str) -> Graph:
+def rewrite(graph: Graph, visit: Visit, pass_name: str, next_id: int = 0) -> tuple[Graph, int]:
+    """The rewritten graph, and the next free node id (never below `next_id`)."""
     mapping: dict[int, int] = {}
-    em = Emitter(graph.max_id() + 1, pass_name)
+    em = Emitter(max(graph.max_id() + 1, next_id), pass_name)
     for n in graph.walk():
         if n.type is not None:
             em.types[n.id] = n.type
@@ -99,4 +100,4 @@ def rewrite(graph: Graph, visit: Visit, pass_name: str) -> Graph:
             return g
         return Graph(g.name, tuple(nodes), outputs, g.tile_configs)
 
-    return block(graph)
+    return block(graph), em.next_id

@@ -117,8 +117,8 @@ def _decompose(n: Node, em: Emitter) -> int | None:
 
 def decompose(p: Program, ctx: PassContext) -> Program:
     """Composites become primitives, computed in fp32 and rounded once, as the op itself is."""
-    g = rewrite(p.graph, _decompose, "decompose")
-    return p if g is p.graph else dataclasses.replace(p, graph=g)
+    g, next_id = rewrite(p.graph, _decompose, "decompose", p.next_id)
+    return p if g is p.graph else dataclasses.replace(p, graph=g, next_id=next_id)
 
 
 # ---- autocast -----------------------------------------------------------------------------------
@@ -153,8 +153,8 @@ def _autocast(n: Node, em: Emitter) -> int | None:
 def autocast(p: Program, ctx: PassContext) -> Program:
     """bf16 vector ops (and fp16 transcendentals, div, pow and reductions) compute in fp32:
     cast in, compute, cast back — the rounding the reference semantics already describe."""
-    g = rewrite(p.graph, _autocast, "autocast")
-    return p if g is p.graph else dataclasses.replace(p, graph=g)
+    g, next_id = rewrite(p.graph, _autocast, "autocast", p.next_id)
+    return p if g is p.graph else dataclasses.replace(p, graph=g, next_id=next_id)
 
 
 # ---- simplify, cse, dce -------------------------------------------------------------------------
@@ -178,8 +178,8 @@ def _simplify(n: Node, em: Emitter) -> int | None:
 def simplify(p: Program, ctx: PassContext) -> Program:
     """Views of a whole tensor, reshapes to the same shape, casts to the same dtype and
     identity permutations are the tensor itself."""
-    g = rewrite(p.graph, _simplify, "simplify")
-    return p if g is p.graph else dataclasses.replace(p, graph=g)
+    g, next_id = rewrite(p.graph, _simplify, "simplify", p.next_id)
+    return p if g is p.graph else dataclasses.replace(p, graph=g, next_id=next_id)
 
 
 _NO_CSE = frozenset({"param", "loop", "carry", "loop_out", "assume", "tensor"})
@@ -206,8 +206,8 @@ def _cse(n: Node, em: Emitter) -> int | None:
 
 def cse(p: Program, ctx: PassContext) -> Program:
     """Identical computations (same op, inputs, attributes, tile shape and label) are done once."""
-    g = rewrite(p.graph, _cse, "cse")
-    return p if g is p.graph else dataclasses.replace(p, graph=g)
+    g, next_id = rewrite(p.graph, _cse, "cse", p.next_id)
+    return p if g is p.graph else dataclasses.replace(p, graph=g, next_id=next_id)
 
 
 def _dce_block(g: Graph) -> Graph:
@@ -242,4 +242,4 @@ def _captured(body: Graph) -> set[int]:
 def dce(p: Program, ctx: PassContext) -> Program:
     """Values no output needs are not computed (parameters, loops and shape checks stay)."""
     g = _dce_block(p.graph)
-    return p if g is p.graph else dataclasses.replace(p, graph=g)
+    return p if g is p.graph else dataclasses.replace(p, graph=g, next_id=max(p.next_id, p.graph.max_id() + 1))
