@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pypto.compiler.manager import Instrument, Pass, PassContext, PassRecord, Program, fingerprint
+from pypto.compiler.manager import Instrument, Pass, PassContext, PassRecord, Program, Recorder
 
 if TYPE_CHECKING:
     from pypto.record import PassInfo
@@ -49,35 +49,23 @@ def write_pass_file(directory: Path | str, p: PassInfo | PassRecord, kernel: str
     return path
 
 
-class DumpInstrument:
-    """Writes each pass's dump into `directory` as the pass finishes (or fails)."""
+class DumpInstrument(Recorder):
+    """Records like the Recorder, and writes each pass's dump into `directory` as the pass
+    finishes (or fails)."""
 
     def __init__(self, directory: Path | str, kernel: str = "") -> None:
+        super().__init__()
         self.directory = Path(directory)
         self.kernel = kernel
         self.written: list[Path] = []
-        self._t0 = 0.0
-        self._n_diag = 0
-        self._memo: dict[int, str] = {}
-        self._keep: list[Program] = []  # keeps memoized programs alive so their ids stay unique
-
-    def before(self, index: int, p: Pass, program: Program, ctx: PassContext) -> None:
-        self._n_diag = len(ctx.diagnostics)
-        self._t0 = time.perf_counter()
 
     def after(self, index: int, p: Pass, before: Program, after: Program, ctx: PassContext) -> None:
-        seconds = time.perf_counter() - self._t0
-        self._keep += [before, after]
-        changed = after is not before and fingerprint(after, self._memo) != fingerprint(before, self._memo)
-        rec = PassRecord(index, p.name, p.stage, p.why, changed, seconds, tuple(ctx.diagnostics[self._n_diag:]),
-                         after if changed else before)
-        self.written.append(write_pass_file(self.directory, rec, self.kernel))
+        super().after(index, p, before, after, ctx)
+        self.written.append(write_pass_file(self.directory, self.records[-1], self.kernel))
 
     def failed(self, index: int, p: Pass, program: Program, ctx: PassContext, error: BaseException) -> None:
-        seconds = time.perf_counter() - self._t0
-        rec = PassRecord(index, p.name, p.stage, p.why, False, seconds, tuple(ctx.diagnostics[self._n_diag:]),
-                         program, f"{type(error).__name__}: {error}")
-        self.written.append(write_pass_file(self.directory, rec, self.kernel))
+        super().failed(index, p, program, ctx, error)
+        self.written.append(write_pass_file(self.directory, self.records[-1], self.kernel))
 
 
 def new_run_dir(kernel: str, base: Path | str = OUTPUT_DIR) -> Path:

@@ -9,7 +9,6 @@ remove work. Each is checked by running the reference interpreter before and aft
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.rewrite import INFER, Emitter, rewrite
@@ -18,6 +17,7 @@ from pypto.errors import ShapeError
 from pypto.ir import symbolic as S
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
+from pypto.options import freeze
 
 F32 = DataType.DT_FP32
 
@@ -185,18 +185,10 @@ def simplify(p: Program, ctx: PassContext) -> Program:
 _NO_CSE = frozenset({"param", "loop", "carry", "loop_out", "assume", "tensor"})
 
 
-def _freeze(v: Any) -> Any:
-    if isinstance(v, dict):
-        return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
-    if isinstance(v, (list, tuple)):
-        return tuple(_freeze(x) for x in v)
-    return v
-
-
 def _cse(n: Node, em: Emitter) -> int | None:
     if n.op in _NO_CSE:
         return None
-    key = (n.op, n.inputs, n.type, _freeze(n.attrs), n.tile, n.label)
+    key = (n.op, n.inputs, n.type, freeze(n.attrs), n.tile, n.label)
     found = em.lookup(key)
     if found is not None:
         return found
