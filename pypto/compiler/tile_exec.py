@@ -4,19 +4,69 @@ GM buffers are numpy arrays; each tile op computes one tile with the same numpy 
 (and the same dtype rules) as the reference interpreter, so a tiled result differs from
 the reference only where tiling changes the arithmetic (a reduction summed per tile and
 then combined). Tests hold the two within PyPTO's tolerances for every valid tile shape.
+
+Two ways to run, same values bit for bit:
+
+- **Unbatched** (`run(..., batched=False)`, or any `order=`): one numpy call per tile op,
+  in program order (or the order given). This is the reference implementation.
+- **Batched** (the default): isomorphic, mutually independent tile ops run as one numpy
+  call on stacked tiles of shape `[n, *tile_shape]`. A plan, built once per executor,
+  gives every tile op a *wave* (level): one more than its producers' and than the GM
+  accesses it must follow in program order (a load after the last overlapping store, a
+  store after earlier overlapping loads and stores — tracked per buffer on the grid of
+  the greatest common divisor of its regions' starts and ends, so no false dependency
+  arises, except conservatively across a reshape). Loads, fills and aranges then move
+  as late as their consumers and later stores allow, so a value is loaded just before
+  it is needed. The plan works on the tile graph alone (what the executor is built
+  from), one tile op at a time: the corresponding ops of independent tasks of one leaf
+  function have the same kind, shapes and depth, so they land in one group. Within a
+  wave, ops are grouped by what
+  decides their arithmetic — kind, tensor node, tile shape, dtype, input shapes and
+  dtypes, attributes other than positions — which also puts together the tiles of
+  independent loop iterations. GM buffers other than parameters are slots of one
+  stacked array per shape and dtype (an arena), so a group of loads is one gather even
+  across the per-tile workspaces of copy insertion: a strided view of the arena's tiles
+  on the lattice of their offsets, fancy-indexed by tile; a group of stores is one
+  scatter. A compute group runs its kernel once on the stacked inputs, with a leading
+  batch axis (reduction `dim`s and transpose `perm`s shift by one; lower-rank broadcast
+  operands get unit axes after the batch axis). An input is the producer group's stacked
+  array itself when the members line up, else a slice or gather of it. Matmuls and
+  aranges run per tile inside the batched schedule. Per-tile arithmetic is unchanged —
+  every kernel is elementwise over the batch axis — so results equal the unbatched
+  ones exactly (tested on every example and on sweeps of shapes and tile shapes).
+  A user error raised by a kernel (an integer division by zero …) reruns the program
+  unbatched, so the error reported is the one program order meets first.
+
+Memory: a tile's value (a stacked group, when batched) is freed after its last consumer
+(`peak_bytes` tells the most held at once in the last run). A parameter no op writes is
+read in place; one that is written is copied once and returned without another copy.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import gc
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
-from pypto.compiler.tile_ir import Region, TileGraph, TileOp
+from pypto.compiler.tile_ir import Buffer, Region, TileGraph, TileOp
+from pypto.dtypes import DataType
+from pypto.errors import PyptoError
 from pypto.ir.graph import Graph, Node
+from pypto.ir.ops import OPS
 from pypto.reference.kernels import KERNELS, Ctx
 
 _COMBINE = {"add": np.add, "max": np.maximum, "min": np.minimum, "mul": np.multiply}
+_POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs"})  # where a tile is, not what it computes
+_REDUCE = frozenset({"sum", "prod", "amax", "amin", "argmax", "argmin"})
+_ELEMENTWISE = frozenset(k for k, d in OPS.items() if d.kind in ("unary", "binary", "where")) | {"clone"}
+_OWN = frozenset({"combine", "combine_arg", "fill", "bitcast", "expand_clone", "transpose"})
+_BATCHABLE = _OWN | _REDUCE | _ELEMENTWISE  # every other kind (matmul, arange, …) runs tile by tile
 
 
 def _view(bufs: dict[int, np.ndarray], r: Region) -> np.ndarray:
@@ -25,30 +75,302 @@ def _view(bufs: dict[int, np.ndarray], r: Region) -> np.ndarray:
     return arr[idx] if idx else arr[...]  # a 0-d region stays a (writable) view
 
 
+def _flat(r: Region) -> tuple[int, int]:
+    """The region as one range of its flat buffer (conservative: covers the rows between)."""
+    strides = [math.prod(r.layout[i + 1:]) for i in range(len(r.layout))]
+    start = sum(o * s for o, s in zip(r.offset, strides))
+    last = sum((o + n - 1) * s for o, n, s in zip(r.offset, r.shape, strides))
+    return start, last + 1
+
+
+def _gm_accesses(op: TileOp) -> list[tuple[Region, bool]]:
+    """The GM regions a tile op reads (False) and writes (True)."""
+    if op.region is None:
+        return []
+    if op.op == "load":
+        return [(op.region, False)]
+    if op.op == "store":
+        return [(op.region, True)]
+    if op.op == "matmul":
+        return [(r, False) for r in op.attrs["inputs"]] + [(op.region, True)]
+    return []
+
+
+def _attr_key(attrs: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a tile op's attributes say about its arithmetic (not its position), hashable."""
+    key = tuple((k, v) for k, v in attrs.items() if k not in _POSITION_ATTRS)
+    try:
+        hash(key)
+    except TypeError:
+        return tuple(sorted((k, repr(v)) for k, v in key))
+    return key
+
+
+def _shift(d: Any) -> Any:
+    """An axis of a tile, as an axis of the stacked tiles (a leading batch axis)."""
+    return d + 1 if isinstance(d, int) and d >= 0 else d
+
+
+# ---- the batched plan ---------------------------------------------------------------------------
+
+class _Cells:
+    """Per cell of one GM buffer: the wave of its last write, of its latest read, and (for
+    the backward pass) of its next write. Cells are the grid of the gcd of all its
+    regions' starts and ends, so every region is an exact union of cells (no false
+    dependency); a buffer seen through several layouts is tracked flat (conservatively:
+    a region covers the rows between). `index[k]` is region k's cells: a tuple of ints
+    (one cell), of slices (a box, numpy-tracked), or None (empty)."""
+
+    NONE = np.iinfo(np.int64).max
+
+    def __init__(self, regions: Sequence[Region]) -> None:
+        self.dense = False  # numpy arrays when some region spans several cells, else dicts
+        self.write: Any = {}
+        self.read: Any = {}
+        self.next_write: Any = {}
+        r0 = regions[0]
+        if all(r == r0 for r in regions):  # the common workspace: one tile, stored and loaded whole
+            self.index: list[Any] = [None if 0 in r0.shape else ()] * len(regions)
+            return
+        if len({r.layout for r in regions}) > 1:
+            boxes = [((a,), (b,)) for a, b in map(_flat, regions)]
+            layout: tuple[int, ...] = (math.prod(regions[0].layout),)
+        else:
+            boxes = [(r.offset, tuple(o + n for o, n in zip(r.offset, r.shape))) for r in regions]
+            layout = regions[0].layout
+        grid = tuple(math.gcd(*(lo[a] for lo, _ in boxes), *(hi[a] for _, hi in boxes)) or 1
+                     for a in range(len(layout)))
+        self.index = []
+        for lo, hi in boxes:
+            if any(h <= o for o, h in zip(lo, hi)):
+                self.index.append(None)
+            elif all(h - o == g for o, h, g in zip(lo, hi, grid)):
+                self.index.append(tuple(o // g for o, g in zip(lo, grid)))
+            else:
+                self.index.append(tuple(slice(o // g, h // g) for o, h, g in zip(lo, hi, grid)))
+                self.dense = True
+        if self.dense:
+            shape = tuple(-(-n // g) for n, g in zip(layout, grid))
+            self.write = np.full(shape, -1, dtype=np.int64)
+            self.read = np.full(shape, -1, dtype=np.int64)
+            self.next_write = np.full(shape, self.NONE, dtype=np.int64)
+
+    def after(self, idx: Any, write: bool) -> int:
+        """The wave an access must come after: the last write (RAW, WAW) and, for a write,
+        the latest read (WAR)."""
+        if not self.dense:
+            w = self.write.get(idx, -1)
+            return max(w, self.read.get(idx, -1)) if write else w
+        w = int(self.write[idx].max())
+        return max(w, int(self.read[idx].max())) if write else w
+
+    def record(self, idx: Any, write: bool, wave: int) -> None:
+        if write:
+            self.write[idx] = wave  # later than every earlier access of these cells
+        elif not self.dense:
+            if self.read.get(idx, -1) < wave:
+                self.read[idx] = wave
+        else:
+            r = self.read[idx]
+            if isinstance(r, np.ndarray):
+                np.maximum(r, wave, out=r)
+            elif r < wave:
+                self.read[idx] = wave
+
+    def record_next_write(self, idx: Any, wave: int) -> None:
+        if not self.dense:
+            if wave < self.next_write.get(idx, self.NONE):
+                self.next_write[idx] = wave
+            return
+        nw = self.next_write[idx]
+        if isinstance(nw, np.ndarray):
+            np.minimum(nw, wave, out=nw)
+        elif wave < nw:
+            self.next_write[idx] = wave
+
+    def before(self, idx: Any) -> int:
+        """The wave of the next write to these cells (a read must come before it)."""
+        if not self.dense:
+            return int(self.next_write.get(idx, self.NONE))
+        return int(self.next_write[idx].min())
+
+
+@dataclass(slots=True)
+class StepInput:
+    """How a group's input at one position is gathered from its producers' stacked values."""
+
+    mode: str  # "direct" (the producer group's array) | "slice" | "take" | "mixed"
+    src: int  # producer group (direct / slice / take)
+    start: int = 0  # slice
+    rows: np.ndarray | None = None  # take
+    parts: tuple[tuple[int, np.ndarray, np.ndarray], ...] = ()  # mixed: (group, member positions, rows)
+    shape: tuple[int, ...] | None = None  # reshape to this (unit axes for broadcasting), None: as is
+
+
+@dataclass(slots=True)
+class _Window:
+    """The regions of a group of loads or stores: one arena (buffers of one shape and
+    dtype, stacked), one layout, one tile shape. Seen with a leading buffer axis, the
+    regions' starts lie on a lattice (`base` + k * `step`), so a strided view of the arena
+    holds every candidate tile and `idx` picks the group's, in member order."""
+
+    arena: int
+    layout: tuple[int, ...]  # with the arena's buffer axis first
+    base: tuple[int, ...]
+    step: tuple[int, ...]
+    grid: tuple[int, ...]
+    shape: tuple[int, ...]
+    idx: tuple[np.ndarray, ...]
+
+    @staticmethod
+    def of(regions: Sequence[Region], slot: Mapping[int, tuple[int, int]], count: int) -> _Window:
+        r0 = regions[0]
+        offs = np.array([(slot[r.buffer][1],) + r.offset for r in regions], dtype=np.int64)
+        base = offs.min(axis=0)
+        rel = offs - base
+        step = tuple(int(np.gcd.reduce(rel[:, a])) or 1 for a in range(rel.shape[1]))
+        k = rel // np.array(step, dtype=np.int64)
+        grid = tuple(int(g) + 1 for g in k.max(axis=0))
+        return _Window(slot[r0.buffer][0], (count,) + r0.layout, tuple(int(v) for v in base), step, grid, r0.shape,
+                       tuple(k[:, a].copy() for a in range(k.shape[1])))
+
+    def tiles(self, arenas: Sequence[np.ndarray]) -> np.ndarray:
+        arr = arenas[self.arena].reshape(self.layout)
+        sub = arr[tuple(slice(b, None) for b in self.base)]
+        strides = tuple(s * k for s, k in zip(sub.strides, self.step)) + sub.strides[1:]
+        return as_strided(sub, self.grid + self.shape, strides)
+
+    def load(self, arenas: Sequence[np.ndarray]) -> np.ndarray:
+        return self.tiles(arenas)[self.idx]
+
+    def store(self, arenas: Sequence[np.ndarray], x: np.ndarray) -> None:
+        self.tiles(arenas)[self.idx] = x
+
+
+@dataclass(slots=True)
+class Step:
+    """One group: tile ops of one wave that compute alike, run together."""
+
+    id: int  # also the id of its stacked value
+    kind: str  # "load" | "store" | "batch" (one kernel call) | "each" (tile by tile)
+    ops: tuple[TileOp, ...]
+    inputs: tuple[StepInput, ...] = ()
+    window: _Window | None = None  # load / store
+    node: Node | None = None  # the node the kernel sees (axes shifted for the batch axis)
+    base: np.ndarray | None = None  # arg-reductions: each partial's offset along the reduced axis
+    free: tuple[int, ...] = ()  # stacked values dead after this step
+
+
+@dataclass
+class Plan:
+    """The batched schedule: groups in wave order (a topological order of the groups)."""
+
+    steps: list[Step]
+    waves: int
+
+
 class TileExecutor:
+    """Runs a tile graph on numpy arrays; `run` is batched unless told otherwise."""
+
     def __init__(self, graph: Graph, tiles: TileGraph) -> None:
         self.nodes = graph.by_id()
         self.tiles = tiles
+        self._uses: dict[int, int] | None = None
+        self._plan: Plan | None = None
+        self.peak_bytes = 0  # the most bytes of tile values alive at once in the last run
+        # a parameter no op writes is read in place, never copied
+        self._written = {o.region.buffer for o in tiles.ops if o.op in ("store", "matmul") and o.region is not None}
+        self._own = {b.id for b in tiles.buffers if b.kind == "param" and b.id in self._written}
+        # GM: each parameter is an arena of its own; the other buffers of one shape and dtype
+        # share one (slots of a stacked array), so the loads of many workspaces are one gather
+        self._arenas: list[list[Buffer]] = []
+        self._slot: dict[int, tuple[int, int]] = {}  # buffer id -> (arena, slot)
+        shared: dict[tuple[tuple[int, ...], DataType], int] = {}
+        for b in tiles.buffers:
+            aid = len(self._arenas) if b.kind == "param" else shared.setdefault((b.shape, b.dtype), len(self._arenas))
+            if aid == len(self._arenas):
+                self._arenas.append([])
+            self._slot[b.id] = (aid, len(self._arenas[aid]))
+            self._arenas[aid].append(b)
+
+    # ---- running ------------------------------------------------------------------------------
 
     def run(self, inputs: Mapping[str, np.ndarray], *, fp64: bool = False,
-            order: Sequence[int] | None = None) -> dict[str, np.ndarray]:
-        """Run every tile op (in program order, or in `order`, a list of op ids)."""
+            order: Sequence[int] | None = None, batched: bool = True) -> dict[str, np.ndarray]:
+        """Run every tile op: batched (the default), or one by one in program order or in
+        `order` (a list of op ids; it implies unbatched)."""
+        if batched and order is None:
+            try:
+                return self._run(inputs, fp64, None, True)
+            except PyptoError:
+                pass  # report the error the program-order run meets first
+        return self._run(inputs, fp64, order, False)
+
+    def plan(self) -> Plan:
+        """The batched schedule (built on first use, then kept)."""
+        if self._plan is None:
+            enabled = gc.isenabled()
+            gc.disable()  # the plan allocates many small tuples and frees none: collecting only costs
+            try:
+                self._plan = self._build_plan()
+            finally:
+                if enabled:
+                    gc.enable()
+        return self._plan
+
+    def _run(self, inputs: Mapping[str, np.ndarray], fp64: bool, order: Sequence[int] | None,
+             batched: bool) -> dict[str, np.ndarray]:
         ctx = Ctx({}, fp64)
+        arenas: list[np.ndarray] = []
         bufs: dict[int, np.ndarray] = {}
-        for b in self.tiles.buffers:
+        for group in self._arenas:
+            b = group[0]
             if b.kind == "param":
-                bufs[b.id] = np.ascontiguousarray(inputs[b.name]).copy()
+                arr = np.ascontiguousarray(inputs[b.name])
+                arenas.append((arr.copy() if b.id in self._written else arr)[None])
             else:
-                bufs[b.id] = np.zeros(b.shape, dtype=np.float64 if fp64 and b.dtype.is_float else b.dtype.np)
+                arenas.append(np.zeros((len(group),) + b.shape,
+                                       dtype=np.float64 if fp64 and b.dtype.is_float else b.dtype.np))
+            for k, member in enumerate(group):
+                bufs[member.id] = arenas[-1][k, ...]  # a view, also for 0-d buffers
+        with np.errstate(all="ignore"):
+            if batched:
+                self._run_batched(arenas, bufs, ctx)
+            else:
+                self._run_ops(bufs, ctx, order)
+        # a written parameter's arena is this run's own copy: hand it out; other buffers share
+        # arenas with workspaces (and unwritten parameters are the caller's): copy
+        return {name: _view(bufs, r) if r.buffer in self._own else _view(bufs, r).copy()
+                for name, r in self.tiles.outputs}
+
+    def _run_ops(self, bufs: dict[int, np.ndarray], ctx: Ctx, order: Sequence[int] | None) -> None:
+        """The reference: one tile op at a time."""
+        if self._uses is None:
+            uses: dict[int, int] = {}
+            for o in self.tiles.ops:
+                for i in o.inputs:
+                    uses[i] = uses.get(i, 0) + 1
+            self._uses = uses
+        left = dict(self._uses)
         vals: dict[int, np.ndarray] = {}
         ops = self.tiles.ops
         if order is not None:
             by_id = {o.id: o for o in ops}
             ops = tuple(by_id[i] for i in order)
-        with np.errstate(all="ignore"):
-            for op in ops:
-                self._op(op, vals, bufs, ctx)
-        return {name: _view(bufs, r).copy() for name, r in self.tiles.outputs}  # copy keeps 0-d shapes
+        live = peak = 0
+        for op in ops:
+            self._op(op, vals, bufs, ctx)
+            out = vals.get(op.id)
+            if out is not None:
+                live += out.nbytes
+                peak = max(peak, live)
+                if op.id not in left:
+                    live -= vals.pop(op.id).nbytes  # nothing reads it
+            for i in op.inputs:
+                left[i] -= 1
+                if not left[i]:
+                    live -= vals.pop(i).nbytes
+        self.peak_bytes = peak
 
     def _op(self, op: TileOp, vals: dict[int, np.ndarray], bufs: dict[int, np.ndarray], ctx: Ctx) -> None:
         kind = op.op
@@ -122,3 +444,260 @@ class TileExecutor:
         tile = KERNELS["matmul"](node, xs, ctx)
         _view(bufs, out_r)[...] = tile.reshape(op.shape) if tile.ndim != rank else tile
 
+    # ---- batched ------------------------------------------------------------------------------
+
+    def _run_batched(self, arenas: list[np.ndarray], bufs: dict[int, np.ndarray], ctx: Ctx) -> None:
+        vals: dict[int, np.ndarray] = {}
+        live = peak = 0
+        for st in self.plan().steps:
+            n = len(st.ops)
+            xs = [self._gather(spec, vals, n) for spec in st.inputs]
+            if st.kind == "load":
+                assert st.window is not None
+                vals[st.id] = st.window.load(arenas)
+            elif st.kind == "store":
+                assert st.window is not None
+                st.window.store(arenas, xs[0])
+            elif st.kind == "batch":
+                vals[st.id] = self._batch(st, xs, ctx)
+            else:
+                self._each(st, xs, vals, bufs, ctx)
+            if st.id in vals:
+                live += vals[st.id].nbytes
+                peak = max(peak, live)
+            for b in st.free:
+                live -= vals.pop(b).nbytes
+        self.peak_bytes = peak
+
+    @staticmethod
+    def _gather(spec: StepInput, vals: dict[int, np.ndarray], n: int) -> np.ndarray:
+        if spec.mode == "direct":
+            x = vals[spec.src]
+        elif spec.mode == "slice":
+            x = vals[spec.src][spec.start:spec.start + n]
+        elif spec.mode == "take":
+            x = vals[spec.src][spec.rows]
+        else:
+            first = vals[spec.parts[0][0]]
+            x = np.empty((n,) + first.shape[1:], dtype=first.dtype)
+            for src, at, rows in spec.parts:
+                x[at] = vals[src][rows]
+        return x if spec.shape is None else x.reshape(spec.shape)
+
+    def _each(self, st: Step, xs: list[np.ndarray], vals: dict[int, np.ndarray], bufs: dict[int, np.ndarray],
+              ctx: Ctx) -> None:
+        """A group whose kind has no batched form: tile by tile, through the reference path."""
+        outs = []
+        for k, op in enumerate(st.ops):
+            local = {i: x[k] for i, x in zip(op.inputs, xs)}
+            self._op(op, local, bufs, ctx)
+            if op.id in local:
+                outs.append(local[op.id])
+        if outs:
+            vals[st.id] = np.stack(outs)
+
+    def _batch(self, st: Step, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+        """One kernel call for the whole group; the tile ops' semantics as in `_op`, with a
+        leading batch axis."""
+        op = st.ops[0]
+        kind = op.op
+        n = len(st.ops)
+        if kind == "combine":
+            fn = _COMBINE[op.attrs["fn"]]
+            parts = [ctx.up(x, op.dtype) if op.dtype.is_float else x for x in xs]
+            acc = parts[0]
+            for p in parts[1:]:
+                acc = fn(acc, p)
+            return ctx.down(acc, op.dtype)
+        if kind == "combine_arg":
+            half = len(xs) // 2
+            idx = np.stack(xs[:half])
+            val = np.stack([x.astype(np.float64) for x in xs[half:]])
+            val = np.where(np.isnan(val), np.inf if op.attrs["fn"] == "max" else -np.inf, val)
+            pick = (np.argmax if op.attrs["fn"] == "max" else np.argmin)(val, axis=0)
+            return np.take_along_axis(idx, pick[None], axis=0)[0].astype(op.dtype.np)
+        if kind == "fill":
+            return ctx.down(np.full((n,) + op.shape, op.attrs.get("value", 0)), op.dtype)
+        if kind == "bitcast":
+            return np.ascontiguousarray(xs[0]).view(op.dtype.np)
+        if kind == "expand_clone":
+            return np.broadcast_to(xs[0], (n,) + op.shape).copy()
+        assert st.node is not None
+        if kind in ("amax", "amin") and self.nodes[op.node].op in ("argmax", "argmin"):
+            fn = np.max if kind == "amax" else np.min
+            return fn(xs[0], axis=_shift(op.attrs["dim"]), keepdims=op.attrs["keepdim"])
+        out = KERNELS[kind](st.node, xs, ctx)
+        if st.base is not None:
+            out = out + st.base.astype(out.dtype)  # each partial's index within its tile, made global
+        return out
+
+    # ---- the plan -----------------------------------------------------------------------------
+
+    def _waves(self) -> list[int]:
+        """Each tile op's wave (indexed by op id): after its producers and after the GM
+        accesses it must follow in program order."""
+        ops = self.tiles.ops
+        top = max((o.id for o in ops), default=-1) + 1
+        by_buffer: dict[int, list[tuple[int, Region, bool]]] = {}
+        written: set[int] = set()
+        for o in ops:
+            if o.region is None:
+                continue
+            for r, w in _gm_accesses(o):
+                by_buffer.setdefault(r.buffer, []).append((o.id, r, w))
+                if w:
+                    written.add(r.buffer)
+        tracked: dict[int, list[tuple[_Cells, Any, bool]]] = {}  # op id -> (cells, index, is a write)
+        for b in written:  # a buffer nothing writes needs no tracking
+            acc = by_buffer[b]
+            cells = _Cells([r for _, r, _ in acc])
+            for (oid, _, w), idx in zip(acc, cells.index):
+                if idx is not None:
+                    tracked.setdefault(oid, []).append((cells, idx, w))
+        wave = [0] * top
+        first_use = [-1] * top  # the earliest wave that reads an op's value
+        for o in ops:
+            lv = 0
+            for i in o.inputs:
+                if wave[i] >= lv:
+                    lv = wave[i] + 1
+            acc_t = tracked.get(o.id)
+            if acc_t is not None:
+                for c, idx, w in acc_t:
+                    after = c.after(idx, w)
+                    if after >= lv:
+                        lv = after + 1
+                for c, idx, w in acc_t:
+                    c.record(idx, w, lv)
+            wave[o.id] = lv
+            for i in o.inputs:
+                if first_use[i] < 0 or lv < first_use[i]:
+                    first_use[i] = lv
+        # sources (loads, fills, aranges) move to just before their first consumer, and a
+        # load stays before the next write over what it reads
+        for o in reversed(ops):
+            acc_t = tracked.get(o.id)
+            if o.inputs or o.op not in ("load", "fill", "arange"):
+                for c, idx, w in acc_t or ():
+                    if w:
+                        c.record_next_write(idx, wave[o.id])
+            elif first_use[o.id] >= 0:
+                late = first_use[o.id] - 1
+                for c, idx, _ in acc_t or ():
+                    late = min(late, c.before(idx) - 1)
+                wave[o.id] = max(wave[o.id], late)
+        return wave
+
+    def _build_plan(self) -> Plan:
+        ops = self.tiles.ops
+        wave = self._waves()
+        top = len(wave)
+        made: list[Any] = [None] * top  # each op's value: (tile shape, dtype id)
+        attr_keys: dict[int, tuple[Any, ...]] = {}
+        groups: dict[tuple[Any, ...], list[TileOp]] = {}
+        for o in ops:
+            kind = o.op
+            sig = made[o.id] = (o.shape, id(o.dtype))  # dtypes are enum singletons: id hashes fast
+            ins = tuple(made[i] for i in o.inputs)
+            if kind in ("load", "store"):
+                assert o.region is not None
+                r = o.region
+                key: tuple[Any, ...] = (wave[o.id], kind, self._slot[r.buffer][0], r.layout, r.shape, sig, ins)
+            elif kind == "matmul":
+                key = (wave[o.id], kind)
+            else:
+                ak = attr_keys.get(id(o.attrs))
+                if ak is None:  # the tiles of one tensor op mostly share their attribute dict
+                    ak = _attr_key(o.attrs)
+                    attr_keys[id(o.attrs)] = ak
+                key = (wave[o.id], kind, o.node, sig, ak, ins)
+            groups.setdefault(key, []).append(o)
+        ordered = sorted(groups.values(), key=lambda g: (wave[g[0].id], g[0].id))
+        group_of = np.full(top, -1, dtype=np.int64)
+        row_of = np.full(top, -1, dtype=np.int64)
+        steps: list[Step] = []
+        last_use: dict[int, int] = {}
+        shifted: dict[int, Node] = {}
+        for sid, members in enumerate(ordered):
+            mids = np.fromiter((o.id for o in members), dtype=np.int64, count=len(members))
+            group_of[mids] = sid
+            row_of[mids] = np.arange(len(members))
+            st = self._step(sid, tuple(members), group_of, row_of, steps, shifted)
+            for spec in st.inputs:
+                for src in ([spec.src] if spec.mode != "mixed" else [p[0] for p in spec.parts]):
+                    last_use[src] = sid
+            steps.append(st)
+        frees: dict[int, list[int]] = {}
+        for st in steps:
+            if st.kind == "store" or st.ops[0].op == "matmul":
+                continue  # makes no value
+            frees.setdefault(last_use.get(st.id, st.id), []).append(st.id)
+        for st in steps:
+            st.free = tuple(frees.get(st.id, ()))
+        return Plan(steps, max(wave, default=-1) + 1)
+
+    def _step(self, sid: int, members: tuple[TileOp, ...], group_of: np.ndarray, row_of: np.ndarray,
+              steps: list[Step], shifted: dict[int, Node]) -> Step:
+        op = members[0]
+        kind = op.op
+        n = len(members)
+        if kind == "load":
+            return Step(sid, "load", members, window=self._window(members))
+        # (a bitcast of 0-d tiles would reinterpret the batch axis)
+        batch = kind in _BATCHABLE and not (kind == "bitcast" and not op.shape)
+        inputs = []
+        for j in range(len(op.inputs)):
+            prods = np.fromiter((o.inputs[j] for o in members), dtype=np.int64, count=n)
+            srcs, rows = group_of[prods], row_of[prods]
+            src0 = int(srcs[0])
+            src_shape = steps[src0].ops[0].shape
+            target = op.region.shape if kind == "store" and op.region is not None else op.shape
+            pad = None
+            if (batch or kind == "store") and len(src_shape) < len(target):
+                pad = (n,) + (1,) * (len(target) - len(src_shape)) + src_shape
+            if (srcs == src0).all():
+                if n == len(steps[src0].ops) and (rows == np.arange(n)).all():
+                    spec = StepInput("direct", src0, shape=pad)
+                elif (np.diff(rows) == 1).all():
+                    spec = StepInput("slice", src0, start=int(rows[0]), shape=pad)
+                else:
+                    spec = StepInput("take", src0, rows=rows, shape=pad)
+            else:
+                parts = []
+                for src in np.unique(srcs):
+                    at = np.nonzero(srcs == src)[0]
+                    parts.append((int(src), at, rows[at]))
+                spec = StepInput("mixed", -1, parts=tuple(parts), shape=pad)
+            inputs.append(spec)
+        if kind == "store":
+            return Step(sid, "store", members, tuple(inputs), window=self._window(members))
+        if not batch:
+            return Step(sid, "each", members, tuple(inputs))
+        node = self.nodes[op.node]
+        if kind in _REDUCE or kind == "transpose":
+            node = shifted.get(node.id) or shifted.setdefault(node.id, _shifted(node))
+        base = None
+        if kind in ("argmax", "argmin") and "base" in op.attrs:
+            lead = (1,) * (len(op.shape))
+            base = np.array([o.attrs["base"] for o in members]).reshape((n,) + lead)
+        return Step(sid, "batch", members, tuple(inputs), node=node, base=base)
+
+    def _window(self, ops: Sequence[TileOp]) -> _Window:
+        regions = []
+        for o in ops:
+            assert o.region is not None
+            regions.append(o.region)
+        return _Window.of(regions, self._slot, len(self._arenas[self._slot[regions[0].buffer][0]]))
+
+
+
+
+def _shifted(node: Node) -> Node:
+    """The node as the kernel must see it for stacked tiles: axes one further right."""
+    attrs = dict(node.attrs)
+    if "dim" in attrs:
+        attrs["dim"] = _shift(attrs["dim"])
+    if "perm" in attrs:
+        perm = tuple(attrs["perm"])
+        attrs["perm"] = (0,) + tuple(p % len(perm) + 1 for p in perm)
+    return dataclasses.replace(node, attrs=attrs)
