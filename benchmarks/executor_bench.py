@@ -15,10 +15,10 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable
 
 import numpy as np
 import torch
+from _timing import best
 
 import pypto
 from pypto.compiler.tile_exec import TileExecutor
@@ -26,14 +26,6 @@ from pypto.compiler.tile_exec import TileExecutor
 N = 4096
 TILES = ((64, 512), (32, 512), (32, 128), (32, 32))
 
-
-def best(fn: Callable[[], object], reps: int) -> float:
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def softmax_kernel(tile: tuple[int, int]) -> pypto.JitKernel:

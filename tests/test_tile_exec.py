@@ -13,38 +13,21 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import example_records, param_inputs
 
 import pypto
-from pypto.cli import load_module
 from pypto.compiler.tile_exec import TileExecutor
 from pypto.frontend.jit import JitKernel, Lowered, to_numpy
-from pypto.record import CompileRecord, compile_record
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 SWEEP = settings(max_examples=40, deadline=None, derandomize=True, database=None)
 
 
-def _example_records() -> list[tuple[str, CompileRecord]]:
-    out = []
-    for path in sorted(EXAMPLES.glob("*.py")):
-        mod = load_module(path)
-        for name, k in sorted(vars(mod).items()):
-            if isinstance(k, JitKernel):
-                out.append((f"{path.stem}.{name}", compile_record(k)))
-    return out
 
 
-RECORDS = _example_records()
+RECORDS = example_records()
 
 
-def _param_inputs(tiles, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    inputs = {}
-    for b in tiles.buffers:
-        if b.kind == "param":
-            arr = rng.standard_normal(b.shape) * 3 if b.dtype.is_float else rng.integers(-5, 5, b.shape)
-            inputs[b.name] = np.asarray(arr).astype(b.dtype.np)
-    return inputs
 
 
 def _lower(kernel: JitKernel, *args: torch.Tensor) -> tuple[Lowered, dict[str, np.ndarray]]:
@@ -79,7 +62,7 @@ def _members_per_step(ex: TileExecutor) -> list[int]:
 def test_batched_equals_unbatched_on_every_example(name, record, fp64):
     p = record.program
     ex = TileExecutor(p.graph, p.tiles)
-    _check(ex, _param_inputs(p.tiles), name, fp64)
+    _check(ex, param_inputs(p.tiles), name, fp64)
     steps = ex.plan().steps
     assert sorted(o.id for s in steps for o in s.ops) == sorted(o.id for o in p.tiles.ops), "each op runs once"
     assert len(steps) <= len(p.tiles.ops)
@@ -340,7 +323,7 @@ def test_order_runs_unbatched_in_that_order():
     _, record = next((n, r) for n, r in RECORDS if n.startswith("softmax"))
     p = record.program
     ex = TileExecutor(p.graph, p.tiles)
-    arrays = _param_inputs(p.tiles)
+    arrays = param_inputs(p.tiles)
     by_task = [oid for t in p.execute.tasks for oid in p.subgraphs[t.subgraph].ops]
     _same(ex.run(arrays, order=by_task), ex.run(arrays))
 

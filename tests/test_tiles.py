@@ -10,12 +10,12 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import example_records, param_inputs
 
 import pypto
-from pypto.cli import load_module
 from pypto.compiler.tile_exec import TileExecutor
 from pypto.frontend.jit import CompiledKernel, JitKernel
-from pypto.record import CompileRecord, compile_record
+from pypto.record import CompileRecord
 from pypto.reference.interpreter import Interpreter
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
@@ -29,17 +29,9 @@ def _lowered(kernel: JitKernel, *args):
     return ck, ck.lower(syms), arrays, syms
 
 
-def _example_records() -> list[tuple[str, CompileRecord]]:
-    out = []
-    for path in sorted(EXAMPLES.glob("*.py")):
-        mod = load_module(path)
-        for name, k in sorted(vars(mod).items()):
-            if isinstance(k, JitKernel):
-                out.append((f"{path.stem}.{name}", compile_record(k)))
-    return out
 
 
-RECORDS = _example_records()
+RECORDS = example_records()
 
 
 @pytest.mark.parametrize("name, record", RECORDS, ids=[n for n, _ in RECORDS])
@@ -95,12 +87,7 @@ def test_the_dependencies_suffice_any_topological_order_gives_the_same_values():
         order = _other_topological_order(record)
         assert order != list(range(len(order))), name
         ops = [oid for t in order for oid in p.subgraphs[p.execute.tasks[t].subgraph].ops]
-        rng = np.random.default_rng(0)
-        inputs = {}
-        for b in p.tiles.buffers:
-            if b.kind == "param":
-                arr = rng.standard_normal(b.shape) if b.dtype.is_float else rng.integers(-3, 3, b.shape)
-                inputs[b.name] = arr.astype(b.dtype.np)
+        inputs = param_inputs(p.tiles)
         ex = TileExecutor(p.graph, p.tiles)
         want, got = ex.run(inputs), ex.run(inputs, order=ops)
         for k in want:

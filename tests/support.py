@@ -1,0 +1,36 @@
+"""Helpers shared by the tile-stage tests: every example kernel's record, and random inputs."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+
+from pypto.cli import load_module
+from pypto.compiler.tile_ir import TileGraph
+from pypto.frontend.jit import JitKernel
+from pypto.record import CompileRecord, compile_record
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+
+
+def example_records() -> list[tuple[str, CompileRecord]]:
+    """(example.kernel, its CompileRecord through every stage) for every example kernel."""
+    out = []
+    for path in sorted(EXAMPLES.glob("*.py")):
+        mod = load_module(path)
+        for name, k in sorted(vars(mod).items()):
+            if isinstance(k, JitKernel):
+                out.append((f"{path.stem}.{name}", compile_record(k)))
+    return out
+
+
+def param_inputs(tiles: TileGraph, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random arrays for a tile graph's parameter buffers."""
+    rng = np.random.default_rng(seed)
+    inputs = {}
+    for b in tiles.buffers:
+        if b.kind == "param":
+            arr = rng.standard_normal(b.shape) * 3 if b.dtype.is_float else rng.integers(-5, 5, b.shape)
+            inputs[b.name] = np.asarray(arr).astype(b.dtype.np)
+    return inputs
