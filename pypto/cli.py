@@ -211,6 +211,19 @@ def _export(record: CompileRecord, fmt: str, directory: Path) -> list[Path]:
     return [program, *export.write_pass_dumps(record, out)]
 
 
+def lowering_summary(record: CompileRecord) -> str:
+    """One line to compare tile shapes by: what the lowering made of the kernel."""
+    p = record.program
+    assert p.tiles is not None and p.subgraphs is not None and p.leaves is not None and p.execute is not None
+    cores = {c: sum(1 for t in p.execute.tasks if t.core == c) for c in ("AIV", "AIC")}
+    ub = max((sg.peak_bytes for sg in p.subgraphs if sg.core == "AIV"), default=0)
+    blocks = p.blocks or ()
+    return (f"    tile ops {len(p.tiles.ops)} · tasks {len(p.execute.tasks)} (AIV {cores['AIV']}, AIC {cores['AIC']}) · "
+            f"leaves {len(p.leaves)} · widest level {p.execute.width()} tasks · UB peak {ub:,} B · "
+            f"double-buffered leaves {sum(b.double_buffered for b in blocks)}/{len(blocks)} · "
+            f"spills {sum(b.spills for b in blocks)}")
+
+
 def run_compile(target: str, stage: str | None = None, dump: Path | None = None, as_json: bool = False,
                 export: tuple[str, Path] | None = None, show_listing: bool = False) -> int:
     try:
@@ -239,6 +252,8 @@ def run_compile(target: str, stage: str | None = None, dump: Path | None = None,
             if not as_json:
                 print(f"{record.source.kernel}  {_def_where(k)}  ({', '.join(_shape_text(i) for i in record.inputs)})")
                 print(pass_table(record))
+                if record.program.execute is not None:
+                    print(lowering_summary(record))
                 if show_listing and record.program.blocks is not None:
                     for leaf in range(len(record.program.blocks)):
                         print()
