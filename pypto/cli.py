@@ -218,7 +218,8 @@ def lowering_summary(record: CompileRecord) -> str:
     cores = {c: sum(1 for t in p.execute.tasks if t.core == c) for c in ("AIV", "AIC")}
     ub = max((sg.peak_bytes for sg in p.subgraphs if sg.core == "AIV"), default=0)
     blocks = p.blocks or ()
-    return (f"    tile ops {len(p.tiles.ops)} · tasks {len(p.execute.tasks)} (AIV {cores['AIV']}, AIC {cores['AIC']}) · "
+    return (f"    tile ops {len(p.tiles.ops)} · tasks {len(p.execute.tasks)} "
+            f"(AIV {cores['AIV']}, AIC {cores['AIC']}) · "
             f"leaves {len(p.leaves)} · widest level {p.execute.width()} tasks · UB peak {ub:,} B · "
             f"double-buffered leaves {sum(b.double_buffered for b in blocks)}/{len(blocks)} · "
             f"spills {sum(b.spills for b in blocks)}")
