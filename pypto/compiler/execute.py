@@ -113,14 +113,19 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     preds: dict[int, set[int]] = defaultdict(set)
     accesses = [(op, r, w) for op in tiles.ops for r, w in _accesses(op)]
     layouts: dict[int, set[tuple[int, ...]]] = defaultdict(set)
-    for _, r, _ in accesses:
+    written: set[int] = set()
+    for _, r, w in accesses:
         layouts[r.buffer].add(r.layout)
+        if w:
+            written.add(r.buffer)
     seen: dict[int, _Accesses] = defaultdict(_Accesses)
     for op, r, is_write in accesses:
         t = task_of[op.id]
+        (writes if is_write else reads)[t].append(r)
+        if r.buffer not in written:
+            continue  # nothing writes this buffer (a read-only parameter): no conflicts
         region = _flatten(r) if len(layouts[r.buffer]) > 1 else r  # seen through a reshape
         preds[t] |= seen[r.buffer].visit(region, t, is_write)
-        (writes if is_write else reads)[t].append(r)
     order = _topological(subgraphs, preds)
     new_id = {sg_id: k for k, sg_id in enumerate(order)}
     by_id = {sg.id: sg for sg in subgraphs}
