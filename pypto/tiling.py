@@ -11,13 +11,13 @@ import math
 import warnings
 from collections.abc import Sequence
 
-from pypto.boards import buffer_bytes
+from pypto.boards import buffer_bytes, load
 from pypto.dtypes import DataType
 from pypto.errors import ShapeError
 from pypto.ir import source
 from pypto.ir.graph import TensorType
 
-ALIGN_BYTES = 32
+ALIGN_BYTES = int(load()["alignment_bytes"])  # a tile's last dim, in bytes
 
 
 class PyptoWarning(UserWarning):
@@ -119,7 +119,8 @@ def check_cube_call(m: object, k: object, n: object) -> tuple[tuple[int, ...], t
 def check_cube_for_matmul(m: tuple[int, ...], k: tuple[int, ...], n: tuple[int, ...],
                           a: DataType, b: DataType, call_line: int) -> None:
     at = f" (set_cube_tile_shapes at line {call_line})" if call_line else ""
-    align = 32 if a.nbytes == 1 else 16
+    fractal = load()["cube_fractal_elements"]
+    align = int(fractal["int8"] if a.nbytes == 1 else fractal["default"])
     for what, vals in (("m", m), ("k", k), ("n", n)):
         for v in vals:
             if v % align:

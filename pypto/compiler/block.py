@@ -90,7 +90,7 @@ if TYPE_CHECKING:
     from pypto.compiler.manager import PassContext, Program
 
 PIPES = ("MTE2", "MTE1", "M", "V", "FIX", "MTE3", "S")
-EVENTS_PER_PAIR = 8
+EVENTS_PER_PAIR = 8  # the default; the board file's events_per_pipe_pair decides
 MEMORIES = {"AIV": ("UB",), "AIC": ("L1", "L0A", "L0B", "L0C")}
 _UNSPILLABLE = frozenset({"L0A", "L0B"})  # no path from L0A/L0B back to GM on A2/A3
 
@@ -683,7 +683,7 @@ def _access(op: Operand, idx: int, pipe: str, write: bool, ranges: dict[str, _Ra
         ranges.setdefault(key, _Ranges()).access(op.offset, op.offset + op.size, idx, pipe, write, hz)
 
 
-def insert_sync(instrs: Sequence[Instr]) -> tuple[list[Instr], list[int]]:
+def insert_sync(instrs: Sequence[Instr], events: int = EVENTS_PER_PAIR) -> tuple[list[Instr], list[int]]:
     """The instructions with SET_FLAG / WAIT_FLAG pairs, and each input instruction's new index."""
     ranges: dict[str, _Ranges] = {}
     gm: dict[int, _GmAccesses] = {}
@@ -733,14 +733,14 @@ def insert_sync(instrs: Sequence[Instr]) -> tuple[list[Instr], list[int]]:
         for c in sets.get(i, ()):
             pair = (ins.pipe, instrs[c].pipe)
             q = pending.setdefault(pair, deque())
-            if len(q) >= EVENTS_PER_PAIR:
+            if len(q) >= events:
                 _, pj, pc = q[0]
                 wait(pj, pc)  # all events of the pair outstanding: wait for the oldest now
             busy = {e for e, _, _ in q}
             ev = rr.get(pair, 0)
             while ev in busy:
-                ev = (ev + 1) % EVENTS_PER_PAIR
-            rr[pair] = (ev + 1) % EVENTS_PER_PAIR
+                ev = (ev + 1) % events
+            rr[pair] = (ev + 1) % events
             event[(i, c)] = ev
             q.append((ev, i, c))
             out.append(Instr("SET_FLAG", pair[0], ins.tile_op, flag=(*pair, ev)))
@@ -765,7 +765,7 @@ def build_block(leaf: Leaf, subgraph: Subgraph, ops: Mapping[int, TileOp], buffe
         raise PyptoError(f"{node.op if node else o.op}: {e.vi.opcode} needs {e.size} bytes of {e.space} at once, "
                          f"more than the {caps[e.space]}-byte {e.space} holds with its operands; "
                          f"use smaller tiles", node.loc if node else Loc()) from None
-    instrs, where = insert_sync(done.instrs)
+    instrs, where = insert_sync(done.instrs, int(board.get("events_per_pipe_pair", EVENTS_PER_PAIR)))
     spans = tuple(BufferSpan(a.name, a.space, a.offset, a.unit * a.copies, where[a.start], where[a.end],
                              a.copies == 2) for a in done.allocs)
     notes: list[tuple[str, Loc]] = []
