@@ -324,6 +324,7 @@ def blocks_from(v: list[Json]) -> tuple[Block, ...]:
 
 register_program_field("next_id", int, int)
 register_program_field("tiles", tiles_json, tiles_from)
+register_program_field("memory", list, tuple)
 register_program_field("blocks", blocks_json, blocks_from)
 register_program_field("subgraphs", subgraphs_json, subgraphs_from)
 register_program_field("leaves", leaves_json, leaves_from)

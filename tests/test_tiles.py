@@ -176,3 +176,36 @@ def test_blocks_round_trip_and_every_leaf_has_a_listing_with_its_source_lines():
             text = record.listing(leaf)
             lines = {s.line for n in p.leaves[leaf].nodes for s in record.source_of(n)}
             assert any(f":{line}" in text for line in lines), (name, leaf)
+
+
+def test_memory_types_follow_the_a2a3_data_paths():
+    """Vector tiles live in UB and move GM<->UB; cube tiles go GM->L1->L0A/L0B->L0C->GM:
+    a matmul result reaches vector work only through GM (A2/A3 has no L0C->UB)."""
+    seen = set()
+    for name, record in RECORDS:
+        p = record.program
+        assert p.memory is not None and len(p.memory) == len(p.tiles.ops), name
+        for op, path in zip(p.tiles.ops, p.memory):
+            seen.add(path)
+            assert "L0C->UB" not in path and "UB->L1" not in path and "L1->UB" not in path
+            if op.op == "matmul":
+                assert path == "GM->L1->L0A,L0B->L0C->GM"
+            elif op.op == "load":
+                assert path == "GM->UB"
+            elif op.op == "store":
+                assert path == "UB->GM"
+            else:
+                assert path == "UB", (name, op.op)
+    assert {"GM->UB", "UB->GM", "UB", "GM->L1->L0A,L0B->L0C->GM"} <= seen
+
+
+def test_a_data_path_the_board_lacks_is_a_compiler_error():
+    import dataclasses
+
+    from pypto.compiler.manager import PassContext
+    from pypto.compiler.tile_passes import memory_types
+
+    _, record = next((n, r) for n, r in RECORDS if n.startswith("attention"))
+    board = {"data_paths": ["GM->UB", "UB->GM", "GM->L1", "L1->L0A", "L1->L0B"]}  # no L0C->GM
+    with pytest.raises(AssertionError, match="L0C->GM"):
+        memory_types(dataclasses.replace(record.program, memory=None), PassContext({}, board))

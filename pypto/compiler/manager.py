@@ -40,6 +40,7 @@ class Program:
     bindings: tuple[tuple[str, int], ...] | None = None  # dynamic dims: the tile stage needs them
     tiles: TileGraph | None = None  # the tile graph (tile stage on)
     subgraphs: tuple[Subgraph, ...] | None = None  # graph partition: one per task
+    memory: tuple[str, ...] | None = None  # per tile op (tiles.ops order): its memory and data path
     leaves: tuple[Leaf, ...] | None = None  # isomorphic subgraphs merged
     blocks: tuple[Block, ...] | None = None  # one instruction list per leaf (block stage)
     execute: ExecGraph | None = None  # tasks and their dependencies (execute stage)

@@ -16,7 +16,7 @@ from pypto.compiler.block import block_schedule
 from pypto.compiler.execute import execute_graph
 from pypto.compiler.manager import Instrument, Pass, PassContext, PassManager, PassRecord, Program, Recorder
 from pypto.compiler.tensor_passes import autocast, cse, dce, decompose, simplify, verify
-from pypto.compiler.tile_passes import graph_partition, leaf_functions, tile_expand
+from pypto.compiler.tile_passes import graph_partition, leaf_functions, memory_types, tile_expand
 from pypto.enums import CompStage
 from pypto.ir.graph import Graph
 
@@ -33,6 +33,8 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("tile_expand", "tile", tile_expand, "each op becomes tile ops by the tile shapes in force at its line"),
     Pass("graph_partition", "tile", graph_partition,
          "tile ops group into per-core subgraphs that fit UB; crossing edges go through GM"),
+    Pass("memory_types", "tile", memory_types,
+         "each tile's memory and data path (UB, L1/L0A/L0B/L0C, GM between), checked against the board"),
     Pass("leaf_functions", "tile", leaf_functions, "isomorphic subgraphs merge into one leaf function"),
     # ---- block stage: each leaf function as its core's instructions
     Pass("block_schedule", "block", block_schedule,

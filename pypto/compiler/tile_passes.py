@@ -7,6 +7,7 @@ import dataclasses
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.partition import merge_leaves, partition
 from pypto.compiler.tile_expand import expand
+from pypto.compiler.tile_ir import TileOp
 
 
 def tile_expand(p: Program, ctx: PassContext) -> Program:
@@ -31,3 +32,34 @@ def leaf_functions(p: Program, ctx: PassContext) -> Program:
     assert p.tiles is not None and p.subgraphs is not None
     subgraphs, leaves = merge_leaves(p.tiles, p.subgraphs)
     return dataclasses.replace(p, subgraphs=subgraphs, leaves=leaves)
+
+
+def _path(op: TileOp) -> str:
+    """Where a tile op's data comes from and goes: memory types joined by ->, "," for both."""
+    if op.op == "matmul":
+        return "GM->L1->L0A,L0B->L0C->GM"
+    return {"load": "GM->UB", "store": "UB->GM"}.get(op.op, "UB")
+
+
+def _segments(path: str) -> list[str]:
+    hops = [h.split(",") for h in path.split("->")]
+    return [f"{a}->{b}" for src, dst in zip(hops, hops[1:]) for a in src for b in dst]
+
+
+def memory_types(p: Program, ctx: PassContext) -> Program:
+    """Each tile op's memory and data path (UB for vector work; GM->L1->L0A/L0B->L0C->GM for
+    cube tiles; GM between subgraphs), checked against the board's allowed paths — on A2/A3
+    there is no L0C->UB and no UB<->L1, so cube results reach vector cores through GM."""
+    assert p.tiles is not None and p.subgraphs is not None
+    core = {oid: sg.core for sg in p.subgraphs for oid in sg.ops}
+    allowed = set(ctx.board["data_paths"]) | {"L0A->L0C", "L0B->L0C"}  # the cube unit itself
+    paths = []
+    for op in p.tiles.ops:
+        if (op.op == "matmul") != (core[op.id] == "AIC"):
+            raise AssertionError(f"tile op {op.id} ({op.op}) sits on a {core[op.id]} core")
+        path = _path(op)
+        for seg in _segments(path):
+            if seg not in allowed:
+                raise AssertionError(f"tile op {op.id} ({op.op}) moves data {seg}, which the board does not allow")
+        paths.append(path)
+    return dataclasses.replace(p, memory=tuple(paths))
