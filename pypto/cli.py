@@ -191,10 +191,13 @@ def _export(record: CompileRecord, fmt: str, directory: Path) -> list[Path]:
 
     directory.mkdir(parents=True, exist_ok=True)
     name = record.source.kernel
+    lowered = record.program.tiles is not None
     if fmt == "graphml":
-        return [export.write_graphml(record.graph, directory / f"{name}.graphml")]
+        return [export.write_graphml(record.graph, directory / f"{name}.graphml")] + (
+            [export.write_tile_graphml(record.program, directory / f"{name}.tiles.graphml")] if lowered else [])
     if fmt == "dot":
-        return [export.write_dot(record.graph, directory / f"{name}.dot")]
+        return [export.write_dot(record.graph, directory / f"{name}.dot")] + (
+            [export.write_tile_dot(record.program, directory / f"{name}.tiles.dot")] if lowered else [])
     if fmt == "model-explorer":
         graph_path = directory / f"{name}.model_explorer.json"
         graph_path.write_text(json.dumps(export.to_model_explorer(record.graph), indent=1))
@@ -203,7 +206,13 @@ def _export(record: CompileRecord, fmt: str, directory: Path) -> list[Path]:
         made = {n.id: order.get(n.made_by or "", 0) for n in record.graph.walk()}
         data_path = directory / f"{name}.node_data.json"
         data_path.write_text(json.dumps(export.node_data(record.graph.name, made), indent=1))
-        return [graph_path, data_path]
+        if not lowered:
+            return [graph_path, data_path]
+        # overlay: how many tasks run each tensor node's tiles
+        tasks_path = directory / f"{name}.tasks_node_data.json"
+        tasks_path.write_text(json.dumps(export.node_data(record.graph.name, export.tasks_per_node(record.program)),
+                                         indent=1))
+        return [graph_path, data_path, tasks_path]
     out = directory / name
     out.mkdir(parents=True, exist_ok=True)
     program = out / "program.json"

@@ -149,3 +149,24 @@ def test_pass_dumps_use_pypto_folder_layout(records, tmp_path):
     assert FUNCTION_KEYS <= set(doc)
     with pytest.raises(ValueError, match="snapshots"):
         write_pass_dumps(CompileRecord.from_json(r.to_json()), tmp_path / "again")
+
+
+def test_the_tile_stage_exports_as_graphml_and_dot_and_a_tasks_overlay(tmp_path):
+    from pypto.export import tasks_per_node, write_tile_dot, write_tile_graphml
+
+    mod = load_module(next(e for e in EXAMPLES if e.name == "attention.py"))
+    record = compile_record(mod.attention_kernel)
+    p = record.program
+    back = nx.read_graphml(write_tile_graphml(p, tmp_path / "t.graphml"))
+    ops = [n for n, d in back.nodes(data=True) if d["kind"] == "tile_op"]
+    assert len(ops) == len(p.tiles.ops)
+    assert sum(1 for _, d in back.nodes(data=True) if d["kind"] == "buffer") == len(p.tiles.buffers)
+    tile_edges = sum(len(o.inputs) for o in p.tiles.ops)
+    assert sum(1 for *_, d in back.edges(data=True) if d["kind"] == "tile") == tile_edges
+    mm = next(d for _, d in back.nodes(data=True) if d.get("op") == "matmul")
+    assert mm["core"] == "AIC" and mm["memory"] == "GM->L1->L0A,L0B->L0C->GM" and mm["task"] >= 0
+    assert (tmp_path / "t.dot").exists() is False and write_tile_dot(p, tmp_path / "t.dot").read_text().startswith(
+        ("strict digraph", "digraph"))
+    per_node = tasks_per_node(p)
+    matmuls = [n.id for n in p.graph.walk() if n.op == "matmul"]
+    assert matmuls and all(per_node[m] >= 1 for m in matmuls)
