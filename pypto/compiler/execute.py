@@ -79,16 +79,14 @@ class _Accesses:
         self.cells: dict[tuple[int, ...], list[tuple[Region, int, bool]]] = defaultdict(list)
 
     def _keys(self, r: Region) -> Iterable[tuple[int, ...]]:
-        if self.cell is None:
-            self.cell = tuple(max(1, n) for n in r.shape)
-        first = []
-        for o, n, c in zip(r.offset, r.shape, self.cell):
-            if o % c or n > c:
-                break
-            first.append(o // c)
-        else:
-            return (tuple(first),)  # the common case: one tile-aligned cell
-        spans = [range(o // c, (o + max(n, 1) - 1) // c + 1) for o, n, c in zip(r.offset, r.shape, self.cell)]
+        cell = self.cell
+        if cell is None:
+            cell = self.cell = tuple(max(1, n) for n in r.shape)
+        if r.shape == cell:  # the common case: a whole tile, in one cell when aligned
+            first = tuple(o // c for o, c in zip(r.offset, cell))
+            if all(o == k * c for o, k, c in zip(r.offset, first, cell)):
+                return (first,)
+        spans = [range(o // c, (o + max(n, 1) - 1) // c + 1) for o, n, c in zip(r.offset, r.shape, cell)]
         return itertools.product(*spans)
 
     def visit(self, r: Region, task: int, write: bool) -> set[int]:
@@ -111,21 +109,23 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     reads: dict[int, list[Region]] = defaultdict(list)
     writes: dict[int, list[Region]] = defaultdict(list)
     preds: dict[int, set[int]] = defaultdict(set)
-    accesses = [(op, r, w) for op in tiles.ops for r, w in _accesses(op)]
+    accesses = [(op, r, w) for op in tiles.ops if op.region is not None for r, w in _accesses(op)]
     layouts: dict[int, set[tuple[int, ...]]] = defaultdict(set)
     written: set[int] = set()
     for _, r, w in accesses:
         layouts[r.buffer].add(r.layout)
         if w:
             written.add(r.buffer)
+    reshaped = {b for b, seen_as in layouts.items() if len(seen_as) > 1}
     seen: dict[int, _Accesses] = defaultdict(_Accesses)
     for op, r, is_write in accesses:
         t = task_of[op.id]
         (writes if is_write else reads)[t].append(r)
         if r.buffer not in written:
             continue  # nothing writes this buffer (a read-only parameter): no conflicts
-        region = _flatten(r) if len(layouts[r.buffer]) > 1 else r  # seen through a reshape
-        preds[t] |= seen[r.buffer].visit(region, t, is_write)
+        found = seen[r.buffer].visit(_flatten(r) if r.buffer in reshaped else r, t, is_write)  # through a reshape
+        if found:
+            preds[t] |= found
     order = _topological(subgraphs, preds)
     new_id = {sg_id: k for k, sg_id in enumerate(order)}
     by_id = {sg.id: sg for sg in subgraphs}

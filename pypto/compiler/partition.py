@@ -64,13 +64,13 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int) -> tup
 
     def cost(g: _Group, o: TileOp, loads: list[TileOp]) -> int:
         """The group's footprint while `o` runs, if it joined."""
-        extra = {ld.id for ld in loads}
+        extra = {ld.id for ld in loads} if loads else ()
         out = size[o.id]
         for i in o.inputs:  # written in place over an input of its size that dies here
             if uses.get(i, 0) == 1 and (i in g.open or i in extra) and size[i] >= out:
                 out = 0
                 break
-        return g.open_bytes + sum(size[i] for i in extra) + out
+        return g.open_bytes + sum([size[i] for i in extra]) + out
 
     def add(g: _Group, o: TileOp, loads: list[TileOp], copied: list[TileOp]) -> None:
         """`o` joins `g` with its fresh loads; `copied` inputs arrive from other groups via GM."""
@@ -97,8 +97,14 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int) -> tup
         if o.op == "matmul":
             add(new_group("AIC", o.instance), o, [], [])
             continue
-        loads = [ops[i] for i in o.inputs if ops[i].op == "load" and i not in group_of]
-        producers = {group_of[i] for i in o.inputs if i in group_of}
+        loads: list[TileOp] = []  # inputs loaded from GM and not yet placed
+        producers: set[int] = set()  # the groups of the other inputs
+        for i in o.inputs:
+            gid = group_of.get(i)
+            if gid is not None:
+                producers.add(gid)
+            elif ops[i].op == "load":
+                loads.append(ops[i])
         if not producers and "partial" in o.attrs and (o.node, o.coord) in last_partial:
             producers = {last_partial[(o.node, o.coord)]}  # the partials of one reduction fuse
         g: _Group | None = None
@@ -151,11 +157,12 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
     for o in tiles.ops:
         if not o.inputs:
             continue
-        new_inputs = list(o.inputs)
+        group = group_of[o.id]
+        new_inputs: list[int] | None = None  # a copy, made at the first input from another subgraph
         for k, i in enumerate(o.inputs):
-            p = ops[i]
-            if group_of[i] == group_of[o.id]:
+            if group_of[i] == group:
                 continue
+            p = ops[i]
             if p.op == "load":  # a shared load: each subgraph loads for itself
                 region = p.region
             else:
@@ -171,40 +178,61 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
                     groups[group_of[i]].ops.append(st.id)
             ld = TileOp(next_id, "load", o.node, o.instance, p.coord, p.shape, p.dtype, (), region)
             next_id += 1
-            group_of[ld.id] = group_of[o.id]
-            groups[group_of[o.id]].ops.append(ld.id)  # ordered by program position below
+            group_of[ld.id] = group
+            groups[group].ops.append(ld.id)  # ordered by program position below
             before.setdefault(o.id, []).append(ld)
+            if new_inputs is None:
+                new_inputs = list(o.inputs)
             new_inputs[k] = ld.id
-        if new_inputs != list(o.inputs):
-            replaced[o.id] = dataclasses.replace(o, inputs=tuple(new_inputs))
+        if new_inputs is not None:  # dataclasses.replace, spelled out (it is slow)
+            replaced[o.id] = TileOp(o.id, o.op, o.node, o.instance, o.coord, o.shape, o.dtype, tuple(new_inputs),
+                                    o.region, o.attrs)
     order: list[TileOp] = []
     for o in tiles.ops:
-        order.extend(before.get(o.id, ()))
-        order.append(replaced.get(o.id, o))
-        order.extend(after.get(o.id, ()))
+        oid = o.id
+        if oid in before:
+            order.extend(before[oid])
+        order.append(replaced.get(oid, o))
+        if oid in after:
+            order.extend(after[oid])
     position = {o.id: k for k, o in enumerate(order)}
     subgraphs = tuple(Subgraph(g.id, g.core, g.instance, tuple(sorted(g.ops, key=position.__getitem__)), g.peak)
                       for g in groups)
     return dataclasses.replace(tiles, buffers=tuple(buffers), ops=tuple(order)), subgraphs
 
 
-def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: dict[tuple[object, ...], int]) -> tuple[int, ...]:
+def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: dict[tuple[object, ...], int],
+              kind_names: list[str]) -> tuple[int, ...]:
     """The structure of a subgraph as ints: each op's kind (op, shape, dtype, attributes but
-    not coordinates — interned in `kinds`) followed by where its inputs come from."""
-    local = {oid: k for k, oid in enumerate(sg.ops)}
+    not coordinates — interned in `kinds`, each new one's repr added to `kind_names`)
+    followed by where its inputs come from."""
+    local = {oid: k for k, oid in enumerate(sg.ops)}.get
     out: list[int] = [0 if sg.core == "AIV" else 1]
+    append = out.append
     for oid in sg.ops:
         o = ops[oid]
-        key = (o.op, o.shape, o.dtype.value, id(o.attrs), o.region.shape if o.region is not None else None)
+        attrs, region = o.attrs, o.region
+        # the dtype enum member by identity (cheaper than hashing it); attribute dicts are
+        # shared by the tiles of one tensor op, so their identity stands for their contents
+        key = (o.op, o.shape, id(o.dtype), id(attrs), region.shape if region is not None else None)
         kind = kinds.get(key)
-        if kind is None:  # attribute dicts are shared by the tiles of one tensor op
-            attrs = tuple(sorted((k, repr(v)) for k, v in o.attrs.items() if k not in _POSITION_ATTRS))
-            regions = tuple(r.shape for r in o.attrs.get("inputs", ()))
-            kind = kinds.setdefault((o.op, o.shape, o.dtype, attrs, regions, key[-1]), len(kinds))
+        if kind is None:
+            if attrs:
+                named = tuple(sorted((k, repr(v)) for k, v in attrs.items() if k not in _POSITION_ATTRS))
+                regions = tuple(r.shape for r in attrs.get("inputs", ()))
+            else:
+                named = regions = ()
+            full = (o.op, o.shape, o.dtype, named, regions, key[-1])
+            kind = kinds.get(full)
+            if kind is None:
+                kind = kinds[full] = len(kinds)
+                kind_names.append(repr(full))
             kinds[key] = kind
-        out.append(kind)
-        out.append(len(o.inputs))
-        out += [local.get(i, -1) for i in o.inputs]
+        append(kind)
+        inputs = o.inputs
+        append(len(inputs))
+        for i in inputs:
+            append(local(i, -1))
     return tuple(out)
 
 
@@ -213,18 +241,19 @@ def merge_leaves(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> tuple[tup
     leaves: list[dict[str, object]] = []
     out = []
     kinds: dict[tuple[object, ...], int] = {}
+    kind_names: list[str] = []
     by_sig: dict[tuple[int, ...], int] = {}
     for sg in subgraphs:
-        sig = signature(sg, ops, kinds)
+        sig = signature(sg, ops, kinds, kind_names)
         lid = by_sig.get(sig)
         if lid is None:
             lid = by_sig[sig] = len(leaves)
-            text = "\n".join(repr(k) for k in kinds if isinstance(k[3], tuple))  # stable across runs
+            text = "\n".join(kind_names)  # stable across runs
             h = hashlib.sha1((text + repr(sig)).encode()).hexdigest()[:16]
             leaves.append({"hash": h, "core": sg.core, "template": sg.id, "count": 0, "nodes": set()})
         leaf = leaves[lid]
         leaf["count"] = int(leaf["count"]) + 1  # type: ignore[call-overload]
-        leaf["nodes"].update(ops[i].node for i in sg.ops)  # type: ignore[attr-defined]
+        leaf["nodes"].update({ops[i].node for i in sg.ops})  # type: ignore[attr-defined]
         out.append(dataclasses.replace(sg, leaf=lid))
     return tuple(out), tuple(Leaf(i, str(d["hash"]), str(d["core"]), int(d["template"]),  # type: ignore[call-overload]
                                   int(d["count"]), tuple(sorted(d["nodes"])))  # type: ignore[call-overload]

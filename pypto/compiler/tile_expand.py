@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -38,7 +38,11 @@ class Tiles:
     instance: int
     shape: tuple[int, ...]
     tile: tuple[int, ...]
-    ids: dict[tuple[int, ...], int]
+    ids: dict[tuple[int, ...], int]  # tile coordinates -> tile op id
+    at: dict[tuple[int, ...], int] = field(init=False)  # tile offset -> tile op id
+
+    def __post_init__(self) -> None:
+        self.at = {tuple(c * t for c, t in zip(coord, self.tile)): tid for coord, tid in self.ids.items()}
 
 
 @dataclass
@@ -53,9 +57,10 @@ def grid(shape: tuple[int, ...], tile: tuple[int, ...]) -> Iterator[tuple[tuple[
                                                                         tuple[int, ...]]]:
     """(coord, offset, tile shape) of every tile of `shape` cut by `tile` (tails smaller)."""
     counts = [max(1, math.ceil(s / t)) for s, t in zip(shape, tile)]
-    for coord in itertools.product(*(range(c) for c in counts)):
-        off = tuple(c * t for c, t in zip(coord, tile))
-        yield coord, off, tuple(min(t, s - o) for t, s, o in zip(tile, shape, off))
+    offsets = [[c * t for c in range(n)] for n, t in zip(counts, tile)]
+    sizes = [[min(t, s - o) for o in offs] for offs, t, s in zip(offsets, tile, shape)]
+    # three products over the axes, in step: coordinates, offsets and shapes of the same tiles
+    return zip(itertools.product(*(range(n) for n in counts)), itertools.product(*offsets), itertools.product(*sizes))
 
 
 class Expander:
@@ -128,15 +133,9 @@ class Expander:
         """A tile op holding exactly [off, off + shp) of `value` in root instance `inst`."""
         p = self.place[value]
         if isinstance(p, Tiles) and p.instance == inst:
-            coord = []
-            for o, t in zip(off, p.tile):
-                if o % t:
-                    break
-                coord.append(o // t)
-            else:
-                tid = p.ids.get(tuple(coord))
-                if tid is not None and self.ops[tid].shape == shp:
-                    return tid
+            tid = p.at.get(off)
+            if tid is not None and self.ops[tid].shape == shp:
+                return tid
         region = self.gm(value, node)
         return self.new("load", node, inst, tuple(o // max(1, s) for o, s in zip(off, shp)), shp,
                         self.buffers[region.buffer].dtype, (), region.sub(off, shp))
@@ -239,12 +238,20 @@ class Expander:
         tile = self.tile_of(n, shape)
         ids = {}
         rank = len(shape)
+        # per input: its leading axes skipped (k) and which of its axes follow the output's (not broadcast)
+        plans = []
+        for v, vs in zip(n.inputs, in_shapes):
+            k = rank - len(vs)
+            kept = tuple(not (vs[i] == 1 and shape[i + k] != 1) for i in range(len(vs)))
+            plans.append((v, k, kept, k == 0 and all(kept)))
         for coord, off, shp in grid(shape, tile):
             srcs = []
-            for v, vs in zip(n.inputs, in_shapes):
-                k = rank - len(vs)
-                roff = tuple(0 if vs[i] == 1 and shape[i + k] != 1 else off[i + k] for i in range(len(vs)))
-                rshp = tuple(1 if vs[i] == 1 and shape[i + k] != 1 else shp[i + k] for i in range(len(vs)))
+            for v, k, kept, aligned in plans:
+                if aligned:
+                    srcs.append(self.tile_for(v, off, shp, n, inst))
+                    continue
+                roff = tuple(off[i + k] if keep else 0 for i, keep in enumerate(kept))
+                rshp = tuple(shp[i + k] if keep else 1 for i, keep in enumerate(kept))
                 srcs.append(self.tile_for(v, roff, rshp, n, inst))
             ids[coord] = self.new(n.op, n, inst, coord, shp, n.type.dtype, tuple(srcs), None, n.attrs)
         self.place[n.id] = Tiles(inst, shape, tile, ids)
