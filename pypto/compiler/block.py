@@ -626,11 +626,7 @@ class _Ranges:
             if s_hi <= lo or s_lo >= hi:
                 out.append(seg)
                 continue
-            if w >= 0:
-                hz[wp] = max(hz.get(wp, -1), w)
-            if write:
-                for p, r in rd.items():
-                    hz[p] = max(hz.get(p, -1), r)
+            _note_hazards(hz, w, wp, rd, write)
             if s_lo < lo:
                 out.append((s_lo, lo, w, wp, rd))
             if not write:
@@ -640,6 +636,17 @@ class _Ranges:
         if write:
             out.append((lo, hi, idx, pipe, {}))
         self.segs = out
+
+
+def _note_hazards(hz: dict[str, int], w: int, wp: str, rd: dict[str, int], write: bool) -> None:
+    """An access meets a range last written by instr `w` on pipe `wp` and read since by `rd`
+    (pipe -> last reader): it must wait for that write (RAW, WAW), and a write also for the
+    reads (WAR). `hz` keeps, per pipe, the latest instruction to wait for."""
+    if w >= 0:
+        hz[wp] = max(hz.get(wp, -1), w)
+    if write:
+        for p, r in rd.items():
+            hz[p] = max(hz.get(p, -1), r)
 
 
 def _boxes_overlap(a: Operand, b: Operand) -> bool:
@@ -659,11 +666,7 @@ class _GmAccesses:
             probe, w, wp, rd = rec
             if not _boxes_overlap(op, probe):
                 continue
-            if w >= 0:
-                hz[wp] = max(hz.get(wp, -1), w)
-            if write:
-                for p, r in rd.items():
-                    hz[p] = max(hz.get(p, -1), r)
+            _note_hazards(hz, w, wp, rd, write)
         key = (op.layout, op.at, op.shape)
         rec = self.records.get(key)
         if write:
