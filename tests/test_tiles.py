@@ -209,3 +209,26 @@ def test_a_data_path_the_board_lacks_is_a_compiler_error():
     board = {"data_paths": ["GM->UB", "UB->GM", "GM->L1", "L1->L0A", "L1->L0B"]}  # no L0C->GM
     with pytest.raises(AssertionError, match="L0C->GM"):
         memory_types(dataclasses.replace(record.program, memory=None), PassContext({}, board))
+
+
+def test_a_view_read_after_its_buffer_was_written_is_a_warning_at_the_reading_line():
+    @pypto.jit
+    def k(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32),
+          res: pypto.Tensor([4, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        old = out[0:4, :]  # a view of out as the caller gave it
+        out[:] = x * 2.0  # WRITE
+        res[:] = old + 1.0  # READ: the device sees the new rows, the SSA reference the old ones
+
+    x = torch.randn(8, 64)
+    ck, lw, _, _ = _lowered(k, x, torch.zeros(8, 64), torch.empty(4, 64))
+    warned = [d for r in lw.passes for d in r.diagnostics if d.rule == "tile.stale_view"]
+    assert len(warned) == 1 and warned[0].severity == "warning"
+    lines = pathlib.Path(__file__).read_text().splitlines()
+    assert lines[warned[0].loc.span.line - 1].strip().endswith("# READ: the device sees the new rows, the SSA "
+                                                                 "reference the old ones")
+    write_line = next(i for i, t in enumerate(lines, 1) if t.strip().endswith("# WRITE"))
+    assert f"line {write_line}" in warned[0].message and "'out'" in warned[0].message
+    # no example kernel reads a stale view
+    for name, record in RECORDS:
+        assert not [d for p in record.passes for d in p.diagnostics if d.rule == "tile.stale_view"], name

@@ -48,7 +48,7 @@ class Tiles:
 @dataclass
 class InGM:
     region: Region
-
+    seen: int | None = None  # a view: how many writes its buffer had when it was taken
 
 Placement = Tiles | InGM
 
@@ -72,6 +72,9 @@ class Expander:
         self.buffers: list[Buffer] = []
         self.instances: list[Instance] = [Instance(0, -1, ())]
         self.notes: list[tuple[str, Node]] = []  # (message, node): diagnostics for the pass
+        self.warnings: list[tuple[str, Node]] = []  # (message, node): warnings for the pass
+        self.writes: dict[int, list[tuple[Node, Region]]] = {}  # buffer -> assembles into it, in order
+        self._stale_noted: set[tuple[int, int]] = set()
         self._untiled_noted: set[int] = set()
         self.loop_outs: dict[int, list[Node]] = {}
         for m in graph.walk():
@@ -127,7 +130,24 @@ class Expander:
         return placed
 
     def gm(self, value: int, node: Node) -> Region:
-        return self.materialize(value, node).region
+        placed = self.materialize(value, node)
+        if placed.seen is not None:
+            self.check_stale_view(value, placed, node)
+        return placed.region
+
+    def check_stale_view(self, value: int, placed: InGM, node: Node) -> None:
+        """A view taken before its buffer was written through another name: the device reads
+        the new data (a view is an alias), the reference semantics the old (SSA). Say so."""
+        r = placed.region
+        for writer, w in self.writes.get(r.buffer, [])[placed.seen:]:
+            overlap = w.layout != r.layout or all(
+                a < b + m and b < a + n for a, n, b, m in zip(r.offset, r.shape, w.offset, w.shape))
+            if overlap and (value, writer.id) not in self._stale_noted:
+                self._stale_noted.add((value, writer.id))
+                line = writer.loc.span.line if writer.loc.span else "?"
+                self.warnings.append((f"{node.op} reads a view of {self.buffers[r.buffer].name!r} taken before line "
+                                      f"{line} wrote into it: on the device the view sees the new data; take "
+                                      f"the view after the write, or clone it first", node))
 
     def tile_for(self, value: int, off: tuple[int, ...], shp: tuple[int, ...], node: Node, inst: int) -> int:
         """A tile op holding exactly [off, off + shp) of `value` in root instance `inst`."""
@@ -345,7 +365,7 @@ class Expander:
             tid = self.new("bitcast", n, inst, whole, out, dt, (loaded,), None, {"dtype": dt})
             self.place[n.id] = Tiles(inst, out, out, {whole: tid})
             return
-        self.place[n.id] = InGM(region)
+        self.place[n.id] = InGM(region, len(self.writes.get(region.buffer, [])))
 
     def assemble(self, n: Node, inst: int) -> None:
         dst, src = n.inputs
@@ -354,6 +374,7 @@ class Expander:
         shp = self.shape_of(src)
         self.check_window(n, target, off, shp, "assemble")
         self.copy_into(src, target.sub(off, shp), n, inst)
+        self.writes.setdefault(target.buffer, []).append((n, target.sub(off, shp)))
         self.place[n.id] = InGM(target)
 
     def reshape(self, n: Node, inst: int) -> None:
@@ -411,6 +432,8 @@ class Expander:
             self.place[out.id] = InGM(carried[out.attrs["index"]])
 
 
-def expand(graph: Graph, bindings: dict[str, int]) -> tuple[TileGraph, list[tuple[str, Node]]]:
+def expand(graph: Graph, bindings: dict[str, int]) -> tuple[TileGraph, list[tuple[str, Node]],
+                                                              list[tuple[str, Node]]]:
+    """The tile graph, info notes and warnings (diagnostics for the pass)."""
     ex = Expander(graph, bindings)
-    return ex.run(), ex.notes
+    return ex.run(), ex.notes, ex.warnings

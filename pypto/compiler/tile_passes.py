@@ -13,9 +13,11 @@ from pypto.compiler.tile_ir import TileOp
 def tile_expand(p: Program, ctx: PassContext) -> Program:
     """Each tensor op becomes tile ops by the vec/cube tile shapes in force at its line."""
     assert p.bindings is not None, "the tile stage runs with concrete dynamic dims"
-    tiles, notes = expand(p.graph, dict(p.bindings))
+    tiles, notes, warnings = expand(p.graph, dict(p.bindings))
     for message, node in notes:
         ctx.report("info", message, node.loc, rule="tile.untiled")
+    for message, node in warnings:
+        ctx.report("warning", message, node.loc, rule="tile.stale_view")
     return dataclasses.replace(p, tiles=tiles)
 
 
