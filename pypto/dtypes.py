@@ -88,8 +88,6 @@ _TORCH_NAME = {
 }
 _FROM_TORCH_NAME = {f"torch.{v}": k for k, v in _TORCH_NAME.items()}
 
-# Names of the T3 dtypes: accepted as names, rejected with a clear error when used.
-UNSUPPORTED_DTYPES = ("DT_INT4", "DT_FP8", "DT_FP8E4M3", "DT_FP8E5M2", "DT_HF4", "DT_HF8", "DT_FP4")
 
 
 def bytes_of(dtype: DataType) -> int:

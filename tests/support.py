@@ -8,7 +8,7 @@ import numpy as np
 
 from pypto.cli import load_module
 from pypto.compiler.tile_ir import TileGraph
-from pypto.frontend.jit import JitKernel
+from pypto.frontend.jit import CompiledKernel, JitKernel, Lowered, to_numpy
 from pypto.record import CompileRecord, compile_record
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
@@ -34,3 +34,11 @@ def param_inputs(tiles: TileGraph, seed: int = 0) -> dict[str, np.ndarray]:
             arr = rng.standard_normal(b.shape) * 3 if b.dtype.is_float else rng.integers(-5, 5, b.shape)
             inputs[b.name] = np.asarray(arr).astype(b.dtype.np)
     return inputs
+
+
+def lowered(kernel: JitKernel, *args: object) -> tuple[CompiledKernel, Lowered, dict[str, np.ndarray], dict[str, int]]:
+    """Compile `kernel` for `args` (torch tensors or numpy arrays) and lower it for their shapes."""
+    ck = kernel.compile(*args)
+    arrays = {n: a if isinstance(a, np.ndarray) else to_numpy(a) for n, a in zip(ck.param_names, args)}
+    syms = ck.bind_symbols(arrays, None)  # type: ignore[arg-type]
+    return ck, ck.lower(syms), arrays, syms

@@ -14,6 +14,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from support import lowered
 
 import pypto
 from pypto.boards import load as load_board
@@ -73,9 +74,7 @@ def mm_bias(a: pypto.Tensor([64, 128], pypto.DT_FP16), b_t: pypto.Tensor([64, 12
 
 
 def _lower(kernel: JitKernel, *arrays: np.ndarray) -> Program:
-    ck = kernel.compile(*arrays)
-    named = dict(zip(ck.param_names, arrays))
-    lw = ck.lower(ck.bind_symbols(named, None))  # type: ignore[arg-type]
+    _, lw, _, _ = lowered(kernel, *arrays)
     assert lw.program.blocks is not None
     return lw.program
 

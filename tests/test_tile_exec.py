@@ -13,11 +13,11 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import example_records, param_inputs
+from support import example_records, lowered, param_inputs
 
 import pypto
 from pypto.compiler.tile_exec import TileExecutor
-from pypto.frontend.jit import JitKernel, Lowered, to_numpy
+from pypto.frontend.jit import JitKernel, Lowered
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 SWEEP = settings(max_examples=40, deadline=None, derandomize=True, database=None)
@@ -30,10 +30,6 @@ RECORDS = example_records()
 
 
 
-def _lower(kernel: JitKernel, *args: torch.Tensor) -> tuple[Lowered, dict[str, np.ndarray]]:
-    ck = kernel.compile(*args)
-    arrays = {n: to_numpy(a) for n, a in zip(ck.param_names, args)}
-    return ck.lower(ck.bind_symbols(arrays, None)), arrays
 
 
 def _same(got: dict[str, np.ndarray], want: dict[str, np.ndarray], what: str = "") -> None:
@@ -341,3 +337,8 @@ def test_the_jit_call_runs_batched():
     np.testing.assert_allclose(out.numpy(), (torch.sigmoid(x) * x).numpy(), rtol=1e-6, atol=1e-7)
     lw, _ = _lower(k, x, out)
     assert lw.executor is not None and lw.executor._plan is not None
+
+
+def _lower(kernel: JitKernel, *args: torch.Tensor) -> tuple[Lowered, dict[str, np.ndarray]]:
+    _, lw, arrays, _ = lowered(kernel, *args)
+    return lw, arrays

@@ -10,11 +10,10 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import example_records, param_inputs
+from support import example_records, lowered, param_inputs
 
 import pypto
 from pypto.compiler.tile_exec import TileExecutor
-from pypto.frontend.jit import CompiledKernel, JitKernel
 from pypto.record import CompileRecord
 from pypto.reference.interpreter import Interpreter
 
@@ -22,11 +21,6 @@ EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 UB = 196608
 
 
-def _lowered(kernel: JitKernel, *args):
-    ck: CompiledKernel = kernel.compile(*args)
-    arrays = {n: a.numpy() if hasattr(a, "numpy") else a for n, a in zip(ck.param_names, args)}
-    syms = ck.bind_symbols(arrays, None)
-    return ck, ck.lower(syms), arrays, syms
 
 
 
@@ -109,7 +103,7 @@ def test_tiled_softmax_matches_the_reference_for_any_tile_shape(rows, cols, tr, 
 
     x = torch.randn(rows, cols)
     out = torch.empty_like(x)
-    ck, lw, arrays, syms = _lowered(k, x, out)
+    ck, lw, arrays, syms = lowered(k, x, out)
     want = Interpreter(ck.program.graph).run(arrays, syms)["out"]
     got = lw.executor.run(arrays)["out"]
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
@@ -136,7 +130,7 @@ def test_row_reductions_fuse_into_one_task_per_row_block_when_the_row_fits():
         out[:] = pypto.softmax(x, -1)
 
     x = torch.randn(64, 256)
-    _, lw, _, _ = _lowered(k, x, torch.empty_like(x))
+    _, lw, _, _ = lowered(k, x, torch.empty_like(x))
     p = lw.program
     assert len(p.execute.tasks) == 8  # one per 8-row block: load, amax, sub, exp, sum, div, store fused
     assert len(p.leaves) == 1 and p.leaves[0].count == 8
@@ -151,7 +145,7 @@ def test_loop_iterations_are_root_function_instances():
             out[i:i + 4, :] = pypto.exp(x[i:i + 4, :])
 
     x = torch.randn(12, 64)
-    ck, lw, _, _ = _lowered(k, x, torch.empty_like(x))
+    ck, lw, _, _ = lowered(k, x, torch.empty_like(x))
     loop = next(n for n in ck.program.graph.nodes if n.op == "loop")
     p = lw.program
     assert p.execute.roots == (-1, loop.id)
@@ -221,7 +215,7 @@ def test_a_view_read_after_its_buffer_was_written_is_a_warning_at_the_reading_li
         res[:] = old + 1.0  # READ: the device sees the new rows, the SSA reference the old ones
 
     x = torch.randn(8, 64)
-    ck, lw, _, _ = _lowered(k, x, torch.zeros(8, 64), torch.empty(4, 64))
+    ck, lw, _, _ = lowered(k, x, torch.zeros(8, 64), torch.empty(4, 64))
     warned = [d for r in lw.passes for d in r.diagnostics if d.rule == "tile.stale_view"]
     assert len(warned) == 1 and warned[0].severity == "warning"
     lines = pathlib.Path(__file__).read_text().splitlines()

@@ -193,19 +193,6 @@ def evaluate(d: Dim, env: dict[str, int]) -> int:
     return total
 
 
-def substitute(d: Dim, env: dict[str, Dim]) -> Dim:
-    """Replace symbols by other dims (used when a loop index is renamed)."""
-    if isinstance(d, int):
-        return d
-    total: Dim = d.const
-    for atom, c in d.terms:
-        if isinstance(atom, str):
-            v: Dim = env.get(atom, sym(atom))
-        else:
-            args = tuple(substitute(x, env) for x in atom.args)
-            v = {"mul": mul, "floordiv": floordiv, "mod": mod, "min": minimum, "max": maximum}[atom.fn](*args)
-        total = add(total, scale(v, c))
-    return total
 
 
 # ---- text ------------------------------------------------------------------------------------
