@@ -38,9 +38,10 @@ def leaf_functions(p: Program, ctx: PassContext) -> Program:
 
 def _path(op: TileOp) -> str:
     """Where a tile op's data comes from and goes: memory types joined by ->, "," for both."""
-    if op.op == "matmul":
-        return "GM->L1->L0A,L0B->L0C->GM"
-    return {"load": "GM->UB", "store": "UB->GM"}.get(op.op, "UB")
+    return _PATHS.get(op.op, "UB")
+
+
+_PATHS = {"matmul": "GM->L1->L0A,L0B->L0C->GM", "load": "GM->UB", "store": "UB->GM"}
 
 
 def _segments(path: str) -> list[str]:
@@ -56,12 +57,15 @@ def memory_types(p: Program, ctx: PassContext) -> Program:
     core = {oid: sg.core for sg in p.subgraphs for oid in sg.ops}
     allowed = set(ctx.board["data_paths"]) | {"L0A->L0C", "L0B->L0C"}  # the cube unit itself
     paths = []
+    checked: set[str] = set()  # a handful of distinct paths: each is checked once
     for op in p.tiles.ops:
         if (op.op == "matmul") != (core[op.id] == "AIC"):
             raise AssertionError(f"tile op {op.id} ({op.op}) sits on a {core[op.id]} core")
         path = _path(op)
-        for seg in _segments(path):
-            if seg not in allowed:
-                raise AssertionError(f"tile op {op.id} ({op.op}) moves data {seg}, which the board does not allow")
+        if path not in checked:
+            for seg in _segments(path):
+                if seg not in allowed:
+                    raise AssertionError(f"tile op {op.id} ({op.op}) moves data {seg}, which the board does not allow")
+            checked.add(path)
         paths.append(path)
     return dataclasses.replace(p, memory=tuple(paths))
