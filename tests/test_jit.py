@@ -210,7 +210,7 @@ def test_options_scope_inside_kernel_scopes_tile_shapes():
     torch.testing.assert_close(out, (x + 1) * 2 - 1)
     g = next(iter(k.cache.values())).graph
     tiles = {n.op: g.tile_configs[n.tile].dims for n in g.nodes if n.tile is not None}
-    assert tiles == {"add": (4, 32), "mul": (2, 16), "sub": (4, 32)}
+    assert tiles == {"add": (4, 32), "mul": (2, 16), "sub": (4, 32), "assemble": (4, 32)}
 
 
 def test_run_modes():

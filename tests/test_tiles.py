@@ -226,3 +226,46 @@ def test_a_view_read_after_its_buffer_was_written_is_a_warning_at_the_reading_li
     # no example kernel reads a stale view
     for name, record in RECORDS:
         assert not [d for p in record.passes for d in p.diagnostics if d.rule == "tile.stale_view"], name
+
+
+def _mm_kernel(twice: bool) -> pypto.JitKernel:
+    @pypto.jit
+    def k(a: pypto.Tensor(), b: pypto.Tensor(), c: pypto.Tensor(), d: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(32, 64)
+        pypto.set_cube_tile_shapes([32, 32], [32, 64], [32, 32])
+        y = pypto.matmul(a, b, pypto.DT_FP32)
+        c[:] = y
+        if twice:
+            d[:] = y + 1.0
+    return k
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_a_matmul_assembled_into_an_output_writes_it_directly_unless_reused(twice):
+    a, b = torch.randn(64, 96).half(), torch.randn(96, 128).half()
+    c, d = torch.zeros(64, 128), torch.zeros(64, 128)
+    k = _mm_kernel(twice)
+    _, lw, _, _ = lowered(k, a, b, c, d)
+    cores = {t.core for t in lw.program.execute.tasks}
+    # used once: the cube tiles write `c` themselves, no vector copy from a workspace
+    assert cores == ({"AIC", "AIV"} if twice else {"AIC"})
+    k(a, b, c, d)
+    ref = a.float() @ b.float()
+    torch.testing.assert_close(c, ref, rtol=1e-3, atol=1e-3)
+    if twice:
+        torch.testing.assert_close(d, ref + 1, rtol=1e-3, atol=1e-3)
+
+
+def test_an_assemble_copy_is_tiled_by_the_vec_tile_shape_after_a_cube_config():
+    @pypto.jit
+    def k(x: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(16, 64)
+        pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+        out[:] = pypto.reshape(x, [128, 64])
+
+    x, out = torch.randn(64, 128), torch.zeros(128, 64)
+    _, lw, _, _ = lowered(k, x, out)
+    stores = [o for o in lw.program.tiles.ops if o.op == "store"]
+    assert stores and all(o.shape == (16, 64) for o in stores)
+    k(x, out)
+    torch.testing.assert_close(out, x.reshape(128, 64))

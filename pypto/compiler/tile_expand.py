@@ -13,6 +13,7 @@ Matmul results go to GM (A2/A3 has no L0C -> UB path).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterator
@@ -77,6 +78,13 @@ class Expander:
         self._stale_noted: set[tuple[int, int]] = set()
         self._untiled_noted: set[int] = set()
         self.loop_outs: dict[int, list[Node]] = {}
+        self.matmul_tiles: dict[int, list[int]] = {}  # a matmul's workspace buffer -> its tile ops
+        self.uses: dict[int, int] = {}  # value -> how many inputs (and outputs) name it
+        for _, v in graph.outputs:
+            self.uses[v] = self.uses.get(v, 0) + 1
+        for m in graph.walk():
+            for v in (*m.inputs, *(v for _, v in (m.body.outputs if m.body is not None else ()))):
+                self.uses[v] = self.uses.get(v, 0) + 1
         for m in graph.walk():
             if m.op == "loop_out":
                 self.loop_outs.setdefault(m.inputs[0], []).append(m)
@@ -342,10 +350,11 @@ class Expander:
         tile = (1,) * (len(shape) - 2) + (m[1], nn[1])
         a_shape = regions[0].shape
         kdim = a_shape[-2] if n.attrs.get("a_trans") else a_shape[-1]
+        made = self.matmul_tiles[out.buffer] = []
         for coord, off, shp in grid(shape, tile):
-            self.new("matmul", n, inst, coord, shp, n.type.dtype, (), out.sub(off, shp),
-                     {**n.attrs, "inputs": tuple(regions), "k_steps": math.ceil(kdim / k[0]),
-                      "cube": (tuple(m), tuple(k), tuple(nn))})
+            made.append(self.new("matmul", n, inst, coord, shp, n.type.dtype, (), out.sub(off, shp),
+                                 {**n.attrs, "inputs": tuple(regions), "k_steps": math.ceil(kdim / k[0]),
+                                  "cube": (tuple(m), tuple(k), tuple(nn))}))
         self.place[n.id] = InGM(out)
 
     def view(self, n: Node, inst: int) -> None:
@@ -373,9 +382,26 @@ class Expander:
         off = tuple(S.evaluate(d, self.env) for d in n.attrs["offsets"])
         shp = self.shape_of(src)
         self.check_window(n, target, off, shp, "assemble")
-        self.copy_into(src, target.sub(off, shp), n, inst)
+        if not self.retarget(src, target.sub(off, shp)):
+            self.copy_into(src, target.sub(off, shp), n, inst)
         self.writes.setdefault(target.buffer, []).append((n, target.sub(off, shp)))
         self.place[n.id] = InGM(target)
+
+    def retarget(self, value: int, target: Region) -> bool:
+        """`out[...] = matmul(...)`: when the matmul's result is used only here, its tiles write
+        straight into the target (TFIXPIPE to the output) instead of a workspace copied after."""
+        p = self.place[value]
+        made = self.matmul_tiles.get(p.region.buffer) if isinstance(p, InGM) else None
+        if made is None or self.uses.get(value, 0) != 1 or len(target.shape) != len(p.region.shape) \
+                or self.buffers[target.buffer].dtype is not self.buffers[p.region.buffer].dtype:
+            return False
+        for tid in made:
+            o = self.ops[tid]
+            assert o.region is not None
+            self.ops[tid] = dataclasses.replace(o, region=target.sub(o.region.offset, o.region.shape))
+        del self.matmul_tiles[p.region.buffer]
+        self.place[value] = InGM(target)
+        return True
 
     def reshape(self, n: Node, inst: int) -> None:
         src = self.gm(n.inputs[0], n)

@@ -63,6 +63,9 @@ class Scope:
         return False
 
 
+_COPIES = frozenset({"assemble", "concat", "reshape"})  # ops whose lowering may copy tile by tile
+
+
 class Builder:
     def __init__(self, name: str, kernel_code: types.CodeType | None, opts: dict[str, Any]) -> None:
         self.name = name
@@ -178,8 +181,10 @@ class Builder:
                     tiling.check_cube_for_matmul(m, k, n, in_types[0].dtype, in_types[1].dtype, _line(self.cube.loc))
             except ShapeError as e:
                 raise PyptoError(op_message(op, e), loc) from None
-            tile = (self.vec.id if opdef.vector and self.vec else
-                    self.cube.id if op == "matmul" and self.cube else None)
+            # matmul tiles by the cube config; vector math and the copies that assemble, concat
+            # and reshape may make by the vec config in force
+            tile = (self.cube.id if op == "matmul" and self.cube else
+                    self.vec.id if self.vec and (opdef.vector or op in _COPIES) else None)
         node = Node(self.new_id(), op, tuple(inputs), ty, attrs, loc, name, self.label, tile, body)
         return self._append(node)
 
