@@ -1,0 +1,304 @@
+"""The `sim` board: an event-driven model of an Ascend A2/A3 chip running the execute graph.
+
+This is what a tuner reads instead of a real NPU's swimlane, so it models what decides a
+kernel's time on the chip, from the figures in one board file (`pypto/boards/a2a3.json`):
+
+- **The MPMD runtime.** Every task has a dependency counter (its predecessors in the
+  execute graph); a task whose counter reaches zero joins the ready queue of its core type
+  (AIC for cube leaves, AIV for vector leaves). `device_sched_mode` 0 hands ready tasks out
+  first-in first-out; mode 1 (L2 affinity) first offers a freed core the tasks its own last
+  task made ready (their inputs are the freshest lines in L2), then falls back to FIFO.
+- **The AICPU scheduler.** `sched_threads` scheduler threads, each owning every
+  `sched_threads`-th core, are serial servers: dispatching a task costs
+  `schedule + submit` cycles of its core's thread, a completion `completion + resolve`
+  cycles, after which the successors' counters drop. A core waits while its thread is busy
+  — the scheduling overhead that many small tasks pay.
+- **Root-function stitching.** Root-function instances (the kernel body, each
+  `pypto.loop` iteration) are stitched into device tasks of at most
+  `stitch_function_max_num` instances; stitching costs `stitch_cycles` on a separate AICPU
+  thread, one device task after another, and a device task starts only when the previous
+  one has finished and it is stitched.
+- **The cores.** 24 AIC and 48 AIV cores; a task's duration comes from running its leaf's
+  instruction list on the core's pipes (`core_model.py`: concurrent in-order pipes ordered
+  by the leaf's flags, so double buffering overlaps loads with compute).
+- **Memory.** A chip-wide L2 (an LRU over GM regions, `l2_bytes`): a task's reads of
+  regions in L2 are hits (faster, shorter latency, no HBM traffic). HBM bandwidth
+  (`hbm_GBps * hbm_efficiency`) is shared: a task starting while others stream is slowed
+  down by the chip's demand over the bandwidth (its share is fixed when it starts).
+
+Time is in cycles at `clock_ghz` inside; the swimlane is in µs and labelled simulated.
+Deterministic: no clocks, no randomness, ties broken by core and task ids.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import OrderedDict, deque
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pypto.boards import load as load_board
+from pypto.boards.core_model import CoreModel
+from pypto.boards.swimlane import Lane, LaneTask, Swimlane, lane_names, ready_counters
+from pypto.compiler.execute import ExecGraph
+from pypto.compiler.manager import Program
+from pypto.compiler.tile_ir import Region, TileGraph
+
+_END, _RESOLVED, _RELEASE = 0, 1, 2
+
+
+class _L2:
+    """The shared L2 as an LRU over GM regions (exact region identity), in bytes."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.used = 0
+        self.lines: OrderedDict[Region, int] = OrderedDict()
+
+    def read(self, r: Region, nbytes: int) -> bool:
+        if r in self.lines:
+            self.lines.move_to_end(r)
+            return True
+        self._insert(r, nbytes)
+        return False
+
+    def write(self, r: Region, nbytes: int) -> None:
+        if r in self.lines:
+            self.lines.move_to_end(r)
+        else:
+            self._insert(r, nbytes)
+
+    def _insert(self, r: Region, nbytes: int) -> None:
+        self.lines[r] = nbytes
+        self.used += nbytes
+        while self.used > self.capacity and self.lines:
+            _, n = self.lines.popitem(last=False)
+            self.used -= n
+
+
+def _region_bytes(tiles: TileGraph) -> Any:
+    sizes = [b.dtype.nbytes for b in tiles.buffers]
+
+    def nbytes(r: Region) -> int:
+        return math.prod(r.shape) * sizes[r.buffer]
+    return nbytes
+
+
+def device_tasks(exe: ExecGraph, stitch_max: int) -> list[int]:
+    """Each task's device task: root-function instances in order, `stitch_max` to a device task."""
+    instances = sorted({t.instance for t in exe.tasks})
+    window = {inst: k // max(1, stitch_max) for k, inst in enumerate(instances)}
+    return [window[t.instance] for t in exe.tasks]
+
+
+def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
+             runtime_options: Mapping[str, Any] | None = None) -> Swimlane:
+    """The simulated swimlane of a lowered program (execute and block stages done)."""
+    bd = load_board(board) if isinstance(board, str) else board
+    opts = dict(runtime_options or {})
+    exe, blocks, tiles = program.execute, program.blocks, program.tiles
+    if exe is None or blocks is None or tiles is None:
+        raise ValueError("the sim board needs a program lowered through the execute stage")
+    mode = int(opts.get("device_sched_mode", 0))
+    stitch_max = int(opts.get("stitch_function_max_num", 128))
+    if mode not in (0, 1):
+        raise ValueError(f"device_sched_mode {mode} is not modelled; use 0 (FIFO) or 1 (L2 affinity)")
+    return _Chip(exe, blocks, tiles, bd, mode, stitch_max).run()
+
+
+class _Chip:
+    def __init__(self, exe: ExecGraph, blocks: Sequence[Any], tiles: TileGraph, board: Mapping[str, Any],
+                 mode: int, stitch_max: int) -> None:
+        self.exe, self.board, self.mode, self.stitch_max = exe, board, mode, stitch_max
+        self.core = CoreModel(blocks, board)
+        self.nbytes = _region_bytes(tiles)
+        cores = board["cores"]
+        self.lanes: tuple[Lane, ...] = lane_names(cores)
+        self.lane_base = {"AIC": 0, "AIV": int(cores["AIC"])}
+        cpu = board["aicpu"]
+        self.threads = int(cpu["sched_threads"])
+        self.dispatch_cost = float(cpu["schedule_cycles"]) + float(cpu["submit_cycles"])
+        self.complete_cost = float(cpu["completion_cycles"]) + float(cpu["resolve_cycles"])
+        self.stitch_cost = float(cpu["stitch_cycles"])
+        mem = board["memory"]
+        self.hbm = float(mem["hbm_GBps"]) * float(mem["hbm_efficiency"]) / float(board["clock_ghz"])  # B/cycle
+        self.l2 = _L2(int(mem["l2_bytes"]))
+        self.clock_ghz = float(board["clock_ghz"])
+        self.l2_hits = self.l2_misses = 0  # bytes
+        self.bucket = 1000.0  # cycles per bandwidth-ledger bucket
+        self.ledger: list[float] = []  # HBM bytes reserved per bucket
+
+    def run(self) -> Swimlane:
+        exe = self.exe
+        n = len(exe.tasks)
+        succs: list[list[int]] = [[] for _ in range(n)]
+        indeg = [0] * n
+        for t in exe.tasks:
+            indeg[t.id] = len(t.preds)
+            for p in t.preds:
+                succs[p].append(t.id)
+        device = device_tasks(exe, self.stitch_max)
+        ndev = max(device, default=-1) + 1
+        left_in_device = [0] * ndev
+        for d in device:
+            left_in_device[d] += 1
+        parked: list[list[int]] = [[] for _ in range(ndev)]  # ready but their device task not started
+        released = [False] * ndev
+        stitched = [self.stitch_cost * (d + 1) for d in range(ndev)]  # one after another on the stitch thread
+
+        ready_q: dict[str, deque[int]] = {"AIC": deque(), "AIV": deque()}
+        affine: list[deque[int]] = [deque() for _ in self.lanes]
+        taken = [False] * n
+        idle: dict[str, list[int]] = {"AIC": [], "AIV": []}
+        for i, ln in enumerate(self.lanes):
+            if ln.core in idle:
+                idle[ln.core].append(i)
+        thread_free = [0.0] * self.threads
+        ready_at = [0.0] * n
+        start = [0.0] * n
+        end = [0.0] * n
+        lane_of = [-1] * n
+        profile = [-1] * n
+        events: list[tuple[float, int, int, int, int]] = []
+        seq = 0
+
+        def push(time: float, kind: int, a: int, b: int = 0) -> None:
+            nonlocal seq
+            heapq.heappush(events, (time, seq, kind, a, b))
+            seq += 1
+
+        def make_ready(tid: int, now: float, lane: int) -> None:
+            d = device[tid]
+            if not released[d]:
+                parked[d].append(tid)
+                return
+            ready_at[tid] = now
+            task = exe.tasks[tid]
+            ready_q[task.core].append(tid)
+            if lane >= 0 and self.mode == 1:
+                affine[lane].append(tid)
+
+        def pick(lane: int, core: str) -> int:
+            q = affine[lane]
+            while q:
+                tid = q.popleft()
+                if not taken[tid]:
+                    return tid
+            rq = ready_q[core]
+            while rq:
+                tid = rq.popleft()
+                if not taken[tid]:
+                    return tid
+            return -1
+
+        def has_ready(core: str) -> bool:
+            rq = ready_q[core]
+            while rq and taken[rq[0]]:
+                rq.popleft()
+            return bool(rq)
+
+        def dispatch(now: float) -> None:
+            for core in ("AIC", "AIV"):
+                free_lanes = idle[core]
+                while free_lanes and has_ready(core):
+                    lane = heapq.heappop(free_lanes)
+                    tid = pick(lane, core)
+                    taken[tid] = True
+                    th = lane % self.threads
+                    t0 = max(thread_free[th], now) + self.dispatch_cost
+                    thread_free[th] = t0
+                    dur, prof = self._cost(tid, t0)
+                    start[tid], end[tid], lane_of[tid], profile[tid] = t0, t0 + dur, lane, prof
+                    push(t0 + dur, _END, tid, lane)
+
+        def release(d: int, now: float) -> None:
+            released[d] = True
+            for tid in parked[d]:
+                make_ready(tid, now, -1)
+            parked[d].clear()
+
+        if ndev:
+            push(stitched[0], _RELEASE, 0)
+        for t in exe.tasks:
+            if indeg[t.id] == 0:
+                parked[device[t.id]].append(t.id)
+        last_end = 0.0
+        while events:
+            now, _, kind, a, b = heapq.heappop(events)
+            if kind == _RELEASE:
+                release(a, now)
+            elif kind == _END:
+                th = b % self.threads
+                t0 = max(thread_free[th], now) + self.complete_cost
+                thread_free[th] = t0
+                push(t0, _RESOLVED, a, b)
+                last_end = max(last_end, now)
+            else:  # _RESOLVED: the core is free, the successors' counters drop
+                heapq.heappush(idle[self.lanes[b].core], b)
+                for s in succs[a]:
+                    indeg[s] -= 1
+                    if indeg[s] == 0:
+                        make_ready(s, now, b)
+                d = device[a]
+                left_in_device[d] -= 1
+                if left_in_device[d] == 0 and d + 1 < ndev:
+                    push(max(now, stitched[d + 1]), _RELEASE, d + 1)
+            dispatch(now)
+        if any(not tk for tk in taken):
+            raise RuntimeError("the simulated runtime stopped with tasks never ready (a dependency cycle)")
+        us = 1e-3 / self.clock_ghz
+        tasks = tuple(LaneTask(t.id, lane_of[t.id], start[t.id] * us, end[t.id] * us, t.leaf, t.coord, t.preds,
+                               ready_at[t.id] * us, profile[t.id]) for t in exe.tasks)
+        info = {"board": str(self.board.get("name", "")), "clock_ghz": self.clock_ghz,
+                "device_sched_mode": self.mode, "stitch_function_max_num": self.stitch_max,
+                "device_tasks": ndev, "l2_hit_bytes": self.l2_hits, "l2_miss_bytes": self.l2_misses,
+                "cycles": last_end}
+        return Swimlane("sim", f"simulated ({self.board.get('name', 'board')} model, {self.clock_ghz} GHz)",
+                        self.lanes, tasks, ready_counters(tasks, self.lanes), tuple(self.core.profiles), info)
+
+    def _cost(self, tid: int, now: float) -> tuple[float, int]:
+        """(duration in cycles, pipe profile) of a task starting at `now`: its reads looked up in
+        L2, its HBM traffic reserved in the bandwidth ledger."""
+        t = self.exe.tasks[tid]
+        hit = miss = 0
+        for r in t.reads:
+            nb = self.nbytes(r)
+            if self.l2.read(r, nb):
+                hit += nb
+            else:
+                miss += nb
+        for r in t.writes:
+            self.l2.write(r, self.nbytes(r))
+        self.l2_hits += hit
+        self.l2_misses += miss
+        h = hit / (hit + miss) if hit + miss else 0.0
+        rc, rb, wc, wb = self.core.hbm_occupancy(t.leaf)
+        cycles = rc * (1 - h) + wc  # streaming HBM, uncontended
+        if cycles <= 0:
+            return self.core.run(t.leaf, h, 1.0)
+        served = self._reserve(now, rb * (1 - h) + wb, cycles)
+        return self.core.run(t.leaf, h, served / cycles)
+
+    def _reserve(self, now: float, nbytes: float, cycles: float) -> float:
+        """Reserve `nbytes` of HBM bandwidth from `now` in the chip-wide ledger, at most
+        `nbytes / cycles` per cycle (the core's own streaming rate); the cycles the transfer
+        takes (at least `cycles`). Earlier reservations keep theirs: a later task streams in
+        what is left, so the chip never moves more than its bandwidth."""
+        rate = nbytes / cycles
+        width, ledger = self.bucket, self.ledger
+        capacity = self.hbm * width
+        t, left = now, nbytes
+        while True:
+            k = int(t // width)
+            while len(ledger) <= k:
+                ledger.append(0.0)
+            span = (k + 1) * width - t
+            room = min(capacity - ledger[k], rate * span)
+            if room >= left:
+                ledger[k] += left
+                return max(cycles, t + left * span / room - now)
+            if room > 0:
+                ledger[k] += room
+                left -= room
+            t = (k + 1) * width

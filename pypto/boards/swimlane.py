@@ -1,0 +1,291 @@
+"""The swimlane: one schema for every board — simulated, measured on CPU threads, or imported.
+
+A swimlane is one lane per core (`AIC_<i>`, `AIV_<i>`, or `CPU_<i>` for worker threads) and
+one box per task. Task ids are the execute graph's task ids when the swimlane comes from a
+compile, so a box resolves to its leaf function, tile ops and source lines through the
+CompileRecord (`record.nodes_of_task`, `record.source_of_task`). Times are microseconds from
+the start of the run; `clock` says where they come from ("simulated", "measured on …",
+"imported from …"), so nobody mistakes a model for a measurement.
+
+The `sim` board also records what each pipe of the core did during a task: `pipe_profiles`
+holds per-pipe busy intervals as fractions of a task's duration, and each task names the
+profile it ran (`LaneTask.profile`), which keeps 100k-task swimlanes small.
+
+`metrics()` derives everything a tuner reads from the boxes alone, whatever the board:
+makespan, per-lane and per-core-type utilization, idle time split into waiting for a
+dependency (nothing of the lane's core type was ready) and waiting for the scheduler
+(something was ready, the lane was idle), the critical path — the longest chain of task
+durations through the dependency DAG, computed here — and per-leaf statistics.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA = "pypto-ide/swimlane"
+VERSION = 1
+PIPES = ("MTE2", "MTE1", "M", "V", "FIX", "MTE3", "S")
+
+Json = Any
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    name: str  # AIC_0 … AIV_47, CPU_0 …, AICPU_0 …
+    core: str  # "AIC" | "AIV" | "CPU" | "AICPU"
+
+
+@dataclass(frozen=True, slots=True)
+class LaneTask:
+    id: int  # the execute graph's task id (imported: the file's task id, renumbered densely)
+    lane: int  # index into Swimlane.lanes
+    start: float  # µs
+    end: float  # µs
+    leaf: int = -1  # leaf function id, -1 unknown
+    coord: tuple[int, ...] = ()  # tile coordinates
+    preds: tuple[int, ...] = ()  # task ids it waited for
+    ready: float | None = None  # µs when its last predecessor was resolved (None: not known)
+    profile: int = -1  # index into Swimlane.pipe_profiles (sim), -1 none
+    name: str = ""  # a label (imported traces keep the original task name)
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Swimlane:
+    board: str  # "sim" | "cpu" | "imported"
+    clock: str  # where the times come from: "simulated (a2a3 model)", "measured on …", "imported from …"
+    lanes: tuple[Lane, ...]
+    tasks: tuple[LaneTask, ...]  # sorted by id
+    counters: Mapping[str, Sequence[tuple[float, float]]] = field(default_factory=dict)  # name -> (µs, value)
+    pipe_profiles: tuple[Mapping[str, Sequence[tuple[float, float]]], ...] = ()  # pipe -> (from, to) fractions
+    info: Mapping[str, Json] = field(default_factory=dict)  # board parameters, options, notes
+
+    def lane_of(self, task: LaneTask) -> Lane:
+        return self.lanes[task.lane]
+
+    def pipes(self, task: LaneTask) -> dict[str, list[tuple[float, float]]]:
+        """The task's per-pipe busy intervals in µs (sim board; empty otherwise)."""
+        if task.profile < 0:
+            return {}
+        d = task.duration
+        return {p: [(task.start + a * d, task.start + b * d) for a, b in spans]
+                for p, spans in self.pipe_profiles[task.profile].items()}
+
+    # ---- JSON (columnar: a 100k-task swimlane stays a few MB)
+
+    def to_json(self) -> dict[str, Json]:
+        t = self.tasks
+        return {
+            "schema": SCHEMA, "version": VERSION, "board": self.board, "clock": self.clock, "time_unit": "us",
+            "lanes": [{"name": ln.name, "core": ln.core} for ln in self.lanes],
+            "tasks": {
+                "id": [x.id for x in t], "lane": [x.lane for x in t],
+                "start": [round(x.start, 6) for x in t], "end": [round(x.end, 6) for x in t],
+                "leaf": [x.leaf for x in t], "coord": [list(x.coord) for x in t],
+                "preds": [list(x.preds) for x in t],
+                "ready": [None if x.ready is None else round(x.ready, 6) for x in t],
+                "profile": [x.profile for x in t], "name": [x.name for x in t],
+            },
+            "counters": {k: [[a, b] for a, b in v] for k, v in self.counters.items()},
+            "pipe_profiles": [{p: [[a, b] for a, b in s] for p, s in prof.items()} for prof in self.pipe_profiles],
+            "info": dict(self.info),
+            "metrics": metrics(self).to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Json]) -> Swimlane:
+        if d.get("schema") != SCHEMA:
+            raise ValueError(f"not a swimlane (schema {d.get('schema')!r}, expected {SCHEMA!r})")
+        if d.get("version") != VERSION:
+            raise ValueError(f"swimlane version {d.get('version')!r}; this pypto reads version {VERSION}")
+        c = d["tasks"]
+        n = len(c["id"])
+        tasks = tuple(LaneTask(c["id"][k], c["lane"][k], c["start"][k], c["end"][k], c["leaf"][k],
+                               tuple(c["coord"][k]), tuple(c["preds"][k]), c["ready"][k], c["profile"][k],
+                               c["name"][k]) for k in range(n))
+        return cls(d["board"], d["clock"], tuple(Lane(x["name"], x["core"]) for x in d["lanes"]), tasks,
+                   {k: [(a, b) for a, b in v] for k, v in d.get("counters", {}).items()},
+                   tuple({p: [(a, b) for a, b in s] for p, s in prof.items()} for prof in d.get("pipe_profiles", ())),
+                   dict(d.get("info", {})))
+
+
+def lane_names(cores: Mapping[str, int]) -> tuple[Lane, ...]:
+    """`AIC_0 … AIC_{n-1}`, then `AIV_0 …` (the order PyPTO's traces use)."""
+    return tuple(Lane(f"{core}_{i}", core) for core in ("AIC", "AIV", "CPU") for i in range(cores.get(core, 0)))
+
+
+# ---- metrics ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LeafStats:
+    leaf: int
+    count: int
+    min: float
+    avg: float
+    max: float
+    total: float
+
+
+@dataclass(frozen=True)
+class Metrics:
+    makespan: float  # µs, from the first start to the last end
+    busy: float  # µs of task time summed over lanes
+    utilization: float  # busy / (makespan * lanes that ran something or could have)
+    lane_utilization: tuple[float, ...]  # per lane, busy / makespan
+    core_utilization: Mapping[str, float]  # per core type
+    wait_dependency: float  # µs of lane idle time while nothing of the lane's core type was ready
+    wait_scheduler: float  # µs of lane idle time while a task of its core type was ready
+    critical_path: tuple[int, ...]  # task ids, first to last
+    critical_path_us: float  # sum of their durations
+    leaves: tuple[LeafStats, ...]
+
+    @property
+    def critical_share(self) -> float:
+        return self.critical_path_us / self.makespan if self.makespan > 0 else 0.0
+
+    def to_json(self) -> dict[str, Json]:
+        return {"makespan_us": self.makespan, "busy_us": self.busy, "utilization": self.utilization,
+                "lane_utilization": list(self.lane_utilization), "core_utilization": dict(self.core_utilization),
+                "wait_dependency_us": self.wait_dependency, "wait_scheduler_us": self.wait_scheduler,
+                "critical_path": list(self.critical_path), "critical_path_us": self.critical_path_us,
+                "critical_share": self.critical_share,
+                "leaves": [{"leaf": s.leaf, "count": s.count, "min_us": s.min, "avg_us": s.avg, "max_us": s.max,
+                            "total_us": s.total} for s in self.leaves]}
+
+
+def critical_path(tasks: Sequence[LaneTask]) -> tuple[tuple[int, ...], float]:
+    """The longest chain of task durations through the dependency DAG (resources ignored)."""
+    by_id = {t.id: t for t in tasks}
+    best: dict[int, float] = {}
+    back: dict[int, int] = {}
+    for t in sorted(tasks, key=lambda x: (x.start, x.end, x.id)):  # a task starts after its preds end
+        top, arg = 0.0, -1
+        for p in t.preds:
+            v = best.get(p)
+            if v is None and p in by_id:  # a pred listed later (imported data out of order)
+                v = best.setdefault(p, by_id[p].duration)
+            if v is not None and v > top:
+                top, arg = v, p
+        best[t.id] = top + t.duration
+        back[t.id] = arg
+    if not best:
+        return (), 0.0
+    end = max(best, key=lambda k: (best[k], -k))
+    path = [end]
+    while back.get(path[-1], -1) >= 0:
+        path.append(back[path[-1]])
+    return tuple(reversed(path)), best[end]
+
+
+def _ready_times(tasks: Sequence[LaneTask]) -> list[float]:
+    ends = {t.id: t.end for t in tasks}
+    return [t.ready if t.ready is not None else max((ends[p] for p in t.preds if p in ends), default=t.start)
+            for t in tasks]
+
+
+def _waiting_intervals(tasks: Sequence[LaneTask], ready: Sequence[float], core: str,
+                       lanes: Sequence[Lane]) -> tuple[list[float], list[float], list[float]]:
+    """Disjoint sorted intervals when some task of `core` was ready and not started, with the
+    running sum of their lengths (for covered-length queries by bisect)."""
+    events: list[tuple[float, int]] = []
+    for t, r in zip(tasks, ready):
+        if lanes[t.lane].core == core and r < t.start:
+            events.append((r, 1))
+            events.append((t.start, -1))
+    events.sort()
+    starts: list[float] = []
+    ends: list[float] = []
+    level = 0
+    for time, d in events:
+        if level == 0 and d > 0:
+            starts.append(time)
+        level += d
+        if level == 0:
+            ends.append(time)
+    cum = [0.0]
+    for a, b in zip(starts, ends):
+        cum.append(cum[-1] + b - a)
+    return starts, ends, cum
+
+
+def _covered(starts: list[float], ends: list[float], cum: list[float], x: float) -> float:
+    """Length of the intervals before x."""
+    k = bisect.bisect_right(starts, x)
+    if k == 0:
+        return 0.0
+    return cum[k - 1] + min(x, ends[k - 1]) - starts[k - 1]
+
+
+def metrics(sl: Swimlane) -> Metrics:
+    tasks = sl.tasks
+    if not tasks:
+        return Metrics(0.0, 0.0, 0.0, tuple(0.0 for _ in sl.lanes), {}, 0.0, 0.0, (), 0.0, ())
+    t0 = min(t.start for t in tasks)
+    t1 = max(t.end for t in tasks)
+    makespan = t1 - t0
+    per_lane: dict[int, list[LaneTask]] = defaultdict(list)
+    for t in tasks:
+        per_lane[t.lane].append(t)
+    busy = [sum(t.duration for t in per_lane.get(i, ())) for i in range(len(sl.lanes))]
+    lane_util = tuple(b / makespan if makespan > 0 else 0.0 for b in busy)
+    used_cores = {sl.lanes[t.lane].core for t in tasks}
+    core_util: dict[str, float] = {}
+    for core in sorted(used_cores):
+        idx = [i for i, ln in enumerate(sl.lanes) if ln.core == core]
+        core_util[core] = sum(lane_util[i] for i in idx) / len(idx)
+    counted = [i for i, ln in enumerate(sl.lanes) if ln.core in used_cores]
+    utilization = sum(busy[i] for i in counted) / (makespan * len(counted)) if makespan > 0 else 0.0
+    # idle time per lane, split by whether something of its core type was waiting
+    ready = _ready_times(tasks)
+    waiting = {core: _waiting_intervals(tasks, ready, core, sl.lanes) for core in used_cores}
+    wait_dep = wait_sched = 0.0
+    for i in counted:
+        s, e, cum = waiting[sl.lanes[i].core]
+        cursor = t0
+        for t in sorted(per_lane.get(i, ()), key=lambda x: x.start) + [None]:
+            a, b = cursor, (t.start if t is not None else t1)
+            if b > a:
+                sched = _covered(s, e, cum, b) - _covered(s, e, cum, a)
+                wait_sched += sched
+                wait_dep += (b - a) - sched
+            if t is not None:
+                cursor = max(cursor, t.end)
+    path, cp = critical_path(tasks)
+    durations: dict[int, list[float]] = defaultdict(list)
+    for t in tasks:
+        durations[t.leaf].append(t.duration)
+    leaves = tuple(LeafStats(leaf, len(d), min(d), math.fsum(d) / len(d), max(d), math.fsum(d))
+                   for leaf, d in sorted(durations.items()))
+    return Metrics(makespan, math.fsum(busy), utilization, lane_util, core_util, wait_dep, wait_sched, path, cp, leaves)
+
+
+def ready_counters(tasks: Sequence[LaneTask], lanes: Sequence[Lane]) -> dict[str, list[tuple[float, float]]]:
+    """`ReadyCount_<core>` and `ReadyCount_Total`: tasks ready and not yet started, over time."""
+    ready = _ready_times(tasks)
+    events: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for t, r in zip(tasks, ready):
+        core = lanes[t.lane].core
+        for name in (f"ReadyCount_{core}", "ReadyCount_Total"):
+            events[name].append((r, 1))
+            events[name].append((t.start, -1))
+    out: dict[str, list[tuple[float, float]]] = {}
+    for name, ev in sorted(events.items()):
+        ev.sort()
+        series: list[tuple[float, float]] = []
+        level = 0
+        for time, d in ev:
+            level += d
+            if series and series[-1][0] == time:
+                series[-1] = (time, float(level))
+            else:
+                series.append((time, float(level)))
+        out[name] = series
+    return out
