@@ -11,6 +11,12 @@ arguments come from `pypto.inputs`: annotations or a `pypto-inputs:` docstring b
 prints every pass (or the CompileRecord as JSON), optionally dumping each pass's file and
 exporting the final graph. A mistake — in the command, the file or the kernel — prints
 one `file:line: error: …` message and exits 1, never a traceback.
+
+`pypto-ide profile FILE[::KERNEL] --board sim|cpu [--trace OUT]` compiles the kernels and runs
+them on a board — the simulated A2/A3 chip (times simulated) or this machine's cores (times
+measured) — and prints the makespan, utilization, what bounds the run and the slowest tasks
+with their source lines; `--trace` writes the swimlane as a Chrome trace (opens in
+Perfetto), PyPTO's `merged_swimlane.json`, our swimlane JSON or a compact text trace.
 """
 
 from __future__ import annotations
@@ -290,6 +296,89 @@ def run_compile(target: str, stage: str | None = None, dump: Path | None = None,
     return 1 if failed else 0
 
 
+# ---- profile ------------------------------------------------------------------------------------
+
+TRACE_FORMATS = ("chrome", "merged", "swimlane", "text")
+
+
+def profile_summary(record: CompileRecord, top: int = 5) -> str:
+    """What a tuner reads first: makespan, utilization, waits, the bound, the slowest tasks."""
+    from pypto.boards.profile import bottleneck, slowest
+    from pypto.boards.swimlane import metrics
+
+    sl = record.run
+    assert sl is not None
+    m = metrics(sl)
+    bound, why = bottleneck(sl)
+    cores = ", ".join(f"{c} {u:.0%}" for c, u in m.core_utilization.items())
+    lines = [f"  board {sl.board} · {sl.clock}",
+             f"  makespan {m.makespan:,.2f} µs · {len(sl.tasks)} tasks on {len({t.lane for t in sl.tasks})} of "
+             f"{len(sl.lanes)} lanes · utilization {m.utilization:.0%} ({cores})",
+             f"  idle: waiting for dependencies {m.wait_dependency:,.1f} µs, for the scheduler "
+             f"{m.wait_scheduler:,.1f} µs (summed over lanes) · critical path {m.critical_path_us:,.2f} µs "
+             f"({m.critical_share:.0%} of the makespan, {len(m.critical_path)} tasks)",
+             f"  bound: {bound} — {why}",
+             "  slowest tasks:"]
+    for t, where in slowest(record, sl, top):
+        lines.append(f"    #{t.id:<6} {sl.lanes[t.lane].name:<7} leaf {t.leaf:<3} {t.duration:9.3f} µs  "
+                     f"tile {list(t.coord)}  {where}")
+    return "\n".join(lines)
+
+
+def _trace_path(path: Path, kernel: str, several: bool) -> Path:
+    return path.with_name(f"{path.stem}.{kernel}{path.suffix}") if several else path
+
+
+def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt: str = "chrome",
+                workers: int | None = None, top: int = 5, as_json: bool = False) -> int:
+    from pypto.boards.profile import profile
+    from pypto.boards.trace import write_trace
+    from pypto.frontend.jit import to_numpy
+
+    try:
+        if fmt not in TRACE_FORMATS:
+            raise CliError("--format", f"unknown trace format {fmt!r}; one of {', '.join(TRACE_FORMATS)}")
+        _, kernels = find_kernels(target)
+    except CliError as e:
+        print(e, file=sys.stderr)
+        return 1
+    failed = 0
+    docs = []
+    for k in kernels:
+        try:
+            args = example_arguments(k)
+            record = compile_record(k, args)
+            inputs = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
+            record = profile(record, board, inputs, workers)
+        except PyptoError as e:
+            print(f"{_where(e, _def_where(k))}: error: {e.message}", file=sys.stderr)
+            failed += 1
+            continue
+        except Exception as e:  # noqa: BLE001 - a bug in a board: one line, not a traceback
+            print(f"{_def_where(k)}: error: profiling {k.name} on {board} failed: {type(e).__name__}: {e}",
+                  file=sys.stderr)
+            failed += 1
+            continue
+        assert record.run is not None
+        if as_json:
+            docs.append(record.to_json())
+        else:
+            print(f"{record.source.kernel}  {_def_where(k)}  ({', '.join(_shape_text(i) for i in record.inputs)})")
+            print(profile_summary(record, top))
+        if trace is not None:
+            out = _trace_path(trace, record.source.kernel, len(kernels) > 1)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            if fmt == "swimlane":
+                out.write_text(json.dumps(record.run.to_json()))
+            else:
+                write_trace(record.run, out, record, fmt)
+            if not as_json:
+                print(f"  wrote {out}")
+    if as_json:
+        print(json.dumps(docs[0] if len(kernels) == 1 and docs else docs, indent=1))
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pypto-ide", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -303,12 +392,24 @@ def main(argv: list[str] | None = None) -> int:
     co.add_argument("--listing", action="store_true", help="print each leaf function's PTO-ISA-style listing")
     co.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"),
                     help=f"write the final graph as one of: {', '.join(EXPORTS)}")
+    pr = sub.add_parser("profile", help="compile and run a file's kernels on a board; print the swimlane summary")
+    pr.add_argument("target", metavar="FILE[::KERNEL]", help="a Python file, optionally ::the kernel to profile")
+    pr.add_argument("--board", choices=("sim", "cpu"), default="sim",
+                    help="sim: the simulated A2/A3 chip (default); cpu: this machine's cores, measured")
+    pr.add_argument("--trace", metavar="OUT", type=Path, help="write the swimlane to OUT (one file per kernel)")
+    pr.add_argument("--format", choices=TRACE_FORMATS, default="chrome",
+                    help="of --trace: chrome (Perfetto), merged (PyPTO merged_swimlane.json), swimlane, text")
+    pr.add_argument("--workers", type=int, help="cpu board: worker threads (default: one per core)")
+    pr.add_argument("--top", type=int, default=5, help="how many of the slowest tasks to list")
+    pr.add_argument("--json", action="store_true", help="print the CompileRecord with its run as JSON")
     args = parser.parse_args(argv)
     if args.cmd == "examples":
         return run_examples(Path(args.directory).resolve())
     if args.cmd == "compile":
         export = (args.export[0], Path(args.export[1])) if args.export else None
         return run_compile(args.target, args.stage, args.dump, args.json, export, args.listing)
+    if args.cmd == "profile":
+        return run_profile(args.target, args.board, args.trace, args.format, args.workers, args.top, args.json)
     return 2
 
 

@@ -33,6 +33,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from pypto import dtypes
+from pypto.boards.swimlane import Swimlane
 from pypto.compiler.block import Block, listing
 from pypto.compiler.execute import ExecGraph, Task
 from pypto.compiler.manager import Diagnostic, PassRecord, Program
@@ -461,6 +462,7 @@ class CompileRecord:
     program: Program = field(repr=False)  # the final program (after the last pass that ran)
     traced: Program | None = field(default=None, compare=False, repr=False)  # the frontend's graph
     error: ErrorInfo | None = None
+    run: Swimlane | None = field(default=None, compare=False, repr=False)  # a board's profile of the program
 
     # ---- building
 
@@ -526,6 +528,7 @@ class CompileRecord:
             "passes": [p.to_json(include_snapshots) for p in self.passes],
             "error": None if self.error is None else {
                 "message": self.error.message, "loc": loc_json(self.error.loc), "pass": self.error.pass_name},
+            "run": None if self.run is None else self.run.to_json(),
         }
         out.update(program_json(self.program))
         if include_snapshots and self.traced is not None:
@@ -549,8 +552,10 @@ class CompileRecord:
         err = d.get("error")
         error = None if err is None else ErrorInfo(err["message"], loc_from(err.get("loc", ())), err.get("pass"))
         traced = d.get("traced")
+        run = d.get("run")
         return cls(src, inputs, dict(d["bindings"]), [PassInfo.from_json(p) for p in d["passes"]], program_from(d),
-                   program_from(traced) if traced is not None else None, error)
+                   program_from(traced) if traced is not None else None, error,
+                   Swimlane.from_json(run) if run is not None else None)
 
     @classmethod
     def loads(cls, text: str) -> CompileRecord:

@@ -113,6 +113,24 @@ def test_every_example_record_validates_against_the_schema_file(example_records)
         VALIDATOR.validate(json.loads(r.dumps()))
 
 
+def test_profiled_records_carry_the_swimlane_validate_and_round_trip(example_records):
+    from pypto.boards.profile import profile
+
+    for r in example_records:
+        if r.program.execute is None:
+            continue
+        prof = profile(r, "sim")
+        assert prof.run is not None and len(prof.run.tasks) == len(r.program.execute.tasks)
+        doc = json.loads(prof.dumps())
+        VALIDATOR.validate(doc)
+        back = CompileRecord.from_json(doc)
+        assert back.run is not None and [t.id for t in back.run.tasks] == [t.id for t in prof.run.tasks]
+        # every task resolves to its leaf, tile ops and source lines through the record
+        t = back.run.tasks[-1]
+        assert back.program.execute.tasks[t.id].leaf == t.leaf
+        assert back.source_of_task(t.id) and any(s.file == r.source.file for s in back.source_of_task(t.id))
+
+
 def test_records_say_what_was_compiled(example_records):
     by_kernel = {r.source.kernel: r for r in example_records}
     soft = by_kernel["softmax_kernel"]

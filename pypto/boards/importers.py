@@ -1,0 +1,631 @@
+"""PyPTO's run outputs read into the one swimlane schema, so a measured run sits beside a simulated one.
+
+Users of PyPTO already have swimlanes from real hardware: `merged_swimlane.json` (a Chrome
+trace), `tilefwk_L1_prof_data.json` with `dyn_topo.txt` (CANN PyPTO), and
+`chip_swimlane_records.json` with `deps.json` (PyPTO 3.0 runtime). Each loader here turns one
+of them into a `Swimlane` (board "imported", clock "imported from <file>"), so the metrics,
+the exports and the IDE panels treat it like any other board.
+
+Common rules: task ids are renumbered densely 0..n-1 in start order and the file's own id is
+kept in `LaneTask.name`; times are shifted so the run starts at 0; lanes are named
+`AIC_<i>`, `AIV_<i>`, `AICPU_<i>` (`CPU_<i>` for our CPU board). Malformed input raises a
+ValueError that names the file and what is wrong.
+
+`write_l1_prof` and `write_chip_swimlane` write a swimlane in those formats — cheap, and what
+lets the loaders (and a user's own scripts) be tested without hardware.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import os
+import re
+from collections import defaultdict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pypto.boards.swimlane import SCHEMA, Lane, LaneTask, Swimlane
+from pypto.boards.trace import paused_gc
+
+Json = Any
+PathLike = str | os.PathLike[str]
+
+TICKS_PER_US = 50.0  # PyPTO's trace counter on A2/A3 (board-a2a3.md)
+CLOCK_HZ = 1.8e9  # A2/A3 core clock for cycle -> time (board-a2a3.md)
+CORE_ORDER = ("AIC", "AIV", "AICPU", "CPU")
+L1_PROF = "tilefwk_L1_prof_data.json"
+DYN_TOPO = "dyn_topo.txt"
+CHIP_RECORDS = "chip_swimlane_records.json"
+CHIP_DEPS = "deps.json"
+MERGED = "merged_swimlane.json"
+TOPO_HEADER = ("seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
+               "staticSuccCount,successors...")
+_LANE_RE = re.compile(r"^(AICPU|AIC|AIV|CPU)[_\-\s]?(\d+)$", re.IGNORECASE)
+_MERGED_NAME_RE = re.compile(r"^(\d+)-(.+)-(\d+)-(\d+)-(\d+)\((.*)\)$")
+_TOL = 1e-6  # µs
+
+
+class _Malformed(Exception):
+    """A problem found while reading; the loader's entry point turns it into a ValueError naming the file."""
+
+
+# ---- the shared builder -----------------------------------------------------------------------------
+
+@dataclass
+class _Raw:
+    key: Hashable  # the task's identity in the file
+    name: str  # the file's id, kept in LaneTask.name
+    lane: str  # lane name (AIV_3)
+    start: float  # µs, not yet shifted
+    end: float
+    leaf: int = -1
+    coord: tuple[int, ...] = ()
+    ready: float | None = None
+    preds: list[Hashable] = field(default_factory=list)
+
+
+def _lane_key(name: str) -> tuple[int, int, str]:
+    m = _LANE_RE.match(name)
+    core = m.group(1).upper() if m else ""
+    return (CORE_ORDER.index(core) if core in CORE_ORDER else len(CORE_ORDER), int(m.group(2)) if m else 0, name)
+
+
+def _lane(name: str) -> Lane:
+    m = _LANE_RE.match(name)
+    return Lane(name, m.group(1).upper() if m else name.split("_")[0])
+
+
+def _build(source: str, fmt: str, raws: Sequence[_Raw], lane_names: Sequence[str] = (),
+           counters: Mapping[str, Sequence[tuple[float, float]]] | None = None,
+           info: Mapping[str, Json] | None = None) -> Swimlane:
+    """The swimlane of `raws`: lanes sorted AIC, AIV, AICPU, CPU by index; ids by start order; times from 0."""
+    for r in raws:
+        if not (math.isfinite(r.start) and math.isfinite(r.end)):
+            raise _Malformed(f"task {r.name}: non-finite time ({r.start}, {r.end})")
+        if r.end < r.start:
+            raise _Malformed(f"task {r.name} ends ({r.end} µs) before it starts ({r.start} µs)")
+    seen: dict[Hashable, str] = {}
+    for r in raws:
+        if r.key in seen:
+            raise _Malformed(f"task id {r.name} appears twice")
+        seen[r.key] = r.name
+    names = sorted(set(lane_names) | {r.lane for r in raws}, key=_lane_key)
+    lanes = tuple(_lane(n) for n in names)
+    lane_index = {n: i for i, n in enumerate(names)}
+    order = sorted(range(len(raws)), key=lambda k: (raws[k].start, lane_index[raws[k].lane], k))
+    new_id = {raws[k].key: i for i, k in enumerate(order)}
+    t0 = min((r.start for r in raws), default=0.0)
+    tasks = []
+    for i, k in enumerate(order):
+        r = raws[k]
+        preds = tuple(sorted({new_id[p] for p in r.preds if p in new_id and new_id[p] != i}))
+        tasks.append(LaneTask(i, lane_index[r.lane], r.start - t0, r.end - t0, r.leaf, r.coord, preds,
+                              None if r.ready is None else r.ready - t0, -1, r.name))
+    shifted = {k: [(ts - t0, v) for ts, v in s] for k, s in (counters or {}).items()}
+    return Swimlane("imported", f"imported from {Path(source).name}", lanes, tuple(tasks), shifted, (),
+                    {"source": str(source), "format": fmt, **(info or {})})
+
+
+def _guard(source: str, fn: Any, *args: Any) -> Swimlane:
+    """Run a loader body; any problem becomes a ValueError naming `source`."""
+    try:
+        with paused_gc():
+            return fn(*args)
+    except _Malformed as e:
+        raise ValueError(f"{source}: {e}") from None
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
+        raise ValueError(f"{source}: malformed input ({type(e).__name__}: {e})") from None
+
+
+def _read_json(path: Path) -> Json:
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a text file ({e})") from None
+
+
+def _source(path_or_doc: Any, default: str) -> tuple[str, Json]:
+    if isinstance(path_or_doc, (str, os.PathLike)):
+        p = Path(path_or_doc)
+        return str(p), _read_json(p)
+    return default, path_or_doc
+
+
+def _num(v: Any, what: str) -> float:
+    if isinstance(v, bool):
+        raise _Malformed(f"{what} is {v!r}, not a number")
+    if isinstance(v, (int, float)):
+        if not math.isfinite(v):
+            raise _Malformed(f"{what} is {v!r}, not a finite number")
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(int(v, 16)) if v.strip().lower().startswith("0x") else float(v)
+        except ValueError:
+            pass
+    raise _Malformed(f"{what} is {v!r}, not a number")
+
+
+def _int(v: Any, what: str) -> int:
+    if isinstance(v, str):
+        s = v.strip()
+        try:
+            return int(s, 16) if s.lower().startswith("0x") else int(s)
+        except ValueError:
+            raise _Malformed(f"{what} is {v!r}, not an integer") from None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v  # exactly: 64-bit ids do not survive a float
+    x = _num(v, what)
+    if x != int(x):
+        raise _Malformed(f"{what} is {v!r}, not an integer")
+    return int(x)
+
+
+def _id(v: Any, what: str) -> str:
+    """An id as a canonical string (64-bit ids come as strings or ints; "0x…" and decimal agree)."""
+    if isinstance(v, str) and v.strip():
+        s = v.strip()
+        try:
+            return str(int(s, 16)) if s.lower().startswith("0x") else str(int(s))
+        except ValueError:
+            return s
+    return str(_int(v, what))
+
+
+def _get(d: Any, key: str, what: str) -> Any:
+    if not isinstance(d, Mapping):
+        raise _Malformed(f"{what} is {type(d).__name__}, expected an object")
+    if key not in d:
+        raise _Malformed(f"{what} has no {key!r}")
+    return d[key]
+
+
+def _list(v: Any, what: str) -> list[Any]:
+    if not isinstance(v, list):
+        raise _Malformed(f"{what} is {type(v).__name__}, expected an array")
+    return v
+
+
+def _seq_names(raws: list[_Raw], seqs: Sequence[int]) -> None:
+    """Name tasks by their file id; with several sequences (device tasks), `seq:id`."""
+    if len(set(seqs)) > 1:
+        for r, s in zip(raws, seqs):
+            r.name = f"{s}:{r.name}"
+
+
+# ---- merged_swimlane.json (and our own Chrome traces) ------------------------------------------------------
+
+class _Slices:
+    """The task slices of one thread, for binding flow endpoints."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[float, float, int]] = []  # (start, end, raw index)
+        self.starts: list[float] = []
+        self.longest = 0.0
+
+    def add(self, start: float, end: float, k: int) -> None:
+        self.items.append((start, end, k))
+
+    def freeze(self) -> None:
+        self.items.sort()
+        self.starts = [s for s, _, _ in self.items]
+        self.longest = max((e - s for s, e, _ in self.items), default=0.0)
+
+    def bind(self, ts: float, ph: str, enclosing: bool) -> int | None:
+        """The raw index of the slice a flow endpoint binds to: the enclosing slice whose end (s) or
+        start (f) is nearest; for an `f` without `bp: "e"`, else the next slice to start."""
+        hi = bisect.bisect_right(self.starts, ts + _TOL)
+        best: tuple[float, int] | None = None
+        k = hi - 1
+        while k >= 0 and self.starts[k] >= ts - self.longest - _TOL:
+            s, e, idx = self.items[k]
+            if e >= ts - _TOL:
+                d = abs(e - ts) if ph == "s" else abs(ts - s)
+                if best is None or d < best[0]:
+                    best = (d, idx)
+            k -= 1
+        if best is not None:
+            return best[1]
+        if not enclosing and hi < len(self.items):
+            return self.items[hi][2]
+        return None
+
+
+def _hint(text: Any, key: str) -> str | None:
+    """`key`'s value in an event-hint string like `rootHash:…, leafHash:…, TaskId:…`."""
+    if not isinstance(text, str):
+        return None
+    m = re.search(rf"\b{re.escape(key)}\s*[:=]\s*([^,;\s]+)", text)
+    return m.group(1) if m else None
+
+
+def _merged(source: str, doc: Json) -> Swimlane:
+    events = doc.get("traceEvents") if isinstance(doc, Mapping) else doc
+    events = _list(events, "traceEvents")
+    procs: dict[Any, str] = {}
+    threads: dict[tuple[Any, Any], str] = {}
+    for i, ev in enumerate(events):
+        if not isinstance(ev, Mapping):
+            raise _Malformed(f"event {i} is {type(ev).__name__}, expected an object")
+        if ev.get("ph") == "M" and isinstance(ev.get("args"), Mapping):
+            name = ev["args"].get("name")
+            if ev.get("name") == "process_name":
+                procs[ev.get("pid")] = str(name)
+            elif ev.get("name") == "thread_name" and isinstance(name, str):
+                threads[(ev.get("pid"), ev.get("tid"))] = name
+    machine = {pid for pid, n in procs.items() if n == "Machine View"}
+    lane_of: dict[tuple[Any, Any], str] = {}
+    for (pid, tid), name in threads.items():
+        m = _LANE_RE.match(name.strip())
+        if m and (not machine or pid in machine):
+            lane_of[(pid, tid)] = f"{m.group(1).upper()}_{int(m.group(2))}"
+    if not lane_of:
+        raise _Malformed("no thread named AIC_<i>, AIV_<i>, AICPU_<i> or CPU_<i> (thread_name metadata)")
+    raws: list[_Raw] = []
+    seqs: list[int] = []
+    slices: dict[tuple[Any, Any], _Slices] = defaultdict(_Slices)
+    leaf_hashes: dict[str, int] = {}
+    for i, ev in enumerate(events):
+        where = f"event {i} (X {ev.get('name')!r})"
+        if ev.get("ph") != "X" or (ev.get("pid"), ev.get("tid")) not in lane_of:
+            continue
+        ts = _num(_get(ev, "ts", where), f"{where} ts")
+        dur = _num(_get(ev, "dur", where), f"{where} dur")
+        args = ev.get("args") if isinstance(ev.get("args"), Mapping) else {}
+        hint = args.get("event-hint")
+        m = _MERGED_NAME_RE.match(str(ev.get("name", "")))
+        task: Any = args.get("taskId", args.get("task", _hint(hint, "TaskId")))
+        if task is None and m:
+            task = m.group(3)
+        task_id = _id(task, f"{where} taskId") if task is not None else f"#{len(raws)}"
+        seq = _int(args.get("seqNo", m.group(1) if m else 0), f"{where} seqNo")
+        leaf_arg = args.get("leafIndex", args.get("leaf"))
+        if leaf_arg is not None:
+            leaf = _int(leaf_arg, f"{where} leafIndex")
+        else:
+            lh = _hint(hint, "leafHash")
+            leaf = leaf_hashes.setdefault(lh, len(leaf_hashes)) if lh is not None else -1
+        coord = args.get("coord")
+        coord_t = tuple(_int(c, f"{where} coord") for c in coord) if isinstance(coord, list) else ()
+        ready = args.get("ready")
+        raws.append(_Raw((seq, task_id), task_id, lane_of[(ev["pid"], ev["tid"])], ts, ts + dur, leaf, coord_t,
+                         None if ready is None else _num(ready, f"{where} ready")))
+        seqs.append(seq)
+        slices[(ev["pid"], ev["tid"])].add(ts, ts + dur, len(raws) - 1)
+    for s in slices.values():
+        s.freeze()
+    # dependency flows: pair s and f by (cat, id), bind each to its slice
+    ends: dict[tuple[Any, Any], dict[str, int]] = defaultdict(dict)
+    unbound = 0
+    for ev in events:
+        ph = ev.get("ph")
+        if ph not in ("s", "f") or "id" not in ev:
+            continue
+        th = slices.get((ev.get("pid"), ev.get("tid")))
+        ts = ev.get("ts")
+        k = th.bind(_num(ts, "flow ts"), ph, ph == "s" or ev.get("bp") == "e") if th is not None else None
+        if k is None:
+            unbound += 1
+            continue
+        ends[(ev.get("cat"), ev["id"])][ph] = k
+    unpaired = 0
+    for pair in ends.values():
+        if "s" in pair and "f" in pair:
+            raws[pair["f"]].preds.append(raws[pair["s"]].key)
+        else:
+            unpaired += 1
+    counters: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for ev in events:
+        if ev.get("ph") == "C" and str(ev.get("name", "")).startswith("ReadyCount"):
+            args = ev.get("args")
+            if isinstance(args, Mapping) and args:
+                value = args.get("value", next(iter(args.values())))
+                counters[ev["name"]].append((_num(ev.get("ts"), "counter ts"), _num(value, "counter value")))
+    _seq_names(raws, seqs)
+    info = {"unbound_flow_endpoints": unbound, "unpaired_flows": unpaired} if unbound or unpaired else {}
+    return _build(source, "merged_swimlane", raws, list(lane_of.values()),
+                  {k: sorted(v, key=lambda x: x[0]) for k, v in counters.items()}, info)
+
+
+def load_merged_swimlane(path_or_doc: PathLike | Mapping[str, Json] | list[Json]) -> Swimlane:
+    """A `merged_swimlane.json` (or any Chrome trace with AIC_/AIV_/AICPU_/CPU_ threads, such as our
+    `chrome_trace`): one task per X slice on a core thread, task id from args `taskId` (or `task`,
+    or the event name), preds from the flow arrows, ReadyCount counters kept."""
+    source, doc = _source(path_or_doc, MERGED)
+    return _guard(source, _merged, source, doc)
+
+
+# ---- tilefwk_L1_prof_data.json + dyn_topo.txt ------------------------------------------------------------
+
+_L1_CORES = {"AIC": "AIC", "AIV": "AIV", "AI-CPU": "AICPU", "AICPU": "AICPU", "AI_CPU": "AICPU"}
+
+
+def _topo_succs(path: Path) -> dict[tuple[int, str], list[str]]:
+    """(seqNo, taskId) -> successor task ids, from dyn_topo.txt (a header line, if any, is skipped)."""
+    out: dict[tuple[int, str], list[str]] = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        cells = [c.strip() for c in line.split(",")]
+        if not line.strip() or (n == 1 and not cells[0].lstrip("-").isdigit()):
+            continue
+        if len(cells) < 11:
+            raise _Malformed(f"line {n} has {len(cells)} fields; a dyn_topo row has at least 11 "
+                             f"({TOPO_HEADER})")
+        seq = _int(cells[0], f"line {n} seqNo")
+        task = str(_int(cells[1], f"line {n} taskId"))
+        out.setdefault((seq, task), []).extend(str(_int(c, f"line {n} successor")) for c in cells[11:] if c)
+    return out
+
+
+def _l1(source: str, data: Json, topo: Path | None, ticks_per_us: float) -> Swimlane:
+    if ticks_per_us <= 0:
+        raise _Malformed(f"ticks_per_us must be positive, not {ticks_per_us}")
+    cores = _list(data, "the document")
+    raws: list[_Raw] = []
+    seqs: list[int] = []
+    lanes: list[str] = []
+    for c, core in enumerate(cores):
+        where = f"core {c}"
+        kind = str(_get(core, "coreType", where)).upper()
+        if kind not in _L1_CORES:
+            raise _Malformed(f"{where} coreType {kind!r} (expected AIC, AIV or AI-CPU)")
+        lane = f"{_L1_CORES[kind]}_{_int(_get(core, 'blockIdx', where), f'{where} blockIdx')}"
+        lanes.append(lane)
+        for k, t in enumerate(_list(_get(core, "tasks", where), f"{where} tasks")):
+            w = f"{where} task {k}"
+            seq = _int(t.get("seqNo", 0), f"{w} seqNo") if isinstance(t, Mapping) else 0
+            task = _id(_get(t, "taskId", w), f"{w} taskId")
+            start = _num(_get(t, "execStart", w), f"{w} execStart") / ticks_per_us
+            end = _num(_get(t, "execEnd", w), f"{w} execEnd") / ticks_per_us
+            leaf = _int(t.get("leafIndex", -1), f"{w} leafIndex")
+            raws.append(_Raw((seq, task), task, lane, start, end, leaf))
+            seqs.append(seq)
+    if topo is not None:
+        try:
+            succs = _topo_succs(topo)
+        except _Malformed as e:
+            raise _Malformed(f"{topo}: {e}") from None
+        keys = {r.key for r in raws}
+        by_key = {r.key: r for r in raws}
+        for (seq, task), nxt in succs.items():
+            for s in nxt:
+                if (seq, s) in keys and (seq, task) in keys:
+                    by_key[(seq, s)].preds.append((seq, task))
+    _seq_names(raws, seqs)
+    return _build(source, "tilefwk_L1_prof_data", raws, lanes, None, {"ticks_per_us": ticks_per_us})
+
+
+def load_l1_prof(prof_path: PathLike, topo_path: PathLike | None = None,
+                 ticks_per_us: float = TICKS_PER_US) -> Swimlane:
+    """CANN PyPTO's `tilefwk_L1_prof_data.json` (cores with their tasks, times in counter ticks,
+    `ticks_per_us` of them per µs) and, if given, `dyn_topo.txt` for the dependencies."""
+    p = Path(prof_path)
+    return _guard(str(p), _l1, str(p), _read_json(p), Path(topo_path) if topo_path is not None else None,
+                  ticks_per_us)
+
+
+# ---- chip_swimlane_records.json + deps.json (PyPTO 3.0) -----------------------------------------------------
+
+def _core_lanes(core_types: Any, num_cores: int) -> list[str]:
+    """Lane names of aicore ids 0..num_cores-1: `<type>_<k>`, k counting cores of that type in id order.
+    `core_types` lists one type per core; a single type means every core has it; otherwise `AICORE_<id>`."""
+    types = [str(t).upper() for t in core_types] if isinstance(core_types, list) else []
+    if len(types) == 1:
+        types = types * num_cores
+    if len(types) < num_cores:
+        return [f"AICORE_{i}" for i in range(num_cores)]
+    count: dict[str, int] = defaultdict(int)
+    out = []
+    for t in types[:num_cores]:
+        out.append(f"{t}_{count[t]}")
+        count[t] += 1
+    return out
+
+
+def _chip(source: str, doc: Json, deps: Path | None, clock_hz: float | None) -> Swimlane:
+    meta = _get(doc, "metadata", "the document")
+    clock = meta.get("clock_freq_hz", clock_hz) if isinstance(meta, Mapping) else clock_hz
+    if clock is None:
+        raise _Malformed("metadata has no clock_freq_hz (pass clock_hz=… to read it anyway)")
+    clock = _num(clock, "metadata.clock_freq_hz")
+    if clock <= 0:
+        raise _Malformed(f"metadata.clock_freq_hz is {clock}, not positive")
+    per_us = clock / 1e6
+    core_rows = _list(doc.get("aicore_tasks", []), "aicore_tasks")
+    cpu_rows = _list(doc.get("aicpu_tasks", []), "aicpu_tasks")
+    max_core = max((_int(r[0], f"aicore_tasks row {k} core_id") for k, r in enumerate(core_rows)
+                    if isinstance(r, list) and r), default=-1)
+    num_cores = max(_int(meta.get("num_cores", 0), "metadata.num_cores"), max_core + 1)
+    core_lanes = _core_lanes(meta.get("core_types"), num_cores)
+    raws: list[_Raw] = []
+    lookup: dict[str, Hashable] = {}  # file ids (task_token first, then reg_task_id) -> task key
+    for k, row in enumerate(core_rows):
+        what = f"aicore_tasks row {k}"
+        if not isinstance(row, list) or len(row) < 5:
+            raise _Malformed(f"{what} is {row!r}, expected [core_id, task_token, reg_task_id, start_cycles, "
+                             "end_cycles]")
+        core = _int(row[0], f"{what} core_id")
+        if core < 0:
+            raise _Malformed(f"{what} core_id {core} is negative")
+        token, reg = _id(row[1], f"{what} task_token"), _id(row[2], f"{what} reg_task_id")
+        raws.append(_Raw(("aicore", k), reg, core_lanes[core], _num(row[3], f"{what} start_cycles") / per_us,
+                         _num(row[4], f"{what} end_cycles") / per_us))
+        lookup.setdefault(token, ("aicore", k))
+    for k, row in enumerate(core_rows):
+        lookup.setdefault(_id(row[2], ""), ("aicore", k))
+    cpu_lanes = []
+    for k, row in enumerate(cpu_rows):
+        what = f"aicpu_tasks row {k}"
+        if not isinstance(row, list) or len(row) < 4:
+            raise _Malformed(f"{what} is {row!r}, expected [core_id, reg_task_id, dispatch_cycles, finish_cycles]")
+        lane = f"AICPU_{_int(row[0], f'{what} core_id')}"
+        cpu_lanes.append(lane)
+        reg = _id(row[1], f"{what} reg_task_id")
+        raws.append(_Raw(("aicpu", k), reg, lane, _num(row[2], f"{what} dispatch_cycles") / per_us,
+                         _num(row[3], f"{what} finish_cycles") / per_us))
+        lookup.setdefault(reg, ("aicpu", k))
+    info: dict[str, Json] = {"clock_freq_hz": clock}
+    if deps is not None:
+        by_key = {r.key: r for r in raws}
+        try:
+            try:
+                deps_doc = _read_json(deps)
+            except ValueError as e:
+                raise _Malformed(str(e)) from None
+            edges = _list(_get(deps_doc, "edges", "the document"), "edges")
+            unmatched = 0
+            for k, e in enumerate(edges):
+                p = lookup.get(_id(_get(e, "pred", f"edge {k}"), f"edge {k} pred"))
+                s = lookup.get(_id(_get(e, "succ", f"edge {k}"), f"edge {k} succ"))
+                if p is None or s is None:
+                    unmatched += 1
+                else:
+                    by_key[s].preds.append(p)
+        except _Malformed as e:
+            raise _Malformed(f"{deps}: {e}") from None
+        if unmatched:
+            info["unmatched_edges"] = unmatched
+    # a reg_task_id that two rows share (an aicore task and its aicpu record) must still name tasks apart
+    names = [r.name for r in raws]
+    if len(set(names)) < len(names):
+        for r in raws:
+            if r.key[0] == "aicpu":
+                r.name = f"aicpu:{r.name}"
+    return _build(source, "chip_swimlane_records", raws, core_lanes + cpu_lanes, None, info)
+
+
+def load_chip_swimlane(records_path: PathLike, deps_path: PathLike | None = None,
+                       clock_hz: float | None = None) -> Swimlane:
+    """PyPTO 3.0's `chip_swimlane_records.json` (times in cycles of `metadata.clock_freq_hz`;
+    `clock_hz` is used only when the file has none) and, if given, `deps.json` for the dependencies.
+    Edge ids are matched against each aicore task's task_token, then against reg_task_id."""
+    p = Path(records_path)
+    return _guard(str(p), _chip, str(p), _read_json(p), Path(deps_path) if deps_path is not None else None,
+                  clock_hz)
+
+
+# ---- any of them ------------------------------------------------------------------------------------------
+
+def load_any(path: PathLike) -> Swimlane:
+    """Whatever swimlane `path` holds, by content: our swimlane JSON, a Chrome trace (ours or
+    merged_swimlane.json), tilefwk_L1_prof_data.json (with dyn_topo.txt beside it, if there),
+    chip_swimlane_records.json (with deps.json beside it, if there). A directory is searched
+    for those file names."""
+    p = Path(path)
+    if p.is_dir():
+        for name in (CHIP_RECORDS, L1_PROF, MERGED):
+            if (p / name).exists():
+                return load_any(p / name)
+        raise ValueError(f"{p}: no {CHIP_RECORDS}, {L1_PROF} or {MERGED} in this directory")
+    doc = _read_json(p)
+    if isinstance(doc, Mapping) and doc.get("schema") == SCHEMA:
+        try:
+            return Swimlane.from_json(doc)
+        except (KeyError, TypeError, IndexError, ValueError) as e:
+            raise ValueError(f"{p}: malformed swimlane ({type(e).__name__}: {e})") from None
+    if (isinstance(doc, Mapping) and "traceEvents" in doc) or (
+            isinstance(doc, list) and doc and isinstance(doc[0], Mapping) and "ph" in doc[0]):
+        return load_merged_swimlane(p)
+    if isinstance(doc, list) and all(isinstance(c, Mapping) and "coreType" in c for c in doc):
+        topo = p.parent / DYN_TOPO
+        return _guard(str(p), _l1, str(p), doc, topo if topo.exists() else None, TICKS_PER_US)
+    if isinstance(doc, Mapping) and ("aicore_tasks" in doc or "aicpu_tasks" in doc):
+        deps = p.parent / CHIP_DEPS
+        return _guard(str(p), _chip, str(p), doc, deps if deps.exists() else None, None)
+    if isinstance(doc, Mapping) and "edges" in doc:
+        raise ValueError(f"{p}: a deps.json holds dependencies only; load {CHIP_RECORDS} (it is read beside it)")
+    raise ValueError(f"{p}: not a swimlane format this pypto reads (our swimlane JSON, a Chrome trace, "
+                     f"{L1_PROF}, {CHIP_RECORDS})")
+
+
+# ---- writers (cheap, and what lets the loaders be tested without hardware) ---------------------------------
+
+def _per_core_index(sl: Swimlane) -> list[int]:
+    """Each lane's index among the lanes of its core type (the number in its name when it has one)."""
+    count: dict[str, int] = defaultdict(int)
+    out = []
+    for ln in sl.lanes:
+        m = _LANE_RE.match(ln.name)
+        out.append(int(m.group(2)) if m and m.group(1).upper() == ln.core else count[ln.core])
+        count[ln.core] += 1
+    return out
+
+
+def _successors(sl: Swimlane) -> dict[int, list[int]]:
+    succ: dict[int, list[int]] = defaultdict(list)
+    for t in sl.tasks:
+        for p in t.preds:
+            succ[p].append(t.id)
+    return succ
+
+
+def write_l1_prof(sl: Swimlane, directory: PathLike, ticks_per_us: float = TICKS_PER_US) -> tuple[Path, Path]:
+    """Write `tilefwk_L1_prof_data.json` (times rounded to whole ticks) and `dyn_topo.txt` into
+    `directory`; lanes of core AIC, AIV or AICPU only (the format has no CPU-thread cores)."""
+    kinds = {"AIC": "AIC", "AIV": "AIV", "AICPU": "AI-CPU"}
+    bad = sorted({ln.core for ln in sl.lanes} - set(kinds))
+    if bad:
+        raise ValueError(f"{L1_PROF} has AIC, AIV and AI-CPU cores only; this swimlane has {', '.join(bad)} lanes")
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    per_lane: dict[int, list[LaneTask]] = defaultdict(list)
+    for t in sl.tasks:
+        per_lane[t.lane].append(t)
+    cores = [{"blockIdx": idx, "coreType": kinds[ln.core],
+              "tasks": [{"seqNo": 0, "leafIndex": t.leaf, "taskId": t.id, "execStart": round(t.start * ticks_per_us),
+                         "execEnd": round(t.end * ticks_per_us)} for t in sorted(per_lane[i], key=lambda x: x.start)]}
+             for i, (ln, idx) in enumerate(zip(sl.lanes, _per_core_index(sl)))]
+    succ = _successors(sl)
+    rows = [TOPO_HEADER]
+    for t in sl.tasks:
+        nxt = succ.get(t.id, [])
+        rows.append(",".join(str(x) for x in (0, t.id, 0, 0, t.id, t.leaf, 0, kinds[sl.lanes[t.lane].core],
+                                              max(t.leaf, 0), 0, len(nxt), *nxt)))
+    prof, topo = d / L1_PROF, d / DYN_TOPO
+    prof.write_text(json.dumps(cores, indent=1))
+    topo.write_text("\n".join(rows) + "\n")
+    return prof, topo
+
+
+TOKEN_BASE = 1 << 60  # task_token = TOKEN_BASE + task id: a 64-bit id, as PyPTO 3.0's are
+
+
+def write_chip_swimlane(sl: Swimlane, directory: PathLike, clock_hz: float = CLOCK_HZ) -> tuple[Path, Path]:
+    """Write `chip_swimlane_records.json` (times in whole cycles at `clock_hz`; AIC/AIV lanes are
+    aicore ids in lane order, AICPU lanes aicpu ids) and `deps.json` (edges by task_token, as strings)."""
+    bad = sorted({ln.core for ln in sl.lanes} - {"AIC", "AIV", "AICPU"})
+    if bad:
+        raise ValueError(f"{CHIP_RECORDS} has AI cores and AICPUs only; this swimlane has {', '.join(bad)} lanes")
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    per_us = clock_hz / 1e6
+    core_ids: dict[int, int] = {}
+    cpu_ids: dict[int, int] = {}
+    for i, ln in enumerate(sl.lanes):
+        (cpu_ids if ln.core == "AICPU" else core_ids)[i] = len(cpu_ids if ln.core == "AICPU" else core_ids)
+    core_types = [sl.lanes[i].core for i in core_ids]
+    aicore, aicpu = [], []
+    for t in sorted(sl.tasks, key=lambda x: (x.start, x.id)):
+        s, e = round(t.start * per_us), round(t.end * per_us)
+        if t.lane in cpu_ids:
+            aicpu.append([cpu_ids[t.lane], t.id, s, e])
+        else:
+            aicore.append([core_ids[t.lane], TOKEN_BASE + t.id, t.id, s, e])
+    records = {"metadata": {"clock_freq_hz": clock_hz, "num_cores": len(core_ids), "core_types": core_types},
+               "aicore_tasks": aicore, "aicpu_tasks": aicpu}
+
+    def ident(t: LaneTask) -> str:
+        return str(t.id if t.lane in cpu_ids else TOKEN_BASE + t.id)
+
+    by_id = {t.id: t for t in sl.tasks}
+    deps = {"tasks": [{"id": ident(t), "core": sl.lanes[t.lane].core} for t in sl.tasks], "tensors": [],
+            "edges": [{"pred": ident(by_id[p]), "succ": ident(t)} for t in sl.tasks for p in t.preds if p in by_id]}
+    rec, dep = d / CHIP_RECORDS, d / CHIP_DEPS
+    rec.write_text(json.dumps(records))
+    dep.write_text(json.dumps(deps))
+    return rec, dep

@@ -1,0 +1,99 @@
+"""Profiling a compiled kernel on a board: one entry point for the CLI, the kernel call and the IDE.
+
+`profile(record, board)` runs the record's lowered program on the `sim` board (the model of
+the A2/A3 chip; times simulated) or the `cpu` board (this machine's cores; times measured)
+and returns the record with its `run` filled in. `bottleneck(swimlane)` names what bounds
+the run, and `slowest(record, swimlane)` lists the slow tasks with their source lines — the
+three things `pypto-ide profile` prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pypto.boards.sim import simulate
+from pypto.boards.swimlane import LaneTask, Swimlane, metrics
+
+if TYPE_CHECKING:
+    from pypto.record import CompileRecord
+
+BOARDS = ("sim", "cpu")
+_PIPE_BOUND = {"MTE2": "memory", "MTE3": "memory", "FIX": "memory", "V": "vector", "M": "cube", "MTE1": "cube"}
+
+
+def run_board(program: Any, board: str = "sim", inputs: Mapping[str, np.ndarray] | None = None,
+              runtime_options: Mapping[str, Any] | None = None, workers: int | None = None,
+              board_file: str = "a2a3") -> tuple[dict[str, np.ndarray] | None, Swimlane]:
+    """(outputs, swimlane) of a lowered program on `board`; `sim` computes no values (the
+    functional executor does), `cpu` needs the inputs and returns the outputs it computed."""
+    if board == "sim":
+        return None, simulate(program, board_file, runtime_options)
+    if board == "cpu":
+        from pypto.boards.cpu import run_cpu
+
+        if inputs is None:
+            raise ValueError("the cpu board runs the kernel: it needs its inputs")
+        return run_cpu(program, inputs, workers)
+    raise ValueError(f"unknown board {board!r}; one of {', '.join(BOARDS)}")
+
+
+def profile(record: CompileRecord, board: str = "sim", inputs: Mapping[str, np.ndarray] | None = None,
+            workers: int | None = None) -> CompileRecord:
+    """The record with `run` set: its program profiled on `board` (options from the record)."""
+    if record.program.execute is None:
+        raise ValueError("profiling needs a compile through the execute stage")
+    rt = record.source.options.get("runtime_options", {}) if isinstance(record.source.options, dict) else {}
+    _, sl = run_board(record.program, board, inputs, rt, workers)
+    return dataclasses.replace(record, run=sl)
+
+
+def pipe_busy(sl: Swimlane) -> dict[str, float]:
+    """µs each pipe was busy, summed over the sim board's tasks (empty for other boards)."""
+    out: dict[str, float] = {}
+    for t in sl.tasks:
+        if t.profile < 0:
+            continue
+        d = t.duration
+        for pipe, spans in sl.pipe_profiles[t.profile].items():
+            out[pipe] = out.get(pipe, 0.0) + sum(b - a for a, b in spans) * d
+    return out
+
+
+def bottleneck(sl: Swimlane) -> tuple[str, str]:
+    """(bound, why): what limits the run — scheduling, dependency, memory, vector or cube
+    (the last three from the sim board's pipes; "compute" on boards without them)."""
+    m = metrics(sl)
+    if not sl.tasks or m.makespan <= 0:
+        return "none", "no tasks ran"
+    lanes_used = {t.lane for t in sl.tasks}
+    idle = m.makespan * len(lanes_used) - m.busy
+    if idle > m.busy and m.wait_scheduler > m.wait_dependency:
+        return "scheduling", (f"lanes waited {m.wait_scheduler:.1f} µs with ready tasks (scheduler) against "
+                              f"{m.busy:.1f} µs of work: tasks are too small or too many")
+    if m.critical_share > 0.8:
+        return "dependency", (f"the critical path is {m.critical_share:.0%} of the makespan: "
+                              f"the tasks wait on each other")
+    if idle > m.busy:
+        return "dependency", (f"lanes idle {idle / (idle + m.busy):.0%} of the time waiting for predecessors; "
+                              f"only {m.utilization:.0%} utilized")
+    busy = pipe_busy(sl)
+    if not busy:
+        return "compute", f"lanes {m.utilization:.0%} utilized"
+    pipe = max(busy, key=lambda p: busy[p])
+    return _PIPE_BOUND.get(pipe, "compute"), f"the {pipe} pipe is busiest ({busy[pipe] / m.busy:.0%} of task time)"
+
+
+def slowest(record: CompileRecord | None, sl: Swimlane, count: int = 5) -> list[tuple[LaneTask, str]]:
+    """The `count` longest tasks and the source lines they run (`file:line op, …`)."""
+    out = []
+    for t in sorted(sl.tasks, key=lambda t: (-t.duration, t.id))[:count]:
+        where = ""
+        if record is not None and record.program.execute is not None and t.id < len(record.program.execute.tasks):
+            spans = record.source_of_task(t.id)
+            where = ", ".join(sorted({f"{s.file.rsplit('/', 1)[-1]}:{s.line}" for s in spans}))
+        out.append((t, where))
+    return out
