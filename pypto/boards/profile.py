@@ -10,7 +10,9 @@ three things `pypto-ide profile` prints.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -74,7 +76,7 @@ def bottleneck(sl: Swimlane) -> tuple[str, str]:
     if idle > m.busy and m.wait_scheduler > m.wait_dependency:
         return "scheduling", (f"lanes waited {m.wait_scheduler:.1f} µs with ready tasks (scheduler) against "
                               f"{m.busy:.1f} µs of work: tasks are too small or too many")
-    if m.critical_share > 0.8:
+    if m.critical_share > 0.8 and len(m.critical_path) > 1:
         return "dependency", (f"the critical path is {m.critical_share:.0%} of the makespan: "
                               f"the tasks wait on each other")
     if idle > m.busy:
@@ -97,3 +99,18 @@ def slowest(record: CompileRecord | None, sl: Swimlane, count: int = 5) -> list[
             where = ", ".join(sorted({f"{s.file.rsplit('/', 1)[-1]}:{s.line}" for s in spans}))
         out.append((t, where))
     return out
+
+
+def write_run_files(program: Any, directory: Path, runtime_options: Mapping[str, Any] | None = None) \
+        -> tuple[Swimlane, list[Path]]:
+    """Simulate `program` and write the swimlane files PyPTO's `runtime_debug_mode=1` writes:
+    `merged_swimlane.json`, plus `trace.json` (Chrome trace) and `swimlane.json` (ours)."""
+    from pypto.boards.trace import write_trace
+
+    sl = simulate(program, "a2a3", runtime_options)
+    directory.mkdir(parents=True, exist_ok=True)
+    files = [write_trace(sl, directory / "merged_swimlane.json", None, "merged"),
+             write_trace(sl, directory / "trace.json", None, "chrome")]
+    (directory / "swimlane.json").write_text(json.dumps(sl.to_json()))
+    files.append(directory / "swimlane.json")
+    return sl, files

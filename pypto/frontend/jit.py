@@ -221,7 +221,24 @@ class CompiledKernel:
         lw = self.lower(syms)
         if lw.executor is None:
             return self.interpreter.run(arrays, syms)
-        return lw.executor.run(arrays)
+        results = lw.executor.run(arrays)
+        if self.options.get("debug_options", {}).get("runtime_debug_mode"):
+            self.swimlane_files = self._write_swimlane(lw, syms)
+        return results
+
+    def _write_swimlane(self, lw: Lowered, syms: dict[str, int]) -> list[Any]:
+        """`runtime_debug_mode=1`: the run's swimlane on the sim board, written beside the
+        compile dumps (`output/<kernel>_<time>/`): merged_swimlane.json (PyPTO's format),
+        trace.json (Chrome trace, opens in Perfetto) and swimlane.json (ours)."""
+        from pypto.boards.profile import write_run_files
+        from pypto.compiler.instruments import bindings_dir_name, new_run_dir
+
+        run = self.__dict__.get("_dump_dir")
+        if run is None:
+            run = self.__dict__["_dump_dir"] = new_run_dir(self.name)
+        directory = run / bindings_dir_name(syms) if syms else run
+        self.last_swimlane, files = write_run_files(lw.program, directory, self.options.get("runtime_options", {}))
+        return files
 
 
 class JitKernel:
