@@ -43,7 +43,7 @@ from pypto.boards.core_model import CoreModel
 from pypto.boards.swimlane import Lane, LaneTask, Swimlane, lane_names, ready_counters
 from pypto.compiler.execute import ExecGraph
 from pypto.compiler.manager import Program
-from pypto.compiler.tile_ir import Region, TileGraph
+from pypto.compiler.tile_ir import TileGraph
 
 _END, _RESOLVED, _RELEASE = 0, 1, 2
 
@@ -54,35 +54,19 @@ class _L2:
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.used = 0
-        self.lines: OrderedDict[Region, int] = OrderedDict()
+        self.lines: OrderedDict[tuple[Any, ...], int] = OrderedDict()
 
-    def read(self, r: Region, nbytes: int) -> bool:
-        if r in self.lines:
-            self.lines.move_to_end(r)
+    def access(self, key: tuple[Any, ...], nbytes: int) -> bool:
+        """Touch a region (read or written); whether it was in L2."""
+        lines = self.lines
+        if key in lines:
+            lines.move_to_end(key)
             return True
-        self._insert(r, nbytes)
-        return False
-
-    def write(self, r: Region, nbytes: int) -> None:
-        if r in self.lines:
-            self.lines.move_to_end(r)
-        else:
-            self._insert(r, nbytes)
-
-    def _insert(self, r: Region, nbytes: int) -> None:
-        self.lines[r] = nbytes
+        lines[key] = nbytes
         self.used += nbytes
-        while self.used > self.capacity and self.lines:
-            _, n = self.lines.popitem(last=False)
-            self.used -= n
-
-
-def _region_bytes(tiles: TileGraph) -> Any:
-    sizes = [b.dtype.nbytes for b in tiles.buffers]
-
-    def nbytes(r: Region) -> int:
-        return math.prod(r.shape) * sizes[r.buffer]
-    return nbytes
+        while self.used > self.capacity and lines:
+            self.used -= lines.popitem(last=False)[1]
+        return False
 
 
 def device_tasks(exe: ExecGraph, stitch_max: int) -> list[int]:
@@ -112,7 +96,7 @@ class _Chip:
                  mode: int, stitch_max: int) -> None:
         self.exe, self.board, self.mode, self.stitch_max = exe, board, mode, stitch_max
         self.core = CoreModel(blocks, board)
-        self.nbytes = _region_bytes(tiles)
+        self.elem_bytes = [b.dtype.nbytes for b in tiles.buffers]
         cores = board["cores"]
         self.lanes: tuple[Lane, ...] = lane_names(cores)
         self.lane_base = {"AIC": 0, "AIV": int(cores["AIC"])}
@@ -262,14 +246,15 @@ class _Chip:
         L2, its HBM traffic reserved in the bandwidth ledger."""
         t = self.exe.tasks[tid]
         hit = miss = 0
+        access, size = self.l2.access, self.elem_bytes
         for r in t.reads:
-            nb = self.nbytes(r)
-            if self.l2.read(r, nb):
+            nb = math.prod(r.shape) * size[r.buffer]
+            if access((r.buffer, r.offset, r.shape, r.layout), nb):
                 hit += nb
             else:
                 miss += nb
         for r in t.writes:
-            self.l2.write(r, self.nbytes(r))
+            access((r.buffer, r.offset, r.shape, r.layout), math.prod(r.shape) * size[r.buffer])
         self.l2_hits += hit
         self.l2_misses += miss
         h = hit / (hit + miss) if hit + miss else 0.0
