@@ -9,10 +9,12 @@ that the body rebound becomes a carried value of the loop (see `pypto.ir.graph`)
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +67,22 @@ class Scope:
 
 _COPIES = frozenset({"assemble", "concat", "reshape"})  # ops whose lowering may copy tile by tile
 
+# tile-config index -> dims to use instead of what the kernel's call says (the tuning advisor)
+_TILE_OVERRIDES: contextvars.ContextVar[Mapping[int, tuple[Any, ...]] | None] = contextvars.ContextVar(
+    "pypto_tile_overrides", default=None)
+
+
+@contextlib.contextmanager
+def tile_overrides(overrides: Mapping[int, tuple[Any, ...]]) -> Iterator[None]:
+    """Trace kernels as if their k-th `set_*_tile_shapes` call (tile config k, in trace order)
+    had said `overrides[k]` — how the tuning advisor tries a tile shape without editing the
+    file. The dims are checked by the same rules as the call's."""
+    token = _TILE_OVERRIDES.set(dict(overrides))
+    try:
+        yield
+    finally:
+        _TILE_OVERRIDES.reset(token)
+
 
 class Builder:
     def __init__(self, name: str, kernel_code: types.CodeType | None, opts: dict[str, Any]) -> None:
@@ -104,10 +122,16 @@ class Builder:
     # ---- tile shapes and labels ----------------------------------------------------------------
 
     def set_vec(self, dims: tuple[int, ...], loc: Loc) -> None:
+        override = (_TILE_OVERRIDES.get() or {}).get(len(self.tile_configs))
+        if override is not None:
+            dims = tiling.check_vec_call(list(override))
         self.vec = TileConfig(len(self.tile_configs), "vec", dims, loc)
         self.tile_configs.append(self.vec)
 
     def set_cube(self, dims: tuple[Any, ...], loc: Loc) -> None:
+        override = (_TILE_OVERRIDES.get() or {}).get(len(self.tile_configs))
+        if override is not None:
+            dims = (*tiling.check_cube_call(*override[:3]), bool(override[3]) if len(override) > 3 else False)
         self.cube = TileConfig(len(self.tile_configs), "cube", dims, loc)
         self.tile_configs.append(self.cube)
 

@@ -1,0 +1,437 @@
+"""The tuning advisor: which tile shapes to try next, with the simulated makespan to expect.
+
+Human in the loop: the advisor proposes, the user decides. For each `set_vec_tile_shapes` /
+`set_cube_tile_shapes` call of a kernel it enumerates the legal shapes (vec: powers of two up
+to the largest dim the call tiles, the last entry a multiple of 32 bytes for every dtype it
+tiles, plus the dim itself; cube: L0 of 16…256 per m/k/n, k's L1 at 1, 2 or 4 times its
+L0), compiles candidates with the call's dims overridden (`builder.tile_overrides`, so the
+file is never touched), lowers them and runs the `sim` board. A candidate that does not
+compile (a buffer overflow, a rule broken) is illegal and costs one evaluation.
+
+Search: best-first over that grid from the kernel's own shapes and from a "largest tile
+that fits" start — the unexplored neighbours (one entry of one call one step up or down)
+of the fastest candidates so far are evaluated first, until the budget (default 10 % of
+the space, at least 12 evaluations) is spent. Results are cached by the candidate and by the lowered
+program's fingerprint (its leaves and tasks), so two shapes that tile the same way are
+simulated once. `exhaustive()` evaluates the whole space (for the benchmark).
+
+A suggestion is an exact text edit of the call at its span, the predicted makespan and
+speedup, and the reason: the bound before and after (from `boards.profile.bottleneck`).
+The legal space is capped at `max_tiles` tiles per tile config (tiny tiles on big tensors
+compile for seconds and are never the answer); the cap is part of the space's definition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import itertools
+import math
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pypto.analysis.findings import Finding, TextEdit, Where
+from pypto.boards import load as load_board
+from pypto.boards.profile import bottleneck
+from pypto.boards.sim import simulate
+from pypto.boards.swimlane import metrics
+from pypto.errors import PyptoError
+from pypto.frontend.builder import tile_overrides
+from pypto.ir import symbolic as S
+from pypto.ir.graph import TileConfig
+
+Dims = tuple[Any, ...]
+Overrides = tuple[tuple[int, Dims], ...]  # (tile config index, dims), sorted
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    overrides: Overrides
+    makespan: float | None  # µs, simulated; None: illegal
+    tasks: int = 0
+    utilization: float = 0.0
+    bound: str = ""
+    why: str = ""
+    error: str = ""  # why the candidate is illegal
+    seconds: float = 0.0  # compile + simulate wall time
+
+    @property
+    def legal(self) -> bool:
+        return self.makespan is not None
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    rank: int
+    config: int  # tile config index (trace order)
+    kind: str  # "vec" | "cube"
+    old: Dims
+    new: Dims
+    text: str  # the new call
+    edit: TextEdit | None  # replaces the call's span; None when the config has no call (options)
+    makespan_before: float
+    makespan_after: float
+    reason: str
+    changes: Overrides = ()  # every call this suggestion changes (several for multi-call kernels)
+    edits: tuple[TextEdit, ...] = ()
+
+    @property
+    def speedup(self) -> float:
+        return self.makespan_before / self.makespan_after if self.makespan_after > 0 else 0.0
+
+    def finding(self) -> Finding:
+        where = self.edit.where if self.edit is not None else None
+        return Finding("tuning.tile-shape", "info", "tuning",
+                       f"try {self.text}: {self.makespan_after:,.2f} µs simulated, {self.speedup:.2f}x faster",
+                       self.reason, f"replace the call with {self.text} (and re-profile)", where,
+                       {"makespan_before_us": self.makespan_before, "makespan_after_us": self.makespan_after,
+                        "speedup": self.speedup, "old": _jsonable(self.old), "new": _jsonable(self.new)},
+                       self.edits or ((self.edit,) if self.edit is not None else ()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rank": self.rank, "config": self.config, "kind": self.kind, "old": _jsonable(self.old),
+                "new": _jsonable(self.new), "text": self.text,
+                "edits": [e.to_json() for e in (self.edits or ((self.edit,) if self.edit else ()))],
+                "makespan_before_us": self.makespan_before, "makespan_after_us": self.makespan_after,
+                "speedup": self.speedup, "reason": self.reason}
+
+
+def _jsonable(v: Any) -> Any:
+    return [_jsonable(x) for x in v] if isinstance(v, (tuple, list)) else v
+
+
+@dataclass
+class Advisor:
+    """Tile-shape search for one kernel at fixed inputs (parameter name -> argument)."""
+
+    kernel: Any  # a JitKernel
+    inputs: Mapping[str, Any]
+    max_tiles: int = 16384
+    runtime_options: Mapping[str, Any] | None = None
+    cache: dict[Overrides, Evaluation] = field(default_factory=dict)
+    by_fingerprint: dict[str, tuple[float, int, float, str, str]] = field(default_factory=dict)
+    configs: tuple[TileConfig, ...] = ()
+    choices: dict[int, list[Dims]] = field(default_factory=dict)  # config index -> legal-looking dims
+    baseline: Evaluation | None = None
+
+    def __post_init__(self) -> None:
+        from pypto.record import compile_record
+
+        record = compile_record(self.kernel, dict(self.inputs))
+        self.record = record
+        self.configs = tuple(record.source.tile_configs)
+        self.choices = {tc.id: self._choices(tc) for tc in self.configs}
+        self.baseline = self.evaluate(())
+
+    # ---- the space
+
+    def _shapes_of(self, tc: TileConfig) -> list[tuple[tuple[int, ...], list[int]]]:
+        """(output shape, dtype sizes of output and inputs) of every op the config tiles."""
+        nodes = {n.id: n for n in self.record.graph.walk()}
+        out = []
+        for n in nodes.values():
+            if n.tile != tc.id or n.type is None:
+                continue
+            shape = tuple(S.evaluate(d, self.record.bindings) for d in n.type.shape)
+            sizes = [n.type.dtype.nbytes] + [nodes[i].type.dtype.nbytes for i in n.inputs
+                                             if i in nodes and nodes[i].type is not None]
+            out.append((shape, sizes))
+        return out
+
+    def _choices(self, tc: TileConfig) -> list[Dims]:
+        if tc.kind == "cube":
+            return self._cube_choices(tc)
+        shapes = self._shapes_of(tc)
+        rank = len(tc.dims)
+        if not shapes:
+            return [tuple(tc.dims)]
+        ub = int(load_board("a2a3")["buffers_bytes"]["UB"])
+        align = 32 // min(min(s) for _, s in shapes)
+        per_pos: list[list[int]] = []
+        for pos in range(rank):  # entry `pos` applies to trailing dim rank - pos of each op
+            back = rank - pos
+            extents = [shape[-back] for shape, _ in shapes if len(shape) >= back]
+            if not extents:
+                per_pos.append([tc.dims[pos]])
+                continue
+            top = max(extents)
+            if pos == rank - 1:
+                vals = {align * 2**j for j in range(20) if align * 2**j <= max(top, align)}
+                vals.add(-(-top // align) * align)
+            else:
+                vals = {2**j for j in range(20) if 2**j <= top} | {top}
+            per_pos.append(sorted(vals))
+        widest = max(max(s) for _, s in shapes)
+        out = []
+        for dims in itertools.product(*per_pos):
+            elems = math.prod(dims)
+            tiles = max(math.prod(-(-shape[-k - 1] // dims[-k - 1]) for k in range(min(len(shape), rank)))
+                        for shape, _ in shapes)
+            if elems * widest <= ub and tiles <= self.max_tiles:
+                out.append(tuple(dims))
+        return out or [tuple(tc.dims)]
+
+    def _cube_choices(self, tc: TileConfig) -> list[Dims]:
+        l0 = (16, 32, 64, 128, 256)
+        out = []
+        for m, n, k0, kmul in itertools.product(l0, l0, l0, (1, 2, 4)):
+            out.append(((m, m), (k0, k0 * kmul), (n, n), bool(tc.dims[3]) if len(tc.dims) > 3 else False))
+        return out
+
+    def space_size(self) -> int:
+        return math.prod(len(c) for c in self.choices.values())
+
+    def space(self) -> Iterable[Overrides]:
+        ids = sorted(self.choices)
+        for combo in itertools.product(*(self.choices[i] for i in ids)):
+            yield self._norm(dict(zip(ids, combo)))
+
+    def _norm(self, ov: Mapping[int, Dims]) -> Overrides:
+        """Overrides without the entries equal to the kernel's own dims, sorted."""
+        own = {tc.id: tuple(tc.dims) for tc in self.configs}
+        return tuple(sorted((i, tuple(d)) for i, d in ov.items() if tuple(d) != own.get(i)))
+
+    # ---- evaluating
+
+    def evaluate(self, overrides: Overrides) -> Evaluation:
+        hit = self.cache.get(overrides)
+        if hit is not None:
+            return hit
+        from pypto.frontend.jit import JitKernel
+        from pypto.record import bind
+
+        t0 = time.perf_counter()
+        fresh = JitKernel(self.kernel.fn, _scope=self.kernel._def_scope, **self.kernel._opts)  # an empty cache
+        try:
+            with tile_overrides(dict(overrides)):
+                ck = fresh.compile(**self.inputs)
+            lw = ck.lower(bind(ck.graph, self.inputs))
+            program = lw.program
+            assert program.execute is not None and program.leaves is not None
+            fp = _fingerprint(program)
+            known = self.by_fingerprint.get(fp)
+            if known is None:
+                sl = simulate(program, "a2a3", self.runtime_options)
+                m = metrics(sl)
+                bound, why = bottleneck(sl)
+                known = self.by_fingerprint[fp] = (m.makespan, len(sl.tasks), m.utilization, bound, why)
+            ev = Evaluation(overrides, known[0], known[1], known[2], known[3], known[4],
+                            seconds=time.perf_counter() - t0)
+        except PyptoError as e:
+            ev = Evaluation(overrides, None, error=e.message, seconds=time.perf_counter() - t0)
+        self.cache[overrides] = ev
+        return ev
+
+    @property
+    def evaluations(self) -> int:
+        return len(self.cache)
+
+    # ---- searching
+
+    def _neighbours(self, ov: Overrides) -> list[Overrides]:
+        cur = {tc.id: tuple(tc.dims) for tc in self.configs}
+        cur.update(dict(ov))
+        out = []
+        for i, dims in cur.items():
+            options = self.choices[i]
+            for cand in options:
+                if cand != dims and _adjacent(dims, cand, options):
+                    out.append(self._norm({**cur, i: cand}))
+        return out
+
+    def _step_again(self, before: Overrides, after: Overrides) -> Overrides | None:
+        """`after` moved one entry of one call one step from `before`: the same move again."""
+        cur_b = {tc.id: tuple(tc.dims) for tc in self.configs} | dict(before)
+        cur_a = {tc.id: tuple(tc.dims) for tc in self.configs} | dict(after)
+        changed = [i for i in cur_a if cur_a[i] != cur_b[i]]
+        if len(changed) != 1:
+            return None
+        i = changed[0]
+        options = self.choices[i]
+        for cand in options:
+            if cand != cur_a[i] and _adjacent(cur_a[i], cand, options) and _adjacent(cur_b[i], cur_a[i], options):
+                fa, fb, fc = (_flat(x) for x in (cur_b[i], cur_a[i], cand))
+                k = [j for j, (x, y) in enumerate(zip(fa, fb)) if x != y]
+                if k and fc[k[0]] != fb[k[0]] and (fc[k[0]] > fb[k[0]]) == (fb[k[0]] > fa[k[0]]) and \
+                        all(fc[j] == fb[j] for j in range(len(fb)) if j != k[0]):
+                    return self._norm({**cur_a, i: cand})
+        return None
+
+    def _big_starts(self, count: int) -> list[Overrides]:
+        """Candidates from the largest tiles down: each call's largest-area dims, then the
+        next smaller ones (for a single call: the `count` largest)."""
+        ranked = {i: sorted(options, key=lambda d: (_area(d), _last(d)), reverse=True)  # whole rows first
+                  for i, options in self.choices.items()}
+        return [self._norm({i: r[min(k, len(r) - 1)] for i, r in ranked.items()}) for k in range(max(1, count))]
+
+    def search(self, budget: int | None = None) -> Evaluation:
+        """Best-first neighbourhood search from the kernel's shapes and the largest tiles: the
+        unexplored neighbours of the fastest candidates so far are evaluated first, until the
+        budget is spent or nothing is left to explore; the best found."""
+        budget = budget if budget is not None else max(12, self.space_size() // 10)
+        frontier: list[tuple[float, int, Overrides]] = []
+        tick = itertools.count()
+
+        parent: dict[Overrides, Evaluation] = {}
+
+        def expand(ev: Evaluation) -> None:
+            if not ev.legal:
+                return
+            assert ev.makespan is not None
+            up = parent.get(ev.overrides)
+            if up is not None and up.legal and ev.makespan < up.makespan:  # type: ignore[operator]
+                further = self._step_again(up.overrides, ev.overrides)  # it helped: one more step that way, first
+                if further is not None and further not in self.cache:
+                    parent.setdefault(further, ev)
+                    heapq.heappush(frontier, (ev.makespan - 1e-9, next(tick), further))
+            for n in self._neighbours(ev.overrides):
+                if n not in self.cache:
+                    parent.setdefault(n, ev)
+                    heapq.heappush(frontier, (ev.makespan, next(tick), n))
+
+        expand(self.evaluate(()))
+        for start in self._big_starts(budget // 3):  # the largest tiles that compile
+            ev = self.evaluate(start)
+            if ev.legal:
+                expand(ev)
+                break
+        while frontier and self.evaluations < budget:
+            _, _, cand = heapq.heappop(frontier)
+            if cand not in self.cache:
+                expand(self.evaluate(cand))
+        return self.best()
+
+    def best(self) -> Evaluation:
+        """The fastest legal candidate evaluated so far (the baseline if none is faster)."""
+        best = self.baseline
+        assert best is not None
+        for ev in self.cache.values():
+            if ev.legal and (not best.legal or ev.makespan < best.makespan):  # type: ignore[operator]
+                best = ev
+        return best
+
+    def exhaustive(self) -> Evaluation:
+        for ov in self.space():
+            self.evaluate(ov)
+        return self.best()
+
+    # ---- suggesting
+
+    def suggest(self, top: int = 3, budget: int | None = None) -> list[Suggestion]:
+        """Up to `top` ranked suggestions strictly faster than the kernel as written."""
+        self.search(budget)
+        base = self.baseline
+        assert base is not None
+        if not base.legal:
+            return []
+        ranked = sorted((ev for ev in self.cache.values() if ev.legal and ev.overrides
+                         and ev.makespan < base.makespan * 0.995),  # type: ignore[operator]
+                        key=lambda ev: (ev.makespan, ev.overrides))
+        out: list[Suggestion] = []
+        for ev in ranked[:top]:
+            out.append(self._suggestion(len(out) + 1, ev))
+        return out
+
+    def _suggestion(self, rank: int, ev: Evaluation) -> Suggestion:
+        base = self.baseline
+        assert base is not None and base.makespan is not None and ev.makespan is not None
+        by_id = {tc.id: tc for tc in self.configs}
+        edits: list[TextEdit] = []
+        texts = []
+        for i, dims in ev.overrides:
+            tc = by_id[i]
+            text, edit = _call_edit(tc, dims)
+            texts.append(text)
+            if edit is not None:
+                edits.append(edit)
+        first_id, first_dims = ev.overrides[0]
+        reason = (f"simulated {base.makespan:,.2f} → {ev.makespan:,.2f} µs; was {base.bound}-bound "
+                  f"({base.why}); now {base.tasks} → {ev.tasks} tasks, utilization "
+                  f"{base.utilization:.0%} → {ev.utilization:.0%}, {ev.bound}-bound")
+        return Suggestion(rank, first_id, by_id[first_id].kind, tuple(by_id[first_id].dims), first_dims,
+                          "; ".join(texts), edits[0] if edits else None, base.makespan, ev.makespan, reason,
+                          ev.overrides, tuple(edits))
+
+
+def _area(d: Dims) -> int:
+    if d and isinstance(d[0], tuple):  # cube: (m, k, n, split)
+        return d[0][1] * d[2][1] * d[1][1]
+    return math.prod(d)
+
+
+def _last(d: Dims) -> int:
+    return d[2][1] if d and isinstance(d[0], tuple) else d[-1]
+
+
+def _adjacent(a: Dims, b: Dims, options: list[Dims]) -> bool:
+    """b differs from a in one entry, by one step of that entry's values among the options."""
+    if a and isinstance(a[0], tuple):
+        flat_a, flat_b = _flat_cube(a), _flat_cube(b)
+    else:
+        flat_a, flat_b = tuple(a), tuple(b)
+    diff = [k for k, (x, y) in enumerate(zip(flat_a, flat_b)) if x != y]
+    if len(diff) != 1:
+        return False
+    k = diff[0]
+    values = sorted({(_flat_cube(o) if o and isinstance(o[0], tuple) else tuple(o))[k] for o in options})
+    if flat_a[k] not in values:
+        return True
+    i, j = values.index(flat_a[k]), values.index(flat_b[k])
+    return abs(i - j) == 1
+
+
+def _flat(d: Dims) -> tuple[int, ...]:
+    return _flat_cube(d) if d and isinstance(d[0], tuple) else tuple(d)
+
+
+def _flat_cube(d: Dims) -> tuple[int, ...]:
+    (m, _), (k0, k1), (n, _), *_ = d
+    return (m, k0, k1 // k0, n)
+
+
+def _fingerprint(program: Any) -> str:
+    h = hashlib.sha1()
+    h.update(repr([lf.hash for lf in program.leaves]).encode())
+    h.update(repr([(t.leaf, t.preds) for t in program.execute.tasks]).encode())
+    return h.hexdigest()
+
+
+def call_text(tc: TileConfig, dims: Dims, original: str | None = None) -> str:
+    """The call that sets `dims`, keeping the original call's spelling of the function."""
+    fn = f"pypto.set_{tc.kind}_tile_shapes"
+    if original and "(" in original:
+        fn = original[:original.index("(")]
+    if tc.kind == "cube":
+        (m0, m1), k, (n0, n1), *rest = dims
+        split = ", enable_split_k=True" if rest and rest[0] else ""
+        return f"{fn}([{m0}, {m1}], [{', '.join(str(x) for x in k)}], [{n0}, {n1}]{split})"
+    return f"{fn}({', '.join(str(x) for x in dims)})"
+
+
+def _call_edit(tc: TileConfig, dims: Dims) -> tuple[str, TextEdit | None]:
+    span = tc.loc.span
+    if span is None or not span.file or span.line <= 0:
+        return call_text(tc, dims), None
+    try:
+        lines = Path(span.file).read_text().splitlines()
+    except OSError:
+        return call_text(tc, dims), None
+    end_line = span.end_line or span.line
+    if span.end_col <= 0 or end_line != span.line:
+        return call_text(tc, dims), None
+    original = lines[span.line - 1][span.col:span.end_col]
+    text = call_text(tc, dims, original)
+    return text, TextEdit(Where(span.file, span.line, span.col, end_line, span.end_col), text)
+
+
+def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
+    """The file text with `edits` applied (single-line edits, applied right to left)."""
+    lines = text.split("\n")
+    for e in sorted(edits, key=lambda e: (e.where.line, e.where.col), reverse=True):
+        w = e.where
+        line = lines[w.line - 1]
+        lines[w.line - 1] = line[:w.col] + e.text + line[w.end_col:]
+    return "\n".join(lines)

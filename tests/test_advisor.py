@@ -1,0 +1,80 @@
+"""The tuning advisor: strictly better suggestions for badly tiled kernels, as exact edits."""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+
+import pypto
+from pypto.analysis.advisor import Advisor, apply_edits
+from pypto.boards.profile import profile
+from pypto.boards.swimlane import metrics
+from pypto.cli import load_module
+from pypto.frontend.builder import tile_overrides
+from pypto.record import compile_record
+
+BADLY_TILED = textwrap.dedent('''
+    import pypto
+
+
+    @pypto.jit
+    def soft(x: pypto.Tensor([512, 1024], pypto.DT_FP32), out: pypto.Tensor([512, 1024], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)  # tiny tiles: many tasks, each mostly overhead
+        out[:] = pypto.softmax(x, -1)
+''')
+
+
+def _makespan(kernel, inputs) -> float:  # type: ignore[no-untyped-def]
+    return metrics(profile(compile_record(kernel, inputs), "sim").run).makespan  # type: ignore[arg-type]
+
+
+def test_the_advisor_suggests_a_strictly_better_tile_shape_as_an_exact_edit(tmp_path):
+    path = tmp_path / "badly_tiled.py"
+    path.write_text(BADLY_TILED)
+    kernel = load_module(path).soft
+    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    adv = Advisor(kernel, inputs)
+    suggestions = adv.suggest(top=3)
+    assert suggestions, "a 4x64 softmax tile should have a better alternative"
+    first = suggestions[0]
+    assert first.makespan_after < first.makespan_before and first.speedup > 1.5
+    assert [s.makespan_after for s in suggestions] == sorted(s.makespan_after for s in suggestions)
+    assert adv.evaluations <= max(12, adv.space_size() // 10)
+    # the edit replaces exactly the call, and the edited file compiles to what was predicted
+    assert first.edit is not None and first.edit.where.line == 7
+    edited = apply_edits(path.read_text(), first.edits)
+    assert first.text in edited and "set_vec_tile_shapes(4, 64)" not in edited
+    assert "# tiny tiles" in edited  # the rest of the line is kept
+    new_path = tmp_path / "tuned.py"
+    new_path.write_text(edited)
+    tuned = load_module(new_path).soft
+    assert abs(_makespan(tuned, inputs) - first.makespan_after) < 1e-6
+    # as a finding: info level, anchored at the call, carrying the edit
+    f = first.finding()
+    assert f.rule == "tuning.tile-shape" and f.where is not None and f.where.line == 7 and f.edits
+
+
+def test_tile_overrides_change_the_traced_tile_config_without_touching_the_file():
+    @pypto.jit
+    def k(x: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = x + 1.0
+
+    x = torch.randn(64, 128)
+    with tile_overrides({0: (16, 128)}):
+        ck = k.compile(x, torch.empty_like(x))
+    assert ck.graph.tile_configs[0].dims == (16, 128)
+    fresh = pypto.jit(k.fn)
+    assert fresh.compile(x, torch.empty_like(x)).graph.tile_configs[0].dims == (8, 64)
+
+
+def test_illegal_candidates_are_counted_not_raised():
+    @pypto.jit
+    def k(x: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = pypto.exp(x)
+
+    adv = Advisor(k, {"x": torch.randn(64, 128), "out": torch.empty(64, 128)})
+    bad = adv.evaluate(((0, (8, 12)),))  # 48 bytes: not a multiple of 32
+    assert not bad.legal and "32 bytes" in bad.error
