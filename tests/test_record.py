@@ -326,8 +326,8 @@ def test_dump_instrument_writes_the_failing_pass_with_its_error(tmp_path, monkey
     def boom(p, ctx):
         raise ZeroDivisionError("bad arithmetic in a pass")
 
+    g = _traced_graph()  # compiled before the pipeline is patched
     monkeypatch.setattr(P, "PIPELINE", (PIPELINE[0], PIPELINE[1], M.Pass("boom", "tensor", boom, "fails")))
-    g = _traced_graph()
     dump = DumpInstrument(tmp_path, "helper_kernel")
     with pytest.raises(M.InternalCompilerError):
         run_pipeline(g, {}, [dump])

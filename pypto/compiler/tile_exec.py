@@ -37,6 +37,10 @@ Two ways to run, same values bit for bit:
   A user error raised by a kernel (an integer division by zero …) reruns the program
   unbatched, so the error reported is the one program order meets first.
 
+A runtime that schedules tasks itself (the cpu board) takes fresh GM from `gm`, runs each
+task's tile ops against it with `run_ops` (the unbatched path, so the same values), and
+reads the kernel's outputs with `outputs`.
+
 Memory: a tile's value (a stacked group, when batched) is freed after its last consumer
 (`peak_bytes` tells the most held at once in the last run). A parameter no op writes is
 read in place; one that is written is copied once and returned without another copy.
@@ -69,7 +73,7 @@ _OWN = frozenset({"combine", "combine_arg", "fill", "bitcast", "expand_clone", "
 _BATCHABLE = _OWN | _REDUCE | _ELEMENTWISE  # every other kind (matmul, arange, …) runs tile by tile
 
 
-def _view(bufs: dict[int, np.ndarray], r: Region) -> np.ndarray:
+def _view(bufs: Mapping[int, np.ndarray], r: Region) -> np.ndarray:
     arr = bufs[r.buffer].reshape(r.layout)
     idx = tuple(slice(o, o + s) for o, s in zip(r.offset, r.shape))
     return arr[idx] if idx else arr[...]  # a 0-d region stays a (writable) view
@@ -321,6 +325,15 @@ class TileExecutor:
     def _run(self, inputs: Mapping[str, np.ndarray], fp64: bool, order: Sequence[int] | None,
              batched: bool) -> dict[str, np.ndarray]:
         ctx = Ctx({}, fp64)
+        arenas, bufs = self._alloc(inputs, fp64)
+        with np.errstate(all="ignore"):
+            if batched:
+                self._run_batched(arenas, bufs, ctx)
+            else:
+                self._run_ops(bufs, ctx, order)
+        return self.outputs(bufs)
+
+    def _alloc(self, inputs: Mapping[str, np.ndarray], fp64: bool) -> tuple[list[np.ndarray], dict[int, np.ndarray]]:
         arenas: list[np.ndarray] = []
         bufs: dict[int, np.ndarray] = {}
         for group in self._arenas:
@@ -333,15 +346,30 @@ class TileExecutor:
                                        dtype=np.float64 if fp64 and b.dtype.is_float else b.dtype.np))
             for k, member in enumerate(group):
                 bufs[member.id] = arenas[-1][k, ...]  # a view, also for 0-d buffers
-        with np.errstate(all="ignore"):
-            if batched:
-                self._run_batched(arenas, bufs, ctx)
-            else:
-                self._run_ops(bufs, ctx, order)
+        return arenas, bufs
+
+    # ---- GM and single tasks, for runtimes that schedule the tasks themselves (the cpu board)
+
+    def gm(self, inputs: Mapping[str, np.ndarray], *, fp64: bool = False) -> dict[int, np.ndarray]:
+        """Fresh GM for one run, buffer id -> array: parameters from `inputs` (copied when
+        written), every other buffer zeroed."""
+        return self._alloc(inputs, fp64)[1]
+
+    def outputs(self, bufs: Mapping[int, np.ndarray]) -> dict[str, np.ndarray]:
+        """The kernel's outputs from GM after a run, keyed as `run` returns them."""
         # a written parameter's arena is this run's own copy: hand it out; other buffers share
         # arenas with workspaces (and unwritten parameters are the caller's): copy
         return {name: _view(bufs, r) if r.buffer in self._own else _view(bufs, r).copy()
                 for name, r in self.tiles.outputs}
+
+    def run_ops(self, ops: Sequence[TileOp], bufs: Mapping[int, np.ndarray], ctx: Ctx) -> None:
+        """Run `ops` one by one, in this order, against GM `bufs` (the op-by-op path). Tile
+        values stay local to the call, so calls for different tasks may run in parallel
+        threads: they share only GM, and the caller orders conflicting accesses. numpy's
+        error state is per thread: the caller sets it."""
+        vals: dict[int, np.ndarray] = {}
+        for op in ops:
+            self._op(op, vals, bufs, ctx)
 
     def _run_ops(self, bufs: dict[int, np.ndarray], ctx: Ctx, order: Sequence[int] | None) -> None:
         """The reference: one tile op at a time."""
@@ -372,7 +400,7 @@ class TileExecutor:
                     live -= vals.pop(i).nbytes
         self.peak_bytes = peak
 
-    def _op(self, op: TileOp, vals: dict[int, np.ndarray], bufs: dict[int, np.ndarray], ctx: Ctx) -> None:
+    def _op(self, op: TileOp, vals: dict[int, np.ndarray], bufs: Mapping[int, np.ndarray], ctx: Ctx) -> None:
         kind = op.op
         if kind == "load":
             assert op.region is not None
@@ -417,7 +445,7 @@ class TileExecutor:
                 out = out + op.attrs["base"]  # a partial's index within its tile, made global
             vals[op.id] = out
 
-    def _matmul(self, op: TileOp, bufs: dict[int, np.ndarray], ctx: Ctx) -> None:
+    def _matmul(self, op: TileOp, bufs: Mapping[int, np.ndarray], ctx: Ctx) -> None:
         node: Node = self.nodes[op.node]
         assert op.region is not None
         out_r = op.region

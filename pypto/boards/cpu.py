@@ -1,0 +1,210 @@
+"""The `cpu` board: the execute graph's tasks really run on this machine, and the swimlane is measured.
+
+The sim board says how long a program *would* take on the device; this board runs the same
+tasks for real, the way a device runtime does (MPMD: every worker runs whichever task is
+ready, each task its own tile ops), so the scheduling, the dependency graph and the task
+granularity are exercised on real threads and timed with a real clock:
+
+- one dependency counter per task (its number of `Task.preds`), one ready queue, N worker
+  threads (`CPU_0 … CPU_<N-1>`, one lane each; N defaults to `os.cpu_count()`);
+- a worker takes a ready task, runs exactly that task's tile ops (its subgraph, in order)
+  against GM shared by all workers, stamps start and end, then decrements its successors'
+  counters and queues those that reach zero (a task's ready time is its last predecessor's
+  end; the tasks without predecessors are ready at 0);
+- tasks communicate only through GM and the execute graph orders every conflicting GM
+  access, so the values are those of the functional executor bit for bit: each tile op is
+  computed by the executor's op-by-op path, whose values equal the batched path's exactly.
+
+Times are µs of `time.perf_counter` from the start of the run. A task that raises stops the
+run: the workers finish what they hold and take nothing new, and the error is re-raised with
+the task's id (a `PyptoError` stays one: it is the user's mistake).
+
+Threads and the GIL: numpy releases the GIL inside its kernels, so workers overlap only the
+numpy part of their tasks; tasks of small tiles (a few µs per numpy call) gain little from a
+second worker, since handing the GIL over costs about as much. Matmul tiles are BLAS calls,
+and BLAS already runs each on all the cores with its own threads. Its result depends on its
+thread count (OpenBLAS splits the work differently), so the board leaves that count as the
+functional executor has it, and lets one task at a time call BLAS (a process-wide lock,
+taken before the task's start is stamped): each call is then made just as the executor
+makes it, and two workers' matmuls do not oversubscribe the cores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from pypto.boards.swimlane import Lane, LaneTask, Swimlane, ready_counters
+from pypto.compiler.execute import ExecGraph, Task
+from pypto.compiler.manager import Program
+from pypto.compiler.tile_exec import TileExecutor
+from pypto.compiler.tile_ir import TileOp
+from pypto.errors import PyptoError
+from pypto.reference.kernels import Ctx
+
+
+class TaskError(RuntimeError):
+    """A task raised something other than a user error (a bug, or memory ran out)."""
+
+    def __init__(self, task: int, message: str) -> None:
+        super().__init__(message)
+        self.task = task
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What every run of one program needs, computed once: each task's tile ops and successors."""
+
+    execute: ExecGraph
+    ops: tuple[tuple[TileOp, ...], ...]  # by task id
+    succs: tuple[tuple[int, ...], ...]  # by task id
+    preds: tuple[int, ...]  # by task id: how many predecessors
+    blas: tuple[bool, ...]  # by task id: it calls BLAS (has a matmul tile)
+
+
+_PLANS: weakref.WeakKeyDictionary[TileExecutor, _Plan] = weakref.WeakKeyDictionary()
+_PLANS_LOCK = threading.Lock()
+_BLAS = threading.Lock()  # BLAS runs each call on every core: one task at a time calls it
+
+
+def _plan(program: Program, executor: TileExecutor) -> _Plan:
+    eg = program.execute
+    assert eg is not None and program.subgraphs is not None and program.tiles is not None
+    with _PLANS_LOCK:
+        plan = _PLANS.get(executor)
+        if plan is not None and plan.execute is eg:
+            return plan
+    if [t.id for t in eg.tasks] != list(range(len(eg.tasks))):
+        raise ValueError("the execute graph's task ids are not 0 … n-1 in order")
+    by_op = {o.id: o for o in program.tiles.ops}
+    by_sg = {sg.id: sg for sg in program.subgraphs}
+    if sorted(i for t in eg.tasks for i in by_sg[t.subgraph].ops) != sorted(by_op):
+        raise ValueError("the tasks do not run every tile op exactly once")
+    succs: list[list[int]] = [[] for _ in eg.tasks]
+    for t in eg.tasks:
+        for p in t.preds:
+            succs[p].append(t.id)
+    ops = tuple(tuple(by_op[i] for i in by_sg[t.subgraph].ops) for t in eg.tasks)
+    plan = _Plan(eg, ops, tuple(tuple(s) for s in succs), tuple(len(t.preds) for t in eg.tasks),
+                 tuple(any(o.op == "matmul" for o in task_ops) for task_ops in ops))
+    with _PLANS_LOCK:
+        _PLANS[executor] = plan
+    return plan
+
+
+class _Run:
+    """One run's shared state; every field below the lock is guarded by `cond`."""
+
+    def __init__(self, plan: _Plan, executor: TileExecutor, bufs: Mapping[int, np.ndarray]) -> None:
+        self.plan = plan
+        self.executor = executor
+        self.bufs = bufs
+        self.ctx = Ctx({})
+        n = len(plan.ops)
+        self.cond = threading.Condition()
+        self.left = list(plan.preds)  # unresolved predecessors per task
+        self.ready: deque[int] = deque(i for i in range(n) if not self.left[i])
+        self.running = 0  # tasks taken and not finished: while some run, more may become ready
+        self.unfinished = n
+        self.failure: tuple[int, BaseException] | None = None
+        self.t0 = time.perf_counter()
+        self.ready_at = [0.0] * n
+        self.start = [0.0] * n
+        self.end = [0.0] * n
+        self.lane = [-1] * n
+
+    def work(self, lane: int) -> None:
+        """One worker thread (lane `CPU_<lane>`): take a ready task, run it, release its successors."""
+        plan, cond, ready, left = self.plan, self.cond, self.ready, self.left
+        with np.errstate(all="ignore"):  # numpy's error state is per thread (as the executor runs)
+            while True:
+                with cond:
+                    while not ready and self.running and self.failure is None:
+                        cond.wait()
+                    if self.failure is not None or not ready:
+                        return  # failed, done, or (a cycle) stuck: nothing is ready and nothing runs
+                    tid = ready.popleft()
+                    self.running += 1
+                try:
+                    with _BLAS if plan.blas[tid] else contextlib.nullcontext():
+                        start = time.perf_counter()
+                        self.executor.run_ops(plan.ops[tid], self.bufs, self.ctx)
+                        end = time.perf_counter()
+                except BaseException as e:  # handed to the caller, which re-raises it
+                    with cond:
+                        if self.failure is None:
+                            self.failure = (tid, e)
+                        cond.notify_all()
+                    return
+                with cond:
+                    self.start[tid] = round((start - self.t0) * 1e6, 3)  # ns: what the clock resolves,
+                    self.end[tid] = round((end - self.t0) * 1e6, 3)  # and what the JSON keeps exactly
+                    self.lane[tid] = lane
+                    released = 0
+                    for s in plan.succs[tid]:
+                        left[s] -= 1
+                        if self.end[tid] > self.ready_at[s]:
+                            self.ready_at[s] = self.end[tid]  # ready: when its last predecessor ended
+                        if not left[s]:
+                            ready.append(s)
+                            released += 1
+                    self.running -= 1
+                    self.unfinished -= 1
+                    if not ready and not self.running:
+                        cond.notify_all()  # nothing more will come: everyone waiting leaves
+                    elif released > 1:
+                        cond.notify(released - 1)  # this worker takes one itself
+
+
+def _raise(task: Task, e: BaseException) -> None:
+    where = f"task {task.id} (leaf {task.leaf}, coord {task.coord})"
+    if isinstance(e, PyptoError):
+        raise PyptoError(f"{where}: {e.message}", e.loc, rule=e.rule) from e
+    raise TaskError(task.id, f"cpu board: {where} raised {type(e).__name__}: {e}") from e
+
+
+def run_cpu(program: Program, inputs: Mapping[str, np.ndarray], workers: int | None = None,
+            executor: TileExecutor | None = None) -> tuple[dict[str, np.ndarray], Swimlane]:
+    """Run `program`'s tasks on `workers` threads (default: one per CPU); the kernel's
+    outputs, keyed as `TileExecutor.run` returns them, and the measured swimlane."""
+    if program.tiles is None or program.execute is None:
+        raise ValueError("the program is not lowered to an execute graph")
+    n = workers if workers is not None else os.cpu_count() or 1
+    if n < 1:
+        raise ValueError(f"workers must be at least 1, not {n}")
+    ex = executor if executor is not None else TileExecutor(program.graph, program.tiles)
+    plan = _plan(program, ex)
+    run = _Run(plan, ex, ex.gm(inputs))
+    threads = [threading.Thread(target=run.work, args=(i,), name=f"pypto-cpu-{i}", daemon=True) for i in range(n)]
+    try:
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    except BaseException as e:  # Ctrl-C while waiting: the workers take nothing more
+        with run.cond:
+            run.failure = run.failure or (-1, e)
+            run.cond.notify_all()
+        raise
+    tasks = plan.execute.tasks
+    if run.failure is not None:
+        tid, e = run.failure
+        _raise(tasks[tid], e)
+    if run.unfinished:
+        raise RuntimeError(f"cpu board: {run.unfinished} tasks never became ready (a cycle in the execute graph)")
+    lanes = tuple(Lane(f"CPU_{i}", "CPU") for i in range(n))
+    boxes = tuple(LaneTask(t.id, run.lane[t.id], run.start[t.id], run.end[t.id], t.leaf, t.coord, t.preds,
+                           run.ready_at[t.id]) for t in tasks)
+    clock = f"measured on this machine ({platform.processor() or platform.machine()}, {n} worker threads)"
+    sl = Swimlane("cpu", clock, lanes, boxes, ready_counters(boxes, lanes),
+                  info={"workers": n, "tasks": len(tasks), "cpu_count": os.cpu_count()})
+    return ex.outputs(run.bufs), sl
