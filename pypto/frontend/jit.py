@@ -175,6 +175,7 @@ class CompiledKernel:
     compile_seconds: float = 0.0  # wall time of the tensor stage
     interpreter: Interpreter = dataclasses.field(init=False, repr=False)
     lowered: dict[tuple[tuple[str, int], ...], Lowered] = dataclasses.field(default_factory=dict, repr=False)
+    precision: Any = dataclasses.field(default=None, repr=False)  # the last enable_pass_verify report
 
     def __post_init__(self) -> None:
         t0 = time.perf_counter()
@@ -219,6 +220,10 @@ class CompiledKernel:
         `compile_stage` stopping at the tensor stage, the reference interpreter runs."""
         syms = self.bind_symbols(arrays, loc)
         lw = self.lower(syms)
+        if self.options.get("verify_options", {}).get("enable_pass_verify"):
+            from pypto.analysis.precision import verify_compiled
+
+            verify_compiled(self, arrays)  # on copies of the inputs: the results below are untouched
         if lw.executor is None:
             return self.interpreter.run(arrays, syms)
         results = lw.executor.run(arrays)

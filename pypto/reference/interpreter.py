@@ -5,11 +5,15 @@ stays simple: nodes run in order, loops run their body once per index value, and
 cleverness is liveness — an `assemble` whose destination buffer is dead afterwards
 updates it in place instead of copying (otherwise a loop writing rows of a big output
 would copy the whole output every iteration).
+
+An optional `observer(node, value)` sees every node's value as it is made (loop bodies once
+per iteration): the precision analysis compares runs op by op with it. A value may later be
+updated in place (an `assemble` into it): an observer that keeps it copies it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -46,9 +50,11 @@ def _captures(body: Graph) -> set[int]:
 
 
 class Interpreter:
-    def __init__(self, graph: Graph, *, fp64: bool = False) -> None:
+    def __init__(self, graph: Graph, *, fp64: bool = False,
+                 observer: Callable[[Node, Any], None] | None = None) -> None:
         self.graph = graph
         self.fp64 = fp64
+        self.observer = observer
         self._plans: dict[int, _Plan] = {}
 
     def _plan(self, g: Graph) -> _Plan:
@@ -97,6 +103,8 @@ class Interpreter:
                     raise
                 except (ValueError, IndexError, KeyError) as e:
                     raise PyptoError(f"{op} failed at run time: {e}", node.loc) from None
+            if self.observer is not None and op not in ("loop", "assume"):
+                self.observer(node, env[node.id])
 
     def _loop(self, node: Node, idx: int, last_use: dict[int, int], env: dict[int, Any], ctx: Ctx) -> None:
         body = node.body

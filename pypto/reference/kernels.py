@@ -6,7 +6,8 @@ Dtype rules (the hardware's, and torch's on the CPU):
 - fp32 ops compute in fp32; integer ops in their own dtype (two's-complement wrap);
 - matmul accumulates in fp32 (int32 for int8) whatever the inputs, then rounds once;
 - with `fp64=True` (the precision reference of later issues) every float op computes and
-  stays in fp64.
+  stays in fp64: a cast between float dtypes and an assemble into a low-precision buffer
+  keep fp64 values.
 Every kernel returns a fresh array, so the interpreter may update a dead buffer in place.
 A view or assemble whose window runs past the end of a DYNAMIC axis at run time is a
 `PyptoError` at its line (on the device it reads or writes out of bounds); a tail tile
@@ -247,6 +248,8 @@ def _cast(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     mode = CastMode(node.attr("mode", 0))
     sat = SaturationMode(node.attr("satmode", 0)) is SaturationMode.ON
     if dst.is_float:
+        if ctx.fp64 and src.is_float:
+            return x.astype(np.float64)  # the precision reference: a float stays in fp64
         if src.is_float:
             if dst.nbytes < src.nbytes or dst is DataType.DT_BF16 and src is not DataType.DT_BF16:
                 xf = x.astype(np.float64) if src is DataType.DT_DOUBLE else x.astype(np.float32)
@@ -367,7 +370,10 @@ def _view(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
 
 def _assemble(node: Node, xs: list[np.ndarray], ctx: Ctx, inplace: bool = False) -> np.ndarray:
     dst, src = xs
-    out = dst if inplace else dst.copy()
+    if ctx.fp64 and dst.dtype != np.float64 and _dt(dst).is_float:
+        out = dst.astype(np.float64)  # the precision reference: a low-precision buffer holds fp64 values
+    else:
+        out = dst if inplace else dst.copy()
     sl = window(node, ctx, node.attrs["offsets"], src.shape, dst.shape)
     out[sl] = src
     return out
