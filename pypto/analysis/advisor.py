@@ -261,11 +261,16 @@ class Advisor:
         return None
 
     def _big_starts(self, count: int) -> list[Overrides]:
-        """Candidates from the largest tiles down: each call's largest-area dims, then the
-        next smaller ones (for a single call: the `count` largest)."""
-        ranked = {i: sorted(options, key=lambda d: (_area(d), _last(d)), reverse=True)  # whole rows first
-                  for i, options in self.choices.items()}
-        return [self._norm({i: r[min(k, len(r) - 1)] for i, r in ranked.items()}) for k in range(max(1, count))]
+        """Candidates from the largest tiles down, one per tile area (halving): each call's
+        largest tile of that area with the longest rows. A tile too big for its buffer makes
+        every other shape of its area too big as well, so one try per area suffices."""
+        per_call = {}
+        for i, options in self.choices.items():
+            by_area: dict[int, Dims] = {}
+            for d in sorted(options, key=lambda d: (_area(d), _last(d))):
+                by_area[_area(d)] = d  # the longest rows of each area win
+            per_call[i] = [by_area[a] for a in sorted(by_area, reverse=True)]
+        return [self._norm({i: r[min(k, len(r) - 1)] for i, r in per_call.items()}) for k in range(max(1, count))]
 
     def search(self, budget: int | None = None) -> Evaluation:
         """Best-first neighbourhood search from the kernel's shapes and the largest tiles: the
@@ -331,8 +336,15 @@ class Advisor:
                          and ev.makespan < base.makespan * 0.995),  # type: ignore[operator]
                         key=lambda ev: (ev.makespan, ev.overrides))
         out: list[Suggestion] = []
-        for ev in ranked[:top]:
+        seen: set[tuple[float, int]] = set()
+        for ev in ranked:  # equal makespan and task count: the same program in effect, shown once
+            key = (round(ev.makespan, 6), ev.tasks)  # type: ignore[arg-type]
+            if key in seen:
+                continue
+            seen.add(key)
             out.append(self._suggestion(len(out) + 1, ev))
+            if len(out) == top:
+                break
         return out
 
     def _suggestion(self, rank: int, ev: Evaluation) -> Suggestion:

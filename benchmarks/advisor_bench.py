@@ -1,0 +1,132 @@
+"""The tuning advisor's quality: its best suggestion against the exhaustive optimum.
+
+For each kernel (each starts from a deliberately poor tile shape), the advisor searches with
+its default budget (10 % of the legal space, at least 12 evaluations); then every candidate
+of the same space is evaluated. Printed per kernel: the space size, the evaluations the
+advisor used (and their share of the space), the baseline, the advisor's and the optimal
+SIMULATED makespans (sim board, a2a3 model), the quality (optimal / advisor, target
+>= 95 %), and the advisor's wall time on this machine.
+
+Run: `.venv/bin/python benchmarks/advisor_bench.py [--quick]` (or `make bench`). Takes a few
+minutes: the exhaustive pass compiles every candidate.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+
+import torch
+
+import pypto
+from pypto.analysis.advisor import Advisor
+
+
+def softmax(tile):  # type: ignore[no-untyped-def]
+    @pypto.jit
+    def k(x: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.softmax(x, -1)
+    return k
+
+
+def elementwise(tile):  # type: ignore[no-untyped-def]
+    @pypto.jit
+    def k(x: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.exp(x) * 2.0 + x
+    return k
+
+
+def bias_gelu(tile):  # type: ignore[no-untyped-def]
+    @pypto.jit
+    def k(x: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(*tile)
+        y = x + b
+        out[:] = y * pypto.sigmoid(y * 1.702)
+    return k
+
+
+def rmsnorm(tile):  # type: ignore[no-untyped-def]
+    @pypto.jit
+    def k(x: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(*tile)
+        ms = pypto.sum(x * x, dim=-1, keepdim=True) / x.shape[-1]
+        out[:] = x * pypto.rsqrt(ms + 1e-6)
+    return k
+
+
+def row_sum(tile):  # type: ignore[no-untyped-def]
+    @pypto.jit
+    def k(x: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.sum(x, dim=-1, keepdim=True)
+    return k
+
+
+def matmul(cube):  # type: ignore[no-untyped-def]
+    @pypto.jit
+    def k(a: pypto.Tensor(), b: pypto.Tensor(), c: pypto.Tensor()):
+        pypto.set_cube_tile_shapes(*cube)
+        c[:] = pypto.matmul(a, b, pypto.DT_FP32)
+    return k
+
+
+def layernorm(tile):  # type: ignore[no-untyped-def]
+    @pypto.jit
+    def k(x: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(*tile)
+        c = x - pypto.sum(x, dim=-1, keepdim=True) / x.shape[-1]
+        var = pypto.sum(c * c, dim=-1, keepdim=True) / x.shape[-1]
+        out[:] = c * pypto.rsqrt(var + 1e-5)
+    return k
+
+
+def cases():  # type: ignore[no-untyped-def]
+    t = torch.randn
+    yield "softmax 1024x1024 from (4, 64)", softmax((4, 64)), {"x": t(1024, 1024), "out": t(1024, 1024)}
+    yield "softmax 2048x512 from (64, 32)", softmax((64, 32)), {"x": t(2048, 512), "out": t(2048, 512)}
+    yield "exp*2+x 2048x2048 from (2, 64)", elementwise((2, 64)), {"x": t(2048, 2048), "out": t(2048, 2048)}
+    yield ("bias+gelu 1024x2048 from (8, 32)", bias_gelu((8, 32)),
+           {"x": t(1024, 2048), "b": t(2048), "out": t(1024, 2048)})
+    yield "rmsnorm 2048x1024 from (1, 128)", rmsnorm((1, 128)), {"x": t(2048, 1024), "out": t(2048, 1024)}
+    yield "row sum 4096x512 from (512, 16)", row_sum((512, 16)), {"x": t(4096, 512), "out": t(4096, 1)}
+    yield ("fp16 matmul 1024^3 from m=n=k=16", matmul(([16, 16], [16, 16], [16, 16])),
+           {"a": t(1024, 1024).half(), "b": t(1024, 1024).half(), "c": t(1024, 1024)})
+    yield "layernorm 1024x2048 from (64, 32)", layernorm((64, 32)), {"x": t(1024, 2048), "out": t(1024, 2048)}
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    print(f"tuning advisor against the exhaustive optimum (makespans SIMULATED on the sim board; "
+          f"wall times on {platform.machine()}, python {platform.python_version()})\n")
+    head = (f"{'kernel':<54} {'space':>6} {'evals':>6} {'share':>6} {'baseline µs':>12} {'advisor µs':>11} "
+            f"{'optimum µs':>11} {'quality':>8} {'advisor s':>10}")
+    print(head)
+    qualities, shares = [], []
+    for name, kernel, inputs in cases():
+        t0 = time.perf_counter()
+        adv = Advisor(kernel, inputs)
+        found = adv.search()
+        seconds = time.perf_counter() - t0
+        evals = adv.evaluations
+        space = adv.space_size()
+        assert found.makespan is not None and adv.baseline is not None and adv.baseline.makespan is not None
+        if quick:
+            best = found
+        else:
+            best = adv.exhaustive()
+        assert best.makespan is not None
+        quality = best.makespan / found.makespan
+        qualities.append(quality)
+        shares.append(evals / space)
+        print(f"{name:<54} {space:>6} {evals:>6} {evals / space:>6.0%} {adv.baseline.makespan:>12,.2f} "
+              f"{found.makespan:>11,.2f} {best.makespan:>11,.2f} {quality:>8.1%} {seconds:>10.2f}")
+    print(f"\nmean quality {sum(qualities) / len(qualities):.1%} (min {min(qualities):.1%}); "
+          f"mean evaluations {sum(shares) / len(shares):.0%} of the space (max {max(shares):.0%})"
+          + (" — --quick: no exhaustive pass, quality not measured" if quick else ""))
+
+
+if __name__ == "__main__":
+    main()
