@@ -4,10 +4,11 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
 
 .PHONY: run test lint bench setup clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(NODE_STAMP)
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -15,10 +16,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[torch,dev]"
 	touch $(STAMP)
 
+# node packages (package-lock.json): the SARIF schema the report tests validate against; later the webview
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
 run: $(STAMP)
 	$(BIN)/pypto-ide examples
 
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 -q
 

@@ -17,6 +17,9 @@ them on a board — the simulated A2/A3 chip (times simulated) or this machine's
 measured) — and prints the makespan, utilization, what bounds the run and the slowest tasks
 with their source lines; `--trace` writes the swimlane as a Chrome trace (opens in
 Perfetto), PyPTO's `merged_swimlane.json`, our swimlane JSON or a compact text trace.
+
+`pypto-ide report FILE[::KERNEL] [--format text|json|md|html|junit|sarif] [--precision]
+[--suggest] [--fail-on COND]` is the health report (pypto.analysis) for people and for CI.
 """
 
 from __future__ import annotations
@@ -379,6 +382,48 @@ def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt:
     return 1 if failed else 0
 
 
+# ---- report -------------------------------------------------------------------------------------
+
+def run_report(target: str, fmt: str = "text", board: str = "sim", precision: bool = False, suggest: bool = False,
+               fail_on: list[str] | None = None, output: Path | None = None, budget: int | None = None) -> int:
+    from pypto.analysis.report import check_fail_on, failures, make_report, render
+
+    try:
+        for spec in fail_on or ():
+            try:
+                check_fail_on(spec)
+            except ValueError as e:
+                raise CliError("--fail-on", str(e)) from None
+        if Path(target).is_dir():  # every kernel of every Python file in it (files without kernels skipped)
+            kernels = []
+            for path in sorted(Path(target).rglob("*.py")):
+                try:
+                    kernels += find_kernels(str(path))[1]
+                except CliError as e:
+                    if "no @pypto.jit kernels" not in str(e):
+                        raise
+        else:
+            _, kernels = find_kernels(target)
+    except CliError as e:
+        print(e, file=sys.stderr)
+        return 1
+    reports = [make_report(k, board, precision, suggest, budget=budget) for k in kernels]
+    for r in reports:
+        if r.error is not None:
+            print(f"{r.file}:{r.error_line or r.line}: error: {r.error}", file=sys.stderr)
+    text = render(reports, fmt)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
+        print(f"wrote {output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    failed = failures(reports, fail_on or ())
+    for line in failed:
+        print(f"fail: {line}", file=sys.stderr)
+    return 1 if failed or any(r.error is not None for r in reports) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pypto-ide", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -402,12 +447,27 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--workers", type=int, help="cpu board: worker threads (default: one per core)")
     pr.add_argument("--top", type=int, default=5, help="how many of the slowest tasks to list")
     pr.add_argument("--json", action="store_true", help="print the CompileRecord with its run as JSON")
+    rp = sub.add_parser("report", help="health report (and precision, tuning suggestions) of a file's kernels")
+    rp.add_argument("target", metavar="FILE[::KERNEL]|DIR",
+                    help="a Python file, optionally ::the kernel to report on, or a folder of them")
+    rp.add_argument("--format", choices=("text", "json", "md", "html", "junit", "sarif"), default="text")
+    rp.add_argument("--board", choices=("sim", "cpu"), default="sim", help="where to profile (default: sim)")
+    rp.add_argument("--precision", action="store_true", help="compare every op with an fp64 reference, per pass")
+    rp.add_argument("--suggest", action="store_true", help="search tile shapes on the sim board and suggest edits")
+    rp.add_argument("--budget", type=int, help="--suggest: evaluations at most (default: 10%% of the space)")
+    rp.add_argument("--fail-on", action="append", metavar="COND",
+                    help="exit 1 when met: a severity (error, warning, info), 'precision', or a condition such as "
+                         "'utilization<0.5' / 'makespan>120' (µs); repeatable")
+    rp.add_argument("--output", "-o", type=Path, help="write the report to this file instead of stdout")
     args = parser.parse_args(argv)
     if args.cmd == "examples":
         return run_examples(Path(args.directory).resolve())
     if args.cmd == "compile":
         export = (args.export[0], Path(args.export[1])) if args.export else None
         return run_compile(args.target, args.stage, args.dump, args.json, export, args.listing)
+    if args.cmd == "report":
+        return run_report(args.target, args.format, args.board, args.precision, args.suggest, args.fail_on,
+                          args.output, args.budget)
     if args.cmd == "profile":
         return run_profile(args.target, args.board, args.trace, args.format, args.workers, args.top, args.json)
     return 2
