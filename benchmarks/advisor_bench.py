@@ -1,7 +1,7 @@
 """The tuning advisor's quality: its best suggestion against the exhaustive optimum.
 
 For each kernel (each starts from a deliberately poor tile shape), the advisor searches with
-its default budget (10 % of the legal space, at least 12 evaluations); then every candidate
+its default budget (10 % of the legal space rounded up, at least 6 evaluations); then every candidate
 of the same space is evaluated. Printed per kernel: the space size, the evaluations the
 advisor used (and their share of the space), the baseline, the advisor's and the optimal
 SIMULATED makespans (sim board, a2a3 model), the quality (optimal / advisor, target

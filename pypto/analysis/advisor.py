@@ -11,9 +11,9 @@ compile (a buffer overflow, a rule broken) is illegal and costs one evaluation.
 Search: best-first over that grid from the kernel's own shapes and from a "largest tile
 that fits" start — the unexplored neighbours (one entry of one call one step up or down)
 of the fastest candidates so far are evaluated first, until the budget (default 10 % of
-the space, at least 12 evaluations) is spent. Results are cached by the candidate and by the lowered
-program's fingerprint (its leaves and tasks), so two shapes that tile the same way are
-simulated once. `exhaustive()` evaluates the whole space (for the benchmark).
+the space rounded up, at least 6 evaluations) is spent. Results are cached by the candidate
+and by the lowered program's fingerprint (its leaves and tasks), so two shapes that tile
+the same way are simulated once. `exhaustive()` evaluates the whole space (for the benchmark).
 
 A suggestion is an exact text edit of the call at its span, the predicted makespan and
 speedup, and the reason: the bound before and after (from `boards.profile.bottleneck`).
@@ -276,7 +276,7 @@ class Advisor:
         """Best-first neighbourhood search from the kernel's shapes and the largest tiles: the
         unexplored neighbours of the fastest candidates so far are evaluated first, until the
         budget is spent or nothing is left to explore; the best found."""
-        budget = budget if budget is not None else max(12, self.space_size() // 10)
+        budget = budget if budget is not None else max(6, -(-self.space_size() // 10))
         frontier: list[tuple[float, int, Overrides]] = []
         tick = itertools.count()
 
