@@ -1,0 +1,174 @@
+"""What a worker process does with a Python file: find its kernels, compile, profile, report.
+
+Everything here runs inside a worker (`server.worker`), never in the language server or
+the HTTP server: it executes the user's module. The results are plain JSON so they cross
+the process boundary and are what the shells hold:
+
+- `list_kernels(path, text)` executes the module (from the editor's text, under the
+  file's real path, so spans point at the document) and lists its `@pypto.jit` kernels
+  with their def lines;
+- `analyze_kernel(path, text, name, settings)` compiles one kernel for its example inputs
+  (`pypto.inputs`: annotations, a `pypto-inputs:` docstring block), profiles it on the
+  configured board, runs the health report (and, when asked, the precision diff and the
+  tuning advisor) and returns the CompileRecord JSON with the rest.
+
+A user mistake is a result, not an exception: `error` carries the message and the line.
+Modules are cached per (path, text hash) in the worker, so a pool's warm worker analyses
+the kernels of one version without re-executing the module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import traceback
+import types
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+_MODULES: dict[tuple[str, str], types.ModuleType] = {}
+
+
+def _error(message: str, line: int, col: int = 0, end_line: int = 0, end_col: int = 0,
+           rule: str = "compile.error") -> dict[str, Any]:
+    return {"message": message, "line": line, "col": col, "end_line": end_line or line, "end_col": end_col,
+            "rule": rule}
+
+
+def _load(path: str, text: str) -> types.ModuleType:
+    key = (path, hashlib.sha256(text.encode()).hexdigest())
+    mod = _MODULES.get(key)
+    if mod is None:
+        name = "pypto_doc_" + hashlib.sha1(path.encode()).hexdigest()[:12]
+        mod = types.ModuleType(name)
+        mod.__file__ = path
+        code = compile(text, path, "exec")
+        sys.modules[name] = mod  # dataclasses and pickling look modules up by name
+        exec(code, mod.__dict__)  # noqa: S102 - running the user's module is the point (in a worker)
+        _MODULES.clear()  # one version per worker is enough
+        _MODULES[key] = mod
+    return mod
+
+
+def _module_error(path: str, e: BaseException) -> dict[str, Any]:
+    from pypto.errors import PyptoError
+
+    if isinstance(e, SyntaxError):
+        return _error(f"SyntaxError: {e.msg}", e.lineno or 1, max(0, (e.offset or 1) - 1), rule="python.syntax")
+    if isinstance(e, PyptoError) and e.loc.span is not None and e.loc.span.file == path:
+        s = e.loc.span
+        return _error(e.message, s.line, s.col, s.end_line, s.end_col)
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
+    line = frames[-1].lineno if frames else 1
+    return _error(f"{type(e).__name__} while importing: {e}", line or 1, rule="python.import")
+
+
+def _kernels(mod: types.ModuleType, path: str) -> dict[str, Any]:
+    from pypto.frontend.jit import JitKernel
+
+    out: dict[str, Any] = {}
+    for attr, value in vars(mod).items():
+        if isinstance(value, JitKernel) and value.fn.__code__.co_filename == path and value.name not in out:
+            out[value.name] = value
+        del attr
+    return out
+
+
+def list_kernels(path: str, text: str) -> dict[str, Any]:
+    """{"kernels": [{"name", "line", "end_line"}], "error": None | {...}} for the module."""
+    try:
+        mod = _load(path, text)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - the user's module raised (or called sys.exit) while executing
+        return {"kernels": [], "error": _module_error(path, e)}
+    kernels = []
+    for name, k in _kernels(mod, path).items():
+        code = k.fn.__code__
+        lines = [ln for _, _, ln in code.co_lines() if ln is not None]
+        kernels.append({"name": name, "line": code.co_firstlineno, "end_line": max(lines, default=code.co_firstlineno)})
+    kernels.sort(key=lambda d: d["line"])
+    return {"kernels": kernels, "error": None}
+
+
+def _where_error(e: Any, path: str, fallback: int) -> dict[str, Any]:
+    span = e.loc.span if getattr(e, "loc", None) is not None else None
+    if span is not None and span.file == path:
+        return _error(e.message, span.line, span.col, span.end_line, span.end_col, getattr(e, "rule", None) or
+                      "compile.error")
+    return _error(getattr(e, "message", str(e)), fallback)
+
+
+def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Compile, profile and report one kernel of the module; JSON only."""
+    from pypto.analysis.health import health_report
+    from pypto.boards.profile import bottleneck, profile
+    from pypto.boards.swimlane import metrics
+    from pypto.errors import PyptoError
+    from pypto.frontend.jit import to_numpy
+    from pypto.inputs import example_arguments
+    from pypto.record import compile_record
+
+    opts = dict(settings or {})
+    mod = _load(path, text)
+    kernel = _kernels(mod, path).get(name)
+    if kernel is None:
+        return {"name": name, "error": _error(f"no kernel named {name!r} in this version of the file", 1)}
+    line = kernel.fn.__code__.co_firstlineno
+    out: dict[str, Any] = {"name": name, "line": line, "error": None, "record": None, "health": None,
+                           "summary": None, "suggestions": [], "precision": None}
+    try:
+        args = example_arguments(kernel)
+    except PyptoError as e:
+        out["error"] = _where_error(e, path, line)
+        out["error"]["rule"] = "inputs.missing"
+        return out
+    board = str(opts.get("board", "sim"))
+    try:
+        record = compile_record(kernel, args)
+        arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
+        record = profile(record, board, arrays, opts.get("workers"))
+        health = health_report(record)
+    except PyptoError as e:
+        out["error"] = _where_error(e, path, line)
+        return out
+    except MemoryError:
+        raise  # the worker reports it and is replaced
+    except Exception as e:  # noqa: BLE001 - a compiler bug: reported at the kernel, never a crash
+        out["error"] = _error(f"internal error compiling {name}: {type(e).__name__}: {e}", line, rule="internal")
+        return out
+    assert record.run is not None
+    m = metrics(record.run)
+    bound, why = bottleneck(record.run)
+    p = record.program
+    out["record"] = record.to_json()
+    out["health"] = health.to_json()
+    out["summary"] = {
+        "board": record.run.board, "clock": record.run.clock, "makespan_us": m.makespan, "tasks": len(record.run.tasks),
+        "utilization": m.utilization, "core_utilization": dict(m.core_utilization), "bound": bound, "why": why,
+        "tile_ops": len(p.tiles.ops) if p.tiles is not None else 0, "leaves": len(p.leaves or ()),
+    }
+    if opts.get("precision"):
+        from pypto.analysis.precision import precision_report
+        try:
+            out["precision"] = precision_report(kernel, args).to_json()
+        except PyptoError as e:
+            out["precision"] = {"error": _where_error(e, path, line)}
+    if opts.get("suggest"):
+        from pypto.analysis.advisor import Advisor
+        budget = opts.get("tile_search_budget")
+        try:
+            out["suggestions"] = [s.to_json() for s in Advisor(kernel, args).suggest(budget=budget)]
+        except PyptoError:
+            out["suggestions"] = []
+    return out
+
+
+def file_path(uri_or_path: str) -> str:
+    """A document URI (file://…) or path as the absolute path Python will see."""
+    if uri_or_path.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return str(Path(unquote(urlparse(uri_or_path).path)))
+    return str(Path(uri_or_path).resolve())
