@@ -94,6 +94,7 @@ class WorkerPool:
         self._free = threading.Semaphore(self.size)
         self._closed = False
         self.replaced = 0  # workers killed or lost and started again
+        self.failures: dict[str, int] = {}  # JobFailed kind -> how many
 
     def _start(self) -> _Worker:
         parent, child = self._ctx.Pipe()
@@ -166,6 +167,9 @@ class WorkerPool:
             if kind == "error":
                 keep = w
             raise JobFailed(kind, payload)
+        except JobFailed as e:
+            self.failures[e.kind] = self.failures.get(e.kind, 0) + 1
+            raise
         finally:
             if keep is None:
                 self._kill(w)

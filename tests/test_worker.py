@@ -1,0 +1,106 @@
+"""The worker pool: a kernel that raises, hangs, exits or eats memory costs one result, never the pool."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+
+import pytest
+
+from server.worker import JobFailed, WorkerPool
+
+SRC = textwrap.dedent('''
+    import os
+    import pypto
+
+
+    @pypto.jit
+    def good(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = pypto.exp(x)
+
+
+    @pypto.jit
+    def hang(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        while True:
+            pass
+
+
+    @pypto.jit
+    def die(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        os._exit(3)
+
+
+    @pypto.jit
+    def hog(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        keep = []
+        while True:
+            keep.append(bytearray(10**7))
+
+
+    @pypto.jit
+    def bad_tile(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 3)
+        return pypto.exp(x)
+
+
+    @pypto.jit
+    def no_inputs(x: pypto.Tensor()):
+        return pypto.exp(x)
+''')
+PATH = "/virtual/kernels.py"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = WorkerPool(size=1, time_limit=5, memory_limit_mb=400)
+    yield p
+    p.close()
+
+
+def test_kernels_are_listed_with_their_lines(pool):
+    listed = pool.run_blocking("list_kernels", PATH, SRC)
+    assert listed["error"] is None
+    assert [(k["name"], k["line"]) for k in listed["kernels"]] == [
+        ("good", 6), ("hang", 12), ("die", 18), ("hog", 23), ("bad_tile", 30), ("no_inputs", 36)]
+
+
+def test_each_failure_kind_is_one_result_and_the_pool_keeps_working(pool):
+    good = pool.run_blocking("analyze_kernel", PATH, SRC, "good", {})
+    assert good["error"] is None and good["summary"]["tasks"] > 0 and good["record"]["run"]["board"] == "sim"
+    for name, kind in (("hang", "timeout"), ("die", "crashed"), ("hog", "memory")):
+        with pytest.raises(JobFailed) as e:
+            pool.run_blocking("analyze_kernel", PATH, SRC, name, {}, timeout=2 if name == "hang" else None)
+        assert e.value.kind == kind, e.value
+        again = pool.run_blocking("analyze_kernel", PATH, SRC, "good", {})  # a replaced worker answers
+        assert again["summary"] == good["summary"]
+    assert pool.replaced >= 3
+
+
+def test_user_mistakes_are_results_at_their_lines(pool):
+    bad = pool.run_blocking("analyze_kernel", PATH, SRC, "bad_tile", {})
+    assert bad["error"]["line"] == 33 and "32 bytes" in bad["error"]["message"]
+    missing = pool.run_blocking("analyze_kernel", PATH, SRC, "no_inputs", {})
+    assert missing["error"]["rule"] == "inputs.missing" and missing["error"]["line"] == 36
+    broken = pool.run_blocking("list_kernels", PATH, "import pypto\nx = 1 +\n")
+    assert broken["error"]["rule"] == "python.syntax" and broken["error"]["line"] == 2
+    raising = pool.run_blocking("list_kernels", PATH, "import pypto\n\nraise ValueError('no')\n")
+    assert raising["error"]["line"] == 3 and "ValueError" in raising["error"]["message"]
+
+
+def test_cancelling_the_awaiting_task_stops_the_job():
+    pool = WorkerPool(size=1, time_limit=5, memory_limit_mb=400)
+    async def go() -> None:
+        task = asyncio.ensure_future(pool.run("analyze_kernel", PATH, SRC, "hang", {}, timeout=30))
+        await asyncio.sleep(0)  # let it start
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        good = await pool.run("analyze_kernel", PATH, SRC, "good", {}, timeout=30)
+        assert good["error"] is None
+        assert pool.failures.get("cancelled") == 1 and "timeout" not in pool.failures
+
+    try:
+        asyncio.run(go())
+    finally:
+        pool.close()
