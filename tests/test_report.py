@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import xmlschema
 from junitparser import JUnitXml
 
 from pypto.analysis.advisor import apply_edits
@@ -87,6 +88,7 @@ def test_sarif_validates_against_the_sarif_schema(kernels, capsys):
 def test_junit_has_a_testcase_per_rule_per_kernel_and_fails_the_broken_one(kernels, capsys, tmp_path):
     out_file = tmp_path / "report.xml"
     code, _, _ = _report(capsys, str(kernels), "--format", "junit", "-o", str(out_file))
+    xmlschema.XMLSchema(str(REPO / "docs" / "schemas" / "junit.xsd")).validate(str(out_file))
     xml = JUnitXml.fromfile(str(out_file))
     suites = {s.name: s for s in xml}
     assert set(suites) == {"soft", "broken"}
@@ -100,6 +102,8 @@ def test_junit_has_a_testcase_per_rule_per_kernel_and_fails_the_broken_one(kerne
 def test_json_md_and_self_contained_html(kernels, capsys, tmp_path):
     _, out, _ = _report(capsys, f"{kernels}::soft", "--format", "json")
     doc = json.loads(out)
+    jsonschema.Draft202012Validator(json.loads((REPO / "docs" / "schemas" / "report.schema.json").read_text())
+                                    ).validate(doc)
     assert doc[0]["kernel"] == "soft" and doc[0]["metrics"]["makespan_us"] > 0 and doc[0]["health"]["findings"]
     _, md, _ = _report(capsys, f"{kernels}::soft", "--format", "md")
     assert md.startswith("# pypto-ide report") and "| severity | rule |" in md
@@ -129,7 +133,10 @@ def test_suggest_then_apply_the_first_edit_improves_the_report(kernels, capsys, 
     p = subprocess.run([str(CLI), "report", f"{kernels}::soft", "--suggest", "--format", "json"],
                        capture_output=True, text=True, timeout=600, check=False)
     assert p.returncode == 0, p.stderr
-    before = json.loads(p.stdout)[0]
+    docs = json.loads(p.stdout)
+    jsonschema.Draft202012Validator(json.loads((REPO / "docs" / "schemas" / "report.schema.json").read_text())
+                                    ).validate(docs)
+    before = docs[0]
     first = before["suggestions"][0]
     assert first["makespan_after_us"] < before["metrics"]["makespan_us"]
     edits = [TextEdit.from_json(e) for e in first["edits"]]
