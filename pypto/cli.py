@@ -384,6 +384,23 @@ def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt:
 
 # ---- report -------------------------------------------------------------------------------------
 
+def kernels_in(target: str) -> list[JitKernel]:
+    """The kernels of `FILE[::KERNEL]`, or of every Python file under a folder (files without
+    kernels skipped; hidden folders and virtualenvs too)."""
+    if not Path(target).is_dir():
+        return find_kernels(target)[1]
+    kernels: list[JitKernel] = []
+    for path in sorted(Path(target).rglob("*.py")):
+        if any(part.startswith(".") or part in ("node_modules", "__pycache__") for part in path.parts[:-1]):
+            continue
+        try:
+            kernels += find_kernels(str(path))[1]
+        except CliError as e:
+            if "no @pypto.jit kernels" not in str(e):
+                raise
+    return kernels
+
+
 def run_report(target: str, fmt: str = "text", board: str = "sim", precision: bool = False, suggest: bool = False,
                fail_on: list[str] | None = None, output: Path | None = None, budget: int | None = None) -> int:
     from pypto.analysis.report import check_fail_on, failures, make_report, render
@@ -394,16 +411,7 @@ def run_report(target: str, fmt: str = "text", board: str = "sim", precision: bo
                 check_fail_on(spec)
             except ValueError as e:
                 raise CliError("--fail-on", str(e)) from None
-        if Path(target).is_dir():  # every kernel of every Python file in it (files without kernels skipped)
-            kernels = []
-            for path in sorted(Path(target).rglob("*.py")):
-                try:
-                    kernels += find_kernels(str(path))[1]
-                except CliError as e:
-                    if "no @pypto.jit kernels" not in str(e):
-                        raise
-        else:
-            _, kernels = find_kernels(target)
+        kernels = kernels_in(target)
     except CliError as e:
         print(e, file=sys.stderr)
         return 1
@@ -422,6 +430,52 @@ def run_report(target: str, fmt: str = "text", board: str = "sim", precision: bo
     for line in failed:
         print(f"fail: {line}", file=sys.stderr)
     return 1 if failed or any(r.error is not None for r in reports) else 0
+
+
+# ---- check --------------------------------------------------------------------------------------
+
+def run_check(paths: list[str], baseline: Path, update: bool = False, fmt: str = "text", output: Path | None = None,
+              precision: bool = True, makespan_tol: float | None = None, utilization_tol: float | None = None) -> int:
+    from pypto.analysis import check
+    from pypto.analysis.report import make_report
+
+    root = baseline.resolve().parent
+    try:
+        kernels = [k for p in (paths or ["."]) for k in kernels_in(p)]
+        base = None if update else check.load_baseline(baseline)
+    except CliError as e:
+        print(e, file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    reports = [make_report(k, "sim", precision=precision) for k in kernels]
+    if update:
+        tol = dict(check.DEFAULT_TOLERANCE)
+        if makespan_tol is not None:
+            tol["makespan"] = makespan_tol
+        if utilization_tol is not None:
+            tol["utilization"] = utilization_tol
+        baseline.parent.mkdir(parents=True, exist_ok=True)
+        baseline.write_text(json.dumps(check.baseline_doc(reports, root, tol), indent=1, sort_keys=True) + "\n")
+        print(f"wrote {baseline}: {len(reports)} kernel(s)", file=sys.stderr)
+        return 1 if any(r.error for r in reports) else 0
+    assert base is not None
+    if makespan_tol is not None:
+        base.setdefault("tolerance", {})["makespan"] = makespan_tol
+    if utilization_tol is not None:
+        base.setdefault("tolerance", {})["utilization"] = utilization_tol
+    results = check.compare(reports, base, root)
+    failed = [c for c in results if not c.passed]
+    text = check.render(results, reports, fmt)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
+    else:
+        sys.stdout.write(text)
+    for c in failed:
+        print(f"regression: {c.key}: {'; '.join(c.regressions)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -459,12 +513,25 @@ def main(argv: list[str] | None = None) -> int:
                     help="exit 1 when met: a severity (error, warning, info), 'precision', or a condition such as "
                          "'utilization<0.5' / 'makespan>120' (µs); repeatable")
     rp.add_argument("--output", "-o", type=Path, help="write the report to this file instead of stdout")
+    ck = sub.add_parser("check", help="CI gate: every kernel's makespan, utilization, precision and errors "
+                                      "against a baseline file")
+    ck.add_argument("paths", nargs="*", metavar="PATH", help="files (FILE[::KERNEL]) or folders (default: .)")
+    ck.add_argument("--baseline", type=Path, required=True, help="the baseline JSON (committed with the kernels)")
+    ck.add_argument("--update-baseline", action="store_true", help="write the current figures as the baseline")
+    ck.add_argument("--format", choices=("text", "md", "json", "junit", "sarif"), default="text")
+    ck.add_argument("--output", "-o", type=Path, help="write the result here instead of stdout")
+    ck.add_argument("--no-precision", action="store_true", help="skip the precision check (faster)")
+    ck.add_argument("--makespan-tolerance", type=float, help="allowed relative makespan growth (default 0.05)")
+    ck.add_argument("--utilization-tolerance", type=float, help="allowed utilization drop (default 0.05)")
     args = parser.parse_args(argv)
     if args.cmd == "examples":
         return run_examples(Path(args.directory).resolve())
     if args.cmd == "compile":
         export = (args.export[0], Path(args.export[1])) if args.export else None
         return run_compile(args.target, args.stage, args.dump, args.json, export, args.listing)
+    if args.cmd == "check":
+        return run_check(args.paths, args.baseline, args.update_baseline, args.format, args.output,
+                         not args.no_precision, args.makespan_tolerance, args.utilization_tolerance)
     if args.cmd == "report":
         return run_report(args.target, args.format, args.board, args.precision, args.suggest, args.fail_on,
                           args.output, args.budget)

@@ -1,0 +1,86 @@
+"""`pypto-ide check`: the baseline gate passes unchanged kernels and fails regressions, in every format."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import jsonschema
+import pytest
+import xmlschema
+
+from pypto.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+SARIF_SCHEMA = REPO / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas" / "sarif-2.1.0-rtm.5.json"
+KERNEL = textwrap.dedent('''
+    import pypto
+
+
+    @pypto.jit
+    def soft(x: pypto.Tensor([256, 1024], pypto.DT_FP32), out: pypto.Tensor([256, 1024], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 1024)
+        out[:] = pypto.softmax(x, -1)
+''')
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "soft.py").write_text(KERNEL)
+    assert main(["check", str(tmp_path / "kernels"), "--baseline", str(tmp_path / "ci" / "baseline.json"),
+                 "--update-baseline"]) == 0
+    return tmp_path
+
+
+def _check(repo: Path, *extra: str) -> int:
+    return main(["check", str(repo / "kernels"), "--baseline", str(repo / "ci" / "baseline.json"), *extra])
+
+
+def test_the_baseline_keeps_each_kernels_figures_under_a_relative_key(repo):
+    doc = json.loads((repo / "ci" / "baseline.json").read_text())
+    assert doc["schema"] == "pypto-ide/baseline" and doc["version"] == 1
+    fig = doc["kernels"]["../kernels/soft.py::soft"]
+    assert fig["makespan_us"] > 0 and fig["precision_passed"] is True and fig["error_rules"] == []
+
+
+def test_unchanged_kernels_pass_and_a_slower_tile_shape_fails(repo, capsys):
+    assert _check(repo) == 0
+    assert "1 passed, 0 regressed" in capsys.readouterr().out
+    src = repo / "kernels" / "soft.py"
+    src.write_text(src.read_text().replace("set_vec_tile_shapes(8, 1024)", "set_vec_tile_shapes(1, 64)"))
+    assert _check(repo) == 1
+    err = capsys.readouterr().err
+    assert "regression: ../kernels/soft.py::soft: makespan" in err
+
+
+def test_a_kernel_that_stops_compiling_is_a_regression(repo, capsys):
+    src = repo / "kernels" / "soft.py"
+    src.write_text(src.read_text().replace("set_vec_tile_shapes(8, 1024)", "set_vec_tile_shapes(8, 3)"))
+    assert _check(repo) == 1
+    assert "does not compile" in capsys.readouterr().err
+
+
+def test_junit_and_sarif_outputs_validate(repo, tmp_path):
+    src = repo / "kernels" / "soft.py"
+    src.write_text(src.read_text().replace("set_vec_tile_shapes(8, 1024)", "set_vec_tile_shapes(1, 64)"))
+    assert _check(repo, "--format", "junit", "-o", str(tmp_path / "r.xml")) == 1
+    xmlschema.XMLSchema(str(REPO / "docs" / "schemas" / "junit.xsd")).validate(str(tmp_path / "r.xml"))
+    assert 'name="check"' in (tmp_path / "r.xml").read_text() and "regression" in (tmp_path / "r.xml").read_text()
+    assert _check(repo, "--format", "sarif", "-o", str(tmp_path / "r.sarif")) == 1
+    doc = json.loads((tmp_path / "r.sarif").read_text())
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(doc)
+    assert any(r["ruleId"] == "check.regression" for r in doc["runs"][0]["results"])
+
+
+def test_bad_baselines_are_one_clear_error(repo, capsys, tmp_path):
+    assert main(["check", str(repo / "kernels"), "--baseline", str(tmp_path / "missing.json")]) == 1
+    assert "no baseline file" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["check", str(repo / "kernels"), "--baseline", str(bad)]) == 1
+    assert "not JSON" in capsys.readouterr().err
+    bad.write_text(json.dumps({"schema": "other"}))
+    assert main(["check", str(repo / "kernels"), "--baseline", str(bad)]) == 1
+    assert "not a pypto-ide baseline" in capsys.readouterr().err
