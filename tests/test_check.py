@@ -84,3 +84,15 @@ def test_bad_baselines_are_one_clear_error(repo, capsys, tmp_path):
     bad.write_text(json.dumps({"schema": "other"}))
     assert main(["check", str(repo / "kernels"), "--baseline", str(bad)]) == 1
     assert "not a pypto-ide baseline" in capsys.readouterr().err
+
+
+def test_the_ci_recipe_is_a_workflow_that_runs_the_gate_and_uploads_the_reports():
+    import yaml
+
+    wf = yaml.safe_load((REPO / "docs" / "ci" / "pypto-check.yml").read_text())
+    steps = wf["jobs"]["check"]["steps"]
+    runs = " ".join(s.get("run", "") for s in steps)
+    assert all(part in runs for part in ("pypto-ide check", "--format junit", "--format sarif", "--format html"))
+    uses = [s.get("uses", "") for s in steps]
+    assert any(u.startswith("actions/upload-artifact") for u in uses)
+    assert any(u.startswith("github/codeql-action/upload-sarif") for u in uses)
