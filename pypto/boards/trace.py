@@ -23,18 +23,17 @@ guarded: a record that does not match the swimlane gives fewer args, never an ex
 from __future__ import annotations
 
 import bisect
-import gc
 import hashlib
 import json
 import math
 import os
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pypto.boards.swimlane import PIPES, LaneTask, Swimlane, metrics, ready_counters
+from pypto.compiler.pipeline import gc_paused
 
 Json = Any
 
@@ -50,17 +49,7 @@ _SORT_STRIDE = 32  # thread_sort_index: lane i at 32*i, its pipe sub-lanes just 
 _PLUMBING = ("load", "store")  # tile ops left out of a leaf's label
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: a 100k-task trace is 10^6 small acyclic dicts, and
-    collecting while building them costs more than building them."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+paused_gc = gc_paused  # a 100k-task trace is 10^6 small acyclic dicts: collecting while building costs more
 
 
 # ---- time grid ----------------------------------------------------------------------------------
