@@ -324,7 +324,7 @@ def profile_summary(record: CompileRecord, top: int = 5) -> str:
              "  slowest tasks:"]
     for t, where in slowest(record, sl, top):
         lines.append(f"    #{t.id:<6} {sl.lanes[t.lane].name:<7} leaf {t.leaf:<3} {t.duration:9.3f} µs  "
-                     f"tile {list(t.coord)}  {where}")
+                     f"tile {list(t.coord)}{' ' + t.name if t.name else ''}  {where}")
     return "\n".join(lines)
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pypto.boards.swimlane import Lane, LaneTask, Swimlane, ready_counters
+from pypto.boards.swimlane import Lane, LaneTask, Swimlane, instance_labels, ready_counters
 from pypto.compiler.execute import ExecGraph, Task
 from pypto.compiler.manager import Program
 from pypto.compiler.tile_exec import TileExecutor
@@ -202,8 +202,9 @@ def run_cpu(program: Program, inputs: Mapping[str, np.ndarray], workers: int | N
     if run.unfinished:
         raise RuntimeError(f"cpu board: {run.unfinished} tasks never became ready (a cycle in the execute graph)")
     lanes = tuple(Lane(f"CPU_{i}", "CPU") for i in range(n))
+    label = instance_labels(program.tiles)
     boxes = tuple(LaneTask(t.id, run.lane[t.id], run.start[t.id], run.end[t.id], t.leaf, t.coord, t.preds,
-                           run.ready_at[t.id]) for t in tasks)
+                           run.ready_at[t.id], name=label[t.instance]) for t in tasks)
     clock = f"measured on this machine ({platform.processor() or platform.machine()}, {n} worker threads)"
     sl = Swimlane("cpu", clock, lanes, boxes, ready_counters(boxes, lanes),
                   info={"workers": n, "tasks": len(tasks), "cpu_count": os.cpu_count()})

@@ -40,7 +40,7 @@ from typing import Any
 
 from pypto.boards import load as load_board
 from pypto.boards.core_model import CoreModel
-from pypto.boards.swimlane import Lane, LaneTask, Swimlane, lane_names, ready_counters
+from pypto.boards.swimlane import Lane, LaneTask, Swimlane, instance_labels, lane_names, ready_counters
 from pypto.compiler.execute import ExecGraph
 from pypto.compiler.manager import Program
 from pypto.compiler.tile_ir import TileGraph
@@ -97,6 +97,7 @@ class _Chip:
         self.exe, self.board, self.mode, self.stitch_max = exe, board, mode, stitch_max
         self.core = CoreModel(blocks, board)
         self.elem_bytes = [b.dtype.nbytes for b in tiles.buffers]
+        self.instance_labels = instance_labels(tiles)
         cores = board["cores"]
         self.lanes: tuple[Lane, ...] = lane_names(cores)
         self.lane_base = {"AIC": 0, "AIV": int(cores["AIC"])}
@@ -232,8 +233,9 @@ class _Chip:
         if any(not tk for tk in taken):
             raise RuntimeError("the simulated runtime stopped with tasks never ready (a dependency cycle)")
         us = 1e-3 / self.clock_ghz
+        label = self.instance_labels
         tasks = tuple(LaneTask(t.id, lane_of[t.id], start[t.id] * us, end[t.id] * us, t.leaf, t.coord, t.preds,
-                               ready_at[t.id] * us, profile[t.id]) for t in exe.tasks)
+                               ready_at[t.id] * us, profile[t.id], label[t.instance]) for t in exe.tasks)
         info = {"board": str(self.board.get("name", "")), "clock_ghz": self.clock_ghz,
                 "device_sched_mode": self.mode, "stitch_function_max_num": self.stitch_max,
                 "device_tasks": ndev, "l2_hit_bytes": self.l2_hits, "l2_miss_bytes": self.l2_misses,

@@ -51,7 +51,7 @@ class LaneTask:
     preds: tuple[int, ...] = ()  # task ids it waited for
     ready: float | None = None  # µs when its last predecessor was resolved (None: not known)
     profile: int = -1  # index into Swimlane.pipe_profiles (sim), -1 none
-    name: str = ""  # a label (imported traces keep the original task name)
+    name: str = ""  # a label: the loop indices of its root-function instance (`i=3`); imported: the original id
 
     @property
     def duration(self) -> float:
@@ -115,6 +115,12 @@ class Swimlane:
                    {k: [(a, b) for a, b in v] for k, v in d.get("counters", {}).items()},
                    tuple({p: [(a, b) for a, b in s] for p, s in prof.items()} for prof in d.get("pipe_profiles", ())),
                    dict(d.get("info", {})))
+
+
+def instance_labels(tiles: Any) -> list[str]:
+    """Per root-function instance of a tile graph, the label a task of it carries: its loop
+    indices (`i=3`, `b=0,i=16`), or "" for the kernel body."""
+    return [",".join(f"{k}={v}" for k, v in inst.index) for inst in tiles.instances]
 
 
 def lane_names(cores: Mapping[str, int]) -> tuple[Lane, ...]:
