@@ -10,7 +10,8 @@ the process boundary and are what the shells hold:
 - `analyze_kernel(path, text, name, settings)` compiles one kernel for its example inputs
   (`pypto.inputs`: annotations, a `pypto-inputs:` docstring block), profiles it on the
   configured board, runs the health report (and, when asked, the precision diff and the
-  tuning advisor) and returns the CompileRecord JSON with the rest.
+  tuning advisor) and returns the CompileRecord JSON with the rest (the HTTP server also
+  asks for `snapshots`: the tensor graph after each pass, and `html`: the report page).
 
 A user mistake is a result, not an exception: `error` carries the message and the line.
 Modules are cached per (path, text hash) in the worker, so a pool's warm worker analyses
@@ -136,32 +137,59 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     except MemoryError:
         raise  # the worker reports it and is replaced
     except Exception as e:  # noqa: BLE001 - a compiler bug: reported at the kernel, never a crash
-        out["error"] = _error(f"internal error compiling {name}: {type(e).__name__}: {e}", line, rule="internal")
+        tb = traceback.extract_tb(e.__traceback__)
+        mine = [f.lineno for f in tb if f.filename == path and f.lineno]
+        if tb and tb[-1].filename == path and mine:  # the user's code raised while being traced: their line
+            out["error"] = _error(f"{type(e).__name__}: {e} (raised while tracing {name})", mine[-1],
+                                  rule="python.exception")
+        else:  # a compiler bug: at the user's innermost line on the way in, else the kernel
+            out["error"] = _error(f"internal error compiling {name}: {type(e).__name__}: {e}",
+                                  mine[-1] if mine else line, rule="internal")
         return out
     assert record.run is not None
     m = metrics(record.run)
     bound, why = bottleneck(record.run)
     p = record.program
-    out["record"] = record.to_json()
+    out["record"] = record.to_json() if opts.get("record", True) else None
     out["health"] = health.to_json()
     out["summary"] = {
         "board": record.run.board, "clock": record.run.clock, "makespan_us": m.makespan, "tasks": len(record.run.tasks),
         "utilization": m.utilization, "core_utilization": dict(m.core_utilization), "bound": bound, "why": why,
         "tile_ops": len(p.tiles.ops) if p.tiles is not None else 0, "leaves": len(p.leaves or ()),
     }
+    precision, suggestions = None, []
+    if opts.get("editor"):
+        from server.index import editor_view  # the language server's lookups, made next to the record
+
+        out["editor"] = editor_view(record, path)
     if opts.get("precision"):
         from pypto.analysis.precision import precision_report
         try:
-            out["precision"] = precision_report(kernel, args).to_json()
+            precision = precision_report(kernel, args)
+            out["precision"] = precision.to_json()
         except PyptoError as e:
             out["precision"] = {"error": _where_error(e, path, line)}
     if opts.get("suggest"):
         from pypto.analysis.advisor import Advisor
         budget = opts.get("tile_search_budget")
         try:
-            out["suggestions"] = [s.to_json() for s in Advisor(kernel, args).suggest(budget=budget)]
+            suggestions = Advisor(kernel, args).suggest(budget=budget)
+            out["suggestions"] = [s.to_json() for s in suggestions]
         except PyptoError:
             out["suggestions"] = []
+    if opts.get("snapshots"):  # the tensor graph after each pass; null: the previous one, unchanged
+        from pypto.record import graph_json
+        prev = record.traced.graph if record.traced is not None else None
+        graphs: list[Any] = []
+        for p_ in record.passes:
+            g = p_.snapshot.graph if p_.snapshot is not None else None
+            graphs.append(None if g is None or g is prev else graph_json(g))
+            prev = g if g is not None else prev
+        out["pass_graphs"] = {"traced": None if record.traced is None else graph_json(record.traced.graph),
+                              "passes": graphs}
+    if opts.get("html"):  # the self-contained HTML report of these results
+        from pypto.analysis.report import KernelReport, render_html
+        out["html"] = render_html([KernelReport(name, path, line, record, health, precision, suggestions)])
     return out
 
 

@@ -1,0 +1,99 @@
+"""`pypto-ide`: the core commands of `pypto.cli` plus `serve`, the HTTP server.
+
+The core (`pypto`) must import nothing from `server/`, so its CLI cannot offer `serve`;
+this module is the console script instead. `pypto-ide serve [WORKSPACE]` runs
+`server.http`; every other subcommand (`examples`, `compile`, `profile`, `report`,
+`check`) is handed unchanged to `pypto.cli.main`, so their options and help are theirs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+from pathlib import Path
+
+# the core commands and their one-line help (tests/test_http.py checks they match pypto.cli's)
+CORE = {
+    "examples": "compile and run the examples, compare each with torch",
+    "compile": "compile a file's kernels without running them; show every pass",
+    "profile": "compile and run a file's kernels on a board; print the swimlane summary",
+    "report": "health report (and precision, tuning suggestions) of a file's kernels",
+    "check": "CI gate: every kernel's makespan, utilization, precision and errors against a baseline file",
+}
+
+
+def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+    sv = sub.add_parser("serve", help="serve a workspace's kernels over HTTP/WebSocket and the panels in a browser",
+                        description="Serve the kernels of WORKSPACE: the HTTP API under /api/v1 (OpenAPI at "
+                                    "/openapi.json), live updates on the WebSocket /api/v1/ws, the panels at /.")
+    sv.add_argument("workspace", nargs="?", default=".", metavar="WORKSPACE", help="the folder to serve (default: .)")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="address to bind (default 127.0.0.1; any address but 127.0.0.1, ::1 or localhost needs a "
+                         "token)")
+    sv.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    sv.add_argument("--token", help="require this token on every request (generated and printed on a non-local "
+                                    "bind when not given)")
+    sv.add_argument("--workers", type=int, default=2, help="worker processes: jobs running at once (default 2)")
+    sv.add_argument("--queue", type=int, default=8, dest="queue_size",
+                    help="jobs that may wait beyond the running ones before requests get 429 (default 8)")
+    sv.add_argument("--time-limit", type=float, default=120.0, help="seconds a job may run (default 120)")
+    sv.add_argument("--memory-limit-mb", type=int, default=2048, help="memory per worker process (default 2048)")
+    sv.add_argument("--max-body", type=int, default=2**20, help="bytes of a request body (default 1 MiB)")
+    sv.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                    help="a browser origin allowed to call the API (repeatable; default: none)")
+    sv.add_argument("--no-watch", action="store_true", help="do not watch the workspace for edits")
+    sv.add_argument("--poll", action="store_true", help="watch by polling (file systems without inotify)")
+    sv.add_argument("--webview", type=Path, help="a built panel bundle to serve at / (default: webview/dist)")
+    return sv
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pypto-ide", description="PyPTO IDE: compile, profile, report, check and serve "
+                                                              "PyPTO kernels")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="{" + ",".join([*CORE, "serve"]) + "}")
+    for name, text in CORE.items():
+        sub.add_parser(name, help=text, add_help=False)
+    _serve_parser(sub)
+    return p
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from server.http import ServeConfig, serve
+    from server.http_safety import needs_token
+
+    workspace = Path(args.workspace)
+    if not workspace.is_dir():
+        print(f"{args.workspace}: error: not a folder", file=sys.stderr)
+        return 1
+    token = args.token
+    if token is None and needs_token(args.host):
+        token = secrets.token_urlsafe(24)
+        print(f"pypto-ide serve: binding {args.host} (not loopback) requires a token; generated: {token}", flush=True)
+    config = ServeConfig(workspace=workspace, host=args.host, port=args.port, token=token, workers=args.workers,
+                         queue_size=args.queue_size, time_limit=args.time_limit,
+                         memory_limit_mb=args.memory_limit_mb, max_body=args.max_body,
+                         cors_origins=list(args.cors_origin), watch=not args.no_watch, force_polling=args.poll,
+                         webview_dir=args.webview)
+    try:
+        return serve(config)
+    except OSError as e:
+        print(f"pypto-ide serve: error: cannot bind {args.host}:{args.port}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in CORE:
+        from pypto.cli import main as core_main
+        return core_main(argv)
+    args = parser().parse_args(argv)
+    if args.cmd == "serve":
+        return run_serve(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,537 @@
+"""`pypto-ide serve`: the HTTP and WebSocket API over a workspace, and the panels in a browser.
+
+The same results the language server shows in VS Code, for any editor and for scripts:
+kernels of a folder, jobs that compile / profile / report / check precision / search tile
+shapes, views of a result (record, swimlane window, pass graph, task and node details,
+exports), live `recordChanged` pushes when a file is edited, and the webview bundle (or a
+minimal page) at `/`. The API is versioned under `/api/v1` and documented by FastAPI's
+OpenAPI schema (`/openapi.json`, `/docs`); docs/http-api.md is the prose.
+
+This module wires things: `create_app(config)` builds the FastAPI app (state made in its
+lifespan: the worker pool, the job queue, the workspace, the hub), `serve(config)` binds
+and runs it with uvicorn. The guards are `server.http_safety`, the queue `server.jobs`,
+the workspace `server.http_workspace`, the pushes `server.http_live`, the derived views
+`server.http_views`. No user code runs in this process: every kernel runs in the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import socket
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import FastAPI, Query, Request, WebSocket
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from server.http_live import Hub, hello, message, record_changed
+from server.http_safety import Guard, Refused, needs_token, read_text
+from server.http_views import EXPORTS, Results, stored_bytes
+from server.jobs import ACTIONS, Job, JobQueue, QueueFull
+
+API = "/api/v1"
+VERSION = "1"
+REPO = Path(__file__).resolve().parent.parent
+log = logging.getLogger("pypto-ide.serve")
+
+
+@dataclass
+class ServeConfig:
+    workspace: Path
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None  # required on every request when set (always set on a non-local bind)
+    workers: int = 2  # worker processes = jobs running at once
+    queue_size: int = 8  # requested jobs that may wait beyond the running ones (then 429)
+    time_limit: float = 120.0  # seconds a job may run at most (a request may ask for less)
+    memory_limit_mb: int = 2048  # per worker process, beyond its size at start
+    max_body: int = 2**20  # bytes of a request body (then 413)
+    max_file_bytes: int = 2 * 2**20  # a workspace file larger is not read (413)
+    cors_origins: list[str] = field(default_factory=list)  # browser origins allowed besides the server's own
+    watch: bool = True
+    force_polling: bool = False
+    webview_dir: Path | None = None  # a built panel bundle served at / (default: webview/dist when it exists)
+    keep_jobs: int = 32  # finished jobs kept for their results (a kernel's latest always is) …
+    keep_mb: int = 512  # … and while their stored results take at most this much
+
+
+# ---- API models (the OpenAPI schema) ----------------------------------------------------------------
+
+class JobRequest(BaseModel):
+    """What to run on which kernel."""
+
+    model_config = ConfigDict(extra="forbid")
+    kernel: str = Field(..., max_length=4096, description="`<workspace-relative path>::<kernel name>`",
+                        examples=["examples/softmax.py::softmax_kernel"])
+    action: Literal["compile", "profile", "report", "precision", "suggest"] = Field(
+        "profile", description="compile: the record with every pass's graph; profile: + the swimlane on `board`; "
+                               "report: + the HTML report; precision: + the fp64 comparison per pass; "
+                               "suggest: + tile-shape suggestions from a search on the sim board")
+    board: Literal["sim", "cpu"] = Field("sim", description="sim: the simulated A2/A3 chip; cpu: this machine, "
+                                                            "measured")
+    precision: bool | None = Field(None, description="also compare with fp64 (default: action == precision)")
+    suggest: bool | None = Field(None, description="also search tile shapes (default: action == suggest)")
+    budget: int | None = Field(None, ge=1, le=10_000, description="suggest: evaluations at most")
+    workers: int | None = Field(None, ge=1, le=64, description="cpu board: threads")
+    snapshots: bool = Field(True, description="keep the tensor graph after every pass (for /graph?pass=N)")
+    timeout_s: float | None = Field(None, gt=0, description="seconds the job may run (at most the server's limit)")
+
+
+class Progress(BaseModel):
+    state: str
+    time_limit_s: float
+    position: int | None = Field(None, description="queued: jobs ahead of this one")
+    elapsed_s: float | None = None
+
+
+class JobInfo(BaseModel):
+    id: str
+    kernel: str
+    action: str
+    origin: Literal["request", "watch"] = Field(..., description="watch: re-run by the server after an edit")
+    status: Literal["queued", "running", "done", "failed", "cancelled"]
+    settings: dict[str, Any]
+    created: float
+    started: float | None
+    finished: float | None
+    progress: Progress
+    failure: dict[str, str] | None = Field(None, description="{kind: timeout|memory|crashed|error|cancelled, "
+                                                             "message}")
+    version: int | None = Field(None, description="the kernel's result version this job made")
+    text_sha256: str | None = None
+    error: dict[str, Any] | None = Field(None, description="done, but the kernel has a mistake: {message, line, "
+                                                           "col, end_line, end_col, rule}")
+    summary: dict[str, Any] | None = Field(None, description="done: board, clock, makespan_us, tasks, utilization, "
+                                                             "bound, …")
+
+
+class JobList(BaseModel):
+    jobs: list[JobInfo]
+
+
+class KernelInfo(BaseModel):
+    id: str = Field(..., description="`<path>::<name>`, the id jobs take")
+    file: str
+    name: str
+    line: int
+    end_line: int
+    version: int = Field(..., description="how many results the kernel has had")
+    latest_job: str | None
+    live: bool = Field(..., description="re-run when its file changes")
+
+
+class KernelList(BaseModel):
+    workspace: str
+    kernels: list[KernelInfo]
+    errors: list[dict[str, Any]] = Field(..., description="files whose module failed to import: {file, error}")
+    truncated: bool
+
+
+class SourceLines(BaseModel):
+    path: str
+    sha256: str
+    total_lines: int
+    start: int
+    end: int
+    lines: list[str]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    api: str
+    workspace: str
+    watching: bool
+    discovered: bool
+    clients: int
+    jobs: dict[str, Any]
+    pool: dict[str, Any]
+    limits: dict[str, Any]
+
+
+# ---- the app -------------------------------------------------------------------------------------------
+
+def _settings(req: JobRequest) -> dict[str, Any]:
+    out: dict[str, Any] = {"board": req.board, "snapshots": req.snapshots,
+                           "precision": req.precision if req.precision is not None else req.action == "precision",
+                           "suggest": req.suggest if req.suggest is not None else req.action == "suggest"}
+    if req.action == "report":
+        out["html"] = True
+    if req.budget is not None:
+        out["tile_search_budget"] = req.budget
+    if req.workers is not None:
+        out["workers"] = req.workers
+    return out
+
+
+class _State:
+    """What the lifespan makes: one of each per server."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        from server.http_workspace import Workspace
+        from server.worker import WorkerPool
+
+        self.config = config
+        self.root = config.workspace.resolve()
+        self.hub = Hub()
+        self.pool = WorkerPool(config.workers, config.time_limit, config.memory_limit_mb)
+        self.queue = JobQueue(self._run, config.workers, config.queue_size, config.keep_jobs,
+                              keep_if=lambda job: self.workspace.is_latest(job), keep_bytes=config.keep_mb * 2**20,
+                              size_of=stored_bytes)
+        self.workspace = Workspace(self.root, self.pool, self.queue, self.hub.publish,
+                                   max_file_bytes=config.max_file_bytes, list_timeout=config.time_limit)
+        self.results = Results()
+        self.stop = asyncio.Event()
+        self.tasks: list[asyncio.Task[Any]] = []
+
+    async def _run(self, job: Job) -> dict[str, Any]:
+        return await self.workspace.run_job(job)
+
+    def rel(self, file: str) -> str:
+        """A file as the API shows it: workspace-relative when inside, else as given."""
+        try:
+            return Path(file).resolve().relative_to(self.root).as_posix()
+        except (ValueError, OSError):
+            return file
+
+    def job(self, job_id: str) -> Job:
+        job = self.queue.get(job_id)
+        if job is None:
+            raise Refused(404, f"no job {job_id!r} (finished jobs are forgotten after a while)")
+        return job
+
+    async def start(self) -> None:
+        self.tasks.append(asyncio.get_running_loop().create_task(self.workspace.discover()))
+        if self.config.watch:
+            ready = asyncio.Event()
+            self.tasks.append(asyncio.get_running_loop().create_task(
+                self.workspace.watch(self.stop, ready, self.config.force_polling)))
+            await ready.wait()
+
+    async def close(self) -> None:
+        self.stop.set()
+        await self.queue.close()
+        await self.workspace.close()
+        for t in self.tasks:
+            t.cancel()
+        for t in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self.pool.close()
+
+
+def _st(request: Request | WebSocket) -> _State:
+    return request.app.state.serve  # type: ignore[no-any-return]
+
+
+def create_app(config: ServeConfig) -> Any:
+    """The ASGI app: the FastAPI routes wrapped in the guard (token, Host/Origin, body size)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = _State(config)
+        app.state.serve = state
+        await state.start()
+        try:
+            yield
+        finally:
+            await state.close()
+
+    app = FastAPI(title="PyPTO IDE", version=VERSION, lifespan=lifespan,
+                  description="Kernels of a workspace: compile, profile, report, precision, tile suggestions; "
+                              "records, swimlane windows, pass graphs, exports; live updates over the WebSocket "
+                              f"`{API}/ws`. See docs/http-api.md.")
+
+    @app.exception_handler(Refused)
+    async def refused(_request: Request, e: Refused) -> JSONResponse:
+        return JSONResponse({"detail": e.message}, status_code=e.status)
+
+    @app.exception_handler(QueueFull)
+    async def full(_request: Request, e: QueueFull) -> JSONResponse:
+        return JSONResponse({"detail": str(e)}, status_code=429, headers={"Retry-After": "5"})
+
+    @app.get(f"{API}/health", response_model=Health, tags=["server"])
+    async def health(request: Request) -> dict[str, Any]:
+        """Liveness and load: workers, queue, what failed in workers so far, the limits in force."""
+        st = _st(request)
+        return {"status": "ok", "api": API, "workspace": str(st.root), "watching": st.workspace.watching,
+                "discovered": st.workspace.discovered.is_set(), "clients": len(st.hub), "jobs": st.queue.stats(),
+                "pool": {"size": st.pool.size, "replaced": st.pool.replaced, "failures": dict(st.pool.failures)},
+                "limits": {"time_limit_s": config.time_limit, "memory_limit_mb": config.memory_limit_mb,
+                           "max_body_bytes": config.max_body, "max_file_bytes": config.max_file_bytes,
+                           "queue_size": config.queue_size, "workers": config.workers,
+                           "token_required": config.token is not None}}
+
+    @app.get(f"{API}/kernels", response_model=KernelList, tags=["kernels"])
+    async def kernels(request: Request, refresh: bool = False) -> dict[str, Any]:
+        """The workspace's kernels (listed by workers; waits for the first discovery)."""
+        st = _st(request)
+        if refresh:
+            await st.workspace.discover()
+        else:
+            await st.workspace.discovered.wait()
+        return {"workspace": str(st.root), "kernels": st.workspace.kernels(), "errors": st.workspace.file_errors(),
+                "truncated": st.workspace.truncated}
+
+    @app.get(f"{API}/source", response_model=SourceLines, tags=["kernels"])
+    async def source(request: Request, path: str, start: Annotated[int, Query(ge=1)] = 1,
+                     end: Annotated[int | None, Query(ge=1)] = None) -> dict[str, Any]:
+        """Lines `start..end` (1-based, inclusive; default: all) of a workspace .py file."""
+        st = _st(request)
+        real, rel = st.workspace.confine(path)
+        text = read_text(real, config.max_file_bytes)
+        lines = text.splitlines()
+        stop = len(lines) if end is None else min(end, len(lines))
+        from server.http_workspace import sha256
+        return {"path": rel, "sha256": sha256(text), "total_lines": len(lines), "start": start, "end": stop,
+                "lines": lines[start - 1:stop]}
+
+    @app.post(f"{API}/jobs", response_model=JobInfo, status_code=202, tags=["jobs"],
+              responses={429: {"description": "the bounded job queue is full"},
+                         403: {"description": "the path leaves the workspace"}})
+    async def submit(request: Request, body: JobRequest) -> dict[str, Any]:
+        """Queue a job; poll `GET /jobs/{id}` (or listen on the WebSocket) until it is done."""
+        from server.http_workspace import split_kernel
+
+        st = _st(request)
+        rel, name = split_kernel(body.kernel)
+        real, rel = st.workspace.confine(rel)
+        if not real.is_file():
+            raise Refused(404, f"no such file in the workspace: {rel}")
+        timeout = min(body.timeout_s or config.time_limit, config.time_limit)
+        job = st.queue.submit(f"{rel}::{name}", body.action, _settings(body), timeout)
+        return st.queue.info(job)
+
+    @app.get(f"{API}/jobs", response_model=JobList, tags=["jobs"])
+    async def jobs(request: Request, kernel: str | None = None) -> dict[str, Any]:
+        """Known jobs, newest first (optionally of one kernel)."""
+        st = _st(request)
+        found = [j for j in st.queue.jobs.values() if kernel is None or j.kernel == kernel]
+        return {"jobs": [st.queue.info(j) for j in sorted(found, key=lambda j: -j.created)]}
+
+    @app.get(f"{API}/jobs/{{job_id}}", response_model=JobInfo, tags=["jobs"])
+    async def job(request: Request, job_id: str,
+                  wait: Annotated[float, Query(ge=0, le=60, description="long poll: wait up to this many seconds "
+                                                                      "for the job to finish")] = 0) -> dict[str, Any]:
+        """A job's state and progress; once done, its summary (or the kernel's mistake in `error`)."""
+        st = _st(request)
+        j = st.job(job_id)
+        if wait > 0 and j.task is not None and not j.task.done():
+            await asyncio.wait({j.task}, timeout=wait)
+        return st.queue.info(j)
+
+    @app.delete(f"{API}/jobs/{{job_id}}", response_model=JobInfo, tags=["jobs"])
+    async def cancel(request: Request, job_id: str) -> dict[str, Any]:
+        """Cancel a queued or running job (its worker is killed and replaced); answers once it has stopped."""
+        st = _st(request)
+        j = st.job(job_id)
+        st.queue.cancel(job_id)
+        if j.task is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(j.task), 10)
+        return st.queue.info(j)
+
+    @app.get(f"{API}/jobs/{{job_id}}/result", tags=["results"])
+    async def result(request: Request, job_id: str) -> dict[str, Any]:
+        """Everything but the record: summary, health report, precision, suggestions, the kernel's error."""
+        from server.http_views import result_of
+
+        st = _st(request)
+        j = st.job(job_id)
+        res = result_of(j)
+        return {"job": j.id, "kernel": j.kernel, "version": j.version, **res,
+                "has_record": "record" in j.extra, "has_html": "html" in j.extra,
+                "has_pass_graphs": "pass_graphs" in j.extra}
+
+    @app.get(f"{API}/jobs/{{job_id}}/record", tags=["results"])
+    def record(request: Request, job_id: str,
+               snapshots: Annotated[bool, Query(description="add each pass's tensor graph as its `snapshot`")] = False,
+               ) -> Response:
+        """The CompileRecord (docs/record-schema.md) with its `run` (the swimlane)."""
+        from server.http_views import record_with_graphs
+
+        st = _st(request)
+        j = st.job(job_id)
+        if snapshots:
+            return Response(json.dumps(record_with_graphs(j, st.results)), media_type="application/json")
+        return Response(st.results.blob(j, "record"), media_type="application/json")
+
+    @app.get(f"{API}/jobs/{{job_id}}/listings", tags=["results"])
+    def listings(request: Request, job_id: str) -> dict[str, Any]:
+        """Every leaf function's PTO-ISA-style listing with its source lines (`listings[leaf]`)."""
+        from server.http_views import listings as make
+
+        st = _st(request)
+        return {"job": job_id, "listings": make(st.job(job_id), st.results)}
+
+    @app.get(f"{API}/jobs/{{job_id}}/swimlane", tags=["results"])
+    def swimlane(request: Request, job_id: str, start: float | None = None, end: float | None = None,
+                 lanes: Annotated[str | None, Query(description="comma-separated lane indices")] = None,
+                 limit: Annotated[int, Query(ge=1, le=200_000)] = 5000) -> Response:
+        """A window of the swimlane: tasks overlapping [start, end] µs on `lanes`, at most `limit`."""
+        from server.http_views import swimlane_window
+
+        try:
+            lane_list = None if lanes is None else [int(x) for x in lanes.split(",") if x.strip()]
+        except ValueError:
+            raise Refused(400, "lanes is a comma-separated list of lane indices") from None
+        st = _st(request)
+        doc = swimlane_window(st.results.run(st.job(job_id)), start, end, lane_list, limit)
+        return Response(json.dumps(doc), media_type="application/json")
+
+    @app.get(f"{API}/jobs/{{job_id}}/tasks/{{task_id}}", tags=["results"])
+    def task(request: Request, job_id: str, task_id: int) -> dict[str, Any]:
+        """One task: lane, times, leaf, the tensor nodes it runs and their source lines (workspace-relative)."""
+        from server.http_views import task_detail
+
+        st = _st(request)
+        return task_detail(st.job(job_id), st.results, task_id, st.rel)
+
+    @app.get(f"{API}/jobs/{{job_id}}/nodes/{{node_id}}", tags=["results"])
+    def node(request: Request, job_id: str, node_id: int) -> dict[str, Any]:
+        """A tensor node across levels: source, passes that changed it, tile ops, leaves, tasks."""
+        from server.http_views import node_detail
+
+        st = _st(request)
+        return node_detail(st.job(job_id), st.results, node_id, st.rel)
+
+    @app.get(f"{API}/jobs/{{job_id}}/graph", tags=["results"])
+    def graph(request: Request, job_id: str,
+              pass_: Annotated[str | None, Query(alias="pass", description="'final' (default), 'traced' or a "
+                                                                           "pass index")] = None,
+              view: Literal["aggregated", "full", "leaves"] = "aggregated",
+              loop: Annotated[int | None, Query(description="drill down: the loop node whose body to show")] = None,
+              ) -> Response:
+        """A pass's tensor graph: `aggregated` (loops collapsed; `loop=` drills into one), `full`
+        (flattened), or `leaves` (the execute level aggregated by leaf function)."""
+        from server.http_views import graph_view, leaf_graph, pass_graph
+
+        st = _st(request)
+        j = st.job(job_id)
+        if view == "leaves":
+            doc = leaf_graph(j, st.results)
+        else:
+            g, info = pass_graph(j, st.results, pass_)
+            doc = {"pass": info, "name": g.get("name"), "outputs": g.get("outputs"),
+                   **graph_view(g, st.rel, view, loop)}
+        doc = {"job": j.id, "kernel": j.kernel, **doc}
+        return Response(json.dumps(doc), media_type="application/json")
+
+    @app.get(f"{API}/jobs/{{job_id}}/export/{{fmt}}", tags=["results"],
+             responses={200: {"description": "; ".join(f"{k}: {v}" for k, v in EXPORTS.items())}})
+    def export(request: Request, job_id: str, fmt: str,
+               pass_: Annotated[str | None, Query(alias="pass", description="graph exports: which pass")] = None,
+               ) -> Response:
+        """Download an export: record, swimlane, chrome (trace.json), merged (merged_swimlane.json), text,
+        model-explorer, graphml, dot, program, html."""
+        from server.http_views import export as make
+
+        st = _st(request)
+        content, media, name = make(st.job(job_id), st.results, fmt, pass_)
+        return Response(content, media_type=media, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.websocket(f"{API}/ws")
+    async def ws(websocket: WebSocket) -> None:
+        """Live messages (docs/http-api.md): hello, kernelsChanged, fileChanged, jobChanged, recordChanged."""
+        st = _st(websocket)
+
+        def on_message(msg: dict[str, Any]) -> dict[str, Any] | None:
+            kind = msg.get("type")
+            if kind == "ping":
+                return message("pong", t=time.time())
+            if kind == "watch":
+                try:
+                    from server.http_workspace import split_kernel
+                    rel, name = split_kernel(str(msg.get("kernel", "")))
+                    _, rel = st.workspace.confine(rel)
+                    action = str(msg.get("action", "profile"))
+                    if action not in ACTIONS:
+                        raise Refused(400, f"action is one of {', '.join(ACTIONS)}")
+                    board = "cpu" if msg.get("board") == "cpu" else "sim"
+                    kid = f"{rel}::{name}"
+                    settings = _settings(JobRequest(kernel=kid, action=action, board=board))  # type: ignore[arg-type]
+                    current = st.workspace.watch_kernel(kid, action, settings, config.time_limit)
+                except Refused as e:
+                    return message("error", message=e.message)
+                if current is not None and current.version is not None:  # a current result: this client gets it now
+                    return record_changed(kid, current.version, st.queue.info(current))
+                return message("watching", kernel=kid)
+            return message("error", message=f"unknown message type {kind!r} (ping, watch)")
+
+        await st.hub.serve(websocket, hello(str(st.root), st.workspace.watching, st.workspace.kernels()), on_message)
+
+    # the panels: the webview bundle at / when it has an index.html; else the minimal page at /
+    # (and a bundle without index.html, e.g. one HTML file per panel, under /webview/)
+    webview = config.webview_dir if config.webview_dir is not None else REPO / "webview" / "dist"
+    if not (webview / "index.html").is_file():
+        @app.get("/", include_in_schema=False)
+        async def page() -> HTMLResponse:
+            from server.http_page import PAGE
+            return HTMLResponse(PAGE)
+    if webview.is_dir():
+        from starlette.staticfiles import StaticFiles
+        root = "/" if (webview / "index.html").is_file() else "/webview"
+        app.mount(root, StaticFiles(directory=webview, html=True), name="webview")
+
+    return Guard(app, token=config.token, max_body=config.max_body, origins=config.cors_origins)
+
+
+def _with_cors(app: Any, origins: list[str]) -> Any:
+    from starlette.middleware.cors import CORSMiddleware
+
+    return CORSMiddleware(app, allow_origins=origins, allow_methods=["GET", "POST", "DELETE"],
+                          allow_headers=["Authorization", "Content-Type", "X-PyPTO-Token"])
+
+
+# ---- running it --------------------------------------------------------------------------------------
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on (host, port); port 0 picks a free one."""
+    family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if family == socket.AF_INET6:
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    sock.bind(addr)
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+def serve(config: ServeConfig) -> int:
+    """Run the server until interrupted; prints one line `pypto-ide serve: ready <url>` once it accepts."""
+    import uvicorn
+
+    if needs_token(config.host) and not config.token:
+        raise ValueError(f"binding {config.host} needs a token")
+    sock = bind(config.host, config.port)
+    port = sock.getsockname()[1]
+    app = create_app(config)
+    if config.cors_origins:
+        app = _with_cors(app, config.cors_origins)
+    where = url(config.host, port)
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                link = f"{where}?token={config.token}" if config.token else where
+                print(f"pypto-ide serve: ready {link}  (workspace {config.workspace.resolve()}, API {where}"
+                      f"{API.lstrip('/')}, docs {where}docs)", flush=True)
+
+    cfg = uvicorn.Config(app, log_level="warning", access_log=False, ws_max_size=config.max_body,
+                         limit_concurrency=256, timeout_graceful_shutdown=3, lifespan="on")
+    _Server(cfg).run(sockets=[sock])
+    return 0
+

@@ -1,0 +1,450 @@
+"""What the HTTP API derives from one job's result: pass graphs, swimlane windows, task and node
+details, exports.
+
+A job's result is JSON made by a worker (the CompileRecord with its swimlane, the health
+report, the tensor graph after each pass). Everything here is pure computation on that
+JSON in the server process — `pypto.record.CompileRecord.from_json`, `pypto.boards.trace`,
+`pypto.export` — and never runs user code. A result is stored as compact JSON bytes
+(`store`, with a small task → source index so a click on a task needs no record parse) and
+parsed on demand into a small cache (`Results`). Views keep their answers small: a graph
+view collapses loop bodies unless asked to drill down, a swimlane window holds only the
+tasks that overlap it (at most `limit`), and source locations are relative to the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from server.http_safety import Refused
+from server.jobs import Job
+
+EXPORTS: dict[str, str] = {
+    "record": "the CompileRecord JSON (record.json)",
+    "swimlane": "the swimlane JSON (swimlane.json)",
+    "chrome": "Chrome Trace Event JSON for Perfetto / chrome://tracing (trace.json)",
+    "merged": "PyPTO's merged_swimlane.json",
+    "text": "a compact text trace (trace.txt)",
+    "model-explorer": "Google Model Explorer graph JSON of a pass's tensor graph",
+    "graphml": "GraphML of a pass's tensor graph (yEd, Gephi)",
+    "dot": "Graphviz DOT of a pass's tensor graph",
+    "program": "PyPTO's program.json of a pass's tensor graph",
+    "html": "the self-contained HTML report (jobs with action 'report')",
+}
+Rel = Callable[[str], str]
+
+
+# ---- the job's pieces -------------------------------------------------------------------------------
+
+def result_of(job: Job) -> dict[str, Any]:
+    if job.status != "done" or job.result is None:
+        detail = f"job {job.id} is {job.status}"
+        if job.failure:
+            detail += f" ({job.failure['kind']}: {job.failure['message']})"
+        raise Refused(409, detail + "; results exist once it is done")
+    return job.result
+
+
+def store(job: Job, result: dict[str, Any]) -> None:
+    """Move the bulk of a worker's answer into the job as compact JSON bytes (a record as Python
+    objects takes about ten times its JSON size): the record, its swimlane, the pass graphs, the HTML."""
+    rec = result.pop("record", None)
+    graphs = result.pop("pass_graphs", None)
+    if graphs is not None:
+        job.extra["pass_graphs"] = _dumps(graphs)
+    if rec is not None:
+        job.extra["record"] = _dumps(rec)
+        job.extra["passes"] = _dumps({"passes": rec["passes"], "graph": rec["graph"]})  # pass graphs, unparsed record
+        if rec.get("run") is not None:
+            job.extra["run"] = _dumps(rec["run"])
+        if rec.get("execute") is not None and rec.get("tiles") is not None:
+            job.extra["tasks"] = _dumps(task_index(rec, graphs))
+    html = result.pop("html", None)
+    if html is not None:
+        job.extra["html"] = html.encode()
+
+
+def task_index(rec: Mapping[str, Any], graphs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a click on a task asks, answerable without parsing the record back into objects: the
+    tensor nodes each task runs (`sets[task_set[i]]` for task i of the execute graph) and each such
+    node's source frames. Mirrors `CompileRecord.nodes_of_task` / `source_of` (a node without a
+    location takes its `origin`'s, looked up in the final graph and every pass's graph)."""
+    ops = rec["tiles"]["ops"]
+    node_of_op = dict(zip(ops["id"], ops["node"]))
+    subgraphs = {sg["id"]: sg["ops"] for sg in rec.get("subgraphs") or ()}
+    sets: list[list[int]] = []
+    set_of: dict[tuple[int, ...], int] = {}
+    task_set: list[int] = []
+    for t in rec["execute"]["tasks"]:
+        key = tuple(sorted({node_of_op[o] for o in subgraphs.get(t["subgraph"], ()) if o in node_of_op}))
+        if key not in set_of:
+            set_of[key] = len(sets)
+            sets.append(list(key))
+        task_set.append(set_of[key])
+    known: dict[int, Mapping[str, Any]] = {}  # the final graph's nodes win, then the latest pass's
+    for g in [(graphs or {}).get("traced"), *((graphs or {}).get("passes") or ()), rec["graph"]]:
+        if g is not None:
+            known.update({n["id"]: n for n, _ in _walk(g)})
+
+    def spans(node_id: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        stack, seen = [node_id], set()
+        while stack:
+            nid = stack.pop(0)
+            if nid in seen or nid not in known:
+                continue
+            seen.add(nid)
+            n = known[nid]
+            if n.get("loc"):
+                out += [s for s in n["loc"] if s not in out]
+            else:
+                stack += list(n.get("origin") or ())
+        return out
+
+    used = {i for ids in sets for i in ids}
+    return {"task_set": task_set, "sets": sets,
+            "nodes": {str(i): {"id": i, "op": known[i]["op"], "name": known[i].get("name"),
+                               "label": known[i].get("label"), "spans": spans(i)} for i in sorted(used) if i in known}}
+
+
+def stored_bytes(job: Job) -> int:
+    """What a finished job's results take (computed once: they do not change)."""
+    if "size" not in job.extra:
+        job.extra["size"] = sum(len(v) for v in job.extra.values() if isinstance(v, bytes)) + len(
+            json.dumps(job.result or {}))
+    return int(job.extra["size"])
+
+
+class Results:
+    """Parsed forms of the stored results, for the most recently asked jobs only (parsing a large
+    record takes a while and its objects are large): JSON documents and CompileRecords."""
+
+    def __init__(self, docs: int = 4, records: int = 2) -> None:
+        self._docs: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._records: OrderedDict[str, Any] = OrderedDict()
+        self._sizes = {"docs": docs, "records": records}
+        self._lock = threading.Lock()
+
+    def _cached(self, cache: OrderedDict[Any, Any], key: Any, size: int, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in cache:
+                cache.move_to_end(key)
+                return cache[key]
+        value = make()
+        with self._lock:
+            cache[key] = value
+            while len(cache) > size:
+                cache.popitem(last=False)
+        return value
+
+    def blob(self, job: Job, key: str) -> bytes:
+        result_of(job)
+        data = job.extra.get(key)
+        if data is None:
+            if key in ("record", "passes"):
+                err = (job.result or {}).get("error") or {}
+                raise Refused(409, f"{job.kernel} did not compile: {err.get('message', 'no record')} "
+                                   f"(line {err.get('line')})")
+            if key == "pass_graphs":
+                raise Refused(409, f"job {job.id} ran without pass snapshots; submit it with \"snapshots\": true")
+            raise Refused(409, f"job {job.id} has no {key}")
+        return data  # type: ignore[no-any-return]
+
+    def doc(self, job: Job, key: str) -> Any:
+        """The stored JSON `key` ("record", "run", "passes", "pass_graphs") of a done job, parsed."""
+        data = self.blob(job, key)
+        return self._cached(self._docs, (job.id, key), self._sizes["docs"], lambda: json.loads(data))
+
+    def record(self, job: Job) -> dict[str, Any]:
+        return self.doc(job, "record")  # type: ignore[no-any-return]
+
+    def run(self, job: Job) -> dict[str, Any]:
+        return self.doc(job, "run")  # type: ignore[no-any-return]
+
+    def compiled(self, job: Job) -> Any:
+        """The job's `pypto.record.CompileRecord` (for the source / node / task queries)."""
+        from pypto.record import CompileRecord
+
+        data = self.blob(job, "record")
+        return self._cached(self._records, job.id, self._sizes["records"],
+                            lambda: CompileRecord.from_json(json.loads(data)))
+
+
+def span_out(span: Mapping[str, Any], rel: Rel) -> dict[str, Any]:
+    return {**span, "file": rel(str(span.get("file", "")))}
+
+
+# ---- the swimlane ---------------------------------------------------------------------------------
+
+def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | None, lanes: list[int] | None,
+                    limit: int) -> dict[str, Any]:
+    """The tasks overlapping [start, end] µs on `lanes` (all by default), in start order, at most
+    `limit` (then `truncated`); counters clipped to the window (with the value in force at its start)."""
+    t = run["tasks"]
+    n = len(t["id"])
+    makespan = max(t["end"], default=0.0)
+    lo = 0.0 if start is None else start
+    hi = makespan if end is None else end
+    if hi < lo:
+        raise Refused(400, f"the window ends ({hi}) before it starts ({lo})")
+    wanted = None if lanes is None else set(lanes)
+    pick = [k for k in range(n) if t["end"][k] >= lo and t["start"][k] <= hi
+            and (wanted is None or t["lane"][k] in wanted)]
+    pick.sort(key=lambda k: (t["start"][k], t["id"][k]))
+    total = len(pick)
+    pick = pick[:limit]
+    counters: dict[str, list[list[float]]] = {}
+    for name, points in (run.get("counters") or {}).items():
+        before = [p for p in points if p[0] < lo][-1:]
+        counters[name] = before + [p for p in points if lo <= p[0] <= hi]
+    return {
+        "board": run["board"], "clock": run["clock"], "time_unit": run.get("time_unit", "us"),
+        "lanes": [{"index": i, **lane} for i, lane in enumerate(run["lanes"])],
+        "window": {"start": lo, "end": hi}, "makespan_us": makespan, "total_tasks": n,
+        "in_window": total, "count": len(pick), "truncated": total > len(pick),
+        "tasks": {key: [col[k] for k in pick] for key, col in t.items()},
+        "counters": counters, "pipe_profiles": run.get("pipe_profiles", []),
+        "metrics": {k: v for k, v in (run.get("metrics") or {}).items() if k not in ("critical_path", "leaves")},
+    }
+
+
+def task_detail(job: Job, res: Results, task_id: int, rel: Rel) -> dict[str, Any]:
+    """One task of the swimlane with the tensor nodes it runs and their source lines."""
+    run = res.run(job)
+    t = run["tasks"]
+    try:
+        k = t["id"].index(task_id)
+    except ValueError:
+        raise Refused(404, f"no task {task_id} in job {job.id} ({len(t['id'])} tasks)") from None
+    index = res.doc(job, "tasks")
+    nodes = [index["nodes"][str(i)] for i in index["sets"][index["task_set"][task_id]]] \
+        if 0 <= task_id < len(index["task_set"]) else []
+    spans: list[dict[str, Any]] = []
+    for n in nodes:
+        spans += [s for s in n["spans"] if s not in spans]
+    lane = run["lanes"][t["lane"][k]]
+    return {
+        "job": job.id, "kernel": job.kernel, "task": task_id, "lane": {"index": t["lane"][k], **lane},
+        "start": t["start"][k], "end": t["end"][k], "duration": t["end"][k] - t["start"][k],
+        "leaf": t["leaf"][k], "coord": t["coord"][k], "preds": t["preds"][k], "ready": t["ready"][k],
+        "time_unit": run.get("time_unit", "us"), "clock": run["clock"],
+        "nodes": [{k: n[k] for k in ("id", "op", "name", "label")} for n in nodes],
+        "source": [span_out(s, rel) for s in spans],
+    }
+
+
+def _span(s: Any, rel: Rel) -> dict[str, Any]:
+    return {"file": rel(s.file), "line": s.line, "col": s.col, "end_line": s.end_line, "end_col": s.end_col,
+            "func": s.func}
+
+
+def _node_brief(n: Any) -> dict[str, Any]:
+    return {"id": n.id, "op": n.op, "name": n.name, "label": n.label}
+
+
+def node_detail(job: Job, res: Results, node_id: int, rel: Rel, max_tasks: int = 1000) -> dict[str, Any]:
+    """A tensor node across levels: its source, the passes that changed it, its tile ops, leaves, tasks."""
+    rec = res.compiled(job)
+    try:
+        n = rec.node(node_id)
+    except KeyError:
+        raise Refused(404, f"no node %{node_id} in job {job.id}") from None
+    tasks = rec.tasks_of(node_id)
+    return {
+        "job": job.id, "kernel": job.kernel, **_node_brief(n), "made_by": n.made_by, "origin": list(n.origin),
+        "source": [_span(s, rel) for s in rec.source_of(node_id)],
+        "passes_changing": [p.name for p in rec.passes_changing(node_id)],
+        "tile_ops": len(rec.tile_ops_of(node_id)), "leaves": rec.leaves_of(node_id),
+        "tasks": tasks[:max_tasks], "tasks_total": len(tasks),
+    }
+
+
+def listings(job: Job, res: Results) -> list[str]:
+    """Each leaf function's PTO-ISA-style listing (block stage), with its source lines."""
+    rec = res.compiled(job)
+    if rec.program.blocks is None:
+        raise Refused(409, f"job {job.id}'s compile did not reach the block stage")
+    return [rec.listing(leaf) for leaf in range(len(rec.program.blocks))]
+
+
+def record_with_graphs(job: Job, res: Results) -> dict[str, Any]:
+    """The record with `snapshot: {"graph"}` on every pass and `traced: {"graph"}`: the tensor graph
+    after each pass (only the tensor graph — a tile-stage pass's other program fields are not kept)."""
+    rec = dict(res.record(job))
+    graphs = res.doc(job, "pass_graphs")
+    current = graphs["traced"]
+    passes = []
+    for p, g in zip(rec["passes"], graphs["passes"]):
+        current = g if g is not None else current
+        passes.append({**p, "snapshot": {"graph": current}})
+    rec["passes"] = passes
+    rec["traced"] = {"graph": graphs["traced"]}
+    return rec
+
+
+# ---- pass graphs ------------------------------------------------------------------------------------
+
+def pass_graph(job: Job, res: Results, which: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the tensor graph JSON, which pass it is after) for `which`: None/'final', 'traced' or a pass index."""
+    rec = res.doc(job, "passes")
+    passes = rec["passes"]
+    if which in (None, "", "final"):
+        last = passes[-1] if passes else None
+        return rec["graph"], {"index": last["index"] if last else None, "name": last["name"] if last else None,
+                              "stage": last["stage"] if last else None, "final": True}
+    graphs = res.doc(job, "pass_graphs")
+    if which == "traced":
+        return graphs["traced"], {"index": None, "name": "traced", "stage": None, "final": False}
+    try:
+        index = int(which)
+    except ValueError:
+        raise Refused(400, f"pass must be 'final', 'traced' or a pass index, not {which!r}") from None
+    current = graphs["traced"]
+    for p, g in zip(passes, graphs["passes"]):
+        if g is not None:
+            current = g
+        if p["index"] == index:
+            return current, {"index": index, "name": p["name"], "stage": p["stage"],
+                             "final": p is passes[-1], "changed": p["changed"]}
+    raise Refused(404, f"no pass {index}; passes: {[p['index'] for p in passes]}")
+
+
+def _walk(graph: Mapping[str, Any], parent: int | None = None) -> Iterator[tuple[dict[str, Any], int | None]]:
+    for n in graph["nodes"]:
+        yield n, parent
+        if n.get("body"):
+            yield from _walk(n["body"], n["id"])
+
+
+def _body_ids(node: Mapping[str, Any]) -> set[int]:
+    return {n["id"] for n, _ in _walk(node["body"])} if node.get("body") else set()
+
+
+def _uses(node: Mapping[str, Any]) -> set[int]:
+    """Every id the node and (for a loop) its body read."""
+    out = set(node["inputs"])
+    for n, _ in _walk(node["body"]) if node.get("body") else ():
+        out.update(n["inputs"])
+    return out
+
+
+def _view_node(n: Mapping[str, Any], rel: Rel, parent: int | None = None) -> dict[str, Any]:
+    out = {k: v for k, v in n.items() if k not in ("body", "loc")}
+    out["loc"] = [span_out(s, rel) for s in n.get("loc", ())]
+    if n.get("body"):
+        out["body_size"] = sum(1 for _ in _walk(n["body"]))
+    if parent is not None:
+        out["parent"] = parent
+    return out
+
+
+def graph_view(graph: Mapping[str, Any], rel: Rel, view: str = "aggregated", loop: int | None = None) -> dict[str, Any]:
+    """`aggregated`: one level (the kernel, or the body of loop `loop` — the drill-down), nested
+    loops collapsed to one node with `body_size`; an edge per operand, plus `implicit` edges into
+    a loop from what its body reads. `full`: every node flattened with its `parent` loop."""
+    index = {n["id"]: (n, p) for n, p in _walk(graph)}
+    if view == "full":
+        nodes = [_view_node(n, rel, p) for n, p in _walk(graph)]
+        edges = [{"from": src, "to": n["id"], "operand": k}
+                 for n, _ in _walk(graph) for k, src in enumerate(n["inputs"])]
+        return {"view": "full", "loop": None, "nodes": nodes, "edges": edges, "external": [],
+                "total_nodes": len(index)}
+    level: Mapping[str, Any] = graph
+    if loop is not None:
+        owner = index.get(loop)
+        if owner is None or not owner[0].get("body"):
+            raise Refused(404, f"no loop node %{loop} in this graph")
+        level = owner[0]["body"]
+    visible = {n["id"] for n in level["nodes"]}
+    inner = {n["id"]: _body_ids(n) for n in level["nodes"] if n.get("body")}
+    nodes, edges, external = [], [], set()
+    for n in level["nodes"]:
+        nodes.append(_view_node(n, rel))
+        for k, src in enumerate(n["inputs"]):
+            edges.append({"from": src, "to": n["id"], "operand": k})
+            if src not in visible:
+                external.add(src)
+        if n.get("body"):
+            for src in sorted(_uses(n) - inner[n["id"]] - set(n["inputs"])):
+                if src in visible:
+                    edges.append({"from": src, "to": n["id"], "implicit": True})
+                else:
+                    external.add(src)
+    ext = [{"id": i, "op": index[i][0]["op"], "name": index[i][0].get("name"), "parent": index[i][1]}
+           for i in sorted(external) if i in index]
+    return {"view": "aggregated", "loop": loop, "nodes": nodes, "edges": edges, "external": ext,
+            "total_nodes": len(index)}
+
+
+def leaf_graph(job: Job, res: Results) -> dict[str, Any]:
+    """The execute level aggregated by leaf function: a node per leaf (its task count and tensor
+    nodes), an edge per (leaf, leaf) pair some task dependency joins, with how many."""
+    rec = res.record(job)
+    leaves = rec.get("leaves") or []
+    tasks = (rec.get("execute") or {}).get("tasks") or []
+    if not leaves or not tasks:
+        raise Refused(409, f"job {job.id}'s compile did not reach the execute stage")
+    leaf_of = {t["id"]: t["leaf"] for t in tasks}
+    pairs: dict[tuple[int, int], int] = {}
+    for t in tasks:
+        for p in t["preds"]:
+            key = (leaf_of[p], t["leaf"])
+            pairs[key] = pairs.get(key, 0) + 1
+    nodes = [{"id": lf["id"], "core": lf["core"], "count": lf["count"], "nodes": lf["nodes"],
+              "template": lf["template"]} for lf in leaves]
+    edges = [{"from": a, "to": b, "count": c} for (a, b), c in sorted(pairs.items())]
+    return {"view": "leaves", "nodes": nodes, "edges": edges, "tasks": len(tasks)}
+
+
+# ---- exports ----------------------------------------------------------------------------------------
+
+def export(job: Job, res: Results, fmt: str, which: str | None = None) -> tuple[bytes, str, str]:
+    """(content, media type, file name) of one export of the job's result."""
+    kernel = job.kernel.rpartition("::")[2]
+    if fmt not in EXPORTS:
+        raise Refused(404, f"unknown export {fmt!r}; one of {', '.join(EXPORTS)}")
+    if fmt == "html":
+        result_of(job)
+        html = job.extra.get("html")
+        if html is None:
+            raise Refused(409, "the HTML report is made by jobs with action 'report'")
+        return html, "text/html; charset=utf-8", f"{kernel}.report.html"
+    if fmt == "record":
+        return res.blob(job, "record"), "application/json", f"{kernel}.record.json"
+    if fmt in ("swimlane", "chrome", "merged", "text"):
+        if fmt == "swimlane":
+            return res.blob(job, "run"), "application/json", "swimlane.json"
+        from pypto.boards.swimlane import Swimlane
+        from pypto.boards.trace import chrome_trace, merged_swimlane, text_trace
+
+        sl, rec = Swimlane.from_json(res.run(job)), res.compiled(job)
+        if fmt == "chrome":
+            return _dumps(chrome_trace(sl, rec)), "application/json", "trace.json"
+        if fmt == "merged":
+            return _dumps(merged_swimlane(sl, rec)), "application/json", "merged_swimlane.json"
+        return text_trace(sl, rec).encode(), "text/plain; charset=utf-8", "trace.txt"
+    from pypto.record import graph_from
+
+    graph_doc, info = pass_graph(job, res, which)
+    graph = graph_from(graph_doc)
+    suffix = "" if info.get("final") else f".{info['name']}"
+    if fmt == "model-explorer":
+        from pypto.export import to_model_explorer
+        return _dumps(to_model_explorer(graph)), "application/json", f"{kernel}{suffix}.model_explorer.json"
+    if fmt == "program":
+        from pypto.export import to_program_json
+        return _dumps(to_program_json(graph)), "application/json", "program.json"
+    import networkx as nx
+
+    from pypto.export import to_networkx
+    g = to_networkx(graph)
+    if fmt == "graphml":
+        return "\n".join(nx.generate_graphml(g)).encode(), "application/xml", f"{kernel}{suffix}.graphml"
+    return nx.nx_pydot.to_pydot(g).to_string().encode(), "text/vnd.graphviz", f"{kernel}{suffix}.dot"
+
+
+def _dumps(doc: Any) -> bytes:
+    return json.dumps(doc, separators=(",", ":")).encode()

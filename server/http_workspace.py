@@ -1,0 +1,309 @@
+"""The served workspace: which kernels it has, what each one's latest result is, and what changed.
+
+`pypto-ide serve WORKSPACE` answers for one folder. This module keeps what the server
+knows about it:
+
+- **discovery** — every `*.py` under the folder (hidden folders, `__pycache__`,
+  `node_modules` and virtualenvs skipped; files that never mention both `pypto` and `jit`
+  skipped without running them) is listed by a worker (`server.analyze.list_kernels`:
+  executing the module is running user code, so it never happens in the server). A file's
+  listing is cached by the SHA-256 of its text.
+- **kernel state** — per kernel id (`<relative path>::<name>`): a version that counts its
+  results, the job that made the latest, and whether it is *live*: a kernel someone ran
+  is re-run (same action and settings) when its file changes.
+- **watching** — `watchfiles` reports edits made by any editor; each changed file is
+  re-listed, its live kernels re-run, and the hub is told (`fileChanged`,
+  `kernelsChanged`, then `recordChanged` when the new result lands).
+- **running a job** — reading the file (confined to the workspace, size-limited) and
+  asking the pool for `analyze_kernel`; the bulk the API derives views from (pass graphs,
+  the HTML report) is moved out of the result into the job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from server.http_live import file_changed, kernels_changed, record_changed
+from server.http_safety import Refused, confine, read_text
+from server.http_views import store
+from server.jobs import Job, JobQueue
+from server.worker import JobFailed, WorkerPool
+
+log = logging.getLogger("pypto-ide.serve")
+
+SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
+
+
+@dataclass
+class FileKernels:
+    rel: str
+    sha256: str
+    kernels: list[dict[str, Any]]  # {name, line, end_line}
+    error: dict[str, Any] | None  # the module failed to import: {message, line, ...}
+
+
+@dataclass
+class KernelState:
+    id: str
+    version: int = 0  # results so far
+    latest_job: str | None = None
+    live: dict[str, tuple[dict[str, Any], float]] = field(default_factory=dict)  # action -> (settings, timeout)
+
+
+def split_kernel(kernel_id: str) -> tuple[str, str]:
+    path, sep, name = kernel_id.rpartition("::")
+    if not sep or not path or not name:
+        raise Refused(400, f"a kernel is named '<path>::<kernel>', not {kernel_id!r}")
+    return path, name
+
+
+def _covers(have: dict[str, Any], want: dict[str, Any]) -> bool:
+    """A result made with settings `have` answers a request for `want`: same board and workers, and
+    every analysis asked for (precision, suggestions, pass graphs, HTML) was made."""
+    return all(have.get(k) == want.get(k) for k in ("board", "workers", "tile_search_budget")) and all(
+        have.get(k) for k in ("precision", "suggest", "snapshots", "html") if want.get(k))
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Workspace:
+    """One served folder: its files' kernels, each kernel's state, the watcher, the job runner."""
+
+    def __init__(self, root: Path, pool: WorkerPool, queue: JobQueue, publish: Callable[[dict[str, Any]], None], *,
+                 max_file_bytes: int = 2 * 2**20, max_files: int = 2000, list_timeout: float = 30.0) -> None:
+        self.root = root.resolve()
+        self.pool = pool
+        self.queue = queue
+        self.publish = publish
+        self.max_file_bytes = max_file_bytes
+        self.max_files = max_files
+        self.list_timeout = list_timeout
+        self.files: dict[str, FileKernels] = {}
+        self.states: dict[str, KernelState] = {}
+        self.truncated = False  # more candidate files than max_files
+        self.watching = False
+        self.discovered = asyncio.Event()
+        self._discover_lock = asyncio.Lock()
+        self._background: set[asyncio.Task[Any]] = set()
+        queue.listeners.append(self._job_changed)
+
+    # ---- paths and files
+
+    def confine(self, user_path: str) -> tuple[Path, str]:
+        return confine(self.root, user_path)
+
+    def read(self, user_path: str) -> tuple[Path, str, str]:
+        """(real path, canonical relative path, text) of a workspace .py file."""
+        path, rel = self.confine(user_path)
+        return path, rel, read_text(path, self.max_file_bytes)
+
+    def _skip_dir(self, name: str, path: str) -> bool:
+        return name.startswith(".") or name in SKIP_DIRS or os.path.exists(os.path.join(path, "pyvenv.cfg"))
+
+    def _candidates(self) -> list[str]:
+        """Workspace-relative .py files that mention pypto and jit (no symlinks out, no hidden folders)."""
+        out: list[str] = []
+        seen: set[str] = set()
+        self.truncated = False
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if not self._skip_dir(d, os.path.join(dirpath, d)))
+            for f in sorted(filenames):
+                if not f.endswith(".py") or f.startswith("."):
+                    continue
+                rel = Path(dirpath, f).relative_to(self.root).as_posix()
+                try:
+                    path, rel = self.confine(rel)
+                except Refused:
+                    continue
+                if rel in seen or not self._may_have_kernels(path):
+                    continue
+                if len(out) >= self.max_files:
+                    self.truncated = True
+                    return out
+                seen.add(rel)
+                out.append(rel)
+        return out
+
+    def _may_have_kernels(self, path: Path) -> bool:
+        """Worth running in a worker: a readable file within the size limit naming `pypto` and `jit`."""
+        try:
+            if path.stat().st_size > self.max_file_bytes:
+                return False
+            data = path.read_bytes()
+        except OSError:
+            return False
+        return b"pypto" in data and b"jit" in data
+
+    # ---- discovery
+
+    async def discover(self) -> None:
+        """List the kernels of every candidate file (cached by text hash); tell the hub if they changed."""
+        async with self._discover_lock:
+            before = self.kernel_ids()
+            rels = await asyncio.to_thread(self._candidates)
+            for gone in set(self.files) - set(rels):
+                del self.files[gone]
+            await asyncio.gather(*(self.list_file(rel, announce=False) for rel in rels))
+            self.discovered.set()
+            if self.kernel_ids() != before:
+                self.publish(kernels_changed(self.kernels()))
+
+    async def list_file(self, rel: str, announce: bool = True) -> FileKernels | None:
+        """(Re-)list one file's kernels in a worker; None when it is gone or unreadable."""
+        before = self.kernel_ids()
+        try:
+            path, rel, text = self.read(rel)
+            if not self._may_have_kernels(path):
+                raise Refused(404, "no kernels")
+        except Refused:
+            self.files.pop(rel, None)
+        else:
+            digest = sha256(text)
+            cached = self.files.get(rel)
+            if cached is None or cached.sha256 != digest:
+                try:
+                    async with self.queue.slot():
+                        listed = await self.pool.run("list_kernels", str(path), text, timeout=self.list_timeout)
+                    entry = FileKernels(rel, digest, listed["kernels"], listed["error"])
+                except JobFailed as e:
+                    entry = FileKernels(rel, digest, [], {"message": f"listing kernels failed ({e.kind}): "
+                                                                     f"{e.message}", "line": 1, "rule": e.kind})
+                self.files[rel] = entry
+        if announce and self.kernel_ids() != before:
+            self.publish(kernels_changed(self.kernels()))
+        return self.files.get(rel)
+
+    def kernel_ids(self) -> list[str]:
+        return [f"{f.rel}::{k['name']}" for f in sorted(self.files.values(), key=lambda f: f.rel) for k in f.kernels]
+
+    def kernels(self) -> list[dict[str, Any]]:
+        out = []
+        for f in sorted(self.files.values(), key=lambda f: f.rel):
+            for k in f.kernels:
+                kid = f"{f.rel}::{k['name']}"
+                st = self.states.get(kid)
+                out.append({"id": kid, "file": f.rel, "name": k["name"], "line": k["line"],
+                            "end_line": k.get("end_line", k["line"]),
+                            "version": st.version if st else 0, "latest_job": st.latest_job if st else None,
+                            "live": bool(st and st.live)})
+        return out
+
+    def file_errors(self) -> list[dict[str, Any]]:
+        return [{"file": f.rel, "error": f.error} for f in sorted(self.files.values(), key=lambda f: f.rel)
+                if f.error is not None]
+
+    def state(self, kernel_id: str) -> KernelState:
+        st = self.states.get(kernel_id)
+        if st is None:
+            st = self.states[kernel_id] = KernelState(kernel_id)
+        return st
+
+    # ---- jobs
+
+    async def run_job(self, job: Job) -> dict[str, Any]:
+        """The queue's runner: read the file now (the freshest text), analyse it in a worker."""
+        rel, name = split_kernel(job.kernel)
+        try:
+            path, rel, text = self.read(rel)
+        except Refused as e:
+            raise JobFailed("error", e.message) from None
+        job.text_sha256 = sha256(text)
+        result: dict[str, Any] = await self.pool.run("analyze_kernel", str(path), text, name, job.settings,
+                                                     timeout=job.timeout)
+        await asyncio.to_thread(store, job, result)  # the bulk as JSON bytes in the job (server.http_views)
+        return result
+
+    def _job_changed(self, job: Job) -> None:
+        from server.http_live import job_changed
+
+        st = self.state(job.kernel)
+        if job.status == "done" and job.version is None:
+            st.version += 1
+            job.version = st.version
+            st.latest_job = job.id
+            if job.origin == "request":
+                st.live[job.action] = (dict(job.settings), job.timeout)
+        self.publish(job_changed(self.queue.info(job)))
+        if job.status == "done":
+            self.publish(record_changed(job.kernel, st.version, self.queue.info(job)))
+
+    def is_latest(self, job: Job) -> bool:
+        st = self.states.get(job.kernel)
+        return st is not None and st.latest_job == job.id
+
+    def watch_kernel(self, kernel_id: str, action: str, settings: dict[str, Any], timeout: float) -> Job | None:
+        """A page follows a kernel: make it live for `action` and answer with a done job that is
+        current (same file text, settings at least those asked) — else run one now (None)."""
+        self.state(kernel_id).live[action] = (dict(settings), timeout)
+        _, rel, text = self.read(split_kernel(kernel_id)[0])
+        digest = sha256(text)
+        mine = sorted((j for j in self.queue.jobs.values() if j.kernel == kernel_id), key=lambda j: -j.created)
+        for j in mine:
+            if j.status in ("queued", "running") and j.action == action and j.settings == settings:
+                return None  # on its way: its recordChanged will come
+            if j.status == "done" and j.text_sha256 == digest and _covers(j.settings, settings):
+                return j
+        self.queue.submit(kernel_id, action, settings, timeout, origin="watch")
+        return None
+
+    # ---- watching
+
+    def _watched(self, path: str) -> str | None:
+        """The workspace-relative path of a changed .py file worth reacting to, else None."""
+        if not path.endswith(".py"):
+            return None
+        try:
+            rel = Path(path).relative_to(self.root)
+        except ValueError:
+            return None
+        if any(p.startswith(".") or p in SKIP_DIRS for p in rel.parts):
+            return None
+        return rel.as_posix()
+
+    async def watch(self, stop: asyncio.Event, ready: asyncio.Event, force_polling: bool = False) -> None:
+        """Follow edits until `stop`; `ready` is set in the same step the OS watch is registered."""
+        from watchfiles import awatch
+
+        try:
+            self.watching = True
+            ready.set()  # no await between this and awatch's first step, which registers the watch
+            async for changes in awatch(self.root, watch_filter=lambda _c, p: self._watched(p) is not None,
+                                        stop_event=stop, force_polling=force_polling, ignore_permission_denied=True):
+                rels = sorted({rel for _, p in changes if (rel := self._watched(p)) is not None})
+                task = asyncio.get_running_loop().create_task(self._changed(rels))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+        except Exception:  # noqa: BLE001 - a broken watcher stops live updates, never the server
+            log.exception("watching %s stopped", self.root)
+        finally:
+            self.watching = False
+            ready.set()
+
+    async def _changed(self, rels: list[str]) -> None:
+        for rel in rels:
+            exists = (self.root / rel).is_file()
+            self.publish(file_changed(rel, "modified" if exists else "deleted"))
+        for rel in rels:
+            await self.list_file(rel)
+            for kid, st in list(self.states.items()):
+                if not st.live or split_kernel(kid)[0] != rel or not (self.root / rel).is_file():
+                    continue
+                for action, (settings, timeout) in list(st.live.items()):
+                    self.queue.submit(kid, action, settings, timeout, origin="watch")
+
+    async def close(self) -> None:
+        for t in list(self._background):
+            t.cancel()
+        for t in list(self._background):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t

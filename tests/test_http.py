@@ -1,0 +1,521 @@
+"""`pypto-ide serve`, end to end: a real uvicorn process per server, real HTTP (httpx) and WebSocket
+(websockets) clients. Kernels that hang, exit or eat memory cost one job, never the server; paths
+outside the workspace, missing tokens, oversized bodies and a full queue are refused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import ClientConnection, connect
+
+REPO = Path(__file__).resolve().parent.parent
+WAIT = 60.0  # seconds any single wait may take before the test fails (never slept)
+
+HOSTILE = textwrap.dedent('''
+    import os
+    import pypto
+
+
+    @pypto.jit
+    def good(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = pypto.exp(x)
+
+
+    @pypto.jit
+    def hang(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        while True:
+            pass
+
+
+    @pypto.jit
+    def die(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        os._exit(3)
+
+
+    @pypto.jit
+    def hog(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        keep = []
+        while True:
+            keep.append(bytearray(10**7))
+
+
+    @pypto.jit
+    def bad_tile(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 3)
+        return pypto.exp(x)
+''')
+
+LIVE = textwrap.dedent('''
+    import pypto
+
+
+    @pypto.jit
+    def live(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = pypto.exp(x) + 1.0
+''')
+
+DECOMPOSED = textwrap.dedent('''
+    import pypto
+
+
+    @pypto.jit
+    def decomposed(x: pypto.Tensor([16, 64], pypto.DT_FP32), out: pypto.Tensor([16, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = pypto.softmax(x, dim=-1)
+''')
+
+
+class Server:
+    """A `pypto-ide serve` process; its output is drained by a thread and searched for lines."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", *args], cwd=REPO,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+        ready = self.line(r"pypto-ide serve: ready (\S+)")
+        self.link = ready.group(1)
+        self.url = self.link.split("?")[0].rstrip("/")
+        self.port = int(self.url.rsplit(":", 1)[1])
+
+    def _drain(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.output.append(line)
+            self.lines.put(line)
+        self.lines.put("")
+
+    def line(self, pattern: str) -> re.Match[str]:
+        while True:
+            try:
+                line = self.lines.get(timeout=WAIT)
+            except queue.Empty:
+                raise AssertionError(f"no line matching {pattern!r}:\n{''.join(self.output)}") from None
+            if not line:
+                raise AssertionError(f"the server exited ({self.proc.poll()}):\n{''.join(self.output)}")
+            m = re.search(pattern, line)
+            if m:
+                return m
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("serve")
+    ws = base / "ws"
+    ws.mkdir()
+    for f in (REPO / "examples").glob("*.py"):
+        shutil.copy(f, ws / f.name)
+    (ws / "hostile.py").write_text(HOSTILE)
+    (ws / "live.py").write_text(LIVE)
+    (ws / "decomposed.py").write_text(DECOMPOSED)
+    (ws / "notes.txt").write_text("not python\n")
+    (ws / ".hidden").mkdir()
+    (ws / ".hidden" / "k.py").write_text(HOSTILE)
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("import pypto\nSECRET = 'do not serve'\n")
+    (ws / "evil.py").symlink_to(outside / "secret.py")
+    (ws / "linkdir").symlink_to(outside, target_is_directory=True)
+    return ws
+
+
+@pytest.fixture(scope="module")
+def server(workspace: Path) -> Iterator[Server]:
+    s = Server([str(workspace), "--port", "0", "--workers", "2", "--queue", "2", "--time-limit", "60",
+                "--memory-limit-mb", "400", "--max-body", "65536", "--cors-origin", "http://allowed.example",
+                "--webview", str(workspace.parent / "no-bundle")])  # the minimal page, with or without webview/dist
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def client(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=WAIT) as c:
+        yield c
+
+
+def ws_url(server: Server, query: str = "") -> str:
+    return f"ws://127.0.0.1:{server.port}/api/v1/ws{query}"
+
+
+def submit(client: httpx.Client, kernel: str, action: str = "profile", **extra: Any) -> dict[str, Any]:
+    r = client.post("/api/v1/jobs", json={"kernel": kernel, "action": action, **extra})
+    assert r.status_code == 202, r.text
+    return r.json()
+
+
+def finished(client: httpx.Client, job_id: str) -> dict[str, Any]:
+    """Poll the job (long polls: the server answers when it finishes) until it is no longer queued/running."""
+    for _ in range(20):
+        info = client.get(f"/api/v1/jobs/{job_id}", params={"wait": 30}).json()
+        if info["status"] not in ("queued", "running"):
+            return info
+    raise AssertionError(f"job {job_id} did not finish: {info}")
+
+
+def receive(ws: ClientConnection, match: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The first message that matches (others skipped), waiting for each at most WAIT seconds."""
+    while True:
+        msg = json.loads(ws.recv(timeout=WAIT))
+        assert msg["v"] == 1
+        if match(msg):
+            return msg
+
+
+# ---- discovery, the schema, the page ------------------------------------------------------------------
+
+def test_openapi_lists_the_v1_routes(client: httpx.Client) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    for p in ("/api/v1/health", "/api/v1/kernels", "/api/v1/source", "/api/v1/jobs", "/api/v1/jobs/{job_id}",
+              "/api/v1/jobs/{job_id}/record", "/api/v1/jobs/{job_id}/swimlane", "/api/v1/jobs/{job_id}/graph",
+              "/api/v1/jobs/{job_id}/tasks/{task_id}", "/api/v1/jobs/{job_id}/export/{fmt}"):
+        assert p in paths, p
+    assert set(paths["/api/v1/jobs/{job_id}"]) == {"get", "delete"}
+    assert all(p.startswith("/api/v1/") for p in paths)
+
+
+def test_kernels_of_the_workspace_are_listed(client: httpx.Client, workspace: Path) -> None:
+    doc = client.get("/api/v1/kernels").json()
+    ids = {k["id"]: k for k in doc["kernels"]}
+    for f in (REPO / "examples").glob("*.py"):
+        assert any(i.startswith(f"{f.name}::") for i in ids), f.name
+    assert "softmax.py::softmax_kernel" in ids and ids["softmax.py::softmax_kernel"]["line"] > 1
+    assert {"hostile.py::hang", "hostile.py::die", "hostile.py::hog", "live.py::live"} <= set(ids)
+    assert not any(i.startswith((".hidden", "evil.py", "linkdir")) for i in ids)  # hidden and symlinks out: skipped
+    page = client.get("/")
+    assert page.status_code == 200 and 'api = "/api/v1"' in page.text and "/kernels" in page.text
+    health = client.get("/api/v1/health").json()
+    assert health["status"] == "ok" and health["watching"] and not health["limits"]["token_required"]
+
+
+# ---- a job and its views ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def report_job(server: Server) -> dict[str, Any]:
+    with httpx.Client(base_url=server.url, timeout=WAIT) as c:
+        job = submit(c, "softmax.py::softmax_kernel", "report")
+        assert job["status"] in ("queued", "running") and job["progress"]["time_limit_s"] == 60
+        done = finished(c, job["id"])
+    assert done["status"] == "done", done
+    return done
+
+
+def test_a_report_job_runs_to_completion(client: httpx.Client, report_job: dict[str, Any]) -> None:
+    assert report_job["error"] is None and report_job["version"] >= 1
+    s = report_job["summary"]
+    assert s["board"] == "sim" and s["tasks"] > 0 and s["makespan_us"] > 0
+    res = client.get(f"/api/v1/jobs/{report_job['id']}/result").json()
+    assert res["health"] is not None and res["has_record"] and res["has_html"] and "record" not in res
+    listed = {k["id"]: k for k in client.get("/api/v1/kernels").json()["kernels"]}
+    assert listed["softmax.py::softmax_kernel"]["latest_job"] == report_job["id"]
+
+
+def test_record_swimlane_window_and_task_source(client: httpx.Client, report_job: dict[str, Any]) -> None:
+    jid = report_job["id"]
+    rec = client.get(f"/api/v1/jobs/{jid}/record").json()
+    assert rec["schema"] == "pypto-ide/compile-record" and rec["run"]["board"] == "sim"
+    total = len(rec["run"]["tasks"]["id"])
+    makespan = max(rec["run"]["tasks"]["end"])
+    whole = client.get(f"/api/v1/jobs/{jid}/swimlane").json()
+    assert whole["count"] == total and not whole["truncated"] and whole["total_tasks"] == total
+    half = makespan / 2
+    win = client.get(f"/api/v1/jobs/{jid}/swimlane", params={"start": 0, "end": half, "limit": 5}).json()
+    assert win["count"] == 5 and win["truncated"] and win["in_window"] < total
+    assert all(s <= half for s in win["tasks"]["start"])
+    lanes = client.get(f"/api/v1/jobs/{jid}/swimlane", params={"lanes": "30,31"}).json()
+    assert set(lanes["tasks"]["lane"]) <= {30, 31} and lanes["count"] > 0
+    task_id = whole["tasks"]["id"][0]
+    task = client.get(f"/api/v1/jobs/{jid}/tasks/{task_id}").json()
+    assert task["nodes"] and task["source"] and task["source"][0]["file"] == "softmax.py"
+    line = task["source"][0]["line"]
+    src = client.get("/api/v1/source", params={"path": task["source"][0]["file"], "start": line, "end": line}).json()
+    assert src["lines"] == [(REPO / "examples/softmax.py").read_text().splitlines()[line - 1]]
+    from pypto.record import CompileRecord
+    parsed = CompileRecord.from_json(rec)  # the server's task index answers as pypto's own queries do
+    for t in (task_id, whole["tasks"]["id"][-1]):
+        got = client.get(f"/api/v1/jobs/{jid}/tasks/{t}").json()
+        assert [n["id"] for n in got["nodes"]] == parsed.nodes_of_task(t)
+        assert [(s["line"], s["col"]) for s in got["source"]] == [(s.line, s.col) for s in parsed.source_of_task(t)]
+    node = client.get(f"/api/v1/jobs/{jid}/nodes/{task['nodes'][0]['id']}").json()
+    assert task_id in node["tasks"] and node["source"]
+    assert client.get(f"/api/v1/jobs/{jid}/tasks/{10**6}").status_code == 404
+
+
+def test_pass_graphs_aggregated_and_drill_down(client: httpx.Client, report_job: dict[str, Any]) -> None:
+    jid = report_job["id"]
+    agg = client.get(f"/api/v1/jobs/{jid}/graph").json()
+    assert agg["pass"]["final"] and agg["view"] == "aggregated"
+    loops = [n for n in agg["nodes"] if n["op"] == "loop"]
+    assert loops and loops[0]["body_size"] > 0 and "body" not in loops[0]
+    body = client.get(f"/api/v1/jobs/{jid}/graph", params={"loop": loops[0]["id"]}).json()
+    assert body["loop"] == loops[0]["id"] and any(n["op"] == "exp" for n in body["nodes"])
+    assert body["external"]  # the body reads the kernel's parameters
+    full = client.get(f"/api/v1/jobs/{jid}/graph", params={"view": "full"}).json()
+    assert len(full["nodes"]) == full["total_nodes"] > len(agg["nodes"])
+    first = client.get(f"/api/v1/jobs/{jid}/graph", params={"pass": 0}).json()
+    assert first["pass"]["name"] == "verify" and first["nodes"]
+    assert client.get(f"/api/v1/jobs/{jid}/graph", params={"pass": "traced"}).json()["nodes"]
+    assert client.get(f"/api/v1/jobs/{jid}/graph", params={"pass": 99}).status_code == 404
+    leaves = client.get(f"/api/v1/jobs/{jid}/graph", params={"view": "leaves"}).json()
+    assert leaves["nodes"] and sum(n["count"] for n in leaves["nodes"]) == report_job["summary"]["tasks"]
+    listings = client.get(f"/api/v1/jobs/{jid}/listings").json()["listings"]
+    assert len(listings) == report_job["summary"]["leaves"] and "softmax.py:" in listings[0]
+
+
+def test_each_pass_has_its_graph(client: httpx.Client) -> None:
+    from pypto.record import CompileRecord
+
+    jid = finished(client, submit(client, "decomposed.py::decomposed", "compile")["id"])["id"]
+    graph = {p: client.get(f"/api/v1/jobs/{jid}/graph", params={"pass": p, "view": "full"}).json()
+             for p in ("traced", "0", "1", "final")}
+    ops = {p: {n["op"] for n in g["nodes"]} for p, g in graph.items()}
+    assert "softmax" in ops["traced"] and ops["0"] == ops["traced"]  # verify changes nothing
+    assert "softmax" not in ops["1"] and "exp" in ops["1"] and graph["1"]["pass"]["name"] == "decompose"
+    assert ops["final"] == ops["1"]
+    snap = client.get(f"/api/v1/jobs/{jid}/record", params={"snapshots": True}).json()
+    rec = CompileRecord.from_json(snap)  # the record with per-pass graphs reads back with pypto's own reader
+    assert rec.snapshot_json(1)["graph"]["nodes"] == snap["passes"][1]["snapshot"]["graph"]["nodes"]
+    made = next(n["id"] for n in graph["1"]["nodes"] if n["made_by"] == "decompose")
+    assert [p.name for p in rec.passes_changing(made)] == ["decompose"]
+    task = client.get(f"/api/v1/jobs/{jid}/tasks/0").json()  # nodes a pass made: the lines they came from
+    assert [(s["line"], s["col"]) for s in task["source"]] == [(s.line, s.col) for s in rec.source_of_task(0)]
+    assert task["source"] and {n["op"] for n in task["nodes"]} & {"exp", "sum", "amax"}
+
+
+def test_exports(client: httpx.Client, report_job: dict[str, Any]) -> None:
+    from pypto.boards.trace import validate_chrome_trace
+
+    base = f"/api/v1/jobs/{report_job['id']}/export"
+    chrome = client.get(f"{base}/chrome")
+    assert 'filename="trace.json"' in chrome.headers["content-disposition"]
+    assert validate_chrome_trace(chrome.json()) == []
+    merged = client.get(f"{base}/merged")
+    assert 'filename="merged_swimlane.json"' in merged.headers["content-disposition"]
+    assert any(e.get("ph") == "X" for e in merged.json()["traceEvents"])
+    assert client.get(f"{base}/model-explorer").json()["graphs"]
+    assert client.get(f"{base}/model-explorer", params={"pass": 2}).json()["graphs"]
+    ET.fromstring(client.get(f"{base}/graphml").content)
+    assert "digraph" in client.get(f"{base}/dot").text
+    assert client.get(f"{base}/swimlane").json()["schema"] == "pypto-ide/swimlane"
+    assert client.get(f"{base}/record").json()["schema"] == "pypto-ide/compile-record"
+    assert "softmax" in client.get(f"{base}/text").text
+    html = client.get(f"{base}/html")
+    assert html.headers["content-type"].startswith("text/html") and "<html" in html.text.lower()
+    assert client.get(f"{base}/nope").status_code == 404
+
+
+def test_a_kernel_mistake_is_a_result_at_its_line(client: httpx.Client) -> None:
+    done = finished(client, submit(client, "hostile.py::bad_tile")["id"])
+    assert done["status"] == "done" and done["error"]["line"] == 33 and done["summary"] is None
+    assert client.get(f"/api/v1/jobs/{done['id']}/record").status_code == 409
+
+
+# ---- isolation: hang, time limit, crash, memory --------------------------------------------------------
+
+def test_cancel_a_hanging_job_and_time_limit(server: Server, client: httpx.Client) -> None:
+    with connect(ws_url(server), open_timeout=WAIT) as ws:
+        receive(ws, lambda m: m["type"] == "hello")
+        job = submit(client, "hostile.py::hang")
+        receive(ws, lambda m: m["type"] == "jobChanged" and m["job"]["id"] == job["id"]
+                and m["job"]["status"] == "running")
+        cancelled = client.delete(f"/api/v1/jobs/{job['id']}").json()
+        assert cancelled["status"] == "cancelled" and cancelled["failure"]["kind"] == "cancelled"
+        receive(ws, lambda m: m["type"] == "jobChanged" and m["job"]["id"] == job["id"]
+                and m["job"]["status"] == "cancelled")
+    timed = finished(client, submit(client, "hostile.py::hang", timeout_s=1.5)["id"])
+    assert timed["status"] == "failed" and timed["failure"]["kind"] == "timeout", timed
+    assert timed["progress"]["elapsed_s"] >= 1.5
+    good = finished(client, submit(client, "hostile.py::good")["id"])
+    assert good["status"] == "done" and good["error"] is None
+    pool = client.get("/api/v1/health").json()["pool"]
+    assert pool["failures"].get("cancelled", 0) >= 1 and pool["failures"].get("timeout", 0) >= 1
+
+
+def test_exit_and_memory_hog_do_not_take_the_server_down(client: httpx.Client) -> None:
+    died = finished(client, submit(client, "hostile.py::die")["id"])
+    assert died["status"] == "failed" and died["failure"]["kind"] == "crashed", died
+    hog = finished(client, submit(client, "hostile.py::hog")["id"])
+    assert hog["status"] == "failed" and hog["failure"]["kind"] == "memory", hog
+    good = finished(client, submit(client, "hostile.py::good")["id"])
+    assert good["status"] == "done" and good["summary"]["tasks"] > 0
+    assert client.get("/api/v1/health").json()["status"] == "ok"
+
+
+def test_a_full_queue_answers_429(client: httpx.Client) -> None:
+    capacity = client.get("/api/v1/health").json()["jobs"]["capacity"]
+    assert capacity == 4  # 2 workers + a queue of 2
+    jobs = [submit(client, "hostile.py::hang", timeout_s=50) for _ in range(capacity)]
+    try:
+        r = client.post("/api/v1/jobs", json={"kernel": "hostile.py::good"})
+        assert r.status_code == 429 and "retry" in r.json()["detail"] and r.headers["retry-after"]
+        states = [client.get(f"/api/v1/jobs/{j['id']}").json() for j in jobs]
+        positions = [q["progress"]["position"] for q in states if q["status"] == "queued"]
+        assert len(positions) >= 2 and positions == sorted(set(positions))  # 2 run, the rest wait in order
+    finally:
+        for j in reversed(jobs):
+            assert client.delete(f"/api/v1/jobs/{j['id']}").json()["status"] == "cancelled"
+    assert finished(client, submit(client, "hostile.py::good")["id"])["status"] == "done"
+
+
+# ---- safety -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("path", "status"), [
+    ("../outside/secret.py", 403), ("a/../../outside/secret.py", 403), ("/etc/passwd", 400),
+    ("evil.py", 403), ("linkdir/secret.py", 403), (".hidden/k.py", 403), ("notes.txt", 400),
+    ("missing.py", 404), ("", 422),
+])
+def test_paths_outside_the_workspace_are_refused(client: httpx.Client, path: str, status: int) -> None:
+    src = client.get("/api/v1/source", params={"path": path} if path else {})
+    assert src.status_code == status, src.text
+    if path:
+        job = client.post("/api/v1/jobs", json={"kernel": f"{path}::k"})
+        assert job.status_code == status, job.text
+    assert "do not serve" not in src.text
+
+
+def test_request_limits(client: httpx.Client, server: Server) -> None:
+    big = {"kernel": "live.py::live", "pad": "x" * 100_000}
+    assert client.post("/api/v1/jobs", json=big).status_code == 413
+    chunks = (b"x" * 10_000 for _ in range(10))  # no Content-Length: counted while streaming
+    r = client.post("/api/v1/jobs", content=chunks, headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    form = client.post("/api/v1/jobs", content=b"kernel=live.py::live",
+                       headers={"content-type": "application/x-www-form-urlencoded"})
+    assert form.status_code == 415
+    assert client.post("/api/v1/jobs", json={"kernel": "live.py::live", "unknown": 1}).status_code == 422
+    assert client.post("/api/v1/jobs", json={"kernel": "live.py"}).status_code == 400
+    # DNS rebinding and cross-site pages: a foreign Host or Origin is refused on a loopback bind
+    assert client.get("/api/v1/health", headers={"host": "evil.example:80"}).status_code == 403
+    assert client.post("/api/v1/jobs", json={"kernel": "live.py::live"},
+                       headers={"origin": "http://evil.example"}).status_code == 403
+    with pytest.raises(InvalidStatus) as e:
+        connect(ws_url(server), origin="http://evil.example", open_timeout=WAIT)  # type: ignore[arg-type]
+    assert e.value.response.status_code == 403
+    assert "access-control-allow-origin" not in client.get("/api/v1/health",
+                                                           headers={"origin": "http://x.example"}).headers
+    # a configured origin: CORS answers its preflight, and the guard lets its requests and WebSocket through
+    allowed = {"origin": "http://allowed.example"}
+    pre = client.options("/api/v1/jobs", headers={**allowed, "access-control-request-method": "POST",
+                                                  "access-control-request-headers": "content-type"})
+    assert pre.status_code == 200 and pre.headers["access-control-allow-origin"] == "http://allowed.example"
+    missing = client.post("/api/v1/jobs", json={"kernel": "missing.py::k"}, headers=allowed)
+    assert missing.status_code == 404 and missing.headers["access-control-allow-origin"] == "http://allowed.example"
+    with connect(ws_url(server), origin="http://allowed.example", open_timeout=WAIT) as ws:  # type: ignore[arg-type]
+        assert receive(ws, lambda m: True)["type"] == "hello"
+
+
+# ---- live updates -----------------------------------------------------------------------------------------
+
+def test_editing_a_file_pushes_record_changed(server: Server, client: httpx.Client, workspace: Path) -> None:
+    first = finished(client, submit(client, "live.py::live")["id"])
+    assert first["status"] == "done"
+    with connect(ws_url(server), open_timeout=WAIT) as ws:
+        hello = receive(ws, lambda m: m["type"] == "hello")
+        assert hello["watching"] and any(k["id"] == "live.py::live" and k["live"] for k in hello["kernels"])
+        ws.send(json.dumps({"type": "ping"}))
+        receive(ws, lambda m: m["type"] == "pong")
+        ws.send(json.dumps({"type": "watch", "kernel": "../outside/secret.py::k"}))
+        assert "leaves the workspace" in receive(ws, lambda m: m["type"] == "error")["message"]
+        text = LIVE.replace("set_vec_tile_shapes(16, 64)", "set_vec_tile_shapes(32, 64)")
+        (workspace / "live.py").write_text(text)
+        changed = receive(ws, lambda m: m["type"] == "fileChanged")
+        assert changed["path"] == "live.py"
+        msg = receive(ws, lambda m: m["type"] == "recordChanged" and m["kernel"] == "live.py::live")
+    assert msg["version"] == first["version"] + 1 and msg["origin"] == "watch"
+    assert msg["text_sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    assert msg["summary"]["tasks"] == first["summary"]["tasks"] // 2  # twice the rows per tile
+    assert client.get(msg["urls"]["record"]).json()["source"]["tile_configs"][0]["dims"] == [32, 64]
+
+
+def test_a_page_watching_a_kernel_gets_its_result(server: Server) -> None:
+    kernel = "rmsnorm.py::rmsnorm_kernel"  # no other test runs it
+    with connect(ws_url(server), open_timeout=WAIT) as ws:
+        receive(ws, lambda m: m["type"] == "hello")
+        ws.send(json.dumps({"type": "watch", "kernel": kernel, "action": "profile"}))
+        assert receive(ws, lambda m: m["type"] in ("watching", "recordChanged"))["type"] == "watching"
+        first = receive(ws, lambda m: m["type"] == "recordChanged" and m["kernel"] == kernel)
+        assert first["origin"] == "watch" and first["summary"]["tasks"] > 0
+    with connect(ws_url(server), open_timeout=WAIT) as ws:  # another page: the current result at once
+        receive(ws, lambda m: m["type"] == "hello")
+        ws.send(json.dumps({"type": "watch", "kernel": kernel, "action": "profile"}))
+        again = receive(ws, lambda m: m["type"] in ("watching", "recordChanged"))
+        assert again["type"] == "recordChanged" and again["job"] == first["job"]
+
+
+# ---- a non-local bind needs the token ----------------------------------------------------------------------
+
+def test_a_non_local_bind_requires_the_token(tmp_path: Path) -> None:
+    bundle = tmp_path / "dist"
+    bundle.mkdir()
+    (bundle / "index.html").write_text("<html>the panels</html>")
+    (bundle / "panel.js").write_text("// a panel")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    s = Server([str(ws), "--host", "0.0.0.0", "--port", "0", "--no-watch", "--workers", "1", "--webview", str(bundle)])
+    try:
+        token = re.search(r"generated: (\S+)", "".join(s.output)).group(1)  # type: ignore[union-attr]
+        assert f"?token={token}" in s.link
+        base = f"http://127.0.0.1:{s.port}"
+        with httpx.Client(base_url=base, timeout=WAIT) as c:
+            assert c.get("/api/v1/health").status_code == 401
+            assert c.get("/api/v1/health", headers={"authorization": "Bearer wrong"}).status_code == 401
+            assert c.get("/").status_code == 401
+            ok = c.get("/api/v1/health", headers={"authorization": f"Bearer {token}"})
+            assert ok.status_code == 200 and ok.json()["limits"]["token_required"]
+            first = c.get("/", params={"token": token})  # a browser: the link sets a cookie
+            assert first.status_code == 200 and "pypto_token" in first.headers["set-cookie"]
+            assert first.text == "<html>the panels</html>"  # the webview bundle, served at /
+            assert c.get("/panel.js").text == "// a panel"  # the cookie now
+            assert c.get("/api/v1/kernels").status_code == 200
+        with pytest.raises(InvalidStatus) as e:
+            connect(f"ws://127.0.0.1:{s.port}/api/v1/ws", open_timeout=WAIT)
+        assert e.value.response.status_code == 403
+        with connect(f"ws://127.0.0.1:{s.port}/api/v1/ws?token={token}", open_timeout=WAIT) as ws:
+            assert receive(ws, lambda m: True)["type"] == "hello"
+    finally:
+        s.stop()
+
+
+# ---- the command line ----------------------------------------------------------------------------------------
+
+def test_cli_lists_serve_and_hands_the_rest_to_pypto_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    from pypto.cli import main as core_main
+    from server.cli import CORE, main
+
+    with pytest.raises(SystemExit):
+        core_main(["--help"])
+    core_help = capsys.readouterr().out
+    core_names = re.search(r"\{([a-z,]+)\}", core_help).group(1).split(",")  # type: ignore[union-attr]
+    assert core_names == list(CORE)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "serve" in capsys.readouterr().out
+    assert main(["compile", "no/such/file.py"]) == 1
+    assert "no such file" in capsys.readouterr().err
+    assert main(["serve", "no/such/folder"]) == 1
