@@ -1,0 +1,404 @@
+"""The editor features, as pure functions from a document's results to LSP objects.
+
+Diagnostics, hovers, code lenses, inlay hints and code actions are all read off the
+results the workers sent (`server.state.Result`: the analysis JSON with its editor view),
+so each is a dictionary lookup and some formatting — no compiling, no record parsing, no
+pypto import in the language server. Kept apart from the server wiring so the wording
+and the ranges can be read (and changed) in one place.
+
+Ranges: the records count lines from 1 and columns from 0 (Python's convention); LSP
+counts both from 0. A record range whose end is column 0 of its own line means "the
+whole line". Everything shown about time says where it came from (the swimlane's clock:
+"simulated …" or "measured …").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from server.state import Document, Kernel, Result
+
+Json = Any
+SOURCE = "pypto"
+SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
+            "info": lsp.DiagnosticSeverity.Information}
+FAILURE_TEXT = {
+    "timeout": "was stopped: it ran past the time limit",
+    "memory": "was stopped: it ran out of its memory limit",
+    "crashed": "killed its worker process",
+    "error": "could not be analysed",
+    "cancelled": "was cancelled",
+}
+
+
+def norm(path: str) -> str:
+    return os.path.normcase(os.path.abspath(path))
+
+
+def lines_of(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def make_range(lines: list[str], line: int, col: int = 0, end_line: int = 0, end_col: int = 0) -> lsp.Range:
+    """A record range (1-based lines, 0-based columns; end column 0 on the same line = to the end)."""
+    line = max(1, line)
+    end_line = max(line, end_line or line)
+    if end_col <= 0 and end_line == line and col <= 0:
+        text = lines[line - 1] if line - 1 < len(lines) else ""
+        col = len(text) - len(text.lstrip())
+        end_col = len(text)
+    elif end_col <= 0 and end_line == line:
+        end_col = len(lines[line - 1]) if line - 1 < len(lines) else col
+    return lsp.Range(lsp.Position(line - 1, max(0, col)), lsp.Position(end_line - 1, max(0, end_col)))
+
+
+def where_range(lines: list[str], where: Mapping[str, Json] | None, path: str) -> lsp.Range | None:
+    if not where or norm(str(where.get("file", ""))) != norm(path):
+        return None
+    return make_range(lines, int(where["line"]), int(where.get("col", 0)), int(where.get("end_line", 0)),
+                      int(where.get("end_col", 0)))
+
+
+def def_range(lines: list[str], r: Result | Kernel) -> lsp.Range:
+    """The kernel's name on its `def` line."""
+    text = lines[r.def_line - 1] if 0 < r.def_line <= len(lines) else ""
+    name = r.name
+    col = r.def_col if text[r.def_col:r.def_col + len(name)] == name else max(0, text.find(name))
+    return lsp.Range(lsp.Position(r.def_line - 1, col), lsp.Position(r.def_line - 1, col + len(name)))
+
+
+def overlaps(a: lsp.Range, b: lsp.Range) -> bool:
+    def key(p: lsp.Position) -> tuple[int, int]:
+        return (p.line, p.character)
+
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+# ---- formatting ---------------------------------------------------------------------------------
+
+def n(x: float | int) -> str:
+    return f"{x:,}" if isinstance(x, int) else f"{x:,.1f}"
+
+
+def us(x: float) -> str:
+    return f"{x:,.1f} µs" if x >= 10 else f"{x:,.2f} µs"
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def nbytes(b: int) -> str:
+    return f"{b / 1024:,.1f} KiB" if b >= 1024 else f"{b} B"
+
+
+def shape_text(node: Mapping[str, Json]) -> str:
+    if node.get("shape") is None:
+        return "—"
+    return f"{node.get('dtype') or ''}[{', '.join(str(d) for d in node['shape'])}]"
+
+
+def clock_word(summary: Mapping[str, Json]) -> str:
+    clock = str(summary.get("clock", ""))
+    return clock.split(" (")[0] if clock else str(summary.get("board", ""))
+
+
+def task_runs_text(runs: list[list[int]]) -> str:
+    parts = [f"{a}" if a == b else f"{a}–{b}" for a, b in runs[:4]]
+    return ", ".join(parts) + (", …" if len(runs) > 4 else "")
+
+
+# ---- diagnostics --------------------------------------------------------------------------------
+
+def _diag(rng: lsp.Range, message: str, severity: lsp.DiagnosticSeverity, code: str,
+          data: Json = None) -> lsp.Diagnostic:
+    return lsp.Diagnostic(range=rng, message=message, severity=severity, code=code, source=SOURCE, data=data)
+
+
+def _finding_message(f: Mapping[str, Json]) -> str:
+    out = str(f.get("title", ""))
+    if f.get("why"):
+        out += "\n" + str(f["why"])
+    if f.get("suggestion"):
+        out += "\nTry: " + str(f["suggestion"])
+    return out
+
+
+def kernel_diagnostics(doc: Document, r: Result, lines: list[str]) -> list[lsp.Diagnostic]:
+    out: list[lsp.Diagnostic] = []
+    data = {"kernel": r.name}
+    if r.not_a_kernel:
+        return out
+    if r.module_error is not None:
+        e = r.module_error
+        rng = make_range(lines, int(e["line"]), int(e.get("col", 0)), int(e.get("end_line", 0)),
+                         int(e.get("end_col", 0)))
+        out.append(_diag(rng, f"{e['message']} (while importing the module to compile {r.name})",
+                         lsp.DiagnosticSeverity.Error, str(e.get("rule", "python.import")), data))
+        return out
+    if r.failure is not None:
+        kind, message = r.failure
+        first = message.strip().splitlines()[0] if message.strip() else kind
+        out.append(_diag(def_range(lines, r), f"{r.name} {FAILURE_TEXT.get(kind, kind)} — {first}",
+                         lsp.DiagnosticSeverity.Error, f"worker.{kind}", data))
+        return out
+    if r.analysis is None:
+        return out
+    err = r.error
+    if err is not None:
+        rule = str(err.get("rule") or "compile.error")
+        if rule == "inputs.missing":
+            msg = (f"{r.name} cannot be compiled: it has no example inputs. {err['message']}")
+            out.append(_diag(def_range(lines, r), msg, lsp.DiagnosticSeverity.Warning, rule, data))
+        else:
+            line = int(err.get("line") or r.def_line)
+            rng = (def_range(lines, r) if line in (r.line, r.def_line) and not err.get("end_col")
+                   else make_range(lines, line, int(err.get("col", 0)), int(err.get("end_line", 0)),
+                                   int(err.get("end_col", 0))))
+            out.append(_diag(rng, str(err["message"]), lsp.DiagnosticSeverity.Error, rule, data))
+        return out
+    for source in (r.analysis.get("health"), r.analysis.get("precision")):
+        for f in (source or {}).get("findings", ()) if isinstance(source, dict) else ():
+            rng = where_range(lines, f.get("where"), doc.path) or def_range(lines, r)
+            severity = SEVERITY.get(str(f.get("severity")), lsp.DiagnosticSeverity.Hint)
+            out.append(_diag(rng, _finding_message(f), severity, str(f.get("rule")), data))
+    prec = r.analysis.get("precision")
+    if isinstance(prec, dict) and isinstance(prec.get("error"), dict):
+        e = prec["error"]
+        out.append(_diag(make_range(lines, int(e["line"]), int(e.get("col", 0))), f"precision: {e['message']}",
+                         lsp.DiagnosticSeverity.Warning, "precision.error", data))
+    return out
+
+
+def diagnostics(doc: Document) -> list[lsp.Diagnostic]:
+    """Everything wrong with the document's latest version, as far as the results go.
+
+    A kernel whose result is for an older version is shown only while its lines still line
+    up (`Document.aligned`); a module-level error is shown once."""
+    lines = lines_of(doc.text)
+    out: list[lsp.Diagnostic] = []
+    if doc.syntax_error is not None:
+        e = doc.syntax_error
+        out.append(_diag(make_range(lines, e["line"], e["col"], e["end_line"], e["end_col"]), e["message"],
+                         lsp.DiagnosticSeverity.Error, e["rule"]))
+        return out
+    seen: set[tuple[int, int, str, str]] = set()
+    for k in doc.kernels.values():
+        r = doc.aligned(k.name)
+        if r is None:
+            continue
+        for d in kernel_diagnostics(doc, r, lines):
+            key = (d.range.start.line, d.range.start.character, str(d.code), d.message)
+            if key not in seen:
+                seen.add(key)
+                out.append(d)
+    return out
+
+
+# ---- hover --------------------------------------------------------------------------------------
+
+def results_at(doc: Document, line1: int) -> list[tuple[Result, Mapping[str, Json]]]:
+    """(result, line entry) of every kernel whose record has nodes made at `line1`."""
+    out = []
+    for name in doc.kernels:
+        r = doc.results.get(name)
+        if r is None or not r.ok:
+            continue
+        entry = r.editor["lines"].get(str(line1)) if r.editor else None
+        if entry is not None:
+            out.append((r, entry))
+    return out
+
+
+def hover_text(doc: Document, line1: int) -> str | None:
+    parts = []
+    for r, entry in results_at(doc, line1):
+        ed = r.editor
+        s = r.summary or {}
+        assert ed is not None
+        nodes = [ed["nodes"][str(i)] for i in entry["nodes"] if str(i) in ed["nodes"]]
+        ops = [x for x in nodes if x["op"] not in ("param",)]
+        if not ops:
+            continue
+        rows = ["| op | output | tile shape | tiles |", "|---|---|---|---|"]
+        for x in ops:
+            tile = "—"
+            if x.get("tile_shape"):
+                tile = f"[{', '.join(map(str, x['tile_shape']))}]"
+                if x.get("tile_dims") is not None and x.get("tile_config") is not None:
+                    tile += f" (config {x['tile_config']})"
+            tiles = n(int(x["tiles"])) if x["tiles"] else "—"
+            if x["tiles"] and x.get("instances", 0) > 1:
+                tiles += f" ({n(x['tiles'] // x['instances'])} × {x['instances']} instances)"
+            rows.append(f"| `{x['op']}` | {shape_text(x)} | {tile} | {tiles} |")
+        text = [f"**pypto** · `{r.name}` · line {line1}", "", *rows, ""]
+        if entry["task_count"]:
+            leaves = ", ".join(str(v) for v in entry["leaves"])
+            text.append(
+                f"Feeds leaf {leaves} · {n(entry['task_count'])} tasks ({task_runs_text(entry['tasks'])}): "
+                f"{us(entry['task_us'])} of task time = {pct(entry['busy_share'])} of all task time, "
+                f"running during {pct(entry['wall_share'])} of the {us(float(s.get('makespan_us', 0)))} makespan "
+                f"({clock_word(s)}, {s.get('board', '')} board).")
+        else:
+            text.append("Runs no task of its own (a view, a parameter or loop bookkeeping).")
+        if s.get("bound"):
+            text += ["", f"Bound: **{s['bound']}** — {s.get('why', '')}"]
+        parts.append("\n".join(text))
+    return "\n\n---\n\n".join(parts) if parts else None
+
+
+# ---- code lenses --------------------------------------------------------------------------------
+
+def _command(title: str, command: str, args: Mapping[str, Json]) -> lsp.Command:
+    return lsp.Command(title=title, command=command, arguments=[dict(args)])
+
+
+def code_lenses(doc: Document) -> list[lsp.CodeLens]:
+    lines = lines_of(doc.text)
+    out: list[lsp.CodeLens] = []
+    for k in doc.kernels.values():
+        r = doc.results.get(k.name)
+        at = lsp.Range(lsp.Position(k.line - 1, 0), lsp.Position(k.line - 1, 0))
+        args = {"uri": doc.uri, "kernel": k.name}
+        if r is None:
+            out.append(lsp.CodeLens(range=at, command=_command("pypto: compiling…", "", args)))
+            continue
+        if r.not_a_kernel:
+            continue
+        s = r.summary
+        if s is None or not r.ok:
+            why = "no record"
+            if r.failure is not None:
+                why = f"not compiled ({r.failure[0]})"
+            elif r.error is not None:
+                why = f"not compiled ({r.error.get('rule')})"
+            out.append(lsp.CodeLens(range=at, command=_command(f"pypto: {why}", "pypto.openReport", args)))
+            continue
+        title = (f"pypto: {us(float(s['makespan_us']))} {clock_word(s)} · {n(int(s['tasks']))} tasks · "
+                 f"{pct(float(s['utilization']))} utilized · {s['board']} board · {s['bound']}-bound")
+        out.append(lsp.CodeLens(range=at, command=_command(title, "pypto.openReport", args)))
+        out.append(lsp.CodeLens(range=at, command=_command("graph", "pypto.openGraph", args)))
+        out.append(lsp.CodeLens(range=at, command=_command("swimlane", "pypto.openSwimlane", args)))
+        if doc.aligned(k.name) is None:
+            continue  # the calls' lines moved: wait for the new record
+        for tc in r.editor["tile_configs"] if r.editor else ():
+            rng = where_range(lines, tc.get("span"), doc.path)
+            if rng is None:
+                continue
+            title = f"{n(int(tc['tiles']))} tiles ({n(int(tc['tile_ops']))} tile ops incl. loads/stores)"
+            for space, peak in sorted(tc.get("peak_bytes", {}).items()):
+                cap = tc.get("capacity_bytes", {}).get(space, 0)
+                title += f" · {space} peak {nbytes(int(peak))}"
+                if cap:
+                    title += f" of {nbytes(int(cap))} ({pct(peak / cap)})"
+            start = lsp.Range(rng.start, rng.start)
+            out.append(lsp.CodeLens(range=start, command=_command(
+                title, "pypto.openGraph", {**args, "level": "tile", "tileConfig": tc["id"]})))
+    return out
+
+
+# ---- inlay hints --------------------------------------------------------------------------------
+
+def inlay_hints(doc: Document, rng: lsp.Range) -> list[lsp.InlayHint]:
+    lines = lines_of(doc.text)
+    out: list[lsp.InlayHint] = []
+    done: set[int] = set()
+    for k in doc.kernels.values():
+        r = doc.aligned(k.name)
+        if r is None or not r.ok or r.editor is None:
+            continue
+        ed = r.editor
+        for key, entry in ed["lines"].items():
+            line1 = int(key)
+            if line1 in done or not (rng.start.line <= line1 - 1 <= rng.end.line) or line1 > len(lines):
+                continue
+            nodes = [ed["nodes"][str(i)] for i in entry["nodes"] if str(i) in ed["nodes"]]
+            shown = [x for x in nodes if x["shape"] is not None and x["op"] not in ("param", "carry", "loop_out")]
+            if not shown:
+                continue
+            last = shown[-1]
+            label = f" {shape_text(last)}"
+            tiles = sum(int(x["tiles"]) for x in shown)
+            if tiles:
+                label += f" · {n(tiles)} tiles"
+            done.add(line1)
+            text = lines[line1 - 1]
+            out.append(lsp.InlayHint(position=lsp.Position(line1 - 1, len(text)), label=label,
+                                     kind=lsp.InlayHintKind.Type, padding_left=True,
+                                     tooltip=f"{r.name}: {', '.join(x['op'] for x in shown)}"))
+    return out
+
+
+# ---- code actions -------------------------------------------------------------------------------
+
+def _edit(doc: Document, lines: list[str], edits: Iterable[Mapping[str, Json]]) -> lsp.WorkspaceEdit | None:
+    out = []
+    for e in edits:
+        rng = where_range(lines, e.get("where"), doc.path)
+        if rng is None:
+            return None
+        out.append(lsp.TextEdit(range=rng, new_text=str(e["text"])))
+    return lsp.WorkspaceEdit(changes={doc.uri: out}) if out else None
+
+
+def finding_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnostic]) -> list[lsp.CodeAction]:
+    """Health (and precision) findings that carry edits, under the requested range."""
+    lines = lines_of(doc.text)
+    out = []
+    ctx = list(context)
+    for k in doc.kernels.values():
+        r = doc.current(k.name)
+        if r is None or r.analysis is None:
+            continue
+        for source in (r.analysis.get("health"), r.analysis.get("precision")):
+            for f in (source or {}).get("findings", ()) if isinstance(source, dict) else ():
+                if not f.get("edits"):
+                    continue
+                where = where_range(lines, f.get("where"), doc.path)
+                if where is None or not overlaps(where, rng):
+                    continue
+                edit = _edit(doc, lines, f["edits"])
+                if edit is None:
+                    continue
+                diags = [d for d in ctx if d.code == f.get("rule") and d.range == where]
+                out.append(lsp.CodeAction(title=f"pypto ({f['rule']}): {f.get('suggestion') or f.get('title')}",
+                                          kind=lsp.CodeActionKind.QuickFix, diagnostics=diags or None, edit=edit))
+    return out
+
+
+def tile_calls_at(doc: Document, rng: lsp.Range) -> list[tuple[Result, Mapping[str, Json]]]:
+    """(result, tile config) of every set_*_tile_shapes call under the range (current results only)."""
+    lines = lines_of(doc.text)
+    out = []
+    for k in doc.kernels.values():
+        r = doc.current(k.name)
+        if r is None or not r.ok or r.editor is None:
+            continue
+        for tc in r.editor["tile_configs"]:
+            where = where_range(lines, tc.get("span"), doc.path)
+            if where is not None and overlaps(where, rng):
+                out.append((r, tc))
+    return out
+
+
+def suggestion_actions(doc: Document, r: Result, suggestions: Iterable[Mapping[str, Json]],
+                       config: int | None = None) -> list[lsp.CodeAction]:
+    """The advisor's tile shapes as quick fixes (the best one preferred)."""
+    lines = lines_of(doc.text)
+    out = []
+    clock = clock_word(r.summary or {})
+    for s in suggestions:
+        if config is not None and s.get("config") not in (None, config):
+            continue
+        edit = _edit(doc, lines, s.get("edits", ()))
+        if edit is None:
+            continue
+        title = (f"pypto: {s['text']} — {us(float(s['makespan_before_us']))} → "
+                 f"{us(float(s['makespan_after_us']))} {clock} ({float(s['speedup']):.1f}× faster)")
+        out.append(lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, edit=edit,
+                                  is_preferred=not out, data={"kernel": r.name, "rank": s.get("rank")}))
+    return out

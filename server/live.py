@@ -1,0 +1,310 @@
+"""Live compile: which kernels to recompile after an edit, when, and what to do with stale work.
+
+The language server calls `open` / `change` / `save` / `close` with each document version;
+this module decides the rest:
+
+- **debounce** — a change waits `debounce_ms` (300 by default) of quiet before anything
+  runs; `open` and `save` run at once. Each document has at most one update task; a newer
+  version cancels the older one's task.
+- **what to run** — the version is parsed here (`server.state.parse_kernels`): each kernel
+  has a key (its text and position, the code outside all kernels, the settings). A kernel
+  whose latest result has the current key is not recompiled.
+- **cancellation** — analyses in flight are shared futures keyed by kernel key. The moment
+  a change arrives, every analysis of that document whose key the new version no longer
+  has is cancelled, which kills its worker job (`WorkerPool.run`); one whose key survives
+  the edit keeps running and is picked up by the next update — typing in one kernel never
+  restarts the compile of another.
+- **isolation** — analyses run in the worker pool under the time and memory limits; a
+  failure (timeout, memory, crashed, error) is that kernel's result, at its `def` line. A
+  module that fails to import is found by a `list_kernels` job after the first analysis
+  fails with an error, and reported at its own line.
+- **extras** — advisor suggestions and the precision diff run only when asked (a code
+  action, a pypto/suggestions or pypto/precision request, or the settings `suggest` /
+  `precision`); their jobs are cached on the result and die with it.
+
+Results are published through a `Sink` (the language server): diagnostics for the
+document, then `pypto/recordChanged` for the kernel, as each kernel finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Protocol
+
+from server.protocol import Settings
+from server.state import Document, Kernel, Result, parse_kernels
+from server.worker import JobFailed, WorkerPool
+
+log = logging.getLogger("pypto.server")
+Json = Any
+
+
+class Progress(Protocol):
+    def report(self, message: str, percentage: int | None = None) -> None: ...
+
+    def end(self, message: str) -> None: ...
+
+
+class Sink(Protocol):
+    def publish(self, doc: Document) -> None: ...
+
+    def record_changed(self, doc: Document, result: Result) -> None: ...
+
+    def refresh(self) -> None: ...
+
+    def progress(self, title: str) -> Progress: ...
+
+
+class LiveCompiler:
+    def __init__(self, sink: Sink, settings: Settings) -> None:
+        self.sink = sink
+        self.settings = settings
+        self.docs: dict[str, Document] = {}
+        self.ready = asyncio.Event()  # the settings are known (workspace/configuration answered)
+        self._pool: WorkerPool | None = None
+        self._pool_shape: tuple[int, int] | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._old_pools: list[WorkerPool] = []
+
+    # ---- the pool ------------------------------------------------------------------------------
+
+    def pool(self) -> WorkerPool:
+        shape = (max(1, self.settings.workers), max(64, self.settings.memory_limit_mb))
+        if self._pool is None or self._pool_shape != shape:
+            if self._pool is not None:
+                self._old_pools.append(self._pool)
+                self._pool.close()  # idle workers now; busy ones when their job ends
+            self._pool = WorkerPool(size=shape[0], time_limit=self.settings.time_limit, memory_limit_mb=shape[1])
+            self._pool_shape = shape
+            self._slots = asyncio.Semaphore(shape[0])
+        return self._pool
+
+    async def job(self, fn: str, *args: Any) -> Any:
+        """One worker job, at most `workers` at a time (so jobs queue here, not in threads)."""
+        pool = self.pool()
+        assert self._slots is not None
+        async with self._slots:
+            return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit))
+
+    async def warm_up(self) -> None:
+        """Start the forkserver and one worker (torch and pypto imported) before the first edit."""
+        try:
+            await self.job("list_kernels", "/__pypto_warm_up__.py", "")
+        except JobFailed as e:
+            log.warning("warming up a worker failed: %s", e)
+
+    def close(self) -> None:
+        for doc in self.docs.values():
+            self._cancel_all(doc)
+        for p in [*self._old_pools, *([self._pool] if self._pool is not None else [])]:
+            p.close()
+
+    # ---- documents -----------------------------------------------------------------------------
+
+    def open(self, uri: str, path: str, version: int, text: str) -> None:
+        doc = self.docs.get(uri) or Document(uri, path, version, text)
+        self.docs[uri] = doc
+        self.change(uri, version, text, delay=0.0)
+
+    def change(self, uri: str, version: int, text: str, delay: float | None = None) -> None:
+        doc = self.docs.get(uri)
+        if doc is None:
+            return
+        doc.version, doc.text, doc.changed_at = version, text, time.monotonic()
+        self._parse(doc)
+        self._schedule(doc, self.settings.debounce_ms / 1000 if delay is None else delay)
+
+    def save(self, uri: str, text: str | None) -> None:
+        doc = self.docs.get(uri)
+        if doc is None:
+            return
+        if text is not None and text != doc.text:
+            doc.text = text
+            self._parse(doc)
+        pending = doc.update is not None and not doc.update.done()
+        stale = any(doc.current(k) is None for k in doc.kernels)
+        if pending or stale:
+            self._schedule(doc, 0.0)  # skip the rest of the debounce
+
+    def close_document(self, uri: str) -> Document | None:
+        doc = self.docs.pop(uri, None)
+        if doc is not None:
+            self._cancel_all(doc)
+        return doc
+
+    def settings_changed(self, old: Settings) -> None:
+        """Re-key every document (the analysis settings are part of the key) and recompile what changed;
+        new limits retry the kernels the old ones stopped."""
+        new = self.settings
+        retry = {kind for kind, changed in (("timeout", old.time_limit != new.time_limit),
+                                            ("memory", old.memory_limit_mb != new.memory_limit_mb)) if changed}
+        if old.analysis() == new.analysis() and not retry:
+            return
+        for doc in self.docs.values():
+            for name, r in list(doc.results.items()):
+                if r.failure is not None and r.failure[0] in retry:
+                    del doc.results[name]
+            self._parse(doc)
+            self._schedule(doc, 0.0)
+
+    def _parse(self, doc: Document) -> None:
+        kernels, error = parse_kernels(doc.text, doc.path, self.settings.analysis()) if "jit" in doc.text \
+            else ([], None)
+        doc.syntax_error = error
+        doc.parsed_version = doc.version
+        if error is not None:
+            return  # keep the last good kernels and results until the file parses again
+        doc.kernels = {k.name: k for k in kernels}
+        keys = {k.key for k in kernels}
+        for key, fut in list(doc.pending.items()):
+            if key not in keys and not fut.done():
+                fut.cancel()  # a newer edit: this compile is stale (kills the worker job)
+                log.info("%s: cancelled a stale compile", _short(doc.uri))
+
+    def _cancel_all(self, doc: Document) -> None:
+        if doc.update is not None:
+            doc.update.cancel()
+        for fut in doc.pending.values():
+            fut.cancel()
+        for r in doc.results.values():
+            r.cancel_extras()
+
+    def _schedule(self, doc: Document, delay: float) -> None:
+        if doc.update is not None and not doc.update.done():
+            doc.update.cancel()
+        doc.update = asyncio.create_task(self._update(doc, doc.version, doc.text, max(0.0, delay)))
+
+    async def wait(self, doc: Document, timeout: float) -> None:
+        """Until the document's current update is done (or `timeout` seconds)."""
+        deadline = time.monotonic() + timeout
+        while doc.update is not None and not doc.update.done():
+            done, _ = await asyncio.wait({doc.update}, timeout=max(0.01, deadline - time.monotonic()))
+            if not done:
+                return
+
+    # ---- one update ----------------------------------------------------------------------------
+
+    async def _update(self, doc: Document, version: int, text: str, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        if not self.ready.is_set():
+            try:
+                await asyncio.wait_for(self.ready.wait(), 5.0)
+            except asyncio.TimeoutError:
+                self.ready.set()
+        if doc.syntax_error is not None:
+            self.sink.publish(doc)
+            return
+        kernels = list(doc.kernels.values())
+        for name in [n for n in doc.results if n not in doc.kernels]:
+            doc.results.pop(name).cancel_extras()
+        todo = [k for k in kernels if doc.current(k.name) is None]
+        for k in kernels:  # unchanged kernels: their results hold for this version too
+            r = doc.results.get(k.name)
+            if r is not None and r.key == k.key:
+                r.version = version
+        self.sink.publish(doc)
+        if not todo:
+            return
+        progress: Progress | None = None
+        started = time.monotonic()
+
+        async def show_progress() -> None:
+            nonlocal progress
+            await asyncio.sleep(self.settings.progress_delay_ms / 1000)
+            progress = self.sink.progress(f"pypto: compiling {_short(doc.uri)}")
+            progress.report(f"{len(todo)} kernel(s): {', '.join(k.name for k in todo)}", 0)
+
+        shower = asyncio.create_task(show_progress())
+        done = 0
+        try:
+            waiting: set[asyncio.Future[Result]] = {self._analysis(doc, k, text) for k in todo}
+            while waiting:
+                finished, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                for fut in finished:
+                    if fut.cancelled() or fut.exception() is not None:
+                        continue  # cancelled by a newer edit (or a bug, logged by `forget`)
+                    r = fut.result()
+                    done += 1
+                    if doc.kernels.get(r.name) is None or doc.kernels[r.name].key != r.key:
+                        continue  # superseded while it ran
+                    r.version = doc.version  # its key is current: it holds for the latest version
+                    old = doc.results.get(r.name)
+                    if old is not None and old is not r and old.key != r.key:
+                        old.cancel_extras()
+                    doc.results[r.name] = r
+                    self.sink.publish(doc)
+                    self.sink.record_changed(doc, r)
+                    if progress is not None:
+                        progress.report(f"{r.name} done ({done}/{len(todo)})", int(100 * done / len(todo)))
+            self.sink.refresh()
+            log.info("%s v%d: %d kernel(s) compiled in %.0f ms (%.0f ms since the edit)", _short(doc.uri), version,
+                     len(todo), 1000 * (time.monotonic() - started), 1000 * (time.monotonic() - doc.changed_at))
+        finally:
+            shower.cancel()
+            if progress is not None:
+                progress.end(f"{done}/{len(todo)} kernel(s) compiled")
+
+    def _analysis(self, doc: Document, k: Kernel, text: str) -> asyncio.Future[Result]:
+        fut = doc.pending.get(k.key)
+        if fut is None:
+            fut = asyncio.ensure_future(self._analyze(doc.path, text, k))
+            doc.pending[k.key] = fut
+
+            def forget(f: asyncio.Future[Result], key: str = k.key) -> None:
+                if doc.pending.get(key) is f:
+                    del doc.pending[key]
+                if not f.cancelled() and f.exception() is not None:
+                    log.error("analysis of %s failed: %s", k.name, f.exception())
+
+            fut.add_done_callback(forget)
+        return fut
+
+    async def _analyze(self, path: str, text: str, k: Kernel) -> Result:
+        r = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line)
+        opts = {**self.settings.analysis(), "editor": True, "record": False}
+        t0 = time.monotonic()
+        try:
+            r.analysis = await self.job("analyze_kernel", path, text, k.name, opts)
+            err = r.error
+            if err is not None and str(err.get("message", "")).startswith("no kernel named"):
+                r.analysis = None
+                r.failure = ("not-a-kernel", str(err["message"]))
+        except JobFailed as e:
+            r.failure = (e.kind, e.message)
+            if e.kind == "error":  # maybe the module itself does not import: find out where
+                try:
+                    listed = await self.job("list_kernels", path, text)
+                    if listed.get("error"):
+                        r.module_error = listed["error"]
+                except JobFailed:
+                    pass
+            log.warning("%s: %s %s: %s", _short(path), k.name, e.kind, e.message.splitlines()[0] if e.message else "")
+        r.seconds = time.monotonic() - t0
+        return r
+
+    async def extra(self, doc: Document, r: Result, what: str) -> Json:
+        """Suggestions ("suggest") or the precision report ("precision") of a result, computed once."""
+        key = "suggestions" if what == "suggest" else "precision"
+        have = (r.analysis or {}).get(key)
+        if have is not None and (what != "suggest" or self.settings.suggest):
+            return have
+        fut = r.extras.get(what)
+        if fut is None or fut.cancelled():
+            text = doc.text
+            opts = {**self.settings.analysis(), "record": False, "suggest": what == "suggest",
+                    "precision": what == "precision"}
+
+            async def run() -> Json:
+                out = await self.job("analyze_kernel", doc.path, text, r.name, opts)
+                return out.get(key)
+
+            fut = r.extras[what] = asyncio.ensure_future(run())
+        return await asyncio.shield(fut)
+
+
+def _short(uri: str) -> str:
+    return uri.rsplit("/", 1)[-1]
+

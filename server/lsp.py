@@ -1,0 +1,390 @@
+"""The PyPTO language server: LSP and the pypto/* messages wired to the live compiler.
+
+This module is the protocol edge and nothing else: it turns LSP notifications into calls
+on `server.live.LiveCompiler` (which decides what to compile, when, and what is stale),
+turns requests into lookups in `server.features` (diagnostics, hover, code lenses, inlay
+hints, code actions) and `server.panels` (the custom requests of docs/protocol.md), and
+sends back what the live compiler publishes (diagnostics, `pypto/recordChanged`,
+`$/progress`, `window/logMessage`). Settings come from `initializationOptions` and the
+`workspace/configuration` section "pypto" (re-read on `workspace/didChangeConfiguration`).
+
+It imports pygls and lsprotocol and the server's own small modules — never torch or
+pypto: the worker processes (`server.worker`) compile, profile and index; the server only
+holds their JSON. Malformed pypto/* params are answered with InvalidParams; a kernel with
+no record with RequestFailed (-32803); nothing a client sends takes the server down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from server import features, panels
+from server import protocol as P
+from server.live import LiveCompiler, Progress
+from server.state import Document, Result
+from server.worker import JobFailed
+
+VERSION = "0.1.0"
+REQUEST_FAILED = -32803
+log = logging.getLogger("pypto.server")
+T = TypeVar("T")
+
+
+class _NoProgress:
+    def report(self, message: str, percentage: int | None = None) -> None:
+        pass
+
+    def end(self, message: str) -> None:
+        pass
+
+
+class _ClientProgress:
+    """A server-initiated `$/progress` token: created, begun, reported, ended — in that order
+    even when the work ends before the client answered the create request."""
+
+    def __init__(self, ls: PyptoLanguageServer, title: str) -> None:
+        self.ls = ls
+        self.title = title
+        self.token = f"pypto-{uuid.uuid4().hex[:12]}"
+        self.message: str | None = None
+        self.percentage: int | None = None
+        self.begun = False
+        self.ended: str | None = None
+        ls.spawn(self._create())
+
+    async def _create(self) -> None:
+        wdp = self.ls.work_done_progress
+        try:
+            await wdp.create_async(self.token)
+        except Exception as e:  # noqa: BLE001 - the client refused: no progress shown
+            log.debug("progress not created: %s", e)
+            return
+        wdp.begin(self.token, lsp.WorkDoneProgressBegin(title=self.title, message=self.message,
+                                                        percentage=self.percentage, cancellable=False))
+        self.begun = True
+        if self.ended is not None:
+            wdp.end(self.token, lsp.WorkDoneProgressEnd(message=self.ended))
+
+    def report(self, message: str, percentage: int | None = None) -> None:
+        self.message, self.percentage = message, percentage
+        if self.begun and self.ended is None:
+            self.ls.work_done_progress.report(self.token, lsp.WorkDoneProgressReport(message=message,
+                                                                                     percentage=percentage))
+
+    def end(self, message: str) -> None:
+        if self.ended is not None:
+            return
+        self.ended = message
+        if self.begun:
+            self.ls.work_done_progress.end(self.token, lsp.WorkDoneProgressEnd(message=message))
+
+
+class _ClientLog(logging.Handler):
+    """The server's log as window/logMessage (sent from the event loop, whichever thread logs)."""
+
+    LEVELS = ((logging.ERROR, lsp.MessageType.Error), (logging.WARNING, lsp.MessageType.Warning),
+              (logging.INFO, lsp.MessageType.Info))
+
+    def __init__(self, ls: PyptoLanguageServer, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(logging.INFO)
+        self.ls = ls
+        self.loop = loop
+
+    def emit(self, record: logging.LogRecord) -> None:
+        kind = next((t for level, t in self.LEVELS if record.levelno >= level), lsp.MessageType.Log)
+        params = lsp.LogMessageParams(type=kind, message=self.format(record))
+        try:
+            self.loop.call_soon_threadsafe(self.ls.window_log_message, params)
+        except RuntimeError:  # the loop is closed: shutting down
+            pass
+
+
+class PyptoLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("pypto-ide-server", VERSION, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.settings = P.Settings()
+        self.base_settings = P.Settings()  # defaults + initializationOptions: what a configuration omits
+        self.live = LiveCompiler(self, self.settings)
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # ---- helpers -------------------------------------------------------------------------------
+
+    def spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _caps(self) -> lsp.ClientCapabilities:
+        return self.client_capabilities or lsp.ClientCapabilities()
+
+    def apply_settings(self, value: Any, source: str) -> None:
+        new, problems = P.settings_from(value, self.base_settings)
+        for p in problems:
+            log.warning("ignored setting %s (from %s)", p, source)
+        old, self.settings = self.settings, new
+        self.live.settings = new
+        self.live.settings_changed(old)
+        log.info("settings (%s): %s", source, P.dump(new))
+
+    async def pull_settings(self) -> None:
+        ws = self._caps().workspace
+        if ws is None or not ws.configuration:
+            return
+        try:
+            got = await asyncio.wait_for(self.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=P.SECTION)])), 10.0)
+        except Exception as e:  # noqa: BLE001 - a client that cannot answer keeps the current settings
+            log.warning("workspace/configuration failed: %s", e)
+            return
+        if got:
+            self.apply_settings(P.plain(got[0]), "workspace/configuration")
+
+    # ---- the live compiler's sink --------------------------------------------------------------
+
+    def publish(self, doc: Document) -> None:
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=doc.uri, version=doc.version, diagnostics=features.diagnostics(doc)))
+
+    def record_changed(self, doc: Document, r: Result) -> None:
+        lines = features.lines_of(doc.text)
+        summary = None
+        if r.ok and r.summary is not None:
+            s = r.summary
+            summary = P.Summary(s["board"], s["clock"], float(s["makespan_us"]), int(s["tasks"]),
+                                float(s["utilization"]), dict(s["core_utilization"]), s["bound"], s["why"],
+                                int(s["tile_ops"]), int(s["leaves"]))
+        error = None
+        diags = features.kernel_diagnostics(doc, r, lines)
+        if not r.ok and diags:
+            d = diags[0]
+            error = P.KernelError(d.message, str(d.code), d.range)
+        if r.not_a_kernel:
+            return
+        params = P.RecordChangedParams(doc.uri, r.name, r.version, features.def_range(lines, r), summary, error,
+                                       round(r.seconds, 4))
+        self.protocol.notify(P.RECORD_CHANGED, P.dump(params))
+        if summary is not None:
+            log.info("%s %s v%d: %.2f µs %s, %d tasks, %.0f%% utilized, %s-bound (%.0f ms in the worker pool)",
+                     doc.uri.rsplit("/", 1)[-1], r.name, r.version, summary.makespan_us,
+                     summary.clock.split(" (")[0], summary.tasks, 100 * summary.utilization, summary.bound,
+                     1000 * r.seconds)
+
+    def refresh(self) -> None:
+        ws = self._caps().workspace
+        for supported, send in (
+                (ws is not None and ws.code_lens is not None and ws.code_lens.refresh_support,
+                 self.workspace_code_lens_refresh),
+                (ws is not None and ws.inlay_hint is not None and ws.inlay_hint.refresh_support,
+                 self.workspace_inlay_hint_refresh)):
+            if supported:
+                fut = send(None)
+                fut.add_done_callback(lambda f: f.exception())  # an error answer is not ours to raise
+
+    def progress(self, title: str) -> Progress:
+        window = self._caps().window
+        if window is None or not window.work_done_progress:
+            return _NoProgress()
+        return _ClientProgress(self, title)
+
+    # ---- custom requests -----------------------------------------------------------------------
+
+    def document(self, uri: str) -> Document:
+        doc = self.live.docs.get(uri)
+        if doc is None:
+            raise JsonRpcInvalidParams(f"{uri} is not an open document")
+        return doc
+
+    async def result(self, uri: str, kernel: str) -> tuple[Document, Result]:
+        """The kernel's result, waiting for a compile in flight; InvalidParams / RequestFailed."""
+        doc = self.document(uri)
+        if kernel not in doc.kernels:
+            names = ", ".join(doc.kernels) or "none"
+            raise JsonRpcInvalidParams(f"no kernel {kernel!r} in {uri} (kernels: {names})")
+        await self.live.wait(doc, self.settings.time_limit + 5)
+        r = doc.results.get(kernel)
+        if r is None:
+            raise JsonRpcException(f"{kernel} has not been compiled yet", code=REQUEST_FAILED)
+        if not r.ok:
+            diags = features.kernel_diagnostics(doc, r, features.lines_of(doc.text))
+            why = diags[0].message if diags else "no record"
+            raise JsonRpcException(f"{kernel} has no record: {why}", code=REQUEST_FAILED)
+        return doc, r
+
+    async def extra(self, doc: Document, r: Result, what: str) -> Any:
+        try:
+            return await self.live.extra(doc, r, what)
+        except JobFailed as e:
+            raise JsonRpcException(f"{r.name}: the {what} job failed ({e.kind}): {e.message.splitlines()[0]}",
+                                   code=REQUEST_FAILED) from None
+
+
+def _custom(ls: PyptoLanguageServer, method: str, cls: type[T],
+            answer: Callable[[PyptoLanguageServer, T], Awaitable[Any]]) -> None:
+    """Register a pypto/* request: typed params in, typed result out, InvalidParams for bad params."""
+
+    async def handler(params: Any) -> Any:
+        try:
+            typed = P.parse(params, cls)
+            return P.dump(await answer(ls, typed))
+        except P.ParamsError as e:
+            raise JsonRpcInvalidParams(f"{method}: {e}") from None
+
+    handler.__name__ = method.replace("/", "_")
+    ls.feature(method)(handler)
+
+
+async def _graph(ls: PyptoLanguageServer, p: P.GraphParams) -> P.GraphResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    return panels.graph(doc, r, p)
+
+
+async def _swimlane(ls: PyptoLanguageServer, p: P.SwimlaneParams) -> P.SwimlaneResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    return panels.swimlane(doc, r, p)
+
+
+async def _health(ls: PyptoLanguageServer, p: P.KernelParams) -> P.HealthResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    return panels.health(doc, r)
+
+
+async def _suggestions(ls: PyptoLanguageServer, p: P.KernelParams) -> P.SuggestionsResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    return panels.suggestions(doc, r, await ls.extra(doc, r, "suggest") or [])
+
+
+async def _precision(ls: PyptoLanguageServer, p: P.KernelParams) -> P.PrecisionResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    report = await ls.extra(doc, r, "precision")
+    if not isinstance(report, dict):
+        raise JsonRpcException(f"{r.name}: no precision report", code=REQUEST_FAILED)
+    return panels.precision(doc, r, report)
+
+
+async def _nodes_at(ls: PyptoLanguageServer, p: P.NodesAtParams) -> P.NodesAtResult:
+    return panels.nodes_at(ls.document(p.uri), p.position.line)
+
+
+async def _source_of(ls: PyptoLanguageServer, p: P.SourceOfParams) -> P.SourceOfResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    return panels.source_of(doc, r, p)
+
+
+def create_server() -> PyptoLanguageServer:
+    ls = PyptoLanguageServer()
+
+    @ls.feature(lsp.INITIALIZE)
+    def initialize(params: lsp.InitializeParams) -> None:
+        opts = P.plain(params.initialization_options)
+        if isinstance(opts, dict) and isinstance(opts.get(P.SECTION), dict):
+            opts = opts[P.SECTION]
+        if opts is not None:
+            ls.apply_settings(opts, "initializationOptions")
+            ls.base_settings = ls.settings
+
+    @ls.feature(lsp.INITIALIZED)
+    async def initialized(params: lsp.InitializedParams) -> None:
+        handler = _ClientLog(ls, asyncio.get_running_loop())
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        await ls.pull_settings()
+        ls.live.ready.set()
+        ls.spawn(ls.live.warm_up())  # with the configured pool: its workers are the ones that stay
+
+    @ls.feature(lsp.SHUTDOWN)
+    def shutdown(params: None) -> None:
+        ls.live.close()
+
+    @ls.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:
+        ws = ls._caps().workspace
+        if ws is not None and ws.configuration:
+            await ls.pull_settings()
+        else:
+            value = P.plain(params.settings)
+            if isinstance(value, dict):
+                ls.apply_settings(value.get(P.SECTION, value), "workspace/didChangeConfiguration")
+
+    @ls.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: lsp.DidOpenTextDocumentParams) -> None:
+        td = params.text_document
+        if td.language_id != "python" and not td.uri.endswith(".py"):
+            return
+        ls.live.open(td.uri, to_fs_path(td.uri) or td.uri, td.version, td.text)
+
+    @ls.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: lsp.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri in ls.live.docs:
+            ls.live.change(uri, params.text_document.version, ls.workspace.get_text_document(uri).source)
+
+    @ls.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
+    def did_save(params: lsp.DidSaveTextDocumentParams) -> None:
+        ls.live.save(params.text_document.uri, params.text)
+
+    @ls.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: lsp.DidCloseTextDocumentParams) -> None:
+        if ls.live.close_document(params.text_document.uri) is not None:
+            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri,
+                                                                              diagnostics=[]))
+
+    @ls.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def hover(params: lsp.HoverParams) -> lsp.Hover | None:
+        doc = ls.live.docs.get(params.text_document.uri)
+        if doc is None:
+            return None
+        text = features.hover_text(doc, params.position.line + 1)
+        if text is None:
+            return None
+        line = params.position.line
+        width = len(features.lines_of(doc.text)[line]) if line < len(features.lines_of(doc.text)) else 0
+        return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text),
+                         range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, width)))
+
+    @ls.feature(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False))
+    def code_lens(params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+        doc = ls.live.docs.get(params.text_document.uri)
+        return [] if doc is None else features.code_lenses(doc)
+
+    @ls.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
+    def inlay_hint(params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+        doc = ls.live.docs.get(params.text_document.uri)
+        return [] if doc is None else features.inlay_hints(doc, params.range)
+
+    @ls.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix], resolve_provider=False))
+    async def code_action(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        doc = ls.live.docs.get(params.text_document.uri)
+        only = params.context.only
+        if doc is None or (only and not any(str(k).startswith(lsp.CodeActionKind.QuickFix) for k in only)):
+            return []
+        actions = features.finding_actions(doc, params.range, params.context.diagnostics)
+        for r, tc in features.tile_calls_at(doc, params.range):
+            try:  # the advisor runs now, once per kernel version (lazy): a few seconds the first time
+                found = await ls.live.extra(doc, r, "suggest")
+            except JobFailed as e:
+                log.warning("tile-shape search for %s failed (%s): %s", r.name, e.kind, e.message.splitlines()[0])
+                continue
+            if doc.current(r.name) is not r:
+                continue  # edited meanwhile: these edits would land on moved text
+            actions += features.suggestion_actions(doc, r, found or [], tc["id"])
+        return actions
+
+    _custom(ls, P.GRAPH, P.GraphParams, _graph)
+    _custom(ls, P.SWIMLANE, P.SwimlaneParams, _swimlane)
+    _custom(ls, P.HEALTH, P.KernelParams, _health)
+    _custom(ls, P.SUGGESTIONS, P.KernelParams, _suggestions)
+    _custom(ls, P.PRECISION, P.KernelParams, _precision)
+    _custom(ls, P.NODES_AT, P.NodesAtParams, _nodes_at)
+    _custom(ls, P.SOURCE_OF, P.SourceOfParams, _source_of)
+    return ls

@@ -1,0 +1,350 @@
+"""The answers to the panels' pypto/* requests, computed from a kernel's result.
+
+Pure functions from (document, result, params) to the typed results of
+`server.protocol`: a pass's graph (whole, or aggregated into loop / source-line /
+tensor-node groups with drill-down), a window of the swimlane (task boxes, or per-lane
+bins when the window holds more than the client wants to draw), the health report, the
+precision report, the advisor's suggestions, and the two linking lookups (source line ->
+nodes and tasks; task or node -> source ranges). Bad params raise `ParamsError` (sent
+back as InvalidParams); nothing here can take the server down.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.uris import from_fs_path
+
+from server import protocol as P
+from server.features import lines_of, make_range, norm, where_range
+from server.state import Document, Result
+
+Json = Any
+
+
+def _editor(r: Result) -> dict[str, Json]:
+    assert r.editor is not None
+    return r.editor
+
+
+def _location(doc: Document, lines: list[str], span: Mapping[str, Json]) -> lsp.Location:
+    file = str(span["file"])
+    if norm(file) == norm(doc.path):
+        return lsp.Location(uri=doc.uri, range=make_range(lines, int(span["line"]), int(span.get("col", 0)),
+                                                        int(span.get("end_line", 0)), int(span.get("end_col", 0))))
+    line = max(0, int(span["line"]) - 1)
+    end = int(span.get("end_col", 0)) or int(span.get("col", 0))
+    return lsp.Location(uri=from_fs_path(file) or file,
+                        range=lsp.Range(lsp.Position(line, int(span.get("col", 0))), lsp.Position(line, end)))
+
+
+# ---- graph --------------------------------------------------------------------------------------
+
+def _pick_pass(ed: Mapping[str, Json], which: int | str | None) -> tuple[P.PassInfo | None, str]:
+    passes = ed["passes"]
+    if which is None:
+        p = passes[-1] if passes else None
+        return (P.PassInfo(p["index"], p["name"], p["stage"], p["changed"]) if p else None), ed["final_graph"]
+    for p in passes:
+        if (isinstance(which, int) and p["index"] == which) or (isinstance(which, str) and p["name"] == which):
+            if p["graph"] is None:
+                raise P.ParamsError(f"pass {p['name']} has no snapshot in this record")
+            return P.PassInfo(p["index"], p["name"], p["stage"], p["changed"]), p["graph"]
+    names = ", ".join(f"{p['index']} {p['name']}" for p in passes)
+    raise P.ParamsError(f"no pass {which!r} in this compile (passes: {names})")
+
+
+def _flatten(graph: Mapping[str, Json], parent: str | None, out: list[tuple[dict[str, Json], str | None]]) -> None:
+    for node in graph["nodes"]:
+        out.append((node, parent))
+        if node.get("body"):
+            _flatten(node["body"], f"g:loop{node['id']}", out)
+
+
+def _node_line(node: Mapping[str, Json]) -> Mapping[str, Json] | None:
+    loc = node.get("loc") or []
+    return loc[-1] if loc else None  # the kernel's own line (outermost frame)
+
+
+def _assemble(nodes: dict[str, P.GraphNode], parents: dict[str, str | None], edges: list[tuple[str, str]],
+              collapsed: set[str]) -> tuple[list[P.GraphNode], list[P.GraphEdge]]:
+    def rep(x: str) -> str:
+        chain = []
+        p = parents.get(x)
+        while p is not None:
+            chain.append(p)
+            p = parents.get(p)
+        for g in reversed(chain):
+            if g in collapsed:
+                return g
+        return x
+
+    visible = [v for k, v in nodes.items() if rep(k) == k]
+    counts: Counter[tuple[str, str]] = Counter()
+    for a, b in edges:
+        ra, rb = rep(a), rep(b)
+        if ra != rb:
+            counts[(ra, rb)] += 1
+    return visible, [P.GraphEdge(a, b, c) for (a, b), c in counts.items()]
+
+
+def graph(doc: Document, r: Result, params: P.GraphParams) -> P.GraphResult:
+    if params.max_nodes < 1:
+        raise P.ParamsError("maxNodes must be at least 1")
+    ed = _editor(r)
+    lines = lines_of(doc.text)
+    info, ref = _pick_pass(ed, params.after_pass)
+    passes = [P.PassInfo(p["index"], p["name"], p["stage"], p["changed"]) for p in ed["passes"]]
+    if params.level == "tile":
+        return _tile_graph(doc, r, params, info, passes, lines)
+    flat: list[tuple[dict[str, Json], str | None]] = []
+    _flatten(ed["graphs"][ref], None, flat)
+    nodes: dict[str, P.GraphNode] = {}
+    parents: dict[str, str | None] = {}
+    edges: list[tuple[str, str]] = []
+    members: Counter[str] = Counter()
+    for node, parent in flat:
+        span = _node_line(node)
+        rng = where_range(lines, span, doc.path) if span else None
+        t = node.get("type") or {}
+        nid = f"n{node['id']}"
+        label = node["op"] + (f" {node['name']}" if node.get("name") else "")
+        if node.get("body"):
+            gid = f"g:loop{node['id']}"
+            name = str(node.get("attrs", {}).get("name", "")).strip("'")
+            nodes[gid] = P.GraphNode(gid, "group", "loop", f"loop {name}".strip(), None, None, parent, 0, rng)
+            parents[gid] = parent
+        nodes[nid] = P.GraphNode(nid, "node", node["op"], label, t.get("shape"), t.get("dtype"), parent, 1, rng)
+        parents[nid] = parent
+        if parent is not None:
+            members[parent] += 1
+        edges += [(f"n{i}", nid) for i in node.get("inputs", ())]
+        if node.get("body"):
+            edges.append((nid, f"g:loop{node['id']}"))
+    for gid, c in members.items():
+        if gid in nodes:
+            nodes[gid].count = c
+    total = sum(1 for v in nodes.values() if v.kind == "node")
+    expand = set(params.expand)
+    unknown = [g for g in expand if g not in nodes or nodes[g].kind != "group"]
+    collapsed: set[str] = set()
+    aggregated = False
+    if total > params.max_nodes:
+        aggregated = True
+        collapsed = {g for g, v in nodes.items() if v.kind == "group" and g not in expand}
+        visible, _ = _assemble(nodes, parents, edges, collapsed)
+        if len(visible) > params.max_nodes:
+            # still too many: group the top-level nodes by their source line
+            by_line: defaultdict[int, list[str]] = defaultdict(list)
+            for k, v in nodes.items():
+                if v.kind == "node" and parents.get(k) is None and v.range is not None:
+                    by_line[v.range.start.line].append(k)
+            for line, ids in by_line.items():
+                if len(ids) < 2:
+                    continue
+                gid = f"g:line{line + 1}"
+                first = nodes[ids[0]]
+                nodes[gid] = P.GraphNode(gid, "group", "line", f"line {line + 1}", None, None, None, len(ids),
+                                         first.range)
+                parents[gid] = None
+                for k in ids:
+                    parents[k] = gid
+                    nodes[k].parent = gid
+                if gid not in expand:
+                    collapsed.add(gid)
+        unknown = [g for g in expand if g not in nodes or nodes[g].kind != "group"]
+    if unknown:
+        raise P.ParamsError(f"no group {', '.join(sorted(unknown))} in this graph")
+    visible, agg_edges = _assemble(nodes, parents, edges, collapsed)
+    return P.GraphResult(doc.uri, r.name, r.version, info, passes, "tensor", aggregated, total, visible, agg_edges)
+
+
+def _tile_graph(doc: Document, r: Result, params: P.GraphParams, info: P.PassInfo | None,
+                passes: list[P.PassInfo], lines: list[str]) -> P.GraphResult:
+    ed = _editor(r)
+    t = ed["tiles"]
+    count = len(t["op"])
+    tensor_nodes = ed["nodes"]
+    nodes: dict[str, P.GraphNode] = {}
+    parents: dict[str, str | None] = {}
+    for nid, size in Counter(t["node"]).items():
+        tn = tensor_nodes.get(str(nid), {})
+        spans = tn.get("spans") or []
+        rng = where_range(lines, spans[-1], doc.path) if spans else None
+        gid = f"g:node{nid}"
+        nodes[gid] = P.GraphNode(gid, "group", str(tn.get("op", "?")), f"{tn.get('op', '?')} (node {nid})",
+                                 tn.get("shape"), tn.get("dtype"), None, size, rng)
+        parents[gid] = None
+    expand = set(params.expand)
+    unknown = [g for g in expand if g not in nodes]
+    if unknown:
+        raise P.ParamsError(f"no group {', '.join(sorted(unknown))} in this tile graph")
+    aggregated = count > params.max_nodes
+    show_all = not aggregated
+    wanted = {int(g[len("g:node"):]) for g in expand}
+    per_group: Counter[int] = Counter()
+    edges: list[tuple[str, str]] = []
+    for i in range(count):
+        node = t["node"][i]
+        if not (show_all or node in wanted):
+            continue
+        if not show_all and per_group[node] >= params.max_nodes:
+            continue  # a huge group: the first max_nodes of its tiles
+        per_group[node] += 1
+        tid = f"t{i}"
+        name = t["names"][t["op"][i]]
+        gid = f"g:node{node}"
+        nodes[tid] = P.GraphNode(tid, "node", name, f"{name} {t['shape'][i]}", t["shape"][i],
+                                 tensor_nodes.get(str(node), {}).get("dtype"), gid, 1, nodes[gid].range)
+        parents[tid] = gid
+    for i in range(count):
+        for j in t["inputs"][i]:
+            a = f"t{j}" if f"t{j}" in nodes else f"g:node{t['node'][j]}"
+            b = f"t{i}" if f"t{i}" in nodes else f"g:node{t['node'][i]}"
+            edges.append((a, b))
+    collapsed = set() if show_all else {g for g in nodes if g.startswith("g:") and g not in expand}
+    visible, agg_edges = _assemble(nodes, parents, edges, collapsed)
+    return P.GraphResult(doc.uri, r.name, r.version, info, passes, "tile", aggregated, count, visible, agg_edges)
+
+
+# ---- swimlane -----------------------------------------------------------------------------------
+
+def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneResult:
+    sl = _editor(r).get("swimlane")
+    if sl is None:
+        raise P.ParamsError(f"{r.name} has no run")
+    if params.max_boxes < 0 or params.bins < 1:
+        raise P.ParamsError("maxBoxes must be >= 0 and bins >= 1")
+    c = sl["tasks"]
+    ids, lanes_of, starts, ends, leaves = c["id"], c["lane"], c["start"], c["end"], c["leaf"]
+    t0 = min(starts, default=0.0)
+    t1 = max(ends, default=0.0)
+    start = t0 if params.start is None else params.start
+    end = t1 if params.end is None else params.end
+    if end < start:
+        raise P.ParamsError(f"end ({end}) is before start ({start})")
+    inside = [k for k in range(len(ids)) if starts[k] < end and ends[k] > start] if (start, end) != (t0, t1) \
+        else list(range(len(ids)))
+    lanes = [P.Lane(x["name"], x["core"]) for x in sl["lanes"]]
+    metrics = dict(sl.get("metrics", {}))
+    makespan = float(metrics.get("makespan", t1 - t0))
+    boxes: list[P.Box] = []
+    bins: list[P.Bin] = []
+    if len(inside) <= params.max_boxes:
+        detail = "boxes"
+        boxes = [P.Box(ids[k], lanes_of[k], starts[k], ends[k], leaves[k]) for k in inside]
+    else:
+        detail = "bins"
+        width = (end - start) / params.bins if end > start else 1.0
+        edges = [start + i * width for i in range(params.bins + 1)]
+        busy: dict[tuple[int, int], float] = defaultdict(float)
+        count: Counter[tuple[int, int]] = Counter()
+        for k in inside:
+            a, b = max(starts[k], start), min(ends[k], end)
+            first = min(params.bins - 1, max(0, bisect.bisect_right(edges, a) - 1))
+            last = min(params.bins - 1, max(0, bisect.bisect_left(edges, b) - 1))
+            for i in range(first, last + 1):
+                overlap = min(b, edges[i + 1]) - max(a, edges[i])
+                if overlap > 0 or a == b:
+                    busy[(lanes_of[k], i)] += max(0.0, overlap)
+                    count[(lanes_of[k], i)] += 1
+        for (lane, i), c_ in sorted(count.items()):
+            bins.append(P.Bin(lane, edges[i], edges[i + 1], min(1.0, busy[(lane, i)] / width), c_))
+    return P.SwimlaneResult(doc.uri, r.name, r.version, sl["board"], sl["clock"], makespan, start, end, detail,
+                            len(ids), len(inside), lanes, boxes, bins, metrics)
+
+
+# ---- reports ------------------------------------------------------------------------------------
+
+def _edits(doc: Document, lines: list[str], edits: Any) -> list[P.TextEditInfo]:
+    out = []
+    for e in edits or ():
+        rng = where_range(lines, e.get("where"), doc.path)
+        if rng is not None:
+            out.append(P.TextEditInfo(rng, str(e["text"])))
+    return out
+
+
+def findings(doc: Document, items: Any) -> list[P.Finding]:
+    lines = lines_of(doc.text)
+    return [P.Finding(f["rule"], f["severity"], f["level"], f["title"], f["why"], f["suggestion"],
+                      where_range(lines, f.get("where"), doc.path), dict(f.get("numbers") or {}),
+                      _edits(doc, lines, f.get("edits")))
+            for f in items or ()]
+
+
+def health(doc: Document, r: Result) -> P.HealthResult:
+    h = (r.analysis or {}).get("health") or {}
+    return P.HealthResult(doc.uri, r.name, r.version, findings(doc, h.get("findings")), dict(h.get("stats") or {}))
+
+
+def suggestions(doc: Document, r: Result, items: list[Mapping[str, Json]]) -> P.SuggestionsResult:
+    lines = lines_of(doc.text)
+    return P.SuggestionsResult(doc.uri, r.name, r.version, [
+        P.Suggestion(int(s.get("rank", i + 1)), str(s["text"]), str(s.get("reason", "")),
+                     float(s["makespan_before_us"]), float(s["makespan_after_us"]), float(s["speedup"]),
+                     _edits(doc, lines, s.get("edits")))
+        for i, s in enumerate(items)])
+
+
+def precision(doc: Document, r: Result, report: Mapping[str, Json]) -> P.PrecisionResult:
+    lines = lines_of(doc.text)
+    if isinstance(report.get("error"), dict):
+        return P.PrecisionResult(doc.uri, r.name, r.version, None, None, [], dict(report))
+    failures = []
+    for p in report.get("passes", ()):
+        for row in list(p.get("rows", ())) + list(p.get("outputs", ())):
+            if not row.get("passed", True):
+                failures.append(P.PrecisionRow(str(p["name"]), str(row["op"]), int(row["node"]), False,
+                                               row.get("max_abs"), row.get("max_rel"),
+                                               where_range(lines, row.get("where"), doc.path)))
+    return P.PrecisionResult(doc.uri, r.name, r.version, report.get("passed"), report.get("first_failing_pass"),
+                             failures, dict(report))
+
+
+# ---- linking ------------------------------------------------------------------------------------
+
+def nodes_at(doc: Document, line0: int) -> P.NodesAtResult:
+    out = []
+    for name in doc.kernels:
+        r = doc.results.get(name)
+        if r is None or not r.ok:
+            continue
+        ed = _editor(r)
+        entry = ed["lines"].get(str(line0 + 1))
+        if entry is None:
+            continue
+        nodes = [ed["nodes"][str(i)] for i in entry["nodes"] if str(i) in ed["nodes"]]
+        out.append(P.KernelNodes(name, r.version, [
+            P.NodeInfo(x["id"], x["op"], x["shape"], x["dtype"], int(x["tiles"]), x.get("tile_shape"))
+            for x in nodes], entry["tasks"], entry["task_count"], entry["leaves"]))
+    return P.NodesAtResult(doc.uri, line0, out)
+
+
+def source_of(doc: Document, r: Result, params: P.SourceOfParams) -> P.SourceOfResult:
+    if (params.task is None) == (params.node is None):
+        raise P.ParamsError("give exactly one of task and node")
+    ed = _editor(r)
+    if params.task is not None:
+        col = ed["task_nodes"]["task"]
+        if not 0 <= params.task < len(col):
+            raise P.ParamsError(f"no task {params.task} in {r.name} (it has {len(col)} tasks)")
+        node_ids = list(ed["task_nodes"]["sets"][col[params.task]])
+    else:
+        if str(params.node) not in ed["nodes"]:
+            raise P.ParamsError(f"no node {params.node} in {r.name}'s final graph")
+        node_ids = [int(params.node)]  # type: ignore[arg-type]
+    lines = lines_of(doc.text)
+    seen: set[tuple[str, int, int]] = set()
+    locations = []
+    for i in node_ids:
+        for span in ed["nodes"][str(i)]["spans"]:
+            key = (str(span["file"]), int(span["line"]), int(span.get("col", 0)))
+            if key not in seen:
+                seen.add(key)
+                locations.append(_location(doc, lines, span))
+    return P.SourceOfResult(r.name, r.version, node_ids, locations)

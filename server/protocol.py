@@ -1,0 +1,441 @@
+"""The pypto/* wire format: one typed definition of every custom message (docs/protocol.md).
+
+The panels (graph, swimlane, report) talk to the language server with a few custom
+JSON-RPC messages next to LSP. Their params and results are attrs classes here, as
+lsprotocol defines LSP's own, and one cattrs converter turns them into JSON and back:
+snake_case fields become camelCase keys (`makespan_us` -> `makespanUs`); every field is
+always present (null when empty); structuring is strict — a string where a number
+belongs, a missing `uri`, an unknown `level` raise `ParamsError`, which the server
+answers with a JSON-RPC InvalidParams error instead of guessing. No key is a Python
+keyword (pygls hands unknown messages' params over as namedtuples, which rename those).
+Positions and ranges are LSP's: 0-based lines, columns as negotiated (UTF-16 by
+default; for ASCII source they equal Python's).
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Any, Literal
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from lsprotocol import types as lsp
+from lsprotocol.converters import get_converter
+
+RECORD_CHANGED = "pypto/recordChanged"
+GRAPH = "pypto/graph"
+SWIMLANE = "pypto/swimlane"
+PRECISION = "pypto/precision"
+HEALTH = "pypto/health"
+SUGGESTIONS = "pypto/suggestions"
+NODES_AT = "pypto/nodesAt"
+SOURCE_OF = "pypto/sourceOf"
+COMMANDS = ("pypto.openGraph", "pypto.openSwimlane", "pypto.openReport")
+SECTION = "pypto"  # the workspace/configuration section
+
+Json = Any
+
+
+class ParamsError(ValueError):
+    """Params that do not match the message's type (answered with InvalidParams)."""
+
+
+# ---- settings ------------------------------------------------------------------------------------
+
+@attrs.define
+class Settings:
+    """`workspace/configuration` section "pypto" (or `initializationOptions`, same keys)."""
+
+    board: Literal["sim", "cpu"] = "sim"
+    debounce_ms: int = 300  # quiet time after a change before recompiling
+    time_limit: float = 60.0  # seconds per kernel compile in a worker
+    memory_limit_mb: int = 2048  # per worker process, above its size at start
+    tile_search_budget: int | None = None  # advisor candidates (None: its default)
+    workers: int = 2  # worker processes
+    suggest: bool = False  # run the advisor with every compile (else lazily, on a code action)
+    precision: bool = False  # run the precision diff with every compile
+    progress_delay_ms: int = 500  # show $/progress for updates running longer than this
+
+    def analysis(self) -> dict[str, Json]:
+        """What a worker's analyze_kernel reads (and the analysis cache key)."""
+        return {"board": self.board, "precision": self.precision, "suggest": self.suggest,
+                "tile_search_budget": self.tile_search_budget}
+
+
+# ---- notifications -------------------------------------------------------------------------------
+
+@attrs.define
+class Summary:
+    board: str
+    clock: str
+    makespan_us: float
+    tasks: int
+    utilization: float
+    core_utilization: dict[str, float]
+    bound: str
+    why: str
+    tile_ops: int
+    leaves: int
+
+
+@attrs.define
+class KernelError:
+    """Why a kernel has no record: a compile error (rule) or a worker failure (worker.<kind>)."""
+
+    message: str
+    code: str  # "compile.error", "inputs.missing", "worker.timeout", …
+    range: lsp.Range
+
+
+@attrs.define
+class RecordChangedParams:
+    uri: str
+    kernel: str
+    version: int  # the document version the record is valid for
+    range: lsp.Range  # the kernel's `def` line
+    summary: Summary | None
+    error: KernelError | None
+    seconds: float  # the job: waiting for a worker (or starting one), compiling, profiling, indexing
+
+
+# ---- requests ------------------------------------------------------------------------------------
+
+@attrs.define
+class KernelParams:
+    uri: str
+    kernel: str
+
+
+@attrs.define
+class GraphParams:
+    uri: str
+    kernel: str
+    after_pass: int | str | None = None  # the graph after this pass (index or name); None: the final graph
+    level: Literal["tensor", "tile"] = "tensor"
+    max_nodes: int = 200  # above this the graph is aggregated into groups
+    expand: list[str] = attrs.Factory(list)  # group ids to drill into
+
+
+@attrs.define
+class GraphNode:
+    id: str  # "n<node id>" for tensor nodes, "t<tile op id>" for tile ops, "g:…" for groups
+    kind: Literal["node", "group"]
+    op: str
+    label: str
+    shape: list[int | str] | None
+    dtype: str | None
+    parent: str | None  # the group it belongs to (loop body or expanded group)
+    count: int  # nodes inside (1 for a node)
+    range: lsp.Range | None  # its source line in this document
+
+
+@attrs.define
+class GraphEdge:
+    source: str
+    target: str
+    count: int  # edges merged into this one (aggregated graphs)
+
+
+@attrs.define
+class PassInfo:
+    index: int
+    name: str
+    stage: str
+    changed: bool
+
+
+@attrs.define
+class GraphResult:
+    uri: str
+    kernel: str
+    version: int
+    after_pass: PassInfo | None
+    passes: list[PassInfo]
+    level: str
+    aggregated: bool
+    total_nodes: int
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+@attrs.define
+class SwimlaneParams:
+    uri: str
+    kernel: str
+    start: float | None = None  # µs; None: the start of the run
+    end: float | None = None  # µs; None: its end
+    max_boxes: int = 2000  # more tasks than this in the window: bins instead of boxes
+    bins: int = 200  # bins per lane at the coarse level of detail
+
+
+@attrs.define
+class Lane:
+    name: str
+    core: str
+
+
+@attrs.define
+class Box:
+    task: int
+    lane: int
+    start: float
+    end: float
+    leaf: int
+
+
+@attrs.define
+class Bin:
+    lane: int
+    start: float
+    end: float
+    busy: float  # share of the bin the lane was running tasks
+    tasks: int  # tasks overlapping the bin
+
+
+@attrs.define
+class SwimlaneResult:
+    uri: str
+    kernel: str
+    version: int
+    board: str
+    clock: str
+    makespan_us: float
+    start: float
+    end: float
+    detail: Literal["boxes", "bins"]
+    total_tasks: int
+    window_tasks: int
+    lanes: list[Lane]
+    boxes: list[Box]
+    bins: list[Bin]
+    metrics: dict[str, Json]
+
+
+@attrs.define
+class TextEditInfo:
+    range: lsp.Range
+    new_text: str
+
+
+@attrs.define
+class Finding:
+    rule: str
+    severity: str
+    level: str
+    title: str
+    why: str
+    suggestion: str
+    range: lsp.Range | None
+    numbers: dict[str, Json]
+    edits: list[TextEditInfo]
+
+
+@attrs.define
+class HealthResult:
+    uri: str
+    kernel: str
+    version: int
+    findings: list[Finding]
+    stats: dict[str, Json]
+
+
+@attrs.define
+class Suggestion:
+    rank: int
+    text: str  # the new call
+    reason: str
+    makespan_before_us: float
+    makespan_after_us: float
+    speedup: float
+    edits: list[TextEditInfo]
+
+
+@attrs.define
+class SuggestionsResult:
+    uri: str
+    kernel: str
+    version: int
+    suggestions: list[Suggestion]
+
+
+@attrs.define
+class PrecisionRow:
+    after_pass: str
+    op: str
+    node: int
+    passed: bool
+    max_abs: float | str | None
+    max_rel: float | str | None
+    range: lsp.Range | None
+
+
+@attrs.define
+class PrecisionResult:
+    uri: str
+    kernel: str
+    version: int
+    passed: bool | None
+    first_failing_pass: str | None
+    failures: list[PrecisionRow]
+    report: dict[str, Json]  # the full precision report JSON (pypto.analysis.precision)
+
+
+@attrs.define
+class NodesAtParams:
+    uri: str
+    position: lsp.Position
+
+
+@attrs.define
+class NodeInfo:
+    id: int
+    op: str
+    shape: list[int | str] | None
+    dtype: str | None
+    tiles: int
+    tile_shape: list[int] | None
+
+
+@attrs.define
+class KernelNodes:
+    kernel: str
+    version: int
+    nodes: list[NodeInfo]
+    tasks: list[list[int]]  # task ids as inclusive [first, last] runs
+    task_count: int
+    leaves: list[int]
+
+
+@attrs.define
+class NodesAtResult:
+    uri: str
+    line: int
+    kernels: list[KernelNodes]
+
+
+@attrs.define
+class SourceOfParams:
+    uri: str
+    kernel: str
+    task: int | None = None
+    node: int | None = None
+
+
+@attrs.define
+class SourceOfResult:
+    kernel: str
+    version: int
+    nodes: list[int]
+    locations: list[lsp.Location]  # innermost frame first, then the lines calling it
+
+
+# ---- the converter -------------------------------------------------------------------------------
+
+def _camel(name: str) -> str:
+    name = name.rstrip("_")
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def _strict(conv: cattrs.Converter) -> None:
+    """No coercion: "3" is not an int, 3 is not a str, 1 is not a bool."""
+
+    def check(tp: type) -> Any:
+        def hook(v: Any, _: Any) -> Any:
+            if tp is float and isinstance(v, int) and not isinstance(v, bool):
+                return float(v)
+            if not isinstance(v, tp) or (tp is not bool and isinstance(v, bool)):
+                raise ValueError(f"expected {tp.__name__}, got {type(v).__name__} {v!r}")
+            return v
+        return hook
+
+    for tp in (str, int, float, bool):
+        conv.register_structure_hook(tp, check(tp))
+
+    def literal(v: Any, tp: Any) -> Any:
+        allowed = typing.get_args(tp)
+        if v not in allowed:
+            raise ValueError(f"expected one of {', '.join(map(repr, allowed))}, got {v!r}")
+        return v
+
+    conv.register_structure_hook_func(lambda t: typing.get_origin(t) is Literal, literal)
+
+    def number_or_text(v: Any, _: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, (int, str)):
+            raise ValueError(f"expected a pass index or name, got {v!r}")
+        return v
+
+    conv.register_structure_hook(int | str | None, lambda v, t: None if v is None else number_or_text(v, t))
+    conv.register_structure_hook(int | str, number_or_text)
+
+
+def _ours(cls: type) -> bool:
+    return attrs.has(cls) and cls.__module__ == __name__
+
+
+def make_converter() -> cattrs.Converter:
+    conv = get_converter(cattrs.Converter())
+    _strict(conv)
+    conv.register_unstructure_hook_factory(_ours, lambda cls: make_dict_unstructure_fn(
+        cls, conv, **{a.name: override(rename=_camel(a.name)) for a in attrs.fields(cls)}))
+    conv.register_structure_hook_factory(_ours, lambda cls: make_dict_structure_fn(
+        cls, conv, **{a.name: override(rename=_camel(a.name)) for a in attrs.fields(cls)}))
+    return conv
+
+
+CONVERTER = make_converter()
+
+
+def plain(value: Any) -> Any:
+    """pygls hands unknown methods' params over as namedtuples: back to dicts and lists."""
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+T = typing.TypeVar("T")
+
+
+def parse(params: Any, cls: type[T]) -> T:
+    """`params` (as pygls delivers them) as `cls`; ParamsError says what is wrong."""
+    value = plain(params)
+    if not isinstance(value, dict):
+        raise ParamsError(f"params must be an object, got {type(value).__name__}")
+    try:
+        return CONVERTER.structure(value, cls)
+    except cattrs.BaseValidationError as e:
+        raise ParamsError("; ".join(cattrs.transform_error(e, path=cls.__name__))) from None
+    except (ValueError, TypeError, KeyError) as e:
+        raise ParamsError(str(e)) from None
+
+
+def settings_from(value: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """Settings from a configuration object (unknown keys ignored), keeping `base`'s values for
+    missing or invalid keys; also the problems found, to log."""
+    out = attrs.evolve(base) if base is not None else Settings()
+    problems: list[str] = []
+    if not isinstance(value, dict):
+        return out, ([] if value is None else [f"settings must be an object, got {type(value).__name__}"])
+    for a in attrs.fields(Settings):
+        key = _camel(a.name)
+        if key not in value:
+            continue
+        try:
+            v = CONVERTER.structure(value[key], a.type if not isinstance(a.type, str) else _hint(a.name))
+        except (cattrs.BaseValidationError, ValueError, TypeError) as e:
+            problems.append(f"pypto.{key}: {e}")
+            continue
+        setattr(out, a.name, v)
+    return out, problems
+
+
+def _hint(name: str) -> Any:
+    return typing.get_type_hints(Settings)[name]
+
+
+def dump(value: Any) -> Json:
+    """An attrs message as JSON (camelCase keys, nulls kept)."""
+    return CONVERTER.unstructure(value)

@@ -1,0 +1,168 @@
+"""What the language server remembers: open documents, their kernels, and each kernel's result.
+
+A document version's kernels are found by parsing it here (module-level functions with a
+`…jit` decorator), instantly and without running anything, so a change can be matched
+against the work in flight the moment it arrives. Each kernel gets a *key*: the hash of
+the analysis settings, the file's path, the kernel's own lines and position, and every
+line outside all kernels (imports, constants, helpers). A result is reused for as long as
+its key is current — typing in one kernel recompiles that kernel only; moving a kernel
+(a line added above it) or touching shared code recompiles the ones affected.
+
+A `Result` is the worker's answer for one key (`server.analyze.analyze_kernel` with the
+editor view, or a `JobFailed`), with the lazily computed extras (advisor suggestions,
+precision) cached beside it. Line numbers here are the record's: 1-based.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+Json = Any
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel of one document version."""
+
+    name: str
+    line: int  # its first line (the first decorator), 1-based
+    end_line: int
+    def_line: int  # the `def` line
+    def_col: int  # column of its name on the def line
+    key: str
+
+
+@dataclass
+class Result:
+    """The worker's answer for one kernel key."""
+
+    key: str
+    name: str
+    line: int
+    def_line: int
+    def_col: int
+    end_line: int = 0
+    analysis: dict[str, Json] | None = None  # analyze_kernel's JSON
+    failure: tuple[str, str] | None = None  # (JobFailed kind, message)
+    module_error: dict[str, Json] | None = None  # the module failed to import: its error (list_kernels)
+    version: int = 0  # the document version it was last published for
+    seconds: float = 0.0
+    extras: dict[str, asyncio.Future[Any]] = field(default_factory=dict)  # "suggest" / "precision" -> job
+
+    @property
+    def error(self) -> dict[str, Json] | None:
+        return None if self.analysis is None else self.analysis.get("error")
+
+    @property
+    def summary(self) -> dict[str, Json] | None:
+        return None if self.analysis is None else self.analysis.get("summary")
+
+    @property
+    def editor(self) -> dict[str, Json] | None:
+        return None if self.analysis is None else self.analysis.get("editor")
+
+    @property
+    def not_a_kernel(self) -> bool:
+        """The parse took it for a kernel (a `…jit` decorator), the module says it is not a pypto one."""
+        return self.failure is not None and self.failure[0] == "not-a-kernel"
+
+    @property
+    def ok(self) -> bool:
+        return self.analysis is not None and self.error is None and self.editor is not None
+
+    def cancel_extras(self) -> None:
+        for f in self.extras.values():
+            if not f.done():
+                f.cancel()
+
+
+@dataclass
+class Document:
+    uri: str
+    path: str
+    version: int
+    text: str
+    kernels: dict[str, Kernel] = field(default_factory=dict)  # of the latest parsed version, in order
+    parsed_version: int = -1
+    syntax_error: dict[str, Json] | None = None  # the latest version does not parse
+    results: dict[str, Result] = field(default_factory=dict)  # kernel name -> latest result
+    pending: dict[str, asyncio.Future[Result]] = field(default_factory=dict)  # key -> analysis in flight
+    update: asyncio.Task[None] | None = None
+    changed_at: float = 0.0  # time.monotonic() of the latest change
+
+    def current(self, name: str) -> Result | None:
+        """The kernel's result if it matches the latest version's key (else None)."""
+        k = self.kernels.get(name)
+        r = self.results.get(name)
+        return r if k is not None and r is not None and r.key == k.key else None
+
+    def aligned(self, name: str) -> Result | None:
+        """The kernel's result if its lines still line up with the latest version: current, or
+        older but the kernel neither moved nor gained or lost lines (an edit within a line)."""
+        k = self.kernels.get(name)
+        r = self.results.get(name)
+        if k is None or r is None:
+            return None
+        return r if r.key == k.key or (r.line, r.end_line) == (k.line, k.end_line) else None
+
+
+def _dotted(e: ast.expr) -> str:
+    if isinstance(e, ast.Call):
+        return _dotted(e.func)
+    if isinstance(e, ast.Attribute):
+        return _dotted(e.value) + "." + e.attr
+    if isinstance(e, ast.Name):
+        return e.id
+    return ""
+
+
+def _is_jit(decorator: ast.expr) -> bool:
+    return _dotted(decorator).split(".")[-1] == "jit"
+
+
+def parse_kernels(text: str, path: str, settings: dict[str, Json]) -> tuple[list[Kernel], dict[str, Json] | None]:
+    """The kernels of a version (with keys) and None, or [] and the syntax error."""
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as e:
+        line = e.lineno or 1
+        col = max(0, (e.offset or 1) - 1)
+        return [], {"message": f"SyntaxError: {e.msg}", "line": line, "col": col,
+                    "end_line": e.end_lineno or line, "end_col": max(col + 1, (e.end_offset or 0) - 1),
+                    "rule": "python.syntax"}
+    found: list[tuple[str, int, int, int, int]] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(_is_jit(d) for d in node.decorator_list):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            # the decorator's "@" is one column left of the expression
+            line_text = _line(text, node.lineno)
+            col = line_text.find(node.name, max(0, node.col_offset))
+            found.append((node.name, first, node.end_lineno or node.lineno, node.lineno, max(col, 0)))
+    lines = text.splitlines()
+    inside = [False] * (len(lines) + 2)
+    for _, first, last, _, _ in found:
+        for i in range(first, last + 1):
+            if i < len(inside):
+                inside[i] = True
+    outside = "\n".join(ln for i, ln in enumerate(lines, 1) if not inside[i])
+    common = hashlib.sha256(json.dumps([path, settings, outside], sort_keys=True).encode()).hexdigest()
+    kernels = []
+    seen: set[str] = set()
+    for name, first, last, def_line, col in found:
+        if name in seen:  # redefined: the module keeps the last one
+            kernels = [k for k in kernels if k.name != name]
+        seen.add(name)
+        body = "\n".join(lines[first - 1:last])
+        key = hashlib.sha256(f"{common}\0{name}\0{first}\0{body}".encode()).hexdigest()[:32]
+        kernels.append(Kernel(name, first, last, def_line, col, key))
+    return kernels, None
+
+
+def _line(text: str, line: int) -> str:
+    lines = text.splitlines()
+    return lines[line - 1] if 0 < line <= len(lines) else ""

@@ -1,0 +1,216 @@
+"""The language-server tests' client: the real server (`python -m server`) as a subprocess, driven
+by pytest-lsp's LanguageClient over stdio, one server per test module.
+
+A module sets `SERVER_SETTINGS` (the "pypto" settings, sent as initializationOptions and
+answered again to workspace/configuration) to get a server configured for it (a short time
+limit, a small memory limit, a short debounce). Tests wait on what the server sends —
+`pypto/recordChanged` notifications, collected by the client in `client.records` — never
+on sleeps: `await client.records.wait(lambda r: ...)` returns the first notification, past
+or future, that matches (and fails after a generous timeout instead of hanging).
+
+Helpers are fixtures (`lsp_kit`), not imports: several conftest.py files exist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import make_test_lsp_client
+
+from server.protocol import RECORD_CHANGED, plain
+
+WAIT = 90.0  # seconds: only a broken server ever waits this long
+
+
+class Inbox:
+    """Notifications of one method, in arrival order, with waiters for the first that matches."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self._waiters: list[tuple[Callable[[Any], bool], asyncio.Future[Any]]] = []
+
+    def push(self, item: Any) -> None:
+        self.items.append(item)
+        for pred, fut in list(self._waiters):
+            if not fut.done() and pred(item):
+                fut.set_result(item)
+                self._waiters.remove((pred, fut))
+
+    async def wait(self, pred: Callable[[Any], bool], timeout: float = WAIT) -> Any:
+        for item in self.items:
+            if pred(item):
+                return item
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiters.append((pred, fut))
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            seen = [_brief(i) for i in self.items]
+            raise AssertionError(f"no matching notification within {timeout:g} s; got {seen}") from None
+
+    async def record(self, uri: str, kernel: str, version: int | None = None, **more: Any) -> dict[str, Any]:
+        """The recordChanged of `kernel` in `uri` (at `version` or later)."""
+        def match(r: dict[str, Any]) -> bool:
+            return (r["uri"] == uri and r["kernel"] == kernel and (version is None or r["version"] >= version)
+                    and all(r.get(k) == v for k, v in more.items()))
+        return await self.wait(match)
+
+
+def _brief(item: Any) -> Any:
+    if isinstance(item, dict) and "kernel" in item:
+        return (item["kernel"], item["version"], (item.get("error") or {}).get("code"))
+    return getattr(item, "message", None) or getattr(item, "value", None) or item
+
+
+def make_client() -> LanguageClient:
+    """pytest-lsp's client, with an inbox per server message the tests wait on: `records`
+    (pypto/recordChanged, as dicts), `published` (publishDiagnostics), `logs`
+    (window/logMessage) and `progress` ($/progress) — the last three still reach pytest-lsp's
+    own handlers (`client.diagnostics`, `client.log_messages`, `client.progress_reports`)."""
+    client = make_test_lsp_client()
+    client.records = Inbox()  # type: ignore[attr-defined]
+
+    @client.feature(RECORD_CHANGED)
+    def record_changed(params: Any) -> None:
+        client.records.push(plain(params))  # type: ignore[attr-defined]
+
+    for attr, method in (("published", lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), ("logs", lsp.WINDOW_LOG_MESSAGE),
+                         ("progress", lsp.PROGRESS)):
+        inbox = Inbox()
+        setattr(client, attr, inbox)
+        features = client.protocol.fm.features
+        original = features[method]
+
+        def tap(params: Any, original: Any = original, inbox: Inbox = inbox) -> Any:
+            result = original(params)
+            inbox.push(params)
+            return result
+
+        features[method] = tap
+    return client
+
+
+CAPABILITIES = lsp.ClientCapabilities(
+    workspace=lsp.WorkspaceClientCapabilities(configuration=True, apply_edit=True),
+    window=lsp.WindowClientCapabilities(work_done_progress=True),
+    text_document=lsp.TextDocumentClientCapabilities(
+        hover=lsp.HoverClientCapabilities(content_format=[lsp.MarkupKind.Markdown]),
+        code_action=lsp.CodeActionClientCapabilities(code_action_literal_support=lsp.ClientCodeActionLiteralOptions(
+            code_action_kind=lsp.ClientCodeActionKindOptions(value_set=[lsp.CodeActionKind.QuickFix]))),
+        publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(version_support=True),
+    ),
+)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "server"],
+                                              client_factory=make_client), scope="module")
+async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+    settings = dict(getattr(request.module, "SERVER_SETTINGS", {}))
+    lsp_client.set_configuration(settings, section="pypto")
+    await lsp_client.initialize_session(lsp.InitializeParams(
+        capabilities=CAPABILITIES, initialization_options={"pypto": settings},
+        workspace_folders=[lsp.WorkspaceFolder(uri=Path.cwd().as_uri(), name="main")]))
+    yield
+    await lsp_client.shutdown_session()
+
+
+class Doc:
+    """One open document: its uri, text and version, edited the way an editor does."""
+
+    def __init__(self, client: LanguageClient, path: Path, text: str) -> None:
+        self.client, self.path, self.text, self.version = client, path, text, 1
+        self.uri = path.as_uri()
+        path.write_text(text)
+        client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+            lsp.TextDocumentItem(uri=self.uri, language_id="python", version=1, text=text)))
+
+    def replace(self, old: str, new: str) -> int:
+        """Edit the first `old` into `new` (an incremental change); the new version."""
+        at = self.text.index(old)
+        line = self.text.count("\n", 0, at)
+        col = at - (self.text.rfind("\n", 0, at) + 1)
+        end_line = line + old.count("\n")
+        end_col = (len(old) - old.rfind("\n") - 1) if "\n" in old else col + len(old)
+        return self.edit(lsp.Range(lsp.Position(line, col), lsp.Position(end_line, end_col)), new)
+
+    def edit(self, rng: lsp.Range, new: str) -> int:
+        lines = self.text.split("\n")
+        start = sum(len(x) + 1 for x in lines[:rng.start.line]) + rng.start.character
+        end = sum(len(x) + 1 for x in lines[:rng.end.line]) + rng.end.character
+        self.text = self.text[:start] + new + self.text[end:]
+        self.version += 1
+        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
+            content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text=new)]))
+        return self.version
+
+    def apply(self, edit: lsp.WorkspaceEdit) -> int:
+        """Apply a code action's WorkspaceEdit (bottom-up) as the editor would."""
+        assert edit.changes is not None and self.uri in edit.changes
+        for e in sorted(edit.changes[self.uri], key=lambda e: (e.range.start.line, e.range.start.character),
+                        reverse=True):
+            self.edit(e.range, e.new_text)
+        return self.version
+
+    def line_of(self, needle: str) -> int:
+        """0-based line of the first line containing `needle`."""
+        for i, text in enumerate(self.text.splitlines()):
+            if needle in text:
+                return i
+        raise AssertionError(f"{needle!r} not in the document")
+
+    # ---- requests
+
+    def _id(self) -> lsp.TextDocumentIdentifier:
+        return lsp.TextDocumentIdentifier(uri=self.uri)
+
+    async def call(self, method: str, **params: Any) -> Any:
+        """A pypto/* request about this document; the result as plain dicts and lists."""
+        return plain(await self.client.protocol.send_request_async(method, {"uri": self.uri, **params}))
+
+    async def hover(self, line: int, character: int = 4) -> str | None:
+        h = await self.client.text_document_hover_async(lsp.HoverParams(self._id(), lsp.Position(line, character)))
+        if h is None:
+            return None
+        assert isinstance(h.contents, lsp.MarkupContent) and h.contents.kind == lsp.MarkupKind.Markdown
+        return h.contents.value
+
+    async def lenses(self) -> list[lsp.CodeLens]:
+        return list(await self.client.text_document_code_lens_async(lsp.CodeLensParams(self._id())) or ())
+
+    async def hints(self) -> list[lsp.InlayHint]:
+        end = lsp.Position(len(self.text.splitlines()) + 1, 0)
+        got = await self.client.text_document_inlay_hint_async(
+            lsp.InlayHintParams(self._id(), lsp.Range(lsp.Position(0, 0), end)))
+        return list(got or ())
+
+    async def actions(self, line: int, character: int = 8) -> list[lsp.CodeAction]:
+        at = lsp.Position(line, character)
+        diags = [d for d in self.diagnostics() if d.range.start.line <= line <= d.range.end.line]
+        got = await self.client.text_document_code_action_async(lsp.CodeActionParams(
+            self._id(), lsp.Range(at, at), lsp.CodeActionContext(diagnostics=diags)))
+        return [a for a in got or () if isinstance(a, lsp.CodeAction)]
+
+    def save(self) -> None:
+        self.path.write_text(self.text)
+        self.client.text_document_did_save(lsp.DidSaveTextDocumentParams(self._id()))
+
+    def diagnostics(self) -> list[lsp.Diagnostic]:
+        return list(self.client.diagnostics.get(self.uri, ()))
+
+    def close(self) -> None:
+        self.client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(self.uri)))
+
+
+@pytest.fixture(scope="session")
+def lsp_kit() -> types.SimpleNamespace:
+    return types.SimpleNamespace(Doc=Doc, WAIT=WAIT)

@@ -1,0 +1,114 @@
+"""Editor features read off the records: hover, code lenses, inlay hints, and code actions whose
+edits (the advisor's tile shapes, a health finding's fix) change the next record when applied."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types as lsp
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+SERVER_SETTINGS = {"debounceMs": 30, "tileSearchBudget": 6}
+
+SRC = '''import pypto
+
+
+@pypto.jit
+def scale_exp(x: pypto.Tensor([64, 256], pypto.DT_FP32), out: pypto.Tensor([64, 256], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 64)
+    y = pypto.exp(x) * 2.0
+    out[:] = y + x
+'''
+
+TAIL = '''import pypto
+
+
+@pypto.jit
+def tail_vec(x: pypto.Tensor([64, 600], pypto.DT_FP32), out: pypto.Tensor([64, 600], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(32, 512)
+    out[:] = pypto.exp(x)
+'''
+
+
+async def test_hover_on_an_op_line_shows_its_ops_tiles_tasks_and_the_bound(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "hover.py", SRC)
+    r = await client.records.record(doc.uri, "scale_exp", 1)
+    text = await doc.hover(doc.line_of("y = pypto.exp(x)"))
+    assert text is not None
+    assert "`scale_exp`" in text and "`exp`" in text and "`mul`" in text
+    assert "fp32[64, 256]" in text and "[8, 64]" in text  # output shape and dtype, tile shape
+    assert "| 32 |" in text  # 64x256 in 8x64 tiles
+    assert "32 tasks" in text and "leaf 0" in text and "makespan" in text and "simulated" in text
+    assert f"Bound: **{r['summary']['bound']}**" in text
+    assert await doc.hover(doc.line_of("import pypto")) is None  # no op there
+
+
+async def test_code_lenses_sit_above_each_kernel_and_each_tile_shape_call(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "lens.py", SRC)
+    r = await client.records.record(doc.uri, "scale_exp", 1)
+    lenses = await doc.lenses()
+    kernel_line = doc.line_of("@pypto.jit")
+    above = [x for x in lenses if x.range.start.line == kernel_line]
+    commands = {x.command.command for x in above if x.command}
+    assert commands == {"pypto.openReport", "pypto.openGraph", "pypto.openSwimlane"}
+    for x in above:
+        assert x.command is not None and list(x.command.arguments) == [{"uri": doc.uri, "kernel": "scale_exp"}]
+    (summary,) = [x.command.title for x in above if x.command and x.command.command == "pypto.openReport"]
+    s = r["summary"]
+    assert f"{s['makespanUs']:.2f} µs simulated" in summary and f"{s['tasks']} tasks" in summary
+    assert f"{100 * s['utilization']:.0f}% utilized" in summary and "sim board" in summary
+    (tiles,) = [x for x in lenses if x.range.start.line == doc.line_of("set_vec_tile_shapes")]
+    assert tiles.command is not None and tiles.command.command == "pypto.openGraph"
+    assert "128 tiles" in tiles.command.title  # exp, mul, add, assemble: 32 each
+    assert "UB peak" in tiles.command.title and "KiB" in tiles.command.title
+    assert tiles.command.arguments[0]["level"] == "tile"
+
+
+async def test_inlay_hints_give_each_op_line_its_shape_and_tile_count(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "hints.py", SRC)
+    await client.records.record(doc.uri, "scale_exp", 1)
+    hints = {h.position.line: h for h in await doc.hints()}
+    line = doc.line_of("y = pypto.exp(x)")
+    h = hints[line]
+    assert h.label == " fp32[64, 256] · 64 tiles" and h.kind == lsp.InlayHintKind.Type
+    assert h.position.character == len(doc.text.splitlines()[line])
+    assert "fp32[64, 256]" in str(hints[doc.line_of("out[:] = y + x")].label)
+    assert doc.line_of("import pypto") not in hints
+
+
+async def test_the_advisors_quick_fix_rewrites_the_call_and_the_next_record_is_faster(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "advise.py", SRC)
+    before = await client.records.record(doc.uri, "scale_exp", 1)
+    line = doc.line_of("set_vec_tile_shapes(8, 64)")
+    actions = await doc.actions(line)  # the search runs now (lazily), on the sim board
+    fixes = [a for a in actions if a.title.startswith("pypto: pypto.set_vec_tile_shapes")]
+    assert fixes and fixes[0].is_preferred and fixes[0].kind == lsp.CodeActionKind.QuickFix
+    best = fixes[0]
+    assert "simulated" in best.title and "faster" in best.title
+    assert best.edit is not None and best.edit.changes is not None
+    (edit,) = best.edit.changes[doc.uri]
+    assert edit.range.start.line == line and edit.new_text.startswith("pypto.set_vec_tile_shapes(")
+    v = doc.apply(best.edit)
+    assert edit.new_text in doc.text
+    after = await client.records.record(doc.uri, "scale_exp", v)
+    assert after["summary"]["tileOps"] != before["summary"]["tileOps"]
+    assert after["summary"]["makespanUs"] < before["summary"]["makespanUs"]
+    # the same suggestions through the panel's request
+    again = await doc.call("pypto/suggestions", kernel="scale_exp")
+    assert again["version"] == v and isinstance(again["suggestions"], list)
+
+
+async def test_a_health_finding_with_an_edit_is_a_quick_fix_that_removes_it(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "tail.py", TAIL)
+    await client.records.record(doc.uri, "tail_vec", 1)
+    line = doc.line_of("set_vec_tile_shapes(32, 512)")
+    (diag,) = [d for d in doc.diagnostics() if d.code == "tile.tail-waste"]
+    assert diag.range.start.line == line
+    actions = await doc.actions(line)
+    (fix,) = [a for a in actions if a.title.startswith("pypto (tile.tail-waste)")]
+    assert fix.diagnostics and fix.diagnostics[0].code == "tile.tail-waste"
+    assert fix.edit is not None and fix.edit.changes is not None
+    assert fix.edit.changes[doc.uri][0].new_text == "pypto.set_vec_tile_shapes(32, 600)"
+    v = doc.apply(fix.edit)
+    fixed = await client.records.record(doc.uri, "tail_vec", v)
+    assert fixed["error"] is None
+    assert not [d for d in doc.diagnostics() if d.code == "tile.tail-waste"]
