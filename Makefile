@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: run test lint bench setup clean
+.PHONY: run test lint bench setup clean chromium
 
 setup: $(STAMP) $(NODE_STAMP)
 
@@ -24,9 +24,14 @@ $(NODE_STAMP): package.json package-lock.json
 run: $(STAMP)
 	$(BIN)/pypto-ide examples
 
-test: $(STAMP) $(NODE_STAMP)
+# Debian's chromium for the webview browser tests (playwright-core drives /usr/bin/chromium)
+chromium:
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+test: $(STAMP) $(NODE_STAMP) chromium
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 -q
+	npm run test:webview
 
 bench: $(STAMP)
 	for b in benchmarks/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

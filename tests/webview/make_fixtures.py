@@ -1,0 +1,159 @@
+"""Make the webview panels' fixtures with the real compiler: `python make_fixtures.py OUT [--big]`.
+
+Every file is what a host would send a panel, produced here by `pypto` itself:
+
+- `attention.json`: `{record, listings}` — examples/attention.py compiled with every pass's
+  snapshot and profiled on the sim board (AIC and AIV lanes, dependencies), with each leaf's
+  PTO listing (graph and swimlane panels);
+- `showcase.json`: the same for a kernel every tensor pass changes (decompose, autocast, cse,
+  dce), for the pass strip and the diff;
+- `softmax_report.json`, `softmax_after_report.json`: `pypto-ide report --precision --suggest`
+  of examples/softmax.py, and the report after applying its best suggestion's edit to a copy
+  of the file (health panel: findings, suggestions, before/after); `softmax_run.json`,
+  `softmax_after_run.json`: the two swimlanes (two runs, one above the other);
+- `precision.json`: `{precision, comparison}` — the precision report of a kernel that
+  accumulates in fp16 (a failing op and failing tiles) and fp32 against fp16 op by op;
+- `html.json`: a record of a kernel whose name is HTML; `error.json`: a compile error whose
+  message quotes a source line holding HTML;
+- with `--big` (benchmarks): `big_swimlane.json` (a 100k-task sim run of an elementwise
+  kernel, one task per 1x128 tile) and `big_graph.json` (a record, with snapshots, of a
+  kernel whose unrolled Python loop makes about 5k tensor nodes that cse, dce and autocast change).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+
+import pypto  # noqa: E402
+from pypto.analysis.precision import compare_configs, precision_report  # noqa: E402
+from pypto.analysis.report import make_report  # noqa: E402
+from pypto.boards.profile import profile  # noqa: E402
+from pypto.cli import load_module  # noqa: E402
+from pypto.errors import PyptoError  # noqa: E402
+from pypto.frontend.jit import to_numpy  # noqa: E402
+from pypto.inputs import example_arguments  # noqa: E402
+from pypto.record import compile_record  # noqa: E402
+
+
+def write(out: Path, name: str, doc: Any) -> None:
+    (out / name).write_text(json.dumps(doc, allow_nan=False))
+
+
+def profiled(kernel: Any, inputs: dict[str, Any] | None = None) -> Any:
+    args = inputs if inputs is not None else example_arguments(kernel)
+    record = compile_record(kernel, args)
+    return profile(record, "sim", {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")})
+
+
+def with_listings(record: Any) -> dict[str, Any]:
+    leaves = record.program.leaves or ()
+    return {"record": record.to_json(include_snapshots=True),
+            "listings": {str(leaf.id): record.listing(leaf.id) for leaf in leaves}}
+
+
+def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
+    """The file's text with the report's TextEdits applied (one line each, bottom up)."""
+    lines = text.splitlines(keepends=True)
+    for e in sorted(edits, key=lambda e: (e["where"]["line"], e["where"]["col"]), reverse=True):
+        w = e["where"]
+        assert w["end_line"] == w["line"], "multi-line edits are not made by the advisor"
+        s = lines[w["line"] - 1]
+        lines[w["line"] - 1] = s[:w["col"]] + e["text"] + s[w["end_col"]:]
+    return "".join(lines)
+
+
+def accumulate_inputs(dtype: type) -> dict[str, np.ndarray]:
+    """Rows 0-31 sum to small values (fp16 keeps them), rows 32-63 to ~2000 (it does not)."""
+    rng = np.random.default_rng(0)
+    x = rng.random((64, 4096)).astype(np.float16)
+    x[:32] *= np.float16(0.001)
+    return {"x": x.astype(dtype), "out": np.zeros((64, 1), dtype)}
+
+
+def small(out: Path) -> None:
+    attention = load_module(REPO / "examples" / "attention.py").attention_kernel
+    write(out, "attention.json", with_listings(profiled(attention)))
+
+    softmax_py = REPO / "examples" / "softmax.py"
+    before = make_report(load_module(softmax_py).softmax_kernel, precision=True, suggest=True)
+    write(out, "softmax_report.json", before.to_json())
+    write(out, "softmax_run.json", before.record.run.to_json())
+    best = before.suggestions[0].to_json()
+    with tempfile.TemporaryDirectory() as tmp:
+        edited = Path(tmp) / "softmax.py"
+        edited.write_text(apply_edits(softmax_py.read_text(), best["edits"]))
+        after = make_report(load_module(edited, "pypto_webview_after_").softmax_kernel, suggest=True)
+        # the edit stands for one applied to the user's file: name that file throughout
+        text = json.dumps(after.to_json())
+        doc = json.loads(text.replace(json.dumps(str(edited))[1:-1], json.dumps(str(softmax_py))[1:-1]))
+    write(out, "softmax_after_report.json", doc)
+    write(out, "softmax_after_run.json", after.record.run.to_json())
+
+    from kernels import fp16_accumulate, html_error, html_named, pass_showcase
+    write(out, "showcase.json", with_listings(profiled(pass_showcase)))
+    rep = precision_report(fp16_accumulate, accumulate_inputs(np.float16))
+    cmp = compare_configs(fp16_accumulate, fp16_accumulate, accumulate_inputs(np.float32),
+                          accumulate_inputs(np.float16))
+    write(out, "precision.json", {"precision": rep.to_json(), "comparison": cmp.to_json()})
+
+    write(out, "html.json", with_listings(profiled(html_named)))
+    try:
+        compile_record(html_error)
+        raise AssertionError("html_error compiled")
+    except PyptoError as e:
+        s = e.loc.span
+        assert s is not None
+        write(out, "error.json", {"message": str(e), "file": s.file, "line": s.line, "col": s.col,
+                                  "end_line": s.end_line, "end_col": s.end_col})
+
+
+def big(out: Path) -> None:
+    @pypto.jit
+    def elementwise(x: pypto.Tensor([100000, 128], pypto.DT_FP32), y: pypto.Tensor([100000, 128], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 128)
+        y[:] = pypto.exp(x) * 2.0 + x
+
+    x = np.random.default_rng(0).standard_normal((100000, 128)).astype(np.float32)
+    record = profile(compile_record(elementwise, {"x": x, "y": np.empty_like(x)}), "sim", {"x": x, "y": x.copy()})
+    write(out, "big_swimlane.json", record.run.to_json())
+
+    @pypto.jit
+    def unrolled(x: pypto.Tensor([8, 64], pypto.DT_FP16), out: pypto.Tensor([8, 64], pypto.DT_FP16)):
+        pypto.set_vec_tile_shapes(8, 64)
+        y = x
+        for _ in range(833):  # every tensor pass has work here: cse, dce, autocast (fp16 exp)
+            a = y * 0.5
+            b = y * 0.5
+            dead = pypto.exp(b)  # noqa: F841
+            y = pypto.exp(a + b) - y
+        out[:] = y
+
+    record = compile_record(unrolled, stage="tensor")
+    write(out, "big_graph.json", {"record": record.to_json(include_snapshots=True), "listings": {}})
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    if "--big" in argv:
+        big(out)
+    else:
+        small(out)
+    print(f"fixtures in {out} ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

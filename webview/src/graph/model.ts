@@ -1,0 +1,248 @@
+// What the graph panel draws, computed from a program: the tensor graph flattened (loop bodies
+// inline, carries fed by their loop, loop outputs by the body's yields), its diff against the
+// previous pass, tile grids per tensor op, the execute graph aggregated, and the overlays.
+
+import { flatten, RecordIndex } from '../model';
+import type { CompileRecord, GraphNode, PrecisionPass, Program, Swimlane } from '../types';
+
+export interface TensorView {
+  nodes: GraphNode[];
+  loopOf: Map<number, number | null>;
+  edges: [number, number][];
+}
+
+export function tensorView(program: Program, extra: GraphNode[] = []): TensorView {
+  const flat = flatten(program.graph);
+  const loopOf = new Map<number, number | null>();
+  const byId = new Map<number, GraphNode>();
+  for (const f of flat) {
+    loopOf.set(f.node.id, f.loop);
+    byId.set(f.node.id, f.node);
+  }
+  for (const n of extra) if (!byId.has(n.id)) {
+    byId.set(n.id, n);
+    loopOf.set(n.id, null);
+  }
+  const edges: [number, number][] = [];
+  const seen = new Set<string>();
+  const add = (a: number, b: number): void => {
+    const k = `${a}>${b}`;
+    if (a === b || seen.has(k) || !byId.has(a) || !byId.has(b)) return;
+    seen.add(k);
+    edges.push([a, b]);
+  };
+  for (const n of byId.values()) {
+    if (n.op === 'carry') {
+      const loop = loopOf.get(n.id);
+      if (loop !== null && loop !== undefined) add(loop, n.id);
+    } else if (n.op === 'loop_out') {
+      const loop = byId.get(n.inputs[0]);
+      const k = Number(n.attrs.index ?? 0);
+      const yielded = loop?.body?.outputs[k]?.[1];
+      if (yielded !== undefined) add(yielded, n.id);
+      else for (const i of n.inputs) add(i, n.id);
+    } else {
+      for (const i of n.inputs) add(i, n.id);
+    }
+  }
+  return { nodes: [...byId.values()], loopOf, edges };
+}
+
+export type DiffMark = 'added' | 'changed' | 'removed';
+
+export interface Diff {
+  marks: Map<number, DiffMark>;
+  removed: GraphNode[];
+  added: number;
+  changed: number;
+}
+
+const nodeKey = (n: GraphNode): string => JSON.stringify([n.op, n.inputs, n.type, n.attrs, n.body ? n.body.nodes.map((b) => b.id) : null]);
+
+/** What changed from `prev` to `cur`: one ID space, so a kept node keeps its id. */
+export function diffGraphs(prev: Program, cur: Program): Diff {
+  const before = new Map(flatten(prev.graph).map((f) => [f.node.id, f.node]));
+  const after = new Map(flatten(cur.graph).map((f) => [f.node.id, f.node]));
+  const marks = new Map<number, DiffMark>();
+  const removed: GraphNode[] = [];
+  for (const [id, n] of before) if (!after.has(id)) removed.push(n);
+  const removedIds = new Set(removed.map((n) => n.id));
+  let added = 0;
+  let changed = 0;
+  for (const [id, n] of after) {
+    const old = before.get(id);
+    if (old === undefined) {
+      const replaces = (n.origin ?? []).some((o) => removedIds.has(o) || before.has(o));
+      marks.set(id, replaces ? 'changed' : 'added');
+      if (replaces) changed++;
+      else added++;
+    } else if (nodeKey(old) !== nodeKey(n)) {
+      marks.set(id, 'changed');
+      changed++;
+    }
+  }
+  for (const n of removed) marks.set(n.id, 'removed');
+  return { marks, removed, added, changed };
+}
+
+// ---- tiles -----------------------------------------------------------------------------------
+
+export interface TileGridModel {
+  node: number;
+  rows: number;
+  cols: number;
+  rowKeys: string[];
+  /** Tile op indices per cell (row-major); empty: no tile there. */
+  cells: number[][];
+}
+
+const MOVES = new Set(['load', 'store']);
+
+export function tileGrids(program: Program): Map<number, TileGridModel> {
+  const out = new Map<number, TileGridModel>();
+  const ops = program.tiles?.ops;
+  if (!ops) return out;
+  const perNode = new Map<number, { rows: Map<string, number>; maxCol: number; cells: Map<string, number[]> }>();
+  for (let k = 0; k < ops.id.length; k++) {
+    const node = ops.node[k];
+    let g = perNode.get(node);
+    if (!g) {
+      g = { rows: new Map(), maxCol: 0, cells: new Map() };
+      perNode.set(node, g);
+    }
+    const coord = ops.coord[k] ?? [];
+    const col = coord.length ? coord[coord.length - 1] : 0;
+    const rowKey = `${ops.instance[k]}|${coord.slice(0, -1).join(',')}`;
+    if (!g.rows.has(rowKey)) g.rows.set(rowKey, g.rows.size);
+    g.maxCol = Math.max(g.maxCol, col);
+    const key = `${rowKey}#${col}`;
+    const list = g.cells.get(key);
+    if (list) list.push(k);
+    else g.cells.set(key, [k]);
+  }
+  for (const [node, g] of perNode) {
+    const rowKeys = [...g.rows.keys()];
+    const cols = g.maxCol + 1;
+    const cells: number[][] = Array.from({ length: rowKeys.length * cols }, () => []);
+    rowKeys.forEach((rk, r) => {
+      for (let c = 0; c < cols; c++) cells[r * cols + c] = g.cells.get(`${rk}#${c}`) ?? [];
+    });
+    out.set(node, { node, rows: rowKeys.length, cols, rowKeys, cells });
+  }
+  return out;
+}
+
+/** The tile op that stands for a cell: its first compute op, else its first op. */
+export function cellOp(program: Program, cell: number[]): number | undefined {
+  const ops = program.tiles?.ops;
+  if (!ops || cell.length === 0) return undefined;
+  return cell.find((k) => !MOVES.has(ops.op[k])) ?? cell[0];
+}
+
+// ---- execute graph ---------------------------------------------------------------------------
+
+export interface ExecGroup {
+  key: string;
+  leaf: number;
+  core: string;
+  depth: number;
+  tasks: number[];
+}
+
+export interface ExecView {
+  groups: ExecGroup[];
+  edges: [string, string, number][];
+  aggregated: boolean;
+}
+
+/** Tasks one by one when few, else grouped by (leaf, depth in the dependency DAG). */
+export function execView(program: Program, individualMax = 120): ExecView {
+  const tasks = program.execute?.tasks ?? [];
+  const depth = new Map<number, number>();
+  for (const t of tasks) {
+    let d = 0;
+    for (const p of t.preds) d = Math.max(d, (depth.get(p) ?? 0) + 1);
+    depth.set(t.id, d);
+  }
+  const aggregated = tasks.length > individualMax;
+  const keyOf = (t: (typeof tasks)[number]): string => (aggregated ? `L${t.leaf}@${depth.get(t.id)}` : `t${t.id}`);
+  const groups = new Map<string, ExecGroup>();
+  for (const t of tasks) {
+    const key = keyOf(t);
+    let g = groups.get(key);
+    if (!g) {
+      g = { key, leaf: t.leaf, core: t.core, depth: depth.get(t.id) ?? 0, tasks: [] };
+      groups.set(key, g);
+    }
+    g.tasks.push(t.id);
+  }
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const edgeCount = new Map<string, number>();
+  for (const t of tasks) {
+    for (const p of t.preds) {
+      const pt = byId.get(p);
+      if (!pt) continue;
+      const k = `${keyOf(pt)}\u0000${keyOf(t)}`;
+      edgeCount.set(k, (edgeCount.get(k) ?? 0) + 1);
+    }
+  }
+  const edges: [string, string, number][] = [...edgeCount].map(([k, n]) => {
+    const [a, b] = k.split('\u0000');
+    return [a, b, n];
+  });
+  return { groups: [...groups.values()], edges, aggregated };
+}
+
+// ---- overlays --------------------------------------------------------------------------------
+
+/** µs of task time per tensor node: each task's duration split over its subgraph's tile ops. */
+export function timeShare(record: CompileRecord, run: Swimlane | null): Map<number, number> {
+  const out = new Map<number, number>();
+  const sgs = record.subgraphs;
+  const ex = record.execute;
+  const ops = record.tiles?.ops;
+  if (!run || !sgs || !ex || !ops) return out;
+  const byId = new Map(ex.tasks.map((t) => [t.id, t]));
+  const t = run.tasks;
+  for (let i = 0; i < t.id.length; i++) {
+    const task = byId.get(t.id[i]);
+    const sg = task ? sgs[task.subgraph] : undefined;
+    if (!sg || sg.ops.length === 0) continue;
+    const per = (t.end[i] - t.start[i]) / sg.ops.length;
+    for (const op of sg.ops) out.set(ops.node[op], (out.get(ops.node[op]) ?? 0) + per);
+  }
+  return out;
+}
+
+/** Peak on-chip buffer share per tensor node: the fullest subgraph (against its leaf's memory) any of its tile ops is in. */
+export function bufferUse(program: Program): Map<number, number> {
+  const out = new Map<number, number>();
+  const ops = program.tiles?.ops;
+  const sgs = program.subgraphs;
+  if (!ops || !sgs) return out;
+  const capacity = new Map<number, number>();
+  for (const b of program.blocks ?? []) capacity.set(b.leaf, Math.max(0, ...b.capacity_bytes.map((c) => c[1])));
+  for (const sg of sgs) {
+    const cap = sg.leaf !== null ? capacity.get(sg.leaf) : undefined;
+    if (!cap) continue;
+    const share = sg.peak_bytes / cap;
+    for (const op of sg.ops) {
+      const n = ops.node[op];
+      out.set(n, Math.max(out.get(n) ?? 0, share));
+    }
+  }
+  return out;
+}
+
+/** The precision pass that describes the graph after pass `index` of the record. */
+export function precisionPassFor(passes: PrecisionPass[], index: number, stage: string): PrecisionPass | undefined {
+  if (stage !== 'tensor') {
+    const fin = passes.find((p) => p.stage === 'final' || p.name === 'final');
+    if (fin) return fin;
+  }
+  let best: PrecisionPass | undefined;
+  for (const p of passes) if (p.index <= index && (!best || p.index > best.index)) best = p;
+  return best;
+}
+
+export { RecordIndex };

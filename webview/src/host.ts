@@ -1,0 +1,294 @@
+// The host adapter: where messages come from and go to, and where view state lives. One
+// interface, four implementations chosen at start-up:
+//
+// - `vscode`: inside a VS Code webview (`acquireVsCodeApi`: postMessage, getState/setState);
+// - `server`: a page served by `pypto-ide serve` — its WebSocket (/api/v1/ws) says when a
+//   kernel has a new result and the bulk comes over HTTP; this adapter turns both into the
+//   panel messages of protocol.ts (the panel code does not know which host it has);
+// - `parent`: the page is embedded in another page (an iframe) that speaks protocol.ts
+//   through window.postMessage;
+// - `test`: the browser tests — messages arrive by window.postMessage and what the panel
+//   sends is kept in `window.__pyptoTestHost.sent`.
+//
+// Outside VS Code the view state lives in sessionStorage: it survives a reload of the page,
+// as getState/setState does in VS Code.
+
+import type { PanelId, PanelMessage } from './protocol';
+import { panelMessage, PROTOCOL_VERSION } from './protocol';
+import type { KernelReport } from './types';
+
+export type HostKind = 'vscode' | 'server' | 'parent' | 'test';
+
+export interface Host {
+  readonly kind: HostKind;
+  post(message: PanelMessage): void;
+  /** Called with every message that arrives (unchecked: the panel parses it). */
+  listen(handler: (data: unknown) => void): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+
+declare global {
+  interface Window {
+    acquireVsCodeApi?: () => VsCodeApi;
+    __pyptoTestHost?: { sent: PanelMessage[]; received: number };
+  }
+}
+
+class SessionState {
+  constructor(private readonly key: string) {}
+
+  get(): unknown {
+    try {
+      const text = window.sessionStorage.getItem(this.key);
+      return text === null ? undefined : (JSON.parse(text) as unknown);
+    } catch {
+      return undefined;
+    }
+  }
+
+  set(state: unknown): void {
+    try {
+      window.sessionStorage.setItem(this.key, JSON.stringify(state));
+    } catch {
+      // storage full or disabled: the state is simply not kept
+    }
+  }
+}
+
+class VsCodeHost implements Host {
+  readonly kind = 'vscode';
+  constructor(private readonly api: VsCodeApi) {}
+  post(message: PanelMessage): void {
+    this.api.postMessage(message);
+  }
+  listen(handler: (data: unknown) => void): void {
+    window.addEventListener('message', (e: MessageEvent) => handler(e.data));
+  }
+  getState(): unknown {
+    return this.api.getState();
+  }
+  setState(state: unknown): void {
+    this.api.setState(state);
+  }
+}
+
+class TestHost implements Host {
+  readonly kind = 'test';
+  private readonly state: SessionState;
+  private readonly record = { sent: [] as PanelMessage[], received: 0 };
+  constructor(panel: PanelId) {
+    this.state = new SessionState(`pypto-webview:${panel}`);
+    window.__pyptoTestHost = this.record;
+  }
+  post(message: PanelMessage): void {
+    this.record.sent.push(JSON.parse(JSON.stringify(message)) as PanelMessage);
+  }
+  listen(handler: (data: unknown) => void): void {
+    window.addEventListener('message', (e: MessageEvent) => {
+      if (e.source !== window) return;
+      this.record.received += 1;
+      handler(e.data);
+    });
+  }
+  getState(): unknown {
+    return this.state.get();
+  }
+  setState(state: unknown): void {
+    this.state.set(state);
+  }
+}
+
+class ParentHost implements Host {
+  readonly kind = 'parent';
+  private readonly state: SessionState;
+  constructor(panel: PanelId, private readonly origin: string) {
+    this.state = new SessionState(`pypto-webview:${panel}`);
+  }
+  post(message: PanelMessage): void {
+    window.parent.postMessage(message, this.origin);
+  }
+  listen(handler: (data: unknown) => void): void {
+    window.addEventListener('message', (e: MessageEvent) => {
+      if (e.source !== window.parent || (this.origin !== '*' && e.origin !== this.origin)) return;
+      handler(e.data);
+    });
+  }
+  getState(): unknown {
+    return this.state.get();
+  }
+  setState(state: unknown): void {
+    this.state.set(state);
+  }
+}
+
+// ---- pypto-ide serve -------------------------------------------------------------------------
+
+type Json = Record<string, unknown>;
+
+const asObj = (x: unknown): Json => (typeof x === 'object' && x !== null ? (x as Json) : {});
+
+class ServerHost implements Host {
+  readonly kind = 'server';
+  private readonly state: SessionState;
+  private handler: (data: unknown) => void = () => undefined;
+  private socket: WebSocket | null = null;
+  private retry = 500;
+  private kernel: string | null;
+  private readonly api: string;
+
+  constructor(private readonly panel: PanelId) {
+    this.state = new SessionState(`pypto-webview:${panel}`);
+    const params = new URLSearchParams(window.location.search);
+    this.kernel = params.get('kernel');
+    this.api = document.documentElement.dataset.api || '/api/v1';
+  }
+
+  private deliver(body: Json): void {
+    this.handler({ v: PROTOCOL_VERSION, ...body });
+  }
+
+  post(message: PanelMessage): void {
+    if (message.type === 'ready') {
+      this.connect();
+    } else if (message.type === 'revealSource') {
+      // no editor here: the page highlights the line in every panel of this window
+      this.deliver({ type: 'highlightSource', file: message.file, line: message.range.line });
+    } else if (message.type === 'applyEdit') {
+      const what = message.edits.map((e) => `line ${e.where.line}: ${e.text}`).join('; ');
+      this.deliver({ type: 'progress', message: `Apply this edit in your editor (${what}); the page updates when the file is saved.`, done: false });
+    } else if (message.type === 'openPanel') {
+      const url = new URL(`${message.panel}.html`, window.location.href);
+      if (this.kernel) url.searchParams.set('kernel', this.kernel);
+      window.open(url.toString(), `pypto-${message.panel}`);
+    }
+  }
+
+  listen(handler: (data: unknown) => void): void {
+    this.handler = handler;
+  }
+
+  getState(): unknown {
+    return this.state.get();
+  }
+
+  setState(state: unknown): void {
+    this.state.set(state);
+  }
+
+  private connect(): void {
+    if (this.socket !== null) return;
+    const scheme = window.location.protocol === 'https:' ? 'wss' : 'ws';
+    const ws = new WebSocket(`${scheme}://${window.location.host}${this.api}/ws`);
+    this.socket = ws;
+    ws.onmessage = (e: MessageEvent) => {
+      let msg: Json;
+      try {
+        msg = asObj(JSON.parse(String(e.data)));
+      } catch {
+        return;
+      }
+      void this.onServer(msg);
+    };
+    ws.onopen = () => {
+      this.retry = 500;
+    };
+    ws.onclose = () => {
+      this.socket = null;
+      this.deliver({ type: 'progress', message: 'Connection to pypto-ide serve lost; reconnecting…' });
+      window.setTimeout(() => this.connect(), this.retry);
+      this.retry = Math.min(this.retry * 2, 10000);
+    };
+  }
+
+  private async onServer(msg: Json): Promise<void> {
+    const type = msg.type;
+    if (type === 'hello') {
+      const kernels = Array.isArray(msg.kernels) ? msg.kernels.map(asObj) : [];
+      if (this.kernel === null && kernels.length > 0) {
+        const k = kernels[0];
+        this.kernel = typeof k.id === 'string' ? k.id : `${String(k.path)}::${String(k.name)}`;
+      }
+      if (this.kernel === null) {
+        this.deliver({ type: 'clear' });
+        return;
+      }
+      const action = this.panel === 'precision' ? 'precision' : this.panel === 'health' ? 'suggest' : 'profile';
+      this.socket?.send(JSON.stringify({ v: PROTOCOL_VERSION, type: 'watch', kernel: this.kernel, action }));
+      this.deliver({ type: 'progress', message: `Compiling ${this.kernel}…` });
+    } else if (type === 'jobChanged') {
+      const job = asObj(msg.job);
+      if (job.kernel === this.kernel && (job.status === 'queued' || job.status === 'running')) {
+        this.deliver({ type: 'progress', message: `${String(job.action)} ${String(job.kernel)}: ${String(job.status)}…` });
+      } else if (job.kernel === this.kernel && job.status === 'failed') {
+        const f = asObj(job.failure);
+        this.deliver({ type: 'error', message: `${String(f.kind ?? 'failed')}: ${String(f.message ?? '')}` });
+      }
+    } else if (type === 'recordChanged' && msg.kernel === this.kernel) {
+      await this.fetchResult(asObj(msg.urls), msg.error);
+    } else if (type === 'error' && typeof msg.message === 'string') {
+      this.deliver({ type: 'error', message: msg.message });
+    }
+  }
+
+  private async get(url: string): Promise<Json> {
+    const res = await fetch(url, { credentials: 'same-origin' });
+    if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+    return asObj(await res.json());
+  }
+
+  private async fetchResult(urls: Json, error: unknown): Promise<void> {
+    const [file] = (this.kernel ?? '').split('::');
+    if (error !== null && error !== undefined) {
+      const e = asObj(error);
+      this.deliver({ type: 'error', message: String(e.message ?? 'compile failed'), file, line: Number(e.line ?? 0) });
+      return;
+    }
+    try {
+      const result = await this.get(String(urls.result));
+      if (this.panel === 'graph' || this.panel === 'swimlane') {
+        const graphs = result.has_pass_graphs === true ? '?snapshots=true' : '';
+        const record = await this.get(String(urls.record) + graphs);
+        let listings: unknown = null;
+        if (this.panel === 'graph') {
+          listings = (await this.get(String(urls.record).replace(/record$/, 'listings')).catch((): Json => ({}))).listings ?? null;
+        }
+        this.deliver({ type: 'record', record, listings });
+      }
+      if (this.panel === 'health' || this.panel === 'graph') {
+        const summary = asObj(result.summary);
+        const health = result.health === null ? null : asObj(result.health);
+        const findings = health === null ? [] : (health.findings as unknown[]);
+        const report: Partial<KernelReport> & Json = {
+          kernel: String(result.kernel ?? this.kernel), file, line: Number(result.line ?? 0), error: null,
+          board: (summary.board as string) ?? null, clock: (summary.clock as string) ?? null,
+          metrics: { makespan_us: Number(summary.makespan_us ?? 0), utilization: Number(summary.utilization ?? 0) },
+          health: health as unknown as KernelReport['health'], precision: (result.precision ?? null) as KernelReport['precision'],
+          suggestions: (result.suggestions ?? []) as KernelReport['suggestions'], findings: findings as KernelReport['findings'],
+        };
+        this.deliver({ type: 'report', report });
+      }
+      if (this.panel === 'precision') this.deliver({ type: 'precision', precision: result.precision ?? null });
+    } catch (e) {
+      this.deliver({ type: 'error', message: `Could not fetch the result: ${(e as Error).message}` });
+    }
+  }
+}
+
+/** The host this page runs in: VS Code when its API exists, else what the page's
+ * `<html data-host>` names (`server`, `parent`, `test`). */
+export function createHost(panel: PanelId): Host {
+  if (typeof window.acquireVsCodeApi === 'function') return new VsCodeHost(window.acquireVsCodeApi());
+  const kind = document.documentElement.dataset.host;
+  if (kind === 'test') return new TestHost(panel);
+  if (kind === 'parent') return new ParentHost(panel, document.documentElement.dataset.parentOrigin || window.location.origin);
+  return new ServerHost(panel);
+}
+
+export { panelMessage };

@@ -1,0 +1,139 @@
+// Lookups over a CompileRecord shared by the panels: source line <-> tensor node <-> tile op
+// <-> leaf <-> task, by id (the record's one ID space), never by matching strings.
+
+import type { CompileRecord, GraphJson, GraphNode, Program, Span } from './types';
+
+/** Two spellings of one file (absolute/relative, \ or /) are the same file. */
+export function sameFile(a: string, b: string): boolean {
+  if (a === b) return true;
+  const na = a.replace(/\\/g, '/').replace(/^file:\/\//, '');
+  const nb = b.replace(/\\/g, '/').replace(/^file:\/\//, '');
+  if (na === nb) return true;
+  return na.endsWith(`/${nb}`) || nb.endsWith(`/${na}`);
+}
+
+export interface FlatNode {
+  node: GraphNode;
+  /** The loop node whose body holds it (null: the kernel body). */
+  loop: number | null;
+}
+
+export function flatten(graph: GraphJson, loop: number | null = null, out: FlatNode[] = []): FlatNode[] {
+  for (const node of graph.nodes) {
+    out.push({ node, loop });
+    if (node.body) flatten(node.body, node.id, out);
+  }
+  return out;
+}
+
+export function nodeHasLine(node: GraphNode, file: string, line: number): boolean {
+  return node.loc.some((s) => s.line === line && sameFile(s.file, file));
+}
+
+/** The node's own line (innermost frame). */
+export function nodeSpan(node: GraphNode | undefined): Span | null {
+  return node && node.loc.length > 0 ? node.loc[0] : null;
+}
+
+const MOVES = new Set(['load', 'store', 'copy_in', 'copy_out']);
+
+export class RecordIndex {
+  readonly nodes = new Map<number, GraphNode>();
+  private taskIndex: Map<number, number> | null = null;
+  private subgraphOf: Int32Array | null = null;
+  private taskNodeCache = new Map<number, number[]>();
+
+  constructor(readonly record: CompileRecord, readonly program: Program = record) {
+    for (const f of flatten(record.graph)) this.nodes.set(f.node.id, f.node);
+    if (program !== record) for (const f of flatten(program.graph)) this.nodes.set(f.node.id, f.node);
+  }
+
+  /** A node by id: this program's, else any pass snapshot's (removed nodes stay resolvable). */
+  node(id: number): GraphNode | undefined {
+    const n = this.nodes.get(id);
+    if (n) return n;
+    for (const p of this.record.passes) {
+      if (!p.snapshot) continue;
+      for (const f of flatten(p.snapshot.graph)) if (!this.nodes.has(f.node.id)) this.nodes.set(f.node.id, f.node);
+      const found = this.nodes.get(id);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** Tensor nodes of the program whose source chain includes the line. */
+  nodesAt(file: string, line: number): number[] {
+    return flatten(this.program.graph).filter((f) => nodeHasLine(f.node, file, line)).map((f) => f.node.id);
+  }
+
+  /** The subgraph each tile op belongs to (-1: none yet). */
+  subgraphOfOps(): Int32Array {
+    if (this.subgraphOf) return this.subgraphOf;
+    const n = this.program.tiles ? this.program.tiles.ops.id.length : 0;
+    const out = new Int32Array(n).fill(-1);
+    for (const sg of this.program.subgraphs ?? []) for (const op of sg.ops) if (op < n) out[op] = sg.id;
+    this.subgraphOf = out;
+    return out;
+  }
+
+  private execTask(taskId: number) {
+    const ex = this.program.execute;
+    if (!ex) return undefined;
+    if (!this.taskIndex) {
+      this.taskIndex = new Map();
+      ex.tasks.forEach((t, i) => this.taskIndex!.set(t.id, i));
+    }
+    const i = this.taskIndex.get(taskId);
+    return i === undefined ? undefined : ex.tasks[i];
+  }
+
+  /** Tensor nodes a task computes (its subgraph's tile ops), compute ops before loads/stores. */
+  nodesOfTask(taskId: number): number[] {
+    const cached = this.taskNodeCache.get(taskId);
+    if (cached) return cached;
+    const t = this.execTask(taskId);
+    const tiles = this.program.tiles;
+    const sg = t && this.program.subgraphs ? this.program.subgraphs[t.subgraph] : undefined;
+    const out: number[] = [];
+    if (sg && tiles) {
+      const compute: number[] = [];
+      const moves: number[] = [];
+      for (const op of sg.ops) (MOVES.has(tiles.ops.op[op]) ? moves : compute).push(tiles.ops.node[op]);
+      for (const n of [...compute, ...moves]) if (!out.includes(n)) out.push(n);
+    }
+    this.taskNodeCache.set(taskId, out);
+    return out;
+  }
+
+  /** The source line a task stands for: its first compute op's node's own line. */
+  spanOfTask(taskId: number): Span | null {
+    for (const n of this.nodesOfTask(taskId)) {
+      const s = nodeSpan(this.node(n));
+      if (s) return s;
+    }
+    return null;
+  }
+
+  /** Every line (innermost and callers) the task's nodes come from, "file:line" keys. */
+  linesOfTask(taskId: number): Span[] {
+    const seen = new Set<string>();
+    const out: Span[] = [];
+    for (const n of this.nodesOfTask(taskId)) {
+      for (const s of this.node(n)?.loc ?? []) {
+        const k = `${s.file}:${s.line}`;
+        if (!seen.has(k)) {
+          seen.add(k);
+          out.push(s);
+        }
+      }
+    }
+    return out;
+  }
+
+  taskHasLine(taskId: number, file: string, line: number): boolean {
+    return this.nodesOfTask(taskId).some((n) => {
+      const node = this.node(n);
+      return node !== undefined && nodeHasLine(node, file, line);
+    });
+  }
+}

@@ -1,0 +1,721 @@
+// The graph panel: the pass strip, and the chosen pass's program as a tensor graph, tile grids
+// per tensor op, leaf functions with their PTO listings, or the execute graph; the diff against
+// the previous pass; overlays (time share, error, buffer use); search; source links both ways.
+
+import { start, type PanelImpl, type Shell } from '../app';
+import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select } from '../dom';
+import { GraphView, type Transform, type ViewEdge, type ViewNode } from '../graph/view';
+import {
+  bufferUse,
+  cellOp,
+  diffGraphs,
+  execView,
+  precisionPassFor,
+  tensorView,
+  tileGrids,
+  timeShare,
+  type Diff,
+  type ExecView,
+  type TileGridModel,
+} from '../graph/model';
+import { nodeHasLine, nodeSpan, RecordIndex, sameFile } from '../model';
+import type { HostMessage } from '../protocol';
+import { coreColor, leafColor, palette, RAMP_CSS, rampColor } from '../theme';
+import type { CompileRecord, GraphNode, PrecisionReport, Program } from '../types';
+
+type ViewKind = 'tensor' | 'tiles' | 'leaves' | 'execute';
+type Overlay = 'none' | 'time' | 'error' | 'buffer';
+
+interface GraphState {
+  pass: number | null;
+  view: ViewKind;
+  overlay: Overlay;
+  diff: boolean;
+  colorBy: 'leaf' | 'core';
+  selected: string | null;
+  transform: Transform | null;
+  search: string;
+}
+
+const DEFAULT: GraphState = { pass: null, view: 'tensor', overlay: 'none', diff: true, colorBy: 'leaf', selected: null, transform: null, search: '' };
+
+const IO_OPS = new Set(['param', 'carry', 'loop_out']);
+const LAYOUT_OPS = new Set(['view', 'assemble', 'reshape', 'transpose', 'unsqueeze', 'concat', 'expand_clone', 'clone']);
+
+class GraphPanel implements PanelImpl {
+  readonly id = 'graph' as const;
+  readonly emptyText = 'Open a Python file with a @pypto.jit kernel: its passes and graphs appear here after it compiles.';
+  private shell!: Shell;
+  private st: GraphState = { ...DEFAULT };
+  private record: CompileRecord | null = null;
+  private listings: Record<string, string> = {};
+  private precision: PrecisionReport | null = null;
+  private snapshots = new Map<number, Program>();
+  private requested = new Set<number>();
+  private index: RecordIndex | null = null;
+  private highlight: { file: string; line: number } | null = null;
+  private matches: string[] = [];
+  private matchAt = -1;
+  private timeByNode: Map<number, number> | null = null;
+  private currentNodes = new Map<string, GraphNode>();
+  private currentGrids = new Map<number, TileGridModel>();
+  private currentExec: ExecView | null = null;
+  private currentProgram: Program | null = null;
+  /** Milliseconds the last pass render took, and how many renders (the benchmark reads them). */
+  lastRenderMs = 0;
+  draws = 0;
+
+  // DOM
+  private strip = h('div', { class: 'passstrip', role: 'listbox', 'aria-label': 'passes', tabindex: 0 });
+  private toolbar = h('div', { class: 'toolbar' });
+  private area = h('div', { class: 'graph-area' });
+  private details = h('aside', { class: 'details' });
+  private legend = h('div', { class: 'legend' });
+  private info = h('div', { class: 'diffbar' });
+  private listingBox = h('div', { class: 'leaves-view' });
+  private view!: GraphView;
+  private searchInput = h('input', { class: 'search', title: 'Search nodes: op, name, %id, dtype, :line' });
+  private searchCount = h('span', { class: 'muted count' });
+  private viewButtons = new Map<ViewKind, HTMLButtonElement>();
+  private overlaySelect!: HTMLSelectElement;
+  private colorSelect!: HTMLSelectElement;
+
+  mount(content: HTMLElement, shell: Shell): void {
+    this.shell = shell;
+    this.view = new GraphView(this.area, (id) => this.clickNode(id));
+    this.view.onViewChange = (t) => {
+      this.st.transform = t;
+      this.shell.saveState();
+    };
+    this.area.append(this.listingBox, this.legend);
+    for (const [v, label] of [['tensor', 'Tensor'], ['tiles', 'Tiles'], ['leaves', 'Leaves'], ['execute', 'Execute']] as [ViewKind, string][]) {
+      const b = button(label, () => this.setView(v), { class: 'tab', 'data-view': v });
+      this.viewButtons.set(v, b);
+    }
+    this.overlaySelect = select<Overlay>([['none', 'no overlay'], ['time', 'time share'], ['error', 'error'], ['buffer', 'buffer use']], this.st.overlay, (o) => {
+      this.st.overlay = o;
+      this.shell.saveState();
+      this.render();
+    }, 'Overlay: colour nodes by');
+    this.colorSelect = select<'leaf' | 'core'>([['leaf', 'tiles by leaf'], ['core', 'tiles by core']], this.st.colorBy, (c) => {
+      this.st.colorBy = c;
+      this.shell.saveState();
+      this.render();
+    }, 'Colour tile grids by');
+    this.searchInput.type = 'search';
+    this.searchInput.placeholder = 'search';
+    this.searchInput.value = this.st.search;
+    this.searchInput.addEventListener('input', () => {
+      this.st.search = this.searchInput.value;
+      this.shell.saveState();
+      this.applySearch(true);
+    });
+    this.searchInput.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') this.nextMatch(e.shiftKey ? -1 : 1);
+      if (e.key === 'Escape') this.searchInput.blur();
+    });
+    this.toolbar.append(
+      h('span', { class: 'tabs' }, ...this.viewButtons.values()),
+      this.overlaySelect,
+      this.colorSelect,
+      checkbox('diff vs previous', this.st.diff, (v) => {
+        this.st.diff = v;
+        this.shell.saveState();
+        this.render();
+      }, 'Mark nodes added, changed and removed by this pass'),
+      h('span', { class: 'spacer' }),
+      this.searchInput,
+      this.searchCount,
+      button('Fit', () => this.view.fit(), { title: 'Fit the graph in the view' }),
+    );
+    content.append(this.strip, this.toolbar, this.info, h('div', { class: 'graph-main' }, this.area, this.details));
+    document.addEventListener('keydown', (e) => this.onKey(e));
+  }
+
+  restore(state: unknown): void {
+    if (state && typeof state === 'object') this.st = { ...DEFAULT, ...(state as Partial<GraphState>) };
+  }
+
+  viewState(): GraphState {
+    return this.st;
+  }
+
+  redraw(): void {
+    if (this.record) this.render();
+  }
+
+  accept(m: HostMessage): void {
+    if (m.type === 'record') {
+      const r = m.record;
+      this.record = r;
+      this.index = new RecordIndex(r);
+      this.snapshots.clear();
+      this.requested.clear();
+      this.timeByNode = null;
+      this.listings = {};
+      if (Array.isArray(m.listings)) m.listings.forEach((t, i) => (this.listings[String(i)] = t));
+      else if (m.listings) this.listings = { ...m.listings };
+      if (r.error) {
+        const loc = Array.isArray(r.error.loc) ? r.error.loc[0] : r.error.loc;
+        this.shell.setTitle(r.source.kernel, 'compile failed');
+        this.shell.showError(`${r.error.pass ? `pass ${r.error.pass}: ` : ''}${r.error.message}`, loc?.file ?? r.source.file, loc?.line ?? null);
+        return;
+      }
+      if (this.st.pass === null || !r.passes.some((p) => p.index === this.st.pass)) this.st.pass = r.passes.length ? r.passes[r.passes.length - 1].index : null;
+      this.shell.setTitle(r.source.kernel, `${basename(r.source.file)} · ${r.passes.length} passes${m.label ? ` · ${m.label}` : ''}`);
+      this.shell.showContent();
+      this.renderStrip();
+      this.render(true);
+      this.strip.querySelector('.pass.selected')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    } else if (m.type === 'pass') {
+      if (m.snapshot) this.snapshots.set(m.index, m.snapshot);
+      if (this.record && (m.index === this.st.pass || m.index === this.st.pass! - 1)) this.render();
+    } else if (m.type === 'report') {
+      this.precision = m.report.precision;
+      if (this.record && this.st.overlay === 'error') this.render();
+    } else if (m.type === 'precision') {
+      this.precision = m.precision;
+      if (this.record && this.st.overlay === 'error') this.render();
+    }
+  }
+
+  highlightSource(file: string, line: number): void {
+    this.highlight = line > 0 ? { file, line } : null;
+    this.applyHighlight(true);
+  }
+
+  // ---- passes ------------------------------------------------------------------------------
+
+  private passPos(index: number | null): number {
+    return this.record ? this.record.passes.findIndex((p) => p.index === index) : -1;
+  }
+
+  /** The program after pass `pos` (position in record.passes); -1 = the traced graph. */
+  private programAt(pos: number): Program | null {
+    const r = this.record!;
+    if (pos < 0) return r.traced ?? null;
+    const p = r.passes[pos];
+    if (p.snapshot) return p.snapshot;
+    const got = this.snapshots.get(p.index);
+    if (got) return got;
+    if (pos === r.passes.length - 1) return r;
+    if (!this.requested.has(p.index)) {
+      this.requested.add(p.index);
+      this.shell.post({ type: 'requestPass', index: p.index });
+    }
+    return null;
+  }
+
+  private renderStrip(): void {
+    clear(this.strip);
+    const r = this.record!;
+    for (const p of r.passes) {
+      const chip = h('div', {
+        class: `pass stage-${p.stage} ${p.changed ? 'changed' : 'noop'} ${p.error ? 'failed' : ''} ${p.index === this.st.pass ? 'selected' : ''}`,
+        role: 'option',
+        'aria-selected': p.index === this.st.pass ? 'true' : 'false',
+        'data-index': p.index,
+        title: `${p.name} (${p.stage}): ${p.why ?? ''}${p.error ? `\nerror: ${p.error}` : ''}`,
+      },
+      h('div', { class: 'pass-name' }, h('span', { class: 'muted' }, `${p.index} `), p.name),
+      h('div', { class: 'pass-meta' },
+        h('span', { class: `stage` }, p.stage),
+        h('span', { class: p.changed ? 'changed-mark' : 'noop-mark' }, p.error ? 'failed' : p.changed ? 'changed' : 'no-op'),
+      ),
+      h('div', { class: 'pass-meta muted' }, `${(p.seconds * 1e3).toFixed(2)} ms · ${fmtNum(p.node_count)} nodes`),
+      p.diagnostics.length ? h('div', { class: 'pass-diag' }, `${p.diagnostics.length} diagnostic${p.diagnostics.length > 1 ? 's' : ''}`) : null);
+      chip.addEventListener('click', () => this.selectPass(p.index));
+      this.strip.appendChild(chip);
+    }
+  }
+
+  selectPass(index: number): void {
+    if (!this.record || index === this.st.pass) return;
+    this.st.pass = index;
+    this.shell.saveState();
+    for (const el of this.strip.querySelectorAll('.pass')) {
+      const on = Number((el as HTMLElement).dataset.index) === index;
+      el.classList.toggle('selected', on);
+      el.setAttribute('aria-selected', on ? 'true' : 'false');
+      if (on) (el as HTMLElement).scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    }
+    this.render();
+  }
+
+  private step(delta: number): void {
+    if (!this.record) return;
+    const pos = this.passPos(this.st.pass);
+    const next = Math.min(this.record.passes.length - 1, Math.max(0, pos + delta));
+    this.selectPass(this.record.passes[next].index);
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    const t = e.target as HTMLElement;
+    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
+    if (e.key === 'ArrowRight' || e.key === ']' || e.key === 'n') {
+      this.step(1);
+      e.preventDefault();
+    } else if (e.key === 'ArrowLeft' || e.key === '[' || e.key === 'p') {
+      this.step(-1);
+      e.preventDefault();
+    } else if (e.key === 'Home') {
+      if (this.record?.passes.length) this.selectPass(this.record.passes[0].index);
+    } else if (e.key === 'End') {
+      if (this.record?.passes.length) this.selectPass(this.record.passes[this.record.passes.length - 1].index);
+    } else if (e.key === '/') {
+      this.searchInput.focus();
+      e.preventDefault();
+    } else if (e.key === 'Escape') {
+      this.select(null);
+    }
+  }
+
+  private setView(v: ViewKind): void {
+    this.st.view = v;
+    this.st.selected = null;
+    this.shell.saveState();
+    this.render(true);
+  }
+
+  // ---- rendering ---------------------------------------------------------------------------
+
+  private render(refit = false): void {
+    const t0 = performance.now();
+    const r = this.record;
+    if (!r) return;
+    const pos = this.passPos(this.st.pass);
+    const pass = r.passes[pos];
+    const program = pos >= 0 ? this.programAt(pos) : r;
+    for (const [v, b] of this.viewButtons) b.classList.toggle('active', v === this.st.view);
+    this.colorSelect.hidden = this.st.view !== 'tiles';
+    this.overlaySelect.disabled = this.st.view === 'leaves' || this.st.view === 'execute';
+    clear(this.legend);
+    clear(this.info);
+    if (!program) {
+      this.view.setGraph([], []);
+      this.info.append(h('span', { class: 'muted' }, `Loading the graph after ${pass?.name ?? 'this pass'}…`));
+      return;
+    }
+    this.currentProgram = program;
+    const tileProgram = this.tileProgram(program, pass?.stage ?? 'tensor');
+    this.listingBox.hidden = this.st.view !== 'leaves';
+    this.view.svgEl.style.display = this.st.view === 'leaves' ? 'none' : '';
+    if (this.st.view === 'leaves') this.renderLeaves(tileProgram.program, tileProgram.note);
+    else if (this.st.view === 'execute') this.renderExecute(tileProgram.program, tileProgram.note);
+    else this.renderTensor(program, tileProgram.program, tileProgram.note, pos);
+    if (refit || !this.st.transform) this.view.fit();
+    else this.view.apply(this.st.transform);
+    if (refit) {
+      this.st.transform = this.view.transform;
+    }
+    this.applySearch(false);
+    this.applyHighlight(false);
+    if (this.st.selected && this.view.has(this.st.selected)) this.select(this.st.selected, false);
+    else this.showDetails(null);
+    this.lastRenderMs = performance.now() - t0;
+    this.draws++;
+  }
+
+  /** The program whose tile-level fields describe this pass (a snapshot may carry only its graph). */
+  private tileProgram(program: Program, stage: string): { program: Program; note: string } {
+    if (program.tiles || stage === 'tensor') return { program, note: program.tiles ? '' : 'This pass is in the tensor stage: no tiles yet.' };
+    return { program: this.record!, note: 'This snapshot has only its tensor graph: tile-level views show the final program.' };
+  }
+
+  private nodeLines(n: GraphNode): string[] {
+    const name = n.name ? ` ${n.name}` : '';
+    const lines = [`${n.op}${name}`];
+    if (n.type) lines.push(`${n.type.dtype}[${n.type.shape.join(', ')}]`);
+    else if (n.op === 'loop') lines.push(`${(n.attrs.name ?? '').replace(/'/g, '')} ${n.attrs.index?.replace(/'/g, '') ?? ''} in [${n.attrs.start}, ${n.attrs.stop})`);
+    const s = nodeSpan(n);
+    lines.push(`%${n.id}${s ? ` · ${basename(s.file)}:${s.line}` : ''}`);
+    return lines;
+  }
+
+  private renderTensor(program: Program, tileProgram: Program, note: string, pos: number): void {
+    const r = this.record!;
+    let diff: Diff | null = null;
+    if (this.st.diff && pos >= 0) {
+      const prev = this.programAt(pos - 1);
+      if (prev) diff = diffGraphs(prev, program);
+    }
+    const tv = tensorView(program, diff ? diff.removed : []);
+    const tiles = this.st.view === 'tiles';
+    const grids = tiles ? tileGrids(tileProgram) : new Map<number, TileGridModel>();
+    this.currentGrids = grids;
+    const sgOf = tiles ? new RecordIndex(r, tileProgram).subgraphOfOps() : null;
+    const overlay = this.overlayValues(program, pos);
+    this.currentNodes = new Map(tv.nodes.map((n) => [String(n.id), n]));
+    const nodes: ViewNode[] = tv.nodes.map((n) => {
+      const classes = [IO_OPS.has(n.op) ? 'op-io' : n.op === 'loop' ? 'op-loop' : LAYOUT_OPS.has(n.op) ? 'op-layout' : 'op-compute'];
+      if (tv.loopOf.get(n.id) !== null && tv.loopOf.get(n.id) !== undefined) classes.push('in-loop');
+      const mark = diff?.marks.get(n.id);
+      if (mark) classes.push(`diff-${mark}`);
+      const lines = this.nodeLines(n);
+      if (mark) lines[0] = `${mark === 'added' ? '+ ' : mark === 'removed' ? '− ' : '~ '}${lines[0]}`;
+      let grid: ViewNode['grid'] = null;
+      const g = grids.get(n.id);
+      if (g && sgOf) {
+        grid = { rows: g.rows, cols: g.cols, colors: g.cells.map((cell) => this.cellColor(tileProgram, sgOf, cell)) };
+        lines.push(`${g.rows * g.cols} tiles (${g.rows}×${g.cols})`);
+      }
+      const v = overlay?.values.get(n.id);
+      const fill = overlay && v !== undefined ? overlay.color(v) : null;
+      return { id: String(n.id), lines, classes, grid, fill, tooltip: this.tooltip(n, overlay && v !== undefined ? overlay.label(v) : '') };
+    });
+    const edges: ViewEdge[] = tv.edges.map(([a, b]) => ({
+      from: String(a),
+      to: String(b),
+      classes: diff?.marks.get(a) === 'removed' || diff?.marks.get(b) === 'removed' ? ['removed'] : [],
+    }));
+    this.view.setGraph(nodes, edges);
+    const p = r.passes[pos];
+    const parts: (string | HTMLElement)[] = [];
+    if (p) parts.push(h('b', null, `${p.index} ${p.name}`), ` (${p.stage}) · ${p.changed ? 'changed the program' : 'no-op'} · `);
+    if (diff) {
+      const prevName = pos > 0 ? r.passes[pos - 1].name : 'the traced graph';
+      parts.push(h('span', { class: 'diff-added-text' }, `+${diff.added} added`), ' · ', h('span', { class: 'diff-changed-text' }, `~${diff.changed} changed`), ' · ',
+        h('span', { class: 'diff-removed-text' }, `−${diff.removed.length} removed`), ` vs ${prevName}`);
+      if (diff.added + diff.changed + diff.removed.length === 0 && p && p.stage !== 'tensor') parts.push(` (tensor graph unchanged; ${fmtNum(p.node_count)} tile ops)`);
+    } else if (this.st.diff && pos === 0) {
+      parts.push('no previous pass to compare with');
+    }
+    if (note && tiles) parts.push(h('span', { class: 'note' }, ` ${note}`));
+    parts.push(h('span', { class: 'muted' }, ` · layout: ${this.view.engine}`));
+    this.info.append(...parts);
+    if (tiles) this.tileLegend(tileProgram);
+    if (overlay) this.overlayLegend(overlay);
+  }
+
+  private cellColor(program: Program, sgOf: Int32Array, cell: number[]): string {
+    const k = cellOp(program, cell);
+    if (k === undefined) return '';
+    const sgId = sgOf[k];
+    const sg = sgId >= 0 && program.subgraphs ? program.subgraphs[sgId] : undefined;
+    if (!sg) return '#8a8a8a';
+    return this.st.colorBy === 'core' ? coreColor(sg.core) : leafColor(sg.leaf ?? sg.id);
+  }
+
+  private tooltip(n: GraphNode, overlay: string): string {
+    const s = nodeSpan(n);
+    return [`%${n.id} ${n.op}${n.name ? ` (${n.name})` : ''}`, n.type ? `${n.type.dtype}[${n.type.shape.join(', ')}]` : '', s ? `${s.file}:${s.line}` : '', overlay]
+      .filter(Boolean).join('\n');
+  }
+
+  private overlayValues(program: Program, pos: number): { values: Map<number, number>; color: (v: number) => string; label: (v: number) => string; title: string; lo: string; hi: string } | null {
+    const r = this.record!;
+    if (this.st.overlay === 'time') {
+      if (!this.timeByNode) this.timeByNode = timeShare(r, r.run);
+      const total = [...this.timeByNode.values()].reduce((a, b) => a + b, 0);
+      if (!total) return this.noOverlay('time share: this record has no run (profile it on a board)');
+      const max = Math.max(...this.timeByNode.values()) / total;
+      return {
+        values: new Map([...this.timeByNode].map(([k, v]) => [k, v / total])),
+        color: (v) => rampColor(max > 0 ? v / max : 0),
+        label: (v) => `time share ${fmtPct(v)}`,
+        title: `share of task time (${r.run?.clock ?? ''})`,
+        lo: '0%',
+        hi: fmtPct(max),
+      };
+    }
+    if (this.st.overlay === 'buffer') {
+      const pass = r.passes[pos];
+      const use = bufferUse(this.tileProgram(program, pass?.stage ?? 'tensor').program);
+      if (use.size === 0) return this.noOverlay('buffer use: no partition or block stage at this pass');
+      return { values: use, color: (v) => rampColor(v), label: (v) => `peak buffer ${fmtPct(v)} of capacity`, title: 'peak on-chip buffer use of the subgraphs computing the node', lo: '0%', hi: '100%' };
+    }
+    if (this.st.overlay === 'error') {
+      const prec = this.precision;
+      const pass = r.passes[pos];
+      const pp = prec ? precisionPassFor(prec.passes, pass?.index ?? 0, pass?.stage ?? 'tensor') : undefined;
+      if (!prec || !pp) return this.noOverlay('error: no precision report yet (run the precision check)');
+      const values = new Map<number, number>();
+      for (const row of [...pp.rows, ...pp.outputs]) {
+        const rel = typeof row.max_rel === 'number' ? row.max_rel : Infinity;
+        values.set(row.node, row.passed ? Math.min(1, rel / prec.rtol) : -1);
+      }
+      const pal = palette();
+      return {
+        values,
+        color: (v) => (v < 0 ? pal.error : rampColor(v <= 0 ? 0 : (Math.log10(v) + 6) / 6)),
+        label: (v) => (v < 0 ? 'fails the tolerance' : `max_rel = ${fmtNum(v * prec.rtol)} (${fmtNum(v)} × rtol)`),
+        title: `error after ${pp.name} (max_rel / rtol, log; red: fails)`,
+        lo: '1e-6',
+        hi: '1',
+      };
+    }
+    return null;
+  }
+
+  private noOverlay(why: string): null {
+    this.legend.append(h('div', { class: 'legend-note' }, why));
+    return null;
+  }
+
+  private overlayLegend(o: { title: string; lo: string; hi: string }): void {
+    const bar = h('div', { class: 'ramp' });
+    bar.style.background = RAMP_CSS;
+    this.legend.append(h('div', { class: 'legend-title' }, o.title), bar, h('div', { class: 'ramp-labels' }, h('span', null, o.lo), h('span', null, o.hi)));
+    if (this.st.overlay === 'error') {
+      const sw = h('span', { class: 'swatch' });
+      sw.style.background = palette().error;
+      this.legend.append(h('div', null, sw, ' fails'));
+    }
+  }
+
+  private tileLegend(program: Program): void {
+    const items: [string, string][] = [];
+    if (!program.subgraphs) items.push(['#8a8a8a', 'not partitioned yet']);
+    else if (this.st.colorBy === 'core') for (const c of new Set(program.subgraphs.map((s) => s.core))) items.push([coreColor(c), c]);
+    else for (const l of program.leaves ?? []) items.push([leafColor(l.id), `leaf ${l.id} · ${l.core} · ${l.count} tasks`]);
+    if (program.subgraphs && !program.leaves && this.st.colorBy === 'leaf') items.push(['transparent', `by subgraph: ${program.subgraphs.length} subgraphs, no leaf functions yet`]);
+    this.legend.append(h('div', { class: 'legend-title' }, 'tiles'), ...items.map(([c, label]) => {
+      const sw = h('span', { class: 'swatch' });
+      sw.style.background = c;
+      return h('div', null, sw, ` ${label}`);
+    }));
+  }
+
+  private renderExecute(program: Program, note: string): void {
+    const ev = execView(program);
+    this.currentExec = ev;
+    this.currentNodes.clear();
+    const nodes: ViewNode[] = ev.groups.map((g) => ({
+      id: g.key,
+      lines: ev.aggregated
+        ? [`leaf ${g.leaf} · ${g.core}`, `${g.tasks.length} task${g.tasks.length > 1 ? 's' : ''} · depth ${g.depth}`]
+        : [`task ${g.tasks[0]}`, `leaf ${g.leaf} · ${g.core}`],
+      classes: ['op-task'],
+      fill: this.st.colorBy === 'core' ? coreColor(g.core) : leafColor(g.leaf),
+    }));
+    const edges: ViewEdge[] = ev.edges.map(([a, b]) => ({ from: a, to: b }));
+    this.view.setGraph(nodes, edges);
+    const total = program.execute?.tasks.length ?? 0;
+    this.info.append(total
+      ? `${fmtNum(total)} tasks${ev.aggregated ? `, grouped by leaf and dependency depth into ${ev.groups.length} nodes` : ''} · ${fmtNum(ev.edges.length)} edges`
+      : 'No execute graph at this pass.', note ? h('span', { class: 'note' }, ` ${note}`) : '');
+    this.legend.append(h('div', { class: 'legend-title' }, 'leaves'), ...(program.leaves ?? []).map((l) => {
+      const sw = h('span', { class: 'swatch' });
+      sw.style.background = leafColor(l.id);
+      return h('div', null, sw, ` leaf ${l.id} · ${l.core}`);
+    }));
+  }
+
+  private renderLeaves(program: Program, note: string): void {
+    clear(this.listingBox);
+    this.view.setGraph([], []);
+    this.currentNodes.clear();
+    const leaves = program.leaves ?? [];
+    if (!leaves.length) {
+      this.listingBox.append(h('p', { class: 'muted' }, 'No leaf functions at this pass (they are made by leaf_functions).'));
+      return;
+    }
+    if (note) this.info.append(h('span', { class: 'note' }, note));
+    this.info.append(` ${leaves.length} leaf functions`);
+    for (const leaf of leaves) {
+      const ops = [...new Set(leaf.nodes.map((n) => this.index?.node(n)?.op).filter(Boolean))].join(', ');
+      const lines = [...new Set(leaf.nodes.map((n) => nodeSpan(this.index?.node(n))?.line).filter((x) => x !== undefined))].sort((a, b) => a! - b!);
+      const sw = h('span', { class: 'swatch' });
+      sw.style.background = leafColor(leaf.id);
+      const card = h('details', { class: 'leaf-card', 'data-leaf': leaf.id },
+        h('summary', null, sw, h('b', null, ` leaf ${leaf.id}`), ` · ${leaf.core} · ${leaf.count} tasks · ${ops} · lines ${lines.join(', ')}`));
+      card.addEventListener('toggle', () => {
+        if (card.open && card.childElementCount === 1) card.appendChild(this.listingOf(program, leaf.id));
+      });
+      if (this.highlight && leaf.nodes.some((n) => {
+        const node = this.index?.node(n);
+        return node && nodeHasLine(node, this.highlight!.file, this.highlight!.line);
+      })) card.classList.add('highlight');
+      this.listingBox.appendChild(card);
+    }
+    const first = this.listingBox.querySelector('details');
+    if (first && leaves.length <= 4) (first as HTMLDetailsElement).open = true;
+  }
+
+  /** A leaf's listing: the host's text (the CLI's), lines with an instruction link to its source. */
+  private listingOf(program: Program, leaf: number): HTMLElement {
+    const pre = h('div', { class: 'listing', role: 'list' });
+    const block = program.blocks?.find((b) => b.leaf === leaf);
+    const text = this.listings[String(leaf)] ?? (block ? block.instrs.map((ins, i) => `${String(i).padStart(4)}  ${ins.opcode.padEnd(10)} ${ins.pipe}${ins.note ? `  ; ${ins.note}` : ''}`).join('\n') : 'no listing');
+    for (const line of text.split('\n')) {
+      const row = h('div', { class: 'lrow', role: 'listitem' }, line || ' ');
+      const m = /^\s+(\d+)\s+[A-Z_]/.exec(line);
+      const ins = m && block ? block.instrs[Number(m[1])] : undefined;
+      const ops = program.tiles?.ops;
+      if (ins && ops && ins.tile_op >= 0) {
+        const node = this.index?.node(ops.node[ins.tile_op]);
+        const span = nodeSpan(node);
+        if (span) {
+          row.classList.add('link');
+          row.title = `${span.file}:${span.line}`;
+          row.addEventListener('click', () => this.shell.reveal(span));
+        }
+      }
+      pre.appendChild(row);
+    }
+    return pre;
+  }
+
+  // ---- selection, details, search, highlight -------------------------------------------------
+
+  private clickNode(id: string): void {
+    this.select(id);
+    const n = this.currentNodes.get(id);
+    if (n) {
+      this.shell.reveal(nodeSpan(n));
+    } else if (this.currentExec) {
+      const g = this.currentExec.groups.find((x) => x.key === id);
+      if (g && this.index) this.shell.reveal(this.index.spanOfTask(g.tasks[0]));
+    }
+  }
+
+  private select(id: string | null, save = true): void {
+    this.st.selected = id;
+    this.view.setSelected(id);
+    if (save) this.shell.saveState();
+    this.showDetails(id);
+  }
+
+  private showDetails(id: string | null): void {
+    clear(this.details);
+    this.details.hidden = id === null;
+    if (id === null) return;
+    const n = this.currentNodes.get(id);
+    if (n) this.nodeDetails(n);
+    else if (this.currentExec) this.taskDetails(id);
+  }
+
+  private sourceLinks(spans: { file: string; line: number; col?: number; end_line?: number; end_col?: number }[]): HTMLElement {
+    const ul = h('ul', { class: 'src' });
+    spans.forEach((s, i) => {
+      const a = h('a', { class: 'link', tabindex: 0, role: 'link' }, `${basename(s.file)}:${s.line}${i > 0 ? ' (caller)' : ''}`);
+      a.addEventListener('click', () => this.shell.reveal({ file: s.file, line: s.line, col: s.col ?? 0, end_line: s.end_line ?? s.line, end_col: s.end_col ?? 0 }));
+      ul.appendChild(h('li', null, a));
+    });
+    return ul;
+  }
+
+  private nodeDetails(n: GraphNode): void {
+    const rows: [string, string][] = [['id', `%${n.id}`], ['op', n.op]];
+    if (n.name) rows.push(['name', n.name]);
+    if (n.type) rows.push(['type', `${n.type.dtype}[${n.type.shape.join(', ')}]`]);
+    for (const [k, v] of Object.entries(n.attrs)) rows.push([k, v]);
+    if (n.made_by) rows.push(['made by', n.made_by]);
+    if (n.origin?.length) rows.push(['from', n.origin.map((o) => `%${o}`).join(', ')]);
+    if (n.label) rows.push(['label', n.label]);
+    const grid = this.currentGrids.get(n.id);
+    const time = this.timeByNode?.get(n.id);
+    if (time !== undefined) rows.push(['task time', fmtUs(time)]);
+    this.details.append(h('h3', null, `${n.op} %${n.id}`), table(rows), h('h4', null, 'source'), this.sourceLinks(n.loc));
+    const line = nodeSpan(n);
+    if (line) {
+      this.details.append(button('Show its tasks in the swimlane', () => this.shell.post({ type: 'openPanel', panel: 'swimlane', file: line.file, line: line.line })));
+    }
+    if (grid && this.currentProgram) this.details.append(h('h4', null, `tiles (${grid.rows}×${grid.cols})`), this.gridCanvas(grid));
+  }
+
+  /** The full tile grid of one op: each cell a tile, coloured as in the graph; click to drill down. */
+  private gridCanvas(grid: TileGridModel): HTMLElement {
+    const r = this.record!;
+    const pos = this.passPos(this.st.pass);
+    const program = this.tileProgram(this.currentProgram!, r.passes[pos]?.stage ?? 'tile').program;
+    const sgOf = new RecordIndex(r, program).subgraphOfOps();
+    const cell = Math.max(3, Math.min(18, Math.floor(240 / Math.max(grid.cols, 1)), Math.floor(320 / Math.max(grid.rows, 1))));
+    const canvas = h('canvas', { class: 'tilecanvas', title: 'click a tile for its tile ops' });
+    canvas.width = grid.cols * cell;
+    canvas.height = grid.rows * cell;
+    const ctx = canvas.getContext('2d')!;
+    grid.cells.forEach((c, i) => {
+      const color = this.cellColor(program, sgOf, c);
+      if (!color) return;
+      ctx.fillStyle = color;
+      ctx.fillRect((i % grid.cols) * cell, Math.floor(i / grid.cols) * cell, cell - (cell > 4 ? 1 : 0), cell - (cell > 4 ? 1 : 0));
+    });
+    const out = h('div', { class: 'tile-detail' });
+    canvas.addEventListener('click', (e) => {
+      const b = canvas.getBoundingClientRect();
+      const col = Math.floor(((e.clientX - b.left) / b.width) * grid.cols);
+      const row = Math.floor(((e.clientY - b.top) / b.height) * grid.rows);
+      const ops = grid.cells[row * grid.cols + col] ?? [];
+      clear(out);
+      if (!ops.length) return;
+      const t = program.tiles!.ops;
+      const [inst, coord] = grid.rowKeys[row].split('|');
+      out.append(h('div', null, h('b', null, `tile [${coord ? `${coord},` : ''}${col}]`), ` · instance ${inst}`));
+      const trs = ops.map((k) => {
+        const sg = sgOf[k] >= 0 && program.subgraphs ? program.subgraphs[sgOf[k]] : undefined;
+        return [`t${t.id[k]} ${t.op[k]}`, `[${t.shape[k].join(',')}] ${t.dtype[k]} · ${program.memory?.[k] ?? ''}${sg ? ` · subgraph ${sg.id} · leaf ${sg.leaf ?? '–'}` : ''}`] as [string, string];
+      });
+      out.append(table(trs));
+      const sg = sgOf[ops[0]];
+      const task = program.execute?.tasks.find((x) => x.subgraph === sg);
+      if (task) out.append(h('div', { class: 'muted' }, `task ${task.id} on ${task.core}`));
+    });
+    return h('div', null, canvas, out);
+  }
+
+  private taskDetails(key: string): void {
+    const g = this.currentExec?.groups.find((x) => x.key === key);
+    if (!g || !this.index) return;
+    const rows: [string, string][] = [['leaf', String(g.leaf)], ['core', g.core], ['depth', String(g.depth)], ['tasks', g.tasks.length > 12 ? `${g.tasks.slice(0, 12).join(', ')} … (${g.tasks.length})` : g.tasks.join(', ')]];
+    const ex = this.currentProgram?.execute?.tasks.find((t) => t.id === g.tasks[0]) ?? this.record?.execute?.tasks.find((t) => t.id === g.tasks[0]);
+    if (ex) rows.push(['coord', `[${ex.coord.join(', ')}]`], ['preds', ex.preds.join(', ') || 'none']);
+    this.details.append(h('h3', null, g.tasks.length > 1 ? `${g.tasks.length} tasks of leaf ${g.leaf}` : `task ${g.tasks[0]}`), table(rows), h('h4', null, 'source'), this.sourceLinks(this.index.linesOfTask(g.tasks[0])));
+  }
+
+  private applySearch(center: boolean): void {
+    const q = this.st.search.trim().toLowerCase();
+    this.matches = [];
+    if (q) {
+      for (const [id, n] of this.currentNodes) {
+        const s = nodeSpan(n);
+        const hay = `${n.op} ${n.name ?? ''} %${n.id} ${n.type ? `${n.type.dtype}[${n.type.shape.join(', ')}]` : ''} ${s ? `${basename(s.file)}:${s.line} :${s.line}` : ''} ${n.label ?? ''}`.toLowerCase();
+        if (hay.includes(q)) this.matches.push(id);
+      }
+      if (this.currentExec) for (const g of this.currentExec.groups) if (`${g.key} leaf ${g.leaf} ${g.core} task ${g.tasks.join(' task ')}`.toLowerCase().includes(q)) this.matches.push(g.key);
+    }
+    this.view.setHighlight(new Set(this.matches), 'match');
+    this.searchCount.textContent = q ? `${this.matches.length} match${this.matches.length === 1 ? '' : 'es'}` : '';
+    this.matchAt = -1;
+    if (center && this.matches.length) this.nextMatch(1);
+  }
+
+  private nextMatch(d: number): void {
+    if (!this.matches.length) return;
+    this.matchAt = (this.matchAt + d + this.matches.length) % this.matches.length;
+    const id = this.matches[this.matchAt];
+    this.view.center(id);
+    this.select(id);
+    this.searchCount.textContent = `${this.matchAt + 1} of ${this.matches.length}`;
+  }
+
+  private applyHighlight(center: boolean): void {
+    const ids = new Set<string>();
+    const hl = this.highlight;
+    if (hl && this.record) {
+      for (const [id, n] of this.currentNodes) if (nodeHasLine(n, hl.file, hl.line)) ids.add(id);
+      if (this.currentExec && this.index) {
+        for (const g of this.currentExec.groups) if (g.tasks.some((t) => this.index!.taskHasLine(t, hl.file, hl.line))) ids.add(g.key);
+      }
+      if (this.st.view === 'leaves') {
+        for (const card of this.listingBox.querySelectorAll('details')) {
+          const leaf = this.currentProgram?.leaves?.find((l) => l.id === Number((card as HTMLElement).dataset.leaf)) ?? this.record.leaves?.find((l) => l.id === Number((card as HTMLElement).dataset.leaf));
+          card.classList.toggle('highlight', !!leaf && leaf.nodes.some((n) => {
+            const node = this.index?.node(n);
+            return !!node && nodeHasLine(node, hl.file, hl.line) && sameFile(hl.file, hl.file);
+          }));
+        }
+      }
+    }
+    this.view.setHighlight(ids);
+    if (center && ids.size) this.view.center([...ids][0]);
+  }
+}
+
+function table(rows: [string, string][]): HTMLTableElement {
+  const t = h('table', { class: 'kv' });
+  for (const [k, v] of rows) t.appendChild(h('tr', null, h('th', null, k), h('td', null, v)));
+  return t;
+}
+
+start(new GraphPanel());

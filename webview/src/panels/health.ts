@@ -1,0 +1,194 @@
+// The health & tuning panel: findings grouped by severity (numbers, source link, quick fix),
+// tile-shape suggestions with the predicted (simulated) makespan and speedup and an Apply
+// button that asks the host to edit the file, and — after an edit — the previous and the
+// current figures side by side.
+
+import { start, type PanelImpl, type Shell } from '../app';
+import { basename, button, clear, fmtNum, fmtPct, fmtUs, h } from '../dom';
+import { sameFile } from '../model';
+import { plot } from '../plot';
+import type { HostMessage } from '../protocol';
+import { palette } from '../theme';
+import type { Finding, KernelReport, TextEdit } from '../types';
+
+const SEVERITIES = ['error', 'warning', 'info'] as const;
+
+interface HealthState {
+  collapsed: string[];
+}
+
+class HealthPanel implements PanelImpl {
+  readonly id = 'health' as const;
+  readonly emptyText = 'Compile and profile a kernel: its health findings and tuning suggestions appear here.';
+  private shell!: Shell;
+  private st: HealthState = { collapsed: [] };
+  private report: KernelReport | null = null;
+  private previous: KernelReport | null = null;
+  private highlight: { file: string; line: number } | null = null;
+  private page = h('div', { class: 'page' });
+
+  mount(content: HTMLElement, shell: Shell): void {
+    this.shell = shell;
+    content.appendChild(this.page);
+  }
+
+  restore(state: unknown): void {
+    if (state && typeof state === 'object' && Array.isArray((state as HealthState).collapsed)) this.st = state as HealthState;
+  }
+
+  viewState(): HealthState {
+    return this.st;
+  }
+
+  redraw(): void {
+    if (this.report) this.render();
+  }
+
+  accept(m: HostMessage): void {
+    if (m.type !== 'report') return;
+    this.report = m.report;
+    this.previous = m.previous ?? null;
+    if (m.report.error) {
+      this.shell.setTitle(m.report.kernel, 'does not compile');
+      this.shell.showError(m.report.error, m.report.file, m.report.line);
+      return;
+    }
+    this.render();
+    this.shell.showContent();
+  }
+
+  highlightSource(file: string, line: number): void {
+    this.highlight = line > 0 ? { file, line } : null;
+    let first: HTMLElement | null = null;
+    for (const el of this.page.querySelectorAll<HTMLElement>('.finding')) {
+      const on = this.highlight !== null && Number(el.dataset.line) === line && sameFile(el.dataset.file ?? '', file);
+      el.classList.toggle('highlight', on);
+      if (on && !first) first = el;
+    }
+    first?.scrollIntoView({ block: 'nearest' });
+  }
+
+  private apply(edits: TextEdit[], label: string): void {
+    this.shell.post({ type: 'applyEdit', edits, label });
+  }
+
+  private render(): void {
+    const r = this.report!;
+    clear(this.page);
+    const board = r.health?.stats.board as Record<string, unknown> | undefined;
+    this.shell.setTitle(r.kernel, `${basename(r.file)}:${r.line} · ${r.clock ?? ''}`);
+    const m = r.metrics;
+    this.page.append(h('div', { class: 'summary-line' },
+      m ? h('span', { class: 'verdict-big' }, `makespan ${fmtUs(m.makespan_us)}`) : '',
+      m ? h('span', null, `utilization ${fmtPct(m.utilization)}`) : '',
+      board?.bound ? h('span', null, `bound: ${String(board.bound)}`) : '',
+      board?.bound_why ? h('span', { class: 'muted' }, String(board.bound_why)) : '',
+      r.board ? h('span', { class: 'muted' }, `board ${r.board}`) : ''));
+    if (this.previous) this.renderCompare(this.previous, r);
+    this.renderFindings(r.findings.filter((f) => f.level !== 'tuning'));
+    this.renderSuggestions(r);
+    if (this.highlight) this.highlightSource(this.highlight.file, this.highlight.line);
+  }
+
+  private renderCompare(prev: KernelReport, cur: KernelReport): void {
+    const count = (r: KernelReport, s: string): number => r.findings.filter((f) => f.severity === s && f.level !== 'tuning').length;
+    const stat = (r: KernelReport, level: string, key: string): number | undefined => {
+      const v = r.health?.stats[level]?.[key];
+      return typeof v === 'number' ? v : undefined;
+    };
+    type Row = [string, number | undefined, number | undefined, (v: number) => string, boolean | null];
+    const rows: Row[] = [
+      ['makespan', prev.metrics?.makespan_us, cur.metrics?.makespan_us, fmtUs, true],
+      ['utilization', prev.metrics?.utilization, cur.metrics?.utilization, fmtPct, false],
+      ['critical path', prev.metrics?.critical_path_us, cur.metrics?.critical_path_us, fmtUs, true],
+      ['dependency waits', prev.metrics?.wait_dependency_us, cur.metrics?.wait_dependency_us, fmtUs, true],
+      ['scheduler waits', prev.metrics?.wait_scheduler_us, cur.metrics?.wait_scheduler_us, fmtUs, true],
+      ['tasks', stat(prev, 'execute', 'tasks'), stat(cur, 'execute', 'tasks'), (v) => fmtNum(v), null],
+      ['tile ops', stat(prev, 'tile', 'ops'), stat(cur, 'tile', 'ops'), (v) => fmtNum(v), null],
+      ...SEVERITIES.map((s): Row => [`${s} findings`, count(prev, s), count(cur, s), (v) => fmtNum(v), true]),
+    ];
+    const tbody = h('tbody');
+    for (const [name, a, b, f, lowerIsBetter] of rows) {
+      if (a === undefined && b === undefined) continue;
+      let change = '';
+      let cls = '';
+      if (a !== undefined && b !== undefined) {
+        change = a === 0 ? (b === 0 ? '=' : `+${f(b)}`) : `${b >= a ? '+' : ''}${(((b - a) / Math.abs(a)) * 100).toFixed(0)}%`;
+        if (name === 'makespan' && b > 0) change += ` (${(a / b).toFixed(2)}×)`;
+        cls = a === b || lowerIsBetter === null ? '' : (b < a) === lowerIsBetter ? 'better' : 'worse';
+      }
+      tbody.appendChild(h('tr', null, h('td', { class: 'l' }, name), h('td', null, a === undefined ? '–' : f(a)), h('td', null, b === undefined ? '–' : f(b)), h('td', { class: cls }, change)));
+    }
+    const chart = h('div', { class: 'chart', 'data-chart': 'compare' });
+    this.page.append(h('section', { class: 'block', 'data-compare': '1' }, h('h2', null, 'Before and after the edit'),
+      h('div', { class: 'cols' }, h('table', { class: 'grid compare' }, h('thead', null, h('tr', null, h('th', { class: 'l' }, ''), h('th', null, 'previous'), h('th', null, 'current'), h('th', null, 'change'))), tbody), chart)));
+    const pal = palette();
+    const keys: [string, (r: KernelReport) => number | undefined][] = [
+      ['makespan', (r) => r.metrics?.makespan_us], ['critical path', (r) => r.metrics?.critical_path_us],
+      ['dependency waits', (r) => r.metrics?.wait_dependency_us], ['scheduler waits', (r) => r.metrics?.wait_scheduler_us],
+    ];
+    plot(chart, [
+      { type: 'bar', name: 'previous', x: keys.map((k) => k[0]), y: keys.map((k) => k[1](prev) ?? null), marker: { color: pal.muted } },
+      { type: 'bar', name: 'current', x: keys.map((k) => k[0]), y: keys.map((k) => k[1](cur) ?? null), marker: { color: pal.accent } },
+    ], { barmode: 'group', yaxis: { title: { text: `µs (${cur.clock ?? ''})` } } });
+  }
+
+  private whereLink(f: Finding): HTMLElement {
+    const w = f.where;
+    if (!w) return h('span', { class: 'muted' }, 'kernel-wide');
+    const a = h('a', { class: 'link', tabindex: 0, role: 'link' }, `${basename(w.file)}:${w.line}`);
+    a.addEventListener('click', () => this.shell.reveal(w));
+    return a;
+  }
+
+  private renderFindings(findings: Finding[]): void {
+    const section = h('section', { class: 'block', 'data-findings': '1' }, h('h2', null, `Findings (${findings.length})`));
+    this.page.appendChild(section);
+    if (!findings.length) section.append(h('p', { class: 'pass-text' }, 'No findings: nothing looks wasteful.'));
+    for (const sev of SEVERITIES) {
+      const group = findings.filter((f) => f.severity === sev);
+      if (!group.length) continue;
+      const collapsed = this.st.collapsed.includes(sev);
+      const body = h('div', { class: 'sev-body' });
+      body.hidden = collapsed;
+      const head = h('div', { class: `sev-head sev-${sev}`, role: 'button', tabindex: 0, 'aria-expanded': collapsed ? 'false' : 'true' },
+        h('b', null, `${collapsed ? '▸' : '▾'} ${sev === 'error' ? 'Errors' : sev === 'warning' ? 'Warnings' : 'Info'}`), h('span', { class: 'sev-count' }, String(group.length)));
+      head.addEventListener('click', () => {
+        this.st.collapsed = collapsed ? this.st.collapsed.filter((s) => s !== sev) : [...this.st.collapsed, sev];
+        this.shell.saveState();
+        this.render();
+      });
+      for (const f of group) body.appendChild(this.finding(f));
+      section.append(h('div', { class: 'sev-group', 'data-severity': sev }, head, body));
+    }
+  }
+
+  private finding(f: Finding): HTMLElement {
+    const nums = Object.entries(f.numbers).filter(([, v]) => typeof v !== 'object' || v === null).map(([k, v]) => `${k} ${fmtNum(v)}`).join(' · ');
+    const el = h('div', { class: `finding sev-${f.severity}`, 'data-rule': f.rule, 'data-line': f.where?.line ?? 0, 'data-file': f.where?.file ?? '' },
+      h('div', null, h('span', { class: 'title' }, f.title), ' ', h('span', { class: 'rule' }, `${f.rule} · ${f.level}`), ' · ', this.whereLink(f)),
+      h('p', null, f.why),
+      h('p', null, h('b', null, 'Try: '), f.suggestion),
+      nums ? h('div', { class: 'numbers' }, nums) : '');
+    if (f.edits.length) el.append(button('Apply fix', () => this.apply(f.edits, f.title), { class: 'primary', title: f.edits.map((e) => `line ${e.where.line}: ${e.text}`).join('\n') }));
+    return el;
+  }
+
+  private renderSuggestions(r: KernelReport): void {
+    const section = h('section', { class: 'block', 'data-suggestions': '1' }, h('h2', null, `Tuning suggestions (${r.suggestions.length})`));
+    this.page.appendChild(section);
+    if (!r.suggestions.length) {
+      section.append(h('p', { class: 'muted' }, 'No suggestions (ask for them with the tuning advisor: pypto-ide report --suggest).'));
+      return;
+    }
+    for (const s of r.suggestions) {
+      const row = h('div', { class: 'suggestion', 'data-rank': s.rank },
+        h('span', { class: 'speedup' }, `${s.speedup.toFixed(2)}×`),
+        h('div', null, h('code', null, s.text), h('div', { class: 'muted' }, `predicted makespan ${fmtUs(s.makespan_before_us)} → ${fmtUs(s.makespan_after_us)} (simulated) · ${s.reason}`)),
+        button('Apply', () => this.apply(s.edits, s.text), { class: 'primary', title: s.edits.map((e) => `${basename(e.where.file)}:${e.where.line}: ${e.text}`).join('\n') }));
+      section.appendChild(row);
+    }
+  }
+}
+
+start(new HealthPanel());

@@ -1,0 +1,630 @@
+// The swimlane panel: AIC_*/AIV_* lanes (pipe sub-lanes on the sim board), tasks coloured by
+// leaf, hover details, zoom/pan, time markers, the critical path, a task's predecessors and
+// successors as arrows, bubbles shaded by cause, per-leaf statistics, search, the source-line
+// filter, and two runs (before/after an edit) on one time scale.
+
+import { start, type PanelImpl, type Shell } from '../app';
+import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select } from '../dom';
+import { RecordIndex, sameFile } from '../model';
+import type { HostMessage } from '../protocol';
+import { SwimlaneCanvas, type DrawOptions, type Viewport } from '../swimlane/canvas';
+import { RunData } from '../swimlane/data';
+import { leafColor } from '../theme';
+import type { CompileRecord, Span, Swimlane } from '../types';
+
+interface SwimState {
+  pipes: boolean;
+  critical: boolean;
+  bubbles: boolean;
+  hideIdle: boolean;
+  depth: number;
+  colorBy: 'leaf' | 'core';
+  window: [number, number] | null;
+  selected: number | null;
+  markers: number[];
+  search: string;
+}
+
+const DEFAULT: SwimState = { pipes: false, critical: true, bubbles: true, hideIdle: true, depth: 1, colorBy: 'leaf', window: null, selected: null, markers: [], search: '' };
+
+interface RunView {
+  data: RunData;
+  label: string;
+  canvas: SwimlaneCanvas;
+  head: HTMLElement;
+  index: RecordIndex | null;
+}
+
+class SwimlanePanel implements PanelImpl {
+  readonly id = 'swimlane' as const;
+  readonly emptyText = 'Profile a kernel (it runs on the simulated A2/A3 board by default): its tasks on the AIC and AIV lanes appear here.';
+  private shell!: Shell;
+  private st: SwimState = { ...DEFAULT };
+  private record: CompileRecord | null = null;
+  private runs: RunView[] = [];
+  private vp: Viewport = { t0: 0, t1: 1 };
+  private highlight: Uint8Array | null = null;
+  private highlightWhy = '';
+  private hover = -1;
+  private frame = 0;
+  /** ms of the last full draw (the benchmark reads it). */
+  lastDrawMs = 0;
+  draws = 0;
+
+  private toolbar = h('div', { class: 'toolbar' });
+  private runsBox = h('div', { class: 'sl-runs' });
+  private stats = h('div', { class: 'sl-stats' });
+  private side = h('aside', { class: 'sl-side' });
+  private tooltip = h('div', { class: 'tooltip', role: 'tooltip' });
+  private searchInput = h('input', { class: 'search', title: 'Search tasks: t12, leaf 2, an op, :line' });
+  private searchCount = h('span', { class: 'muted count' });
+  private lineSelect = h('select', { title: 'Show the tasks of a source line' });
+  private pipeToggle!: HTMLLabelElement;
+
+  mount(content: HTMLElement, shell: Shell): void {
+    this.shell = shell;
+    this.tooltip.hidden = true;
+    document.body.appendChild(this.tooltip);
+    const opt = (key: 'pipes' | 'critical' | 'bubbles' | 'hideIdle', label: string, title: string): HTMLLabelElement =>
+      checkbox(label, this.st[key], (v) => {
+        this.st[key] = v;
+        this.changed();
+      }, title);
+    this.pipeToggle = opt('pipes', 'pipes', 'Pipe sub-lanes (MTE2, V, M, MTE3…) of the sim board');
+    this.searchInput.type = 'search';
+    this.searchInput.placeholder = 'search tasks';
+    this.searchInput.value = this.st.search;
+    this.searchInput.addEventListener('input', () => {
+      this.st.search = this.searchInput.value;
+      this.applySearch();
+    });
+    this.lineSelect.addEventListener('change', () => {
+      const [file, line] = this.lineSelect.value.split('\u0000');
+      if (line) this.highlightSource(file, Number(line), false);
+      else this.setHighlight(null, '');
+    });
+    this.toolbar.append(
+      this.pipeToggle,
+      opt('critical', 'critical path', 'Outline the tasks of the critical path'),
+      opt('bubbles', 'bubbles', 'Shade idle time: grey = waiting for a dependency, orange = a task was ready (scheduler)'),
+      opt('hideIdle', 'hide idle lanes', 'Hide lanes that ran no task'),
+      h('label', { class: 'check', title: 'How many levels of predecessors and successors of the selected task to draw' }, 'arrows ',
+        select<string>([['0', 'off'], ['1', '1'], ['2', '2'], ['3', '3'], ['5', '5']], String(this.st.depth), (v) => {
+          this.st.depth = Number(v);
+          this.changed();
+        })),
+      select<'leaf' | 'core'>([['leaf', 'by leaf'], ['core', 'by core']], this.st.colorBy, (v) => {
+        this.st.colorBy = v;
+        this.changed();
+      }, 'Colour tasks by'),
+      this.lineSelect,
+      h('span', { class: 'spacer' }),
+      this.searchInput,
+      this.searchCount,
+      button('Fit', () => this.fit(), { title: 'Show the whole run (f)' }),
+      button('Clear markers', () => {
+        this.st.markers = [];
+        this.changed();
+      }, { title: 'Time markers: click the time axis to add one, m at the pointer' }),
+    );
+    content.append(this.toolbar, this.runsBox, h('div', { class: 'sl-bottom' }, this.stats, this.side));
+    new ResizeObserver(() => this.redraw()).observe(this.runsBox);
+    document.addEventListener('keydown', (e) => this.onKey(e));
+  }
+
+  restore(state: unknown): void {
+    if (state && typeof state === 'object') this.st = { ...DEFAULT, ...(state as Partial<SwimState>) };
+  }
+
+  viewState(): SwimState {
+    return { ...this.st, window: [this.vp.t0, this.vp.t1] };
+  }
+
+  accept(m: HostMessage): void {
+    if (m.type === 'record') {
+      this.record = m.record;
+      if (m.record.error) {
+        const loc = Array.isArray(m.record.error.loc) ? m.record.error.loc[0] : m.record.error.loc;
+        this.shell.showError(m.record.error.message, loc?.file ?? m.record.source.file, loc?.line ?? null);
+        return;
+      }
+      if (!m.record.run) {
+        if (this.runs.length === 0) this.shell.showEmpty();
+        return;
+      }
+      this.show([{ run: m.record.run, label: m.label ?? '' }]);
+    } else if (m.type === 'swimlane') {
+      const list = [{ run: m.run, label: m.label ?? (m.previous ? 'after' : '') }];
+      if (m.previous) list.unshift({ run: m.previous.run, label: m.previous.label ?? 'before' });
+      this.show(list);
+    }
+  }
+
+  private show(list: { run: Swimlane; label: string }[]): void {
+    const keepWindow = this.runs.length === 0 && this.st.window !== null;
+    clear(this.runsBox);
+    this.runs = [];
+    const rec = this.record;
+    for (const { run, label } of list) {
+      const data = new RunData(run);
+      const box = h('div', { class: 'sl-run' });
+      const head = h('div', { class: 'sl-head' });
+      const wrap = h('div', { class: 'sl-canvas-wrap' });
+      box.append(head, wrap);
+      this.runsBox.appendChild(box);
+      const canvas = new SwimlaneCanvas(wrap, data, this.vp, this.options(data));
+      // the record explains tasks (leaf -> tile ops -> source) when it is this run's compile
+      const index = rec && rec.execute && rec.execute.tasks.length === data.n ? new RecordIndex(rec) : null;
+      const view: RunView = { data, label, canvas, head, index };
+      this.runs.push(view);
+      this.wire(view);
+    }
+    const total = this.runs.reduce((a, r) => a + r.data.n, 0);
+    const first = this.runs[this.runs.length - 1];
+    this.shell.setTitle(rec?.source.kernel ?? 'swimlane', `${fmtNum(total)} tasks · ${first.data.run.clock}`);
+    this.pipeToggle.hidden = !this.runs.some((r) => r.data.pipes.length > 0);
+    this.shell.showContent();
+    if (keepWindow && this.st.window) {
+      this.vp.t0 = this.st.window[0];
+      this.vp.t1 = this.st.window[1];
+    } else {
+      this.fitWindow();
+    }
+    if (this.st.selected !== null && this.current().data.indexOf(this.st.selected) < 0) this.st.selected = null;
+    this.heads();
+    this.fillLines();
+    this.renderStats();
+    this.renderSide();
+    this.applySearch();
+    this.drawNow();
+  }
+
+  private current(): RunView {
+    return this.runs[this.runs.length - 1];
+  }
+
+  private options(data: RunData): DrawOptions {
+    const cur = this.runs.length ? this.current() : null;
+    const isCur = !cur || cur.data === data;
+    const sel = this.st.selected !== null && isCur ? data.indexOf(this.st.selected) : -1;
+    const linked = new Set<number>();
+    const arrows: [number, number][] = [];
+    if (sel >= 0 && this.st.depth > 0) {
+      let frontier = [sel];
+      for (let d = 0; d < this.st.depth && frontier.length; d++) {
+        const next: number[] = [];
+        for (const i of frontier) for (const p of data.preds(i)) {
+          arrows.push([p, i]);
+          if (!linked.has(p)) next.push(p);
+          linked.add(p);
+        }
+        frontier = next;
+      }
+      frontier = [sel];
+      for (let d = 0; d < this.st.depth && frontier.length; d++) {
+        const next: number[] = [];
+        for (const i of frontier) for (const s of data.succs(i)) {
+          arrows.push([i, s]);
+          if (!linked.has(s)) next.push(s);
+          linked.add(s);
+        }
+        frontier = next;
+      }
+    }
+    return {
+      pipes: this.st.pipes,
+      critical: this.st.critical,
+      bubbles: this.st.bubbles,
+      hideIdle: this.st.hideIdle,
+      colorBy: this.st.colorBy,
+      highlight: isCur ? this.highlight : null,
+      selected: sel,
+      linked,
+      arrows,
+      markers: this.st.markers,
+    };
+  }
+
+  private heads(): void {
+    const prev = this.runs.length > 1 ? this.runs[0].data.makespan : 0;
+    for (const r of this.runs) {
+      clear(r.head);
+      const m = r.data.run.metrics;
+      const ms = r.data.makespan;
+      r.head.append(
+        r.label ? h('b', null, r.label) : '',
+        h('span', { class: 'makespan' }, `makespan ${fmtUs(ms)}`),
+        prev && r !== this.runs[0] ? h('span', { class: ms <= prev ? 'pass-text' : 'fail-text' }, ms <= prev ? `${(prev / ms).toFixed(2)}× faster than before` : `${(ms / prev).toFixed(2)}× slower than before`) : '',
+        m ? h('span', { class: 'muted' }, `utilization ${fmtPct(m.utilization)}`) : '',
+        m?.critical_path_us !== undefined ? h('span', { class: 'muted' }, `critical path ${fmtUs(m.critical_path_us)} (${fmtPct(m.critical_share ?? 0)})`) : '',
+        m?.wait_scheduler_us !== undefined ? h('span', { class: 'muted' }, `waits: dependency ${fmtUs(m.wait_dependency_us ?? 0)} · scheduler ${fmtUs(m.wait_scheduler_us)}`) : '',
+        h('span', { class: 'muted' }, `${fmtNum(r.data.n)} tasks · ${r.data.run.board} · ${r.data.run.clock}`),
+      );
+    }
+  }
+
+  // ---- drawing -----------------------------------------------------------------------------
+
+  redraw(): void {
+    if (!this.runs.length) return;
+    cancelAnimationFrame(this.frame);
+    this.frame = requestAnimationFrame(() => this.drawNow());
+  }
+
+  drawNow(): void {
+    const t0 = performance.now();
+    for (const r of this.runs) {
+      r.canvas.setOptions(this.options(r.data));
+      r.canvas.draw();
+    }
+    this.lastDrawMs = performance.now() - t0;
+    this.draws++;
+  }
+
+  private changed(): void {
+    this.shell.saveState();
+    this.redraw();
+  }
+
+  private fitWindow(): void {
+    const t0 = Math.min(...this.runs.map((r) => r.data.t0));
+    const t1 = Math.max(...this.runs.map((r) => r.data.t1));
+    const pad = (t1 - t0) * 0.01;
+    this.vp.t0 = t0;
+    this.vp.t1 = t1 + pad || 1;
+  }
+
+  fit(): void {
+    this.fitWindow();
+    this.changed();
+  }
+
+  /** Show [t0, t1] µs (the benchmark and the axis drag use it). */
+  zoomTo(t0: number, t1: number): void {
+    if (!(t1 > t0)) return;
+    this.vp.t0 = t0;
+    this.vp.t1 = t1;
+    this.changed();
+  }
+
+  /** Where task `id` of the current run is drawn, in page coordinates (tests click there). */
+  taskPoint(id: number): { x: number; y: number } | null {
+    const r = this.current();
+    const i = r.data.indexOf(id);
+    const rect = i >= 0 ? r.canvas.taskRect(i) : null;
+    if (!rect) return null;
+    const b = r.canvas.canvas.getBoundingClientRect();
+    return { x: b.left + rect.x + rect.w / 2, y: b.top + rect.y + rect.h / 2 };
+  }
+
+  /** Ids of the highlighted tasks of the current run. */
+  highlightedIds(): number[] {
+    const out: number[] = [];
+    const r = this.current();
+    if (this.highlight) for (let i = 0; i < r.data.n; i++) if (this.highlight[i]) out.push(r.data.ids[i]);
+    return out;
+  }
+
+  private wire(r: RunView): void {
+    const c = r.canvas.canvas;
+    let drag: { x: number; y: number; t0: number; t1: number; axis: boolean; moved: boolean } | null = null;
+    c.addEventListener('pointerdown', (e) => {
+      const b = c.getBoundingClientRect();
+      drag = { x: e.clientX, y: e.clientY, t0: this.vp.t0, t1: this.vp.t1, axis: r.canvas.inAxis(e.clientY - b.top), moved: false };
+      c.setPointerCapture(e.pointerId);
+    });
+    c.addEventListener('pointermove', (e) => {
+      const b = c.getBoundingClientRect();
+      const x = e.clientX - b.left;
+      const y = e.clientY - b.top;
+      if (drag) {
+        const dx = e.clientX - drag.x;
+        if (Math.abs(dx) + Math.abs(e.clientY - drag.y) > 3) drag.moved = true;
+        if (drag.moved && !drag.axis) {
+          const perPx = (drag.t1 - drag.t0) / Math.max(1, b.width - r.canvas.plotLeft);
+          this.vp.t0 = drag.t0 - dx * perPx;
+          this.vp.t1 = drag.t1 - dx * perPx;
+          r.canvas.scrollBy(drag.y - e.clientY);
+          drag.y = e.clientY;
+          this.redraw();
+        }
+        return;
+      }
+      this.onHover(r, x, y, e.clientX, e.clientY);
+    });
+    c.addEventListener('pointerleave', () => {
+      this.tooltip.hidden = true;
+      this.hover = -1;
+    });
+    c.addEventListener('pointerup', (e) => {
+      const d = drag;
+      drag = null;
+      if (!d) return;
+      const b = c.getBoundingClientRect();
+      if (d.axis) {
+        const ta = r.canvas.tOf(d.x - b.left);
+        const tb = r.canvas.tOf(e.clientX - b.left);
+        if (d.moved && Math.abs(e.clientX - d.x) > 4) this.zoomTo(Math.min(ta, tb), Math.max(ta, tb));
+        else this.toggleMarker(ta, b.width);
+        return;
+      }
+      if (d.moved) {
+        this.changed();
+        return;
+      }
+      const row = r.canvas.rowAt(e.clientY - b.top);
+      const t = r.canvas.tOf(e.clientX - b.left);
+      const slack = (this.vp.t1 - this.vp.t0) / Math.max(1, b.width) * 3;
+      const i = row ? r.data.taskAt(row.lane, t, slack) : -1;
+      if (r !== this.current() && i >= 0) {
+        this.revealTask(r, i);
+        return;
+      }
+      this.selectTask(i >= 0 ? r.data.ids[i] : null, true);
+    });
+    c.addEventListener('wheel', (e) => {
+      e.preventDefault();
+      const b = c.getBoundingClientRect();
+      if (e.shiftKey) {
+        const dt = ((this.vp.t1 - this.vp.t0) * e.deltaY) / Math.max(1, b.width);
+        this.vp.t0 += dt;
+        this.vp.t1 += dt;
+      } else if (e.altKey) {
+        r.canvas.scrollBy(e.deltaY);
+      } else {
+        const t = r.canvas.tOf(e.clientX - b.left);
+        const f = Math.exp(e.deltaY * 0.0015);
+        const span = Math.max(1e-4, (this.vp.t1 - this.vp.t0) * f);
+        const frac = (t - this.vp.t0) / (this.vp.t1 - this.vp.t0);
+        this.vp.t0 = t - frac * span;
+        this.vp.t1 = this.vp.t0 + span;
+      }
+      this.tooltip.hidden = true;
+      this.redraw();
+      this.shell.saveState();
+    }, { passive: false });
+  }
+
+  private toggleMarker(t: number, width: number): void {
+    const tol = ((this.vp.t1 - this.vp.t0) / Math.max(1, width)) * 6;
+    const near = this.st.markers.findIndex((m) => Math.abs(m - t) < tol);
+    if (near >= 0) this.st.markers.splice(near, 1);
+    else this.st.markers.push(t);
+    this.changed();
+  }
+
+  private onHover(r: RunView, x: number, y: number, cx: number, cy: number): void {
+    const row = r.canvas.rowAt(y);
+    const t = r.canvas.tOf(x);
+    const b = r.canvas.canvas.getBoundingClientRect();
+    const slack = ((this.vp.t1 - this.vp.t0) / Math.max(1, b.width)) * 2;
+    const i = row && x > r.canvas.plotLeft ? r.data.taskAt(row.lane, t, slack) : -1;
+    this.hoverT = t;
+    if (i < 0) {
+      this.tooltip.hidden = true;
+      this.hover = -1;
+      return;
+    }
+    if (i !== this.hover) {
+      this.hover = i;
+      clear(this.tooltip);
+      this.tooltip.append(...this.describe(r, i));
+    }
+    this.tooltip.hidden = false;
+    const tw = this.tooltip.offsetWidth;
+    this.tooltip.style.left = `${Math.min(window.innerWidth - tw - 8, cx + 14)}px`;
+    this.tooltip.style.top = `${Math.min(window.innerHeight - this.tooltip.offsetHeight - 8, cy + 14)}px`;
+  }
+
+  private hoverT = 0;
+
+  private describe(r: RunView, i: number): HTMLElement[] {
+    const d = r.data;
+    const t = d.run.tasks;
+    const dur = d.end[i] - d.start[i];
+    const ready = t.ready?.[i];
+    const lines: HTMLElement[] = [
+      h('div', null, h('b', null, `task ${d.ids[i]}`), ` · ${d.run.lanes[d.lane[i]]?.name ?? ''}${t.name?.[i] ? ` · ${t.name[i]}` : ''}`),
+      h('div', null, `leaf ${d.leaf[i]} · tile [${(t.coord?.[i] ?? []).join(', ')}]`),
+      h('div', null, `${fmtUs(d.start[i])} → ${fmtUs(d.end[i])} · ${fmtUs(dur)}`),
+    ];
+    if (ready !== null && ready !== undefined) lines.push(h('div', { class: 'muted' }, `ready at ${fmtUs(ready)}, waited ${fmtUs(d.start[i] - ready)}`));
+    if (d.critical[i]) lines.push(h('div', { class: 'fail-text' }, 'on the critical path'));
+    const spans = r.index?.linesOfTask(d.ids[i]) ?? [];
+    const ops = r.index ? [...new Set(r.index.nodesOfTask(d.ids[i]).map((n) => r.index!.node(n)?.op).filter(Boolean))].join(', ') : '';
+    if (ops) lines.push(h('div', null, `ops: ${ops}`));
+    if (spans.length) lines.push(h('div', { class: 'mono' }, spans.slice(0, 4).map((s) => `${basename(s.file)}:${s.line}`).join('  ')));
+    return lines;
+  }
+
+  // ---- selection, linking --------------------------------------------------------------------
+
+  private revealTask(r: RunView, i: number): void {
+    const span: Span | null = r.index?.spanOfTask(r.data.ids[i]) ?? null;
+    this.shell.reveal(span);
+  }
+
+  private selectTask(id: number | null, reveal: boolean): void {
+    this.st.selected = id;
+    this.changed();
+    this.renderSide();
+    if (id !== null && reveal) {
+      const r = this.current();
+      const i = r.data.indexOf(id);
+      if (i >= 0) this.revealTask(r, i);
+    }
+  }
+
+  private renderSide(): void {
+    clear(this.side);
+    const r = this.runs.length ? this.current() : null;
+    const i = r && this.st.selected !== null ? r.data.indexOf(this.st.selected) : -1;
+    if (!r || i < 0) {
+      this.side.append(h('div', { class: 'muted' }, 'Click a task for its details, dependencies and source line. Drag the time axis to zoom into a window; click it to set a marker. Wheel zooms, shift+wheel pans, alt+wheel scrolls lanes.'),
+        h('p', { class: 'muted' }, 'Idle time: grey = nothing of the lane\'s core type was ready (dependency wait); red hatching = a task was ready but not started (scheduler bubble). Red outline: critical path.'));
+      if (this.highlightWhy) this.side.append(h('p', null, this.highlightWhy));
+      return;
+    }
+    this.side.append(...this.describe(r, i));
+    this.side.append(h('div', { class: 'muted' }, `${r.data.preds(i).length} predecessors · ${r.data.succs(i).length} successors`));
+    const spans = r.index?.linesOfTask(r.data.ids[i]) ?? [];
+    const ul = h('ul', { class: 'src' });
+    for (const s of spans) {
+      const a = h('a', { class: 'link', tabindex: 0, role: 'link' }, `${basename(s.file)}:${s.line}`);
+      a.addEventListener('click', () => this.shell.reveal(s));
+      ul.appendChild(h('li', null, a));
+    }
+    if (spans.length) this.side.append(h('h4', null, 'source'), ul);
+    const span = r.index?.spanOfTask(r.data.ids[i]);
+    if (span) this.side.append(button('Show in the graph', () => this.shell.post({ type: 'openPanel', panel: 'graph', file: span.file, line: span.line })));
+  }
+
+  private setHighlight(mask: Uint8Array | null, why: string): void {
+    this.highlight = mask;
+    this.highlightWhy = why;
+    this.redraw();
+    this.renderSide();
+  }
+
+  highlightSource(file: string, line: number, fromHost = true): void {
+    if (!this.runs.length) return;
+    const r = this.current();
+    if (line <= 0 || !r.index) {
+      this.setHighlight(null, '');
+      return;
+    }
+    const mask = new Uint8Array(r.data.n);
+    let count = 0;
+    let first = -1;
+    for (let i = 0; i < r.data.n; i++) {
+      if (r.index.taskHasLine(r.data.ids[i], file, line)) {
+        mask[i] = 1;
+        count++;
+        if (first < 0 || r.data.start[i] < r.data.start[first]) first = i;
+      }
+    }
+    if (fromHost) this.lineSelect.value = '';
+    this.setHighlight(count ? mask : null, `${count} task${count === 1 ? '' : 's'} run ${basename(file)}:${line}`);
+    this.searchCount.textContent = `${count} task${count === 1 ? '' : 's'} at line ${line}`;
+    // bring the first such task into view when it is outside the window
+    if (first >= 0 && (r.data.end[first] < this.vp.t0 || r.data.start[first] > this.vp.t1)) {
+      const span = this.vp.t1 - this.vp.t0;
+      this.vp.t0 = r.data.start[first] - span * 0.1;
+      this.vp.t1 = this.vp.t0 + span;
+      this.redraw();
+    }
+  }
+
+  private fillLines(): void {
+    clear(this.lineSelect);
+    const none = h('option', null, 'all source lines');
+    none.value = '';
+    this.lineSelect.appendChild(none);
+    const r = this.current();
+    if (!r.index) {
+      this.lineSelect.hidden = true;
+      return;
+    }
+    this.lineSelect.hidden = false;
+    const counts = new Map<string, { s: Span; n: number }>();
+    for (let i = 0; i < r.data.n; i++) {
+      for (const sp of r.index.linesOfTask(r.data.ids[i])) {
+        const k = `${sp.file}\u0000${sp.line}`;
+        const e = counts.get(k);
+        if (e) e.n++;
+        else counts.set(k, { s: sp, n: 1 });
+      }
+    }
+    for (const [k, { s, n }] of [...counts].sort((a, b) => a[1].s.line - b[1].s.line)) {
+      const o = h('option', null, `${basename(s.file)}:${s.line} (${n} tasks)`);
+      o.value = k;
+      this.lineSelect.appendChild(o);
+    }
+  }
+
+  private applySearch(): void {
+    const q = this.st.search.trim().toLowerCase();
+    if (!this.runs.length) return;
+    if (!q) {
+      if (this.highlightWhy.startsWith('search')) this.setHighlight(null, '');
+      this.searchCount.textContent = '';
+      return;
+    }
+    const r = this.current();
+    const d = r.data;
+    const mask = new Uint8Array(d.n);
+    let count = 0;
+    const id = /^t?(\d+)$/.exec(q);
+    const leaf = /^(?:leaf\s*|l)(\d+)$/.exec(q);
+    const line = /:(\d+)$/.exec(q);
+    for (let i = 0; i < d.n; i++) {
+      let hit = false;
+      if (id) hit = d.ids[i] === Number(id[1]);
+      else if (leaf) hit = d.leaf[i] === Number(leaf[1]);
+      else if (line && r.index) hit = r.index.linesOfTask(d.ids[i]).some((s) => s.line === Number(line[1]) && (q.startsWith(':') || sameFile(s.file, q.slice(0, q.lastIndexOf(':'))) || basename(s.file).toLowerCase() === q.slice(0, q.lastIndexOf(':'))));
+      else if (r.index) hit = r.index.nodesOfTask(d.ids[i]).some((n) => r.index!.node(n)?.op.toLowerCase() === q) || (d.run.tasks.name?.[i] ?? '').toLowerCase().includes(q);
+      if (hit) {
+        mask[i] = 1;
+        count++;
+      }
+    }
+    this.searchCount.textContent = `${count} task${count === 1 ? '' : 's'}`;
+    this.setHighlight(count ? mask : null, `search “${q}”: ${count} tasks`);
+  }
+
+  private renderStats(): void {
+    clear(this.stats);
+    const r = this.current();
+    const rows = r.data.leafRows();
+    const busy = rows.reduce((a, x) => a + x.total, 0);
+    const tbody = h('tbody');
+    const lines = (leaf: number): string => {
+      const l = this.record?.leaves?.find((x) => x.id === leaf);
+      if (!l || !r.index) return '';
+      const ls = [...new Set(l.nodes.map((n) => r.index!.node(n)?.loc[0]?.line).filter((x): x is number => x !== undefined))].sort((a, b) => a - b);
+      return ls.map((x) => `:${x}`).join(' ');
+    };
+    for (const row of rows) {
+      const sw = h('span', { class: 'swatch' });
+      sw.style.background = leafColor(row.leaf);
+      const tr = h('tr', { 'data-leaf': row.leaf },
+        h('td', { class: 'l' }, sw, ` leaf ${row.leaf}`), h('td', { class: 'l' }, row.core), h('td', null, fmtNum(row.count)),
+        h('td', null, fmtUs(row.min)), h('td', null, fmtUs(row.avg)), h('td', null, fmtUs(row.max)), h('td', null, fmtUs(row.total)),
+        h('td', null, fmtPct(busy ? row.total / busy : 0)), h('td', { class: 'l mono' }, lines(row.leaf)));
+      tr.addEventListener('click', () => {
+        const on = tr.classList.contains('selected');
+        for (const x of tbody.querySelectorAll('tr')) x.classList.remove('selected');
+        if (on) {
+          this.setHighlight(null, '');
+          return;
+        }
+        tr.classList.add('selected');
+        const mask = new Uint8Array(r.data.n);
+        for (let i = 0; i < r.data.n; i++) if (r.data.leaf[i] === row.leaf) mask[i] = 1;
+        this.setHighlight(mask, `leaf ${row.leaf}: ${row.count} tasks`);
+      });
+      tbody.appendChild(tr);
+    }
+    const head = h('tr', null, ...['leaf', 'core', 'tasks', 'min', 'avg', 'max', 'total', 'share', 'lines'].map((x, k) => h('th', { class: k < 2 || k === 8 ? 'l' : '' }, x)));
+    this.stats.appendChild(h('table', { class: 'grid leaf-stats' }, h('thead', null, head), tbody));
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    const t = e.target as HTMLElement;
+    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT')) return;
+    if (!this.runs.length) return;
+    const span = this.vp.t1 - this.vp.t0;
+    const mid = (this.vp.t0 + this.vp.t1) / 2;
+    if (e.key === 'f') this.fit();
+    else if (e.key === '+' || e.key === '=') this.zoomTo(mid - span / 4, mid + span / 4);
+    else if (e.key === '-') this.zoomTo(mid - span, mid + span);
+    else if (e.key === 'ArrowLeft') this.zoomTo(this.vp.t0 - span * 0.2, this.vp.t1 - span * 0.2);
+    else if (e.key === 'ArrowRight') this.zoomTo(this.vp.t0 + span * 0.2, this.vp.t1 + span * 0.2);
+    else if (e.key === 'm') {
+      this.st.markers.push(this.hoverT);
+      this.changed();
+    } else if (e.key === 'Escape') this.selectTask(null, false);
+  }
+}
+
+start(new SwimlanePanel());

@@ -1,0 +1,225 @@
+// The one message schema between a panel and its host (VS Code, the browser page served by
+// `pypto-ide serve`, or the tests). Every message is `{v: 1, type, ...}`; webview/README.md
+// documents each one. Additive changes (a new optional field, a new type) keep v = 1; a panel
+// ignores types it does not know and refuses another version with an error state.
+
+import type {
+  CompileRecord,
+  ConfigComparison,
+  KernelReport,
+  PrecisionReport,
+  Program,
+  Swimlane,
+  TextEdit,
+} from './types';
+
+export const PROTOCOL_VERSION = 1;
+
+export type PanelId = 'graph' | 'swimlane' | 'precision' | 'health';
+export const PANELS: readonly PanelId[] = ['graph', 'swimlane', 'precision', 'health'];
+
+/** A source range: 1-based lines, 0-based columns (the record's spans); end_line 0 = unknown. */
+export interface SourceRange {
+  line: number;
+  col: number;
+  end_line: number;
+  end_col: number;
+}
+
+// ---- host -> panel ---------------------------------------------------------------------------
+
+export interface RecordMessage {
+  v: 1;
+  type: 'record';
+  /** A CompileRecord, with or without `run` and pass snapshots. */
+  record: CompileRecord;
+  /** Each leaf function's PTO listing (`CompileRecord.listing(leaf)`), by leaf id. */
+  listings?: string[] | Record<string, string> | null;
+  /** What this compile is (e.g. "after edit"); shown in the title. */
+  label?: string | null;
+}
+
+export interface PassMessage {
+  v: 1;
+  type: 'pass';
+  /** The pass index answered (a `requestPass`). */
+  index: number;
+  /** The program after the pass (`CompileRecord.snapshot_json(index)`); null: not available. */
+  snapshot: Program | null;
+  error?: string | null;
+}
+
+export interface RunRef {
+  run: Swimlane;
+  label?: string | null;
+}
+
+export interface SwimlaneMessage {
+  v: 1;
+  type: 'swimlane';
+  run: Swimlane;
+  label?: string | null;
+  /** The run before an edit, drawn above this one on the same time scale. */
+  previous?: RunRef | null;
+}
+
+export interface ReportMessage {
+  v: 1;
+  type: 'report';
+  /** One kernel of `pypto-ide report --format json` (docs/schemas/report.schema.json). */
+  report: KernelReport;
+  /** The report before the last edit: the figures are shown side by side. */
+  previous?: KernelReport | null;
+}
+
+export interface PrecisionMessage {
+  v: 1;
+  type: 'precision';
+  precision: PrecisionReport | null;
+  /** `compare_configs(a, b).to_json()`: two configurations op by op. */
+  comparison?: ConfigComparison | null;
+}
+
+export interface ProgressMessage {
+  v: 1;
+  type: 'progress';
+  message: string;
+  /** 0..1 when known. */
+  fraction?: number | null;
+  /** true: the work ended (the data or an error follows, or nothing changed). */
+  done?: boolean;
+}
+
+export interface ErrorMessage {
+  v: 1;
+  type: 'error';
+  message: string;
+  file?: string | null;
+  line?: number | null;
+  col?: number;
+  end_line?: number;
+  end_col?: number;
+  rule?: string | null;
+}
+
+export interface HighlightSourceMessage {
+  v: 1;
+  type: 'highlightSource';
+  file: string;
+  /** 1-based; 0 clears the highlight. */
+  line: number;
+}
+
+export interface ClearMessage {
+  v: 1;
+  type: 'clear';
+}
+
+export type HostMessage =
+  | RecordMessage
+  | PassMessage
+  | SwimlaneMessage
+  | ReportMessage
+  | PrecisionMessage
+  | ProgressMessage
+  | ErrorMessage
+  | HighlightSourceMessage
+  | ClearMessage;
+
+// ---- panel -> host ---------------------------------------------------------------------------
+
+export interface ReadyMessage {
+  v: 1;
+  type: 'ready';
+  panel: PanelId;
+  /** The view state the panel restored (its selected pass, so a host can send that snapshot). */
+  state: unknown;
+}
+
+export interface RevealSourceMessage {
+  v: 1;
+  type: 'revealSource';
+  file: string;
+  range: SourceRange;
+}
+
+export interface ApplyEditMessage {
+  v: 1;
+  type: 'applyEdit';
+  edits: TextEdit[];
+  /** What the edit is, for the host's undo label / confirmation. */
+  label: string;
+}
+
+export interface RequestPassMessage {
+  v: 1;
+  type: 'requestPass';
+  index: number;
+}
+
+export interface OpenPanelMessage {
+  v: 1;
+  type: 'openPanel';
+  panel: PanelId;
+  /** Highlight this line there once open. */
+  file?: string;
+  line?: number;
+}
+
+export interface LogMessage {
+  v: 1;
+  type: 'log';
+  level: 'error' | 'warning' | 'info';
+  message: string;
+}
+
+export type PanelMessage =
+  | ReadyMessage
+  | RevealSourceMessage
+  | ApplyEditMessage
+  | RequestPassMessage
+  | OpenPanelMessage
+  | LogMessage;
+
+type Body<M> = M extends unknown ? Omit<M, 'v'> : never;
+export type PanelMessageBody = Body<PanelMessage>;
+
+export function panelMessage(body: PanelMessageBody): PanelMessage {
+  return { v: PROTOCOL_VERSION, ...body } as PanelMessage;
+}
+
+// ---- checking what arrives -------------------------------------------------------------------
+
+export type Parsed =
+  | { ok: true; message: HostMessage }
+  | { ok: false; reason: 'not-ours' }
+  | { ok: false; reason: 'version' | 'invalid'; detail: string };
+
+const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isStr = (x: unknown): x is string => typeof x === 'string';
+const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+
+const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => string | null> = {
+  record: (m) => (isObj(m.record) && Array.isArray(m.record.passes) && isObj(m.record.source) ? null : 'record: a CompileRecord'),
+  pass: (m) => (isNum(m.index) && (m.snapshot === null || isObj(m.snapshot)) ? null : 'pass: index and snapshot'),
+  swimlane: (m) => (isObj(m.run) && Array.isArray(m.run.lanes) && isObj(m.run.tasks) ? null : 'swimlane: run'),
+  report: (m) => (isObj(m.report) && isStr(m.report.kernel) ? null : 'report: a kernel report'),
+  precision: (m) => (m.precision === null || isObj(m.precision) ? null : 'precision: a precision report'),
+  progress: (m) => (isStr(m.message) ? null : 'progress: message'),
+  error: (m) => (isStr(m.message) ? null : 'error: message'),
+  highlightSource: (m) => (isStr(m.file) && isNum(m.line) ? null : 'highlightSource: file and line'),
+  clear: () => null,
+};
+
+/** What a host sent, checked: ours (`v` and `type`), this version, the fields a panel needs. */
+export function parseHostMessage(data: unknown): Parsed {
+  if (!isObj(data) || !('v' in data) || !isStr(data.type)) return { ok: false, reason: 'not-ours' };
+  if (data.v !== PROTOCOL_VERSION) {
+    return { ok: false, reason: 'version', detail: `the host speaks protocol v${String(data.v)}, this panel v${PROTOCOL_VERSION}` };
+  }
+  const check = (REQUIRED as Record<string, ((m: Record<string, unknown>) => string | null) | undefined>)[data.type];
+  if (check === undefined) return { ok: false, reason: 'not-ours' };
+  const problem = check(data);
+  if (problem !== null) return { ok: false, reason: 'invalid', detail: `malformed message: ${problem}` };
+  return { ok: true, message: data as unknown as HostMessage };
+}

@@ -1,0 +1,420 @@
+// One run drawn on a <canvas>. Why a canvas and not plotly: a 100k-task run is 100k boxes;
+// as SVG shapes or plotly shapes that is 100k DOM/layout objects (seconds), and plotly's
+// WebGL traces need a GPU path that webviews may lack. Here a frame is O(visible tasks) with
+// level of detail: tasks narrower than a pixel are merged per lane into one run of pixels, so
+// a frame draws at most a few boxes per pixel column however many tasks the window holds.
+
+import { fmtUs } from '../dom';
+import { coreColor, leafColor, palette } from '../theme';
+import type { RunData } from './data';
+
+export interface Viewport {
+  t0: number;
+  t1: number;
+}
+
+export interface DrawOptions {
+  pipes: boolean;
+  critical: boolean;
+  bubbles: boolean;
+  hideIdle: boolean;
+  colorBy: 'leaf' | 'core';
+  /** Highlighted tasks (source line, search, a statistics row); others are dimmed. */
+  highlight: Uint8Array | null;
+  selected: number;
+  /** Tasks linked to the selection (predecessors/successors to the chosen depth) and the arrows. */
+  linked: Set<number>;
+  arrows: [number, number][];
+  markers: number[];
+}
+
+const GUTTER = 78;
+const AXIS = 22;
+const COUNTER = 26;
+const PIPE_H = 6;
+
+interface Row {
+  lane: number;
+  pipe: string | null;
+  y: number;
+  h: number;
+}
+
+export class SwimlaneCanvas {
+  readonly canvas: HTMLCanvasElement;
+  private rows: Row[] = [];
+  private laneRow = new Map<number, Row>();
+  private scrollY = 0;
+  private contentH = 0;
+  private width = 0;
+  private height = 0;
+  lastDrawMs = 0;
+
+  constructor(parent: HTMLElement, readonly data: RunData, private readonly vp: Viewport, private opts: DrawOptions) {
+    this.canvas = document.createElement('canvas');
+    this.canvas.className = 'sl-canvas';
+    this.canvas.setAttribute('role', 'img');
+    this.canvas.setAttribute('aria-label', 'swimlane');
+    parent.appendChild(this.canvas);
+  }
+
+  setOptions(opts: DrawOptions): void {
+    this.opts = opts;
+  }
+
+  get plotLeft(): number {
+    return GUTTER;
+  }
+
+  xOf(t: number): number {
+    return GUTTER + ((t - this.vp.t0) / (this.vp.t1 - this.vp.t0)) * (this.width - GUTTER);
+  }
+
+  tOf(x: number): number {
+    return this.vp.t0 + ((x - GUTTER) / Math.max(1, this.width - GUTTER)) * (this.vp.t1 - this.vp.t0);
+  }
+
+  /** Where a task is drawn (CSS px relative to the canvas), for tests and arrows. */
+  taskRect(i: number): { x: number; y: number; w: number; h: number } | null {
+    const row = this.laneRow.get(this.data.lane[i]);
+    if (!row) return null;
+    const x0 = this.xOf(this.data.start[i]);
+    const x1 = this.xOf(this.data.end[i]);
+    return { x: x0, y: row.y - this.scrollY, w: Math.max(1, x1 - x0), h: row.h };
+  }
+
+  private layoutRows(): void {
+    const d = this.data;
+    const rows: Row[] = [];
+    const lanes = d.run.lanes.map((_, i) => i).filter((l) => !this.opts.hideIdle || d.laneTasks[l].length > 0);
+    const avail = Math.max(40, this.height - AXIS - COUNTER);
+    const pipes = this.opts.pipes ? d.pipes : [];
+    const laneH = Math.max(8, Math.min(18, Math.floor(avail / Math.max(1, lanes.length)) - pipes.length * PIPE_H));
+    let y = AXIS;
+    this.laneRow.clear();
+    for (const l of lanes) {
+      const row = { lane: l, pipe: null, y, h: laneH };
+      rows.push(row);
+      this.laneRow.set(l, row);
+      y += laneH + 1;
+      for (const p of pipes) {
+        rows.push({ lane: l, pipe: p, y, h: PIPE_H - 1 });
+        y += PIPE_H;
+      }
+    }
+    this.rows = rows;
+    this.contentH = y - AXIS;
+    this.scrollY = Math.max(0, Math.min(this.scrollY, this.contentH - avail));
+  }
+
+  scrollBy(dy: number): void {
+    this.scrollY += dy;
+  }
+
+  rowAt(y: number): Row | undefined {
+    const yy = y + this.scrollY;
+    return this.rows.find((r) => yy >= r.y && yy < r.y + r.h + 1);
+  }
+
+  inAxis(y: number): boolean {
+    return y < AXIS;
+  }
+
+  color(i: number): string {
+    return this.opts.colorBy === 'core' ? coreColor(this.data.run.lanes[this.data.lane[i]]?.core ?? '') : leafColor(this.data.leaf[i]);
+  }
+
+  draw(): void {
+    const t0 = performance.now();
+    const c = this.canvas;
+    const dpr = window.devicePixelRatio || 1;
+    const w = c.clientWidth;
+    const h = c.clientHeight;
+    if (w === 0 || h === 0) return;
+    if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) {
+      c.width = Math.round(w * dpr);
+      c.height = Math.round(h * dpr);
+    }
+    this.width = w;
+    this.height = h;
+    this.layoutRows();
+    const ctx = c.getContext('2d')!;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const pal = palette();
+    ctx.fillStyle = pal.bg;
+    ctx.fillRect(0, 0, w, h);
+    ctx.font = `11px ${pal.font}`;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, AXIS, w, h - AXIS - COUNTER);
+    ctx.clip();
+    this.drawRows(ctx, pal);
+    ctx.restore();
+    this.drawAxis(ctx, pal);
+    this.drawCounter(ctx, pal);
+    this.drawMarkers(ctx, pal);
+    this.lastDrawMs = performance.now() - t0;
+  }
+
+  private drawRows(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
+    const d = this.data;
+    const { t0, t1 } = this.vp;
+    const x0 = GUTTER;
+    const pxPerUs = (this.width - GUTTER) / (t1 - t0);
+    const o = this.opts;
+    const dim = o.highlight !== null || o.linked.size > 0;
+    for (const row of this.rows) {
+      const y = row.y - this.scrollY;
+      if (y + row.h < AXIS || y > this.height - COUNTER) continue;
+      // lane name
+      ctx.fillStyle = row.pipe ? pal.muted : pal.fg;
+      ctx.textBaseline = 'middle';
+      if (row.pipe) {
+        ctx.font = `8px ${pal.font}`;
+        ctx.fillText(row.pipe, 30, y + row.h / 2);
+        ctx.font = `11px ${pal.font}`;
+      } else if (row.h >= 7) {
+        ctx.font = `${Math.min(11, row.h)}px ${pal.font}`;
+        ctx.fillText(d.run.lanes[row.lane].name, 4, y + row.h / 2);
+        ctx.font = `11px ${pal.font}`;
+      }
+      ctx.fillStyle = pal.border;
+      ctx.fillRect(x0, y + row.h, this.width - x0, row.pipe ? 0 : 0.5);
+      const list = d.laneTasks[row.lane];
+      const first = d.firstAt(row.lane, t0);
+      if (!row.pipe && o.bubbles) this.drawBubbles(ctx, row, y, list, first, pxPerUs);
+      // tasks, merged below a pixel (level of detail)
+      let runX = -1;
+      let runEnd = -1;
+      let runColor = '';
+      let runAlpha = 1;
+      const flush = (): void => {
+        if (runX < 0) return;
+        ctx.globalAlpha = runAlpha;
+        ctx.fillStyle = runColor;
+        ctx.fillRect(runX, y, Math.max(1, runEnd - runX), row.h);
+        runX = -1;
+      };
+      for (let k = first; k < list.length; k++) {
+        const i = list[k];
+        const s = d.start[i];
+        if (s > t1) break;
+        const e = d.end[i];
+        if (e < t0) continue;
+        const xa = x0 + (s - t0) * pxPerUs;
+        const xb = x0 + (e - t0) * pxPerUs;
+        const on = !dim || (o.highlight !== null && o.highlight[i] === 1) || o.linked.has(i) || i === o.selected;
+        const alpha = on ? 1 : 0.22;
+        if (row.pipe) {
+          if (xb - xa < 3) continue;
+          const prof = d.run.tasks.profile?.[i] ?? -1;
+          const spans = prof >= 0 ? d.run.pipe_profiles?.[prof]?.[row.pipe] : undefined;
+          if (!spans) continue;
+          ctx.globalAlpha = alpha;
+          ctx.fillStyle = this.color(i);
+          for (const [a, b] of spans) ctx.fillRect(xa + a * (xb - xa), y, Math.max(0.5, (b - a) * (xb - xa)), row.h);
+          continue;
+        }
+        const color = this.color(i);
+        if (xb - xa < 1.5) {
+          if (runX >= 0 && xa <= runEnd + 1 && color === runColor && alpha === runAlpha) {
+            runEnd = Math.max(runEnd, xb);
+            continue;
+          }
+          flush();
+          runX = xa;
+          runEnd = xb;
+          runColor = color;
+          runAlpha = alpha;
+          continue;
+        }
+        flush();
+        ctx.globalAlpha = alpha;
+        ctx.fillStyle = color;
+        const cx = Math.max(xa, x0 - 2);
+        ctx.fillRect(cx, y, Math.max(1, xb - cx - (xb - xa > 4 ? 1 : 0)), row.h);
+        if (o.critical && d.critical[i]) {
+          ctx.globalAlpha = 1;
+          ctx.strokeStyle = pal.error;
+          ctx.lineWidth = 2;
+          ctx.strokeRect(cx + 1, y + 1, Math.max(1, xb - cx - 2), row.h - 2);
+        }
+        if ((on && dim && o.highlight !== null && o.highlight[i] === 1) || i === o.selected || o.linked.has(i)) {
+          ctx.globalAlpha = 1;
+          ctx.strokeStyle = i === o.selected ? pal.accent : pal.highlight;
+          ctx.lineWidth = i === o.selected ? 2.5 : 1.5;
+          ctx.strokeRect(cx + 0.5, y + 0.5, Math.max(1, xb - cx - 1), row.h - 1);
+        }
+        if (xb - xa > 46 && row.h >= 10) {
+          ctx.globalAlpha = alpha;
+          ctx.fillStyle = '#111';
+          ctx.fillText(`t${d.ids[i]}`, cx + 3, y + row.h / 2, xb - cx - 5);
+        }
+      }
+      flush();
+      ctx.globalAlpha = 1;
+      if (o.critical && !row.pipe) this.drawCriticalTicks(ctx, row, y, list, first, pxPerUs, pal);
+    }
+    ctx.globalAlpha = 1;
+    this.drawArrows(ctx, pal);
+  }
+
+  /** Critical tasks narrower than their outline: a mark under the lane so they stay visible zoomed out. */
+  private drawCriticalTicks(ctx: CanvasRenderingContext2D, row: Row, y: number, list: Int32Array, first: number, pxPerUs: number, pal: ReturnType<typeof palette>): void {
+    const d = this.data;
+    ctx.fillStyle = pal.error;
+    for (let k = first; k < list.length; k++) {
+      const i = list[k];
+      if (d.start[i] > this.vp.t1) break;
+      if (!d.critical[i]) continue;
+      const xa = GUTTER + (d.start[i] - this.vp.t0) * pxPerUs;
+      const xb = GUTTER + (d.end[i] - this.vp.t0) * pxPerUs;
+      if (xb - xa < 4) ctx.fillRect(xa, y + row.h - 2, Math.max(1.5, xb - xa), 2);
+    }
+  }
+
+  private drawBubbles(ctx: CanvasRenderingContext2D, row: Row, y: number, list: Int32Array, first: number, pxPerUs: number): void {
+    const d = this.data;
+    const core = d.run.lanes[row.lane]?.core ?? '';
+    const ready = d.readyIntervals(core);
+    let prevEnd = first > 0 ? d.end[list[first - 1]] : d.t0;
+    for (let k = first; k <= list.length; k++) {
+      const s = k < list.length ? d.start[list[k]] : d.t1;
+      if (prevEnd > this.vp.t1) break;
+      if (s - prevEnd > 0 && (s - prevEnd) * pxPerUs >= 1 && s >= this.vp.t0) {
+        const a = prevEnd;
+        const b = s;
+        ctx.fillStyle = 'rgba(128,128,128,0.16)';
+        ctx.fillRect(GUTTER + (a - this.vp.t0) * pxPerUs, y, (b - a) * pxPerUs, row.h);
+        // the part of the gap when a task of this core type was ready: a scheduler bubble
+        let lo = 0;
+        let hi = ready.length / 2;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (ready[2 * mid + 1] <= a) lo = mid + 1;
+          else hi = mid;
+        }
+        ctx.fillStyle = this.hatch(ctx);
+        for (let j = lo; j < ready.length / 2 && ready[2 * j] < b; j++) {
+          const ra = Math.max(a, ready[2 * j]);
+          const rb = Math.min(b, ready[2 * j + 1]);
+          if (rb > ra) ctx.fillRect(GUTTER + (ra - this.vp.t0) * pxPerUs, y, Math.max(0.5, (rb - ra) * pxPerUs), row.h);
+        }
+      }
+      if (k < list.length) prevEnd = Math.max(prevEnd, d.end[list[k]]);
+    }
+  }
+
+  private hatchPattern: CanvasPattern | null = null;
+
+  /** Scheduler bubbles: diagonal hatching, so they never look like a task's colour. */
+  private hatch(ctx: CanvasRenderingContext2D): CanvasPattern | string {
+    if (this.hatchPattern) return this.hatchPattern;
+    const tile = document.createElement('canvas');
+    tile.width = 6;
+    tile.height = 6;
+    const t = tile.getContext('2d')!;
+    t.strokeStyle = 'rgba(225,87,89,0.55)';
+    t.lineWidth = 1.2;
+    t.beginPath();
+    t.moveTo(0, 6);
+    t.lineTo(6, 0);
+    t.stroke();
+    this.hatchPattern = ctx.createPattern(tile, 'repeat');
+    return this.hatchPattern ?? 'rgba(225,87,89,0.3)';
+  }
+
+  private drawArrows(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
+    if (!this.opts.arrows.length) return;
+    ctx.strokeStyle = pal.accent;
+    ctx.fillStyle = pal.accent;
+    ctx.lineWidth = 1.4;
+    for (const [a, b] of this.opts.arrows) {
+      const ra = this.taskRect(a);
+      const rb = this.taskRect(b);
+      if (!ra || !rb) continue;
+      const x1 = ra.x + ra.w;
+      const y1 = ra.y + ra.h / 2;
+      const x2 = rb.x;
+      const y2 = rb.y + rb.h / 2;
+      ctx.beginPath();
+      ctx.moveTo(x1, y1);
+      ctx.bezierCurveTo(x1 + 20, y1, x2 - 20, y2, x2, y2);
+      ctx.stroke();
+      ctx.beginPath();
+      ctx.moveTo(x2, y2);
+      ctx.lineTo(x2 - 6, y2 - 3.5);
+      ctx.lineTo(x2 - 6, y2 + 3.5);
+      ctx.closePath();
+      ctx.fill();
+    }
+  }
+
+  private drawAxis(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
+    ctx.fillStyle = pal.bg;
+    ctx.fillRect(0, 0, this.width, AXIS);
+    ctx.fillStyle = pal.border;
+    ctx.fillRect(GUTTER, AXIS - 1, this.width - GUTTER, 1);
+    const span = this.vp.t1 - this.vp.t0;
+    const step = niceStep(span / Math.max(1, (this.width - GUTTER) / 110));
+    ctx.fillStyle = pal.muted;
+    ctx.textBaseline = 'middle';
+    for (let t = Math.ceil(this.vp.t0 / step) * step; t <= this.vp.t1; t += step) {
+      const x = this.xOf(t);
+      ctx.fillRect(x, AXIS - 5, 1, 5);
+      ctx.fillText(fmtUs(t), x + 3, AXIS / 2 - 1);
+    }
+    ctx.fillText('µs', 4, AXIS / 2 - 1);
+  }
+
+  private drawCounter(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
+    const y0 = this.height - COUNTER;
+    ctx.fillStyle = pal.bg;
+    ctx.fillRect(0, y0, this.width, COUNTER);
+    ctx.fillStyle = pal.border;
+    ctx.fillRect(GUTTER, y0, this.width - GUTTER, 1);
+    const series = this.data.run.counters?.ReadyCount_Total ?? this.data.run.counters?.[Object.keys(this.data.run.counters ?? {})[0] ?? ''];
+    ctx.fillStyle = pal.muted;
+    ctx.fillText('ready', 4, y0 + COUNTER / 2);
+    if (!series?.length) return;
+    let max = 1;
+    for (const [, v] of series) max = Math.max(max, v);
+    ctx.fillStyle = pal.accent;
+    ctx.globalAlpha = 0.5;
+    const hh = COUNTER - 4;
+    for (let k = 0; k < series.length; k++) {
+      const [t, v] = series[k];
+      const tn = k + 1 < series.length ? series[k + 1][0] : this.data.t1;
+      if (tn < this.vp.t0 || t > this.vp.t1 || v <= 0) continue;
+      const xa = Math.max(GUTTER, this.xOf(t));
+      const xb = Math.min(this.width, this.xOf(tn));
+      const bh = (v / max) * hh;
+      ctx.fillRect(xa, this.height - 2 - bh, Math.max(0.5, xb - xa), bh);
+    }
+    ctx.globalAlpha = 1;
+  }
+
+  private drawMarkers(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
+    const ms = [...this.opts.markers].sort((a, b) => a - b);
+    ctx.strokeStyle = pal.warning;
+    ctx.fillStyle = pal.warning;
+    ctx.setLineDash([4, 3]);
+    ms.forEach((t, k) => {
+      const x = this.xOf(t);
+      if (x < GUTTER || x > this.width) return;
+      ctx.beginPath();
+      ctx.moveTo(x, AXIS);
+      ctx.lineTo(x, this.height - COUNTER);
+      ctx.stroke();
+      const label = k > 0 ? `${fmtUs(t)} (+${fmtUs(t - ms[k - 1])})` : fmtUs(t);
+      ctx.fillText(label, x + 3, AXIS + 8);
+    });
+    ctx.setLineDash([]);
+  }
+}
+
+function niceStep(raw: number): number {
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1e-12))));
+  const f = raw / p;
+  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+}

@@ -1,0 +1,181 @@
+// A swimlane prepared for drawing: typed arrays, each lane's tasks in start order (binary
+// search finds a time window's tasks in O(log n)), successors, per-leaf statistics and the
+// intervals in which a core type had ready tasks waiting (to shade bubbles by their cause).
+
+import type { Swimlane } from '../types';
+
+export interface LeafRow {
+  leaf: number;
+  core: string;
+  count: number;
+  min: number;
+  avg: number;
+  max: number;
+  total: number;
+}
+
+export class RunData {
+  readonly n: number;
+  readonly start: Float64Array;
+  readonly end: Float64Array;
+  readonly lane: Int32Array;
+  readonly leaf: Int32Array;
+  readonly ids: Int32Array;
+  /** Task indices of each lane, by start time. */
+  readonly laneTasks: Int32Array[];
+  /** Per lane, the longest task (a window search starts that far before the window). */
+  readonly laneMaxDur: Float64Array;
+  readonly t0: number;
+  readonly t1: number;
+  readonly critical: Uint8Array;
+  readonly pipes: string[];
+  private idIndex: Map<number, number> | null = null;
+  private succ: Int32Array[] | null = null;
+  private ready = new Map<string, Float64Array>();
+
+  constructor(readonly run: Swimlane) {
+    const t = run.tasks;
+    const n = t.id.length;
+    this.n = n;
+    this.start = Float64Array.from(t.start);
+    this.end = Float64Array.from(t.end);
+    this.lane = Int32Array.from(t.lane);
+    this.leaf = t.leaf ? Int32Array.from(t.leaf) : new Int32Array(n).fill(-1);
+    this.ids = Int32Array.from(t.id);
+    const counts = new Int32Array(run.lanes.length);
+    for (let i = 0; i < n; i++) counts[this.lane[i]]++;
+    const lists = Array.from(counts, (c) => new Int32Array(c));
+    const fill = new Int32Array(run.lanes.length);
+    for (let i = 0; i < n; i++) lists[this.lane[i]][fill[this.lane[i]]++] = i;
+    this.laneMaxDur = new Float64Array(run.lanes.length);
+    for (let l = 0; l < lists.length; l++) {
+      const list = lists[l];
+      let sorted = true;
+      for (let k = 1; k < list.length; k++) if (this.start[list[k]] < this.start[list[k - 1]]) sorted = false;
+      if (!sorted) list.sort((a, b) => this.start[a] - this.start[b]);
+      let m = 0;
+      for (let k = 0; k < list.length; k++) m = Math.max(m, this.end[list[k]] - this.start[list[k]]);
+      this.laneMaxDur[l] = m;
+    }
+    this.laneTasks = lists;
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let i = 0; i < n; i++) {
+      if (this.start[i] < lo) lo = this.start[i];
+      if (this.end[i] > hi) hi = this.end[i];
+    }
+    this.t0 = n ? Math.min(0, lo) : 0;
+    this.t1 = n ? hi : 1;
+    this.critical = new Uint8Array(n);
+    for (const id of run.metrics?.critical_path ?? []) {
+      const i = this.indexOf(id);
+      if (i >= 0) this.critical[i] = 1;
+    }
+    const pipes = new Set<string>();
+    for (const p of run.pipe_profiles ?? []) for (const k of Object.keys(p)) pipes.add(k);
+    const order = ['MTE2', 'MTE1', 'M', 'V', 'FIX', 'MTE3', 'S'];
+    this.pipes = [...pipes].sort((a, b) => (order.indexOf(a) + 99) % 99 - (order.indexOf(b) + 99) % 99);
+  }
+
+  get makespan(): number {
+    return this.run.metrics?.makespan_us ?? (this.n ? this.t1 - Math.min(...this.laneTasks.filter((l) => l.length).map((l) => this.start[l[0]])) : 0);
+  }
+
+  /** Task index of a task id (-1: none). */
+  indexOf(id: number): number {
+    if (id >= 0 && id < this.n && this.ids[id] === id) return id;
+    if (!this.idIndex) {
+      this.idIndex = new Map();
+      for (let i = 0; i < this.n; i++) this.idIndex.set(this.ids[i], i);
+    }
+    return this.idIndex.get(id) ?? -1;
+  }
+
+  preds(i: number): number[] {
+    const out: number[] = [];
+    for (const id of this.run.tasks.preds?.[i] ?? []) {
+      const j = this.indexOf(id);
+      if (j >= 0) out.push(j);
+    }
+    return out;
+  }
+
+  succs(i: number): Int32Array {
+    if (!this.succ) {
+      const lists: number[][] = Array.from({ length: this.n }, () => []);
+      for (let j = 0; j < this.n; j++) for (const p of this.preds(j)) lists[p].push(j);
+      this.succ = lists.map((l) => Int32Array.from(l));
+    }
+    return this.succ[i];
+  }
+
+  /** First position in lane `l` whose task may overlap time `t`. */
+  firstAt(l: number, t: number): number {
+    const list = this.laneTasks[l];
+    const from = t - this.laneMaxDur[l];
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.start[list[mid]] < from) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The task under time t on lane l, if any. */
+  taskAt(l: number, t: number, slack = 0): number {
+    const list = this.laneTasks[l];
+    let best = -1;
+    let bestD = Infinity;
+    for (let k = this.firstAt(l, t - slack); k < list.length; k++) {
+      const i = list[k];
+      if (this.start[i] > t + slack) break;
+      const d = t < this.start[i] ? this.start[i] - t : t > this.end[i] ? t - this.end[i] : 0;
+      if (d <= slack && d < bestD) {
+        best = i;
+        bestD = d;
+      }
+    }
+    return best;
+  }
+
+  /** Intervals [a0, b0, a1, b1, ...] during which tasks for `core` were ready and not started. */
+  readyIntervals(core: string): Float64Array {
+    const got = this.ready.get(core);
+    if (got) return got;
+    const series = this.run.counters?.[`ReadyCount_${core}`] ?? [];
+    const out: number[] = [];
+    let open = -1;
+    for (const [t, v] of series) {
+      if (v > 0 && open < 0) open = t;
+      else if (v <= 0 && open >= 0) {
+        out.push(open, t);
+        open = -1;
+      }
+    }
+    if (open >= 0) out.push(open, this.t1);
+    const arr = Float64Array.from(out);
+    this.ready.set(core, arr);
+    return arr;
+  }
+
+  leafRows(): LeafRow[] {
+    const rows = new Map<number, LeafRow>();
+    for (let i = 0; i < this.n; i++) {
+      const d = this.end[i] - this.start[i];
+      const leaf = this.leaf[i];
+      let r = rows.get(leaf);
+      if (!r) {
+        r = { leaf, core: this.run.lanes[this.lane[i]]?.core ?? '', count: 0, min: Infinity, avg: 0, max: 0, total: 0 };
+        rows.set(leaf, r);
+      }
+      r.count++;
+      r.total += d;
+      r.min = Math.min(r.min, d);
+      r.max = Math.max(r.max, d);
+    }
+    for (const r of rows.values()) r.avg = r.total / r.count;
+    return [...rows.values()].sort((a, b) => b.total - a.total);
+  }
+}

@@ -1,0 +1,349 @@
+// The documents the panels show, as `pypto` writes them (docs/record-schema.md, docs/analysis.md,
+// docs/schemas/report.schema.json). Readers ignore fields they do not know; optional here means
+// "absent in some producers" (a record without snapshots, a swimlane without metrics).
+
+export interface Span {
+  file: string;
+  line: number;
+  col: number;
+  end_line: number;
+  end_col: number;
+  func?: string;
+}
+
+export type Dim = number | string;
+
+export interface TensorType {
+  dtype: string;
+  shape: Dim[];
+}
+
+export interface GraphNode {
+  id: number;
+  op: string;
+  inputs: number[];
+  type: TensorType | null;
+  attrs: Record<string, string>;
+  loc: Span[];
+  name: string | null;
+  label?: string | null;
+  tile?: number | null;
+  origin?: number[];
+  made_by?: string | null;
+  body?: GraphJson | null;
+}
+
+export interface GraphJson {
+  name: string;
+  nodes: GraphNode[];
+  outputs: [string, number][];
+  tile_configs?: unknown[];
+}
+
+/** `[buffer, layout, offset, shape]` */
+export type Region = [number, Dim[], Dim[], Dim[]];
+
+export interface TileOps {
+  id: number[];
+  op: string[];
+  node: number[];
+  instance: number[];
+  coord: number[][];
+  shape: number[][];
+  dtype: string[];
+  inputs: unknown[];
+  region: (Region | null)[];
+  attrs: Record<string, string>[];
+}
+
+export interface TilesJson {
+  buffers: { id: number; shape: Dim[]; dtype: string; kind: string; name: string | null; node: number }[];
+  instances: { id: number; root: number; index: Record<string, number> }[];
+  outputs: [string, Region][];
+  ops: TileOps;
+}
+
+export interface Subgraph {
+  id: number;
+  core: string;
+  instance: number;
+  ops: number[];
+  peak_bytes: number;
+  leaf: number | null;
+}
+
+export interface Leaf {
+  id: number;
+  hash: string;
+  core: string;
+  template: number;
+  count: number;
+  nodes: number[];
+}
+
+export interface Instr {
+  opcode: string;
+  pipe: string;
+  tile_op: number;
+  note?: string;
+}
+
+export interface Block {
+  leaf: number;
+  core: string;
+  tasks: number;
+  instrs: Instr[];
+  peak_bytes: [string, number][];
+  capacity_bytes: [string, number][];
+  double_buffered: boolean;
+  spills: number;
+}
+
+export interface ExecTask {
+  id: number;
+  subgraph: number;
+  leaf: number;
+  core: string;
+  instance: number;
+  root: number;
+  coord: number[];
+  preds: number[];
+}
+
+export interface ExecuteJson {
+  roots: number[];
+  tasks: ExecTask[];
+}
+
+/** A program: what a pass snapshot holds (graph always; later stages' fields once made). */
+export interface Program {
+  graph: GraphJson;
+  bindings?: Record<string, number>;
+  tiles?: TilesJson | null;
+  memory?: string[] | null;
+  subgraphs?: Subgraph[] | null;
+  leaves?: Leaf[] | null;
+  blocks?: Block[] | null;
+  execute?: ExecuteJson | null;
+}
+
+export interface Diagnostic {
+  severity: 'error' | 'warning' | 'info';
+  message: string;
+  rule?: string;
+  loc?: Span[] | Span | null;
+}
+
+export interface PassInfo {
+  index: number;
+  name: string;
+  stage: string;
+  why?: string;
+  changed: boolean;
+  seconds: number;
+  node_count: number;
+  diagnostics: Diagnostic[];
+  error: string | null;
+  snapshot?: Program | null;
+}
+
+export interface CompileRecord extends Program {
+  schema: string;
+  version: number;
+  source: { file: string; kernel: string; text_sha256?: string | null; options?: unknown; tile_configs?: unknown[] };
+  inputs: { name: string; dtype: string | null; shape: Dim[] | null; value?: string }[];
+  bindings: Record<string, number>;
+  passes: PassInfo[];
+  error: { message: string; loc?: Span[] | Span | null; pass?: string | null } | null;
+  run: Swimlane | null;
+  traced?: Program | null;
+}
+
+export interface LeafStats {
+  leaf: number;
+  count: number;
+  min_us: number;
+  avg_us: number;
+  max_us: number;
+  total_us: number;
+}
+
+export interface SwimlaneMetrics {
+  makespan_us: number;
+  busy_us?: number;
+  utilization: number;
+  wait_dependency_us?: number;
+  wait_scheduler_us?: number;
+  critical_path?: number[];
+  critical_path_us?: number;
+  critical_share?: number;
+  leaves?: LeafStats[];
+  core_utilization?: Record<string, number>;
+}
+
+export interface SwimlaneTasks {
+  id: number[];
+  lane: number[];
+  start: number[];
+  end: number[];
+  leaf: number[];
+  coord: number[][];
+  preds: number[][];
+  ready?: (number | null)[];
+  profile?: number[];
+  name?: string[];
+}
+
+export interface Swimlane {
+  schema?: string;
+  version?: number;
+  board: string;
+  clock: string;
+  time_unit?: string;
+  lanes: { name: string; core: string }[];
+  tasks: SwimlaneTasks;
+  counters?: Record<string, [number, number][]>;
+  pipe_profiles?: Record<string, [number, number][]>[];
+  info?: Record<string, unknown>;
+  metrics?: SwimlaneMetrics | null;
+}
+
+// ---- reports -------------------------------------------------------------------------------
+
+export interface Where {
+  file: string;
+  line: number;
+  col: number;
+  end_line: number;
+  end_col: number;
+}
+
+export interface TextEdit {
+  where: Where;
+  text: string;
+}
+
+export interface Finding {
+  rule: string;
+  severity: 'error' | 'warning' | 'info';
+  level: string;
+  title: string;
+  why: string;
+  suggestion: string;
+  where: Where | null;
+  numbers: Record<string, unknown>;
+  edits: TextEdit[];
+}
+
+export interface Suggestion {
+  rank: number;
+  config: number;
+  kind: string;
+  old: unknown;
+  new: unknown;
+  text: string;
+  edits: TextEdit[];
+  makespan_before_us: number;
+  makespan_after_us: number;
+  speedup: number;
+  reason: string;
+}
+
+export interface Verdict {
+  n: number;
+  zeros: number;
+  errors: number;
+  hard: number;
+  allowed: number;
+  max_abs: number | string;
+  max_rel: number | string;
+  cosine: number | string;
+  rtol: number;
+  atol: number;
+  passed: boolean;
+}
+
+export interface PrecisionRow extends Verdict {
+  node: number;
+  op: string;
+  dtype: string;
+  kind: string;
+  name: string | null;
+  where: Where | null;
+  occurrences: number;
+  first_bad: number | null;
+}
+
+export interface TileGrid {
+  name: string;
+  tile: number[];
+  offsets: number[][];
+  errors: unknown;
+  max_abs: unknown;
+  passed: unknown;
+  failing_tiles: number;
+}
+
+export interface PrecisionPass {
+  index: number;
+  name: string;
+  stage: string;
+  level: string;
+  changed: boolean;
+  same_as: string | null;
+  passed: boolean;
+  first_failure: PrecisionRow | null;
+  rows: PrecisionRow[];
+  outputs: PrecisionRow[];
+  grids: Record<string, TileGrid>;
+  skipped: unknown[];
+}
+
+export interface PrecisionReport {
+  kernel: string;
+  file: string;
+  rtol: number;
+  atol: number;
+  passed: boolean;
+  first_failing_pass: string | null;
+  first_failing_op: PrecisionRow | null;
+  passes: PrecisionPass[];
+  findings?: Finding[];
+  error?: { message: string; line: number } | null;
+}
+
+export interface ConfigRow {
+  file: string;
+  line: number;
+  op: string;
+  occurrence: number;
+  kind: string;
+  name: string | null;
+  node_a: number | null;
+  node_b: number | null;
+  a: Verdict | null;
+  b: Verdict | null;
+  b_vs_a: Verdict | null;
+  diverges: boolean;
+}
+
+export interface ConfigComparison {
+  kernel_a: string;
+  kernel_b: string;
+  first_divergent: ConfigRow | null;
+  rows: ConfigRow[];
+}
+
+export interface KernelReport {
+  kernel: string;
+  file: string;
+  line: number;
+  error: string | null;
+  board: string | null;
+  clock: string | null;
+  metrics: SwimlaneMetrics | null;
+  health: { kernel: string; file: string; stats: Record<string, Record<string, unknown>>; findings: Finding[] } | null;
+  precision: PrecisionReport | null;
+  suggestions: Suggestion[];
+  findings: Finding[];
+}
