@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import textwrap
 
 import numpy as np
 
@@ -42,3 +43,47 @@ def lowered(kernel: JitKernel, *args: object) -> tuple[CompiledKernel, Lowered, 
     arrays = {n: a if isinstance(a, np.ndarray) else to_numpy(a) for n, a in zip(ck.param_names, args)}
     syms = ck.bind_symbols(arrays, None)  # type: ignore[arg-type]
     return ck, ck.lower(syms), arrays, syms
+
+
+# Kernels that misbehave in every way a worker must survive (tests of the pool, the HTTP server and the
+# language server): a good one, one that hangs, one that exits its process, one that eats memory, one with
+# an invalid tile shape (its call on line 33) and one without example inputs (its def on line 36).
+HOSTILE_KERNELS = textwrap.dedent('''
+    import os
+    import pypto
+
+
+    @pypto.jit
+    def good(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = pypto.exp(x)
+
+
+    @pypto.jit
+    def hang(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        while True:
+            pass
+
+
+    @pypto.jit
+    def die(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        os._exit(3)
+
+
+    @pypto.jit
+    def hog(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        keep = []
+        while True:
+            keep.append(bytearray(10**7))
+
+
+    @pypto.jit
+    def bad_tile(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 3)
+        return pypto.exp(x)
+
+
+    @pypto.jit
+    def no_inputs(x: pypto.Tensor()):
+        return pypto.exp(x)
+''')

@@ -20,46 +20,14 @@ from typing import Any
 
 import httpx
 import pytest
+from support import HOSTILE_KERNELS
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 REPO = Path(__file__).resolve().parent.parent
 WAIT = 60.0  # seconds any single wait may take before the test fails (never slept)
 
-HOSTILE = textwrap.dedent('''
-    import os
-    import pypto
-
-
-    @pypto.jit
-    def good(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(16, 64)
-        out[:] = pypto.exp(x)
-
-
-    @pypto.jit
-    def hang(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
-        while True:
-            pass
-
-
-    @pypto.jit
-    def die(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
-        os._exit(3)
-
-
-    @pypto.jit
-    def hog(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
-        keep = []
-        while True:
-            keep.append(bytearray(10**7))
-
-
-    @pypto.jit
-    def bad_tile(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(8, 3)
-        return pypto.exp(x)
-''')
+HOSTILE = HOSTILE_KERNELS
 
 LIVE = textwrap.dedent('''
     import pypto

@@ -5,39 +5,13 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types as lsp
+from support import HOSTILE_KERNELS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 # a short time limit and a small memory limit, through initializationOptions and workspace/configuration
 SERVER_SETTINGS = {"debounceMs": 30, "timeLimit": 4, "memoryLimitMb": 400, "workers": 2, "progressDelayMs": 100}
 
-SRC = '''import os
-
-import pypto
-
-
-@pypto.jit
-def good(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(16, 64)
-    out[:] = pypto.exp(x)
-
-
-@pypto.jit
-def hang(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
-    while True:
-        pass
-
-
-@pypto.jit
-def die(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
-    os._exit(3)
-
-
-@pypto.jit
-def hog(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
-    keep = []
-    while True:
-        keep.append(bytearray(10**7))
-'''
+SRC = HOSTILE_KERNELS
 
 
 async def test_each_failure_is_a_diagnostic_at_its_def_line_and_the_rest_keeps_working(client, lsp_kit, tmp_path):
