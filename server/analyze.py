@@ -69,10 +69,9 @@ def _kernels(mod: types.ModuleType, path: str) -> dict[str, Any]:
     from pypto.frontend.jit import JitKernel
 
     out: dict[str, Any] = {}
-    for attr, value in vars(mod).items():
+    for value in vars(mod).values():
         if isinstance(value, JitKernel) and value.fn.__code__.co_filename == path and value.name not in out:
             out[value.name] = value
-        del attr
     return out
 
 

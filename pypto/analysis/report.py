@@ -319,7 +319,8 @@ def _swimlane_figure(r: KernelReport, include_js: bool) -> str:
             orientation="h", name=f"leaf {leaf}",
             hovertext=[f"task {t.id} · leaf {t.leaf} · tile {list(t.coord)} · {t.duration:.3f} µs" for t in ts],
             hoverinfo="text"))
-    lanes = [ln.name for ln in run.lanes if any(run.lanes[t.lane].name == ln.name for t in tasks)]
+    used = {t.lane for t in tasks}
+    lanes = [ln.name for i, ln in enumerate(run.lanes) if i in used]
     fig.update_layout(barmode="overlay", height=max(240, 18 * len(lanes) + 120),
                       margin={"l": 70, "r": 20, "t": 30, "b": 40}, xaxis_title=f"µs ({run.clock})",
                       yaxis={"categoryorder": "array", "categoryarray": lanes[::-1]}, title=f"swimlane — {r.kernel}")

@@ -68,9 +68,6 @@ class Swimlane:
     pipe_profiles: tuple[Mapping[str, Sequence[tuple[float, float]]], ...] = ()  # pipe -> (from, to) fractions
     info: Mapping[str, Json] = field(default_factory=dict)  # board parameters, options, notes
 
-    def lane_of(self, task: LaneTask) -> Lane:
-        return self.lanes[task.lane]
-
     def pipes(self, task: LaneTask) -> dict[str, list[tuple[float, float]]]:
         """The task's per-pipe busy intervals in µs (sim board; empty otherwise)."""
         if task.profile < 0:
