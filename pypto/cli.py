@@ -46,7 +46,11 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def load_module(path: Path, prefix: str = "pypto_example_") -> ModuleType:
-    """Import a user file by path (registered in sys.modules, as dataclasses and pickle need)."""
+    """Import a user file by path (registered in sys.modules, as dataclasses and pickle need); its
+    folder goes on sys.path, after the installed packages, so it can import its sibling modules."""
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.append(folder)
     name = f"{prefix}{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
@@ -435,21 +439,25 @@ def run_report(target: str, fmt: str = "text", board: str = "sim", precision: bo
 # ---- check --------------------------------------------------------------------------------------
 
 def run_check(paths: list[str], baseline: Path, update: bool = False, fmt: str = "text", output: Path | None = None,
-              precision: bool = True, makespan_tol: float | None = None, utilization_tol: float | None = None) -> int:
+              precision: bool = True, makespan_tol: float | None = None, utilization_tol: float | None = None,
+              executor: str = "local", workers: int | None = None) -> int:
     from pypto.analysis import check
-    from pypto.analysis.report import make_report
+    from pypto.analysis.executors import parse_executor, report_all
 
     root = baseline.resolve().parent
     try:
+        parse_executor(executor)
+        if workers is not None and workers < 1:
+            raise ValueError(f"--workers {workers}: at least 1")
         kernels = [k for p in (paths or ["."]) for k in kernels_in(p)]
         base = None if update else check.load_baseline(baseline)
+        reports = report_all(kernels, "sim", precision, executor, workers)
     except CliError as e:
         print(e, file=sys.stderr)
         return 1
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    reports = [make_report(k, "sim", precision=precision) for k in kernels]
     if update:
         tol = dict(check.DEFAULT_TOLERANCE)
         if makespan_tol is not None:
@@ -523,6 +531,10 @@ def main(argv: list[str] | None = None) -> int:
     ck.add_argument("--no-precision", action="store_true", help="skip the precision check (faster)")
     ck.add_argument("--makespan-tolerance", type=float, help="allowed relative makespan growth (default 0.05)")
     ck.add_argument("--utilization-tolerance", type=float, help="allowed utilization drop (default 0.05)")
+    ck.add_argument("--workers", type=int, help="kernels reported at once (default: one per core; 1: in this process)")
+    ck.add_argument("--executor", default="local", metavar="WHERE",
+                    help="local (a process pool, the default), dask://HOST:PORT (an existing Dask cluster) or "
+                         "dask://local (a Dask cluster of --workers processes on 127.0.0.1 for this run)")
     args = parser.parse_args(argv)
     if args.cmd == "examples":
         return run_examples(Path(args.directory).resolve())
@@ -531,7 +543,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_compile(args.target, args.stage, args.dump, args.json, export, args.listing)
     if args.cmd == "check":
         return run_check(args.paths, args.baseline, args.update_baseline, args.format, args.output,
-                         not args.no_precision, args.makespan_tolerance, args.utilization_tolerance)
+                         not args.no_precision, args.makespan_tolerance, args.utilization_tolerance, args.executor,
+                         args.workers)
     if args.cmd == "report":
         return run_report(args.target, args.format, args.board, args.precision, args.suggest, args.fail_on,
                           args.output, args.budget)

@@ -96,3 +96,100 @@ def test_the_ci_recipe_is_a_workflow_that_runs_the_gate_and_uploads_the_reports(
     uses = [s.get("uses", "") for s in steps]
     assert any(u.startswith("actions/upload-artifact") for u in uses)
     assert any(u.startswith("github/codeql-action/upload-sarif") for u in uses)
+
+
+# ---- where the reports run: in this process, a local pool, a Dask cluster --------------------------------
+
+HELPER = "ROWS = 8\nCOLS = 1024\n"
+USES_HELPER = textwrap.dedent('''
+    import pypto
+    from helpers import COLS, ROWS
+
+
+    @pypto.jit
+    def scaled(x: pypto.Tensor([128, 1024], pypto.DT_FP32), out: pypto.Tensor([128, 1024], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(ROWS, COLS)
+        out[:] = x * 2.0 + 1.0
+
+
+    @pypto.jit
+    def dies(x: pypto.Tensor([8, 8], pypto.DT_FP32), out: pypto.Tensor([8, 8], pypto.DT_FP32)):
+        import os
+        os._exit(3)
+''')
+
+
+@pytest.fixture()
+def library(tmp_path: Path) -> Path:
+    """Two kernel files, one importing a sibling module, plus a kernel that kills its process."""
+    lib = tmp_path / "kernels"
+    lib.mkdir()
+    (lib / "soft.py").write_text(KERNEL)
+    (lib / "helpers.py").write_text(HELPER)
+    (lib / "scaled.py").write_text(USES_HELPER)
+    return tmp_path
+
+
+def _json_check(root: Path, *extra: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:
+    code = main(["check", str(root / "kernels"), "--baseline", str(root / "base.json"), "--format", "json", *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_local_pool_reports_what_one_process_reports(library, capsys):
+    soft = str(library / "kernels" / "soft.py")
+    scaled = str(library / "kernels" / "scaled.py") + "::scaled"
+    assert main(["check", soft, scaled, "--baseline", str(library / "base.json"), "--update-baseline",
+                 "--workers", "1"]) == 0
+    one = json.loads((library / "base.json").read_text())
+    assert set(one["kernels"]) == {"kernels/soft.py::soft", "kernels/scaled.py::scaled"}  # helpers.py imported
+    assert main(["check", soft, scaled, "--baseline", str(library / "pool.json"), "--update-baseline",
+                 "--workers", "2"]) == 0
+    assert json.loads((library / "pool.json").read_text()) == one  # the sim board is deterministic
+    # the whole folder on the pool: the kernel that calls os._exit costs its own report only
+    capsys.readouterr()
+    code, doc = _json_check(library, "--workers", "2", capsys=capsys)
+    assert code == 1
+    by = {k["kernel"]: k for k in doc["kernels"]}
+    assert by["kernels/soft.py::soft"]["passed"] and by["kernels/scaled.py::scaled"]["passed"]
+    assert "worker process died" in by["kernels/scaled.py::dies"]["current"]["error"]
+    assert not by["kernels/scaled.py::dies"]["passed"]
+
+
+def test_a_bad_executor_is_one_clear_error(library, capsys):
+    for spec, says in (("ray://x", "one of local, dask://HOST:PORT"), ("dask://nohost", "dask://HOST:PORT")):
+        assert main(["check", str(library / "kernels"), "--baseline", str(library / "b.json"), "--update-baseline",
+                     "--executor", spec]) == 1
+        assert says in capsys.readouterr().err
+    assert main(["check", str(library / "kernels"), "--baseline", str(library / "b.json"), "--workers", "0"]) == 1
+    assert "at least 1" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A Dask cluster of two worker processes on 127.0.0.1, started by the test (no dashboard)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None, silence_logs=40)
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close(timeout=20)
+
+
+def test_the_same_work_runs_on_a_dask_cluster(library, dask_cluster, capsys):
+    (library / "kernels" / "scaled.py").write_text(USES_HELPER.split("@pypto.jit\ndef dies")[0])
+    where = "dask://" + dask_cluster.removeprefix("tcp://")
+    assert main(["check", str(library / "kernels"), "--baseline", str(library / "local.json"), "--update-baseline",
+                 "--workers", "1"]) == 0
+    assert main(["check", str(library / "kernels"), "--baseline", str(library / "base.json"), "--update-baseline",
+                 "--executor", where]) == 0
+    assert json.loads((library / "base.json").read_text()) == json.loads((library / "local.json").read_text())
+    capsys.readouterr()
+    code, doc = _json_check(library, "--executor", where, capsys=capsys)
+    assert code == 0 and doc["passed"] and len(doc["kernels"]) == 2
+    src = library / "kernels" / "soft.py"  # a deliberate regression, found on the cluster
+    src.write_text(src.read_text().replace("set_vec_tile_shapes(8, 1024)", "set_vec_tile_shapes(1, 64)"))
+    code, doc = _json_check(library, "--executor", where, capsys=capsys)
+    assert code == 1
+    soft = next(k for k in doc["kernels"] if k["kernel"] == "kernels/soft.py::soft")
+    assert any(r.startswith("makespan") for r in soft["regressions"])

@@ -1,0 +1,211 @@
+"""Where `pypto-ide check` reports its kernels: in this process, a local process pool, or Dask.
+
+A kernel library in CI has many kernels and each report (compile, profile on the sim board,
+health, precision) is independent, so the reports run in parallel. One unit of work is a
+`Work` — a kernel file's path and text, the kernel's name and what to report — and
+`report_one(work)` turns it into a `KernelReport` wherever it runs: it executes the file's
+text under its path (the text travels with the work and is registered with `linecache`, so a
+worker needs no copy of the file; the file's folder goes on `sys.path` when it exists there,
+so `import helpers` of a sibling module works on a machine that shares the checkout).
+
+Executors, by `--executor`:
+
+- `local` (the default): `--workers N` processes of this machine (forkserver children with
+  pypto preloaded; `N = 1` runs in this process, no pool);
+- `dask://HOST:PORT`: an existing Dask cluster (`distributed.Client`), whose workers have
+  pypto-ide installed; the reports come back by pickle;
+- `dask://local`: a `distributed.LocalCluster` of `--workers` processes on 127.0.0.1, started
+  and stopped by the run (the same code path as a real cluster, on one machine).
+
+The order of the reports is the order of the work, whatever the executor, and a worker that
+dies (`os._exit`, a signal, memory) costs the report of its kernel — an `error` — never the run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import linecache
+import multiprocessing as mp
+import os
+import sys
+import types
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pypto.analysis.report import KernelReport
+
+_PRELOAD = ["numpy", "torch", "pypto", "pypto.record", "pypto.boards.sim", "pypto.analysis.report",
+            "pypto.analysis.health", "pypto.analysis.precision"]
+
+
+@dataclass(frozen=True)
+class Work:
+    """One kernel to report: which file (path and text), which kernel, and what to run."""
+
+    path: str
+    text: str
+    kernel: str  # the JitKernel's name
+    line: int  # its def line (for the report of a worker that died)
+    board: str = "sim"
+    precision: bool = True
+
+
+def _module(path: str, text: str) -> types.ModuleType:
+    """Execute `text` as the module at `path` (registered for linecache, dataclasses and pickle)."""
+    lines = text.splitlines(keepends=True)
+    linecache.cache[path] = (len(text), None, lines, path)  # mtime None: never re-read from disk
+    folder = os.path.dirname(path)
+    if folder and os.path.isdir(folder) and folder not in sys.path:
+        sys.path.append(folder)
+    name = "pypto_check_" + Path(path).stem
+    mod = types.ModuleType(name)
+    mod.__file__ = path
+    sys.modules[name] = mod
+    exec(compile(text, path, "exec"), mod.__dict__)  # noqa: S102 - reporting the user's kernels runs them
+    return mod
+
+
+_LOADED: dict[tuple[str, str], types.ModuleType] = {}
+
+
+def report_one(work: Work) -> KernelReport:
+    """The report of one kernel (runs wherever the executor puts it)."""
+    from pypto.analysis.report import make_report
+    from pypto.frontend.jit import JitKernel
+
+    key = (work.path, work.text)
+    mod = _LOADED.get(key)
+    if mod is None:
+        try:
+            mod = _module(work.path, work.text)
+        except Exception as e:  # noqa: BLE001 - the module raised while importing here: its report says so
+            return _failed(work, f"{type(e).__name__} while importing {Path(work.path).name}: {e}")
+        _LOADED.clear()  # one file at a time is enough
+        _LOADED[key] = mod
+    for value in vars(mod).values():
+        if isinstance(value, JitKernel) and value.name == work.kernel and value.fn.__code__.co_filename == work.path:
+            return make_report(value, work.board, precision=work.precision)
+    return _failed(work, f"no kernel named {work.kernel!r} in {work.path}")
+
+
+def _failed(work: Work, message: str) -> KernelReport:
+    return KernelReport(work.kernel, work.path, work.line, error=message, error_line=work.line)
+
+
+def works(kernels: Sequence[Any], board: str = "sim", precision: bool = True) -> list[Work]:
+    """The work for `kernels` (JitKernels loaded in this process): each file's text read once."""
+    from pypto.inputs import def_loc
+
+    texts: dict[str, str] = {}
+    out = []
+    for k in kernels:
+        path = k.fn.__code__.co_filename
+        if path not in texts:
+            texts[path] = Path(path).read_text()
+        span = def_loc(k.fn).span
+        out.append(Work(path, texts[path], k.name, span.line if span else 0, board, precision))
+    return out
+
+
+# ---- executors ------------------------------------------------------------------------------------
+
+def parse_executor(spec: str) -> tuple[str, str | None]:
+    """('local', None) | ('dask', 'tcp://HOST:PORT' | 'local'); ValueError naming the problem."""
+    if spec in ("", "local"):
+        return "local", None
+    if spec.startswith("dask://"):
+        where = spec[len("dask://"):].rstrip("/")
+        if where == "local":
+            return "dask", "local"
+        host, sep, port = where.rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ValueError(f"--executor {spec!r}: a Dask scheduler is dask://HOST:PORT (or dask://local)")
+        return "dask", f"tcp://{where}"
+    if spec.startswith("tcp://"):
+        return "dask", spec
+    raise ValueError(f"--executor {spec!r}: one of local, dask://HOST:PORT, dask://local")
+
+
+def report_all(kernels: Sequence[Any], board: str = "sim", precision: bool = True, executor: str = "local",
+               workers: int | None = None) -> list[KernelReport]:
+    """The reports of `kernels` (JitKernels loaded in this process), in order, on the executor named
+    by `executor` (see `parse_executor`) with `workers` processes (default: one per core)."""
+    from pypto.analysis.report import make_report
+
+    kind, where = parse_executor(executor)
+    n = max(1, workers if workers is not None else (os.cpu_count() or 1))
+    if kind == "local" and (n == 1 or len(kernels) <= 1):
+        return [make_report(k, board, precision=precision) for k in kernels]
+    items = works(kernels, board, precision)
+    if kind == "dask":
+        return run_dask(items, where or "local", n)
+    return run_pool(items, min(n, len(items)))
+
+
+def run_pool(items: Sequence[Work], workers: int) -> list[KernelReport]:
+    """A pool of `workers` local processes (forkserver: forked from a process that has pypto loaded).
+    A worker that dies breaks the whole pool, so the kernels it left without a report are run again,
+    each alone in a fresh process: the one that kills its process gets the error, the others their
+    reports."""
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload([m for m in _PRELOAD if importlib.util.find_spec(m.split(".")[0])])
+    out: list[KernelReport | None] = [None] * len(items)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = [pool.submit(report_one, w) for w in items]
+        for i, f in enumerate(futures):
+            out[i] = _outcome(items[i], f)
+    for i, rep in enumerate(out):
+        if rep is None:
+            with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as alone:
+                out[i] = _outcome(items[i], alone.submit(report_one, items[i])) or _failed(
+                    items[i], "the worker process died while reporting this kernel (os._exit, a signal or out of "
+                              "memory)")
+    return [r for r in out if r is not None]
+
+
+def _outcome(work: Work, future: Any) -> KernelReport | None:
+    """The future's report; None when its pool broke (a worker died); an error report when it raised."""
+    try:
+        return future.result()  # type: ignore[no-any-return]
+    except BrokenProcessPool:
+        return None
+    except Exception as e:  # noqa: BLE001 - a report that could not come back is that kernel's error
+        return _failed(work, f"reporting failed in a worker: {type(e).__name__}: {e}")
+
+
+def run_dask(items: Sequence[Work], address: str, workers: int) -> list[KernelReport]:
+    """The reports on a Dask cluster at `address` (`tcp://HOST:PORT`), or on a LocalCluster of
+    `workers` processes on 127.0.0.1 started for this run when `address` is 'local'."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ValueError("--executor dask://… needs Dask: pip install 'dask[distributed]'") from None
+    cluster = None
+    try:
+        if address == "local":
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None)
+            client = Client(cluster)
+        else:
+            client = Client(address, timeout=10)
+    except OSError as e:
+        if cluster is not None:
+            cluster.close()
+        raise ValueError(f"no Dask scheduler at {address}: {e}") from None
+    try:
+        futures = client.map(report_one, list(items), pure=False)
+        out = []
+        for w, f in zip(items, futures):
+            try:
+                out.append(f.result())
+            except Exception as e:  # noqa: BLE001 - KilledWorker (the kernel took its workers down), …
+                out.append(_failed(w, f"reporting failed on the Dask cluster: {type(e).__name__}: {e}"))
+        return out
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
