@@ -13,7 +13,10 @@ knows about it:
   is re-run (same action and settings) when its file changes.
 - **watching** — `watchfiles` reports edits made by any editor; each changed file is
   re-listed, its live kernels re-run, and the hub is told (`fileChanged`,
-  `kernelsChanged`, then `recordChanged` when the new result lands).
+  `kernelsChanged`, then `recordChanged` when the new result lands). A changed module
+  that kernel files import (`import helpers` beside them, directly or through other
+  workspace modules; found by reading import statements with `ast`, never by running
+  them) re-lists and re-runs those files' kernels too.
 - **running a job** — reading the file (confined to the workspace, size-limited) and
   asking the pool for `analyze_kernel`; the bulk the API derives views from (pass graphs,
   the HTML report) is moved out of the result into the job.
@@ -21,6 +24,7 @@ knows about it:
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import hashlib
@@ -74,6 +78,32 @@ def _covers(have: dict[str, Any], want: dict[str, Any]) -> bool:
 
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def imported_files(text: str, folder: Path) -> set[Path]:
+    """The files in `folder` (or its packages) that `import` / `from … import` statements of a
+    module living in `folder` name (absolute imports resolved as `python FILE` would: from the
+    module's own folder). Read with `ast`, never run; a file that does not parse imports nothing."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+            names += [f"{node.module}.{a.name}" for a in node.names if a.name != "*"]
+    out: set[Path] = set()
+    for name in names:
+        parts = name.split(".")
+        for k in range(1, len(parts) + 1):  # `a.b.c` imports a, a.b and a.b.c
+            base = folder.joinpath(*parts[:k])
+            for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+                if candidate.is_file():
+                    out.add(candidate)
+    return out
 
 
 class Workspace:
@@ -289,11 +319,46 @@ class Workspace:
             self.watching = False
             ready.set()
 
+    def importers(self, rel: str) -> set[str]:
+        """Workspace files whose module imports the file `rel`, directly or through other workspace
+        modules. A module imports by name from its own folder, so only files in `rel`'s folder and
+        the folders above it (within the workspace) can; their import statements are read, not run."""
+        target = (self.root / rel).resolve()
+        folders = [target.parent, *(p for p in target.parent.parents if p == self.root or self.root in p.parents)]
+        imports: dict[Path, set[Path]] = {}
+        for folder in folders:
+            try:
+                files = [f for f in folder.iterdir() if f.suffix == ".py" and not f.name.startswith(".")]
+            except OSError:
+                continue
+            for f in files[:self.max_files]:
+                try:
+                    if f.stat().st_size <= self.max_file_bytes:
+                        imports[f.resolve()] = imported_files(f.read_text(errors="replace"), folder)
+                except OSError:
+                    continue
+        found: set[Path] = set()
+        frontier = {target}
+        while frontier:
+            frontier = {f for f, deps in imports.items() if deps & frontier and f not in found and f != target}
+            found |= frontier
+        out = set()
+        for f in found:
+            with contextlib.suppress(Refused):
+                out.add(self.confine(f.relative_to(self.root).as_posix())[1])
+        return out
+
     async def _changed(self, rels: list[str]) -> None:
         for rel in rels:
             exists = (self.root / rel).is_file()
             self.publish(file_changed(rel, "modified" if exists else "deleted"))
+        affected = set(rels)
         for rel in rels:
+            affected |= await asyncio.to_thread(self.importers, rel)
+        for rel in sorted(affected):
+            cached = self.files.get(rel)
+            if rel not in rels and cached is not None:
+                cached.sha256 = ""  # its text did not change but what it imports did: list it again
             await self.list_file(rel)
             for kid, st in list(self.states.items()):
                 if not st.live or split_kernel(kid)[0] != rel or not (self.root / rel).is_file():

@@ -14,15 +14,23 @@ its answer; the pool turns every way a job can go wrong into a `JobFailed` with 
 - `crashed` — the worker died (`os._exit`, a signal, a segfault): it is replaced;
 - `error` — the job raised (a bug in the analysis; user mistakes are results, not errors);
 - `cancelled` — the caller cancelled (a newer edit): the worker is killed and replaced.
+
+A kernel file may import its sibling modules (`import helpers` next to it), as `python FILE`
+allows: a job on a file puts the file's folder on the worker's `sys.path`
+(`_SiblingModules`), and the modules it imported from that folder are forgotten — with
+the worker's cached kernel module — when one of their files changes or a job comes for a
+file of another folder, so an edit of `helpers.py` is seen by the next job.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib.util
 import multiprocessing as mp
 import os
 import resource
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -48,9 +56,61 @@ def _vm_bytes() -> int:
         return 0
 
 
+def _digest(file: str) -> str | None:
+    try:
+        with open(file, "rb") as f:
+            return hashlib.sha1(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+class _SiblingModules:
+    """The modules a worker's jobs imported from the kernel file's folder, and that folder on sys.path.
+
+    `before(path)` (a job on the file `path` is about to run) puts `path`'s folder on `sys.path`
+    and drops the sibling modules of earlier jobs when one of their files changed or the folder
+    is another one (then also calling `forget`, which clears the worker's cached kernel module:
+    it holds the old helpers). `after()` records the modules the job imported from the folder."""
+
+    def __init__(self, forget: Callable[[], None]) -> None:
+        self.forget = forget
+        self.folder: str | None = None
+        self.kernel_file: str | None = None
+        self.modules: dict[str, tuple[str, str | None]] = {}  # name -> (file, sha1 of its text)
+        self._known: set[str] = set()
+
+    def before(self, path: str) -> None:
+        folder = os.path.dirname(os.path.abspath(path))
+        stale = folder != self.folder or any(_digest(f) != d for f, d in self.modules.values())
+        if stale and self.modules:
+            for name in self.modules:
+                sys.modules.pop(name, None)
+            self.modules = {}
+            self.forget()
+        if folder != self.folder:
+            if self.folder is not None and self.folder in sys.path:
+                sys.path.remove(self.folder)
+            if folder not in sys.path:
+                sys.path.append(folder)  # after the installed packages, as `pypto-ide check` does
+            self.folder = folder
+        self.kernel_file = os.path.abspath(path)
+        self._known = set(sys.modules)
+
+    def after(self) -> None:
+        if self.folder is None:
+            return
+        inside = self.folder + os.sep
+        for name in set(sys.modules) - self._known:
+            file = getattr(sys.modules.get(name), "__file__", None)
+            if isinstance(file, str) and file.startswith(inside) and os.path.abspath(file) != self.kernel_file:
+                self.modules[name] = (file, _digest(file))
+
+
 def _serve(conn: Connection, memory_limit: int) -> None:
     """The worker's loop: receive (fn name, args), answer ("ok", result) or (kind, message)."""
     import server.analyze as jobs
+
+    siblings = _SiblingModules(lambda: getattr(jobs, "_MODULES", {}).clear())
 
     if memory_limit > 0:
         limit = _vm_bytes() + memory_limit
@@ -65,7 +125,15 @@ def _serve(conn: Connection, memory_limit: int) -> None:
             return
         try:
             fn: Callable[..., Any] = getattr(jobs, fn_name)
-            conn.send(("ok", fn(*args)))
+            path = args[0] if args and isinstance(args[0], str) and args[0].endswith(".py") else None
+            if path is not None:
+                siblings.before(path)
+            try:
+                answer = fn(*args)
+            finally:
+                if path is not None:
+                    siblings.after()
+            conn.send(("ok", answer))
         except MemoryError:
             conn.send(("memory", "the kernel ran out of its memory limit"))
             return  # a worker that hit the limit may be in a bad state: let the pool replace it

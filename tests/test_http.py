@@ -50,6 +50,18 @@ DECOMPOSED = textwrap.dedent('''
 ''')
 
 
+USES_HELPER = textwrap.dedent('''
+    import pypto
+    from helpers import ROWS
+
+
+    @pypto.jit
+    def scaled(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(ROWS, 128)
+        out[:] = x * 2.0
+''')
+
+
 class Server:
     """A `pypto-ide serve` process; its output is drained by a thread and searched for lines."""
 
@@ -102,6 +114,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (ws / "hostile.py").write_text(HOSTILE)
     (ws / "live.py").write_text(LIVE)
     (ws / "decomposed.py").write_text(DECOMPOSED)
+    (ws / "lib").mkdir()
+    (ws / "lib" / "helpers.py").write_text("ROWS = 16\n")
+    (ws / "lib" / "uses.py").write_text(USES_HELPER)
     (ws / "notes.txt").write_text("not python\n")
     (ws / ".hidden").mkdir()
     (ws / ".hidden" / "k.py").write_text(HOSTILE)
@@ -421,6 +436,19 @@ def test_editing_a_file_pushes_record_changed(server: Server, client: httpx.Clie
     assert client.get(msg["urls"]["record"]).json()["source"]["tile_configs"][0]["dims"] == [32, 64]
 
 
+def test_a_kernel_imports_its_sibling_module_and_an_edit_of_it_reruns_the_kernel(
+        server: Server, client: httpx.Client, workspace: Path) -> None:
+    first = finished(client, submit(client, "lib/uses.py::scaled")["id"])
+    assert first["status"] == "done" and first["error"] is None and first["summary"]["tasks"] == 64 // 16
+    with connect(ws_url(server), open_timeout=WAIT) as ws:
+        receive(ws, lambda m: m["type"] == "hello")
+        (workspace / "lib" / "helpers.py").write_text("ROWS = 8\n")  # not a kernel file: imported by one
+        assert receive(ws, lambda m: m["type"] == "fileChanged")["path"] == "lib/helpers.py"
+        msg = receive(ws, lambda m: m["type"] == "recordChanged" and m["kernel"] == "lib/uses.py::scaled")
+    assert msg["origin"] == "watch" and msg["version"] == first["version"] + 1
+    assert msg["summary"]["tasks"] == 64 // 8  # the worker imported the edited helpers.py
+
+
 def test_a_page_watching_a_kernel_gets_its_result(server: Server) -> None:
     kernel = "rmsnorm.py::rmsnorm_kernel"  # no other test runs it
     with connect(ws_url(server), open_timeout=WAIT) as ws:
@@ -487,3 +515,22 @@ def test_cli_lists_serve_and_hands_the_rest_to_pypto_cli(capsys: pytest.CaptureF
     assert main(["compile", "no/such/file.py"]) == 1
     assert "no such file" in capsys.readouterr().err
     assert main(["serve", "no/such/folder"]) == 1
+
+
+def test_importers_are_found_by_reading_imports_transitively(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from server.http_workspace import Workspace
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "deep.py").write_text("X = 1\n")
+    (tmp_path / "pkg" / "near.py").write_text("from deep import X\n")  # its own folder
+    (tmp_path / "mid.py").write_text("import pkg.deep as d\n")
+    (tmp_path / "kernel.py").write_text("import pypto\nfrom mid import d\n")
+    (tmp_path / "other.py").write_text("import pypto\nimport os, json\n")
+    (tmp_path / "broken.py").write_text("from mid import (\n")
+    ws = Workspace(tmp_path, None, SimpleNamespace(listeners=[]), lambda m: None)  # type: ignore[arg-type]
+    assert ws.importers("pkg/deep.py") == {"pkg/near.py", "mid.py", "kernel.py"}
+    assert ws.importers("mid.py") == {"kernel.py"}
+    assert ws.importers("kernel.py") == set() and ws.importers("other.py") == set()

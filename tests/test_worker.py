@@ -66,3 +66,35 @@ def test_cancelling_the_awaiting_task_stops_the_job():
         asyncio.run(go())
     finally:
         pool.close()
+
+
+SIBLING = '''
+import pypto
+from helpers import ROWS
+
+
+@pypto.jit
+def scaled(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(ROWS, 128)
+    out[:] = x * 2.0
+'''
+
+
+def test_a_kernel_imports_its_sibling_module_and_sees_its_edits(pool, tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder, rows in ((one, 16), (two, 32)):
+        folder.mkdir()
+        (folder / "helpers.py").write_text(f"ROWS = {rows}\n")
+        (folder / "k.py").write_text(SIBLING)
+    path = str(one / "k.py")
+    listed = pool.run_blocking("list_kernels", path, SIBLING)
+    assert listed["error"] is None and [k["name"] for k in listed["kernels"]] == ["scaled"]
+    first = pool.run_blocking("analyze_kernel", path, SIBLING, "scaled", {})
+    assert first["error"] is None and first["summary"]["tasks"] == 64 // 16
+    (one / "helpers.py").write_text("ROWS = 8\n")  # an edit of the helper: the next job sees it
+    edited = pool.run_blocking("analyze_kernel", path, SIBLING, "scaled", {})
+    assert edited["summary"]["tasks"] == 64 // 8
+    other = pool.run_blocking("analyze_kernel", str(two / "k.py"), SIBLING, "scaled", {})  # its own helpers.py
+    assert other["summary"]["tasks"] == 64 // 32
+    again = pool.run_blocking("analyze_kernel", path, SIBLING, "scaled", {})
+    assert again["summary"]["tasks"] == 64 // 8
