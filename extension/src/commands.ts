@@ -1,0 +1,172 @@
+// Every command of the extension (package.json `contributes.commands`), each a few lines that
+// call into the module owning the work. A command's optional argument is `{uri, kernel}`
+// (what the server's CodeLenses pass); without it the active kernel (or the active editor's
+// document) is meant.
+
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { PanelId } from '../../webview/src/protocol';
+import { commandLine, installPlan } from './install';
+import type { ActiveKernel, KernelRef } from './kernels';
+import { bundledWheel, type PyptoServer } from './languageClient';
+import type { PanelManager } from './panels/manager';
+import { runLogged } from './python';
+import { runHealthReport } from './report';
+import { SECTION, type Settings } from './settings';
+import { TRACE_VIEW_TYPE } from './traceEditor';
+
+export interface CommandDeps {
+  context: vscode.ExtensionContext;
+  server: PyptoServer;
+  panels: PanelManager;
+  active: ActiveKernel;
+  settings(): Settings;
+  output: vscode.OutputChannel;
+  /** The active kernel changed by a command: panels and status bar follow. */
+  activeChanged(): void;
+}
+
+/** `{uri, kernel}` from a command argument (CodeLens, status bar, another extension). */
+export function kernelArg(arg: unknown): KernelRef | null {
+  if (typeof arg !== 'object' || arg === null) return null;
+  const a = arg as Record<string, unknown>;
+  const uri = a.uri instanceof vscode.Uri ? a.uri.toString() : typeof a.uri === 'string' ? a.uri : null;
+  return uri && typeof a.kernel === 'string' && a.kernel !== '' ? { uri, kernel: a.kernel } : null;
+}
+
+function documentUri(arg: unknown): vscode.Uri | undefined {
+  if (arg instanceof vscode.Uri) return arg;
+  const ref = kernelArg(arg);
+  if (ref) return vscode.Uri.parse(ref.uri);
+  const a = arg as { uri?: unknown } | null;
+  if (a && typeof a.uri === 'string') return vscode.Uri.parse(a.uri);
+  const doc = vscode.window.activeTextEditor?.document;
+  if (doc && doc.languageId === 'python') return doc.uri;
+  return undefined;
+}
+
+export function registerCommands(d: CommandDeps): vscode.Disposable[] {
+  const openPanel = (id: PanelId) => (arg?: unknown): void => {
+    const ref = kernelArg(arg);
+    if (ref && d.active.choose(ref)) d.activeChanged();
+    d.panels.show(id, ref ?? d.active.get(), !ref);
+  };
+  const python = (): string | null => d.server.current.interpreter?.path ?? null;
+
+  const reg = (id: string, fn: (...args: unknown[]) => unknown): vscode.Disposable => vscode.commands.registerCommand(id, fn);
+  return [
+    reg('pypto.openGraph', openPanel('graph')),
+    reg('pypto.openSwimlane', openPanel('swimlane')),
+    reg('pypto.openPrecision', openPanel('precision')),
+    reg('pypto.openHealth', openPanel('health')),
+    reg('pypto.openReport', openPanel('health')),
+
+    reg('pypto.runHealthReport', async (arg?: unknown) => {
+      const uri = documentUri(arg);
+      const py = python();
+      if (!uri || uri.scheme !== 'file') return void vscode.window.showWarningMessage('PyPTO IDE: open a Python file with a kernel first.');
+      if (!py) return void vscode.window.showErrorMessage(d.server.current.message ?? 'PyPTO IDE: no working Python interpreter (see the PyPTO output).');
+      const doc = vscode.workspace.textDocuments.find((t) => t.uri.toString() === uri.toString());
+      if (doc?.isDirty) await doc.save(); // the CLI reads the file
+      return runHealthReport(py, uri, d.settings(), d.context.globalStorageUri, (l) => d.output.appendLine(l));
+    }),
+
+    reg('pypto.applySuggestion', async (arg?: unknown) => {
+      const ref = kernelArg(arg) ?? d.active.get();
+      if (!ref) return void vscode.window.showWarningMessage('PyPTO IDE: no kernel — open a file with a @pypto.jit kernel.');
+      const got = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `PyPTO: searching tile shapes for ${ref.kernel}…` },
+        () => d.server.suggestions(ref),
+      ).then((r) => r, (e: unknown) => {
+        void vscode.window.showErrorMessage(`PyPTO IDE: no suggestions for ${ref.kernel}: ${(e as Error).message}`);
+        return null;
+      });
+      if (!got) return;
+      if (got.suggestions.length === 0) return void vscode.window.showInformationMessage(`PyPTO: no faster tile shapes found for ${ref.kernel}.`);
+      const pick = await vscode.window.showQuickPick(got.suggestions.map((s) => ({
+        label: s.text, description: `${s.speedup.toFixed(2)}× faster (simulated)`, detail: s.reason, s,
+      })), { title: `Tuning suggestions for ${ref.kernel}`, placeHolder: 'Apply a tile shape' });
+      if (!pick) return;
+      const uri = vscode.Uri.parse(ref.uri);
+      const we = new vscode.WorkspaceEdit();
+      for (const e of pick.s.edits) {
+        we.replace(uri, new vscode.Range(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character), e.newText);
+      }
+      if (await vscode.workspace.applyEdit(we)) void d.server.compile(ref.uri, false).catch(() => undefined);
+    }),
+
+    reg('pypto.chooseBoard', async () => {
+      const now = d.settings().board;
+      const pick = await vscode.window.showQuickPick([
+        { label: 'sim', description: 'the simulated A2/A3 chip — simulated µs', picked: now === 'sim' },
+        { label: 'cpu', description: "this machine's threads — measured µs", picked: now === 'cpu' },
+      ], { title: `PyPTO board (now: ${now})`, placeHolder: 'Where kernels are profiled' });
+      if (!pick || pick.label === now) return;
+      const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+      await vscode.workspace.getConfiguration(SECTION).update('board', pick.label, target);
+    }),
+
+    reg('pypto.compileNow', async (arg?: unknown) => {
+      const uri = documentUri(arg);
+      if (!uri) return void vscode.window.showWarningMessage('PyPTO IDE: open a Python file with a kernel first.');
+      await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'PyPTO: compiling' },
+        () => d.server.compile(uri.toString(), true)).then(undefined, (e: unknown) => {
+        void vscode.window.showErrorMessage(`PyPTO IDE: compile failed: ${(e as Error).message}`);
+      });
+    }),
+
+    reg('pypto.openTrace', async (arg?: unknown) => {
+      let uri = arg instanceof vscode.Uri ? arg : undefined;
+      if (!uri) {
+        const picked = await vscode.window.showOpenDialog({
+          title: 'Open a PyPTO or Perfetto trace', canSelectMany: false,
+          filters: { 'Trace (JSON)': ['json'], 'All files': ['*'] },
+        });
+        uri = picked?.[0];
+      }
+      if (uri) await vscode.commands.executeCommand('vscode.openWith', uri, TRACE_VIEW_TYPE);
+    }),
+
+    reg('pypto.restartServer', () => d.server.restart('the command "PyPTO: Restart Language Server"', 0)),
+
+    reg('pypto.showOutput', () => d.output.show(true)),
+
+    reg('pypto.installPythonPackages', async () => {
+      const wheel = bundledWheel(d.context.extensionPath);
+      const status = d.server.current;
+      const py = status.interpreter?.path;
+      if (!wheel) {
+        return void vscode.window.showErrorMessage('PyPTO IDE: this build has no bundled wheel (a development checkout): run pip install -e ".[torch]" in the repository with the interpreter you want.');
+      }
+      if (!py || !status.python) {
+        return void vscode.window.showErrorMessage(`PyPTO IDE: no working Python interpreter to install into${status.message ? `: ${status.message}` : ''}. Set pypto.interpreter first.`);
+      }
+      const venvDir = join(d.context.globalStorageUri.fsPath, 'venv');
+      mkdirSync(d.context.globalStorageUri.fsPath, { recursive: true });
+      const plan = installPlan(py, wheel, status.python, venvDir);
+      const ok = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'PyPTO: installing the Python packages' },
+        async (progress) => {
+          for (const step of plan.steps) {
+            progress.report({ message: step.title });
+            d.output.appendLine(`PyPTO IDE: ${commandLine(step)}`);
+            const code = await runLogged(step.argv, (l) => d.output.appendLine(l));
+            if (code !== 0) {
+              void vscode.window.showErrorMessage(`PyPTO IDE: "${commandLine(step)}" failed (exit code ${code}); see the PyPTO output.`, 'Show Output')
+                .then((p) => p && d.output.show(true));
+              return false;
+            }
+          }
+          return true;
+        },
+      );
+      if (!ok) return;
+      if (plan.interpreter !== py) {
+        await vscode.workspace.getConfiguration(SECTION).update('interpreter', plan.interpreter, vscode.ConfigurationTarget.Global);
+      } else {
+        d.server.restart('the Python packages were installed', 0);
+      }
+    }),
+  ];
+}

@@ -1,0 +1,116 @@
+// The extension's entry point: creates the parts and wires them together, nothing else.
+//
+//   settings.ts        the typed `pypto.*` settings          languageClient.ts  the server (start, restart, requests)
+//   interpreter.ts     which Python, and can it run us       python.ts          the machine side of that
+//   kernels.ts         kernels, summaries, the active kernel  statusBar.ts       the status-bar item
+//   panels/            the four webview panels               router.ts          what a panel message asks
+//   commands.ts        every command                         traceEditor.ts     trace files in the swimlane
+//   report.ts          the HTML health report                testHooks.ts       PYPTO_IDE_TEST_HOOKS=1 only
+//
+// docs/extension.md describes each file.
+
+import * as vscode from 'vscode';
+import { registerCommands } from './commands';
+import { ActiveKernel, KernelTable } from './kernels';
+import { PyptoServer } from './languageClient';
+import { PanelManager } from './panels/manager';
+import { onPythonEnvironmentChange } from './python';
+import { resolveSettings, restartKeys, SECTION, type Settings } from './settings';
+import { StatusBar } from './statusBar';
+import { registerTestHooks } from './testHooks';
+import { TraceEditorProvider } from './traceEditor';
+
+let server: PyptoServer | undefined;
+
+function readSettings(output: vscode.OutputChannel): Settings {
+  const cfg = vscode.workspace.getConfiguration(SECTION);
+  const { settings, problems } = resolveSettings((k) => cfg.get(k));
+  for (const p of problems) output.appendLine(`PyPTO IDE: ignored setting ${p}`);
+  return settings;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel('PyPTO');
+  let settings = readSettings(output);
+  const kernels = new KernelTable();
+  const active = new ActiveKernel();
+  const statusBar = new StatusBar();
+  const srv = new PyptoServer(context, output, () => settings);
+  server = srv;
+  const mediaRoot = vscode.Uri.joinPath(context.extensionUri, 'webview', 'dist');
+  const log = (line: string): void => output.appendLine(line);
+
+  const panels = new PanelManager({
+    mediaRoot,
+    server: () => (srv.current.state === 'running' ? srv : null),
+    kernel: (ref) => kernels.get(ref),
+    active: () => active.get(),
+    log,
+    compileNow: (uri) => void srv.compile(uri, false).catch(() => undefined),
+  });
+  const showStatus = (): void => statusBar.update(kernels.get(active.get()), srv.current.state, srv.current.message);
+  const activeChanged = (): void => {
+    panels.follow(active.get());
+    showStatus();
+  };
+  /** The active editor's cursor decides the active kernel (when its document has kernels). */
+  const fromEditor = (editor: vscode.TextEditor | undefined): void => {
+    if (!editor || editor.document.uri.scheme !== 'file') return;
+    if (active.cursor(kernels, editor.document.uri.toString(), editor.selection.active.line)) activeChanged();
+  };
+
+  const traces = TraceEditorProvider.register({
+    mediaRoot,
+    loadTrace: (path) => srv.loadTrace(path),
+    reveal: (file, range, line) => void panels.reveal(file, range, line),
+    log,
+  });
+
+  context.subscriptions.push(
+    output, statusBar, srv, panels, traces.disposable,
+    srv.onRecordChanged((p) => {
+      const info = kernels.recordChanged(p);
+      const editor = vscode.window.activeTextEditor;
+      if (editor?.document.uri.toString() === p.uri) fromEditor(editor);
+      if (active.offer(info)) activeChanged();
+      panels.recordChanged(info);
+      showStatus();
+    }),
+    srv.onCompileState((p) => {
+      for (const info of kernels.compileState(p)) if (p.state === 'started') panels.compiling(info);
+      showStatus();
+    }),
+    srv.onStatus(() => showStatus()),
+    vscode.window.onDidChangeActiveTextEditor((e) => fromEditor(e)),
+    vscode.window.onDidChangeTextEditorSelection((e) => {
+      const doc = e.textEditor.document;
+      if (doc.uri.scheme !== 'file' || doc.languageId !== 'python') return;
+      fromEditor(e.textEditor);
+      panels.highlightLine(doc.uri.fsPath, e.selections[0]?.active.line ?? null);
+    }),
+    vscode.workspace.onDidCloseTextDocument((doc) => {
+      kernels.forget(doc.uri.toString());
+      showStatus();
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration(SECTION)) return;
+      const old = settings;
+      settings = readSettings(output);
+      const keys = restartKeys(old, settings);
+      if (keys.length) srv.restart(`${keys.map((k) => `${SECTION}.${k}`).join(', ')} changed`);
+    }),
+    ...registerCommands({ context, server: srv, panels, active, settings: () => settings, output, activeChanged }),
+    ...registerTestHooks({ server: srv, panels, active, kernels, statusBar, traces: traces.provider }),
+  );
+  void onPythonEnvironmentChange(() => {
+    if (settings.interpreter === '') srv.restart("the Python extension's environment changed");
+  }).then((d) => d && context.subscriptions.push(d));
+
+  showStatus();
+  await srv.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

@@ -1,0 +1,179 @@
+// What the extension knows about the kernels of open documents, from the server's
+// notifications alone: each kernel's `def` line, its latest summary (makespan, utilization,
+// clock) or error, and whether a compile of it is running. It also decides which kernel is
+// *active* — the one the panels and the status bar follow: the kernel a command named, else
+// the one around the editor's cursor.
+//
+// Pure: no `vscode` import (unit-tested in tests/extension/kernels.test.ts).
+
+export interface Position0 {
+  line: number;
+  character: number;
+}
+
+export interface Range0 {
+  start: Position0;
+  end: Position0;
+}
+
+/** docs/protocol.md `pypto/recordChanged` `summary`. */
+export interface Summary {
+  board: string;
+  clock: string;
+  makespanUs: number;
+  tasks: number;
+  utilization: number;
+  coreUtilization: Record<string, number>;
+  bound: string;
+  why: string;
+  tileOps: number;
+  leaves: number;
+}
+
+export interface KernelError {
+  message: string;
+  code: string;
+  range: Range0;
+}
+
+/** `pypto/recordChanged` params. */
+export interface RecordChanged {
+  uri: string;
+  kernel: string;
+  version: number;
+  range: Range0;
+  summary: Summary | null;
+  error: KernelError | null;
+  seconds: number;
+}
+
+/** `pypto/compileState` params. */
+export interface CompileState {
+  uri: string;
+  version: number;
+  kernels: string[];
+  state: 'started' | 'finished';
+}
+
+export interface KernelRef {
+  uri: string;
+  kernel: string;
+}
+
+export interface KernelInfo extends KernelRef {
+  defLine: number;
+  version: number;
+  summary: Summary | null;
+  error: KernelError | null;
+  compiling: boolean;
+  /** The summary before the latest one (for "before → after"). */
+  previous: Summary | null;
+}
+
+export const sameKernel = (a: KernelRef | null | undefined, b: KernelRef | null | undefined): boolean =>
+  !!a && !!b && a.uri === b.uri && a.kernel === b.kernel;
+
+export class KernelTable {
+  private readonly docs = new Map<string, Map<string, KernelInfo>>();
+
+  private entry(uri: string, kernel: string): KernelInfo {
+    let doc = this.docs.get(uri);
+    if (!doc) this.docs.set(uri, (doc = new Map()));
+    let k = doc.get(kernel);
+    if (!k) doc.set(kernel, (k = { uri, kernel, defLine: 0, version: 0, summary: null, error: null, compiling: false, previous: null }));
+    return k;
+  }
+
+  recordChanged(p: RecordChanged): KernelInfo {
+    const k = this.entry(p.uri, p.kernel);
+    if (p.summary && k.summary) k.previous = k.summary;
+    k.defLine = p.range.start.line;
+    k.version = p.version;
+    k.summary = p.summary;
+    k.error = p.error;
+    k.compiling = false;
+    return k;
+  }
+
+  compileState(p: CompileState): KernelInfo[] {
+    const out: KernelInfo[] = [];
+    for (const name of p.kernels) {
+      const k = this.entry(p.uri, name);
+      k.compiling = p.state === 'started';
+      out.push(k);
+    }
+    return out;
+  }
+
+  get(ref: KernelRef | null): KernelInfo | undefined {
+    return ref ? this.docs.get(ref.uri)?.get(ref.kernel) : undefined;
+  }
+
+  kernels(uri: string): KernelInfo[] {
+    return [...(this.docs.get(uri)?.values() ?? [])].sort((a, b) => a.defLine - b.defLine);
+  }
+
+  /** The document was closed: forget its kernels. */
+  forget(uri: string): void {
+    this.docs.delete(uri);
+  }
+
+  /** Kernels no longer in the document (a `def` renamed or deleted): the names still present. */
+  retain(uri: string, names: readonly string[]): void {
+    const doc = this.docs.get(uri);
+    if (!doc) return;
+    for (const n of [...doc.keys()]) if (!names.includes(n)) doc.delete(n);
+  }
+
+  /** The kernel around a 0-based line: the last one whose `def` is at or above it (else the first). */
+  kernelAt(uri: string, line0: number): KernelInfo | undefined {
+    const list = this.kernels(uri);
+    if (list.length === 0) return undefined;
+    let best = list[0];
+    for (const k of list) if (k.defLine <= line0) best = k;
+    return best;
+  }
+
+  anyCompiling(uri?: string): boolean {
+    for (const [u, doc] of this.docs) {
+      if (uri !== undefined && u !== uri) continue;
+      for (const k of doc.values()) if (k.compiling) return true;
+    }
+    return false;
+  }
+}
+
+/**
+ * Which kernel the panels follow. An explicit choice (a command's `{uri, kernel}`, a CodeLens)
+ * holds until the cursor moves into another kernel of a kernel document; the cursor in a
+ * document without kernels, or a panel taking the focus, changes nothing.
+ */
+export class ActiveKernel {
+  private current: KernelRef | null = null;
+
+  get(): KernelRef | null {
+    return this.current;
+  }
+
+  /** Set explicitly; true if it changed. */
+  choose(ref: KernelRef): boolean {
+    if (sameKernel(ref, this.current)) return false;
+    this.current = { uri: ref.uri, kernel: ref.kernel };
+    return true;
+  }
+
+  /** The cursor is at `line0` of `uri`; true if the active kernel changed. */
+  cursor(table: KernelTable, uri: string, line0: number): boolean {
+    const k = table.kernelAt(uri, line0);
+    return k ? this.choose(k) : false;
+  }
+
+  /** A kernel was reported: it becomes active if none is (the first kernel the user sees). */
+  offer(ref: KernelRef): boolean {
+    return this.current === null ? this.choose(ref) : false;
+  }
+
+  clear(uri?: string): void {
+    if (uri === undefined || this.current?.uri === uri) this.current = null;
+  }
+}

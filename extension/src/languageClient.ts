@@ -1,0 +1,239 @@
+// The PyPTO language server as the extension sees it: found, checked, started over stdio
+// with vscode-languageclient (`<python> -m server`), restarted (debounced) when the
+// interpreter or a restart setting changes, and its custom messages (docs/protocol.md) as
+// typed requests and events. The server's log (window/logMessage, stderr) goes to the
+// "PyPTO" output channel.
+//
+// A broken interpreter does not throw out of here: `start()` ends in the `failed` state with
+// the message (naming the interpreter and what to install) shown, and written to the channel.
+
+import { mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  TransportKind,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+import { findInterpreter, interpretProbe, type Candidate, type PythonInfo } from './interpreter';
+import { pickWheel } from './install';
+import type { CompileState, KernelRef, RecordChanged } from './kernels';
+import type { PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, TraceResult } from './panelData';
+import { pythonExtensionInterpreter, runProbe, which } from './python';
+import { SECTION, serverSettings, type Settings } from './settings';
+import type { ServerState } from './statusText';
+
+export const CLIENT_ID = 'pypto';
+export const RECORD_CHANGED = 'pypto/recordChanged';
+export const COMPILE_STATE = 'pypto/compileState';
+
+
+export interface Status {
+  state: ServerState;
+  /** Why it failed (the message shown to the user). */
+  message: string | null;
+  interpreter: Candidate | null;
+  python: PythonInfo | null;
+}
+
+/** The wheel shipped in the .vsix (python/pypto_ide-*.whl), or null in a development checkout. */
+export function bundledWheel(extensionPath: string): string | null {
+  try {
+    const name = pickWheel(readdirSync(join(extensionPath, 'python')));
+    return name ? join(extensionPath, 'python', name) : null;
+  } catch {
+    return null;
+  }
+}
+
+export class PyptoServer implements PanelServer, vscode.Disposable {
+  private client: LanguageClient | null = null;
+  private status: Status = { state: 'stopped', message: null, interpreter: null, python: null };
+  private restartTimer: NodeJS.Timeout | undefined;
+  private starting: Promise<void> | null = null;
+  private readonly recordEmitter = new vscode.EventEmitter<RecordChanged>();
+  private readonly compileEmitter = new vscode.EventEmitter<CompileState>();
+  private readonly statusEmitter = new vscode.EventEmitter<Status>();
+  readonly onRecordChanged = this.recordEmitter.event;
+  readonly onCompileState = this.compileEmitter.event;
+  readonly onStatus = this.statusEmitter.event;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly output: vscode.OutputChannel,
+    private readonly settings: () => Settings,
+  ) {}
+
+  get current(): Status {
+    return this.status;
+  }
+
+  private setStatus(s: Partial<Status>): void {
+    this.status = { ...this.status, ...s };
+    this.statusEmitter.fire(this.status);
+  }
+
+  /** Find and check the interpreter, then start the server; resolves when it runs or failed. */
+  start(): Promise<void> {
+    if (!this.starting) {
+      this.starting = this.doStart().finally(() => {
+        this.starting = null;
+      });
+    }
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
+    const s = this.settings();
+    this.setStatus({ state: 'starting', message: null });
+    const found = await findInterpreter({
+      setting: s.interpreter,
+      workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+      pythonExtension: pythonExtensionInterpreter,
+      which,
+    });
+    if (!found.ok) return this.fail(found.message, null);
+    const c = found.candidate;
+    this.output.appendLine(`PyPTO IDE: using ${c.path} (from ${c.source === 'setting' ? 'pypto.interpreter' : c.source === 'path' ? 'the PATH' : 'the Python extension'})`);
+    const probe = interpretProbe(c, await runProbe(c.path), { wheel: bundledWheel(this.context.extensionPath) });
+    if (!probe.ok) return this.fail(probe.message, c, probe.info);
+    this.setStatus({ interpreter: c, python: probe.info });
+    await this.startClient(c.path, s);
+  }
+
+  private fail(message: string, interpreter: Candidate | null, python: PythonInfo | null = null): void {
+    this.output.appendLine(message);
+    this.setStatus({ state: 'failed', message, interpreter, python });
+    const actions = interpreter === null ? ['Open Settings'] : ['Install Python Packages', 'Open Settings', 'Show Output'];
+    void vscode.window.showErrorMessage(message, ...actions).then((pick) => {
+      if (pick === 'Install Python Packages') void vscode.commands.executeCommand('pypto.installPythonPackages');
+      else if (pick === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', `${SECTION}.interpreter`);
+      else if (pick === 'Show Output') this.output.show(true);
+    });
+  }
+
+  private async startClient(python: string, s: Settings): Promise<void> {
+    // a neutral working directory: `-m server` must not pick up a workspace's own `server/` folder
+    const cwd = this.context.globalStorageUri.fsPath;
+    mkdirSync(cwd, { recursive: true });
+    const serverOptions: ServerOptions = {
+      command: python,
+      args: ['-m', 'server'],
+      transport: TransportKind.stdio,
+      options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+    };
+    let crashes = 0;
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file', language: 'python' }],
+      diagnosticCollectionName: 'pypto',
+      outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: { [SECTION]: serverSettings(s) },
+      synchronize: { configurationSection: SECTION },
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => {
+          crashes += 1;
+          if (crashes <= 3) {
+            this.output.appendLine(`PyPTO IDE: the language server stopped; restarting it (${crashes}/3)`);
+            return { action: CloseAction.Restart, handled: true };
+          }
+          this.fail(`PyPTO IDE: the language server (${python} -m server) stopped ${crashes} times; see the PyPTO output. Run "PyPTO: Restart Language Server" to try again.`, this.status.interpreter, this.status.python);
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+    };
+    const client = new LanguageClient(CLIENT_ID, 'PyPTO', serverOptions, clientOptions);
+    client.onNotification(RECORD_CHANGED, (p: RecordChanged) => this.recordEmitter.fire(p));
+    client.onNotification(COMPILE_STATE, (p: CompileState) => this.compileEmitter.fire(p));
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) this.setStatus({ state: 'running', message: null });
+      else if (e.newState === State.Stopped && this.status.state === 'running') this.setStatus({ state: 'stopped' });
+    });
+    this.client = client;
+    try {
+      await client.start();
+      this.setStatus({ state: 'running', message: null });
+    } catch (e) {
+      this.client = null;
+      this.fail(`PyPTO IDE: the language server did not start with ${python} -m server: ${(e as Error).message}`, this.status.interpreter, this.status.python);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const c = this.client;
+    this.client = null;
+    if (c) {
+      try {
+        await c.stop(5000);
+      } catch (e) {
+        this.output.appendLine(`PyPTO IDE: stopping the server: ${(e as Error).message}`);
+      }
+    }
+    this.setStatus({ state: 'stopped' });
+  }
+
+  /** Stop and start again; several calls within `delayMs` make one restart. */
+  restart(reason: string, delayMs = 400): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      this.output.appendLine(`PyPTO IDE: restarting the language server (${reason})`);
+      void (async () => {
+        if (this.starting) await this.starting;
+        await this.stop();
+        await this.start();
+      })();
+    }, delayMs);
+  }
+
+  private request<T>(method: string, params: object): Promise<T> {
+    const c = this.client;
+    if (!c || this.status.state !== 'running') {
+      return Promise.reject(new Error(this.status.message ?? 'the PyPTO language server is not running'));
+    }
+    return c.sendRequest<T>(method, params);
+  }
+
+  record(ref: KernelRef): Promise<RecordResult> {
+    return this.request('pypto/record', { uri: ref.uri, kernel: ref.kernel });
+  }
+
+  pass(ref: KernelRef, index: number): Promise<PassResult> {
+    return this.request('pypto/pass', { uri: ref.uri, kernel: ref.kernel, index });
+  }
+
+  report(ref: KernelRef, extras: { suggest?: boolean; precision?: boolean }): Promise<ReportResult> {
+    return this.request('pypto/report', { uri: ref.uri, kernel: ref.kernel, suggest: extras.suggest ?? false, precision: extras.precision ?? false });
+  }
+
+  precision(ref: KernelRef): Promise<PrecisionResult> {
+    return this.request('pypto/precision', { uri: ref.uri, kernel: ref.kernel });
+  }
+
+  suggestions(ref: KernelRef): Promise<{ suggestions: { rank: number; text: string; reason: string; speedup: number; edits: { range: { start: { line: number; character: number }; end: { line: number; character: number } }; newText: string }[] }[] }> {
+    return this.request('pypto/suggestions', { uri: ref.uri, kernel: ref.kernel });
+  }
+
+  /** Recompile the document's kernels now (`force`: even those whose text did not change). */
+  compile(uri: string, force: boolean): Promise<{ uri: string; version: number; kernels: string[] }> {
+    return this.request('pypto/compile', { uri, force });
+  }
+
+  loadTrace(path: string): Promise<TraceResult> {
+    return this.request('pypto/loadTrace', { path });
+  }
+
+  dispose(): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    void this.stop();
+    this.recordEmitter.dispose();
+    this.compileEmitter.dispose();
+    this.statusEmitter.dispose();
+  }
+}

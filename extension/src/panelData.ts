@@ -1,0 +1,148 @@
+// What each panel is sent, made from the language server's answers — as the browser's
+// ServerHost (webview/src/host.ts) makes the same messages from `pypto-ide serve`'s HTTP
+// answers. The language server's `pypto/record`, `pypto/pass`, `pypto/report` and
+// `pypto/precision` results (docs/protocol.md) become the host → panel messages of
+// webview/src/protocol.ts; a kernel that failed to compile becomes the `error` message with
+// its line; a compile in flight becomes `progress`.
+//
+// Pure: no `vscode` import (unit-tested in tests/extension/panelData.test.ts).
+
+import type { HostMessage, PanelId } from '../../webview/src/protocol';
+import { PROTOCOL_VERSION } from '../../webview/src/protocol';
+import type { CompileRecord, KernelReport, PrecisionReport, Program, Swimlane } from '../../webview/src/types';
+import type { KernelError, KernelRef } from './kernels';
+
+/** `pypto/record` result. */
+export interface RecordResult {
+  uri: string;
+  kernel: string;
+  version: number;
+  record: CompileRecord;
+  listings: string[] | null;
+}
+
+/** `pypto/pass` result. */
+export interface PassResult {
+  uri: string;
+  kernel: string;
+  version: number;
+  index: number;
+  snapshot: Program | null;
+}
+
+/** `pypto/report` result. */
+export interface ReportResult {
+  uri: string;
+  kernel: string;
+  version: number;
+  report: KernelReport;
+}
+
+/** `pypto/precision` result (the parts the panel uses). */
+export interface PrecisionResult {
+  uri: string;
+  kernel: string;
+  version: number;
+  passed: boolean;
+  report: PrecisionReport;
+}
+
+/** `pypto/loadTrace` result. */
+export interface TraceResult {
+  path: string;
+  format: string;
+  label: string;
+  run: Swimlane;
+}
+
+/** The language server's requests a panel uses (implemented over LSP by languageClient.ts). */
+export interface PanelServer {
+  record(ref: KernelRef): Promise<RecordResult>;
+  pass(ref: KernelRef, index: number): Promise<PassResult>;
+  report(ref: KernelRef, extras: { suggest?: boolean; precision?: boolean }): Promise<ReportResult>;
+  precision(ref: KernelRef): Promise<PrecisionResult>;
+}
+
+type Body<M> = M extends unknown ? Omit<M, 'v'> : never;
+const msg = (body: Body<HostMessage>): HostMessage => ({ v: PROTOCOL_VERSION, ...body }) as HostMessage;
+
+/** file:///a/b.py → /a/b.py (the panels and the records speak file paths). */
+export function uriToPath(uri: string): string {
+  if (!uri.startsWith('file://')) return uri;
+  const path = decodeURIComponent(uri.slice('file://'.length).replace(/^\/\/[^/]*/, ''));
+  return /^\/[A-Za-z]:/.test(path) ? path.slice(1) : path;
+}
+
+export function progressMessage(kernel: string, what = 'Compiling'): HostMessage {
+  return msg({ type: 'progress', message: `${what} ${kernel}…` });
+}
+
+export function doneMessage(): HostMessage {
+  return msg({ type: 'progress', message: '', done: true });
+}
+
+export function errorMessage(ref: KernelRef, e: KernelError): HostMessage {
+  return msg({
+    type: 'error', message: e.message, file: uriToPath(ref.uri), line: e.range.start.line + 1,
+    col: e.range.start.character, end_line: e.range.end.line + 1, end_col: e.range.end.character, rule: e.code,
+  });
+}
+
+/** A failed request (the server's RequestFailed: "… has no record: why") as the panel's error state. */
+export function requestErrorMessage(ref: KernelRef, err: unknown): HostMessage {
+  const text = err instanceof Error ? err.message : String(err);
+  return msg({ type: 'error', message: text, file: uriToPath(ref.uri), line: null });
+}
+
+export function recordMessage(r: RecordResult, label?: string): HostMessage {
+  return msg({ type: 'record', record: r.record, listings: r.listings, label: label ?? null });
+}
+
+export function passMessage(r: PassResult): HostMessage {
+  return msg({ type: 'pass', index: r.index, snapshot: r.snapshot });
+}
+
+export function reportMessage(r: ReportResult, previous: KernelReport | null): HostMessage {
+  return msg({ type: 'report', report: r.report, previous });
+}
+
+export function precisionMessage(r: PrecisionResult): HostMessage {
+  return msg({ type: 'precision', precision: r.report });
+}
+
+export function traceMessage(t: TraceResult): HostMessage {
+  return msg({ type: 'swimlane', run: t.run, label: t.label });
+}
+
+export function clearMessage(): HostMessage {
+  return msg({ type: 'clear' });
+}
+
+/** What a panel needs from the server, in the order to ask (the first answer shows the panel). */
+export function needs(panel: PanelId): readonly ('record' | 'report' | 'suggestions' | 'precision')[] {
+  switch (panel) {
+    case 'graph':
+      return ['record'];
+    case 'swimlane':
+      return ['record'];
+    case 'health':
+      return ['report', 'suggestions'];
+    case 'precision':
+      return ['precision'];
+  }
+}
+
+/** The panel titles (contract: they start with these). */
+export const TITLES: Record<PanelId, string> = {
+  graph: 'PyPTO Graph',
+  swimlane: 'PyPTO Swimlane',
+  precision: 'PyPTO Precision',
+  health: 'PyPTO Health',
+};
+
+export const VIEW_TYPES: Record<PanelId, string> = {
+  graph: 'pypto.graph',
+  swimlane: 'pypto.swimlane',
+  precision: 'pypto.precision',
+  health: 'pypto.health',
+};

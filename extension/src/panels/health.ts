@@ -1,0 +1,45 @@
+// The health panel's host: the kernel's report (`pypto/report`: findings with their quick
+// fixes, metrics), shown at once, then again with the tuning advisor's suggestions (each with
+// an Apply button) when the on-demand tile search is done. The report before the latest
+// compile of the same kernel goes along as `previous`, so the panel shows before → after.
+
+import * as vscode from 'vscode';
+import type { KernelReport } from '../../../webview/src/types';
+import type { KernelRef } from '../kernels';
+import { progressMessage, reportMessage, type PanelServer } from '../panelData';
+import { PanelHost, type PanelEnv } from './panelHost';
+
+export class HealthPanel extends PanelHost {
+  readonly id = 'health';
+  /** The latest report shown (and the version it was for), and the one before it. */
+  private latest: { version: number; report: KernelReport } | null = null;
+  private previous: KernelReport | null = null;
+
+  constructor(panel: vscode.WebviewPanel, env: PanelEnv) {
+    super(panel, env);
+    this.init();
+  }
+
+  protected override onKernelChanged(): void {
+    this.latest = null;
+    this.previous = null;
+  }
+
+  private remember(version: number, report: KernelReport): void {
+    if (this.latest && this.latest.version !== version) this.previous = this.latest.report;
+    this.latest = { version, report };
+  }
+
+  protected async load(server: PanelServer, ref: KernelRef, current: () => boolean): Promise<void> {
+    const base = await server.report(ref, {});
+    if (!current()) return;
+    this.remember(base.version, base.report);
+    this.post(reportMessage(base, this.previous));
+    if (base.report.error || base.report.suggestions.length > 0) return;
+    this.post(progressMessage(ref.kernel, 'Searching tile shapes for'));
+    const full = await server.report(ref, { suggest: true });
+    if (!current()) return;
+    this.remember(full.version, full.report);
+    this.post(reportMessage(full, this.previous));
+  }
+}

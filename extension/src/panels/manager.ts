@@ -1,0 +1,209 @@
+// The open panels and what connects them to the editor: one host per panel kind
+// (create-or-show), revival after a window reload (a WebviewPanelSerializer per view type),
+// following the active kernel, forwarding every record change so the panels update in
+// place, and carrying out what a panel asks (router.ts decides what; this does it in VS
+// Code): reveal a source range, apply an edit, open another panel, fetch a pass snapshot.
+
+import * as vscode from 'vscode';
+import type { HostMessage, PanelId } from '../../../webview/src/protocol';
+import { PANELS } from '../../../webview/src/protocol';
+import type { KernelInfo, KernelRef } from '../kernels';
+import { sameKernel } from '../kernels';
+import { errorMessage, TITLES, VIEW_TYPES, type PanelServer } from '../panelData';
+import { highlightFor, route, type EditorEdit, type EditorRange } from '../router';
+import { GraphPanel } from './graph';
+import { HealthPanel } from './health';
+import { PanelHost, webviewOptions, type PanelEnv } from './panelHost';
+import { PrecisionPanel } from './precision';
+import { SwimlanePanel } from './swimlane';
+
+const HOSTS: Record<PanelId, new (panel: vscode.WebviewPanel, env: PanelEnv) => PanelHost> = {
+  graph: GraphPanel,
+  swimlane: SwimlanePanel,
+  precision: PrecisionPanel,
+  health: HealthPanel,
+};
+
+export interface ManagerDeps {
+  mediaRoot: vscode.Uri;
+  server(): PanelServer | null;
+  kernel(ref: KernelRef | null): KernelInfo | undefined;
+  active(): KernelRef | null;
+  log(line: string): void;
+  /** After an applied edit: recompile now instead of after the debounce. */
+  compileNow(uri: string): void;
+}
+
+export class PanelManager implements vscode.Disposable {
+  private readonly hosts = new Map<PanelId, PanelHost>();
+  private readonly disposables: vscode.Disposable[] = [];
+  /** The last source position echoed to the panels (file, 1-based line). */
+  private highlight: { file: string; line: number } | null = null;
+
+  constructor(private readonly deps: ManagerDeps) {
+    for (const id of PANELS) {
+      this.disposables.push(vscode.window.registerWebviewPanelSerializer(VIEW_TYPES[id], {
+        deserializeWebviewPanel: async (panel: vscode.WebviewPanel) => {
+          this.adopt(id, panel);
+        },
+      }));
+    }
+  }
+
+  private env(): PanelEnv {
+    return {
+      mediaRoot: this.deps.mediaRoot,
+      server: () => this.deps.server(),
+      kernel: (ref) => this.deps.kernel(ref),
+      log: (l) => this.deps.log(l),
+      onMessage: (host, data) => this.onMessage(host, data),
+      onDispose: (host) => {
+        if (this.hosts.get(host.id) === host) this.hosts.delete(host.id);
+      },
+    };
+  }
+
+  private adopt(id: PanelId, panel: vscode.WebviewPanel): PanelHost {
+    this.hosts.get(id)?.dispose();
+    const host = new HOSTS[id](panel, this.env());
+    this.hosts.set(id, host);
+    host.follow(this.deps.active());
+    return host;
+  }
+
+  /** Show the panel (creating it beside the editor if needed), following `ref` or the active kernel. */
+  show(id: PanelId, ref?: KernelRef | null, preserveFocus = true): PanelHost {
+    let host = this.hosts.get(id);
+    if (host && !host.isDisposed) {
+      host.reveal(undefined, preserveFocus);
+    } else {
+      const panel = vscode.window.createWebviewPanel(VIEW_TYPES[id], TITLES[id],
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus }, webviewOptions(this.deps.mediaRoot));
+      host = this.adopt(id, panel);
+    }
+    host.follow(ref ?? this.deps.active());
+    return host;
+  }
+
+  open(): PanelHost[] {
+    return [...this.hosts.values()].filter((h) => !h.isDisposed);
+  }
+
+  /** The active kernel changed: every panel follows it. */
+  follow(ref: KernelRef | null): void {
+    for (const h of this.open()) h.follow(ref);
+  }
+
+  /** A kernel has a new result (or failed): the panels showing it update in place. */
+  recordChanged(info: KernelInfo): void {
+    for (const h of this.open()) {
+      if (!sameKernel(h.kernel, info)) continue;
+      if (info.error && !info.summary) h.post(errorMessage(info, info.error));
+      else void h.refresh();
+    }
+  }
+
+  compiling(info: KernelInfo): void {
+    for (const h of this.open()) if (sameKernel(h.kernel, info)) h.compiling();
+  }
+
+  /** The editor's cursor (0-based line) in `file`: every open panel highlights that line. */
+  highlightLine(file: string, line0: number | null): void {
+    const m = highlightFor(file, line0);
+    if (this.highlight && this.highlight.file === m.file && this.highlight.line === m.line) return;
+    this.highlight = { file: m.file, line: m.line };
+    this.broadcast(m);
+  }
+
+  broadcast(m: HostMessage): void {
+    for (const h of this.open()) if (h.ready) h.post(m);
+  }
+
+  // ---- what the panels ask ------------------------------------------------------------------
+
+  private onMessage(host: PanelHost, data: unknown): void {
+    const action = route(data, (file, line0) => lineLength(file, line0));
+    switch (action.kind) {
+      case 'ready':
+        host.onReady();
+        if (this.highlight) host.post(highlightFor(this.highlight.file, this.highlight.line - 1));
+        break;
+      case 'reveal':
+        void this.reveal(action.file, action.range, action.line);
+        break;
+      case 'applyEdit':
+        void this.applyEdit(action.edits, action.label);
+        break;
+      case 'openPanel': {
+        const target = this.show(action.panel, host.kernel, false);
+        if (action.file && action.line) {
+          const m = highlightFor(action.file, action.line - 1);
+          if (target.ready) target.post(m);
+          this.highlight = { file: m.file, line: m.line };
+        }
+        break;
+      }
+      case 'requestPass':
+        host.handlePassRequest(action.index);
+        break;
+      case 'log':
+        this.deps.log(`${host.id} panel (${action.level}): ${action.message}`);
+        break;
+      case 'ignore':
+        this.deps.log(`${host.id} panel: ignored a message: ${action.reason}`);
+        break;
+    }
+  }
+
+  /** Open `file` and select `range` (in the column that already shows it, else the first). */
+  async reveal(file: string, range: EditorRange, line1: number): Promise<void> {
+    const uri = vscode.Uri.file(file);
+    try {
+      const doc = await vscode.workspace.openTextDocument(uri);
+      const visible = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === doc.uri.toString());
+      let sel = new vscode.Range(range.startLine, range.startCol, range.endLine, range.endCol);
+      if (sel.isEmpty && range.startLine < doc.lineCount) {
+        // a point (the document was not open to measure the line): select the rest of the line
+        sel = new vscode.Range(sel.start, doc.lineAt(range.startLine).range.end);
+      }
+      const editor = await vscode.window.showTextDocument(doc, {
+        viewColumn: visible?.viewColumn ?? vscode.ViewColumn.One, selection: sel, preserveFocus: false,
+      });
+      editor.revealRange(sel, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+      this.highlightLine(file, line1 - 1);
+    } catch (e) {
+      void vscode.window.showWarningMessage(`PyPTO IDE: cannot open ${file}: ${(e as Error).message}`);
+    }
+  }
+
+  async applyEdit(edits: EditorEdit[], label: string): Promise<boolean> {
+    const we = new vscode.WorkspaceEdit();
+    const uris = new Set<string>();
+    for (const e of edits) {
+      const uri = vscode.Uri.file(e.file);
+      uris.add(uri.toString());
+      we.replace(uri, new vscode.Range(e.range.startLine, e.range.startCol, e.range.endLine, e.range.endCol), e.text,
+        { label, needsConfirmation: false });
+    }
+    const ok = await vscode.workspace.applyEdit(we);
+    if (!ok) {
+      void vscode.window.showWarningMessage(`PyPTO IDE: could not apply "${label}" (the document changed?)`);
+      return false;
+    }
+    this.deps.log(`applied: ${label}`);
+    for (const u of uris) this.deps.compileNow(u);
+    return true;
+  }
+
+  dispose(): void {
+    for (const h of this.open()) h.dispose();
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+/** A line's length in an open document (0 if it is not open). */
+function lineLength(file: string, line0: number): number {
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === file);
+  if (!doc || line0 >= doc.lineCount) return 0;
+  return doc.lineAt(line0).text.length;
+}

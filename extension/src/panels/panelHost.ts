@@ -1,0 +1,185 @@
+// What every panel host shares (the VS Code webview sample's pattern): the WebviewPanel, its
+// page (set once: later data goes by postMessage, so the panel updates in place), the CSP
+// with a fresh nonce, assets only from the one media root webview/dist through
+// `asWebviewUri`, the kernel it follows, and disposal. A subclass per panel
+// (graph.ts, swimlane.ts, precision.ts, health.ts) says what to fetch and send.
+//
+// `load()` runs whenever the panel must show its kernel afresh (ready, a new kernel, a new
+// record); a newer load makes an older one's answers stale, so a slow answer never replaces
+// a newer one.
+
+import { readFileSync } from 'node:fs';
+import * as vscode from 'vscode';
+import type { HostMessage, PanelId } from '../../../webview/src/protocol';
+import type { KernelInfo, KernelRef } from '../kernels';
+import { sameKernel } from '../kernels';
+import {
+  clearMessage,
+  errorMessage,
+  progressMessage,
+  requestErrorMessage,
+  TITLES,
+  VIEW_TYPES,
+  type PanelServer,
+} from '../panelData';
+import { fillTemplate } from './html';
+
+export interface PanelEnv {
+  /** <extension>/webview/dist: the one media root. */
+  readonly mediaRoot: vscode.Uri;
+  server(): PanelServer | null;
+  kernel(ref: KernelRef | null): KernelInfo | undefined;
+  log(line: string): void;
+  /** A message from the page (routed by router.ts in the manager). */
+  onMessage(host: PanelHost, data: unknown): void;
+  onDispose(host: PanelHost): void;
+}
+
+/** The run's makespan as the swimlane panel shows it: last end − first start (µs). */
+function makespan(start: readonly number[], end: readonly number[]): number | null {
+  if (start.length === 0) return null;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < start.length; i++) {
+    if (start[i] < lo) lo = start[i];
+    if (end[i] > hi) hi = end[i];
+  }
+  return hi - lo;
+}
+
+export function webviewOptions(mediaRoot: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+  return { enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [mediaRoot] };
+}
+
+/** The panel's page for this webview: the built template, filled with a fresh nonce. */
+export function panelHtml(webview: vscode.Webview, mediaRoot: vscode.Uri, panel: PanelId): string {
+  const file = vscode.Uri.joinPath(mediaRoot, 'templates', `${panel}.html`).fsPath;
+  let template: string;
+  try {
+    template = readFileSync(file, 'utf8');
+  } catch {
+    return `<!DOCTYPE html><html><body><p>PyPTO IDE: ${file} is missing — this build has no webview bundle (npm run build:webview).</p></body></html>`;
+  }
+  return fillTemplate(template, { base: webview.asWebviewUri(mediaRoot).toString(), cspSource: webview.cspSource });
+}
+
+export abstract class PanelHost implements vscode.Disposable {
+  abstract readonly id: PanelId;
+  /** The kernel shown (null: none yet). */
+  kernel: KernelRef | null = null;
+  ready = false;
+  /** Messages posted (by type), for the test hooks. */
+  readonly sent: Record<string, number> = {};
+  lastMakespanUs: number | null = null;
+  private generation = 0;
+  private readonly disposables: vscode.Disposable[] = [];
+  private disposed = false;
+
+  constructor(readonly panel: vscode.WebviewPanel, protected readonly env: PanelEnv) {}
+
+  /** Set the page and listen: called once by the subclass's constructor path (create or revive). */
+  protected init(): void {
+    const w = this.panel.webview;
+    w.options = { enableScripts: true, localResourceRoots: [this.env.mediaRoot] };
+    w.html = panelHtml(w, this.env.mediaRoot, this.id);
+    this.disposables.push(
+      w.onDidReceiveMessage((m: unknown) => this.env.onMessage(this, m)),
+      this.panel.onDidDispose(() => this.dispose()),
+    );
+    this.updateTitle();
+  }
+
+  get viewType(): string {
+    return VIEW_TYPES[this.id];
+  }
+
+  private updateTitle(): void {
+    this.panel.title = this.kernel ? `${TITLES[this.id]} — ${this.kernel.kernel}` : TITLES[this.id];
+  }
+
+  post(m: HostMessage): void {
+    if (this.disposed) return;
+    this.sent[m.type] = (this.sent[m.type] ?? 0) + 1;
+    const run = m.type === 'record' ? m.record.run : m.type === 'swimlane' ? m.run : null;
+    if (run) this.lastMakespanUs = makespan(run.tasks.start, run.tasks.end);
+    else if (m.type === 'report' && m.report.metrics) this.lastMakespanUs = m.report.metrics.makespan_us;
+    void this.panel.webview.postMessage(m);
+  }
+
+  /** The page loaded (or reloaded): show the kernel. */
+  onReady(): void {
+    this.ready = true;
+    void this.refresh();
+  }
+
+  /** Follow `ref`; reload if it is another kernel. */
+  follow(ref: KernelRef | null): void {
+    if (ref === null || sameKernel(ref, this.kernel)) return;
+    this.kernel = { uri: ref.uri, kernel: ref.kernel };
+    this.updateTitle();
+    this.onKernelChanged();
+    void this.refresh();
+  }
+
+  /** Hook: the kernel changed (drop per-kernel state). */
+  protected onKernelChanged(): void {}
+
+  /** A compile of the followed kernel started. */
+  compiling(): void {
+    if (this.ready && this.kernel) this.post(progressMessage(this.kernel.kernel));
+  }
+
+  /** Fetch and send everything for the current kernel (stale answers dropped). */
+  async refresh(): Promise<void> {
+    if (!this.ready || this.disposed) return;
+    const ref = this.kernel;
+    if (ref === null) {
+      this.post(clearMessage());
+      return;
+    }
+    const generation = ++this.generation;
+    const current = (): boolean => !this.disposed && generation === this.generation && sameKernel(ref, this.kernel);
+    const info = this.env.kernel(ref);
+    if (info?.error && !info.summary) {
+      this.post(errorMessage(ref, info.error));
+      return;
+    }
+    const server = this.env.server();
+    if (server === null) {
+      this.post(requestErrorMessage(ref, 'The PyPTO language server is not running (see the PyPTO output).'));
+      return;
+    }
+    if (info?.compiling || !info) this.post(progressMessage(ref.kernel));
+    try {
+      await this.load(server, ref, current);
+    } catch (e) {
+      if (current()) {
+        this.env.log(`${this.id} panel: ${ref.kernel}: ${(e as Error).message}`);
+        this.post(requestErrorMessage(ref, e));
+      }
+    }
+  }
+
+  /** Ask the server and post the panel's messages; check `current()` after every await. */
+  protected abstract load(server: PanelServer, ref: KernelRef, current: () => boolean): Promise<void>;
+
+  /** A panel request other than the common ones (graph: requestPass). */
+  handlePassRequest(_index: number): void {}
+
+  reveal(column?: vscode.ViewColumn, preserveFocus = false): void {
+    this.panel.reveal(column, preserveFocus);
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.generation += 1;
+    this.env.onDispose(this);
+    this.panel.dispose();
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
