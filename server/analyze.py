@@ -11,7 +11,11 @@ the process boundary and are what the shells hold:
   (`pypto.inputs`: annotations, a `pypto-inputs:` docstring block), profiles it on the
   configured board, runs the health report (and, when asked, the precision diff and the
   tuning advisor) and returns the CompileRecord JSON with the rest (the HTTP server also
-  asks for `snapshots`: the tensor graph after each pass, and `html`: the report page).
+  asks for `snapshots`: the tensor graph after each pass, and `html`: the report page; the
+  language server for the panels asks for `listings`, each leaf's PTO listing, and `report`,
+  the kernel's entry of `pypto-ide report --format json`);
+- `load_trace(path)` reads a trace file (ours, a Chrome/Perfetto trace, PyPTO's
+  merged_swimlane.json and run outputs: `pypto.boards.importers.load_any`) as a swimlane.
 
 A user mistake is a result, not an exception: `error` carries the message and the line.
 Modules are cached per (path, text hash) in the worker, so a pool's warm worker analyses
@@ -186,10 +190,28 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
             prev = g if g is not None else prev
         out["pass_graphs"] = {"traced": None if record.traced is None else graph_json(record.traced.graph),
                               "passes": graphs}
-    if opts.get("html"):  # the self-contained HTML report of these results
+    if opts.get("listings"):  # each leaf function's PTO-ISA-style listing, with its source lines
+        out["listings"] = [record.listing(leaf) for leaf in range(len(p.blocks))] if p.blocks is not None else None
+    if opts.get("report") or opts.get("html"):
         from pypto.analysis.report import KernelReport, render_html
-        out["html"] = render_html([KernelReport(name, path, line, record, health, precision, suggestions)])
+        kr = KernelReport(name, path, line, record, health, precision, suggestions)
+        if opts.get("report"):  # one kernel of `pypto-ide report --format json`
+            out["report"] = kr.to_json()
+        if opts.get("html"):  # the self-contained HTML report of these results
+            out["html"] = render_html([kr])
     return out
+
+
+def load_trace(path: str) -> dict[str, Any]:
+    """{"path", "format", "label", "run"}: a trace file as our swimlane JSON; a file that is not a
+    trace this pypto reads is {"error": message} (naming the file and what is wrong)."""
+    from pypto.boards.importers import load_any
+
+    try:
+        run = load_any(path)
+    except (ValueError, OSError) as e:
+        return {"path": path, "error": str(e)}
+    return {"path": path, "format": run.board, "label": Path(path).name, "run": run.to_json()}
 
 
 def file_path(uri_or_path: str) -> str:

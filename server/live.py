@@ -19,11 +19,14 @@ this module decides the rest:
   module that fails to import is found by a `list_kernels` job after the first analysis
   fails with an error, and reported at its own line.
 - **extras** — advisor suggestions and the precision diff run only when asked (a code
-  action, a pypto/suggestions or pypto/precision request, or the settings `suggest` /
-  `precision`); their jobs are cached on the result and die with it.
+  action, a pypto/suggestions, pypto/precision or pypto/report request, or the settings
+  `suggest` / `precision`); their jobs are cached on the result and die with it. The full
+  CompileRecord (for the graph and swimlane panels) is an extra too, until a client first
+  asks for one in a document: from then on that document's compiles carry it.
 
-Results are published through a `Sink` (the language server): diagnostics for the
-document, then `pypto/recordChanged` for the kernel, as each kernel finishes.
+Results are published through a `Sink` (the language server): `pypto/compileState` when an
+update starts compiling kernels and when it ends, diagnostics for the document, then
+`pypto/recordChanged` for the kernel, as each kernel finishes.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class Sink(Protocol):
     def publish(self, doc: Document) -> None: ...
 
     def record_changed(self, doc: Document, result: Result) -> None: ...
+
+    def compile_state(self, doc: Document, version: int, kernels: list[str], state: str) -> None: ...
 
     def refresh(self) -> None: ...
 
@@ -107,6 +112,17 @@ class LiveCompiler:
         doc = self.docs.get(uri) or Document(uri, path, version, text)
         self.docs[uri] = doc
         self.change(uri, version, text, delay=0.0)
+
+    async def compile_now(self, uri: str, force: bool) -> list[str]:
+        """Compile the document's stale kernels now, skipping the debounce (`force`: every kernel,
+        stale or not); the names compiled, once they are done."""
+        doc = self.docs[uri]
+        if doc.syntax_error is not None:
+            return []
+        names = [k for k in doc.kernels if force or doc.current(k) is None]
+        self._schedule(doc, 0.0, force)
+        await self.wait(doc, self.settings.time_limit + 5)
+        return names
 
     def change(self, uri: str, version: int, text: str, delay: float | None = None) -> None:
         doc = self.docs.get(uri)
@@ -171,10 +187,10 @@ class LiveCompiler:
         for r in doc.results.values():
             r.cancel_extras()
 
-    def _schedule(self, doc: Document, delay: float) -> None:
+    def _schedule(self, doc: Document, delay: float, force: bool = False) -> None:
         if doc.update is not None and not doc.update.done():
             doc.update.cancel()
-        doc.update = asyncio.create_task(self._update(doc, doc.version, doc.text, max(0.0, delay)))
+        doc.update = asyncio.create_task(self._update(doc, doc.version, doc.text, max(0.0, delay), force))
 
     async def wait(self, doc: Document, timeout: float) -> None:
         """Until the document's current update is done (or `timeout` seconds)."""
@@ -186,7 +202,7 @@ class LiveCompiler:
 
     # ---- one update ----------------------------------------------------------------------------
 
-    async def _update(self, doc: Document, version: int, text: str, delay: float) -> None:
+    async def _update(self, doc: Document, version: int, text: str, delay: float, force: bool = False) -> None:
         if delay:
             await asyncio.sleep(delay)
         if not self.ready.is_set():
@@ -200,7 +216,7 @@ class LiveCompiler:
         kernels = list(doc.kernels.values())
         for name in [n for n in doc.results if n not in doc.kernels]:
             doc.results.pop(name).cancel_extras()
-        todo = [k for k in kernels if doc.current(k.name) is None]
+        todo = [k for k in kernels if force or doc.current(k.name) is None]
         for k in kernels:  # unchanged kernels: their results hold for this version too
             r = doc.results.get(k.name)
             if r is not None and r.key == k.key:
@@ -219,6 +235,8 @@ class LiveCompiler:
 
         shower = asyncio.create_task(show_progress())
         done = 0
+        names = [k.name for k in todo]
+        self.sink.compile_state(doc, version, names, "started")
         try:
             waiting: set[asyncio.Future[Result]] = {self._analysis(doc, k, text) for k in todo}
             while waiting:
@@ -244,13 +262,14 @@ class LiveCompiler:
                      len(todo), 1000 * (time.monotonic() - started), 1000 * (time.monotonic() - doc.changed_at))
         finally:
             shower.cancel()
+            self.sink.compile_state(doc, version, names, "finished")
             if progress is not None:
                 progress.end(f"{done}/{len(todo)} kernel(s) compiled")
 
     def _analysis(self, doc: Document, k: Kernel, text: str) -> asyncio.Future[Result]:
         fut = doc.pending.get(k.key)
         if fut is None:
-            fut = asyncio.ensure_future(self._analyze(doc.path, text, k))
+            fut = asyncio.ensure_future(self._analyze(doc.path, text, k, doc.panels))
             doc.pending[k.key] = fut
 
             def forget(f: asyncio.Future[Result], key: str = k.key) -> None:
@@ -262,9 +281,9 @@ class LiveCompiler:
             fut.add_done_callback(forget)
         return fut
 
-    async def _analyze(self, path: str, text: str, k: Kernel) -> Result:
+    async def _analyze(self, path: str, text: str, k: Kernel, panels: bool = False) -> Result:
         r = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line)
-        opts = {**self.settings.analysis(), "editor": True, "record": False}
+        opts = {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(panels)}
         t0 = time.monotonic()
         try:
             r.analysis = await self.job("analyze_kernel", path, text, k.name, opts)
@@ -287,22 +306,39 @@ class LiveCompiler:
 
     async def extra(self, doc: Document, r: Result, what: str) -> Json:
         """Suggestions ("suggest") or the precision report ("precision") of a result, computed once."""
-        key = "suggestions" if what == "suggest" else "precision"
-        have = (r.analysis or {}).get(key)
-        if have is not None and (what != "suggest" or self.settings.suggest):
-            return have
+        out = await self.extra_output(doc, r, what)
+        return out.get("suggestions" if what == "suggest" else "precision")
+
+    def has(self, r: Result, what: str) -> bool:
+        """Whether the result's own analysis already holds `what`."""
+        a = r.analysis or {}
+        if what == "suggest":
+            return a.get("suggestions") is not None and self.settings.suggest  # else [] means "not asked"
+        return a.get("record" if what == "record" else "precision") is not None
+
+    async def extra_output(self, doc: Document, r: Result, what: str) -> Json:
+        """The analysis output holding `what` — "suggest" (the advisor's suggestions), "precision"
+        (the precision report) or "record" (the record, pass graphs and listings for the panels),
+        each with the report that includes it: the result's own when it has it, else one worker
+        job per result and kind (shared by concurrent callers, cancelled with the result)."""
+        if self.has(r, what):
+            return r.analysis
         fut = r.extras.get(what)
         if fut is None or fut.cancelled():
             text = doc.text
-            opts = {**self.settings.analysis(), "record": False, "suggest": what == "suggest",
-                    "precision": what == "precision"}
+            opts = {**self.settings.analysis(), "report": True, **_record_opts(what == "record"),
+                    "suggest": what == "suggest", "precision": what == "precision"}
 
             async def run() -> Json:
-                out = await self.job("analyze_kernel", doc.path, text, r.name, opts)
-                return out.get(key)
+                return await self.job("analyze_kernel", doc.path, text, r.name, opts)
 
             fut = r.extras[what] = asyncio.ensure_future(run())
         return await asyncio.shield(fut)
+
+
+def _record_opts(panels: bool) -> dict[str, bool]:
+    """What the panels need beyond the editor view: the record, each pass's graph, the listings."""
+    return {"record": panels, "snapshots": panels, "listings": panels}
 
 
 def _short(uri: str) -> str:

@@ -5,7 +5,7 @@ on `server.live.LiveCompiler` (which decides what to compile, when, and what is 
 turns requests into lookups in `server.features` (diagnostics, hover, code lenses, inlay
 hints, code actions) and `server.panels` (the custom requests of docs/protocol.md), and
 sends back what the live compiler publishes (diagnostics, `pypto/recordChanged`,
-`$/progress`, `window/logMessage`). Settings come from `initializationOptions` and the
+`pypto/compileState`, `$/progress`, `window/logMessage`). Settings come from `initializationOptions` and the
 `workspace/configuration` section "pypto" (re-read on `workspace/didChangeConfiguration`).
 
 It imports pygls and lsprotocol and the server's own small modules — never torch or
@@ -35,6 +35,7 @@ from server.worker import JobFailed
 
 VERSION = "0.1.0"
 REQUEST_FAILED = -32803
+LOG_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO, "debug": logging.DEBUG}
 log = logging.getLogger("pypto.server")
 T = TypeVar("T")
 
@@ -115,6 +116,7 @@ class PyptoLanguageServer(LanguageServer):
         self.base_settings = P.Settings()  # defaults + initializationOptions: what a configuration omits
         self.live = LiveCompiler(self, self.settings)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.log_handler: logging.Handler | None = None  # window/logMessage, once initialized
 
     # ---- helpers -------------------------------------------------------------------------------
 
@@ -132,8 +134,10 @@ class PyptoLanguageServer(LanguageServer):
             log.warning("ignored setting %s (from %s)", p, source)
         old, self.settings = self.settings, new
         self.live.settings = new
+        log.info("settings (%s): %s", source, P.dump(new))  # announced at the old level, then the new applies
+        if self.log_handler is not None:
+            self.log_handler.setLevel(LOG_LEVELS[new.log_level])
         self.live.settings_changed(old)
-        log.info("settings (%s): %s", source, P.dump(new))
 
     async def pull_settings(self) -> None:
         ws = self._caps().workspace
@@ -177,6 +181,9 @@ class PyptoLanguageServer(LanguageServer):
                      doc.uri.rsplit("/", 1)[-1], r.name, r.version, summary.makespan_us,
                      summary.clock.split(" (")[0], summary.tasks, 100 * summary.utilization, summary.bound,
                      1000 * r.seconds)
+
+    def compile_state(self, doc: Document, version: int, kernels: list[str], state: str) -> None:
+        self.protocol.notify(P.COMPILE_STATE, P.dump(P.CompileStateParams(doc.uri, version, kernels, state)))  # type: ignore[arg-type]
 
     def refresh(self) -> None:
         ws = self._caps().workspace
@@ -225,6 +232,16 @@ class PyptoLanguageServer(LanguageServer):
         except JobFailed as e:
             raise JsonRpcException(f"{r.name}: the {what} job failed ({e.kind}): {e.message.splitlines()[0]}",
                                    code=REQUEST_FAILED) from None
+
+    async def extra_output(self, doc: Document, r: Result, what: str) -> Any:
+        try:
+            out = await self.live.extra_output(doc, r, what)
+        except JobFailed as e:
+            raise JsonRpcException(f"{r.name}: the {what} job failed ({e.kind}): {e.message.splitlines()[0]}",
+                                   code=REQUEST_FAILED) from None
+        if isinstance(out, dict) and out.get("error"):  # the extra job's compile failed (the file changed?)
+            raise JsonRpcException(f"{r.name}: {out['error'].get('message')}", code=REQUEST_FAILED)
+        return out
 
 
 def _custom(ls: PyptoLanguageServer, method: str, cls: type[T],
@@ -279,6 +296,41 @@ async def _source_of(ls: PyptoLanguageServer, p: P.SourceOfParams) -> P.SourceOf
     return panels.source_of(doc, r, p)
 
 
+async def _record(ls: PyptoLanguageServer, p: P.KernelParams) -> P.RecordResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    doc.panels = True  # a panel follows this document: its next compiles carry the record
+    return panels.record(doc, r, await ls.extra_output(doc, r, "record"))
+
+
+async def _pass(ls: PyptoLanguageServer, p: P.PassParams) -> P.PassResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    return panels.pass_graph(doc, r, await ls.extra_output(doc, r, "record"), p.index)
+
+
+async def _report(ls: PyptoLanguageServer, p: P.ReportParams) -> P.ReportResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    suggested = await ls.extra_output(doc, r, "suggest") if p.suggest else None
+    precise = await ls.extra_output(doc, r, "precision") if p.precision else None
+    return panels.report(doc, r, r.analysis or {}, suggested, precise)
+
+
+async def _compile(ls: PyptoLanguageServer, p: P.CompileParams) -> P.CompileResult:
+    doc = ls.document(p.uri)
+    names = await ls.live.compile_now(doc.uri, p.force)
+    return P.CompileResult(doc.uri, doc.version, names)
+
+
+async def _load_trace(ls: PyptoLanguageServer, p: P.LoadTraceParams) -> P.TraceResult:
+    try:
+        out = await ls.live.job("load_trace", p.path)
+    except JobFailed as e:
+        raise JsonRpcException(f"{p.path}: reading the trace failed ({e.kind}): {e.message.splitlines()[0]}",
+                               code=REQUEST_FAILED) from None
+    if out.get("error"):
+        raise JsonRpcException(str(out["error"]), code=REQUEST_FAILED)
+    return P.TraceResult(out["path"], out["format"], out["label"], out["run"])
+
+
 def create_server() -> PyptoLanguageServer:
     ls = PyptoLanguageServer()
 
@@ -295,8 +347,10 @@ def create_server() -> PyptoLanguageServer:
     async def initialized(params: lsp.InitializedParams) -> None:
         handler = _ClientLog(ls, asyncio.get_running_loop())
         handler.setFormatter(logging.Formatter("%(message)s"))
+        handler.setLevel(LOG_LEVELS[ls.settings.log_level])
+        ls.log_handler = handler
         log.addHandler(handler)
-        log.setLevel(logging.INFO)
+        log.setLevel(logging.DEBUG)
         await ls.pull_settings()
         ls.live.ready.set()
         ls.spawn(ls.live.warm_up())  # with the configured pool: its workers are the ones that stay
@@ -387,4 +441,9 @@ def create_server() -> PyptoLanguageServer:
     _custom(ls, P.PRECISION, P.KernelParams, _precision)
     _custom(ls, P.NODES_AT, P.NodesAtParams, _nodes_at)
     _custom(ls, P.SOURCE_OF, P.SourceOfParams, _source_of)
+    _custom(ls, P.RECORD, P.KernelParams, _record)
+    _custom(ls, P.PASS, P.PassParams, _pass)
+    _custom(ls, P.REPORT, P.ReportParams, _report)
+    _custom(ls, P.COMPILE, P.CompileParams, _compile)
+    _custom(ls, P.LOAD_TRACE, P.LoadTraceParams, _load_trace)
     return ls

@@ -4,9 +4,10 @@ Pure functions from (document, result, params) to the typed results of
 `server.protocol`: a pass's graph (whole, or aggregated into loop / source-line /
 tensor-node groups with drill-down), a window of the swimlane (task boxes, or per-lane
 bins when the window holds more than the client wants to draw), the health report, the
-precision report, the advisor's suggestions, and the two linking lookups (source line ->
-nodes and tasks; task or node -> source ranges). Bad params raise `ParamsError` (sent
-back as InvalidParams); nothing here can take the server down.
+precision report, the advisor's suggestions, the two linking lookups (source line ->
+nodes and tasks; task or node -> source ranges), and what the VS Code panels show whole:
+the CompileRecord with its listings, one pass's graph, the kernel's report. Bad params
+raise `ParamsError` (sent back as InvalidParams); nothing here can take the server down.
 """
 
 from __future__ import annotations
@@ -348,3 +349,47 @@ def source_of(doc: Document, r: Result, params: P.SourceOfParams) -> P.SourceOfR
                 seen.add(key)
                 locations.append(_location(doc, lines, span))
     return P.SourceOfResult(r.name, r.version, node_ids, locations)
+
+
+# ---- the panels' whole documents --------------------------------------------------------------------
+
+def record(doc: Document, r: Result, out: Mapping[str, Json]) -> P.RecordResult:
+    """The record of `out` (the analysis holding it) with the traced graph as `traced`; the
+    passes' graphs are answered one at a time by `pass_graph`."""
+    rec = out.get("record")
+    if not isinstance(rec, dict):
+        raise P.ParamsError(f"{r.name}: this compile has no record")
+    graphs = out.get("pass_graphs") or {}
+    if graphs.get("traced") is not None:
+        rec = {**rec, "traced": {"graph": graphs["traced"]}}  # a copy: the cached record stays as it was
+    return P.RecordResult(doc.uri, r.name, r.version, rec, out.get("listings"))
+
+
+def pass_graph(doc: Document, r: Result, out: Mapping[str, Json], index: int) -> P.PassResult:
+    """The tensor graph after pass `index` (-1: the traced graph) as `snapshot: {"graph"}`."""
+    graphs = out.get("pass_graphs")
+    rec = out.get("record")
+    if not isinstance(graphs, dict) or not isinstance(rec, dict):
+        raise P.ParamsError(f"{r.name}: this compile kept no pass graphs")
+    current = graphs.get("traced")
+    if index == -1:
+        return P.PassResult(doc.uri, r.name, r.version, index, None if current is None else {"graph": current})
+    for p, g in zip(rec["passes"], graphs["passes"]):
+        current = g if g is not None else current  # null: the pass left the graph as it was
+        if p["index"] == index:
+            return P.PassResult(doc.uri, r.name, r.version, index, None if current is None else {"graph": current})
+    raise P.ParamsError(f"no pass {index} in {r.name} (passes: {[p['index'] for p in rec['passes']]})")
+
+
+def report(doc: Document, r: Result, base: Mapping[str, Json], suggested: Mapping[str, Json] | None,
+           precise: Mapping[str, Json] | None) -> P.ReportResult:
+    """The kernel's report: the compile's own, or the one made with the advisor (`suggested`),
+    with the precision diff's report (`precise`) folded in when that ran separately."""
+    rep = (suggested or precise or base).get("report")
+    if not isinstance(rep, dict):
+        raise P.ParamsError(f"{r.name}: this compile has no report")
+    if suggested is not None and precise is not None:
+        extra = [f for f in (precise.get("report") or {}).get("findings", []) if str(f.get("rule", "")).startswith(
+            "precision")]
+        rep = {**rep, "precision": precise.get("precision"), "findings": [*rep.get("findings", []), *extra]}
+    return P.ReportResult(doc.uri, r.name, r.version, rep)

@@ -31,6 +31,12 @@ HEALTH = "pypto/health"
 SUGGESTIONS = "pypto/suggestions"
 NODES_AT = "pypto/nodesAt"
 SOURCE_OF = "pypto/sourceOf"
+RECORD = "pypto/record"
+PASS = "pypto/pass"
+REPORT = "pypto/report"
+COMPILE = "pypto/compile"
+LOAD_TRACE = "pypto/loadTrace"
+COMPILE_STATE = "pypto/compileState"
 COMMANDS = ("pypto.openGraph", "pypto.openSwimlane", "pypto.openReport")
 SECTION = "pypto"  # the workspace/configuration section
 
@@ -56,6 +62,7 @@ class Settings:
     suggest: bool = False  # run the advisor with every compile (else lazily, on a code action)
     precision: bool = False  # run the precision diff with every compile
     progress_delay_ms: int = 500  # show $/progress for updates running longer than this
+    log_level: Literal["error", "warning", "info", "debug"] = "info"  # what window/logMessage carries
 
     def analysis(self) -> dict[str, Json]:
         """What a worker's analyze_kernel reads (and the analysis cache key)."""
@@ -97,6 +104,16 @@ class RecordChangedParams:
     summary: Summary | None
     error: KernelError | None
     seconds: float  # the job: waiting for a worker (or starting one), compiling, profiling, indexing
+
+
+@attrs.define
+class CompileStateParams:
+    """A compile of some of a document's kernels started, or the update running them ended."""
+
+    uri: str
+    version: int
+    kernels: list[str]
+    state: Literal["started", "finished"]
 
 
 # ---- requests ------------------------------------------------------------------------------------
@@ -330,6 +347,76 @@ class SourceOfResult:
     locations: list[lsp.Location]  # innermost frame first, then the lines calling it
 
 
+@attrs.define
+class RecordResult:
+    """The kernel's CompileRecord JSON (docs/record-schema.md, with its `run`; `traced` and each
+    pass's `snapshot` are not included: `pypto/pass` answers them) and each leaf's PTO listing."""
+
+    uri: str
+    kernel: str
+    version: int
+    record: dict[str, Json]
+    listings: list[str] | None
+
+
+@attrs.define
+class PassParams:
+    uri: str
+    kernel: str
+    index: int  # a pass index (`record.passes[i].index`), or -1: the traced program
+
+
+@attrs.define
+class PassResult:
+    uri: str
+    kernel: str
+    version: int
+    index: int
+    snapshot: dict[str, Json] | None  # {"graph": the tensor graph after the pass}
+
+
+@attrs.define
+class ReportParams:
+    uri: str
+    kernel: str
+    suggest: bool = False  # run the tuning advisor (on demand, once per kernel version) and include it
+    precision: bool = False  # run the precision diff (likewise) and include it
+
+
+@attrs.define
+class ReportResult:
+    uri: str
+    kernel: str
+    version: int
+    report: dict[str, Json]  # one kernel of `pypto-ide report --format json` (docs/schemas/report.schema.json)
+
+
+@attrs.define
+class CompileParams:
+    uri: str
+    force: bool = False  # also the kernels whose text did not change (a new measurement on the cpu board)
+
+
+@attrs.define
+class CompileResult:
+    uri: str
+    version: int
+    kernels: list[str]  # the kernels compiled by this request
+
+
+@attrs.define
+class LoadTraceParams:
+    path: str
+
+
+@attrs.define
+class TraceResult:
+    path: str
+    format: str  # the swimlane's board: "imported" for a foreign trace, else the board that ran it
+    label: str
+    run: dict[str, Json]  # the swimlane (docs/record-schema.md `run`)
+
+
 # ---- the converter -------------------------------------------------------------------------------
 
 def _camel(name: str) -> str:
@@ -377,6 +464,9 @@ def _ours(cls: type) -> bool:
 def make_converter() -> cattrs.Converter:
     conv = get_converter(cattrs.Converter())
     _strict(conv)
+    # JSON made by a worker (records, reports, metrics) is plain already: passed through, not
+    # copied (a record is megabytes; copying it cost ~0.2 s)
+    conv.register_unstructure_hook_func(lambda t: t == dict[str, Any], lambda v: v)
     conv.register_unstructure_hook_factory(_ours, lambda cls: make_dict_unstructure_fn(
         cls, conv, **{a.name: override(rename=_camel(a.name)) for a in attrs.fields(cls)}))
     conv.register_structure_hook_factory(_ours, lambda cls: make_dict_structure_fn(

@@ -10,7 +10,9 @@ its key is current — typing in one kernel recompiles that kernel only; moving 
 
 A `Result` is the worker's answer for one key (`server.analyze.analyze_kernel` with the
 editor view, or a `JobFailed`), with the lazily computed extras (advisor suggestions,
-precision) cached beside it. Line numbers here are the record's: 1-based.
+precision, the record for the panels) cached beside it. Only the latest result per kernel is
+kept, so a record held for the panels is dropped by the next compile of that kernel.
+Line numbers here are the record's: 1-based.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ class Result:
     module_error: dict[str, Json] | None = None  # the module failed to import: its error (list_kernels)
     version: int = 0  # the document version it was last published for
     seconds: float = 0.0
-    extras: dict[str, asyncio.Future[Any]] = field(default_factory=dict)  # "suggest" / "precision" -> job
+    extras: dict[str, asyncio.Future[Any]] = field(default_factory=dict)  # "suggest"/"precision"/"record" -> job
 
     @property
     def error(self) -> dict[str, Json] | None:
@@ -94,6 +96,7 @@ class Document:
     pending: dict[str, asyncio.Future[Result]] = field(default_factory=dict)  # key -> analysis in flight
     update: asyncio.Task[None] | None = None
     changed_at: float = 0.0  # time.monotonic() of the latest change
+    panels: bool = False  # a client asked for records (pypto/record): compiles include them from now on
 
     def current(self, name: str) -> Result | None:
         """The kernel's result if it matches the latest version's key (else None)."""

@@ -47,3 +47,20 @@ async def test_a_changed_configuration_recompiles_on_the_new_board(client, lsp_k
     client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
     await client.records.wait(lambda r: r["uri"] == doc.uri and r["summary"] is not None
                               and r["summary"]["board"] == "sim" and client.records.items.index(r) > n)
+
+
+async def test_log_level_filters_what_reaches_the_client(client, lsp_kit, tmp_path):
+    client.set_configuration({**SERVER_SETTINGS, "logLevel": "warning"}, section="pypto")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    # the settings line is still sent (at the old level); later info lines are not
+    await client.logs.wait(lambda m: "'logLevel': 'warning'" in m.message)
+    doc = lsp_kit.Doc(client, tmp_path / "quiet.py", SRC)
+    await client.records.record(doc.uri, "scale_exp", 1)
+    await doc.hover(0)  # a round trip after the record: its info line would have arrived by now
+    assert not [m for m in client.logs.items if "quiet.py" in m.message], "info lines are filtered out"
+    client.set_configuration(dict(SERVER_SETTINGS), section="pypto")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    await client.logs.wait(lambda m: "'logLevel': 'info'" in m.message)
+    doc2 = lsp_kit.Doc(client, tmp_path / "loud.py", SRC)
+    await client.records.record(doc2.uri, "scale_exp", 1)
+    await client.logs.wait(lambda m: "loud.py" in m.message)

@@ -1,0 +1,145 @@
+"""What the VS Code panels ask the language server for (docs/protocol.md): the whole CompileRecord
+with its listings (`pypto/record`), one pass's graph (`pypto/pass`), the kernel's report with and
+without the advisor (`pypto/report`), a compile now (`pypto/compile`), a trace file as a swimlane
+(`pypto/loadTrace`) and the `pypto/compileState` notifications — through a real client over stdio."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+SERVER_SETTINGS = {"debounceMs": 30, "tileSearchBudget": 6}
+
+SOFTMAX = '''import pypto
+
+
+@pypto.frontend.jit
+def softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
+                   out: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):
+    """pypto-inputs:
+        x: fp32[4, 32, 1, 256]
+        out: fp32[4, 32, 1, 256]
+    """
+    pypto.set_vec_tile_shapes(1, 4, 1, 64)
+    for i in pypto.loop(0, x.shape[0], 1, name="LOOP_b", idx_name="i"):
+        v = x[i:i + 1, ...]
+        m = pypto.amax(v, dim=-1, keepdim=True)
+        e = pypto.exp(v - m)
+        out[i:, ...] = e / pypto.sum(e, dim=-1, keepdim=True)
+'''
+K = "softmax_kernel"
+
+
+async def opened(client, lsp_kit, tmp_path, name: str = "softmax.py"):
+    doc = lsp_kit.Doc(client, tmp_path / name, SOFTMAX)
+    record = await client.records.record(doc.uri, K, 1)
+    assert record["error"] is None
+    return doc
+
+
+async def test_record_is_the_whole_compile_record_with_listings_and_follows_edits(client, lsp_kit, tmp_path):
+    doc = await opened(client, lsp_kit, tmp_path)
+    got = await doc.call("pypto/record", kernel=K)
+    assert got["uri"] == doc.uri and got["kernel"] == K and got["version"] == 1
+    rec = got["record"]
+    assert rec["source"]["kernel"] == K and rec["source"]["file"] == str(doc.path)
+    assert [p["name"] for p in rec["passes"]][-1] == "execute_graph"
+    run = rec["run"]
+    assert run["board"] == "sim" and run["clock"].startswith("simulated")
+    makespan = max(run["tasks"]["end"]) - min(run["tasks"]["start"])
+    summary = (await client.records.record(doc.uri, K, 1))["summary"]
+    assert makespan == pytest.approx(summary["makespanUs"], rel=1e-6)
+    assert rec["traced"]["graph"]["nodes"], "the traced graph rides along for the first pass's diff"
+    assert got["listings"] and len(got["listings"]) == len(rec["blocks"]) and "exp" in "".join(got["listings"])
+    # from now on this document's compiles carry the record: an edit's record arrives with it
+    version = doc.replace("set_vec_tile_shapes(1, 4, 1, 64)", "set_vec_tile_shapes(1, 8, 1, 64)")
+    changed = await client.records.record(doc.uri, K, version)
+    assert changed["summary"]["makespanUs"] != summary["makespanUs"]
+    after = await doc.call("pypto/record", kernel=K)
+    assert after["version"] == version
+    run2 = after["record"]["run"]
+    assert max(run2["tasks"]["end"]) - min(run2["tasks"]["start"]) == pytest.approx(changed["summary"]["makespanUs"],
+                                                                                     rel=1e-6)
+    assert after["record"]["source"]["tile_configs"] != rec["source"]["tile_configs"]
+
+
+async def test_pass_answers_each_pass_graph_and_the_traced_one(client, lsp_kit, tmp_path):
+    doc = await opened(client, lsp_kit, tmp_path, "passes.py")
+    rec = (await doc.call("pypto/record", kernel=K))["record"]
+    first = rec["passes"][0]["index"]
+    got = await doc.call("pypto/pass", kernel=K, index=first)
+    assert got["index"] == first and got["snapshot"]["graph"]["nodes"]
+    traced = await doc.call("pypto/pass", kernel=K, index=-1)
+    assert traced["snapshot"]["graph"] == rec["traced"]["graph"]
+    last = await doc.call("pypto/pass", kernel=K, index=rec["passes"][-1]["index"])
+    ops = json.dumps(last["snapshot"]["graph"])
+    assert '"exp"' in ops
+    with pytest.raises(JsonRpcInvalidParams, match="no pass 999"):
+        await doc.call("pypto/pass", kernel=K, index=999)
+    with pytest.raises(JsonRpcInvalidParams):
+        await doc.call("pypto/pass", kernel=K, index="first")
+
+
+async def test_report_plain_then_with_the_advisor(client, lsp_kit, tmp_path):
+    doc = await opened(client, lsp_kit, tmp_path, "report.py")
+    plain = (await doc.call("pypto/report", kernel=K))["report"]
+    assert plain["kernel"] == K and plain["file"] == str(doc.path) and plain["error"] is None
+    assert plain["metrics"]["makespan_us"] > 0 and plain["clock"].startswith("simulated")
+    assert plain["suggestions"] == [] and plain["health"]["findings"] is not None
+    full = (await doc.call("pypto/report", kernel=K, suggest=True))["report"]
+    assert full["suggestions"], "the advisor finds a faster tile shape for this kernel"
+    best = full["suggestions"][0]
+    assert best["makespan_after_us"] < best["makespan_before_us"] == pytest.approx(plain["metrics"]["makespan_us"])
+    edit = best["edits"][0]
+    assert edit["where"]["file"] == str(doc.path) and "set_vec_tile_shapes" in edit["text"]
+    assert edit["where"]["line"] == doc.line_of("set_vec_tile_shapes") + 1
+    # the advisor ran once for this version: asking again is answered from the cache at once
+    again = (await doc.call("pypto/report", kernel=K, suggest=True))["report"]
+    assert again["suggestions"] == full["suggestions"]
+
+
+async def test_compile_now_and_compile_state_notifications(client, lsp_kit, tmp_path):
+    doc = await opened(client, lsp_kit, tmp_path, "state.py")
+    started = await client.states.wait(lambda s: s["uri"] == doc.uri and s["state"] == "started")
+    assert started["kernels"] == [K] and started["version"] == 1
+    await client.states.wait(lambda s: s["uri"] == doc.uri and s["state"] == "finished" and s["version"] == 1)
+    nothing = await doc.call("pypto/compile")
+    assert nothing == {"uri": doc.uri, "version": 1, "kernels": []}, "nothing is stale: nothing compiled"
+    before = len([r for r in client.records.items if r["uri"] == doc.uri])
+    forced = await doc.call("pypto/compile", force=True)
+    assert forced["kernels"] == [K]
+    records = [r for r in client.records.items if r["uri"] == doc.uri]
+    assert len(records) == before + 1 and records[-1]["error"] is None, "the forced compile published its record"
+    with pytest.raises(JsonRpcInvalidParams, match="not an open document"):
+        await client.protocol.send_request_async("pypto/compile", {"uri": "file:///nowhere.py"})
+
+
+async def test_load_trace_reads_merged_swimlane_and_refuses_other_json(client, lsp_kit, tmp_path):
+    src = tmp_path / "k.py"
+    src.write_text(SOFTMAX)
+    trace = tmp_path / "merged_swimlane.json"
+    subprocess.run([sys.executable, "-m", "server.cli", "profile", str(src), "--trace", str(trace), "--format",
+                    "merged"], check=True, capture_output=True)
+    written = sorted(tmp_path.glob("*merged_swimlane*.json"))
+    assert written, list(tmp_path.iterdir())
+    got = plain_dict(await client.protocol.send_request_async("pypto/loadTrace", {"path": str(written[0])}))
+    assert got["path"] == str(written[0]) and got["label"] == written[0].name
+    run = got["run"]
+    assert run["lanes"] and len(run["tasks"]["id"]) > 0 and got["format"] == run["board"]
+    bad = tmp_path / "package.json"
+    bad.write_text('{"name": "not a trace"}')
+    with pytest.raises(JsonRpcException, match="package.json: not a swimlane format"):
+        await client.protocol.send_request_async("pypto/loadTrace", {"path": str(bad)})
+    with pytest.raises(JsonRpcException, match="nothing.json"):
+        await client.protocol.send_request_async("pypto/loadTrace", {"path": str(tmp_path / "nothing.json")})
+
+
+def plain_dict(x):
+    from server.protocol import plain
+
+    return plain(x)
