@@ -7,7 +7,11 @@ a 64k-task elementwise kernel, then measures over HTTP and the WebSocket:
 - a profile job from POST to done (long poll), for softmax and for the 64k-task kernel;
 - each view of the big result: swimlane window (1 % of the run) and whole, record, graph,
   a task's source, the Chrome trace export (the first request, which parses, and the best of 5);
-- an edit of a live kernel's file until its `recordChanged` arrives on the WebSocket.
+- an edit of a live kernel's file until its `recordChanged` arrives on the WebSocket;
+- requests per second for a cached record fetch (`GET /jobs/{id}/record` of a done softmax
+  job), from 1 and from 8 concurrent clients;
+- p50 / p95 of a compile request (POST `action: compile` until the job is done, long poll)
+  for softmax, at concurrency 1 and 8 (2 workers, queue 8: the latency includes waiting).
 
 Wall-clock on this machine; the makespans inside the results are simulated (sim board).
 Run: `.venv/bin/python benchmarks/http_bench.py` (or `make bench`).
@@ -18,11 +22,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -95,6 +101,16 @@ def main() -> int:
                     first = time.perf_counter() - t
                     s = best(lambda path=path, params=params: c.get(path, params=params), reps=5)
                     print(f"  {name:<30} {first * 1000:8.1f} ms {s * 1000:8.1f} ms  {size / 1e6:7.2f} MB")
+                soft = job("softmax.py::softmax_kernel")["id"]
+                size = len(c.get(f"/api/v1/jobs/{soft}/record").content)
+                for clients in (1, 8):
+                    rate = _fetch_rate(url, f"/api/v1/jobs/{soft}/record", clients, per_client=400 // clients)
+                    print(f"cached record fetch (softmax, {size / 1e6:.2f} MB), {clients} client(s): "
+                          f"{rate:,.0f} requests/s")
+                for conc in (1, 8):
+                    lat = _compile_latencies(url, "softmax.py::softmax_kernel", conc, total=24)
+                    print(f"compile request (softmax), concurrency {conc}: p50 {_pct(lat, 50) * 1000:.0f} ms, "
+                          f"p95 {_pct(lat, 95) * 1000:.0f} ms  ({len(lat)} requests)")
                 with connect(url.replace("http", "ws", 1) + "/api/v1/ws") as sock:
                     json.loads(sock.recv(timeout=30))
                     t = time.perf_counter()
@@ -109,6 +125,42 @@ def main() -> int:
             proc.terminate()
             proc.wait(20)
     return 0
+
+
+def _pct(xs: list[float], p: float) -> float:
+    return statistics.quantiles(xs, n=100, method="inclusive")[min(98, max(0, round(p) - 1))]
+
+
+def _fetch_rate(url: str, path: str, clients: int, per_client: int) -> float:
+    """Requests per second of `clients` threads, each with its own connection, each fetching `path`
+    `per_client` times (after one warm-up request each)."""
+    def run(_: int) -> None:
+        with httpx.Client(base_url=url, timeout=60) as c:
+            for _ in range(per_client):
+                assert c.get(path).status_code == 200
+
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(lambda _: httpx.get(url + path, timeout=60), range(clients)))
+        t = time.perf_counter()
+        list(pool.map(run, range(clients)))
+        return clients * per_client / (time.perf_counter() - t)
+
+
+def _compile_latencies(url: str, kernel: str, concurrency: int, total: int) -> list[float]:
+    """Seconds from POST to done of `total` compile requests, `concurrency` at a time."""
+    def one(_: int) -> float:
+        with httpx.Client(base_url=url, timeout=120) as c:
+            t = time.perf_counter()
+            r = c.post("/api/v1/jobs", json={"kernel": kernel, "action": "compile"})
+            assert r.status_code == 202, r.text
+            j = r.json()
+            while j["status"] in ("queued", "running"):
+                j = c.get(f"/api/v1/jobs/{j['id']}", params={"wait": 60}).json()
+            assert j["status"] == "done", j
+            return time.perf_counter() - t
+
+    with ThreadPoolExecutor(concurrency) as pool:
+        return list(pool.map(one, range(total)))
 
 
 if __name__ == "__main__":

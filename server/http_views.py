@@ -122,18 +122,22 @@ class Results:
     """Parsed forms of the stored results, for the most recently asked jobs only (parsing a large
     record takes a while and its objects are large): JSON documents and CompileRecords."""
 
-    def __init__(self, docs: int = 4, records: int = 2) -> None:
+    def __init__(self, docs: int = 6, records: int = 2, exports: int = 2) -> None:
         self._docs: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._records: OrderedDict[str, Any] = OrderedDict()
-        self._sizes = {"docs": docs, "records": records}
+        self._exports: OrderedDict[tuple[str, str, str | None], tuple[bytes, str, str]] = OrderedDict()
+        self._sizes = {"docs": docs, "records": records, "exports": exports}
         self._lock = threading.Lock()
 
     def _cached(self, cache: OrderedDict[Any, Any], key: Any, size: int, make: Callable[[], Any]) -> Any:
+        from pypto.compiler.pipeline import gc_paused
+
         with self._lock:
             if key in cache:
                 cache.move_to_end(key)
                 return cache[key]
-        value = make()
+        with gc_paused():  # parsing makes millions of small acyclic objects: collecting meanwhile costs 5x
+            value = make()
         with self._lock:
             cache[key] = value
             while len(cache) > size:
@@ -163,6 +167,20 @@ class Results:
 
     def run(self, job: Job) -> dict[str, Any]:
         return self.doc(job, "run")  # type: ignore[no-any-return]
+
+    def swimlane(self, job: Job) -> Any:
+        """The job's `pypto.boards.swimlane.Swimlane`."""
+        from pypto.boards.swimlane import Swimlane
+
+        run = self.run(job)
+        return self._cached(self._docs, (job.id, "swimlane-object"), self._sizes["docs"],
+                            lambda: Swimlane.from_json(run))
+
+    def export(self, job: Job, fmt: str, which: str | None, make: Callable[[], tuple[bytes, str, str]]) \
+            -> tuple[bytes, str, str]:
+        """An export of a done job, made once (a job's results never change) for the latest few asked."""
+        return self._cached(self._exports, (job.id, fmt, which), self._sizes["exports"],  # type: ignore[no-any-return]
+                            make)
 
     def compiled(self, job: Job) -> Any:
         """The job's `pypto.record.CompileRecord` (for the source / node / task queries)."""
@@ -403,11 +421,19 @@ def leaf_graph(job: Job, res: Results) -> dict[str, Any]:
 
 def export(job: Job, res: Results, fmt: str, which: str | None = None) -> tuple[bytes, str, str]:
     """(content, media type, file name) of one export of the job's result."""
-    kernel = job.kernel.rpartition("::")[2]
     if fmt not in EXPORTS:
         raise Refused(404, f"unknown export {fmt!r}; one of {', '.join(EXPORTS)}")
+    result_of(job)
+    if fmt in ("record", "swimlane", "html"):
+        return _export(job, res, fmt, which)
+    if fmt in ("chrome", "merged", "text"):
+        which = None  # not a graph: one export whatever the pass
+    return res.export(job, fmt, which, lambda: _export(job, res, fmt, which))
+
+
+def _export(job: Job, res: Results, fmt: str, which: str | None) -> tuple[bytes, str, str]:
+    kernel = job.kernel.rpartition("::")[2]
     if fmt == "html":
-        result_of(job)
         html = job.extra.get("html")
         if html is None:
             raise Refused(409, "the HTML report is made by jobs with action 'report'")
@@ -417,10 +443,10 @@ def export(job: Job, res: Results, fmt: str, which: str | None = None) -> tuple[
     if fmt in ("swimlane", "chrome", "merged", "text"):
         if fmt == "swimlane":
             return res.blob(job, "run"), "application/json", "swimlane.json"
-        from pypto.boards.swimlane import Swimlane
         from pypto.boards.trace import chrome_trace, merged_swimlane, text_trace
 
-        sl, rec = Swimlane.from_json(res.run(job)), res.compiled(job)
+        # the traces read the record's JSON directly (parsing it back into a CompileRecord takes seconds)
+        sl, rec = res.swimlane(job), res.record(job)
         if fmt == "chrome":
             return _dumps(chrome_trace(sl, rec)), "application/json", "trace.json"
         if fmt == "merged":

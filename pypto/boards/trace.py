@@ -108,7 +108,11 @@ def _counters(sl: Swimlane) -> Mapping[str, Sequence[tuple[float, float]]]:
 
 class _RecordView:
     """Leaf names, source lines and operand regions of a record's tasks, computed once and guarded:
-    anything the record lacks (no execute stage, a task id it does not have) is simply absent."""
+    anything the record lacks (no execute stage, a task id it does not have) is simply absent.
+
+    `record` is a `CompileRecord` or its JSON (`CompileRecord.to_json()`, as a server keeps it):
+    the JSON is read directly — parsing a 64k-task record back into objects takes seconds, and a
+    trace needs only these few columns."""
 
     def __init__(self, record: Any | None) -> None:
         self.record = record
@@ -116,92 +120,152 @@ class _RecordView:
         self.leaf_labels: dict[int, str] = {}
         self.leaf_hashes: dict[int, str] = {}
         self._op_node: dict[int, int] = {}
+        self._sub_ops: list[Sequence[int]] = []  # subgraph id -> its tile op ids
+        self._tasks: dict[int, tuple[int, int, Sequence[Any], Sequence[Any]]] = {}  # id -> subgraph, root, r, w
+        self._roots: dict[int, int] = {}  # root id -> its index
+        self._buffers: list[str] = []
+        self._nodes: dict[int, Any] | None = None  # JSON records: node id -> node JSON (source lookup)
         self._node_sources: dict[int, list[str]] = {}
-        self._sources: dict[tuple[int, ...], list[str]] = {}
+        self._sources: dict[int, list[str]] = {}  # subgraph -> source lines
         if record is None:
             return
         try:
-            self.kernel = str(record.source.kernel)
+            if isinstance(record, Mapping):
+                self._from_json(record)
+            else:
+                self._from_record(record)
         except Exception:  # noqa: BLE001 - a partial record still gives what it has
             pass
-        try:
-            p = record.program
-            ops = {o.id: o for o in p.tiles.ops}
-            self._op_node = {o.id: o.node for o in p.tiles.ops}
-            for lf in p.leaves:
-                self.leaf_hashes[lf.id] = str(lf.hash)
-                names: list[str] = []
-                for oid in p.subgraphs[lf.template].ops:
-                    op = ops[oid].op
-                    if op not in _PLUMBING and op not in names:
-                        names.append(op)
-                label = "+".join(names[:3]) + ("+…" if len(names) > 3 else "")
-                self.leaf_labels[lf.id] = label or "copy"
-        except Exception:  # noqa: BLE001
-            pass
+
+    def _from_record(self, record: Any) -> None:
+        self.kernel = str(record.source.kernel)
+        p = record.program
+        op_name = {o.id: o.op for o in p.tiles.ops}
+        self._op_node = {o.id: o.node for o in p.tiles.ops}
+        self._sub_ops = [sg.ops for sg in p.subgraphs]
+        self._buffers = [b.name for b in p.tiles.buffers]
+        self._roots = {r: k for k, r in enumerate(p.execute.roots)}
+        self._tasks = {t.id: (t.subgraph, t.root, t.reads, t.writes) for t in p.execute.tasks}
+        self._leaves([(lf.id, lf.hash, lf.template) for lf in p.leaves], op_name)
+
+    def _from_json(self, doc: Mapping[str, Any]) -> None:
+        self.kernel = str(doc.get("source", {}).get("kernel", ""))
+        ops = doc["tiles"]["ops"]
+        op_name = dict(zip(ops["id"], ops["op"]))
+        self._op_node = dict(zip(ops["id"], ops["node"]))
+        self._sub_ops = [sg["ops"] for sg in doc["subgraphs"]]
+        self._buffers = [b["name"] for b in doc["tiles"]["buffers"]]
+        ex = doc["execute"]
+        self._roots = {r: k for k, r in enumerate(ex["roots"])}
+        self._tasks = {t["id"]: (t["subgraph"], t["root"], t["reads"], t["writes"]) for t in ex["tasks"]}
+        self._leaves([(lf["id"], lf["hash"], lf["template"]) for lf in doc["leaves"]], op_name)
+        # CompileRecord.source_of on the JSON: the final graph's nodes win, then the latest snapshot's
+        nodes: dict[int, Any] = {}
+        graphs = [p["snapshot"]["graph"] for p in reversed(doc.get("passes") or ())
+                  if isinstance(p.get("snapshot"), Mapping) and p["snapshot"].get("graph")]
+        if isinstance(doc.get("traced"), Mapping) and doc["traced"].get("graph"):
+            graphs.append(doc["traced"]["graph"])
+        for g in [doc["graph"], *graphs]:
+            for n in _walk_json(g):
+                nodes.setdefault(n["id"], n)
+        self._nodes = nodes
+
+    def _leaves(self, leaves: Sequence[tuple[int, Any, int]], op_name: Mapping[int, str]) -> None:
+        for leaf, digest, template in leaves:
+            self.leaf_hashes[leaf] = str(digest)
+            names: list[str] = []
+            for oid in self._sub_ops[template]:
+                op = op_name[oid]
+                if op not in _PLUMBING and op not in names:
+                    names.append(op)
+            label = "+".join(names[:3]) + ("+…" if len(names) > 3 else "")
+            self.leaf_labels[leaf] = label or "copy"
 
     def leaf_name(self, leaf: int) -> str:
         label = self.leaf_labels.get(leaf)
         return f"leaf{leaf}:{label}" if label else f"leaf{leaf}"
 
-    def exec_task(self, task_id: int) -> Any | None:
-        try:
-            task = self.record.program.execute.tasks[task_id]
-            return task if task.id == task_id else None
-        except Exception:  # noqa: BLE001
-            return None
+    def subgraph_of(self, task_id: int) -> int | None:
+        task = self._tasks.get(task_id)
+        return None if task is None else task[0]
 
     def sources(self, task_id: int) -> list[str]:
-        """`file:line` of the user lines task `task_id` runs (`record.source_of_task`, memoized per node set)."""
-        task = self.exec_task(task_id)
-        if task is None:
+        """`file:line` of the user lines task `task_id` runs (`record.source_of_task`, memoized per subgraph)."""
+        sub = self.subgraph_of(task_id)
+        if sub is None:
             return []
-        try:
-            nodes = tuple(sorted({self._op_node[o] for o in self.record.program.subgraphs[task.subgraph].ops}))
-        except Exception:  # noqa: BLE001
-            return []
-        hit = self._sources.get(nodes)
+        hit = self._sources.get(sub)
         if hit is None:
+            try:
+                nodes = sorted({self._op_node[o] for o in self._sub_ops[sub]})
+            except Exception:  # noqa: BLE001
+                nodes = []
             hit = []
             for n in nodes:
                 for line in self._node_lines(n):
                     if line not in hit:
                         hit.append(line)
-            self._sources[nodes] = hit
+            self._sources[sub] = hit
         return hit
 
     def _node_lines(self, node: int) -> list[str]:
         hit = self._node_sources.get(node)
         if hit is None:
             try:
-                hit = list(dict.fromkeys(f"{s.file}:{s.line}" for s in self.record.source_of(node)))
+                if self._nodes is not None:
+                    hit = list(dict.fromkeys(f"{s['file']}:{s['line']}" for s in self._json_source_of(node)))
+                else:
+                    hit = list(dict.fromkeys(f"{s.file}:{s.line}" for s in self.record.source_of(node)))
             except Exception:  # noqa: BLE001
                 hit = []
             self._node_sources[node] = hit
         return hit
 
+    def _json_source_of(self, node_id: int) -> list[Mapping[str, Any]]:
+        """`CompileRecord.source_of` on the JSON nodes: a node without a location takes its origin's."""
+        assert self._nodes is not None
+        out: list[Mapping[str, Any]] = []
+        stack, seen = [node_id], set()
+        while stack:
+            nid = stack.pop(0)
+            if nid in seen or nid not in self._nodes:
+                continue
+            seen.add(nid)
+            n = self._nodes[nid]
+            if n.get("loc"):
+                out += [s for s in n["loc"] if s not in out]
+            else:
+                stack += list(n.get("origin") or ())
+        return out
+
     def operands(self, task_id: int) -> tuple[str, str]:
         """The GM regions a task reads and writes, as `name[a:b, c:d]` lists."""
-        task = self.exec_task(task_id)
+        task = self._tasks.get(task_id)
         if task is None:
             return "", ""
         try:
-            bufs = self.record.program.tiles.buffers
-
-            def text(regions: Sequence[Any]) -> str:
-                return "; ".join(f"{bufs[r.buffer].name}[" + ", ".join(f"{o}:{o + n}" for o, n in
-                                                                     zip(r.offset, r.shape)) + "]" for r in regions)
-
-            return text(task.reads), text(task.writes)
+            return self._regions(task[2]), self._regions(task[3])
         except Exception:  # noqa: BLE001
             return "", ""
 
+    def _regions(self, regions: Sequence[Any]) -> str:
+        parts = []
+        for r in regions:
+            buffer, offset, shape = (r[0], r[2], r[3]) if isinstance(r, (list, tuple)) else (r.buffer, r.offset,
+                                                                                            r.shape)
+            parts.append(f"{self._buffers[buffer]}[" + ", ".join(f"{o}:{o + n}" for o, n in zip(offset, shape)) + "]")
+        return "; ".join(parts)
+
     def root_index(self, task_id: int) -> int:
-        task = self.exec_task(task_id)
-        try:
-            return list(self.record.program.execute.roots).index(task.root) if task is not None else 0
-        except Exception:  # noqa: BLE001
-            return 0
+        task = self._tasks.get(task_id)
+        return 0 if task is None else self._roots.get(task[1], 0)
+
+
+def _walk_json(graph: Mapping[str, Any]) -> Any:
+    for n in graph.get("nodes", ()):
+        yield n
+        if n.get("body"):
+            yield from _walk_json(n["body"])
 
 
 def _short_hash(text: str) -> str:
@@ -257,15 +321,20 @@ def _counter_events(sl: Swimlane, t0: float = 0.0) -> list[dict[str, Json]]:
 def _pipe_events(sl: Swimlane, first_tid: int) -> list[dict[str, Json]]:
     """Per-pipe sub-lanes: thread `<lane>.<pipe>` sorted just below its lane, one slice per busy interval."""
     spans: dict[tuple[int, str], list[tuple[int, int, int]]] = defaultdict(list)
-    for t in sl.tasks:
+    profiles, isfinite = sl.pipe_profiles, math.isfinite
+    for t in sl.tasks:  # Swimlane.pipes(t) and _ns, inlined: 64k tasks × pipes × intervals
         try:
-            busy = sl.pipes(t)
-        except (IndexError, TypeError, ValueError):
+            if t.profile < 0:
+                continue
+            prof = profiles[t.profile]
+        except (IndexError, TypeError):
             continue
-        for pipe, intervals in busy.items():
-            for a, b in intervals:
-                if math.isfinite(a) and math.isfinite(b):
-                    spans[(t.lane, pipe)].append((_ns(a), _ns(b), t.id))
+        start, d = t.start, t.duration
+        for pipe, fractions in prof.items():
+            for a, b in fractions:
+                x, y = start + a * d, start + b * d
+                if isfinite(x) and isfinite(y):
+                    spans[(t.lane, pipe)].append((round(x * 1000.0), round(y * 1000.0), t.id))
     order = {p: k for k, p in enumerate(PIPES)}
     keys = sorted(spans, key=lambda k: (k[0], order.get(k[1], len(PIPES)), k[1]))
     out: list[dict[str, Json]] = []
@@ -277,8 +346,8 @@ def _pipe_events(sl: Swimlane, first_tid: int) -> list[dict[str, Json]]:
         out.append(_metadata("thread_sort_index", tid, lane * _SORT_STRIDE + min(rank[lane], _SORT_STRIDE - 1)))
         items = spans[(lane, pipe)]
         for (s, e), (_, _, task) in zip(_disjoint([(s, e) for s, e, _ in items]), items):
-            out.append({"ph": "X", "name": pipe, "cat": "pipe", "pid": PID, "tid": tid, "ts": _us(s),
-                        "dur": _us(e - s), "args": {"task": task}})
+            out.append({"ph": "X", "name": pipe, "cat": "pipe", "pid": PID, "tid": tid, "ts": s / 1000.0,
+                        "dur": (e - s) / 1000.0, "args": {"task": task}})
     return out
 
 
@@ -328,9 +397,9 @@ def merged_swimlane(sl: Swimlane, record: Any | None = None) -> dict[str, Json]:
     func_prefix = f"{view.kernel}_" if view.kernel else ""
     for t in sl.tasks:
         s, e = spans[t.id]
-        task = view.exec_task(t.id)
+        sub = view.subgraph_of(t.id)
         root = view.root_index(t.id)
-        psg = task.subgraph if task is not None else max(t.leaf, 0)
+        psg = sub if sub is not None else max(t.leaf, 0)
         func = f"{func_prefix}leaf{t.leaf}" if t.leaf >= 0 else "task"
         label = view.leaf_labels.get(t.leaf) or t.name or "task"
         leaf_hash = view.leaf_hashes.get(t.leaf, f"leaf{t.leaf}")
