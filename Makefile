@@ -1,12 +1,19 @@
-# The two commands of the README: `make run` (the main job) and `make test` (every test).
-# Both do all the set-up on a fresh machine: a virtualenv in .venv with the pinned deps.
+# The two commands of the README: `make run` (open the IDE) and `make test` (every test).
+# Both do all the set-up on a fresh machine: a virtualenv in .venv with the pinned deps, the
+# node packages (npm ci), code-server (a real VS Code, from npm, into build/vscode/) and the
+# packaged extension (build/pypto-ide.vsix).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
+VSIX := build/pypto-ide.vsix
+# what the .vsix is built from: the extension, the webview bundle and the Python packages (the wheel)
+VSIX_SRC := package.json package-lock.json pyproject.toml \
+	$(shell find extension webview pypto server -type f -not -path '*/dist/*' -not -path '*/node_modules/*' \
+	  -not -path '*/__pycache__/*' -not -name '*.pyc' 2>/dev/null)
 
-.PHONY: run test lint bench setup clean chromium
+.PHONY: run examples test test-vscode lint bench setup clean chromium vscode vsix
 
 setup: $(STAMP) $(NODE_STAMP)
 
@@ -16,25 +23,48 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[torch,dev]"
 	touch $(STAMP)
 
-# node packages (package-lock.json): the SARIF schema the report tests validate against; later the webview
+# node packages (package-lock.json): esbuild/typescript, vsce, playwright-core, the SARIF schema, ...
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
-run: $(STAMP)
+# code-server 4.100.3 (VS Code 1.100.3) into build/vscode/code-server, and the Debian packages it
+# needs to build, when missing; returns at once when it is there (tools/vscode/install.sh)
+vscode:
+	bash tools/vscode/install.sh
+
+# the VS Code extension package: bundled extension, webview bundle, the Python wheel
+$(VSIX): $(STAMP) $(NODE_STAMP) $(VSIX_SRC)
+	npm run package:vsix
+vsix: $(VSIX)
+
+# open the IDE: code-server on 127.0.0.1 with our extension and examples/ open; prints the
+# URL and stays in the foreground until Ctrl-C (PORT=... to choose the port, default 18200)
+run: setup vscode $(VSIX)
+	bash tools/vscode/run.sh
+
+# compile and run every example and compare it with torch (the command-line check)
+examples: $(STAMP)
 	$(BIN)/pypto-ide examples
 
-# Debian's chromium for the webview browser tests (playwright-core drives /usr/bin/chromium)
+# Debian's chromium for the browser tests (playwright-core drives /usr/bin/chromium)
 chromium:
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 
-test: $(STAMP) $(NODE_STAMP) chromium
+test: setup chromium vscode $(VSIX)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 -q
 	npm run test:webview
+	npm run test:extension
+	$(MAKE) --no-print-directory test-vscode
 
-bench: $(STAMP)
+# the end-to-end tests: the packaged extension in a real VS Code (code-server), driven by
+# Chromium; screenshots in build/vscode/screenshots/
+test-vscode: setup chromium vscode $(VSIX)
+	PYPTO_E2E_REQUIRED=1 node --test tests/vscode/
+
+bench: setup chromium vscode $(VSIX)
 	for b in benchmarks/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) build
