@@ -32,7 +32,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from server.http_live import Hub, hello, message, record_changed
-from server.http_safety import Guard, Refused, needs_token, read_text
+from server.http_safety import Guard, Refused, is_file, needs_token, read_text
 from server.http_views import EXPORTS, Results, stored_bytes
 from server.jobs import ACTIONS, Job, JobQueue, QueueFull
 
@@ -302,7 +302,7 @@ def create_app(config: ServeConfig) -> Any:
         st = _st(request)
         rel, name = split_kernel(body.kernel)
         real, rel = st.workspace.confine(rel)
-        if not real.is_file():
+        if not is_file(real):
             raise Refused(404, f"no such file in the workspace: {rel}")
         timeout = min(body.timeout_s or config.time_limit, config.time_limit)
         job = st.queue.submit(f"{rel}::{name}", body.action, _settings(body), timeout)

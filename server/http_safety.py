@@ -72,7 +72,12 @@ def confine(root: Path, user_path: str, suffixes: Iterable[str] = (".py",)) -> t
         raise Refused(403, f"{user_path!r} has a hidden component; hidden files and folders are not served")
     if not parts:
         raise Refused(400, "a file path is required")
-    real = root.joinpath(*parts).resolve()
+    if any(len(p.encode()) > 255 for p in parts):
+        raise Refused(400, f"{user_path[:80]!r}…: a file or folder name is longer than 255 bytes")
+    try:
+        real = root.joinpath(*parts).resolve()
+    except (OSError, RuntimeError) as e:  # a symlink loop, a path too long for the OS
+        raise Refused(400, f"{user_path[:200]!r}: {getattr(e, 'strerror', None) or e}") from None
     if real != root and root not in real.parents:
         raise Refused(403, f"{user_path!r} resolves outside the workspace (a symlink out is refused)")
     suffixes = tuple(suffixes)
@@ -85,16 +90,27 @@ def read_text(path: Path, max_bytes: int) -> str:
     """A workspace file's text, refusing files over `max_bytes` (413) and non-UTF-8 ones (415)."""
     try:
         size = path.stat().st_size
-    except FileNotFoundError:
-        raise Refused(404, f"no such file: {path.name}") from None
-    if not path.is_file():
-        raise Refused(404, f"not a file: {path.name}")
-    if size > max_bytes:
-        raise Refused(413, f"{path.name} is {size:,} bytes; the limit is {max_bytes:,}")
-    try:
+        if not path.is_file():
+            raise Refused(404, f"not a file: {path.name}")
+        if size > max_bytes:
+            raise Refused(413, f"{path.name} is {size:,} bytes; the limit is {max_bytes:,}")
         return path.read_bytes()[:max_bytes + 1].decode("utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        raise Refused(404, f"no such file: {path.name}") from None
+    except PermissionError:
+        raise Refused(403, f"{path.name} cannot be read (permission denied)") from None
+    except OSError as e:
+        raise Refused(400, f"{path.name}: {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise Refused(415, f"{path.name} is not UTF-8 text") from None
+
+
+def is_file(path: Path) -> bool:
+    """`path.is_file()`, False where the OS refuses to say (permission, a name too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 # ---- the ASGI guard -------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from server.http_live import file_changed, kernels_changed, record_changed
-from server.http_safety import Refused, confine, read_text
+from server.http_safety import Refused, confine, is_file, read_text
 from server.http_views import store
 from server.jobs import Job, JobQueue
 from server.worker import JobFailed, WorkerPool
@@ -101,7 +101,7 @@ def imported_files(text: str, folder: Path) -> set[Path]:
         for k in range(1, len(parts) + 1):  # `a.b.c` imports a, a.b and a.b.c
             base = folder.joinpath(*parts[:k])
             for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-                if candidate.is_file():
+                if is_file(candidate):
                     out.add(candidate)
     return out
 

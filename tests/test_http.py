@@ -371,7 +371,7 @@ def test_a_full_queue_answers_429(client: httpx.Client) -> None:
 @pytest.mark.parametrize(("path", "status"), [
     ("../outside/secret.py", 403), ("a/../../outside/secret.py", 403), ("/etc/passwd", 400),
     ("evil.py", 403), ("linkdir/secret.py", 403), (".hidden/k.py", 403), ("notes.txt", 400),
-    ("missing.py", 404), ("", 422),
+    ("missing.py", 404), ("", 422), ("x" * 300 + ".py", 400), ("a/" * 1500 + "b.py", 404),
 ])
 def test_paths_outside_the_workspace_are_refused(client: httpx.Client, path: str, status: int) -> None:
     src = client.get("/api/v1/source", params={"path": path} if path else {})
@@ -380,6 +380,34 @@ def test_paths_outside_the_workspace_are_refused(client: httpx.Client, path: str
         job = client.post("/api/v1/jobs", json={"kernel": f"{path}::k"})
         assert job.status_code == status, job.text
     assert "do not serve" not in src.text
+
+
+def raw_get(port: int, target: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """GET `target` exactly as written (http.client sends the path unnormalized, unlike httpx)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+    try:
+        conn.request("GET", target, headers=headers or {})
+        r = conn.getresponse()
+        return r.status, r.read().decode(errors="replace")
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(("target", "status"), [
+    ("/api/v1/source?path=..%2Foutside%2Fsecret.py", 403),  # decoded once by the server: '..' seen
+    ("/api/v1/source?path=%2E%2E%2Foutside%2Fsecret.py", 403),
+    ("/api/v1/source?path=%2Ftmp%2Fsecret.py", 400),
+    ("/api/v1/source?path=%252e%252e%252Foutside%252Fsecret.py", 404),  # double: a literal '%2e%2e' folder
+    ("/api/v1/source?path=..%5Coutside%5Csecret.py", 403),  # backslashes are separators too
+    ("/api/v1/source?path=evil.py%00.py", 400),
+    ("/..%2f..%2foutside%2fsecret.py", 404), ("/%2e%2e/outside/secret.py", 404), ("/../outside/secret.py", 404),
+])
+def test_encoded_traversal_is_refused(server: Server, target: str, status: int) -> None:
+    got, body = raw_get(server.port, target)
+    assert got == status, body
+    assert "do not serve" not in body
 
 
 def test_request_limits(client: httpx.Client, server: Server) -> None:
@@ -469,6 +497,7 @@ def test_a_page_watching_a_kernel_gets_its_result(server: Server) -> None:
 def test_a_non_local_bind_requires_the_token(tmp_path: Path) -> None:
     bundle = tmp_path / "dist"
     bundle.mkdir()
+    (tmp_path / "secret.py").write_text("SECRET = 'do not serve'\n")
     (bundle / "index.html").write_text("<html>the panels</html>")
     (bundle / "panel.js").write_text("// a panel")
     ws = tmp_path / "ws"
@@ -489,6 +518,10 @@ def test_a_non_local_bind_requires_the_token(tmp_path: Path) -> None:
             assert first.text == "<html>the panels</html>"  # the webview bundle, served at /
             assert c.get("/panel.js").text == "// a panel"  # the cookie now
             assert c.get("/api/v1/kernels").status_code == 200
+        auth = {"authorization": f"Bearer {token}"}
+        for target in ("/..%2fsecret.py", "/%2e%2e/secret.py", "/../secret.py", "/..%5csecret.py"):
+            got, body = raw_get(s.port, target, auth)  # the bundle's static files: nothing above it
+            assert got == 404 and "do not serve" not in body, (target, got)
         with pytest.raises(InvalidStatus) as e:
             connect(f"ws://127.0.0.1:{s.port}/api/v1/ws", open_timeout=WAIT)
         assert e.value.response.status_code == 403
