@@ -1,0 +1,63 @@
+// kernels.ts: what the extension knows from recordChanged / compileState, and which kernel the
+// panels follow (command choice, then the cursor; never a document without kernels).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ActiveKernel, KernelTable, type RecordChanged, type Summary } from '../../extension/src/kernels';
+
+const U = 'file:///ws/two.py';
+const summary = (makespanUs: number): Summary => ({ board: 'sim', clock: 'simulated (a2a3 model, 1.8 GHz)', makespanUs, tasks: 8, utilization: 0.5,
+  coreUtilization: { AIV: 0.5 }, bound: 'vector', why: 'V', tileOps: 10, leaves: 1 });
+const rc = (kernel: string, line: number, s: Summary | null, version = 1): RecordChanged => ({
+  uri: U, kernel, version, range: { start: { line, character: 4 }, end: { line, character: 4 + kernel.length } }, summary: s,
+  error: s ? null : { message: 'boom', code: 'compile.error', range: { start: { line, character: 0 }, end: { line, character: 1 } } }, seconds: 0.1 });
+
+test('records and compile states per kernel; the previous summary is kept for before → after', () => {
+  const t = new KernelTable();
+  t.recordChanged(rc('first', 4, summary(10)));
+  t.compileState({ uri: U, version: 2, kernels: ['first'], state: 'started' });
+  assert.equal(t.get({ uri: U, kernel: 'first' })?.compiling, true);
+  assert.ok(t.anyCompiling(U) && !t.anyCompiling('file:///other.py'));
+  const k = t.recordChanged(rc('first', 4, summary(7), 2));
+  assert.equal(k.compiling, false);
+  assert.equal(k.summary?.makespanUs, 7);
+  assert.equal(k.previous?.makespanUs, 10);
+  t.recordChanged(rc('first', 4, null, 3));
+  assert.equal(t.get({ uri: U, kernel: 'first' })?.error?.code, 'compile.error');
+  assert.equal(t.get({ uri: U, kernel: 'first' })?.previous?.makespanUs, 10, 'a failure does not shift the previous summary');
+});
+
+test('the kernel around a line is the last def at or above it (the first before any)', () => {
+  const t = new KernelTable();
+  t.recordChanged(rc('second', 30, summary(2)));
+  t.recordChanged(rc('first', 4, summary(1)));
+  assert.deepEqual(t.kernels(U).map((k) => k.kernel), ['first', 'second']);
+  assert.equal(t.kernelAt(U, 0)?.kernel, 'first');
+  assert.equal(t.kernelAt(U, 12)?.kernel, 'first');
+  assert.equal(t.kernelAt(U, 30)?.kernel, 'second');
+  assert.equal(t.kernelAt(U, 99)?.kernel, 'second');
+  assert.equal(t.kernelAt('file:///none.py', 3), undefined);
+  t.retain(U, ['second']);
+  assert.deepEqual(t.kernels(U).map((k) => k.kernel), ['second']);
+  t.forget(U);
+  assert.deepEqual(t.kernels(U), []);
+});
+
+test('the active kernel: first reported, then the cursor; a document without kernels changes nothing', () => {
+  const t = new KernelTable();
+  const a = new ActiveKernel();
+  const first = t.recordChanged(rc('first', 4, summary(1)));
+  t.recordChanged(rc('second', 30, summary(2)));
+  assert.equal(a.offer(first), true);
+  assert.equal(a.offer(t.get({ uri: U, kernel: 'second' })!), false, 'only when none is active');
+  assert.equal(a.cursor(t, U, 31), true);
+  assert.equal(a.get()?.kernel, 'second');
+  assert.equal(a.cursor(t, U, 35), false, 'same kernel: no change');
+  assert.equal(a.cursor(t, 'file:///ws/helpers.py', 3), false);
+  assert.equal(a.get()?.kernel, 'second');
+  assert.equal(a.choose({ uri: U, kernel: 'first' }), true, 'a command chooses explicitly');
+  a.clear('file:///ws/other.py');
+  assert.equal(a.get()?.kernel, 'first');
+  a.clear(U);
+  assert.equal(a.get(), null);
+});

@@ -1,0 +1,65 @@
+// router.ts: a panel's message, checked and turned into an editor action (0-based ranges,
+// file paths); malformed or foreign messages are ignored with a reason, never trusted.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { highlightFor, route, toEditorRange } from '../../extension/src/router';
+
+const F = '/ws/softmax.py';
+
+test('revealSource: 1-based record lines become 0-based editor lines; columns stay', () => {
+  const a = route({ v: 1, type: 'revealSource', file: F, range: { line: 34, col: 12, end_line: 34, end_col: 28 } });
+  assert.deepEqual(a, { kind: 'reveal', file: F, line: 34, range: { startLine: 33, startCol: 12, endLine: 33, endCol: 28 } });
+});
+
+test('revealSource of a bare line selects the rest of the line (when its length is known)', () => {
+  const a = route({ v: 1, type: 'revealSource', file: F, range: { line: 5, col: 4, end_line: 0, end_col: 0 } }, (file, l) => (file === F && l === 4 ? 40 : 0));
+  assert.deepEqual(a, { kind: 'reveal', file: F, line: 5, range: { startLine: 4, startCol: 4, endLine: 4, endCol: 40 } });
+  assert.deepEqual(toEditorRange({ line: 2, col: 0, end_line: 4, end_col: 3 }), { startLine: 1, startCol: 0, endLine: 3, endCol: 3 });
+  assert.deepEqual(toEditorRange({ line: 7, col: 3, end_line: 2, end_col: 0 }), { startLine: 6, startCol: 3, endLine: 6, endCol: 3 }, 'an end before the start is the start');
+});
+
+test('applyEdit: every edit replaces exactly its span; one malformed edit rejects the whole message', () => {
+  const ok = route({ v: 1, type: 'applyEdit', label: 'use set_vec_tile_shapes(1, 32, 1, 256)', edits: [
+    { where: { file: F, line: 25, col: 4, end_line: 25, end_col: 42 }, text: 'pypto.set_vec_tile_shapes(1, 32, 1, 256)' }] });
+  assert.deepEqual(ok, { kind: 'applyEdit', label: 'use set_vec_tile_shapes(1, 32, 1, 256)', edits: [
+    { file: F, range: { startLine: 24, startCol: 4, endLine: 24, endCol: 42 }, text: 'pypto.set_vec_tile_shapes(1, 32, 1, 256)' }] });
+  const insert = route({ v: 1, type: 'applyEdit', label: 'x', edits: [{ where: { file: F, line: 3, col: 0, end_line: 0, end_col: 0 }, text: '# hi\n' }] });
+  assert.equal(insert.kind, 'applyEdit');
+  if (insert.kind === 'applyEdit') assert.deepEqual(insert.edits[0].range, { startLine: 2, startCol: 0, endLine: 2, endCol: 0 }, 'an insertion stays a point');
+  for (const bad of [
+    { v: 1, type: 'applyEdit', label: 'x', edits: [] },
+    { v: 1, type: 'applyEdit', label: 'x', edits: [{ where: { file: F, line: 3, col: 0, end_line: 3, end_col: 2 } }] },
+    { v: 1, type: 'applyEdit', label: 'x', edits: [{ where: { file: '', line: 3 }, text: 'a' }] },
+    { v: 1, type: 'applyEdit', label: 'x', edits: [{ where: { file: F, line: 0 }, text: 'a' }] },
+    { v: 1, type: 'applyEdit', label: 'x', edits: [{ where: { file: F, line: 5, col: 9, end_line: 5, end_col: 2 }, text: 'a' }] },
+  ]) {
+    assert.equal(route(bad).kind, 'ignore', JSON.stringify(bad));
+  }
+});
+
+test('ready, openPanel, requestPass and log', () => {
+  assert.deepEqual(route({ v: 1, type: 'ready', panel: 'swimlane', state: { window: null } }), { kind: 'ready', panel: 'swimlane', state: { window: null } });
+  assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'graph', file: F, line: 30 }), { kind: 'openPanel', panel: 'graph', file: F, line: 30 });
+  assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'swimlane' }), { kind: 'openPanel', panel: 'swimlane', file: null, line: null });
+  assert.deepEqual(route({ v: 1, type: 'requestPass', index: 3 }), { kind: 'requestPass', index: 3 });
+  assert.deepEqual(route({ v: 1, type: 'log', level: 'error', message: 'boom' }), { kind: 'log', level: 'error', message: 'boom' });
+  assert.deepEqual(route({ v: 1, type: 'log', level: 'shout', message: 'x' }), { kind: 'log', level: 'info', message: 'x' });
+});
+
+test('anything else is ignored, with the reason', () => {
+  const reasons = [
+    route(null), route('revealSource'), route({ type: 'ready', panel: 'graph' }), route({ v: 2, type: 'ready', panel: 'graph' }),
+    route({ v: 1, type: 'ready', panel: 'timeline' }), route({ v: 1, type: 'openPanel', panel: 'terminal' }),
+    route({ v: 1, type: 'requestPass', index: -1 }), route({ v: 1, type: 'requestPass', index: 1.5 }),
+    route({ v: 1, type: 'revealSource', file: F, range: { line: 0 } }), route({ v: 1, type: 'revealSource', range: { line: 3 } }),
+    route({ v: 1, type: 'executeCommand', command: 'workbench.action.terminal.new' }),
+  ];
+  for (const r of reasons) assert.equal(r.kind, 'ignore', JSON.stringify(r));
+  assert.deepEqual(route({ v: 2, type: 'ready', panel: 'graph' }), { kind: 'ignore', reason: 'protocol v2, expected v1' });
+});
+
+test('the cursor as highlightSource: 1-based, 0 clears', () => {
+  assert.deepEqual(highlightFor(F, 33), { v: 1, type: 'highlightSource', file: F, line: 34 });
+  assert.deepEqual(highlightFor(F, null), { v: 1, type: 'highlightSource', file: F, line: 0 });
+});

@@ -1,0 +1,43 @@
+// statusText.ts: what the status-bar item says (contract: kernel name, makespan in µs,
+// utilization; `$(sync~spin)` while compiling; simulated/measured in the tooltip).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { KernelInfo } from '../../extension/src/kernels';
+import { fmtUs, statusText } from '../../extension/src/statusText';
+
+const k = (over: Partial<KernelInfo> = {}): KernelInfo => ({
+  uri: 'file:///ws/softmax.py', kernel: 'softmax_kernel', defLine: 15, version: 1, compiling: false, previous: null, error: null,
+  summary: { board: 'sim', clock: 'simulated (a2a3 model, 1.8 GHz)', makespanUs: 33.93, tasks: 256, utilization: 0.669,
+    coreUtilization: { AIV: 0.669 }, bound: 'vector', why: 'the V pipe is busiest', tileOps: 8704, leaves: 1 },
+  ...over,
+});
+
+test('kernel, makespan and utilization; the clock in the tooltip; click opens the swimlane', () => {
+  const v = statusText(k(), 'running', null);
+  assert.equal(v.text, '$(pulse) softmax_kernel 33.93 µs · 67% util');
+  assert.match(v.tooltip, /simulated \(a2a3 model, 1\.8 GHz\)/);
+  assert.equal(v.command, 'pypto.openSwimlane');
+  const measured = statusText(k({ summary: { ...k().summary!, board: 'cpu', clock: 'measured on this machine', makespanUs: 2014.4 } }), 'running', null);
+  assert.equal(measured.text, '$(pulse) softmax_kernel 2,014.4 µs · 67% util');
+  assert.match(measured.tooltip, /measured on this machine/);
+});
+
+test('a spinner while compiling, the previous figures kept', () => {
+  const v = statusText(k({ compiling: true }), 'running', null);
+  assert.ok(v.text.startsWith('$(sync~spin) softmax_kernel 33.93 µs'), v.text);
+  assert.equal(statusText(k({ summary: null, compiling: true }), 'running', null).text, '$(sync~spin) softmax_kernel');
+});
+
+test('a failed kernel, a failed or starting server, no kernel', () => {
+  const failed = statusText(k({ summary: null, error: { message: 'boom', code: 'worker.timeout', range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } } } }), 'running', null);
+  assert.equal(failed.text, '$(warning) softmax_kernel: worker.timeout');
+  assert.equal(failed.error, true);
+  const down = statusText(undefined, 'failed', 'PyPTO IDE: the Python interpreter /x could not be started');
+  assert.equal(down.text, '$(error) PyPTO');
+  assert.match(down.tooltip, /\/x could not be started/);
+  assert.equal(down.command, 'pypto.restartServer');
+  assert.equal(statusText(undefined, 'starting', null).text, '$(sync~spin) PyPTO');
+  assert.equal(statusText(undefined, 'running', null).text, '$(pulse) PyPTO');
+  assert.equal(fmtUs(5.1), '5.10 µs');
+});
