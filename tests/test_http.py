@@ -217,6 +217,13 @@ def test_a_report_job_runs_to_completion(client: httpx.Client, report_job: dict[
     assert res["health"] is not None and res["has_record"] and res["has_html"] and "record" not in res
     listed = {k["id"]: k for k in client.get("/api/v1/kernels").json()["kernels"]}
     assert listed["softmax.py::softmax_kernel"]["latest_job"] == report_job["id"]
+    refreshed = client.get("/api/v1/kernels", params={"refresh": True}).json()
+    assert {k["id"] for k in refreshed["kernels"]} == set(listed)
+    mine = client.get("/api/v1/jobs", params={"kernel": "softmax.py::softmax_kernel"}).json()["jobs"]
+    assert report_job["id"] in [j["id"] for j in mine] and {j["kernel"] for j in mine} == {"softmax.py::softmax_kernel"}
+    everything = client.get("/api/v1/jobs").json()["jobs"]
+    assert len(everything) >= len(mine) and [j["created"] for j in everything] == sorted(
+        (j["created"] for j in everything), reverse=True)  # newest first
 
 
 def test_record_swimlane_window_and_task_source(client: httpx.Client, report_job: dict[str, Any]) -> None:
@@ -305,12 +312,30 @@ def test_exports(client: httpx.Client, report_job: dict[str, Any]) -> None:
     assert client.get(f"{base}/model-explorer", params={"pass": 2}).json()["graphs"]
     ET.fromstring(client.get(f"{base}/graphml").content)
     assert "digraph" in client.get(f"{base}/dot").text
+    program = client.get(f"{base}/program")
+    assert 'filename="program.json"' in program.headers["content-disposition"] and program.json()
     assert client.get(f"{base}/swimlane").json()["schema"] == "pypto-ide/swimlane"
     assert client.get(f"{base}/record").json()["schema"] == "pypto-ide/compile-record"
     assert "softmax" in client.get(f"{base}/text").text
     html = client.get(f"{base}/html")
     assert html.headers["content-type"].startswith("text/html") and "<html" in html.text.lower()
     assert client.get(f"{base}/nope").status_code == 404
+
+
+def test_precision_suggest_and_the_cpu_board(client: httpx.Client) -> None:
+    precision = finished(client, submit(client, "live.py::live", "precision", snapshots=False)["id"])
+    assert precision["status"] == "done" and precision["settings"]["precision"], precision
+    res = client.get(f"/api/v1/jobs/{precision['id']}/result").json()
+    assert res["precision"]["passed"] is True and res["precision"]["passes"]
+    suggest = finished(client, submit(client, "live.py::live", "suggest", budget=6, snapshots=False)["id"])
+    assert suggest["status"] == "done" and suggest["settings"]["tile_search_budget"] == 6
+    sug = client.get(f"/api/v1/jobs/{suggest['id']}/result").json()["suggestions"]
+    assert sug and all(s["speedup"] > 1 and s["edits"] for s in sug)  # (16, 64) is not the best shape
+    cpu = finished(client, submit(client, "live.py::live", board="cpu", workers=2, snapshots=False)["id"])
+    assert cpu["status"] == "done" and cpu["summary"]["board"] == "cpu", cpu
+    assert "measured" in cpu["summary"]["clock"]
+    lanes = client.get(f"/api/v1/jobs/{cpu['id']}/swimlane").json()["lanes"]
+    assert [lane["name"] for lane in lanes] == ["CPU_0", "CPU_1"]
 
 
 def test_a_kernel_mistake_is_a_result_at_its_line(client: httpx.Client) -> None:
@@ -364,6 +389,43 @@ def test_a_full_queue_answers_429(client: httpx.Client) -> None:
         for j in reversed(jobs):
             assert client.delete(f"/api/v1/jobs/{j['id']}").json()["status"] == "cancelled"
     assert finished(client, submit(client, "hostile.py::good")["id"])["status"] == "done"
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+
+def test_load_concurrent_compiles_are_answered_or_refused_never_lost(server: Server) -> None:
+    """Bounded load on loopback: 4 waves of 24 compile requests from 8 threads at once. Every
+    request is accepted (202) or refused (429); every accepted job finishes done; the server's
+    memory stays bounded (finished jobs are forgotten beyond the server's keep limit)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(_: int) -> tuple[int, dict[str, Any] | None]:
+        with httpx.Client(base_url=server.url, timeout=WAIT) as c:
+            r = c.post("/api/v1/jobs", json={"kernel": "live.py::live", "action": "compile", "snapshots": False})
+            if r.status_code == 429:
+                assert r.headers["retry-after"]
+                return 429, None
+            assert r.status_code == 202, r.text
+            return 202, finished(c, r.json()["id"])
+
+    rss: list[float] = []
+    answers: list[tuple[int, dict[str, Any] | None]] = []
+    with ThreadPoolExecutor(8) as pool:
+        for _ in range(4):
+            answers += list(pool.map(one, range(24)))
+            rss.append(_rss_mb(server.proc.pid))
+    accepted = [job for code, job in answers if code == 202]
+    assert len(answers) == 96 and {code for code, _ in answers} <= {202, 429}
+    assert accepted and all(job is not None and job["status"] == "done" for job in accepted), accepted
+    assert len({job["id"] for job in accepted if job}) == len(accepted)  # none lost, none answered twice
+    assert any(code == 429 for code, _ in answers)  # 8 at once against a capacity of 4
+    assert rss[-1] - rss[0] < 150, rss  # MB: results of forgotten jobs are freed
+    with httpx.Client(base_url=server.url, timeout=WAIT) as c:
+        stats = c.get("/api/v1/health").json()["jobs"]
+    assert stats["queued"] == stats["running"] == 0 and stats["unfinished_requests"] == 0
 
 
 # ---- safety -------------------------------------------------------------------------------------------
