@@ -15,6 +15,7 @@
 
 import type { PanelId, PanelMessage } from './protocol';
 import { panelMessage, PROTOCOL_VERSION } from './protocol';
+import { SourceView, type SourceLines } from './sourceView';
 import type { KernelReport } from './types';
 
 export type HostKind = 'vscode' | 'server' | 'parent' | 'test';
@@ -134,6 +135,9 @@ type Json = Record<string, unknown>;
 
 const asObj = (x: unknown): Json => (typeof x === 'object' && x !== null ? (x as Json) : {});
 
+/** Lines shown around a revealed range in the page's source view. */
+const SOURCE_CONTEXT = 4;
+
 class ServerHost implements Host {
   readonly kind = 'server';
   private readonly state: SessionState;
@@ -142,6 +146,9 @@ class ServerHost implements Host {
   private retry = 500;
   private kernel: string | null;
   private readonly api: string;
+  private workspace = ''; // the served folder (hello): record files are absolute, /source takes relative ones
+  private sourceView: SourceView | null = null;
+  private sourceTicket = 0;
 
   constructor(private readonly panel: PanelId) {
     this.state = new SessionState(`pypto-webview:${panel}`);
@@ -158,8 +165,9 @@ class ServerHost implements Host {
     if (message.type === 'ready') {
       this.connect();
     } else if (message.type === 'revealSource') {
-      // no editor here: the page highlights the line in every panel of this window
+      // no editor here: the page highlights the line in its panel and shows the lines in its source view
       this.deliver({ type: 'highlightSource', file: message.file, line: message.range.line });
+      void this.showSource(message.file, message.range.line, message.range.end_line);
     } else if (message.type === 'applyEdit') {
       const what = message.edits.map((e) => `line ${e.where.line}: ${e.text}`).join('; ');
       this.deliver({ type: 'progress', message: `Apply this edit in your editor (${what}); the page updates when the file is saved.`, done: false });
@@ -207,9 +215,34 @@ class ServerHost implements Host {
     };
   }
 
+  /** The file's lines around [line, endLine] from the workspace, in the page's source view. */
+  private async showSource(file: string, line: number, endLine: number): Promise<void> {
+    const view = (this.sourceView ??= new SourceView());
+    const ws = this.workspace.replace(/\/+$/, '');
+    const path = ws && file.startsWith(`${ws}/`) ? file.slice(ws.length + 1) : file;
+    const range = { line, end_line: Math.max(line, endLine || line) };
+    const ticket = ++this.sourceTicket;
+    view.loading(path, range);
+    const query = new URLSearchParams({ path, start: String(Math.max(1, line - SOURCE_CONTEXT)), end: String(range.end_line + SOURCE_CONTEXT) });
+    const res = await fetch(`${this.api}/source?${query.toString()}`, { credentials: 'same-origin' }).catch(() => null);
+    if (ticket !== this.sourceTicket) return; // a newer click won
+    if (res === null) {
+      view.error(path, 'pypto-ide serve did not answer');
+      return;
+    }
+    const body = asObj(await res.json().catch(() => ({})));
+    if (ticket !== this.sourceTicket) return;
+    if (!res.ok) {
+      view.error(path, String(body.detail ?? `HTTP ${res.status}`));
+      return;
+    }
+    view.show(body as unknown as SourceLines, range);
+  }
+
   private async onServer(msg: Json): Promise<void> {
     const type = msg.type;
     if (type === 'hello') {
+      if (typeof msg.workspace === 'string') this.workspace = msg.workspace;
       const kernels = Array.isArray(msg.kernels) ? msg.kernels.map(asObj) : [];
       if (this.kernel === null && kernels.length > 0) {
         const k = kernels[0];
