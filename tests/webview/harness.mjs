@@ -76,7 +76,10 @@ export async function openPanel(context, panel) {
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.exposeFunction('__cspViolation', (v) => violations.push(v));
   await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`));
+    document.addEventListener('securitypolicyviolation', (e) => {
+      (window.__violations ||= []).push(`${e.violatedDirective} ${e.blockedURI}`);
+      window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`);
+    });
   });
   await page.goto(`${ORIGIN}/${panel}.html?host=test`);
   await waitReady(page);
@@ -111,4 +114,46 @@ export async function shot(page, name) {
   const path = join(SCREENSHOTS, `${name}.png`);
   await page.screenshot({ path });
   return path;
+}
+
+/** Two frames: what a message or a theme change made is on screen. */
+export async function frames(page) {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0)))));
+}
+
+/** Screenshots in the light theme (`name`) and the dark one (`name-dark`): the page follows
+ * the colour scheme (outside VS Code) as it follows VS Code's theme variables inside it. */
+export async function shots(page, name) {
+  await shot(page, name);
+  await scheme(page, 'dark');
+  await shot(page, `${name}-dark`);
+  await scheme(page, 'light');
+}
+
+/** Switch the colour scheme and wait until the panel redrew (canvas at once, plotly's charts
+ * when they say they are drawn). */
+export async function scheme(page, colorScheme) {
+  const charts = await page.evaluate(() => [document.querySelectorAll('.js-plotly-plot').length, window.__pyptoPlots ?? 0]);
+  await page.emulateMedia({ colorScheme });
+  await frames(page);
+  if (charts[0] > 0) await page.waitForFunction((want) => (window.__pyptoPlots ?? 0) >= want, charts[1] + charts[0]);
+}
+
+/** Plotly charts drawn so far in the page. */
+export async function plots(page) {
+  return page.evaluate(() => window.__pyptoPlots ?? 0);
+}
+
+/** Wait until the panel's view state is saved (it is saved debounced) as it is now. */
+export async function stateSaved(page) {
+  await page.waitForFunction(() => {
+    const p = window.__pyptoPanel;
+    const text = window.sessionStorage.getItem(`pypto-webview:${p.id}`);
+    return text !== null && JSON.stringify(JSON.parse(text).view) === JSON.stringify(p.panel.viewState());
+  });
+}
+
+/** The panel's view state now. */
+export async function viewState(page) {
+  return page.evaluate(() => JSON.parse(JSON.stringify(window.__pyptoPanel.panel.viewState())));
 }

@@ -10,11 +10,18 @@ Every file is what a host would send a panel, produced here by `pypto` itself:
 - `softmax_report.json`, `softmax_after_report.json`: `pypto-ide report --precision --suggest`
   of examples/softmax.py, and the report after applying its best suggestion's edit to a copy
   of the file (health panel: findings, suggestions, before/after); `softmax_run.json`,
-  `softmax_after_run.json`: the two swimlanes (two runs, one above the other);
+  `softmax_after_run.json`: the two swimlanes (two runs, one above the other), and
+  `softmax_record.json`, `softmax_after_record.json` the two records (a new compile of the
+  same kernel arriving in an open panel);
 - `precision.json`: `{precision, comparison}` — the precision report of a kernel that
   accumulates in fp16 (a failing op and failing tiles) and fp32 against fp16 op by op;
-- `html.json`: a record of a kernel whose name is HTML; `error.json`: a compile error whose
-  message quotes a source line holding HTML;
+- `accumulate.json`: `{record, listings}` of that fp16 kernel compiled to its tensor stage (a
+  loop: a collapsible cluster; with precision.json, the graph's error overlay);
+- `activations.json`: examples/activations.py's activations_kernel (helper calls: clusters);
+- `attention24.json`: attention with 24 heads, profiled, without pass snapshots (144 tasks:
+  the execute graph is grouped, and its groups open into their tasks);
+- `html.json`: a record of a kernel whose name is HTML, `html_report.json` its report with
+  precision; `error.json`: a compile error whose message quotes a source line holding HTML;
 - with `--big` (benchmarks): `big_swimlane.json` (a 100k-task sim run of an elementwise
   kernel, one task per 1x128 tile) and `big_graph.json` (a record, with snapshots, of a
   kernel whose unrolled Python loop makes about 5k tensor nodes that cse, dce and autocast change).
@@ -89,14 +96,17 @@ def small(out: Path) -> None:
     before = make_report(load_module(softmax_py).softmax_kernel, precision=True, suggest=True)
     write(out, "softmax_report.json", before.to_json())
     write(out, "softmax_run.json", before.record.run.to_json())
+    write(out, "softmax_record.json", {"record": before.record.to_json()})
     best = before.suggestions[0].to_json()
     with tempfile.TemporaryDirectory() as tmp:
         edited = Path(tmp) / "softmax.py"
         edited.write_text(apply_edits(softmax_py.read_text(), best["edits"]))
         after = make_report(load_module(edited, "pypto_webview_after_").softmax_kernel, suggest=True)
         # the edit stands for one applied to the user's file: name that file throughout
-        text = json.dumps(after.to_json())
-        doc = json.loads(text.replace(json.dumps(str(edited))[1:-1], json.dumps(str(softmax_py))[1:-1]))
+        def renamed(doc: Any) -> Any:
+            return json.loads(json.dumps(doc).replace(json.dumps(str(edited))[1:-1], json.dumps(str(softmax_py))[1:-1]))
+        doc = renamed(after.to_json())
+        write(out, "softmax_after_record.json", renamed({"record": after.record.to_json()}))
     write(out, "softmax_after_report.json", doc)
     write(out, "softmax_after_run.json", after.record.run.to_json())
 
@@ -106,8 +116,21 @@ def small(out: Path) -> None:
     cmp = compare_configs(fp16_accumulate, fp16_accumulate, accumulate_inputs(np.float32),
                           accumulate_inputs(np.float16))
     write(out, "precision.json", {"precision": rep.to_json(), "comparison": cmp.to_json()})
+    # the tensor stage only (2,048 tasks of tiles would make 17 MB): its graph, loop and passes
+    acc = compile_record(fp16_accumulate, accumulate_inputs(np.float16), stage="tensor")
+    write(out, "accumulate.json", {"record": acc.to_json(include_snapshots=True), "listings": {}})
+
+    activations = load_module(REPO / "examples" / "activations.py").activations_kernel
+    write(out, "activations.json", with_listings(profiled(activations)))
+    rng = np.random.default_rng(0)
+    heads = {n: rng.standard_normal((24, 128, 64)).astype(np.float16) for n in "qkv"}
+    heads["out"] = np.zeros((24, 128, 64), np.float32)
+    record = profiled(attention, heads)
+    write(out, "attention24.json", {"record": record.to_json(include_snapshots=False),
+                                    "listings": {str(leaf.id): record.listing(leaf.id) for leaf in record.program.leaves or ()}})
 
     write(out, "html.json", with_listings(profiled(html_named)))
+    write(out, "html_report.json", make_report(html_named, precision=True).to_json())
     try:
         compile_record(html_error)
         raise AssertionError("html_error compiled")

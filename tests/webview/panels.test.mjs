@@ -1,13 +1,17 @@
 // Browser tests of the four panels in headless Chromium: each renders a fixture the real
 // compiler made (tests/webview/make_fixtures.py), links to the source both ways, keeps its
-// view state over a reload, shows empty/progress/error states, shows HTML as text, and runs
-// under its Content-Security-Policy. Screenshots land in build/webview/screenshots/.
+// view state over a reload and across a new compile of the same kernel (updated in place),
+// shows empty/progress/error states, shows HTML as text, follows the theme, and runs under
+// its Content-Security-Policy. Every expectation is computed here from the fixture, not by
+// the panel's code. Screenshots (light and dark) land in build/webview/screenshots/.
 //
 // Run: npm run test:webview (type-checks and builds first).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { clearSent, fixtures, launch, openPanel, ORIGIN, send, sent, shot, waitReady } from './harness.mjs';
+import {
+  clearSent, fixtures, frames, launch, openPanel, ORIGIN, send, sent, shot, shots, stateSaved, viewState, waitReady,
+} from './harness.mjs';
 
 let browser;
 let fx;
@@ -50,9 +54,34 @@ function nodeById(record, id) {
   return flatten(record.graph).find((n) => n.id === id);
 }
 
+/** Tasks of a run whose nodes come from `line` (any frame of their source chain). */
+function tasksAtLine(record, file, line) {
+  return record.execute.tasks.filter((t) => taskNodes(record, t.id).some((n) => nodeById(record, n).loc.some((s) => s.line === line && s.file === file)))
+    .map((t) => t.id).sort((a, b) => a - b);
+}
+
+/** Each execute task's depth in the dependency DAG. */
+function depths(tasks) {
+  const d = new Map();
+  for (const t of tasks) d.set(t.id, Math.max(0, ...t.preds.map((p) => d.get(p) + 1)));
+  return d;
+}
+
+/** The µs formatting the panels use (dom.ts fmtUs), for the figures they print. */
+function fmtUs(us) {
+  if (us === 0) return '0';
+  if (Math.abs(us) >= 1e3) return `${(us / 1e3).toFixed(3)} ms`;
+  if (Math.abs(us) >= 100) return `${us.toFixed(1)} µs`;
+  if (Math.abs(us) >= 1) return `${us.toFixed(2)} µs`;
+  return `${(us * 1e3).toFixed(1)} ns`;
+}
+
 async function noErrors(p) {
   assert.deepEqual(p.errors, [], `console errors: ${p.errors.join('\n')}`);
 }
+
+const nodeIds = (page) => page.$$eval('.graph-svg g.node', (els) => els.map((e) => e.getAttribute('data-id')));
+const state = (page) => page.evaluate(() => window.__pyptoPanel.state());
 
 // ---- graph panel ----------------------------------------------------------------------------
 
@@ -70,7 +99,7 @@ describe('graph panel', () => {
     const want = flatten(r.graph).length;
     assert.equal(await p.page.locator('.graph-svg g.node').count(), want);
     assert.match(await p.page.textContent('.pass.selected'), /execute_graph.*execute.*changed/s);
-    await shot(p.page, 'graph');
+    await shots(p.page, 'graph');
     await noErrors(p);
   });
 
@@ -95,10 +124,16 @@ describe('graph panel', () => {
     assert.equal(await p.page.locator('.graph-svg g.node.diff-removed').count(), gone.length);
     assert.ok(gone.length >= 1);
     assert.match(await p.page.textContent('.diffbar'), /removed vs simplify/);
-    await shot(p.page, 'graph-diff-cse');
+    await shots(p.page, 'graph-diff-cse');
+    // the other keys: [ and ] step, p and n too
+    await p.page.keyboard.press('[');
+    assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), '3');
+    await p.page.keyboard.press(']');
+    assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), '4');
     await p.page.keyboard.press('ArrowLeft');
     assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), '3');
     await p.page.keyboard.press('End');
+    assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), String(r.passes.at(-1).index));
     await noErrors(p);
   });
 
@@ -125,24 +160,77 @@ describe('graph panel', () => {
     assert.equal(await p.page.locator('.graph-svg g.node.highlight').count(), 0);
   });
 
-  test('tile grids by leaf with drill-down, leaf listings, the execute graph', async () => {
+  test('tile grids by leaf and core; a tile drills down to its tile ops, subgraph, leaf and task', async () => {
     const r = showcase.record;
     await p.page.click('button[data-view=tiles]');
     assert.ok(await p.page.locator('.graph-svg g.tilegrid').count() > 0);
-    // the tile graph is taller than the view: search brings the node into view and selects it
-    await p.page.fill('input.search', 'exp');
+    // exp's grid, cell by cell, from the record: rows are (instance, leading coords), columns the last coord
+    const exp = flatten(r.graph).find((n) => n.op === 'exp');
+    const t = r.tiles.ops;
+    const cells = new Map();
+    const rows = [];
+    let cols = 0;
+    for (let k = 0; k < t.id.length; k++) {
+      if (t.node[k] !== exp.id) continue;
+      const rk = `${t.instance[k]}|${t.coord[k].slice(0, -1).join(',')}`;
+      if (!rows.includes(rk)) rows.push(rk);
+      const col = t.coord[k].at(-1);
+      cols = Math.max(cols, col + 1);
+      const key = `${rows.indexOf(rk)},${col}`;
+      cells.set(key, [...(cells.get(key) ?? []), k]);
+    }
+    const [row, col] = [Math.min(3, rows.length - 1), cols - 1];
+    const ops = cells.get(`${row},${col}`);
+    assert.ok(ops?.length > 0);
+    const compute = ops.find((k) => !MOVES.has(t.op[k])) ?? ops[0];
+    const sg = r.subgraphs.find((s) => s.ops.includes(compute));
+    const task = r.execute.tasks.find((x) => x.subgraph === sg.id);
+    // search brings the node into view and selects it: its details hold the full grid
+    await p.page.fill('input.search', `%${exp.id}`);
     await p.page.fill('input.search', '');
+    assert.match(await p.page.textContent('.details h4:has-text("tiles")'), new RegExp(`tiles \\(${rows.length}×${cols}\\)`));
     const canvas = p.page.locator('.details canvas.tilecanvas');
-    await canvas.click({ position: { x: 2, y: 2 } });
-    assert.match(await p.page.textContent('.tile-detail'), /tile \[.*0\].*t\d+ exp/s);
-    await shot(p.page, 'graph-tiles');
+    const box = await canvas.boundingBox();
+    await canvas.click({ position: { x: ((col + 0.5) / cols) * box.width, y: ((row + 0.5) / rows.length) * box.height } });
+    const detail = await p.page.textContent('.tile-detail');
+    assert.match(detail, new RegExp(`tile \\[.*${col}\\] · instance ${rows[row].split('|')[0]}`));
+    for (const k of ops) assert.ok(detail.includes(`t${t.id[k]} ${t.op[k]}`), `tile op t${t.id[k]} listed: ${detail}`);
+    assert.ok(detail.includes(`subgraph ${sg.id} · leaf ${sg.leaf}`), detail);
+    assert.ok(detail.includes(`task ${task.id} on ${task.core}`), detail);
+    await shots(p.page, 'graph-tiles');
+    // by core type: the legend names the cores the subgraphs run on
+    await p.page.selectOption('.toolbar select >> nth=1', 'core');
+    const cores = [...new Set(r.subgraphs.map((x) => x.core))];
+    const legend = await p.page.textContent('.legend');
+    for (const c of cores) assert.ok(legend.includes(c), legend);
+    await p.page.selectOption('.toolbar select >> nth=1', 'leaf');
+    await noErrors(p);
+  });
+
+  test('leaf functions with their PTO listing; an instruction line reveals its source', async () => {
+    const r = showcase.record;
     await p.page.click('button[data-view=leaves]');
     assert.equal(await p.page.locator('.leaf-card').count(), r.leaves.length);
     assert.match(await p.page.textContent('.leaf-card .listing'), /TLOAD/);
-    await shot(p.page, 'graph-leaves');
+    await shots(p.page, 'graph-leaves');
+    const line = p.page.locator('.leaf-card .listing .lrow.link').nth(3);
+    const text = await line.textContent();
+    const leaf = Number(await p.page.getAttribute('.leaf-card:has(.listing)', 'data-leaf'));
+    const ins = r.blocks.find((b) => b.leaf === leaf).instrs[Number(/^\s+(\d+)/.exec(text)[1])];
+    assert.ok(text.includes(ins.opcode), `${text} is ${ins.opcode}`);
+    const node = nodeById(r, r.tiles.ops.node[ins.tile_op]);
+    await clearSent(p.page);
+    await line.click();
+    const [msg] = await sent(p.page, 'revealSource');
+    assert.equal(msg.file, node.loc[0].file);
+    assert.equal(msg.range.line, node.loc[0].line);
+  });
+
+  test('the execute graph: its tasks', async () => {
+    const r = showcase.record;
     await p.page.click('button[data-view=execute]');
     assert.equal(await p.page.locator('.graph-svg g.node').count(), r.execute.tasks.length);
-    await shot(p.page, 'graph-execute');
+    await shots(p.page, 'graph-execute');
     await p.page.click('button[data-view=tensor]');
     await noErrors(p);
   });
@@ -152,7 +240,7 @@ describe('graph panel', () => {
     assert.match(await p.page.textContent('.legend'), /share of task time/);
     const filled = await p.page.$$eval('.graph-svg g.node rect.box', (els) => els.filter((e) => e.style.fill).length);
     assert.ok(filled > 0);
-    await shot(p.page, 'graph-overlay-time');
+    await shots(p.page, 'graph-overlay-time');
     await p.page.selectOption('.toolbar select >> nth=0', 'buffer');
     assert.match(await p.page.textContent('.legend'), /buffer/);
     await p.page.selectOption('.toolbar select >> nth=0', 'none');
@@ -165,13 +253,19 @@ describe('graph panel', () => {
     await p.page.fill('input.search', '');
   });
 
-  test('the view state survives a reload', async () => {
+  test('the view state survives a reload: pass, view, zoom, selection', async () => {
     await p.page.focus('.passstrip');
     await p.page.keyboard.press('Home');
     await p.page.keyboard.press('ArrowRight');
     await p.page.keyboard.press('ArrowRight');
     await p.page.click('button[data-view=tiles]');
-    await p.page.waitForTimeout(300); // the state is saved debounced
+    const some = flatten(showcase.record.passes[2].snapshot.graph).find((n) => n.op === 'add');
+    await p.page.click(`.graph-svg g.node[data-id="${some.id}"]`);
+    const svg = await p.page.locator('.graph-svg').boundingBox();
+    await p.page.mouse.move(svg.x + 200, svg.y + 200);
+    await p.page.mouse.wheel(0, -300);
+    const before = await viewState(p.page);
+    await stateSaved(p.page);
     await p.page.reload();
     await waitReady(p.page);
     const [ready] = await sent(p.page, 'ready');
@@ -179,6 +273,12 @@ describe('graph panel', () => {
     await send(p.page, { type: 'record', ...showcase });
     assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), '2');
     assert.equal(await p.page.getAttribute('button.tab.active', 'data-view'), 'tiles');
+    const after = await viewState(p.page);
+    assert.deepEqual(after.transform, before.transform, 'the zoom is kept');
+    assert.equal(after.selected, String(some.id));
+    assert.equal(await p.page.locator(`.graph-svg g.node.selected[data-id="${some.id}"]`).count(), 1);
+    assert.match(await p.page.textContent('.details'), new RegExp(`add %${some.id}`));
+    await p.page.click('button[data-view=tensor]');
   });
 
   test('asks the host for a pass snapshot the record does not carry', async () => {
@@ -194,6 +294,227 @@ describe('graph panel', () => {
   });
 });
 
+// ---- graph panel: clusters, drill-down, error overlay ------------------------------------------
+
+/** Each drawn node's overlay fill: the error colour, another (the ramp) or none. */
+function fillKinds(page) {
+  return page.evaluate(() => {
+    const probe = document.createElement('div');
+    probe.style.color = getComputedStyle(document.body).getPropertyValue('--pp-error');
+    document.body.appendChild(probe);
+    const error = getComputedStyle(probe).color;
+    probe.remove();
+    const out = {};
+    for (const g of document.querySelectorAll('.graph-svg g.node')) {
+      const f = g.querySelector('rect.box').style.fill;
+      out[g.getAttribute('data-id')] = f === '' ? 'none' : f === error ? 'error' : 'ramp';
+    }
+    return out;
+  });
+}
+
+describe('graph panel: loop bodies and helper calls as clusters', () => {
+  test('a loop body is a cluster that collapses to one node and expands again', async () => {
+    const p = await openPanel(browser.context, 'graph');
+    const { record } = fx('accumulate.json');
+    const { precision } = fx('precision.json');
+    await send(p.page, { type: 'record', ...fx('accumulate.json') }, { type: 'precision', precision });
+    const all = flatten(record.graph);
+    const loop = all.find((n) => n.op === 'loop');
+    const members = [loop.id, ...flatten(loop.body).map((n) => n.id)].map(String).sort();
+    const cluster = `c:loop:${loop.id}`;
+    assert.equal(await p.page.locator(`.graph-svg g.cluster[data-cluster="${cluster}"]`).count(), 1);
+    const title = await p.page.textContent(`.graph-svg g.cluster[data-cluster="${cluster}"] .cluster-title`);
+    assert.match(title, new RegExp(`loop.*${loop.attrs.index.replace(/'/g, '')} in \\[${loop.attrs.start}, `));
+    // every member is drawn inside the cluster's box
+    const inside = await p.page.evaluate(([c, ids]) => {
+      const b = document.querySelector(`g.cluster[data-cluster="${c}"] rect`).getBoundingClientRect();
+      return ids.every((id) => {
+        const r = document.querySelector(`g.node[data-id="${id}"]`).getBoundingClientRect();
+        return r.left >= b.left && r.right <= b.right && r.top >= b.top && r.bottom <= b.bottom;
+      });
+    }, [cluster, members]);
+    assert.ok(inside, 'the loop body is inside its cluster');
+    // the error overlay: failing ops in the error colour, passing ones on the ramp
+    await p.page.selectOption('.toolbar select >> nth=0', 'error');
+    const pp = precision.passes.find((x) => x.name === record.passes.at(-1).name);
+    const failing = [...pp.rows, ...pp.outputs].filter((x) => !x.passed).map((x) => String(x.node));
+    const passing = [...pp.rows, ...pp.outputs].filter((x) => x.passed).map((x) => String(x.node));
+    assert.ok(failing.length > 0 && passing.length > 0);
+    const fills = await fillKinds(p.page);
+    for (const id of failing) assert.equal(fills[id], 'error', `%${id} fails`);
+    for (const id of passing) assert.equal(fills[id], 'ramp', `%${id} passes`);
+    assert.match(await p.page.textContent('.legend'), new RegExp(`error after ${pp.name}`));
+    await shots(p.page, 'graph-loop-error-overlay');
+    // collapse: one node stands for the loop; it carries the worst error of its body
+    await clearSent(p.page);
+    await p.page.click(`.graph-svg g.cluster[data-cluster="${cluster}"] .cluster-title`);
+    const ids = await nodeIds(p.page);
+    assert.ok(ids.includes(`s:loop:${loop.id}`));
+    assert.deepEqual(ids.filter((id) => members.includes(id)), []);
+    assert.equal(ids.length, all.length - members.length + 1);
+    assert.equal(await p.page.locator('.graph-svg g.cluster').count(), 0);
+    assert.ok(failing.some((id) => members.includes(id)), 'an op of the body fails');
+    assert.equal((await fillKinds(p.page))[`s:loop:${loop.id}`], 'error');
+    assert.match(await p.page.textContent('.details'), new RegExp(`nodes\\s*${members.length}`)); // it is selected
+    // a host line inside the body highlights the collapsed node; clicking it reveals the loop
+    const add = all.find((n) => n.op === 'add');
+    await send(p.page, { type: 'highlightSource', file: add.loc[0].file, line: add.loc[0].line });
+    assert.deepEqual(await p.page.$$eval('.graph-svg g.node.highlight', (els) => els.map((e) => e.getAttribute('data-id'))), [`s:loop:${loop.id}`]);
+    await p.page.click(`.graph-svg g.node[data-id="s:loop:${loop.id}"]`);
+    const [msg] = await sent(p.page, 'revealSource');
+    assert.equal(msg.range.line, loop.loc[0].line);
+    await p.page.selectOption('.toolbar select >> nth=0', 'none');
+    await shots(p.page, 'graph-loop-collapsed');
+    // the collapsed scope is part of the view state
+    assert.deepEqual((await viewState(p.page)).collapsed, [`loop:${loop.id}`]);
+    await p.page.dblclick(`.graph-svg g.node[data-id="s:loop:${loop.id}"]`);
+    assert.equal((await nodeIds(p.page)).length, all.length);
+    assert.equal(await p.page.locator(`.graph-svg g.cluster[data-cluster="${cluster}"]`).count(), 1);
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('the nodes one call of a helper made are a cluster; collapse all, search, expand', async () => {
+    const p = await openPanel(browser.context, 'graph');
+    const { record } = fx('activations.json');
+    await send(p.page, { type: 'record', ...fx('activations.json') });
+    const all = flatten(record.graph);
+    // scopes: nodes with a caller frame, by call site; a call that made one node is no cluster
+    const calls = new Map();
+    for (const n of all.filter((x) => x.loc.length > 1)) {
+      const k = `${n.loc[1].line}:${n.loc[1].col}:${n.loc[0].func}`;
+      calls.set(k, [...(calls.get(k) ?? []), String(n.id)]);
+    }
+    const clusters = [...calls].filter(([, ids]) => ids.length >= 2);
+    assert.ok(clusters.length >= 3 && calls.size > clusters.length, 'to_fp32 made one node');
+    assert.equal(await p.page.locator('.graph-svg g.cluster').count(), clusters.length);
+    for (const [k, ids] of clusters) {
+      const [line, , func] = k.split(':');
+      const c = p.page.locator(`.graph-svg g.cluster:has(text.cluster-title:has-text("${func}() · line ${line}"))`);
+      assert.equal(await c.count(), 1, `${func} at ${line}`);
+      const box = await c.locator('rect').boundingBox();
+      for (const id of ids) {
+        const b = await p.page.locator(`.graph-svg g.node[data-id="${id}"]`).boundingBox();
+        assert.ok(b.x >= box.x && b.y >= box.y && b.x + b.width <= box.x + box.width && b.y + b.height <= box.y + box.height, `%${id} in ${func}()`);
+      }
+    }
+    await shots(p.page, 'graph-calls');
+    await p.page.click('button.collapse-all');
+    const members = clusters.reduce((a, [, ids]) => a + ids.length, 0);
+    const ids = await nodeIds(p.page);
+    assert.equal(ids.filter((id) => id.startsWith('s:')).length, clusters.length);
+    assert.equal(ids.length, all.length - members + clusters.length);
+    await shots(p.page, 'graph-calls-collapsed');
+    // search looks inside collapsed scopes: tanh is in gelu_tanh()
+    await p.page.fill('input.search', 'tanh');
+    const matched = (await p.page.$$eval('.graph-svg g.node.match', (els) => els.map((e) => e.getAttribute('data-id')))).filter((id) => id.startsWith('s:'));
+    assert.equal(matched.length, 1);
+    assert.match(matched[0], /^s:.*gelu_tanh$/);
+    await p.page.fill('input.search', '');
+    await p.page.dblclick(`.graph-svg g.node[data-id="${matched[0]}"]`);
+    assert.equal((await nodeIds(p.page)).filter((id) => id.startsWith('s:')).length, clusters.length - 1);
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('execute graph groups drill down into their tasks and group again', async () => {
+    const p = await openPanel(browser.context, 'graph');
+    const { record } = fx('attention24.json');
+    await send(p.page, { type: 'record', ...fx('attention24.json') });
+    await p.page.click('button[data-view=execute]');
+    const tasks = record.execute.tasks;
+    assert.ok(tasks.length > 120, 'enough tasks to be grouped');
+    const d = depths(tasks);
+    const groups = new Map();
+    for (const t of tasks) groups.set(`L${t.leaf}@${d.get(t.id)}`, [...(groups.get(`L${t.leaf}@${d.get(t.id)}`) ?? []), t.id]);
+    assert.deepEqual((await nodeIds(p.page)).sort(), [...groups.keys()].sort());
+    const [key, members] = [...groups].sort((a, b) => b[1].length - a[1].length)[0];
+    // the details offer the drill-down; a double-click does it too
+    await p.page.click(`.graph-svg g.node[data-id="${key}"]`);
+    assert.match(await p.page.textContent('.details'), new RegExp(`${members.length} tasks of leaf`));
+    await p.page.click(`.details button:has-text("Show its ${members.length} tasks")`);
+    const ids = await nodeIds(p.page);
+    assert.equal(ids.length, groups.size - 1 + members.length);
+    assert.deepEqual(ids.filter((id) => id.startsWith('t')).sort(), members.map((id) => `t${id}`).sort());
+    assert.equal(await p.page.locator(`.graph-svg g.cluster[data-cluster="c:${key}"]`).count(), 1);
+    assert.match(await p.page.textContent(`.graph-svg g.cluster[data-cluster="c:${key}"] .cluster-title`), new RegExp(`${members.length} tasks`));
+    await shots(p.page, 'graph-execute-drilldown');
+    // a task of the group: its source line
+    const task = members[members.length >> 1];
+    const node = nodeById(record, taskNodes(record, task)[0]);
+    await clearSent(p.page);
+    await p.page.evaluate((id) => window.__pyptoPanel.panel.view.center(id), `t${task}`);
+    await p.page.click(`.graph-svg g.node[data-id="t${task}"]`);
+    const [msg] = await sent(p.page, 'revealSource');
+    assert.equal(msg.file, node.loc[0].file);
+    assert.equal(msg.range.line, node.loc[0].line);
+    assert.deepEqual((await viewState(p.page)).openGroups, [key]);
+    // the selected task's details group it again; a cluster's title (brought into view) too
+    await p.page.click('.details button:has-text("Group again")');
+    assert.equal((await nodeIds(p.page)).length, groups.size);
+    await p.page.dblclick(`.graph-svg g.node[data-id="${key}"]`);
+    await p.page.click(`.graph-svg g.cluster[data-cluster="c:${key}"] .cluster-title`);
+    assert.equal((await nodeIds(p.page)).length, groups.size);
+    await p.page.dblclick(`.graph-svg g.node[data-id="${key}"]`);
+    assert.equal((await nodeIds(p.page)).length, groups.size - 1 + members.length);
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
+// ---- graph panel: a new compile arrives ------------------------------------------------------
+
+describe('graph panel: updated in place by a new record of the same kernel', () => {
+  test('pass, view, zoom, selection and search stay; another kernel starts afresh', async () => {
+    const p = await openPanel(browser.context, 'graph');
+    await send(p.page, { type: 'record', ...showcase });
+    await p.page.keyboard.press('Home');
+    for (let i = 0; i < 4; i++) await p.page.keyboard.press('ArrowRight');
+    await p.page.fill('input.search', 'exp');
+    const exp = flatten(showcase.record.passes[4].snapshot.graph).find((n) => n.op === 'exp');
+    assert.equal((await viewState(p.page)).selected, String(exp.id), 'search selects its first match');
+    const svg = await p.page.locator('.graph-svg').boundingBox();
+    await p.page.mouse.move(svg.x + 300, svg.y + 150);
+    await p.page.mouse.wheel(0, 240);
+    const before = await viewState(p.page);
+    const matches = await p.page.locator('.graph-svg g.node.match').count();
+    assert.ok(matches >= 1);
+    // a compile runs: the graph stays, a progress bar shows over it
+    await send(p.page, { type: 'progress', message: 'Compiling pass_showcase…' });
+    assert.equal(await state(p.page), 'content');
+    assert.ok(await p.page.isVisible('.progress'));
+    assert.ok(await p.page.isVisible('.graph-svg'));
+    assert.match(await p.page.textContent('.progress'), /Compiling pass_showcase/);
+    await send(p.page, { type: 'record', ...showcase, label: 'after your edit' });
+    assert.equal(await p.page.isVisible('.progress'), false);
+    assert.match(await p.page.textContent('.subtitle'), /after your edit/);
+    const after = await viewState(p.page);
+    assert.deepEqual(after, before);
+    assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), '4');
+    assert.equal(await p.page.inputValue('input.search'), 'exp');
+    assert.equal(await p.page.locator('.graph-svg g.node.match').count(), matches);
+    assert.equal(await p.page.locator(`.graph-svg g.node.selected[data-id="${exp.id}"]`).count(), 1);
+    assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.view.transform), before.transform);
+    // a failed compile shows its error; the next good one comes back where it was
+    const err = fx('error.json');
+    await send(p.page, { type: 'error', ...err });
+    assert.equal(await state(p.page), 'error');
+    await send(p.page, { type: 'record', ...showcase });
+    assert.equal(await state(p.page), 'content');
+    assert.deepEqual((await viewState(p.page)).transform, before.transform);
+    assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), '4');
+    // another kernel: its last pass, fitted, nothing selected
+    await send(p.page, { type: 'record', ...attention });
+    const other = await viewState(p.page);
+    assert.equal(other.pass, attention.record.passes.at(-1).index);
+    assert.equal(other.selected, null);
+    assert.equal(await p.page.textContent('.title'), 'attention_kernel');
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
 // ---- swimlane panel -------------------------------------------------------------------------
 
 describe('swimlane panel', () => {
@@ -203,35 +524,72 @@ describe('swimlane panel', () => {
     await send(p.page, { type: 'record', ...attention });
   });
 
-  test('renders the run: lanes, per-leaf statistics, makespan', async () => {
+  test('renders the run: every lane in view, per-leaf statistics, makespan', async () => {
     const r = attention.record;
+    const run = r.run;
     assert.equal(await p.page.locator('.leaf-stats tbody tr').count(), r.leaves.length);
-    assert.match(await p.page.textContent('.sl-head'), /makespan 12\.\d+ µs/);
-    const draws = await p.page.evaluate(() => window.__pyptoPanel.panel.draws);
-    assert.ok(draws > 0);
-    await shot(p.page, 'swimlane');
+    assert.ok((await p.page.textContent('.sl-head')).includes(`makespan ${fmtUs(run.metrics.makespan_us)}`));
+    const used = new Set(run.tasks.lane).size;
+    assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.rowCounts()), [{ rows: used, overflow: 0 }]);
+    await shots(p.page, 'swimlane');
     await noErrors(p);
   });
 
-  test('clicking a task reveals its source line and draws its dependencies', async () => {
+  test('hovering a task shows its leaf, tile, times and source lines', async () => {
     const r = attention.record;
+    const run = r.run;
+    const i = run.tasks.id.findIndex((id) => r.execute.tasks.find((t) => t.id === id).core === 'AIV');
+    const id = run.tasks.id[i];
+    const pt = await p.page.evaluate((x) => window.__pyptoPanel.panel.taskPoint(x), id);
+    await p.page.mouse.move(pt.x, pt.y);
+    await p.page.waitForSelector('.tooltip:not([hidden])');
+    const tip = await p.page.textContent('.tooltip');
+    assert.ok(tip.includes(`task ${id}`), tip);
+    assert.ok(tip.includes(`leaf ${run.tasks.leaf[i]} · tile [${run.tasks.coord[i].join(', ')}]`), tip);
+    assert.ok(tip.includes(`${fmtUs(run.tasks.start[i])} → ${fmtUs(run.tasks.end[i])} · ${fmtUs(run.tasks.end[i] - run.tasks.start[i])}`), tip);
+    const lines = [...new Set(taskNodes(r, id).flatMap((n) => nodeById(r, n).loc.map((s) => s.line)))];
+    for (const line of lines.slice(0, 4)) assert.ok(tip.includes(`attention.py:${line}`), `${tip} names line ${line}`);
+    await p.page.mouse.move(5, 5);
+  });
+
+  test('clicking a task reveals its source range and draws its dependencies to a chosen depth', async () => {
+    const r = attention.record;
+    const run = r.run;
     const task = r.execute.tasks.find((t) => t.preds.length > 0 && t.core === 'AIV');
     const node = nodeById(r, taskNodes(r, task.id)[0]);
     const pt = await p.page.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), task.id);
     await clearSent(p.page);
     await p.page.mouse.click(pt.x, pt.y);
     const [msg] = await sent(p.page, 'revealSource');
-    assert.equal(msg.file, node.loc[0].file);
-    assert.equal(msg.range.line, node.loc[0].line);
+    const loc = node.loc[0];
+    assert.deepEqual(msg, { v: 1, type: 'revealSource', file: loc.file, range: { line: loc.line, col: loc.col, end_line: loc.end_line || loc.line, end_col: loc.end_col } });
     assert.match(await p.page.textContent('.sl-side'), new RegExp(`task ${task.id}\\b.*${task.preds.length} predecessors`, 's'));
-    await shot(p.page, 'swimlane-selected');
+    // predecessors and successors to depth 2, from the run's preds
+    const preds = new Map(run.tasks.id.map((id, k) => [id, run.tasks.preds[k]]));
+    const succs = new Map(run.tasks.id.map((id) => [id, []]));
+    for (const [id, ps] of preds) for (const q of ps) succs.get(q).push(id);
+    const reach = (next, depth) => {
+      const out = new Set();
+      let frontier = [task.id];
+      for (let k = 0; k < depth; k++) {
+        frontier = frontier.flatMap((x) => next.get(x)).filter((x) => !out.has(x));
+        for (const x of frontier) out.add(x);
+      }
+      return out;
+    };
+    await p.page.selectOption('label.check:has-text("arrows") select', '2');
+    const want = [...new Set([...reach(preds, 2), ...reach(succs, 2)])].sort((a, b) => a - b);
+    assert.ok(want.length > task.preds.length);
+    assert.deepEqual((await p.page.evaluate(() => window.__pyptoPanel.panel.linkedIds())).sort((a, b) => a - b), want);
+    await shots(p.page, 'swimlane-selected');
+    await p.page.selectOption('label.check:has-text("arrows") select', '1');
   });
 
   test('a source position from the host highlights its tasks', async () => {
     const r = attention.record;
     const file = r.source.file;
     const line = 45; // the second matmul
-    const want = r.execute.tasks.filter((t) => taskNodes(r, t.id).some((n) => nodeById(r, n).loc.some((s) => s.line === line && s.file === file))).map((t) => t.id).sort((a, b) => a - b);
+    const want = tasksAtLine(r, file, line);
     assert.ok(want.length > 0);
     await send(p.page, { type: 'highlightSource', file, line });
     const got = (await p.page.evaluate(() => window.__pyptoPanel.panel.highlightedIds())).sort((a, b) => a - b);
@@ -239,25 +597,83 @@ describe('swimlane panel', () => {
     assert.match(await p.page.textContent('.count'), new RegExp(`${want.length} tasks? at line 45`));
     await shot(p.page, 'swimlane-highlight');
     await send(p.page, { type: 'highlightSource', file, line: 0 });
+    assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.highlightedIds()), []);
   });
 
-  test('search, statistics rows, pipes and zoom', async () => {
+  test('search, the source-line filter, statistics rows', async () => {
     const r = attention.record;
     await p.page.fill('.toolbar input.search', 'leaf 2');
     const leaf2 = r.run.tasks.leaf.filter((l) => l === 2).length;
     assert.match(await p.page.textContent('.toolbar .count'), new RegExp(`${leaf2} tasks`));
     await p.page.fill('.toolbar input.search', '');
+    // the line filter lists the lines tasks come from; choosing one highlights their tasks
+    const file = r.source.file;
+    const value = await p.page.$eval('.toolbar select[title^="Show the tasks"]', (s) => [...s.options].find((o) => o.value.endsWith('\u000042'))?.value);
+    assert.ok(value, 'line 42 is in the filter');
+    await p.page.selectOption('.toolbar select[title^="Show the tasks"]', value);
+    assert.deepEqual((await p.page.evaluate(() => window.__pyptoPanel.panel.highlightedIds())).sort((a, b) => a - b), tasksAtLine(r, file, 42));
+    await p.page.selectOption('.toolbar select[title^="Show the tasks"]', '');
     await p.page.click('.leaf-stats tbody tr[data-leaf="0"]');
     const leaf0 = r.run.tasks.leaf.filter((l) => l === 0).length;
     assert.equal((await p.page.evaluate(() => window.__pyptoPanel.panel.highlightedIds())).length, leaf0);
     await p.page.click('.leaf-stats tbody tr[data-leaf="0"]');
+  });
+
+  test('pipes, zoom by dragging the time axis, markers, fit by key', async () => {
+    const run = attention.record.run;
+    const lanes = new Set(run.tasks.lane).size;
+    const pipes = new Set(run.pipe_profiles.flatMap((x) => Object.keys(x))).size;
     await p.page.check('label.check:has-text("pipes") input');
-    await p.page.evaluate(() => window.__pyptoPanel.panel.zoomTo(5, 9));
-    await p.page.waitForTimeout(100);
-    await shot(p.page, 'swimlane-pipes-zoom');
+    await frames(p.page);
+    assert.equal((await p.page.evaluate(() => window.__pyptoPanel.panel.rowCounts()))[0].rows, lanes * (1 + pipes));
+    await p.page.evaluate(() => document.activeElement?.blur());
+    await p.page.keyboard.press('f');
+    const box = await p.page.locator('canvas.sl-canvas').boundingBox();
+    const [w0, w1] = (await viewState(p.page)).window;
+    const left = 78; // the lane-name gutter
+    const tAt = (x) => w0 + ((x - left) / (box.width - left)) * (w1 - w0);
+    const [xa, xb] = [left + (box.width - left) * 0.4, left + (box.width - left) * 0.6];
+    await p.page.mouse.move(box.x + xa, box.y + 8);
+    await p.page.mouse.down();
+    await p.page.mouse.move(box.x + (xa + xb) / 2, box.y + 8);
+    await p.page.mouse.move(box.x + xb, box.y + 8);
+    await p.page.mouse.up();
+    const zoomed = (await viewState(p.page)).window;
+    assert.ok(Math.abs(zoomed[0] - tAt(xa)) < (w1 - w0) * 0.005 && Math.abs(zoomed[1] - tAt(xb)) < (w1 - w0) * 0.005, `${zoomed} ≈ ${tAt(xa)}, ${tAt(xb)}`);
+    await p.page.mouse.click(box.x + left + (box.width - left) / 2, box.y + 8);
+    const markers = (await viewState(p.page)).markers;
+    assert.equal(markers.length, 1);
+    assert.ok(Math.abs(markers[0] - (zoomed[0] + zoomed[1]) / 2) < (zoomed[1] - zoomed[0]) * 0.01);
+    await frames(p.page);
+    await shots(p.page, 'swimlane-pipes-zoom');
+    await p.page.click('button:has-text("Clear markers")');
     await p.page.uncheck('label.check:has-text("pipes") input');
-    await p.page.evaluate(() => window.__pyptoPanel.panel.fit());
+    await p.page.evaluate(() => document.activeElement?.blur());
+    await p.page.keyboard.press('f');
+    assert.deepEqual((await viewState(p.page)).window, [w0, w1]);
     await noErrors(p);
+  });
+
+  test('the view state survives a reload: window, selection, markers, toggles', async () => {
+    const run = attention.record.run;
+    const task = run.tasks.id.find((id, i) => run.tasks.start[i] > 5.5 && run.tasks.end[i] < 12.5);
+    await p.page.evaluate(() => window.__pyptoPanel.panel.zoomTo(5, 13));
+    await frames(p.page);
+    const pt = await p.page.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), task);
+    await p.page.mouse.click(pt.x, pt.y);
+    await p.page.keyboard.press('m');
+    await p.page.uncheck('label.check:has-text("bubbles") input');
+    const before = await viewState(p.page);
+    assert.equal(before.selected, task);
+    await stateSaved(p.page);
+    await p.page.reload();
+    await waitReady(p.page);
+    await send(p.page, { type: 'record', ...attention });
+    assert.deepEqual(await viewState(p.page), before);
+    assert.equal(await p.page.isChecked('label.check:has-text("bubbles") input'), false);
+    assert.match(await p.page.textContent('.sl-side'), new RegExp(`task ${task}\\b`));
+    await p.page.check('label.check:has-text("bubbles") input');
+    await p.page.evaluate(() => window.__pyptoPanel.panel.fit());
   });
 
   test('two runs, before and after an edit, one above the other', async () => {
@@ -267,9 +683,71 @@ describe('swimlane panel', () => {
     await send(page, { type: 'swimlane', run: afterRun, label: 'after', previous: { run: before, label: 'before' } });
     assert.equal(await page.locator('canvas.sl-canvas').count(), 2);
     const heads = await page.locator('.sl-head').allTextContents();
-    assert.match(heads[0], /before.*makespan 33\.93 µs/);
-    assert.match(heads[1], /after.*makespan 5\.10 µs.*6\.66× faster/);
-    await shot(page, 'swimlane-two-runs');
+    const [a, b] = [before.metrics.makespan_us, afterRun.metrics.makespan_us];
+    assert.ok(heads[0].includes('before') && heads[0].includes(`makespan ${fmtUs(a)}`), heads[0]);
+    assert.ok(heads[1].includes('after') && heads[1].includes(`makespan ${fmtUs(b)}`) && heads[1].includes(`${(a / b).toFixed(2)}× faster`), heads[1]);
+    assert.deepEqual((await page.evaluate(() => window.__pyptoPanel.panel.rowCounts())).map((x) => x.overflow), [0, 0], 'every lane in view');
+    await shots(page, 'swimlane-two-runs');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
+describe('swimlane panel: updated in place by a new record of the same kernel', () => {
+  test('an unchanged run keeps window and selection; a changed one is drawn under the previous', async () => {
+    const { page, errors } = await openPanel(browser.context, 'swimlane');
+    await send(page, { type: 'record', ...attention });
+    await page.evaluate(() => window.__pyptoPanel.panel.zoomTo(5, 13));
+    await frames(page);
+    const run = attention.record.run;
+    const task = run.tasks.id.findLast((id, i) => run.tasks.start[i] > 5.5 && run.tasks.end[i] < 12.5);
+    const pt = await page.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), task);
+    await page.mouse.click(pt.x, pt.y);
+    await send(page, { type: 'highlightSource', file: attention.record.source.file, line: 45 });
+    const before = await viewState(page);
+    assert.equal(before.selected, task);
+    await send(page, { type: 'progress', message: 'Compiling attention_kernel…' });
+    assert.equal(await state(page), 'content');
+    assert.ok(await page.isVisible('.progress'));
+    await send(page, { type: 'record', ...attention });
+    assert.deepEqual(await viewState(page), before, 'window, selection, markers, toggles');
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 1, 'the same run: nothing to compare');
+    assert.deepEqual((await page.evaluate(() => window.__pyptoPanel.panel.highlightedIds())).sort((a, b) => a - b),
+      tasksAtLine(attention.record, attention.record.source.file, 45), 'the host line stays highlighted');
+    // the kernel compiled again after an edit: softmax before, then after
+    const old = fx('softmax_record.json');
+    const cur = fx('softmax_after_record.json');
+    await send(page, { type: 'record', ...old });
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 1, 'another kernel: one run');
+    assert.equal((await viewState(page)).selected, null);
+    await send(page, { type: 'record', ...cur });
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 2);
+    const [a, b] = [old.record.run.metrics.makespan_us, cur.record.run.metrics.makespan_us];
+    const heads = await page.locator('.sl-head').allTextContents();
+    assert.ok(heads[0].startsWith('before') && heads[0].includes(`makespan ${fmtUs(a)}`), heads[0]);
+    assert.ok(heads[1].startsWith('after') && heads[1].includes(`${(a / b).toFixed(2)}× faster`), heads[1]);
+    // the before run's tasks still explain themselves from their own record
+    const first = old.record.run.tasks.id[0];
+    const ptBefore = await page.evaluate((id) => {
+      const p = window.__pyptoPanel.panel;
+      const r = p.runs[0];
+      const rect = r.canvas.taskRect(r.data.indexOf(id));
+      const b = r.canvas.canvas.getBoundingClientRect();
+      return { x: b.left + rect.x + rect.w / 2, y: b.top + rect.y + rect.h / 2 };
+    }, first);
+    await clearSent(page);
+    await page.mouse.click(ptBefore.x, ptBefore.y);
+    const [msg] = await sent(page, 'revealSource');
+    assert.equal(msg.range.line, nodeById(old.record, taskNodes(old.record, first)[0]).loc[0].line);
+    await shots(page, 'swimlane-before-after');
+    // the same compile again: still compared with the run before the change
+    await send(page, { type: 'record', ...cur });
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 2);
+    assert.ok((await page.locator('.sl-head').first().textContent()).includes(`makespan ${fmtUs(a)}`));
+    await page.uncheck('label.compare-toggle input');
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 1);
+    await page.check('label.compare-toggle input');
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 2);
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -298,23 +776,128 @@ describe('precision panel', () => {
     const failing = precision.passes.at(-1).grids.out.failing_tiles;
     assert.match(await p.page.textContent('.block:has([data-chart=heatmap])'), new RegExp(`${failing} failing tiles`));
     assert.equal(await p.page.locator('[data-compare] tbody tr').count(), comparison.rows.length);
-    assert.match(await p.page.textContent('[data-compare] tr:has(.badge)'), /add.*first divergence/);
+    const fd = comparison.first_divergent;
+    assert.match(await p.page.textContent('[data-compare] tr:has(.badge)'), new RegExp(`${fd.op}.*first divergence`));
     await p.page.setViewportSize({ width: 1280, height: 1900 });
-    await p.page.waitForTimeout(300);
-    await shot(p.page, 'precision');
+    await frames(p.page);
+    await shots(p.page, 'precision');
     await p.page.setViewportSize({ width: 1280, height: 800 });
     await noErrors(p);
   });
 
-  test('a row reveals its op and a host line selects its rows', async () => {
-    const row = doc().precision.first_failing_op;
+  test('a row reveals its op and a host line marks its rows', async () => {
+    const { precision, comparison } = doc();
+    const row = precision.first_failing_op;
     await clearSent(p.page);
     await p.page.click('.ops-table tr:has(.badge)');
     const [msg] = await sent(p.page, 'revealSource');
     assert.equal(msg.range.line, row.where.line);
     assert.equal(msg.file, row.where.file);
-    await send(p.page, { type: 'highlightSource', file: row.where.file, line: 17 });
-    assert.ok(await p.page.locator('.ops-table tr.selected[data-line="17"]').count() >= 1);
+    const line = comparison.rows.find((x) => x.op === 'sum').line;
+    await send(p.page, { type: 'highlightSource', file: row.where.file, line });
+    const want = first(precision).filter((x) => x.where?.line === line).length + comparison.rows.filter((x) => x.line === line).length;
+    assert.ok(want >= 2);
+    assert.equal(await p.page.locator(`tr.highlight[data-line="${line}"]`).count(), want);
+    assert.equal(await p.page.locator('tr.highlight').count(), want);
+    await send(p.page, { type: 'highlightSource', file: row.where.file, line: 0 });
+    assert.equal(await p.page.locator('tr.highlight').count(), 0);
+  });
+
+  test('switches passes by keyboard', async () => {
+    const { precision } = doc();
+    const names = precision.passes.map((x) => x.name);
+    await p.page.evaluate(() => document.activeElement?.blur());
+    const shown = () => p.page.getAttribute('section[data-ops]', 'data-ops');
+    assert.equal(await shown(), precision.first_failing_pass);
+    await p.page.keyboard.press('End');
+    assert.equal(await shown(), names.at(-1));
+    await p.page.keyboard.press('ArrowLeft');
+    assert.equal(await shown(), names.at(-2));
+    await p.page.keyboard.press(']');
+    assert.equal(await shown(), names.at(-1));
+    await p.page.keyboard.press('Home');
+    assert.equal(await shown(), names[0]);
+    await p.page.keyboard.press('ArrowRight');
+    assert.equal(await shown(), names[1]);
+    assert.equal(await p.page.inputValue('.summary-line select'), names[1]);
+    const rows = precision.passes[1].rows.length + precision.passes[1].outputs.length;
+    assert.equal(await p.page.locator('.ops-table tbody tr').count(), rows);
+  });
+
+  test('the view state survives a reload: pass, metric, op', async () => {
+    await p.page.selectOption('.block[data-ops] select', 'max_abs');
+    await p.page.click('.ops-table tbody tr:nth-child(2)');
+    const before = await viewState(p.page);
+    assert.equal(before.metric, 'max_abs');
+    await stateSaved(p.page);
+    await p.page.reload();
+    await waitReady(p.page);
+    await send(p.page, { type: 'precision', ...doc() });
+    assert.deepEqual(await viewState(p.page), before);
+    assert.equal(await p.page.getAttribute('section[data-ops]', 'data-ops'), before.pass);
+    assert.equal(await p.page.locator('.ops-table tbody tr.selected').count(), 1);
+  });
+});
+
+function first(precision) {
+  const ps = precision.passes.find((x) => x.name === precision.first_failing_pass);
+  return [...ps.rows, ...ps.outputs];
+}
+
+describe('precision panel: what a host sends', () => {
+  test('a comparison of two configurations arrives on its own and stays until replaced', async () => {
+    const { precision, comparison } = fx('precision.json');
+    const p = await openPanel(browser.context, 'precision');
+    // the comparison alone: the panel shows it
+    await send(p.page, { type: 'comparison', comparison });
+    await p.page.waitForSelector('[data-compare] .main-svg');
+    assert.equal(await state(p.page), 'content');
+    assert.equal(await p.page.textContent('.title'), `${comparison.kernel_a} vs ${comparison.kernel_b}`);
+    assert.equal(await p.page.locator('.ops-table').count(), 0);
+    // the precision report arrives (no comparison field): both are shown
+    await send(p.page, { type: 'precision', precision });
+    assert.equal(await p.page.locator('.ops-table').count(), 1);
+    assert.equal(await p.page.locator('[data-compare] tbody tr').count(), comparison.rows.length);
+    // a report message without precision (health's) leaves both alone
+    await send(p.page, { type: 'report', report: fx('softmax_after_report.json') });
+    assert.equal(await p.page.locator('.ops-table').count(), 1);
+    assert.equal(await p.page.textContent('.title'), precision.kernel);
+    // null removes the comparison; the report stays
+    await send(p.page, { type: 'comparison', comparison: null });
+    assert.equal(await p.page.locator('[data-compare]').count(), 0);
+    assert.equal(await p.page.locator('.ops-table').count(), 1);
+    // both in one message
+    await send(p.page, { type: 'precision', precision, comparison });
+    assert.equal(await p.page.locator('[data-compare] tbody tr').count(), comparison.rows.length);
+    await send(p.page, { type: 'precision', precision, comparison: null });
+    assert.equal(await p.page.locator('[data-compare]').count(), 0);
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('a new report updates the page in place: pass, chosen op and scroll stay', async () => {
+    const { precision, comparison } = fx('precision.json');
+    const p = await openPanel(browser.context, 'precision');
+    await send(p.page, { type: 'precision', precision, comparison });
+    await p.page.evaluate(() => document.activeElement?.blur());
+    await p.page.keyboard.press('End');
+    await p.page.click('.ops-table tbody tr:nth-child(1)');
+    const key = await p.page.getAttribute('.ops-table tbody tr.selected', 'data-key');
+    await p.page.evaluate(() => {
+      document.querySelector('.page').scrollTop = 400;
+    });
+    const scroll = await p.page.evaluate(() => document.querySelector('.page').scrollTop);
+    assert.ok(scroll > 0);
+    const before = await viewState(p.page);
+    await send(p.page, { type: 'progress', message: 'Checking precision…' });
+    assert.equal(await state(p.page), 'content');
+    assert.ok(await p.page.isVisible('.progress'));
+    await send(p.page, { type: 'precision', precision });
+    assert.deepEqual(await viewState(p.page), before);
+    assert.equal(await p.page.getAttribute('.ops-table tbody tr.selected', 'data-key'), key);
+    assert.equal(await p.page.evaluate(() => document.querySelector('.page').scrollTop), scroll);
+    assert.equal(await p.page.locator('[data-compare]').count(), 1, 'the comparison stays');
+    await p.page.close();
   });
 });
 
@@ -329,102 +912,195 @@ describe('health and tuning panel', () => {
     assert.equal(await p.page.locator('.finding').count(), shown.length);
     const severities = [...new Set(shown.map((f) => f.severity))];
     assert.equal(await p.page.locator('.sev-group').count(), severities.length);
+    for (const f of shown) {
+      const el = p.page.locator(`.sev-group[data-severity=${f.severity}] .finding[data-rule="${f.rule}"]`);
+      assert.ok(await el.count() >= 1, `${f.rule} under ${f.severity}`);
+      const numbers = Object.entries(f.numbers).filter(([, v]) => typeof v === 'number' && Number.isInteger(v));
+      for (const [k, v] of numbers.slice(0, 3)) assert.ok((await el.first().textContent()).includes(`${k} ${v.toLocaleString('en-US')}`), `${f.rule}: ${k}`);
+    }
     assert.equal(await p.page.locator('.suggestion').count(), report.suggestions.length);
-    assert.match(await p.page.textContent('.suggestion'), /6\.66×.*set_vec_tile_shapes\(1, 32, 1, 256\).*33\.93 µs → 5\.10 µs/s);
+    const best = report.suggestions[0];
+    const text = await p.page.textContent('.suggestion');
+    for (const part of [`${best.speedup.toFixed(2)}×`, best.text, `${fmtUs(best.makespan_before_us)} → ${fmtUs(best.makespan_after_us)}`]) assert.ok(text.includes(part), `${text} has ${part}`);
     await clearSent(p.page);
     await p.page.click('.suggestion >> button');
     const [msg] = await sent(p.page, 'applyEdit');
-    assert.deepEqual(msg.edits, report.suggestions[0].edits);
+    assert.deepEqual(msg.edits, best.edits);
     await p.page.click('.finding >> a.link');
     const [rev] = await sent(p.page, 'revealSource');
     assert.equal(rev.range.line, shown.find((f) => f.severity === severities[0]).where.line);
-    await send(p.page, { type: 'highlightSource', file: report.file, line: 34 });
-    assert.equal(await p.page.locator('.finding.highlight').count(), shown.filter((f) => f.where?.line === 34).length);
-    await p.page.setViewportSize({ width: 1280, height: 1300 });
-    await shot(p.page, 'health');
+    const line = shown.find((f) => f.where && f.severity !== severities[0]).where.line;
+    await send(p.page, { type: 'highlightSource', file: report.file, line });
+    assert.equal(await p.page.locator('.finding.highlight').count(), shown.filter((f) => f.where?.line === line).length);
+    await p.page.setViewportSize({ width: 1280, height: 1000 });
+    await shots(p.page, 'health');
     await noErrors(p);
+    await p.page.close();
+  });
+
+  test('severity groups fold by keyboard, and stay folded over a reload', async () => {
+    const p = await openPanel(browser.context, 'health');
+    const report = fx('softmax_report.json');
+    await send(p.page, { type: 'report', report });
+    const sev = report.findings.find((f) => f.level !== 'tuning').severity;
+    const head = `.sev-group[data-severity=${sev}] .sev-head`;
+    await p.page.focus(head);
+    await p.page.keyboard.press('Enter');
+    assert.equal(await p.page.getAttribute(head, 'aria-expanded'), 'false');
+    assert.equal(await p.page.isVisible(`.sev-group[data-severity=${sev}] .finding`), false);
+    await stateSaved(p.page);
+    await p.page.reload();
+    await waitReady(p.page);
+    await send(p.page, { type: 'report', report });
+    assert.equal(await p.page.getAttribute(head, 'aria-expanded'), 'false');
+    await p.page.focus(head);
+    await p.page.keyboard.press(' ');
+    assert.equal(await p.page.getAttribute(head, 'aria-expanded'), 'true');
     await p.page.close();
   });
 
   test('after an edit: the previous and current figures side by side', async () => {
     const p = await openPanel(browser.context, 'health');
-    await send(p.page, { type: 'report', report: fx('softmax_after_report.json'), previous: fx('softmax_report.json') });
+    const [prev, cur] = [fx('softmax_report.json'), fx('softmax_after_report.json')];
+    await send(p.page, { type: 'report', report: cur, previous: prev });
     await p.page.waitForSelector('[data-compare] .main-svg');
     const row = await p.page.textContent('[data-compare] tbody tr:first-child');
-    assert.match(row, /makespan.*33\.93 µs.*5\.10 µs.*-85% \(6\.66×\)/);
+    const [a, b] = [prev.metrics.makespan_us, cur.metrics.makespan_us];
+    for (const part of ['makespan', fmtUs(a), fmtUs(b), `${Math.round(((b - a) / a) * 100)}% (${(a / b).toFixed(2)}×)`]) assert.ok(row.includes(part), `${row} has ${part}`);
     await p.page.setViewportSize({ width: 1280, height: 1300 });
-    await shot(p.page, 'health-after-edit');
+    await shots(p.page, 'health-after-edit');
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('a new report of the same kernel: the one shown becomes "previous" when the figures changed', async () => {
+    const p = await openPanel(browser.context, 'health');
+    await p.page.setViewportSize({ width: 1280, height: 480 });
+    const [prev, cur] = [fx('softmax_report.json'), fx('softmax_after_report.json')];
+    await send(p.page, { type: 'report', report: prev });
+    assert.equal(await p.page.locator('[data-compare]').count(), 0);
+    await p.page.evaluate(() => {
+      document.querySelector('.page').scrollTop = 200;
+    });
+    const scroll = await p.page.evaluate(() => document.querySelector('.page').scrollTop);
+    assert.ok(scroll > 0);
+    await send(p.page, { type: 'report', report: cur });
+    assert.equal(await p.page.evaluate(() => document.querySelector('.page').scrollTop), scroll, 'updated in place');
+    assert.equal(await p.page.locator('[data-compare]').count(), 1);
+    assert.ok((await p.page.textContent('[data-compare] tbody tr:first-child')).includes(`${fmtUs(prev.metrics.makespan_us)}`));
+    // the same report again (a compile that changed nothing): still compared with the one before
+    await send(p.page, { type: 'report', report: cur });
+    assert.ok((await p.page.textContent('[data-compare] tbody tr:first-child')).includes(`${fmtUs(prev.metrics.makespan_us)}`));
+    // the host says there is nothing to compare with
+    await send(p.page, { type: 'report', report: cur, previous: null });
+    assert.equal(await p.page.locator('[data-compare]').count(), 0);
+    // another kernel never compares with this one
+    await send(p.page, { type: 'report', report: prev });
+    await send(p.page, { type: 'report', report: fx('html_report.json') });
+    assert.equal(await p.page.locator('[data-compare]').count(), 0);
     await noErrors(p);
     await p.page.close();
   });
 });
 
-// ---- states, text safety, CSP ---------------------------------------------------------------
+// ---- states, text safety, CSP, theme ----------------------------------------------------------
 
-describe('states and safety', () => {
-  for (const panel of ['graph', 'swimlane', 'precision', 'health']) {
-    test(`${panel}: empty, progress and error states`, async () => {
-      const p = await openPanel(browser.context, panel);
-      const state = () => p.page.evaluate(() => window.__pyptoPanel.state());
-      assert.equal(await state(), 'empty');
+/** What each panel shows when it has something: the message a host sends. */
+const CONTENT = {
+  graph: () => ({ type: 'record', ...showcase }),
+  swimlane: () => ({ type: 'record', ...attention }),
+  precision: () => ({ type: 'precision', ...fx('precision.json') }),
+  health: () => ({ type: 'report', report: fx('softmax_report.json') }),
+};
+
+const HTML_NAMED = {
+  graph: ['html.json', (d) => ({ type: 'record', ...d })],
+  swimlane: ['html.json', (d) => ({ type: 'record', ...d })],
+  precision: ['html_report.json', (d) => ({ type: 'report', report: d })],
+  health: ['html_report.json', (d) => ({ type: 'report', report: d })],
+};
+
+for (const panel of ['graph', 'swimlane', 'precision', 'health']) {
+  describe(`${panel}: states and safety`, () => {
+    let p;
+    before(async () => {
+      p = await openPanel(browser.context, panel);
+    });
+    after(async () => {
+      await p.page.close();
+    });
+
+    test('empty, progress and error states; progress over content', async () => {
+      assert.equal(await state(p.page), 'empty');
       assert.ok(await p.page.isVisible('.state-empty'));
       await send(p.page, { type: 'progress', message: 'Compiling softmax_kernel…' });
-      assert.equal(await state(), 'progress');
+      assert.equal(await state(p.page), 'progress');
       assert.match(await p.page.textContent('.state-progress'), /Compiling softmax_kernel/);
       const err = fx('error.json');
       await send(p.page, { type: 'error', ...err });
-      assert.equal(await state(), 'error');
+      assert.equal(await state(p.page), 'error');
       assert.equal(await p.page.textContent('.error-message'), err.message);
       assert.match(err.message, /<img src=x onerror=/);
+      assert.equal(await p.page.textContent('.error-where'), `kernels.py:${err.line}`);
       assert.equal(await p.page.locator('img').count(), 0);
       assert.equal(await p.page.evaluate(() => window.__pwned), undefined);
       await clearSent(p.page);
       await p.page.click('.error-where');
       const [rev] = await sent(p.page, 'revealSource');
+      assert.equal(rev.file, err.file);
       assert.equal(rev.range.line, err.line);
-      if (panel === 'graph') await shot(p.page, 'graph-error');
+      await shots(p.page, `${panel}-error`);
+      // with content: a compile in progress shows a bar over it, and goes when the data comes
+      await send(p.page, CONTENT[panel]());
+      assert.equal(await state(p.page), 'content');
+      await send(p.page, { type: 'progress', message: 'Compiling again…', fraction: 0.4 });
+      assert.equal(await state(p.page), 'content');
+      assert.ok(await p.page.isVisible('.progress') && await p.page.isVisible('.content'));
+      assert.equal(await p.page.$eval('.progress-fill', (e) => e.style.width), '40%');
+      await send(p.page, { type: 'progress', message: 'done', done: true });
+      assert.equal(await p.page.isVisible('.progress'), false);
+      await send(p.page, { type: 'clear' });
+      assert.equal(await state(p.page), 'empty');
       await noErrors(p);
-      await p.page.close();
     });
-  }
 
-  test('a kernel named with HTML is shown as text', async () => {
-    const p = await openPanel(browser.context, 'graph');
-    const doc = fx('html.json');
-    await send(p.page, { type: 'record', ...doc });
-    const title = await p.page.textContent('.title');
-    assert.equal(title, doc.record.source.kernel);
-    assert.match(title, /^<img src=x onerror="window.__pwned=1">kernel$/);
-    assert.equal(await p.page.locator('img').count(), 0);
-    assert.equal(await p.page.evaluate(() => window.__pwned), undefined);
-    const s = await openPanel(browser.context, 'swimlane');
-    await send(s.page, { type: 'record', ...doc });
-    assert.equal(await s.page.textContent('.title'), doc.record.source.kernel);
-    assert.equal(await s.page.evaluate(() => window.__pwned), undefined);
-    await p.page.close();
-    await s.page.close();
-  });
-
-  test('the Content-Security-Policy blocks an injected inline script and eval', async () => {
-    const p = await openPanel(browser.context, 'precision');
-    const result = await p.page.evaluate(() => {
-      const s = document.createElement('script');
-      s.textContent = 'window.__inlineRan = 1';
-      document.body.appendChild(s);
-      // a string timer is eval run by the page itself (the test's own evaluate is exempt)
-      setTimeout('window.__evalRan = 1', 0);
-      return { ran: window.__inlineRan };
+    test('a kernel named with HTML is shown as text', async () => {
+      const [file, msg] = HTML_NAMED[panel];
+      const doc = fx(file);
+      const name = doc.record?.source.kernel ?? doc.kernel;
+      assert.match(name, /^<img src=x onerror="window.__pwned=1">kernel$/);
+      await send(p.page, msg(doc));
+      assert.equal(await state(p.page), 'content');
+      assert.equal(await p.page.textContent('.title'), name);
+      assert.equal(await p.page.locator('img').count(), 0);
+      assert.equal(await p.page.evaluate(() => window.__pwned), undefined);
+      await noErrors(p);
     });
-    assert.equal(result.ran, undefined);
-    await p.page.waitForTimeout(100);
-    assert.equal(await p.page.evaluate(() => window.__evalRan), undefined);
-    assert.ok(p.violations.some((v) => v.includes('eval')), `violations: ${p.violations}`);
-    assert.ok(p.violations.some((v) => v.startsWith('script-src')), `violations: ${p.violations}`);
-    const csp = await p.page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
-    assert.match(csp, /default-src 'none'; script-src 'nonce-[A-Za-z0-9+/=]{16,}'/);
-    await p.page.close();
-  });
 
+    test('the Content-Security-Policy blocks an injected inline script and eval', async () => {
+      const result = await p.page.evaluate(() => {
+        const s = document.createElement('script');
+        s.textContent = 'window.__inlineRan = 1';
+        document.body.appendChild(s);
+        // a string timer is eval run by the page itself (the test's own evaluate is exempt)
+        setTimeout('window.__evalRan = 1', 0);
+        return { ran: window.__inlineRan };
+      });
+      assert.equal(result.ran, undefined);
+      // both attempts are reported as violations (the timer's once it would have fired)
+      await p.page.waitForFunction(() => (window.__violations ?? []).some((v) => v.includes('eval')) && window.__violations.some((v) => v.includes('inline')));
+      await frames(p.page);
+      assert.equal(await p.page.evaluate(() => window.__evalRan), undefined);
+      const violations = await p.page.evaluate(() => window.__violations);
+      assert.ok(violations.every((v) => v.startsWith('script-src')), `violations: ${violations}`);
+      const csp = await p.page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+      assert.match(csp, /default-src 'none'; script-src 'nonce-[A-Za-z0-9+/=]{16,}'/);
+      assert.doesNotMatch(csp, /unsafe-eval/);
+    });
+  });
+}
+
+describe('protocol and theme', () => {
   test('a message of another protocol version is refused with an error state', async () => {
     const p = await openPanel(browser.context, 'health');
     await p.page.evaluate(() => window.postMessage({ v: 2, type: 'report', report: {} }, '*'));
@@ -432,6 +1108,32 @@ describe('states and safety', () => {
     assert.match(await p.page.textContent('.error-message'), /protocol v2/);
     const [log] = await sent(p.page, 'log');
     assert.match(log.message, /protocol v2/);
+    await p.page.close();
+  });
+
+  test('the panels follow VS Code\'s theme variables, canvas included', async () => {
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'record', ...attention });
+    const pixel = () => p.page.evaluate(() => {
+      const c = document.querySelector('canvas.sl-canvas');
+      const d = c.getContext('2d').getImageData(2, Math.round(c.height / 2), 1, 1).data;
+      return [d[0], d[1], d[2]];
+    });
+    // what VS Code does on a theme switch: new variables on <html>, a class on <body>
+    await p.page.evaluate(() => {
+      document.documentElement.style.setProperty('--vscode-editor-background', '#fdf6e3');
+      document.documentElement.style.setProperty('--vscode-editor-foreground', '#586e75');
+      document.body.className = 'vscode-light';
+    });
+    await frames(p.page);
+    assert.deepEqual(await pixel(), [0xfd, 0xf6, 0xe3]);
+    assert.equal(await p.page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(253, 246, 227)');
+    await p.page.evaluate(() => {
+      document.documentElement.style.setProperty('--vscode-editor-background', '#002b36');
+      document.body.className = 'vscode-dark';
+    });
+    await frames(p.page);
+    assert.deepEqual(await pixel(), [0x00, 0x2b, 0x36]);
     await p.page.close();
   });
 });

@@ -18,6 +18,8 @@ interface PlotlyStatic {
 declare global {
   interface Window {
     Plotly?: PlotlyStatic;
+    /** Charts drawn so far (tests wait on it rather than on time). */
+    __pyptoPlots?: number;
   }
 }
 
@@ -46,6 +48,7 @@ export function plot(el: HTMLElement, data: Trace[], layout: Layout, onClick?: (
     yaxis: { ...axis, ...((layout.yaxis as Layout) ?? {}) },
   };
   void P.react(el, data, full, { displaylogo: false, responsive: true, displayModeBar: false }).then((gd) => {
+    window.__pyptoPlots = (window.__pyptoPlots ?? 0) + 1;
     if (onClick && !el.dataset.clickWired) {
       el.dataset.clickWired = '1';
       gd.on('plotly_click', (e) => {

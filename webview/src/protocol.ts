@@ -76,8 +76,17 @@ export interface PrecisionMessage {
   v: 1;
   type: 'precision';
   precision: PrecisionReport | null;
-  /** `compare_configs(a, b).to_json()`: two configurations op by op. */
+  /** `compare_configs(a, b).to_json()`: two configurations op by op. Absent: the comparison
+   * the panel shows stays; null: it is removed. */
   comparison?: ConfigComparison | null;
+}
+
+/** Two configurations of a kernel compared op by op, on its own (when the user asks for it);
+ * the precision report shown stays. null removes the comparison. */
+export interface ComparisonMessage {
+  v: 1;
+  type: 'comparison';
+  comparison: ConfigComparison | null;
 }
 
 export interface ProgressMessage {
@@ -121,6 +130,7 @@ export type HostMessage =
   | SwimlaneMessage
   | ReportMessage
   | PrecisionMessage
+  | ComparisonMessage
   | ProgressMessage
   | ErrorMessage
   | HighlightSourceMessage
@@ -205,6 +215,7 @@ const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => stri
   swimlane: (m) => (isObj(m.run) && Array.isArray(m.run.lanes) && isObj(m.run.tasks) ? null : 'swimlane: run'),
   report: (m) => (isObj(m.report) && isStr(m.report.kernel) ? null : 'report: a kernel report'),
   precision: (m) => (m.precision === null || isObj(m.precision) ? null : 'precision: a precision report'),
+  comparison: (m) => (m.comparison === null || (isObj(m.comparison) && Array.isArray(m.comparison.rows)) ? null : 'comparison: compare_configs(a, b).to_json() or null'),
   progress: (m) => (isStr(m.message) ? null : 'progress: message'),
   error: (m) => (isStr(m.message) ? null : 'error: message'),
   highlightSource: (m) => (isStr(m.file) && isNum(m.line) ? null : 'highlightSource: file and line'),

@@ -90,3 +90,25 @@ export function rampColor(t: number): string {
 }
 
 export const RAMP_CSS = `linear-gradient(to right, ${RAMP.map((c) => `rgb(${c.join(',')})`).join(', ')})`;
+
+/** '#111' or '#fff': the text colour that reads on `color` ('#rgb', '#rrggbb' or 'rgb(r,g,b)'). */
+export function textOn(color: string): string {
+  let r = 128;
+  let g = 128;
+  let b = 128;
+  const hex = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(color.trim());
+  const rgb = /^rgba?\(\s*(\d+)[\s,]+(\d+)[\s,]+(\d+)/i.exec(color.trim());
+  if (hex) {
+    const x = hex[1].length === 3 ? hex[1].split('').map((c) => c + c).join('') : hex[1];
+    [r, g, b] = [0, 2, 4].map((i) => parseInt(x.slice(i, i + 2), 16));
+  } else if (rgb) {
+    [r, g, b] = [rgb[1], rgb[2], rgb[3]].map(Number);
+  }
+  // relative luminance (sRGB): light colours get dark text
+  const lin = (c: number): number => {
+    const s = c / 255;
+    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  };
+  const y = 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  return y > 0.18 ? '#111111' : '#ffffff';
+}

@@ -15,6 +15,21 @@ export interface LayoutNode {
   id: string;
   width: number;
   height: number;
+  /** The cluster the node is drawn in (a loop body, a function call's nodes). */
+  parent?: string | null;
+}
+
+/** A box drawn around nodes (and nested clusters) that belong together. */
+export interface LayoutCluster {
+  id: string;
+  parent: string | null;
+}
+
+export interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
 }
 
 export interface LayoutEdge {
@@ -35,29 +50,39 @@ export interface Layout {
   width: number;
   height: number;
   engine: 'dagre' | 'layered';
+  /** Cluster boxes (top-left corner and size), by cluster id. */
+  clusters: Map<string, Box>;
 }
 
 const NODE_SEP = 24;
 const RANK_SEP = 44;
 const MARGIN = 20;
+/** Room inside a cluster box around its nodes, and above them for its title. */
+const PAD = 12;
+const TITLE = 18;
 
 /** dagre is used while nodes plus the bends of long edges stay under this. */
 export const DAGRE_LIMIT = 400;
 
-export function layoutGraph(nodes: LayoutNode[], edges: LayoutEdge[], engine: 'auto' | 'dagre' | 'layered' = 'auto'): Layout {
-  if (nodes.length === 0) return { pos: new Map(), edges: [], width: 0, height: 0, engine: 'layered' };
+export function layoutGraph(nodes: LayoutNode[], edges: LayoutEdge[], engine: 'auto' | 'dagre' | 'layered' = 'auto', clusters: LayoutCluster[] = []): Layout {
+  if (nodes.length === 0) return { pos: new Map(), edges: [], width: 0, height: 0, engine: 'layered', clusters: new Map() };
   const ranks = longestPathRanks(nodes, edges);
   let bends = 0;
   for (const e of edges) bends += Math.max(0, (ranks.get(e.to) ?? 0) - (ranks.get(e.from) ?? 0) - 1);
-  const useDagre = engine === 'dagre' || (engine === 'auto' && nodes.length + bends <= DAGRE_LIMIT);
-  return useDagre ? withDagre(nodes, edges) : layered(nodes, edges, ranks);
+  const useDagre = engine === 'dagre' || (engine === 'auto' && nodes.length + bends + clusters.length * 4 <= DAGRE_LIMIT);
+  return useDagre ? withDagre(nodes, edges, clusters) : layered(nodes, edges, ranks, clusters);
 }
 
-function withDagre(nodes: LayoutNode[], edges: LayoutEdge[]): Layout {
-  const g = new graphlib.Graph({ multigraph: true });
+function withDagre(nodes: LayoutNode[], edges: LayoutEdge[], clusters: LayoutCluster[]): Layout {
+  const compound = clusters.length > 0;
+  const g = new graphlib.Graph({ multigraph: true, compound });
   g.setGraph({ rankdir: 'TB', nodesep: NODE_SEP, ranksep: RANK_SEP, marginx: MARGIN, marginy: MARGIN });
   g.setDefaultEdgeLabel(() => ({}));
   for (const n of nodes) g.setNode(n.id, { width: n.width, height: n.height });
+  const known = new Set(clusters.map((c) => c.id));
+  for (const c of clusters) g.setNode(c.id, {});
+  for (const c of clusters) if (c.parent !== null && known.has(c.parent)) g.setParent(c.id, c.parent);
+  if (compound) for (const n of nodes) if (n.parent && known.has(n.parent)) g.setParent(n.id, n.parent);
   edges.forEach((e, i) => g.setEdge(e.from, e.to, {}, `e${i}`));
   dagreLayout(g);
   const pos = new Map<string, Point>();
@@ -69,8 +94,45 @@ function withDagre(nodes: LayoutNode[], edges: LayoutEdge[]): Layout {
     const lab = g.edge({ v: e.from, w: e.to, name: `e${i}` }) as { points?: Point[] } | undefined;
     return lab?.points ? lab.points.map((p) => ({ x: p.x, y: p.y })) : straight(pos, nodes, e);
   });
+  const boxes = new Map<string, Box>();
+  for (const c of clusters) {
+    const v = g.node(c.id) as { x?: number; y?: number; width?: number; height?: number } | undefined;
+    if (v && v.x !== undefined && v.y !== undefined && v.width && v.height) {
+      boxes.set(c.id, { x: v.x - v.width / 2, y: v.y - v.height / 2, width: v.width, height: v.height });
+    }
+  }
   const label = g.graph() as { width?: number; height?: number };
-  return { pos, edges: out, width: label.width ?? 0, height: label.height ?? 0, engine: 'dagre' };
+  return { pos, edges: out, width: label.width ?? 0, height: label.height ?? 0, engine: 'dagre', clusters: boxes };
+}
+
+/** Each cluster's box: around its nodes and nested clusters, with room for its title. */
+function clusterBoxes(nodes: LayoutNode[], pos: Map<string, Point>, clusters: LayoutCluster[]): Map<string, Box> {
+  const parentOf = new Map(clusters.map((c) => [c.id, c.parent]));
+  const depth = (id: string): number => {
+    let d = 0;
+    for (let p = parentOf.get(id); p !== null && p !== undefined; p = parentOf.get(p)) d++;
+    return d;
+  };
+  const ext = new Map<string, [number, number, number, number]>();
+  const grow = (id: string, x0: number, y0: number, x1: number, y1: number): void => {
+    const e = ext.get(id);
+    if (e) ext.set(id, [Math.min(e[0], x0), Math.min(e[1], y0), Math.max(e[2], x1), Math.max(e[3], y1)]);
+    else ext.set(id, [x0, y0, x1, y1]);
+  };
+  for (const n of nodes) {
+    const p = pos.get(n.id);
+    if (p && n.parent && parentOf.has(n.parent)) grow(n.parent, p.x - n.width / 2, p.y - n.height / 2, p.x + n.width / 2, p.y + n.height / 2);
+  }
+  // innermost first, so a cluster's box holds its nested clusters' boxes
+  const boxes = new Map<string, Box>();
+  for (const c of [...clusters].sort((a, b) => depth(b.id) - depth(a.id))) {
+    const e = ext.get(c.id);
+    if (!e) continue;
+    const box = { x: e[0] - PAD, y: e[1] - PAD - TITLE, width: e[2] - e[0] + 2 * PAD, height: e[3] - e[1] + 2 * PAD + TITLE };
+    boxes.set(c.id, box);
+    if (c.parent !== null && parentOf.has(c.parent)) grow(c.parent, box.x, box.y, box.x + box.width, box.y + box.height);
+  }
+  return boxes;
 }
 
 function straight(pos: Map<string, Point>, nodes: LayoutNode[], e: LayoutEdge): Point[] {
@@ -124,7 +186,43 @@ function longestPathRanks(nodes: LayoutNode[], edges: LayoutEdge[]): Map<string,
   return rank;
 }
 
-function layered(nodes: LayoutNode[], edges: LayoutEdge[], rank: Map<string, number>): Layout {
+/** The clusters a node is in, outermost first (its path from the top). */
+function clusterPaths(nodes: LayoutNode[], clusters: LayoutCluster[]): Map<string, string[]> {
+  const parentOf = new Map(clusters.map((c) => [c.id, c.parent]));
+  const memo = new Map<string, string[]>();
+  const pathOf = (c: string): string[] => {
+    const got = memo.get(c);
+    if (got) return got;
+    const p = parentOf.get(c);
+    const path = p !== null && p !== undefined && parentOf.has(p) ? [...pathOf(p), c] : [c];
+    memo.set(c, path);
+    return path;
+  };
+  const out = new Map<string, string[]>();
+  for (const n of nodes) out.set(n.id, n.parent && parentOf.has(n.parent) ? pathOf(n.parent) : []);
+  return out;
+}
+
+/** Reorder a layer so each cluster's nodes sit side by side (at their mean place), nested
+ * clusters inside their parents, keeping the order within a group. */
+function groupLayer(layer: string[], paths: Map<string, string[]>, place: Map<string, number>, depth = 0): string[] {
+  const groups = new Map<string, string[]>();
+  for (const v of layer) {
+    const path = paths.get(v)!;
+    const k = path.length > depth ? path[depth] : `\u0000${v}`;
+    const g = groups.get(k);
+    if (g) g.push(v);
+    else groups.set(k, [v]);
+  }
+  if (groups.size === layer.length) return layer;
+  const mean = (g: string[]): number => g.reduce((a, v) => a + place.get(v)!, 0) / g.length;
+  const ordered = [...groups.entries()].map(([k, g]) => ({ k, g, m: mean(g) })).sort((a, b) => a.m - b.m);
+  const out: string[] = [];
+  for (const { k, g } of ordered) out.push(...(k.startsWith('\u0000') || g.length === 1 ? g : groupLayer(g, paths, place, depth + 1)));
+  return out;
+}
+
+function layered(nodes: LayoutNode[], edges: LayoutEdge[], rank: Map<string, number>, clusters: LayoutCluster[]): Layout {
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const nRanks = Math.max(0, ...rank.values()) + 1;
   const layers: string[][] = Array.from({ length: nRanks }, () => []);
@@ -159,6 +257,13 @@ function layered(nodes: LayoutNode[], edges: LayoutEdge[], rank: Map<string, num
   for (let i = 0; i < 2; i++) {
     sweep(up, 1, nRanks, 1);
     sweep(down, nRanks - 2, -1, -1);
+  }
+  if (clusters.length) {
+    const paths = clusterPaths(nodes, clusters);
+    layers.forEach((layer, r) => {
+      layers[r] = groupLayer(layer, paths, place);
+      layers[r].forEach((v, i) => place.set(v, (i + 0.5) / layers[r].length));
+    });
   }
   // coordinates: y by rank; x packed, then relaxed toward the neighbours' mean keeping order
   const rankY: number[] = [];
@@ -221,5 +326,6 @@ function layered(nodes: LayoutNode[], edges: LayoutEdge[], rank: Map<string, num
     if (!a || !b) return [];
     return [{ x: a.x, y: a.y + byId.get(e.from)!.height / 2 }, { x: b.x, y: b.y - byId.get(e.to)!.height / 2 }];
   });
-  return { pos, edges: out, width: (Number.isFinite(maxX) ? maxX - minX : 0) + 2 * MARGIN, height: y - RANK_SEP + MARGIN, engine: 'layered' };
+  const boxes = clusters.length ? clusterBoxes(nodes, pos, clusters) : new Map<string, Box>();
+  return { pos, edges: out, width: (Number.isFinite(maxX) ? maxX - minX : 0) + 2 * MARGIN, height: y - RANK_SEP + MARGIN, engine: 'layered', clusters: boxes };
 }

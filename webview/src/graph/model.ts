@@ -1,17 +1,97 @@
 // What the graph panel draws, computed from a program: the tensor graph flattened (loop bodies
-// inline, carries fed by their loop, loop outputs by the body's yields), its diff against the
-// previous pass, tile grids per tensor op, the execute graph aggregated, and the overlays.
+// inline, carries fed by their loop, loop outputs by the body's yields) with its scopes (loop
+// bodies and function calls, drawn as collapsible clusters), its diff against the previous
+// pass, tile grids per tensor op, the execute graph aggregated (groups open into their
+// tasks), and the overlays.
 
 import { flatten, RecordIndex } from '../model';
-import type { CompileRecord, GraphNode, PrecisionPass, Program, Swimlane } from '../types';
+import type { CompileRecord, GraphJson, GraphNode, PrecisionPass, Program, Span, Swimlane } from '../types';
+
+/** A loop body or the nodes one call of a Python helper made: drawn as a cluster. */
+export interface Scope {
+  key: string;
+  kind: 'loop' | 'call';
+  /** `loop LOOP_head: h in [0, q.d0)`, `silu()` */
+  title: string;
+  parent: string | null;
+  /** The loop statement or the call site. */
+  span: Span | null;
+  /** Nodes in it, nested scopes' included. */
+  size: number;
+}
 
 export interface TensorView {
   nodes: GraphNode[];
   loopOf: Map<number, number | null>;
   edges: [number, number][];
+  scopes: Map<string, Scope>;
+  /** The innermost scope of each node (null: the kernel body). */
+  scopeOf: Map<number, string | null>;
 }
 
-export function tensorView(program: Program, extra: GraphNode[] = []): TensorView {
+const unquote = (s: string | undefined): string => (s ?? '').replace(/^'(.*)'$/, '$1');
+
+export function loopTitle(n: GraphNode): string {
+  const a = n.attrs;
+  const step = a.step && a.step !== '1' ? `, step ${a.step}` : '';
+  const name = unquote(a.name);
+  return `loop${name ? ` ${name}` : ''}: ${unquote(a.index) || 'i'} in [${a.start ?? '0'}, ${a.stop ?? '?'}${step})`;
+}
+
+/** Loop bodies and helper calls: each node's innermost scope. A node's call chain is its
+ * `loc` frames after the first (call sites, innermost first); a loop's body inherits the
+ * loop's chain, so only the frames beyond it open call scopes inside the loop. */
+function scopesOf(graph: GraphJson, scopes: Map<string, Scope>, scopeOf: Map<number, string | null>, parent: string | null = null, base = 0): void {
+  for (const n of graph.nodes) {
+    let at = parent;
+    for (let k = n.loc.length - 1 - base; k >= 1; k--) {
+      const site = n.loc[k];
+      const callee = n.loc[k - 1].func ?? 'call';
+      const key = `${at ?? ''}>${site.line}:${site.col}:${callee}`;
+      if (!scopes.has(key)) scopes.set(key, { key, kind: 'call', title: `${callee}()`, parent: at, span: site, size: 0 });
+      at = key;
+    }
+    if (n.body) {
+      const key = `loop:${n.id}`;
+      scopes.set(key, { key, kind: 'loop', title: loopTitle(n), parent: at, span: n.loc[0] ?? null, size: 0 });
+      scopeOf.set(n.id, key);
+      scopesOf(n.body, scopes, scopeOf, key, Math.max(0, n.loc.length - 1));
+    } else {
+      scopeOf.set(n.id, at);
+    }
+  }
+}
+
+export function tensorView(program: Program, extra: GraphNode[] = [], previous: Program | null = null): TensorView {
+  const scopes = new Map<string, Scope>();
+  const scopeOf = new Map<number, string | null>();
+  scopesOf(program.graph, scopes, scopeOf);
+  if (extra.length && previous) {
+    // a removed node stays in its scope while that scope exists
+    const prevScopes = new Map<string, Scope>();
+    const prevOf = new Map<number, string | null>();
+    scopesOf(previous.graph, prevScopes, prevOf);
+    for (const n of extra) {
+      let s = prevOf.get(n.id) ?? null;
+      while (s !== null && !scopes.has(s)) s = prevScopes.get(s)?.parent ?? null;
+      if (!scopeOf.has(n.id)) scopeOf.set(n.id, s);
+    }
+  }
+  // sizes; a call scope of one node is no cluster (its node stays in the parent)
+  for (const [, s] of scopeOf) for (let k = s; k !== null; k = scopes.get(k)?.parent ?? null) scopes.get(k)!.size++;
+  const keep = (s: Scope): boolean => s.kind === 'loop' || s.size >= 2;
+  const lift = (k: string | null): string | null => {
+    while (k !== null) {
+      const s = scopes.get(k)!;
+      if (keep(s)) return k;
+      k = s.parent;
+    }
+    return null;
+  };
+  for (const [id, s] of scopeOf) scopeOf.set(id, lift(s));
+  const parents = [...scopes.values()].map((s) => [s, lift(s.parent)] as const);
+  for (const [s, p] of parents) s.parent = p;
+  for (const [k, s] of [...scopes]) if (!keep(s)) scopes.delete(k);
   const flat = flatten(program.graph);
   const loopOf = new Map<number, number | null>();
   const byId = new Map<number, GraphNode>();
@@ -45,7 +125,14 @@ export function tensorView(program: Program, extra: GraphNode[] = []): TensorVie
       for (const i of n.inputs) add(i, n.id);
     }
   }
-  return { nodes: [...byId.values()], loopOf, edges };
+  return { nodes: [...byId.values()], loopOf, edges, scopes, scopeOf };
+}
+
+/** The outermost collapsed scope holding a node's scope (null: none is collapsed). */
+export function collapsedAncestor(scopes: Map<string, Scope>, scope: string | null, collapsed: ReadonlySet<string>): string | null {
+  let out: string | null = null;
+  for (let k = scope; k !== null; k = scopes.get(k)?.parent ?? null) if (collapsed.has(k)) out = k;
+  return out;
 }
 
 export type DiffMark = 'added' | 'changed' | 'removed';
@@ -147,6 +234,8 @@ export interface ExecGroup {
   core: string;
   depth: number;
   tasks: number[];
+  /** A task of an opened group: that group's key. */
+  openedFrom: string | null;
 }
 
 export interface ExecView {
@@ -155,8 +244,9 @@ export interface ExecView {
   aggregated: boolean;
 }
 
-/** Tasks one by one when few, else grouped by (leaf, depth in the dependency DAG). */
-export function execView(program: Program, individualMax = 120): ExecView {
+/** Tasks one by one when few, else grouped by (leaf, depth in the dependency DAG); the
+ * groups named in `open` are shown as their tasks (drill-down). */
+export function execView(program: Program, individualMax = 120, open: ReadonlySet<string> = new Set()): ExecView {
   const tasks = program.execute?.tasks ?? [];
   const depth = new Map<number, number>();
   for (const t of tasks) {
@@ -165,13 +255,14 @@ export function execView(program: Program, individualMax = 120): ExecView {
     depth.set(t.id, d);
   }
   const aggregated = tasks.length > individualMax;
-  const keyOf = (t: (typeof tasks)[number]): string => (aggregated ? `L${t.leaf}@${depth.get(t.id)}` : `t${t.id}`);
+  const groupOf = (t: (typeof tasks)[number]): string => `L${t.leaf}@${depth.get(t.id)}`;
+  const keyOf = (t: (typeof tasks)[number]): string => (aggregated && !open.has(groupOf(t)) ? groupOf(t) : `t${t.id}`);
   const groups = new Map<string, ExecGroup>();
   for (const t of tasks) {
     const key = keyOf(t);
     let g = groups.get(key);
     if (!g) {
-      g = { key, leaf: t.leaf, core: t.core, depth: depth.get(t.id) ?? 0, tasks: [] };
+      g = { key, leaf: t.leaf, core: t.core, depth: depth.get(t.id) ?? 0, tasks: [], openedFrom: aggregated && key !== groupOf(t) ? groupOf(t) : null };
       groups.set(key, g);
     }
     g.tasks.push(t.id);

@@ -1,5 +1,6 @@
 // An SVG graph view: laid-out boxes and edges, pan (drag) and zoom (wheel), selection,
-// highlight, per-node fill colours (overlays) and small tile grids inside nodes.
+// highlight, per-node fill colours (overlays), small tile grids inside nodes, and clusters
+// (boxes around a loop body or a function call's nodes, whose title collapses them).
 //
 // Level of detail: text is hidden below a zoom level, and a large graph (VIRTUAL_MIN nodes
 // and more) keeps in the DOM only the nodes and edges that intersect the view (plus a
@@ -8,6 +9,7 @@
 // in the time a few hundred nodes take.
 
 import { svg } from '../dom';
+import { textOn } from '../theme';
 import { layoutGraph, type Layout, type Point } from './layout';
 
 export interface ViewNode {
@@ -18,6 +20,17 @@ export interface ViewNode {
   fill?: string | null;
   /** A tile grid drawn under the text: cell colours row by row. */
   grid?: { rows: number; cols: number; colors: string[] } | null;
+  tooltip?: string;
+  /** The cluster the node is drawn in. */
+  parent?: string | null;
+}
+
+/** A box drawn around nodes that belong together; clicking its title asks to collapse it. */
+export interface ViewCluster {
+  id: string;
+  title: string;
+  parent: string | null;
+  classes?: string[];
   tooltip?: string;
 }
 
@@ -61,6 +74,7 @@ interface PlacedEdge {
 export class GraphView {
   readonly svgEl: SVGSVGElement;
   private readonly viewport: SVGGElement;
+  private readonly clusterLayer: SVGGElement;
   private readonly edgeLayer: SVGGElement;
   private readonly nodeLayer: SVGGElement;
   private nodes: Placed[] = [];
@@ -79,6 +93,10 @@ export class GraphView {
   private signature = '';
   /** Called after the user pans or zooms. */
   onViewChange: (t: Transform) => void = () => undefined;
+  /** Called when a cluster's title is clicked. */
+  onClusterClick: (id: string) => void = () => undefined;
+  /** Called when a node is double-clicked. */
+  onNodeDblClick: (id: string) => void = () => undefined;
 
   constructor(container: HTMLElement, private readonly onClick: (id: string, e: MouseEvent) => void) {
     this.svgEl = svg('svg', { class: 'graph-svg', role: 'img', 'aria-label': 'graph' });
@@ -87,9 +105,10 @@ export class GraphView {
     marker.appendChild(svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'arrowhead' }));
     defs.appendChild(marker);
     this.viewport = svg('g', { class: 'viewport' });
+    this.clusterLayer = svg('g', { class: 'clusters' });
     this.edgeLayer = svg('g', { class: 'edges' });
     this.nodeLayer = svg('g', { class: 'nodes' });
-    this.viewport.append(this.edgeLayer, this.nodeLayer);
+    this.viewport.append(this.clusterLayer, this.edgeLayer, this.nodeLayer);
     this.svgEl.append(defs, this.viewport);
     container.appendChild(this.svgEl);
     // the view's size, kept without asking for a layout of the (large) drawing each time
@@ -124,9 +143,14 @@ export class GraphView {
 
   /** Lay out and draw. When only classes and fills differ from what is drawn (a pass that
    * left the graph alone), nothing is laid out again. */
-  setGraph(nodes: ViewNode[], edges: ViewEdge[]): number {
-    const sig = `${nodes.map((n) => `${n.id}\u0001${n.lines.join('\u0002')}\u0001${n.grid ? n.grid.colors.join(',') : ''}`).join('\u0003')}\u0004${edges.map((e) => `${e.from}>${e.to}`).join(',')}`;
+  setGraph(nodes: ViewNode[], edges: ViewEdge[], clusters: ViewCluster[] = []): number {
+    const sig = `${nodes.map((n) => `${n.id}\u0001${n.lines.join('\u0002')}\u0001${n.grid ? n.grid.colors.join(',') : ''}\u0001${n.parent ?? ''}`).join('\u0003')}\u0004${edges.map((e) => `${e.from}>${e.to}`).join(',')}\u0004${clusters.map((c) => `${c.id}<${c.parent ?? ''}:${c.title}`).join(',')}`;
     if (sig === this.signature && this.layout) {
+      this.clusters = clusters;
+      for (const g of this.clusterLayer.children) {
+        const c = clusters.find((x) => x.id === g.getAttribute('data-cluster'));
+        if (c) g.setAttribute('class', `cluster ${(c.classes ?? []).join(' ')}`);
+      }
       nodes.forEach((n, i) => {
         this.nodes[i].n = n;
         const g = this.liveNodes.get(i);
@@ -147,7 +171,8 @@ export class GraphView {
       const h = n.lines.length * LINE_H + 10 + (gridRows ? gridRows * GRID_CELL + 6 : 0);
       return { n, w, h };
     });
-    this.layout = layoutGraph(sized.map((s) => ({ id: s.n.id, width: s.w, height: s.h })), edges);
+    this.clusters = clusters;
+    this.layout = layoutGraph(sized.map((s) => ({ id: s.n.id, width: s.w, height: s.h, parent: s.n.parent ?? null })), edges, 'auto', clusters);
     this.nodes = sized.map(({ n, w, h }) => {
       const c = this.layout!.pos.get(n.id)!;
       return { n, w, h, x: c.x - w / 2, y: c.y - h / 2 };
@@ -175,11 +200,41 @@ export class GraphView {
     });
     this.edgeLayer.replaceChildren();
     this.nodeLayer.replaceChildren();
+    this.drawClusters();
     this.liveNodes.clear();
     this.liveEdges.clear();
     this.virtual = this.nodes.length >= VIRTUAL_MIN;
     if (!this.virtual) this.sync(true);
     return this.nodes.length;
+  }
+
+  private clusters: ViewCluster[] = [];
+
+  /** Cluster boxes: few, always in the DOM, under the edges and nodes. */
+  private drawClusters(): void {
+    this.clusterLayer.replaceChildren();
+    const boxes = this.layout?.clusters;
+    if (!boxes) return;
+    for (const c of this.clusters) {
+      const b = boxes.get(c.id);
+      if (!b) continue;
+      const g = svg('g', { class: `cluster ${(c.classes ?? []).join(' ')}`, 'data-cluster': c.id });
+      g.appendChild(svg('rect', { x: b.x, y: b.y, width: b.width, height: b.height, rx: 6, class: 'frame' }));
+      const title = svg('text', { x: b.x + 8, y: b.y + 13, class: 'cluster-title', role: 'button' });
+      title.textContent = `\u25BE ${c.title}`;
+      g.appendChild(title);
+      if (c.tooltip) {
+        const t = svg('title');
+        t.textContent = c.tooltip;
+        g.appendChild(t);
+      }
+      this.clusterLayer.appendChild(g);
+    }
+  }
+
+  /** A cluster's box in graph coordinates (tests and centring). */
+  clusterBox(id: string): { x: number; y: number; width: number; height: number } | undefined {
+    return this.layout?.clusters.get(id);
   }
 
   private edgeClass(i: number): string {
@@ -195,6 +250,10 @@ export class GraphView {
     if (this.selected === n.id) cls += ' selected';
     g.setAttribute('class', cls);
     (g.firstChild as SVGRectElement).style.fill = n.fill ?? '';
+    // text on an overlay colour: dark or light, whichever reads on it
+    const text = g.querySelector('text.label') as SVGTextElement | null;
+    if (text) text.style.fill = n.fill ? textOn(n.fill) : '';
+    g.classList.toggle('filled', !!n.fill);
   }
 
   private makeNode(i: number): SVGGElement {
@@ -298,6 +357,18 @@ export class GraphView {
     this.apply({ k, x: w / 2 - p.x * k, y: h / 2 - p.y * k });
   }
 
+  /** Scroll so a cluster's top is in view (its title readable). */
+  centerBox(id: string): void {
+    const b = this.layout?.clusters.get(id);
+    if (!b) return;
+    const { w, h } = this.viewSize();
+    const k = Math.max(this.t.k, 0.6);
+    // centred when it fits, else from its top-left corner (where its title is)
+    const x = b.width * k < w ? w / 2 - (b.x + b.width / 2) * k : 16 - b.x * k;
+    const y = b.height * k < h ? h / 2 - (b.y + b.height / 2) * k : 24 - b.y * k;
+    this.apply({ k, x, y });
+  }
+
   fit(): void {
     if (!this.layout || this.layout.pos.size === 0) {
       this.apply({ x: 0, y: 0, k: 1 });
@@ -307,8 +378,8 @@ export class GraphView {
     const w = Math.max(1, vw);
     const h = Math.max(1, vh);
     const kFit = Math.min(w / Math.max(1, this.layout.width), h / Math.max(1, this.layout.height), 1.2);
-    // a huge graph is shown from its top at a readable scale rather than as a speck
-    const k = Math.max(kFit, Math.min(0.75, w / Math.max(1, this.layout.width)));
+    // a tall or huge graph is shown from its top at a readable scale rather than as a speck
+    const k = Math.max(kFit, Math.min(1, w / Math.max(1, this.layout.width)));
     const x = (w - this.layout.width * k) / 2;
     const y = kFit >= k ? (h - this.layout.height * k) / 2 : 8;
     this.apply({ x, y, k });
@@ -357,9 +428,19 @@ export class GraphView {
         this.onViewChange(this.transform);
         return;
       }
+      const title = (e.target as Element).closest('.cluster-title');
+      const cluster = title?.parentElement?.getAttribute('data-cluster');
+      if (cluster) {
+        this.onClusterClick(cluster);
+        return;
+      }
       const target = (e.target as Element).closest('g.node');
       const id = target?.getAttribute('data-id');
       if (id) this.onClick(id, e);
+    });
+    this.svgEl.addEventListener('dblclick', (e) => {
+      const id = (e.target as Element).closest('g.node')?.getAttribute('data-id');
+      if (id) this.onNodeDblClick(id);
     });
     this.svgEl.addEventListener('wheel', (e) => {
       e.preventDefault();

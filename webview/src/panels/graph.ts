@@ -1,13 +1,17 @@
-// The graph panel: the pass strip, and the chosen pass's program as a tensor graph, tile grids
-// per tensor op, leaf functions with their PTO listings, or the execute graph; the diff against
-// the previous pass; overlays (time share, error, buffer use); search; source links both ways.
+// The graph panel: the pass strip, and the chosen pass's program as a tensor graph (loop
+// bodies and helper calls as collapsible clusters), tile grids per tensor op, leaf functions
+// with their PTO listings, or the execute graph (groups open into their tasks); the diff
+// against the previous pass; overlays (time share, error, buffer use); search; source links
+// both ways. A new record of the same kernel (every compile) updates the panel in place: the
+// pass, view, zoom, selection, collapsed clusters and search stay where they still apply.
 
 import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select } from '../dom';
-import { GraphView, type Transform, type ViewEdge, type ViewNode } from '../graph/view';
+import { GraphView, type Transform, type ViewCluster, type ViewEdge, type ViewNode } from '../graph/view';
 import {
   bufferUse,
   cellOp,
+  collapsedAncestor,
   diffGraphs,
   execView,
   precisionPassFor,
@@ -16,6 +20,7 @@ import {
   timeShare,
   type Diff,
   type ExecView,
+  type Scope,
   type TileGridModel,
 } from '../graph/model';
 import { nodeHasLine, nodeSpan, RecordIndex, sameFile } from '../model';
@@ -27,6 +32,8 @@ type ViewKind = 'tensor' | 'tiles' | 'leaves' | 'execute';
 type Overlay = 'none' | 'time' | 'error' | 'buffer';
 
 interface GraphState {
+  /** `file::kernel` the rest belongs to (a record of another kernel starts afresh). */
+  kernel: string | null;
   pass: number | null;
   view: ViewKind;
   overlay: Overlay;
@@ -35,9 +42,24 @@ interface GraphState {
   selected: string | null;
   transform: Transform | null;
   search: string;
+  /** Scopes (loop bodies, helper calls) drawn as one node. */
+  collapsed: string[];
+  /** Execute-graph groups shown as their tasks. */
+  openGroups: string[];
 }
 
-const DEFAULT: GraphState = { pass: null, view: 'tensor', overlay: 'none', diff: true, colorBy: 'leaf', selected: null, transform: null, search: '' };
+const DEFAULT: GraphState = {
+  kernel: null, pass: null, view: 'tensor', overlay: 'none', diff: true, colorBy: 'leaf', selected: null, transform: null, search: '',
+  collapsed: [], openGroups: [],
+};
+
+type OverlayValues = { values: Map<number, number>; color: (v: number) => string; label: (v: number) => string; title: string; lo: string; hi: string; sum: boolean };
+
+/** A collapsed scope drawn as one node. */
+interface ScopeNode {
+  scope: Scope;
+  members: GraphNode[];
+}
 
 const IO_OPS = new Set(['param', 'carry', 'loop_out']);
 const LAYOUT_OPS = new Set(['view', 'assemble', 'reshape', 'transpose', 'unsqueeze', 'concat', 'expand_clone', 'clone']);
@@ -58,6 +80,8 @@ class GraphPanel implements PanelImpl {
   private matchAt = -1;
   private timeByNode: Map<number, number> | null = null;
   private currentNodes = new Map<string, GraphNode>();
+  private currentScopes = new Map<string, ScopeNode>();
+  private scopeInfo = new Map<string, Scope>();
   private currentGrids = new Map<number, TileGridModel>();
   private currentExec: ExecView | null = null;
   private currentProgram: Program | null = null;
@@ -87,6 +111,8 @@ class GraphPanel implements PanelImpl {
       this.st.transform = t;
       this.shell.saveState();
     };
+    this.view.onClusterClick = (id) => this.toggleCluster(id);
+    this.view.onNodeDblClick = (id) => this.expandNode(id);
     this.area.append(this.listingBox, this.legend);
     for (const [v, label] of [['tensor', 'Tensor'], ['tiles', 'Tiles'], ['leaves', 'Leaves'], ['execute', 'Execute']] as [ViewKind, string][]) {
       const b = button(label, () => this.setView(v), { class: 'tab', 'data-view': v });
@@ -126,6 +152,7 @@ class GraphPanel implements PanelImpl {
       h('span', { class: 'spacer' }),
       this.searchInput,
       this.searchCount,
+      button('Collapse all', () => this.collapseAll(), { class: 'collapse-all', title: 'Draw every loop body and helper call as one node (click a cluster\'s title to collapse just it; double-click a node to expand it)' }),
       button('Fit', () => this.view.fit(), { title: 'Fit the graph in the view' }),
     );
     content.append(this.strip, this.toolbar, this.info, h('div', { class: 'graph-main' }, this.area, this.details));
@@ -147,6 +174,20 @@ class GraphPanel implements PanelImpl {
   accept(m: HostMessage): void {
     if (m.type === 'record') {
       const r = m.record;
+      if (r.error) {
+        // the last good graph stays behind the error, ready for the next compile
+        const loc = Array.isArray(r.error.loc) ? r.error.loc[0] : r.error.loc;
+        this.shell.setTitle(r.source.kernel, 'compile failed');
+        this.shell.showError(`${r.error.pass ? `pass ${r.error.pass}: ` : ''}${r.error.message}`, loc?.file ?? r.source.file, loc?.line ?? null);
+        return;
+      }
+      const kernel = `${r.source.file}::${r.source.kernel}`;
+      const same = this.st.kernel !== null && this.st.kernel.endsWith(`::${r.source.kernel}`) && sameFile(this.st.kernel.slice(0, -(r.source.kernel.length + 2)), r.source.file);
+      if (!same) {
+        // another kernel: its own view, from its last pass, fitted
+        this.st = { ...this.st, kernel, pass: null, selected: null, transform: null, collapsed: [], openGroups: [] };
+      }
+      this.st.kernel = kernel;
       this.record = r;
       this.index = new RecordIndex(r);
       this.snapshots.clear();
@@ -155,18 +196,15 @@ class GraphPanel implements PanelImpl {
       this.listings = {};
       if (Array.isArray(m.listings)) m.listings.forEach((t, i) => (this.listings[String(i)] = t));
       else if (m.listings) this.listings = { ...m.listings };
-      if (r.error) {
-        const loc = Array.isArray(r.error.loc) ? r.error.loc[0] : r.error.loc;
-        this.shell.setTitle(r.source.kernel, 'compile failed');
-        this.shell.showError(`${r.error.pass ? `pass ${r.error.pass}: ` : ''}${r.error.message}`, loc?.file ?? r.source.file, loc?.line ?? null);
-        return;
-      }
       if (this.st.pass === null || !r.passes.some((p) => p.index === this.st.pass)) this.st.pass = r.passes.length ? r.passes[r.passes.length - 1].index : null;
       this.shell.setTitle(r.source.kernel, `${basename(r.source.file)} · ${r.passes.length} passes${m.label ? ` · ${m.label}` : ''}`);
       this.shell.showContent();
+      const scroll = this.strip.scrollLeft;
       this.renderStrip();
-      this.render(true);
-      this.strip.querySelector('.pass.selected')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+      this.render(this.st.transform === null);
+      if (same) this.strip.scrollLeft = scroll;
+      else this.strip.querySelector('.pass.selected')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+      this.shell.saveState();
     } else if (m.type === 'pass') {
       if (m.snapshot) this.snapshots.set(m.index, m.snapshot);
       if (this.record && (m.index === this.st.pass || m.index === this.st.pass! - 1)) this.render();
@@ -297,6 +335,7 @@ class GraphPanel implements PanelImpl {
       return;
     }
     this.currentProgram = program;
+    this.currentExec = null;
     const tileProgram = this.tileProgram(program, pass?.stage ?? 'tensor');
     this.listingBox.hidden = this.st.view !== 'leaves';
     this.view.svgEl.style.display = this.st.view === 'leaves' ? 'none' : '';
@@ -339,14 +378,35 @@ class GraphPanel implements PanelImpl {
       const prev = this.programAt(pos - 1);
       if (prev) diff = diffGraphs(prev, program);
     }
-    const tv = tensorView(program, diff ? diff.removed : []);
+    const prevProgram = diff ? this.programAt(pos - 1) : null;
+    const tv = tensorView(program, diff ? diff.removed : [], prevProgram);
     const tiles = this.st.view === 'tiles';
     const grids = tiles ? tileGrids(tileProgram) : new Map<number, TileGridModel>();
     this.currentGrids = grids;
     const sgOf = tiles ? new RecordIndex(r, tileProgram).subgraphOfOps() : null;
     const overlay = this.overlayValues(program, pos);
-    this.currentNodes = new Map(tv.nodes.map((n) => [String(n.id), n]));
-    const nodes: ViewNode[] = tv.nodes.map((n) => {
+    // collapsed scopes: their nodes are drawn as one node, the scope's
+    const collapsed = new Set(this.st.collapsed.filter((k) => tv.scopes.has(k)));
+    const repOf = new Map<number, string | null>();
+    for (const n of tv.nodes) repOf.set(n.id, collapsedAncestor(tv.scopes, tv.scopeOf.get(n.id) ?? null, collapsed));
+    const viewId = (id: number): string => {
+      const rep = repOf.get(id);
+      return rep ? `s:${rep}` : String(id);
+    };
+    this.scopeInfo = tv.scopes;
+    this.currentNodes = new Map();
+    this.currentScopes = new Map();
+    const nodes: ViewNode[] = [];
+    for (const n of tv.nodes) {
+      const rep = repOf.get(n.id);
+      if (rep) {
+        const key = `s:${rep}`;
+        const sn = this.currentScopes.get(key);
+        if (sn) sn.members.push(n);
+        else this.currentScopes.set(key, { scope: tv.scopes.get(rep)!, members: [n] });
+        continue;
+      }
+      this.currentNodes.set(String(n.id), n);
       const classes = [IO_OPS.has(n.op) ? 'op-io' : n.op === 'loop' ? 'op-loop' : LAYOUT_OPS.has(n.op) ? 'op-layout' : 'op-compute'];
       if (tv.loopOf.get(n.id) !== null && tv.loopOf.get(n.id) !== undefined) classes.push('in-loop');
       const mark = diff?.marks.get(n.id);
@@ -361,14 +421,52 @@ class GraphPanel implements PanelImpl {
       }
       const v = overlay?.values.get(n.id);
       const fill = overlay && v !== undefined ? overlay.color(v) : null;
-      return { id: String(n.id), lines, classes, grid, fill, tooltip: this.tooltip(n, overlay && v !== undefined ? overlay.label(v) : '') };
+      const scope = tv.scopeOf.get(n.id) ?? null;
+      nodes.push({ id: String(n.id), lines, classes, grid, fill, tooltip: this.tooltip(n, overlay && v !== undefined ? overlay.label(v) : ''), parent: scope ? `c:${scope}` : null });
+    }
+    for (const [key, sn] of this.currentScopes) {
+      const lines = [`▸ ${sn.scope.title}`, `${sn.members.length} node${sn.members.length === 1 ? '' : 's'}${this.linesText(sn.members)}`];
+      const classes = ['op-scope', `scope-${sn.scope.kind}`];
+      const marks = new Set(sn.members.map((n) => diff?.marks.get(n.id)).filter((x) => x !== undefined));
+      if (marks.size) {
+        const all = marks.size === 1 && sn.members.every((n) => diff?.marks.get(n.id) === [...marks][0]) ? [...marks][0]! : 'changed';
+        classes.push(`diff-${all}`);
+        lines[0] = `~ ${lines[0]}`;
+      }
+      let fill: string | null = null;
+      let tip = '';
+      if (overlay) {
+        const vals = sn.members.map((n) => overlay.values.get(n.id)).filter((x): x is number => x !== undefined);
+        if (vals.length) {
+          const v = overlay.sum ? vals.reduce((a, b) => a + b, 0) : vals.some((x) => x < 0) ? -1 : Math.max(...vals);
+          fill = overlay.color(v);
+          tip = overlay.label(v);
+        }
+      }
+      const where = sn.scope.span ? `${basename(sn.scope.span.file)}:${sn.scope.span.line}` : '';
+      nodes.push({ id: key, lines, classes, fill, parent: sn.scope.parent ? `c:${sn.scope.parent}` : null,
+        tooltip: [`${sn.scope.title} (collapsed)`, where, tip, 'double-click to expand'].filter(Boolean).join('\n') });
+    }
+    // the clusters: expanded scopes that hold something drawn
+    const used = new Set<string>();
+    for (const vn of nodes) for (let k = vn.parent ? vn.parent.slice(2) : null; k !== null && !used.has(k); k = tv.scopes.get(k)?.parent ?? null) used.add(k);
+    const clusters: ViewCluster[] = [...used].map((k) => {
+      const sc = tv.scopes.get(k)!;
+      const where = sc.span ? ` · ${basename(sc.span.file)}:${sc.span.line}` : '';
+      return { id: `c:${k}`, title: `${sc.title}${sc.kind === 'call' ? ` · line ${sc.span?.line ?? '?'}` : ''}`, parent: sc.parent ? `c:${sc.parent}` : null,
+        classes: [`scope-${sc.kind}`], tooltip: `${sc.title}${where}: ${sc.size} nodes — click the title to collapse` };
     });
-    const edges: ViewEdge[] = tv.edges.map(([a, b]) => ({
-      from: String(a),
-      to: String(b),
-      classes: diff?.marks.get(a) === 'removed' || diff?.marks.get(b) === 'removed' ? ['removed'] : [],
-    }));
-    this.view.setGraph(nodes, edges);
+    const seen = new Set<string>();
+    const edges: ViewEdge[] = [];
+    for (const [a, b] of tv.edges) {
+      const from = viewId(a);
+      const to = viewId(b);
+      const k = `${from}>${to}`;
+      if (from === to || seen.has(k)) continue;
+      seen.add(k);
+      edges.push({ from, to, classes: diff?.marks.get(a) === 'removed' || diff?.marks.get(b) === 'removed' ? ['removed'] : [] });
+    }
+    this.view.setGraph(nodes, edges, clusters);
     const p = r.passes[pos];
     const parts: (string | HTMLElement)[] = [];
     if (p) parts.push(h('b', null, `${p.index} ${p.name}`), ` (${p.stage}) · ${p.changed ? 'changed the program' : 'no-op'} · `);
@@ -402,7 +500,7 @@ class GraphPanel implements PanelImpl {
       .filter(Boolean).join('\n');
   }
 
-  private overlayValues(program: Program, pos: number): { values: Map<number, number>; color: (v: number) => string; label: (v: number) => string; title: string; lo: string; hi: string } | null {
+  private overlayValues(program: Program, pos: number): OverlayValues | null {
     const r = this.record!;
     if (this.st.overlay === 'time') {
       if (!this.timeByNode) this.timeByNode = timeShare(r, r.run);
@@ -416,13 +514,14 @@ class GraphPanel implements PanelImpl {
         title: `share of task time (${r.run?.clock ?? ''})`,
         lo: '0%',
         hi: fmtPct(max),
+        sum: true,
       };
     }
     if (this.st.overlay === 'buffer') {
       const pass = r.passes[pos];
       const use = bufferUse(this.tileProgram(program, pass?.stage ?? 'tensor').program);
       if (use.size === 0) return this.noOverlay('buffer use: no partition or block stage at this pass');
-      return { values: use, color: (v) => rampColor(v), label: (v) => `peak buffer ${fmtPct(v)} of capacity`, title: 'peak on-chip buffer use of the subgraphs computing the node', lo: '0%', hi: '100%' };
+      return { values: use, color: (v) => rampColor(v), label: (v) => `peak buffer ${fmtPct(v)} of capacity`, title: 'peak on-chip buffer use of the subgraphs computing the node', lo: '0%', hi: '100%', sum: false };
     }
     if (this.st.overlay === 'error') {
       const prec = this.precision;
@@ -442,6 +541,7 @@ class GraphPanel implements PanelImpl {
         title: `error after ${pp.name} (max_rel / rtol, log; red: fails)`,
         lo: '1e-6',
         hi: '1',
+        sum: false,
       };
     }
     return null;
@@ -477,22 +577,36 @@ class GraphPanel implements PanelImpl {
   }
 
   private renderExecute(program: Program, note: string): void {
-    const ev = execView(program);
+    const ev = execView(program, 120, new Set(this.st.openGroups));
     this.currentExec = ev;
     this.currentNodes.clear();
-    const nodes: ViewNode[] = ev.groups.map((g) => ({
-      id: g.key,
-      lines: ev.aggregated
-        ? [`leaf ${g.leaf} · ${g.core}`, `${g.tasks.length} task${g.tasks.length > 1 ? 's' : ''} · depth ${g.depth}`]
-        : [`task ${g.tasks[0]}`, `leaf ${g.leaf} · ${g.core}`],
-      classes: ['op-task'],
-      fill: this.st.colorBy === 'core' ? coreColor(g.core) : leafColor(g.leaf),
-    }));
+    this.currentScopes.clear();
+    const nodes: ViewNode[] = ev.groups.map((g) => {
+      const group = ev.aggregated && g.openedFrom === null;
+      const fill = this.st.colorBy === 'core' ? coreColor(g.core) : leafColor(g.leaf);
+      return {
+        id: g.key,
+        lines: group
+          ? [`▸ leaf ${g.leaf} · ${g.core}`, `${g.tasks.length} task${g.tasks.length > 1 ? 's' : ''} · depth ${g.depth}`]
+          : [`task ${g.tasks[0]}`, `leaf ${g.leaf} · ${g.core}`],
+        classes: ['op-task', group ? 'task-group' : 'task-one'],
+        fill,
+        parent: g.openedFrom ? `c:${g.openedFrom}` : null,
+        tooltip: group ? `${g.tasks.length} tasks of leaf ${g.leaf} at dependency depth ${g.depth}\ndouble-click to show them one by one` : `task ${g.tasks[0]} · leaf ${g.leaf} · ${g.core}`,
+      };
+    });
+    // an opened group: its tasks in a cluster whose title closes it again
+    const opened = new Map<string, number>();
+    for (const g of ev.groups) if (g.openedFrom) opened.set(g.openedFrom, (opened.get(g.openedFrom) ?? 0) + 1);
+    const clusters: ViewCluster[] = [...opened].map(([key, n]) => {
+      const m = /^L(-?\d+)@(\d+)$/.exec(key);
+      return { id: `c:${key}`, title: `leaf ${m?.[1] ?? '?'} · depth ${m?.[2] ?? '?'} · ${n} tasks`, parent: null, classes: ['task-cluster'], tooltip: 'click the title to group these tasks again' };
+    });
     const edges: ViewEdge[] = ev.edges.map(([a, b]) => ({ from: a, to: b }));
-    this.view.setGraph(nodes, edges);
+    this.view.setGraph(nodes, edges, clusters);
     const total = program.execute?.tasks.length ?? 0;
     this.info.append(total
-      ? `${fmtNum(total)} tasks${ev.aggregated ? `, grouped by leaf and dependency depth into ${ev.groups.length} nodes` : ''} · ${fmtNum(ev.edges.length)} edges`
+      ? `${fmtNum(total)} tasks${ev.aggregated ? `, grouped by leaf and dependency depth into ${ev.groups.filter((g) => g.openedFrom === null).length + opened.size} groups${opened.size ? ` (${opened.size} shown task by task)` : ''}; double-click a group for its tasks` : ''} · ${fmtNum(ev.edges.length)} edges`
       : 'No execute graph at this pass.', note ? h('span', { class: 'note' }, ` ${note}`) : '');
     this.legend.append(h('div', { class: 'legend-title' }, 'leaves'), ...(program.leaves ?? []).map((l) => {
       const sw = h('span', { class: 'swatch' });
@@ -505,6 +619,7 @@ class GraphPanel implements PanelImpl {
     clear(this.listingBox);
     this.view.setGraph([], []);
     this.currentNodes.clear();
+    this.currentScopes.clear();
     const leaves = program.leaves ?? [];
     if (!leaves.length) {
       this.listingBox.append(h('p', { class: 'muted' }, 'No leaf functions at this pass (they are made by leaf_functions).'));
@@ -561,12 +676,68 @@ class GraphPanel implements PanelImpl {
   private clickNode(id: string): void {
     this.select(id);
     const n = this.currentNodes.get(id);
+    const sn = this.currentScopes.get(id);
     if (n) {
       this.shell.reveal(nodeSpan(n));
+    } else if (sn) {
+      this.shell.reveal(sn.scope.span);
     } else if (this.currentExec) {
       const g = this.currentExec.groups.find((x) => x.key === id);
       if (g && this.index) this.shell.reveal(this.index.spanOfTask(g.tasks[0]));
     }
+  }
+
+  // ---- clusters: collapse a scope, expand it, open an execute group ---------------------------
+
+  /** A cluster's title was clicked: collapse that scope (or close that execute group). */
+  private toggleCluster(id: string): void {
+    const key = id.slice(2);
+    if (this.st.view === 'execute') {
+      this.st.openGroups = this.st.openGroups.filter((k) => k !== key);
+      this.afterClusterChange(key);
+      return;
+    }
+    if (!this.st.collapsed.includes(key)) this.st.collapsed = [...this.st.collapsed, key];
+    this.afterClusterChange(`s:${key}`);
+  }
+
+  /** Double-click: a collapsed scope opens; an execute group shows its tasks. */
+  private expandNode(id: string): void {
+    if (id.startsWith('s:')) {
+      const key = id.slice(2);
+      // its nested scopes open with it
+      this.st.collapsed = this.st.collapsed.filter((k) => k !== key && !this.isInside(k, key));
+      this.afterClusterChange(null, `c:${key}`);
+    } else if (this.currentExec?.aggregated) {
+      const g = this.currentExec.groups.find((x) => x.key === id);
+      if (g && g.openedFrom === null && !this.st.openGroups.includes(id)) {
+        this.st.openGroups = [...this.st.openGroups, id];
+        this.afterClusterChange(null, `c:${id}`);
+      }
+    }
+  }
+
+  private isInside(scope: string, outer: string): boolean {
+    for (let k = this.scopeInfo.get(scope)?.parent ?? null; k !== null; k = this.scopeInfo.get(k)?.parent ?? null) if (k === outer) return true;
+    return false;
+  }
+
+  private collapseAll(): void {
+    if (this.st.view === 'execute') {
+      this.st.openGroups = [];
+    } else {
+      // the outermost scopes: the nested ones are inside them
+      this.st.collapsed = [...this.scopeInfo.values()].filter((sc) => sc.parent === null).map((sc) => sc.key);
+    }
+    this.afterClusterChange(null);
+  }
+
+  private afterClusterChange(select: string | null, centerCluster?: string): void {
+    this.shell.saveState();
+    if (select !== null) this.st.selected = select;
+    this.render();
+    if (select !== null && this.view.has(select)) this.view.center(select);
+    else if (centerCluster) this.view.centerBox(centerCluster);
   }
 
   private select(id: string | null, save = true): void {
@@ -581,8 +752,26 @@ class GraphPanel implements PanelImpl {
     this.details.hidden = id === null;
     if (id === null) return;
     const n = this.currentNodes.get(id);
+    const sn = this.currentScopes.get(id);
     if (n) this.nodeDetails(n);
+    else if (sn) this.scopeDetails(id, sn);
     else if (this.currentExec) this.taskDetails(id);
+  }
+
+  private linesText(members: GraphNode[]): string {
+    const lines = [...new Set(members.map((m) => nodeSpan(m)?.line).filter((x): x is number => x !== undefined))].sort((a, b) => a - b);
+    if (!lines.length) return '';
+    return lines.length === 1 ? ` · line ${lines[0]}` : ` · lines ${lines[0]}–${lines[lines.length - 1]}`;
+  }
+
+  private scopeDetails(id: string, sn: ScopeNode): void {
+    const ops = new Map<string, number>();
+    for (const m of sn.members) ops.set(m.op, (ops.get(m.op) ?? 0) + 1);
+    const rows: [string, string][] = [[sn.scope.kind === 'loop' ? 'loop' : 'call', sn.scope.title], ['nodes', String(sn.members.length)],
+      ['ops', [...ops].map(([op, k]) => (k > 1 ? `${op} ×${k}` : op)).join(', ')]];
+    this.details.append(h('h3', null, `${sn.scope.title} (collapsed)`), table(rows),
+      button('Expand', () => this.expandNode(id), { class: 'primary', title: 'Show its nodes (or double-click the node)' }));
+    if (sn.scope.span) this.details.append(h('h4', null, sn.scope.kind === 'loop' ? 'loop statement' : 'call site'), this.sourceLinks([sn.scope.span]));
   }
 
   private sourceLinks(spans: { file: string; line: number; col?: number; end_line?: number; end_col?: number }[]): HTMLElement {
@@ -659,8 +848,11 @@ class GraphPanel implements PanelImpl {
     if (!g || !this.index) return;
     const rows: [string, string][] = [['leaf', String(g.leaf)], ['core', g.core], ['depth', String(g.depth)], ['tasks', g.tasks.length > 12 ? `${g.tasks.slice(0, 12).join(', ')} … (${g.tasks.length})` : g.tasks.join(', ')]];
     const ex = this.currentProgram?.execute?.tasks.find((t) => t.id === g.tasks[0]) ?? this.record?.execute?.tasks.find((t) => t.id === g.tasks[0]);
-    if (ex) rows.push(['coord', `[${ex.coord.join(', ')}]`], ['preds', ex.preds.join(', ') || 'none']);
-    this.details.append(h('h3', null, g.tasks.length > 1 ? `${g.tasks.length} tasks of leaf ${g.leaf}` : `task ${g.tasks[0]}`), table(rows), h('h4', null, 'source'), this.sourceLinks(this.index.linesOfTask(g.tasks[0])));
+    if (ex && g.tasks.length === 1) rows.push(['coord', `[${ex.coord.join(', ')}]`], ['preds', ex.preds.join(', ') || 'none']);
+    this.details.append(h('h3', null, g.tasks.length > 1 ? `${g.tasks.length} tasks of leaf ${g.leaf}` : `task ${g.tasks[0]}`), table(rows));
+    if (g.tasks.length > 1) this.details.append(button(`Show its ${g.tasks.length} tasks`, () => this.expandNode(key), { class: 'primary', title: 'Draw the group\'s tasks one by one (or double-click the group)' }));
+    else if (g.openedFrom) this.details.append(button('Group again', () => this.toggleCluster(`c:${g.openedFrom}`), { title: `Draw the tasks of leaf ${g.leaf} at depth ${g.depth} as one node` }));
+    this.details.append(h('h4', null, 'source'), this.sourceLinks(this.index.linesOfTask(g.tasks[0])));
   }
 
   private applySearch(center: boolean): void {
@@ -670,6 +862,10 @@ class GraphPanel implements PanelImpl {
       for (const [id, n] of this.currentNodes) {
         const s = nodeSpan(n);
         const hay = `${n.op} ${n.name ?? ''} %${n.id} ${n.type ? `${n.type.dtype}[${n.type.shape.join(', ')}]` : ''} ${s ? `${basename(s.file)}:${s.line} :${s.line}` : ''} ${n.label ?? ''}`.toLowerCase();
+        if (hay.includes(q)) this.matches.push(id);
+      }
+      for (const [id, sn] of this.currentScopes) {
+        const hay = `${sn.scope.title} ${sn.members.map((n) => `${n.op} ${n.name ?? ''} %${n.id} :${nodeSpan(n)?.line ?? ''}`).join(' ')}`.toLowerCase();
         if (hay.includes(q)) this.matches.push(id);
       }
       if (this.currentExec) for (const g of this.currentExec.groups) if (`${g.key} leaf ${g.leaf} ${g.core} task ${g.tasks.join(' task ')}`.toLowerCase().includes(q)) this.matches.push(g.key);
@@ -694,6 +890,7 @@ class GraphPanel implements PanelImpl {
     const hl = this.highlight;
     if (hl && this.record) {
       for (const [id, n] of this.currentNodes) if (nodeHasLine(n, hl.file, hl.line)) ids.add(id);
+      for (const [id, sn] of this.currentScopes) if (sn.members.some((n) => nodeHasLine(n, hl.file, hl.line))) ids.add(id);
       if (this.currentExec && this.index) {
         for (const g of this.currentExec.groups) if (g.tasks.some((t) => this.index!.taskHasLine(t, hl.file, hl.line))) ids.add(g.key);
       }

@@ -1,7 +1,9 @@
 // The health & tuning panel: findings grouped by severity (numbers, source link, quick fix),
 // tile-shape suggestions with the predicted (simulated) makespan and speedup and an Apply
 // button that asks the host to edit the file, and — after an edit — the previous and the
-// current figures side by side.
+// current figures side by side. A new report of the same kernel updates the page in place;
+// when the host does not say what came before (`previous` absent) and the figures changed,
+// the report shown until then is the "previous" one.
 
 import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, clear, fmtNum, fmtPct, fmtUs, h } from '../dom';
@@ -46,8 +48,12 @@ class HealthPanel implements PanelImpl {
 
   accept(m: HostMessage): void {
     if (m.type !== 'report') return;
+    const old = this.report;
+    const same = old !== null && old.kernel === m.report.kernel && sameFile(old.file, m.report.file);
+    if (m.previous !== undefined) this.previous = m.previous;
+    else if (!same) this.previous = null;
+    else if (old && !old.error && !m.report.error && figures(old) !== figures(m.report)) this.previous = old;
     this.report = m.report;
-    this.previous = m.previous ?? null;
     if (m.report.error) {
       this.shell.setTitle(m.report.kernel, 'does not compile');
       this.shell.showError(m.report.error, m.report.file, m.report.line);
@@ -57,7 +63,7 @@ class HealthPanel implements PanelImpl {
     this.shell.showContent();
   }
 
-  highlightSource(file: string, line: number): void {
+  highlightSource(file: string, line: number, scroll = true): void {
     this.highlight = line > 0 ? { file, line } : null;
     let first: HTMLElement | null = null;
     for (const el of this.page.querySelectorAll<HTMLElement>('.finding')) {
@@ -65,7 +71,7 @@ class HealthPanel implements PanelImpl {
       el.classList.toggle('highlight', on);
       if (on && !first) first = el;
     }
-    first?.scrollIntoView({ block: 'nearest' });
+    if (scroll) first?.scrollIntoView({ block: 'nearest' });
   }
 
   private apply(edits: TextEdit[], label: string): void {
@@ -74,6 +80,7 @@ class HealthPanel implements PanelImpl {
 
   private render(): void {
     const r = this.report!;
+    const scroll = this.page.scrollTop;
     clear(this.page);
     const board = r.health?.stats.board as Record<string, unknown> | undefined;
     this.shell.setTitle(r.kernel, `${basename(r.file)}:${r.line} · ${r.clock ?? ''}`);
@@ -87,7 +94,8 @@ class HealthPanel implements PanelImpl {
     if (this.previous) this.renderCompare(this.previous, r);
     this.renderFindings(r.findings.filter((f) => f.level !== 'tuning'));
     this.renderSuggestions(r);
-    if (this.highlight) this.highlightSource(this.highlight.file, this.highlight.line);
+    if (this.highlight) this.highlightSource(this.highlight.file, this.highlight.line, false);
+    this.page.scrollTop = scroll;
   }
 
   private renderCompare(prev: KernelReport, cur: KernelReport): void {
@@ -123,14 +131,22 @@ class HealthPanel implements PanelImpl {
     this.page.append(h('section', { class: 'block', 'data-compare': '1' }, h('h2', null, 'Before and after the edit'),
       h('div', { class: 'cols' }, h('table', { class: 'grid compare' }, h('thead', null, h('tr', null, h('th', { class: 'l' }, ''), h('th', null, 'previous'), h('th', null, 'current'), h('th', null, 'change'))), tbody), chart)));
     const pal = palette();
-    const keys: [string, (r: KernelReport) => number | undefined][] = [
-      ['makespan', (r) => r.metrics?.makespan_us], ['critical path', (r) => r.metrics?.critical_path_us],
-      ['dependency waits', (r) => r.metrics?.wait_dependency_us], ['scheduler waits', (r) => r.metrics?.wait_scheduler_us],
+    // wall-clock figures on the left; waits (summed over the lanes) on their own axis
+    const time: [string, (r: KernelReport) => number | undefined][] = [['makespan', (r) => r.metrics?.makespan_us], ['critical path', (r) => r.metrics?.critical_path_us]];
+    const waits: [string, (r: KernelReport) => number | undefined][] = [['dependency', (r) => r.metrics?.wait_dependency_us], ['scheduler', (r) => r.metrics?.wait_scheduler_us]];
+    const bars = (rep: KernelReport, name: string, color: string, legend: boolean): Record<string, unknown>[] => [
+      { type: 'bar', name, legendgroup: name, showlegend: legend, x: time.map((k) => k[0]), y: time.map((k) => k[1](rep) ?? null), marker: { color }, hovertemplate: `${name}: %{y:.2f} µs<extra>%{x}</extra>` },
+      { type: 'bar', name, legendgroup: name, showlegend: false, xaxis: 'x2', yaxis: 'y2', x: waits.map((k) => k[0]), y: waits.map((k) => k[1](rep) ?? null), marker: { color }, hovertemplate: `${name}: %{y:.2f} µs<extra>%{x} waits</extra>` },
     ];
-    plot(chart, [
-      { type: 'bar', name: 'previous', x: keys.map((k) => k[0]), y: keys.map((k) => k[1](prev) ?? null), marker: { color: pal.muted } },
-      { type: 'bar', name: 'current', x: keys.map((k) => k[0]), y: keys.map((k) => k[1](cur) ?? null), marker: { color: pal.accent } },
-    ], { barmode: 'group', yaxis: { title: { text: `µs (${cur.clock ?? ''})` } } });
+    const axis = { gridcolor: pal.border, zerolinecolor: pal.border, linecolor: pal.border, tickfont: { color: pal.muted }, automargin: true };
+    plot(chart, [...bars(prev, 'previous', pal.muted, true), ...bars(cur, 'current', pal.accent, true)], {
+      barmode: 'group',
+      xaxis: { domain: [0, 0.45] },
+      yaxis: { title: { text: 'µs' } },
+      xaxis2: { ...axis, domain: [0.58, 1], anchor: 'y2', title: { text: 'waits, all lanes', font: { color: pal.muted } } },
+      yaxis2: { ...axis, anchor: 'x2', title: { text: 'µs', font: { color: pal.muted } } },
+      annotations: [{ text: cur.clock ?? '', xref: 'paper', yref: 'paper', x: 0, y: -0.28, showarrow: false, xanchor: 'left', font: { size: 10, color: pal.muted } }],
+    });
   }
 
   private whereLink(f: Finding): HTMLElement {
@@ -153,10 +169,18 @@ class HealthPanel implements PanelImpl {
       body.hidden = collapsed;
       const head = h('div', { class: `sev-head sev-${sev}`, role: 'button', tabindex: 0, 'aria-expanded': collapsed ? 'false' : 'true' },
         h('b', null, `${collapsed ? '▸' : '▾'} ${sev === 'error' ? 'Errors' : sev === 'warning' ? 'Warnings' : 'Info'}`), h('span', { class: 'sev-count' }, String(group.length)));
-      head.addEventListener('click', () => {
+      const toggle = (): void => {
         this.st.collapsed = collapsed ? this.st.collapsed.filter((s) => s !== sev) : [...this.st.collapsed, sev];
         this.shell.saveState();
         this.render();
+        (this.page.querySelector(`.sev-group[data-severity=${sev}] .sev-head`) as HTMLElement | null)?.focus();
+      };
+      head.addEventListener('click', toggle);
+      head.addEventListener('keydown', (e) => {
+        if (e.key === 'Enter' || e.key === ' ') {
+          e.preventDefault();
+          toggle();
+        }
       });
       for (const f of group) body.appendChild(this.finding(f));
       section.append(h('div', { class: 'sev-group', 'data-severity': sev }, head, body));
@@ -184,11 +208,18 @@ class HealthPanel implements PanelImpl {
     for (const s of r.suggestions) {
       const row = h('div', { class: 'suggestion', 'data-rank': s.rank },
         h('span', { class: 'speedup' }, `${s.speedup.toFixed(2)}×`),
-        h('div', null, h('code', null, s.text), h('div', { class: 'muted' }, `predicted makespan ${fmtUs(s.makespan_before_us)} → ${fmtUs(s.makespan_after_us)} (simulated) · ${s.reason}`)),
+        h('div', null, h('code', null, s.text), h('div', null, h('b', null, `predicted makespan ${fmtUs(s.makespan_before_us)} → ${fmtUs(s.makespan_after_us)}`), h('span', { class: 'muted' }, ` (simulated) · ${s.reason.replace(/^simulated [\d.]+ → [\d.]+ µs; /, '')}`))),
         button('Apply', () => this.apply(s.edits, s.text), { class: 'primary', title: s.edits.map((e) => `${basename(e.where.file)}:${e.where.line}: ${e.text}`).join('\n') }));
       section.appendChild(row);
     }
   }
+}
+
+/** The figures a report is compared by: a re-sent or unchanged report is no "after". */
+function figures(r: KernelReport): string {
+  const m = r.metrics;
+  const count = (s: string): number => r.findings.filter((f) => f.severity === s).length;
+  return JSON.stringify([m?.makespan_us, m?.utilization, m?.critical_path_us, count('error'), count('warning'), count('info'), r.suggestions.length]);
 }
 
 start(new HealthPanel());

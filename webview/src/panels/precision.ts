@@ -1,6 +1,7 @@
 // The precision panel: each op's error against an fp64 run after the chosen pass (table and bar
 // chart; pass/fail with the first failing op marked), the per-tile error heatmap of an output,
-// one op's error across passes, and two configurations compared op by op.
+// one op's error across passes, and two configurations compared op by op. ←/→ (or [ and ])
+// switch the pass; a new report updates the page in place (pass, op, output, scroll kept).
 
 import { start, type PanelImpl, type Shell } from '../app';
 import { basename, clear, fmtNum, h, select } from '../dom';
@@ -43,6 +44,26 @@ class PrecisionPanel implements PanelImpl {
   mount(content: HTMLElement, shell: Shell): void {
     this.shell = shell;
     content.appendChild(this.page);
+    document.addEventListener('keydown', (e) => this.onKey(e));
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    const t = e.target as HTMLElement;
+    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
+    const r = this.report;
+    if (!r || !r.passes.length) return;
+    const at = r.passes.indexOf(this.pass()!);
+    let to = at;
+    if (e.key === 'ArrowRight' || e.key === ']') to = Math.min(r.passes.length - 1, at + 1);
+    else if (e.key === 'ArrowLeft' || e.key === '[') to = Math.max(0, at - 1);
+    else if (e.key === 'Home') to = 0;
+    else if (e.key === 'End') to = r.passes.length - 1;
+    else return;
+    e.preventDefault();
+    if (to === at) return;
+    this.st.pass = r.passes[to].name;
+    this.shell.saveState();
+    this.render();
   }
 
   restore(state: unknown): void {
@@ -60,10 +81,19 @@ class PrecisionPanel implements PanelImpl {
   accept(m: HostMessage): void {
     if (m.type === 'precision') {
       this.report = m.precision;
-      this.comparison = m.comparison ?? null;
+      // absent: the comparison shown stays; null: it goes
+      if (m.comparison !== undefined) this.comparison = m.comparison;
+    } else if (m.type === 'comparison') {
+      this.comparison = m.comparison;
     } else if (m.type === 'report') {
       if (m.report.error) {
+        this.shell.setTitle(m.report.kernel, 'does not compile');
         this.shell.showError(m.report.error, m.report.file, m.report.line);
+        return;
+      }
+      // a report made without --precision leaves the precision shown alone
+      if (m.report.precision === null) {
+        if (this.report || this.comparison) this.shell.showContent();
         return;
       }
       this.report = m.report.precision;
@@ -82,14 +112,13 @@ class PrecisionPanel implements PanelImpl {
     this.shell.showContent();
   }
 
-  highlightSource(file: string, line: number): void {
+  highlightSource(file: string, line: number, scroll = true): void {
     this.highlight = line > 0 ? { file, line } : null;
     for (const tr of this.page.querySelectorAll<HTMLElement>('tr[data-line]')) {
       const on = this.highlight !== null && Number(tr.dataset.line) === line && sameFile(tr.dataset.file ?? '', file);
-      tr.classList.toggle('selected', on);
+      tr.classList.toggle('highlight', on);
     }
-    const first = this.page.querySelector('tr.selected');
-    first?.scrollIntoView({ block: 'nearest' });
+    if (scroll) this.page.querySelector('tr.highlight')?.scrollIntoView({ block: 'nearest' });
   }
 
   private pass(): PrecisionPass | undefined {
@@ -99,6 +128,8 @@ class PrecisionPanel implements PanelImpl {
   }
 
   private render(): void {
+    // the page is rebuilt: keep where it was scrolled to
+    const scroll = this.page.scrollTop;
     clear(this.page);
     const r = this.report;
     if (r) {
@@ -114,7 +145,8 @@ class PrecisionPanel implements PanelImpl {
       this.shell.setTitle(`${this.comparison.kernel_a} vs ${this.comparison.kernel_b}`, 'precision');
     }
     if (this.comparison) this.renderComparison(this.comparison);
-    if (this.highlight) this.highlightSource(this.highlight.file, this.highlight.line);
+    if (this.highlight) this.highlightSource(this.highlight.file, this.highlight.line, false);
+    this.page.scrollTop = scroll;
   }
 
   private link(where: { file: string; line: number; col?: number; end_line?: number; end_col?: number } | null): HTMLElement {
@@ -133,7 +165,7 @@ class PrecisionPanel implements PanelImpl {
       h('span', { class: `verdict-big ${r.passed ? 'pass-text' : 'fail-text'}` }, r.passed ? 'PASS' : 'FAIL'),
       first ? h('span', null, 'first failing op: ', h('b', null, `${first.op} %${first.node}`), ' at ', this.link(first.where), ` after pass ${r.first_failing_pass ?? '?'} — max_rel ${fmtNum(num(first.max_rel))}, ${first.errors} errors (allowed ${first.allowed})`) : h('span', { class: 'muted' }, 'every op is within the tolerance'),
       h('span', { class: 'spacer' }),
-      h('label', { class: 'check' }, 'after pass ', select<string>(r.passes.map((p) => [p.name, `${p.index} ${p.name} ${p.passed ? '✓' : '✗'}${p.same_as ? ` (= ${p.same_as})` : ''}`]), this.pass()?.name ?? '', (v) => {
+      h('label', { class: 'check', title: '←/→ or [ and ] switch passes' }, 'after pass ', select<string>(r.passes.map((p) => [p.name, `${p.index} ${p.name} ${p.passed ? '✓' : '✗'}${p.same_as ? ` (= ${p.same_as})` : ''}`]), this.pass()?.name ?? '', (v) => {
         this.st.pass = v;
         this.shell.saveState();
         this.render();
@@ -169,8 +201,8 @@ class PrecisionPanel implements PanelImpl {
       this.shell.saveState();
       this.render();
     });
-    this.page.append(h('section', { class: 'block' }, h('h2', null, `Per-op error after ${p.name}${p.same_as ? ` (same graph as ${p.same_as})` : ''} — ${p.passed ? 'passes' : 'fails'}`),
-      h('div', { class: 'cols' }, h('div', { class: 'ops-table' }, h('table', { class: 'grid' }, h('thead', null, h('tr', null, ...head)), tbody)), h('div', null, metricSel, chart))));
+    this.page.append(h('section', { class: 'block', 'data-ops': p.name }, h('h2', null, `Per-op error after ${p.name}${p.same_as ? ` (same graph as ${p.same_as})` : ''} — ${p.passed ? 'passes' : 'fails'}`),
+      h('div', { class: 'cols' }, h('div', { class: 'ops-table wide' }, h('table', { class: 'grid' }, h('thead', null, h('tr', null, ...head)), tbody)), h('div', null, metricSel, chart))));
     const pal = palette();
     const labels = rows.map((x, i) => `${i + 1}. ${x.kind === 'output' ? `out ${x.name ?? ''}` : x.op} :${x.where?.line ?? '?'}`);
     const values = rows.map((x) => metricOf(x, this.st.metric));
@@ -180,7 +212,7 @@ class PrecisionPanel implements PanelImpl {
       hovertemplate: '%{x}<br>%{y:.3e}<extra></extra>',
     }];
     const shapes = this.st.metric === 'max_rel' ? [{ type: 'line', xref: 'paper', x0: 0, x1: 1, y0: r.rtol, y1: r.rtol, line: { color: pal.error, dash: 'dot', width: 1 } }] : [];
-    plot(chart, traces, { yaxis: { type: 'log', title: { text: this.st.metric } }, shapes, showlegend: false }, (i) => {
+    plot(chart, traces, { yaxis: { type: 'log', dtick: 1, exponentformat: 'e', title: { text: this.st.metric } }, shapes, showlegend: false }, (i) => {
       const row = rows[i];
       if (row) (tbody.children[i] as HTMLElement)?.click();
     });
@@ -234,7 +266,11 @@ class PrecisionPanel implements PanelImpl {
     plot(chart, [{
       type: 'heatmap', z, text, texttemplate: '%{text}', textfont: { color: '#ffffff' },
       colorscale: 'Viridis', hovertemplate: 'row %{y}, col %{x}<br>%{z:.3e}<extra></extra>', colorbar: { tickfont: { color: pal.muted } },
-    }], { yaxis: { autorange: 'reversed', dtick: rowsN > 16 ? undefined : 1, title: { text: 'tile row' } }, xaxis: { dtick: (z[0]?.length ?? 0) > 16 ? undefined : 1, title: { text: 'tile column' } } });
+    }], {
+      // square tiles, so the grid looks like the tensor
+      yaxis: { autorange: 'reversed', dtick: rowsN > 16 ? undefined : 1, title: { text: 'tile row' }, scaleanchor: 'x', constrain: 'domain' },
+      xaxis: { dtick: (z[0]?.length ?? 0) > 16 ? undefined : 1, title: { text: 'tile column' }, constrain: 'domain' },
+    });
   }
 
   private renderAcross(r: PrecisionReport): void {
@@ -260,7 +296,7 @@ class PrecisionPanel implements PanelImpl {
       y: pts.map((x) => (x.row ? Math.max(1e-18, num(x.row.max_rel)) : null)),
       marker: { size: 9, color: pts.map((x) => (!x.row ? pal.muted : x.row.passed ? pal.accent : pal.error)) }, line: { color: pal.accent },
       hovertemplate: '%{x}<br>max_rel %{y:.3e}<extra></extra>',
-    }], { yaxis: { type: 'log', title: { text: 'max_rel' } }, shapes: [{ type: 'line', xref: 'paper', x0: 0, x1: 1, y0: r.rtol, y1: r.rtol, line: { color: pal.error, dash: 'dot', width: 1 } }] });
+    }], { yaxis: { type: 'log', dtick: 1, exponentformat: 'e', title: { text: 'max_rel' } }, shapes: [{ type: 'line', xref: 'paper', x0: 0, x1: 1, y0: r.rtol, y1: r.rtol, line: { color: pal.error, dash: 'dot', width: 1 } }] });
   }
 
   private renderComparison(c: ConfigComparison): void {
@@ -285,7 +321,7 @@ class PrecisionPanel implements PanelImpl {
       h('h2', null, `Two configurations: ${c.kernel_a} (a) vs ${c.kernel_b} (b)`),
       h('p', null, first ? `First divergent op: ${first.op} at line ${first.line} — b differs from a by ${fmtNum(num(first.b_vs_a?.max_abs ?? Number.NaN))} (max abs).` : 'No op diverges: b agrees with a everywhere.'),
       h('div', { class: 'cols' }, h('table', { class: 'grid' }, h('thead', null, h('tr', null, ...['op', 'line', 'a vs fp64', 'b vs fp64', 'b vs a', ''].map((x, k) => h('th', { class: k < 2 ? 'l' : '' }, x)))), tbody), chart)));
-    const labels = c.rows.map((r, i) => `${i + 1}. ${r.kind === 'output' ? 'out' : r.op} :${r.line}`);
+    const labels = c.rows.map((r, i) => `${i + 1}. ${r.kind === 'output' ? `out ${r.name ?? ''}` : `${r.op} :${r.line}`}`);
     const series = (f: (r: ConfigComparison['rows'][number]) => Verdict | null, name: string, color: string): Record<string, unknown> => ({
       type: 'bar', name, x: labels, y: c.rows.map((r) => {
         const v = f(r);
@@ -295,7 +331,7 @@ class PrecisionPanel implements PanelImpl {
     });
     const pal = palette();
     plot(chart, [series((r) => r.a, 'a vs fp64', '#4e79a7'), series((r) => r.b, 'b vs fp64', '#f28e2b'), series((r) => r.b_vs_a, 'b vs a', pal.error)],
-      { barmode: 'group', yaxis: { type: 'log', title: { text: 'max abs' } } });
+      { barmode: 'group', yaxis: { type: 'log', dtick: 1, exponentformat: 'e', title: { text: 'max abs' } } });
   }
 }
 

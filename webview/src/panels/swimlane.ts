@@ -1,7 +1,9 @@
 // The swimlane panel: AIC_*/AIV_* lanes (pipe sub-lanes on the sim board), tasks coloured by
 // leaf, hover details, zoom/pan, time markers, the critical path, a task's predecessors and
 // successors as arrows, bubbles shaded by cause, per-leaf statistics, search, the source-line
-// filter, and two runs (before/after an edit) on one time scale.
+// filter, and two runs (before/after an edit) on one time scale. A new record of the same
+// kernel (every compile) updates the panel in place — window, selection, markers, search and
+// the highlighted line stay — and, when its run differs, the previous run is drawn above it.
 
 import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select } from '../dom';
@@ -13,6 +15,10 @@ import { leafColor } from '../theme';
 import type { CompileRecord, Span, Swimlane } from '../types';
 
 interface SwimState {
+  /** `file::kernel` the state belongs to (a record of another kernel starts afresh). */
+  kernel: string | null;
+  /** Draw the previous compile's run above this one. */
+  compare: boolean;
   pipes: boolean;
   critical: boolean;
   bubbles: boolean;
@@ -25,7 +31,7 @@ interface SwimState {
   search: string;
 }
 
-const DEFAULT: SwimState = { pipes: false, critical: true, bubbles: true, hideIdle: true, depth: 1, colorBy: 'leaf', window: null, selected: null, markers: [], search: '' };
+const DEFAULT: SwimState = { kernel: null, compare: true, pipes: false, critical: true, bubbles: true, hideIdle: true, depth: 1, colorBy: 'leaf', window: null, selected: null, markers: [], search: '' };
 
 interface RunView {
   data: RunData;
@@ -35,6 +41,21 @@ interface RunView {
   index: RecordIndex | null;
 }
 
+/** A run to draw and the record that explains its tasks (null: a bare swimlane). */
+interface RunInput {
+  run: Swimlane;
+  label: string;
+  record: CompileRecord | null;
+}
+
+/** What tells two runs apart: a compile that changed nothing draws no comparison. */
+function runSignature(run: Swimlane): string {
+  const t = run.tasks;
+  let busy = 0;
+  for (let i = 0; i < t.id.length; i++) busy += t.end[i] - t.start[i];
+  return `${run.board}|${t.id.length}|${run.metrics?.makespan_us ?? ''}|${busy.toFixed(6)}|${run.lanes.length}`;
+}
+
 class SwimlanePanel implements PanelImpl {
   readonly id = 'swimlane' as const;
   readonly emptyText = 'Profile a kernel (it runs on the simulated A2/A3 board by default): its tasks on the AIC and AIV lanes appear here.';
@@ -42,6 +63,11 @@ class SwimlanePanel implements PanelImpl {
   private st: SwimState = { ...DEFAULT };
   private record: CompileRecord | null = null;
   private runs: RunView[] = [];
+  /** The runs shown: the current one last; `previous` the one before the last change. */
+  private currentInput: RunInput | null = null;
+  private previousInput: RunInput | null = null;
+  /** The host's highlighted line (kept across updates). */
+  private hostLine: { file: string; line: number } | null = null;
   private vp: Viewport = { t0: 0, t1: 1 };
   private highlight: Uint8Array | null = null;
   private highlightWhy = '';
@@ -60,6 +86,7 @@ class SwimlanePanel implements PanelImpl {
   private searchCount = h('span', { class: 'muted count' });
   private lineSelect = h('select', { title: 'Show the tasks of a source line' });
   private pipeToggle!: HTMLLabelElement;
+  private compareToggle!: HTMLLabelElement;
 
   mount(content: HTMLElement, shell: Shell): void {
     this.shell = shell;
@@ -71,6 +98,13 @@ class SwimlanePanel implements PanelImpl {
         this.changed();
       }, title);
     this.pipeToggle = opt('pipes', 'pipes', 'Pipe sub-lanes (MTE2, V, M, MTE3…) of the sim board');
+    this.compareToggle = checkbox('before/after', this.st.compare, (v) => {
+      this.st.compare = v;
+      this.shell.saveState();
+      if (this.currentInput) this.show(false);
+    }, 'Draw the previous compile\'s run above this one (on one time scale)');
+    this.compareToggle.classList.add('compare-toggle');
+    this.compareToggle.hidden = true;
     this.searchInput.type = 'search';
     this.searchInput.placeholder = 'search tasks';
     this.searchInput.value = this.st.search;
@@ -80,10 +114,12 @@ class SwimlanePanel implements PanelImpl {
     });
     this.lineSelect.addEventListener('change', () => {
       const [file, line] = this.lineSelect.value.split('\u0000');
+      this.hostLine = line ? { file, line: Number(line) } : null;
       if (line) this.highlightSource(file, Number(line), false);
       else this.setHighlight(null, '');
     });
     this.toolbar.append(
+      this.compareToggle,
       this.pipeToggle,
       opt('critical', 'critical path', 'Outline the tasks of the critical path'),
       opt('bubbles', 'bubbles', 'Shade idle time: grey = waiting for a dependency, orange = a task was ready (scheduler)'),
@@ -122,30 +158,66 @@ class SwimlanePanel implements PanelImpl {
 
   accept(m: HostMessage): void {
     if (m.type === 'record') {
-      this.record = m.record;
-      if (m.record.error) {
-        const loc = Array.isArray(m.record.error.loc) ? m.record.error.loc[0] : m.record.error.loc;
-        this.shell.showError(m.record.error.message, loc?.file ?? m.record.source.file, loc?.line ?? null);
+      const r = m.record;
+      if (r.error) {
+        // the last good run stays behind the error, ready for the next compile
+        const loc = Array.isArray(r.error.loc) ? r.error.loc[0] : r.error.loc;
+        this.shell.setTitle(r.source.kernel, 'compile failed');
+        this.shell.showError(r.error.message, loc?.file ?? r.source.file, loc?.line ?? null);
         return;
       }
-      if (!m.record.run) {
-        if (this.runs.length === 0) this.shell.showEmpty();
+      const same = this.sameKernel(r);
+      this.record = r;
+      this.st.kernel = `${r.source.file}::${r.source.kernel}`;
+      if (!r.run) {
+        if (!same || this.runs.length === 0) {
+          this.clearRuns();
+          this.shell.setTitle(r.source.kernel, 'compiled, not profiled: no run to show');
+          this.shell.showEmpty();
+        }
         return;
       }
-      this.show([{ run: m.record.run, label: m.label ?? '' }]);
+      const input: RunInput = { run: r.run, label: m.label ?? '', record: r };
+      if (!same) {
+        this.previousInput = null;
+      } else if (this.currentInput && runSignature(this.currentInput.run) !== runSignature(r.run)) {
+        // a compile that changed the run: the one before it is drawn above, on one time scale
+        this.previousInput = { ...this.currentInput, label: 'before' };
+      }
+      if (this.previousInput && !input.label) input.label = 'after';
+      this.currentInput = input;
+      this.show(same);
     } else if (m.type === 'swimlane') {
-      const list = [{ run: m.run, label: m.label ?? (m.previous ? 'after' : '') }];
-      if (m.previous) list.unshift({ run: m.previous.run, label: m.previous.label ?? 'before' });
-      this.show(list);
+      // the host says what to compare: this run and, when given, the one before the edit
+      this.currentInput = { run: m.run, label: m.label ?? (m.previous ? 'after' : ''), record: this.record };
+      this.previousInput = m.previous ? { run: m.previous.run, label: m.previous.label ?? 'before', record: null } : null;
+      this.show(this.runs.length > 0 || this.st.window !== null);
     }
   }
 
-  private show(list: { run: Swimlane; label: string }[]): void {
-    const keepWindow = this.runs.length === 0 && this.st.window !== null;
+  private sameKernel(r: CompileRecord): boolean {
+    const k = this.st.kernel;
+    if (k === null || !k.endsWith(`::${r.source.kernel}`)) return false;
+    return sameFile(k.slice(0, -(r.source.kernel.length + 2)), r.source.file);
+  }
+
+  private clearRuns(): void {
     clear(this.runsBox);
     this.runs = [];
-    const rec = this.record;
-    for (const { run, label } of list) {
+    this.currentInput = null;
+    this.previousInput = null;
+  }
+
+  /** Draw the current run (and the previous one above it). `keep`: the same kernel as what
+   * was shown (or restored after a reload): the window, selection and markers stay. */
+  private show(keep: boolean): void {
+    const cur = this.currentInput!;
+    const list = this.previousInput && this.st.compare ? [this.previousInput, cur] : [cur];
+    // the window shown (or, right after a reload, the one restored)
+    const w = this.runs.length ? [this.vp.t0, this.vp.t1] : this.st.window;
+    clear(this.runsBox);
+    this.runs = [];
+    for (const { run, label, record } of list) {
       const data = new RunData(run);
       const box = h('div', { class: 'sl-run' });
       const head = h('div', { class: 'sl-head' });
@@ -154,29 +226,41 @@ class SwimlanePanel implements PanelImpl {
       this.runsBox.appendChild(box);
       const canvas = new SwimlaneCanvas(wrap, data, this.vp, this.options(data));
       // the record explains tasks (leaf -> tile ops -> source) when it is this run's compile
-      const index = rec && rec.execute && rec.execute.tasks.length === data.n ? new RecordIndex(rec) : null;
+      const index = record && record.execute && record.execute.tasks.length === data.n ? new RecordIndex(record) : null;
       const view: RunView = { data, label, canvas, head, index };
       this.runs.push(view);
       this.wire(view);
     }
-    const total = this.runs.reduce((a, r) => a + r.data.n, 0);
-    const first = this.runs[this.runs.length - 1];
-    this.shell.setTitle(rec?.source.kernel ?? 'swimlane', `${fmtNum(total)} tasks · ${first.data.run.clock}`);
+    const rec = cur.record;
+    const first = this.current();
+    this.shell.setTitle(rec?.source.kernel ?? 'swimlane', `${fmtNum(first.data.n)} tasks · ${first.data.run.clock}${this.runs.length > 1 ? ' · before/after' : ''}`);
     this.pipeToggle.hidden = !this.runs.some((r) => r.data.pipes.length > 0);
+    this.compareToggle.hidden = this.previousInput === null;
     this.shell.showContent();
-    if (keepWindow && this.st.window) {
-      this.vp.t0 = this.st.window[0];
-      this.vp.t1 = this.st.window[1];
+    const t0 = Math.min(...this.runs.map((r) => r.data.t0));
+    const t1 = Math.max(...this.runs.map((r) => r.data.t1));
+    if (keep && w && w[1] > w[0] && w[1] > t0 && w[0] < t1) {
+      this.vp.t0 = w[0];
+      this.vp.t1 = w[1];
     } else {
       this.fitWindow();
     }
-    if (this.st.selected !== null && this.current().data.indexOf(this.st.selected) < 0) this.st.selected = null;
+    if (!keep) {
+      this.st.selected = null;
+      this.st.markers = [];
+      this.hostLine = null;
+    }
+    if (this.st.selected !== null && first.data.indexOf(this.st.selected) < 0) this.st.selected = null;
+    this.highlight = null;
+    this.highlightWhy = '';
     this.heads();
     this.fillLines();
     this.renderStats();
     this.renderSide();
+    if (this.hostLine) this.highlightSource(this.hostLine.file, this.hostLine.line, false);
     this.applySearch();
     this.drawNow();
+    this.shell.saveState();
   }
 
   private current(): RunView {
@@ -295,6 +379,18 @@ class SwimlanePanel implements PanelImpl {
     if (!rect) return null;
     const b = r.canvas.canvas.getBoundingClientRect();
     return { x: b.left + rect.x + rect.w / 2, y: b.top + rect.y + rect.h / 2 };
+  }
+
+  /** Ids of the tasks linked to the selected one (its predecessors and successors to the
+   * chosen depth) — what the arrows connect. */
+  linkedIds(): number[] {
+    const r = this.current();
+    return [...this.options(r.data).linked].map((i) => r.data.ids[i]);
+  }
+
+  /** Rows drawn per run (lanes, and pipe sub-lanes when shown), and rows below the view. */
+  rowCounts(): { rows: number; overflow: number }[] {
+    return this.runs.map((r) => ({ rows: r.canvas.rowCount, overflow: r.canvas.overflow }));
   }
 
   /** Ids of the highlighted tasks of the current run. */
@@ -487,6 +583,7 @@ class SwimlanePanel implements PanelImpl {
   }
 
   highlightSource(file: string, line: number, fromHost = true): void {
+    if (fromHost) this.hostLine = line > 0 ? { file, line } : null;
     if (!this.runs.length) return;
     const r = this.current();
     if (line <= 0 || !r.index) {
@@ -504,6 +601,7 @@ class SwimlanePanel implements PanelImpl {
       }
     }
     if (fromHost) this.lineSelect.value = '';
+    else this.lineSelect.value = [...this.lineSelect.options].find((o) => o.value.endsWith(`\u0000${line}`) && sameFile(o.value.split('\u0000')[0], file))?.value ?? '';
     this.setHighlight(count ? mask : null, `${count} task${count === 1 ? '' : 's'} run ${basename(file)}:${line}`);
     this.searchCount.textContent = `${count} task${count === 1 ? '' : 's'} at line ${line}`;
     // bring the first such task into view when it is outside the window

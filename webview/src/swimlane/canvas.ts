@@ -5,7 +5,7 @@
 // a frame draws at most a few boxes per pixel column however many tasks the window holds.
 
 import { fmtUs } from '../dom';
-import { coreColor, leafColor, palette } from '../theme';
+import { coreColor, leafColor, palette, textOn } from '../theme';
 import type { RunData } from './data';
 
 export interface Viewport {
@@ -35,6 +35,8 @@ const PIPE_H = 6;
 
 interface Row {
   lane: number;
+  /** Which shown lane this is (0, 1, …). */
+  k: number;
   pipe: string | null;
   y: number;
   h: number;
@@ -48,6 +50,8 @@ export class SwimlaneCanvas {
   private contentH = 0;
   private width = 0;
   private height = 0;
+  /** Lane names on every `labelEvery`-th lane (thin lanes cannot all carry one). */
+  private labelEvery = 1;
   lastDrawMs = 0;
 
   constructor(parent: HTMLElement, readonly data: RunData, private readonly vp: Viewport, private opts: DrawOptions) {
@@ -89,16 +93,19 @@ export class SwimlaneCanvas {
     const lanes = d.run.lanes.map((_, i) => i).filter((l) => !this.opts.hideIdle || d.laneTasks[l].length > 0);
     const avail = Math.max(40, this.height - AXIS - COUNTER);
     const pipes = this.opts.pipes ? d.pipes : [];
-    const laneH = Math.max(8, Math.min(18, Math.floor(avail / Math.max(1, lanes.length)) - pipes.length * PIPE_H));
+    // every lane in view when they fit at 3 px or more (a lane is its box + 1 px + its pipes)
+    const laneH = Math.max(pipes.length ? 7 : 3, Math.min(18, Math.floor(avail / Math.max(1, lanes.length)) - 1 - pipes.length * PIPE_H));
+    const step = laneH + 1 + pipes.length * PIPE_H;
+    this.labelEvery = step >= 10 ? 1 : Math.ceil(10 / step);
     let y = AXIS;
     this.laneRow.clear();
-    for (const l of lanes) {
-      const row = { lane: l, pipe: null, y, h: laneH };
+    for (const [k, l] of lanes.entries()) {
+      const row = { lane: l, k, pipe: null, y, h: laneH };
       rows.push(row);
       this.laneRow.set(l, row);
       y += laneH + 1;
       for (const p of pipes) {
-        rows.push({ lane: l, pipe: p, y, h: PIPE_H - 1 });
+        rows.push({ lane: l, k, pipe: p, y, h: PIPE_H - 1 });
         y += PIPE_H;
       }
     }
@@ -150,6 +157,7 @@ export class SwimlaneCanvas {
     ctx.clip();
     this.drawRows(ctx, pal);
     ctx.restore();
+    this.drawScrollbar(ctx, pal);
     this.drawAxis(ctx, pal);
     this.drawCounter(ctx, pal);
     this.drawMarkers(ctx, pal);
@@ -173,8 +181,8 @@ export class SwimlaneCanvas {
         ctx.font = `8px ${pal.font}`;
         ctx.fillText(row.pipe, 30, y + row.h / 2);
         ctx.font = `11px ${pal.font}`;
-      } else if (row.h >= 7) {
-        ctx.font = `${Math.min(11, row.h)}px ${pal.font}`;
+      } else if (this.labelEvery === 1 || row.k % this.labelEvery === 0) {
+        ctx.font = `${Math.max(9, Math.min(11, row.h))}px ${pal.font}`;
         ctx.fillText(d.run.lanes[row.lane].name, 4, y + row.h / 2);
         ctx.font = `11px ${pal.font}`;
       }
@@ -247,7 +255,7 @@ export class SwimlaneCanvas {
         }
         if (xb - xa > 46 && row.h >= 10) {
           ctx.globalAlpha = alpha;
-          ctx.fillStyle = '#111';
+          ctx.fillStyle = textOn(color);
           ctx.fillText(`t${d.ids[i]}`, cx + 3, y + row.h / 2, xb - cx - 5);
         }
       }
@@ -348,6 +356,27 @@ export class SwimlaneCanvas {
       ctx.closePath();
       ctx.fill();
     }
+  }
+
+  /** More lanes than fit: a thumb at the right edge says where the view is (alt+wheel or drag scrolls). */
+  private drawScrollbar(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
+    const avail = this.height - AXIS - COUNTER;
+    if (this.contentH <= avail + 1) return;
+    const h = Math.max(16, (avail * avail) / this.contentH);
+    const y = AXIS + (this.scrollY / (this.contentH - avail)) * (avail - h);
+    ctx.globalAlpha = 0.55;
+    ctx.fillStyle = pal.muted;
+    ctx.fillRect(this.width - 5, y, 4, h);
+    ctx.globalAlpha = 1;
+  }
+
+  get rowCount(): number {
+    return this.rows.length;
+  }
+
+  /** Lanes below the view (a test and the scroll thumb read it). */
+  get overflow(): number {
+    return Math.max(0, this.contentH - (this.height - AXIS - COUNTER));
   }
 
   private drawAxis(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
