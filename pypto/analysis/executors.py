@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib.util
 import linecache
+import logging
 import multiprocessing as mp
 import os
 import sys
@@ -188,7 +189,7 @@ def run_dask(items: Sequence[Work], address: str, workers: int) -> list[KernelRe
     try:
         if address == "local":
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=None)
+                                   dashboard_address=None, silence_logs=logging.ERROR)
             client = Client(cluster)
         else:
             client = Client(address, timeout=10)
