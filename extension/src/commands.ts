@@ -35,7 +35,9 @@ export function kernelArg(arg: unknown): KernelRef | null {
   return uri && typeof a.kernel === 'string' && a.kernel !== '' ? { uri, kernel: a.kernel } : null;
 }
 
-function documentUri(arg: unknown): vscode.Uri | undefined {
+/** The document a command is about: its argument, else the active Python editor, else the
+ * active kernel's document (a panel or another editor may have the focus). */
+function documentUri(arg: unknown, active: ActiveKernel): vscode.Uri | undefined {
   if (arg instanceof vscode.Uri) return arg;
   const ref = kernelArg(arg);
   if (ref) return vscode.Uri.parse(ref.uri);
@@ -43,7 +45,8 @@ function documentUri(arg: unknown): vscode.Uri | undefined {
   if (a && typeof a.uri === 'string') return vscode.Uri.parse(a.uri);
   const doc = vscode.window.activeTextEditor?.document;
   if (doc && doc.languageId === 'python') return doc.uri;
-  return undefined;
+  const current = active.get();
+  return current ? vscode.Uri.parse(current.uri) : undefined;
 }
 
 export function registerCommands(d: CommandDeps): vscode.Disposable[] {
@@ -63,7 +66,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
     reg('pypto.openReport', openPanel('health')),
 
     reg('pypto.runHealthReport', async (arg?: unknown) => {
-      const uri = documentUri(arg);
+      const uri = documentUri(arg, d.active);
       const py = python();
       if (!uri || uri.scheme !== 'file') return void vscode.window.showWarningMessage('PyPTO IDE: open a Python file with a kernel first.');
       if (!py) return void vscode.window.showErrorMessage(d.server.current.message ?? 'PyPTO IDE: no working Python interpreter (see the PyPTO output).');
@@ -108,7 +111,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
     }),
 
     reg('pypto.compileNow', async (arg?: unknown) => {
-      const uri = documentUri(arg);
+      const uri = documentUri(arg, d.active);
       if (!uri) return void vscode.window.showWarningMessage('PyPTO IDE: open a Python file with a kernel first.');
       await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'PyPTO: compiling' },
         () => d.server.compile(uri.toString(), true)).then(undefined, (e: unknown) => {

@@ -121,10 +121,14 @@ export interface InstallHint {
   wheel: string | null;
 }
 
-/** What to run to get the packages into `python` (the README and the message say the same). */
-export function installAdvice(python: string, hint: InstallHint): string {
+/** What to run to get the packages into `python` (the README and the message say the same;
+ * install.ts makes the commands). */
+export function installAdvice(python: string, hint: InstallHint, externallyManaged = false): string {
   const target = hint.wheel ? `"${hint.wheel}[torch]"` : '"pypto-ide[torch]" (from a checkout: pip install -e ".[torch]")';
-  return `run the command "PyPTO: Install Python Packages" (it runs "${python}" -m pip install ${target}), or set pypto.interpreter to a Python that has them`;
+  const how = externallyManaged
+    ? `it makes a virtual environment with "${python}" -m venv, since this Python is externally managed, and runs its pip install ${target}`
+    : `it runs "${python}" -m pip install ${target}`;
+  return `run the command "PyPTO: Install Python Packages" (${how}), or set pypto.interpreter to a Python that has them`;
 }
 
 /** The probe's outcome as a result: ok, or a message naming the interpreter, what failed and what to install. */
@@ -160,8 +164,8 @@ export function interpretProbe(c: Candidate, run: ProbeRun, hint: InstallHint): 
   const missing = typeof parsed.missing === 'object' && parsed.missing !== null ? (parsed.missing as Record<string, string>) : {};
   const names = REQUIRED_MODULES.filter((m) => m in missing);
   if (names.length === 0) return { ok: true, info };
-  const what = names.map((m) => `${m} (${missing[m]})`).join('; ');
+  const what = `${names.join(', ')} (${missing[names[0]]}${names.length > 1 ? ', …' : ''})`;
   const ours = names.includes('pypto') || names.includes('server');
   const pkg = ours ? 'the PyPTO IDE packages' : `the PyPTO IDE dependencies ${names.join(', ')}`;
-  return { ok: false, info, missing: names, message: `${who} cannot import ${what}. Install ${pkg} into it: ${installAdvice(c.path, hint)}.` };
+  return { ok: false, info, missing: names, message: `${who} cannot import ${what}. Install ${pkg} into it: ${installAdvice(c.path, hint, info.externallyManaged && !info.venv)}.` };
 }

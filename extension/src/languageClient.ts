@@ -41,11 +41,12 @@ export interface Status {
   python: PythonInfo | null;
 }
 
-/** The wheel shipped in the .vsix (python/pypto_ide-*.whl), or null in a development checkout. */
+/** The wheel shipped in the .vsix (dist/python/pypto_ide-*.whl), or null in a development checkout. */
 export function bundledWheel(extensionPath: string): string | null {
+  const dir = join(extensionPath, 'dist', 'python');
   try {
-    const name = pickWheel(readdirSync(join(extensionPath, 'python')));
-    return name ? join(extensionPath, 'python', name) : null;
+    const name = pickWheel(readdirSync(dir));
+    return name ? join(dir, name) : null;
   } catch {
     return null;
   }
@@ -101,15 +102,16 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     const c = found.candidate;
     this.output.appendLine(`PyPTO IDE: using ${c.path} (from ${c.source === 'setting' ? 'pypto.interpreter' : c.source === 'path' ? 'the PATH' : 'the Python extension'})`);
     const probe = interpretProbe(c, await runProbe(c.path), { wheel: bundledWheel(this.context.extensionPath) });
-    if (!probe.ok) return this.fail(probe.message, c, probe.info);
+    if (!probe.ok) return this.fail(probe.message, c, probe.info, probe.info !== null && probe.missing.length > 0);
     this.setStatus({ interpreter: c, python: probe.info });
     await this.startClient(c.path, s);
   }
 
-  private fail(message: string, interpreter: Candidate | null, python: PythonInfo | null = null): void {
+  private fail(message: string, interpreter: Candidate | null, python: PythonInfo | null = null, installable = false): void {
     this.output.appendLine(message);
     this.setStatus({ state: 'failed', message, interpreter, python });
-    const actions = interpreter === null ? ['Open Settings'] : ['Install Python Packages', 'Open Settings', 'Show Output'];
+    // installing needs a Python that runs (it only lacks packages)
+    const actions = installable ? ['Install Python Packages', 'Open Settings', 'Show Output'] : ['Open Settings', 'Show Output'];
     void vscode.window.showErrorMessage(message, ...actions).then((pick) => {
       if (pick === 'Install Python Packages') void vscode.commands.executeCommand('pypto.installPythonPackages');
       else if (pick === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', `${SECTION}.interpreter`);

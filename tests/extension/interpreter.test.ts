@@ -90,10 +90,17 @@ test('a Python without pypto: which modules are missing and the exact pip comman
   assert.equal(r.ok, false);
   if (!r.ok) {
     assert.deepEqual(r.missing, ['pypto', 'server', 'torch']);
-    assert.match(r.message, /cannot import pypto \(ModuleNotFoundError: No module named 'pypto'\)/);
+    assert.match(r.message, /cannot import pypto, server, torch \(ModuleNotFoundError: No module named 'pypto', …\)/);
     assert.match(r.message, /Install the PyPTO IDE packages into it/);
-    assert.ok(r.message.includes(`"/opt/py/bin/python" -m pip install "${hint.wheel}[torch]"`), r.message);
+    assert.ok(r.message.includes(`makes a virtual environment with "/opt/py/bin/python" -m venv, since this Python is externally managed, and runs its pip install "${hint.wheel}[torch]"`), r.message);
     assert.equal(r.info?.externallyManaged, true);
+  }
+  const inVenv = interpretProbe(c, run(JSON.stringify({ version: [3, 11, 2], executable: '/v/bin/python', venv: true, externallyManaged: false,
+    missing: { torch: "ModuleNotFoundError: No module named 'torch'" } })), hint);
+  assert.equal(inVenv.ok, false);
+  if (!inVenv.ok) {
+    assert.match(inVenv.message, /cannot import torch \(ModuleNotFoundError: No module named 'torch'\)\. Install the PyPTO IDE dependencies torch into it/);
+    assert.ok(inVenv.message.includes(`it runs "/opt/py/bin/python" -m pip install "${hint.wheel}[torch]"`), inVenv.message);
   }
 });
 
