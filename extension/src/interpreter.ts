@@ -77,15 +77,21 @@ export async function findInterpreter(deps: DiscoveryDeps): Promise<Discovery> {
 
 /** What the probe needs importable, in the order it is reported. */
 export const REQUIRED_MODULES = ['pypto', 'server', 'pygls', 'lsprotocol', 'numpy', 'torch'] as const;
+/** Only looked for, not imported (importing torch takes seconds; the workers import it). */
+const FOUND_ONLY = ['torch'];
 
-/** Run as `<python> -c PROBE`: prints one JSON line, whatever is missing. */
+/** Run as `<python> -c PROBE`: prints one JSON line, whatever is missing (~0.5 s). */
 export const PROBE = [
-  'import json, sys, importlib',
+  'import json, sys, importlib, importlib.util',
   'out = {"version": list(sys.version_info[:3]), "executable": sys.executable,',
   '       "venv": sys.prefix != getattr(sys, "base_prefix", sys.prefix), "missing": {}}',
   'for name in ' + JSON.stringify(REQUIRED_MODULES) + ':',
   '    try:',
-  '        importlib.import_module(name)',
+  '        if name in ' + JSON.stringify(FOUND_ONLY) + ':',
+  '            if importlib.util.find_spec(name) is None:',
+  '                raise ModuleNotFoundError(f"No module named {name!r}")',
+  '        else:',
+  '            importlib.import_module(name)',
   '    except BaseException as e:',
   '        out["missing"][name] = type(e).__name__ + ": " + str(e)',
   'try:',

@@ -80,7 +80,7 @@ export async function which(name: string): Promise<string | undefined> {
   return undefined;
 }
 
-/** Run `<python> -c PROBE` (60 s at most: importing torch the first time is slow). */
+/** Run `<python> -c PROBE` (60 s at most: a cold first import on a slow disk can take long). */
 export function runProbe(python: string, timeoutMs = 60_000): Promise<ProbeRun> {
   return new Promise((resolve) => {
     execFile(python, ['-c', PROBE], { timeout: timeoutMs, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
