@@ -77,7 +77,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       showStatus();
     }),
     srv.onCompileState((p) => {
-      for (const info of kernels.compileState(p)) if (p.state === 'started') panels.compiling(info);
+      for (const info of kernels.compileState(p)) panels.compiling(info, p.state === 'started');
       showStatus();
     }),
     srv.onStatus(() => showStatus()),

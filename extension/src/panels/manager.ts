@@ -103,8 +103,9 @@ export class PanelManager implements vscode.Disposable {
     }
   }
 
-  compiling(info: KernelInfo): void {
-    for (const h of this.open()) if (sameKernel(h.kernel, info)) h.compiling();
+  /** A compile of the kernel started, or its update ended (done, failed or superseded). */
+  compiling(info: KernelInfo, started: boolean): void {
+    for (const h of this.open()) if (sameKernel(h.kernel, info)) h.compiling(started);
   }
 
   /** The editor's cursor (0-based line) in `file`: every open panel highlights that line. */

@@ -15,6 +15,7 @@ import type { KernelInfo, KernelRef } from '../kernels';
 import { sameKernel } from '../kernels';
 import {
   clearMessage,
+  doneMessage,
   errorMessage,
   progressMessage,
   requestErrorMessage,
@@ -124,9 +125,10 @@ export abstract class PanelHost implements vscode.Disposable {
   /** Hook: the kernel changed (drop per-kernel state). */
   protected onKernelChanged(): void {}
 
-  /** A compile of the followed kernel started. */
-  compiling(): void {
-    if (this.ready && this.kernel) this.post(progressMessage(this.kernel.kernel));
+  /** A compile of the followed kernel started (progress) or its update ended (progress done:
+   * a superseded compile sends no record, and the panel must not stay busy). */
+  compiling(started: boolean): void {
+    if (this.ready && this.kernel) this.post(started ? progressMessage(this.kernel.kernel) : doneMessage());
   }
 
   /** Fetch and send everything for the current kernel (stale answers dropped). */
