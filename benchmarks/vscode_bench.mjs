@@ -37,7 +37,7 @@ function activationTime(run) {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name === 'exthost.log') found.push(p);
+      else if (e.name.endsWith('exthost.log')) found.push(p); // remoteexthost.log in code-server
     }
   };
   try {
@@ -85,7 +85,7 @@ async function edits() {
     await H.activeEditor(page, FILE).locator('.codelens-decoration', { hasText: /pypto:.*µs/ }).first().waitFor({ timeout: 180_000 });
     await H.runCommand(page, 'PyPTO: Open Swimlane Panel');
     const frame = await H.findFrame(page, '.makespan');
-    const text = () => frame.locator('.makespan').first().textContent();
+    const text = () => frame.locator('.makespan').last().textContent(); // the current run (the previous one may be drawn above)
     await H.until(async () => /\d/.test(await text()), { what: 'a makespan in the swimlane' });
     const times = [];
     const seen = new Set();
@@ -98,7 +98,7 @@ async function edits() {
       const t0 = Date.now();
       await page.keyboard.insertText(SHAPES[k % 2]);
       // the frame's own animation-frame polling: the first frame showing another makespan
-      await frame.waitForFunction((prev) => document.querySelector('.makespan')?.textContent !== prev, before, { polling: 'raf', timeout: 120_000 });
+      await frame.waitForFunction((prev) => [...document.querySelectorAll('.makespan')].at(-1)?.textContent !== prev, before, { polling: 'raf', timeout: 120_000 });
       times.push(Date.now() - t0);
       seen.add(await text());
     }

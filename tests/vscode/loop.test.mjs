@@ -56,10 +56,11 @@ describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${sk
     if (ws) rmSync(ws.root, { recursive: true, force: true });
   });
 
-  /** The swimlane webview's inner frame and its current makespan (µs). */
+  /** The swimlane webview's inner frame and its current makespan (µs): the last run drawn is
+   * the current one (after an edit the panel may draw the previous run above it). */
   async function swimlane() {
     const frame = await H.findFrame(page, '.makespan');
-    return { frame, us: parseUs(await frame.locator('.makespan').first().textContent()) };
+    return { frame, us: parseUs(await frame.locator('.makespan').last().textContent()) };
   }
 
   test('opening examples/softmax.py shows the kernel CodeLens with its simulated makespan', async () => {
@@ -86,7 +87,7 @@ describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${sk
     await H.runCommand(page, TITLES.swimlane);
     await page.locator('.tab', { hasText: 'PyPTO Swimlane' }).first().waitFor({ timeout: 30_000 });
     const { frame } = await swimlane();
-    const us = await H.until(async () => parseUs(await frame.locator('.makespan').first().textContent()), { what: 'a makespan in the swimlane' });
+    const us = await H.until(async () => parseUs(await frame.locator('.makespan').last().textContent()), { what: 'a makespan in the swimlane' });
     assert.ok(close(us, want.makespan_us), `panel makespan ${us} µs, compiler ${want.makespan_us} µs`);
     assert.ok(await frame.locator('canvas.sl-canvas').count() >= 1);
     await H.shot(page, 'vscode-2-swimlane');
@@ -98,10 +99,16 @@ describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${sk
     await H.gotoLine(page, 1, 1, NAME);
     const cursorBefore = await H.cursorLine(page, NAME);
     const { frame } = await swimlane();
-    const canvas = frame.locator('canvas.sl-canvas').first();
     const pt = await H.until(() => frame.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), want.slowest.id), { what: `task ${want.slowest.id} drawn` });
-    const box = await frame.evaluate(() => document.querySelector('canvas.sl-canvas').getBoundingClientRect().toJSON());
-    await canvas.click({ position: { x: pt.x - box.left, y: pt.y - box.top } });
+    // the canvas under that point (the current run's), and the point relative to it
+    const at = await frame.evaluate(({ x, y }) => {
+      const canvases = [...document.querySelectorAll('canvas.sl-canvas')];
+      const c = document.elementFromPoint(x, y);
+      const r = c.getBoundingClientRect();
+      return { index: canvases.indexOf(c), x: x - r.left, y: y - r.top };
+    }, pt);
+    assert.ok(at.index >= 0, 'the task is drawn on a swimlane canvas');
+    await frame.locator('canvas.sl-canvas').nth(at.index).click({ position: { x: at.x, y: at.y } });
     // the editor of softmax.py shows its cursor on one of the task's lines, with the range selected
     const line = await H.until(async () => {
       const l = await H.cursorLine(page, NAME);
@@ -147,7 +154,7 @@ describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${sk
     await page.locator('.tabs-container .tab', { hasText: 'PyPTO Swimlane' }).first().click();
     const sl = await swimlane();
     await sl.frame.locator('canvas.sl-canvas').first().waitFor({ state: 'visible' });
-    await H.until(async () => close(parseUs(await sl.frame.locator('.makespan').first().textContent()), was.makespan_us),
+    await H.until(async () => close(parseUs(await sl.frame.locator('.makespan').last().textContent()), was.makespan_us),
       { what: `the swimlane at ${was.makespan_us} µs before the edit` });
     await sl.frame.evaluate(() => { window.__e2eMark = 'same page'; });
     await H.shot(page, 'vscode-6-before-edit');
@@ -155,7 +162,7 @@ describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${sk
     const line = (await H.visibleLines(page, NAME)).find((l) => l.text.includes('set_vec_tile_shapes(')).line;
     await H.replaceLine(page, line, next, NAME);
     const us = await H.until(async () => {
-      const v = parseUs(await sl.frame.locator('.makespan').first().textContent());
+      const v = parseUs(await sl.frame.locator('.makespan').last().textContent());
       return close(v, want.makespan_us) ? v : null;
     }, { timeout: 120_000, what: `the swimlane's makespan to become ${want.makespan_us} µs after "${next}"` });
     assert.ok(close(us, want.makespan_us));

@@ -19,10 +19,10 @@ CS="$PREFIX/node_modules/.bin/code-server"
 # Debian packages, only those missing: rg seeds @vscode/ripgrep's download (pitfall 5); argon2
 # and kerberos fall back to source builds (pitfall 6).
 need=()
-command -v rg >/dev/null || need+=(ripgrep)
 if [ "$BROWSER" = 1 ]; then command -v chromium >/dev/null || need+=(chromium); fi
 installed() { [ -x "$CS" ] && [ "$(node -p "require('$PREFIX/node_modules/code-server/package.json').version" 2>/dev/null)" = "$VER" ]; }
 if ! installed; then
+  command -v rg >/dev/null || need+=(ripgrep)
   command -v g++ >/dev/null || need+=(g++)
   command -v make >/dev/null || need+=(make)
   command -v python3 >/dev/null || need+=(python3)
