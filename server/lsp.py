@@ -183,7 +183,8 @@ class PyptoLanguageServer(LanguageServer):
                      1000 * r.seconds)
 
     def compile_state(self, doc: Document, version: int, kernels: list[str], state: str) -> None:
-        self.protocol.notify(P.COMPILE_STATE, P.dump(P.CompileStateParams(doc.uri, version, kernels, state)))  # type: ignore[arg-type]
+        params = P.CompileStateParams(doc.uri, version, kernels, state, list(doc.kernels))  # type: ignore[arg-type]
+        self.protocol.notify(P.COMPILE_STATE, P.dump(params))
 
     def refresh(self) -> None:
         ws = self._caps().workspace

@@ -112,8 +112,9 @@ class CompileStateParams:
 
     uri: str
     version: int
-    kernels: list[str]
+    kernels: list[str]  # the kernels this update compiles
     state: Literal["started", "finished"]
+    document_kernels: list[str]  # every kernel of the document's latest parsed version
 
 
 # ---- requests ------------------------------------------------------------------------------------

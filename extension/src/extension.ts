@@ -29,7 +29,7 @@ function readSettings(output: vscode.OutputChannel): Settings {
   return settings;
 }
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('PyPTO');
   let settings = readSettings(output);
   const kernels = new KernelTable();
@@ -78,6 +78,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     srv.onCompileState((p) => {
       for (const info of kernels.compileState(p)) panels.compiling(info, p.state === 'started');
+      const current = active.get();
+      if (current && current.uri === p.uri && !kernels.get(current)) {
+        // the followed kernel was renamed or deleted: follow the one at the cursor (or the first)
+        active.clear(p.uri);
+        const first = kernels.kernels(p.uri)[0];
+        const editor = vscode.window.activeTextEditor;
+        if (editor?.document.uri.toString() === p.uri) fromEditor(editor);
+        else if (first) active.choose(first);
+        activeChanged();
+      }
       showStatus();
     }),
     srv.onStatus(() => showStatus()),
@@ -107,7 +117,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }).then((d) => d && context.subscriptions.push(d));
 
   showStatus();
-  await srv.start();
+  void srv.start(); // activation does not wait for Python: failures are shown, never thrown
 }
 
 export async function deactivate(): Promise<void> {

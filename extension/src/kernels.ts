@@ -53,6 +53,8 @@ export interface CompileState {
   version: number;
   kernels: string[];
   state: 'started' | 'finished';
+  /** Every kernel of the document's latest version. */
+  documentKernels?: string[];
 }
 
 export interface KernelRef {
@@ -96,6 +98,7 @@ export class KernelTable {
   }
 
   compileState(p: CompileState): KernelInfo[] {
+    if (p.documentKernels) this.retain(p.uri, p.documentKernels);
     const out: KernelInfo[] = [];
     for (const name of p.kernels) {
       const k = this.entry(p.uri, name);

@@ -194,10 +194,12 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     }, delayMs);
   }
 
-  private request<T>(method: string, params: object): Promise<T> {
+  /** A request, once a start in progress has finished (a trace opened at start-up waits for the server). */
+  private async request<T>(method: string, params: object): Promise<T> {
+    if (this.starting) await this.starting;
     const c = this.client;
     if (!c || this.status.state !== 'running') {
-      return Promise.reject(new Error(this.status.message ?? 'the PyPTO language server is not running'));
+      throw new Error(this.status.message ?? 'the PyPTO language server is not running');
     }
     return c.sendRequest<T>(method, params);
   }

@@ -106,7 +106,7 @@ async def test_report_plain_then_with_the_advisor(client, lsp_kit, tmp_path):
 async def test_compile_now_and_compile_state_notifications(client, lsp_kit, tmp_path):
     doc = await opened(client, lsp_kit, tmp_path, "state.py")
     started = await client.states.wait(lambda s: s["uri"] == doc.uri and s["state"] == "started")
-    assert started["kernels"] == [K] and started["version"] == 1
+    assert started["kernels"] == [K] and started["version"] == 1 and started["documentKernels"] == [K]
     await client.states.wait(lambda s: s["uri"] == doc.uri and s["state"] == "finished" and s["version"] == 1)
     nothing = await doc.call("pypto/compile")
     assert nothing == {"uri": doc.uri, "version": 1, "kernels": []}, "nothing is stale: nothing compiled"
