@@ -442,16 +442,17 @@ def run_check(paths: list[str], baseline: Path, update: bool = False, fmt: str =
               precision: bool = True, makespan_tol: float | None = None, utilization_tol: float | None = None,
               executor: str = "local", workers: int | None = None) -> int:
     from pypto.analysis import check
-    from pypto.analysis.executors import parse_executor, report_all
+    from pypto.analysis.executors import open_executor, parse_executor, report_all
 
     root = baseline.resolve().parent
     try:
         parse_executor(executor)
         if workers is not None and workers < 1:
             raise ValueError(f"--workers {workers}: at least 1")
-        kernels = [k for p in (paths or ["."]) for k in kernels_in(p)]
         base = None if update else check.load_baseline(baseline)
-        reports = report_all(kernels, "sim", precision, executor, workers)
+        with open_executor(executor, workers) as runner:  # a pool starts while the kernels are imported
+            kernels = [k for p in (paths or ["."]) for k in kernels_in(p)]
+            reports = report_all(kernels, runner, "sim", precision)
     except CliError as e:
         print(e, file=sys.stderr)
         return 1

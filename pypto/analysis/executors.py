@@ -131,41 +131,118 @@ def parse_executor(spec: str) -> tuple[str, str | None]:
     raise ValueError(f"--executor {spec!r}: one of local, dask://HOST:PORT, dask://local")
 
 
-def report_all(kernels: Sequence[Any], board: str = "sim", precision: bool = True, executor: str = "local",
-               workers: int | None = None) -> list[KernelReport]:
-    """The reports of `kernels` (JitKernels loaded in this process), in order, on the executor named
-    by `executor` (see `parse_executor`) with `workers` processes (default: one per core)."""
+class Executor:
+    """Where the reports run; opened before the kernels are listed, so a pool or a cluster starts
+    while this process imports the kernel files. `run` keeps the order of its work."""
+
+    local = True  # whether one kernel is reported here rather than sent away
+
+    def run(self, items: Sequence[Work]) -> list[KernelReport]:
+        return [report_one(w) for w in items]
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _warm() -> int:
+    """Nothing: makes the pool start its worker processes (which import pypto) now."""
+    return os.getpid()
+
+
+class LocalPool(Executor):
+    """`workers` local processes, forked from a forkserver that has pypto and torch loaded.
+    A worker that dies breaks the whole pool, so the kernels it left without a report are run
+    again, each alone in a fresh process: the one that kills its process gets the error, the
+    others their reports."""
+
+    def __init__(self, workers: int) -> None:
+        self.ctx = mp.get_context("forkserver")
+        self.ctx.set_forkserver_preload([m for m in _PRELOAD if importlib.util.find_spec(m.split(".")[0])])
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=self.ctx)
+        self.warming = [self.pool.submit(_warm) for _ in range(workers)]
+
+    def run(self, items: Sequence[Work]) -> list[KernelReport]:
+        out: list[KernelReport | None] = [_outcome(w, f) for w, f in
+                                          zip(items, [self.pool.submit(report_one, w) for w in items])]
+        for i, rep in enumerate(out):
+            if rep is None:
+                with ProcessPoolExecutor(max_workers=1, mp_context=self.ctx) as alone:
+                    out[i] = _outcome(items[i], alone.submit(report_one, items[i])) or _failed(
+                        items[i], "the worker process died while reporting this kernel (os._exit, a signal or "
+                                  "out of memory)")
+        return [r for r in out if r is not None]
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskCluster(Executor):
+    """A Dask cluster at `address` (`tcp://HOST:PORT`), or a LocalCluster of `workers` processes on
+    127.0.0.1 started for this run (and stopped with it) when `address` is 'local'."""
+
+    local = False
+
+    def __init__(self, address: str, workers: int) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise ValueError("--executor dask://… needs Dask: pip install 'pypto-ide[dask]'") from None
+        self.cluster = None
+        try:
+            if address == "local":
+                self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                            host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR)
+                self.client = Client(self.cluster)
+            else:
+                self.client = Client(address, timeout=10)
+        except OSError as e:
+            if self.cluster is not None:
+                self.cluster.close()
+            raise ValueError(f"no Dask scheduler at {address}: {e}") from None
+
+    def run(self, items: Sequence[Work]) -> list[KernelReport]:
+        futures = self.client.map(report_one, list(items), pure=False)
+        out = []
+        for w, f in zip(items, futures):
+            try:
+                out.append(f.result())
+            except Exception as e:  # noqa: BLE001 - KilledWorker (the kernel took its workers down), …
+                out.append(_failed(w, f"reporting failed on the Dask cluster: {type(e).__name__}: {e}"))
+        return out
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def open_executor(spec: str = "local", workers: int | None = None) -> Executor:
+    """The executor named by `spec` (see `parse_executor`) with `workers` processes (default: one
+    per core; for `local`, 1 means this process)."""
+    kind, where = parse_executor(spec)
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    if n < 1:
+        raise ValueError(f"--workers {n}: at least 1")
+    if kind == "dask":
+        return DaskCluster(where or "local", n)
+    return Executor() if n == 1 else LocalPool(n)
+
+
+def report_all(kernels: Sequence[Any], executor: Executor, board: str = "sim", precision: bool = True) \
+        -> list[KernelReport]:
+    """The reports of `kernels` (JitKernels loaded in this process), in order, on `executor`; a
+    single kernel, or a local executor of one process, is reported here with no copy of its module."""
     from pypto.analysis.report import make_report
 
-    kind, where = parse_executor(executor)
-    n = max(1, workers if workers is not None else (os.cpu_count() or 1))
-    if kind == "local" and (n == 1 or len(kernels) <= 1):
+    if type(executor) is Executor or (executor.local and len(kernels) <= 1):
         return [make_report(k, board, precision=precision) for k in kernels]
-    items = works(kernels, board, precision)
-    if kind == "dask":
-        return run_dask(items, where or "local", n)
-    return run_pool(items, min(n, len(items)))
-
-
-def run_pool(items: Sequence[Work], workers: int) -> list[KernelReport]:
-    """A pool of `workers` local processes (forkserver: forked from a process that has pypto loaded).
-    A worker that dies breaks the whole pool, so the kernels it left without a report are run again,
-    each alone in a fresh process: the one that kills its process gets the error, the others their
-    reports."""
-    ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload([m for m in _PRELOAD if importlib.util.find_spec(m.split(".")[0])])
-    out: list[KernelReport | None] = [None] * len(items)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = [pool.submit(report_one, w) for w in items]
-        for i, f in enumerate(futures):
-            out[i] = _outcome(items[i], f)
-    for i, rep in enumerate(out):
-        if rep is None:
-            with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as alone:
-                out[i] = _outcome(items[i], alone.submit(report_one, items[i])) or _failed(
-                    items[i], "the worker process died while reporting this kernel (os._exit, a signal or out of "
-                              "memory)")
-    return [r for r in out if r is not None]
+    return executor.run(works(kernels, board, precision))
 
 
 def _outcome(work: Work, future: Any) -> KernelReport | None:
@@ -176,37 +253,3 @@ def _outcome(work: Work, future: Any) -> KernelReport | None:
         return None
     except Exception as e:  # noqa: BLE001 - a report that could not come back is that kernel's error
         return _failed(work, f"reporting failed in a worker: {type(e).__name__}: {e}")
-
-
-def run_dask(items: Sequence[Work], address: str, workers: int) -> list[KernelReport]:
-    """The reports on a Dask cluster at `address` (`tcp://HOST:PORT`), or on a LocalCluster of
-    `workers` processes on 127.0.0.1 started for this run when `address` is 'local'."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise ValueError("--executor dask://… needs Dask: pip install 'dask[distributed]'") from None
-    cluster = None
-    try:
-        if address == "local":
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=None, silence_logs=logging.ERROR)
-            client = Client(cluster)
-        else:
-            client = Client(address, timeout=10)
-    except OSError as e:
-        if cluster is not None:
-            cluster.close()
-        raise ValueError(f"no Dask scheduler at {address}: {e}") from None
-    try:
-        futures = client.map(report_one, list(items), pure=False)
-        out = []
-        for w, f in zip(items, futures):
-            try:
-                out.append(f.result())
-            except Exception as e:  # noqa: BLE001 - KilledWorker (the kernel took its workers down), …
-                out.append(_failed(w, f"reporting failed on the Dask cluster: {type(e).__name__}: {e}"))
-        return out
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
