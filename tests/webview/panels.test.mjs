@@ -760,6 +760,7 @@ describe('precision panel', () => {
   const doc = () => fx('precision.json');
   before(async () => {
     p = await openPanel(browser.context, 'precision');
+    await p.page.setViewportSize({ width: 1280, height: 1900 }); // the whole page in the screenshot
     await send(p.page, { type: 'precision', ...doc() });
     await p.page.waitForSelector('[data-chart=compare] .main-svg');
   });
@@ -778,10 +779,7 @@ describe('precision panel', () => {
     assert.equal(await p.page.locator('[data-compare] tbody tr').count(), comparison.rows.length);
     const fd = comparison.first_divergent;
     assert.match(await p.page.textContent('[data-compare] tr:has(.badge)'), new RegExp(`${fd.op}.*first divergence`));
-    await p.page.setViewportSize({ width: 1280, height: 1900 });
-    await frames(p.page);
     await shots(p.page, 'precision');
-    await p.page.setViewportSize({ width: 1280, height: 800 });
     await noErrors(p);
   });
 
@@ -906,6 +904,7 @@ describe('precision panel: what a host sends', () => {
 describe('health and tuning panel', () => {
   test('findings by severity with source links, suggestions with Apply', async () => {
     const p = await openPanel(browser.context, 'health');
+    await p.page.setViewportSize({ width: 1280, height: 1000 });
     const report = fx('softmax_report.json');
     await send(p.page, { type: 'report', report });
     const shown = report.findings.filter((f) => f.level !== 'tuning');
@@ -932,7 +931,6 @@ describe('health and tuning panel', () => {
     const line = shown.find((f) => f.where && f.severity !== severities[0]).where.line;
     await send(p.page, { type: 'highlightSource', file: report.file, line });
     assert.equal(await p.page.locator('.finding.highlight').count(), shown.filter((f) => f.where?.line === line).length);
-    await p.page.setViewportSize({ width: 1280, height: 1000 });
     await shots(p.page, 'health');
     await noErrors(p);
     await p.page.close();
@@ -961,13 +959,13 @@ describe('health and tuning panel', () => {
 
   test('after an edit: the previous and current figures side by side', async () => {
     const p = await openPanel(browser.context, 'health');
+    await p.page.setViewportSize({ width: 1280, height: 1100 });
     const [prev, cur] = [fx('softmax_report.json'), fx('softmax_after_report.json')];
     await send(p.page, { type: 'report', report: cur, previous: prev });
     await p.page.waitForSelector('[data-compare] .main-svg');
     const row = await p.page.textContent('[data-compare] tbody tr:first-child');
     const [a, b] = [prev.metrics.makespan_us, cur.metrics.makespan_us];
     for (const part of ['makespan', fmtUs(a), fmtUs(b), `${Math.round(((b - a) / a) * 100)}% (${(a / b).toFixed(2)}×)`]) assert.ok(row.includes(part), `${row} has ${part}`);
-    await p.page.setViewportSize({ width: 1280, height: 1300 });
     await shots(p.page, 'health-after-edit');
     await noErrors(p);
     await p.page.close();

@@ -6,8 +6,11 @@
 // compiler-like DAG takes 17 s, 5k nodes do not finish), so larger graphs get `layered`: the
 // same Sugiyama steps done cheaply — longest-path ranks with sources pulled down to their
 // first use, a few barycenter sweeps, and x positions relaxed toward the neighbours' mean —
-// linear in nodes + edges per sweep, so a 5k-node graph lays out in tens of milliseconds.
-// Its long edges are drawn as curves, not routed around nodes.
+// linear in nodes + edges per sweep (on typed arrays), so a 5k-node graph lays out in tens of
+// milliseconds. Its long edges are drawn as curves, not routed around nodes.
+//
+// Clusters (a loop body, a helper call's nodes): dagre lays them out as compound nodes; the
+// layered layout keeps each cluster's nodes side by side in every rank and boxes them.
 
 import { graphlib, layout as dagreLayout } from '@dagrejs/dagre';
 
@@ -66,11 +69,12 @@ export const DAGRE_LIMIT = 400;
 
 export function layoutGraph(nodes: LayoutNode[], edges: LayoutEdge[], engine: 'auto' | 'dagre' | 'layered' = 'auto', clusters: LayoutCluster[] = []): Layout {
   if (nodes.length === 0) return { pos: new Map(), edges: [], width: 0, height: 0, engine: 'layered', clusters: new Map() };
-  const ranks = longestPathRanks(nodes, edges);
+  const g = indexed(nodes, edges);
+  const rank = longestPathRanks(g);
   let bends = 0;
-  for (const e of edges) bends += Math.max(0, (ranks.get(e.to) ?? 0) - (ranks.get(e.from) ?? 0) - 1);
+  for (let i = 0; i < edges.length; i++) if (g.src[i] >= 0) bends += Math.max(0, rank[g.dst[i]] - rank[g.src[i]] - 1);
   const useDagre = engine === 'dagre' || (engine === 'auto' && nodes.length + bends + clusters.length * 4 <= DAGRE_LIMIT);
-  return useDagre ? withDagre(nodes, edges, clusters) : layered(nodes, edges, ranks, clusters);
+  return useDagre ? withDagre(nodes, edges, clusters) : layered(nodes, edges, g, rank, clusters);
 }
 
 function withDagre(nodes: LayoutNode[], edges: LayoutEdge[], clusters: LayoutCluster[]): Layout {
@@ -143,51 +147,90 @@ function straight(pos: Map<string, Point>, nodes: LayoutNode[], e: LayoutEdge): 
   return [{ x: a.x, y: a.y + ha / 2 }, { x: b.x, y: b.y - hb / 2 }];
 }
 
+/** The graph by integer index: each node's predecessors and successors (CSR arrays). */
+interface Indexed {
+  n: number;
+  index: Map<string, number>;
+  /** Edge i goes from src[i] to dst[i] (-1: an end is not a node, or a self-loop). */
+  src: Int32Array;
+  dst: Int32Array;
+  upStart: Int32Array;
+  up: Int32Array;
+  downStart: Int32Array;
+  down: Int32Array;
+}
+
+function indexed(nodes: LayoutNode[], edges: LayoutEdge[]): Indexed {
+  const n = nodes.length;
+  const index = new Map<string, number>();
+  nodes.forEach((v, i) => index.set(v.id, i));
+  const src = new Int32Array(edges.length).fill(-1);
+  const dst = new Int32Array(edges.length).fill(-1);
+  const upCount = new Int32Array(n + 1);
+  const downCount = new Int32Array(n + 1);
+  edges.forEach((e, i) => {
+    const a = index.get(e.from);
+    const b = index.get(e.to);
+    if (a === undefined || b === undefined || a === b) return;
+    src[i] = a;
+    dst[i] = b;
+    upCount[b + 1]++;
+    downCount[a + 1]++;
+  });
+  for (let i = 0; i < n; i++) {
+    upCount[i + 1] += upCount[i];
+    downCount[i + 1] += downCount[i];
+  }
+  const up = new Int32Array(upCount[n]);
+  const down = new Int32Array(downCount[n]);
+  const ui = upCount.slice(0, n);
+  const di = downCount.slice(0, n);
+  for (let i = 0; i < edges.length; i++) {
+    if (src[i] < 0) continue;
+    up[ui[dst[i]]++] = src[i];
+    down[di[src[i]]++] = dst[i];
+  }
+  return { n, index, src, dst, upStart: upCount, up, downStart: downCount, down };
+}
+
 /** Rank = longest path from a source; sources then move down to just above their first use. */
-function longestPathRanks(nodes: LayoutNode[], edges: LayoutEdge[]): Map<string, number> {
-  const preds = new Map<string, string[]>();
-  const succs = new Map<string, string[]>();
-  for (const n of nodes) {
-    preds.set(n.id, []);
-    succs.set(n.id, []);
-  }
-  for (const e of edges) {
-    if (!preds.has(e.to) || !succs.has(e.from) || e.from === e.to) continue;
-    preds.get(e.to)!.push(e.from);
-    succs.get(e.from)!.push(e.to);
-  }
+function longestPathRanks(g: Indexed): Int32Array {
+  const { n, upStart, up, downStart, down } = g;
   // Kahn's order (the caller's order breaks ties, so program order stays program order)
-  const indeg = new Map<string, number>();
-  for (const n of nodes) indeg.set(n.id, preds.get(n.id)!.length);
-  const order: string[] = [];
-  const queue = nodes.filter((n) => indeg.get(n.id) === 0).map((n) => n.id);
-  for (let i = 0; i < queue.length; i++) {
-    const v = queue[i];
-    order.push(v);
-    for (const w of succs.get(v)!) {
-      const d = indeg.get(w)! - 1;
-      indeg.set(w, d);
-      if (d === 0) queue.push(w);
-    }
+  const indeg = new Int32Array(n);
+  for (let v = 0; v < n; v++) indeg[v] = upStart[v + 1] - upStart[v];
+  const order = new Int32Array(n);
+  let tail = 0;
+  for (let v = 0; v < n; v++) if (indeg[v] === 0) order[tail++] = v;
+  for (let head = 0; head < tail; head++) {
+    const v = order[head];
+    for (let k = downStart[v]; k < downStart[v + 1]; k++) if (--indeg[down[k]] === 0) order[tail++] = down[k];
   }
-  if (order.length < nodes.length) for (const n of nodes) if (!order.includes(n.id)) order.push(n.id); // cycles: never in SSA
-  const rank = new Map<string, number>();
-  for (const v of order) {
+  if (tail < n) {
+    // cycles: never in SSA; the rest in the caller's order
+    const placed = new Uint8Array(n);
+    for (let i = 0; i < tail; i++) placed[order[i]] = 1;
+    for (let v = 0; v < n; v++) if (!placed[v]) order[tail++] = v;
+  }
+  const rank = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = order[i];
     let r = 0;
-    for (const u of preds.get(v)!) r = Math.max(r, (rank.get(u) ?? 0) + 1);
-    rank.set(v, r);
+    for (let k = upStart[v]; k < upStart[v + 1]; k++) r = Math.max(r, rank[up[k]] + 1);
+    rank[v] = r;
   }
-  for (const v of order) {
-    if (preds.get(v)!.length > 0 || succs.get(v)!.length === 0) continue;
+  for (let i = 0; i < n; i++) {
+    const v = order[i];
+    if (upStart[v + 1] > upStart[v] || downStart[v + 1] === downStart[v]) continue;
     let first = Infinity;
-    for (const w of succs.get(v)!) first = Math.min(first, rank.get(w)!);
-    rank.set(v, Math.max(0, first - 1));
+    for (let k = downStart[v]; k < downStart[v + 1]; k++) first = Math.min(first, rank[down[k]]);
+    rank[v] = Math.max(0, first - 1);
   }
   return rank;
 }
 
 /** The clusters a node is in, outermost first (its path from the top). */
-function clusterPaths(nodes: LayoutNode[], clusters: LayoutCluster[]): Map<string, string[]> {
+function clusterPaths(nodes: LayoutNode[], clusters: LayoutCluster[]): string[][] {
   const parentOf = new Map(clusters.map((c) => [c.id, c.parent]));
   const memo = new Map<string, string[]>();
   const pathOf = (c: string): string[] => {
@@ -198,133 +241,140 @@ function clusterPaths(nodes: LayoutNode[], clusters: LayoutCluster[]): Map<strin
     memo.set(c, path);
     return path;
   };
-  const out = new Map<string, string[]>();
-  for (const n of nodes) out.set(n.id, n.parent && parentOf.has(n.parent) ? pathOf(n.parent) : []);
-  return out;
+  return nodes.map((v) => (v.parent && parentOf.has(v.parent) ? pathOf(v.parent) : []));
 }
 
 /** Reorder a layer so each cluster's nodes sit side by side (at their mean place), nested
  * clusters inside their parents, keeping the order within a group. */
-function groupLayer(layer: string[], paths: Map<string, string[]>, place: Map<string, number>, depth = 0): string[] {
-  const groups = new Map<string, string[]>();
+function groupLayer(layer: number[], paths: string[][], place: Float64Array, depth = 0): number[] {
+  const groups = new Map<string, number[]>();
   for (const v of layer) {
-    const path = paths.get(v)!;
+    const path = paths[v];
     const k = path.length > depth ? path[depth] : `\u0000${v}`;
     const g = groups.get(k);
     if (g) g.push(v);
     else groups.set(k, [v]);
   }
   if (groups.size === layer.length) return layer;
-  const mean = (g: string[]): number => g.reduce((a, v) => a + place.get(v)!, 0) / g.length;
+  const mean = (g: number[]): number => g.reduce((a, v) => a + place[v], 0) / g.length;
   const ordered = [...groups.entries()].map(([k, g]) => ({ k, g, m: mean(g) })).sort((a, b) => a.m - b.m);
-  const out: string[] = [];
+  const out: number[] = [];
   for (const { k, g } of ordered) out.push(...(k.startsWith('\u0000') || g.length === 1 ? g : groupLayer(g, paths, place, depth + 1)));
   return out;
 }
 
-function layered(nodes: LayoutNode[], edges: LayoutEdge[], rank: Map<string, number>, clusters: LayoutCluster[]): Layout {
-  const byId = new Map(nodes.map((n) => [n.id, n]));
-  const nRanks = Math.max(0, ...rank.values()) + 1;
-  const layers: string[][] = Array.from({ length: nRanks }, () => []);
-  for (const n of nodes) layers[rank.get(n.id)!].push(n.id);
-  const up = new Map<string, string[]>();
-  const down = new Map<string, string[]>();
-  for (const n of nodes) {
-    up.set(n.id, []);
-    down.set(n.id, []);
-  }
-  for (const e of edges) {
-    if (!byId.has(e.from) || !byId.has(e.to) || e.from === e.to) continue;
-    down.get(e.from)!.push(e.to);
-    up.get(e.to)!.push(e.from);
-  }
+function layered(nodes: LayoutNode[], edges: LayoutEdge[], g: Indexed, rank: Int32Array, clusters: LayoutCluster[]): Layout {
+  const { n, upStart, up, downStart, down } = g;
+  const width = Float64Array.from(nodes, (v) => v.width);
+  const height = Float64Array.from(nodes, (v) => v.height);
+  let nRanks = 0;
+  for (let v = 0; v < n; v++) nRanks = Math.max(nRanks, rank[v] + 1);
+  const layers: number[][] = Array.from({ length: nRanks }, () => []);
+  for (let v = 0; v < n; v++) layers[rank[v]].push(v);
   // ordering: barycenter sweeps (positions normalised per layer so long edges count too)
-  const place = new Map<string, number>();
-  const index = (): void => layers.forEach((l) => l.forEach((v, i) => place.set(v, (i + 0.5) / l.length)));
-  index();
-  const sweep = (neigh: Map<string, string[]>, from: number, to: number, step: number): void => {
+  const place = new Float64Array(n);
+  const renumber = (l: number[]): void => {
+    for (let i = 0; i < l.length; i++) place[l[i]] = (i + 0.5) / l.length;
+  };
+  layers.forEach(renumber);
+  const key = new Float64Array(n);
+  const sweep = (start: Int32Array, adj: Int32Array, from: number, to: number, step: number): void => {
     for (let r = from; r !== to; r += step) {
       const layer = layers[r];
-      const key = new Map<string, number>();
       for (const v of layer) {
-        const ns = neigh.get(v)!;
-        key.set(v, ns.length ? ns.reduce((s, u) => s + place.get(u)!, 0) / ns.length : place.get(v)!);
+        const a = start[v];
+        const b = start[v + 1];
+        if (a === b) {
+          key[v] = place[v];
+          continue;
+        }
+        let sum = 0;
+        for (let k = a; k < b; k++) sum += place[adj[k]];
+        key[v] = sum / (b - a);
       }
-      layer.sort((a, b) => key.get(a)! - key.get(b)!);
-      layer.forEach((v, i) => place.set(v, (i + 0.5) / layer.length));
+      layer.sort((x, y) => key[x] - key[y]);
+      renumber(layer);
     }
   };
   for (let i = 0; i < 2; i++) {
-    sweep(up, 1, nRanks, 1);
-    sweep(down, nRanks - 2, -1, -1);
+    sweep(upStart, up, 1, nRanks, 1);
+    sweep(downStart, down, nRanks - 2, -1, -1);
   }
   if (clusters.length) {
     const paths = clusterPaths(nodes, clusters);
     layers.forEach((layer, r) => {
       layers[r] = groupLayer(layer, paths, place);
-      layers[r].forEach((v, i) => place.set(v, (i + 0.5) / layers[r].length));
+      renumber(layers[r]);
     });
   }
   // coordinates: y by rank; x packed, then relaxed toward the neighbours' mean keeping order
-  const rankY: number[] = [];
+  const rankY = new Float64Array(nRanks);
   let y = MARGIN;
-  for (const layer of layers) {
-    const h = Math.max(0, ...layer.map((v) => byId.get(v)!.height));
-    rankY.push(y + h / 2);
+  layers.forEach((layer, r) => {
+    let h = 0;
+    for (const v of layer) h = Math.max(h, height[v]);
+    rankY[r] = y + h / 2;
     y += h + RANK_SEP;
-  }
-  const x = new Map<string, number>();
+  });
+  const x = new Float64Array(n);
   for (const layer of layers) {
     let cx = MARGIN;
     for (const v of layer) {
-      const w = byId.get(v)!.width;
-      x.set(v, cx + w / 2);
-      cx += w + NODE_SEP;
+      x[v] = cx + width[v] / 2;
+      cx += width[v] + NODE_SEP;
     }
   }
-  const relax = (neigh: Map<string, string[]>): void => {
+  let want = new Float64Array(0);
+  let fwd = new Float64Array(0);
+  let bwd = new Float64Array(0);
+  const relax = (start: Int32Array, adj: Int32Array): void => {
     for (const layer of layers) {
-      const want = layer.map((v) => {
-        const ns = neigh.get(v)!;
-        return ns.length ? ns.reduce((s, u) => s + x.get(u)!, 0) / ns.length : x.get(v)!;
-      });
+      const m = layer.length;
+      if (want.length < m) {
+        want = new Float64Array(m * 2);
+        fwd = new Float64Array(m * 2);
+        bwd = new Float64Array(m * 2);
+      }
+      for (let i = 0; i < m; i++) {
+        const v = layer[i];
+        const a = start[v];
+        const b = start[v + 1];
+        let sum = 0;
+        for (let k = a; k < b; k++) sum += x[adj[k]];
+        want[i] = a === b ? x[v] : sum / (b - a);
+      }
       // keep order and separation: a forward pass pushes right, a backward pass pulls left, average
-      const fwd = want.slice();
-      for (let i = 1; i < layer.length; i++) {
-        const min = fwd[i - 1] + (byId.get(layer[i - 1])!.width + byId.get(layer[i])!.width) / 2 + NODE_SEP;
-        if (fwd[i] < min) fwd[i] = min;
+      fwd[0] = want[0];
+      for (let i = 1; i < m; i++) fwd[i] = Math.max(want[i], fwd[i - 1] + (width[layer[i - 1]] + width[layer[i]]) / 2 + NODE_SEP);
+      bwd[m - 1] = want[m - 1];
+      for (let i = m - 2; i >= 0; i--) bwd[i] = Math.min(want[i], bwd[i + 1] - (width[layer[i + 1]] + width[layer[i]]) / 2 - NODE_SEP);
+      let prev = -Infinity;
+      for (let i = 0; i < m; i++) {
+        let mid = (fwd[i] + bwd[i]) / 2;
+        if (i > 0) mid = Math.max(mid, prev + (width[layer[i - 1]] + width[layer[i]]) / 2 + NODE_SEP);
+        x[layer[i]] = mid;
+        prev = mid;
       }
-      const bwd = want.slice();
-      for (let i = layer.length - 2; i >= 0; i--) {
-        const max = bwd[i + 1] - (byId.get(layer[i + 1])!.width + byId.get(layer[i])!.width) / 2 - NODE_SEP;
-        if (bwd[i] > max) bwd[i] = max;
-      }
-      const mid = fwd.map((f, i) => (f + bwd[i]) / 2);
-      for (let i = 1; i < layer.length; i++) {
-        const min = mid[i - 1] + (byId.get(layer[i - 1])!.width + byId.get(layer[i])!.width) / 2 + NODE_SEP;
-        if (mid[i] < min) mid[i] = min;
-      }
-      layer.forEach((v, i) => x.set(v, mid[i]));
     }
   };
   for (let i = 0; i < 3; i++) {
-    relax(up);
-    relax(down);
+    relax(upStart, up);
+    relax(downStart, down);
   }
   let minX = Infinity;
   let maxX = -Infinity;
-  for (const n of nodes) {
-    minX = Math.min(minX, x.get(n.id)! - n.width / 2);
-    maxX = Math.max(maxX, x.get(n.id)! + n.width / 2);
+  for (let v = 0; v < n; v++) {
+    minX = Math.min(minX, x[v] - width[v] / 2);
+    maxX = Math.max(maxX, x[v] + width[v] / 2);
   }
   const shift = Number.isFinite(minX) ? MARGIN - minX : 0;
   const pos = new Map<string, Point>();
-  for (const n of nodes) pos.set(n.id, { x: x.get(n.id)! + shift, y: rankY[rank.get(n.id)!] });
-  const out = edges.map((e) => {
-    const a = pos.get(e.from);
-    const b = pos.get(e.to);
-    if (!a || !b) return [];
-    return [{ x: a.x, y: a.y + byId.get(e.from)!.height / 2 }, { x: b.x, y: b.y - byId.get(e.to)!.height / 2 }];
+  for (let v = 0; v < n; v++) pos.set(nodes[v].id, { x: x[v] + shift, y: rankY[rank[v]] });
+  const out = edges.map((_, i): Point[] => {
+    const a = g.src[i];
+    const b = g.dst[i];
+    if (a < 0) return [];
+    return [{ x: x[a] + shift, y: rankY[rank[a]] + height[a] / 2 }, { x: x[b] + shift, y: rankY[rank[b]] - height[b] / 2 }];
   });
   const boxes = clusters.length ? clusterBoxes(nodes, pos, clusters) : new Map<string, Box>();
   return { pos, edges: out, width: (Number.isFinite(maxX) ? maxX - minX : 0) + 2 * MARGIN, height: y - RANK_SEP + MARGIN, engine: 'layered', clusters: boxes };

@@ -27,6 +27,7 @@ export interface TensorView {
   scopes: Map<string, Scope>;
   /** The innermost scope of each node (null: the kernel body). */
   scopeOf: Map<number, string | null>;
+  extraCount: number;
 }
 
 const unquote = (s: string | undefined): string => (s ?? '').replace(/^'(.*)'$/, '$1');
@@ -62,7 +63,23 @@ function scopesOf(graph: GraphJson, scopes: Map<string, Scope>, scopeOf: Map<num
   }
 }
 
+// Pass snapshots do not change once received: what is computed from one (or a pair) is kept,
+// so stepping back and forth through the passes computes each view once.
+const viewCache = new WeakMap<Program, WeakMap<object, TensorView>>();
+const NO_PREVIOUS = {};
+
 export function tensorView(program: Program, extra: GraphNode[] = [], previous: Program | null = null): TensorView {
+  const byPrev = viewCache.get(program) ?? new WeakMap<object, TensorView>();
+  viewCache.set(program, byPrev);
+  const key = previous ?? NO_PREVIOUS;
+  const got = byPrev.get(key);
+  if (got && got.extraCount === extra.length) return got;
+  const view = computeTensorView(program, extra, previous);
+  byPrev.set(key, view);
+  return view;
+}
+
+function computeTensorView(program: Program, extra: GraphNode[], previous: Program | null): TensorView {
   const scopes = new Map<string, Scope>();
   const scopeOf = new Map<number, string | null>();
   scopesOf(program.graph, scopes, scopeOf);
@@ -104,9 +121,9 @@ export function tensorView(program: Program, extra: GraphNode[] = [], previous: 
     loopOf.set(n.id, null);
   }
   const edges: [number, number][] = [];
-  const seen = new Set<string>();
+  const seen = new Set<number | string>();
   const add = (a: number, b: number): void => {
-    const k = `${a}>${b}`;
+    const k = a >= 0 && b >= 0 && a < 2 ** 26 && b < 2 ** 26 ? a * 2 ** 26 + b : `${a}>${b}`;
     if (a === b || seen.has(k) || !byId.has(a) || !byId.has(b)) return;
     seen.add(k);
     edges.push([a, b]);
@@ -125,7 +142,7 @@ export function tensorView(program: Program, extra: GraphNode[] = [], previous: 
       for (const i of n.inputs) add(i, n.id);
     }
   }
-  return { nodes: [...byId.values()], loopOf, edges, scopes, scopeOf };
+  return { nodes: [...byId.values()], loopOf, edges, scopes, scopeOf, extraCount: extra.length };
 }
 
 /** The outermost collapsed scope holding a node's scope (null: none is collapsed). */
@@ -144,10 +161,30 @@ export interface Diff {
   changed: number;
 }
 
-const nodeKey = (n: GraphNode): string => JSON.stringify([n.op, n.inputs, n.type, n.attrs, n.body ? n.body.nodes.map((b) => b.id) : null]);
+const keys = new WeakMap<GraphNode, string>();
+const nodeKey = (n: GraphNode): string => {
+  let k = keys.get(n);
+  if (k === undefined) {
+    k = JSON.stringify([n.op, n.inputs, n.type, n.attrs, n.body ? n.body.nodes.map((b) => b.id) : null]);
+    keys.set(n, k);
+  }
+  return k;
+};
+
+const diffCache = new WeakMap<Program, WeakMap<Program, Diff>>();
 
 /** What changed from `prev` to `cur`: one ID space, so a kept node keeps its id. */
 export function diffGraphs(prev: Program, cur: Program): Diff {
+  const byCur = diffCache.get(prev) ?? new WeakMap<Program, Diff>();
+  diffCache.set(prev, byCur);
+  const got = byCur.get(cur);
+  if (got) return got;
+  const d = computeDiff(prev, cur);
+  byCur.set(cur, d);
+  return d;
+}
+
+function computeDiff(prev: Program, cur: Program): Diff {
   const before = new Map(flatten(prev.graph).map((f) => [f.node.id, f.node]));
   const after = new Map(flatten(cur.graph).map((f) => [f.node.id, f.node]));
   const marks = new Map<number, DiffMark>();

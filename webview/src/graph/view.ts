@@ -53,6 +53,8 @@ const GRID_MAX = 24;
 /** From this many nodes on, only what is in view is in the DOM. */
 export const VIRTUAL_MIN = 800;
 const MARGIN_PX = 400;
+/** Layouts kept for graphs drawn before (a pass strip walked back and forth). */
+const LAYOUTS_KEPT = 16;
 
 interface Placed {
   n: ViewNode;
@@ -91,6 +93,8 @@ export class GraphView {
   private marks = new Map<string, Set<string>>();
   private syncFrame = 0;
   private signature = '';
+  /** Recent layouts by graph signature, oldest first. */
+  private layouts = new Map<string, Layout>();
   /** Called after the user pans or zooms. */
   onViewChange: (t: Transform) => void = () => undefined;
   /** Called when a cluster's title is clicked. */
@@ -172,7 +176,12 @@ export class GraphView {
       return { n, w, h };
     });
     this.clusters = clusters;
-    this.layout = layoutGraph(sized.map((s) => ({ id: s.n.id, width: s.w, height: s.h, parent: s.n.parent ?? null })), edges, 'auto', clusters);
+    // a graph drawn before (stepping back to a pass) reuses its layout
+    const cached = this.layouts.get(sig);
+    this.layout = cached ?? layoutGraph(sized.map((s) => ({ id: s.n.id, width: s.w, height: s.h, parent: s.n.parent ?? null })), edges, 'auto', clusters);
+    this.layouts.delete(sig);
+    this.layouts.set(sig, this.layout);
+    if (this.layouts.size > LAYOUTS_KEPT) this.layouts.delete(this.layouts.keys().next().value!);
     this.nodes = sized.map(({ n, w, h }) => {
       const c = this.layout!.pos.get(n.id)!;
       return { n, w, h, x: c.x - w / 2, y: c.y - h / 2 };
@@ -355,6 +364,7 @@ export class GraphView {
     const { w, h } = this.viewSize();
     const k = Math.max(this.t.k, 0.6);
     this.apply({ k, x: w / 2 - p.x * k, y: h / 2 - p.y * k });
+    this.onViewChange(this.transform);
   }
 
   /** Scroll so a cluster's top is in view (its title readable). */
@@ -367,6 +377,7 @@ export class GraphView {
     const x = b.width * k < w ? w / 2 - (b.x + b.width / 2) * k : 16 - b.x * k;
     const y = b.height * k < h ? h / 2 - (b.y + b.height / 2) * k : 24 - b.y * k;
     this.apply({ k, x, y });
+    this.onViewChange(this.transform);
   }
 
   fit(): void {

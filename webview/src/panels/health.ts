@@ -128,7 +128,7 @@ class HealthPanel implements PanelImpl {
       tbody.appendChild(h('tr', null, h('td', { class: 'l' }, name), h('td', null, a === undefined ? '–' : f(a)), h('td', null, b === undefined ? '–' : f(b)), h('td', { class: cls }, change)));
     }
     const chart = h('div', { class: 'chart', 'data-chart': 'compare' });
-    this.page.append(h('section', { class: 'block', 'data-compare': '1' }, h('h2', null, 'Before and after the edit'),
+    this.page.append(h('section', { class: 'block', 'data-compare': '1' }, h('h2', null, 'Before and after the edit', h('span', { class: 'muted' }, cur.clock ? ` · ${cur.clock}` : '')),
       h('div', { class: 'cols' }, h('table', { class: 'grid compare' }, h('thead', null, h('tr', null, h('th', { class: 'l' }, ''), h('th', null, 'previous'), h('th', null, 'current'), h('th', null, 'change'))), tbody), chart)));
     const pal = palette();
     // wall-clock figures on the left; waits (summed over the lanes) on their own axis
@@ -145,7 +145,6 @@ class HealthPanel implements PanelImpl {
       yaxis: { title: { text: 'µs' } },
       xaxis2: { ...axis, domain: [0.58, 1], anchor: 'y2', title: { text: 'waits, all lanes', font: { color: pal.muted } } },
       yaxis2: { ...axis, anchor: 'x2', title: { text: 'µs', font: { color: pal.muted } } },
-      annotations: [{ text: cur.clock ?? '', xref: 'paper', yref: 'paper', x: 0, y: -0.28, showarrow: false, xanchor: 'left', font: { size: 10, color: pal.muted } }],
     });
   }
 
@@ -202,7 +201,7 @@ class HealthPanel implements PanelImpl {
     const section = h('section', { class: 'block', 'data-suggestions': '1' }, h('h2', null, `Tuning suggestions (${r.suggestions.length})`));
     this.page.appendChild(section);
     if (!r.suggestions.length) {
-      section.append(h('p', { class: 'muted' }, 'No suggestions (ask for them with the tuning advisor: pypto-ide report --suggest).'));
+      section.append(h('p', { class: 'muted' }, 'No tile shape is predicted to be faster — or the advisor was not asked (pypto-ide report --suggest).'));
       return;
     }
     for (const s of r.suggestions) {

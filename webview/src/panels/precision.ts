@@ -26,6 +26,13 @@ const DEFAULT: PrecState = { pass: null, metric: 'max_rel', op: null, grid: null
 const num = (x: number | string): number => (typeof x === 'number' ? x : x === 'inf' || x === 'Infinity' ? Infinity : Number.NaN);
 const rowKey = (r: PrecisionRow): string => `${r.kind}|${r.op}|${r.where?.file ?? ''}|${r.where?.line ?? 0}|${r.name ?? ''}`;
 
+/** A log axis: a tick per decade when the values span more than two, else plotly's 1-2-5. */
+function logAxis(values: (number | null)[], title: string): Record<string, unknown> {
+  const v = values.filter((x): x is number => x !== null && Number.isFinite(x) && x > 0);
+  const span = v.length ? Math.log10(Math.max(...v) / Math.min(...v)) : 0;
+  return { type: 'log', title: { text: title }, exponentformat: 'e', dtick: span > 2 ? 1 : 'D2' };
+}
+
 function metricOf(v: Verdict, m: Metric): number {
   if (m === 'cosine') return Math.max(1e-18, 1 - num(v.cosine));
   return num(v[m]);
@@ -206,13 +213,14 @@ class PrecisionPanel implements PanelImpl {
     const pal = palette();
     const labels = rows.map((x, i) => `${i + 1}. ${x.kind === 'output' ? `out ${x.name ?? ''}` : x.op} :${x.where?.line ?? '?'}`);
     const values = rows.map((x) => metricOf(x, this.st.metric));
+    const ys = values.map((v) => (Number.isFinite(v) && v > 0 ? v : null));
     const traces: Record<string, unknown>[] = [{
-      type: 'bar', x: labels, y: values.map((v) => (Number.isFinite(v) && v > 0 ? v : null)),
+      type: 'bar', x: labels, y: ys,
       marker: { color: rows.map((x) => (rowKey(x) === firstKey ? pal.error : x.passed ? pal.accent : pal.warning)) },
       hovertemplate: '%{x}<br>%{y:.3e}<extra></extra>',
     }];
     const shapes = this.st.metric === 'max_rel' ? [{ type: 'line', xref: 'paper', x0: 0, x1: 1, y0: r.rtol, y1: r.rtol, line: { color: pal.error, dash: 'dot', width: 1 } }] : [];
-    plot(chart, traces, { yaxis: { type: 'log', dtick: 1, exponentformat: 'e', title: { text: this.st.metric } }, shapes, showlegend: false }, (i) => {
+    plot(chart, traces, { yaxis: logAxis([...ys, this.st.metric === 'max_rel' ? r.rtol : null], this.st.metric), shapes, showlegend: false }, (i) => {
       const row = rows[i];
       if (row) (tbody.children[i] as HTMLElement)?.click();
     });
@@ -291,12 +299,13 @@ class PrecisionPanel implements PanelImpl {
     const chart = h('div', { class: 'chart', 'data-chart': 'across' });
     section.append(chart);
     const pal = palette();
+    const ys = pts.map((x) => (x.row ? Math.max(1e-18, num(x.row.max_rel)) : null));
     plot(chart, [{
       type: 'scatter', mode: 'lines+markers', x: pts.map((x) => `${x.ps.index} ${x.ps.name}`),
-      y: pts.map((x) => (x.row ? Math.max(1e-18, num(x.row.max_rel)) : null)),
+      y: ys,
       marker: { size: 9, color: pts.map((x) => (!x.row ? pal.muted : x.row.passed ? pal.accent : pal.error)) }, line: { color: pal.accent },
       hovertemplate: '%{x}<br>max_rel %{y:.3e}<extra></extra>',
-    }], { yaxis: { type: 'log', dtick: 1, exponentformat: 'e', title: { text: 'max_rel' } }, shapes: [{ type: 'line', xref: 'paper', x0: 0, x1: 1, y0: r.rtol, y1: r.rtol, line: { color: pal.error, dash: 'dot', width: 1 } }] });
+    }], { yaxis: logAxis([...ys, r.rtol], 'max_rel'), shapes: [{ type: 'line', xref: 'paper', x0: 0, x1: 1, y0: r.rtol, y1: r.rtol, line: { color: pal.error, dash: 'dot', width: 1 } }] });
   }
 
   private renderComparison(c: ConfigComparison): void {
@@ -330,8 +339,8 @@ class PrecisionPanel implements PanelImpl {
       }), marker: { color },
     });
     const pal = palette();
-    plot(chart, [series((r) => r.a, 'a vs fp64', '#4e79a7'), series((r) => r.b, 'b vs fp64', '#f28e2b'), series((r) => r.b_vs_a, 'b vs a', pal.error)],
-      { barmode: 'group', yaxis: { type: 'log', dtick: 1, exponentformat: 'e', title: { text: 'max abs' } } });
+    const traces = [series((r) => r.a, 'a vs fp64', '#4e79a7'), series((r) => r.b, 'b vs fp64', '#f28e2b'), series((r) => r.b_vs_a, 'b vs a', pal.error)];
+    plot(chart, traces, { barmode: 'group', yaxis: logAxis(traces.flatMap((t) => t.y as (number | null)[]), 'max abs') });
   }
 }
 

@@ -84,7 +84,7 @@ class SwimlanePanel implements PanelImpl {
   private tooltip = h('div', { class: 'tooltip', role: 'tooltip' });
   private searchInput = h('input', { class: 'search', title: 'Search tasks: t12, leaf 2, an op, :line' });
   private searchCount = h('span', { class: 'muted count' });
-  private lineSelect = h('select', { title: 'Show the tasks of a source line' });
+  private lineSelect = h('select', { class: 'line-filter', title: 'Show the tasks of a source line' });
   private pipeToggle!: HTMLLabelElement;
   private compareToggle!: HTMLLabelElement;
 
@@ -116,7 +116,10 @@ class SwimlanePanel implements PanelImpl {
       const [file, line] = this.lineSelect.value.split('\u0000');
       this.hostLine = line ? { file, line: Number(line) } : null;
       if (line) this.highlightSource(file, Number(line), false);
-      else this.setHighlight(null, '');
+      else {
+        this.setHighlight(null, '');
+        this.searchCount.textContent = '';
+      }
     });
     this.toolbar.append(
       this.compareToggle,

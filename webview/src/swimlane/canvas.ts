@@ -31,7 +31,7 @@ export interface DrawOptions {
 const GUTTER = 78;
 const AXIS = 22;
 const COUNTER = 26;
-const PIPE_H = 6;
+const PIPE_H = 9;
 
 interface Row {
   lane: number;
@@ -179,7 +179,7 @@ export class SwimlaneCanvas {
       ctx.textBaseline = 'middle';
       if (row.pipe) {
         ctx.font = `8px ${pal.font}`;
-        ctx.fillText(row.pipe, 30, y + row.h / 2);
+        ctx.fillText(row.pipe, 36, y + row.h / 2);
         ctx.font = `11px ${pal.font}`;
       } else if (this.labelEvery === 1 || row.k % this.labelEvery === 0) {
         ctx.font = `${Math.max(9, Math.min(11, row.h))}px ${pal.font}`;
