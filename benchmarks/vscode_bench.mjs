@@ -14,7 +14,7 @@
 // Run: node benchmarks/vscode_bench.mjs (or `make bench`, through vscode_bench.py).
 // Env: PYPTO_BENCH_COLD=3 (cold starts), PYPTO_BENCH_EDITS=8 (edits).
 
-import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as H from '../tests/vscode/harness.mjs';
 
@@ -70,7 +70,7 @@ async function cold() {
   } finally {
     await b?.close();
     ide.stop();
-    rmSync(ws.root, { recursive: true, force: true });
+    ws.remove();
   }
 }
 
@@ -106,7 +106,7 @@ async function edits() {
   } finally {
     await b?.close();
     ide.stop();
-    rmSync(ws.root, { recursive: true, force: true });
+    ws.remove();
   }
 }
 

@@ -64,7 +64,34 @@ export function workspace() {
   const root = mkdtempSync(join(tmpdir(), 'pypto-e2e-ws-'));
   const folder = join(root, 'examples');
   cpSync(join(REPO, 'examples'), folder, { recursive: true, filter: (src) => !src.includes('__pycache__') });
-  return { root, folder };
+  const remove = () => {
+    cleanups.delete(remove);
+    rmSync(root, { recursive: true, force: true });
+  };
+  cleanups.add(remove);
+  return { root, folder, remove };
+}
+
+// What to undo if this process ends early (Ctrl-C, a hang-up, an uncaught error): code-servers
+// (their own process groups would outlive us) and temporary directories. Each helper adds its
+// undo here and removes it when it cleaned up normally.
+const cleanups = new Set();
+const cleanupAll = () => {
+  for (const fn of [...cleanups]) {
+    cleanups.delete(fn);
+    try {
+      fn();
+    } catch {
+      // best effort while exiting
+    }
+  }
+};
+process.on('exit', cleanupAll);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    cleanupAll();
+    process.exit(130);
+  });
 }
 
 /**
@@ -72,33 +99,36 @@ export function workspace() {
  * `settings` are user settings merged over the defaults; `interpreter` is pypto.interpreter
  * (default: the repo's .venv python); `env` is added to the extension host's environment.
  */
-export function startIDE({ folder, settings = {}, interpreter = VENV_PYTHON, env = {}, vsix = VSIX, label = 'ide' }) {
+export async function startIDE({ folder, settings = {}, interpreter = VENV_PYTHON, env = {}, vsix = VSIX, label = 'ide' }) {
   const run = mkdtempSync(join(tmpdir(), 'pypto-e2e-run-'));
+  // stop: end the process group, keep its logs in build/vscode/logs/<label>/, drop the run dir.
+  // Registered before the start, so that an interrupt during start.sh still ends code-server.
+  const stop = () => {
+    cleanups.delete(stop);
+    spawnSync('bash', [join(REPO, 'tools', 'vscode', 'stop.sh'), run]);
+    const keep = join(LOGS, label);
+    rmSync(keep, { recursive: true, force: true });
+    mkdirSync(keep, { recursive: true });
+    for (const f of ['cs.log', 'install.log']) if (existsSync(join(run, f))) cpSync(join(run, f), join(keep, f));
+    if (existsSync(join(run, 'ud', 'logs'))) cpSync(join(run, 'ud', 'logs'), join(keep, 'logs'), { recursive: true });
+    if (!process.env.PYPTO_E2E_KEEP) rmSync(run, { recursive: true, force: true });
+  };
+  cleanups.add(stop);
   const attempt = async () => {
     const port = await freePort();
     const args = [join(REPO, 'tools', 'vscode', 'start.sh'), '--run', run, '--port', String(port), '--folder', folder,
-      '--settings', JSON.stringify(settings), '--vsix', vsix];
+      '--settings', JSON.stringify(settings), '--vsix', vsix, '--owner', String(process.pid)];
     if (interpreter) args.push('--interpreter', interpreter);
-    const r = spawnSync('bash', args, { env: { ...process.env, ...env }, encoding: 'utf8' });
-    return { r, port };
+    return spawnSync('bash', args, { env: { ...process.env, ...env }, encoding: 'utf8' });
   };
-  return (async () => {
-    let { r, port } = await attempt();
-    if (r.status !== 0 && /already in use/.test(r.stderr)) ({ r, port } = await attempt()); // lost a race for the port
-    if (r.status !== 0) throw new Error(`start.sh failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
-    const url = r.stdout.trim().split('\n').at(-1);
-    // stop: end the process group, keep its logs in build/vscode/logs/<label>/, drop the run dir
-    const stop = () => {
-      spawnSync('bash', [join(REPO, 'tools', 'vscode', 'stop.sh'), run]);
-      const keep = join(LOGS, label);
-      rmSync(keep, { recursive: true, force: true });
-      mkdirSync(keep, { recursive: true });
-      for (const f of ['cs.log', 'install.log']) if (existsSync(join(run, f))) cpSync(join(run, f), join(keep, f));
-      if (existsSync(join(run, 'ud', 'logs'))) cpSync(join(run, 'ud', 'logs'), join(keep, 'logs'), { recursive: true });
-      if (!process.env.PYPTO_E2E_KEEP) rmSync(run, { recursive: true, force: true });
-    };
-    return { url, port, run, stop, log: () => readFileSync(join(run, 'cs.log'), 'utf8') };
-  })();
+  let r = await attempt();
+  if (r.status !== 0 && /already in use/.test(r.stderr)) r = await attempt(); // lost a race for the port
+  if (r.status !== 0) {
+    stop();
+    throw new Error(`start.sh failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
+  }
+  const url = r.stdout.trim().split('\n').at(-1);
+  return { url, port: Number(new URL(url).port), run, stop, log: () => readFileSync(join(run, 'cs.log'), 'utf8') };
 }
 
 /** The extension host's log lines (exthost.log) — for failure messages, not for assertions. */
@@ -126,9 +156,14 @@ export async function openBrowser(url, { width = 1400, height = 900 } = {}) {
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
   // the explorer shows the folder once the remote file system answers
   await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: 60_000 });
+  const removeProfile = () => {
+    cleanups.delete(removeProfile);
+    rmSync(profile, { recursive: true, force: true });
+  };
+  cleanups.add(removeProfile);
   const close = async () => {
     await context.close();
-    rmSync(profile, { recursive: true, force: true });
+    removeProfile();
   };
   return { context, page, errors, close, loadedAt: t0 };
 }

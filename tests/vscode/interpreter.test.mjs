@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as H from './harness.mjs';
 
@@ -31,7 +31,7 @@ describe('a broken pypto.interpreter setting', { skip: skip ? `missing: ${skip}`
   after(async () => {
     await b?.close();
     ide?.stop();
-    if (ws) rmSync(ws.root, { recursive: true, force: true });
+    ws?.remove();
   });
 
   /** The notification (toast) whose message contains `text`. */

@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as H from './harness.mjs';
 
@@ -53,7 +53,7 @@ describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${sk
   after(async () => {
     await b?.close();
     ide?.stop();
-    if (ws) rmSync(ws.root, { recursive: true, force: true });
+    ws?.remove();
   });
 
   /** The swimlane webview's inner frame and its current makespan (µs): the last run drawn is

@@ -26,7 +26,7 @@ stop() {
 }
 interrupted() { stop; exit 0; }
 URL=$(bash "$ROOT/tools/vscode/start.sh" --run "$RUN" --port "$PORT" --folder "$FOLDER" \
-  --interpreter "$ROOT/.venv/bin/python" --vsix "$VSIX" | tail -1)
+  --interpreter "$ROOT/.venv/bin/python" --vsix "$VSIX" --owner $$ | tail -1)
 trap interrupted INT TERM
 trap stop EXIT
 cat <<EOF

@@ -4,15 +4,16 @@
 # kept under a run directory, in its own process group so that stop.sh can end all of it.
 #
 # Usage: tools/vscode/start.sh --run DIR --port N --folder DIR [--interpreter PY]
-#                              [--settings JSON] [--vsix FILE]... [--prefix CODE_SERVER_PREFIX]
+#                              [--settings JSON] [--vsix FILE]... [--owner PID] [--prefix CODE_SERVER_PREFIX]
 #   --interpreter  written as the remote (machine) setting pypto.interpreter
 #   --settings     a JSON object merged over the default user settings (e.g. '{"pypto.debounceMs":100}')
 #   --vsix         installed with --install-extension (--force: a rebuilt .vsix replaces the old one)
+#   --owner        a pid: code-server is ended when that process is gone
 # Prints the URL on the last line. Writes DIR/cs.pid (the process group), DIR/cs.log, DIR/url.
 # The caller's environment reaches the extension host (e.g. PYPTO_IDE_TEST_HOOKS=1).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-PREFIX=$ROOT/build/vscode/code-server; RUN=; PORT=; FOLDER=; INTERP=; SETTINGS='{}'; VSIX=()
+PREFIX=$ROOT/build/vscode/code-server; RUN=; PORT=; FOLDER=; INTERP=; SETTINGS='{}'; VSIX=(); OWNER=
 while [ $# -gt 0 ]; do
   case $1 in
     --run) RUN=$2; shift 2 ;;
@@ -22,6 +23,7 @@ while [ $# -gt 0 ]; do
     --settings) SETTINGS=$2; shift 2 ;;
     --vsix) VSIX+=("$2"); shift 2 ;;
     --prefix) PREFIX=$2; shift 2 ;;
+    --owner) OWNER=$2; shift 2 ;;
     *) echo "start.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -37,10 +39,12 @@ if curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" || (exec 3<>"/dev/tcp/
 fi
 
 # Files outside the run directory (pitfall 8): HOME and the XDG dirs point inside it. TMPDIR
-# holds code-server's IPC sockets, whose paths must stay under 108 bytes: a short one in /tmp.
+# holds code-server's IPC sockets, whose paths must stay under 108 bytes: inside the run dir
+# when its path is short, else a private one in /tmp (stop.sh removes it).
 export HOME="$RUN/home" XDG_CONFIG_HOME="$RUN/xdg/config" XDG_DATA_HOME="$RUN/xdg/data" XDG_CACHE_HOME="$RUN/xdg/cache"
-TMPDIR=$(mktemp -d "${PYPTO_VSCODE_TMP:-/tmp}/pypto-cs.XXXXXX"); export TMPDIR
-echo "$TMPDIR" > "$RUN/tmpdir"
+if [ ${#RUN} -le 40 ]; then TMPDIR=$RUN/tmp; mkdir -p "$TMPDIR"
+else TMPDIR=$(mktemp -d "${PYPTO_VSCODE_TMP:-/tmp}/pypto-cs.XXXXXX"); echo "$TMPDIR" > "$RUN/tmpdir"; fi
+export TMPDIR
 mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$RUN/ud/User" "$RUN/ext"
 
 # User settings: a quiet workbench (no telemetry, update checks, tips or trust prompt) and ours.
@@ -69,11 +73,24 @@ for v in ${VSIX[@]+"${VSIX[@]}"}; do
 done
 
 # setsid: its own process group, so stop.sh ends the extension host and file watcher too (pitfall 9).
-setsid nohup "$CS" --bind-addr "127.0.0.1:$PORT" --auth none --disable-telemetry --disable-update-check \
+# The group's leader is a small shell that runs code-server and, with --owner, ends the whole
+# group once the owner process is gone (a test runner killed hard, a closed terminal).
+setsid nohup bash -c '
+  owner=$1; shift
+  "$@" &
+  cs=$!
+  if [ -n "$owner" ]; then
+    while kill -0 "$owner" 2>/dev/null && kill -0 "$cs" 2>/dev/null; do sleep 1; done
+    kill -TERM -- -$$ 2>/dev/null
+  fi
+  wait "$cs"
+' pypto-code-server "$OWNER" "$CS" --bind-addr "127.0.0.1:$PORT" --auth none --disable-telemetry --disable-update-check \
   --disable-workspace-trust --disable-getting-started-override --user-data-dir "$RUN/ud" --extensions-dir "$RUN/ext" \
   "$FOLDER" > "$RUN/cs.log" 2>&1 < /dev/null &
 PID=$!
 echo "$PID" > "$RUN/cs.pid"
+# interrupted before it answered: take it down with us
+trap 'kill -- -"$PID" 2>/dev/null; exit 130' INT TERM HUP
 URL="http://127.0.0.1:$PORT/?folder=$FOLDER"
 # wait for /healthz, or for the process to die (a bad flag, a port taken meanwhile)
 for _ in $(seq 300); do

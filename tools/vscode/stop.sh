@@ -3,6 +3,7 @@
 # (pitfall 9); start.sh made it a process group leader, so end the whole group.
 # Usage: tools/vscode/stop.sh RUN_DIR
 set -uo pipefail
+trap '' INT HUP   # finish even when the terminal or the caller is going away (Ctrl-C, hang-up)
 RUN=${1:?usage: stop.sh RUN_DIR}
 [ -f "$RUN/cs.pid" ] || exit 0
 PID=$(cat "$RUN/cs.pid")
