@@ -119,6 +119,23 @@ describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${sk
     await H.shot(page, 'vscode-3-task-selected');
   });
 
+  test('moving the cursor highlights the line\'s tasks in the swimlane', async () => {
+    const want = oracle(file);
+    const { frame } = await swimlane();
+    const highlighted = () => frame.evaluate(() => window.__pyptoPanel.panel.highlightedIds().length);
+    // a line that runs no task (the batch size read) highlights none ...
+    const quiet = source.split('\n').findIndex((l) => l.includes('b = x.shape[0]')) + 1;
+    assert.equal(want.tasks_per_line[quiet], undefined);
+    await H.gotoLine(page, quiet, 5, NAME);
+    await H.until(async () => (await highlighted()) === 0, { timeout: 30_000, what: `no task highlighted for line ${quiet}` });
+    // ... and the last line that runs tasks highlights exactly those
+    const [line, n] = Object.entries(want.tasks_per_line).map(([l, c]) => [Number(l), c]).sort((a, b) => b[0] - a[0])[0];
+    await H.gotoLine(page, line, 9, NAME);
+    await H.until(async () => (await highlighted()) === n, { timeout: 30_000, what: `${n} tasks highlighted for line ${line}` });
+    assert.match(await frame.locator('.toolbar .count').textContent(), new RegExp(`${n} tasks? at line ${line}`));
+    await H.shot(page, 'vscode-3b-cursor-highlight');
+  });
+
   test('applying a suggestion from the health panel changes the document', async () => {
     const before = await H.until(async () => (await editorText()).includes('set_vec_tile_shapes(1, 4, 1, 64)'), { what: 'the original tile shape in the editor' });
     assert.ok(before);

@@ -126,8 +126,8 @@ def small(out: Path) -> None:
     heads = {n: rng.standard_normal((24, 128, 64)).astype(np.float16) for n in "qkv"}
     heads["out"] = np.zeros((24, 128, 64), np.float32)
     record = profiled(attention, heads)
-    write(out, "attention24.json", {"record": record.to_json(include_snapshots=False),
-                                    "listings": {str(leaf.id): record.listing(leaf.id) for leaf in record.program.leaves or ()}})
+    listings = {str(leaf.id): record.listing(leaf.id) for leaf in record.program.leaves or ()}
+    write(out, "attention24.json", {"record": record.to_json(include_snapshots=False), "listings": listings})
 
     write(out, "html.json", with_listings(profiled(html_named)))
     write(out, "html_report.json", make_report(html_named, precision=True).to_json())

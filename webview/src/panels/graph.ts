@@ -388,7 +388,7 @@ class GraphPanel implements PanelImpl {
     // collapsed scopes: their nodes are drawn as one node, the scope's
     const collapsed = new Set(this.st.collapsed.filter((k) => tv.scopes.has(k)));
     const repOf = new Map<number, string | null>();
-    for (const n of tv.nodes) repOf.set(n.id, collapsedAncestor(tv.scopes, tv.scopeOf.get(n.id) ?? null, collapsed));
+    if (collapsed.size) for (const n of tv.nodes) repOf.set(n.id, collapsedAncestor(tv.scopes, tv.scopeOf.get(n.id) ?? null, collapsed));
     const viewId = (id: number): string => {
       const rep = repOf.get(id);
       return rep ? `s:${rep}` : String(id);
@@ -422,7 +422,7 @@ class GraphPanel implements PanelImpl {
       const v = overlay?.values.get(n.id);
       const fill = overlay && v !== undefined ? overlay.color(v) : null;
       const scope = tv.scopeOf.get(n.id) ?? null;
-      nodes.push({ id: String(n.id), lines, classes, grid, fill, tooltip: this.tooltip(n, overlay && v !== undefined ? overlay.label(v) : ''), parent: scope ? `c:${scope}` : null });
+      nodes.push({ id: String(n.id), lines, classes, grid, fill, tooltip: () => this.tooltip(n, overlay && v !== undefined ? overlay.label(v) : ''), parent: scope ? `c:${scope}` : null });
     }
     for (const [key, sn] of this.currentScopes) {
       const lines = [`▸ ${sn.scope.title}`, `${sn.members.length} node${sn.members.length === 1 ? '' : 's'}${this.linesText(sn.members)}`];
@@ -458,13 +458,19 @@ class GraphPanel implements PanelImpl {
     });
     const seen = new Set<string>();
     const edges: ViewEdge[] = [];
-    for (const [a, b] of tv.edges) {
-      const from = viewId(a);
-      const to = viewId(b);
-      const k = `${from}>${to}`;
-      if (from === to || seen.has(k)) continue;
-      seen.add(k);
-      edges.push({ from, to, classes: diff?.marks.get(a) === 'removed' || diff?.marks.get(b) === 'removed' ? ['removed'] : [] });
+    const removed = (a: number, b: number): string[] => (diff && (diff.marks.get(a) === 'removed' || diff.marks.get(b) === 'removed') ? ['removed'] : []);
+    if (collapsed.size === 0) {
+      // nothing merged: the view's edges are the graph's (already without duplicates)
+      for (const [a, b] of tv.edges) edges.push({ from: String(a), to: String(b), classes: removed(a, b) });
+    } else {
+      for (const [a, b] of tv.edges) {
+        const from = viewId(a);
+        const to = viewId(b);
+        const k = `${from}>${to}`;
+        if (from === to || seen.has(k)) continue;
+        seen.add(k);
+        edges.push({ from, to, classes: removed(a, b) });
+      }
     }
     this.view.setGraph(nodes, edges, clusters);
     const p = r.passes[pos];

@@ -59,8 +59,9 @@ class HealthPanel implements PanelImpl {
       this.shell.showError(m.report.error, m.report.file, m.report.line);
       return;
     }
-    this.render();
+    // shown first: plotly sizes a chart by its container, which a hidden page does not have
     this.shell.showContent();
+    this.render();
   }
 
   highlightSource(file: string, line: number, scroll = true): void {

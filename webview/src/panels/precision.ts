@@ -30,7 +30,11 @@ const rowKey = (r: PrecisionRow): string => `${r.kind}|${r.op}|${r.where?.file ?
 function logAxis(values: (number | null)[], title: string): Record<string, unknown> {
   const v = values.filter((x): x is number => x !== null && Number.isFinite(x) && x > 0);
   const span = v.length ? Math.log10(Math.max(...v) / Math.min(...v)) : 0;
-  return { type: 'log', title: { text: title }, exponentformat: 'e', dtick: span > 2 ? 1 : 'D2' };
+  if (span > 2 || !v.length) return { type: 'log', title: { text: title }, exponentformat: 'e', dtick: 1 };
+  // a narrow range: 1, 2 and 5 of each decade, each labelled in full (5e-3, not "5")
+  const ticks: number[] = [];
+  for (let k = Math.floor(Math.log10(Math.min(...v))); k <= Math.ceil(Math.log10(Math.max(...v))); k++) for (const m of [1, 2, 5]) ticks.push(m * 10 ** k);
+  return { type: 'log', title: { text: title }, tickvals: ticks, ticktext: ticks.map((t) => t.toExponential(0).replace('e+', 'e')) };
 }
 
 function metricOf(v: Verdict, m: Metric): number {
@@ -115,8 +119,9 @@ class PrecisionPanel implements PanelImpl {
       this.shell.showEmpty();
       return;
     }
-    this.render();
+    // shown first: plotly sizes a chart by its container, which a hidden page does not have
     this.shell.showContent();
+    this.render();
   }
 
   highlightSource(file: string, line: number, scroll = true): void {
