@@ -217,6 +217,35 @@ class Doc:
         self.client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(self.uri)))
 
 
+# the small softmax kernel several test files open (one file per test: a fresh document)
+SOFTMAX = '''import pypto
+
+
+@pypto.frontend.jit
+def softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
+                   out: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):
+    """pypto-inputs:
+        x: fp32[4, 32, 1, 256]
+        out: fp32[4, 32, 1, 256]
+    """
+    pypto.set_vec_tile_shapes(1, 4, 1, 64)
+    for i in pypto.loop(0, x.shape[0], 1, name="LOOP_b", idx_name="i"):
+        v = x[i:i + 1, ...]
+        m = pypto.amax(v, dim=-1, keepdim=True)
+        e = pypto.exp(v - m)
+        out[i:, ...] = e / pypto.sum(e, dim=-1, keepdim=True)
+'''
+SOFTMAX_KERNEL = "softmax_kernel"
+
+
+async def open_softmax(client: LanguageClient, tmp_path: Path, name: str = "softmax.py") -> tuple[Doc, dict]:
+    """Open the softmax kernel as a new document and wait for its first compiled record."""
+    doc = Doc(client, tmp_path / name, SOFTMAX)
+    record = await client.records.record(doc.uri, SOFTMAX_KERNEL, 1)
+    assert record["error"] is None
+    return doc, record
+
+
 @pytest.fixture(scope="session")
 def lsp_kit() -> types.SimpleNamespace:
-    return types.SimpleNamespace(Doc=Doc, WAIT=WAIT)
+    return types.SimpleNamespace(Doc=Doc, WAIT=WAIT, SOFTMAX=SOFTMAX, open_softmax=open_softmax)

@@ -15,30 +15,11 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER_SETTINGS = {"debounceMs": 30, "tileSearchBudget": 6}
 
-SOFTMAX = '''import pypto
-
-
-@pypto.frontend.jit
-def softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
-                   out: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):
-    """pypto-inputs:
-        x: fp32[4, 32, 1, 256]
-        out: fp32[4, 32, 1, 256]
-    """
-    pypto.set_vec_tile_shapes(1, 4, 1, 64)
-    for i in pypto.loop(0, x.shape[0], 1, name="LOOP_b", idx_name="i"):
-        v = x[i:i + 1, ...]
-        m = pypto.amax(v, dim=-1, keepdim=True)
-        e = pypto.exp(v - m)
-        out[i:, ...] = e / pypto.sum(e, dim=-1, keepdim=True)
-'''
 K = "softmax_kernel"
 
 
 async def opened(client, lsp_kit, tmp_path, name: str = "softmax.py"):
-    doc = lsp_kit.Doc(client, tmp_path / name, SOFTMAX)
-    record = await client.records.record(doc.uri, K, 1)
-    assert record["error"] is None
+    doc, record = await lsp_kit.open_softmax(client, tmp_path, name)
     return doc
 
 
@@ -121,7 +102,7 @@ async def test_compile_now_and_compile_state_notifications(client, lsp_kit, tmp_
 
 async def test_load_trace_reads_merged_swimlane_and_refuses_other_json(client, lsp_kit, tmp_path):
     src = tmp_path / "k.py"
-    src.write_text(SOFTMAX)
+    src.write_text(lsp_kit.SOFTMAX)
     trace = tmp_path / "merged_swimlane.json"
     subprocess.run([sys.executable, "-m", "server.cli", "profile", str(src), "--trace", str(trace), "--format",
                     "merged"], check=True, capture_output=True)

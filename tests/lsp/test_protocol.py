@@ -10,30 +10,11 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMeth
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER_SETTINGS = {"debounceMs": 30}
 
-SOFTMAX = '''import pypto
-
-
-@pypto.frontend.jit
-def softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
-                   out: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):
-    """pypto-inputs:
-        x: fp32[4, 32, 1, 256]
-        out: fp32[4, 32, 1, 256]
-    """
-    pypto.set_vec_tile_shapes(1, 4, 1, 64)
-    for i in pypto.loop(0, x.shape[0], 1, name="LOOP_b", idx_name="i"):
-        v = x[i:i + 1, ...]
-        m = pypto.amax(v, dim=-1, keepdim=True)
-        e = pypto.exp(v - m)
-        out[i:, ...] = e / pypto.sum(e, dim=-1, keepdim=True)
-'''
 K = "softmax_kernel"
 
 
 async def opened(client, lsp_kit, tmp_path, name: str = "softmax.py"):
-    doc = lsp_kit.Doc(client, tmp_path / name, SOFTMAX)
-    record = await client.records.record(doc.uri, K, 1)
-    assert record["error"] is None
+    doc, record = await lsp_kit.open_softmax(client, tmp_path, name)
     return doc, record
 
 
@@ -177,7 +158,7 @@ async def test_requests_that_are_not_objects_or_not_about_an_open_document(clien
 
 
 async def test_requests_wait_for_a_compile_in_flight(client, lsp_kit, tmp_path):
-    doc = lsp_kit.Doc(client, tmp_path / "early.py", SOFTMAX)
+    doc = lsp_kit.Doc(client, tmp_path / "early.py", lsp_kit.SOFTMAX)
     h = await doc.call("pypto/health", kernel=K)  # sent before the first record arrived
     assert h["version"] == 1 and h["findings"]
     await client.records.record(doc.uri, K, 1)
