@@ -352,6 +352,9 @@ def create_server() -> PyptoLanguageServer:
         ls.log_handler = handler
         log.addHandler(handler)
         log.setLevel(logging.DEBUG)
+        # the client shows window/logMessage and stderr in one channel: the server's own log goes
+        # once, as logMessage; stderr keeps the libraries' warnings and anything before this
+        log.propagate = False
         await ls.pull_settings()
         ls.live.ready.set()
         ls.spawn(ls.live.warm_up())  # with the configured pool: its workers are the ones that stay
