@@ -13,6 +13,7 @@ import { bundledWheel, type PyptoServer } from './languageClient';
 import type { PanelManager } from './panels/manager';
 import { runLogged } from './python';
 import { runHealthReport } from './report';
+import { viewFor } from './router';
 import { SECTION, type Settings } from './settings';
 import { TRACE_VIEW_TYPE } from './traceEditor';
 
@@ -53,7 +54,9 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
   const openPanel = (id: PanelId) => (arg?: unknown): void => {
     const ref = kernelArg(arg);
     if (ref && d.active.choose(ref)) d.activeChanged();
-    d.panels.show(id, ref ?? d.active.get(), !ref);
+    const host = d.panels.show(id, ref ?? d.active.get(), !ref);
+    const view = viewFor(arg);
+    if (view) host.postWhenReady(view);
   };
   const python = (): string | null => d.server.current.interpreter?.path ?? null;
 

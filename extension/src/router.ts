@@ -10,7 +10,7 @@
 //
 // Pure: no `vscode` import (unit-tested in tests/extension/router.test.ts).
 
-import type { HighlightSourceMessage, PanelId, SourceRange } from '../../webview/src/protocol';
+import type { HighlightSourceMessage, PanelId, ShowViewMessage, SourceRange } from '../../webview/src/protocol';
 import { PANELS, PROTOCOL_VERSION } from '../../webview/src/protocol';
 
 /** An editor range: 0-based lines and columns (VS Code's and LSP's convention). */
@@ -115,6 +115,14 @@ export function route(data: unknown, lineLength?: (file: string, line0: number) 
     default:
       return { kind: 'ignore', reason: `unknown type ${JSON.stringify(data.type)}` };
   }
+}
+
+/** The view a command's argument asks the panel to open on: the server's tile-shape CodeLens
+ * passes `{level: "tile", tileConfig}` (docs/protocol.md), which is the graph panel's tiles. */
+export function viewFor(arg: unknown): ShowViewMessage | null {
+  const level = typeof arg === 'object' && arg !== null ? (arg as { level?: unknown }).level : undefined;
+  const view = level === 'tile' ? 'tiles' : level === 'tensor' ? 'tensor' : level === 'execute' ? 'execute' : null;
+  return view ? { v: PROTOCOL_VERSION, type: 'showView', view } : null;
 }
 
 /** The editor's cursor (0-based line) in `file` as the message every open panel gets. */

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { highlightFor, route, toEditorRange } from '../../extension/src/router';
+import { highlightFor, route, toEditorRange, viewFor } from '../../extension/src/router';
 
 const F = '/ws/softmax.py';
 
@@ -62,4 +62,10 @@ test('anything else is ignored, with the reason', () => {
 test('the cursor as highlightSource: 1-based, 0 clears', () => {
   assert.deepEqual(highlightFor(F, 33), { v: 1, type: 'highlightSource', file: F, line: 34 });
   assert.deepEqual(highlightFor(F, null), { v: 1, type: 'highlightSource', file: F, line: 0 });
+});
+
+test('viewFor: the tile-shape CodeLens argument opens the graph panel on its tiles; others ask nothing', () => {
+  assert.deepEqual(viewFor({ uri: 'file:///ws/a.py', kernel: 'k', level: 'tile', tileConfig: 0 }), { v: 1, type: 'showView', view: 'tiles' });
+  assert.deepEqual(viewFor({ level: 'execute' }), { v: 1, type: 'showView', view: 'execute' });
+  for (const arg of [undefined, null, 'tile', { uri: 'file:///ws/a.py', kernel: 'k' }, { level: 'pipes' }]) assert.equal(viewFor(arg), null);
 });

@@ -136,6 +136,19 @@ describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${sk
     await H.shot(page, 'vscode-3b-cursor-highlight');
   });
 
+  test('the tile-shape CodeLens opens the graph panel on the kernel\'s tiles', async () => {
+    const callLine = source.split('\n').findIndex((l) => l.includes('set_vec_tile_shapes(')) + 1;
+    await H.gotoLine(page, callLine, 5, NAME);
+    const lens = H.activeEditor(page, NAME).locator('.codelens-decoration a', { hasText: /tiles \(/ }).first();
+    await lens.waitFor({ timeout: 30_000 });
+    await lens.click();
+    await page.locator('.tab', { hasText: 'PyPTO Graph' }).first().waitFor({ timeout: 30_000 });
+    const frame = await H.findFrame(page, '.graph-svg');
+    await H.until(async () => (await frame.getAttribute('button.tab.active', 'data-view').catch(() => null)) === 'tiles', { timeout: 30_000, what: 'the graph panel on its Tiles view' });
+    await H.until(async () => (await frame.locator('.graph-svg g.tilegrid').count()) > 0, { timeout: 30_000, what: 'tile grids drawn' });
+    await H.shot(page, 'vscode-3c-tile-codelens');
+  });
+
   test('applying a suggestion from the health panel changes the document', async () => {
     const before = await H.until(async () => (await editorText()).includes('set_vec_tile_shapes(1, 4, 1, 64)'), { what: 'the original tile shape in the editor' });
     assert.ok(before);

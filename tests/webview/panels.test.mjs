@@ -162,7 +162,11 @@ describe('graph panel', () => {
 
   test('tile grids by leaf and core; a tile drills down to its tile ops, subgraph, leaf and task', async () => {
     const r = showcase.record;
-    await p.page.click('button[data-view=tiles]');
+    // the host opens the tiles (as the tile-shape CodeLens does); a view the panel lacks is ignored
+    await send(p.page, { type: 'showView', view: 'no-such-view' });
+    assert.equal(await p.page.getAttribute('button.tab.active', 'data-view'), 'tensor');
+    await send(p.page, { type: 'showView', view: 'tiles' });
+    assert.equal(await p.page.getAttribute('button.tab.active', 'data-view'), 'tiles');
     assert.ok(await p.page.locator('.graph-svg g.tilegrid').count() > 0);
     // exp's grid, cell by cell, from the record: rows are (instance, leading coords), columns the last coord
     const exp = flatten(r.graph).find((n) => n.op === 'exp');

@@ -35,6 +35,8 @@ export interface PanelImpl {
   /** A data message: show it (and call shell.showContent()), or ignore it. */
   accept(message: HostMessage): void;
   highlightSource(file: string, line: number): void;
+  /** Show one of the panel's views (`showView`); panels without views leave this out. */
+  showView?(view: string): void;
   restore(state: unknown): void;
   viewState(): unknown;
   /** Colours changed (theme): redraw what is drawn outside CSS. */
@@ -165,6 +167,9 @@ export function start(panel: PanelImpl): void {
           break;
         case 'highlightSource':
           panel.highlightSource(m.file, m.line);
+          break;
+        case 'showView':
+          panel.showView?.(m.view);
           break;
         default:
           busy = false;

@@ -119,6 +119,14 @@ export interface HighlightSourceMessage {
   line: number;
 }
 
+/** Which of its views a panel shows (the graph panel: `tensor`, `tiles`, `leaves`, `execute`) —
+ * e.g. a tile-shape CodeLens opens the graph panel on its tiles. Panels without views ignore it. */
+export interface ShowViewMessage {
+  v: 1;
+  type: 'showView';
+  view: string;
+}
+
 export interface ClearMessage {
   v: 1;
   type: 'clear';
@@ -134,6 +142,7 @@ export type HostMessage =
   | ProgressMessage
   | ErrorMessage
   | HighlightSourceMessage
+  | ShowViewMessage
   | ClearMessage;
 
 // ---- panel -> host ---------------------------------------------------------------------------
@@ -219,6 +228,7 @@ const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => stri
   progress: (m) => (isStr(m.message) ? null : 'progress: message'),
   error: (m) => (isStr(m.message) ? null : 'error: message'),
   highlightSource: (m) => (isStr(m.file) && isNum(m.line) ? null : 'highlightSource: file and line'),
+  showView: (m) => (isStr(m.view) ? null : 'showView: view'),
   clear: () => null,
 };
 

@@ -72,6 +72,8 @@ export abstract class PanelHost implements vscode.Disposable {
   /** Messages posted (by type), for the test hooks. */
   readonly sent: Record<string, number> = {};
   lastMakespanUs: number | null = null;
+  /** Posted once the page is ready (a new panel's page is still loading). */
+  private pending: HostMessage[] = [];
   private generation = 0;
   private readonly disposables: vscode.Disposable[] = [];
   private disposed = false;
@@ -107,9 +109,16 @@ export abstract class PanelHost implements vscode.Disposable {
     void this.panel.webview.postMessage(m);
   }
 
+  /** Post `m` now, or when the page is ready. */
+  postWhenReady(m: HostMessage): void {
+    if (this.ready) this.post(m);
+    else this.pending.push(m);
+  }
+
   /** The page loaded (or reloaded): show the kernel. */
   onReady(): void {
     this.ready = true;
+    for (const m of this.pending.splice(0)) this.post(m);
     void this.refresh();
   }
 

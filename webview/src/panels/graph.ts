@@ -28,7 +28,8 @@ import type { HostMessage } from '../protocol';
 import { coreColor, leafColor, palette, RAMP_CSS, rampColor } from '../theme';
 import type { CompileRecord, GraphNode, PrecisionReport, Program } from '../types';
 
-type ViewKind = 'tensor' | 'tiles' | 'leaves' | 'execute';
+const VIEWS = ['tensor', 'tiles', 'leaves', 'execute'] as const;
+type ViewKind = (typeof VIEWS)[number];
 type Overlay = 'none' | 'time' | 'error' | 'buffer';
 
 interface GraphState {
@@ -306,6 +307,11 @@ class GraphPanel implements PanelImpl {
     } else if (e.key === 'Escape') {
       this.select(null);
     }
+  }
+
+  showView(view: string): void {
+    const v = VIEWS.find((k) => k === view);
+    if (v && v !== this.st.view) this.setView(v);
   }
 
   private setView(v: ViewKind): void {
