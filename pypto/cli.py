@@ -41,16 +41,15 @@ from pypto.inputs import def_loc, example_arguments
 from pypto.ir.graph import Graph
 from pypto.record import CompileRecord, InputInfo, compile_record
 from pypto.testing import Check
+from pypto.userfiles import enter_folder
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def load_module(path: Path, prefix: str = "pypto_example_") -> ModuleType:
     """Import a user file by path (registered in sys.modules, as dataclasses and pickle need); its
-    folder goes on sys.path, after the installed packages, so it can import its sibling modules."""
-    folder = str(path.resolve().parent)
-    if folder not in sys.path:
-        sys.path.append(folder)
+    folder goes first on sys.path, so it imports its own sibling modules (pypto.userfiles)."""
+    enter_folder(str(path.resolve().parent))
     name = f"{prefix}{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None

@@ -35,6 +35,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -90,8 +91,11 @@ class _SiblingModules:
         if folder != self.folder:
             if self.folder is not None and self.folder in sys.path:
                 sys.path.remove(self.folder)
-            if folder not in sys.path:
-                sys.path.append(folder)  # after the installed packages, as `pypto-ide check` does
+            if folder in sys.path:
+                sys.path.remove(folder)
+            # first, as `python FILE` puts the script's folder: a `helpers.py` elsewhere on the
+            # path inherited from the parent (its working directory, say) must not win
+            sys.path.insert(0, folder)
             self.folder = folder
         self.kernel_file = os.path.abspath(path)
         self._known = set(sys.modules)
@@ -142,6 +146,27 @@ def _serve(conn: Connection, memory_limit: int) -> None:
                        + "\n" + traceback.format_exc(limit=-8)))
 
 
+_MATH_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _start_forkserver(workers: int) -> None:
+    """Start the forkserver with each worker's share of the cores for the math libraries' thread
+    pools (OpenMP, OpenBLAS, MKL) — N workers each with every core's worth of spinning BLAS
+    threads oversubscribe the machine (several times slower). As
+    `pypto.analysis.executors.start_forkserver`, copied because this process never imports
+    pypto. Variables the user set win; this process's environment is left as it was."""
+    share = str(max(1, (os.cpu_count() or 1) // max(1, workers)))
+    saved = {k: os.environ.get(k) for k in _MATH_THREADS}
+    for k in _MATH_THREADS:
+        os.environ.setdefault(k, share)
+    try:
+        forkserver.ensure_running()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+
+
 @dataclass
 class _Worker:
     process: Any
@@ -157,6 +182,7 @@ class WorkerPool:
         self.memory_limit = memory_limit_mb * 2**20
         self._ctx = mp.get_context("forkserver")
         self._ctx.set_forkserver_preload([m for m in _PRELOAD if importlib.util.find_spec(m.split(".")[0])])
+        _start_forkserver(self.size)
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
         self._free = threading.Semaphore(self.size)

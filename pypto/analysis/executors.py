@@ -29,18 +29,43 @@ import logging
 import multiprocessing as mp
 import os
 import sys
+import threading
 import types
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from multiprocessing import forkserver
 from pathlib import Path
 from typing import Any
 
 from pypto.analysis.report import KernelReport
+from pypto.userfiles import enter_folder
 
+log = logging.getLogger(__name__)
 _PRELOAD = ["numpy", "torch", "pypto", "pypto.record", "pypto.boards.sim", "pypto.analysis.report",
             "pypto.analysis.health", "pypto.analysis.precision"]
+
+
+_MATH_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def start_forkserver(workers: int) -> None:
+    """Start the forkserver (once per process) with each worker's share of the cores for the
+    math libraries' own thread pools (OpenMP, OpenBLAS, MKL): `workers` processes each running
+    numpy/torch with every core's worth of threads oversubscribe the machine, and spinning BLAS
+    threads made a 2-worker pool several times slower than one process. Variables the user set
+    win; this process's environment is left as it was."""
+    share = str(max(1, (os.cpu_count() or 1) // max(1, workers)))
+    saved = {k: os.environ.get(k) for k in _MATH_THREADS}
+    for k in _MATH_THREADS:
+        os.environ.setdefault(k, share)
+    try:
+        forkserver.ensure_running()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
 
 
 @dataclass(frozen=True)
@@ -60,8 +85,8 @@ def _module(path: str, text: str) -> types.ModuleType:
     lines = text.splitlines(keepends=True)
     linecache.cache[path] = (len(text), None, lines, path)  # mtime None: never re-read from disk
     folder = os.path.dirname(path)
-    if folder and os.path.isdir(folder) and folder not in sys.path:
-        sys.path.append(folder)
+    if folder and os.path.isdir(folder):
+        enter_folder(folder)
     name = "pypto_check_" + Path(path).stem
     mod = types.ModuleType(name)
     mod.__file__ = path
@@ -165,9 +190,21 @@ class LocalPool(Executor):
         self.ctx = mp.get_context("forkserver")
         self.ctx.set_forkserver_preload([m for m in _PRELOAD if importlib.util.find_spec(m.split(".")[0])])
         self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=self.ctx)
-        self.warming = [self.pool.submit(_warm) for _ in range(workers)]
+        # starting a worker waits for the forkserver's preload (torch: about a second), so the
+        # workers start on a thread: meanwhile the caller imports the kernel files
+        self.warming: list[Future[int]] = []
+        self.starting = threading.Thread(target=self._start, args=(workers,), name="pypto-check-pool", daemon=True)
+        self.starting.start()
+
+    def _start(self, workers: int) -> None:
+        try:
+            start_forkserver(workers)
+            self.warming = [self.pool.submit(_warm) for _ in range(workers)]
+        except Exception as e:  # noqa: BLE001 - the pool could not start: run() says so when asked
+            log.warning("the local pool did not start: %s", e)
 
     def run(self, items: Sequence[Work]) -> list[KernelReport]:
+        self.starting.join()
         out: list[KernelReport | None] = [_outcome(w, f) for w, f in
                                           zip(items, [self.pool.submit(report_one, w) for w in items])]
         for i, rep in enumerate(out):
@@ -179,6 +216,7 @@ class LocalPool(Executor):
         return [r for r in out if r is not None]
 
     def close(self) -> None:
+        self.starting.join()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
