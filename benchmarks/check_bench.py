@@ -11,8 +11,10 @@ timed from outside, best of `REPS`. The executors:
   are cold, then warm);
 - `--executor dask://local --workers 2`: a cluster started and stopped by the command.
 
-Two workloads: the examples (14 kernels, mostly small), and the examples copied into four
-folders (56 kernels), where the work outweighs the start-up. The makespans checked are
+Three workloads: the examples (14 kernels, mostly small: about 0.5 s of reports in all, so the
+pool's start-up — a forkserver importing torch, about a second — is most of the difference),
+the examples copied into four folders (56 kernels), and the heaviest example (softmax, about
+0.3 s a report) in 16 folders, where the work outweighs the start-up. The makespans checked are
 simulated; the times are wall clock on this machine. Run:
 `.venv/bin/python benchmarks/check_bench.py`.
 """
@@ -28,7 +30,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-REPS = 2
+REPS = 3
 
 
 def timed(args: list[str], reps: int = REPS) -> float:
@@ -55,13 +57,18 @@ def main() -> int:
         large = root / "library"
         for k in range(4):
             shutil.copytree(small, large / f"part{k}")
+        heavy = root / "softmax16"  # the heaviest example (a 256-task softmax), 16 times
+        for k in range(16):
+            (heavy / f"part{k}").mkdir(parents=True)
+            shutil.copy(small / "softmax.py", heavy / f"part{k}" / "softmax.py")
         t = time.perf_counter()
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address=None, silence_logs=40)
         print(f"Dask LocalCluster (2 worker processes, 127.0.0.1) started in {time.perf_counter() - t:.2f} s")
         dask = "dask://" + cluster.scheduler_address.removeprefix("tcp://")
         try:
-            for name, folder in (("examples (14 kernels)", small), ("examples x4 (56 kernels)", large)):
+            for name, folder in (("examples (14 kernels)", small), ("examples x4 (56 kernels)", large),
+                                 ("softmax.py x16 (16 kernels, the heaviest example)", heavy)):
                 base = str(root / f"{folder.name}.baseline.json")
                 subprocess.run([sys.executable, "-m", "server.cli", "check", str(folder), "--baseline", base,
                                 "--update-baseline", "--workers", "1"], cwd=REPO, capture_output=True, check=True)

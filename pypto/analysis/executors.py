@@ -114,7 +114,7 @@ def report_one(work: Work) -> KernelReport:
         _LOADED[key] = mod
     for value in vars(mod).values():
         if isinstance(value, JitKernel) and value.name == work.kernel and value.fn.__code__.co_filename == work.path:
-            return make_report(value, work.board, precision=work.precision)
+            return make_report(value, work.board, precision=work.precision).without_program()
     return _failed(work, f"no kernel named {work.kernel!r} in {work.path}")
 
 
