@@ -2,7 +2,8 @@
 //
 //   webview/dist/         the panels (npm run build:webview)
 //   dist/extension.js     the extension, bundled (extension/build.mjs)
-//   dist/python/*.whl     the Python packages `pypto` and `server` as a wheel (pip wheel
+//   dist/python/*.whl     the Python packages `pypto` and `server` (with the panels' bundle
+//                         as server/webview_dist, for `pypto-ide serve`) as a wheel (pip wheel
 //                         --no-deps of a clean copy of the sources, so no stale build/
 //                         output can leak in); the extension offers to pip-install it
 //   build/pypto-ide.vsix  the package (.vscodeignore: only the files above + package.json,
@@ -30,6 +31,8 @@ try {
   const skip = (p) => !/(__pycache__|\.pyc$|\.egg-info)/.test(p);
   for (const f of ['pyproject.toml', 'README.md']) cpSync(join(root, f), join(src, f));
   for (const d of ['pypto', 'server']) cpSync(join(root, d), join(src, d), { recursive: true, filter: skip });
+  // the panels go in the wheel too, so `pypto-ide serve` from a pip install serves them
+  cpSync(join(root, 'webview', 'dist'), join(src, 'server', 'webview_dist'), { recursive: true, filter: (p) => !p.endsWith('.map') });
   const out = join(root, 'dist', 'python');
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });

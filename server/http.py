@@ -468,7 +468,7 @@ def create_app(config: ServeConfig) -> Any:
 
     # the panels: the webview bundle at / when it has an index.html; else the minimal page at /
     # (and a bundle without index.html, e.g. one HTML file per panel, under /webview/)
-    webview = config.webview_dir if config.webview_dir is not None else REPO / "webview" / "dist"
+    webview = config.webview_dir if config.webview_dir is not None else default_webview_dir()
     if not (webview / "index.html").is_file():
         @app.get("/", include_in_schema=False)
         async def page() -> HTMLResponse:
@@ -480,6 +480,13 @@ def create_app(config: ServeConfig) -> Any:
         app.mount(root, StaticFiles(directory=webview, html=True), name="webview")
 
     return Guard(app, token=config.token, max_body=config.max_body, origins=config.cors_origins)
+
+
+def default_webview_dir() -> Path:
+    """The panels' bundle: a checkout's webview/dist (npm run build:webview), else the copy an
+    installed wheel carries (extension/package.mjs puts webview/dist in it as server/webview_dist)."""
+    checkout = REPO / "webview" / "dist"
+    return checkout if (checkout / "index.html").is_file() else Path(__file__).resolve().parent / "webview_dist"
 
 
 def _with_cors(app: Any, origins: list[str]) -> Any:

@@ -65,8 +65,8 @@ USES_HELPER = textwrap.dedent('''
 class Server:
     """A `pypto-ide serve` process; its output is drained by a thread and searched for lines."""
 
-    def __init__(self, args: list[str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", *args], cwd=REPO,
+    def __init__(self, args: list[str], cwd: Path = REPO, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", *args], cwd=cwd, env=env,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: queue.Queue[str] = queue.Queue()
         self.output: list[str] = []
