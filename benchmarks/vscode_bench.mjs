@@ -122,7 +122,7 @@ const debounce = manifest.contributes?.configuration?.properties?.['pypto.deboun
 console.log(`measured on this machine: code-server ${cs}, headless Chromium, ${FILE} on the simulated board`);
 
 const size = statSync(H.VSIX).size;
-console.log(`.vsix size                         ${(size / 1024 / 1024).toFixed(2)} MB (${size.toLocaleString('en-US')} bytes, ${H.VSIX.replace(H.REPO + '/', '')})`);
+console.log(`.vsix size                         ${(size / 1024 / 1024).toFixed(2)} MiB (${size.toLocaleString('en-US')} bytes, ${H.VSIX.replace(H.REPO + '/', '')})`);
 
 const runs = [];
 for (let k = 0; k < COLD; k++) runs.push(await cold());
