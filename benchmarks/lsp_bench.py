@@ -115,6 +115,10 @@ class Bench:
         def log_message(params: Any) -> None:
             pass
 
+        @c.feature("pypto/compileState")
+        def compile_state(params: Any) -> None:
+            pass
+
     async def wait(self, uri: str, kernel: str, version: int, after: int = 0) -> dict[str, Any]:
         """The first recordChanged of `kernel` at `version` or later (among those after the `after`-th)."""
         def pred(r: dict[str, Any]) -> bool:
