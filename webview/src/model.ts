@@ -12,6 +12,22 @@ export function sameFile(a: string, b: string): boolean {
   return na.endsWith(`/${nb}`) || nb.endsWith(`/${na}`);
 }
 
+/** A kernel as a panel's view state keeps it: `file::kernel`. */
+export const kernelKey = (r: CompileRecord): string => `${r.source.file}::${r.source.kernel}`;
+
+/** Whether `key` (a kernelKey, or null) is the kernel of `r` — its file spelled either way. */
+export function isKernelOf(key: string | null, r: CompileRecord): boolean {
+  const k = r.source.kernel;
+  return key !== null && key.endsWith(`::${k}`) && sameFile(key.slice(0, -(k.length + 2)), r.source.file);
+}
+
+/** A failed compile's message and where (its first location, else the kernel's file). */
+export function recordError(r: CompileRecord): { message: string; file: string; line: number | null } | null {
+  if (!r.error) return null;
+  const loc = Array.isArray(r.error.loc) ? r.error.loc[0] : r.error.loc;
+  return { message: `${r.error.pass ? `pass ${r.error.pass}: ` : ''}${r.error.message}`, file: loc?.file ?? r.source.file, line: loc?.line ?? null };
+}
+
 export interface FlatNode {
   node: GraphNode;
   /** The loop node whose body holds it (null: the kernel body). */

@@ -23,7 +23,7 @@ import {
   type Scope,
   type TileGridModel,
 } from '../graph/model';
-import { nodeHasLine, nodeSpan, RecordIndex, sameFile } from '../model';
+import { isKernelOf, kernelKey, nodeHasLine, nodeSpan, RecordIndex, recordError } from '../model';
 import type { HostMessage } from '../protocol';
 import { coreColor, leafColor, palette, RAMP_CSS, rampColor } from '../theme';
 import type { CompileRecord, GraphNode, PrecisionReport, Program } from '../types';
@@ -175,15 +175,15 @@ class GraphPanel implements PanelImpl {
   accept(m: HostMessage): void {
     if (m.type === 'record') {
       const r = m.record;
-      if (r.error) {
+      const failed = recordError(r);
+      if (failed) {
         // the last good graph stays behind the error, ready for the next compile
-        const loc = Array.isArray(r.error.loc) ? r.error.loc[0] : r.error.loc;
         this.shell.setTitle(r.source.kernel, 'compile failed');
-        this.shell.showError(`${r.error.pass ? `pass ${r.error.pass}: ` : ''}${r.error.message}`, loc?.file ?? r.source.file, loc?.line ?? null);
+        this.shell.showError(failed.message, failed.file, failed.line);
         return;
       }
-      const kernel = `${r.source.file}::${r.source.kernel}`;
-      const same = this.st.kernel !== null && this.st.kernel.endsWith(`::${r.source.kernel}`) && sameFile(this.st.kernel.slice(0, -(r.source.kernel.length + 2)), r.source.file);
+      const kernel = kernelKey(r);
+      const same = isKernelOf(this.st.kernel, r);
       if (!same) {
         // another kernel: its own view, from its last pass, fitted
         this.st = { ...this.st, kernel, pass: null, selected: null, transform: null, collapsed: [], openGroups: [] };
@@ -911,7 +911,7 @@ class GraphPanel implements PanelImpl {
           const leaf = this.currentProgram?.leaves?.find((l) => l.id === Number((card as HTMLElement).dataset.leaf)) ?? this.record.leaves?.find((l) => l.id === Number((card as HTMLElement).dataset.leaf));
           card.classList.toggle('highlight', !!leaf && leaf.nodes.some((n) => {
             const node = this.index?.node(n);
-            return !!node && nodeHasLine(node, hl.file, hl.line) && sameFile(hl.file, hl.file);
+            return !!node && nodeHasLine(node, hl.file, hl.line);
           }));
         }
       }

@@ -7,7 +7,7 @@
 
 import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select } from '../dom';
-import { RecordIndex, sameFile } from '../model';
+import { isKernelOf, kernelKey, RecordIndex, recordError, sameFile } from '../model';
 import type { HostMessage } from '../protocol';
 import { SwimlaneCanvas, type DrawOptions, type Viewport } from '../swimlane/canvas';
 import { RunData } from '../swimlane/data';
@@ -46,9 +46,17 @@ interface RunInput {
   run: Swimlane;
   label: string;
   record: CompileRecord | null;
+  /** Made once, when first drawn (the "before" run is drawn again with every record). */
+  data?: RunData;
+  index?: RecordIndex | null;
+  sig?: string;
 }
 
 /** What tells two runs apart: a compile that changed nothing draws no comparison. */
+function signature(input: RunInput): string {
+  return (input.sig ??= runSignature(input.run));
+}
+
 function runSignature(run: Swimlane): string {
   const t = run.tasks;
   let busy = 0;
@@ -101,7 +109,7 @@ class SwimlanePanel implements PanelImpl {
     this.compareToggle = checkbox('before/after', this.st.compare, (v) => {
       this.st.compare = v;
       this.shell.saveState();
-      if (this.currentInput) this.show(false);
+      if (this.currentInput) this.show(true); // only the runs drawn change: window, selection, markers stay
     }, 'Draw the previous compile\'s run above this one (on one time scale)');
     this.compareToggle.classList.add('compare-toggle');
     this.compareToggle.hidden = true;
@@ -162,16 +170,16 @@ class SwimlanePanel implements PanelImpl {
   accept(m: HostMessage): void {
     if (m.type === 'record') {
       const r = m.record;
-      if (r.error) {
+      const failed = recordError(r);
+      if (failed) {
         // the last good run stays behind the error, ready for the next compile
-        const loc = Array.isArray(r.error.loc) ? r.error.loc[0] : r.error.loc;
         this.shell.setTitle(r.source.kernel, 'compile failed');
-        this.shell.showError(r.error.message, loc?.file ?? r.source.file, loc?.line ?? null);
+        this.shell.showError(failed.message, failed.file, failed.line);
         return;
       }
-      const same = this.sameKernel(r);
+      const same = isKernelOf(this.st.kernel, r);
       this.record = r;
-      this.st.kernel = `${r.source.file}::${r.source.kernel}`;
+      this.st.kernel = kernelKey(r);
       if (!r.run) {
         if (!same || this.runs.length === 0) {
           this.clearRuns();
@@ -183,7 +191,7 @@ class SwimlanePanel implements PanelImpl {
       const input: RunInput = { run: r.run, label: m.label ?? '', record: r };
       if (!same) {
         this.previousInput = null;
-      } else if (this.currentInput && runSignature(this.currentInput.run) !== runSignature(r.run)) {
+      } else if (this.currentInput && signature(this.currentInput) !== signature(input)) {
         // a compile that changed the run: the one before it is drawn above, on one time scale
         this.previousInput = { ...this.currentInput, label: 'before' };
       }
@@ -196,12 +204,6 @@ class SwimlanePanel implements PanelImpl {
       this.previousInput = m.previous ? { run: m.previous.run, label: m.previous.label ?? 'before', record: null } : null;
       this.show(this.runs.length > 0 || this.st.window !== null);
     }
-  }
-
-  private sameKernel(r: CompileRecord): boolean {
-    const k = this.st.kernel;
-    if (k === null || !k.endsWith(`::${r.source.kernel}`)) return false;
-    return sameFile(k.slice(0, -(r.source.kernel.length + 2)), r.source.file);
   }
 
   private clearRuns(): void {
@@ -220,8 +222,9 @@ class SwimlanePanel implements PanelImpl {
     const w = this.runs.length ? [this.vp.t0, this.vp.t1] : this.st.window;
     clear(this.runsBox);
     this.runs = [];
-    for (const { run, label, record } of list) {
-      const data = new RunData(run);
+    for (const input of list) {
+      const { label, record } = input;
+      const data = (input.data ??= new RunData(input.run));
       const box = h('div', { class: 'sl-run' });
       const head = h('div', { class: 'sl-head' });
       const wrap = h('div', { class: 'sl-canvas-wrap' });
@@ -229,7 +232,8 @@ class SwimlanePanel implements PanelImpl {
       this.runsBox.appendChild(box);
       const canvas = new SwimlaneCanvas(wrap, data, this.vp, this.options(data));
       // the record explains tasks (leaf -> tile ops -> source) when it is this run's compile
-      const index = record && record.execute && record.execute.tasks.length === data.n ? new RecordIndex(record) : null;
+      if (input.index === undefined) input.index = record && record.execute && record.execute.tasks.length === data.n ? new RecordIndex(record) : null;
+      const index = input.index;
       const view: RunView = { data, label, canvas, head, index };
       this.runs.push(view);
       this.wire(view);
