@@ -8,12 +8,13 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { PanelId } from '../../webview/src/protocol';
 import { commandLine, installPlan } from './install';
+import { workingPython } from './interpreter';
 import type { ActiveKernel, KernelRef } from './kernels';
 import { bundledWheel, type PyptoServer } from './languageClient';
 import type { PanelManager } from './panels/manager';
 import { runLogged } from './python';
 import { runHealthReport } from './report';
-import { viewFor } from './router';
+import { lspEdit, viewFor } from './router';
 import { SECTION, type Settings } from './settings';
 import { TRACE_VIEW_TYPE } from './traceEditor';
 
@@ -58,7 +59,6 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
     const view = viewFor(arg);
     if (view) host.postWhenReady(view);
   };
-  const python = (): string | null => d.server.current.interpreter?.path ?? null;
 
   const reg = (id: string, fn: (...args: unknown[]) => unknown): vscode.Disposable => vscode.commands.registerCommand(id, fn);
   return [
@@ -70,12 +70,13 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
 
     reg('pypto.runHealthReport', async (arg?: unknown) => {
       const uri = documentUri(arg, d.active);
-      const py = python();
       if (!uri || uri.scheme !== 'file') return void vscode.window.showWarningMessage('PyPTO IDE: open a Python file with a kernel first.');
-      if (!py) return void vscode.window.showErrorMessage(d.server.current.message ?? 'PyPTO IDE: no working Python interpreter (see the PyPTO output).');
+      const s = d.server.current;
+      const py = workingPython(s.state, s.interpreter?.path ?? null, s.message);
+      if (!py.ok) return void d.server.showMessage(py.message);
       const doc = vscode.workspace.textDocuments.find((t) => t.uri.toString() === uri.toString());
       if (doc?.isDirty) await doc.save(); // the CLI reads the file
-      return runHealthReport(py, uri, d.settings(), d.context.globalStorageUri, (l) => d.output.appendLine(l));
+      return runHealthReport(py.path, uri, d.settings(), d.context.globalStorageUri, (l) => d.output.appendLine(l));
     }),
 
     reg('pypto.applySuggestion', async (arg?: unknown) => {
@@ -94,12 +95,8 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
         label: s.text, description: `${s.speedup.toFixed(2)}× faster (simulated)`, detail: s.reason, s,
       })), { title: `Tuning suggestions for ${ref.kernel}`, placeHolder: 'Apply a tile shape' });
       if (!pick) return;
-      const uri = vscode.Uri.parse(ref.uri);
-      const we = new vscode.WorkspaceEdit();
-      for (const e of pick.s.edits) {
-        we.replace(uri, new vscode.Range(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character), e.newText);
-      }
-      if (await vscode.workspace.applyEdit(we)) void d.server.compile(ref.uri, false).catch(() => undefined);
+      const file = vscode.Uri.parse(ref.uri).fsPath;
+      await d.panels.applyEdit(pick.s.edits.map((e) => lspEdit(file, e)), pick.s.text); // then compiles at once
     }),
 
     reg('pypto.chooseBoard', async () => {

@@ -5,7 +5,7 @@
 //   kernels.ts         kernels, summaries, the active kernel  statusBar.ts       the status-bar item
 //   panels/            the four webview panels               router.ts          what a panel message asks
 //   commands.ts        every command                         traceEditor.ts     trace files in the swimlane
-//   report.ts          the HTML health report                testHooks.ts       PYPTO_IDE_TEST_HOOKS=1 only
+//   report.ts          the HTML health report
 //
 // docs/extension.md describes each file.
 
@@ -17,7 +17,6 @@ import { PanelManager } from './panels/manager';
 import { onPythonEnvironmentChange } from './python';
 import { resolveSettings, restartKeys, SECTION, type Settings } from './settings';
 import { StatusBar } from './statusBar';
-import { registerTestHooks } from './testHooks';
 import { TraceEditorProvider } from './traceEditor';
 
 let server: PyptoServer | undefined;
@@ -58,6 +57,11 @@ export function activate(context: vscode.ExtensionContext): void {
     if (!editor || editor.document.uri.scheme !== 'file') return;
     if (active.cursor(kernels, editor.document.uri.toString(), editor.selection.active.line)) activeChanged();
   };
+  /** The cursor's 0-based line when the active editor shows `uri`, else null. */
+  const cursorIn = (uri: string): number | null => {
+    const editor = vscode.window.activeTextEditor;
+    return editor?.document.uri.toString() === uri ? editor.selection.active.line : null;
+  };
 
   const traces = TraceEditorProvider.register({
     mediaRoot,
@@ -67,28 +71,21 @@ export function activate(context: vscode.ExtensionContext): void {
   });
 
   context.subscriptions.push(
-    output, statusBar, srv, panels, traces.disposable,
+    output, statusBar, srv, panels, traces,
     srv.onRecordChanged((p) => {
       const info = kernels.recordChanged(p);
-      const editor = vscode.window.activeTextEditor;
-      if (editor?.document.uri.toString() === p.uri) fromEditor(editor);
-      if (active.offer(info)) activeChanged();
+      // first the panels already on this kernel (they refresh here), then a change of the active
+      // kernel (the panels that follow it refresh in follow()): each panel asks once
       panels.recordChanged(info);
-      showStatus();
+      const line = cursorIn(p.uri);
+      const moved = line !== null && active.cursor(kernels, p.uri, line);
+      if (active.offer(info) || moved) activeChanged();
+      else showStatus();
     }),
     srv.onCompileState((p) => {
       for (const info of kernels.compileState(p)) panels.compiling(info, p.state === 'started');
-      const current = active.get();
-      if (current && current.uri === p.uri && !kernels.get(current)) {
-        // the followed kernel was renamed or deleted: follow the one at the cursor (or the first)
-        active.clear(p.uri);
-        const first = kernels.kernels(p.uri)[0];
-        const editor = vscode.window.activeTextEditor;
-        if (editor?.document.uri.toString() === p.uri) fromEditor(editor);
-        else if (first) active.choose(first);
-        activeChanged();
-      }
-      showStatus();
+      if (active.kernelsChanged(kernels, p.uri, cursorIn(p.uri))) activeChanged();
+      else showStatus();
     }),
     srv.onStatus(() => showStatus()),
     vscode.window.onDidChangeActiveTextEditor((e) => fromEditor(e)),
@@ -110,7 +107,6 @@ export function activate(context: vscode.ExtensionContext): void {
       if (keys.length) srv.restart(`${keys.map((k) => `${SECTION}.${k}`).join(', ')} changed`);
     }),
     ...registerCommands({ context, server: srv, panels, active, settings: () => settings, output, activeChanged }),
-    ...registerTestHooks({ server: srv, panels, active, kernels, statusBar, traces: traces.provider }),
   );
   void onPythonEnvironmentChange(() => {
     if (settings.interpreter === '') srv.restart("the Python extension's environment changed");

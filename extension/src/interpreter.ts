@@ -13,6 +13,7 @@
 
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import type { ServerState } from './statusText';
 
 export type Source = 'setting' | 'python-extension' | 'path';
 
@@ -174,4 +175,20 @@ export function interpretProbe(c: Candidate, run: ProbeRun, hint: InstallHint): 
   const ours = names.includes('pypto') || names.includes('server');
   const pkg = ours ? 'the PyPTO IDE packages' : `the PyPTO IDE dependencies ${names.join(', ')}`;
   return { ok: false, info, missing: names, message: `${who} cannot import ${what}. Install ${pkg} into it: ${installAdvice(c.path, hint, info.externallyManaged && !info.venv)}.` };
+}
+
+// ---- the interpreter that works --------------------------------------------------------------
+
+/**
+ * The Python to run our CLI with (Run Health Report): the interpreter of the *running* server,
+ * the only one known to have the packages. A failed server keeps its candidate (for Install
+ * Python Packages), but that Python cannot run the CLI: then, as while starting or stopped,
+ * the message to show instead.
+ */
+export function workingPython(state: ServerState, interpreter: string | null, message: string | null):
+  { ok: true; path: string } | { ok: false; message: string } {
+  if (state === 'running' && interpreter) return { ok: true, path: interpreter };
+  if (state === 'failed') return { ok: false, message: message ?? 'PyPTO IDE: the language server failed to start; see the PyPTO output.' };
+  if (state === 'starting') return { ok: false, message: 'PyPTO IDE: the language server is still starting (checking the Python interpreter); try again in a moment.' };
+  return { ok: false, message: 'PyPTO IDE: the language server is not running; run "PyPTO: Restart Language Server".' };
 }

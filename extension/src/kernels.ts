@@ -136,14 +136,6 @@ export class KernelTable {
     for (const k of list) if (k.defLine <= line0) best = k;
     return best;
   }
-
-  anyCompiling(uri?: string): boolean {
-    for (const [u, doc] of this.docs) {
-      if (uri !== undefined && u !== uri) continue;
-      for (const k of doc.values()) if (k.compiling) return true;
-    }
-    return false;
-  }
 }
 
 /**
@@ -178,5 +170,20 @@ export class ActiveKernel {
 
   clear(uri?: string): void {
     if (uri === undefined || this.current?.uri === uri) this.current = null;
+  }
+
+  /**
+   * The kernels of `uri` changed (a compile state; `table` already has the document's kernels):
+   * if the followed kernel is gone (its `def` renamed or deleted), follow the one at
+   * `cursorLine0` (the editor's cursor, when the editor shows `uri`: null otherwise), else the
+   * document's first, else none. True if the active kernel changed.
+   */
+  kernelsChanged(table: KernelTable, uri: string, cursorLine0: number | null): boolean {
+    const cur = this.current;
+    if (!cur || cur.uri !== uri || table.get(cur)) return false;
+    this.current = null;
+    const next = cursorLine0 === null ? table.kernels(uri)[0] : table.kernelAt(uri, cursorLine0);
+    if (next) this.choose(next);
+    return true;
   }
 }

@@ -7,7 +7,7 @@
 // A broken interpreter does not throw out of here: `start()` ends in the `failed` state with
 // the message (naming the interpreter and what to install) shown, and written to the channel.
 
-import { mkdirSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import {
@@ -20,11 +20,12 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
-import { findInterpreter, interpretProbe, type Candidate, type PythonInfo } from './interpreter';
+import { describeSource, findInterpreter, interpretProbe, type Candidate, type PythonInfo } from './interpreter';
 import { pickWheel } from './install';
 import type { CompileState, KernelRef, RecordChanged } from './kernels';
 import type { PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, TraceResult } from './panelData';
-import { pythonExtensionInterpreter, runProbe, which } from './python';
+import type { LspTextEdit } from './router';
+import { neutralCwd, pythonExtensionInterpreter, runProbe, which } from './python';
 import { SECTION, serverSettings, type Settings } from './settings';
 import type { ServerState } from './statusText';
 
@@ -39,6 +40,8 @@ export interface Status {
   message: string | null;
   interpreter: Candidate | null;
   python: PythonInfo | null;
+  /** What the failure's message offers (buttons); empty unless failed. */
+  actions: readonly string[];
 }
 
 /** The wheel shipped in the .vsix (dist/python/pypto_ide-*.whl), or null in a development checkout. */
@@ -54,7 +57,7 @@ export function bundledWheel(extensionPath: string): string | null {
 
 export class PyptoServer implements PanelServer, vscode.Disposable {
   private client: LanguageClient | null = null;
-  private status: Status = { state: 'stopped', message: null, interpreter: null, python: null };
+  private status: Status = { state: 'stopped', message: null, interpreter: null, python: null, actions: [] };
   private restartTimer: NodeJS.Timeout | undefined;
   private starting: Promise<void> | null = null;
   private readonly recordEmitter = new vscode.EventEmitter<RecordChanged>();
@@ -75,7 +78,7 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
   }
 
   private setStatus(s: Partial<Status>): void {
-    this.status = { ...this.status, ...s };
+    this.status = { ...this.status, actions: [], ...s };
     this.statusEmitter.fire(this.status);
   }
 
@@ -100,7 +103,7 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     });
     if (!found.ok) return this.fail(found.message, null);
     const c = found.candidate;
-    this.output.appendLine(`PyPTO IDE: using ${c.path} (from ${c.source === 'setting' ? 'pypto.interpreter' : c.source === 'path' ? 'the PATH' : 'the Python extension'})`);
+    this.output.appendLine(`PyPTO IDE: using ${c.path} (from ${describeSource(c.source)})`);
     const probe = interpretProbe(c, await runProbe(c.path), { wheel: bundledWheel(this.context.extensionPath) });
     if (!probe.ok) return this.fail(probe.message, c, probe.info, probe.info !== null && probe.missing.length > 0);
     this.setStatus({ interpreter: c, python: probe.info });
@@ -109,10 +112,15 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
 
   private fail(message: string, interpreter: Candidate | null, python: PythonInfo | null = null, installable = false): void {
     this.output.appendLine(message);
-    this.setStatus({ state: 'failed', message, interpreter, python });
     // installing needs a Python that runs (it only lacks packages)
     const actions = installable ? ['Install Python Packages', 'Open Settings', 'Show Output'] : ['Open Settings', 'Show Output'];
-    void vscode.window.showErrorMessage(message, ...actions).then((pick) => {
+    this.setStatus({ state: 'failed', message, interpreter, python, actions });
+    this.showMessage(message);
+  }
+
+  /** Show `message` as an error, with the actions the current failure offers (if it failed). */
+  showMessage(message: string): void {
+    void vscode.window.showErrorMessage(message, ...this.status.actions).then((pick) => {
       if (pick === 'Install Python Packages') void vscode.commands.executeCommand('pypto.installPythonPackages');
       else if (pick === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', `${SECTION}.interpreter`);
       else if (pick === 'Show Output') this.output.show(true);
@@ -120,9 +128,7 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
   }
 
   private async startClient(python: string, s: Settings): Promise<void> {
-    // a neutral working directory: `-m server` must not pick up a workspace's own `server/` folder
-    const cwd = this.context.globalStorageUri.fsPath;
-    mkdirSync(cwd, { recursive: true });
+    const cwd = neutralCwd(this.context.globalStorageUri);
     const serverOptions: ServerOptions = {
       command: python,
       args: ['-m', 'server'],
@@ -220,7 +226,7 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     return this.request('pypto/precision', { uri: ref.uri, kernel: ref.kernel });
   }
 
-  suggestions(ref: KernelRef): Promise<{ suggestions: { rank: number; text: string; reason: string; speedup: number; edits: { range: { start: { line: number; character: number }; end: { line: number; character: number } }; newText: string }[] }[] }> {
+  suggestions(ref: KernelRef): Promise<{ suggestions: { rank: number; text: string; reason: string; speedup: number; edits: LspTextEdit[] }[] }> {
     return this.request('pypto/suggestions', { uri: ref.uri, kernel: ref.kernel });
   }
 

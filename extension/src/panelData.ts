@@ -98,8 +98,10 @@ export function recordMessage(r: RecordResult, label?: string): HostMessage {
   return msg({ type: 'record', record: r.record, listings: r.listings, label: label ?? null });
 }
 
-export function passMessage(r: PassResult): HostMessage {
-  return msg({ type: 'pass', index: r.index, snapshot: r.snapshot });
+/** A pass snapshot (`pypto/pass`), or — with `err` — why the pass could not be had. */
+export function passMessage(r: Pick<PassResult, 'index' | 'snapshot'>, err?: unknown): HostMessage {
+  if (err === undefined) return msg({ type: 'pass', index: r.index, snapshot: r.snapshot });
+  return msg({ type: 'pass', index: r.index, snapshot: null, error: err instanceof Error ? err.message : String(err) });
 }
 
 export function reportMessage(r: ReportResult, previous: KernelReport | null): HostMessage {
@@ -116,20 +118,6 @@ export function traceMessage(t: TraceResult): HostMessage {
 
 export function clearMessage(): HostMessage {
   return msg({ type: 'clear' });
-}
-
-/** What a panel needs from the server, in the order to ask (the first answer shows the panel). */
-export function needs(panel: PanelId): readonly ('record' | 'report' | 'suggestions' | 'precision')[] {
-  switch (panel) {
-    case 'graph':
-      return ['record'];
-    case 'swimlane':
-      return ['record'];
-    case 'health':
-      return ['report', 'suggestions'];
-    case 'precision':
-      return ['precision'];
-  }
 }
 
 /** The panel titles (contract: they start with these). */

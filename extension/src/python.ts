@@ -7,6 +7,7 @@
 // executable) and `onDidChangeActiveEnvironmentPath` (a new selection restarts the server).
 
 import { execFile } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import * as vscode from 'vscode';
@@ -92,6 +93,14 @@ export function runProbe(python: string, timeoutMs = 60_000): Promise<ProbeRun> 
       resolve({ exitCode: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr, timedOut: e?.killed === true });
     });
   });
+}
+
+/** The working directory for `<python> -m server` and `-m server.cli`: the extension's storage
+ * (created if needed), never a workspace folder — `-m` puts the working directory first on
+ * sys.path, so a workspace's own `server/` package would shadow ours. */
+export function neutralCwd(storage: vscode.Uri): string {
+  mkdirSync(storage.fsPath, { recursive: true });
+  return storage.fsPath;
 }
 
 /** Run a command to completion, its output going to `log` line by line. */

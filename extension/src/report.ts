@@ -2,6 +2,8 @@
 // interpreter) writes the self-contained HTML report — findings, swimlane, passes, tuning
 // suggestions — to `.pypto/<file>.report.html` in the file's workspace folder (the
 // extension's storage for a file outside any folder), and the report opens in a webview tab.
+// It runs in a neutral working directory (python.ts `neutralCwd`), as the server does: the CLI
+// puts the kernel file's folder on sys.path itself.
 //
 // The report page is our own file with plotly inlined: its scripts get this view's nonce
 // (plotly's full bundle may build functions at run time, hence 'unsafe-eval'); nothing is
@@ -12,7 +14,7 @@ import { mkdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { nonce } from './panels/html';
-import { runLogged } from './python';
+import { neutralCwd, runLogged } from './python';
 import type { Settings } from './settings';
 
 export const REPORT_VIEW_TYPE = 'pypto.report';
@@ -53,7 +55,7 @@ export async function runHealthReport(
   log(`PyPTO IDE: ${argv.join(' ')}`);
   const code = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `PyPTO: health report of ${basename(file.fsPath)}`, cancellable: false },
-    () => runLogged(argv, log, dirname(file.fsPath)),
+    () => runLogged(argv, log, neutralCwd(storage)),
   );
   // exit 1 is "a kernel failed to compile" — the report still says why
   let html: string;

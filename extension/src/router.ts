@@ -125,6 +125,21 @@ export function viewFor(arg: unknown): ShowViewMessage | null {
   return view ? { v: PROTOCOL_VERSION, type: 'showView', view } : null;
 }
 
+/** An LSP TextEdit (0-based lines and characters), as the server's tuning suggestions carry. */
+export interface LspTextEdit {
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  newText: string;
+}
+
+/** An LSP TextEdit in `file` as an editor edit (the same 0-based positions). */
+export function lspEdit(file: string, e: LspTextEdit): EditorEdit {
+  return {
+    file,
+    range: { startLine: e.range.start.line, startCol: e.range.start.character, endLine: e.range.end.line, endCol: e.range.end.character },
+    text: e.newText,
+  };
+}
+
 /** The editor's cursor (0-based line) in `file` as the message every open panel gets. */
 export function highlightFor(file: string, line0: number | null): HighlightSourceMessage {
   return { v: PROTOCOL_VERSION, type: 'highlightSource', file, line: line0 === null ? 0 : line0 + 1 };

@@ -1,7 +1,8 @@
 // The extension's settings (section `pypto`), defined once: name, type, default, whether a
 // change restarts the language server, whether the server reads it. package.json's
-// `contributes.configuration` documents the same keys (a unit test keeps the two equal), and
-// the README's settings table is made from the descriptions below.
+// `contributes.configuration` documents the same keys (a unit test keeps the two equal); the
+// README's settings table is written by hand, and a unit test checks it has every key with
+// its default.
 //
 // Pure: no `vscode` import. The caller hands in a `read(key)` function (VS Code's
 // WorkspaceConfiguration.get in the extension, a map in the tests).

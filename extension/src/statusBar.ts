@@ -21,10 +21,6 @@ export class StatusBar implements vscode.Disposable {
     this.item.backgroundColor = v.error ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
 
-  get text(): string {
-    return this.item.text;
-  }
-
   dispose(): void {
     this.item.dispose();
   }

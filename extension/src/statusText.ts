@@ -1,4 +1,4 @@
-// What the status-bar item says for the active kernel: its name, makespan (µs) and
+// What the status-bar item says for the active kernel: its name, makespan and
 // utilization, a spinner (`$(sync~spin)`) while it compiles, its clock (simulated or
 // measured) in the tooltip; the server's state when there is no kernel to show.
 //
@@ -15,8 +15,18 @@ export interface StatusView {
   error: boolean;
 }
 
-/** Microseconds as the panels print them: `33.93 µs`, `12,345.7 µs`. */
-export const fmtUs = (us: number): string => `${us.toLocaleString('en-US', { maximumFractionDigits: us >= 1000 ? 1 : 2, minimumFractionDigits: us >= 1000 ? 1 : 2 })} µs`;
+/** Microseconds as the panels print them: a copy of webview/src/dom.ts `fmtUs` (that module
+ * needs the DOM's types, which the extension's typecheck has not; change both together):
+ * `33.93 µs`, `512.0 µs`, `2.014 ms`, `800.0 ns`. */
+export function fmtUs(us: number): string {
+  if (!Number.isFinite(us)) return '–';
+  if (us === 0) return '0';
+  if (Math.abs(us) >= 1e6) return `${(us / 1e6).toFixed(3)} s`;
+  if (Math.abs(us) >= 1e3) return `${(us / 1e3).toFixed(3)} ms`;
+  if (Math.abs(us) >= 100) return `${us.toFixed(1)} µs`;
+  if (Math.abs(us) >= 1) return `${us.toFixed(2)} µs`;
+  return `${(us * 1e3).toFixed(1)} ns`;
+}
 
 export function statusText(k: KernelInfo | undefined, server: ServerState, serverMessage: string | null): StatusView {
   if (server === 'failed') {

@@ -4,8 +4,8 @@
 // worker) into the one swimlane schema, and the swimlane panel's page shows it — the same
 // page as the kernel swimlane, sent a `swimlane` message instead of a record.
 //
-// It is the default editor for *merged_swimlane*.json and *.trace.json, and offered ("Open
-// With…", the explorer's context menu, "PyPTO: Open Trace…") for any other .json.
+// It is never the default editor (priority "option": a .json stays text unless asked): it is
+// offered for any .json by "Open With…", the explorer's context menu and "PyPTO: Open Trace…".
 
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
@@ -23,18 +23,13 @@ export interface TraceDeps {
 }
 
 export class TraceEditorProvider implements vscode.CustomReadonlyEditorProvider {
-  /** Open trace views (for the test hooks). */
-  readonly open = new Set<string>();
-
   constructor(private readonly deps: TraceDeps) {}
 
-  static register(deps: TraceDeps): { provider: TraceEditorProvider; disposable: vscode.Disposable } {
-    const provider = new TraceEditorProvider(deps);
-    const disposable = vscode.window.registerCustomEditorProvider(TRACE_VIEW_TYPE, provider, {
+  static register(deps: TraceDeps): vscode.Disposable {
+    return vscode.window.registerCustomEditorProvider(TRACE_VIEW_TYPE, new TraceEditorProvider(deps), {
       webviewOptions: { retainContextWhenHidden: true },
       supportsMultipleEditorsPerDocument: true,
     });
-    return { provider, disposable };
   }
 
   openCustomDocument(uri: vscode.Uri): vscode.CustomDocument {
@@ -46,7 +41,6 @@ export class TraceEditorProvider implements vscode.CustomReadonlyEditorProvider 
     const w = panel.webview;
     w.options = webviewOptions(this.deps.mediaRoot);
     w.html = panelHtml(w, this.deps.mediaRoot, 'swimlane');
-    this.open.add(path);
     const ref = { uri: document.uri.toString(), kernel: basename(path) };
     const sub = w.onDidReceiveMessage((data: unknown) => {
       const a = route(data);
@@ -64,9 +58,6 @@ export class TraceEditorProvider implements vscode.CustomReadonlyEditorProvider 
         this.deps.log(`trace view (${a.level}): ${a.message}`);
       }
     });
-    panel.onDidDispose(() => {
-      sub.dispose();
-      this.open.delete(path);
-    });
+    panel.onDidDispose(() => sub.dispose());
   }
 }

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { expandPath, findInterpreter, interpretProbe, PROBE, type DiscoveryDeps, type ProbeRun } from '../../extension/src/interpreter';
+import { expandPath, findInterpreter, interpretProbe, PROBE, workingPython, type DiscoveryDeps, type ProbeRun } from '../../extension/src/interpreter';
 
 function deps(over: Partial<DiscoveryDeps>, calls: string[] = []): DiscoveryDeps {
   return {
@@ -111,6 +111,27 @@ test('too old a Python, or not a Python at all', () => {
   const junk = interpretProbe(c, run('', { exitCode: 2, stderr: 'SyntaxError: invalid syntax' }), hint);
   assert.equal(junk.ok, false);
   if (!junk.ok) assert.match(junk.message, /is not a working Python 3 \(SyntaxError: invalid syntax\)/);
+});
+
+test('a probe that does not answer in time: says so, naming the interpreter', () => {
+  const r = interpretProbe(c, { exitCode: null, stdout: '', stderr: '', timedOut: true }, hint);
+  assert.equal(r.ok, false);
+  if (!r.ok) {
+    assert.equal(r.message, 'PyPTO IDE: the Python interpreter /opt/py/bin/python (from the setting pypto.interpreter) did not answer within the time limit while checking its packages (importing pypto and torch).');
+    assert.equal(r.info, null);
+  }
+});
+
+test('the Python for the CLI (Run Health Report): only a running server\'s; otherwise the message to show', () => {
+  assert.deepEqual(workingPython('running', '/v/bin/python', null), { ok: true, path: '/v/bin/python' });
+  // a failed server keeps its candidate (to install into), but that Python lacks the packages
+  const why = 'PyPTO IDE: the Python interpreter /e/bin/python (from the setting pypto.interpreter) cannot import pypto';
+  assert.deepEqual(workingPython('failed', '/e/bin/python', why), { ok: false, message: why });
+  assert.deepEqual(workingPython('failed', null, null), { ok: false, message: 'PyPTO IDE: the language server failed to start; see the PyPTO output.' });
+  const starting = workingPython('starting', '/v/bin/python', null);
+  assert.ok(!starting.ok && /still starting/.test(starting.message), JSON.stringify(starting));
+  const stopped = workingPython('stopped', '/v/bin/python', null);
+  assert.ok(!stopped.ok && /not running; run "PyPTO: Restart Language Server"/.test(stopped.message), JSON.stringify(stopped));
 });
 
 test('everything imports: ok, with what the install step needs to know', () => {

@@ -17,7 +17,6 @@ test('records and compile states per kernel; the previous summary is kept for be
   t.recordChanged(rc('first', 4, summary(10)));
   t.compileState({ uri: U, version: 2, kernels: ['first'], state: 'started' });
   assert.equal(t.get({ uri: U, kernel: 'first' })?.compiling, true);
-  assert.ok(t.anyCompiling(U) && !t.anyCompiling('file:///other.py'));
   const k = t.recordChanged(rc('first', 4, summary(7), 2));
   assert.equal(k.compiling, false);
   assert.equal(k.summary?.makespanUs, 7);
@@ -59,5 +58,28 @@ test('the active kernel: first reported, then the cursor; a document without ker
   a.clear('file:///ws/other.py');
   assert.equal(a.get()?.kernel, 'first');
   a.clear(U);
+  assert.equal(a.get(), null);
+});
+
+test('the followed kernel renamed or deleted: the kernel at the cursor, else the first, else none', () => {
+  const t = new KernelTable();
+  const a = new ActiveKernel();
+  t.recordChanged(rc('first', 4, summary(1)));
+  t.recordChanged(rc('second', 30, summary(2)));
+  t.recordChanged(rc('third', 50, summary(3)));
+  a.choose({ uri: U, kernel: 'second' });
+  assert.equal(a.kernelsChanged(t, U, 40), false, 'still in the document: no change');
+  assert.equal(a.kernelsChanged(t, 'file:///ws/other.py', null), false, 'another document: no change');
+  // `second` renamed: the cursor (line 55, in `third`) decides
+  t.compileState({ uri: U, version: 2, kernels: ['first', 'third'], state: 'started', documentKernels: ['first', 'third'] });
+  assert.equal(a.kernelsChanged(t, U, 55), true);
+  assert.equal(a.get()?.kernel, 'third');
+  // `third` deleted while the editor shows another file: the document's first kernel
+  t.compileState({ uri: U, version: 3, kernels: ['first'], state: 'started', documentKernels: ['first'] });
+  assert.equal(a.kernelsChanged(t, U, null), true);
+  assert.equal(a.get()?.kernel, 'first');
+  // the last kernel deleted: none
+  t.compileState({ uri: U, version: 4, kernels: [], state: 'started', documentKernels: [] });
+  assert.equal(a.kernelsChanged(t, U, 3), true);
   assert.equal(a.get(), null);
 });

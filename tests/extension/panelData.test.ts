@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import { parseHostMessage } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, Swimlane } from '../../webview/src/types';
 import {
-  clearMessage, doneMessage, errorMessage, needs, passMessage, precisionMessage, progressMessage, recordMessage,
-  reportMessage, requestErrorMessage, TITLES, traceMessage, uriToPath, VIEW_TYPES,
+  clearMessage, doneMessage, errorMessage, passMessage, precisionMessage, progressMessage, recordMessage,
+  reportMessage, requestErrorMessage, TITLES, traceMessage, uriToPath, VIEW_TYPES, type PassResult,
 } from '../../extension/src/panelData';
 
 const ref = { uri: 'file:///ws/my%20kernels/softmax.py', kernel: 'softmax_kernel' };
@@ -32,7 +32,8 @@ test('file URIs become the paths the records use', () => {
 
 test('every message the extension sends passes the panels\' parser', () => {
   accepted(recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 2, record, listings: ['leaf 0'] }));
-  accepted(passMessage({ uri: ref.uri, kernel: ref.kernel, version: 2, index: 3, snapshot: null }));
+  const pass: PassResult = { uri: ref.uri, kernel: ref.kernel, version: 2, index: 3, snapshot: null };
+  accepted(passMessage(pass));
   accepted(reportMessage({ uri: ref.uri, kernel: ref.kernel, version: 2, report }, report));
   accepted(precisionMessage({ uri: ref.uri, kernel: ref.kernel, version: 2, passed: true, report: { kernel: 'k' } as never }));
   accepted(traceMessage({ path: '/t/merged_swimlane.json', format: 'imported', label: 'merged_swimlane.json', run }));
@@ -48,9 +49,13 @@ test('a failed compile is the error state with its line (1-based) and rule', () 
   assert.deepEqual(m, { v: 1, type: 'error', message: 'shapes do not broadcast', file: '/ws/my kernels/softmax.py', line: 34, col: 8, end_line: 34, end_col: 20, rule: 'compile.error' });
 });
 
-test('what each panel asks for, its title and view type (the contract\'s)', () => {
-  assert.deepEqual(needs('swimlane'), ['record']);
-  assert.deepEqual(needs('health'), ['report', 'suggestions']);
+test('a pass that could not be had: the pass message with the reason and no snapshot', () => {
+  const m = passMessage({ index: 4, snapshot: null }, new Error('softmax_kernel has no record: it failed to compile'));
+  accepted(m);
+  assert.deepEqual(m, { v: 1, type: 'pass', index: 4, snapshot: null, error: 'softmax_kernel has no record: it failed to compile' });
+});
+
+test('each panel\'s title and view type (the contract\'s)', () => {
   assert.deepEqual(Object.values(VIEW_TYPES), ['pypto.graph', 'pypto.swimlane', 'pypto.precision', 'pypto.health']);
   assert.deepEqual(Object.values(TITLES), ['PyPTO Graph', 'PyPTO Swimlane', 'PyPTO Precision', 'PyPTO Health']);
 });

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { highlightFor, route, toEditorRange, viewFor } from '../../extension/src/router';
+import { highlightFor, lspEdit, route, toEditorRange, viewFor } from '../../extension/src/router';
 
 const F = '/ws/softmax.py';
 
@@ -48,15 +48,30 @@ test('ready, openPanel, requestPass and log', () => {
 });
 
 test('anything else is ignored, with the reason', () => {
-  const reasons = [
-    route(null), route('revealSource'), route({ type: 'ready', panel: 'graph' }), route({ v: 2, type: 'ready', panel: 'graph' }),
-    route({ v: 1, type: 'ready', panel: 'timeline' }), route({ v: 1, type: 'openPanel', panel: 'terminal' }),
-    route({ v: 1, type: 'requestPass', index: -1 }), route({ v: 1, type: 'requestPass', index: 1.5 }),
-    route({ v: 1, type: 'revealSource', file: F, range: { line: 0 } }), route({ v: 1, type: 'revealSource', range: { line: 3 } }),
-    route({ v: 1, type: 'executeCommand', command: 'workbench.action.terminal.new' }),
+  const cases: [unknown, string][] = [
+    [null, 'not a panel message'],
+    ['revealSource', 'not a panel message'],
+    [{ type: 'ready', panel: 'graph' }, 'protocol vundefined, expected v1'],
+    [{ v: 2, type: 'ready', panel: 'graph' }, 'protocol v2, expected v1'],
+    [{ v: 1, type: 'ready', panel: 'timeline' }, 'ready: unknown panel'],
+    [{ v: 1, type: 'openPanel', panel: 'terminal' }, 'openPanel: unknown panel'],
+    [{ v: 1, type: 'requestPass', index: -1 }, 'requestPass: index'],
+    [{ v: 1, type: 'requestPass', index: 1.5 }, 'requestPass: index'],
+    [{ v: 1, type: 'revealSource', file: F, range: { line: 0 } }, 'revealSource: file and range'],
+    [{ v: 1, type: 'revealSource', range: { line: 3 } }, 'revealSource: file and range'],
+    [{ v: 1, type: 'executeCommand', command: 'workbench.action.terminal.new' }, 'unknown type "executeCommand"'],
+    [{ v: 1, type: 'applyEdit', label: 'x', edits: [] }, 'applyEdit: no edits'],
+    [{ v: 1, type: 'applyEdit', label: 'x', edits: [{ where: { file: F, line: 3 } }] }, 'applyEdit: each edit needs where.file and text'],
+    [{ v: 1, type: 'applyEdit', label: 'x', edits: [{ where: { file: F, line: 0 }, text: 'a' }] }, 'applyEdit: each edit needs where.line'],
+    [{ v: 1, type: 'applyEdit', label: 'x', edits: [{ where: { file: F, line: 5, col: 9, end_line: 5, end_col: 2 }, text: 'a' }] },
+      'applyEdit: a range ends before it starts'],
   ];
-  for (const r of reasons) assert.equal(r.kind, 'ignore', JSON.stringify(r));
-  assert.deepEqual(route({ v: 2, type: 'ready', panel: 'graph' }), { kind: 'ignore', reason: 'protocol v2, expected v1' });
+  for (const [data, reason] of cases) assert.deepEqual(route(data), { kind: 'ignore', reason }, JSON.stringify(data));
+});
+
+test('a tuning suggestion\'s LSP edit as an editor edit: the same 0-based positions', () => {
+  assert.deepEqual(lspEdit(F, { range: { start: { line: 24, character: 4 }, end: { line: 24, character: 42 } }, newText: 'pypto.set_vec_tile_shapes(1, 8, 1, 128)' }),
+    { file: F, range: { startLine: 24, startCol: 4, endLine: 24, endCol: 42 }, text: 'pypto.set_vec_tile_shapes(1, 8, 1, 128)' });
 });
 
 test('the cursor as highlightSource: 1-based, 0 clears', () => {

@@ -87,3 +87,15 @@ test('the manifest has the contract\'s commands in the PyPTO category and activa
     assert.ok(manifest.activationEvents.includes(`onWebviewPanel:${v}`), v);
   }
 });
+
+test('README\'s settings table lists every setting of the manifest with its default', () => {
+  const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## The VS Code extension'));
+  const rows = section.split('\n').filter((l) => l.startsWith('| `pypto.'));
+  assert.ok(rows.length > 0, 'a settings table in README.md\'s "The VS Code extension" section');
+  for (const [key, p] of Object.entries(manifest.contributes.configuration.properties)) {
+    const row = rows.find((r) => r.split('|')[1].includes(`\`${key}\``));
+    assert.ok(row, `README.md's settings table has no row for ${key}`);
+    assert.equal(row.split('|')[2].trim(), `\`${JSON.stringify(p.default)}\``, `README.md's default of ${key}`);
+  }
+});

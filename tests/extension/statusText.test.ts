@@ -19,7 +19,7 @@ test('kernel, makespan and utilization; the clock in the tooltip; click opens th
   assert.match(v.tooltip, /simulated \(a2a3 model, 1\.8 GHz\)/);
   assert.equal(v.command, 'pypto.openSwimlane');
   const measured = statusText(k({ summary: { ...k().summary!, board: 'cpu', clock: 'measured on this machine', makespanUs: 2014.4 } }), 'running', null);
-  assert.equal(measured.text, '$(pulse) softmax_kernel 2,014.4 µs · 67% util');
+  assert.equal(measured.text, '$(pulse) softmax_kernel 2.014 ms · 67% util');
   assert.match(measured.tooltip, /measured on this machine/);
 });
 
@@ -39,5 +39,10 @@ test('a failed kernel, a failed or starting server, no kernel', () => {
   assert.equal(down.command, 'pypto.restartServer');
   assert.equal(statusText(undefined, 'starting', null).text, '$(sync~spin) PyPTO');
   assert.equal(statusText(undefined, 'running', null).text, '$(pulse) PyPTO');
-  assert.equal(fmtUs(5.1), '5.10 µs');
+});
+
+test('times as the panels print them (webview/src/dom.ts fmtUs)', () => {
+  const cases: [number, string][] = [[0, '0'], [0.8, '800.0 ns'], [5.1, '5.10 µs'], [33.934, '33.93 µs'], [512, '512.0 µs'],
+    [2014.4, '2.014 ms'], [3.5e6, '3.500 s'], [NaN, '–']];
+  for (const [us, want] of cases) assert.equal(fmtUs(us), want, `fmtUs(${us})`);
 });

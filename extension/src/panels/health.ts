@@ -3,22 +3,16 @@
 // an Apply button) when the on-demand tile search is done. The report before the latest
 // compile of the same kernel goes along as `previous`, so the panel shows before → after.
 
-import * as vscode from 'vscode';
 import type { KernelReport } from '../../../webview/src/types';
 import type { KernelRef } from '../kernels';
 import { progressMessage, reportMessage, type PanelServer } from '../panelData';
-import { PanelHost, type PanelEnv } from './panelHost';
+import { PanelHost } from './panelHost';
 
 export class HealthPanel extends PanelHost {
   readonly id = 'health';
   /** The latest report shown (and the version it was for), and the one before it. */
   private latest: { version: number; report: KernelReport } | null = null;
   private previous: KernelReport | null = null;
-
-  constructor(panel: vscode.WebviewPanel, env: PanelEnv) {
-    super(panel, env);
-    this.init();
-  }
 
   protected override onKernelChanged(): void {
     this.latest = null;
@@ -30,7 +24,7 @@ export class HealthPanel extends PanelHost {
     this.latest = { version, report };
   }
 
-  protected async load(server: PanelServer, ref: KernelRef, current: () => boolean): Promise<void> {
+  protected override async load(server: PanelServer, ref: KernelRef, current: () => boolean): Promise<void> {
     const base = await server.report(ref, {});
     if (!current()) return;
     this.remember(base.version, base.report);

@@ -9,7 +9,7 @@ import type { HostMessage, PanelId } from '../../../webview/src/protocol';
 import { PANELS } from '../../../webview/src/protocol';
 import type { KernelInfo, KernelRef } from '../kernels';
 import { sameKernel } from '../kernels';
-import { errorMessage, TITLES, VIEW_TYPES, type PanelServer } from '../panelData';
+import { TITLES, VIEW_TYPES, type PanelServer } from '../panelData';
 import { highlightFor, route, type EditorEdit, type EditorRange } from '../router';
 import { GraphPanel } from './graph';
 import { HealthPanel } from './health';
@@ -66,6 +66,7 @@ export class PanelManager implements vscode.Disposable {
   private adopt(id: PanelId, panel: vscode.WebviewPanel): PanelHost {
     this.hosts.get(id)?.dispose();
     const host = new HOSTS[id](panel, this.env());
+    host.init();
     this.hosts.set(id, host);
     host.follow(this.deps.active());
     return host;
@@ -94,13 +95,10 @@ export class PanelManager implements vscode.Disposable {
     for (const h of this.open()) h.follow(ref);
   }
 
-  /** A kernel has a new result (or failed): the panels showing it update in place. */
+  /** A kernel has a new result (or failed): the panels showing it update in place (refresh()
+   * shows a failed compile as the error state). */
   recordChanged(info: KernelInfo): void {
-    for (const h of this.open()) {
-      if (!sameKernel(h.kernel, info)) continue;
-      if (info.error && !info.summary) h.post(errorMessage(info, info.error));
-      else void h.refresh();
-    }
+    for (const h of this.open()) if (sameKernel(h.kernel, info)) void h.refresh();
   }
 
   /** A compile of the kernel started, or its update ended (done, failed or superseded). */

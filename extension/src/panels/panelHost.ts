@@ -2,7 +2,8 @@
 // page (set once: later data goes by postMessage, so the panel updates in place), the CSP
 // with a fresh nonce, assets only from the one media root webview/dist through
 // `asWebviewUri`, the kernel it follows, and disposal. A subclass per panel
-// (graph.ts, swimlane.ts, precision.ts, health.ts) says what to fetch and send.
+// (graph.ts, swimlane.ts, precision.ts, health.ts) says what to fetch and send; the default
+// `load()` sends the kernel's record (graph and swimlane both show it).
 //
 // `load()` runs whenever the panel must show its kernel afresh (ready, a new kernel, a new
 // record); a newer load makes an older one's answers stale, so a slow answer never replaces
@@ -18,9 +19,9 @@ import {
   doneMessage,
   errorMessage,
   progressMessage,
+  recordMessage,
   requestErrorMessage,
   TITLES,
-  VIEW_TYPES,
   type PanelServer,
 } from '../panelData';
 import { fillTemplate } from './html';
@@ -34,18 +35,6 @@ export interface PanelEnv {
   /** A message from the page (routed by router.ts in the manager). */
   onMessage(host: PanelHost, data: unknown): void;
   onDispose(host: PanelHost): void;
-}
-
-/** The run's makespan as the swimlane panel shows it: last end − first start (µs). */
-function makespan(start: readonly number[], end: readonly number[]): number | null {
-  if (start.length === 0) return null;
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (let i = 0; i < start.length; i++) {
-    if (start[i] < lo) lo = start[i];
-    if (end[i] > hi) hi = end[i];
-  }
-  return hi - lo;
 }
 
 export function webviewOptions(mediaRoot: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
@@ -69,9 +58,6 @@ export abstract class PanelHost implements vscode.Disposable {
   /** The kernel shown (null: none yet). */
   kernel: KernelRef | null = null;
   ready = false;
-  /** Messages posted (by type), for the test hooks. */
-  readonly sent: Record<string, number> = {};
-  lastMakespanUs: number | null = null;
   /** Posted once the page is ready (a new panel's page is still loading). */
   private pending: HostMessage[] = [];
   private generation = 0;
@@ -80,10 +66,11 @@ export abstract class PanelHost implements vscode.Disposable {
 
   constructor(readonly panel: vscode.WebviewPanel, protected readonly env: PanelEnv) {}
 
-  /** Set the page and listen: called once by the subclass's constructor path (create or revive). */
-  protected init(): void {
+  /** Set the page and listen: called once, by the manager, right after construction (create or
+   * revive) — not by the constructor, since `id` is the subclass's field. */
+  init(): void {
     const w = this.panel.webview;
-    w.options = { enableScripts: true, localResourceRoots: [this.env.mediaRoot] };
+    w.options = webviewOptions(this.env.mediaRoot);
     w.html = panelHtml(w, this.env.mediaRoot, this.id);
     this.disposables.push(
       w.onDidReceiveMessage((m: unknown) => this.env.onMessage(this, m)),
@@ -92,20 +79,12 @@ export abstract class PanelHost implements vscode.Disposable {
     this.updateTitle();
   }
 
-  get viewType(): string {
-    return VIEW_TYPES[this.id];
-  }
-
   private updateTitle(): void {
     this.panel.title = this.kernel ? `${TITLES[this.id]} — ${this.kernel.kernel}` : TITLES[this.id];
   }
 
   post(m: HostMessage): void {
     if (this.disposed) return;
-    this.sent[m.type] = (this.sent[m.type] ?? 0) + 1;
-    const run = m.type === 'record' ? m.record.run : m.type === 'swimlane' ? m.run : null;
-    if (run) this.lastMakespanUs = makespan(run.tasks.start, run.tasks.end);
-    else if (m.type === 'report' && m.report.metrics) this.lastMakespanUs = m.report.metrics.makespan_us;
     void this.panel.webview.postMessage(m);
   }
 
@@ -171,8 +150,12 @@ export abstract class PanelHost implements vscode.Disposable {
     }
   }
 
-  /** Ask the server and post the panel's messages; check `current()` after every await. */
-  protected abstract load(server: PanelServer, ref: KernelRef, current: () => boolean): Promise<void>;
+  /** Ask the server and post the panel's messages; check `current()` after every await.
+   * By default: the kernel's record (`pypto/record`: passes, graphs, run, listings). */
+  protected async load(server: PanelServer, ref: KernelRef, current: () => boolean): Promise<void> {
+    const r = await server.record(ref);
+    if (current()) this.post(recordMessage(r));
+  }
 
   /** A panel request other than the common ones (graph: requestPass). */
   handlePassRequest(_index: number): void {}

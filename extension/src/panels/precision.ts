@@ -1,20 +1,14 @@
 // The precision panel's host: the precision diff against fp64 (`pypto/precision`, run on
 // demand in a worker: seconds) — per pass, per op errors and per-tile error grids.
 
-import * as vscode from 'vscode';
 import type { KernelRef } from '../kernels';
 import { precisionMessage, progressMessage, type PanelServer } from '../panelData';
-import { PanelHost, type PanelEnv } from './panelHost';
+import { PanelHost } from './panelHost';
 
 export class PrecisionPanel extends PanelHost {
   readonly id = 'precision';
 
-  constructor(panel: vscode.WebviewPanel, env: PanelEnv) {
-    super(panel, env);
-    this.init();
-  }
-
-  protected async load(server: PanelServer, ref: KernelRef, current: () => boolean): Promise<void> {
+  protected override async load(server: PanelServer, ref: KernelRef, current: () => boolean): Promise<void> {
     this.post(progressMessage(ref.kernel, 'Comparing with an fp64 reference:'));
     const r = await server.precision(ref);
     if (current()) this.post(precisionMessage(r));
