@@ -33,12 +33,12 @@ REPO = Path(__file__).resolve().parent.parent
 REPS = 3
 
 
-def timed(args: list[str], reps: int = REPS) -> float:
+def timed(args: list[str], reps: int = REPS, env: dict[str, str] | None = None) -> float:
     best = float("inf")
     for _ in range(reps):
         t = time.perf_counter()
         r = subprocess.run([sys.executable, "-m", "server.cli", "check", *args], cwd=REPO, capture_output=True,
-                           text=True)
+                           text=True, env=env)
         took = time.perf_counter() - t
         if r.returncode != 0:
             raise SystemExit(f"check {' '.join(args)} failed ({r.returncode}):\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
@@ -66,6 +66,8 @@ def main() -> int:
                                dashboard_address=None, silence_logs=40)
         print(f"Dask LocalCluster (2 worker processes, 127.0.0.1) started in {time.perf_counter() - t:.2f} s")
         dask = "dask://" + cluster.scheduler_address.removeprefix("tcp://")
+        cores = str(os.cpu_count() or 1)
+        uncapped = {**os.environ, "OMP_NUM_THREADS": cores, "OPENBLAS_NUM_THREADS": cores, "MKL_NUM_THREADS": cores}
         try:
             for name, folder in (("examples (14 kernels)", small), ("examples x4 (56 kernels)", large),
                                  ("softmax.py x16 (16 kernels, the heaviest example)", heavy)):
@@ -76,6 +78,9 @@ def main() -> int:
                 rows = [
                     ("--workers 1 (in process)", timed([*common, "--workers", "1"])),
                     ("--workers 2 (local pool)", timed([*common, "--workers", "2"])),
+                    # as before the pool capped its workers' math threads: each worker with every core's
+                    # worth of OpenMP/OpenBLAS threads (a variable the user sets wins over the cap)
+                    ("--workers 2, math threads not capped", timed([*common, "--workers", "2"], env=uncapped)),
                 ]
                 cold = timed([*common, "--executor", dask], reps=1)
                 rows.append(("dask cluster, cold workers (first run)", cold))

@@ -18,21 +18,17 @@ the process boundary and are what the shells hold:
   merged_swimlane.json and run outputs: `pypto.boards.importers.load_any`) as a swimlane.
 
 A user mistake is a result, not an exception: `error` carries the message and the line.
-Modules are cached per (path, text hash) in the worker, so a pool's warm worker analyses
-the kernels of one version without re-executing the module.
+Modules are cached per (path, text hash) in the worker (`pypto.userfiles.load_text`), so a
+pool's warm worker analyses the kernels of one version without re-executing the module.
 """
 
 from __future__ import annotations
 
-import hashlib
-import sys
 import traceback
 import types
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-_MODULES: dict[tuple[str, str], types.ModuleType] = {}
 
 
 def _error(message: str, line: int, col: int = 0, end_line: int = 0, end_col: int = 0,
@@ -42,18 +38,9 @@ def _error(message: str, line: int, col: int = 0, end_line: int = 0, end_col: in
 
 
 def _load(path: str, text: str) -> types.ModuleType:
-    key = (path, hashlib.sha256(text.encode()).hexdigest())
-    mod = _MODULES.get(key)
-    if mod is None:
-        name = "pypto_doc_" + hashlib.sha1(path.encode()).hexdigest()[:12]
-        mod = types.ModuleType(name)
-        mod.__file__ = path
-        code = compile(text, path, "exec")
-        sys.modules[name] = mod  # dataclasses and pickling look modules up by name
-        exec(code, mod.__dict__)  # noqa: S102 - running the user's module is the point (in a worker)
-        _MODULES.clear()  # one version per worker is enough
-        _MODULES[key] = mod
-    return mod
+    from pypto.userfiles import load_text
+
+    return load_text(path, text, "pypto_doc_")
 
 
 def _module_error(path: str, e: BaseException) -> dict[str, Any]:

@@ -73,8 +73,9 @@ class _SiblingModules:
     is another one (then also calling `forget`, which clears the worker's cached kernel module:
     it holds the old helpers). `after()` records the modules the job imported from the folder."""
 
-    def __init__(self, forget: Callable[[], None]) -> None:
+    def __init__(self, forget: Callable[[], None], enter_folder: Callable[[str], None]) -> None:
         self.forget = forget
+        self.enter_folder = enter_folder
         self.folder: str | None = None
         self.kernel_file: str | None = None
         self.modules: dict[str, tuple[str, str | None]] = {}  # name -> (file, sha1 of its text)
@@ -89,13 +90,9 @@ class _SiblingModules:
             self.modules = {}
             self.forget()
         if folder != self.folder:
-            if self.folder is not None and self.folder in sys.path:
-                sys.path.remove(self.folder)
-            if folder in sys.path:
-                sys.path.remove(folder)
-            # first, as `python FILE` puts the script's folder: a `helpers.py` elsewhere on the
-            # path inherited from the parent (its working directory, say) must not win
-            sys.path.insert(0, folder)
+            # first on sys.path, as `python FILE` puts the script's folder: a `helpers.py`
+            # elsewhere on the path inherited from the parent (its working directory) must not win
+            self.enter_folder(folder)
             self.folder = folder
         self.kernel_file = os.path.abspath(path)
         self._known = set(sys.modules)
@@ -113,8 +110,9 @@ class _SiblingModules:
 def _serve(conn: Connection, memory_limit: int) -> None:
     """The worker's loop: receive (fn name, args), answer ("ok", result) or (kind, message)."""
     import server.analyze as jobs
+    from pypto.userfiles import enter_folder, forget_loaded
 
-    siblings = _SiblingModules(lambda: getattr(jobs, "_MODULES", {}).clear())
+    siblings = _SiblingModules(forget_loaded, enter_folder)
 
     if memory_limit > 0:
         limit = _vm_bytes() + memory_limit

@@ -24,13 +24,10 @@ dies (`os._exit`, a signal, memory) costs the report of its kernel — an `error
 from __future__ import annotations
 
 import importlib.util
-import linecache
 import logging
 import multiprocessing as mp
 import os
-import sys
 import threading
-import types
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -40,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.analysis.report import KernelReport
-from pypto.userfiles import enter_folder
+from pypto.userfiles import load_text
 
 log = logging.getLogger(__name__)
 _PRELOAD = ["numpy", "torch", "pypto", "pypto.record", "pypto.boards.sim", "pypto.analysis.report",
@@ -80,38 +77,15 @@ class Work:
     precision: bool = True
 
 
-def _module(path: str, text: str) -> types.ModuleType:
-    """Execute `text` as the module at `path` (registered for linecache, dataclasses and pickle)."""
-    lines = text.splitlines(keepends=True)
-    linecache.cache[path] = (len(text), None, lines, path)  # mtime None: never re-read from disk
-    folder = os.path.dirname(path)
-    if folder and os.path.isdir(folder):
-        enter_folder(folder)
-    name = "pypto_check_" + Path(path).stem
-    mod = types.ModuleType(name)
-    mod.__file__ = path
-    sys.modules[name] = mod
-    exec(compile(text, path, "exec"), mod.__dict__)  # noqa: S102 - reporting the user's kernels runs them
-    return mod
-
-
-_LOADED: dict[tuple[str, str], types.ModuleType] = {}
-
-
 def report_one(work: Work) -> KernelReport:
     """The report of one kernel (runs wherever the executor puts it)."""
     from pypto.analysis.report import make_report
     from pypto.frontend.jit import JitKernel
 
-    key = (work.path, work.text)
-    mod = _LOADED.get(key)
-    if mod is None:
-        try:
-            mod = _module(work.path, work.text)
-        except Exception as e:  # noqa: BLE001 - the module raised while importing here: its report says so
-            return _failed(work, f"{type(e).__name__} while importing {Path(work.path).name}: {e}")
-        _LOADED.clear()  # one file at a time is enough
-        _LOADED[key] = mod
+    try:
+        mod = load_text(work.path, work.text, "pypto_check_")
+    except Exception as e:  # noqa: BLE001 - the module raised while importing here: its report says so
+        return _failed(work, f"{type(e).__name__} while importing {Path(work.path).name}: {e}")
     for value in vars(mod).values():
         if isinstance(value, JitKernel) and value.name == work.kernel and value.fn.__code__.co_filename == work.path:
             return make_report(value, work.board, precision=work.precision).without_program()
