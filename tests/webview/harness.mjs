@@ -65,25 +65,22 @@ export async function launch() {
   return { context, close };
 }
 
-/** Open a panel with the test host; resolves once it has said `ready`. Console errors are collected. */
+/** Open a panel with the test host; resolves once it has said `ready`. Console errors are collected
+ * (and CSP violations, in the page's window.__violations). */
 export async function openPanel(context, panel) {
   const page = await context.newPage();
   const errors = [];
-  const violations = [];
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());
   });
   page.on('pageerror', (e) => errors.push(String(e)));
-  await page.exposeFunction('__cspViolation', (v) => violations.push(v));
+  // CSP violations land in window.__violations (the CSP test reads them)
   await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => {
-      (window.__violations ||= []).push(`${e.violatedDirective} ${e.blockedURI}`);
-      window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`);
-    });
+    document.addEventListener('securitypolicyviolation', (e) => (window.__violations ||= []).push(`${e.violatedDirective} ${e.blockedURI}`));
   });
   await page.goto(`${ORIGIN}/${panel}.html?host=test`);
   await waitReady(page);
-  return { page, errors, violations };
+  return { page, errors };
 }
 
 export async function waitReady(page) {
@@ -137,11 +134,6 @@ export async function scheme(page, colorScheme) {
   await page.emulateMedia({ colorScheme });
   await frames(page);
   if (charts[0] > 0) await page.waitForFunction((want) => (window.__pyptoPlots ?? 0) >= want, charts[1] + charts[0]);
-}
-
-/** Plotly charts drawn so far in the page. */
-export async function plots(page) {
-  return page.evaluate(() => window.__pyptoPlots ?? 0);
 }
 
 /** Wait until the panel's view state is saved (it is saved debounced) as it is now. */

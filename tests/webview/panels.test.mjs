@@ -134,6 +134,10 @@ describe('graph panel', () => {
     assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), '3');
     await p.page.keyboard.press('End');
     assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), String(r.passes.at(-1).index));
+    await p.page.keyboard.press('p');
+    assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), String(r.passes.at(-2).index));
+    await p.page.keyboard.press('n');
+    assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), String(r.passes.at(-1).index));
     await noErrors(p);
   });
 
@@ -519,6 +523,59 @@ describe('graph panel: updated in place by a new record of the same kernel', () 
   });
 });
 
+describe('graph and swimlane: a record of a failed compile', () => {
+  /** The record of a compile that failed in a pass, at a line of the kernel. */
+  const failed = (doc, line) => ({
+    ...doc, record: { ...doc.record, error: { message: 'tile shape <1x4096> does not fit', pass: 'tile_expand', loc: [{ file: doc.record.source.file, line, col: 4, end_line: line, end_col: 20 }] } },
+  });
+  const fileName = (doc) => doc.record.source.file.split('/').at(-1);
+
+  test('graph: its error (message and line); the last good graph stays for the next record', async () => {
+    const p = await openPanel(browser.context, 'graph');
+    await send(p.page, { type: 'record', ...showcase });
+    await p.page.keyboard.press('Home');
+    for (let i = 0; i < 4; i++) await p.page.keyboard.press('ArrowRight');
+    const exp = flatten(showcase.record.passes[4].snapshot.graph).find((n) => n.op === 'exp');
+    await p.page.click(`.graph-svg g.node[data-id="${exp.id}"]`);
+    const before = await viewState(p.page);
+    assert.equal(before.selected, String(exp.id));
+    await send(p.page, { type: 'record', ...failed(showcase, 17) });
+    assert.equal(await state(p.page), 'error');
+    assert.equal(await p.page.textContent('.error-message'), 'pass tile_expand: tile shape <1x4096> does not fit');
+    assert.equal(await p.page.textContent('.error-where'), `${fileName(showcase)}:17`);
+    await send(p.page, { type: 'record', ...showcase });
+    assert.equal(await state(p.page), 'content');
+    assert.deepEqual(await viewState(p.page), before);
+    assert.equal(await p.page.getAttribute('.pass.selected', 'data-index'), String(showcase.record.passes[4].index));
+    assert.equal(await p.page.locator(`.graph-svg g.node.selected[data-id="${exp.id}"]`).count(), 1);
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('swimlane: its error (message and line); the last good run stays for the next record', async () => {
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'record', ...attention });
+    await p.page.evaluate(() => window.__pyptoPanel.panel.zoomTo(5, 13));
+    await frames(p.page);
+    const run = attention.record.run;
+    const task = run.tasks.id.find((id, i) => run.tasks.start[i] > 5.5 && run.tasks.end[i] < 12.5);
+    const pt = await p.page.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), task);
+    await p.page.mouse.click(pt.x, pt.y);
+    const before = await viewState(p.page);
+    assert.equal(before.selected, task);
+    await send(p.page, { type: 'record', ...failed(attention, 30) });
+    assert.equal(await state(p.page), 'error');
+    assert.equal(await p.page.textContent('.error-message'), 'pass tile_expand: tile shape <1x4096> does not fit');
+    assert.equal(await p.page.textContent('.error-where'), `${fileName(attention)}:30`);
+    await send(p.page, { type: 'record', ...attention });
+    assert.equal(await state(p.page), 'content');
+    assert.deepEqual(await viewState(p.page), before, 'window and selection kept');
+    assert.equal(await p.page.locator('canvas.sl-canvas').count(), 1, 'the same run: nothing to compare');
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
 // ---- swimlane panel -------------------------------------------------------------------------
 
 describe('swimlane panel', () => {
@@ -808,6 +865,7 @@ describe('precision panel', () => {
   test('switches passes by keyboard', async () => {
     const { precision } = doc();
     const names = precision.passes.map((x) => x.name);
+    assert.ok(names.length >= 3, 'three passes to step through');
     await p.page.evaluate(() => document.activeElement?.blur());
     const shown = () => p.page.getAttribute('section[data-ops]', 'data-ops');
     assert.equal(await shown(), precision.first_failing_pass);
@@ -819,7 +877,11 @@ describe('precision panel', () => {
     assert.equal(await shown(), names.at(-1));
     await p.page.keyboard.press('Home');
     assert.equal(await shown(), names[0]);
+    await p.page.keyboard.press('n');
+    assert.equal(await shown(), names[1]);
     await p.page.keyboard.press('ArrowRight');
+    assert.equal(await shown(), names[2]);
+    await p.page.keyboard.press('p');
     assert.equal(await shown(), names[1]);
     assert.equal(await p.page.inputValue('.summary-line select'), names[1]);
     const rows = precision.passes[1].rows.length + precision.passes[1].outputs.length;
@@ -1113,6 +1175,24 @@ describe('protocol and theme', () => {
     await p.page.close();
   });
 
+  // each malformed message: the panel's error state says what was wrong (and the host is told)
+  const MALFORMED = [
+    ['precision', { type: 'comparison', comparison: { kernel_a: 'a', kernel_b: 'b' } }, 'malformed message: comparison: compare_configs(a, b).to_json() or null'],
+    ['precision', { type: 'precision', precision: null, comparison: {} }, 'malformed message: precision: comparison, when given, compare_configs(a, b).to_json() or null'],
+    ['graph', { type: 'showView' }, 'malformed message: showView: view'],
+  ];
+  for (const [panel, msg, text] of MALFORMED) {
+    test(`a malformed ${msg.type} message (${JSON.stringify(msg)}) shows an error state`, async () => {
+      const p = await openPanel(browser.context, panel);
+      await send(p.page, msg);
+      assert.equal(await state(p.page), 'error');
+      assert.equal(await p.page.textContent('.error-message'), text);
+      const logs = await sent(p.page, 'log');
+      assert.ok(logs.some((l) => l.message.includes(text)), JSON.stringify(logs));
+      await p.page.close();
+    });
+  }
+
   test('the panels follow VS Code\'s theme variables, canvas included', async () => {
     const p = await openPanel(browser.context, 'swimlane');
     await send(p.page, { type: 'record', ...attention });
@@ -1162,8 +1242,16 @@ describe('served by pypto-ide serve', () => {
         }
       });
     });
+    const sourceAsked = [];
     await page.route(`${ORIGIN}/api/v1/**`, (route) => {
-      const path = new URL(route.request().url()).pathname;
+      const url = new URL(route.request().url());
+      const path = url.pathname;
+      if (path.endsWith('/source')) {
+        // the first time a 404 with the server's detail, then no answer at all
+        sourceAsked.push(url.searchParams.get('path'));
+        if (sourceAsked.length > 1) return route.abort('connectionrefused');
+        return route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ detail: `not in the workspace: ${url.searchParams.get('path')}` }) });
+      }
       const body = path.endsWith('/result') ? { kernel: 'attention_kernel', has_pass_graphs: false, summary: {}, health: null, precision: null, suggestions: [] }
         : path.endsWith('/record') ? attention.record
           : path.endsWith('/listings') ? { listings: Object.values(attention.listings) } : null;
@@ -1177,6 +1265,17 @@ describe('served by pypto-ide serve', () => {
     const exp = flatten(attention.record.graph).find((n) => n.op === 'exp');
     await page.click(`.graph-svg g.node[data-id="${exp.id}"]`);
     assert.ok(await page.locator(`.graph-svg g.node.highlight[data-id="${exp.id}"]`).count() === 1);
+    // and asks the server for its lines: a refusal shows the server's detail in the source view
+    await page.waitForSelector('.source-view[data-state="error"]');
+    assert.equal(sourceAsked[0], exp.loc[0].file);
+    assert.equal(await page.textContent('.source-view .source-error'), `not in the workspace: ${exp.loc[0].file}`);
+    assert.equal(await page.textContent('.source-view .source-file'), exp.loc[0].file);
+    // a server that does not answer: said so
+    await page.click('.source-view .source-close');
+    await page.click(`.graph-svg g.node[data-id="${exp.id}"]`);
+    await page.waitForSelector('.source-view:not([hidden])[data-state="error"]');
+    assert.equal(sourceAsked.length, 2);
+    assert.equal(await page.textContent('.source-view .source-error'), 'pypto-ide serve did not answer');
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -72,6 +72,26 @@ export function checkbox(label: string, checked: boolean, onChange: (v: boolean)
   return h('label', { class: 'check', title }, input, label);
 }
 
+// ---- keys ----------------------------------------------------------------------------------
+
+/** A key typed into a text field or a select (the panels' shortcuts leave those alone). */
+export function typingIn(e: KeyboardEvent): boolean {
+  const t = e.target as HTMLElement | null;
+  return !!t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA');
+}
+
+/** The pass step a key asks for (→ ] n: next, ← [ p: previous, Home, End), or null (also while typing). */
+export function passKeyStep(e: KeyboardEvent): -1 | 1 | 'first' | 'last' | null {
+  if (typingIn(e)) return null;
+  switch (e.key) {
+    case 'ArrowRight': case ']': case 'n': return 1;
+    case 'ArrowLeft': case '[': case 'p': return -1;
+    case 'Home': return 'first';
+    case 'End': return 'last';
+    default: return null;
+  }
+}
+
 // ---- numbers ---------------------------------------------------------------------------------
 
 export function fmtUs(us: number): string {

@@ -218,13 +218,17 @@ const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object
 const isStr = (x: unknown): x is string => typeof x === 'string';
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 
+/** A ConfigComparison (what the precision panel reads: its rows) or null. */
+const isComparison = (x: unknown): boolean => x === null || (isObj(x) && Array.isArray(x.rows));
+
 const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => string | null> = {
   record: (m) => (isObj(m.record) && Array.isArray(m.record.passes) && isObj(m.record.source) ? null : 'record: a CompileRecord'),
   pass: (m) => (isNum(m.index) && (m.snapshot === null || isObj(m.snapshot)) ? null : 'pass: index and snapshot'),
   swimlane: (m) => (isObj(m.run) && Array.isArray(m.run.lanes) && isObj(m.run.tasks) ? null : 'swimlane: run'),
   report: (m) => (isObj(m.report) && isStr(m.report.kernel) ? null : 'report: a kernel report'),
-  precision: (m) => (m.precision === null || isObj(m.precision) ? null : 'precision: a precision report'),
-  comparison: (m) => (m.comparison === null || (isObj(m.comparison) && Array.isArray(m.comparison.rows)) ? null : 'comparison: compare_configs(a, b).to_json() or null'),
+  precision: (m) => (m.precision !== null && !isObj(m.precision) ? 'precision: a precision report'
+    : m.comparison !== undefined && !isComparison(m.comparison) ? 'precision: comparison, when given, compare_configs(a, b).to_json() or null' : null),
+  comparison: (m) => (isComparison(m.comparison) ? null : 'comparison: compare_configs(a, b).to_json() or null'),
   progress: (m) => (isStr(m.message) ? null : 'progress: message'),
   error: (m) => (isStr(m.message) ? null : 'error: message'),
   highlightSource: (m) => (isStr(m.file) && isNum(m.line) ? null : 'highlightSource: file and line'),

@@ -35,10 +35,6 @@ export class SourceView {
     parent.appendChild(this.root);
   }
 
-  get element(): HTMLElement {
-    return this.root;
-  }
-
   /** The lines are on their way. */
   loading(path: string, range: LineRange): void {
     this.title.textContent = `${path}:${range.line}`;

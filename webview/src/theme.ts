@@ -91,8 +91,23 @@ export function rampColor(t: number): string {
 
 export const RAMP_CSS = `linear-gradient(to right, ${RAMP.map((c) => `rgb(${c.join(',')})`).join(', ')})`;
 
+// textOn runs per labelled box per frame: each colour's answer is kept (it does not depend on
+// the theme). The colours are the categorical ones and the ramp's, so the map stays small;
+// it is emptied should it ever grow past a bound.
+const textOnMemo = new Map<string, string>();
+
 /** '#111' or '#fff': the text colour that reads on `color` ('#rgb', '#rrggbb' or 'rgb(r,g,b)'). */
 export function textOn(color: string): string {
+  let got = textOnMemo.get(color);
+  if (got === undefined) {
+    if (textOnMemo.size >= 4096) textOnMemo.clear();
+    got = contrastText(color);
+    textOnMemo.set(color, got);
+  }
+  return got;
+}
+
+function contrastText(color: string): string {
   let r = 128;
   let g = 128;
   let b = 128;

@@ -27,7 +27,6 @@ export interface TensorView {
   scopes: Map<string, Scope>;
   /** The innermost scope of each node (null: the kernel body). */
   scopeOf: Map<number, string | null>;
-  extraCount: number;
 }
 
 const unquote = (s: string | undefined): string => (s ?? '').replace(/^'(.*)'$/, '$1');
@@ -73,7 +72,8 @@ export function tensorView(program: Program, extra: GraphNode[] = [], previous: 
   viewCache.set(program, byPrev);
   const key = previous ?? NO_PREVIOUS;
   const got = byPrev.get(key);
-  if (got && got.extraCount === extra.length) return got;
+  // `extra` is what `previous` had and `program` lacks, so the pair determines it
+  if (got) return got;
   const view = computeTensorView(program, extra, previous);
   byPrev.set(key, view);
   return view;
@@ -142,7 +142,7 @@ function computeTensorView(program: Program, extra: GraphNode[], previous: Progr
       for (const i of n.inputs) add(i, n.id);
     }
   }
-  return { nodes: [...byId.values()], loopOf, edges, scopes, scopeOf, extraCount: extra.length };
+  return { nodes: [...byId.values()], loopOf, edges, scopes, scopeOf };
 }
 
 /** The outermost collapsed scope holding a node's scope (null: none is collapsed). */

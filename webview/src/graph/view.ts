@@ -247,11 +247,6 @@ export class GraphView {
     }
   }
 
-  /** A cluster's box in graph coordinates (tests and centring). */
-  clusterBox(id: string): { x: number; y: number; width: number; height: number } | undefined {
-    return this.layout?.clusters.get(id);
-  }
-
   private edgeClass(i: number): string {
     const e = this.edges[i].e;
     const sel = this.selected !== null && (e.from === this.selected || e.to === this.selected);

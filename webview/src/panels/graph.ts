@@ -6,7 +6,7 @@
 // pass, view, zoom, selection, collapsed clusters and search stay where they still apply.
 
 import { start, type PanelImpl, type Shell } from '../app';
-import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select } from '../dom';
+import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, passKeyStep, select, typingIn } from '../dom';
 import { GraphView, type Transform, type ViewCluster, type ViewEdge, type ViewNode } from '../graph/view';
 import {
   bufferUse,
@@ -289,18 +289,14 @@ class GraphPanel implements PanelImpl {
   }
 
   private onKey(e: KeyboardEvent): void {
-    const t = e.target as HTMLElement;
-    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
-    if (e.key === 'ArrowRight' || e.key === ']' || e.key === 'n') {
-      this.step(1);
+    if (typingIn(e)) return;
+    const step = passKeyStep(e);
+    const passes = this.record?.passes;
+    if (step === 1 || step === -1) {
+      this.step(step);
       e.preventDefault();
-    } else if (e.key === 'ArrowLeft' || e.key === '[' || e.key === 'p') {
-      this.step(-1);
-      e.preventDefault();
-    } else if (e.key === 'Home') {
-      if (this.record?.passes.length) this.selectPass(this.record.passes[0].index);
-    } else if (e.key === 'End') {
-      if (this.record?.passes.length) this.selectPass(this.record.passes[this.record.passes.length - 1].index);
+    } else if (step !== null) {
+      if (passes?.length) this.selectPass(passes[step === 'first' ? 0 : passes.length - 1].index);
     } else if (e.key === '/') {
       this.searchInput.focus();
       e.preventDefault();
@@ -608,12 +604,17 @@ class GraphPanel implements PanelImpl {
       };
     });
     // an opened group: its tasks in a cluster whose title closes it again
-    const opened = new Map<string, number>();
-    for (const g of ev.groups) if (g.openedFrom) opened.set(g.openedFrom, (opened.get(g.openedFrom) ?? 0) + 1);
-    const clusters: ViewCluster[] = [...opened].map(([key, n]) => {
-      const m = /^L(-?\d+)@(\d+)$/.exec(key);
-      return { id: `c:${key}`, title: `leaf ${m?.[1] ?? '?'} · depth ${m?.[2] ?? '?'} · ${n} tasks`, parent: null, classes: ['task-cluster'], tooltip: 'click the title to group these tasks again' };
-    });
+    // (its tasks carry the group's leaf and depth)
+    const opened = new Map<string, { leaf: number; depth: number; n: number }>();
+    for (const g of ev.groups) {
+      if (!g.openedFrom) continue;
+      const o = opened.get(g.openedFrom) ?? { leaf: g.leaf, depth: g.depth, n: 0 };
+      o.n++;
+      opened.set(g.openedFrom, o);
+    }
+    const clusters: ViewCluster[] = [...opened].map(([key, o]) => ({
+      id: `c:${key}`, title: `leaf ${o.leaf} · depth ${o.depth} · ${o.n} tasks`, parent: null, classes: ['task-cluster'], tooltip: 'click the title to group these tasks again',
+    }));
     const edges: ViewEdge[] = ev.edges.map(([a, b]) => ({ from: a, to: b }));
     this.view.setGraph(nodes, edges, clusters);
     const total = program.execute?.tasks.length ?? 0;

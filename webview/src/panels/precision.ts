@@ -1,10 +1,10 @@
 // The precision panel: each op's error against an fp64 run after the chosen pass (table and bar
 // chart; pass/fail with the first failing op marked), the per-tile error heatmap of an output,
-// one op's error across passes, and two configurations compared op by op. ←/→ (or [ and ])
-// switch the pass; a new report updates the page in place (pass, op, output, scroll kept).
+// one op's error across passes, and two configurations compared op by op. ←/→ (or [ ], n p,
+// Home End) switch the pass; a new report updates the page in place (pass, op, output, scroll kept).
 
 import { start, type PanelImpl, type Shell } from '../app';
-import { basename, clear, fmtNum, h, select } from '../dom';
+import { basename, clear, fmtNum, h, passKeyStep, select } from '../dom';
 import { sameFile } from '../model';
 import { plot } from '../plot';
 import type { HostMessage } from '../protocol';
@@ -59,17 +59,11 @@ class PrecisionPanel implements PanelImpl {
   }
 
   private onKey(e: KeyboardEvent): void {
-    const t = e.target as HTMLElement;
-    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
+    const step = passKeyStep(e);
     const r = this.report;
-    if (!r || !r.passes.length) return;
+    if (step === null || !r || !r.passes.length) return;
     const at = r.passes.indexOf(this.pass()!);
-    let to = at;
-    if (e.key === 'ArrowRight' || e.key === ']') to = Math.min(r.passes.length - 1, at + 1);
-    else if (e.key === 'ArrowLeft' || e.key === '[') to = Math.max(0, at - 1);
-    else if (e.key === 'Home') to = 0;
-    else if (e.key === 'End') to = r.passes.length - 1;
-    else return;
+    const to = step === 'first' ? 0 : step === 'last' ? r.passes.length - 1 : Math.min(r.passes.length - 1, Math.max(0, at + step));
     e.preventDefault();
     if (to === at) return;
     this.st.pass = r.passes[to].name;
@@ -177,7 +171,7 @@ class PrecisionPanel implements PanelImpl {
       h('span', { class: `verdict-big ${r.passed ? 'pass-text' : 'fail-text'}` }, r.passed ? 'PASS' : 'FAIL'),
       first ? h('span', null, 'first failing op: ', h('b', null, `${first.op} %${first.node}`), ' at ', this.link(first.where), ` after pass ${r.first_failing_pass ?? '?'} — max_rel ${fmtNum(num(first.max_rel))}, ${first.errors} errors (allowed ${first.allowed})`) : h('span', { class: 'muted' }, 'every op is within the tolerance'),
       h('span', { class: 'spacer' }),
-      h('label', { class: 'check', title: '←/→ or [ and ] switch passes' }, 'after pass ', select<string>(r.passes.map((p) => [p.name, `${p.index} ${p.name} ${p.passed ? '✓' : '✗'}${p.same_as ? ` (= ${p.same_as})` : ''}`]), this.pass()?.name ?? '', (v) => {
+      h('label', { class: 'check', title: '←/→, [ and ], n and p, Home and End switch passes' }, 'after pass ', select<string>(r.passes.map((p) => [p.name, `${p.index} ${p.name} ${p.passed ? '✓' : '✗'}${p.same_as ? ` (= ${p.same_as})` : ''}`]), this.pass()?.name ?? '', (v) => {
         this.st.pass = v;
         this.shell.saveState();
         this.render();

@@ -6,7 +6,7 @@
 // the highlighted line stay — and, when its run differs, the previous run is drawn above it.
 
 import { start, type PanelImpl, type Shell } from '../app';
-import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select } from '../dom';
+import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select, typingIn } from '../dom';
 import { isKernelOf, kernelKey, RecordIndex, recordError, sameFile } from '../model';
 import type { HostMessage } from '../protocol';
 import { SwimlaneCanvas, type DrawOptions, type Viewport } from '../swimlane/canvas';
@@ -715,9 +715,7 @@ class SwimlanePanel implements PanelImpl {
   }
 
   private onKey(e: KeyboardEvent): void {
-    const t = e.target as HTMLElement;
-    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT')) return;
-    if (!this.runs.length) return;
+    if (typingIn(e) || !this.runs.length) return;
     const span = this.vp.t1 - this.vp.t0;
     const mid = (this.vp.t0 + this.vp.t1) / 2;
     if (e.key === 'f') this.fit();

@@ -181,7 +181,7 @@ export class SwimlaneCanvas {
         ctx.font = `8px ${pal.font}`;
         ctx.fillText(row.pipe, 36, y + row.h / 2);
         ctx.font = `11px ${pal.font}`;
-      } else if (this.labelEvery === 1 || row.k % this.labelEvery === 0) {
+      } else if (row.k % this.labelEvery === 0) {
         ctx.font = `${Math.max(9, Math.min(11, row.h))}px ${pal.font}`;
         ctx.fillText(d.run.lanes[row.lane].name, 4, y + row.h / 2);
         ctx.font = `11px ${pal.font}`;
@@ -360,10 +360,11 @@ export class SwimlaneCanvas {
 
   /** More lanes than fit: a thumb at the right edge says where the view is (alt+wheel or drag scrolls). */
   private drawScrollbar(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
-    const avail = this.height - AXIS - COUNTER;
-    if (this.contentH <= avail + 1) return;
+    const over = this.overflow;
+    if (over <= 1) return;
+    const avail = this.contentH - over;
     const h = Math.max(16, (avail * avail) / this.contentH);
-    const y = AXIS + (this.scrollY / (this.contentH - avail)) * (avail - h);
+    const y = AXIS + (this.scrollY / over) * (avail - h);
     ctx.globalAlpha = 0.55;
     ctx.fillStyle = pal.muted;
     ctx.fillRect(this.width - 5, y, 4, h);
