@@ -445,11 +445,12 @@ def run_check(paths: list[str], baseline: Path, update: bool = False, fmt: str =
 
     root = baseline.resolve().parent
     try:
+        # the arguments first (open_executor checks them too, but only after the baseline is read)
         parse_executor(executor)
         if workers is not None and workers < 1:
             raise ValueError(f"--workers {workers}: at least 1")
         base = None if update else check.load_baseline(baseline)
-        with open_executor(executor, workers) as runner:  # a pool starts while the kernels are imported
+        with open_executor(executor, workers) as runner:  # a local pool starts while the kernels are imported
             kernels = [k for p in (paths or ["."]) for k in kernels_in(p)]
             reports = report_all(kernels, runner, "sim", precision)
     except CliError as e:

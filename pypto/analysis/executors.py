@@ -29,7 +29,7 @@ import multiprocessing as mp
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing import forkserver
@@ -131,8 +131,9 @@ def parse_executor(spec: str) -> tuple[str, str | None]:
 
 
 class Executor:
-    """Where the reports run; opened before the kernels are listed, so a pool or a cluster starts
-    while this process imports the kernel files. `run` keeps the order of its work."""
+    """Where the reports run; opened before the kernels are listed, so a local pool starts (on a
+    thread) while this process imports the kernel files (a Dask cluster is connected, or a local
+    one started, before). `run` keeps the order of its work."""
 
     local = True  # whether one kernel is reported here rather than sent away
 
@@ -149,9 +150,8 @@ class Executor:
         self.close()
 
 
-def _warm() -> int:
+def _warm() -> None:
     """Nothing: makes the pool start its worker processes (which import pypto) now."""
-    return os.getpid()
 
 
 class LocalPool(Executor):
@@ -166,14 +166,14 @@ class LocalPool(Executor):
         self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=self.ctx)
         # starting a worker waits for the forkserver's preload (torch: about a second), so the
         # workers start on a thread: meanwhile the caller imports the kernel files
-        self.warming: list[Future[int]] = []
         self.starting = threading.Thread(target=self._start, args=(workers,), name="pypto-check-pool", daemon=True)
         self.starting.start()
 
     def _start(self, workers: int) -> None:
         try:
             start_forkserver(workers)
-            self.warming = [self.pool.submit(_warm) for _ in range(workers)]
+            for _ in range(workers):
+                self.pool.submit(_warm)
         except Exception as e:  # noqa: BLE001 - the pool could not start: run() says so when asked
             log.warning("the local pool did not start: %s", e)
 
