@@ -5,7 +5,7 @@
 // in its nested iframes. Every wait is on a locator or a polled condition, never a fixed sleep.
 
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -95,11 +95,12 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 }
 
 /**
- * Start code-server on a free port with the extension installed and `folder` open.
- * `settings` are user settings merged over the defaults; `interpreter` is pypto.interpreter
- * (default: the repo's .venv python); `env` is added to the extension host's environment.
+ * Start code-server on a free port with the extension (VSIX) installed and `folder` open.
+ * `interpreter` is pypto.interpreter (default: the repo's .venv python); `env` is added to the
+ * extension host's environment; `label` names the kept logs (build/vscode/logs/<label>/).
+ * Returns {url, run (the run dir), stop}.
  */
-export async function startIDE({ folder, settings = {}, interpreter = VENV_PYTHON, env = {}, vsix = VSIX, label = 'ide' }) {
+export async function startIDE({ folder, interpreter = VENV_PYTHON, env = {}, label = 'ide' }) {
   const run = mkdtempSync(join(tmpdir(), 'pypto-e2e-run-'));
   // stop: end the process group, keep its logs in build/vscode/logs/<label>/, drop the run dir.
   // Registered before the start, so that an interrupt during start.sh still ends code-server.
@@ -117,7 +118,7 @@ export async function startIDE({ folder, settings = {}, interpreter = VENV_PYTHO
   const attempt = async () => {
     const port = await freePort();
     const args = [join(REPO, 'tools', 'vscode', 'start.sh'), '--run', run, '--port', String(port), '--folder', folder,
-      '--settings', JSON.stringify(settings), '--vsix', vsix, '--owner', String(process.pid)];
+      '--vsix', VSIX, '--owner', String(process.pid)];
     if (interpreter) args.push('--interpreter', interpreter);
     return spawnSync('bash', args, { env: { ...process.env, ...env }, encoding: 'utf8' });
   };
@@ -127,31 +128,22 @@ export async function startIDE({ folder, settings = {}, interpreter = VENV_PYTHO
     stop();
     throw new Error(`start.sh failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
   }
-  const url = r.stdout.trim().split('\n').at(-1);
-  return { url, port: Number(new URL(url).port), run, stop, log: () => readFileSync(join(run, 'cs.log'), 'utf8') };
+  return { url: r.stdout.trim().split('\n').at(-1), run, stop };
 }
 
-/** The extension host's log lines (exthost.log) — for failure messages, not for assertions. */
-export function extHostLog(run) {
-  const out = spawnSync('bash', ['-c', `cat "${run}"/ud/logs/*/window*/exthost/exthost.log 2>/dev/null | tail -40`], { encoding: 'utf8' });
-  return out.stdout;
-}
-
-/** Debian's Chromium, headless, with its own profile and HOME, on the workbench URL. */
-export async function openBrowser(url, { width = 1400, height = 900 } = {}) {
+/** Debian's Chromium, headless, with its own profile and HOME, on the workbench URL.
+ * Returns {page, close}. */
+export async function openBrowser(url) {
   const profile = mkdtempSync(join(tmpdir(), 'pypto-e2e-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    viewport: { width, height },
+    viewport: { width: 1400, height: 900 },
     env: { ...process.env, HOME: profile },
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
   const page = context.pages()[0] ?? (await context.newPage());
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  const t0 = Date.now();
   await page.goto(url);
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
   // the explorer shows the folder once the remote file system answers
@@ -165,7 +157,31 @@ export async function openBrowser(url, { width = 1400, height = 900 } = {}) {
     await context.close();
     removeProfile();
   };
-  return { context, page, errors, close, loadedAt: t0 };
+  return { page, close };
+}
+
+/**
+ * One test file's (or benchmark run's) IDE: a fresh copy of examples/ (`ws`, or a new
+ * workspace()), code-server on it (startIDE's `label`, `env`, `interpreter`; `folder` opened,
+ * default the copy of examples/), and a browser on the workbench. Returns {ws, ide, page,
+ * close}; close() undoes all three (also after a failed start of one of them).
+ */
+export async function session({ label, env, interpreter, ws = workspace(), folder = ws.folder }) {
+  let ide = null;
+  let browser = null;
+  const close = async () => {
+    await browser?.close();
+    ide?.stop();
+    ws.remove();
+  };
+  try {
+    ide = await startIDE({ folder, env, interpreter, label });
+    browser = await openBrowser(ide.url);
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { ws, ide, page: browser.page, close };
 }
 
 /** Run a command from the palette by (part of) its title, e.g. 'PyPTO: Open Swimlane Panel'.
@@ -224,6 +240,11 @@ export async function openFile(page, name) {
   await activeEditor(page, name).locator('.view-lines').waitFor({ timeout: 15_000 });
 }
 
+/** The kernel CodeLens (`pypto: 33.9 µs simulated · …`) in the editor of `name`. */
+export function kernelLens(page, name) {
+  return activeEditor(page, name).locator('.codelens-decoration', { hasText: /pypto:.*µs/ }).first();
+}
+
 /** The code editor showing `name` (the active tab of its group), else the focused group's editor. */
 export function activeEditor(page, name) {
   if (!name) return page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
@@ -259,13 +280,6 @@ export async function replaceLine(page, line, text, name) {
   await page.keyboard.insertText(text);
 }
 
-/** The editor's cursor/selection as the status bar shows it (the focused editor): {line, col, selected}. */
-export async function statusSelection(page) {
-  const text = (await page.locator('[id="status.editor.selection"]').textContent({ timeout: 10_000 })) ?? '';
-  const m = /Ln (\d+), Col (\d+)(?: \((\d+) selected\))?/.exec(text);
-  return m ? { line: Number(m[1]), col: Number(m[2]), selected: Number(m[3] ?? 0), text } : { text };
-}
-
 /** The line of the primary cursor of the editor of `name`, as its gutter highlights it (focused or not). */
 export async function cursorLine(page, name) {
   const n = activeEditor(page, name).locator('.line-numbers.active-line-number');
@@ -297,10 +311,7 @@ export async function visibleText(page, name) {
   return (await visibleLines(page, name)).map((l) => l.text).join('\n');
 }
 
-/**
- * The frame (of the nested webview iframes) that holds `selector`, polling until it exists.
- * `within`, if given, restricts to frames under a webview whose panel title matches.
- */
+/** The frame (of the nested webview iframes) that holds `selector`, polling until it exists. */
 export async function findFrame(page, selector, timeout = 60_000) {
   const t0 = Date.now();
   for (;;) {
@@ -334,9 +345,4 @@ export async function until(fn, { timeout = 60_000, interval = 100, what = 'cond
 export async function shot(page, name) {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
-}
-
-/** Texts of the notification toasts (and the notification centre, if it is open). */
-export async function notifications(page) {
-  return page.locator('.notification-list-item-message').allTextContents();
 }

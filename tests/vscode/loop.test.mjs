@@ -1,8 +1,10 @@
 // The loop the mission names, in a real VS Code (code-server) with the packaged .vsix installed,
 // on a fresh copy of examples/: open softmax.py and see its CodeLens; open the swimlane panel
 // from the command palette; click the slowest task and find the editor's selection on its
-// source line; apply a tile-shape suggestion from the health panel and see the document change;
-// edit set_vec_tile_shapes by hand and see the open swimlane's makespan change in place.
+// source line; move the cursor and see the line's tasks highlighted; open the graph panel on
+// its tiles from the tile-shape CodeLens; apply a tile-shape suggestion from the health panel
+// and see the document change; edit set_vec_tile_shapes by hand and see the open swimlane's
+// makespan change in place.
 // What the IDE shows is checked against the compiler run directly (oracle.py). Screenshots go
 // to build/vscode/screenshots/vscode-*.png.
 
@@ -39,21 +41,17 @@ const NAME = 'softmax.py';
 const skip = H.missing();
 
 describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${skip}` : false }, () => {
-  let ws, ide, b, page, file, source;
+  let s, ws, page, file, source;
 
   before(async () => {
-    ws = H.workspace();
+    s = await H.session({ label: 'loop' });
+    ({ ws, page } = s);
     file = join(ws.folder, 'softmax.py');
     source = readFileSync(file, 'utf8');
-    ide = await H.startIDE({ folder: ws.folder, env: { PYPTO_IDE_TEST_HOOKS: '1' }, label: 'loop' });
-    b = await H.openBrowser(ide.url);
-    page = b.page;
   });
 
   after(async () => {
-    await b?.close();
-    ide?.stop();
-    ws?.remove();
+    await s?.close();
   });
 
   /** The swimlane webview's inner frame and its current makespan (µs): the last run drawn is
@@ -66,7 +64,7 @@ describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${sk
   test('opening examples/softmax.py shows the kernel CodeLens with its simulated makespan', async () => {
     const want = oracle(file);
     await H.openFile(page, NAME);
-    const lens = H.activeEditor(page, NAME).locator('.codelens-decoration', { hasText: /pypto:.*µs/ }).first();
+    const lens = H.kernelLens(page, NAME);
     await lens.waitFor({ timeout: 120_000 });
     const text = await lens.textContent();
     assert.match(text, /simulated/);
@@ -202,7 +200,7 @@ describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${sk
     const near = (t) => Math.abs(shown(t) - want.makespan_us) <= Math.max(0.06, 0.005 * want.makespan_us);
     await H.until(async () => near(await page.locator('.statusbar-item', { hasText: want.kernel }).first().textContent()),
       { timeout: 30_000, what: `the status bar at ${want.makespan_us} µs` });
-    await H.until(async () => near(await H.activeEditor(page, NAME).locator('.codelens-decoration', { hasText: /pypto:.*µs/ }).first().textContent()),
+    await H.until(async () => near(await H.kernelLens(page, NAME).textContent()),
       { timeout: 30_000, what: `the kernel's CodeLens at ${want.makespan_us} µs` });
     await H.shot(page, 'vscode-7-after-edit');
   });

@@ -10,7 +10,7 @@
 #   --vsix         installed with --install-extension (--force: a rebuilt .vsix replaces the old one)
 #   --owner        a pid: code-server is ended when that process is gone
 # Prints the URL on the last line. Writes DIR/cs.pid (the process group), DIR/cs.log, DIR/url.
-# The caller's environment reaches the extension host (e.g. PYPTO_IDE_TEST_HOOKS=1).
+# The caller's environment reaches the extension host.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PREFIX=$ROOT/build/vscode/code-server; RUN=; PORT=; FOLDER=; INTERP=; SETTINGS='{}'; VSIX=(); OWNER=
