@@ -27,7 +27,7 @@ import json
 import os
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -142,6 +142,32 @@ def graph_from(d: Mapping[str, Json]) -> Graph:
     return Graph(d["name"], tuple(node_from(n) for n in d["nodes"]),
                  tuple((name, nid) for name, nid in d["outputs"]),
                  tuple(tile_config_from(t) for t in d.get("tile_configs", ())))
+
+
+def walk_graph_json(graph: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Every node of a graph's JSON (`graph_json`), loop bodies included, in program order."""
+    for n in graph.get("nodes", ()):
+        yield n
+        if n.get("body"):
+            yield from walk_graph_json(n["body"])
+
+
+def source_of_json(nodes: Mapping[int, Mapping[str, Any]], node_id: int) -> list[Mapping[str, Any]]:
+    """`CompileRecord.source_of` on JSON nodes by id: the node's frames; a node without a
+    location takes its origins' (for readers of a record's JSON that do not rebuild it)."""
+    out: list[Mapping[str, Any]] = []
+    stack, seen = [node_id], set()
+    while stack:
+        nid = stack.pop(0)
+        if nid in seen or nid not in nodes:
+            continue
+        seen.add(nid)
+        n = nodes[nid]
+        if n.get("loc"):
+            out += [s for s in n["loc"] if s not in out]
+        else:
+            stack += list(n.get("origin") or ())
+    return out
 
 
 def diagnostic_json(d: Diagnostic) -> dict[str, Json]:

@@ -72,6 +72,8 @@ def task_index(rec: Mapping[str, Any], graphs: Mapping[str, Any] | None) -> dict
     tensor nodes each task runs (`sets[task_set[i]]` for task i of the execute graph) and each such
     node's source frames. Mirrors `CompileRecord.nodes_of_task` / `source_of` (a node without a
     location takes its `origin`'s, looked up in the final graph and every pass's graph)."""
+    from pypto.record import source_of_json
+
     ops = rec["tiles"]["ops"]
     node_of_op = dict(zip(ops["id"], ops["node"]))
     subgraphs = {sg["id"]: sg["ops"] for sg in rec.get("subgraphs") or ()}
@@ -89,25 +91,11 @@ def task_index(rec: Mapping[str, Any], graphs: Mapping[str, Any] | None) -> dict
         if g is not None:
             known.update({n["id"]: n for n, _ in _walk(g)})
 
-    def spans(node_id: int) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        stack, seen = [node_id], set()
-        while stack:
-            nid = stack.pop(0)
-            if nid in seen or nid not in known:
-                continue
-            seen.add(nid)
-            n = known[nid]
-            if n.get("loc"):
-                out += [s for s in n["loc"] if s not in out]
-            else:
-                stack += list(n.get("origin") or ())
-        return out
-
     used = {i for ids in sets for i in ids}
     return {"task_set": task_set, "sets": sets,
             "nodes": {str(i): {"id": i, "op": known[i]["op"], "name": known[i].get("name"),
-                               "label": known[i].get("label"), "spans": spans(i)} for i in sorted(used) if i in known}}
+                               "label": known[i].get("label"), "spans": source_of_json(known, i)}
+                      for i in sorted(used) if i in known}}
 
 
 def stored_bytes(job: Job) -> int:

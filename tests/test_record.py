@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -375,3 +376,23 @@ def test_no_dumps_without_debug_mode(tmp_path, monkeypatch):
     x = torch.randn(8, 64)
     quiet(x, torch.empty_like(x))
     assert quiet.compile_count == 1 and not (tmp_path / "output").exists()
+
+
+def test_source_of_json_is_source_of_on_the_records_json() -> None:
+    """Readers of a record's JSON (the Chrome trace, the HTTP server's task index) answer
+    'which lines does this node run' as the record does, nodes without a location included."""
+    from support import example_records
+
+    from pypto.record import source_of_json, span_json, walk_graph_json
+
+    checked = 0
+    for _name, record in example_records():
+        doc = record.to_json(include_snapshots=True)
+        nodes: dict[int, Any] = {}
+        for g in [doc.get("traced"), *(p.get("graph") for p in doc["passes"]), doc["graph"]]:
+            if g:
+                nodes.update({n["id"]: n for n in walk_graph_json(g)})
+        for nid in nodes:
+            assert source_of_json(nodes, nid) == [span_json(s) for s in record.source_of(nid)], nid
+            checked += 1
+    assert checked > 100

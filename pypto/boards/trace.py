@@ -34,6 +34,7 @@ from typing import Any
 
 from pypto.boards.swimlane import PIPES, LaneTask, Swimlane, metrics, ready_counters
 from pypto.compiler.pipeline import gc_paused
+from pypto.record import source_of_json, walk_graph_json
 
 Json = Any
 
@@ -166,7 +167,7 @@ class _RecordView:
         if isinstance(doc.get("traced"), Mapping) and doc["traced"].get("graph"):
             graphs.append(doc["traced"]["graph"])
         for g in [doc["graph"], *graphs]:
-            for n in _walk_json(g):
+            for n in walk_graph_json(g):
                 nodes.setdefault(n["id"], n)
         self._nodes = nodes
 
@@ -213,30 +214,13 @@ class _RecordView:
         if hit is None:
             try:
                 if self._nodes is not None:
-                    hit = list(dict.fromkeys(f"{s['file']}:{s['line']}" for s in self._json_source_of(node)))
+                    hit = list(dict.fromkeys(f"{s['file']}:{s['line']}" for s in source_of_json(self._nodes, node)))
                 else:
                     hit = list(dict.fromkeys(f"{s.file}:{s.line}" for s in self.record.source_of(node)))
             except Exception:  # noqa: BLE001
                 hit = []
             self._node_sources[node] = hit
         return hit
-
-    def _json_source_of(self, node_id: int) -> list[Mapping[str, Any]]:
-        """`CompileRecord.source_of` on the JSON nodes: a node without a location takes its origin's."""
-        assert self._nodes is not None
-        out: list[Mapping[str, Any]] = []
-        stack, seen = [node_id], set()
-        while stack:
-            nid = stack.pop(0)
-            if nid in seen or nid not in self._nodes:
-                continue
-            seen.add(nid)
-            n = self._nodes[nid]
-            if n.get("loc"):
-                out += [s for s in n["loc"] if s not in out]
-            else:
-                stack += list(n.get("origin") or ())
-        return out
 
     def operands(self, task_id: int) -> tuple[str, str]:
         """The GM regions a task reads and writes, as `name[a:b, c:d]` lists."""
@@ -259,13 +243,6 @@ class _RecordView:
     def root_index(self, task_id: int) -> int:
         task = self._tasks.get(task_id)
         return 0 if task is None else self._roots.get(task[1], 0)
-
-
-def _walk_json(graph: Mapping[str, Any]) -> Any:
-    for n in graph.get("nodes", ()):
-        yield n
-        if n.get("body"):
-            yield from _walk_json(n["body"])
 
 
 def _short_hash(text: str) -> str:
