@@ -304,30 +304,27 @@ class LiveCompiler:
         r.seconds = time.monotonic() - t0
         return r
 
-    async def extra(self, doc: Document, r: Result, what: str) -> Json:
-        """Suggestions ("suggest") or the precision report ("precision") of a result, computed once."""
-        out = await self.extra_output(doc, r, what)
-        return out.get("suggestions" if what == "suggest" else "precision")
-
     def has(self, r: Result, what: str) -> bool:
-        """Whether the result's own analysis already holds `what`."""
+        """Whether the result's own analysis already holds `what` (each of "suggest+precision")."""
         a = r.analysis or {}
-        if what == "suggest":
-            return a.get("suggestions") is not None and self.settings.suggest  # else [] means "not asked"
-        return a.get("record" if what == "record" else "precision") is not None
+        parts = what.split("+")
+        # suggestions [] mean "not asked" unless the settings asked for them with every compile
+        return all(a.get("suggestions") is not None and self.settings.suggest if w == "suggest" else
+                   a.get(w) is not None for w in parts)
 
     async def extra_output(self, doc: Document, r: Result, what: str) -> Json:
         """The analysis output holding `what` — "suggest" (the advisor's suggestions), "precision"
-        (the precision report) or "record" (the record, pass graphs and listings for the panels),
-        each with the report that includes it: the result's own when it has it, else one worker
-        job per result and kind (shared by concurrent callers, cancelled with the result)."""
+        (the precision report), both ("suggest+precision") or "record" (the record, pass graphs and
+        listings for the panels), each with the report that includes it: the result's own when it
+        has it, else one worker job per result and kind (shared by concurrent callers, cancelled
+        with the result)."""
         if self.has(r, what):
             return r.analysis
         fut = r.extras.get(what)
         if fut is None or fut.cancelled():
             text = doc.text
             opts = {**self.settings.analysis(), "report": True, **_record_opts(what == "record"),
-                    "suggest": what == "suggest", "precision": what == "precision"}
+                    "suggest": "suggest" in what.split("+"), "precision": "precision" in what.split("+")}
 
             async def run() -> Json:
                 return await self.job("analyze_kernel", doc.path, text, r.name, opts)

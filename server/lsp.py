@@ -227,13 +227,6 @@ class PyptoLanguageServer(LanguageServer):
             raise JsonRpcException(f"{kernel} has no record: {why}", code=REQUEST_FAILED)
         return doc, r
 
-    async def extra(self, doc: Document, r: Result, what: str) -> Any:
-        try:
-            return await self.live.extra(doc, r, what)
-        except JobFailed as e:
-            raise JsonRpcException(f"{r.name}: the {what} job failed ({e.kind}): {e.message.splitlines()[0]}",
-                                   code=REQUEST_FAILED) from None
-
     async def extra_output(self, doc: Document, r: Result, what: str) -> Any:
         try:
             out = await self.live.extra_output(doc, r, what)
@@ -277,12 +270,12 @@ async def _health(ls: PyptoLanguageServer, p: P.KernelParams) -> P.HealthResult:
 
 async def _suggestions(ls: PyptoLanguageServer, p: P.KernelParams) -> P.SuggestionsResult:
     doc, r = await ls.result(p.uri, p.kernel)
-    return panels.suggestions(doc, r, await ls.extra(doc, r, "suggest") or [])
+    return panels.suggestions(doc, r, (await ls.extra_output(doc, r, "suggest")).get("suggestions") or [])
 
 
 async def _precision(ls: PyptoLanguageServer, p: P.KernelParams) -> P.PrecisionResult:
     doc, r = await ls.result(p.uri, p.kernel)
-    report = await ls.extra(doc, r, "precision")
+    report = (await ls.extra_output(doc, r, "precision")).get("precision")
     if not isinstance(report, dict):
         raise JsonRpcException(f"{r.name}: no precision report", code=REQUEST_FAILED)
     return panels.precision(doc, r, report)
@@ -310,9 +303,9 @@ async def _pass(ls: PyptoLanguageServer, p: P.PassParams) -> P.PassResult:
 
 async def _report(ls: PyptoLanguageServer, p: P.ReportParams) -> P.ReportResult:
     doc, r = await ls.result(p.uri, p.kernel)
-    suggested = await ls.extra_output(doc, r, "suggest") if p.suggest else None
-    precise = await ls.extra_output(doc, r, "precision") if p.precision else None
-    return panels.report(doc, r, r.analysis or {}, suggested, precise)
+    # one analysis with what was asked (both: one job, whose report has every finding in order)
+    wanted = "+".join(w for w, on in (("suggest", p.suggest), ("precision", p.precision)) if on)
+    return panels.report(doc, r, await ls.extra_output(doc, r, wanted) if wanted else r.analysis or {})
 
 
 async def _compile(ls: PyptoLanguageServer, p: P.CompileParams) -> P.CompileResult:
@@ -429,7 +422,7 @@ def create_server() -> PyptoLanguageServer:
         actions = features.finding_actions(doc, params.range, params.context.diagnostics)
         for r, tc in features.tile_calls_at(doc, params.range):
             try:  # the advisor runs now, once per kernel version (lazy): a few seconds the first time
-                found = await ls.live.extra(doc, r, "suggest")
+                found = (await ls.live.extra_output(doc, r, "suggest")).get("suggestions")
             except JobFailed as e:
                 log.warning("tile-shape search for %s failed (%s): %s", r.name, e.kind, e.message.splitlines()[0])
                 continue

@@ -381,15 +381,10 @@ def pass_graph(doc: Document, r: Result, out: Mapping[str, Json], index: int) ->
     raise P.ParamsError(f"no pass {index} in {r.name} (passes: {[p['index'] for p in rec['passes']]})")
 
 
-def report(doc: Document, r: Result, base: Mapping[str, Json], suggested: Mapping[str, Json] | None,
-           precise: Mapping[str, Json] | None) -> P.ReportResult:
-    """The kernel's report: the compile's own, or the one made with the advisor (`suggested`),
-    with the precision diff's report (`precise`) folded in when that ran separately."""
-    rep = (suggested or precise or base).get("report")
+def report(doc: Document, r: Result, out: Mapping[str, Json]) -> P.ReportResult:
+    """The kernel's report from an analysis: the compile's own, or one made with the advisor
+    and/or the precision diff."""
+    rep = out.get("report")
     if not isinstance(rep, dict):
         raise P.ParamsError(f"{r.name}: this compile has no report")
-    if suggested is not None and precise is not None:
-        extra = [f for f in (precise.get("report") or {}).get("findings", []) if str(f.get("rule", "")).startswith(
-            "precision")]
-        rep = {**rep, "precision": precise.get("precision"), "findings": [*rep.get("findings", []), *extra]}
     return P.ReportResult(doc.uri, r.name, r.version, rep)

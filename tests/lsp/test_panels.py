@@ -82,6 +82,12 @@ async def test_report_plain_then_with_the_advisor(client, lsp_kit, tmp_path):
     # the advisor ran once for this version: asking again is answered from the cache at once
     again = (await doc.call("pypto/report", kernel=K, suggest=True))["report"]
     assert again["suggestions"] == full["suggestions"]
+    # both: one report with the suggestions, the precision diff, and every finding in its order
+    both = (await doc.call("pypto/report", kernel=K, suggest=True, precision=True))["report"]
+    assert both["suggestions"] == full["suggestions"] and both["precision"] is not None
+    order = {"error": 0, "warning": 1, "info": 2}
+    keys = [(order[f["severity"]], (f.get("where") or {}).get("line", 0)) for f in both["findings"]]
+    assert keys == sorted(keys) and both["precision"]["passed"] is True
 
 
 async def test_compile_now_and_compile_state_notifications(client, lsp_kit, tmp_path):
