@@ -43,6 +43,17 @@ def _load(path: str, text: str) -> types.ModuleType:
     return load_text(path, text, "pypto_doc_")
 
 
+def graphs_after_passes(pass_graphs: Mapping[str, Any]) -> list[Any]:
+    """The tensor graph JSON after each pass, from an analysis's `pass_graphs` (which sends a
+    graph only where a pass changed it: null means the one before). Pure: the shells call it."""
+    current = pass_graphs.get("traced")
+    out = []
+    for g in pass_graphs.get("passes") or ():
+        current = g if g is not None else current
+        out.append(current)
+    return out
+
+
 def _module_error(path: str, e: BaseException) -> dict[str, Any]:
     from pypto.errors import PyptoError
 

@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from server.analyze import graphs_after_passes
 from server.http_safety import Refused
 from server.jobs import Job
 
@@ -281,12 +282,7 @@ def record_with_graphs(job: Job, res: Results) -> dict[str, Any]:
     after each pass (only the tensor graph — a tile-stage pass's other program fields are not kept)."""
     rec = dict(res.record(job))
     graphs = res.doc(job, "pass_graphs")
-    current = graphs["traced"]
-    passes = []
-    for p, g in zip(rec["passes"], graphs["passes"]):
-        current = g if g is not None else current
-        passes.append({**p, "snapshot": {"graph": current}})
-    rec["passes"] = passes
+    rec["passes"] = [{**p, "snapshot": {"graph": g}} for p, g in zip(rec["passes"], graphs_after_passes(graphs))]
     rec["traced"] = {"graph": graphs["traced"]}
     return rec
 
@@ -308,12 +304,9 @@ def pass_graph(job: Job, res: Results, which: str | None) -> tuple[dict[str, Any
         index = int(which)
     except ValueError:
         raise Refused(400, f"pass must be 'final', 'traced' or a pass index, not {which!r}") from None
-    current = graphs["traced"]
-    for p, g in zip(passes, graphs["passes"]):
-        if g is not None:
-            current = g
+    for p, g in zip(passes, graphs_after_passes(graphs)):
         if p["index"] == index:
-            return current, {"index": index, "name": p["name"], "stage": p["stage"],
+            return g, {"index": index, "name": p["name"], "stage": p["stage"],
                              "final": p is passes[-1], "changed": p["changed"]}
     raise Refused(404, f"no pass {index}; passes: {[p['index'] for p in passes]}")
 

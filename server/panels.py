@@ -21,6 +21,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from server import protocol as P
+from server.analyze import graphs_after_passes
 from server.features import lines_of, make_range, norm, where_range
 from server.state import Document, Result
 
@@ -371,13 +372,12 @@ def pass_graph(doc: Document, r: Result, out: Mapping[str, Json], index: int) ->
     rec = out.get("record")
     if not isinstance(graphs, dict) or not isinstance(rec, dict):
         raise P.ParamsError(f"{r.name}: this compile kept no pass graphs")
-    current = graphs.get("traced")
     if index == -1:
-        return P.PassResult(doc.uri, r.name, r.version, index, None if current is None else {"graph": current})
-    for p, g in zip(rec["passes"], graphs["passes"]):
-        current = g if g is not None else current  # null: the pass left the graph as it was
+        traced = graphs.get("traced")
+        return P.PassResult(doc.uri, r.name, r.version, index, None if traced is None else {"graph": traced})
+    for p, g in zip(rec["passes"], graphs_after_passes(graphs)):
         if p["index"] == index:
-            return P.PassResult(doc.uri, r.name, r.version, index, None if current is None else {"graph": current})
+            return P.PassResult(doc.uri, r.name, r.version, index, None if g is None else {"graph": g})
     raise P.ParamsError(f"no pass {index} in {r.name} (passes: {[p['index'] for p in rec['passes']]})")
 
 
