@@ -188,8 +188,9 @@ class Workspace:
             if self.kernel_ids() != before:
                 self.publish(kernels_changed(self.kernels()))
 
-    async def list_file(self, rel: str, announce: bool = True) -> FileKernels | None:
-        """(Re-)list one file's kernels in a worker; None when it is gone or unreadable."""
+    async def list_file(self, rel: str, announce: bool = True, force: bool = False) -> FileKernels | None:
+        """(Re-)list one file's kernels in a worker (`force`: even when its text is the one listed);
+        None when it is gone or unreadable."""
         before = self.kernel_ids()
         try:
             path, rel, text = self.read(rel)
@@ -200,7 +201,7 @@ class Workspace:
         else:
             digest = sha256(text)
             cached = self.files.get(rel)
-            if cached is None or cached.sha256 != digest:
+            if force or cached is None or cached.sha256 != digest:
                 try:
                     async with self.queue.slot():
                         listed = await self.pool.run("list_kernels", str(path), text, timeout=self.list_timeout)
@@ -319,12 +320,14 @@ class Workspace:
             self.watching = False
             ready.set()
 
-    def importers(self, rel: str) -> set[str]:
-        """Workspace files whose module imports the file `rel`, directly or through other workspace
-        modules. A module imports by name from its own folder, so only files in `rel`'s folder and
-        the folders above it (within the workspace) can; their import statements are read, not run."""
-        target = (self.root / rel).resolve()
-        folders = [target.parent, *(p for p in target.parent.parents if p == self.root or self.root in p.parents)]
+    def importers(self, *rels: str) -> set[str]:
+        """Workspace files whose module imports one of the files `rels`, directly or through other
+        workspace modules. A module imports by name from its own folder, so only files in a target's
+        folder and the folders above it (within the workspace) can; their import statements are
+        read (once per call, however many targets), not run."""
+        targets = {(self.root / rel).resolve() for rel in rels}
+        folders = {t.parent for t in targets} | {
+            p for t in targets for p in t.parent.parents if p == self.root or self.root in p.parents}
         imports: dict[Path, set[Path]] = {}
         for folder in folders:
             try:
@@ -332,15 +335,12 @@ class Workspace:
             except OSError:
                 continue
             for f in files[:self.max_files]:
-                try:
-                    if f.stat().st_size <= self.max_file_bytes:
-                        imports[f.resolve()] = imported_files(f.read_text(errors="replace"), folder)
-                except OSError:
-                    continue
+                with contextlib.suppress(Refused):  # too big, unreadable, not UTF-8: imports nothing we see
+                    imports[f.resolve()] = imported_files(read_text(f, self.max_file_bytes), folder)
         found: set[Path] = set()
-        frontier = {target}
+        frontier = set(targets)
         while frontier:
-            frontier = {f for f, deps in imports.items() if deps & frontier and f not in found and f != target}
+            frontier = {f for f, deps in imports.items() if deps & frontier and f not in found and f not in targets}
             found |= frontier
         out = set()
         for f in found:
@@ -352,14 +352,10 @@ class Workspace:
         for rel in rels:
             exists = (self.root / rel).is_file()
             self.publish(file_changed(rel, "modified" if exists else "deleted"))
-        affected = set(rels)
-        for rel in rels:
-            affected |= await asyncio.to_thread(self.importers, rel)
+        affected = set(rels) | await asyncio.to_thread(self.importers, *rels)
         for rel in sorted(affected):
-            cached = self.files.get(rel)
-            if rel not in rels and cached is not None:
-                cached.sha256 = ""  # its text did not change but what it imports did: list it again
-            await self.list_file(rel)
+            # an importer's text did not change but what it imports did: list it again
+            await self.list_file(rel, force=rel not in rels)
             for kid, st in list(self.states.items()):
                 if not st.live or split_kernel(kid)[0] != rel or not (self.root / rel).is_file():
                     continue

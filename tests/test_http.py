@@ -629,3 +629,5 @@ def test_importers_are_found_by_reading_imports_transitively(tmp_path: Path) -> 
     assert ws.importers("pkg/deep.py") == {"pkg/near.py", "mid.py", "kernel.py"}
     assert ws.importers("mid.py") == {"kernel.py"}
     assert ws.importers("kernel.py") == set() and ws.importers("other.py") == set()
+    # a batch of changes is one scan: the importers of any of them
+    assert ws.importers("mid.py", "other.py") == {"kernel.py"} and ws.importers() == set()
