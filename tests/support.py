@@ -87,3 +87,16 @@ HOSTILE_KERNELS = textwrap.dedent('''
     def no_inputs(x: pypto.Tensor()):
         return pypto.exp(x)
 ''')
+
+
+# a kernel file that imports a sibling module (helpers.py with ROWS next to it): 64 / ROWS tasks
+USES_HELPER = """
+import pypto
+from helpers import ROWS
+
+
+@pypto.jit
+def scaled(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(ROWS, 128)
+    out[:] = x * 2.0
+"""

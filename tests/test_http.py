@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support import HOSTILE_KERNELS
+from support import HOSTILE_KERNELS, USES_HELPER
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
@@ -50,16 +50,6 @@ DECOMPOSED = textwrap.dedent('''
 ''')
 
 
-USES_HELPER = textwrap.dedent('''
-    import pypto
-    from helpers import ROWS
-
-
-    @pypto.jit
-    def scaled(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(ROWS, 128)
-        out[:] = x * 2.0
-''')
 
 
 class Server:

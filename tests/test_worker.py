@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from support import HOSTILE_KERNELS
+from support import HOSTILE_KERNELS, USES_HELPER
 
 from server.worker import JobFailed, WorkerPool
 
@@ -69,16 +69,6 @@ def test_cancelling_the_awaiting_task_stops_the_job():
         pool.close()
 
 
-SIBLING = '''
-import pypto
-from helpers import ROWS
-
-
-@pypto.jit
-def scaled(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(ROWS, 128)
-    out[:] = x * 2.0
-'''
 
 
 def test_a_kernel_imports_its_sibling_module_and_sees_its_edits(pool, tmp_path):
@@ -86,16 +76,16 @@ def test_a_kernel_imports_its_sibling_module_and_sees_its_edits(pool, tmp_path):
     for folder, rows in ((one, 16), (two, 32)):
         folder.mkdir()
         (folder / "helpers.py").write_text(f"ROWS = {rows}\n")
-        (folder / "k.py").write_text(SIBLING)
+        (folder / "k.py").write_text(USES_HELPER)
     path = str(one / "k.py")
-    listed = pool.run_blocking("list_kernels", path, SIBLING)
+    listed = pool.run_blocking("list_kernels", path, USES_HELPER)
     assert listed["error"] is None and [k["name"] for k in listed["kernels"]] == ["scaled"]
-    first = pool.run_blocking("analyze_kernel", path, SIBLING, "scaled", {})
+    first = pool.run_blocking("analyze_kernel", path, USES_HELPER, "scaled", {})
     assert first["error"] is None and first["summary"]["tasks"] == 64 // 16
     (one / "helpers.py").write_text("ROWS = 8\n")  # an edit of the helper: the next job sees it
-    edited = pool.run_blocking("analyze_kernel", path, SIBLING, "scaled", {})
+    edited = pool.run_blocking("analyze_kernel", path, USES_HELPER, "scaled", {})
     assert edited["summary"]["tasks"] == 64 // 8
-    other = pool.run_blocking("analyze_kernel", str(two / "k.py"), SIBLING, "scaled", {})  # its own helpers.py
+    other = pool.run_blocking("analyze_kernel", str(two / "k.py"), USES_HELPER, "scaled", {})  # its own helpers.py
     assert other["summary"]["tasks"] == 64 // 32
-    again = pool.run_blocking("analyze_kernel", path, SIBLING, "scaled", {})
+    again = pool.run_blocking("analyze_kernel", path, USES_HELPER, "scaled", {})
     assert again["summary"]["tasks"] == 64 // 8

@@ -12,6 +12,8 @@ import sys
 import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from server.protocol import plain
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER_SETTINGS = {"debounceMs": 30, "tileSearchBudget": 6}
 
@@ -114,7 +116,7 @@ async def test_load_trace_reads_merged_swimlane_and_refuses_other_json(client, l
                     "merged"], check=True, capture_output=True)
     written = sorted(tmp_path.glob("*merged_swimlane*.json"))
     assert written, list(tmp_path.iterdir())
-    got = plain_dict(await client.protocol.send_request_async("pypto/loadTrace", {"path": str(written[0])}))
+    got = plain(await client.protocol.send_request_async("pypto/loadTrace", {"path": str(written[0])}))
     assert got["path"] == str(written[0]) and got["label"] == written[0].name
     run = got["run"]
     assert run["lanes"] and len(run["tasks"]["id"]) > 0 and got["format"] == run["board"]
@@ -124,9 +126,3 @@ async def test_load_trace_reads_merged_swimlane_and_refuses_other_json(client, l
         await client.protocol.send_request_async("pypto/loadTrace", {"path": str(bad)})
     with pytest.raises(JsonRpcException, match="nothing.json"):
         await client.protocol.send_request_async("pypto/loadTrace", {"path": str(tmp_path / "nothing.json")})
-
-
-def plain_dict(x):
-    from server.protocol import plain
-
-    return plain(x)
