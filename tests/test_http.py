@@ -621,3 +621,43 @@ def test_importers_are_found_by_reading_imports_transitively(tmp_path: Path) -> 
     assert ws.importers("kernel.py") == set() and ws.importers("other.py") == set()
     # a batch of changes is one scan: the importers of any of them
     assert ws.importers("mid.py", "other.py") == {"kernel.py"} and ws.importers() == set()
+
+
+def test_confine_and_read_text_name_the_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refusals behind the HTTP statuses, each with a message naming the path and the reason."""
+    import errno
+
+    from server.http_safety import Refused, confine, read_text
+
+    root = tmp_path.resolve()
+    (root / "loop.py").symlink_to(root / "loop.py")  # a symlink to itself
+
+    def refused(fn: Callable[[], Any]) -> Refused:
+        with pytest.raises(Refused) as e:
+            fn()
+        return e.value
+
+    long = refused(lambda: confine(root, "x" * 300 + ".py"))
+    assert long.status == 400 and "longer than 255 bytes" in long.message and long.message.startswith("'xxx")
+    looped = refused(lambda: confine(root, "loop.py"))
+    assert looped.status == 400 and looped.message.startswith("'loop.py'")
+    (root / "k.py").write_text("x = 1\n")
+    (root / "dir.py").mkdir()
+    assert refused(lambda: read_text(root / "dir.py", 100)).message == "not a file: dir.py"
+    big = refused(lambda: read_text(root / "k.py", 3))
+    assert (big.status, big.message) == (413, "k.py is 6 bytes; the limit is 3")
+    (root / "bin.py").write_bytes(b"\xff\xfe")
+    binary = refused(lambda: read_text(root / "bin.py", 100))
+    assert (binary.status, binary.message) == (415, "bin.py is not UTF-8 text")
+
+    def fail(err: OSError) -> Callable[[Path], bytes]:
+        def read_bytes(self: Path) -> bytes:
+            raise err
+        return read_bytes
+
+    monkeypatch.setattr(Path, "read_bytes", fail(PermissionError(errno.EACCES, "Permission denied")))
+    denied = refused(lambda: read_text(root / "k.py", 100))
+    assert (denied.status, denied.message) == (403, "k.py cannot be read (permission denied)")
+    monkeypatch.setattr(Path, "read_bytes", fail(OSError(errno.EIO, "Input/output error")))
+    broken = refused(lambda: read_text(root / "k.py", 100))
+    assert (broken.status, broken.message) == (400, "k.py: Input/output error")
