@@ -125,7 +125,7 @@ class Results:
             if key in cache:
                 cache.move_to_end(key)
                 return cache[key]
-        with gc_paused():  # parsing makes millions of small acyclic objects: collecting meanwhile costs 5x
+        with gc_paused():  # parsing makes millions of small acyclic objects: collecting meanwhile only slows it
             value = make()
         with self._lock:
             cache[key] = value

@@ -466,7 +466,7 @@ def make_converter() -> cattrs.Converter:
     conv = get_converter(cattrs.Converter())
     _strict(conv)
     # JSON made by a worker (records, reports, metrics) is plain already: passed through, not
-    # copied (a record is megabytes; copying it cost ~0.2 s)
+    # copied (a record is megabytes: copying it is a visible share of edit -> record, lsp_bench.py)
     conv.register_unstructure_hook_func(lambda t: t == dict[str, Any], lambda v: v)
     conv.register_unstructure_hook_factory(_ours, lambda cls: make_dict_unstructure_fn(
         cls, conv, **{a.name: override(rename=_camel(a.name)) for a in attrs.fields(cls)}))

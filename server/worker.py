@@ -150,7 +150,7 @@ _MATH_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 def _start_forkserver(workers: int) -> None:
     """Start the forkserver with each worker's share of the cores for the math libraries' thread
     pools (OpenMP, OpenBLAS, MKL) — N workers each with every core's worth of spinning BLAS
-    threads oversubscribe the machine (several times slower). As
+    threads oversubscribe the machine (benchmarks/check_bench.py: with and without). As
     `pypto.analysis.executors.start_forkserver`, copied because this process never imports
     pypto. Variables the user set win; this process's environment is left as it was."""
     share = str(max(1, (os.cpu_count() or 1) // max(1, workers)))

@@ -51,8 +51,9 @@ def start_forkserver(workers: int) -> None:
     """Start the forkserver (once per process) with each worker's share of the cores for the
     math libraries' own thread pools (OpenMP, OpenBLAS, MKL): `workers` processes each running
     numpy/torch with every core's worth of threads oversubscribe the machine, and spinning BLAS
-    threads made a 2-worker pool several times slower than one process. Variables the user set
-    win; this process's environment is left as it was."""
+    threads made a 2-worker pool slower than one process (benchmarks/check_bench.py prints the
+    pool with and without the cap). Variables the user set win; this process's environment is
+    left as it was."""
     share = str(max(1, (os.cpu_count() or 1) // max(1, workers)))
     saved = {k: os.environ.get(k) for k in _MATH_THREADS}
     for k in _MATH_THREADS:

@@ -51,8 +51,8 @@ class KernelReport:
     def without_program(self) -> KernelReport:
         """This report for sending to another process: the record keeps its source, inputs, pass
         list (no snapshots) and run, but not the lowered program (tile graph, leaves, blocks,
-        execute graph) — nothing the renderings or `check` read, and most of the pickle (a
-        256-task softmax: 0.8 MB and ~80 ms to pickle and unpickle, on the receiver's one core)."""
+        execute graph) — nothing the renderings or `check` read, and most of the pickle the
+        receiver unpickles on its one core (benchmarks/check_bench.py: the pool's wall time)."""
         if self.record is None:
             return self
         rec = self.record
