@@ -4,6 +4,7 @@
 //
 // Pure: no `vscode` import (unit-tested); statusBar.ts shows it.
 
+import { fmtUs } from '../../webview/src/format';
 import type { KernelInfo } from './kernels';
 
 export type ServerState = 'stopped' | 'starting' | 'running' | 'failed';
@@ -13,19 +14,6 @@ export interface StatusView {
   tooltip: string;
   command: string | undefined;
   error: boolean;
-}
-
-/** Microseconds as the panels print them: a copy of webview/src/dom.ts `fmtUs` (that module
- * needs the DOM's types, which the extension's typecheck has not; change both together):
- * `33.93 µs`, `512.0 µs`, `2.014 ms`, `800.0 ns`. */
-export function fmtUs(us: number): string {
-  if (!Number.isFinite(us)) return '–';
-  if (us === 0) return '0';
-  if (Math.abs(us) >= 1e6) return `${(us / 1e6).toFixed(3)} s`;
-  if (Math.abs(us) >= 1e3) return `${(us / 1e3).toFixed(3)} ms`;
-  if (Math.abs(us) >= 100) return `${us.toFixed(1)} µs`;
-  if (Math.abs(us) >= 1) return `${us.toFixed(2)} µs`;
-  return `${(us * 1e3).toFixed(1)} ns`;
 }
 
 export function statusText(k: KernelInfo | undefined, server: ServerState, serverMessage: string | null): StatusView {

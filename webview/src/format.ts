@@ -1,0 +1,33 @@
+// Numbers as the panels print them (µs, counts, bytes, shares). Pure — no DOM — so the VS Code
+// extension's status bar (extension/src/statusText.ts) prints a makespan exactly as the panels do.
+
+export function fmtUs(us: number): string {
+  if (!Number.isFinite(us)) return '–';
+  if (us === 0) return '0';
+  if (Math.abs(us) >= 1e6) return `${(us / 1e6).toFixed(3)} s`;
+  if (Math.abs(us) >= 1e3) return `${(us / 1e3).toFixed(3)} ms`;
+  if (Math.abs(us) >= 100) return `${us.toFixed(1)} µs`;
+  if (Math.abs(us) >= 1) return `${us.toFixed(2)} µs`;
+  return `${(us * 1e3).toFixed(1)} ns`;
+}
+
+export function fmtNum(x: unknown, digits = 3): string {
+  if (typeof x === 'string') return x;
+  if (typeof x === 'boolean') return x ? 'yes' : 'no';
+  if (typeof x !== 'number') return x === null || x === undefined ? '–' : JSON.stringify(x);
+  if (!Number.isFinite(x)) return String(x);
+  if (Number.isInteger(x)) return x.toLocaleString('en-US');
+  const a = Math.abs(x);
+  if (a !== 0 && (a < 1e-3 || a >= 1e6)) return x.toExponential(2);
+  return x.toPrecision(digits).replace(/\.?0+$/, '');
+}
+
+export function fmtBytes(b: number): string {
+  if (b >= 1 << 20) return `${(b / (1 << 20)).toFixed(1)} MiB`;
+  if (b >= 1 << 10) return `${(b / (1 << 10)).toFixed(1)} KiB`;
+  return `${b} B`;
+}
+
+export function fmtPct(x: number): string {
+  return Number.isFinite(x) ? `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%` : '–';
+}
