@@ -164,7 +164,6 @@ def test_a_bad_executor_is_one_clear_error(library, capsys):
     assert "at least 1" in capsys.readouterr().err
 
 
-
 def test_dask_missing_or_unreachable_is_one_clear_error(library, capsys, monkeypatch):
     import sys
 
@@ -177,3 +176,90 @@ def test_dask_missing_or_unreachable_is_one_clear_error(library, capsys, monkeyp
     monkeypatch.setitem(sys.modules, "distributed", None)  # not installed
     assert main(args) == 1
     assert "needs Dask: pip install 'pypto-ide[dask]'" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A Dask cluster of two worker processes on 127.0.0.1, started by the test (no dashboard)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None, silence_logs=40)
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close(timeout=20)
+
+
+def test_the_same_work_runs_on_a_dask_cluster(library, dask_cluster, capsys):
+    (library / "kernels" / "scaled.py").write_text(USES_HELPER.split("@pypto.jit\ndef dies")[0])
+    where = "dask://" + dask_cluster.removeprefix("tcp://")
+    assert main(["check", str(library / "kernels"), "--baseline", str(library / "local.json"), "--update-baseline",
+                 "--workers", "1"]) == 0
+    assert main(["check", str(library / "kernels"), "--baseline", str(library / "base.json"), "--update-baseline",
+                 "--executor", where]) == 0
+    assert json.loads((library / "base.json").read_text()) == json.loads((library / "local.json").read_text())
+    capsys.readouterr()
+    code, doc = _json_check(library, "--executor", where, capsys=capsys)
+    assert code == 0 and doc["passed"] and len(doc["kernels"]) == 2
+    src = library / "kernels" / "soft.py"  # a deliberate regression, found on the cluster
+    src.write_text(src.read_text().replace("set_vec_tile_shapes(8, 1024)", "set_vec_tile_shapes(1, 64)"))
+    code, doc = _json_check(library, "--executor", where, capsys=capsys)
+    assert code == 1
+    soft = next(k for k in doc["kernels"] if k["kernel"] == "kernels/soft.py::soft")
+    assert any(r.startswith("makespan") for r in soft["regressions"])
+
+
+_POOL_THREADS = """
+import json, os, sys
+from pypto.analysis.executors import LocalPool
+
+def threads() -> dict:
+    import torch
+    return {"env": os.environ.get("OMP_NUM_THREADS"), "torch": torch.get_num_threads()}
+
+if __name__ == "__main__":
+    with LocalPool(int(sys.argv[1])) as pool:
+        pool.starting.join()
+        got = pool.pool.submit(threads).result()
+    print(json.dumps({**got, "parent": os.environ.get("OMP_NUM_THREADS")}))
+"""
+
+
+@pytest.mark.parametrize("workers", [1, 2, 4])
+def test_pool_workers_share_the_cores_for_their_math_threads(tmp_path, workers):
+    """Each of N workers gets cpu_count // N threads for OpenMP/BLAS/torch (at least 1): a pool
+    whose workers each ran every core's worth of spinning BLAS threads was several times slower
+    than one process. The parent's environment is left alone; a value the user set wins."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "pool_threads.py"
+    script.write_text(_POOL_THREADS)
+    math = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in math}
+    run = subprocess.run([sys.executable, str(script), str(workers)], capture_output=True, text=True, env=env,
+                         timeout=120, check=True)
+    got = json.loads(run.stdout)
+    share = max(1, (os.cpu_count() or 1) // workers)
+    assert got == {"env": str(share), "torch": share, "parent": None}
+    env["OMP_NUM_THREADS"] = "3"
+    run = subprocess.run([sys.executable, str(script), str(workers)], capture_output=True, text=True, env=env,
+                         timeout=120, check=True)
+    got = json.loads(run.stdout)
+    assert (got["env"], got["parent"]) == ("3", "3")
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_each_folder_imports_its_own_sibling_module(tmp_path, workers):
+    """Two folders of a library, each with its own helpers.py: each kernel is traced with its own
+    folder's tile shape (tasks = 128 / ROWS), in one process or on the pool."""
+    for folder, rows in (("a", 8), ("b", 32)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "helpers.py").write_text(f"ROWS = {rows}\nCOLS = 1024\n")
+        (tmp_path / folder / "k.py").write_text(USES_HELPER.split("@pypto.jit\ndef dies")[0])
+    base = tmp_path / "base.json"
+    assert main(["check", str(tmp_path / "a"), str(tmp_path / "b"), "--baseline", str(base), "--update-baseline",
+                 "--workers", workers, "--no-precision"]) == 0
+    kernels = json.loads(base.read_text())["kernels"]
+    assert {k: v["tasks"] for k, v in kernels.items()} == {"a/k.py::scaled": 128 // 8, "b/k.py::scaled": 128 // 32}
