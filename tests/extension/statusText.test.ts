@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KernelInfo } from '../../extension/src/kernels';
 import { statusText } from '../../extension/src/statusText';
+import { fmtUs } from '../../webview/src/format';
 
 const k = (over: Partial<KernelInfo> = {}): KernelInfo => ({
   uri: 'file:///ws/softmax.py', kernel: 'softmax_kernel', defLine: 15, version: 1, compiling: false, previous: null, error: null,
@@ -39,4 +40,10 @@ test('a failed kernel, a failed or starting server, no kernel', () => {
   assert.equal(down.command, 'pypto.restartServer');
   assert.equal(statusText(undefined, 'starting', null).text, '$(sync~spin) PyPTO');
   assert.equal(statusText(undefined, 'running', null).text, '$(pulse) PyPTO');
+});
+
+test('times as the panels print them (webview/src/format.ts, shared with the status bar)', () => {
+  const cases: [number, string][] = [[0, '0'], [0.8, '800.0 ns'], [5.1, '5.10 µs'], [33.934, '33.93 µs'], [512, '512.0 µs'],
+    [2014.4, '2.014 ms'], [3.5e6, '3.500 s'], [NaN, '–']];
+  for (const [us, want] of cases) assert.equal(fmtUs(us), want, `fmtUs(${us})`);
 });
