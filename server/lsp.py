@@ -134,9 +134,14 @@ class PyptoLanguageServer(LanguageServer):
             log.warning("ignored setting %s (from %s)", p, source)
         old, self.settings = self.settings, new
         self.live.settings = new
-        log.info("settings (%s): %s", source, P.dump(new))  # announced at the old level, then the new applies
+        # announced at the more verbose of the old and the new level (going quieter, the line
+        # still says so; going louder, it is the first line let through), then the new applies
+        level = LOG_LEVELS[new.log_level]
+        if self.log_handler is not None and level < self.log_handler.level:
+            self.log_handler.setLevel(level)
+        log.info("settings (%s): %s", source, P.dump(new))
         if self.log_handler is not None:
-            self.log_handler.setLevel(LOG_LEVELS[new.log_level])
+            self.log_handler.setLevel(level)
         self.live.settings_changed(old)
 
     async def pull_settings(self) -> None:
