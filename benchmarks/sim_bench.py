@@ -21,11 +21,11 @@ from pathlib import Path
 import torch
 
 import pypto
-from pypto.boards import load
 from pypto.boards.sim import simulate
 from pypto.boards.swimlane import metrics
 from pypto.cli import load_module
 from pypto.frontend.jit import to_numpy
+from pypto.target import load
 
 REPO = Path(__file__).resolve().parent.parent
 BOARD = load("a2a3")

@@ -7,8 +7,11 @@ public surface; each name is defined in the module that owns it.
 """
 
 from pypto import frontend
-from pypto.dtypes import DataType, bytes_of
-from pypto.enums import (
+from pypto.analysis.precision import verify_compiled as _verify_compiled
+from pypto.frontend.jit import JitKernel, jit, npu_available
+from pypto.frontend.jit import set_pass_verifier as _set_pass_verifier
+from pypto.ir.dtypes import DataType, bytes_of
+from pypto.ir.enums import (
     CachePolicy,
     CastMode,
     CompStage,
@@ -19,8 +22,8 @@ from pypto.enums import (
     TileOpFormat,
     TopKAlgo,
 )
-from pypto.errors import PyptoError
-from pypto.frontend.api import (
+from pypto.ir.errors import PyptoError
+from pypto.language.api import (
     Element,
     abs,
     add,
@@ -99,10 +102,7 @@ from pypto.frontend.api import (
     where,
     zeros,
 )
-from pypto.frontend.jit import JitKernel, jit, npu_available
-from pypto.frontend.scalar import SymbolicScalar, symbolic_scalar
-from pypto.frontend.tensor import DYNAMIC, STATIC, Tensor
-from pypto.options import (
+from pypto.language.options import (
     get_codegen_options,
     get_debug_options,
     get_host_options,
@@ -118,7 +118,9 @@ from pypto.options import (
     set_runtime_options,
     set_verify_options,
 )
-from pypto.tiling import PyptoWarning
+from pypto.language.scalar import SymbolicScalar, symbolic_scalar
+from pypto.language.tensor import DYNAMIC, STATIC, Tensor
+from pypto.language.tiling import PyptoWarning
 
 DYN = DYNAMIC
 
@@ -138,10 +140,14 @@ DT_DOUBLE = DataType.DT_DOUBLE
 
 __version__ = "0.1.0"
 
+# The composition root: `verify_options={"enable_pass_verify": True}` makes every call run the
+# precision check, which lives in pypto.analysis, above the jit; the jit is handed it here.
+_set_pass_verifier(_verify_compiled)
+
 __all__ = [n for n in dir() if not n.startswith("_")]
 
 # Tier T2/T3 names: present, and rejected with a PyptoError at the user's line when used.
-from pypto.frontend import unsupported as _unsupported  # noqa: E402
+from pypto.language import unsupported as _unsupported  # noqa: E402
 
 globals().update(_unsupported.functions())
 globals().update(_unsupported.dtypes)

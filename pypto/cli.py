@@ -35,9 +35,9 @@ from types import ModuleType
 
 from pypto.compiler.instruments import write_pass_file
 from pypto.compiler.manager import STAGES, PassRecord
-from pypto.errors import PyptoError
+from pypto.frontend.inputs import def_loc, example_arguments
 from pypto.frontend.jit import JitKernel
-from pypto.inputs import def_loc, example_arguments
+from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph
 from pypto.record import CompileRecord, InputInfo, compile_record
 from pypto.testing import Check
@@ -309,8 +309,9 @@ TRACE_FORMATS = ("chrome", "merged", "swimlane", "text")
 
 def profile_summary(record: CompileRecord, top: int = 5) -> str:
     """What a tuner reads first: makespan, utilization, waits, the bound, the slowest tasks."""
-    from pypto.boards.profile import bottleneck, slowest
+    from pypto.boards.profile import bottleneck
     from pypto.boards.swimlane import metrics
+    from pypto.record import slowest
 
     sl = record.run
     assert sl is not None
@@ -337,9 +338,9 @@ def _trace_path(path: Path, kernel: str, several: bool) -> Path:
 
 def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt: str = "chrome",
                 workers: int | None = None, top: int = 5, as_json: bool = False) -> int:
-    from pypto.boards.profile import profile
     from pypto.boards.trace import write_trace
     from pypto.frontend.jit import to_numpy
+    from pypto.record import profile
 
     try:
         if fmt not in TRACE_FORMATS:

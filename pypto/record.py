@@ -11,366 +11,48 @@ their unchanged nodes, so keeping them all is cheap); the JSON form carries only
 final program unless asked for the snapshots (`to_json(include_snapshots=True)`), and
 one snapshot can be serialized on demand (`snapshot_json(index)`).
 
-Program fields (the tensor graph now; tiles, leaves, execute graph later) are
-serialized through `PROGRAM_FIELDS`: adding a field to `Program` takes one
-`register_program_field(name, encode, decode)` call, and the field then appears at the
-top level of the record and in every snapshot.
+The JSON forms of the pieces are their layers' own: the IR's in `pypto.ir.serialize`, the
+compiler's `Program` and pass entries (and the schema `VERSION`) in `pypto.compiler.serialize`;
+this module assembles them into the record.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import enum
 import hashlib
 import json
 import os
-import types
-import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from pypto import dtypes
-from pypto.boards.swimlane import Swimlane
-from pypto.compiler.block import Block, listing
-from pypto.compiler.execute import ExecGraph, Task
+import numpy as np
+
+from pypto.boards.profile import run_board
+from pypto.boards.swimlane import LaneTask, Swimlane
+from pypto.compiler.block import listing
+from pypto.compiler.execute_ir import Task
 from pypto.compiler.manager import Diagnostic, PassRecord, Program
-from pypto.compiler.tile_ir import Buffer, Instance, Leaf, Region, Subgraph, TileGraph, TileOp
-from pypto.dtypes import DataType, from_short
+from pypto.compiler.serialize import VERSION, diagnostic_from, pass_json, program_from, program_json
+from pypto.ir import dtypes
 from pypto.ir import symbolic as S
-from pypto.ir.graph import Graph, Node, TensorType, TileConfig
+from pypto.ir.graph import Graph, Node, TileConfig
+from pypto.ir.serialize import (
+    Json,
+    dim_json,
+    json_safe,
+    loc_from,
+    loc_json,
+    tile_config_from,
+    tile_config_json,
+)
 from pypto.ir.source import Loc, Span
-from pypto.ir.text import decode, fmt_value
 
 if TYPE_CHECKING:
     from pypto.frontend.jit import CompiledKernel
 
 SCHEMA = "pypto-ide/compile-record"
-VERSION = 1  # additive changes keep it; a breaking change (rename, removal, new meaning) bumps it
-
-Json = Any  # a value json.dumps accepts
-
-
-# ---- JSON forms of the IR pieces ----------------------------------------------------------------
-
-def span_json(s: Span) -> dict[str, Json]:
-    return {"file": s.file, "line": s.line, "col": s.col, "end_line": s.end_line, "end_col": s.end_col,
-            "func": s.func}
-
-
-def span_from(d: Mapping[str, Json]) -> Span:
-    return Span(d["file"], d["line"], d.get("col", 0), d.get("end_line", 0), d.get("end_col", 0), d.get("func", ""))
-
-
-def loc_json(loc: Loc) -> list[dict[str, Json]]:
-    return [span_json(s) for s in loc.frames]
-
-
-def loc_from(frames: Iterable[Mapping[str, Json]]) -> Loc:
-    return Loc(tuple(span_from(f) for f in frames))
-
-
-def dim_json(d: S.Dim) -> int | str:
-    """A dim: an int, or the text of a symbolic expression (`"x.d0"`, `"(n + 15) // 16"`)."""
-    return d if isinstance(d, int) else S.to_str(d)
-
-
-def dim_from(v: int | str) -> S.Dim:
-    return v if isinstance(v, int) else S.parse(v)
-
-
-def type_json(t: TensorType | None) -> dict[str, Json] | None:
-    if t is None:
-        return None
-    return {"dtype": t.dtype.short, "shape": [dim_json(d) for d in t.shape]}
-
-
-def type_from(d: Mapping[str, Json] | None) -> TensorType | None:
-    if d is None:
-        return None
-    return TensorType(tuple(dim_from(x) for x in d["shape"]), dtypes.from_short(d["dtype"]))
-
-
-def attr_text(value: Any) -> str:
-    """An attribute value in the graph text form (`pypto.ir.text.fmt_value`)."""
-    return fmt_value(value)
-
-
-def attr_value(text: str) -> Any:
-    """An attribute value from its text form (`pypto.ir.text.decode`)."""
-    return decode(ast.parse(text, mode="eval").body)
-
-
-def _tuples(v: Json) -> Any:
-    return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
-
-
-def tile_config_json(tc: TileConfig) -> dict[str, Json]:
-    return {"id": tc.id, "kind": tc.kind, "dims": json_safe(tc.dims), "loc": loc_json(tc.loc)}
-
-
-def tile_config_from(d: Mapping[str, Json]) -> TileConfig:
-    return TileConfig(d["id"], d["kind"], _tuples(d["dims"]), loc_from(d["loc"]))
-
-
-def node_json(n: Node) -> dict[str, Json]:
-    return {
-        "id": n.id, "op": n.op, "inputs": list(n.inputs), "type": type_json(n.type),
-        "attrs": {k: attr_text(v) for k, v in n.attrs.items()}, "loc": loc_json(n.loc),
-        "name": n.name, "label": n.label, "tile": n.tile, "origin": list(n.origin), "made_by": n.made_by,
-        "body": graph_json(n.body) if n.body is not None else None,
-    }
-
-
-def node_from(d: Mapping[str, Json]) -> Node:
-    body = d.get("body")
-    return Node(d["id"], d["op"], tuple(d["inputs"]), type_from(d["type"]),
-                {k: attr_value(v) for k, v in d["attrs"].items()}, loc_from(d["loc"]), d.get("name"),
-                d.get("label"), d.get("tile"), graph_from(body) if body is not None else None,
-                tuple(d.get("origin", ())), d.get("made_by"))
-
-
-def graph_json(g: Graph) -> dict[str, Json]:
-    return {"name": g.name, "nodes": [node_json(n) for n in g.nodes],
-            "outputs": [[name, nid] for name, nid in g.outputs],
-            "tile_configs": [tile_config_json(t) for t in g.tile_configs]}
-
-
-def graph_from(d: Mapping[str, Json]) -> Graph:
-    return Graph(d["name"], tuple(node_from(n) for n in d["nodes"]),
-                 tuple((name, nid) for name, nid in d["outputs"]),
-                 tuple(tile_config_from(t) for t in d.get("tile_configs", ())))
-
-
-def walk_graph_json(graph: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    """Every node of a graph's JSON (`graph_json`), loop bodies included, in program order."""
-    for n in graph.get("nodes", ()):
-        yield n
-        if n.get("body"):
-            yield from walk_graph_json(n["body"])
-
-
-def source_of_json(nodes: Mapping[int, Mapping[str, Any]], node_id: int) -> list[Mapping[str, Any]]:
-    """`CompileRecord.source_of` on JSON nodes by id: the node's frames; a node without a
-    location takes its origins' (for readers of a record's JSON that do not rebuild it)."""
-    out: list[Mapping[str, Any]] = []
-    stack, seen = [node_id], set()
-    while stack:
-        nid = stack.pop(0)
-        if nid in seen or nid not in nodes:
-            continue
-        seen.add(nid)
-        n = nodes[nid]
-        if n.get("loc"):
-            out += [s for s in n["loc"] if s not in out]
-        else:
-            stack += list(n.get("origin") or ())
-    return out
-
-
-def diagnostic_json(d: Diagnostic) -> dict[str, Json]:
-    return {"severity": d.severity, "message": d.message, "rule": d.rule, "loc": loc_json(d.loc)}
-
-
-def diagnostic_from(d: Mapping[str, Json]) -> Diagnostic:
-    return Diagnostic(d["severity"], d["message"], loc_from(d.get("loc", ())), d.get("rule", ""))
-
-
-def json_safe(value: Any) -> Json:
-    """Options and other plain values as JSON: enums by name, tuples as lists, keys as strings."""
-    if isinstance(value, DataType):
-        return value.name
-    if isinstance(value, enum.Enum):
-        return value.name
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, S.SymExpr):
-        return S.to_str(value)
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return repr(value)
-
-
-# ---- Program fields: the one place a new Program field is taught to the record ------------------
-
-@dataclass(frozen=True)
-class FieldCodec:
-    encode: Callable[[Any], Json]
-    decode: Callable[[Json], Any]
-
-
-PROGRAM_FIELDS: dict[str, FieldCodec] = {}
-
-
-def register_program_field(name: str, encode: Callable[[Any], Json], decode: Callable[[Json], Any]) -> None:
-    """Serialize `Program.<name>` as the record's top-level key `name` (and in snapshots).
-    A field whose value is None is left out; a field with no codec is not serialized."""
-    PROGRAM_FIELDS[name] = FieldCodec(encode, decode)
-
-
-def _bindings_json(b: tuple[tuple[str, int], ...]) -> dict[str, int]:
-    return dict(b)
-
-
-def _bindings_from(d: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
-    return tuple(sorted(d.items()))
-
-
-register_program_field("graph", graph_json, graph_from)
-# the dynamic dims a program was lowered for; at the record's top level it is the record's own
-# `bindings` (the same values, also known for a compile that stopped at the tensor stage)
-register_program_field("bindings", _bindings_json, _bindings_from)
-
-
-# ---- tile, partition and execute stages (columnar: a big kernel has 10^5 tile ops) ---------------
-
-def _region_json(r: Region | None) -> Json:
-    return None if r is None else [r.buffer, list(r.layout), list(r.offset), list(r.shape)]
-
-
-def _region_from(v: Json) -> Region | None:
-    if v is None:
-        return None
-    b, layout, offset, shape = v  # type: ignore[misc]
-    return Region(b, tuple(layout), tuple(offset), tuple(shape))
-
-
-def _tile_attrs_json(attrs: Mapping[str, Any]) -> dict[str, Json]:
-    return {k: ([_region_json(r) for r in v] if k == "inputs" else attr_text(v)) for k, v in attrs.items()}
-
-
-def _tile_attrs_from(d: Mapping[str, Json]) -> dict[str, Any]:
-    return {k: (tuple(_region_from(r) for r in v) if k == "inputs" else attr_value(v))  # type: ignore[union-attr]
-            for k, v in d.items()}
-
-
-def tiles_json(t: TileGraph) -> dict[str, Json]:
-    ops = t.ops
-    return {
-        "buffers": [{"id": b.id, "shape": list(b.shape), "dtype": b.dtype.short, "kind": b.kind, "name": b.name,
-                     "node": b.node} for b in t.buffers],
-        "instances": [{"id": i.id, "root": i.root, "index": dict(i.index)} for i in t.instances],
-        "outputs": [[name, _region_json(r)] for name, r in t.outputs],
-        "ops": {
-            "id": [o.id for o in ops], "op": [o.op for o in ops], "node": [o.node for o in ops],
-            "instance": [o.instance for o in ops], "coord": [list(o.coord) for o in ops],
-            "shape": [list(o.shape) for o in ops], "dtype": [o.dtype.short for o in ops],
-            "inputs": [list(o.inputs) for o in ops], "region": [_region_json(o.region) for o in ops],
-            "attrs": [_tile_attrs_json(o.attrs) for o in ops],
-        },
-    }
-
-
-def tiles_from(d: Mapping[str, Any]) -> TileGraph:
-    c = d["ops"]
-    ops = tuple(TileOp(i, op, node, inst, tuple(coord), tuple(shape), from_short(dt), tuple(ins), _region_from(r),
-                       _tile_attrs_from(a))
-                for i, op, node, inst, coord, shape, dt, ins, r, a in zip(
-                    c["id"], c["op"], c["node"], c["instance"], c["coord"], c["shape"], c["dtype"], c["inputs"],
-                    c["region"], c["attrs"]))
-    buffers = tuple(Buffer(b["id"], tuple(b["shape"]), from_short(b["dtype"]), b["kind"], b["name"], b["node"])
-                    for b in d["buffers"])
-    instances = tuple(Instance(i["id"], i["root"], tuple(i["index"].items())) for i in d["instances"])
-    outputs = tuple((name, _region_from(r)) for name, r in d["outputs"])
-    return TileGraph(buffers, ops, instances, outputs)  # type: ignore[arg-type]
-
-
-def subgraphs_json(sgs: tuple[Subgraph, ...]) -> list[Json]:
-    return [{"id": s.id, "core": s.core, "instance": s.instance, "ops": list(s.ops), "peak_bytes": s.peak_bytes,
-             "leaf": s.leaf} for s in sgs]
-
-
-def subgraphs_from(v: list[Mapping[str, Any]]) -> tuple[Subgraph, ...]:
-    return tuple(Subgraph(s["id"], s["core"], s["instance"], tuple(s["ops"]), s["peak_bytes"], s["leaf"]) for s in v)
-
-
-def leaves_json(ls: tuple[Leaf, ...]) -> list[Json]:
-    return [{"id": lf.id, "hash": lf.hash, "core": lf.core, "template": lf.template, "count": lf.count,
-             "nodes": list(lf.nodes)} for lf in ls]
-
-
-def leaves_from(v: list[Mapping[str, Any]]) -> tuple[Leaf, ...]:
-    return tuple(Leaf(lf["id"], lf["hash"], lf["core"], lf["template"], lf["count"], tuple(lf["nodes"])) for lf in v)
-
-
-def execute_json(e: ExecGraph) -> dict[str, Json]:
-    return {"roots": list(e.roots), "tasks": [
-        {"id": t.id, "subgraph": t.subgraph, "leaf": t.leaf, "core": t.core, "instance": t.instance, "root": t.root,
-         "coord": list(t.coord), "reads": [_region_json(r) for r in t.reads],
-         "writes": [_region_json(r) for r in t.writes], "preds": list(t.preds)} for t in e.tasks]}
-
-
-def execute_from(d: Mapping[str, Any]) -> ExecGraph:
-    return ExecGraph(tuple(Task(t["id"], t["subgraph"], t["leaf"], t["core"], t["instance"], t["root"],
-                                tuple(t["coord"]), tuple(_region_from(r) for r in t["reads"]),  # type: ignore[misc]
-                                tuple(_region_from(r) for r in t["writes"]), tuple(t["preds"]))  # type: ignore[misc]
-                           for t in d["tasks"]), tuple(d["roots"]))
-
-
-def _dc_json(v: Any) -> Json:
-    """A frozen dataclass of ints, strs, bools, DataTypes and tuples, as JSON."""
-    if dataclasses.is_dataclass(v):
-        return {f.name: _dc_json(getattr(v, f.name)) for f in dataclasses.fields(v)}
-    if isinstance(v, DataType):
-        return v.short
-    if isinstance(v, tuple):
-        return [_dc_json(x) for x in v]
-    return v  # type: ignore[no-any-return]
-
-
-def _dc_from(tp: Any, v: Json) -> Any:
-    """The inverse of `_dc_json`, guided by the type hints."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if v is None:
-        return None
-    if origin in (typing.Union, types.UnionType):
-        return _dc_from(next(a for a in args if a is not type(None)), v)
-    if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_dc_from(args[0], x) for x in v)  # type: ignore[union-attr]
-        return tuple(_dc_from(a, x) for a, x in zip(args, v))  # type: ignore[arg-type]
-    if tp is DataType:
-        return from_short(v)  # type: ignore[arg-type]
-    if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        return tp(**{k: _dc_from(hints[k], x) for k, x in v.items()})  # type: ignore[union-attr]
-    return v
-
-
-def blocks_json(bs: tuple[Block, ...]) -> list[Json]:
-    return [_dc_json(b) for b in bs]
-
-
-def blocks_from(v: list[Json]) -> tuple[Block, ...]:
-    return tuple(_dc_from(Block, b) for b in v)
-
-
-register_program_field("next_id", int, int)
-register_program_field("tiles", tiles_json, tiles_from)
-register_program_field("memory", list, tuple)
-register_program_field("blocks", blocks_json, blocks_from)
-register_program_field("subgraphs", subgraphs_json, subgraphs_from)
-register_program_field("leaves", leaves_json, leaves_from)
-register_program_field("execute", execute_json, execute_from)
-
-
-def program_json(p: Program) -> dict[str, Json]:
-    out: dict[str, Json] = {}
-    for f in dataclasses.fields(p):
-        codec = PROGRAM_FIELDS.get(f.name)
-        value = getattr(p, f.name)
-        if codec is not None and value is not None:
-            out[f.name] = codec.encode(value)
-    return out
-
-
-def program_from(d: Mapping[str, Json]) -> Program:
-    return Program(**{name: codec.decode(d[name]) for name, codec in PROGRAM_FIELDS.items()
-                      if d.get(name) is not None})
 
 
 # ---- the record ---------------------------------------------------------------------------------
@@ -414,10 +96,7 @@ class PassInfo:
                    r.error, r.snapshot)
 
     def to_json(self, include_snapshot: bool = False) -> dict[str, Json]:
-        out: dict[str, Json] = {
-            "index": self.index, "name": self.name, "stage": self.stage, "why": self.why,
-            "changed": self.changed, "seconds": self.seconds, "node_count": self.node_count,
-            "diagnostics": [diagnostic_json(d) for d in self.diagnostics], "error": self.error}
+        out = pass_json(self)
         if include_snapshot and self.snapshot is not None:
             out["snapshot"] = program_json(self.snapshot)
         return out
@@ -761,12 +440,38 @@ def _input_json(i: InputInfo) -> dict[str, Json]:
     return out
 
 
+# ---- profiling: a record with its run -----------------------------------------------------------
+
+def profile(record: CompileRecord, board: str = "sim", inputs: Mapping[str, np.ndarray] | None = None,
+            workers: int | None = None) -> CompileRecord:
+    """The record with `run` set: its program profiled on `board` (`pypto.boards.profile.run_board`:
+    `sim` simulates the A2/A3 chip, `cpu` measures this machine's cores; options from the record)."""
+    if record.program.execute is None:
+        raise ValueError("profiling needs a compile through the execute stage")
+    rt = record.source.options.get("runtime_options", {}) if isinstance(record.source.options, dict) else {}
+    _, sl = run_board(record.program, board, inputs, rt, workers)
+    return dataclasses.replace(record, run=sl)
+
+
+def slowest(record: CompileRecord | None, sl: Swimlane, count: int = 5) -> list[tuple[LaneTask, str]]:
+    """The `count` longest tasks and the source lines they run (`file:line op, …`)."""
+    out = []
+    for t in sorted(sl.tasks, key=lambda t: (-t.duration, t.id))[:count]:
+        where = ""
+        if record is not None and record.program.execute is not None and t.id < len(record.program.execute.tasks):
+            spans = record.source_of_task(t.id)
+            where = ", ".join(sorted({f"{s.file.rsplit('/', 1)[-1]}:{s.line}" for s in spans}))
+        out.append((t, where))
+    return out
+
+
+
 # ---- compiling a kernel into a record (what the CLI and the language server call) ---------------
 
 def stage_option(stage: str) -> Any:
     """The `host_options["compile_stage"]` value that stops compiling after `stage`."""
     from pypto.compiler.pipeline import stop_stage
-    from pypto.enums import CompStage
+    from pypto.ir.enums import CompStage
 
     for cs in CompStage:
         if stop_stage({"host_options": {"compile_stage": cs}}) == stage:
@@ -782,8 +487,8 @@ def compile_record(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: 
     import contextlib
 
     from pypto.compiler.pipeline import stop_stage
-    from pypto.inputs import example_arguments
-    from pypto.options import options
+    from pypto.frontend.inputs import example_arguments
+    from pypto.language.options import options
 
     args = dict(inputs) if inputs is not None else example_arguments(kernel)
     scope = options(host_options={"compile_stage": stage_option(stage)}) if stage else contextlib.nullcontext()

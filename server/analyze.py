@@ -55,7 +55,7 @@ def graphs_after_passes(pass_graphs: Mapping[str, Any]) -> list[Any]:
 
 
 def _module_error(path: str, e: BaseException) -> dict[str, Any]:
-    from pypto.errors import PyptoError
+    from pypto.ir.errors import PyptoError
 
     if isinstance(e, SyntaxError):
         return _error(f"SyntaxError: {e.msg}", e.lineno or 1, max(0, (e.offset or 1) - 1), rule="python.syntax")
@@ -105,12 +105,12 @@ def _where_error(e: Any, path: str, fallback: int) -> dict[str, Any]:
 def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Compile, profile and report one kernel of the module; JSON only."""
     from pypto.analysis.health import health_report
-    from pypto.boards.profile import bottleneck, profile
+    from pypto.boards.profile import bottleneck
     from pypto.boards.swimlane import metrics
-    from pypto.errors import PyptoError
+    from pypto.frontend.inputs import example_arguments
     from pypto.frontend.jit import to_numpy
-    from pypto.inputs import example_arguments
-    from pypto.record import compile_record
+    from pypto.ir.errors import PyptoError
+    from pypto.record import compile_record, profile
 
     opts = dict(settings or {})
     mod = _load(path, text)
@@ -179,7 +179,7 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         except PyptoError:
             out["suggestions"] = []
     if opts.get("snapshots"):  # the tensor graph after each pass; null: the previous one, unchanged
-        from pypto.record import graph_json
+        from pypto.ir.serialize import graph_json
         prev = record.traced.graph if record.traced is not None else None
         graphs: list[Any] = []
         for p_ in record.passes:

@@ -73,7 +73,7 @@ def task_index(rec: Mapping[str, Any], graphs: Mapping[str, Any] | None) -> dict
     tensor nodes each task runs (`sets[task_set[i]]` for task i of the execute graph) and each such
     node's source frames. Mirrors `CompileRecord.nodes_of_task` / `source_of` (a node without a
     location takes its `origin`'s, looked up in the final graph and every pass's graph)."""
-    from pypto.record import source_of_json
+    from pypto.ir.serialize import source_of_json
 
     ops = rec["tiles"]["ops"]
     node_of_op = dict(zip(ops["id"], ops["node"]))
@@ -433,7 +433,7 @@ def _export(job: Job, res: Results, fmt: str, which: str | None) -> tuple[bytes,
         if fmt == "merged":
             return _dumps(merged_swimlane(sl, rec)), "application/json", "merged_swimlane.json"
         return text_trace(sl, rec).encode(), "text/plain; charset=utf-8", "trace.txt"
-    from pypto.record import graph_from
+    from pypto.ir.serialize import graph_from
 
     graph_doc, info = pass_graph(job, res, which)
     graph = graph_from(graph_doc)

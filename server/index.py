@@ -72,7 +72,7 @@ def _union_length(intervals: list[tuple[float, float]]) -> float:
 
 def editor_view(record: Any, path: str) -> dict[str, Json]:
     """The lookups the language server and the panels need, from a profiled CompileRecord."""
-    from pypto.record import dim_json, graph_json
+    from pypto.ir.serialize import dim_json, graph_json
 
     p = record.program
     run = record.run

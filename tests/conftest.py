@@ -39,11 +39,11 @@ def _nbytes(d: Any) -> int:
 
 
 def pt_dtype(d: Any) -> torch.dtype:
-    return pypto.dtypes.torch_dtype(d) if isinstance(d, pypto.DataType) else d
+    return pypto.ir.dtypes.torch_dtype(d) if isinstance(d, pypto.DataType) else d
 
 
 def dt_of(t: torch.Tensor) -> pypto.DataType:
-    d = pypto.dtypes.from_torch(t.dtype)
+    d = pypto.ir.dtypes.from_torch(t.dtype)
     assert d is not None
     return d
 

@@ -8,11 +8,10 @@ import torch
 
 import pypto
 from pypto.analysis.advisor import Advisor, apply_edits
-from pypto.boards.profile import profile
 from pypto.boards.swimlane import metrics
 from pypto.cli import load_module
-from pypto.frontend.builder import tile_overrides
-from pypto.record import compile_record
+from pypto.language.builder import tile_overrides
+from pypto.record import compile_record, profile
 
 BADLY_TILED = textwrap.dedent('''
     import pypto

@@ -17,22 +17,14 @@ import pytest
 from support import lowered
 
 import pypto
-from pypto.boards import load as load_board
 from pypto.cli import load_module
-from pypto.compiler.block import (
-    EVENTS_PER_PAIR,
-    PIPES,
-    Block,
-    Instr,
-    Operand,
-    build_blocks,
-    insert_sync,
-    listing,
-)
+from pypto.compiler.block import EVENTS_PER_PAIR, build_blocks, insert_sync, listing
+from pypto.compiler.block_ir import PIPES, Block, Instr, Operand
 from pypto.compiler.manager import Program
 from pypto.compiler.pipeline import PIPELINE
+from pypto.frontend.inputs import example_arguments
 from pypto.frontend.jit import JitKernel, to_numpy
-from pypto.inputs import example_arguments
+from pypto.target import load as load_board
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 SOURCE = pathlib.Path(__file__).read_text().splitlines()

@@ -22,7 +22,7 @@ import pypto
 from pypto.boards.cpu import TaskError, run_cpu
 from pypto.boards.swimlane import Swimlane, metrics
 from pypto.compiler.tile_exec import TileExecutor
-from pypto.errors import PyptoError
+from pypto.ir.errors import PyptoError
 
 RECORDS = example_records()
 BY_NAME = dict(RECORDS)
@@ -130,7 +130,7 @@ def test_sweep_reductions_across_tiles(rows, cols, tr, tc, op, dim, dt, seed):
         return fn(x, dim) if op == "softmax" else fn(x, dim, True)
 
     x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed))
-    x = (x * 0.05 + 1 if op == "prod" else x * 3).to(pypto.dtypes.torch_dtype(dt))
+    x = (x * 0.05 + 1 if op == "prod" else x * 3).to(pypto.ir.dtypes.torch_dtype(dt))
     _, lw, arrays, _ = lowered(k, x)
     want = lw.executor.run(arrays)
     got, sl = run_cpu(lw.program, arrays, 2, lw.executor)

@@ -10,11 +10,11 @@ import torch
 from support import EXAMPLES, lowered
 
 import pypto
-from pypto.boards import load
 from pypto.boards.core_model import CoreModel
 from pypto.boards.sim import simulate
 from pypto.boards.swimlane import Swimlane, metrics
 from pypto.cli import load_module
+from pypto.target import load
 
 BOARD = load("a2a3")
 CLOCK = BOARD["clock_ghz"] * 1e3  # cycles per µs

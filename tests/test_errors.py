@@ -174,7 +174,7 @@ def test_tool_keeps_working_after_a_trace_error() -> None:
     x, out = torch.randn(8, 64), torch.zeros(8, 64)
     with pytest.raises(pypto.PyptoError, match="not a multiple of 32 bytes"):
         scaled_exp(x, out, 12)
-    assert pypto.frontend.builder.current() is None
+    assert pypto.language.builder.current() is None
     scaled_exp(x, out, 16)
     torch.testing.assert_close(out, torch.exp(x) * 2.0)
 

@@ -23,11 +23,11 @@ from pypto.analysis import thresholds
 from pypto.analysis.findings import SEVERITIES, Finding, TextEdit
 from pypto.analysis.health import LEVEL_NAMES, RULES, HealthReport, health_report
 from pypto.analysis.thresholds import THRESHOLDS, Thresholds
-from pypto.boards import load as load_board
-from pypto.boards.profile import bottleneck, profile
+from pypto.boards.profile import bottleneck
 from pypto.cli import load_module
 from pypto.frontend.jit import JitKernel
-from pypto.record import CompileRecord, compile_record
+from pypto.record import CompileRecord, compile_record, profile
+from pypto.target import load as load_board
 
 HERE = pathlib.Path(__file__).resolve()
 TEXT = HERE.read_text()

@@ -11,8 +11,8 @@ import torch
 
 import pypto
 from pypto.cli import load_module
+from pypto.frontend.inputs import TensorSpec, example_arguments, example_inputs, parse_block, parse_value
 from pypto.frontend.jit import JitKernel
-from pypto.inputs import TensorSpec, example_arguments, example_inputs, parse_block, parse_value
 
 HERE = Path(__file__).resolve()
 EXAMPLES = sorted(p for p in (HERE.parent.parent / "examples").glob("*.py") if not p.name.startswith("_"))

@@ -38,7 +38,7 @@ def test_the_wheel_alone_has_every_module_the_figures_and_the_panels(installed):
         here = {p.relative_to(REPO).as_posix() for p in (REPO / package).rglob("*.py")}
         there = {p.relative_to(site).as_posix() for p in (site / package).rglob("*.py")}
         assert here == there, f"{package}: missing {sorted(here - there)}, extra {sorted(there - here)}"
-    figures = Path("pypto", "boards", "a2a3.json")
+    figures = Path("pypto", "target", "a2a3.json")
     assert (site / figures).read_bytes() == (REPO / figures).read_bytes()
     probe = "import pypto, server.http; print(pypto.__file__); print(server.http.default_webview_dir())"
     out = subprocess.run([sys.executable, "-c", probe], cwd=site.parent, env=env, capture_output=True, text=True,

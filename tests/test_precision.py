@@ -20,8 +20,8 @@ from pypto.analysis.precision import (
     compare_configs,
     precision_report,
 )
-from pypto.dtypes import DataType
-from pypto.errors import PyptoError
+from pypto.ir.dtypes import DataType
+from pypto.ir.errors import PyptoError
 from pypto.record import compile_record
 
 HERE = pathlib.Path(__file__).resolve()

@@ -18,18 +18,12 @@ from pypto.cli import load_module
 from pypto.compiler import manager as M
 from pypto.compiler.instruments import DumpInstrument, pass_file_name
 from pypto.compiler.pipeline import PIPELINE, run_pipeline
+from pypto.compiler.serialize import program_json
 from pypto.frontend.jit import JitKernel
 from pypto.ir import text
+from pypto.ir.serialize import attr_value, graph_from, graph_json
 from pypto.ir.source import Loc
-from pypto.record import (
-    SCHEMA,
-    CompileRecord,
-    attr_value,
-    compile_record,
-    graph_from,
-    graph_json,
-    program_json,
-)
+from pypto.record import SCHEMA, CompileRecord, compile_record
 
 HERE = Path(__file__).resolve()
 REPO = HERE.parent.parent
@@ -115,7 +109,7 @@ def test_every_example_record_validates_against_the_schema_file(example_records)
 
 
 def test_profiled_records_carry_the_swimlane_validate_and_round_trip(example_records):
-    from pypto.boards.profile import profile
+    from pypto.record import profile
 
     for r in example_records:
         if r.program.execute is None:
@@ -383,7 +377,7 @@ def test_source_of_json_is_source_of_on_the_records_json() -> None:
     'which lines does this node run' as the record does, nodes without a location included."""
     from support import example_records
 
-    from pypto.record import source_of_json, span_json, walk_graph_json
+    from pypto.ir.serialize import source_of_json, span_json, walk_graph_json
 
     checked = 0
     for _name, record in example_records():

@@ -34,14 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from pypto.analysis.findings import Finding, TextEdit, Where
-from pypto.boards import load as load_board
 from pypto.boards.profile import bottleneck
 from pypto.boards.sim import simulate
 from pypto.boards.swimlane import metrics
-from pypto.errors import PyptoError
-from pypto.frontend.builder import tile_overrides
 from pypto.ir import symbolic as S
+from pypto.ir.errors import PyptoError
 from pypto.ir.graph import TileConfig
+from pypto.language.builder import tile_overrides
+from pypto.target import load as load_board
 
 Dims = tuple[Any, ...]
 Overrides = tuple[tuple[int, Dims], ...]  # (tile config index, dims), sorted

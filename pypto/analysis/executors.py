@@ -99,7 +99,7 @@ def _failed(work: Work, message: str) -> KernelReport:
 
 def works(kernels: Sequence[Any], board: str = "sim", precision: bool = True) -> list[Work]:
     """The work for `kernels` (JitKernels loaded in this process): each file's text read once."""
-    from pypto.inputs import def_loc
+    from pypto.frontend.inputs import def_loc
 
     texts: dict[str, str] = {}
     out = []

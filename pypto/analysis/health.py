@@ -2,7 +2,7 @@
 
 A CompileRecord already holds every level PyPTO reports on — the tensor graph, the tile
 graph with its subgraphs and leaf functions, each leaf's instruction list (block), the
-execute graph, and, after `pypto.boards.profile.profile`, a swimlane. `health_report(record)`
+execute graph, and, after `pypto.record.profile`, a swimlane. `health_report(record)`
 reads them once and returns
 
 - `stats`: the numbers per level ("tensor", "tile", "execute", "block", "board"), always
@@ -35,18 +35,18 @@ from typing import TYPE_CHECKING, Any
 
 from pypto.analysis.findings import Finding, TextEdit, Where
 from pypto.analysis.thresholds import THRESHOLDS, Thresholds
-from pypto.boards import load as load_board
 from pypto.boards.core_model import CoreModel, padded_bytes, vector_bytes
 from pypto.boards.profile import bottleneck, pipe_busy
 from pypto.boards.swimlane import metrics
-from pypto.compiler.block import Operand
-from pypto.dtypes import DataType
-from pypto.errors import ShapeError
+from pypto.compiler.block_ir import Operand
 from pypto.ir import symbolic as S
+from pypto.ir.dtypes import DataType
+from pypto.ir.errors import ShapeError
 from pypto.ir.graph import Node, TensorType, TileConfig
 from pypto.ir.ops import OPS
 from pypto.ir.source import Span
-from pypto.tiling import check_cube_call, check_cube_for_matmul, check_vec_for_op
+from pypto.language.tiling import check_cube_call, check_cube_for_matmul, check_vec_for_op
+from pypto.target import load as load_board
 
 if TYPE_CHECKING:
     from pypto.record import CompileRecord

@@ -93,13 +93,13 @@ import numpy as np
 from pypto.analysis.findings import Finding, Where
 from pypto.compiler.tile_exec import TileExecutor, _view
 from pypto.compiler.tile_ir import Region, TileGraph
-from pypto.dtypes import DataType
-from pypto.errors import PyptoError
+from pypto.ir.dtypes import DataType
+from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, Node
+from pypto.language.tiling import PyptoWarning
 from pypto.record import CompileRecord, compile_record
 from pypto.reference.interpreter import Interpreter
 from pypto.reference.kernels import Ctx
-from pypto.tiling import PyptoWarning
 
 HARD_FACTOR = 128  # an element over 128·tol is a hard failure
 FINAL = "final"  # the pseudo-pass: the final tiled program
@@ -753,8 +753,8 @@ def _arrays(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 def _record_inputs(record: CompileRecord) -> dict[str, Any]:
     """Deterministic inputs for a record's parameters (as `pypto.inputs` makes them, numpy)."""
-    from pypto.dtypes import from_short
-    from pypto.inputs import SEED, TensorSpec, make_tensor
+    from pypto.frontend.inputs import SEED, TensorSpec, make_tensor
+    from pypto.ir.dtypes import from_short
 
     rng = np.random.default_rng(SEED)
     out: dict[str, Any] = {}
@@ -779,7 +779,7 @@ def _prepare(target: Any, inputs: Mapping[str, Any] | None) -> tuple[CompileReco
     if isinstance(target, CompileRecord):
         return target, dict(inputs) if inputs is not None else _record_inputs(target), None
     if isinstance(target, JitKernel):
-        from pypto.inputs import example_arguments
+        from pypto.frontend.inputs import example_arguments
 
         args = dict(inputs) if inputs is not None else example_arguments(target, use_torch=False)
         return compile_record(target, args), args, None

@@ -80,11 +80,10 @@ def make_report(kernel: Any, board: str = "sim", precision: bool = False, sugges
                 rtol: float = 1e-3, atol: float = 1e-3) -> KernelReport:
     """Compile, profile and analyse one kernel; a user error becomes the report's `error`."""
     from pypto.analysis.health import health_report
-    from pypto.boards.profile import profile
-    from pypto.errors import PyptoError
+    from pypto.frontend.inputs import def_loc, example_arguments
     from pypto.frontend.jit import to_numpy
-    from pypto.inputs import def_loc, example_arguments
-    from pypto.record import compile_record
+    from pypto.ir.errors import PyptoError
+    from pypto.record import compile_record, profile
 
     span = def_loc(kernel.fn).span
     rep = KernelReport(kernel.name, span.file if span else "", span.line if span else 0)

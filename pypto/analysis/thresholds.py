@@ -4,7 +4,7 @@ A health rule compares a number it measured with one of these figures; the findi
 makes carries both (`Finding.numbers`), so a reader always sees which figure fired and
 can tune it here (or pass another `Thresholds` to `health_report`). Hardware figures
 (core counts, buffer sizes, the AICPU scheduler's costs) are not thresholds: they come from
-the board file (`pypto/boards/a2a3.json`); a threshold is a judgement about how much waste
+the board file (`pypto/target/a2a3.json`); a threshold is a judgement about how much waste
 is worth a warning.
 
 | rule id                   | sev.  | threshold (field = default)         | why it matters                            |

@@ -1,27 +1,6 @@
-"""Board descriptions: one JSON file per board, the only place hardware figures live.
+"""Boards: what runs a compiled kernel's execute graph and times it.
 
-A user can copy `a2a3.json`, edit it and load it by path. Later issues add the cost model's
-figures to the same file.
+`sim.py` models the A2/A3 chip from its description (`pypto.target`), `cpu.py` runs the tasks
+on this machine's cores; both return a `Swimlane` (`swimlane.py`). `importers.py` reads real
+PyPTO run outputs into the same schema; `trace.py` writes it in other tools' formats.
 """
-
-from __future__ import annotations
-
-import json
-from functools import lru_cache
-from pathlib import Path
-from typing import Any
-
-HERE = Path(__file__).parent
-
-
-@lru_cache(maxsize=8)
-def load(name_or_path: str = "a2a3") -> dict[str, Any]:
-    """The board description named `name_or_path` (a bundled name or a JSON file path)."""
-    path = HERE / f"{name_or_path}.json"
-    if not path.exists():
-        path = Path(name_or_path)
-    return dict(json.loads(path.read_text()))
-
-
-def buffer_bytes(kind: str, board: str = "a2a3") -> int:
-    return int(load(board)["buffers_bytes"][kind])

@@ -9,7 +9,7 @@ everything its pipe issued before has completed. Data movement occupies its pipe
 L2 ~50), so a double-buffered leaf overlaps the load of tile i+1 with the compute of tile i
 exactly as far as its flags allow.
 
-Per instruction costs (cycles; every figure from the board file, `pypto/boards/a2a3.json`):
+Per instruction costs (cycles; every figure from the board file, `pypto/target/a2a3.json`):
 - TLOAD from GM: occupancy padded bytes / `GM->local` (a miss) or / `L2->local` (a hit),
   latency `gm_read_latency` / `l2_hit_latency`. Rows are padded to 32-byte blocks, so an
   unaligned last dim moves (and computes) more bytes than it uses.
@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.compiler.block import PIPES, Block, Instr, Operand
+from pypto.compiler.block_ir import PIPES, Block, Instr, Operand
 
 _ADD_CLASS = frozenset({
     "TADD", "TSUB", "TMUL", "TMAX", "TMIN", "TADDS", "TSUBS", "TMULS", "TMAXS", "TMINS", "TCMP", "TCMPS", "TSEL",

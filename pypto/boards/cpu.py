@@ -44,11 +44,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from pypto.boards.swimlane import Lane, LaneTask, Swimlane, instance_labels, ready_counters
-from pypto.compiler.execute import ExecGraph, Task
+from pypto.compiler.execute_ir import ExecGraph, Task
 from pypto.compiler.manager import Program
 from pypto.compiler.tile_exec import TileExecutor
 from pypto.compiler.tile_ir import TileOp
-from pypto.errors import PyptoError
+from pypto.ir.errors import PyptoError
 from pypto.reference.kernels import Ctx
 
 

@@ -1,27 +1,23 @@
-"""Profiling a compiled kernel on a board: one entry point for the CLI, the kernel call and the IDE.
+"""Running a lowered program on a board, and what a swimlane says about it.
 
-`profile(record, board)` runs the record's lowered program on the `sim` board (the model of
-the A2/A3 chip; times simulated) or the `cpu` board (this machine's cores; times measured)
-and returns the record with its `run` filled in. `bottleneck(swimlane)` names what bounds
-the run, and `slowest(record, swimlane)` lists the slow tasks with their source lines — the
-three things `pypto-ide profile` prints.
+`run_board(program, board)` runs it on the `sim` board (the model of the A2/A3 chip; times
+simulated) or the `cpu` board (this machine's cores; times measured). `bottleneck(swimlane)`
+names what bounds the run. `write_run_files` is `runtime_debug_mode`'s swimlane files.
+A CompileRecord with its run is `pypto.record.profile`, one layer up.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from pypto.boards.sim import simulate
-from pypto.boards.swimlane import LaneTask, Swimlane, metrics
-
-if TYPE_CHECKING:
-    from pypto.record import CompileRecord
+from pypto.boards.swimlane import Swimlane, metrics
+from pypto.boards.trace import write_trace
 
 BOARDS = ("sim", "cpu")
 _PIPE_BOUND = {"MTE2": "memory", "MTE3": "memory", "FIX": "memory", "V": "vector", "M": "cube", "MTE1": "cube"}
@@ -41,16 +37,6 @@ def run_board(program: Any, board: str = "sim", inputs: Mapping[str, np.ndarray]
             raise ValueError("the cpu board runs the kernel: it needs its inputs")
         return run_cpu(program, inputs, workers)
     raise ValueError(f"unknown board {board!r}; one of {', '.join(BOARDS)}")
-
-
-def profile(record: CompileRecord, board: str = "sim", inputs: Mapping[str, np.ndarray] | None = None,
-            workers: int | None = None) -> CompileRecord:
-    """The record with `run` set: its program profiled on `board` (options from the record)."""
-    if record.program.execute is None:
-        raise ValueError("profiling needs a compile through the execute stage")
-    rt = record.source.options.get("runtime_options", {}) if isinstance(record.source.options, dict) else {}
-    _, sl = run_board(record.program, board, inputs, rt, workers)
-    return dataclasses.replace(record, run=sl)
 
 
 def pipe_busy(sl: Swimlane) -> dict[str, float]:
@@ -89,24 +75,10 @@ def bottleneck(sl: Swimlane) -> tuple[str, str]:
     return _PIPE_BOUND.get(pipe, "compute"), f"the {pipe} pipe is busiest ({busy[pipe] / m.busy:.0%} of task time)"
 
 
-def slowest(record: CompileRecord | None, sl: Swimlane, count: int = 5) -> list[tuple[LaneTask, str]]:
-    """The `count` longest tasks and the source lines they run (`file:line op, …`)."""
-    out = []
-    for t in sorted(sl.tasks, key=lambda t: (-t.duration, t.id))[:count]:
-        where = ""
-        if record is not None and record.program.execute is not None and t.id < len(record.program.execute.tasks):
-            spans = record.source_of_task(t.id)
-            where = ", ".join(sorted({f"{s.file.rsplit('/', 1)[-1]}:{s.line}" for s in spans}))
-        out.append((t, where))
-    return out
-
-
 def write_run_files(program: Any, directory: Path, runtime_options: Mapping[str, Any] | None = None) \
         -> tuple[Swimlane, list[Path]]:
     """Simulate `program` and write the swimlane files PyPTO's `runtime_debug_mode=1` writes:
     `merged_swimlane.json`, plus `trace.json` (Chrome trace) and `swimlane.json` (ours)."""
-    from pypto.boards.trace import write_trace
-
     sl = simulate(program, "a2a3", runtime_options)
     directory.mkdir(parents=True, exist_ok=True)
     files = [write_trace(sl, directory / "merged_swimlane.json", None, "merged"),

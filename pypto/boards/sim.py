@@ -1,7 +1,7 @@
 """The `sim` board: an event-driven model of an Ascend A2/A3 chip running the execute graph.
 
 This is what a tuner reads instead of a real NPU's swimlane, so it models what decides a
-kernel's time on the chip, from the figures in one board file (`pypto/boards/a2a3.json`):
+kernel's time on the chip, from the figures in one board file (`pypto/target/a2a3.json`):
 
 - **The MPMD runtime.** Every task has a dependency counter (its predecessors in the
   execute graph); a task whose counter reaches zero joins the ready queue of its core type
@@ -38,12 +38,12 @@ from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pypto.boards import load as load_board
 from pypto.boards.core_model import CoreModel
 from pypto.boards.swimlane import Lane, LaneTask, Swimlane, instance_labels, lane_names, ready_counters
-from pypto.compiler.execute import ExecGraph
+from pypto.compiler.execute_ir import ExecGraph
 from pypto.compiler.manager import Program
 from pypto.compiler.tile_ir import TileGraph
+from pypto.target import load as load_board
 
 _END, _RESOLVED, _RELEASE = 0, 1, 2
 

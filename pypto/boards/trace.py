@@ -34,7 +34,7 @@ from typing import Any
 
 from pypto.boards.swimlane import PIPES, LaneTask, Swimlane, metrics, ready_counters
 from pypto.compiler.pipeline import gc_paused
-from pypto.record import source_of_json, walk_graph_json
+from pypto.ir.serialize import source_of_json, walk_graph_json
 
 Json = Any
 

@@ -77,91 +77,20 @@ import os
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pypto.compiler.block_ir import PIPES, Block, BufferSpan, Instr, Operand
+from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileOp
-from pypto.dtypes import DataType
-from pypto.errors import PyptoError
+from pypto.ir.dtypes import DataType
+from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
 from pypto.ir.ops import OPS
 from pypto.ir.source import Loc
 
-if TYPE_CHECKING:
-    from pypto.compiler.manager import PassContext, Program
-
-PIPES = ("MTE2", "MTE1", "M", "V", "FIX", "MTE3", "S")
 EVENTS_PER_PAIR = 8  # the default; the board file's events_per_pipe_pair decides
 MEMORIES = {"AIV": ("UB",), "AIC": ("L1", "L0A", "L0B", "L0C")}
 _UNSPILLABLE = frozenset({"L0A", "L0B"})  # no path from L0A/L0B back to GM on A2/A3
-
-
-# ---- the block --------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Operand:
-    """A buffer an instruction reads or writes."""
-
-    space: str  # "UB" | "L1" | "L0A" | "L0B" | "L0C" | "GM"
-    name: str  # on-chip: the allocation (ub0, l1a0, l0c0 …); GM: the buffer's name, "spill" for the spill area
-    offset: int  # on-chip: byte offset in the memory; spill area: byte offset in it; GM: 0
-    size: int  # bytes
-    shape: tuple[int, ...]
-    dtype: DataType
-    half: int = -1  # a double-buffered allocation's ping (0) or pong (1) half; -1 single
-    buffer: int = -1  # GM: the tile graph's buffer id (-1: the spill area, or on-chip)
-    layout: tuple[int, ...] = ()  # GM: the buffer seen with this shape
-    at: tuple[int, ...] = ()  # GM: the region's element offset within `layout`
-
-    @property
-    def on_chip(self) -> bool:
-        return self.space != "GM"
-
-
-@dataclass(frozen=True, slots=True)
-class Instr:
-    opcode: str
-    pipe: str  # one of PIPES
-    tile_op: int = -1  # provenance: the tile op (-> tensor node -> source line); -1 for none
-    dst: tuple[Operand, ...] = ()
-    srcs: tuple[Operand, ...] = ()
-    flag: tuple[str, str, int] | None = None  # SET_FLAG / WAIT_FLAG: (src pipe, dst pipe, event id)
-    double_buffered: bool = False  # a load into a ping-pong buffer
-    note: str = ""  # what the opcode does not say: k step, scalar, comparison, bias/relu, spill …
-
-
-@dataclass(frozen=True, slots=True)
-class BufferSpan:
-    """One allocation: `size` bytes at `offset` of `space`, live from instruction `start` to `end`."""
-
-    name: str
-    space: str
-    offset: int
-    size: int  # both halves when double-buffered
-    start: int  # index into Block.instrs of the first instruction that writes it
-    end: int  # index of the last instruction that touches it
-    double: bool = False
-
-
-@dataclass(frozen=True)
-class Block:
-    """One leaf function as the instruction list of its core; every task of the leaf runs it."""
-
-    leaf: int
-    core: str  # "AIV" | "AIC"
-    tasks: int  # how many tasks instantiate the leaf
-    template: int  # the subgraph the instructions were made from (its offsets are shown)
-    instrs: tuple[Instr, ...]
-    buffers: tuple[BufferSpan, ...]
-    peak_bytes: tuple[tuple[str, int], ...]  # per memory of the core: the highest byte in use
-    capacity_bytes: tuple[tuple[str, int], ...]
-    double_buffered: bool
-    spills: int  # values stored to the GM spill area for lack of room
-
-    def peak(self, space: str) -> int:
-        return dict(self.peak_bytes).get(space, 0)
-
-    def count(self, opcode: str) -> int:
-        return sum(1 for i in self.instrs if i.opcode == opcode)
 
 
 # ---- opcodes ----------------------------------------------------------------------------------

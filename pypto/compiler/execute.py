@@ -17,40 +17,10 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from pypto.compiler.execute_ir import ExecGraph, Task
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.tile_ir import Region, Subgraph, TileGraph, TileOp
-
-
-@dataclass(frozen=True, slots=True)
-class Task:
-    id: int
-    subgraph: int
-    leaf: int
-    core: str
-    instance: int
-    root: int  # loop node id of its root function, -1 for the kernel body
-    coord: tuple[int, ...]  # tile coordinates of its first compute op
-    reads: tuple[Region, ...]
-    writes: tuple[Region, ...]
-    preds: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class ExecGraph:
-    tasks: tuple[Task, ...]  # in a topological order
-    roots: tuple[int, ...]  # root functions: -1 (kernel body) and loop node ids
-
-    def width(self) -> int:
-        """The widest level of the task DAG (tasks that could run at once)."""
-        level: dict[int, int] = {}
-        for t in self.tasks:
-            level[t.id] = 1 + max((level[p] for p in t.preds), default=-1)
-        counts: dict[int, int] = defaultdict(int)
-        for v in level.values():
-            counts[v] += 1
-        return max(counts.values(), default=0)
 
 
 def _flat(r: Region) -> tuple[int, int]:

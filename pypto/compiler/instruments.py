@@ -2,7 +2,7 @@
 
 A dump written while compiling survives a compile that crashes or hangs later, and is
 what a user attaches to a bug report; it is the CompileRecord's pass entry plus that
-pass's program, in the record's own JSON forms (`pypto.record`). `DumpInstrument(dir)`
+pass's program, in the record's own JSON forms (`pypto.compiler.serialize`). `DumpInstrument(dir)`
 writes `NNN_<pass>.json` after each pass, and the failing pass's file (with its error
 and its input program) when a pass raises. `debug_options={"compile_debug_mode": 1}`
 turns it on for every compile, into `./output/<kernel>_<YYYYmmdd_HHMMSS>/`.
@@ -14,12 +14,10 @@ import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from pypto.compiler.manager import Instrument, Pass, PassContext, PassRecord, Program, Recorder
-
-if TYPE_CHECKING:
-    from pypto.record import PassInfo
+from pypto.compiler.manager import Instrument, Pass, PassContext, Program, Recorder
+from pypto.compiler.serialize import VERSION, PassEntry, pass_json, program_json
 
 DUMP_SCHEMA = "pypto-ide/pass-dump"
 OUTPUT_DIR = "output"  # relative to the working directory, as PyPTO's own dumps
@@ -29,18 +27,19 @@ def pass_file_name(index: int, name: str) -> str:
     return f"{index:03d}_{name}.json"
 
 
-def pass_dump_json(p: PassInfo | PassRecord, kernel: str) -> dict[str, Any]:
-    """One pass's dump: the record's pass entry and the program after it (its input, if it failed)."""
-    from pypto.record import VERSION, PassInfo, program_json
+class DumpedPass(PassEntry, Protocol):
+    snapshot: Program | None  # the program after the pass (its input, if it failed)
 
-    info = p if isinstance(p, PassInfo) else PassInfo.from_pass_record(p)
-    out: dict[str, Any] = {"schema": DUMP_SCHEMA, "version": VERSION, "kernel": kernel, "pass": info.to_json()}
-    if info.snapshot is not None:
-        out.update(program_json(info.snapshot))
+
+def pass_dump_json(p: DumpedPass, kernel: str) -> dict[str, Any]:
+    """One pass's dump: the record's pass entry and the program after it (its input, if it failed)."""
+    out: dict[str, Any] = {"schema": DUMP_SCHEMA, "version": VERSION, "kernel": kernel, "pass": pass_json(p)}
+    if p.snapshot is not None:
+        out.update(program_json(p.snapshot))
     return out
 
 
-def write_pass_file(directory: Path | str, p: PassInfo | PassRecord, kernel: str) -> Path:
+def write_pass_file(directory: Path | str, p: DumpedPass, kernel: str) -> Path:
     """Write `directory/NNN_<pass>.json` (creating the directory) and return its path."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)

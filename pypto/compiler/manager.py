@@ -15,14 +15,12 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from pypto.compiler.block_ir import Block
+from pypto.compiler.execute_ir import ExecGraph
 from pypto.compiler.tile_ir import Leaf, Subgraph, TileGraph
-
-if TYPE_CHECKING:
-    from pypto.compiler.block import Block
-    from pypto.compiler.execute import ExecGraph
-from pypto.errors import PyptoError
+from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph
 from pypto.ir.source import Loc
 from pypto.ir.text import to_text

@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping
 
 from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileGraph, TileOp
-from pypto.errors import PyptoError
+from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
 
 _POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs"})

@@ -13,14 +13,14 @@ import gc
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from pypto.boards import load as load_board
 from pypto.compiler.block import block_schedule
 from pypto.compiler.execute import execute_graph
 from pypto.compiler.manager import Instrument, Pass, PassContext, PassManager, PassRecord, Program, Recorder
 from pypto.compiler.tensor_passes import autocast, cse, dce, decompose, simplify, verify
 from pypto.compiler.tile_passes import graph_partition, leaf_functions, memory_types, tile_expand
-from pypto.enums import CompStage
+from pypto.ir.enums import CompStage
 from pypto.ir.graph import Graph
+from pypto.target import load as load_board
 
 PIPELINE: tuple[Pass, ...] = (
     # ---- tensor stage: the kernel as the user wrote it, made explicit and minimal

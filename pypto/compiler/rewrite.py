@@ -14,8 +14,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from pypto.errors import ShapeError
 from pypto.ir import symbolic as S
+from pypto.ir.errors import ShapeError
 from pypto.ir.graph import Graph, Node, TensorType
 from pypto.ir.ops import OPS
 

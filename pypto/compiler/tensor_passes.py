@@ -12,12 +12,12 @@ import dataclasses
 
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.rewrite import INFER, Emitter, rewrite
-from pypto.dtypes import DataType
-from pypto.errors import ShapeError
 from pypto.ir import symbolic as S
+from pypto.ir.dtypes import DataType
+from pypto.ir.errors import ShapeError
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
-from pypto.options import freeze
+from pypto.language.options import freeze
 
 F32 = DataType.DT_FP32
 

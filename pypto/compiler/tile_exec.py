@@ -59,8 +59,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from pypto.compiler.tile_ir import Buffer, Region, TileGraph, TileOp
-from pypto.dtypes import DataType
-from pypto.errors import PyptoError
+from pypto.ir.dtypes import DataType
+from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
 from pypto.reference.kernels import KERNELS, Ctx

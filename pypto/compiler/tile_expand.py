@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from pypto.compiler.tile_ir import Buffer, Instance, Region, TileGraph, TileOp
-from pypto.dtypes import DataType
-from pypto.errors import PyptoError, window_message
 from pypto.ir import symbolic as S
+from pypto.ir.dtypes import DataType
+from pypto.ir.errors import PyptoError, window_message
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.dtypes import DataType
+from pypto.ir.dtypes import DataType
 
 
 @dataclass(frozen=True, slots=True)

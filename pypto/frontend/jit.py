@@ -23,21 +23,22 @@ from typing import Any
 
 import numpy as np
 
-from pypto import dtypes, options
-from pypto.compiler.instruments import debug_instruments
+from pypto.boards.profile import write_run_files
+from pypto.compiler.instruments import bindings_dir_name, debug_instruments, new_run_dir
 from pypto.compiler.manager import PassRecord, Program
 from pypto.compiler.pipeline import lower, run_pipeline
 from pypto.compiler.tile_exec import TileExecutor
-from pypto.dtypes import DataType
-from pypto.enums import RunMode
-from pypto.errors import PyptoError
-from pypto.frontend import builder as _b
-from pypto.frontend.scalar import SymbolicScalar
-from pypto.frontend.tensor import DYNAMIC, STATIC, Tensor
-from pypto.ir import source
+from pypto.ir import dtypes, source
 from pypto.ir import symbolic as S
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import RunMode
+from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, TensorType
 from pypto.ir.source import Loc
+from pypto.language import builder as _b
+from pypto.language import options
+from pypto.language.scalar import SymbolicScalar
+from pypto.language.tensor import DYNAMIC, STATIC, Tensor
 from pypto.reference.interpreter import Interpreter
 
 
@@ -148,6 +149,21 @@ def _const_key(v: Any) -> Any:
     return (type(v).__qualname__, repr(v))
 
 
+# ---- the precision check a run does on request, installed from above -------------------------
+
+PassVerifier = Callable[["CompiledKernel", dict[str, np.ndarray]], object]
+_pass_verifier: PassVerifier | None = None
+
+
+def set_pass_verifier(verify: PassVerifier) -> None:
+    """Install what a call runs when `verify_options={"enable_pass_verify": True}`: the
+    precision check of the compiled kernel on the call's inputs. That check lives in
+    `pypto.analysis`, a layer above this one, so `pypto/__init__.py` — the one module that
+    imports every layer — installs `pypto.analysis.precision.verify_compiled` here."""
+    global _pass_verifier
+    _pass_verifier = verify
+
+
 # ---- compiled kernels -------------------------------------------------------------------------
 
 @dataclass
@@ -221,9 +237,9 @@ class CompiledKernel:
         syms = self.bind_symbols(arrays, loc)
         lw = self.lower(syms)
         if self.options.get("verify_options", {}).get("enable_pass_verify"):
-            from pypto.analysis.precision import verify_compiled
-
-            verify_compiled(self, arrays)  # on copies of the inputs: the results below are untouched
+            if _pass_verifier is None:
+                raise RuntimeError("enable_pass_verify: no pass verifier is installed (pypto/__init__.py does)")
+            _pass_verifier(self, arrays)  # on copies of the inputs: the results below are untouched
         if lw.executor is None:
             return self.interpreter.run(arrays, syms)
         results = lw.executor.run(arrays)
@@ -235,9 +251,6 @@ class CompiledKernel:
         """`runtime_debug_mode=1`: the run's swimlane on the sim board, written beside the
         compile dumps (`output/<kernel>_<time>/`): merged_swimlane.json (PyPTO's format),
         trace.json (Chrome trace, opens in Perfetto) and swimlane.json (ours)."""
-        from pypto.boards.profile import write_run_files
-        from pypto.compiler.instruments import bindings_dir_name, new_run_dir
-
         run = self.__dict__.get("_dump_dir")
         if run is None:
             run = self.__dict__["_dump_dir"] = new_run_dir(self.name)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.dtypes import DataType
+from pypto.ir.dtypes import DataType
 from pypto.ir.source import UNKNOWN, Loc
 from pypto.ir.symbolic import Dim
 

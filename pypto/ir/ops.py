@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pypto.dtypes import DataType, float_of, promote, promote_scalar
-from pypto.errors import ShapeError
 from pypto.ir import symbolic as S
+from pypto.ir.dtypes import DataType, float_of, promote, promote_scalar
+from pypto.ir.errors import ShapeError
 from pypto.ir.graph import TensorType
 from pypto.ir.symbolic import Dim
 

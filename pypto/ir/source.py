@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import types
 from dataclasses import dataclass
 
@@ -95,3 +96,23 @@ def capture(stop_code: types.CodeType | None = None, skip: int = 1) -> Loc:
                 break
         frame = frame.f_back
     return Loc(tuple(frames))
+
+
+# The kernel body being traced on this thread (innermost last). The tracer (`pypto.language.builder`)
+# pushes it while a body runs, so that an error raised anywhere below reports the chain of user
+# lines out to the body: this layer owns the slot, the layer above fills it.
+_traced = threading.local()
+
+
+def push_kernel(code: types.CodeType | None) -> None:
+    _traced.__dict__.setdefault("codes", []).append(code)
+
+
+def pop_kernel() -> None:
+    _traced.codes.pop()
+
+
+def kernel_code() -> types.CodeType | None:
+    """The code of the kernel body being traced on this thread, if any."""
+    codes = getattr(_traced, "codes", None)
+    return codes[-1] if codes else None

@@ -27,9 +27,9 @@ import re
 import tokenize
 from typing import Any
 
-from pypto import enums
-from pypto.dtypes import DataType, from_short
+from pypto.ir import enums
 from pypto.ir import symbolic as S
+from pypto.ir.dtypes import DataType, from_short
 from pypto.ir.graph import Graph, Node, TensorType, TileConfig
 from pypto.ir.source import Loc, Span
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from pypto.errors import PyptoError
 from pypto.ir import symbolic as S
+from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, Node
 from pypto.reference.kernels import KERNELS, Ctx, _assemble
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from pypto.dtypes import DataType, promote, promote_scalar
-from pypto.enums import CastMode, SaturationMode
-from pypto.errors import PyptoError, window_message
 from pypto.ir import symbolic as S
+from pypto.ir.dtypes import DataType, promote, promote_scalar
+from pypto.ir.enums import CastMode, SaturationMode
+from pypto.ir.errors import PyptoError, window_message
 from pypto.ir.graph import Node
 
 
@@ -60,7 +60,7 @@ KERNELS: dict[str, Kernel] = {}
 
 
 def _dt(x: np.ndarray) -> DataType:
-    from pypto.dtypes import from_numpy
+    from pypto.ir.dtypes import from_numpy
 
     d = from_numpy(x.dtype)
     assert d is not None, x.dtype

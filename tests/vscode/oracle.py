@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 import sys
 
-from pypto.boards.profile import profile, slowest
 from pypto.boards.swimlane import metrics
 from pypto.cli import find_kernels
-from pypto.record import compile_record
+from pypto.record import compile_record, profile, slowest
 
 
 def main(target: str) -> dict[str, object]:

@@ -45,12 +45,11 @@ sys.path.insert(0, str(HERE))
 import pypto  # noqa: E402
 from pypto.analysis.precision import compare_configs, precision_report  # noqa: E402
 from pypto.analysis.report import make_report  # noqa: E402
-from pypto.boards.profile import profile  # noqa: E402
 from pypto.cli import load_module  # noqa: E402
-from pypto.errors import PyptoError  # noqa: E402
+from pypto.frontend.inputs import example_arguments  # noqa: E402
 from pypto.frontend.jit import to_numpy  # noqa: E402
-from pypto.inputs import example_arguments  # noqa: E402
-from pypto.record import compile_record  # noqa: E402
+from pypto.ir.errors import PyptoError  # noqa: E402
+from pypto.record import compile_record, profile  # noqa: E402
 
 
 def write(out: Path, name: str, doc: Any) -> None:

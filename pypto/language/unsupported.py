@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pypto.errors import PyptoError
+from pypto.ir.errors import PyptoError
 
 T2_OPS = (
     "topk", "argsort", "gather", "index_select", "scatter", "scatter_", "scatter_update", "cumsum", "cumprod",

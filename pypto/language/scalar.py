@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pypto.errors import PyptoError
 from pypto.ir import symbolic as S
+from pypto.ir.errors import PyptoError
 
 
 def as_dim(v: Any) -> S.Dim:
@@ -51,7 +51,7 @@ class SymbolicScalar:
         return wrap(S.sub(as_dim(o), self.expr))
 
     def __mul__(self, o: Any) -> Any:
-        from pypto.frontend.tensor import Tensor
+        from pypto.language.tensor import Tensor
 
         if isinstance(o, Tensor):
             return o * self

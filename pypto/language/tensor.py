@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pypto.dtypes import DataType
-from pypto.enums import TileOpFormat
-from pypto.errors import PyptoError
-from pypto.frontend.scalar import wrap
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import TileOpFormat
+from pypto.ir.errors import PyptoError
 from pypto.ir.graph import TensorType
+from pypto.language.scalar import wrap
 
 if TYPE_CHECKING:
-    from pypto.frontend.builder import Builder, Scope
+    from pypto.language.builder import Builder, Scope
 
 
 class _DynamicMarker:
@@ -47,7 +47,7 @@ class Tensor:
         if shape is not None and not isinstance(shape, (list, tuple)):
             raise PyptoError(f"pypto.Tensor shape must be a list or tuple, got {shape!r}")
         if dtype is not None and not isinstance(dtype, DataType):
-            from pypto.frontend.unsupported import UnsupportedDataType
+            from pypto.language.unsupported import UnsupportedDataType
 
             if isinstance(dtype, UnsupportedDataType):
                 raise dtype.reject()
@@ -260,4 +260,4 @@ def _forward(name: str) -> Any:
 for _name in _FORWARDED:
     setattr(Tensor, _name, _forward(_name))
 
-from pypto.frontend import api  # noqa: E402  (circular: api builds Tensors)
+from pypto.language import api  # noqa: E402  (circular: api builds Tensors)

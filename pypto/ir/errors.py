@@ -50,10 +50,7 @@ class PyptoError(Exception):
 def _user_loc() -> Loc:
     """The user frames at the raise: while a kernel is traced, the chain out to its body
     (so an error inside a helper also shows the helper's call); else the innermost one."""
-    from pypto.frontend import builder  # here, not at the top: builder imports this module
-
-    b = builder.current()
-    return source.capture(b.kernel_code if b is not None else None, skip=3)
+    return source.capture(source.kernel_code(), skip=3)
 
 
 def window_message(what: str, axis: int, offsets: tuple[int, ...], sizes: tuple[int, ...], extent: int) -> str:

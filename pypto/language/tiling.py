@@ -11,11 +11,11 @@ import math
 import warnings
 from collections.abc import Sequence
 
-from pypto.boards import buffer_bytes, load
-from pypto.dtypes import DataType
-from pypto.errors import ShapeError
 from pypto.ir import source
+from pypto.ir.dtypes import DataType
+from pypto.ir.errors import ShapeError
 from pypto.ir.graph import TensorType
+from pypto.target import buffer_bytes, load
 
 ALIGN_BYTES = int(load()["alignment_bytes"])  # a tile's last dim, in bytes
 

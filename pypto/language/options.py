@@ -13,11 +13,11 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from pypto import tiling
-from pypto.enums import CompStage, RunMode
-from pypto.errors import PyptoError, ShapeError
+from pypto.ir.enums import CompStage, RunMode
+from pypto.ir.errors import PyptoError, ShapeError
+from pypto.language import builder, tiling
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "pass_options": {
@@ -177,6 +177,13 @@ def freeze(value: Any) -> Any:
     return value
 
 
+@runtime_checkable
+class TakesOptions(Protocol):
+    """A kernel (`pypto.frontend.JitKernel`): `@pypto.options` applied to it adds to its options."""
+
+    def add_options(self, opts: dict[str, Any]) -> None: ...
+
+
 class options:  # noqa: N801 - PyPTO's name
     """`pypto.options(...)`: a decorator on a kernel, or a `with` scope.
 
@@ -200,8 +207,6 @@ class options:  # noqa: N801 - PyPTO's name
         self._restore: Callable[[], None] | None = None
 
     def __enter__(self) -> options:
-        from pypto.frontend import builder
-
         b = builder.current()
         if b is not None:
             self._restore = b.push_tile_options(self.values)
@@ -217,9 +222,7 @@ class options:  # noqa: N801 - PyPTO's name
             _scopes.pop()
 
     def __call__(self, fn: Any) -> Any:
-        from pypto.frontend.jit import JitKernel
-
-        if isinstance(fn, JitKernel):
+        if isinstance(fn, TakesOptions):  # already a kernel (`@pypto.options` above `@pypto.jit`)
             fn.add_options(self.values)
             return fn
         merged = dict(getattr(fn, "__pypto_options__", {}))

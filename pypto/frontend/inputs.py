@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pypto import dtypes
-from pypto.dtypes import DataType
-from pypto.errors import PyptoError
+from pypto.ir import dtypes
+from pypto.ir.dtypes import DataType
+from pypto.ir.errors import PyptoError
 from pypto.ir.source import Loc, Span
 
 if TYPE_CHECKING:

@@ -18,16 +18,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pypto import tiling
-from pypto.errors import PyptoError, ShapeError, op_message
 from pypto.ir import source
 from pypto.ir import symbolic as S
+from pypto.ir.errors import PyptoError, ShapeError, op_message
 from pypto.ir.graph import Graph, Node, TensorType, TileConfig
 from pypto.ir.ops import OPS
 from pypto.ir.source import Loc
+from pypto.language import tiling
 
 if TYPE_CHECKING:
-    from pypto.frontend.tensor import Tensor
+    from pypto.language.tensor import Tensor
 
 _state = threading.local()
 
@@ -107,9 +107,11 @@ class Builder:
         if not hasattr(_state, "stack"):
             _state.stack = []
         _state.stack.append(self)
+        source.push_kernel(self.kernel_code)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        source.pop_kernel()
         _state.stack.pop()
 
     def loc(self) -> Loc:

@@ -12,16 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from pypto import tiling
-from pypto.dtypes import DataType
-from pypto.enums import CastMode, PrecisionType, SaturationMode
-from pypto.errors import PyptoError, ShapeError, op_message
-from pypto.frontend import builder as _b
-from pypto.frontend.scalar import SymbolicScalar, as_dim
-from pypto.frontend.tensor import Tensor
 from pypto.ir import symbolic as S
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import CastMode, PrecisionType, SaturationMode
+from pypto.ir.errors import PyptoError, ShapeError, op_message
 from pypto.ir.ops import norm_dim
-from pypto.options import global_tile_shapes, set_global_tile_shapes
+from pypto.language import builder as _b
+from pypto.language import tiling
+from pypto.language.options import global_tile_shapes, set_global_tile_shapes
+from pypto.language.scalar import SymbolicScalar, as_dim
+from pypto.language.tensor import Tensor
 
 
 class Element:
@@ -237,7 +237,7 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
 def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,
          satmode: SaturationMode = SaturationMode.OFF) -> Tensor:
     if not isinstance(dtype, DataType):
-        from pypto.frontend.unsupported import UnsupportedDataType
+        from pypto.language.unsupported import UnsupportedDataType
 
         if isinstance(dtype, UnsupportedDataType):
             raise dtype.reject()

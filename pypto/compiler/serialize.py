@@ -1,0 +1,232 @@
+"""The JSON forms of what the compiler makes: a `Program` (every stage's output) and a pass's entry.
+
+A `Program` field is serialized through `PROGRAM_FIELDS`: adding a field to `Program` takes
+one `register_program_field(name, encode, decode)` call, and the field then appears at the
+top level of the CompileRecord and in every snapshot and pass dump. `VERSION` is the version
+of these forms and of the record built from them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pypto.compiler.block_ir import Block
+from pypto.compiler.execute_ir import ExecGraph, Task
+from pypto.compiler.manager import Diagnostic, Program
+from pypto.compiler.tile_ir import Buffer, Instance, Leaf, Region, Subgraph, TileGraph, TileOp
+from pypto.ir.dtypes import DataType, from_short
+from pypto.ir.serialize import Json, attr_text, attr_value, graph_from, graph_json, loc_from, loc_json
+
+VERSION = 1  # additive changes keep it; a breaking change (rename, removal, new meaning) bumps it
+
+
+def diagnostic_json(d: Diagnostic) -> dict[str, Json]:
+    return {"severity": d.severity, "message": d.message, "rule": d.rule, "loc": loc_json(d.loc)}
+
+
+def diagnostic_from(d: Mapping[str, Json]) -> Diagnostic:
+    return Diagnostic(d["severity"], d["message"], loc_from(d.get("loc", ())), d.get("rule", ""))
+
+
+class PassEntry(Protocol):
+    """What a pass's entry shows: a `PassRecord` as the pass manager made it, or the record's `PassInfo`."""
+
+    index: int
+    name: str
+    stage: str
+    why: str
+    changed: bool
+    seconds: float
+    node_count: int
+    diagnostics: tuple[Diagnostic, ...]
+    error: str | None
+
+
+def pass_json(p: PassEntry) -> dict[str, Json]:
+    return {"index": p.index, "name": p.name, "stage": p.stage, "why": p.why, "changed": p.changed,
+            "seconds": p.seconds, "node_count": p.node_count,
+            "diagnostics": [diagnostic_json(d) for d in p.diagnostics], "error": p.error}
+
+
+# ---- Program fields: the one place a new Program field is taught its JSON ------------------
+
+@dataclass(frozen=True)
+class FieldCodec:
+    encode: Callable[[Any], Json]
+    decode: Callable[[Json], Any]
+
+
+PROGRAM_FIELDS: dict[str, FieldCodec] = {}
+
+
+def register_program_field(name: str, encode: Callable[[Any], Json], decode: Callable[[Json], Any]) -> None:
+    """Serialize `Program.<name>` as the record's top-level key `name` (and in snapshots).
+    A field whose value is None is left out; a field with no codec is not serialized."""
+    PROGRAM_FIELDS[name] = FieldCodec(encode, decode)
+
+
+def _bindings_json(b: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    return dict(b)
+
+
+def _bindings_from(d: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(d.items()))
+
+
+register_program_field("graph", graph_json, graph_from)
+# the dynamic dims a program was lowered for; at the record's top level it is the record's own
+# `bindings` (the same values, also known for a compile that stopped at the tensor stage)
+register_program_field("bindings", _bindings_json, _bindings_from)
+
+
+# ---- tile, partition and execute stages (columnar: a big kernel has 10^5 tile ops) ---------------
+
+def _region_json(r: Region | None) -> Json:
+    return None if r is None else [r.buffer, list(r.layout), list(r.offset), list(r.shape)]
+
+
+def _region_from(v: Json) -> Region | None:
+    if v is None:
+        return None
+    b, layout, offset, shape = v  # type: ignore[misc]
+    return Region(b, tuple(layout), tuple(offset), tuple(shape))
+
+
+def _tile_attrs_json(attrs: Mapping[str, Any]) -> dict[str, Json]:
+    return {k: ([_region_json(r) for r in v] if k == "inputs" else attr_text(v)) for k, v in attrs.items()}
+
+
+def _tile_attrs_from(d: Mapping[str, Json]) -> dict[str, Any]:
+    return {k: (tuple(_region_from(r) for r in v) if k == "inputs" else attr_value(v))  # type: ignore[union-attr]
+            for k, v in d.items()}
+
+
+def tiles_json(t: TileGraph) -> dict[str, Json]:
+    ops = t.ops
+    return {
+        "buffers": [{"id": b.id, "shape": list(b.shape), "dtype": b.dtype.short, "kind": b.kind, "name": b.name,
+                     "node": b.node} for b in t.buffers],
+        "instances": [{"id": i.id, "root": i.root, "index": dict(i.index)} for i in t.instances],
+        "outputs": [[name, _region_json(r)] for name, r in t.outputs],
+        "ops": {
+            "id": [o.id for o in ops], "op": [o.op for o in ops], "node": [o.node for o in ops],
+            "instance": [o.instance for o in ops], "coord": [list(o.coord) for o in ops],
+            "shape": [list(o.shape) for o in ops], "dtype": [o.dtype.short for o in ops],
+            "inputs": [list(o.inputs) for o in ops], "region": [_region_json(o.region) for o in ops],
+            "attrs": [_tile_attrs_json(o.attrs) for o in ops],
+        },
+    }
+
+
+def tiles_from(d: Mapping[str, Any]) -> TileGraph:
+    c = d["ops"]
+    ops = tuple(TileOp(i, op, node, inst, tuple(coord), tuple(shape), from_short(dt), tuple(ins), _region_from(r),
+                       _tile_attrs_from(a))
+                for i, op, node, inst, coord, shape, dt, ins, r, a in zip(
+                    c["id"], c["op"], c["node"], c["instance"], c["coord"], c["shape"], c["dtype"], c["inputs"],
+                    c["region"], c["attrs"]))
+    buffers = tuple(Buffer(b["id"], tuple(b["shape"]), from_short(b["dtype"]), b["kind"], b["name"], b["node"])
+                    for b in d["buffers"])
+    instances = tuple(Instance(i["id"], i["root"], tuple(i["index"].items())) for i in d["instances"])
+    outputs = tuple((name, _region_from(r)) for name, r in d["outputs"])
+    return TileGraph(buffers, ops, instances, outputs)  # type: ignore[arg-type]
+
+
+def subgraphs_json(sgs: tuple[Subgraph, ...]) -> list[Json]:
+    return [{"id": s.id, "core": s.core, "instance": s.instance, "ops": list(s.ops), "peak_bytes": s.peak_bytes,
+             "leaf": s.leaf} for s in sgs]
+
+
+def subgraphs_from(v: list[Mapping[str, Any]]) -> tuple[Subgraph, ...]:
+    return tuple(Subgraph(s["id"], s["core"], s["instance"], tuple(s["ops"]), s["peak_bytes"], s["leaf"]) for s in v)
+
+
+def leaves_json(ls: tuple[Leaf, ...]) -> list[Json]:
+    return [{"id": lf.id, "hash": lf.hash, "core": lf.core, "template": lf.template, "count": lf.count,
+             "nodes": list(lf.nodes)} for lf in ls]
+
+
+def leaves_from(v: list[Mapping[str, Any]]) -> tuple[Leaf, ...]:
+    return tuple(Leaf(lf["id"], lf["hash"], lf["core"], lf["template"], lf["count"], tuple(lf["nodes"])) for lf in v)
+
+
+def execute_json(e: ExecGraph) -> dict[str, Json]:
+    return {"roots": list(e.roots), "tasks": [
+        {"id": t.id, "subgraph": t.subgraph, "leaf": t.leaf, "core": t.core, "instance": t.instance, "root": t.root,
+         "coord": list(t.coord), "reads": [_region_json(r) for r in t.reads],
+         "writes": [_region_json(r) for r in t.writes], "preds": list(t.preds)} for t in e.tasks]}
+
+
+def execute_from(d: Mapping[str, Any]) -> ExecGraph:
+    return ExecGraph(tuple(Task(t["id"], t["subgraph"], t["leaf"], t["core"], t["instance"], t["root"],
+                                tuple(t["coord"]), tuple(_region_from(r) for r in t["reads"]),  # type: ignore[misc]
+                                tuple(_region_from(r) for r in t["writes"]), tuple(t["preds"]))  # type: ignore[misc]
+                           for t in d["tasks"]), tuple(d["roots"]))
+
+
+def _dc_json(v: Any) -> Json:
+    """A frozen dataclass of ints, strs, bools, DataTypes and tuples, as JSON."""
+    if dataclasses.is_dataclass(v):
+        return {f.name: _dc_json(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    if isinstance(v, DataType):
+        return v.short
+    if isinstance(v, tuple):
+        return [_dc_json(x) for x in v]
+    return v  # type: ignore[no-any-return]
+
+
+def _dc_from(tp: Any, v: Json) -> Any:
+    """The inverse of `_dc_json`, guided by the type hints."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if v is None:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        return _dc_from(next(a for a in args if a is not type(None)), v)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_dc_from(args[0], x) for x in v)  # type: ignore[union-attr]
+        return tuple(_dc_from(a, x) for a, x in zip(args, v))  # type: ignore[arg-type]
+    if tp is DataType:
+        return from_short(v)  # type: ignore[arg-type]
+    if dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        return tp(**{k: _dc_from(hints[k], x) for k, x in v.items()})  # type: ignore[union-attr]
+    return v
+
+
+def blocks_json(bs: tuple[Block, ...]) -> list[Json]:
+    return [_dc_json(b) for b in bs]
+
+
+def blocks_from(v: list[Json]) -> tuple[Block, ...]:
+    return tuple(_dc_from(Block, b) for b in v)
+
+
+register_program_field("next_id", int, int)
+register_program_field("tiles", tiles_json, tiles_from)
+register_program_field("memory", list, tuple)
+register_program_field("blocks", blocks_json, blocks_from)
+register_program_field("subgraphs", subgraphs_json, subgraphs_from)
+register_program_field("leaves", leaves_json, leaves_from)
+register_program_field("execute", execute_json, execute_from)
+
+
+def program_json(p: Program) -> dict[str, Json]:
+    out: dict[str, Json] = {}
+    for f in dataclasses.fields(p):
+        codec = PROGRAM_FIELDS.get(f.name)
+        value = getattr(p, f.name)
+        if codec is not None and value is not None:
+            out[f.name] = codec.encode(value)
+    return out
+
+
+def program_from(d: Mapping[str, Json]) -> Program:
+    return Program(**{name: codec.decode(d[name]) for name, codec in PROGRAM_FIELDS.items()
+                      if d.get(name) is not None})
+
