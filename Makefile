@@ -53,10 +53,16 @@ chromium:
 
 test: setup chromium vscode $(VSIX)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 -q
 	npm run test:webview
 	npm run test:extension
 	$(MAKE) --no-print-directory test-vscode
+
+# the static checks alone: ruff and the layer contracts (import-linter, pyproject.toml)
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 # the end-to-end tests: the packaged extension in a real VS Code (code-server), driven by
 # Chromium; screenshots in build/vscode/screenshots/

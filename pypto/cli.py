@@ -33,13 +33,19 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
+from pypto.analysis import check
+from pypto.analysis.executors import open_executor, parse_executor, report_all
+from pypto.analysis.report import check_fail_on, failures, make_report, render
+from pypto.boards.profile import bottleneck
+from pypto.boards.swimlane import metrics
+from pypto.boards.trace import write_trace
 from pypto.compiler.instruments import write_pass_file
 from pypto.compiler.manager import STAGES, PassRecord
 from pypto.frontend.inputs import def_loc, example_arguments
-from pypto.frontend.jit import JitKernel
+from pypto.frontend.jit import JitKernel, to_numpy
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph
-from pypto.record import CompileRecord, InputInfo, compile_record
+from pypto.record import CompileRecord, InputInfo, compile_record, profile, slowest
 from pypto.testing import Check
 from pypto.userfiles import enter_folder
 
@@ -199,7 +205,7 @@ def _failed_passes(k: JitKernel, e: BaseException) -> list[PassRecord]:
 
 
 def _export(record: CompileRecord, fmt: str, directory: Path) -> list[Path]:
-    from pypto import export
+    from pypto import export  # networkx and pydot: only an export pays their start-up time
 
     directory.mkdir(parents=True, exist_ok=True)
     name = record.source.kernel
@@ -309,10 +315,6 @@ TRACE_FORMATS = ("chrome", "merged", "swimlane", "text")
 
 def profile_summary(record: CompileRecord, top: int = 5) -> str:
     """What a tuner reads first: makespan, utilization, waits, the bound, the slowest tasks."""
-    from pypto.boards.profile import bottleneck
-    from pypto.boards.swimlane import metrics
-    from pypto.record import slowest
-
     sl = record.run
     assert sl is not None
     m = metrics(sl)
@@ -338,10 +340,6 @@ def _trace_path(path: Path, kernel: str, several: bool) -> Path:
 
 def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt: str = "chrome",
                 workers: int | None = None, top: int = 5, as_json: bool = False) -> int:
-    from pypto.boards.trace import write_trace
-    from pypto.frontend.jit import to_numpy
-    from pypto.record import profile
-
     try:
         if fmt not in TRACE_FORMATS:
             raise CliError("--format", f"unknown trace format {fmt!r}; one of {', '.join(TRACE_FORMATS)}")
@@ -407,8 +405,6 @@ def kernels_in(target: str) -> list[JitKernel]:
 
 def run_report(target: str, fmt: str = "text", board: str = "sim", precision: bool = False, suggest: bool = False,
                fail_on: list[str] | None = None, output: Path | None = None, budget: int | None = None) -> int:
-    from pypto.analysis.report import check_fail_on, failures, make_report, render
-
     try:
         for spec in fail_on or ():
             try:
@@ -441,9 +437,6 @@ def run_report(target: str, fmt: str = "text", board: str = "sim", precision: bo
 def run_check(paths: list[str], baseline: Path, update: bool = False, fmt: str = "text", output: Path | None = None,
               precision: bool = True, makespan_tol: float | None = None, utilization_tol: float | None = None,
               executor: str = "local", workers: int | None = None) -> int:
-    from pypto.analysis import check
-    from pypto.analysis.executors import open_executor, parse_executor, report_all
-
     root = baseline.resolve().parent
     try:
         # the arguments first (open_executor checks them too, but only after the baseline is read)

@@ -18,6 +18,7 @@ this module assembles them into the record.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -25,7 +26,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -34,9 +35,13 @@ from pypto.boards.swimlane import LaneTask, Swimlane
 from pypto.compiler.block import listing
 from pypto.compiler.execute_ir import Task
 from pypto.compiler.manager import Diagnostic, PassRecord, Program
+from pypto.compiler.pipeline import stop_stage
 from pypto.compiler.serialize import VERSION, diagnostic_from, pass_json, program_from, program_json
+from pypto.frontend.inputs import example_arguments
+from pypto.frontend.jit import CompiledKernel
 from pypto.ir import dtypes
 from pypto.ir import symbolic as S
+from pypto.ir.enums import CompStage
 from pypto.ir.graph import Graph, Node, TileConfig
 from pypto.ir.serialize import (
     Json,
@@ -48,9 +53,7 @@ from pypto.ir.serialize import (
     tile_config_json,
 )
 from pypto.ir.source import Loc, Span
-
-if TYPE_CHECKING:
-    from pypto.frontend.jit import CompiledKernel
+from pypto.language.options import options
 
 SCHEMA = "pypto-ide/compile-record"
 
@@ -470,9 +473,6 @@ def slowest(record: CompileRecord | None, sl: Swimlane, count: int = 5) -> list[
 
 def stage_option(stage: str) -> Any:
     """The `host_options["compile_stage"]` value that stops compiling after `stage`."""
-    from pypto.compiler.pipeline import stop_stage
-    from pypto.ir.enums import CompStage
-
     for cs in CompStage:
         if stop_stage({"host_options": {"compile_stage": cs}}) == stage:
             return cs
@@ -481,15 +481,9 @@ def stage_option(stage: str) -> Any:
 
 def compile_record(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: str | None = None) -> CompileRecord:
     """Compile `kernel` (a JitKernel) for `inputs` (parameter name -> argument; default: its
-    example inputs, see `pypto.inputs`) through `stage` (default: every stage) without running
+    example inputs, see `pypto.frontend.inputs`) through `stage` (default: every stage) without running
     it, and return the record. A user mistake raises PyptoError (with `records` attached when
     a pass found it)."""
-    import contextlib
-
-    from pypto.compiler.pipeline import stop_stage
-    from pypto.frontend.inputs import example_arguments
-    from pypto.language.options import options
-
     args = dict(inputs) if inputs is not None else example_arguments(kernel)
     scope = options(host_options={"compile_stage": stage_option(stage)}) if stage else contextlib.nullcontext()
     with scope:

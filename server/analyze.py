@@ -29,6 +29,9 @@ import types
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
+
+from server.index import editor_view  # the language server's lookups, made next to the record
 
 
 def _error(message: str, line: int, col: int = 0, end_line: int = 0, end_col: int = 0,
@@ -160,8 +163,6 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     }
     precision, suggestions = None, []
     if opts.get("editor"):
-        from server.index import editor_view  # the language server's lookups, made next to the record
-
         out["editor"] = editor_view(record, path)
     if opts.get("precision"):
         from pypto.analysis.precision import precision_report
@@ -215,7 +216,5 @@ def load_trace(path: str) -> dict[str, Any]:
 def file_path(uri_or_path: str) -> str:
     """A document URI (file://…) or path as the absolute path Python will see."""
     if uri_or_path.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
         return str(Path(unquote(urlparse(uri_or_path).path)))
     return str(Path(uri_or_path).resolve())

@@ -27,14 +27,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import uvicorn
 from fastapi import FastAPI, Query, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.middleware.cors import CORSMiddleware
+from starlette.staticfiles import StaticFiles
 
 from server.http_live import Hub, hello, message, record_changed
+from server.http_page import PAGE
 from server.http_safety import Guard, Refused, is_file, needs_token, read_text
-from server.http_views import EXPORTS, Results, stored_bytes
+from server.http_views import (
+    EXPORTS,
+    Results,
+    graph_view,
+    leaf_graph,
+    node_detail,
+    pass_graph,
+    record_with_graphs,
+    result_of,
+    stored_bytes,
+    swimlane_window,
+    task_detail,
+)
+from server.http_views import (
+    export as make_export,
+)
+from server.http_views import (
+    listings as make_listings,
+)
+from server.http_workspace import Workspace, sha256, split_kernel
 from server.jobs import ACTIONS, Job, JobQueue, QueueFull
+from server.worker import WorkerPool
 
 API = "/api/v1"
 VERSION = "1"
@@ -174,9 +198,6 @@ class _State:
     """What the lifespan makes: one of each per server."""
 
     def __init__(self, config: ServeConfig) -> None:
-        from server.http_workspace import Workspace
-        from server.worker import WorkerPool
-
         self.config = config
         self.root = config.workspace.resolve()
         self.hub = Hub()
@@ -288,7 +309,6 @@ def create_app(config: ServeConfig) -> Any:
         text = read_text(real, config.max_file_bytes)
         lines = text.splitlines()
         stop = len(lines) if end is None else min(end, len(lines))
-        from server.http_workspace import sha256
         return {"path": rel, "sha256": sha256(text), "total_lines": len(lines), "start": start, "end": stop,
                 "lines": lines[start - 1:stop]}
 
@@ -297,8 +317,6 @@ def create_app(config: ServeConfig) -> Any:
                          403: {"description": "the path leaves the workspace"}})
     async def submit(request: Request, body: JobRequest) -> dict[str, Any]:
         """Queue a job; poll `GET /jobs/{id}` (or listen on the WebSocket) until it is done."""
-        from server.http_workspace import split_kernel
-
         st = _st(request)
         rel, name = split_kernel(body.kernel)
         real, rel = st.workspace.confine(rel)
@@ -340,8 +358,6 @@ def create_app(config: ServeConfig) -> Any:
     @app.get(f"{API}/jobs/{{job_id}}/result", tags=["results"])
     async def result(request: Request, job_id: str) -> dict[str, Any]:
         """Everything but the record: summary, health report, precision, suggestions, the kernel's error."""
-        from server.http_views import result_of
-
         st = _st(request)
         j = st.job(job_id)
         res = result_of(j)
@@ -354,8 +370,6 @@ def create_app(config: ServeConfig) -> Any:
                snapshots: Annotated[bool, Query(description="add each pass's tensor graph as its `snapshot`")] = False,
                ) -> Response:
         """The CompileRecord (docs/record-schema.md) with its `run` (the swimlane)."""
-        from server.http_views import record_with_graphs
-
         st = _st(request)
         j = st.job(job_id)
         if snapshots:
@@ -365,18 +379,14 @@ def create_app(config: ServeConfig) -> Any:
     @app.get(f"{API}/jobs/{{job_id}}/listings", tags=["results"])
     def listings(request: Request, job_id: str) -> dict[str, Any]:
         """Every leaf function's PTO-ISA-style listing with its source lines (`listings[leaf]`)."""
-        from server.http_views import listings as make
-
         st = _st(request)
-        return {"job": job_id, "listings": make(st.job(job_id), st.results)}
+        return {"job": job_id, "listings": make_listings(st.job(job_id), st.results)}
 
     @app.get(f"{API}/jobs/{{job_id}}/swimlane", tags=["results"])
     def swimlane(request: Request, job_id: str, start: float | None = None, end: float | None = None,
                  lanes: Annotated[str | None, Query(description="comma-separated lane indices")] = None,
                  limit: Annotated[int, Query(ge=1, le=200_000)] = 5000) -> Response:
         """A window of the swimlane: tasks overlapping [start, end] µs on `lanes`, at most `limit`."""
-        from server.http_views import swimlane_window
-
         try:
             lane_list = None if lanes is None else [int(x) for x in lanes.split(",") if x.strip()]
         except ValueError:
@@ -388,16 +398,12 @@ def create_app(config: ServeConfig) -> Any:
     @app.get(f"{API}/jobs/{{job_id}}/tasks/{{task_id}}", tags=["results"])
     def task(request: Request, job_id: str, task_id: int) -> dict[str, Any]:
         """One task: lane, times, leaf, the tensor nodes it runs and their source lines (workspace-relative)."""
-        from server.http_views import task_detail
-
         st = _st(request)
         return task_detail(st.job(job_id), st.results, task_id, st.rel)
 
     @app.get(f"{API}/jobs/{{job_id}}/nodes/{{node_id}}", tags=["results"])
     def node(request: Request, job_id: str, node_id: int) -> dict[str, Any]:
         """A tensor node across levels: source, passes that changed it, tile ops, leaves, tasks."""
-        from server.http_views import node_detail
-
         st = _st(request)
         return node_detail(st.job(job_id), st.results, node_id, st.rel)
 
@@ -410,8 +416,6 @@ def create_app(config: ServeConfig) -> Any:
               ) -> Response:
         """A pass's tensor graph: `aggregated` (loops collapsed; `loop=` drills into one), `full`
         (flattened), or `leaves` (the execute level aggregated by leaf function)."""
-        from server.http_views import graph_view, leaf_graph, pass_graph
-
         st = _st(request)
         j = st.job(job_id)
         if view == "leaves":
@@ -430,10 +434,8 @@ def create_app(config: ServeConfig) -> Any:
                ) -> Response:
         """Download an export: record, swimlane, chrome (trace.json), merged (merged_swimlane.json), text,
         model-explorer, graphml, dot, program, html."""
-        from server.http_views import export as make
-
         st = _st(request)
-        content, media, name = make(st.job(job_id), st.results, fmt, pass_)
+        content, media, name = make_export(st.job(job_id), st.results, fmt, pass_)
         return Response(content, media_type=media, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     @app.websocket(f"{API}/ws")
@@ -447,7 +449,6 @@ def create_app(config: ServeConfig) -> Any:
                 return message("pong", t=time.time())
             if kind == "watch":
                 try:
-                    from server.http_workspace import split_kernel
                     rel, name = split_kernel(str(msg.get("kernel", "")))
                     _, rel = st.workspace.confine(rel)
                     action = str(msg.get("action", "profile"))
@@ -472,10 +473,8 @@ def create_app(config: ServeConfig) -> Any:
     if not (webview / "index.html").is_file():
         @app.get("/", include_in_schema=False)
         async def page() -> HTMLResponse:
-            from server.http_page import PAGE
             return HTMLResponse(PAGE)
     if webview.is_dir():
-        from starlette.staticfiles import StaticFiles
         root = "/" if (webview / "index.html").is_file() else "/webview"
         app.mount(root, StaticFiles(directory=webview, html=True), name="webview")
 
@@ -490,8 +489,6 @@ def default_webview_dir() -> Path:
 
 
 def _with_cors(app: Any, origins: list[str]) -> Any:
-    from starlette.middleware.cors import CORSMiddleware
-
     return CORSMiddleware(app, allow_origins=origins, allow_methods=["GET", "POST", "DELETE"],
                           allow_headers=["Authorization", "Content-Type", "X-PyPTO-Token"])
 
@@ -518,8 +515,6 @@ def url(host: str, port: int) -> str:
 
 def serve(config: ServeConfig) -> int:
     """Run the server until interrupted; prints one line `pypto-ide serve: ready <url>` once it accepts."""
-    import uvicorn
-
     if needs_token(config.host) and not config.token:
         raise ValueError(f"binding {config.host} needs a token")
     sock = bind(config.host, config.port)

@@ -35,7 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from server.http_live import file_changed, kernels_changed, record_changed
+from watchfiles import awatch
+
+from server.http_live import file_changed, job_changed, kernels_changed, record_changed
 from server.http_safety import Refused, confine, is_file, read_text
 from server.http_views import store
 from server.jobs import Job, JobQueue
@@ -255,8 +257,6 @@ class Workspace:
         return result
 
     def _job_changed(self, job: Job) -> None:
-        from server.http_live import job_changed
-
         st = self.state(job.kernel)
         if job.status == "done" and job.version is None:
             st.version += 1
@@ -303,8 +303,6 @@ class Workspace:
 
     async def watch(self, stop: asyncio.Event, ready: asyncio.Event, force_polling: bool = False) -> None:
         """Follow edits until `stop`; `ready` is set in the same step the OS watch is registered."""
-        from watchfiles import awatch
-
         try:
             self.watching = True
             ready.set()  # no await between this and awatch's first step, which registers the watch

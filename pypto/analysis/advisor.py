@@ -41,6 +41,7 @@ from pypto.ir import symbolic as S
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import TileConfig
 from pypto.language.builder import tile_overrides
+from pypto.record import bind, compile_record
 from pypto.target import load as load_board
 
 Dims = tuple[Any, ...]
@@ -118,8 +119,6 @@ class Advisor:
     baseline: Evaluation | None = None
 
     def __post_init__(self) -> None:
-        from pypto.record import compile_record
-
         record = compile_record(self.kernel, dict(self.inputs))
         self.record = record
         self.configs = tuple(record.source.tile_configs)
@@ -200,11 +199,8 @@ class Advisor:
         hit = self.cache.get(overrides)
         if hit is not None:
             return hit
-        from pypto.frontend.jit import JitKernel
-        from pypto.record import bind
-
         t0 = time.perf_counter()
-        fresh = JitKernel(self.kernel.fn, _scope=self.kernel._def_scope, **self.kernel._opts)  # an empty cache
+        fresh = self.kernel.fresh()  # an empty cache
         try:
             with tile_overrides(dict(overrides)):
                 ck = fresh.compile(**self.inputs)

@@ -36,7 +36,9 @@ from multiprocessing import forkserver
 from pathlib import Path
 from typing import Any
 
-from pypto.analysis.report import KernelReport
+from pypto.analysis.report import KernelReport, make_report
+from pypto.frontend.inputs import def_loc
+from pypto.frontend.jit import JitKernel
 from pypto.userfiles import load_text
 
 log = logging.getLogger(__name__)
@@ -80,9 +82,6 @@ class Work:
 
 def report_one(work: Work) -> KernelReport:
     """The report of one kernel (runs wherever the executor puts it)."""
-    from pypto.analysis.report import make_report
-    from pypto.frontend.jit import JitKernel
-
     try:
         mod = load_text(work.path, work.text, "pypto_check_")
     except Exception as e:  # noqa: BLE001 - the module raised while importing here: its report says so
@@ -99,8 +98,6 @@ def _failed(work: Work, message: str) -> KernelReport:
 
 def works(kernels: Sequence[Any], board: str = "sim", precision: bool = True) -> list[Work]:
     """The work for `kernels` (JitKernels loaded in this process): each file's text read once."""
-    from pypto.frontend.inputs import def_loc
-
     texts: dict[str, str] = {}
     out = []
     for k in kernels:
@@ -251,8 +248,6 @@ def report_all(kernels: Sequence[Any], executor: Executor, board: str = "sim", p
         -> list[KernelReport]:
     """The reports of `kernels` (JitKernels loaded in this process), in order, on `executor`; a
     single kernel, or a local executor of one process, is reported here with no copy of its module."""
-    from pypto.analysis.report import make_report
-
     if type(executor) is Executor or (executor.local and len(kernels) <= 1):
         return [make_report(k, board, precision=precision) for k in kernels]
     return executor.run(works(kernels, board, precision))

@@ -19,9 +19,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.analysis import health, thresholds
+from pypto.analysis.advisor import Advisor
 from pypto.analysis.findings import SEVERITIES, Finding
+from pypto.analysis.health import health_report
+from pypto.analysis.precision import precision_report
 from pypto.boards.swimlane import metrics
 from pypto.compiler.manager import Program
+from pypto.frontend.inputs import def_loc, example_arguments
+from pypto.frontend.jit import to_numpy
+from pypto.ir.errors import PyptoError
+from pypto.record import compile_record, profile
 
 FORMATS = ("text", "json", "md", "html", "junit", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -79,12 +87,6 @@ def make_report(kernel: Any, board: str = "sim", precision: bool = False, sugges
                 inputs: Mapping[str, Any] | None = None, budget: int | None = None, workers: int | None = None,
                 rtol: float = 1e-3, atol: float = 1e-3) -> KernelReport:
     """Compile, profile and analyse one kernel; a user error becomes the report's `error`."""
-    from pypto.analysis.health import health_report
-    from pypto.frontend.inputs import def_loc, example_arguments
-    from pypto.frontend.jit import to_numpy
-    from pypto.ir.errors import PyptoError
-    from pypto.record import compile_record, profile
-
     span = def_loc(kernel.fn).span
     rep = KernelReport(kernel.name, span.file if span else "", span.line if span else 0)
     try:
@@ -94,10 +96,8 @@ def make_report(kernel: Any, board: str = "sim", precision: bool = False, sugges
         rep.record = profile(record, board, arrays, workers)
         rep.health = health_report(rep.record)
         if precision:
-            from pypto.analysis.precision import precision_report
             rep.precision = precision_report(kernel, args, rtol=rtol, atol=atol)
         if suggest:
-            from pypto.analysis.advisor import Advisor
             rep.suggestions = Advisor(kernel, args).suggest(budget=budget)
     except PyptoError as e:
         rep.error = e.message
@@ -213,8 +213,6 @@ def render_markdown(reports: Sequence[KernelReport]) -> str:
 
 def known_rules() -> list[str]:
     """Every health rule id, from the documented thresholds table (pypto.analysis.thresholds)."""
-    from pypto.analysis import health, thresholds
-
     rules = getattr(health, "RULES", None)
     if rules:
         return list(rules)

@@ -73,7 +73,8 @@ _OWN = frozenset({"combine", "combine_arg", "fill", "bitcast", "expand_clone", "
 _BATCHABLE = _OWN | _REDUCE | _ELEMENTWISE  # every other kind (matmul, arange, …) runs tile by tile
 
 
-def _view(bufs: Mapping[int, np.ndarray], r: Region) -> np.ndarray:
+def region_view(bufs: Mapping[int, np.ndarray], r: Region) -> np.ndarray:
+    """Region `r` of GM `bufs` (buffer id -> array) as a writable view of its buffer."""
     arr = bufs[r.buffer].reshape(r.layout)
     idx = tuple(slice(o, o + s) for o, s in zip(r.offset, r.shape))
     return arr[idx] if idx else arr[...]  # a 0-d region stays a (writable) view
@@ -359,7 +360,7 @@ class TileExecutor:
         """The kernel's outputs from GM after a run, keyed as `run` returns them."""
         # a written parameter's arena is this run's own copy: hand it out; other buffers share
         # arenas with workspaces (and unwritten parameters are the caller's): copy
-        return {name: _view(bufs, r) if r.buffer in self._own else _view(bufs, r).copy()
+        return {name: region_view(bufs, r) if r.buffer in self._own else region_view(bufs, r).copy()
                 for name, r in self.tiles.outputs}
 
     def run_ops(self, ops: Sequence[TileOp], bufs: Mapping[int, np.ndarray], ctx: Ctx) -> None:
@@ -369,7 +370,7 @@ class TileExecutor:
         error state is per thread: the caller sets it."""
         vals: dict[int, np.ndarray] = {}
         for op in ops:
-            self._op(op, vals, bufs, ctx)
+            self.run_op(op, vals, bufs, ctx)
 
     def _run_ops(self, bufs: dict[int, np.ndarray], ctx: Ctx, order: Sequence[int] | None) -> None:
         """The reference: one tile op at a time."""
@@ -387,7 +388,7 @@ class TileExecutor:
             ops = tuple(by_id[i] for i in order)
         live = peak = 0
         for op in ops:
-            self._op(op, vals, bufs, ctx)
+            self.run_op(op, vals, bufs, ctx)
             out = vals.get(op.id)
             if out is not None:
                 live += out.nbytes
@@ -400,14 +401,16 @@ class TileExecutor:
                     live -= vals.pop(i).nbytes
         self.peak_bytes = peak
 
-    def _op(self, op: TileOp, vals: dict[int, np.ndarray], bufs: Mapping[int, np.ndarray], ctx: Ctx) -> None:
+    def run_op(self, op: TileOp, vals: dict[int, np.ndarray], bufs: Mapping[int, np.ndarray], ctx: Ctx) -> None:
+        """Run one tile op (the op-by-op path): its inputs from `vals` (tile op id -> value), its
+        value into `vals`, loads, stores and matmuls against GM `bufs`."""
         kind = op.op
         if kind == "load":
             assert op.region is not None
-            vals[op.id] = _view(bufs, op.region).copy()
+            vals[op.id] = region_view(bufs, op.region).copy()
         elif kind == "store":
             assert op.region is not None
-            _view(bufs, op.region)[...] = vals[op.inputs[0]]
+            region_view(bufs, op.region)[...] = vals[op.inputs[0]]
         elif kind == "combine":
             fn = _COMBINE[op.attrs["fn"]]
             parts = [ctx.up(vals[i], op.dtype) if op.dtype.is_float else vals[i] for i in op.inputs]
@@ -456,7 +459,7 @@ class TileExecutor:
         batch = out_r.offset[:-2]
 
         def batched(r: Region) -> np.ndarray:
-            arr = _view(bufs, r)
+            arr = region_view(bufs, r)
             lead = arr.shape[:-2]
             idx = tuple(0 if lead[i] == 1 else batch[len(batch) - len(lead) + i] for i in range(len(lead)))
             return arr[idx + (slice(None), slice(None))]
@@ -467,10 +470,10 @@ class TileExecutor:
         b = b[cols, :] if node.attrs.get("b_trans") else b[:, cols]
         xs = [a, b]
         for r in extra:
-            full = np.broadcast_to(_view(bufs, r), out_r.layout)
+            full = np.broadcast_to(region_view(bufs, r), out_r.layout)
             xs.append(full[tuple(slice(o, o + 1) for o in batch) + (rows, cols)].reshape(op.shape))
         tile = KERNELS["matmul"](node, xs, ctx)
-        _view(bufs, out_r)[...] = tile.reshape(op.shape) if tile.ndim != rank else tile
+        region_view(bufs, out_r)[...] = tile.reshape(op.shape) if tile.ndim != rank else tile
 
     # ---- batched ------------------------------------------------------------------------------
 
@@ -518,14 +521,14 @@ class TileExecutor:
         outs = []
         for k, op in enumerate(st.ops):
             local = {i: x[k] for i, x in zip(op.inputs, xs)}
-            self._op(op, local, bufs, ctx)
+            self.run_op(op, local, bufs, ctx)
             if op.id in local:
                 outs.append(local[op.id])
         if outs:
             vals[st.id] = np.stack(outs)
 
     def _batch(self, st: Step, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
-        """One kernel call for the whole group; the tile ops' semantics as in `_op`, with a
+        """One kernel call for the whole group; the tile ops' semantics as in `run_op`, with a
         leading batch axis."""
         op = st.ops[0]
         kind = op.op

@@ -18,15 +18,13 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pypto.export.graphs import function_name, scoped_nodes
 from pypto.ir import symbolic as S
 from pypto.ir.graph import Graph, Node, TileConfig
 from pypto.ir.text import fmt_value
-
-if TYPE_CHECKING:
-    from pypto.record import CompileRecord
+from pypto.record import CompileRecord
 
 VERSION = "1.0"
 GRAPH_TYPE = "TENSOR_GRAPH"

@@ -30,17 +30,15 @@ import textwrap
 import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from pypto.frontend.jit import JitKernel, ParamSpec
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError
 from pypto.ir.source import Loc, Span
-
-if TYPE_CHECKING:
-    from pypto.frontend.jit import JitKernel, ParamSpec
 
 HEADER = "pypto-inputs:"
 SEED = 0

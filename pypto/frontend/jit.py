@@ -38,7 +38,7 @@ from pypto.ir.source import Loc
 from pypto.language import builder as _b
 from pypto.language import options
 from pypto.language.scalar import SymbolicScalar
-from pypto.language.tensor import DYNAMIC, STATIC, Tensor
+from pypto.language.tensor import DYNAMIC, STATIC, Tensor, trace_of, traced_tensor
 from pypto.reference.interpreter import Interpreter
 
 
@@ -66,7 +66,7 @@ def _param_spec(name: str, index: int, ann: Any, loc: Loc) -> ParamSpec | None:
         return ParamSpec(name, index, None, None, True)
     if not isinstance(ann, Tensor):
         return None
-    if ann._builder is not None:
+    if ann.trace is not None:
         raise PyptoError(f"parameter {name!r}: annotation is a traced tensor, not pypto.Tensor(...)", loc)
     if ann.spec_shape is None:
         return ParamSpec(name, index, None, ann.spec_dtype, True)
@@ -294,6 +294,11 @@ class JitKernel:
     def name(self) -> str:
         return str(self._opts.get("name") or self.__name__)
 
+    def fresh(self) -> JitKernel:
+        """The same kernel (function, decorating scope, options) with an empty compile cache:
+        how the tuning advisor traces a candidate tile shape without touching this one's cache."""
+        return JitKernel(self.fn, self._def_scope, **self._opts)
+
     def specs(self) -> dict[str, ParamSpec]:
         if self._specs is None:
             anns = _annotations(self.fn, self.def_loc, self._def_scope)
@@ -376,23 +381,23 @@ class JitKernel:
                 idx = list(self.signature.parameters).index(pname)
                 node = b.emit("param", [], {"name": pname, "index": idx}, ty=types_[pname], name=pname,
                               loc=self.def_loc)
-                handles[pname] = Tensor._traced(b, node.id, pname)
+                handles[pname] = traced_tensor(b, node.id, pname)
             call_args = {k: handles.get(k, consts.get(k)) for k in bound.arguments}
-            initial = {k: h._value for k, h in handles.items()}
+            initial = {k: trace_of(h).value for k, h in handles.items()}
             result = self.fn(**call_args)
             outputs: list[tuple[str, int]] = []
             returns: list[str] = []
             results = result if isinstance(result, (tuple, list)) else ((result,) if result is not None else ())
             for k, r in enumerate(results):
-                if not isinstance(r, Tensor) or r._builder is not b:
+                if not isinstance(r, Tensor) or r.trace is None or r.trace.builder is not b:
                     raise PyptoError(f"{self.name} returned {type(r).__name__}; a kernel returns nothing "
                                      f"(outputs written in place) or pypto tensors", self.def_loc)
-                b.check_live(r._value, self.def_loc)
-                outputs.append((f"return{k}", r._value))
+                b.check_live(r.trace.value, self.def_loc)
+                outputs.append((f"return{k}", r.trace.value))
                 returns.append(f"return{k}")
             for k, h in handles.items():
-                if h._value != initial[k]:
-                    outputs.append((k, h._value))
+                if trace_of(h).value != initial[k]:
+                    outputs.append((k, trace_of(h).value))
             graph = b.finish(outputs)
         return CompiledKernel(self.name, graph, eff, tuple(tensors), tuple(returns), self.fn.__code__.co_filename)
 

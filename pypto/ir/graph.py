@@ -17,7 +17,7 @@ from typing import Any
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.source import UNKNOWN, Loc
-from pypto.ir.symbolic import Dim
+from pypto.ir.symbolic import Dim, to_str
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +30,6 @@ class TensorType:
         return len(self.shape)
 
     def __str__(self) -> str:
-        from pypto.ir.symbolic import to_str
-
         return f"{self.dtype.short}[{', '.join(to_str(d) for d in self.shape)}]"
 
 

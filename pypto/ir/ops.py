@@ -9,6 +9,7 @@ runtime check (`assume`) and answers yes. The numpy semantics live in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -377,8 +378,6 @@ def _arange(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> Tenso
     start, end, step = attrs["start"], attrs["end"], attrs["step"]
     if step == 0:
         raise ShapeError("arange step must not be 0")
-    import math
-
     n = max(0, math.ceil((end - start) / step))
     return TensorType((n,), attrs["dtype"])
 

@@ -21,7 +21,8 @@ from pypto.language import builder as _b
 from pypto.language import tiling
 from pypto.language.options import global_tile_shapes, set_global_tile_shapes
 from pypto.language.scalar import SymbolicScalar, as_dim
-from pypto.language.tensor import Tensor
+from pypto.language.tensor import Tensor, trace_of, traced_tensor
+from pypto.language.unsupported import UnsupportedDataType
 
 
 class Element:
@@ -37,16 +38,14 @@ class Element:
 
 def _builder_of(*xs: Any) -> _b.Builder:
     for x in xs:
-        if isinstance(x, Tensor) and x._builder is not None:
-            return x._builder
         if isinstance(x, Tensor):
-            x._require()
+            return trace_of(x).builder
     return _b.require("this op")
 
 
 def _tensor(x: Any, what: str = "input") -> Tensor:
     if isinstance(x, Tensor):
-        x._require()
+        trace_of(x)
         return x
     raise PyptoError(f"{what} must be a pypto tensor, got {type(x).__name__}")
 
@@ -54,8 +53,8 @@ def _tensor(x: Any, what: str = "input") -> Tensor:
 def _emit(op: str, inputs: Sequence[Tensor], attrs: dict[str, Any] | None = None,
           b: _b.Builder | None = None) -> Tensor:
     b = b or _builder_of(*inputs)
-    node = b.emit(op, [t._value for t in inputs], attrs or {})
-    return Tensor._traced(b, node.id)
+    node = b.emit(op, [trace_of(t).value for t in inputs], attrs or {})
+    return traced_tensor(b, node.id)
 
 
 def _scalar(x: Any) -> Any:
@@ -237,8 +236,6 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
 def cast(input: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,
          satmode: SaturationMode = SaturationMode.OFF) -> Tensor:
     if not isinstance(dtype, DataType):
-        from pypto.language.unsupported import UnsupportedDataType
-
         if isinstance(dtype, UnsupportedDataType):
             raise dtype.reject()
         raise PyptoError(f"cast: dtype must be a pypto.DT_* value, got {dtype!r}")
@@ -324,8 +321,9 @@ def view(input: Tensor, shape: Any = None, offsets: Any = None, *, valid_shape: 
 
 def _write(out: Tensor, src: Tensor, offsets: tuple[S.Dim, ...], exact: bool = False) -> None:
     b = _builder_of(out, src)
-    node = b.emit("assemble", [out._value, src._value], {"offsets": offsets, **({"exact": True} if exact else {})})
-    b.rebind(out, node.id)
+    node = b.emit("assemble", [trace_of(out).value, trace_of(src).value],
+                  {"offsets": offsets, **({"exact": True} if exact else {})})
+    b.rebind(trace_of(out), node.id)
 
 
 def assemble(input: Any, offsets: Any = None, out: Tensor | None = None, parallel: bool = False) -> Tensor:
@@ -446,7 +444,7 @@ def tensor(shape: Any = None, dtype: DataType | None = None, name: str | None = 
     if dtype is None:
         raise PyptoError("pypto.tensor(shape, dtype) inside a kernel needs a dtype")
     node = b.emit("tensor", [], {"shape": _dims(shape, "tensor shape"), "value": 0, "dtype": dtype}, name=name)
-    return Tensor._traced(b, node.id, name)
+    return traced_tensor(b, node.id, name)
 
 
 # ---- matmul -----------------------------------------------------------------------------------
@@ -640,3 +638,73 @@ def get_cube_tile_shapes() -> list[Any] | None:
 def set_semantic_label(label: str | None) -> None:
     b = _b.require("pypto.set_semantic_label")
     b.label = str(label) if label else None
+
+
+# ---- the Tensor's operators and methods: the op functions above ---------------------------------
+# tensor.py defines the handle and knows no op; its operators and op methods are attached here, as
+# jax.numpy attaches jax.Array's, so that the dependency runs one way (this module -> tensor.py).
+
+def _matmul_operator(self: Tensor, other: Any) -> Tensor:
+    return matmul(self, other, self.dtype if self.dtype is not DataType.DT_INT8 else DataType.DT_INT32)
+
+
+def _move(self: Tensor, src: Any) -> Tensor:
+    """`out.move(expr)`: `out` now holds `expr` (same shape and dtype)."""
+    setitem(self, Ellipsis, src)
+    return self
+
+
+def _matmul_method(self: Tensor, other: Tensor, out_dtype: DataType | None = None, **kw: Any) -> Tensor:
+    return matmul(self, other, out_dtype or self.dtype, **kw)
+
+
+def _view_method(self: Tensor, shape: Any = None, offsets: Any = None, **kw: Any) -> Tensor:
+    return view(self, shape, offsets, **kw)
+
+
+# looked up when called (as the methods always were), so a patched op function is what runs
+_OPERATORS: dict[str, Any] = {
+    "__add__": lambda self, o: add(self, o), "__radd__": lambda self, o: add(o, self),
+    "__sub__": lambda self, o: sub(self, o), "__rsub__": lambda self, o: sub(o, self),
+    "__mul__": lambda self, o: mul(self, o), "__rmul__": lambda self, o: mul(o, self),
+    "__truediv__": lambda self, o: div(self, o), "__rtruediv__": lambda self, o: div(o, self),
+    "__floordiv__": lambda self, o: floor_div_op(self, o), "__rfloordiv__": lambda self, o: floor_div_op(o, self),
+    "__mod__": lambda self, o: remainder_op(self, o), "__rmod__": lambda self, o: remainder_op(o, self),
+    "__pow__": lambda self, o: pow(self, o), "__rpow__": lambda self, o: pow(o, self),
+    "__matmul__": lambda self, o: _matmul_operator(self, o), "__neg__": lambda self: neg(self),
+    "__pos__": lambda self: self, "__abs__": lambda self: abs(self),
+    "__eq__": lambda self, o: eq(self, o), "__ne__": lambda self, o: ne(self, o),
+    "__lt__": lambda self, o: lt(self, o), "__le__": lambda self, o: le(self, o),
+    "__gt__": lambda self, o: gt(self, o), "__ge__": lambda self, o: ge(self, o),
+    "__invert__": lambda self: logical_not(self), "__and__": lambda self, o: logical_and(self, o),
+    "__getitem__": lambda self, key: getitem(self, key), "__setitem__": lambda self, key, v: setitem(self, key, v),
+    "move": _move, "matmul": _matmul_method, "view": _view_method,
+}
+
+# methods that are the op function of the same name, the tensor as its first argument
+_FORWARDED = (
+    "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "sign", "ceil",
+    "floor", "trunc", "round", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "lrelu", "erf", "erfc", "clip",
+    "neg", "abs", "isnan", "isfinite", "logical_not", "logical_and", "add", "sub", "mul", "div", "pow",
+    "maximum", "minimum", "eq", "ne", "gt", "ge", "lt", "le", "cast", "sum", "amax", "amin", "prod",
+    "argmax", "argmin", "var", "softmax", "rms_norm", "reshape", "transpose", "permute", "unsqueeze",
+    "expand_clone", "clone", "where",
+)
+
+
+def _attach_tensor_methods() -> None:
+    for name, fn in _OPERATORS.items():
+        setattr(Tensor, name, fn)
+    for name in _FORWARDED:
+        setattr(Tensor, name, _forward(name))
+
+
+def _forward(name: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return globals()[name](self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+_attach_tensor_methods()

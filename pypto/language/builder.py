@@ -2,8 +2,8 @@
 
 A `Builder` owns the node ids, the open scopes (the kernel, then one per open
 `pypto.loop`), the tile shapes and semantic label in force, and the source location of
-every node. Tensor handles are mutable Python objects whose current value is a node id;
-writing into a tensor rebinds its handle. When a loop closes, every handle from outside
+every node. A tensor handle holds a `Binding` whose current value is a node id; writing into a
+tensor rebinds it. When a loop closes, every handle from outside
 that the body rebound becomes a carried value of the loop (see `pypto.ir.graph`).
 """
 
@@ -16,7 +16,7 @@ import threading
 import types
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pypto.ir import source
 from pypto.ir import symbolic as S
@@ -25,9 +25,6 @@ from pypto.ir.graph import Graph, Node, TensorType, TileConfig
 from pypto.ir.ops import OPS
 from pypto.ir.source import Loc
 from pypto.language import tiling
-
-if TYPE_CHECKING:
-    from pypto.language.tensor import Tensor
 
 _state = threading.local()
 
@@ -50,7 +47,7 @@ class Scope:
     kind: str  # "kernel" | "loop"
     parent: Scope | None
     nodes: list[Node] = field(default_factory=list)
-    written: dict[int, tuple[Tensor, int]] = field(default_factory=dict)  # id(handle) -> (handle, value before)
+    written: dict[int, tuple[Binding, int]] = field(default_factory=dict)  # id(binding) -> (binding, value before)
     closed: bool = False
     name: str = ""
     loc: Loc = source.UNKNOWN
@@ -63,6 +60,18 @@ class Scope:
                 return True
             s = s.parent
         return False
+
+
+@dataclass(eq=False)
+class Binding:
+    """What a traced tensor (`pypto.language.tensor.Tensor`) holds: the trace it belongs to, its
+    current value (a node id; writing into the tensor rebinds it), the scope it was made in and
+    its name. The builder reads and rebinds bindings, never the tensors around them."""
+
+    builder: Builder
+    value: int
+    scope: Scope
+    name: str | None = None
 
 
 _COPIES = frozenset({"assemble", "concat", "reshape"})  # ops whose lowering may copy tile by tile
@@ -216,14 +225,18 @@ class Builder:
 
     # ---- writes and loops ------------------------------------------------------------------------
 
-    def rebind(self, handle: Tensor, value: int) -> None:
-        """`handle` now holds `value`; loops between here and the handle's scope carry it."""
+    def bind(self, value: int, name: str | None = None) -> Binding:
+        """A new binding of `value`, made in the current scope."""
+        return Binding(self, value, self.scope, name)
+
+    def rebind(self, binding: Binding, value: int) -> None:
+        """`binding` now holds `value`; loops between here and the binding's scope carry it."""
         s: Scope | None = self.scope
-        while s is not None and s is not handle._scope:
-            if s.kind == "loop" and id(handle) not in s.written:
-                s.written[id(handle)] = (handle, handle._value)
+        while s is not None and s is not binding.scope:
+            if s.kind == "loop" and id(binding) not in s.written:
+                s.written[id(binding)] = (binding, binding.value)
             s = s.parent
-        handle._value = value
+        binding.value = value
 
     def fresh_symbol(self, want: str) -> str:
         name, k = want, 1
@@ -247,10 +260,10 @@ class Builder:
         for k, (h, pre) in enumerate(carried):
             cid = self.new_id()
             mapping[pre] = cid
-            carry_nodes.append(Node(cid, "carry", (), self.types[pre], {"index": k}, scope.loc, h._name))
+            carry_nodes.append(Node(cid, "carry", (), self.types[pre], {"index": k}, scope.loc, h.name))
             self.types[cid] = self.types[pre]
         nodes = tuple(carry_nodes) + tuple(substitute(n, mapping) for n in scope.nodes)
-        outputs = tuple((h._name or f"carry{k}", mapping.get(h._value, h._value)) for k, (h, _) in enumerate(carried))
+        outputs = tuple((h.name or f"carry{k}", mapping.get(h.value, h.value)) for k, (h, _) in enumerate(carried))
         body = Graph(scope.name, nodes, outputs)
         scope.closed = True
         for n in carry_nodes:
@@ -258,7 +271,7 @@ class Builder:
         self.scope = parent
         loop = self.emit("loop", [pre for _, pre in carried], scope.attrs, ty=None, loc=scope.loc, body=body)
         for k, (h, pre) in enumerate(carried):
-            out = self.emit("loop_out", [loop.id], {"index": k}, ty=self.types[pre], name=h._name, loc=scope.loc)
+            out = self.emit("loop_out", [loop.id], {"index": k}, ty=self.types[pre], name=h.name, loc=scope.loc)
             self.rebind(h, out.id)
 
     def abandon_loop(self, scope: Scope) -> None:

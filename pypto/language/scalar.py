@@ -51,9 +51,7 @@ class SymbolicScalar:
         return wrap(S.sub(as_dim(o), self.expr))
 
     def __mul__(self, o: Any) -> Any:
-        from pypto.language.tensor import Tensor
-
-        if isinstance(o, Tensor):
+        if getattr(type(o), "__pypto_tensor__", False):  # a tensor (its class says so): tensor * scalar
             return o * self
         return wrap(S.mul(self.expr, as_dim(o)))
 

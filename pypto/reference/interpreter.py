@@ -21,7 +21,7 @@ import numpy as np
 from pypto.ir import symbolic as S
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, Node
-from pypto.reference.kernels import KERNELS, Ctx, _assemble
+from pypto.reference.kernels import KERNELS, Ctx, assemble
 
 
 class _Plan:
@@ -95,8 +95,8 @@ class Interpreter:
                 try:
                     if op == "assemble":
                         dst = node.inputs[0]
-                        env[node.id] = _assemble(node, xs, ctx, inplace=last_use.get(dst) == idx and
-                                                 node.inputs.count(dst) == 1)
+                        env[node.id] = assemble(node, xs, ctx, inplace=last_use.get(dst) == idx and
+                                                node.inputs.count(dst) == 1)
                     else:
                         env[node.id] = KERNELS[op](node, xs, ctx)
                 except PyptoError:

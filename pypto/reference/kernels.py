@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from pypto.ir import symbolic as S
-from pypto.ir.dtypes import DataType, promote, promote_scalar
+from pypto.ir.dtypes import DataType, from_numpy, promote, promote_scalar
 from pypto.ir.enums import CastMode, SaturationMode
 from pypto.ir.errors import PyptoError, window_message
 from pypto.ir.graph import Node
@@ -60,8 +60,6 @@ KERNELS: dict[str, Kernel] = {}
 
 
 def _dt(x: np.ndarray) -> DataType:
-    from pypto.ir.dtypes import from_numpy
-
     d = from_numpy(x.dtype)
     assert d is not None, x.dtype
     return d
@@ -368,7 +366,9 @@ def _view(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     return out
 
 
-def _assemble(node: Node, xs: list[np.ndarray], ctx: Ctx, inplace: bool = False) -> np.ndarray:
+def assemble(node: Node, xs: list[np.ndarray], ctx: Ctx, inplace: bool = False) -> np.ndarray:
+    """The `assemble` kernel: `src` written at the node's offsets into a copy of `dst` (into `dst`
+    itself when `inplace`, which the interpreter passes when `dst` is dead afterwards)."""
     dst, src = xs
     if ctx.fp64 and dst.dtype != np.float64 and _dt(dst).is_float:
         out = dst.astype(np.float64)  # the precision reference: a low-precision buffer holds fp64 values
@@ -405,7 +405,7 @@ def _clone(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
 
 
 KERNELS["view"] = _view
-KERNELS["assemble"] = _assemble
+KERNELS["assemble"] = assemble
 KERNELS["reshape"] = _reshape
 KERNELS["transpose"] = _transpose
 KERNELS["unsqueeze"] = _unsqueeze

@@ -1,0 +1,133 @@
+"""The execute level: the task graph the runtime schedules (tasks per core type, depth and width, each
+task's cycles on the core model against what the AICPU scheduler needs to keep the cores busy) and
+its rules: too few tasks at once for the cores (`execute.low-parallelism`), tasks too short for the
+scheduler (`execute.small-tasks`) and many leaf functions for few tasks (`execute.heterogeneous`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import Any
+
+from pypto.analysis.health.context import HealthContext, rounded
+from pypto.analysis.health.tile_shapes import call_text, grown, shrunk, tile_ratio
+from pypto.boards.core_model import CoreModel
+
+
+def execute_level(h: HealthContext) -> None:
+    """The execute graph's stats (`h.stats["execute"]`, each leaf's cycles in `h.leaf_cycles`) and its
+    findings (only with a tile graph to suggest tile shapes from)."""
+    exe = h.p.execute
+    leaves = h.p.leaves
+    assert exe is not None and leaves is not None
+    tasks = exe.tasks
+    if h.p.blocks is not None:
+        h.core_model = CoreModel(h.p.blocks, h.board)
+        for lf in leaves:
+            h.leaf_cycles[lf.id] = h.core_model.run(lf.id, 0.0, 1.0)[0]
+    level: list[int] = [0] * len(tasks)
+    per_level: dict[str, Counter[int]] = defaultdict(Counter)
+    all_levels: Counter[int] = Counter()
+    count: Counter[str] = Counter()
+    leaves_of: dict[str, set[int]] = defaultdict(set)
+    edges = 0
+    for t in tasks:
+        lv = 0
+        for q in t.preds:
+            edges += 1
+            if level[q] >= lv:
+                lv = level[q] + 1
+        level[t.id] = lv
+        all_levels[lv] += 1
+        per_level[t.core][lv] += 1
+        count[t.core] += 1
+        leaves_of[t.core].add(t.leaf)
+    cores = {k: int(v) for k, v in h.board["cores"].items()}
+    cyc = [h.leaf_cycles[t.leaf] for t in tasks if t.leaf in h.leaf_cycles]
+    clock = float(h.board.get("clock_ghz", 1.0))
+    cpu = h.board.get("aicpu", {})
+    per_task_cpu = sum(float(cpu.get(k, 0)) for k in ("schedule_cycles", "submit_cycles", "completion_cycles",
+                                                      "resolve_cycles"))
+    threads = max(1, int(cpu.get("sched_threads", 1)))
+    per_core: dict[str, dict[str, Any]] = {}
+    for core in sorted(count):
+        c_cyc = [h.leaf_cycles[t.leaf] for t in tasks if t.core == core and t.leaf in h.leaf_cycles]
+        per_core[core] = {
+            "tasks": count[core], "cores": cores.get(core, 0), "leaves": len(leaves_of[core]),
+            "max_width": max(per_level[core].values(), default=0),
+            "avg_task_cycles": rounded(sum(c_cyc) / len(c_cyc), 1) if c_cyc else 0.0,
+            "min_task_cycles_to_hide_scheduler": rounded(cores.get(core, 0) * per_task_cpu / threads, 1),
+        }
+    h.stats["execute"] = {
+        "tasks": len(tasks), "leaves": len(leaves), "edges": edges,
+        "homogeneity": rounded(len(leaves) / len(tasks), 6) if tasks else 0.0,
+        "depth": (max(level) + 1) if level else 0, "max_width": max(all_levels.values(), default=0),
+        "roots": len(exe.roots),
+        "task_cycles": {"min": rounded(min(cyc), 1), "avg": rounded(sum(cyc) / len(cyc), 1),
+                        "max": rounded(max(cyc), 1), "min_us": rounded(min(cyc) / clock / 1000),
+                        "avg_us": rounded(sum(cyc) / len(cyc) / clock / 1000),
+                        "max_us": rounded(max(cyc) / clock / 1000)} if cyc else {},
+        "per_core": per_core,
+    }
+    if h.p.tiles is None:
+        return
+    for core, s in per_core.items():
+        n_cores = s["cores"]
+        if not n_cores:
+            continue
+        if s["max_width"] < h.th.parallelism * n_cores:
+            cid = h.main_config(core)
+            need = math.ceil(n_cores / max(1, s["max_width"]))
+            times = max(1, math.ceil(math.log2(need)))
+            smaller = shrunk(h, cid, times)
+            tc = h.configs.get(cid) if cid is not None else None
+            if smaller is not None and tc is not None:
+                more = round(s["tasks"] * tile_ratio(h, cid, smaller))
+                sugg = (f"use {call_text(tc, smaller)} (about {more} tasks) so that "
+                        f"more of the {n_cores} {core} cores get work; only worth it if the kernel's time matters")
+                sev = "warning"
+            else:
+                sugg = f"the tensors are too small to split over {n_cores} {core} cores: batch more work per call"
+                sev = "info"
+            h.add("execute.low-parallelism", sev,
+                  f"{s['tasks']} {core} task(s), at most {s['max_width']} at once, for {n_cores} {core} cores",
+                  "Cores without a task idle whatever the scheduler does.",
+                  sugg, h.main_where(core),
+                  {"core": core, "tasks": s["tasks"], "max_width": s["max_width"], "cores": n_cores,
+                   "threshold": h.th.parallelism})
+        avg, floor = s["avg_task_cycles"], s["min_task_cycles_to_hide_scheduler"]
+        if s["tasks"] > n_cores and avg and avg < h.th.small_task * floor:
+            cid = h.main_config(core)
+            times = max(1, math.ceil(math.log2(floor / avg)))
+            bigger = grown(h, cid, times)
+            tc = h.configs.get(cid) if cid is not None else None
+            sugg = (f"use {call_text(tc, bigger)}: fewer, longer tasks" if bigger is not None and
+                    tc is not None else "give each task more work (larger tiles, or fuse more ops per task)")
+            h.add("execute.small-tasks", "warning",
+                  f"{core} tasks average {avg:,.0f} cycles; the scheduler needs {floor:,.0f} per task to keep "
+                  f"{n_cores} cores busy",
+                  f"Each task costs the AICPU scheduler {per_task_cpu:.0f} cycles on one of {threads} threads; "
+                  "shorter tasks leave cores waiting to be handed the next one.",
+                  sugg, h.main_where(core),
+                  {"core": core, "avg_task_cycles": avg, "min_task_cycles": floor, "tasks": s["tasks"],
+                   "cores": n_cores, "threshold": h.th.small_task})
+    n_tasks, n_leaves = len(tasks), len(leaves)
+    if n_tasks >= h.th.heterogeneity_min_tasks and n_leaves / n_tasks > h.th.heterogeneity:
+        once = sum(1 for lf in leaves if lf.count == 1)
+        tails = sorted(h.cfg, key=lambda cid: -h.cfg[cid].waste)
+        tails = [cid for cid in tails if h.cfg[cid].tails]
+        if tails:
+            line = (h.config_where(tails[0]) or h.kernel_where()).line
+            see = " (see tile.tail-waste)" if h.cfg[tails[0]].waste >= h.th.tail_waste else ""
+            hint = (f"tile shapes that divide the tensors at line {line}{see} make the tail tasks the same leaf "
+                    "as the others")
+        else:
+            hint = "fewer distinct tile shapes per task (no tails, one shape per loop iteration)"
+        h.add("execute.heterogeneous", "warning",
+              f"{n_leaves} leaf functions for {n_tasks} tasks ({once} run once)",
+              "Every distinct leaf is its own instruction stream to build, cache and load; "
+              "many leaves for few tasks usually come from tail tiles.",
+              hint, h.main_where(),
+              {"leaves": n_leaves, "tasks": n_tasks, "homogeneity": rounded(n_leaves / n_tasks, 6), "run_once": once,
+               "threshold": h.th.heterogeneity, "min_tasks": h.th.heterogeneity_min_tasks})
