@@ -6,7 +6,7 @@ interpreter (`pypto.reference`) computes the outputs on the CPU. This module is 
 public surface; each name is defined in the module that owns it.
 """
 
-from pypto import frontend
+from pypto import experimental, frontend
 from pypto.analysis.precision import verify_compiled as _verify_compiled
 from pypto.frontend.jit import JitKernel, jit, npu_available
 from pypto.frontend.jit import set_pass_verifier as _set_pass_verifier
@@ -151,5 +151,4 @@ from pypto.language import unsupported as _unsupported  # noqa: E402
 
 globals().update(_unsupported.functions())
 globals().update(_unsupported.dtypes)
-experimental = _unsupported.experimental
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -269,8 +269,9 @@ class JitKernel:
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self.def_loc = Loc((source.Span(fn.__code__.co_filename, fn.__code__.co_firstlineno, 0, 0, 0, fn.__name__),))
-        self._opts: dict[str, Any] = {}
-        self.add_options(getattr(fn, "__pypto_options__", {}))
+        self._layers: list[dict[str, Any]] = []  # option keywords as handed over, later ones win
+        for layer in getattr(fn, "__pypto_options__", []):
+            self.add_options(layer)
         self.add_options(opts)
         self.signature = inspect.signature(fn)
         self._specs: dict[str, ParamSpec] | None = None
@@ -283,21 +284,30 @@ class JitKernel:
         self.source_hash = hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def add_options(self, opts: dict[str, Any]) -> None:
-        checked = options.check_kernel_options(dict(opts))
-        for k, v in checked.items():
-            if k in options.GROUPS:
-                self._opts.setdefault(k, {}).update(v)
-            else:
-                self._opts[k] = v
+        """Options for this kernel (`@jit(...)` keywords, `@pypto.options(...)`). The group dicts are
+        kept, not copied: they are read when the kernel compiles, as PyPTO reads them."""
+        self._layers.append(options.check_kernel_options(dict(opts)))
+
+    @property
+    def kernel_options(self) -> dict[str, Any]:
+        """This kernel's own options as they stand now (group dicts merged key by key)."""
+        out: dict[str, Any] = {}
+        for layer in self._layers:
+            for k, v in layer.items():
+                if k in options.GROUPS:
+                    out.setdefault(k, {}).update(v)
+                else:
+                    out[k] = v
+        return out
 
     @property
     def name(self) -> str:
-        return str(self._opts.get("name") or self.__name__)
+        return str(self.kernel_options.get("name") or self.__name__)
 
     def fresh(self) -> JitKernel:
         """The same kernel (function, decorating scope, options) with an empty compile cache:
         how the tuning advisor traces a candidate tile shape without touching this one's cache."""
-        return JitKernel(self.fn, self._def_scope, **self._opts)
+        return JitKernel(self.fn, self._def_scope, **self.kernel_options)
 
     def specs(self) -> dict[str, ParamSpec]:
         if self._specs is None:
@@ -356,7 +366,7 @@ class JitKernel:
             arrays[pname] = arr
             types_[pname] = TensorType(shape, dt)
             key_parts.append((pname, dt.short, key))
-        eff = options.effective(self._opts)
+        eff = options.effective(self.kernel_options)
         run_mode = eff["runtime_options"].get("run_mode")
         if run_mode is not None and RunMode(run_mode) is RunMode.NPU and not npu_available():
             raise PyptoError(f"{self.name}: run_mode NPU needs an Ascend NPU, and none is present; run on the "

@@ -1,9 +1,10 @@
 """Compile and run options: global setters, `pypto.options(...)` scopes, and per-kernel keywords.
 
-Six option groups, each a dict with known keys and defaults. The options in force for a
+Seven option groups, each a dict with known keys and defaults (PyPTO's schema). The options in force for a
 compile are, lowest precedence first: the defaults, the global setters
 (`set_pass_options` …), the `with pypto.options(...)` scopes open at the call, then the
-`pypto.options` decorator and the jit decorator's keywords. An unknown key is a
+`pypto.options` decorator and the jit decorator's keywords — read when the kernel compiles, as
+PyPTO reads them, not copied when it is decorated. An unknown key is a
 `PyptoError` that lists the known ones. Effective options are frozen into a hashable
 value that is part of the compile-cache key.
 """
@@ -19,18 +20,24 @@ from pypto.ir.enums import CompStage, RunMode
 from pypto.ir.errors import PyptoError, ShapeError
 from pypto.language import builder, tiling
 
+# PyPTO's whole configuration schema (its framework's config file, at the commit the spec pins), plus
+# a few older key names that kernels still pass: a key PyPTO accepts is never refused here. Most keys
+# tune PyPTO's own passes and runtime and change nothing on this board; docs/options.md says which
+# ones this compiler and board honour.
 DEFAULTS: dict[str, dict[str, Any]] = {
     "pass_options": {
         "pg_parallel_lower_bound": 20, "pg_lower_bound": 512, "pg_partition_algorithm": "Iso",
         "mg_copyin_upper_bound": 104857600, "mg_vec_parallel_lb": 48, "copyout_resolve_coalescing": 0,
-        "auto_mix_partition": 0, "sg_set_scope": [-1, 0, 0],
+        "auto_mix_partition": 0, "sg_set_tunevf_mode": 0, "enable_slice": False,
+        "sg_set_scope": [-1, 0, 0], "sg_set_ooo_scope": [-1], "ooo_sched_mode": "", "ooo_sort_mode_aic": "",
+        "ooo_sort_mode_aiv": "",
         "cube_l1_reuse_setting": [], "cube_l1_reuse_setting_by_func": {}, "cube_l1_reuse_setting_by_label": {},
         "cube_nbuffer_setting": [[-1, 1]], "cube_nbuffer_setting_by_func": {}, "cube_nbuffer_setting_by_label": {},
         "vec_nbuffer_setting": [], "vec_nbuffer_setting_by_func": {}, "vec_nbuffer_setting_by_label": {},
     },
     "runtime_options": {
         "run_mode": None,  # None: SIM when no NPU is present (always, on this product)
-        "device_sched_mode": 0, "stitch_function_max_num": 128, "valid_shape_optimize": 0,
+        "device_sched_mode": 0, "stitch_function_max_num": 128, "max_workspace_kb": 0, "valid_shape_optimize": 0,
         "ready_on_host_tensors": [], "device_sched_parallelism": 1, "launch_sched_aicpu_num": 7,
         "launch_sched_same_cluster": 1, "launch_early_mode": 0,
     },
@@ -38,22 +45,27 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "compile_stage": CompStage.ALL_COMPLETE, "compile_monitor_enable": 0, "compile_timeout": 600,
         "compile_timeout_stage": -1, "compile_monitor_print_interval": 60,
     },
-    "codegen_options": {"support_dynamic_aligned": False, "soc_version": ""},
+    "codegen_options": {"support_dynamic_aligned": False, "soc_version": "", "enable_pmu_trace": False,
+                        "vf_options": "", "vf_compiler": True},
     "verify_options": {
         "enable_pass_verify": False, "pass_verify_save_tensor": False, "pass_verify_save_tensor_dir": "",
         "pass_verify_pass_filter": [], "pass_verify_error_tol": [1e-3, 1e-3],
     },
     "debug_options": {"compile_debug_mode": 0, "runtime_debug_mode": 0, "dump_pass_graph": False},
+    # `pypto.experimental.set_operation_options(combine_axis=...)`
+    "operation_options": {"combine_axis": True},
 }
 GROUPS = tuple(DEFAULTS)
-KERNEL_KEYS = ("name", "vec_tile_shapes", "cube_tile_shapes")
+KERNEL_KEYS = ("name", "vec_tile_shapes", "cube_tile_shapes", "conv_tile_shapes", "matrix_size")
 
 _global: dict[str, Any] = {g: {} for g in GROUPS}
 _scopes: list[dict[str, Any]] = []
 
 
 def check_group(group: str, values: dict[str, Any] | None) -> dict[str, Any]:
-    """Validate one group's keys (and the few values with a fixed set of choices)."""
+    """Validate one group's keys (and the few values with a fixed set of choices). Returns the
+    dict itself, not a copy: PyPTO reads a kernel's option dicts when it compiles, so a kernel
+    decorated with a module-level dict sees the values that dict holds at its first call."""
     if values is None:
         return {}
     if not isinstance(values, dict):
@@ -73,7 +85,7 @@ def check_group(group: str, values: dict[str, Any] | None) -> dict[str, Any]:
                 CompStage(val)
             except ValueError:
                 raise PyptoError(f"compile_stage {val!r} is not a pypto.CompStage") from None
-    return dict(values)
+    return values
 
 
 def check_kernel_options(opts: dict[str, Any]) -> dict[str, Any]:
@@ -83,7 +95,7 @@ def check_kernel_options(opts: dict[str, Any]) -> dict[str, Any]:
         if key in GROUPS:
             out[key] = check_group(key, val)
         elif key in KERNEL_KEYS:
-            if key != "name" and val is not None:
+            if key in ("vec_tile_shapes", "cube_tile_shapes") and val is not None:
                 _check_tiles(key, val)
             out[key] = val
         else:
@@ -132,12 +144,14 @@ set_host_options = _setter("host_options")
 set_codegen_options = _setter("codegen_options")
 set_verify_options = _setter("verify_options")
 set_debug_options = _setter("debug_options")
+set_operation_options = _setter("operation_options")
 get_pass_options = _getter("pass_options")
 get_runtime_options = _getter("runtime_options")
 get_host_options = _getter("host_options")
 get_codegen_options = _getter("codegen_options")
 get_verify_options = _getter("verify_options")
 get_debug_options = _getter("debug_options")
+get_operation_options = _getter("operation_options")
 
 
 def reset_options() -> None:
@@ -162,7 +176,7 @@ def effective(kernel_opts: dict[str, Any]) -> dict[str, Any]:
     for layer in layers:
         for key, val in layer.items():
             if key in GROUPS:
-                out[key].update(val)
+                out[key].update(check_group(key, val))  # again: a dict may have changed since it was handed over
             else:
                 out[key] = val
     return out
@@ -195,11 +209,14 @@ class options:  # noqa: N801 - PyPTO's name
                  host_options: dict[str, Any] | None = None, pass_options: dict[str, Any] | None = None,
                  runtime_options: dict[str, Any] | None = None, verify_options: dict[str, Any] | None = None,
                  debug_options: dict[str, Any] | None = None, vec_tile_shapes: Any = None,
-                 cube_tile_shapes: Any = None, **unknown: Any) -> None:
+                 cube_tile_shapes: Any = None, conv_tile_shapes: Any = None, matrix_size: Any = None,
+                 operation_options: dict[str, Any] | None = None, **unknown: Any) -> None:
         raw = {"name": name, "codegen_options": codegen_options, "host_options": host_options,
                "pass_options": pass_options, "runtime_options": runtime_options,
                "verify_options": verify_options, "debug_options": debug_options,
-               "vec_tile_shapes": vec_tile_shapes, "cube_tile_shapes": cube_tile_shapes}
+               "vec_tile_shapes": vec_tile_shapes, "cube_tile_shapes": cube_tile_shapes,
+               "conv_tile_shapes": conv_tile_shapes, "matrix_size": matrix_size,
+               "operation_options": operation_options}
         try:
             self.values = check_kernel_options({**{k: v for k, v in raw.items() if v is not None}, **unknown})
         except PyptoError as e:
@@ -225,7 +242,6 @@ class options:  # noqa: N801 - PyPTO's name
         if isinstance(fn, TakesOptions):  # already a kernel (`@pypto.options` above `@pypto.jit`)
             fn.add_options(self.values)
             return fn
-        merged = dict(getattr(fn, "__pypto_options__", {}))
-        merged.update(self.values)
-        fn.__pypto_options__ = merged
+        # a plain function: the jit decorator below it (or above) takes these layers, innermost first
+        fn.__pypto_options__ = [*getattr(fn, "__pypto_options__", []), self.values]
         return fn

@@ -31,7 +31,7 @@ T3_DTYPES = ("DT_INT4", "DT_FP8", "DT_FP8E4M3", "DT_FP8E5M2", "DT_HF4", "DT_HF8"
              "DT_FP4E1M2")
 
 
-def _rejecting(name: str, tier: str) -> Callable[..., Any]:
+def rejecting(name: str, tier: str) -> Callable[..., Any]:
     def op(*args: Any, **kwargs: Any) -> Any:
         raise PyptoError(f"pypto.{name} is not supported yet (PyPTO API tier {tier}); this release implements "
                          f"tier T1 — see the op list in docs/ARCHITECTURE.md")
@@ -42,21 +42,9 @@ def _rejecting(name: str, tier: str) -> Callable[..., Any]:
 
 
 def functions() -> dict[str, Callable[..., Any]]:
-    out = {n: _rejecting(n, "T2") for n in T2_OPS}
-    out.update({n: _rejecting(n, "T3") for n in T3_OPS})
+    out = {n: rejecting(n, "T2") for n in T2_OPS}
+    out.update({n: rejecting(n, "T3") for n in T3_OPS})
     return out
-
-
-class _Experimental:
-    """`pypto.experimental.*`: every name is tier T2/T3 and rejected for now."""
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        if name in EXPERIMENTAL:
-            return _rejecting(f"experimental.{name}", EXPERIMENTAL[name])
-        raise AttributeError(name)
-
-
-experimental = _Experimental()
 
 
 class UnsupportedDataType:

@@ -1,0 +1,16 @@
+"""`pypto.experimental`: PyPTO's experimental names, importable as a module.
+
+Kernels write `pypto.experimental.set_operation_options(combine_axis=True)` or
+`from pypto.experimental import gather_in_ub`. The operation options are an option group like
+the others (`pypto.language.options`); the experimental ops not implemented yet raise a
+`PyptoError` naming the op and its tier at the user's line.
+"""
+
+from __future__ import annotations
+
+from pypto.language.options import get_operation_options, set_operation_options
+from pypto.language.unsupported import EXPERIMENTAL, rejecting
+
+globals().update({name: rejecting(f"experimental.{name}", tier) for name, tier in EXPERIMENTAL.items()})
+
+__all__ = ["get_operation_options", "set_operation_options", *EXPERIMENTAL]
