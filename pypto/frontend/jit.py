@@ -28,6 +28,7 @@ from pypto.compiler.instruments import bindings_dir_name, debug_instruments, new
 from pypto.compiler.manager import PassRecord, Program
 from pypto.compiler.pipeline import lower, run_pipeline
 from pypto.compiler.tile_exec import TileExecutor
+from pypto.frontend.body import traced_body
 from pypto.ir import dtypes, source
 from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
@@ -269,6 +270,7 @@ class JitKernel:
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self.def_loc = Loc((source.Span(fn.__code__.co_filename, fn.__code__.co_firstlineno, 0, 0, 0, fn.__name__),))
+        self._body: Callable[..., Any] | None = None
         self._layers: list[dict[str, Any]] = []  # option keywords as handed over, later ones win
         for layer in getattr(fn, "__pypto_options__", []):
             self.add_options(layer)
@@ -287,6 +289,12 @@ class JitKernel:
         """Options for this kernel (`@jit(...)` keywords, `@pypto.options(...)`). The group dicts are
         kept, not copied: they are read when the kernel compiles, as PyPTO reads them."""
         self._layers.append(options.check_kernel_options(dict(opts)))
+
+    def body(self) -> Callable[..., Any]:
+        """The function the tracer calls: `fn`, with builtin min()/max() scalar-aware (`body.py`)."""
+        if self._body is None:
+            self._body = traced_body(self.fn)
+        return self._body
 
     @property
     def kernel_options(self) -> dict[str, Any]:
@@ -384,7 +392,8 @@ class JitKernel:
 
     def _trace(self, bound: inspect.BoundArguments, tensors: dict[str, Any], consts: dict[str, Any],
                types_: dict[str, TensorType], eff: dict[str, Any]) -> CompiledKernel:
-        b = _b.Builder(self.name, self.fn.__code__, eff)
+        body = self.body()
+        b = _b.Builder(self.name, body.__code__, eff)
         handles: dict[str, Tensor] = {}
         with b:
             for pname in tensors:
@@ -394,7 +403,7 @@ class JitKernel:
                 handles[pname] = traced_tensor(b, node.id, pname)
             call_args = {k: handles.get(k, consts.get(k)) for k in bound.arguments}
             initial = {k: trace_of(h).value for k, h in handles.items()}
-            result = self.fn(**call_args)
+            result = body(**call_args)
             outputs: list[tuple[str, int]] = []
             returns: list[str] = []
             results = result if isinstance(result, (tuple, list)) else ((result,) if result is not None else ())

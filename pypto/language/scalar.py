@@ -131,6 +131,21 @@ class SymbolicScalar:
     __str__ = __repr__
 
 
+def scalar_min(*args: Any, **kwargs: Any) -> Any:
+    """`min(a, b)` in a kernel body (and `pypto.min`): with a symbolic scalar among two positional
+    arguments, the symbolic minimum (known at run time); anything else is the builtin `min`."""
+    if len(args) == 2 and not kwargs and any(isinstance(a, SymbolicScalar) for a in args):
+        return wrap(S.minimum(as_dim(args[0]), as_dim(args[1])))
+    return min(*args, **kwargs)
+
+
+def scalar_max(*args: Any, **kwargs: Any) -> Any:
+    """`max(a, b)` in a kernel body (and `pypto.max`): as `scalar_min`, for the maximum."""
+    if len(args) == 2 and not kwargs and any(isinstance(a, SymbolicScalar) for a in args):
+        return wrap(S.maximum(as_dim(args[0]), as_dim(args[1])))
+    return max(*args, **kwargs)
+
+
 def symbolic_scalar(value: Any = 0) -> int | SymbolicScalar:
     """`pypto.symbolic_scalar(x)`: an int stays an int-valued scalar, a symbol stays symbolic."""
     if isinstance(value, SymbolicScalar):

@@ -1,0 +1,87 @@
+"""Builtin min()/max() in a kernel body follow PyPTO: symbolic with a symbolic scalar, builtin otherwise;
+the traced body keeps the user's lines and columns, closures, defaults and shadowing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pypto
+from pypto.frontend.body import traced_body
+
+
+def _tail_kernel(tile: int):
+    @pypto.frontend.jit
+    def tail(x: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32), y: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        b = x.shape[0]
+        for idx in pypto.loop((b + tile - 1) // tile, name="rows", idx_name="idx"):
+            off = idx * tile
+            end = min(off + tile, b)  # a run-time value: b is dynamic
+            first = max(off, 0)
+            t = pypto.view(x, [tile, 32], [first, 0], valid_shape=[end - off, 32])
+            y[off:off + tile, :] = pypto.exp(t)
+    return tail
+
+
+def test_builtin_min_max_on_a_dynamic_dim_make_a_tail():
+    k = _tail_kernel(8)
+    for rows in (1, 7, 8, 20, 33):
+        x = np.random.default_rng(rows).random((rows, 32), dtype=np.float32)
+        y = np.zeros_like(x)
+        k(x, y)
+        np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+    assert k.compile_count == 1  # min(off + tile, b) stayed symbolic: one trace serves every batch size
+
+
+def test_builtin_min_max_on_plain_values_stay_builtin():
+    @pypto.frontend.jit
+    def plain(x: pypto.Tensor([8, 32], pypto.DT_FP32), y: pypto.Tensor([8, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(min(8, 16), max([16, 32]))
+        y[:] = x * float(min(2, 3)) + max(1, 0, key=abs)
+
+    x = np.ones((8, 32), np.float32)
+    y = np.zeros_like(x)
+    plain(x, y)
+    assert np.allclose(y, 3.0)
+    assert pypto.min(3, 4) == 3 and pypto.max(3, 4) == 4
+
+
+def test_the_traced_body_keeps_lines_and_columns_of_errors():
+    @pypto.frontend.jit
+    def bad(x: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32), y: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        n = min(x.shape[0], 8)
+        y[:] = pypto.exp(x) + pypto.view(x, [n, 16], [0, 0])  # shapes disagree
+
+    x = np.ones((8, 32), np.float32)
+    with pytest.raises(pypto.PyptoError) as e:
+        bad(x, np.zeros_like(x))
+    line = bad.fn.__code__.co_firstlineno + 4
+    assert e.value.line == line
+    text = open(__file__).read().splitlines()[line - 1]
+    assert e.value.col == text.index("pypto.exp(x) + pypto.view")
+
+
+def test_a_shadowed_min_is_left_alone():
+    def min(a, b):  # noqa: A001 - the user's own min
+        return a
+
+    @pypto.frontend.jit
+    def own(x: pypto.Tensor([8, 32], pypto.DT_FP32), y: pypto.Tensor([8, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        y[:] = x * float(min(3, 2))
+
+    assert traced_body(own.fn) is own.fn
+    x = np.ones((8, 32), np.float32)
+    y = np.zeros_like(x)
+    own(x, y)
+    assert np.allclose(y, 3.0)
+
+
+def test_a_body_without_min_or_max_is_traced_as_it_is():
+    @pypto.frontend.jit
+    def none(x: pypto.Tensor([8, 32], pypto.DT_FP32), y: pypto.Tensor([8, 32], pypto.DT_FP32)):
+        y[:] = x
+
+    assert traced_body(none.fn) is none.fn
