@@ -85,3 +85,22 @@ def test_a_body_without_min_or_max_is_traced_as_it_is():
         y[:] = x
 
     assert traced_body(none.fn) is none.fn
+
+
+@pypto.frontend.jit
+def module_level(x: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32),
+                 y: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 32)
+    b = x.shape[0]
+    for idx in pypto.loop((b + 7) // 8, name="rows", idx_name="idx"):
+        end = min(idx * 8 + 8, b)
+        t = pypto.view(x, [8, 32], [idx * 8, 0], valid_shape=[end - idx * 8, 32])
+        y[idx * 8:idx * 8 + 8, :] = t + 1.0
+
+
+def test_a_module_level_kernel_is_rewritten_too():
+    assert traced_body(module_level.fn) is not module_level.fn
+    x = np.ones((13, 32), np.float32)
+    y = np.zeros_like(x)
+    module_level(x, y)
+    assert np.allclose(y, 2.0)

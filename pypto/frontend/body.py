@@ -62,13 +62,15 @@ def traced_body(fn: Callable[..., Any]) -> Callable[..., Any]:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError):
         return fn
-    # `if 1:` around the indented source keeps every column; the line numbers shift by one
+    # an indented def (a kernel made inside a function) is parsed under `if 1:`, which keeps every
+    # column; the line numbers then shift by one more
+    indented = lines[0][:1].isspace()
     try:
-        tree = ast.parse("if 1:\n" + "".join(lines))
+        tree = ast.parse(("if 1:\n" if indented else "") + "".join(lines))
     except SyntaxError:
         return fn
-    outer = tree.body[0]
-    fdef = outer.body[0] if isinstance(outer, ast.If) and outer.body else None
+    outer = tree.body[0] if tree.body else None
+    fdef = (outer.body[0] if isinstance(outer, ast.If) and outer.body else None) if indented else outer
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or fdef.name != fn.__name__:
         return fn
     shadowed = _assigned_names(fdef) | set(code.co_freevars) | set(getattr(fn, "__globals__", {}))
@@ -86,7 +88,7 @@ def traced_body(fn: Callable[..., Any]) -> Callable[..., Any]:
                               [fdef, ast.Return(ast.Name(fdef.name, ast.Load()))], [], None, None)
     module = ast.Module([factory], [])
     ast.fix_missing_locations(module)
-    ast.increment_lineno(module, first - 2)
+    ast.increment_lineno(module, first - (2 if indented else 1))
     try:
         compiled = compile(module, code.co_filename, "exec")
     except SyntaxError:
