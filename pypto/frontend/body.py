@@ -1,14 +1,21 @@
-"""The kernel body as the tracer runs it: builtin `min()` / `max()` made aware of symbolic scalars.
+"""The kernel body as the tracer runs it: `if` on run-time values and builtin `min()` / `max()`.
 
-PyPTO's frontend evaluates a kernel's Python source itself, and in that evaluation `min(a, b)`
-and `max(a, b)` with a symbolic scalar among two positional arguments are PyPTO's symbolic
-min/max (`min(off + tile, b)` with a dynamic `b` is a run-time value, not a Python comparison).
-We trace by calling the function, so the same meaning needs the calls themselves changed: the
-body is recompiled from its source with each call of the builtin `min` / `max` routed through
-`scalar_min` / `scalar_max` (`pypto.language.scalar`), which fall back to the builtins for
-everything else. Line and column numbers are kept, so locations and errors point at the user's
-text. A function whose source cannot be read, that shadows `min` / `max`, or that calls neither,
-is traced as it is.
+PyPTO's frontend evaluates a kernel's Python source itself. In that evaluation an `if` whose
+condition is only known at run time (`if idx < 2:` in a `pypto.loop`, `if pypto.is_loop_end(i):`)
+is a branch of the program, and `min(a, b)` / `max(a, b)` with a symbolic scalar among two
+positional arguments are PyPTO's symbolic min/max (`min(off + tile, b)` with a dynamic `b`). We
+trace by calling the function, so the same meaning needs the body changed: it is recompiled from
+its source with
+
+- each call of the builtin `min` / `max` routed through `scalar_min` / `scalar_max`
+  (`pypto.language.scalar`), which fall back to the builtins for everything else;
+- each `if` statement given a run-time path: when its condition is a symbolic scalar, both
+  sides are traced, each inside `runtime_branch` (`pypto.language.api`), a region that runs when
+  the condition holds (or not); a condition known now takes Python's path, as before. An `if`
+  whose sides `return`, `break` or `continue` keeps Python's meaning only.
+
+Line and column numbers are kept, so locations and errors point at the user's text. A function
+whose source cannot be read, or whose body has neither, is traced as it is.
 """
 
 from __future__ import annotations
@@ -19,18 +26,27 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from pypto.language.scalar import scalar_max, scalar_min
+from pypto.language.api import runtime_branch
+from pypto.language.scalar import SymbolicScalar, scalar_max, scalar_min
 
-_HELPERS = {"min": ("__pypto_min__", scalar_min), "max": ("__pypto_max__", scalar_max)}
+
+def _is_runtime(condition: Any) -> bool:
+    return isinstance(condition, SymbolicScalar) and not condition.is_concrete()
+
+
+_HELPERS = {"min": ("__pypto_min__", scalar_min), "max": ("__pypto_max__", scalar_max),
+            "if": ("__pypto_runtime__", _is_runtime), "branch": ("__pypto_branch__", runtime_branch)}
 _FACTORY = "__pypto_body_factory__"
 
 
-class _Calls(ast.NodeTransformer):
-    """`min(...)` / `max(...)` calls by the bare builtin name, renamed to the helpers."""
+class _Body(ast.NodeTransformer):
+    """`min(...)` / `max(...)` calls by the bare builtin name renamed to the helpers, and each `if`
+    statement given its run-time path."""
 
     def __init__(self, names: set[str]) -> None:
         self.names = names  # the builtins this body does not shadow
         self.used: set[str] = set()
+        self.ifs = 0
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
@@ -38,6 +54,60 @@ class _Calls(ast.NodeTransformer):
             self.used.add(node.func.id)
             node.func = ast.copy_location(ast.Name(_HELPERS[node.func.id][0], ast.Load()), node.func)
         return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        return node  # a helper defined in the body runs in Python's terms
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        return node
+
+    def visit_If(self, node: ast.If) -> ast.AST:
+        self.generic_visit(node)
+        if _jumps(node.body) or _jumps(node.orelse):
+            return node
+        self.used |= {"if", "branch"}
+        self.ifs += 1
+        var = f"__pypto_cond_{self.ifs}__"
+        text = ast.Constant(ast.unparse(node.test))
+
+        def name(n: str, ctx: ast.expr_context | None = None) -> ast.Name:
+            return ast.Name(n, ctx or ast.Load())
+
+        def side(taken: bool, body: list[ast.stmt]) -> ast.For:
+            call = ast.Call(name(_HELPERS["branch"][0]), [name(var), ast.Constant(taken), text], [])
+            return ast.For(name("_", ast.Store()), call, body, [])
+
+        runtime = [side(True, node.body)] + ([side(False, node.orelse)] if node.orelse else [])
+        python = ast.If(name(var), node.body, node.orelse)
+        test = ast.Call(name(_HELPERS["if"][0]), [name(var)], [])
+        out = [ast.Assign([name(var, ast.Store())], node.test), ast.If(test, runtime, [python])]
+        for stmt in out:
+            ast.copy_location(stmt, node)
+            ast.fix_missing_locations(stmt)
+        return out  # type: ignore[return-value]
+
+
+def _jumps(body: list[ast.stmt]) -> bool:
+    """Whether `body` returns, or breaks/continues a loop around it (a nested loop's own are fine)."""
+    for stmt in body:
+        for n in _walk_outside_loops(stmt):
+            if isinstance(n, (ast.Return, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom)):
+                return True
+    return False
+
+
+def _walk_outside_loops(node: ast.AST) -> Any:
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(child, (ast.For, ast.AsyncFor, ast.While)):
+            yield from (n for n in ast.walk(child) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)))
+            continue
+        yield from _walk_outside_loops(child)
 
 
 def _assigned_names(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
@@ -56,7 +126,7 @@ def _assigned_names(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 def traced_body(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` with its builtin `min` / `max` calls scalar-aware, or `fn` itself when nothing changes."""
     code = getattr(fn, "__code__", None)
-    if code is None or not ({"min", "max"} & set(code.co_names) or _calls_in_nested(code)):
+    if code is None:
         return fn
     try:
         lines, first = inspect.getsourcelines(fn)
@@ -74,15 +144,15 @@ def traced_body(fn: Callable[..., Any]) -> Callable[..., Any]:
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or fdef.name != fn.__name__:
         return fn
     shadowed = _assigned_names(fdef) | set(code.co_freevars) | set(getattr(fn, "__globals__", {}))
-    if {"min", "max"} <= shadowed:
-        return fn
-    calls = _Calls({"min", "max"} - shadowed)
-    fdef.body = [calls.visit(stmt) for stmt in fdef.body]
+    calls = _Body({"min", "max"} - shadowed)
+    fdef.body = [s for stmt in fdef.body for s in _as_list(calls.visit(stmt))]
     if not calls.used:
         return fn
     fdef.decorator_list = []
     free = list(code.co_freevars)
     helpers = [_HELPERS[n][0] for n in sorted(calls.used)]
+    if set(helpers) & set(free):
+        return fn
     params = [ast.arg(p) for p in (*helpers, *free)]
     factory = ast.FunctionDef(_FACTORY, ast.arguments([], params, None, [], [], None, []),
                               [fdef, ast.Return(ast.Name(fdef.name, ast.Load()))], [], None, None)
@@ -104,6 +174,5 @@ def traced_body(fn: Callable[..., Any]) -> Callable[..., Any]:
     return new
 
 
-def _calls_in_nested(code: types.CodeType) -> bool:
-    return any(isinstance(c, types.CodeType) and ({"min", "max"} & set(c.co_names) or _calls_in_nested(c))
-               for c in code.co_consts)
+def _as_list(node: ast.AST | list[ast.stmt]) -> list[ast.stmt]:
+    return node if isinstance(node, list) else [node]  # type: ignore[list-item]

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Apply:
-    """A non-linear atom: fn is one of mul, floordiv, mod, min, max."""
+    """A non-linear atom: fn is one of mul, floordiv, mod, min, max, or a comparison lt, le, eq, ne
+    (1 when it holds, else 0: a runtime branch's condition)."""
 
     fn: str
     args: tuple[Dim, ...]
@@ -146,6 +147,42 @@ def maximum(a: Dim, b: Dim) -> Dim:
     return _apply("max", a, b)
 
 
+def _compare(fn: str, a: Dim, b: Dim) -> Dim:
+    d = sub(a, b)
+    if isinstance(d, int):
+        return int({"lt": d < 0, "le": d <= 0, "eq": d == 0, "ne": d != 0}[fn])
+    return _apply(fn, a, b)
+
+
+def lt(a: Dim, b: Dim) -> Dim:
+    """1 if a < b else 0 (an int when decidable now)."""
+    return _compare("lt", a, b)
+
+
+def le(a: Dim, b: Dim) -> Dim:
+    return _compare("le", a, b)
+
+
+def eq(a: Dim, b: Dim) -> Dim:
+    return _compare("eq", a, b)
+
+
+def ne(a: Dim, b: Dim) -> Dim:
+    return _compare("ne", a, b)
+
+
+def truth(a: Dim) -> Dim:
+    """A condition as 0/1: a comparison as it is, any other value `!= 0`."""
+    if isinstance(a, SymExpr) and a.const == 0 and len(a.terms) == 1 and a.terms[0][1] == 1 \
+            and isinstance(a.terms[0][0], Apply) and a.terms[0][0].fn in _COMPARISONS:
+        return a
+    return ne(a, 0) if not isinstance(a, int) else int(a != 0)
+
+
+def logical_not(a: Dim) -> Dim:
+    return sub(1, truth(a))
+
+
 def equal(a: Dim, b: Dim) -> bool | None:
     """True or False when decidable at trace time, None when it depends on runtime values."""
     d = sub(a, b)
@@ -177,7 +214,12 @@ _FNS = {
     "mod": lambda a, b: a % b,
     "min": min,
     "max": max,
+    "lt": lambda a, b: int(a < b),
+    "le": lambda a, b: int(a <= b),
+    "eq": lambda a, b: int(a == b),
+    "ne": lambda a, b: int(a != b),
 }
+_COMPARISONS = {"lt": "<", "le": "<=", "eq": "==", "ne": "!="}
 
 
 def evaluate(d: Dim, env: dict[str, int]) -> int:
@@ -205,6 +247,8 @@ def to_str_atom(a: Atom) -> str:
         return a
     if a.fn in _OPS:
         return f"({to_str(a.args[0])} {_OPS[a.fn]} {to_str(a.args[1])})"
+    if a.fn in _COMPARISONS:
+        return f"({to_str(a.args[0])} {_COMPARISONS[a.fn]} {to_str(a.args[1])})"
     return f"{a.fn}({', '.join(to_str(x) for x in a.args)})"
 
 
@@ -245,6 +289,11 @@ def from_ast(node: ast.expr) -> Dim:
         fn = ops.get(type(node.op))
         if fn is not None:
             return fn(a, b)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        a, b = from_ast(node.left), from_ast(node.comparators[0])
+        cmp = {ast.Lt: lt, ast.LtE: le, ast.Eq: eq, ast.NotEq: ne}.get(type(node.ops[0]))
+        if cmp is not None:
+            return cmp(a, b)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max"):
         a, b = (from_ast(x) for x in node.args)
         return minimum(a, b) if node.func.id == "min" else maximum(a, b)

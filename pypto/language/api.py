@@ -20,7 +20,7 @@ from pypto.ir.ops import norm_dim
 from pypto.language import builder as _b
 from pypto.language import tiling
 from pypto.language.options import global_tile_shapes, set_global_tile_shapes
-from pypto.language.scalar import SymbolicScalar, as_dim
+from pypto.language.scalar import SymbolicScalar, as_dim, wrap
 from pypto.language.tensor import Tensor, trace_of, traced_tensor
 from pypto.language.unsupported import UnsupportedDataType
 
@@ -563,14 +563,13 @@ def _fmt(shape: Sequence[S.Dim]) -> str:
 # ---- control, tiling, labels ------------------------------------------------------------------
 
 def loop(*args: Any, name: str | None = None, idx_name: str | None = None, submit_before_loop: bool = False,
-         parallel: bool = False, **kwargs: Any) -> Iterator[SymbolicScalar]:
-    """`pypto.loop(stop)` / `pypto.loop(start, stop, step=1)`: a runtime loop (its body is traced once)."""
+         parallel: bool = False, unroll_list: Sequence[int] | None = None, **kwargs: Any) -> Iterator[SymbolicScalar]:
+    """`pypto.loop(stop)` / `pypto.loop(start, stop, step=1)`: a runtime loop (its body is traced once).
+    `unroll_list` is a hint to PyPTO's backend (the loop still yields one index); it is recorded."""
     b = _b.require("pypto.loop")
     if kwargs:
         raise PyptoError(f"pypto.loop: unknown keywords {sorted(kwargs)}")
-    if not 1 <= len(args) <= 3:
-        raise PyptoError(f"pypto.loop takes (stop) or (start, stop[, step]), got {len(args)} arguments")
-    start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    start, stop, step = _loop_range("pypto.loop", args)
     loc = b.loc()
     if isinstance(step, int) and step == 0:
         raise PyptoError("pypto.loop step must not be 0", loc)
@@ -578,7 +577,83 @@ def loop(*args: Any, name: str | None = None, idx_name: str | None = None, submi
     lname = name or f"LOOP_{len(b.symbols)}"
     attrs = {"start": as_dim(start), "stop": as_dim(stop), "step": as_dim(step), "index": index,
              "name": lname, "submit_before_loop": bool(submit_before_loop), "parallel": bool(parallel)}
+    if unroll_list:
+        attrs["unroll_list"] = tuple(int(u) for u in unroll_list)
     return _loop_body(b, attrs, loc)
+
+
+def runtime_branch(condition: Any, taken_when: bool, text: str) -> Iterator[None]:
+    """One side of an `if` on a run-time condition (the jit rewrites such an `if` into these; see
+    `pypto.frontend.body`): a region that runs once when the condition is `taken_when`, else not at
+    all — a `pypto.loop` of 0 or 1 iterations, so tensors written in it are carried out of it and
+    the tile stage, with the loop indices known, expands only the side that is taken."""
+    b = _b.require("if")
+    loc = b.loc()
+    holds = S.truth(as_dim(condition))
+    stop = holds if taken_when else S.logical_not(holds)
+    side = "then" if taken_when else "else"
+    attrs = {"start": 0, "stop": stop, "step": 1, "index": b.fresh_symbol(f"{side}_"),
+             "name": f"if {text}" if taken_when else f"else (if {text})", "submit_before_loop": False,
+             "parallel": False, "branch": side, "condition": text}
+    for _ in _loop_body(b, attrs, loc):
+        yield
+
+
+def cond(scalar: Any, file: str | None = None, lineno: int | None = None) -> Any:
+    """`if pypto.cond(c):` — the condition itself: the `if` is a runtime branch when `c` is only known
+    at run time (in a jit kernel an `if` on such a value is one without `cond` too)."""
+    return scalar
+
+
+def _enclosing_loop(what: str, idx: Any) -> dict[str, Any]:
+    b = _b.require(what)
+    name = S.to_str(as_dim(idx))
+    scope: _b.Scope | None = b.scope
+    while scope is not None:
+        if scope.kind == "loop" and scope.attrs.get("index") == name and "branch" not in scope.attrs:
+            return scope.attrs
+        scope = scope.parent
+    raise PyptoError(f"{what}({name}): the argument must be the index of an enclosing pypto.loop")
+
+
+def is_loop_begin(idx: Any) -> int | SymbolicScalar:
+    """1 on the first iteration of the pypto.loop whose index is `idx`, else 0 (for an `if`)."""
+    attrs = _enclosing_loop("pypto.is_loop_begin", idx)
+    return wrap(S.eq(as_dim(idx), attrs["start"]))
+
+
+def is_loop_end(idx: Any) -> int | SymbolicScalar:
+    """1 on the last iteration of the pypto.loop whose index is `idx` (`idx + step >= stop`), else 0."""
+    attrs = _enclosing_loop("pypto.is_loop_end", idx)
+    return wrap(S.le(attrs["stop"], S.add(as_dim(idx), attrs["step"])))
+
+
+def _loop_range(what: str, args: tuple[Any, ...]) -> tuple[Any, Any, Any]:
+    if not 1 <= len(args) <= 3:
+        raise PyptoError(f"{what} takes (stop) or (start, stop[, step]), got {len(args)} arguments")
+    return (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+
+
+def loop_unroll(*args: Any, name: str | None = None, idx_name: str | None = None,
+                unroll_list: Sequence[int] | None = None, submit_before_loop: bool = False,
+                parallel: bool = False) -> Iterator[tuple[int | SymbolicScalar, int]]:
+    """`pypto.loop_unroll(start, stop, step, unroll_list=[4, 2, 1])`: yields `(idx, factor)`. As in
+    PyPTO, the factors run largest first, each as its own loop (named `<name>_LoopUnroll<factor>`)
+    with step `step * factor` over the range the larger factors left: the body is traced once per
+    factor, with `factor` a plain int, and covers `factor` steps per iteration."""
+    _b.require("pypto.loop_unroll")
+    start, stop, step = _loop_range("pypto.loop_unroll", args)
+    factors = sorted({int(u) for u in (unroll_list or [1])} | {1}, reverse=True)
+    if any(f <= 0 for f in factors):
+        raise PyptoError(f"pypto.loop_unroll: unroll_list entries must be positive, got {list(unroll_list or [])}")
+    lo = start
+    for f in factors:
+        span = step * f
+        left = (stop - start) % span  # PyPTO's rule: the remainder of the whole range, not of what is left
+        for idx in loop(lo, stop - left, span, name=f"{name}_LoopUnroll{f}" if name else f"_LoopUnroll{f}",
+                        idx_name=idx_name, submit_before_loop=submit_before_loop, parallel=parallel):
+            yield idx, f
+        lo = stop - left
 
 
 def _loop_body(b: _b.Builder, attrs: dict[str, Any], loc: Any) -> Iterator[SymbolicScalar]:

@@ -193,6 +193,10 @@ class Builder:
             self.finish([])  # the `break` is the real mistake: report it, not its consequence
         if sc.closed:
             line = sc.loc.span.line if sc.loc.span else "?"
+            if "branch" in sc.attrs:
+                raise PyptoError(f"a tensor computed inside the run-time branch `{sc.name}` (line {line}) is used "
+                                 f"after it; write it into a tensor made before the `if` (assemble or slice "
+                                 f"assignment) in each branch", loc)
             raise PyptoError(f"a tensor computed inside pypto.loop '{sc.name}' (line {line}) is used after "
                              f"the loop; write it into an outer tensor with assemble or slice assignment", loc)
 

@@ -66,6 +66,9 @@ class SymbolicScalar:
     def __mod__(self, o: Any) -> int | SymbolicScalar:
         return wrap(S.mod(self.expr, as_dim(o)))
 
+    def __rmod__(self, o: Any) -> int | SymbolicScalar:
+        return wrap(S.mod(as_dim(o), self.expr))
+
     def __neg__(self) -> int | SymbolicScalar:
         return wrap(S.neg(self.expr))
 
@@ -95,32 +98,34 @@ class SymbolicScalar:
     def __bool__(self) -> bool:
         if isinstance(self.expr, int):
             return bool(self.expr)
-        raise PyptoError(f"a Python `if` on {S.to_str(self.expr)}, which is only known at run time, is a "
-                         f"runtime branch (not supported yet); branch on compile-time values instead")
+        raise PyptoError(f"{S.to_str(self.expr)} is only known at run time: an `if` statement in the kernel body "
+                         f"on it is a runtime branch, but here Python needs its value now (`and`/`or`/`not`, "
+                         f"a conditional expression, `while`, or an `if` whose branch returns or breaks)")
 
-    def _cmp(self, o: Any, op: str) -> bool:
-        d = S.sub(self.expr, as_dim(o))
-        if isinstance(d, int):
-            return {"eq": d == 0, "ne": d != 0, "lt": d < 0, "le": d <= 0, "gt": d > 0, "ge": d >= 0}[op]
-        raise PyptoError(f"comparing {S.to_str(self.expr)} with {S.to_str(as_dim(o))} needs run-time values; "
-                         f"a Python `if` on it is a runtime branch (not supported yet)")
+    def _cmp(self, o: Any, op: str) -> Any:
+        """True/False when decidable now; otherwise the runtime condition (a 0/1 symbolic scalar)."""
+        a, b = self.expr, as_dim(o)
+        fn = {"eq": S.eq, "ne": S.ne, "lt": S.lt, "le": S.le, "gt": lambda x, y: S.lt(y, x),
+              "ge": lambda x, y: S.le(y, x)}[op]
+        c = fn(a, b)
+        return bool(c) if isinstance(c, int) else SymbolicScalar(c)
 
-    def __eq__(self, o: Any) -> bool:  # type: ignore[override]
+    def __eq__(self, o: Any) -> Any:  # type: ignore[override]
         return self._cmp(o, "eq")
 
-    def __ne__(self, o: Any) -> bool:  # type: ignore[override]
+    def __ne__(self, o: Any) -> Any:  # type: ignore[override]
         return self._cmp(o, "ne")
 
-    def __lt__(self, o: Any) -> bool:
+    def __lt__(self, o: Any) -> Any:
         return self._cmp(o, "lt")
 
-    def __le__(self, o: Any) -> bool:
+    def __le__(self, o: Any) -> Any:
         return self._cmp(o, "le")
 
-    def __gt__(self, o: Any) -> bool:
+    def __gt__(self, o: Any) -> Any:
         return self._cmp(o, "gt")
 
-    def __ge__(self, o: Any) -> bool:
+    def __ge__(self, o: Any) -> Any:
         return self._cmp(o, "ge")
 
     __hash__ = object.__hash__

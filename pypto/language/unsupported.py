@@ -17,7 +17,7 @@ T2_OPS = (
     "tril", "triu", "one_hot", "pad", "quantize", "dequantize", "fmod", "remainder", "floor_div", "ceil_div",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
     "hypot", "atan2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt", "signbit",
-    "prelu", "axpy_", "atomic_add", "loop_unroll", "cond", "is_loop_begin", "is_loop_end", "function",
+    "prelu", "axpy_", "atomic_add", "function",
 )
 T3_OPS = (
     "scaled_mm", "conv", "quant_mx", "pack", "unpack", "interleave", "deinterleave", "gathermask", "uniform",

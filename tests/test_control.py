@@ -1,0 +1,102 @@
+"""Control flow PyPTO kernels use: loop_unroll, unroll_list, and `if` on run-time values (runtime branches)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pypto
+
+W = 32
+
+
+def _unrolled(unroll_list):
+    @pypto.frontend.jit
+    def unrolled(x: pypto.Tensor([pypto.DYNAMIC, W], pypto.DT_FP32),
+                 y: pypto.Tensor([pypto.DYNAMIC, W], pypto.DT_FP32)):
+        b = x.shape[0]
+        for idx, factor in pypto.loop_unroll(0, b, 1, name="rows", idx_name="r", unroll_list=unroll_list):
+            pypto.set_vec_tile_shapes(factor, W)
+            t = pypto.view(x, [factor, W], [idx, 0])
+            y[idx:idx + factor, :] = t * 2.0 + float(factor)
+    return unrolled
+
+
+def _expected(x, unroll_list):
+    """PyPTO's loop_unroll: factors largest first, each over what the larger ones left, the
+    remainder taken of the whole range."""
+    out = np.zeros_like(x)
+    n, lo = x.shape[0], 0
+    for f in sorted(set(unroll_list) | {1}, reverse=True):
+        left = n % f
+        for i in range(lo, n - left, f):
+            out[i:i + f] = x[i:i + f] * 2.0 + f
+        lo = n - left
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(1, 40), factors=st.sampled_from([[4, 2, 1], [8, 4, 2], [2], [16, 4]]))
+def test_loop_unroll_over_random_dynamic_sizes(rows, factors):
+    k = _unrolled(factors)
+    x = np.random.default_rng(rows).random((rows, W), dtype=np.float32)
+    y = np.zeros_like(x)
+    k(x, y)
+    np.testing.assert_allclose(y, _expected(x, factors), rtol=1e-6)
+
+
+def test_loop_unroll_is_one_loop_per_factor_named_as_pypto_names_them():
+    k = _unrolled([4, 2])
+    x = np.ones((11, W), np.float32)
+    ck = k.compile(x, np.zeros_like(x))
+    loops = [n for n in ck.graph.nodes if n.op == "loop"]
+    assert [n.attrs["name"] for n in loops] == ["rows_LoopUnroll4", "rows_LoopUnroll2", "rows_LoopUnroll1"]
+    assert k.compile_count == 1
+
+
+def test_loop_accepts_unroll_list_as_a_recorded_hint():
+    @pypto.frontend.jit
+    def hinted(x: pypto.Tensor([16, W], pypto.DT_FP32), y: pypto.Tensor([16, W], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, W)
+        for i in pypto.loop(0, 16, 4, name="L", idx_name="i", unroll_list=[4, 2, 1]):
+            y[i:i + 4, :] = pypto.view(x, [4, W], [i, 0]) + 1.0
+
+    x = np.ones((16, W), np.float32)
+    y = np.zeros_like(x)
+    hinted(x, y)
+    assert np.allclose(y, 2.0)
+    loop = next(n for n in hinted.compile(x, y).graph.nodes if n.op == "loop")
+    assert loop.attrs["unroll_list"] == (4, 2, 1)
+
+
+@pypto.frontend.jit
+def cumulative(x: pypto.Tensor([pypto.DYNAMIC, W], pypto.DT_FP32),
+               out: pypto.Tensor([pypto.DYNAMIC, W], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(1, W)
+    for i in pypto.loop(0, x.shape[0], 1, name="rows", idx_name="i"):
+        if i == 0:
+            out[i:i + 1, :] = x[i:i + 1, :]
+        else:
+            out[i:i + 1, :] = x[i:i + 1, :] + out[i - 1:i, :]
+
+
+@pytest.mark.parametrize("rows", [1, 2, 9])
+def test_an_if_on_the_loop_index_is_a_runtime_branch(rows):
+    x = np.random.default_rng(rows).random((rows, W), dtype=np.float32)
+    out = np.zeros_like(x)
+    cumulative(x, out)
+    np.testing.assert_allclose(out, np.cumsum(x, axis=0), rtol=1e-5)
+
+
+def test_both_sides_are_in_the_graph_and_only_the_taken_one_runs():
+    x = np.ones((5, W), np.float32)
+    record = pypto.record.compile_record(cumulative, {"x": x, "out": np.zeros_like(x)})
+    loops = {n.attrs["name"]: n for n in record.program.graph.nodes if n.op == "loop"}
+    rows = loops["rows"]
+    sides = {n.attrs["branch"]: n for n in rows.body.nodes if n.op == "loop"}
+    assert set(sides) == {"then", "else"} and sides["then"].attrs["condition"] == "i == 0"
+    tiles = record.program.tiles
+    runs = {side: sorted(dict(i.index)["i"] for i in tiles.instances if i.root == n.id) for side, n in sides.items()}
+    assert runs == {"then": [0], "else": [1, 2, 3, 4]}  # one instance per iteration that took the side
