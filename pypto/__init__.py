@@ -86,6 +86,7 @@ from pypto.language.api import (
     round,
     rsqrt,
     set_cube_tile_shapes,
+    set_matrix_size,
     set_semantic_label,
     set_vec_tile_shapes,
     sigmoid,

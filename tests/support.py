@@ -79,7 +79,7 @@ HOSTILE_KERNELS = textwrap.dedent('''
 
     @pypto.jit
     def bad_tile(x: pypto.Tensor([8, 8], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(8, 3)
+        pypto.set_vec_tile_shapes(8)
         return pypto.exp(x)
 
 

@@ -51,10 +51,10 @@ def test_profile_writes_pypto_merged_swimlane_that_reads_back(tmp_path, capsys):
 def test_profile_reports_a_kernel_error_at_its_line_and_goes_on(tmp_path, capsys):
     path = tmp_path / "bad.py"
     path.write_text("import pypto\n\n@pypto.jit\ndef k(x: pypto.Tensor([8, 8], pypto.DT_FP32)):\n"
-                    "    pypto.set_vec_tile_shapes(8, 3)\n    return pypto.exp(x)\n")
+                    "    pypto.set_vec_tile_shapes(8)\n    return pypto.exp(x)\n")
     assert main(["profile", str(path)]) == 1
     err = capsys.readouterr().err
-    assert f"{path}:6: error:" in err and "32 bytes" in err
+    assert f"{path}:6: error:" in err and "needs at least 2 entries" in err
 
 
 def test_runtime_debug_mode_writes_the_swimlane_files(tmp_path, monkeypatch):

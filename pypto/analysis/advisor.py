@@ -41,6 +41,7 @@ from pypto.ir import symbolic as S
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import TileConfig
 from pypto.language.builder import tile_overrides
+from pypto.language.tiling import strict_tile_rules
 from pypto.record import bind, compile_record
 from pypto.target import load as load_board
 
@@ -202,7 +203,7 @@ class Advisor:
         t0 = time.perf_counter()
         fresh = self.kernel.fresh()  # an empty cache
         try:
-            with tile_overrides(dict(overrides)):
+            with tile_overrides(dict(overrides)), strict_tile_rules():
                 ck = fresh.compile(**self.inputs)
             lw = ck.lower(bind(ck.graph, self.inputs))
             program = lw.program

@@ -188,10 +188,14 @@ def _gm(region: Region, buffers: Sequence[Buffer], align: int, shape: tuple[int,
 class _Lowering:
     """Tile ops -> virtual instructions over virtual values (no addresses yet)."""
 
-    def __init__(self, ops: Mapping[int, TileOp], buffers: Sequence[Buffer], align: int) -> None:
+    def __init__(self, ops: Mapping[int, TileOp], buffers: Sequence[Buffer], align: int,
+                 caps: Mapping[str, int] | None = None, fractal: Mapping[str, Any] | None = None) -> None:
         self.ops = ops
         self.buffers = buffers
         self.align = align
+        self.caps = dict(caps or {})
+        self.fractal = dict(fractal or {})
+        self.refits: list[tuple[int, str]] = []  # (tile op, what the L0 step became and why)
         self.vals: list[_Val] = []
         self.vis: list[_VI] = []
         self.of: dict[int, int] = {}  # tile op id -> the value holding its tile
@@ -254,6 +258,13 @@ class _Lowering:
         a_trans, b_trans = bool(a.get("a_trans")), bool(a.get("b_trans"))
         kdim = a_r.shape[-2] if a_trans else a_r.shape[-1]
         steps = int(a["k_steps"])
+        fit = fit_l0(m0, k0, n0, adt, bdt, self.caps, self.fractal) if self.caps else (m0, k0, n0)
+        if fit != (m0, k0, n0):
+            self.refits.append((o.id, f"cube L0 step m={m0} k={k0} n={n0} does not fit L0A/L0B/L0C "
+                                      f"({', '.join(f'{s} {self.caps[s]:,} B' for s in ('L0A', 'L0B', 'L0C'))}): "
+                                      f"run as m={fit[0]} k={fit[1]} n={fit[2]}"))
+            m0, k0, n0 = fit
+            steps = -(-kdim // k0)
         mt, nt = o.shape[-2], o.shape[-1]
         r0, c0 = out.offset[-2], out.offset[-1]
         batch = out.offset[:-2]
@@ -333,6 +344,28 @@ class _Lowering:
                 dst = _gm(out, self.buffers, self.align, o.shape[:-2] + (msz, nsz),
                           out.offset[:-2] + (r0 + mi, c0 + ni))
                 self.emit(_VI("TFIXPIPE", "FIX", o.id, uses=(c, *side), gm_dst=(dst,), note=" ".join(fix)))
+
+
+def fit_l0(m0: int, k0: int, n0: int, adt: DataType, bdt: DataType, caps: Mapping[str, int],
+           fractal: Mapping[str, Any]) -> tuple[int, int, int]:
+    """The cube's L0 step as it can run: a set_cube_tile_shapes L0 block over L0A, L0B or L0C (PyPTO
+    accepts such shapes) is halved — k first, down to the 32-byte fractal, then n and m down to
+    the 16-row fractal — until each operand fits its buffer, as the hardware has to split it."""
+    k_unit = int(fractal.get("int8" if adt.nbytes == 1 else "default", 16))
+    rows = int(fractal.get("default", 16))
+
+    def halve(v: int, unit: int) -> int:
+        return max(unit, v // 2 // unit * unit) if v > unit else v
+
+    while (m0 * k0 * adt.nbytes > caps["L0A"] or n0 * k0 * bdt.nbytes > caps["L0B"]) and k0 > k_unit:
+        k0 = halve(k0, k_unit)
+    while m0 * k0 * adt.nbytes > caps["L0A"] and m0 > rows:
+        m0 = halve(m0, rows)
+    while (n0 * k0 * bdt.nbytes > caps["L0B"] or m0 * n0 * 4 > caps["L0C"]) and n0 > rows:
+        n0 = halve(n0, rows)
+    while m0 * n0 * 4 > caps["L0C"] and m0 > rows:
+        m0 = halve(m0, rows)
+    return m0, k0, n0
 
 
 # ---- allocation -------------------------------------------------------------------------------
@@ -682,11 +715,11 @@ def insert_sync(instrs: Sequence[Instr], events: int = EVENTS_PER_PAIR) -> tuple
 # ---- the pass ---------------------------------------------------------------------------------
 
 def build_block(leaf: Leaf, subgraph: Subgraph, ops: Mapping[int, TileOp], buffers: Sequence[Buffer],
-                nodes: Mapping[int, Node], board: Mapping[str, Any]) -> tuple[Block, list[tuple[str, Loc]]]:
+                nodes: Mapping[int, Node], board: Mapping[str, Any]) -> tuple[Block, list[tuple[str, Loc, str]]]:
     """The block of one leaf function (from its template subgraph) and its diagnostics."""
     align = int(board.get("alignment_bytes", 32))
     caps = {s: int(board["buffers_bytes"][s]) for s in MEMORIES[leaf.core]}
-    low = _Lowering(ops, buffers, align)
+    low = _Lowering(ops, buffers, align, caps, board.get("cube_fractal_elements"))
     for oid in subgraph.ops:
         low.lower(ops[oid])
     try:
@@ -700,23 +733,27 @@ def build_block(leaf: Leaf, subgraph: Subgraph, ops: Mapping[int, TileOp], buffe
     instrs, where = insert_sync(done.instrs, int(board.get("events_per_pipe_pair", EVENTS_PER_PAIR)))
     spans = tuple(BufferSpan(a.name, a.space, a.offset, a.unit * a.copies, where[a.start], where[a.end],
                              a.copies == 2) for a in done.allocs)
-    notes: list[tuple[str, Loc]] = []
+    notes: list[tuple[str, Loc, str]] = []
+    for oid, message in low.refits[:1]:
+        node = nodes.get(ops[oid].node)
+        notes.append((f"leaf {leaf.id}: {message}", node.loc if node else Loc(), "block.l0-split"))
     if done.spills:
         node = nodes.get(ops[done.spill_sites[0]].node)
         notes.append((f"leaf {leaf.id} spills {done.spills} buffer(s) to GM: its live tiles exceed "
-                      f"{', '.join(f'{s} {c:,} B' for s, c in caps.items())}", node.loc if node else Loc()))
+                      f"{', '.join(f'{s} {c:,} B' for s, c in caps.items())}", node.loc if node else Loc(),
+                      "block.spill"))
     block = Block(leaf.id, leaf.core, leaf.count, subgraph.id, tuple(instrs), spans,
                   tuple((s, done.peaks.get(s, 0)) for s in caps), tuple(caps.items()), done.double, done.spills)
     return block, notes
 
 
-def build_blocks(p: Program, board: Mapping[str, Any]) -> tuple[tuple[Block, ...], list[tuple[str, Loc]]]:
+def build_blocks(p: Program, board: Mapping[str, Any]) -> tuple[tuple[Block, ...], list[tuple[str, Loc, str]]]:
     assert p.tiles is not None and p.subgraphs is not None and p.leaves is not None
     ops = {o.id: o for o in p.tiles.ops}
     subgraphs = {sg.id: sg for sg in p.subgraphs}
     nodes = p.graph.by_id()
     blocks = []
-    notes: list[tuple[str, Loc]] = []
+    notes: list[tuple[str, Loc, str]] = []
     for leaf in p.leaves:
         b, n = build_block(leaf, subgraphs[leaf.template], ops, p.tiles.buffers, nodes, board)
         blocks.append(b)
@@ -727,8 +764,8 @@ def build_blocks(p: Program, board: Mapping[str, Any]) -> tuple[tuple[Block, ...
 def block_schedule(p: Program, ctx: PassContext) -> Program:
     """Each leaf function becomes its core's instruction list: buffers allocated, pipes synchronized."""
     blocks, notes = build_blocks(p, ctx.board)
-    for message, loc in notes:
-        ctx.report("warning", message, loc, rule="block.spill")
+    for message, loc, rule in notes:
+        ctx.report("warning", message, loc, rule=rule)
     return dataclasses.replace(p, blocks=blocks)
 
 

@@ -463,3 +463,60 @@ def expand(graph: Graph, bindings: dict[str, int]) -> tuple[TileGraph, list[tupl
     """The tile graph, info notes and warnings (diagnostics for the pass)."""
     ex = Expander(graph, bindings)
     return ex.run(), ex.notes, ex.warnings
+
+
+def fit_vec_configs(graph: Graph, bindings: dict[str, int], ub_bytes: int) -> tuple[Graph, list[tuple[str, Node]]]:
+    """The graph with each vector tile config that cannot fit the UB halved until it does, and a note
+    per refit. PyPTO accepts a vector tile over the UB (its own kernels use them); the hardware has
+    to run it in smaller pieces, which is what the tile stage then does: the leading tile dims are
+    halved (never the last, which keeps its alignment). A config is judged by its largest single
+    tile (the output's or an input's, as the tile rules judge it), a size no partition can avoid;
+    an op whose tiles fit one by one but not together is the partition's to report."""
+    need: dict[int, tuple[int, Node]] = {}
+    types = {n.id: n.type for n in _walk(graph)}
+    for n in _walk(graph):
+        if n.tile is None or n.type is None or graph.tile_configs[n.tile].kind != "vec" or not OPS[n.op].vector:
+            continue
+        shape = n.type.shape
+        dims = graph.tile_configs[n.tile].dims
+        tile = tuple(dims[len(dims) - len(shape):]) if shape else ()
+        elems = 1
+        for d, t in zip(shape, tile):
+            elems *= min(_concrete(d, bindings), t)
+        width = max([n.type.dtype.nbytes, *(t.dtype.nbytes for i in n.inputs if (t := types.get(i)) is not None)])
+        if elems * width > need.get(n.tile, (0, n))[0]:
+            need[n.tile] = (elems * width, n)
+    configs = list(graph.tile_configs)
+    notes: list[tuple[str, Node]] = []
+    for cid, (nbytes, node) in need.items():
+        if nbytes <= ub_bytes:
+            continue
+        dims = list(configs[cid].dims)
+        size = nbytes
+        while size > ub_bytes:
+            lead = next((i for i in range(len(dims) - 1) if dims[i] > 1), None)
+            if lead is None:
+                break
+            dims[lead] = (dims[lead] + 1) // 2
+            size = (size + 1) // 2
+        notes.append((f"vector tile {list(configs[cid].dims)} is {nbytes:,} bytes for {node.op}, "
+                      f"more than the {ub_bytes:,}-byte UB: run as tiles of {dims}", node))
+        configs[cid] = dataclasses.replace(configs[cid], dims=tuple(dims))
+    if not notes:
+        return graph, notes
+    return dataclasses.replace(graph, tile_configs=tuple(configs)), notes
+
+
+def _walk(graph: Graph) -> Iterator[Node]:
+    for n in graph.nodes:
+        yield n
+        if n.body is not None:
+            yield from _walk(n.body)
+
+
+def _concrete(d: Any, bindings: dict[str, int]) -> int:
+    try:
+        return int(S.evaluate(d, bindings))
+    except KeyError:  # a loop index: bounded by the tile
+        return 1 << 62
+

@@ -6,14 +6,17 @@ import dataclasses
 
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.partition import merge_leaves, partition
-from pypto.compiler.tile_expand import expand
+from pypto.compiler.tile_expand import expand, fit_vec_configs
 from pypto.compiler.tile_ir import TileOp
 
 
 def tile_expand(p: Program, ctx: PassContext) -> Program:
     """Each tensor op becomes tile ops by the vec/cube tile shapes in force at its line."""
     assert p.bindings is not None, "the tile stage runs with concrete dynamic dims"
-    tiles, notes, warnings = expand(p.graph, dict(p.bindings))
+    graph, refits = fit_vec_configs(p.graph, dict(p.bindings), int(ctx.board["buffers_bytes"]["UB"]))
+    for message, node in refits:
+        ctx.report("warning", message, node.loc, rule="tile.ub-split")
+    tiles, notes, warnings = expand(graph, dict(p.bindings))
     for message, node in notes:
         ctx.report("info", message, node.loc, rule="tile.untiled")
     for message, node in warnings:

@@ -666,6 +666,14 @@ def _loop_body(b: _b.Builder, attrs: dict[str, Any], loc: Any) -> Iterator[Symbo
     b.end_loop(scope)
 
 
+def set_matrix_size(size: Sequence[Any]) -> None:
+    """`pypto.set_matrix_size([m, k, n])`: a matmul's m, k, n when its input is an NZ-format tensor
+    reshaped before the call. This board keeps tensors in ND format, where the shapes say m, k, n
+    themselves, so the hint is accepted and changes nothing."""
+    if not isinstance(size, (list, tuple)):
+        raise PyptoError(f"pypto.set_matrix_size takes a list [m, k, n], got {type(size).__name__}")
+
+
 def set_vec_tile_shapes(*dims: Any) -> None:
     b = _b.current()
     loc = b.loc() if b else None

@@ -1,15 +1,23 @@
 """The rules for `set_vec_tile_shapes` / `set_cube_tile_shapes` (spec section 5).
 
-Each check raises `ShapeError` with the rule, the numbers and a legal alternative; the
-frontend turns it into a `PyptoError` at the user's line (the call's line for rules about
-the call alone, the op's line for rules that need the op's shape and dtype).
+Two kinds. What PyPTO itself rejects (an entry that is not a positive int, too few entries for
+the op's rank, cube L1 sizes that are not multiples of L0, a cube K that breaks the fractal)
+raises `ShapeError` with the rule, the numbers and a legal alternative; the frontend turns it
+into a `PyptoError` at the user's line (the call's line for rules about the call alone, the
+op's line for rules that need the op's shape and dtype). What PyPTO accepts but this board's
+figures advise against — a vector tile whose last dim is not 32-byte aligned, a tile over the
+UB or the cube's L0/L1 capacity, an unaligned cube m or n — is a `PyptoWarning` at the op's
+line with the byte counts, and the kernel compiles (PyPTO's own kernels use such shapes). The
+tuning advisor and health report ask with `strict=True`, which raises for both kinds.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from pypto.ir import source
 from pypto.ir.dtypes import DataType
@@ -62,9 +70,35 @@ def _aligned_suggestion(n: int, dt: DataType) -> str:
     return " or ".join(str(a) for a in alts)
 
 
+_STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("pypto_strict_tile_rules", default=False)
+
+
+@contextlib.contextmanager
+def strict_tile_rules() -> Iterator[None]:
+    """Trace with the board limits as errors: how the tuning advisor keeps to shapes the board likes."""
+    token = _STRICT.set(True)
+    try:
+        yield
+    finally:
+        _STRICT.reset(token)
+
+
+def board_limit(message: str, strict: bool) -> None:
+    """A shape PyPTO accepts that the board's figures advise against: a warning at the user's line
+    (an error when `strict`, or inside `strict_tile_rules()`)."""
+    if strict or _STRICT.get():
+        raise ShapeError(message)
+    at = source.capture(skip=3).span
+    if at is not None:
+        warnings.warn_explicit(message, PyptoWarning, at.file, at.line)
+    else:
+        warnings.warn(message, PyptoWarning, stacklevel=3)
+
+
 def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[TensorType], op: str,
-                     call_line: int) -> None:
-    """Rules that need the op: enough entries for its rank, 32-byte last dim, fits UB."""
+                     call_line: int, strict: bool = False) -> None:
+    """Rules that need the op: enough entries for its rank (an error); a 32-byte aligned last dim and
+    a tile that fits UB (board limits: warnings unless `strict`)."""
     types = [out, *inputs]
     rank = max(t.rank for t in types)
     at = f" (set at line {call_line})" if call_line else ""
@@ -80,10 +114,12 @@ def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[Te
         if t.dtype is DataType.DT_BOOL:
             continue
         if (last * t.dtype.nbytes) % ALIGN_BYTES:
-            raise ShapeError(
+            board_limit(
                 f"vector tile last dim {last} × {t.dtype.nbytes} bytes ({t.dtype.short}) = "
                 f"{last * t.dtype.nbytes} bytes is not a multiple of {ALIGN_BYTES} bytes "
-                f"in set_vec_tile_shapes{tuple(dims)}{at}; use {_aligned_suggestion(last, t.dtype)}")
+                f"in set_vec_tile_shapes{tuple(dims)}{at}: each row is padded; use "
+                f"{_aligned_suggestion(last, t.dtype)}", strict)
+            break
     ub = buffer_bytes("UB")
     for t in types:
         shape = t.shape[len(t.shape) - min(len(t.shape), len(applied)):]
@@ -93,9 +129,10 @@ def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[Te
             elems *= min(d, s) if isinstance(d, int) else s
         need = elems * t.dtype.nbytes
         if need > ub:
-            raise ShapeError(
+            board_limit(
                 f"vector tile {tuple(tile)} of {t.dtype.short} needs {need} bytes, more than the "
-                f"{ub}-byte UB (vector buffer){at}; make the tile at most {ub // t.dtype.nbytes} elements")
+                f"{ub}-byte UB (vector buffer){at}; make the tile at most {ub // t.dtype.nbytes} elements", strict)
+            break
 
 
 def _pair(v: object, what: str, allow3: bool = False) -> tuple[int, ...]:
@@ -117,15 +154,24 @@ def check_cube_call(m: object, k: object, n: object) -> tuple[tuple[int, ...], t
 
 
 def check_cube_for_matmul(m: tuple[int, ...], k: tuple[int, ...], n: tuple[int, ...],
-                          a: DataType, b: DataType, call_line: int) -> None:
+                          a: DataType, b: DataType, call_line: int, strict: bool = False) -> None:
+    """K must fill the 32-byte fractal (an error); m and n off the fractal, and L0A/L0B/L0C/L1
+    overflows, are board limits (warnings unless `strict`): PyPTO's kernels use m = 16 for int8
+    and m = [1, 1]."""
     at = f" (set_cube_tile_shapes at line {call_line})" if call_line else ""
     fractal = load()["cube_fractal_elements"]
     align = int(fractal["int8"] if a.nbytes == 1 else fractal["default"])
-    for what, vals in (("m", m), ("k", k), ("n", n)):
-        for v in vals:
-            if v % align:
-                raise ShapeError(f"cube tile {what}={list(vals)}: {v} is not a multiple of {align} elements "
-                                 f"(32-byte fractal for {a.short}){at}; use {math.ceil(v / align) * align}")
+    for v in k:
+        if v % align:
+            raise ShapeError(f"cube tile k={list(k)}: {v} is not a multiple of {align} elements "
+                             f"(32-byte fractal for {a.short}){at}; use {math.ceil(v / align) * align}")
+    step = int(fractal["default"])
+    for what, vals in (("m", m), ("n", n)):
+        off = [v for v in vals if v % step]
+        if off:
+            board_limit(f"cube tile {what}={list(vals)}: {off[0]} is not a multiple of {step} elements (the "
+                        f"cube's {step}-row fractal){at}: the fractal is padded; use "
+                        f"{math.ceil(off[0] / step) * step}", strict)
     c_size = 4
     kl0, kal1 = k[0], k[1]
     kbl1 = k[2] if len(k) == 3 else k[1]
@@ -139,5 +185,5 @@ def check_cube_for_matmul(m: tuple[int, ...], k: tuple[int, ...], n: tuple[int, 
     for buf, need, formula in checks:
         cap = buffer_bytes(buf)
         if need > cap:
-            raise ShapeError(f"cube tiles need {formula} = {need} bytes of {buf}, which holds {cap}{at}; "
-                             f"halve the largest of the sizes in that product")
+            board_limit(f"cube tiles need {formula} = {need} bytes of {buf}, which holds {cap}{at}; "
+                        f"halve the largest of the sizes in that product", strict)

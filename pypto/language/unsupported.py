@@ -21,7 +21,7 @@ T2_OPS = (
 )
 T3_OPS = (
     "scaled_mm", "conv", "quant_mx", "pack", "unpack", "interleave", "deinterleave", "gathermask", "uniform",
-    "normal", "index_add", "index_add_", "index_put_", "fillpad", "set_matrix_size",
+    "normal", "index_add", "index_add_", "index_put_", "fillpad",
 )
 EXPERIMENTAL = {
     "online_softmax": "T2", "online_softmax_update": "T2", "gather_in_l1": "T3", "gather_in_ub": "T3",

@@ -148,7 +148,7 @@ async def test_requests_that_are_not_objects_or_not_about_an_open_document(clien
     with pytest.raises(JsonRpcMethodNotFound):
         await client.protocol.send_request_async("pypto/nothing", {"uri": doc.uri})
     # a kernel with no record is a request failure that says why
-    v = doc.replace("set_vec_tile_shapes(1, 4, 1, 64)", "set_vec_tile_shapes(1, 4, 1, 3)")
+    v = doc.replace("set_vec_tile_shapes(1, 4, 1, 64)", "set_vec_tile_shapes(1, 4, 1, 0)")
     await client.records.record(doc.uri, K, v)
     with pytest.raises(JsonRpcException) as e:
         await doc.call("pypto/swimlane", kernel=K)

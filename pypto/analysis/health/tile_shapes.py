@@ -246,7 +246,7 @@ def _vec_valid(h: HealthContext, c: ConfigUse, dims: tuple[int, ...]) -> bool:
         if n.type is None:
             continue
         try:
-            check_vec_for_op(dims, n.type, types, n.op, 0)  # type: ignore[arg-type]
+            check_vec_for_op(dims, n.type, types, n.op, 0, strict=True)  # type: ignore[arg-type]
         except ShapeError:
             return False
     return True
@@ -260,7 +260,7 @@ def _cube_valid(h: HealthContext, c: ConfigUse, dims: tuple[Any, ...]) -> bool:
             a, b = (h.nodes[i].type for i in node.inputs[:2])
             if a is None or b is None:
                 return False
-            check_cube_for_matmul(m, k, n, a.dtype, b.dtype, 0)
+            check_cube_for_matmul(m, k, n, a.dtype, b.dtype, 0, strict=True)
     except (ShapeError, KeyError, ValueError):
         return False
     return True
