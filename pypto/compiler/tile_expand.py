@@ -346,6 +346,12 @@ class Expander:
             self.notes.append((f"no set_cube_tile_shapes in force for matmul: using m={list(m)}, k={list(k)}, "
                                f"n={list(nn)}", n))
         regions = [self.gm(v, n) for v in n.inputs]
+        # an operand that is a tail view (valid_shape) has fewer rows or columns than its type:
+        # the data decides, as for every other op, and the result has only the valid part
+        a_r, b_r = regions[0], regions[1]
+        rows = a_r.shape[-1] if n.attrs.get("a_trans") else a_r.shape[-2]
+        cols = b_r.shape[-2] if n.attrs.get("b_trans") else b_r.shape[-1]
+        shape = shape[:-2] + (min(shape[-2], rows), min(shape[-1], cols))
         out = self.buffer(shape, n.type.dtype, "workspace", f"mm{n.id}", n.id)
         tile = (1,) * (len(shape) - 2) + (m[1], nn[1])
         a_shape = regions[0].shape

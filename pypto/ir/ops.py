@@ -239,7 +239,10 @@ def _view(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorT
     if len(shape) != t.rank or len(offsets) != t.rank:
         raise ShapeError(f"view of a rank-{t.rank} tensor needs {t.rank} sizes and offsets, "
                          f"got shape {fmt_shape(shape)} and offsets {fmt_shape(offsets)}")
-    for i, (size, off, full) in enumerate(zip(shape, offsets, t.shape)):
+    valid = attrs.get("valid_shape")
+    extents = valid if valid is not None and len(valid) == len(shape) else shape
+    for i, (size, off, full) in enumerate(zip(extents, offsets, t.shape)):
+        # the window's data is its valid part: with valid_shape the declared shape may run past the end
         end = S.sub(full, S.add(off, size))
         if isinstance(size, int) and size < 0 or isinstance(off, int) and off < 0:
             raise ShapeError(f"view dim {i}: negative size or offset ({S.to_str(size)} at {S.to_str(off)})")

@@ -1,0 +1,55 @@
+"""`valid_shape` as PyPTO defines it: a view's data is its valid part (the declared window may run
+past the source), an assemble writes only that part, and a matmul on a tail view has only its rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pypto
+
+
+@pypto.frontend.jit
+def window(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32), shape: list, offsets: list,
+           valid: list):
+    pypto.set_vec_tile_shapes(8, 8)
+    out[:] = pypto.view(x, shape, offsets, valid_shape=valid)
+
+
+def test_a_declared_window_past_the_end_reads_only_its_valid_part():
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    out = np.full((4, 4), -1, np.float32)
+    window(x, out, [4, 4], [2, 4], [2, 4])
+    np.testing.assert_array_equal(out[:2], x[2:4, 4:8])
+    np.testing.assert_array_equal(out[2:], -1)  # the rows past the valid part are not written
+
+
+def test_a_valid_part_past_the_end_is_still_an_error_at_the_line():
+    x = np.zeros((4, 8), np.float32)
+    with pytest.raises(pypto.PyptoError, match="runs past the tensor's size 4"):
+        window(x, np.zeros((4, 4), np.float32), [4, 4], [2, 4], [3, 4])
+
+
+@pypto.frontend.jit
+def tail_ffn(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), w: pypto.Tensor([64, 32], pypto.DT_FP32),
+             out: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32)):
+    pypto.set_cube_tile_shapes([16, 16], [32, 32], [32, 32])
+    pypto.set_vec_tile_shapes(16, 32)
+    b = x.shape[0]
+    for idx in pypto.loop(0, (b + 15) // 16, 1, name="rows", idx_name="idx"):
+        off = idx * 16
+        chunk = pypto.view(x, [16, 64], [off, 0], valid_shape=[(b - off).min(16), 64])
+        pypto.assemble(pypto.relu(pypto.matmul(chunk, w, pypto.DT_FP32)), [off, 0], out)
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(1, 70))
+def test_a_matmul_on_a_runtime_tail_view_has_only_the_valid_rows(rows):
+    g = torch.Generator().manual_seed(rows)
+    x, w = torch.randn(rows, 64, generator=g), torch.randn(64, 32, generator=g)
+    out = torch.zeros(rows, 32)
+    tail_ffn(x, w, out)
+    torch.testing.assert_close(out, torch.relu(x @ w), rtol=1e-4, atol=1e-4)
