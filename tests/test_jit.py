@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 
 import numpy as np
 import pytest
@@ -348,3 +350,28 @@ def test_integer_arithmetic_without_an_integer_result_is_an_error(expr, message)
         k(x, out)
     assert info.value.file == __file__
     assert torch.count_nonzero(out) == 0
+
+
+def test_a_sim_run_writes_the_cost_model_swimlane_where_pypto_does(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+    @pypto.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+    def soft(x: pypto.Tensor([4, 64], pypto.DT_FP32), y: pypto.Tensor([4, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        y[:] = pypto.softmax(x, -1)
+
+    x = np.random.rand(4, 64).astype(np.float32)
+    soft(x, np.zeros_like(x))
+    (top,) = (tmp_path / "output").iterdir()
+    assert top.name.startswith("output_") and f"_{os.getpid()}_" in top.name
+    merged = json.loads((top / "CostModelSimulationOutput" / "merged_swimlane.json").read_text())
+    assert merged  # PyPTO's swimlane format (tests/test_trace.py checks its content)
+
+    @pypto.jit
+    def default_mode(x: pypto.Tensor([4, 64], pypto.DT_FP32), y: pypto.Tensor([4, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        y[:] = x
+
+    monkeypatch.chdir(tmp_path / "output")
+    default_mode(x, np.zeros_like(x))  # no run_mode asked: no files
+    assert sorted(p.name for p in (tmp_path / "output").iterdir()) == [top.name]

@@ -11,6 +11,8 @@ turns it on for every compile, into `./output/<kernel>_<YYYYmmdd_HHMMSS>/`.
 from __future__ import annotations
 
 import json
+import os
+import socket
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -75,6 +77,18 @@ def new_run_dir(kernel: str, base: Path | str = OUTPUT_DIR) -> Path:
         n += 1
         path = stem.with_name(f"{stem.name}_{n}")
     return path
+
+
+_PROCESS_DIRS: dict[int, Path] = {}
+
+
+def process_output_dir(base: Path | str = OUTPUT_DIR) -> Path:
+    """`base/output_<YYYYmmdd_HHMMSS>_<pid>_<host>`: the one folder of this process's simulation
+    outputs, named as PyPTO names its own (its cost-model example finds it by the process id)."""
+    pid = os.getpid()
+    if pid not in _PROCESS_DIRS:
+        _PROCESS_DIRS[pid] = Path(base) / f"output_{time.strftime('%Y%m%d_%H%M%S')}_{pid}_{socket.gethostname()}"
+    return _PROCESS_DIRS[pid]
 
 
 def bindings_dir_name(bindings: Mapping[str, int]) -> str:

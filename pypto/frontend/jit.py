@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from pypto.boards.profile import write_run_files
-from pypto.compiler.instruments import bindings_dir_name, debug_instruments, new_run_dir
+from pypto.compiler.instruments import bindings_dir_name, debug_instruments, new_run_dir, process_output_dir
 from pypto.compiler.manager import PassRecord, Program
 from pypto.compiler.pipeline import lower, run_pipeline
 from pypto.compiler.tile_exec import TileExecutor
@@ -246,6 +246,12 @@ class CompiledKernel:
         results = lw.executor.run(arrays)
         if self.options.get("debug_options", {}).get("runtime_debug_mode"):
             self.swimlane_files = self._write_swimlane(lw, syms)
+        run_mode = self.options.get("runtime_options", {}).get("run_mode")
+        if run_mode is not None and RunMode(run_mode) is RunMode.SIM:
+            # PyPTO's SIM mode is its cost model, which writes the run's swimlane where its tools
+            # (and its cost-model example) look: output/output_<time>_<pid>_<host>/CostModelSimulationOutput/
+            self.cost_model_files = write_run_files(lw.program, process_output_dir() / "CostModelSimulationOutput",
+                                                    self.options.get("runtime_options", {}))[1]
         return results
 
     def _write_swimlane(self, lw: Lowered, syms: dict[str, int]) -> list[Any]:
