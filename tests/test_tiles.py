@@ -79,7 +79,8 @@ def test_the_dependencies_suffice_any_topological_order_gives_the_same_values():
         if len(p.execute.tasks) < 2:
             continue
         order = _other_topological_order(record)
-        assert order != list(range(len(order))), name
+        if order == list(range(len(order))):
+            continue  # a chain of tasks (examples/runtime_branch.py's running sum): no other order exists
         ops = [oid for t in order for oid in p.subgraphs[p.execute.tasks[t].subgraph].ops]
         inputs = param_inputs(p.tiles)
         ex = TileExecutor(p.graph, p.tiles)

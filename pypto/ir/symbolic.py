@@ -246,10 +246,18 @@ def to_str_atom(a: Atom) -> str:
     if isinstance(a, str):
         return a
     if a.fn in _OPS:
-        return f"({to_str(a.args[0])} {_OPS[a.fn]} {to_str(a.args[1])})"
+        return f"({_operand(a.args[0])} {_OPS[a.fn]} {_operand(a.args[1])})"
     if a.fn in _COMPARISONS:
-        return f"({to_str(a.args[0])} {_COMPARISONS[a.fn]} {to_str(a.args[1])})"
+        return f"({_operand(a.args[0])} {_COMPARISONS[a.fn]} {_operand(a.args[1])})"
     return f"{a.fn}({', '.join(to_str(x) for x in a.args)})"
+
+
+def _operand(d: Dim) -> str:
+    """`d` as an operand of a binary operator: a sum or a scaled term in parentheses."""
+    text = to_str(d)
+    simple = isinstance(d, int) and d >= 0 or isinstance(d, SymExpr) and d.const == 0 and len(d.terms) == 1 \
+        and d.terms[0][1] == 1
+    return text if simple else f"({text})"
 
 
 def to_str(d: Dim) -> str:
