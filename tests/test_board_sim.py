@@ -173,12 +173,16 @@ def test_hbm_contention_slows_every_streaming_task():
     assert sum(t.duration for t in crowd.tasks) / 48 > 1.5 * alone.tasks[0].duration
 
 
-def test_both_scheduling_modes_run_and_an_unknown_mode_is_refused(softmax_run):
+def test_pyptos_four_scheduling_modes_run_and_an_unknown_mode_is_refused(softmax_run):
     program, sl = softmax_run
-    affine = simulate(program, runtime_options={"device_sched_mode": 1})
-    assert sorted(t.id for t in affine.tasks) == sorted(t.id for t in sl.tasks)
-    with pytest.raises(ValueError, match="device_sched_mode 3"):
-        simulate(program, runtime_options={"device_sched_mode": 3})
+    runs = {m: simulate(program, runtime_options={"device_sched_mode": m}) for m in (0, 1, 2, 3)}
+    for m, run in runs.items():
+        assert sorted(t.id for t in run.tasks) == sorted(t.id for t in sl.tasks), m
+    # the fair modes are modelled as their plain ones (the threads already serve their cores in turn)
+    assert [t.start for t in runs[2].tasks] == [t.start for t in runs[0].tasks]
+    assert [t.start for t in runs[3].tasks] == [t.start for t in runs[1].tasks]
+    with pytest.raises(ValueError, match="device_sched_mode 4"):
+        simulate(program, runtime_options={"device_sched_mode": 4})
 
 
 def test_the_swimlane_round_trips_through_json_and_says_it_is_simulated(softmax_run):

@@ -7,7 +7,9 @@ kernel's time on the chip, from the figures in one board file (`pypto/target/a2a
   execute graph); a task whose counter reaches zero joins the ready queue of its core type
   (AIC for cube leaves, AIV for vector leaves). `device_sched_mode` 0 hands ready tasks out
   first-in first-out; mode 1 (L2 affinity) first offers a freed core the tasks its own last
-  task made ready (their inputs are the freshest lines in L2), then falls back to FIFO.
+  task made ready (their inputs are the freshest lines in L2), then falls back to FIFO. Modes 2
+  (fair across scheduler threads) and 3 (fair + L2 affinity) are modelled as 0 and 1: the
+  threads here already serve their cores in turn, so fairness adds nothing to model.
 - **The AICPU scheduler.** `sched_threads` scheduler threads, each owning every
   `sched_threads`-th core, are serial servers: dispatching a task costs
   `schedule + submit` cycles of its core's thread, a completion `completion + resolve`
@@ -86,8 +88,8 @@ def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
         raise ValueError("the sim board needs a program lowered through the execute stage")
     mode = int(opts.get("device_sched_mode", 0))
     stitch_max = int(opts.get("stitch_function_max_num", 128))
-    if mode not in (0, 1):
-        raise ValueError(f"device_sched_mode {mode} is not modelled; use 0 (FIFO) or 1 (L2 affinity)")
+    if mode not in (0, 1, 2, 3):
+        raise ValueError(f"device_sched_mode {mode}: PyPTO's modes are 0 (FIFO), 1 (L2 affinity), 2 (fair), 3 (both)")
     return _Chip(exe, blocks, tiles, bd, mode, stitch_max).run()
 
 
@@ -161,7 +163,7 @@ class _Chip:
             ready_at[tid] = now
             task = exe.tasks[tid]
             ready_q[task.core].append(tid)
-            if lane >= 0 and self.mode == 1:
+            if lane >= 0 and self.mode in (1, 3):
                 affine[lane].append(tid)
 
         def pick(lane: int, core: str) -> int:
