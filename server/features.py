@@ -221,7 +221,10 @@ def hover_text(doc: Document, line1: int) -> str | None:
         s = r.summary or {}
         assert ed is not None
         nodes = [ed["nodes"][str(i)] for i in entry["nodes"] if str(i) in ed["nodes"]]
-        ops = [x for x in nodes if x["op"] not in ("param",)]
+        sides = [x["branch"] for x in nodes if x.get("branch")]
+        ops = [x for x in nodes if x["op"] not in ("param",) and not x.get("branch")]
+        if sides:
+            parts.append(branch_text(r.name, line1, sides))
         if not ops:
             continue
         rows = ["| op | output | tile shape | tiles |", "|---|---|---|---|"]
@@ -249,6 +252,24 @@ def hover_text(doc: Document, line1: int) -> str | None:
             text += ["", f"Bound: **{s['bound']}** — {s.get('why', '')}"]
         parts.append("\n".join(text))
     return "\n\n---\n\n".join(parts) if parts else None
+
+
+def branch_text(kernel: str, line1: int, sides: list[Mapping[str, Json]]) -> str:
+    """The hover of a run-time `if`: each side, how often it ran (for which loop indices) and its cost."""
+    cond = sides[0].get("condition", "")
+    text = [f"**pypto** · `{kernel}` · line {line1}", "", f"Run-time branch `if {cond}`: both sides are compiled; "
+            f"each runs only where the condition says.", ""]
+    for side in ("then", "else"):
+        of = [b for b in sides if b["side"] == side]  # one `if` line traced more than once (unrolled) adds up
+        if not of:
+            continue
+        runs = sum(int(b["runs"]) for b in of)
+        seen = [w for b in of for w in b["where"] if w][:8]
+        where = ", ".join(f"`{w}`" for w in seen) + (" …" if runs > len(seen) else "")
+        text.append(f"- **{side}**: ran {n(runs)}×" + (f" ({where})" if seen else "") +
+                    f" · {n(sum(int(b['tasks']) for b in of))} tasks, "
+                    f"{us(sum(float(b['task_us']) for b in of))} of task time")
+    return "\n".join(text)
 
 
 # ---- code lenses --------------------------------------------------------------------------------

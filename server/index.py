@@ -70,6 +70,36 @@ def _union_length(intervals: list[tuple[float, float]]) -> float:
     return total
 
 
+def _branches(record: Any, durations: dict[int, tuple[float, float]]) -> dict[int, Json]:
+    """Per side of each run-time `if` (a loop node marked `branch`): how often it ran, for which
+    indices of the loops around it, and its tasks' time. A side runs as an iteration of its
+    0-or-1-trip loop, so its runs are the tile graph's instances of that loop."""
+    marked = {n.id: n for n in record.graph.walk() if n.op == "loop" and "branch" in n.attrs}
+    if not marked:
+        return {}
+    p = record.program
+    tiles = p.tiles
+    runs_of: dict[int, list[str]] = defaultdict(list)
+    instance_root = {}
+    for inst in (tiles.instances if tiles is not None else ()):
+        instance_root[inst.id] = inst.root
+        if inst.root in marked:
+            own = marked[inst.root].attrs["index"]
+            runs_of[inst.root].append(", ".join(f"{k}={v}" for k, v in inst.index if k != own))
+    task_us: Counter[int] = Counter()
+    tasks: Counter[int] = Counter()
+    for t in (p.execute.tasks if p.execute is not None else ()):
+        root = instance_root.get(t.instance)
+        if root in marked:
+            tasks[root] += 1
+            if t.id in durations:
+                a, b = durations[t.id]
+                task_us[root] += b - a
+    return {nid: {"side": n.attrs["branch"], "condition": n.attrs.get("condition", ""), "runs": len(runs_of[nid]),
+                  "where": runs_of[nid][:8], "tasks": tasks[nid], "task_us": task_us[nid]}
+            for nid, n in marked.items()}
+
+
 def editor_view(record: Any, path: str) -> dict[str, Json]:
     """The lookups the language server and the panels need, from a profiled CompileRecord."""
     from pypto.ir.serialize import dim_json, graph_json
@@ -125,6 +155,7 @@ def editor_view(record: Any, path: str) -> dict[str, Json]:
         makespan = max(t.end for t in run.tasks) - min(t.start for t in run.tasks)
     busy_total = sum(b - a for a, b in durations.values()) or 0.0
 
+    branches = _branches(record, durations)
     configs = {tc.id: tc for tc in record.source.tile_configs}
     nodes: dict[str, Json] = {}
     for n in record.graph.walk():
@@ -144,6 +175,8 @@ def editor_view(record: Any, path: str) -> dict[str, Json]:
             "leaves": sorted(node_leaves.get(n.id, ())), "tasks": len(node_tasks.get(n.id, ())),
             "spans": [_span(s) for s in record.source_of(n.id)],
         }
+        if n.id in branches:
+            nodes[str(n.id)]["branch"] = branches[n.id]
 
     target = _norm(path)
     lines: dict[str, Json] = {}

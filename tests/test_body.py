@@ -104,3 +104,21 @@ def test_a_module_level_kernel_is_rewritten_too():
     y = np.zeros_like(x)
     module_level(x, y)
     assert np.allclose(y, 2.0)
+
+
+@pypto.frontend.jit
+def branch_error(x: pypto.Tensor([8, 32], pypto.DT_FP32), y: pypto.Tensor([8, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 32)
+    for i in pypto.loop(2, name="L", idx_name="i"):
+        if i == 0:
+            y[:] = x + 1.0
+        else:
+            y[:] = x + pypto.view(x, [4, 32], [0, 0])  # shapes disagree: the error points here
+
+
+def test_an_error_inside_a_runtime_branch_points_at_its_line():
+    x = np.ones((8, 32), np.float32)
+    with pytest.raises(pypto.PyptoError) as e:
+        branch_error(x, np.zeros_like(x))
+    line = branch_error.fn.__code__.co_firstlineno + 7
+    assert e.value.line == line, str(e.value)

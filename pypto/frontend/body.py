@@ -21,6 +21,7 @@ whose source cannot be read, or whose body has neither, is traced as it is.
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import types
 from collections.abc import Callable
@@ -81,7 +82,8 @@ class _Body(ast.NodeTransformer):
             return ast.For(name("_", ast.Store()), call, body, [])
 
         runtime = [side(True, node.body)] + ([side(False, node.orelse)] if node.orelse else [])
-        python = ast.If(name(var), node.body, node.orelse)
+        # the same statements on Python's path: copies, so that no node sits in the tree twice
+        python = ast.If(name(var), copy.deepcopy(node.body), copy.deepcopy(node.orelse))
         test = ast.Call(name(_HELPERS["if"][0]), [name(var)], [])
         out = [ast.Assign([name(var, ast.Store())], node.test), ast.If(test, runtime, [python])]
         for stmt in out:

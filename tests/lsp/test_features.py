@@ -112,3 +112,31 @@ async def test_a_health_finding_with_an_edit_is_a_quick_fix_that_removes_it(clie
     fixed = await client.records.record(doc.uri, "tail_vec", v)
     assert fixed["error"] is None
     assert not [d for d in doc.diagnostics() if d.code == "tile.tail-waste"]
+
+
+BRANCH = '''import pypto
+
+
+@pypto.jit
+def first_row_doubled(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(2, 64)
+    for idx in pypto.loop(4, name="rows", idx_name="idx"):
+        rows = pypto.view(x, [2, 64], [idx * 2, 0])
+        if idx < 1:
+            out[idx * 2:idx * 2 + 2, :] = rows * 2.0
+        else:
+            out[idx * 2:idx * 2 + 2, :] = rows + 1.0
+'''
+
+
+async def test_a_runtime_if_shows_both_sides_and_the_swimlane_only_the_taken_one(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "branch.py", BRANCH)
+    r = await client.records.record(doc.uri, "first_row_doubled", 1)
+    text = await doc.hover(doc.line_of("if idx < 1:"))
+    assert text is not None and "Run-time branch `if idx < 1`" in text
+    assert "**then**: ran 1× (`idx=0`) · 1 tasks" in text
+    assert "**else**: ran 3× (`idx=1`, `idx=2`, `idx=3`) · 3 tasks" in text
+    sl = await doc.call("pypto/swimlane", kernel="first_row_doubled")
+    assert sl["totalTasks"] == r["summary"]["tasks"] == 4  # one task per row pair: the taken side's only
+    then_line = await doc.hover(doc.line_of("rows * 2.0"))
+    assert then_line is not None and "1 tasks" in then_line
