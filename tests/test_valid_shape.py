@@ -53,3 +53,27 @@ def test_a_matmul_on_a_runtime_tail_view_has_only_the_valid_rows(rows):
     out = torch.zeros(rows, 32)
     tail_ffn(x, w, out)
     torch.testing.assert_close(out, torch.relu(x @ w), rtol=1e-4, atol=1e-4)
+
+
+@pypto.frontend.jit
+def direct_rows(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), w: pypto.Tensor([64, 32], pypto.DT_FP32),
+                out: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32)):
+    pypto.set_cube_tile_shapes([32, 32], [32, 32], [32, 32])  # m bigger than the 16-row chunk
+    b = x.shape[0]
+    for idx in pypto.loop(0, (b + 15) // 16, 1, name="rows", idx_name="idx"):
+        off = idx * 16
+        chunk = pypto.view(x, [16, 64], [off, 0], valid_shape=[(b - off).min(16), 64])
+        pypto.assemble(pypto.matmul(chunk, w, pypto.DT_FP32), [off, 0], out)  # written straight into out
+
+
+@pytest.mark.parametrize("rows", [16, 21, 48])
+def test_a_matmul_written_straight_into_an_offset_of_the_output(rows):
+    g = torch.Generator().manual_seed(rows)
+    x, w = torch.randn(rows, 64, generator=g), torch.randn(64, 32, generator=g)
+    out = torch.zeros(rows, 32)
+    direct_rows(x, w, out)
+    torch.testing.assert_close(out, x @ w, rtol=1e-4, atol=1e-4)
+    for board in ("sim", "cpu"):  # the boards run the same tile ops
+        record = pypto.record.profile(pypto.record.compile_record(direct_rows, {"x": x, "w": w, "out": out}), board,
+                                      {"x": x.numpy(), "w": w.numpy(), "out": out.numpy()})
+        assert record.run is not None and record.run.tasks

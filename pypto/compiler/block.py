@@ -266,8 +266,9 @@ class _Lowering:
             m0, k0, n0 = fit
             steps = -(-kdim // k0)
         mt, nt = o.shape[-2], o.shape[-1]
-        r0, c0 = out.offset[-2], out.offset[-1]
-        batch = out.offset[:-2]
+        at = a.get("at") or out.offset  # the tile's place in the matmul's result (its region may sit elsewhere)
+        r0, c0 = at[-2], at[-1]
+        batch = tuple(at[:-2])
 
         def box(r: Region, rows: tuple[int, int], cols: tuple[int, int]) -> Operand:
             lead = r.shape[:-2]
@@ -342,7 +343,7 @@ class _Lowering:
                         self.emit(_VI("TMATMUL", "M", o.id, uses=(la, lb), updates=(c,), note=f"{step} acc"))
                 assert c is not None
                 dst = _gm(out, self.buffers, self.align, o.shape[:-2] + (msz, nsz),
-                          out.offset[:-2] + (r0 + mi, c0 + ni))
+                          out.offset[:-2] + (out.offset[-2] + mi, out.offset[-1] + ni))
                 self.emit(_VI("TFIXPIPE", "FIX", o.id, uses=(c, *side), gm_dst=(dst,), note=" ".join(fix)))
 
 

@@ -454,9 +454,12 @@ class TileExecutor:
         out_r = op.region
         a_r, b_r, *extra = op.attrs["inputs"]
         rank = len(out_r.layout)
-        rows = slice(out_r.offset[-2], out_r.offset[-2] + op.shape[-2])
-        cols = slice(out_r.offset[-1], out_r.offset[-1] + op.shape[-1])
-        batch = out_r.offset[:-2]
+        # the tile's place in the matmul's result (`at`); its output region may sit elsewhere (a
+        # result written straight into `out[...]` at an offset)
+        at = op.attrs.get("at") or out_r.offset
+        rows = slice(at[-2], at[-2] + op.shape[-2])
+        cols = slice(at[-1], at[-1] + op.shape[-1])
+        batch = tuple(at[:-2])
 
         def batched(r: Region) -> np.ndarray:
             arr = region_view(bufs, r)

@@ -359,7 +359,8 @@ class Expander:
         made = self.matmul_tiles[out.buffer] = []
         for coord, off, shp in grid(shape, tile):
             made.append(self.new("matmul", n, inst, coord, shp, n.type.dtype, (), out.sub(off, shp),
-                                 {**n.attrs, "inputs": tuple(regions), "k_steps": math.ceil(kdim / k[0]),
+                                 {**n.attrs, "inputs": tuple(regions), "at": tuple(off),
+                                  "k_steps": math.ceil(kdim / k[0]),
                                   "cube": (tuple(m), tuple(k), tuple(nn))}))
         self.place[n.id] = InGM(out)
 
