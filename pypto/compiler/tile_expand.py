@@ -237,6 +237,8 @@ class Expander:
             self.elementwise(n, inst)
         elif kind == "reduce":
             self.reduce(n, inst)
+        elif kind == "index":
+            self.index_op(n, inst)
         elif op == "transpose":
             self.transpose(n, inst)
         elif op == "matmul":
@@ -281,6 +283,45 @@ class Expander:
                 roff = tuple(off[i + k] if keep else 0 for i, keep in enumerate(kept))
                 rshp = tuple(shp[i + k] if keep else 1 for i, keep in enumerate(kept))
                 srcs.append(self.tile_for(v, roff, rshp, n, inst))
+            ids[coord] = self.new(n.op, n, inst, coord, shp, n.type.dtype, tuple(srcs), None, n.attrs)
+        self.place[n.id] = Tiles(inst, shape, tile, ids)
+
+    def index_op(self, n: Node, inst: int) -> None:
+        """gather / index_select / scatter: tiles cut every axis but `dim`, which each tile holds
+        whole (as PyPTO requires), so positions along it are the tensor's own. Each input's tile
+        is the same window on the other axes, clipped to that input's extent."""
+        assert n.type is not None
+        d = n.attrs["dim"]
+        shapes = [self.shape_of(v) for v in n.inputs]
+        if n.op == "gather":
+            shape = shapes[1]
+        elif n.op == "index_select":
+            shape = tuple(shapes[1][0] if i == d else s for i, s in enumerate(shapes[0]))
+        else:
+            shape = shapes[0]
+        tile = tuple(max(1, shape[i]) if i == d else t for i, t in enumerate(self.tile_of(n, shape)))
+
+        def window(vs: tuple[int, ...], off: tuple[int, ...], shp: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+            o = tuple(0 if i == d else min(off[i], s) for i, s in enumerate(vs))
+            z = tuple(s if i == d else max(0, min(off[i] + shp[i], s) - o[i]) for i, s in enumerate(vs))
+            return o, z
+
+        ids = {}
+        for coord, off, shp in grid(shape, tile):
+            if n.op == "gather":
+                srcs = [self.tile_for(n.inputs[0], *window(shapes[0], off, shp), n, inst),
+                        self.tile_for(n.inputs[1], off, shp, n, inst)]
+            elif n.op == "index_select":
+                srcs = [self.tile_for(n.inputs[0], *window(shapes[0], off, shp), n, inst),
+                        self.tile_for(n.inputs[1], (0,), shapes[1], n, inst)]
+            else:
+                base = self.tile_for(n.inputs[0], off, shp, n, inst)
+                io, iz = window(shapes[1], off, shp)
+                if 0 in iz:  # no index reaches this tile: it is the input's
+                    ids[coord] = self.new("clone", n, inst, coord, shp, n.type.dtype, (base,), None, {})
+                    continue
+                srcs = [base, self.tile_for(n.inputs[1], io, iz, n, inst)]
+                srcs += [self.tile_for(v, io, iz, n, inst) for v in n.inputs[2:]]
             ids[coord] = self.new(n.op, n, inst, coord, shp, n.type.dtype, tuple(srcs), None, n.attrs)
         self.place[n.id] = Tiles(inst, shape, tile, ids)
 

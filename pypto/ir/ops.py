@@ -31,7 +31,7 @@ Infer = Callable[[InferCtx, list[TensorType], dict[str, Any]], TensorType]
 @dataclass(frozen=True)
 class OpDef:
     name: str
-    kind: str  # unary | binary | where | reduce | layout | create | matmul | control
+    kind: str  # unary | binary | where | reduce | layout | index | create | matmul | control
     infer: Infer
     vector: bool = False  # runs on the vector unit under set_vec_tile_shapes
 
@@ -257,6 +257,62 @@ def _view(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorT
                              f"is not a multiple of {dt.nbytes} bytes")
         shape = tuple(shape[:-1]) + (last * t.dtype.nbytes // dt.nbytes,)
     return TensorType(tuple(shape), dt)
+
+
+# ---- indexing along one dim: gather, index_select, scatter (the dim is never cut into tiles) ---------
+
+_INDEX_DTYPES = (DataType.DT_INT32, DataType.DT_INT64)
+
+
+def _index_of(what: str, t: TensorType) -> None:
+    if t.dtype not in _INDEX_DTYPES:
+        raise ShapeError(f"{what}: index must be DT_INT32 or DT_INT64, got {t.dtype.name}")
+
+
+def _gather(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorType:
+    x, index = ts
+    _index_of("gather", index)
+    d = attrs["dim"]
+    if index.rank != x.rank:
+        raise ShapeError(f"gather: index has rank {index.rank}, input has rank {x.rank}; they must match")
+    for i, (a, b) in enumerate(zip(index.shape, x.shape)):
+        if i != d and isinstance(a, int) and isinstance(b, int) and a > b:
+            raise ShapeError(f"gather: index dim {i} is {a}, more than the input's {b}")
+    return TensorType(index.shape, x.dtype)
+
+
+def _index_select(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorType:
+    x, index = ts
+    _index_of("index_select", index)
+    if index.rank != 1:
+        raise ShapeError(f"index_select: index must be 1-D, got rank {index.rank}")
+    d = attrs["dim"]
+    return TensorType(tuple(index.shape[0] if i == d else s for i, s in enumerate(x.shape)), x.dtype)
+
+
+def _scatter(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorType:
+    x, index, *src = ts
+    _index_of("scatter", index)
+    d = attrs["dim"]
+    if index.rank != x.rank:
+        raise ShapeError(f"scatter: index has rank {index.rank}, input has rank {x.rank}; they must match")
+    for i, (a, b) in enumerate(zip(index.shape, x.shape)):
+        if i != d and isinstance(a, int) and isinstance(b, int) and a > b:
+            raise ShapeError(f"scatter: index dim {i} is {a}, more than the input's {b}")
+    if src:
+        if src[0].dtype is not x.dtype:
+            raise ShapeError(f"scatter: src is {src[0].dtype.name}, input is {x.dtype.name}; they must match")
+        for i, (a, b) in enumerate(zip(index.shape, src[0].shape)):
+            if isinstance(a, int) and isinstance(b, int) and a > b:
+                raise ShapeError(f"scatter: index dim {i} is {a}, more than src's {b}")
+    if attrs.get("reduce") not in (None, "add", "multiply"):
+        raise ShapeError(f"scatter: reduce is 'add', 'multiply' or None, got {attrs.get('reduce')!r}")
+    return x
+
+
+_register("gather", "index", _gather, vector=True)
+_register("index_select", "index", _index_select, vector=True)
+_register("scatter", "index", _scatter, vector=True)
 
 
 def _assemble(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorType:

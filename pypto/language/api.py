@@ -520,6 +520,53 @@ def _index(x: Tensor, key: Any) -> tuple[tuple[S.Dim, ...], tuple[S.Dim, ...], l
     return tuple(offs), tuple(sizes), drop, exact
 
 
+# ---- indexing along one dim -----------------------------------------------------------------------
+
+def _index_dim(op: str, x: Tensor, dim: Any) -> int:
+    try:
+        return norm_dim(dim, x.type.rank)
+    except ShapeError as e:
+        raise PyptoError(op_message(op, e)) from None
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """`out[i, j, k] = input[index[i, j, k], j, k]` for dim 0 (and so on for the others)."""
+    x = _tensor(input)
+    return _emit("gather", [x, _tensor(index, "index")], {"dim": _index_dim("gather", x, dim)})
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices of `input` along `dim` at the positions of the 1-D `index`, in its order."""
+    x = _tensor(input)
+    return _emit("index_select", [x, _tensor(index, "index")], {"dim": _index_dim("index_select", x, dim)})
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any, *, reduce: str | None = None) -> Tensor:
+    """A copy of `input` with `src` (a tensor, or a number for every position) written at `index`
+    along `dim`; `reduce='add'` / `'multiply'` combines with what is there instead."""
+    x = _tensor(input)
+    attrs: dict[str, Any] = {"dim": _index_dim("scatter", x, dim)}
+    if reduce is not None:
+        attrs["reduce"] = reduce
+    ins = [x, _tensor(index, "index")]
+    if isinstance(src, Tensor):
+        ins.append(_tensor(src, "src"))
+    else:
+        value = src.value if isinstance(src, Element) else _scalar(src)
+        if value is None or isinstance(value, S.SymExpr):
+            raise PyptoError(f"scatter: src must be a tensor or a number, got {type(src).__name__}")
+        attrs["scalar"] = value
+    return _emit("scatter", ins, attrs)
+
+
+def scatter_(input: Tensor, dim: int, index: Tensor, src: Any, *, reduce: str | None = None) -> Tensor:
+    """`scatter` in place: `input` itself now holds the result (and is returned)."""
+    x = _tensor(input)
+    out = scatter(x, dim, index, src, reduce=reduce)
+    _builder_of(x).rebind(trace_of(x), trace_of(out).value)
+    return x
+
+
 def getitem(x: Tensor, key: Any) -> Tensor:
     x = _tensor(x)
     offs, sizes, drop, _ = _index(x, key)
@@ -771,7 +818,7 @@ _FORWARDED = (
     "neg", "abs", "isnan", "isfinite", "logical_not", "logical_and", "add", "sub", "mul", "div", "pow",
     "maximum", "minimum", "eq", "ne", "gt", "ge", "lt", "le", "cast", "sum", "amax", "amin", "prod",
     "argmax", "argmin", "var", "softmax", "rms_norm", "reshape", "transpose", "permute", "unsqueeze",
-    "expand_clone", "clone", "where",
+    "expand_clone", "clone", "where", "gather", "index_select", "scatter", "scatter_",
 )
 
 

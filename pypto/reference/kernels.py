@@ -342,6 +342,69 @@ KERNELS["rms_norm"] = _rms_norm
 
 # ---- layout -------------------------------------------------------------------------------------
 
+# ---- indexing along one dim -----------------------------------------------------------------------
+
+def _checked(node: Node, index: np.ndarray, extent: int) -> np.ndarray:
+    """The index values as positions along the dim; one out of range is a user error at the op's line."""
+    idx = index.astype(np.int64)
+    bad = (idx < -extent) | (idx >= extent)
+    if bad.any():
+        raise PyptoError(f"{node.op}: index {int(idx[bad].flat[0])} is out of range for dim "
+                         f"{node.attrs['dim']} of size {extent}", node.loc)
+    return np.where(idx < 0, idx + extent, idx)
+
+
+def _gather(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    x, index = xs
+    d = node.attrs["dim"] % x.ndim
+    idx = _checked(node, index, x.shape[d])
+    window = x[tuple(slice(0, s) if i != d else slice(None) for i, s in enumerate(idx.shape))]
+    return np.take_along_axis(window, idx, axis=d)
+
+
+def _index_select(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    x, index = xs
+    d = node.attrs["dim"] % x.ndim
+    idx = _checked(node, index, x.shape[d])
+    if idx.ndim == 1:
+        return np.take(x, idx, axis=d)
+    # tiles stacked on a leading axis (the tiled executor): one index row per tile
+    shape = [1] * x.ndim
+    shape[0], shape[d] = idx.shape[0], idx.shape[-1]
+    full = np.broadcast_to(idx.reshape(shape), x.shape[:d] + (idx.shape[-1],) + x.shape[d + 1:])
+    return np.take_along_axis(x, full, axis=d)
+
+
+def _scatter(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    """PyPTO's scatter (torch's): out[..., index[i, j, ...], ...] along dim = src[i, j, ...] (or the
+    scalar), for every position of index; `reduce` adds or multiplies instead of replacing."""
+    x, index, *src = xs
+    out = np.array(x, copy=True)
+    d = node.attrs["dim"] % x.ndim
+    idx = _checked(node, index, x.shape[d])
+    where = list(np.indices(idx.shape, sparse=True))
+    where[d] = idx
+    at = tuple(where)
+    if src:
+        vals = src[0][tuple(slice(0, s) for s in idx.shape)]
+    else:
+        vals = np.asarray(node.attrs["scalar"]).astype(x.dtype)
+    reduce = node.attrs.get("reduce")
+    if reduce is None:
+        out[at] = vals
+    else:
+        cdt = ctx.compute_dtype(node.type.dtype) if node.type is not None else out.dtype
+        wide = out.astype(cdt)
+        (np.add if reduce == "add" else np.multiply).at(wide, at, np.broadcast_to(vals, idx.shape).astype(cdt))
+        out = ctx.down(wide, node.type.dtype) if node.type is not None else wide.astype(out.dtype)
+    return out
+
+
+KERNELS["gather"] = _gather
+KERNELS["index_select"] = _index_select
+KERNELS["scatter"] = _scatter
+
+
 def window(node: Node, ctx: Ctx, offsets: tuple[S.Dim, ...], shape: tuple[S.Dim, ...],
            bounds: tuple[int, ...]) -> tuple[slice, ...]:
     """The slices of a view/assemble window; a window past the tensor's end is a user error

@@ -1,0 +1,124 @@
+"""gather, index_select, scatter and scatter_ against torch: dims, dtypes, tile shapes with tails,
+negative indices, reduce='add'/'multiply', and their errors at the user's line."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import pypto
+
+# tiles of 3 or 5 fp32 elements are off the 32-byte alignment on purpose (tails): a board-limit warning
+pytestmark = pytest.mark.filterwarnings("ignore::pypto.PyptoWarning")
+
+DTYPES = {"fp32": (pypto.DT_FP32, torch.float32), "fp16": (pypto.DT_FP16, torch.float16),
+          "bf16": (pypto.DT_BF16, torch.bfloat16), "int32": (pypto.DT_INT32, torch.int32)}
+TILES = [(4, 8), (16, 64), (3, 5)]  # whole, and tails on both axes
+
+
+def _data(shape, torch_dt, gen):
+    if torch_dt.is_floating_point:
+        return torch.randn(shape, generator=gen).to(torch_dt)
+    return torch.randint(-50, 50, shape, generator=gen, dtype=torch_dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("tile", TILES)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_gather_matches_torch(dt, tile, dim):
+    pdt, tdt = DTYPES[dt]
+    gen = torch.Generator().manual_seed(len(dt) * 7 + tile[0] + dim)
+    x = _data((12, 20), tdt, gen)
+    idx = torch.randint(0, x.shape[dim], (9, 13), generator=gen)
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([12, 20], pdt), idx: pypto.Tensor([9, 13], pypto.DT_INT64),
+          out: pypto.Tensor([9, 13], pdt)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.gather(x, dim, idx)
+
+    out = torch.empty(9, 13, dtype=tdt)
+    k(x, idx, out)
+    assert torch.equal(out, torch.gather(x, dim, idx))
+
+
+@pytest.mark.parametrize("tile", TILES)
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_select_matches_torch_with_negative_indices(tile, dim):
+    x = torch.randn(12, 20)
+    idx = torch.tensor([3, -1, 0, 3, 7], dtype=torch.int32)
+    shape = [5, 20] if dim == 0 else [12, 5]
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([12, 20], pypto.DT_FP32), idx: pypto.Tensor([5], pypto.DT_INT32),
+          out: pypto.Tensor(shape, pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.index_select(x, dim, idx)
+
+    out = torch.empty(shape)
+    k(x, idx, out)
+    want = torch.index_select(x, dim, torch.where(idx < 0, idx + x.shape[dim], idx).long())
+    assert torch.equal(out, want)
+
+
+@pytest.mark.parametrize("dt", ["fp32", "fp16", "int32"])
+@pytest.mark.parametrize("tile", TILES)
+@pytest.mark.parametrize("reduce", [None, "add", "multiply"])
+def test_scatter_matches_torch(dt, tile, reduce):
+    pdt, tdt = DTYPES[dt]
+    gen = torch.Generator().manual_seed(tile[0] * 3 + len(str(reduce)))
+    x = _data((12, 20), tdt, gen)
+    # distinct positions per row, so that plain replacement is deterministic (PyPTO leaves duplicates undefined)
+    idx = torch.stack([torch.randperm(20, generator=gen)[:7] for _ in range(10)])
+    src = _data((10, 7), tdt, gen)
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([12, 20], pdt), idx: pypto.Tensor([10, 7], pypto.DT_INT64),
+          src: pypto.Tensor([10, 7], pdt), out: pypto.Tensor([12, 20], pdt)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.scatter(x, 1, idx, src, reduce=reduce)
+
+    out = torch.empty_like(x)
+    k(x, idx, src, out)
+    want = x.clone()
+    if reduce is None:
+        want.scatter_(1, idx, src)
+    else:
+        want.scatter_reduce_(1, idx, src, "sum" if reduce == "add" else "prod")
+    torch.testing.assert_close(out, want, rtol=1e-2, atol=1e-2)
+
+
+def test_scatter_in_place_with_a_scalar_writes_the_kernels_input():
+    @pypto.frontend.jit
+    def mark(x: pypto.Tensor([8, 16], pypto.DT_FP32), idx: pypto.Tensor([8, 2], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        pypto.scatter_(x, 1, idx, -1.0)
+
+    x = torch.randn(8, 16)
+    idx = torch.tensor([[0, 5]] * 8, dtype=torch.int32)
+    want = x.clone().scatter_(1, idx.long(), -1.0)
+    mark(x, idx)
+    assert torch.equal(x, want)
+
+
+def test_an_index_out_of_range_is_an_error_at_the_op():
+    @pypto.frontend.jit
+    def bad(x: pypto.Tensor([4, 8], pypto.DT_FP32), idx: pypto.Tensor([4, 2], pypto.DT_INT32),
+            out: pypto.Tensor([4, 2], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = pypto.gather(x, 1, idx)  # the bad index
+
+    idx = torch.tensor([[0, 1]] * 3 + [[2, 8]], dtype=torch.int32)
+    with pytest.raises(pypto.PyptoError, match="gather: index 8 is out of range for dim 1 of size 8") as e:
+        bad(torch.randn(4, 8), idx, torch.empty(4, 2))
+    assert e.value.line == bad.fn.__code__.co_firstlineno + 4
+
+
+def test_a_float_index_is_refused_at_the_call():
+    @pypto.frontend.jit
+    def bad(x: pypto.Tensor([4, 8], pypto.DT_FP32), out: pypto.Tensor([4, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = pypto.gather(x, 1, x)
+
+    with pytest.raises(pypto.PyptoError, match="index must be DT_INT32 or DT_INT64, got DT_FP32"):
+        bad(torch.randn(4, 8), torch.empty(4, 8))
