@@ -375,3 +375,26 @@ def test_a_sim_run_writes_the_cost_model_swimlane_where_pypto_does(tmp_path, mon
     monkeypatch.chdir(tmp_path / "output")
     default_mode(x, np.zeros_like(x))  # no run_mode asked: no files
     assert sorted(p.name for p in (tmp_path / "output").iterdir()) == [top.name]
+
+
+def test_tensor_details_real_kernels_use():
+    @pypto.jit
+    def k(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        shape = x.shape  # a list, as PyPTO's: kernels edit it
+        shape[-1] //= 2
+        half = pypto.Tensor(shape, pypto.DT_FP32, "half")  # inside a kernel: a named local tensor
+        half[:] = pypto.view(x, shape, [0, 0]) * 2.0
+        n = x.shape[0] * 1
+        if isinstance(n, pypto.SymbolicScalar):
+            n.as_variable()
+        out[:] = half + 1.0
+
+    x = np.random.rand(8, 64).astype(np.float32)
+    out = np.zeros((8, 32), np.float32)
+    k(x, out)
+    np.testing.assert_allclose(out, x[:, :32] * 2.0 + 1.0, rtol=1e-6)
+    ck = k.compile(x, out)
+    (local,) = [n for n in ck.graph.nodes if n.op == "tensor"]
+    assert local.name == "half"
+    assert isinstance(pypto.Tensor([2, 3], pypto.DT_FP32).shape, list)

@@ -78,6 +78,10 @@ class SymbolicScalar:
     def min(self, o: Any) -> int | SymbolicScalar:
         return wrap(S.minimum(self.expr, as_dim(o)))
 
+    def as_variable(self) -> None:
+        """PyPTO's hint to keep this expression as an intermediate variable of its generated code;
+        the value is the same either way, and here it changes nothing."""
+
     # concreteness
     def is_concrete(self) -> bool:
         return isinstance(self.expr, int)

@@ -15,8 +15,8 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import TileOpFormat
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import TensorType
-from pypto.language.builder import Binding, Builder
-from pypto.language.scalar import wrap
+from pypto.language.builder import Binding, Builder, current
+from pypto.language.scalar import as_dim, wrap
 from pypto.language.unsupported import UnsupportedDataType
 
 
@@ -39,8 +39,11 @@ class Tensor:
     __pypto_tensor__ = True
     trace: Binding | None  # inside a kernel: what this handle holds; None for an annotation
 
-    def __init__(self, shape: Any = None, dtype: DataType | None = None, format: Any = TileOpFormat.TILEOP_ND,
-                 name: str | None = None) -> None:
+    def __init__(self, shape: Any = None, dtype: DataType | None = None, name: str | None = "",
+                 format: Any = TileOpFormat.TILEOP_ND, data_ptr: Any = None, device: Any = None,
+                 ori_shape: Any = None) -> None:
+        """PyPTO's signature; `data_ptr`, `device` and `ori_shape` belong to PyPTO's runtime and are
+        accepted, unused."""
         self.trace = None
         if shape is not None and not isinstance(shape, (list, tuple)):
             raise PyptoError(f"pypto.Tensor shape must be a list or tuple, got {shape!r}")
@@ -51,7 +54,14 @@ class Tensor:
         self.spec_shape: tuple[Any, ...] | None = None if shape is None or len(shape) == 0 else tuple(shape)
         self.spec_dtype = dtype
         self.spec_format = format
-        self._spec_name = name
+        self._spec_name = name or None
+        b = current()
+        if b is not None and self.spec_shape is not None and dtype is not None:
+            # inside a kernel, `pypto.Tensor(shape, dtype, name)` makes a named local tensor (as pypto.tensor)
+            node = b.emit("tensor", [], {"shape": tuple(as_dim(d) for d in self.spec_shape), "value": 0,
+                                         "dtype": dtype}, name=name or None)
+            self.trace = b.bind(node.id, name or None)
+            self.spec_shape = self.spec_dtype = None
 
     def __class_getitem__(cls, item: Any) -> Tensor:
         if item is Ellipsis:
@@ -74,10 +84,11 @@ class Tensor:
         return t.builder.types[t.value]
 
     @property
-    def shape(self) -> tuple[Any, ...]:
+    def shape(self) -> list[Any]:
+        """A new list each time, as PyPTO's (kernels write `shape = x.shape; shape[-1] //= 2`)."""
         if self.trace is None:
-            return tuple(self.spec_shape or ())
-        return tuple(wrap(d) for d in self.type.shape)
+            return list(self.spec_shape or ())
+        return [wrap(d) for d in self.type.shape]
 
     @property
     def dtype(self) -> DataType:
