@@ -6,7 +6,7 @@ interpreter (`pypto.reference`) computes the outputs on the CPU. This module is 
 public surface; each name is defined in the module that owns it.
 """
 
-from pypto import experimental, frontend
+from pypto import experimental, frontend, operation, pypto_impl, runtime
 from pypto.analysis.precision import verify_compiled as _verify_compiled
 from pypto.frontend.jit import JitKernel, jit, npu_available
 from pypto.frontend.jit import set_pass_verifier as _set_pass_verifier
@@ -132,8 +132,10 @@ from pypto.language.scalar import scalar_max as max  # noqa: A004 - PyPTO's name
 from pypto.language.scalar import scalar_min as min  # noqa: A004 - PyPTO's name
 from pypto.language.tensor import DYNAMIC, STATIC, Tensor
 from pypto.language.tiling import PyptoWarning
+from pypto.platform import platform
 
 DYN = DYNAMIC
+ReLuType = ReluType  # PyPTO's spelling
 
 DT_FP32 = DataType.DT_FP32
 DT_FP16 = DataType.DT_FP16

@@ -525,6 +525,7 @@ def jit(fn: Callable[..., Any] | None = None, **opts: Any) -> Any:
     """`@pypto.frontend.jit` or `@pypto.frontend.jit(runtime_options=..., ...)`."""
     if fn is not None and not callable(fn):
         raise PyptoError(f"@pypto.jit takes keyword options only, got {fn!r}")
+    opts = {k: v for k, v in opts.items() if k not in options.JIT_ONLY_KEYS}
     try:
         options.check_kernel_options(dict(opts))  # an unknown key fails at the decorator's line
     except PyptoError as e:

@@ -42,9 +42,10 @@ class TileOpFormat(enum.IntEnum):
 
 
 class CachePolicy(enum.IntEnum):
-    NONE = 0
-    CACHE = 1
-    NO_CACHE = 2
+    """PyPTO's per-tensor L2 hints (`Tensor.set_cache_policy`)."""
+
+    PREFETCH = 0
+    NONE_CACHEABLE = 1
 
 
 class RunMode(enum.IntEnum):

@@ -57,6 +57,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 GROUPS = tuple(DEFAULTS)
 KERNEL_KEYS = ("name", "vec_tile_shapes", "cube_tile_shapes", "conv_tile_shapes", "matrix_size")
+JIT_ONLY_KEYS = ("new_ir",)  # `@jit(new_ir=...)` picks PyPTO's frontend implementation: accepted, no effect here
 
 _global: dict[str, Any] = {g: {} for g in GROUPS}
 _scopes: list[dict[str, Any]] = []
@@ -158,6 +159,11 @@ def reset_options() -> None:
     """Forget every global setter call."""
     _global.clear()
     _global.update({g: {} for g in GROUPS})
+
+
+def set_global_option(group: str, key: str, value: Any) -> None:
+    """One key of a group, as the group's setter would set it (`pypto.pypto_impl.SetGlobalConfig`)."""
+    _global[group][key] = value
 
 
 def set_global_tile_shapes(kind: str, dims: Any) -> None:

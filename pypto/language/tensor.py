@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from pypto.ir.dtypes import DataType
-from pypto.ir.enums import TileOpFormat
+from pypto.ir.enums import CachePolicy, TileOpFormat
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import TensorType
 from pypto.language.builder import Binding, Builder, current
@@ -62,6 +62,14 @@ class Tensor:
                                          "dtype": dtype}, name=name or None)
             self.trace = b.bind(node.id, name or None)
             self.spec_shape = self.spec_dtype = None
+
+    def set_cache_policy(self, policy: CachePolicy, value: bool) -> None:
+        """PyPTO's L2 hint for this tensor (e.g. `CachePolicy.NONE_CACHEABLE` for a weight read once).
+        Kept on the tensor for `get_cache_policy`; the sim board's L2 does not model the bypass."""
+        self._policies = {**getattr(self, "_policies", {}), CachePolicy(policy): bool(value)}
+
+    def get_cache_policy(self, policy: CachePolicy) -> bool:
+        return bool(getattr(self, "_policies", {}).get(CachePolicy(policy), False))
 
     def __class_getitem__(cls, item: Any) -> Tensor:
         if item is Ellipsis:
