@@ -800,7 +800,8 @@ def test_create_inplace_and_combined(pk):
 # ---- matmul ---------------------------------------------------------------------------------------
 
 MM_DTYPES = [(torch.float16, pypto.DT_FP16), (torch.float16, pypto.DT_FP32), (torch.bfloat16, pypto.DT_BF16),
-             (torch.bfloat16, pypto.DT_FP32), (torch.float32, pypto.DT_FP32), (torch.int8, pypto.DT_INT32)]
+             (torch.bfloat16, pypto.DT_FP32), (torch.float32, pypto.DT_FP32), (torch.float32, pypto.DT_BF16),
+             (torch.float32, pypto.DT_FP16), (torch.int8, pypto.DT_INT32)]
 MM_SHAPES = [([37, 48], [48, 33]), ([2, 37, 48], [2, 48, 33]), ([2, 3, 17, 32], [2, 3, 32, 20]),
              ([2, 1, 17, 32], [1, 3, 32, 20]), ([3, 17, 32], [32, 20]), ([1, 16], [16, 1])]
 FP_CUBE = ([16, 32], [16, 32], [16, 32])
