@@ -103,6 +103,7 @@ from pypto.language.api import (
     tan,
     tanh,
     tensor,
+    topk,
     transpose,
     trunc,
     unsqueeze,

@@ -122,3 +122,37 @@ def test_a_float_index_is_refused_at_the_call():
 
     with pytest.raises(pypto.PyptoError, match="index must be DT_INT32 or DT_INT64, got DT_FP32"):
         bad(torch.randn(4, 8), torch.empty(4, 8))
+
+
+@pytest.mark.parametrize("dt", ["fp32", "fp16", "int32"])
+@pytest.mark.parametrize("tile", TILES)
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_matches_torch(dt, tile, largest):
+    pdt, tdt = DTYPES[dt]
+    gen = torch.Generator().manual_seed(tile[1] + largest)
+    # distinct values per row: torch leaves the order of ties open
+    x = torch.stack([torch.randperm(40, generator=gen) for _ in range(10)]).to(tdt)
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([10, 40], pdt), values: pypto.Tensor([10, 5], pdt),
+          indices: pypto.Tensor([10, 5], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(*tile)
+        v, i = pypto.topk(x, 5, -1, largest)
+        values[:] = v
+        indices[:] = i
+
+    values, indices = torch.empty(10, 5, dtype=tdt), torch.empty(10, 5, dtype=torch.int32)
+    k(x, values, indices)
+    want = torch.topk(x.float(), 5, dim=-1, largest=largest)
+    assert torch.equal(values.float(), want.values) and torch.equal(indices.long(), want.indices)
+
+
+def test_topk_k_beyond_the_dim_is_an_error_at_the_call():
+    @pypto.frontend.jit
+    def bad(x: pypto.Tensor([4, 8], pypto.DT_FP32), v: pypto.Tensor([4, 9], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        v[:] = pypto.topk(x, 9)[0]
+
+    with pytest.raises(pypto.PyptoError, match=r"topk: k=9 must be between 1 and the size of dim 1 \(8\)") as e:
+        bad(torch.randn(4, 8), torch.empty(4, 9))
+    assert e.value.line == bad.fn.__code__.co_firstlineno + 3

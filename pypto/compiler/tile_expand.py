@@ -287,7 +287,7 @@ class Expander:
         self.place[n.id] = Tiles(inst, shape, tile, ids)
 
     def index_op(self, n: Node, inst: int) -> None:
-        """gather / index_select / scatter: tiles cut every axis but `dim`, which each tile holds
+        """gather / index_select / scatter / topk: tiles cut every axis but `dim`, which each tile holds
         whole (as PyPTO requires), so positions along it are the tensor's own. Each input's tile
         is the same window on the other axes, clipped to that input's extent."""
         assert n.type is not None
@@ -295,6 +295,8 @@ class Expander:
         shapes = [self.shape_of(v) for v in n.inputs]
         if n.op == "gather":
             shape = shapes[1]
+        elif n.op == "topk":
+            shape = tuple(n.attrs["k"] if i == d else s for i, s in enumerate(shapes[0]))
         elif n.op == "index_select":
             shape = tuple(shapes[1][0] if i == d else s for i, s in enumerate(shapes[0]))
         else:
@@ -311,6 +313,8 @@ class Expander:
             if n.op == "gather":
                 srcs = [self.tile_for(n.inputs[0], *window(shapes[0], off, shp), n, inst),
                         self.tile_for(n.inputs[1], off, shp, n, inst)]
+            elif n.op == "topk":
+                srcs = [self.tile_for(n.inputs[0], *window(shapes[0], off, shp), n, inst)]
             elif n.op == "index_select":
                 srcs = [self.tile_for(n.inputs[0], *window(shapes[0], off, shp), n, inst),
                         self.tile_for(n.inputs[1], (0,), shapes[1], n, inst)]

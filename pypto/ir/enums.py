@@ -30,9 +30,8 @@ class PrecisionType(enum.IntEnum):
 
 
 class TopKAlgo(enum.IntEnum):
-    DEFAULT = 0
-    SORT = 1
-    RADIX = 2
+    MERGE_SORT = 0
+    RADIX_SELECT = 1
 
 
 class TileOpFormat(enum.IntEnum):

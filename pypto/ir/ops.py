@@ -310,7 +310,18 @@ def _scatter(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> Tens
     return x
 
 
+def _topk(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorType:
+    (x,) = ts
+    d, k = attrs["dim"], attrs["k"]
+    full = x.shape[d]
+    if not isinstance(k, int) or k < 1 or isinstance(full, int) and k > full:
+        raise ShapeError(f"topk: k={k} must be between 1 and the size of dim {d} ({S.to_str(full)})")
+    shape = tuple(k if i == d else s for i, s in enumerate(x.shape))
+    return TensorType(shape, x.dtype if attrs.get("part") != "indices" else DataType.DT_INT32)
+
+
 _register("gather", "index", _gather, vector=True)
+_register("topk", "index", _topk, vector=True)
 _register("index_select", "index", _index_select, vector=True)
 _register("scatter", "index", _scatter, vector=True)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
-from pypto.ir.enums import CastMode, PrecisionType, SaturationMode
+from pypto.ir.enums import CastMode, PrecisionType, SaturationMode, TopKAlgo
 from pypto.ir.errors import PyptoError, ShapeError, op_message
 from pypto.ir.ops import norm_dim
 from pypto.language import builder as _b
@@ -541,6 +541,16 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return _emit("index_select", [x, _tensor(index, "index")], {"dim": _index_dim("index_select", x, dim)})
 
 
+def topk(input: Tensor, k: int, dim: int | None = None, largest: bool = True,
+         algo: TopKAlgo = TopKAlgo.MERGE_SORT) -> tuple[Tensor, Tensor]:
+    """(values, indices): the `k` largest (smallest) along `dim` (default the last), largest first;
+    indices are DT_INT32. Two graph nodes, one per result; `algo` is PyPTO's choice of kernel."""
+    x = _tensor(input)
+    d = _index_dim("topk", x, -1 if dim is None else dim)
+    attrs = {"dim": d, "k": int(k), "largest": bool(largest)}
+    return _emit("topk", [x], attrs), _emit("topk", [x], {**attrs, "part": "indices"})
+
+
 def scatter(input: Tensor, dim: int, index: Tensor, src: Any, *, reduce: str | None = None) -> Tensor:
     """A copy of `input` with `src` (a tensor, or a number for every position) written at `index`
     along `dim`; `reduce='add'` / `'multiply'` combines with what is there instead."""
@@ -818,7 +828,7 @@ _FORWARDED = (
     "neg", "abs", "isnan", "isfinite", "logical_not", "logical_and", "add", "sub", "mul", "div", "pow",
     "maximum", "minimum", "eq", "ne", "gt", "ge", "lt", "le", "cast", "sum", "amax", "amin", "prod",
     "argmax", "argmin", "var", "softmax", "rms_norm", "reshape", "transpose", "permute", "unsqueeze",
-    "expand_clone", "clone", "where", "gather", "index_select", "scatter", "scatter_",
+    "expand_clone", "clone", "where", "gather", "index_select", "scatter", "scatter_", "topk",
 )
 
 

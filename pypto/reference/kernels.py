@@ -400,7 +400,21 @@ def _scatter(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     return out
 
 
+def _topk(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    """The k largest (or smallest) along dim, largest first; among equal values the lower index
+    first. `part` says whether the node is the values or the (int32) indices of the pair."""
+    (x,) = xs
+    d, k = node.attrs["dim"] % x.ndim, node.attrs["k"]
+    keys = x.astype(np.float64)
+    order = np.argsort(-keys if node.attrs.get("largest", True) else keys, axis=d, kind="stable")
+    idx = np.take(order, np.arange(k), axis=d)
+    if node.attrs.get("part") == "indices":
+        return idx.astype(np.int32)
+    return np.take_along_axis(x, idx, axis=d)
+
+
 KERNELS["gather"] = _gather
+KERNELS["topk"] = _topk
 KERNELS["index_select"] = _index_select
 KERNELS["scatter"] = _scatter
 
