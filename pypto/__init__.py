@@ -89,6 +89,7 @@ from pypto.language.api import (
     rsqrt,
     scatter,
     scatter_,
+    scatter_update,
     set_cube_tile_shapes,
     set_matrix_size,
     set_semantic_label,

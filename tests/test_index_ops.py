@@ -156,3 +156,37 @@ def test_topk_k_beyond_the_dim_is_an_error_at_the_call():
     with pytest.raises(pypto.PyptoError, match=r"topk: k=9 must be between 1 and the size of dim 1 \(8\)") as e:
         bad(torch.randn(4, 8), torch.empty(4, 9))
     assert e.value.line == bad.fn.__code__.co_firstlineno + 3
+
+
+@pytest.mark.parametrize("tile", [(16, 64), (4, 16), (3, 5)])
+def test_scatter_update_writes_cache_rows_in_place(tile):
+    @pypto.frontend.jit
+    def update(cache: pypto.Tensor([32, 64], pypto.DT_FP16), pos: pypto.Tensor([2, 3], pypto.DT_INT32),
+               new: pypto.Tensor([6, 64], pypto.DT_FP16)):
+        pypto.set_vec_tile_shapes(*tile)
+        pypto.scatter_update(cache, -2, pos, new)
+
+    cache = torch.randn(32, 64, dtype=torch.float16)
+    pos = torch.tensor([[3, 17, 31], [0, 8, 9]], dtype=torch.int32)
+    new = torch.randn(6, 64, dtype=torch.float16)
+    want = cache.clone()
+    want[pos.reshape(-1).long()] = new
+    update(cache, pos, new)
+    assert torch.equal(cache, want)
+
+
+def test_scatter_update_4d_block_cache():
+    @pypto.frontend.jit
+    def update(cache: pypto.Tensor([4, 8, 1, 32], pypto.DT_FP32), pos: pypto.Tensor([1, 3], pypto.DT_INT64),
+               new: pypto.Tensor([1, 3, 1, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8, 1, 16)
+        pypto.scatter_update(cache, -2, pos, new)
+
+    cache = torch.randn(4, 8, 1, 32)
+    pos = torch.tensor([[0, 13, 31]])
+    new = torch.randn(1, 3, 1, 32)
+    want = cache.clone()
+    for j, p in enumerate(pos[0].tolist()):
+        want[p // 8, p % 8, 0] = new[0, j, 0]
+    update(cache, pos, new)
+    assert torch.equal(cache, want)

@@ -308,8 +308,17 @@ class Expander:
             z = tuple(s if i == d else max(0, min(off[i] + shp[i], s) - o[i]) for i, s in enumerate(vs))
             return o, z
 
+        if n.op == "scatter_update":  # index positions span every axis but the last: only it is cut
+            tile = tuple(t if i == len(shape) - 1 else max(1, s) for i, (s, t) in enumerate(zip(shape, tile)))
         ids = {}
         for coord, off, shp in grid(shape, tile):
+            if n.op == "scatter_update":
+                srcs = [self.tile_for(n.inputs[0], off, shp, n, inst),
+                        self.tile_for(n.inputs[1], (0, 0), shapes[1], n, inst),
+                        self.tile_for(n.inputs[2], (0,) * (len(shp) - 1) + (off[-1],),
+                                      shapes[2][:-1] + (shp[-1],), n, inst)]
+                ids[coord] = self.new(n.op, n, inst, coord, shp, n.type.dtype, tuple(srcs), None, n.attrs)
+                continue
             if n.op == "gather":
                 srcs = [self.tile_for(n.inputs[0], *window(shapes[0], off, shp), n, inst),
                         self.tile_for(n.inputs[1], off, shp, n, inst)]

@@ -320,7 +320,21 @@ def _topk(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorT
     return TensorType(shape, x.dtype if attrs.get("part") != "indices" else DataType.DT_INT32)
 
 
+def _scatter_update(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorType:
+    x, index, src = ts
+    _index_of("scatter_update", index)
+    if index.rank != 2:
+        raise ShapeError(f"scatter_update: index must be 2-D [b, s], got rank {index.rank}")
+    if x.rank not in (2, 4) or src.rank != x.rank:
+        raise ShapeError(f"scatter_update: input and src are both 2-D [rows, d] or both 4-D "
+                         f"[blocks, block_size, 1, d]; got ranks {x.rank} and {src.rank}")
+    if src.dtype is not x.dtype:
+        raise ShapeError(f"scatter_update: src is {src.dtype.name}, input is {x.dtype.name}; they must match")
+    return x
+
+
 _register("gather", "index", _gather, vector=True)
+_register("scatter_update", "index", _scatter_update, vector=True)
 _register("topk", "index", _topk, vector=True)
 _register("index_select", "index", _index_select, vector=True)
 _register("scatter", "index", _scatter, vector=True)

@@ -541,6 +541,15 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return _emit("index_select", [x, _tensor(index, "index")], {"dim": _index_dim("index_select", x, dim)})
 
 
+def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """In place: the rows (2-D) or block slots (4-D `[blocks, block_size, 1, d]`) of `input` named by
+    `index` ([b, s]) take `src`'s, as a KV cache is updated; returns `input`. `dim` is PyPTO's -2."""
+    x = _tensor(input)
+    out = _emit("scatter_update", [x, _tensor(index, "index"), _tensor(src, "src")], {"dim": int(dim)})
+    _builder_of(x).rebind(trace_of(x), trace_of(out).value)
+    return x
+
+
 def topk(input: Tensor, k: int, dim: int | None = None, largest: bool = True,
          algo: TopKAlgo = TopKAlgo.MERGE_SORT) -> tuple[Tensor, Tensor]:
     """(values, indices): the `k` largest (smallest) along `dim` (default the last), largest first;

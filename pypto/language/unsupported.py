@@ -13,7 +13,7 @@ from typing import Any
 from pypto.ir.errors import PyptoError
 
 T2_OPS = (
-    "argsort", "scatter_update", "cumsum", "cumprod",
+    "argsort", "cumsum", "cumprod",
     "tril", "triu", "one_hot", "pad", "quantize", "dequantize", "fmod", "remainder", "floor_div", "ceil_div",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
     "hypot", "atan2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt", "signbit",

@@ -413,7 +413,27 @@ def _topk(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     return np.take_along_axis(x, idx, axis=d)
 
 
+def _scatter_update(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    """PyPTO's cache update: 2-D, row `index[i, j]` of input takes row `i * s + j` of src; 4-D
+    ([blocks, block_size, 1, d]), position `index[i, j]` is block `// block_size`, slot
+    `% block_size`, and takes `src[i, j, 0]`. Tiles stacked on a leading axis run one by one."""
+    x, index, src = xs
+    rank = len(node.type.shape) if node.type is not None else x.ndim
+    if x.ndim > rank:
+        return np.stack([_scatter_update(node, [x[b], index[b], src[b]], ctx) for b in range(x.shape[0])])
+    out = np.array(x, copy=True)
+    pos = index.astype(np.int64).reshape(-1)
+    if rank == 2:
+        rows = _checked(node, pos, x.shape[0])
+        out[rows] = src.reshape(-1, src.shape[-1])[:len(rows)]
+    else:
+        slots = _checked(node, pos, x.shape[0] * x.shape[1])
+        out[slots // x.shape[1], slots % x.shape[1], 0] = src.reshape(-1, src.shape[-1])[:len(slots)]
+    return out
+
+
 KERNELS["gather"] = _gather
+KERNELS["scatter_update"] = _scatter_update
 KERNELS["topk"] = _topk
 KERNELS["index_select"] = _index_select
 KERNELS["scatter"] = _scatter
