@@ -142,17 +142,24 @@ def test_every_lazy_import_is_listed_with_its_reason() -> None:
     assert not stale, f"listed lazy imports that no longer exist: {stale}"
 
 
-def _private_uses(path: Path, module: str) -> Iterator[str]:
-    tree = ast.parse(path.read_text(), str(path))
-    own: set[str] = set()
+def _defined(tree: ast.AST) -> set[str]:
+    """Names a module defines: functions, classes, assigned names and assigned attributes."""
+    out: set[str] = set()
     for n in ast.walk(tree):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            own.add(n.name)
+            out.add(n.name)
         elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
-            own.add(n.attr)
+            out.add(n.attr)
         elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            own.add(n.id)
-        elif isinstance(n, ast.ImportFrom):
+            out.add(n.id)
+    return out
+
+
+def _private_uses(path: Path, module: str) -> Iterator[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    own = _defined(tree)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom):
             base = _absolute(module, path, n)
             for a in n.names:
                 if base.split(".")[0] in ("pypto", "server") and a.name.startswith("_") and not a.name.startswith("__"):
@@ -170,13 +177,7 @@ def test_private_names_stay_in_their_module() -> None:
     defined: set[str] = set()
     for package in ("pypto", "server"):
         for _module, path in _modules(package):
-            for n in ast.walk(ast.parse(path.read_text())):
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    defined.add(n.name)
-                elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
-                    defined.add(n.attr)
-                elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                    defined.add(n.id)
+            defined |= _defined(ast.parse(path.read_text()))
     found = []
     for package in ("pypto", "server"):
         for module, path in _modules(package):

@@ -321,7 +321,9 @@ class JitKernel:
     def fresh(self) -> JitKernel:
         """The same kernel (function, decorating scope, options) with an empty compile cache:
         how the tuning advisor traces a candidate tile shape without touching this one's cache."""
-        return JitKernel(self.fn, self._def_scope, **self.kernel_options)
+        twin = JitKernel(self.fn, self._def_scope, **self.kernel_options)
+        twin._body = self._body  # the same function: its traced body need not be made again
+        return twin
 
     def specs(self) -> dict[str, ParamSpec]:
         if self._specs is None:

@@ -269,15 +269,19 @@ def _index_of(what: str, t: TensorType) -> None:
         raise ShapeError(f"{what}: index must be DT_INT32 or DT_INT64, got {t.dtype.name}")
 
 
+def _index_within(what: str, index: TensorType, other: TensorType, name: str, skip: int | None = None) -> None:
+    """`index` has `other`'s rank and is no larger on any dim but `skip` (the indexed one)."""
+    if index.rank != other.rank:
+        raise ShapeError(f"{what}: index has rank {index.rank}, {name} has rank {other.rank}; they must match")
+    for i, (a, b) in enumerate(zip(index.shape, other.shape)):
+        if i != skip and isinstance(a, int) and isinstance(b, int) and a > b:
+            raise ShapeError(f"{what}: index dim {i} is {a}, more than the {name}'s {b}")
+
+
 def _gather(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorType:
     x, index = ts
     _index_of("gather", index)
-    d = attrs["dim"]
-    if index.rank != x.rank:
-        raise ShapeError(f"gather: index has rank {index.rank}, input has rank {x.rank}; they must match")
-    for i, (a, b) in enumerate(zip(index.shape, x.shape)):
-        if i != d and isinstance(a, int) and isinstance(b, int) and a > b:
-            raise ShapeError(f"gather: index dim {i} is {a}, more than the input's {b}")
+    _index_within("gather", index, x, "input", attrs["dim"])
     return TensorType(index.shape, x.dtype)
 
 
@@ -293,18 +297,11 @@ def _index_select(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) ->
 def _scatter(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorType:
     x, index, *src = ts
     _index_of("scatter", index)
-    d = attrs["dim"]
-    if index.rank != x.rank:
-        raise ShapeError(f"scatter: index has rank {index.rank}, input has rank {x.rank}; they must match")
-    for i, (a, b) in enumerate(zip(index.shape, x.shape)):
-        if i != d and isinstance(a, int) and isinstance(b, int) and a > b:
-            raise ShapeError(f"scatter: index dim {i} is {a}, more than the input's {b}")
+    _index_within("scatter", index, x, "input", attrs["dim"])
     if src:
         if src[0].dtype is not x.dtype:
             raise ShapeError(f"scatter: src is {src[0].dtype.name}, input is {x.dtype.name}; they must match")
-        for i, (a, b) in enumerate(zip(index.shape, src[0].shape)):
-            if isinstance(a, int) and isinstance(b, int) and a > b:
-                raise ShapeError(f"scatter: index dim {i} is {a}, more than src's {b}")
+        _index_within("scatter", index, src[0], "src")
     if attrs.get("reduce") not in (None, "add", "multiply"):
         raise ShapeError(f"scatter: reduce is 'add', 'multiply' or None, got {attrs.get('reduce')!r}")
     return x
