@@ -398,3 +398,16 @@ def test_tensor_details_real_kernels_use():
     (local,) = [n for n in ck.graph.nodes if n.op == "tensor"]
     assert local.name == "half"
     assert isinstance(pypto.Tensor([2, 3], pypto.DT_FP32).shape, list)
+
+
+def test_a_symbolic_index_beside_a_slice_is_a_view():
+    @pypto.jit
+    def rows(x: pypto.Tensor([4, 32], pypto.DT_FP32), y: pypto.Tensor([4, 31], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 32)
+        for i in pypto.loop(4, name="L", idx_name="i"):
+            y[i:i + 1, :] = pypto.unsqueeze(x[i, 1:], 0) * 2.0  # x[i, 1:]: an int-like index and a slice
+
+    x = np.random.rand(4, 32).astype(np.float32)
+    y = np.zeros((4, 31), np.float32)
+    rows(x, y)
+    np.testing.assert_allclose(y, x[:, 1:] * 2.0, rtol=1e-6)

@@ -482,10 +482,12 @@ def _index(x: Tensor, key: Any) -> tuple[tuple[S.Dim, ...], tuple[S.Dim, ...], l
     """offsets, sizes, dims indexed by an int (dropped), dims sliced in full (exact)."""
     shape = x.type.shape
     keys = list(key) if isinstance(key, tuple) else [key]
-    if keys.count(Ellipsis) > 1:
+    # `is`, not `==` or `in`: a symbolic scalar or a tensor key compares by building an expression
+    ellipses = [i for i, k in enumerate(keys) if k is Ellipsis]
+    if len(ellipses) > 1:
         raise PyptoError("an index can have only one ellipsis (...)")
-    if Ellipsis in keys:
-        at = keys.index(Ellipsis)
+    if ellipses:
+        at = ellipses[0]
         keys[at:at + 1] = [slice(None)] * (len(shape) - len(keys) + 1)
     if len(keys) > len(shape):
         raise PyptoError(f"too many indices ({len(keys)}) for a tensor of rank {len(shape)}")
@@ -510,6 +512,8 @@ def _index(x: Tensor, key: Any) -> tuple[tuple[S.Dim, ...], tuple[S.Dim, ...], l
             sizes.append(max(size, 0) if isinstance(size, int) else size)
         elif k is None:
             raise PyptoError("indexing with None (new axis) is not supported; use pypto.unsqueeze")
+        elif isinstance(k, Tensor):
+            raise PyptoError(f"indexing with a tensor (dim {i}) is not a view; use pypto.gather or pypto.index_select")
         else:
             v = as_dim(k)
             if isinstance(v, int) and v < 0 and isinstance(d, int):
