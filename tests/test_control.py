@@ -100,3 +100,28 @@ def test_both_sides_are_in_the_graph_and_only_the_taken_one_runs():
     tiles = record.program.tiles
     runs = {side: sorted(dict(i.index)["i"] for i in tiles.instances if i.root == n.id) for side, n in sides.items()}
     assert runs == {"then": [0], "else": [1, 2, 3, 4]}  # one instance per iteration that took the side
+
+
+@pypto.frontend.function
+def first_or_rest(x, out, i):
+    if i == 0:  # a run-time branch inside a helper: @pypto.frontend.function gives it the kernel's meaning
+        out[i:i + 1, :] = x[i:i + 1, :] * 2.0
+    else:
+        out[i:i + 1, :] = x[i:i + 1, :] + 1.0
+
+
+@pypto.frontend.jit
+def with_helper(x: pypto.Tensor([pypto.DYNAMIC, W], pypto.DT_FP32),
+                out: pypto.Tensor([pypto.DYNAMIC, W], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(1, W)
+    for i in pypto.loop(0, x.shape[0], 1, name="rows", idx_name="i"):
+        first_or_rest(x, out, i)
+
+
+def test_a_runtime_branch_inside_a_frontend_function_helper():
+    x = np.random.default_rng(3).random((5, W), dtype=np.float32)
+    out = np.zeros_like(x)
+    with_helper(x, out)
+    want = x + 1.0
+    want[0] = x[0] * 2.0
+    np.testing.assert_allclose(out, want, rtol=1e-6)

@@ -551,5 +551,7 @@ def _decorating_locals() -> dict[str, Any]:
 
 
 def function(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`@pypto.frontend.function`: a helper inlined into its caller (any Python helper is)."""
-    return fn
+    """`@pypto.frontend.function`: a helper traced where a kernel calls it (inlined), whose body has
+    a kernel body's meaning: an `if` on a run-time value is a branch of the program, builtin
+    `min`/`max` are symbolic (`body.py`). Any other Python helper is traced as plain Python."""
+    return traced_body(fn)
