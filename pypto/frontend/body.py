@@ -79,7 +79,7 @@ class _Body(ast.NodeTransformer):
 
         def side(taken: bool, body: list[ast.stmt]) -> ast.For:
             call = ast.Call(name(_HELPERS["branch"][0]), [name(var), ast.Constant(taken), text], [])
-            return ast.For(name("_", ast.Store()), call, body, [])
+            return ast.For(name("__pypto_side__", ast.Store()), call, body, [])
 
         runtime = [side(True, node.body)] + ([side(False, node.orelse)] if node.orelse else [])
         # the same statements on Python's path: copies, so that no node sits in the tree twice
@@ -126,7 +126,8 @@ def _assigned_names(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 
 def traced_body(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`fn` with its builtin `min` / `max` calls scalar-aware, or `fn` itself when nothing changes."""
+    """`fn` recompiled with its `if` statements given a run-time path and its builtin `min` / `max`
+    calls scalar-aware, or `fn` itself when it has neither (or its source cannot be read)."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return fn
