@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from pypto.boards.cpu import run_cpu
 from pypto.boards.sim import simulate
 from pypto.boards.swimlane import Swimlane, metrics
 from pypto.boards.trace import write_trace
@@ -32,6 +31,8 @@ def run_board(program: Any, board: str = "sim", inputs: Mapping[str, np.ndarray]
     if board == "sim":
         return None, simulate(program, board_file, runtime_options)
     if board == "cpu":
+        from pypto.boards.cpu import run_cpu  # start-up time: the cpu board (threads, BLAS) loads when asked
+
         if inputs is None:
             raise ValueError("the cpu board runs the kernel: it needs its inputs")
         return run_cpu(program, inputs, workers)

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from pypto.boards.profile import write_run_files
 from pypto.compiler.instruments import bindings_dir_name, debug_instruments, new_run_dir, process_output_dir
 from pypto.compiler.manager import PassRecord, Program
 from pypto.compiler.pipeline import lower, run_pipeline
@@ -250,6 +249,8 @@ class CompiledKernel:
         if run_mode is not None and RunMode(run_mode) is RunMode.SIM:
             # PyPTO's SIM mode is its cost model, which writes the run's swimlane where its tools
             # (and its cost-model example) look: output/output_<time>_<pid>_<host>/CostModelSimulationOutput/
+            from pypto.boards.profile import write_run_files  # start-up time: the sim board loads when asked
+
             self.cost_model_files = write_run_files(lw.program, process_output_dir() / "CostModelSimulationOutput",
                                                     self.options.get("runtime_options", {}))[1]
         return results
@@ -258,6 +259,8 @@ class CompiledKernel:
         """`runtime_debug_mode=1`: the run's swimlane on the sim board, written beside the
         compile dumps (`output/<kernel>_<time>/`): merged_swimlane.json (PyPTO's format),
         trace.json (Chrome trace, opens in Perfetto) and swimlane.json (ours)."""
+        from pypto.boards.profile import write_run_files  # start-up time: the sim board loads when asked
+
         run = self.__dict__.get("_dump_dir")
         if run is None:
             run = self.__dict__["_dump_dir"] = new_run_dir(self.name)
