@@ -190,3 +190,28 @@ def test_scatter_update_4d_block_cache():
         want[p // 8, p % 8, 0] = new[0, j, 0]
     update(cache, pos, new)
     assert torch.equal(cache, want)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda x, i, s: pypto.gather(x, 1, i[0:4, 0:1].reshape([4])), r"gather: index has rank 1, input has rank 2"),
+    (lambda x, i, s: pypto.gather(x, 1, pypto.concat([i, i], 0)), r"gather: index dim 0 is 8, more than the input's 4"),
+    (lambda x, i, s: pypto.index_select(x, 1, i), r"index_select: index must be 1-D, got rank 2"),
+    (lambda x, i, s: pypto.scatter(x, 1, i, s, reduce="max"), r"scatter: reduce is 'add', 'multiply' or None"),
+    (lambda x, i, s: pypto.scatter(x, 1, i, pypto.cast(s, pypto.DT_FP16)), r"scatter: src is DT_FP16, input is DT_FP32"),  # noqa: E501
+    (lambda x, i, s: pypto.scatter(x, 1, i, s[0:4, 0:1]), r"scatter: index dim 1 is 2, more than the src's 1"),
+    (lambda x, i, s: pypto.scatter_update(x, -2, i[0:4, 0:1].reshape([4]), s), r"scatter_update: index must be 2-D"),
+], ids=["gather-rank", "gather-size", "index_select-rank", "scatter-reduce", "scatter-dtype", "scatter-src-size",
+        "scatter_update-rank"])
+def test_index_op_mistakes_are_errors_at_the_op_line(call, message):
+    @pypto.frontend.jit
+    def bad(x: pypto.Tensor([4, 8], pypto.DT_FP32), idx: pypto.Tensor([4, 2], pypto.DT_INT32),
+            src: pypto.Tensor([4, 2], pypto.DT_FP32), out: pypto.Tensor([4, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = call(x, idx, src)
+
+    with pytest.raises(pypto.PyptoError, match=message) as e:
+        bad(torch.randn(4, 8), torch.zeros(4, 2, dtype=torch.int32), torch.randn(4, 2), torch.empty(4, 8))
+    # the line that calls the op (here the lambda), with the kernel's line as its call site
+    op = message.split(":")[0]
+    assert f"pypto.{op}(" in open(__file__).read().splitlines()[e.value.line - 1]
+    assert bad.fn.__code__.co_firstlineno + 4 in [f.line for f in e.value.loc.callsite]

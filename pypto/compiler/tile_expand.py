@@ -534,8 +534,8 @@ def fit_vec_configs(graph: Graph, bindings: dict[str, int], ub_bytes: int) -> tu
     tile (the output's or an input's, as the tile rules judge it), a size no partition can avoid;
     an op whose tiles fit one by one but not together is the partition's to report."""
     need: dict[int, tuple[int, Node]] = {}
-    types = {n.id: n.type for n in _walk(graph)}
-    for n in _walk(graph):
+    types = {n.id: n.type for n in graph.walk()}
+    for n in graph.walk():
         if n.tile is None or n.type is None or graph.tile_configs[n.tile].kind != "vec" or not OPS[n.op].vector:
             continue
         shape = n.type.shape
@@ -566,13 +566,6 @@ def fit_vec_configs(graph: Graph, bindings: dict[str, int], ub_bytes: int) -> tu
     if not notes:
         return graph, notes
     return dataclasses.replace(graph, tile_configs=tuple(configs)), notes
-
-
-def _walk(graph: Graph) -> Iterator[Node]:
-    for n in graph.nodes:
-        yield n
-        if n.body is not None:
-            yield from _walk(n.body)
 
 
 def _concrete(d: Any, bindings: dict[str, int]) -> int:
