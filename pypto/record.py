@@ -38,7 +38,7 @@ from pypto.compiler.manager import Diagnostic, PassRecord, Program
 from pypto.compiler.pipeline import stop_stage
 from pypto.compiler.serialize import VERSION, diagnostic_from, pass_json, program_from, program_json
 from pypto.frontend.inputs import example_arguments
-from pypto.frontend.jit import CompiledKernel
+from pypto.frontend.jit import CompiledKernel, read_bindings
 from pypto.ir import dtypes
 from pypto.ir import symbolic as S
 from pypto.ir.enums import CompStage
@@ -156,6 +156,7 @@ def bind(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, int]:
                 syms = S.symbols_of(d)
                 if len(syms) == 1 and d == S.sym(next(iter(syms))):
                     out.setdefault(next(iter(syms)), int(actual))
+    out.update(read_bindings(graph, inputs))
     return out
 
 

@@ -210,3 +210,26 @@ def test_a_node_id_means_one_node_across_every_snapshot():
             key = (n.op, n.origin or n.loc)
             assert meaning.setdefault(n.id, key) == key, f"%{n.id} reused by {r.name}"
     torch.testing.assert_close(out, torch.softmax(x, -1) * 2.0)
+
+
+@pypto.frontend.jit
+def feed_and_accumulate(q: pypto.Tensor([16, 32], pypto.DT_FP16), k: pypto.Tensor([32, 32], pypto.DT_FP16),
+                        acc: pypto.Tensor([16, 32], pypto.DT_FP32)):
+    pypto.set_cube_tile_shapes([16, 16], [32, 32], [32, 32])
+    pypto.set_vec_tile_shapes(16, 32)
+    for _ in pypto.loop(2):
+        p = pypto.exp(pypto.cast(q, pypto.DT_FP32))
+        acc[:] = acc * p + pypto.matmul(pypto.cast(p, pypto.DT_FP16), k, pypto.DT_FP32)
+
+
+def test_a_vector_op_after_a_matmul_it_fed_is_not_fused_into_a_task_cycle():
+    """The vector work that feeds a matmul and the add of its result must be two tasks: fused, each
+    would wait for the other (the execute graph found a cycle here before)."""
+    q, k = torch.randn(16, 32).half() * 0.1, torch.randn(32, 32).half() * 0.1
+    acc = torch.ones(16, 32)
+    want = acc.clone()
+    p = torch.exp(q.float())
+    for _ in range(2):
+        want = want * p + p.half().float() @ k.float()
+    feed_and_accumulate(q, k, acc)
+    torch.testing.assert_close(acc, want, rtol=2e-3, atol=2e-3)

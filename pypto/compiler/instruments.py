@@ -10,6 +10,7 @@ turns it on for every compile, into `./output/<kernel>_<YYYYmmdd_HHMMSS>/`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -92,8 +93,13 @@ def process_output_dir(base: Path | str = OUTPUT_DIR) -> Path:
 
 
 def bindings_dir_name(bindings: Mapping[str, int]) -> str:
-    """The sub-folder for the stages lowered for these dynamic dims (`x.d0=32,out.d0=32`)."""
-    return ",".join(f"{k}={v}" for k, v in sorted(bindings.items()))
+    """The sub-folder for the stages lowered for these dynamic dims (`x.d0=32,out.d0=32`); the
+    elements of tensors the kernel reads scalars from (`seq_lens[0]`) go in as a digest of them."""
+    dims = [f"{k}={v}" for k, v in sorted(bindings.items()) if "[" not in k]
+    reads = sorted((k, v) for k, v in bindings.items() if "[" in k)
+    if reads:
+        dims.append("reads=" + hashlib.sha256(repr(reads).encode()).hexdigest()[:8])
+    return ",".join(dims)
 
 
 def debug_instruments(ck: Any, bindings: Mapping[str, int] | None = None) -> list[Instrument]:

@@ -8,7 +8,10 @@ and lets an op overwrite a dying input of its size (in place). Elementwise chain
 reductions fuse this way; a subgraph over capacity is split, and a single op whose tiles
 cannot fit even alone is a user error naming the numbers. Cube ops (matmul tiles) are
 subgraphs of their own on AIC. Edges that cross subgraphs go through GM: a store in the
-producer's subgraph, a load in the consumer's (copy insertion). Isomorphic subgraphs —
+producer's subgraph, a load in the consumer's (copy insertion). Dependencies through GM count
+too (a load of a matmul's result, a store over a tensor another subgraph read): an op never
+joins a subgraph that something it depends on already depends on, so the task graph has no
+cycle. Isomorphic subgraphs —
 the same ops, shapes, dtypes and attributes, whatever their tile coordinates — are one
 leaf function.
 """
@@ -91,11 +94,44 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int) -> tup
             g.open[o.id] = size[o.id]
             g.open_bytes += size[o.id]
 
+    # the subgraphs that wrote / read each GM buffer so far: an op that loads what another subgraph
+    # wrote (a matmul's result, a tensor stored by an earlier subgraph) or stores over what another
+    # read or wrote depends on that subgraph through GM, as the execute graph will see it
+    writers: dict[int, set[int]] = {}
+    readers: dict[int, set[int]] = {}
+
+    def gm_deps(o: TileOp, loads: list[TileOp]) -> set[int]:
+        deps: set[int] = set()
+        for ld in loads:
+            if ld.region is not None:
+                deps |= writers.get(ld.region.buffer, set())
+        if o.op == "matmul":
+            for r in o.attrs.get("inputs", ()):
+                deps |= writers.get(r.buffer, set())
+        if o.op in ("store", "matmul") and o.region is not None:
+            deps |= writers.get(o.region.buffer, set()) | readers.get(o.region.buffer, set())
+        return deps
+
+    def record_gm(g: _Group, o: TileOp, loads: list[TileOp], deps: set[int]) -> None:
+        for d in deps - {g.id}:
+            groups[d].exported = True
+        for ld in loads:
+            if ld.region is not None:
+                readers.setdefault(ld.region.buffer, set()).add(g.id)
+        if o.op == "matmul":
+            for r in o.attrs.get("inputs", ()):
+                readers.setdefault(r.buffer, set()).add(g.id)
+        if o.op in ("store", "matmul") and o.region is not None:
+            writers.setdefault(o.region.buffer, set()).add(g.id)
+
     for o in tiles.ops:
         if o.op == "load":
             continue  # placed with its first consumer
         if o.op == "matmul":
-            add(new_group("AIC", o.instance), o, [], [])
+            g = new_group("AIC", o.instance)
+            deps = gm_deps(o, [])
+            add(g, o, [], [])
+            record_gm(g, o, [], deps)
             continue
         loads: list[TileOp] = []  # inputs loaded from GM and not yet placed
         producers: set[int] = set()  # the groups of the other inputs
@@ -109,11 +145,13 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int) -> tup
             producers = {last_partial[(o.node, o.coord)]}  # the partials of one reduction fuse
         g: _Group | None = None
         copied: list[TileOp] = []
+        deps = gm_deps(o, loads)
         cand = groups[max(producers)] if producers else None
         while cand is not None and g is None:
             copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != cand.id]
             # joining with inputs from elsewhere is safe only into a subgraph nothing depends on yet
-            if cand.core == "AIV" and cand.instance == o.instance and not (copied and cand.exported) \
+            foreign = copied or (deps - {cand.id})
+            if cand.core == "AIV" and cand.instance == o.instance and not (foreign and cand.exported) \
                     and cost(cand, o, loads + copied) <= ub_bytes:
                 g = cand
             else:
@@ -136,6 +174,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int) -> tup
         for c in copied:
             groups[group_of[c.id]].exported = True
         add(g, o, loads, copied)
+        record_gm(g, o, loads, deps)
         if "partial" in o.attrs:
             last_partial[(o.node, o.coord)] = g.id
     for o in tiles.ops:  # a load nothing consumed runs alone

@@ -219,6 +219,12 @@ class Expander:
             self.node(n, inst)
 
     def node(self, n: Node, inst: int) -> None:
+        try:
+            self._node(n, inst)
+        except S.ReadOutOfRange as e:
+            raise PyptoError(e.message, n.loc) from None
+
+    def _node(self, n: Node, inst: int) -> None:
         op = n.op
         kind = OPS[op].kind
         if op == "param":

@@ -14,7 +14,9 @@ non-tensor parameter without a default), the kernel's docstring says what to use
     \"\"\"
 
 A tensor entry is `DTYPE[dims]` with a `pypto.DataType` short name (fp32, fp16, bf16,
-int8, …); anything else is a Python literal. Entries may list only some parameters; the
+int8, …), optionally with its values (`seq_lens: int32[4] = [5, 16, 1, 9]`, or one number
+for all: the values a kernel reads as loop bounds or offsets must be ones it can use);
+anything else is a Python literal. Entries may list only some parameters; the
 others come from their annotations or defaults. Tensors are filled deterministically
 (fixed seed): normal floats, small ints, fair-coin bools. When neither source applies,
 `PyptoError` at the kernel's `def` line shows the block to add.
@@ -34,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.frontend.jit import JitKernel, ParamSpec
+from pypto.frontend.jit import JitKernel, ParamSpec, from_numpy_like
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError
@@ -42,18 +44,21 @@ from pypto.ir.source import Loc, Span
 
 HEADER = "pypto-inputs:"
 SEED = 0
-_TENSOR = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\[(.*)\]$")
+_TENSOR = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\[([^\]]*)\]\s*(?:=\s*(.+))?$")
 
 
 @dataclass(frozen=True)
 class TensorSpec:
-    """A tensor to make: its dtype and shape."""
+    """A tensor to make: its dtype and shape, and its values when the block gives them
+    (`lens: int32[4] = [3, 8, 1, 8]`, or one number for every element)."""
 
     dtype: DataType
     shape: tuple[int, ...]
+    values: Any = None
 
     def __str__(self) -> str:
-        return f"{self.dtype.short}[{', '.join(str(d) for d in self.shape)}]"
+        dims = f"{self.dtype.short}[{', '.join(str(d) for d in self.shape)}]"
+        return dims if self.values is None else f"{dims} = {self.values!r}"
 
 
 @dataclass(frozen=True)
@@ -134,7 +139,15 @@ def parse_value(text: str) -> Any:
         dims = [] if inner in ("", "()") else ast.literal_eval(f"[{inner}]")
         if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
             raise ValueError(f"the dims of {text!r} must be non-negative integers")
-        return TensorSpec(dt, tuple(dims))
+        values = None
+        if m.group(3) is not None:
+            try:
+                values = ast.literal_eval(m.group(3).strip())
+                np.broadcast_to(np.asarray(values, dtype=np.float64), tuple(dims))
+            except (ValueError, SyntaxError, TypeError):
+                raise ValueError(f"the values {m.group(3).strip()!r} are not numbers that fill shape "
+                                 f"{list(dims)} (a number, or nested lists of that shape)") from None
+        return TensorSpec(dt, tuple(dims), values)
     if m:
         shorts = ", ".join(d.short for d in DataType)
         raise ValueError(f"{m.group(1)!r} is not a dtype; use one of {shorts}")
@@ -226,7 +239,11 @@ def _template(spec: ParamSpec | None, name: str) -> str:
 
 
 def make_tensor(t: TensorSpec, rng: Any, like_torch: bool) -> Any:
-    """A tensor of `t`'s dtype and shape: normal floats, ints in [-8, 8) ([0, 8) unsigned), fair-coin bools."""
+    """A tensor of `t`'s dtype and shape: its given values, else normal floats, ints in [-8, 8)
+    ([0, 8) unsigned), fair-coin bools."""
+    if t.values is not None:
+        arr = np.array(np.broadcast_to(np.asarray(t.values, dtype=np.float64), t.shape)).astype(t.dtype.np)
+        return from_numpy_like(arr, like_torch)
     if like_torch:
         import torch
 

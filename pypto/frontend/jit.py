@@ -17,7 +17,7 @@ import sys
 import textwrap
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,7 @@ from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import RunMode
 from pypto.ir.errors import PyptoError
-from pypto.ir.graph import Graph, TensorType
+from pypto.ir.graph import Graph, TensorType, scalar_reads
 from pypto.ir.source import Loc
 from pypto.language import builder as _b
 from pypto.language import options
@@ -115,6 +115,27 @@ def to_numpy(x: Any) -> np.ndarray:
     if t.dtype == torch.bfloat16:
         return t.contiguous().view(torch.int16).numpy().view(DataType.DT_BF16.np)
     return t.numpy()
+
+
+MAX_READ_ELEMENTS = 1 << 22
+
+
+def read_bindings(graph: Graph, arrays: Mapping[str, Any], loc: Loc | None = None) -> dict[str, int]:
+    """The env entries of every element of the inputs the kernel reads scalars from (`seq_lens[b]`):
+    `{"seq_lens[0]": 5, ...}`. Their values fix loop trip counts and offsets, so they are part of what
+    the stages after the tensor stage are lowered for."""
+    out: dict[str, int] = {}
+    for name in sorted(scalar_reads(graph)):
+        value = arrays.get(name)
+        if value is None:
+            continue
+        arr = to_numpy(value)
+        if arr.size > MAX_READ_ELEMENTS:
+            raise PyptoError(f"the kernel reads scalars from {name!r}, which has {arr.size:,} elements; this "
+                             f"compiler binds at most {MAX_READ_ELEMENTS:,} (each fixes the lowered program)", loc)
+        for idx, v in np.ndenumerate(arr):
+            out[S.read_key(name, idx)] = int(v)
+    return out
 
 
 def from_numpy_like(arr: np.ndarray, like_torch: bool) -> Any:
@@ -215,6 +236,7 @@ class CompiledKernel:
                 if want != actual:
                     raise PyptoError(f"argument {p.attrs['name']!r} has dim {axis} = {actual}, but the kernel "
                                      f"needs {S.to_str(d)} = {want}", loc)
+        syms.update(read_bindings(self.graph, arrays, loc))
         return syms
 
     def lower(self, syms: dict[str, int]) -> Lowered:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.source import UNKNOWN, Loc
-from pypto.ir.symbolic import Dim, to_str
+from pypto.ir.symbolic import Dim, SymExpr, reads_of, to_str
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,3 +89,23 @@ class Graph:
 
     def __len__(self) -> int:
         return sum(1 for _ in self.walk())
+
+
+def scalar_reads(graph: Graph) -> frozenset[str]:
+    """The kernel inputs whose elements the program reads as scalars at run time (`seq_lens[b]`
+    in a loop bound, an offset, a shape): the callers bind those elements (`read_bindings`)."""
+    out: set[str] = set()
+
+    def scan(v: Any) -> None:
+        if isinstance(v, SymExpr):
+            out.update(reads_of(v))
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                scan(x)
+
+    for n in graph.walk():
+        for v in n.attrs.values():
+            scan(v)
+        if n.type is not None:
+            scan(n.type.shape)
+    return frozenset(out)

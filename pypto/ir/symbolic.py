@@ -1,4 +1,5 @@
-"""Symbolic integers: dynamic dims (`x.d0`), loop indices (`i`) and arithmetic on them.
+"""Symbolic integers: dynamic dims (`x.d0`), loop indices (`i`), scalars read from integer
+tensors at run time (`seq_lens[b]`) and arithmetic on them.
 
 A `Dim` is a Python `int` or a `SymExpr`. A `SymExpr` is kept in a linear normal form
 (constant + sum of coefficient·atom, where an atom is a symbol or a non-linear
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+
+from pypto.ir.errors import PyptoError
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +28,25 @@ class Apply:
         return to_str_atom(self)
 
 
-Atom = str | Apply
+@dataclass(frozen=True, slots=True)
+class Read:
+    """An element of an integer kernel input, read at run time (`block_table[b, j]`). Its value is
+    the env entry named `read_key(tensor, index values)`: the caller binds every element of each
+    tensor the kernel reads (`pypto.record.bind`)."""
+
+    tensor: str
+    index: tuple[Dim, ...]
+
+    def key(self) -> str:
+        return to_str_atom(self)
+
+
+Atom = str | Apply | Read
+
+
+class ReadOutOfRange(PyptoError):
+    """A scalar read whose index, known only at run time, falls outside its tensor; the stage
+    that evaluates it re-raises it at the reading node's line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,16 +217,44 @@ def is_concrete(d: Dim) -> bool:
 
 
 def symbols_of(d: Dim) -> frozenset[str]:
+    """The symbols `d` depends on (a tensor read counts its indices' symbols and the tensor's name)."""
     if isinstance(d, int):
         return frozenset()
     out: set[str] = set()
     for atom, _ in d.terms:
         if isinstance(atom, str):
             out.add(atom)
+        elif isinstance(atom, Read):
+            out.add(atom.tensor)
+            for arg in atom.index:
+                out |= symbols_of(arg)
         else:
             for arg in atom.args:
                 out |= symbols_of(arg)
     return frozenset(out)
+
+
+def reads_of(d: Dim) -> frozenset[str]:
+    """The tensors whose elements `d` reads at run time."""
+    if isinstance(d, int):
+        return frozenset()
+    out: set[str] = set()
+    for atom, _ in d.terms:
+        if isinstance(atom, Read):
+            out.add(atom.tensor)
+            args = atom.index
+        elif isinstance(atom, Apply):
+            args = atom.args
+        else:
+            continue
+        for arg in args:
+            out |= reads_of(arg)
+    return frozenset(out)
+
+
+def read_key(tensor: str, index: tuple[int, ...]) -> str:
+    """The env entry holding one element of a tensor the kernel reads: `block_table[0, 3]`."""
+    return f"{tensor}[{', '.join(str(i) for i in index)}]"
 
 
 _FNS = {
@@ -230,6 +279,12 @@ def evaluate(d: Dim, env: dict[str, int]) -> int:
     for atom, c in d.terms:
         if isinstance(atom, str):
             total += c * env[atom]
+        elif isinstance(atom, Read):
+            key = read_key(atom.tensor, tuple(evaluate(x, env) for x in atom.index))
+            if key not in env:
+                raise ReadOutOfRange(f"the kernel reads {key} (written {to_str_atom(atom)}), which is outside "
+                                     f"tensor {atom.tensor!r} in this call")
+            total += c * env[key]
         else:
             total += c * _FNS[atom.fn](*(evaluate(x, env) for x in atom.args))
     return total
@@ -245,6 +300,8 @@ _OPS = {"mul": "*", "floordiv": "//", "mod": "%"}
 def to_str_atom(a: Atom) -> str:
     if isinstance(a, str):
         return a
+    if isinstance(a, Read):
+        return f"{a.tensor}[{', '.join(to_str(x) for x in a.index)}]"
     if a.fn in _OPS:
         return f"({_operand(a.args[0])} {_OPS[a.fn]} {_operand(a.args[1])})"
     if a.fn in _COMPARISONS:
@@ -302,6 +359,9 @@ def from_ast(node: ast.expr) -> Dim:
         cmp = {ast.Lt: lt, ast.LtE: le, ast.Eq: eq, ast.NotEq: ne}.get(type(node.ops[0]))
         if cmp is not None:
             return cmp(a, b)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return SymExpr(0, ((Read(node.value.id, tuple(from_ast(x) for x in idx)), 1),))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max"):
         a, b = (from_ast(x) for x in node.args)
         return minimum(a, b) if node.func.id == "min" else maximum(a, b)

@@ -399,6 +399,9 @@ def clone(input: Tensor) -> Tensor:
 # ---- creation ---------------------------------------------------------------------------------
 
 def _size(size: Sequence[Any]) -> tuple[S.Dim, ...]:
+    if any(isinstance(d, DataType) for d in size):
+        raise PyptoError("the dtype of zeros/ones is a keyword argument (`pypto.zeros([m, n], dtype=pypto.DT_FP16)`); "
+                         "given by position it would be read as a dim")
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = size[0]
     return _dims(list(size), "size")
@@ -590,13 +593,41 @@ def scatter_(input: Tensor, dim: int, index: Tensor, src: Any, *, reduce: str | 
     return x
 
 
-def getitem(x: Tensor, key: Any) -> Tensor:
+def getitem(x: Tensor, key: Any) -> Any:
+    """A view (`x[i, 1:]`), or with one int or symbolic index per dim of an integer kernel input
+    (`seq_lens[b]`), the element as a symbolic scalar read at run time, as PyPTO's GetTensorData."""
     x = _tensor(x)
+    read = _scalar_read(x, key)
+    if read is not None:
+        return read
     offs, sizes, drop, _ = _index(x, key)
     v = _emit("view", [x], {"shape": sizes, "offsets": offs})
     if drop:
         v = reshape(v, [s for i, s in enumerate(sizes) if i not in drop])
     return v
+
+
+def _scalar_read(x: Tensor, key: Any) -> SymbolicScalar | None:
+    keys = list(key) if isinstance(key, tuple) else [key]
+    dtype = x.type.dtype
+    if len(keys) != x.type.rank or dtype.is_float or dtype is DataType.DT_BOOL \
+            or not all(isinstance(k, (int, SymbolicScalar, np.integer)) and not isinstance(k, bool) for k in keys):
+        return None
+    b = _builder_of(x)
+    src = b.readable.get(trace_of(x).value)
+    if src is None:
+        raise PyptoError("reading a scalar from a tensor the kernel computes is not supported by this compiler "
+                         "(it can read kernel inputs, e.g. seq_lens[b], and windows on them); read the element "
+                         "from an input tensor")
+    idx: list[S.Dim] = []
+    for axis, (k, d) in enumerate(zip(keys, x.type.shape)):
+        v = as_dim(k)
+        if isinstance(v, int) and isinstance(d, int):
+            if not -d <= v < d:
+                raise PyptoError(f"index {v} is out of range for dim {axis} of size {d}")
+            v %= d
+        idx.append(v)
+    return SymbolicScalar(S.SymExpr(0, ((S.Read(src.tensor, src.element(tuple(idx))), 1),)))
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:

@@ -74,6 +74,34 @@ class Binding:
     name: str | None = None
 
 
+@dataclass(frozen=True)
+class Readable:
+    """A kernel input seen through windows: element `idx` of this value is element
+    `base[k] + idx[axes[k]]` (axes[k] None: `base[k]`) along each dim k of input `tensor`."""
+
+    tensor: str
+    base: tuple[S.Dim, ...]
+    axes: tuple[int | None, ...]
+
+    def element(self, idx: tuple[S.Dim, ...]) -> tuple[S.Dim, ...]:
+        return tuple(S.add(b, idx[a]) if a is not None else b for b, a in zip(self.base, self.axes))
+
+
+def _unit_reshape(a: tuple[S.Dim, ...], b: tuple[S.Dim, ...]) -> dict[int, int | None] | None:
+    """Where each dim of shape `a` goes in shape `b` when the reshape only adds or drops unit dims
+    (a dropped unit dim maps to None); None for any other reshape."""
+    def unit(d: S.Dim) -> bool:
+        return isinstance(d, int) and d == 1
+
+    big_a = [i for i, d in enumerate(a) if not unit(d)]
+    big_b = [i for i, d in enumerate(b) if not unit(d)]
+    if len(big_a) != len(big_b) or any(S.equal(a[i], b[j]) is not True for i, j in zip(big_a, big_b)):
+        return None
+    moved: dict[int, int | None] = {i: None for i in range(len(a))}
+    moved.update(zip(big_a, big_b))
+    return moved
+
+
 _COPIES = frozenset({"assemble", "concat", "reshape"})  # ops whose lowering may copy tile by tile
 
 # tile-config index -> dims to use instead of what the kernel's call says (the tuning advisor)
@@ -108,6 +136,8 @@ class Builder:
         self.symbols: set[str] = set()
         self.broken_loops: list[Loc] = []
         self._assumed: set[tuple[int, str, str]] = set()
+        # values that are a kernel input or a window on one, which `t[i, j]` may read a scalar from
+        self.readable: dict[int, Readable] = {}
         self.push_tile_options(opts)
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -225,7 +255,28 @@ class Builder:
             tile = (self.cube.id if op == "matmul" and self.cube else
                     self.vec.id if self.vec and (opdef.vector or op in _COPIES) else None)
         node = Node(self.new_id(), op, tuple(inputs), ty, attrs, loc, name, self.label, tile, body)
+        self._track_readable(node)
         return self._append(node)
+
+    def _track_readable(self, node: Node) -> None:
+        """Follow kernel inputs through views and unit-dim reshapes, so a scalar read of a window
+        (`row = table[b]; row[j]`) names the input's element."""
+        if node.op == "param" and node.type is not None:
+            rank = node.type.rank
+            self.readable[node.id] = Readable(node.attrs["name"], (0,) * rank, tuple(range(rank)))
+            return
+        src = self.readable.get(node.inputs[0]) if node.inputs else None
+        if src is None or node.type is None:
+            return
+        if node.op == "view":
+            offs = node.attrs["offsets"]
+            base = tuple(S.add(b, offs[a]) if a is not None else b for b, a in zip(src.base, src.axes))
+            self.readable[node.id] = Readable(src.tensor, base, src.axes)
+        elif node.op == "reshape":
+            moved = _unit_reshape(self.types[node.inputs[0]].shape, node.type.shape)
+            if moved is not None:
+                axes = tuple(moved[a] if a is not None else None for a in src.axes)
+                self.readable[node.id] = Readable(src.tensor, src.base, axes)
 
     # ---- writes and loops ------------------------------------------------------------------------
 
