@@ -119,8 +119,10 @@ class Expander:
                 self.notes.append((f"no set_vec_tile_shapes in force for {n.op}: one tile covers the whole "
                                    f"{list(shape)} tensor", n))
             return tuple(max(1, s) for s in shape)
-        dims = self.graph.tile_configs[n.tile].dims
-        return tuple(dims[len(dims) - len(shape):]) if shape else ()
+        dims = tuple(self.graph.tile_configs[n.tile].dims)
+        if len(dims) < len(shape):  # a copy of a higher-rank source (a reshape's input): one row per leading index
+            dims = (1,) * (len(shape) - len(dims)) + dims
+        return dims[len(dims) - len(shape):] if shape else ()
 
     def materialize(self, value: int, node: Node) -> InGM:
         """Store a value's tiles into a fresh GM workspace (once) and place it there."""

@@ -444,8 +444,7 @@ class JitKernel:
                 if not isinstance(r, Tensor) or r.trace is None or r.trace.builder is not b:
                     raise PyptoError(f"{self.name} returned {type(r).__name__}; a kernel returns nothing "
                                      f"(outputs written in place) or pypto tensors", self.def_loc)
-                b.check_live(r.trace.value, self.def_loc)
-                outputs.append((f"return{k}", r.trace.value))
+                outputs.append((f"return{k}", b.check_live(r.trace.value, self.def_loc)))
                 returns.append(f"return{k}")
             for k, h in handles.items():
                 if trace_of(h).value != initial[k]:

@@ -52,6 +52,9 @@ class Scope:
     name: str = ""
     loc: Loc = source.UNKNOWN
     attrs: dict[str, Any] = field(default_factory=dict)
+    # once a loop closes: its loop node's id, and its body's outputs (`nodes` is then the body's)
+    loop_id: int | None = None
+    outputs: list[tuple[str, int]] = field(default_factory=list)
 
     def encloses(self, other: Scope) -> bool:
         s: Scope | None = other
@@ -138,6 +141,7 @@ class Builder:
         self._assumed: set[tuple[int, str, str]] = set()
         # values that are a kernel input or a window on one, which `t[i, j]` may read a scalar from
         self.readable: dict[int, Readable] = {}
+        self.lifted: dict[int, int] = {}  # a value computed in a closed loop -> its value after the loop
         self.push_tile_options(opts)
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -217,26 +221,75 @@ class Builder:
             self.types[node.id] = node.type
         return node
 
-    def check_live(self, value: int, loc: Loc) -> None:
+    def check_live(self, value: int, loc: Loc) -> int:
+        """The id under which `value` can be used here. A tensor computed inside a closed
+        `pypto.loop` is its value after the loop's last iteration, as in PyPTO: the loop is made to
+        carry it out (`_carry_out`). One computed inside a run-time branch is an error: when the
+        side is not taken, it has no value."""
+        if value in self.lifted:
+            value = self.lifted[value]
         sc = self.value_scope[value]
         if sc.closed and self.broken_loops:
             self.finish([])  # the `break` is the real mistake: report it, not its consequence
-        if sc.closed:
-            line = sc.loc.span.line if sc.loc.span else "?"
-            if "branch" in sc.attrs:
-                raise PyptoError(f"a tensor computed inside the run-time branch `{sc.name}` (line {line}) is used "
-                                 f"after it; write it into a tensor made before the `if` (assemble or slice "
-                                 f"assignment) in each branch", loc)
-            raise PyptoError(f"a tensor computed inside pypto.loop '{sc.name}' (line {line}) is used after "
-                             f"the loop; write it into an outer tensor with assemble or slice assignment", loc)
+        if not sc.closed:
+            return value
+        line = sc.loc.span.line if sc.loc.span else "?"
+        if "branch" in sc.attrs:
+            raise PyptoError(f"a tensor computed inside the run-time branch `{sc.name}` (line {line}) is used "
+                             f"after it; write it into a tensor made before the `if` (assemble or slice "
+                             f"assignment) in each branch", loc)
+        index = sc.attrs["index"]
+        if index in set().union(*(S.symbols_of(d) for d in self.types[value].shape)):
+            raise PyptoError(f"a tensor computed inside pypto.loop '{sc.name}' (line {line}) is used after the "
+                             f"loop, but its shape {[S.to_str(d) for d in self.types[value].shape]} depends on "
+                             f"the loop index; write it into an outer tensor with assemble or slice assignment", loc)
+        out = self.check_live(self._carry_out(sc, value), loc)
+        self.lifted[value] = out
+        return out
+
+    def _carry_out(self, sc: Scope, value: int) -> int:
+        """Make closed loop `sc` carry `value` out: a zero-filled tensor before the loop (its value
+        when the loop runs no iteration), a carry of it into the body, `value` as the body's new
+        output, and a `loop_out` after the loop. Returns the loop_out's id, in the loop's parent."""
+        parent = sc.parent
+        assert parent is not None and sc.loop_id is not None
+        ty = self.types[value]
+        name = next((n.name for n in sc.nodes if n.id == value), None)
+        at = next(k for k, n in enumerate(parent.nodes) if n.id == sc.loop_id)
+        loop = parent.nodes[at]
+        k = len(loop.inputs)
+        init = Node(self.new_id(), "tensor", (), ty, {"shape": ty.shape, "value": 0, "dtype": ty.dtype}, sc.loc,
+                    name)
+        carry = Node(self.new_id(), "carry", (), ty, {"index": k}, sc.loc, name)
+        out = Node(self.new_id(), "loop_out", (loop.id,), ty, {"index": k}, sc.loc, name)
+        for n, where in ((init, parent), (carry, sc), (out, parent)):
+            self.types[n.id] = ty
+            self.value_scope[n.id] = where
+        sc.nodes.insert(sum(1 for n in sc.nodes if n.op == "carry"), carry)
+        sc.outputs.append((name or f"carry{k}", value))
+        parent.nodes[at:at + 1] = [init, dataclasses.replace(loop, inputs=loop.inputs + (init.id,))]
+        parent.nodes.insert(at + 2 + sum(1 for n in parent.nodes[at + 2:] if n.op == "loop_out"
+                                         and n.inputs == (loop.id,)), out)
+        self._rebuild(sc)
+        return out.id
+
+    def _rebuild(self, sc: Scope) -> None:
+        """After a closed loop's body changed: its loop node, in its parent, gets the new body; a
+        closed parent is rebuilt in turn, out to the first open scope."""
+        parent = sc.parent
+        assert parent is not None
+        at = next(k for k, n in enumerate(parent.nodes) if n.id == sc.loop_id)
+        parent.nodes[at] = dataclasses.replace(parent.nodes[at],
+                                               body=Graph(sc.name, tuple(sc.nodes), tuple(sc.outputs)))
+        if parent.closed:
+            self._rebuild(parent)
 
     def emit(self, op: str, inputs: list[int], attrs: dict[str, Any] | None = None, *,
              ty: TensorType | None = None, name: str | None = None, loc: Loc | None = None,
              body: Graph | None = None) -> Node:
         loc = loc or self.loc()
         attrs = attrs or {}
-        for v in inputs:
-            self.check_live(v, loc)
+        inputs = [self.check_live(v, loc) for v in inputs]
         opdef = OPS[op]
         in_types = [self.types[v] for v in inputs] if opdef.kind != "control" else []
         tile = None
@@ -321,10 +374,12 @@ class Builder:
         outputs = tuple((h.name or f"carry{k}", mapping.get(h.value, h.value)) for k, (h, _) in enumerate(carried))
         body = Graph(scope.name, nodes, outputs)
         scope.closed = True
+        scope.nodes, scope.outputs = list(nodes), list(outputs)
         for n in carry_nodes:
             self.value_scope[n.id] = scope
         self.scope = parent
         loop = self.emit("loop", [pre for _, pre in carried], scope.attrs, ty=None, loc=scope.loc, body=body)
+        scope.loop_id = loop.id
         for k, (h, pre) in enumerate(carried):
             out = self.emit("loop_out", [loop.id], {"index": k}, ty=self.types[pre], name=h.name, loc=scope.loc)
             self.rebind(h, out.id)
