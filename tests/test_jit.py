@@ -411,3 +411,20 @@ def test_a_symbolic_index_beside_a_slice_is_a_view():
     y = np.zeros((4, 31), np.float32)
     rows(x, y)
     np.testing.assert_allclose(y, x[:, 1:] * 2.0, rtol=1e-6)
+
+
+@pypto.frontend.jit
+def leading_dims(x: pypto.Tensor([pypto.DYNAMIC], pypto.DT_FP32), out: pypto.Tensor([pypto.DYNAMIC], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, 64)
+    out[:] = x * 2.0
+
+
+def test_an_annotation_with_dynamic_entries_describes_the_leading_dims_as_in_pypto():
+    """PyPTO accepts an argument of higher rank than a DYNAMIC/STATIC annotation; the further dims
+    are taken as they come (static: a new trailing size compiles anew)."""
+    for shape in ((4, 64), (8, 64), (4, 32)):
+        x = torch.randn(*shape)
+        out = torch.zeros(*shape)
+        leading_dims(x, out)
+        torch.testing.assert_close(out, x * 2.0)
+    assert len(leading_dims.cache) == 2  # [*, 64] twice (a dynamic row count), then [*, 32]

@@ -210,9 +210,9 @@ def _check_against(name: str, t: TensorSpec, spec: ParamSpec, loc: Loc) -> None:
     if spec.shape is None:
         return
     n = len(spec.shape)
-    if len(t.shape) < n or (len(t.shape) != n and not spec.rest_static):
+    if len(t.shape) < n or (len(t.shape) != n and not spec.more_dims):
         raise PyptoError(f"{HEADER} {name} has rank {len(t.shape)} but its annotation declares rank {n}"
-                         f"{' or more' if spec.rest_static else ''}", loc)
+                         f"{' or more' if spec.more_dims else ''}", loc)
     for axis, (want, got) in enumerate(zip(spec.shape, t.shape)):
         if isinstance(want, int) and want != got:
             raise PyptoError(f"{HEADER} {name} has dim {axis} = {got} but its annotation declares {want}", loc)

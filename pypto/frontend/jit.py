@@ -59,6 +59,14 @@ class ParamSpec:
     shape: tuple[Any, ...] | None
     dtype: DataType | None
     rest_static: bool  # the annotation ended with `...`
+    # PyPTO: an annotation with a DYNAMIC or STATIC entry describes the leading dims; an argument of
+    # higher rank is accepted, its further dims taken as they come (as after a trailing `...`)
+    leading: bool = False
+
+    @property
+    def more_dims(self) -> bool:
+        """An argument may have more dims than the annotation lists."""
+        return self.rest_static or self.leading
 
 
 def _param_spec(name: str, index: int, ann: Any, loc: Loc) -> ParamSpec | None:
@@ -90,7 +98,8 @@ def _param_spec(name: str, index: int, ann: Any, loc: Loc) -> ParamSpec | None:
         else:
             raise PyptoError(f"parameter {name!r}: shape entry {i} is {d!r}; use an int, pypto.DYNAMIC, "
                              f"pypto.STATIC, a pypto.frontend.dynamic(name) or a trailing ...", loc)
-    return ParamSpec(name, index, tuple(entries), ann.spec_dtype, rest_static)
+    leading = any(e in ("dyn", "static") for e in entries if isinstance(e, str))
+    return ParamSpec(name, index, tuple(entries), ann.spec_dtype, rest_static, leading)
 
 
 def dynamic(name: str) -> SymbolicScalar:
@@ -478,9 +487,9 @@ def _param_shape(pname: str, spec: ParamSpec, actual: tuple[int, ...], loc: Loc)
     if spec.shape is None:
         return tuple(actual), tuple(actual)
     n = len(spec.shape)
-    if (not spec.rest_static and len(actual) != n) or len(actual) < n:
+    if (not spec.more_dims and len(actual) != n) or len(actual) < n:
         raise PyptoError(f"argument {pname!r} has rank {len(actual)} (shape {list(actual)}) but the kernel "
-                         f"declares rank {n}{' or more' if spec.rest_static else ''}", loc)
+                         f"declares rank {n}{' or more' if spec.more_dims else ''}", loc)
     shape: list[S.Dim] = []
     key: list[Any] = []
     for axis, (want, got) in enumerate(zip(spec.shape + ("static",) * (len(actual) - n), actual)):
@@ -495,7 +504,10 @@ def _param_shape(pname: str, spec: ParamSpec, actual: tuple[int, ...], loc: Loc)
             key.append(got)
         else:
             if want != got:
-                raise PyptoError(f"argument {pname!r} has dim {axis} = {got} but the kernel declares {want}", loc)
+                lead = (f" (the annotation's {n} dims are the leading dims of this rank-{len(actual)} argument)"
+                        if len(actual) > n else "")
+                raise PyptoError(f"argument {pname!r} has dim {axis} = {got} but the kernel declares {want}{lead}",
+                                 loc)
             shape.append(got)
             key.append(got)
     return tuple(shape), tuple(key)

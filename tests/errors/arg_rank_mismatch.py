@@ -1,4 +1,5 @@
-"""Passing a 3-D batch to a kernel that declares a 2-D input."""
+"""Passing a 3-D batch to a kernel that declares a 2-D input: PyPTO reads a DYNAMIC annotation as
+the leading dims, so the argument's dim 1 (8) meets the declared 64."""
 
 import torch
 
@@ -15,4 +16,4 @@ def row_sum(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
 def trigger() -> None:
     x = torch.rand(2, 8, 64)
     out = torch.empty(2, 8, 1)
-    row_sum(x, out)  # ERROR: argument 'x' has rank 3 \(shape \[2, 8, 64\]\) but the kernel declares rank 2
+    row_sum(x, out)  # ERROR: argument 'x' has dim 1 = 8 but the kernel declares 64 \(the annotation's 2 dims are the leading dims of this rank-3 argument\)
