@@ -119,6 +119,9 @@ def small(out: Path) -> None:
     acc = compile_record(fp16_accumulate, accumulate_inputs(np.float16), stage="tensor")
     write(out, "accumulate.json", {"record": acc.to_json(include_snapshots=True), "listings": {}})
 
+    running_sum = load_module(REPO / "examples" / "runtime_branch.py").running_sum  # 11 rows: `if r == 0` per row
+    write(out, "branch.json", with_listings(profiled(running_sum)))
+
     activations = load_module(REPO / "examples" / "activations.py").activations_kernel
     write(out, "activations.json", with_listings(profiled(activations)))
     rng = np.random.default_rng(0)

@@ -383,6 +383,38 @@ describe('graph panel: loop bodies and helper calls as clusters', () => {
     await p.page.close();
   });
 
+  test('each side of a run-time if is a cluster marked taken (how often) or not taken', async () => {
+    const p = await openPanel(browser.context, 'graph');
+    const { record } = fx('branch.json');
+    await send(p.page, { type: 'record', ...fx('branch.json') });
+    const sides = flatten(record.graph).filter((n) => n.op === 'loop' && n.attrs.branch);
+    assert.ok(sides.length >= 4, 'both sides of each unrolled `if`');
+    const taken = { then: 0, else: 0 };
+    let notTaken = 0;
+    for (const n of sides) {
+      const c = p.page.locator(`.graph-svg g.cluster[data-cluster="c:loop:${n.id}"]`);
+      const title = await c.locator('.cluster-title').textContent();
+      assert.match(title, /^\W*(if|else \(if) r\b.*== 0/, title);
+      const m = title.match(/· taken (\d+)×$/);
+      const cls = await c.getAttribute('class');
+      if (m) {
+        taken[n.attrs.branch.replace(/'/g, '')] += Number(m[1]);
+        assert.match(cls, /branch-taken/);
+      } else {
+        assert.match(title, /· not taken$/);
+        assert.match(cls, /branch-not-taken/);
+        notTaken++;
+      }
+    }
+    // 11 rows: row 0 takes the `then` side, rows 1-10 the `else` side; in the bodies unrolled for
+    // rows past 0, the `then` side is never taken
+    assert.deepEqual(taken, { then: 1, else: 10 });
+    assert.ok(notTaken > 0);
+    await shots(p.page, 'graph-runtime-branch');
+    await noErrors(p);
+    await p.page.close();
+  });
+
   test('the nodes one call of a helper made are a cluster; collapse all, search, expand', async () => {
     const p = await openPanel(browser.context, 'graph');
     const { record } = fx('activations.json');

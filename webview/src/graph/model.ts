@@ -18,6 +18,8 @@ export interface Scope {
   span: Span | null;
   /** Nodes in it, nested scopes' included. */
   size: number;
+  /** A side of a run-time `if` (a loop of 0 or 1 trips): its loop node, which side. */
+  branch?: { loop: number; side: string };
 }
 
 export interface TensorView {
@@ -33,6 +35,7 @@ const unquote = (s: string | undefined): string => (s ?? '').replace(/^'(.*)'$/,
 
 export function loopTitle(n: GraphNode): string {
   const a = n.attrs;
+  if (a.branch) return unquote(a.name) || `${unquote(a.branch)} side`;  // `if row == 0`, `else (if row == 0)`
   const step = a.step && a.step !== '1' ? `, step ${a.step}` : '';
   const name = unquote(a.name);
   return `loop${name ? ` ${name}` : ''}: ${unquote(a.index) || 'i'} in [${a.start ?? '0'}, ${a.stop ?? '?'}${step})`;
@@ -53,7 +56,8 @@ function scopesOf(graph: GraphJson, scopes: Map<string, Scope>, scopeOf: Map<num
     }
     if (n.body) {
       const key = `loop:${n.id}`;
-      scopes.set(key, { key, kind: 'loop', title: loopTitle(n), parent: at, span: n.loc[0] ?? null, size: 0 });
+      const branch = n.attrs.branch ? { loop: n.id, side: unquote(n.attrs.branch) } : undefined;
+      scopes.set(key, { key, kind: 'loop', title: loopTitle(n), parent: at, span: n.loc[0] ?? null, size: 0, branch });
       scopeOf.set(n.id, key);
       scopesOf(n.body, scopes, scopeOf, key, Math.max(0, n.loc.length - 1));
     } else {
@@ -374,3 +378,14 @@ export function precisionPassFor(passes: PrecisionPass[], index: number, stage: 
 }
 
 export { RecordIndex };
+
+/** How many times each loop ran, by its node id, from a lowered program's tile instances (each
+ * iteration is one instance rooted at its loop): for a run-time branch, how often its side was
+ * taken. null when the program was not lowered (no tiles). */
+export function loopRuns(program: Program): Map<number, number> | null {
+  const instances = program.tiles?.instances;
+  if (!instances) return null;
+  const runs = new Map<number, number>();
+  for (const inst of instances) if (inst.root >= 0) runs.set(inst.root, (runs.get(inst.root) ?? 0) + 1);
+  return runs;
+}

@@ -14,6 +14,7 @@ import {
   collapsedAncestor,
   diffGraphs,
   execView,
+  loopRuns,
   precisionPassFor,
   tensorView,
   tileGrids,
@@ -452,11 +453,16 @@ class GraphPanel implements PanelImpl {
     // the clusters: expanded scopes that hold something drawn
     const used = new Set<string>();
     for (const vn of nodes) for (let k = vn.parent ? vn.parent.slice(2) : null; k !== null && !used.has(k); k = tv.scopes.get(k)?.parent ?? null) used.add(k);
+    const runs = loopRuns(tileProgram);
     const clusters: ViewCluster[] = [...used].map((k) => {
       const sc = tv.scopes.get(k)!;
       const where = sc.span ? ` · ${basename(sc.span.file)}:${sc.span.line}` : '';
-      return { id: `c:${k}`, title: `${sc.title}${sc.kind === 'call' ? ` · line ${sc.span?.line ?? '?'}` : ''}`, parent: sc.parent ? `c:${sc.parent}` : null,
-        classes: [`scope-${sc.kind}`], tooltip: `${sc.title}${where}: ${sc.size} nodes — click the title to collapse` };
+      // a run-time branch's side: taken (how many times) or not, in the lowered program
+      const ran = sc.branch && runs ? runs.get(sc.branch.loop) ?? 0 : null;
+      const taken = ran === null ? '' : ran > 0 ? ` · taken ${ran}×` : ' · not taken';
+      const classes = [`scope-${sc.kind}`, ...(ran === null ? [] : [ran > 0 ? 'branch-taken' : 'branch-not-taken'])];
+      return { id: `c:${k}`, title: `${sc.title}${sc.kind === 'call' ? ` · line ${sc.span?.line ?? '?'}` : ''}${taken}`, parent: sc.parent ? `c:${sc.parent}` : null,
+        classes, tooltip: `${sc.title}${where}: ${sc.size} nodes${taken ? ` — ${taken.slice(3)} in this run (the tile stage expands only the side taken)` : ''} — click the title to collapse` };
     });
     const seen = new Set<string>();
     const edges: ViewEdge[] = [];
