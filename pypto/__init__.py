@@ -112,6 +112,7 @@ from pypto.language.api import (
     where,
     zeros,
 )
+from pypto.language.composite import fillpad
 from pypto.language.options import (
     get_codegen_options,
     get_debug_options,

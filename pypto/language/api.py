@@ -21,7 +21,7 @@ from pypto.language import builder as _b
 from pypto.language import tiling
 from pypto.language.options import global_tile_shapes, set_global_tile_shapes
 from pypto.language.scalar import SymbolicScalar, as_dim, wrap
-from pypto.language.tensor import Tensor, trace_of, traced_tensor
+from pypto.language.tensor import Tensor, as_tensor, trace_of, traced_tensor
 from pypto.language.unsupported import UnsupportedDataType
 
 
@@ -43,11 +43,7 @@ def _builder_of(*xs: Any) -> _b.Builder:
     return _b.require("this op")
 
 
-def _tensor(x: Any, what: str = "input") -> Tensor:
-    if isinstance(x, Tensor):
-        trace_of(x)
-        return x
-    raise PyptoError(f"{what} must be a pypto tensor, got {type(x).__name__}")
+_tensor = as_tensor
 
 
 def _emit(op: str, inputs: Sequence[Tensor], attrs: dict[str, Any] | None = None,
@@ -593,15 +589,19 @@ def scatter_(input: Tensor, dim: int, index: Tensor, src: Any, *, reduce: str | 
     return x
 
 
-def getitem(x: Tensor, key: Any) -> Any:
-    """A view (`x[i, 1:]`), or with one int or symbolic index per dim of an integer kernel input
-    (`seq_lens[b]`), the element as a symbolic scalar read at run time, as PyPTO's GetTensorData."""
+def getitem(x: Tensor, key: Any, *, valid_shape: Any = None) -> Any:
+    """A view (`x[i, 1:]`; `valid_shape` as `pypto.view`'s), or with one int or symbolic index per dim
+    of an integer kernel input (`seq_lens[b]`), the element as a symbolic scalar read at run time,
+    as PyPTO's GetTensorData."""
     x = _tensor(x)
-    read = _scalar_read(x, key)
+    read = _scalar_read(x, key) if valid_shape is None else None
     if read is not None:
         return read
     offs, sizes, drop, _ = _index(x, key)
-    v = _emit("view", [x], {"shape": sizes, "offsets": offs})
+    attrs: dict[str, Any] = {"shape": sizes, "offsets": offs}
+    if valid_shape is not None:
+        attrs["valid_shape"] = _dims(valid_shape, "valid_shape")
+    v = _emit("view", [x], attrs)
     if drop:
         v = reshape(v, [s for i, s in enumerate(sizes) if i not in drop])
     return v
@@ -861,7 +861,8 @@ _OPERATORS: dict[str, Any] = {
     "__lt__": lambda self, o: lt(self, o), "__le__": lambda self, o: le(self, o),
     "__gt__": lambda self, o: gt(self, o), "__ge__": lambda self, o: ge(self, o),
     "__invert__": lambda self: logical_not(self), "__and__": lambda self, o: logical_and(self, o),
-    "__getitem__": lambda self, key: getitem(self, key), "__setitem__": lambda self, key, v: setitem(self, key, v),
+    "__getitem__": lambda self, key, *, valid_shape=None: getitem(self, key, valid_shape=valid_shape),
+    "__setitem__": lambda self, key, v: setitem(self, key, v),
     "move": _move, "matmul": _matmul_method, "view": _view_method,
 }
 

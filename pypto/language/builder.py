@@ -142,6 +142,7 @@ class Builder:
         # values that are a kernel input or a window on one, which `t[i, j]` may read a scalar from
         self.readable: dict[int, Readable] = {}
         self.lifted: dict[int, int] = {}  # a value computed in a closed loop -> its value after the loop
+        self.valid: dict[int, tuple[S.Dim, ...]] = {}  # values whose valid part is less than their shape
         self.push_tile_options(opts)
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -309,7 +310,24 @@ class Builder:
                     self.vec.id if self.vec and (opdef.vector or op in _COPIES) else None)
         node = Node(self.new_id(), op, tuple(inputs), ty, attrs, loc, name, self.label, tile, body)
         self._track_readable(node)
+        self._track_valid(node, opdef.vector)
         return self._append(node)
+
+    def _track_valid(self, node: Node, vector: bool) -> None:
+        """`Tensor.valid_shape`: a view, full or reshape given `valid_shape` has it; vector math on
+        such a value keeps it (PyPTO computes the valid part)."""
+        ty = node.type
+        if ty is None:
+            return
+        valid = node.attrs.get("valid_shape")
+        if valid is not None and len(valid) == ty.rank:
+            self.valid[node.id] = tuple(valid)
+        elif vector or node.op in ("cast", "clone"):
+            for v in node.inputs:
+                got = self.valid.get(v)
+                if got is not None and self.types[v].shape == ty.shape:
+                    self.valid[node.id] = got
+                    return
 
     def _track_readable(self, node: Node) -> None:
         """Follow kernel inputs through views and unit-dim reshapes, so a scalar read of a window

@@ -99,6 +99,15 @@ class Tensor:
         return [wrap(d) for d in self.type.shape]
 
     @property
+    def valid_shape(self) -> list[Any]:
+        """The dims of the data this tensor holds: its `valid_shape` when a view (or `full`,
+        `reshape`) was given one, or vector math on such a value; else its shape."""
+        if self.trace is None:
+            return self.shape
+        t = self.trace
+        return [wrap(d) for d in t.builder.valid.get(t.value, self.type.shape)]
+
+    @property
     def dtype(self) -> DataType:
         if self.trace is None:
             if self.spec_dtype is None:
@@ -147,6 +156,14 @@ def traced_tensor(builder: Builder, value: int, name: str | None = None) -> Tens
     t.spec_format = TileOpFormat.TILEOP_ND
     t._spec_name = None
     return t
+
+
+def as_tensor(x: Any, what: str = "input") -> Tensor:
+    """`x` when it is a tensor of the kernel being traced; else a user error naming the argument."""
+    if isinstance(x, Tensor):
+        trace_of(x)
+        return x
+    raise PyptoError(f"{what} must be a pypto tensor, got {type(x).__name__}")
 
 
 def trace_of(t: Tensor) -> Binding:
