@@ -7,6 +7,8 @@ in `pypto.ir.ops`; here is only argument handling.
 
 from __future__ import annotations
 
+import linecache
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -17,6 +19,7 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import CastMode, PrecisionType, SaturationMode, TopKAlgo
 from pypto.ir.errors import PyptoError, ShapeError, op_message
 from pypto.ir.ops import norm_dim
+from pypto.ir.source import Loc
 from pypto.language import builder as _b
 from pypto.language import tiling
 from pypto.language.options import global_tile_shapes, set_global_tile_shapes
@@ -674,13 +677,26 @@ def loop(*args: Any, name: str | None = None, idx_name: str | None = None, submi
     loc = b.loc()
     if isinstance(step, int) and step == 0:
         raise PyptoError("pypto.loop step must not be 0", loc)
-    index = b.fresh_symbol(idx_name or "i")
+    index = b.fresh_symbol(idx_name or _for_target(loc) or "i")
     lname = name or f"LOOP_{len(b.symbols)}"
     attrs = {"start": as_dim(start), "stop": as_dim(stop), "step": as_dim(step), "index": index,
              "name": lname, "submit_before_loop": bool(submit_before_loop), "parallel": bool(parallel)}
     if unroll_list:
         attrs["unroll_list"] = tuple(int(u) for u in unroll_list)
     return _loop_body(b, attrs, loc)
+
+
+_FOR = re.compile(r"^\s*for\s+\(?\s*([A-Za-z_]\w*)")
+
+
+def _for_target(loc: Loc) -> str | None:
+    """The loop variable of the `for` statement at `loc` (`for b in pypto.loop(...)` names the index
+    `b` in the graph, the tiles and the swimlane); None for anything else."""
+    span = loc.span
+    if span is None:
+        return None
+    m = _FOR.match(linecache.getline(span.file, span.line))
+    return m.group(1) if m and m.group(1) != "_" else None
 
 
 def runtime_branch(condition: Any, taken_when: bool, text: str) -> Iterator[None]:
