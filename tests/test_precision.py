@@ -20,11 +20,15 @@ from pypto.analysis.precision import (
     compare_configs,
     precision_report,
 )
+from pypto.analysis.precision.rule import Tolerance
+from pypto.cli import load_module
+from pypto.frontend.jit import JitKernel
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError
 from pypto.record import compile_record
 
 HERE = pathlib.Path(__file__).resolve()
+REPO = HERE.parents[1]
 
 
 def line_of(marker: str) -> int:
@@ -275,7 +279,7 @@ def test_the_tile_grid_shows_the_lossy_tile():
     y = np.zeros((16, 256), np.float32)
     y[8:, 128:] = 2.0 ** -8  # 1 + 2^-8 is a tie in bf16: it rounds to 1, an error of 2^-8
     inputs = {"x": np.ones((16, 256), bf), "y": y.astype(bf), "out": np.zeros((16, 256), bf)}
-    rep = precision_report(bf16_add, inputs)
+    rep = precision_report(bf16_add, inputs, rtol=1e-3, atol=1e-3)  # fixed: one bf16 rounding is an error
     assert rep.where is not None and rep.where.line == line_of("BF16_ADD")
     grid = rep.pass_named("final").grids["out"]
     assert grid.offsets == ((0, 8), (0, 128))
@@ -369,3 +373,34 @@ def test_enable_pass_verify_is_quiet_when_precise_and_saves_tensors(tmp_path):
     assert any(s.endswith("output_out.npy") for s in saved) and any(s.endswith(".fp64.npy") for s in saved)
     doc = json.loads((tmp_path / "precision.json").read_text())
     assert doc["passed"] and [p["name"] for p in doc["passes"]] == ["final"]
+
+
+# ---- tolerances by dtype ------------------------------------------------------------------------
+
+def test_the_default_tolerance_is_the_values_dtypes_as_pypto_judges_them():
+    tol = Tolerance()
+    assert tol.by_dtype and tol.of(DataType.DT_BF16) == (2.0 ** -7, 1e-4, 0.005)
+    assert tol.of(DataType.DT_FP16) == (1e-3, 1e-3, 0.005)
+    assert tol.of(DataType.DT_FP32) == (1e-3, 1e-3, 0.005)
+    assert tol.of(DataType.DT_FP32, accumulated=True) == (3e-3, 3e-3, 0.005)
+    assert tol.of(DataType.DT_INT32) == (1e-3, 1e-3, 0.0)  # integers: exact
+    assert Tolerance(1e-2, 1e-5).of(DataType.DT_BF16) == (1e-2, 1e-5, 0.0)  # fixed: the rule as written
+    # 0.5 % of the elements may fall outside the bounds
+    out, ref = np.ones(1000), np.ones(1000)
+    out[:5] = 1.01
+    assert check(out, ref, *tol.of(DataType.DT_FP32)).passed
+    out[5] = 1.01
+    assert not check(out, ref, *tol.of(DataType.DT_FP32)).passed
+
+
+@pytest.mark.parametrize("name", ["activations.py", "layernorm.py", "rope.py"])
+def test_bf16_examples_pass_at_the_default_tolerances_and_fail_a_fixed_fp32_one(name):
+    """A cast to bf16 rounds by up to 2^-9: within bf16's tolerance, outside rtol 1e-3."""
+    mod = load_module(REPO / "examples" / name)
+    kernels = [k for k in vars(mod).values() if isinstance(k, JitKernel)]
+    for kernel in kernels:
+        rep = precision_report(kernel, passes=["verify", "final"])
+        assert rep.passed, rep.message()
+        assert rep.to_json()["tolerance"].startswith("by dtype: bf16 rtol 0.0078125 atol 0.0001")
+    fixed = precision_report(kernels[0], passes=["verify"], rtol=1e-3, atol=1e-3)
+    assert not fixed.passed and fixed.first_failing_op is not None and fixed.first_failing_op.op == "cast"

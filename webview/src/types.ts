@@ -302,8 +302,11 @@ export interface PrecisionPass {
 export interface PrecisionReport {
   kernel: string;
   file: string;
+  /** The fixed tolerances, or fp32's when the report judges each value by its dtype. */
   rtol: number;
   atol: number;
+  /** The tolerances in use, in words ("by dtype: bf16 rtol 0.0078125 …" or "rtol 0.001, atol 0.001"). */
+  tolerance?: string;
   passed: boolean;
   first_failing_pass: string | null;
   first_failing_op: PrecisionRow | null;

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from pypto.analysis.findings import Where
-from pypto.analysis.precision.rule import Stats, Verdict, check
+from pypto.analysis.precision.rule import ACCUMULATING_OPS, Stats, Tolerance, Verdict, check
 from pypto.analysis.precision.targets import prepare_target, tensor_arrays
 from pypto.analysis.precision.values import (
     MOVES,
@@ -34,6 +34,7 @@ from pypto.analysis.precision.values import (
     reference_values,
     tiled_values,
 )
+from pypto.ir import dtypes
 from pypto.ir.graph import Node
 from pypto.reference.interpreter import Interpreter
 
@@ -147,48 +148,57 @@ def _config_values(target: Any, inputs: Mapping[str, Any] | None, tiled: bool) -
     return record.source.kernel, _ConfigValues(values, ref, order, outputs, keys, locate, dict(graph.outputs))
 
 
-def _stacked(pairs: Iterable[tuple[np.ndarray, np.ndarray]], rtol: float, atol: float) -> Verdict | None:
-    s = Stats(rtol, atol)
+def _of(tol: Tolerance, got: Any, op: str = "") -> tuple[float, float, float]:
+    """The tolerance for a value of `got`'s dtype (the low-precision side of a comparison)."""
+    return tol.of(dtypes.from_numpy(np.asarray(got).dtype), op in ACCUMULATING_OPS)
+
+
+def _stacked(pairs: Iterable[tuple[np.ndarray, np.ndarray]], tol: Tolerance, op: str = "") -> Verdict | None:
+    s: Stats | None = None
     for got, want in pairs:
         m = comparable(got, want)
         if m is None:
             return None
+        if s is None:
+            s = Stats(*_of(tol, got, op))
         s.add(*m)
-    return s.verdict() if s.count else None
+    return s.verdict() if s is not None and s.count else None
 
 
 def compare_configs(a: Any, b: Any, inputs: Mapping[str, Any] | None = None,
-                    inputs_b: Mapping[str, Any] | None = None, *, rtol: float = 1e-3, atol: float = 1e-3,
-                    tiled: bool = True) -> ConfigComparison:
+                    inputs_b: Mapping[str, Any] | None = None, *, rtol: float | None = None,
+                    atol: float | None = None, tiled: bool = True) -> ConfigComparison:
     """Compare two configurations of one kernel op by op (module doc). `a`, `b`: kernels,
     CompiledKernels or CompileRecords; `inputs` for a (default: example inputs), `inputs_b`
     for b (default: the same as a's — pass cast copies to compare dtypes); `tiled`: use the
-    final tiled programs' values (tile shapes matter), else the reference interpreter's."""
+    final tiled programs' values (tile shapes matter), else the reference interpreter's;
+    `rtol`/`atol` as `precision_report`'s (None: by each value's dtype)."""
+    tol = Tolerance(rtol, atol)
     name_a, va = _config_values(a, inputs, tiled)
     name_b, vb = _config_values(b, inputs_b if inputs_b is not None else inputs, tiled)
     rows: list[ConfigRow] = []
 
-    def own(v: _ConfigValues, nid: int | None) -> Verdict | None:
+    def own(v: _ConfigValues, nid: int | None, op: str) -> Verdict | None:
         if nid is None:
             return None
-        return _stacked(zip(v.values[nid], v.ref.values.get(nid, [])), rtol, atol) \
+        return _stacked(zip(v.values[nid], v.ref.values.get(nid, [])), tol, op) \
             if len(v.values[nid]) == len(v.ref.values.get(nid, [])) else None
 
     for key, na in va.keys.items():
         nb = vb.keys.get(key)
         ab = None
         if nb is not None and len(va.values[na]) == len(vb.values[nb]):
-            ab = _stacked(zip(vb.values[nb], va.values[na]), rtol, atol)
-        rows.append(ConfigRow(key, va.locate(na), na, nb, own(va, na), own(vb, nb), ab))
+            ab = _stacked(zip(vb.values[nb], va.values[na]), tol, key[2])
+        rows.append(ConfigRow(key, va.locate(na), na, nb, own(va, na, key[2]), own(vb, nb, key[2]), ab))
     for key, nb in vb.keys.items():
         if key not in va.keys:
-            rows.append(ConfigRow(key, vb.locate(nb), None, nb, None, own(vb, nb), None))
+            rows.append(ConfigRow(key, vb.locate(nb), None, nb, None, own(vb, nb, key[2]), None))
     for k, (name, got_a) in enumerate(va.outputs.items()):
         got_b = vb.outputs.get(name)
         na, nb = va.output_nodes[name], vb.output_nodes.get(name)
-        ab = _stacked([(got_b, got_a)], rtol, atol) if got_b is not None else None
+        ab = _stacked([(got_b, got_a)], tol) if got_b is not None else None
         rows.append(ConfigRow(("", 0, "output", k), va.locate(na), na, nb,
-                              check(got_a, va.ref.outputs[name], rtol, atol),
-                              check(got_b, vb.ref.outputs[name], rtol, atol) if got_b is not None else None, ab,
-                              "output", name))
+                              check(got_a, va.ref.outputs[name], *_of(tol, got_a)),
+                              check(got_b, vb.ref.outputs[name], *_of(tol, got_b)) if got_b is not None else None,
+                              ab, "output", name))
     return ConfigComparison(name_a, name_b, rows)

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from pypto.analysis.precision.results import OpRow, PassResult, PrecisionReport, TileGrid
-from pypto.analysis.precision.rule import Stats, check
+from pypto.analysis.precision.rule import ACCUMULATING_OPS, Stats, Tolerance, check
 from pypto.analysis.precision.targets import prepare_target, tensor_arrays
 from pypto.analysis.precision.values import (
     MOVES,
@@ -92,21 +92,32 @@ def _rows(stats: Mapping[int, Stats], seqs: Mapping[int, list[float]], nodes: Ma
     return out
 
 
-def _output_rows(graph: Graph, outs: Mapping[str, np.ndarray], ref: Reference, rtol: float, atol: float,
+def _accumulates(graph: Graph) -> bool:
+    """Whether the kernel's outputs may come out of an accumulation (the wider fp32 tolerance)."""
+    return any(n.op in ACCUMULATING_OPS for n in graph.walk())
+
+
+def _tol_of(tol: Tolerance, n: Node | None, accumulated: bool = False) -> tuple[float, float, float]:
+    dtype = n.type.dtype if n is not None and n.type is not None else None
+    return tol.of(dtype, accumulated or (n is not None and n.op in ACCUMULATING_OPS))
+
+
+def _output_rows(graph: Graph, outs: Mapping[str, np.ndarray], ref: Reference, tol: Tolerance,
                  locate: Locator, saver: _Saver, folder: str) -> list[OpRow]:
     nodes = graph.by_id()
     rows = []
+    acc = _accumulates(graph)
     for name, nid in graph.outputs:
         got, want = outs[name], ref.outputs[name]
         saver.save(folder, f"output_{name}", got, want)
         n = nodes.get(nid)
         rows.append(OpRow(nid, n.op if n is not None else "?", _dtype_short(n), locate(nid),
-                          check(got, want, rtol, atol), kind="output", name=name, seq=math.inf))
+                          check(got, want, *_tol_of(tol, n, acc)), kind="output", name=name, seq=math.inf))
     return rows
 
 
 def _tensor_pass(graph: Graph, ref: Reference, arrays: Mapping[str, np.ndarray], syms: Mapping[str, int],
-                 rtol: float, atol: float, locate: Locator, saver: _Saver, folder: str
+                 tol: Tolerance, locate: Locator, saver: _Saver, folder: str
                  ) -> tuple[list[OpRow], list[OpRow]]:
     stats: dict[int, Stats] = {}
     seqs: dict[int, list[float]] = {}
@@ -118,7 +129,7 @@ def _tensor_pass(graph: Graph, ref: Reference, arrays: Mapping[str, np.ndarray],
         counter[0] += 1
         s = stats.get(node.id)
         if s is None:
-            s = stats[node.id] = Stats(rtol, atol)
+            s = stats[node.id] = Stats(*_tol_of(tol, node))
             seqs[node.id] = []
         k = s.count
         want = ref.values[node.id][k]
@@ -128,11 +139,11 @@ def _tensor_pass(graph: Graph, ref: Reference, arrays: Mapping[str, np.ndarray],
 
     outs = Interpreter(graph, observer=observe).run(arrays, syms)
     rows = _rows(stats, seqs, graph.by_id(), ref.order, locate)
-    return rows, _output_rows(graph, outs, ref, rtol, atol, locate, saver, folder)
+    return rows, _output_rows(graph, outs, ref, tol, locate, saver, folder)
 
 
-def _tiled_pass(graph: Graph, tiles: TileGraph, ref: Reference, arrays: Mapping[str, np.ndarray], rtol: float,
-                atol: float, locate: Locator, saver: _Saver, folder: str, executor: TileExecutor | None = None
+def _tiled_pass(graph: Graph, tiles: TileGraph, ref: Reference, arrays: Mapping[str, np.ndarray], tol: Tolerance,
+                locate: Locator, saver: _Saver, folder: str, executor: TileExecutor | None = None
                 ) -> tuple[list[OpRow], list[OpRow], dict[str, TileGrid], list[int]]:
     run = tiled_values(graph, tiles, arrays, executor)
     nodes = graph.by_id()
@@ -144,7 +155,7 @@ def _tiled_pass(graph: Graph, tiles: TileGraph, ref: Reference, arrays: Mapping[
         if len(got_list) != len(want_list):
             skipped.append(nid)
             continue
-        s = Stats(rtol, atol)
+        s = Stats(*_tol_of(tol, nodes.get(nid)))
         seq: list[float] = []
         for (inst, got), want in zip(got_list, want_list):
             pair = comparable(got, want)
@@ -160,8 +171,11 @@ def _tiled_pass(graph: Graph, tiles: TileGraph, ref: Reference, arrays: Mapping[
             skipped.append(nid)
     order = sorted(stats, key=lambda nid: seqs[nid][0])
     rows = _rows(stats, seqs, nodes, order, locate)
-    outputs = _output_rows(graph, run.outputs, ref, rtol, atol, locate, saver, folder)
-    grids = {name: _grid(name, region, tiles, run.outputs[name], ref.outputs[name], rtol, atol)
+    outputs = _output_rows(graph, run.outputs, ref, tol, locate, saver, folder)
+    acc = _accumulates(graph)
+    out_nodes = {name: nodes.get(nid) for name, nid in graph.outputs}
+    grids = {name: _grid(name, region, tiles, run.outputs[name], ref.outputs[name],
+                         _tol_of(tol, out_nodes.get(name), acc))
              for name, region in tiles.outputs}
     return rows, outputs, grids, skipped
 
@@ -179,8 +193,8 @@ def _cells(tiles: TileGraph, target: Region) -> list[tuple[tuple[int, ...], tupl
     return list(cells) or [((0,) * len(target.shape), tuple(target.shape))]
 
 
-def _grid(name: str, target: Region, tiles: TileGraph, got: np.ndarray, want: np.ndarray, rtol: float,
-          atol: float) -> TileGrid:
+def _grid(name: str, target: Region, tiles: TileGraph, got: np.ndarray, want: np.ndarray,
+          tol: tuple[float, float, float]) -> TileGrid:
     cells = _cells(tiles, target)
     rank = len(target.shape)
     offsets = tuple(tuple(sorted({off[a] for off, _ in cells})) for a in range(rank))
@@ -195,7 +209,7 @@ def _grid(name: str, target: Region, tiles: TileGraph, got: np.ndarray, want: np
     for off, shp in cells:
         idx = tuple(o.index(x) for o, x in zip(offsets, off))
         sl = tuple(slice(x, x + s) for x, s in zip(off, shp))
-        v = check(g[sl], w[sl], rtol, atol)
+        v = check(g[sl], w[sl], *tol)
         errors[idx] = max(int(errors[idx]), 0) + v.errors
         max_abs[idx] = v.max_abs if np.isnan(max_abs[idx]) else max(max_abs[idx], v.max_abs)
         passed[idx] = bool(passed[idx]) and v.passed
@@ -251,14 +265,17 @@ def _select(record: CompileRecord, passes: Sequence[str | int] | None) -> list[_
 
 
 def precision_report(target: Any, inputs: Mapping[str, Any] | None = None,
-                     passes: Sequence[str | int] | None = None, rtol: float = 1e-3, atol: float = 1e-3, *,
-                     save_dir: str | Path | None = None) -> PrecisionReport:
+                     passes: Sequence[str | int] | None = None, rtol: float | None = None,
+                     atol: float | None = None, *, save_dir: str | Path | None = None) -> PrecisionReport:
     """Compare every op with the fp64 reference after each selected pass (default: every
     tensor-stage pass and the final tiled program) — see the module doc, and `rule` for the rule.
     `target`: a kernel (`@pypto.jit`), a CompiledKernel (then `inputs` is required) or a
     CompileRecord with its snapshots; `inputs` maps parameter names to arguments (default:
     the kernel's example inputs); `passes`: pass names or record indices, "final" for the
-    final tiled program; `save_dir`: write every compared value and its reference as .npy."""
+    final tiled program; `save_dir`: write every compared value and its reference as .npy;
+    `rtol`/`atol`: fixed tolerances for every value, or (None, the default) each value's dtype's
+    (`rule.Tolerance`)."""
+    tol = Tolerance(rtol, atol)
     record, args, executor = prepare_target(target, inputs)
     arrays = tensor_arrays(args)
     syms = dict(record.bindings)
@@ -283,11 +300,11 @@ def precision_report(target: Any, inputs: Mapping[str, Any] | None = None,
             if ref is None:
                 ref = refs[id(s.graph)] = reference_values(s.graph, arrays, syms)
             if s.level == "tensor":
-                rows, outs = _tensor_pass(s.graph, ref, arrays, syms, rtol, atol, locate, saver, folder)
+                rows, outs = _tensor_pass(s.graph, ref, arrays, syms, tol, locate, saver, folder)
                 res = PassResult(s.index, s.name, s.stage, s.level, s.changed, rows, outs)
             else:
                 assert s.tiles is not None
-                rows, outs, grids, skipped = _tiled_pass(s.graph, s.tiles, ref, arrays, rtol, atol, locate, saver,
+                rows, outs, grids, skipped = _tiled_pass(s.graph, s.tiles, ref, arrays, tol, locate, saver,
                                                          folder, executor)
                 res = PassResult(s.index, s.name, s.stage, s.level, s.changed, rows, outs, grids, skipped)
             done[s.key] = res
@@ -308,4 +325,5 @@ def precision_report(target: Any, inputs: Mapping[str, Any] | None = None,
                 here[(w.file, w.line, n.op)] = here.get((w.file, w.line, n.op), 0) + 1
         for key, c in here.items():
             counts[key] = max(counts.get(key, 0), c)
-    return PrecisionReport(record.source.kernel, record.source.file, rtol, atol, results, frozenset(in_loop), counts)
+    return PrecisionReport(record.source.kernel, record.source.file, *tol.headline(), results, frozenset(in_loop),
+                           counts, tol.describe())

@@ -129,6 +129,7 @@ class PrecisionReport:
     passes: list[PassResult]
     in_loop: frozenset[int] = frozenset()  # nodes inside loop bodies (for suggestions)
     line_counts: Mapping[tuple[str, int, str], int] = field(default_factory=dict)  # (file, line, op) -> nodes
+    tolerance: str = ""  # the tolerances in use, in words (`rule.Tolerance.describe`)
 
     @property
     def passed(self) -> bool:
@@ -158,8 +159,9 @@ class PrecisionReport:
         """One paragraph: passed, or the first failing op with its numbers."""
         row, p = self.first_failing_op, self.first_failing_pass
         if row is None or p is None:
+            tol = self.tolerance or f"rtol {self.rtol:g}, atol {self.atol:g}"
             return (f"{self.kernel}: every op within tolerance in {len(self.passes)} pass"
-                    f"{'es' if len(self.passes) != 1 else ''} (rtol {self.rtol:g}, atol {self.atol:g})")
+                    f"{'es' if len(self.passes) != 1 else ''} ({tol})")
         it = f", first at iteration {row.first_bad}" if row.occurrences > 1 and row.first_bad is not None else ""
         return (f"{self.kernel}: precision lost at {row.line}: {row.label()} in pass {p.name!r}{it}: "
                 f"{row.verdict.describe()}. {self.suggestion(row)}")
@@ -219,6 +221,7 @@ class PrecisionReport:
     def to_json(self) -> dict[str, Any]:
         first, p = self.first_failing_op, self.first_failing_pass
         return {"kernel": self.kernel, "file": self.file, "rtol": self.rtol, "atol": self.atol,
+                "tolerance": self.tolerance or f"rtol {self.rtol:g}, atol {self.atol:g}",
                 "passed": self.passed, "first_failing_pass": None if p is None else p.name,
                 "first_failing_op": None if first is None else first.to_json(),
                 "passes": [x.to_json() for x in self.passes], "findings": [f.to_json() for f in self.findings()]}

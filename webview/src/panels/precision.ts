@@ -139,7 +139,7 @@ class PrecisionPanel implements PanelImpl {
     clear(this.page);
     const r = this.report;
     if (r) {
-      this.shell.setTitle(r.kernel, `precision · rtol ${r.rtol} · atol ${r.atol}`);
+      this.shell.setTitle(r.kernel, `precision · ${r.tolerance ?? `rtol ${r.rtol} · atol ${r.atol}`}`);
       this.renderSummary(r);
       const p = this.pass();
       if (p) {
