@@ -107,6 +107,8 @@ def _where_error(e: Any, path: str, fallback: int) -> dict[str, Any]:
 
 def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Compile, profile and report one kernel of the module; JSON only."""
+    from pypto.analysis.advice import proposes, verify_advice
+    from pypto.analysis.advisor import Advisor
     from pypto.analysis.health import health_report
     from pypto.boards.profile import bottleneck
     from pypto.boards.swimlane import metrics
@@ -135,6 +137,10 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         record = profile(record, board, arrays, opts.get("workers"))
         health = health_report(record)
+        advisor = None
+        if proposes(health):  # a shape is offered only when the sim board finds it faster
+            advisor = Advisor(kernel, args)
+            health = verify_advice(health, advisor)
     except PyptoError as e:
         out["error"] = _where_error(e, path, line)
         return out
@@ -172,10 +178,9 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         except PyptoError as e:
             out["precision"] = {"error": _where_error(e, path, line)}
     if opts.get("suggest"):
-        from pypto.analysis.advisor import Advisor
         budget = opts.get("tile_search_budget")
         try:
-            suggestions = Advisor(kernel, args).suggest(budget=budget)
+            suggestions = (advisor or Advisor(kernel, args)).suggest(budget=budget)
             out["suggestions"] = [s.to_json() for s in suggestions]
         except PyptoError:
             out["suggestions"] = []

@@ -187,9 +187,9 @@ class Advisor:
     def space(self) -> Iterable[Overrides]:
         ids = sorted(self.choices)
         for combo in itertools.product(*(self.choices[i] for i in ids)):
-            yield self._norm(dict(zip(ids, combo)))
+            yield self.normalize(dict(zip(ids, combo)))
 
-    def _norm(self, ov: Mapping[int, Dims]) -> Overrides:
+    def normalize(self, ov: Mapping[int, Dims]) -> Overrides:
         """Overrides without the entries equal to the kernel's own dims, sorted."""
         own = {tc.id: tuple(tc.dims) for tc in self.configs}
         return tuple(sorted((i, tuple(d)) for i, d in ov.items() if tuple(d) != own.get(i)))
@@ -236,7 +236,7 @@ class Advisor:
             options = self.choices[i]
             for cand in options:
                 if cand != dims and _adjacent(dims, cand, options):
-                    out.append(self._norm({**cur, i: cand}))
+                    out.append(self.normalize({**cur, i: cand}))
         return out
 
     def _step_again(self, before: Overrides, after: Overrides) -> Overrides | None:
@@ -254,7 +254,7 @@ class Advisor:
                 k = [j for j, (x, y) in enumerate(zip(fa, fb)) if x != y]
                 if k and fc[k[0]] != fb[k[0]] and (fc[k[0]] > fb[k[0]]) == (fb[k[0]] > fa[k[0]]) and \
                         all(fc[j] == fb[j] for j in range(len(fb)) if j != k[0]):
-                    return self._norm({**cur_a, i: cand})
+                    return self.normalize({**cur_a, i: cand})
         return None
 
     def _big_starts(self, count: int) -> list[Overrides]:
@@ -267,7 +267,7 @@ class Advisor:
             for d in sorted(options, key=lambda d: (_area(d), _last(d))):
                 by_area[_area(d)] = d  # the longest rows of each area win
             per_call[i] = [by_area[a] for a in sorted(by_area, reverse=True)]
-        return [self._norm({i: r[min(k, len(r) - 1)] for i, r in per_call.items()}) for k in range(max(1, count))]
+        return [self.normalize({i: r[min(k, len(r) - 1)] for i, r in per_call.items()}) for k in range(max(1, count))]
 
     def search(self, budget: int | None = None) -> Evaluation:
         """Best-first neighbourhood search from the kernel's shapes and the largest tiles: the

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.analysis import health, thresholds
+from pypto.analysis.advice import proposes, verify_advice
 from pypto.analysis.advisor import Advisor
 from pypto.analysis.findings import SEVERITIES, Finding
 from pypto.analysis.health import health_report
@@ -95,10 +96,13 @@ def make_report(kernel: Any, board: str = "sim", precision: bool = False, sugges
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         rep.record = profile(record, board, arrays, workers)
         rep.health = health_report(rep.record)
+        advisor = Advisor(kernel, args) if suggest or proposes(rep.health) else None
+        if advisor is not None and proposes(rep.health):  # a shape is offered only when the board finds it faster
+            rep.health = verify_advice(rep.health, advisor)
         if precision:
             rep.precision = precision_report(kernel, args, rtol=rtol, atol=atol)
-        if suggest:
-            rep.suggestions = Advisor(kernel, args).suggest(budget=budget)
+        if suggest and advisor is not None:
+            rep.suggestions = advisor.suggest(budget=budget)
     except PyptoError as e:
         rep.error = e.message
         rep.error_line = e.loc.span.line if e.loc.span is not None and e.loc.span.file == rep.file else rep.line

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pypto.analysis.health.context import HealthContext, rounded
-from pypto.analysis.health.tile_shapes import call_text, grown, shrunk
+from pypto.analysis.health.tile_shapes import grown, shrunk
 from pypto.boards.core_model import CoreModel
 
 _PIPE_KIND = {"MTE2": "memory (GM reads)", "MTE3": "memory (GM writes)", "FIX": "memory (cube results to GM)",
@@ -75,7 +75,7 @@ def block_level(h: HealthContext) -> None:
         smaller = shrunk(h, cid)
         tc = h.configs.get(cid) if cid is not None else None
         if smaller is not None and tc is not None:
-            sev, sugg = "error", f"use {call_text(tc, smaller)}: half the tile's live bytes fit"
+            sev, sugg = "error", f"use {h.propose(tc, smaller)}: half the tile's live bytes fit"
         else:
             sev, sugg = "warning", "split the work per task (fewer live tiles at once)"
         spills = sum(g["spills"] for g in group)
@@ -96,12 +96,12 @@ def block_level(h: HealthContext) -> None:
         tc = h.configs.get(cid) if cid is not None else None
         if not r["double_buffered"]:
             smaller = shrunk(h, cid)
-            sugg = (f"use {call_text(tc, smaller)} so the loads can be double-buffered"
+            sugg = (f"use {h.propose(tc, smaller)} so the loads can be double-buffered"
                     if smaller is not None and tc is not None else "make room for double buffering")
             cause = "its loads are single-buffered, so loading and computing take turns"
         else:
             bigger = grown(h, cid)
-            sugg = (f"use {call_text(tc, bigger)}: more independent tiles per task keep the pipes "
+            sugg = (f"use {h.propose(tc, bigger)}: more independent tiles per task keep the pipes "
                     "streaming while one tile waits" if bigger is not None and tc is not None else
                     "give each task more independent work (tiles along an axis that is not reduced), so "
                     "the pipes stream instead of waiting")

@@ -11,7 +11,7 @@ from collections import Counter
 
 from pypto.analysis.health.block import PIPE_ADVICE
 from pypto.analysis.health.context import MAX_LINES, HealthContext, pct, rounded
-from pypto.analysis.health.tile_shapes import call_text, grown, shrunk
+from pypto.analysis.health.tile_shapes import grown, shrunk
 from pypto.boards.profile import bottleneck, pipe_busy
 from pypto.boards.swimlane import metrics
 
@@ -60,7 +60,7 @@ def board_level(h: HealthContext) -> None:
               f"lane-µs); tasks average {avg_us:,.2f} µs [{sl.clock}]",
               "The AICPU scheduler hands out one task at a time per thread; with short tasks the cores "
               "finish faster than it dispatches.",
-              (f"use {call_text(tc, bigger)}: about half the tasks, each twice as long"
+              (f"use {h.propose(tc, bigger)}: about half the tasks, each twice as long"
                if bigger is not None and tc is not None else "give each task more work (larger tiles)"),
               where, {"scheduler_bubble_share": rounded(sched_share), "wait_scheduler_us": rounded(m.wait_scheduler),
                       "avg_task_us": rounded(avg_us), "tasks": len(sl.tasks),
@@ -114,7 +114,7 @@ def _utilization_advice(h: HealthContext, bound: str) -> str:
             times = max(1, math.ceil(math.log2(lanes[core] / n)))
             smaller = shrunk(h, cid, times)
             tc = h.configs.get(cid) if cid is not None else None
-            more = f"use {call_text(tc, smaller)} for more, smaller tasks" if smaller is not None and \
+            more = f"use {h.propose(tc, smaller)} for more, smaller tasks" if smaller is not None and \
                 tc is not None else "give the kernel more work per call"
             return f"only {n} {core} tasks ran on {lanes[core]} {core} cores: {more}"
     return _bound_advice(bound)

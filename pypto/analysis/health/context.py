@@ -105,6 +105,7 @@ class HealthContext:
         except (OSError, UnicodeDecodeError):
             self.lines = None
         self.findings: list[Finding] = []
+        self.proposals: dict[str, tuple[int, tuple[Any, ...]]] = {}  # call text -> (tile config, dims)
         self.stats: dict[str, dict[str, Any]] = {k: {} for k in LEVEL_NAMES}
         self.cfg: dict[int, ConfigUse] = {}
         self.leaf_cfg: dict[int, int | None] = {}
@@ -113,13 +114,26 @@ class HealthContext:
         self.tile_ops_of: Mapping[int, int] = {}
         self.by_id: Sequence[Any] = ()  # tile ops by id
 
+    def propose(self, tc: TileConfig, dims: Sequence[Any]) -> str:
+        """The text of a tile-shape call a rule proposes (`set_vec_tile_shapes(1, 32)`), remembered so the
+        finding that names it carries it as `numbers["try"]`, for the board to check
+        (`pypto.analysis.advice`)."""
+        text = call_text(tc, dims)
+        self.proposals[text] = (tc.id, tuple(dims))
+        return text
+
     def add(self, rule: str, severity: str, title: str, why: str, suggestion: str, where: Where | None,
             numbers: Mapping[str, Any], edits: tuple[TextEdit, ...] = ()) -> None:
         """Record a finding of `rule` (at the kernel's `def` line when `where` is None)."""
         assert rule in RULES, rule
         level = rule.split(".", 1)[0]
+        nums = dict(numbers)
+        tries = [{"config": cid, "dims": _jsonable(dims), "call": text}
+                 for text, (cid, dims) in self.proposals.items() if text in suggestion]
+        if tries:
+            nums["try"] = tries
         self.findings.append(Finding(rule, severity, level, title, why, suggestion, where or self.kernel_where(),
-                                     dict(numbers), edits))
+                                     nums, edits))
 
     # ---- where things are
 
@@ -224,3 +238,16 @@ class HealthContext:
 
     def main_where(self, core: str | None = None) -> Where:
         return self.config_where(self.main_config(core)) or self.kernel_where()
+
+
+def call_text(tc: TileConfig, dims: Sequence[Any]) -> str:
+    """The tile-shape call of `tc`'s kind with `dims`, as the kernel would write it."""
+    if tc.kind == "vec":
+        return f"set_vec_tile_shapes({', '.join(str(d) for d in dims)})"
+    m, k, n = dims[0], dims[1], dims[2]
+    split = ", enable_split_k=True" if len(dims) > 3 and dims[3] else ""
+    return f"set_cube_tile_shapes({list(m)}, {list(k)}, {list(n)}{split})"
+
+
+def _jsonable(v: Any) -> Any:
+    return [_jsonable(x) for x in v] if isinstance(v, (tuple, list)) else v

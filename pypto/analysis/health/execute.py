@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from pypto.analysis.health.context import HealthContext, rounded
-from pypto.analysis.health.tile_shapes import call_text, grown, shrunk, tile_ratio
+from pypto.analysis.health.tile_shapes import grown, shrunk, tile_ratio
 from pypto.boards.core_model import CoreModel
 
 
@@ -84,7 +84,7 @@ def execute_level(h: HealthContext) -> None:
             tc = h.configs.get(cid) if cid is not None else None
             if smaller is not None and tc is not None:
                 more = round(s["tasks"] * tile_ratio(h, cid, smaller))
-                sugg = (f"use {call_text(tc, smaller)} (about {more} tasks) so that "
+                sugg = (f"use {h.propose(tc, smaller)} (about {more} tasks) so that "
                         f"more of the {n_cores} {core} cores get work; only worth it if the kernel's time matters")
                 sev = "warning"
             else:
@@ -102,7 +102,7 @@ def execute_level(h: HealthContext) -> None:
             times = max(1, math.ceil(math.log2(floor / avg)))
             bigger = grown(h, cid, times)
             tc = h.configs.get(cid) if cid is not None else None
-            sugg = (f"use {call_text(tc, bigger)}: fewer, longer tasks" if bigger is not None and
+            sugg = (f"use {h.propose(tc, bigger)}: fewer, longer tasks" if bigger is not None and
                     tc is not None else "give each task more work (larger tiles, or fuse more ops per task)")
             h.add("execute.small-tasks", "warning",
                   f"{core} tasks average {avg:,.0f} cycles; the scheduler needs {floor:,.0f} per task to keep "

@@ -14,8 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.analysis.health.context import ConfigUse, HealthContext, rounded
-from pypto.analysis.health.tile_shapes import call_text
+from pypto.analysis.health.context import ConfigUse, HealthContext, call_text, rounded
 from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.graph import Node, TensorType

@@ -51,7 +51,7 @@ def rule_tail_waste(h: HealthContext) -> None:
         edits: tuple[TextEdit, ...] = ()
         if fix is not None:
             new, notes = fix
-            new_text = call_text(tc, new)
+            new_text = h.propose(tc, new)
             edits = edit_for(h, tc, new)
             numbers["suggested_dims"] = list(jsonable(new))
             suggestion = f"use {new_text}: {'; '.join(notes)}, no tail"
@@ -158,7 +158,7 @@ def rule_buffer_peak(h: HealthContext) -> None:
             seen.add(key)
             smaller = shrunk(h, cid)
             tc = h.configs.get(cid) if cid is not None else None
-            hint = f"use {call_text(tc, smaller)}" if smaller is not None and tc is not None else \
+            hint = f"use {h.propose(tc, smaller)}" if smaller is not None and tc is not None else \
                 "use smaller tiles"
             if sev == "warning":
                 suggestion = f"{hint}: half the tile leaves room for two copies of each load, so MTE2 overlaps V"

@@ -15,19 +15,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pypto.analysis.findings import TextEdit, Where
-from pypto.analysis.health.context import ConfigUse, HealthContext
+from pypto.analysis.health.context import ConfigUse, HealthContext, call_text
 from pypto.ir.errors import ShapeError
 from pypto.ir.graph import TileConfig
 from pypto.language.tiling import check_cube_call, check_cube_for_matmul, check_vec_for_op
-
-
-def call_text(tc: TileConfig, dims: Sequence[Any]) -> str:
-    """The tile-shape call of `tc`'s kind with `dims`, as the kernel would write it."""
-    if tc.kind == "vec":
-        return f"set_vec_tile_shapes({', '.join(str(d) for d in dims)})"
-    m, k, n = dims[0], dims[1], dims[2]
-    split = ", enable_split_k=True" if len(dims) > 3 and dims[3] else ""
-    return f"set_cube_tile_shapes({list(m)}, {list(k)}, {list(n)}{split})"
 
 
 def literal_call(h: HealthContext, tc: TileConfig) -> tuple[Where, str] | None:

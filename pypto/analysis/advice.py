@@ -1,0 +1,74 @@
+"""Advice the board has checked: every tile shape a health finding proposes is simulated before it
+is offered.
+
+Health rules reason from rules of thumb ("halve the tile for more tasks", "grow it for fewer,
+longer ones"); a rule of thumb can be wrong for a given kernel. `verify_advice` runs each shape a
+finding proposes (`numbers["try"]`, recorded by `HealthContext.propose`) through the same
+compile-and-simulate the tuning advisor uses (`Advisor.evaluate`, cached per shape) and keeps the
+proposal only when the simulated makespan is lower than the current one. The finding then says by
+how much; otherwise it keeps its diagnosis, loses the shape and its edits, and says what the board
+found. So health, quick fixes and the advisor never contradict each other: a shape is offered only
+with a simulated figure that beats the kernel as written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from pypto.analysis.advisor import Advisor, Evaluation
+from pypto.analysis.findings import Finding
+from pypto.analysis.health import HealthReport
+
+
+def _dims(v: Any) -> Any:
+    return tuple(_dims(x) for x in v) if isinstance(v, list) else v
+
+
+def _checked(f: Finding, advisor: Advisor, before: float, board: str) -> Finding:
+    tries = [dict(t) for t in f.numbers.get("try", ())]
+    if not tries:
+        return f
+    better: list[tuple[dict[str, Any], Evaluation]] = []
+    for t in tries:
+        ev = advisor.evaluate(advisor.normalize({int(t["config"]): _dims(t["dims"])}))
+        t["makespan_us"] = ev.makespan
+        t["faster"] = ev.makespan is not None and ev.makespan < before
+        if ev.error:
+            t["error"] = ev.error
+        if t["faster"]:
+            better.append((t, ev))
+    numbers = {**f.numbers, "try": tries, "makespan_us": before, "checked_on": board}
+    if better:
+        t, ev = min(better, key=lambda p: p[1].makespan or 0.0)
+        after = float(ev.makespan or 0.0)
+        note = (f" — simulated on the {board} board: {after:,.2f} µs against {before:,.2f} µs now "
+                f"({before / after:.2f}x faster)")
+        return dataclasses.replace(f, suggestion=f.suggestion + note, numbers=numbers)
+    shown = "; ".join(f"{t['call']}: {_figure(t)}" for t in tries)
+    return dataclasses.replace(
+        f, numbers=numbers, edits=(),
+        suggestion=(f"no tile shape is offered here: the one this rule of thumb proposes is not faster on the "
+                    f"{board} board ({shown}, against {before:,.2f} µs now); the tuning suggestions list "
+                    f"shapes that are"))
+
+
+def _figure(t: dict[str, Any]) -> str:
+    if t.get("error"):
+        return f"not legal ({t['error']})"
+    return f"{t['makespan_us']:,.2f} µs"
+
+
+def proposes(health: HealthReport) -> bool:
+    """Whether any finding proposes a tile shape (so `verify_advice` has something to simulate)."""
+    return any(f.numbers.get("try") for f in health.findings)
+
+
+def verify_advice(health: HealthReport, advisor: Advisor, board: str = "sim") -> HealthReport:
+    """`health` with each finding's proposed tile shapes simulated: kept (with the figure) when
+    faster than the kernel as written, else removed with the figure that ruled them out."""
+    base = advisor.baseline
+    if base is None or base.makespan is None:
+        return health
+    findings = tuple(_checked(f, advisor, base.makespan, board) for f in health.findings)
+    return dataclasses.replace(health, findings=findings)

@@ -1,0 +1,83 @@
+"""Health advice the board has checked (`pypto.analysis.advice`): a tile shape a finding proposes is
+offered only when the sim board finds it faster than the kernel as written, with the figure; the
+shapes offered really are faster when applied to the file (checked here independently)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pypto.analysis.advisor import apply_edits
+from pypto.analysis.report import make_report
+from pypto.boards.swimlane import metrics
+from pypto.cli import load_module
+
+REPO = Path(__file__).resolve().parents[1]
+SOFTMAX = REPO / "examples" / "softmax.py"
+
+
+def _softmax_with(tmp_path: Path, dims: str) -> Path:
+    text = SOFTMAX.read_text().replace("pypto.set_vec_tile_shapes(1, 4, 1, 64)", f"pypto.set_vec_tile_shapes({dims})")
+    assert f"set_vec_tile_shapes({dims})" in text
+    path = tmp_path / f"softmax_{dims.replace(', ', '_')}.py"
+    path.write_text(text)
+    return path
+
+
+def _makespan(path: Path) -> float:
+    rep = make_report(load_module(path, f"advice_{path.stem}_").softmax_kernel)
+    assert rep.error is None and rep.record is not None and rep.record.run is not None
+    return metrics(rep.record.run).makespan
+
+
+@pytest.mark.parametrize("dims", ["1, 4, 1, 64", "1, 8, 1, 256", "1, 32, 1, 256"])
+def test_every_offered_shape_is_faster_and_every_slower_one_is_withdrawn(tmp_path, dims):
+    path = _softmax_with(tmp_path, dims)
+    rep = make_report(load_module(path, f"advice_{path.stem}_").softmax_kernel)
+    assert rep.health is not None and rep.record is not None and rep.record.run is not None
+    now = metrics(rep.record.run).makespan
+    checked = [f for f in rep.health.findings if f.numbers.get("try")]
+    assert checked, "the rules propose shapes for softmax at this tile"
+    for f in checked:
+        tries = f.numbers["try"]
+        assert all("makespan_us" in t and "faster" in t for t in tries)
+        assert f.numbers["makespan_us"] == pytest.approx(now, rel=1e-6)
+        offered = [t for t in tries if t["faster"]]
+        if offered:
+            assert "simulated on the sim board" in f.suggestion
+            assert all(t["makespan_us"] < now for t in offered)
+        else:
+            assert f.suggestion.startswith("no tile shape is offered here") and not f.edits
+            assert "tile_shapes(" in f.suggestion  # it names what it ruled out, with its figure
+    # independently: apply the fastest offered shape to the file and profile it again
+    offered = sorted((t for f in checked for t in f.numbers["try"] if t["faster"]), key=lambda t: t["makespan_us"])
+    if offered:
+        best = offered[0]
+        new_dims = ", ".join(str(d) for d in best["dims"])
+        assert _makespan(_softmax_with(tmp_path, new_dims)) == pytest.approx(best["makespan_us"], rel=1e-6)
+        assert best["makespan_us"] < now
+
+
+def test_at_the_best_shape_no_finding_offers_a_slower_one(tmp_path):
+    """At softmax's best tile (the advisor's pick), the rules of thumb propose shapes the board
+    finds slower: none is offered (before, "use set_vec_tile_shapes(1, 16, 1, 256)" was, 1.63x slower)."""
+    path = _softmax_with(tmp_path, "1, 32, 1, 256")
+    rep = make_report(load_module(path, "advice_best_").softmax_kernel)
+    assert rep.health is not None
+    offered = [t for f in rep.health.findings for t in f.numbers.get("try", ()) if t["faster"]]
+    assert offered == []
+
+
+def test_a_tail_fix_the_board_finds_faster_keeps_its_edit(tmp_path):
+    path = tmp_path / "tail.py"
+    path.write_text("import pypto\n\n\n@pypto.jit\n"
+                    "def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), "
+                    "out: pypto.Tensor([64, 1000], pypto.DT_FP32)):\n"
+                    "    pypto.set_vec_tile_shapes(16, 384)\n    out[:] = pypto.exp(x)\n")
+    rep = make_report(load_module(path, "advice_tail_").tail_vec)
+    assert rep.health is not None
+    (f,) = rep.health.of("tile.tail-waste")
+    assert f.edits and f.numbers["try"][0]["faster"] and "simulated on the sim board" in f.suggestion
+    fixed = apply_edits(path.read_text(), f.edits)
+    assert "set_vec_tile_shapes(16, 200)" in fixed
