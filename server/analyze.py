@@ -139,7 +139,7 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         health = health_report(record)
         advisor = None
         if proposes(health):  # a shape is offered only when the sim board finds it faster
-            advisor = Advisor(kernel, args)
+            advisor = Advisor(kernel, args, record=record)
             health = verify_advice(health, advisor)
     except PyptoError as e:
         out["error"] = _where_error(e, path, line)

@@ -96,7 +96,7 @@ def make_report(kernel: Any, board: str = "sim", precision: bool = False, sugges
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         rep.record = profile(record, board, arrays, workers)
         rep.health = health_report(rep.record)
-        advisor = Advisor(kernel, args) if suggest or proposes(rep.health) else None
+        advisor = Advisor(kernel, args, record=rep.record) if suggest or proposes(rep.health) else None
         if advisor is not None and proposes(rep.health):  # a shape is offered only when the board finds it faster
             rep.health = verify_advice(rep.health, advisor)
         if precision:
