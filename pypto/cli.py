@@ -404,7 +404,8 @@ def kernels_in(target: str) -> list[JitKernel]:
 
 
 def run_report(target: str, fmt: str = "text", board: str = "sim", precision: bool = False, suggest: bool = False,
-               fail_on: list[str] | None = None, output: Path | None = None, budget: int | None = None) -> int:
+               fail_on: list[str] | None = None, output: Path | None = None, budget: int | None = None,
+               seconds: float | None = None) -> int:
     try:
         for spec in fail_on or ():
             try:
@@ -415,7 +416,7 @@ def run_report(target: str, fmt: str = "text", board: str = "sim", precision: bo
     except CliError as e:
         print(e, file=sys.stderr)
         return 1
-    reports = [make_report(k, board, precision, suggest, budget=budget) for k in kernels]
+    reports = [make_report(k, board, precision, suggest, budget=budget, seconds=seconds) for k in kernels]
     for r in reports:
         if r.error is not None:
             print(f"{r.file}:{r.error_line or r.line}: error: {r.error}", file=sys.stderr)
@@ -512,6 +513,8 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--precision", action="store_true", help="compare every op with an fp64 reference, per pass")
     rp.add_argument("--suggest", action="store_true", help="search tile shapes on the sim board and suggest edits")
     rp.add_argument("--budget", type=int, help="--suggest: evaluations at most (default: 10%% of the space)")
+    rp.add_argument("--time", type=float, metavar="SECONDS",
+                    help="--suggest: wall-clock seconds to search, then the best found so far (default: no limit)")
     rp.add_argument("--fail-on", action="append", metavar="COND",
                     help="exit 1 when met: a severity (error, warning, info), 'precision', or a condition such as "
                          "'utilization<0.5' / 'makespan>120' (µs); repeatable")
@@ -542,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
                          args.workers)
     if args.cmd == "report":
         return run_report(args.target, args.format, args.board, args.precision, args.suggest, args.fail_on,
-                          args.output, args.budget)
+                          args.output, args.budget, args.time)
     if args.cmd == "profile":
         return run_profile(args.target, args.board, args.trace, args.format, args.workers, args.top, args.json)
     return 2

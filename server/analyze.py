@@ -179,9 +179,12 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
             out["precision"] = {"error": _where_error(e, path, line)}
     if opts.get("suggest"):
         budget = opts.get("tile_search_budget")
+        seconds = opts.get("tile_search_seconds")
         try:
-            suggestions = (advisor or Advisor(kernel, args)).suggest(budget=budget)
+            advisor = advisor or Advisor(kernel, args, record=record)
+            suggestions = advisor.suggest(budget=budget, seconds=float(seconds) if seconds is not None else None)
             out["suggestions"] = [s.to_json() for s in suggestions]
+            out["search"] = advisor.search_summary()
         except PyptoError:
             out["suggestions"] = []
     if opts.get("snapshots"):  # the tensor graph after each pass; null: the previous one, unchanged

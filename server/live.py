@@ -86,12 +86,12 @@ class LiveCompiler:
             self._slots = asyncio.Semaphore(shape[0])
         return self._pool
 
-    async def job(self, fn: str, *args: Any) -> Any:
+    async def job(self, fn: str, *args: Any, timeout_note: str | None = None) -> Any:
         """One worker job, at most `workers` at a time (so jobs queue here, not in threads)."""
         pool = self.pool()
         assert self._slots is not None
         async with self._slots:
-            return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit))
+            return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit), timeout_note=timeout_note)
 
     async def warm_up(self) -> None:
         """Start the forkserver and one worker (torch and pypto imported) before the first edit."""
@@ -326,8 +326,12 @@ class LiveCompiler:
             opts = {**self.settings.analysis(), "report": True, **_record_opts(what == "record"),
                     "suggest": "suggest" in what.split("+"), "precision": "precision" in what.split("+")}
 
+            note = ("the kernel compiled in time before; one tile-shape candidate of the search took longer than "
+                    "the rest of the limit: lower pypto.tileSearchSeconds or raise pypto.timeLimit"
+                    if "suggest" in what.split("+") else None)
+
             async def run() -> Json:
-                return await self.job("analyze_kernel", doc.path, text, r.name, opts)
+                return await self.job("analyze_kernel", doc.path, text, r.name, opts, timeout_note=note)
 
             fut = r.extras[what] = asyncio.ensure_future(run())
         return await asyncio.shield(fut)

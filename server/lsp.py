@@ -275,7 +275,8 @@ async def _health(ls: PyptoLanguageServer, p: P.KernelParams) -> P.HealthResult:
 
 async def _suggestions(ls: PyptoLanguageServer, p: P.KernelParams) -> P.SuggestionsResult:
     doc, r = await ls.result(p.uri, p.kernel)
-    return panels.suggestions(doc, r, (await ls.extra_output(doc, r, "suggest")).get("suggestions") or [])
+    out = await ls.extra_output(doc, r, "suggest")
+    return panels.suggestions(doc, r, out.get("suggestions") or [], out.get("search"))
 
 
 async def _precision(ls: PyptoLanguageServer, p: P.KernelParams) -> P.PrecisionResult:

@@ -284,13 +284,14 @@ def health(doc: Document, r: Result) -> P.HealthResult:
     return P.HealthResult(doc.uri, r.name, r.version, findings(doc, h.get("findings")), dict(h.get("stats") or {}))
 
 
-def suggestions(doc: Document, r: Result, items: list[Mapping[str, Json]]) -> P.SuggestionsResult:
+def suggestions(doc: Document, r: Result, items: list[Mapping[str, Json]],
+                search: Mapping[str, Json] | None = None) -> P.SuggestionsResult:
     lines = lines_of(doc.text)
     return P.SuggestionsResult(doc.uri, r.name, r.version, [
         P.Suggestion(int(s.get("rank", i + 1)), str(s["text"]), str(s.get("reason", "")),
                      float(s["makespan_before_us"]), float(s["makespan_after_us"]), float(s["speedup"]),
                      _edits(doc, lines, s.get("edits")))
-        for i, s in enumerate(items)])
+        for i, s in enumerate(items)], dict(search) if search else None)
 
 
 def precision(doc: Document, r: Result, report: Mapping[str, Json]) -> P.PrecisionResult:

@@ -58,6 +58,7 @@ class Settings:
     time_limit: float = 60.0  # seconds per kernel compile in a worker
     memory_limit_mb: int = 2048  # per worker process, above its size at start
     tile_search_budget: int | None = None  # advisor candidates (None: its default)
+    tile_search_seconds: float | None = 10.0  # the advisor's wall-clock budget per search (None: no limit)
     workers: int = 2  # worker processes
     suggest: bool = False  # run the advisor with every compile (else lazily, on a code action)
     precision: bool = False  # run the precision diff with every compile
@@ -67,7 +68,7 @@ class Settings:
     def analysis(self) -> dict[str, Json]:
         """What a worker's analyze_kernel reads (and the analysis cache key)."""
         return {"board": self.board, "precision": self.precision, "suggest": self.suggest,
-                "tile_search_budget": self.tile_search_budget}
+                "tile_search_budget": self.tile_search_budget, "tile_search_seconds": self.tile_search_seconds}
 
 
 # ---- notifications -------------------------------------------------------------------------------
@@ -275,6 +276,8 @@ class SuggestionsResult:
     kernel: str
     version: int
     suggestions: list[Suggestion]
+    # how far the search got: {"searched", "space", "stopped": "time" | "budget" | "explored", "seconds"}
+    search: dict[str, Json] | None = None
 
 
 @attrs.define

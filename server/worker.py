@@ -223,8 +223,9 @@ class WorkerPool:
         w.conn.close()
 
     def run_blocking(self, fn: str, *args: Any, timeout: float | None = None,
-                     cancel: threading.Event | None = None) -> Any:
-        """Run a job and wait for it (from a thread); raises JobFailed."""
+                     cancel: threading.Event | None = None, timeout_note: str | None = None) -> Any:
+        """Run a job and wait for it (from a thread); raises JobFailed. `timeout_note` says what a
+        timeout means for this job (default: the kernel may loop forever)."""
         if self._closed:
             raise JobFailed("error", "the worker pool is closed")
         limit = self.time_limit if timeout is None else timeout
@@ -242,8 +243,8 @@ class WorkerPool:
                 if cancel is not None and cancel.is_set():
                     raise JobFailed("cancelled", "a newer request replaced this one")
                 if waited >= limit:
-                    raise JobFailed("timeout", f"no result after {limit:g} s (the time limit): the kernel "
-                                               f"was stopped; does it loop forever?")
+                    raise JobFailed("timeout", f"no result after {limit:g} s (the time limit): " + (
+                        timeout_note or "the kernel was stopped; does it loop forever?"))
                 if not w.process.is_alive():
                     break
             try:
@@ -268,11 +269,12 @@ class WorkerPool:
                 self.replaced += 1
             self._give(keep)
 
-    async def run(self, fn: str, *args: Any, timeout: float | None = None) -> Any:
+    async def run(self, fn: str, *args: Any, timeout: float | None = None, timeout_note: str | None = None) -> Any:
         """Run a job without blocking the event loop; cancelling the awaiting task kills the job."""
         cancel = threading.Event()
         loop = asyncio.get_running_loop()
-        fut = loop.run_in_executor(None, lambda: self.run_blocking(fn, *args, timeout=timeout, cancel=cancel))
+        fut = loop.run_in_executor(None, lambda: self.run_blocking(fn, *args, timeout=timeout, cancel=cancel,
+                                                                   timeout_note=timeout_note))
         try:
             return await asyncio.shield(fut)
         except asyncio.CancelledError:

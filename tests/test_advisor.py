@@ -77,3 +77,32 @@ def test_illegal_candidates_are_counted_not_raised():
     adv = Advisor(k, {"x": torch.randn(64, 128), "out": torch.empty(64, 128)})
     bad = adv.evaluate(((0, (8, 12)),))  # 48 bytes: not a multiple of 32
     assert not bad.legal and "32 bytes" in bad.error
+
+
+def test_a_search_with_a_time_budget_answers_with_the_best_found_so_far(tmp_path):
+    """The wall-clock budget ends the search between evaluations (never a job timeout blamed on
+    the kernel): the best shape found so far, with how much of the space was searched."""
+    path = tmp_path / "badly_tiled.py"
+    path.write_text(BADLY_TILED)
+    kernel = load_module(path).soft
+    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    quick = Advisor(kernel, inputs)
+    found = quick.suggest(top=1, budget=10_000, seconds=0.0)  # no time: the kernel as written and one start
+    s = quick.search_summary()
+    assert s["stopped"] == "time" and s["searched"] < s["space"] and s["seconds"] >= 0
+    assert quick.evaluations <= 3
+    assert all(x.makespan_after < x.makespan_before for x in found)
+    longer = Advisor(kernel, inputs)
+    got = longer.suggest(top=1, budget=12, seconds=600.0)
+    assert longer.search_summary()["stopped"] in ("budget", "explored") and longer.evaluations <= 12
+    assert got and (not found or got[0].makespan_after <= found[0].makespan_after)
+
+
+def test_report_time_prints_how_far_the_search_got(tmp_path, capsys):
+    from pypto.cli import main
+
+    path = tmp_path / "badly_tiled.py"
+    path.write_text(BADLY_TILED)
+    assert main(["report", str(path), "--suggest", "--time", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "tile search: searched " in out and " of " in out and " shapes in " in out

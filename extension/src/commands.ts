@@ -90,10 +90,11 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
         return null;
       });
       if (!got) return;
-      if (got.suggestions.length === 0) return void vscode.window.showInformationMessage(`PyPTO: no faster tile shapes found for ${ref.kernel}.`);
+      const searched = got.search ? ` (searched ${got.search.searched} of ${got.search.space} shapes in ${got.search.seconds.toFixed(1)} s${got.search.stopped === 'time' ? ': the time budget ran out' : ''})` : '';
+      if (got.suggestions.length === 0) return void vscode.window.showInformationMessage(`PyPTO: no faster tile shapes found for ${ref.kernel}${searched}.`);
       const pick = await vscode.window.showQuickPick(got.suggestions.map((s) => ({
         label: s.text, description: `${s.speedup.toFixed(2)}× faster (simulated)`, detail: s.reason, s,
-      })), { title: `Tuning suggestions for ${ref.kernel}`, placeHolder: 'Apply a tile shape' });
+      })), { title: `Tuning suggestions for ${ref.kernel}${searched}`, placeHolder: 'Apply a tile shape' });
       if (!pick) return;
       const file = vscode.Uri.parse(ref.uri).fsPath;
       await d.panels.applyEdit(pick.s.edits.map((e) => lspEdit(file, e)), pick.s.text); // then compiles at once

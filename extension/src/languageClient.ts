@@ -226,7 +226,7 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     return this.request('pypto/precision', { uri: ref.uri, kernel: ref.kernel });
   }
 
-  suggestions(ref: KernelRef): Promise<{ suggestions: { rank: number; text: string; reason: string; speedup: number; edits: LspTextEdit[] }[] }> {
+  suggestions(ref: KernelRef): Promise<{ suggestions: { rank: number; text: string; reason: string; speedup: number; edits: LspTextEdit[] }[]; search?: { searched: number; space: number; stopped: string; seconds: number } | null }> {
     return this.request('pypto/suggestions', { uri: ref.uri, kernel: ref.kernel });
   }
 

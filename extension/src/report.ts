@@ -23,6 +23,7 @@ export const REPORT_VIEW_TYPE = 'pypto.report';
 export function reportArgv(python: string, file: string, out: string, s: Settings): string[] {
   const argv = [python, '-m', 'server.cli', 'report', file, '--format', 'html', '--board', s.board, '--suggest', '-o', out];
   if (s.tileSearchBudget !== null) argv.push('--budget', String(s.tileSearchBudget));
+  if (s.tileSearchSeconds !== null) argv.push('--time', String(s.tileSearchSeconds));
   if (s.precision) argv.push('--precision');
   return argv;
 }

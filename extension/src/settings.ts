@@ -20,6 +20,7 @@ export interface Settings {
   memoryLimitMb: number;
   workers: number;
   tileSearchBudget: number | null;
+  tileSearchSeconds: number | null;
   suggest: boolean;
   precision: boolean;
   progressDelayMs: number;
@@ -73,6 +74,10 @@ export const SETTINGS: Specs = {
   tileSearchBudget: {
     key: 'tileSearchBudget', kind: 'integer', default: null, nullable: true, minimum: 1, restart: false, server: true,
     description: 'Tile-shape candidates the tuning advisor simulates (null: 10% of the space, at least 6).',
+  },
+  tileSearchSeconds: {
+    key: 'tileSearchSeconds', kind: 'number', default: 10, nullable: true, minimum: 0.1, restart: false, server: true,
+    description: 'Wall-clock seconds the tuning advisor searches before it answers with the best shape found so far (null: no limit; the time limit still applies).',
   },
   suggest: {
     key: 'suggest', kind: 'boolean', default: false, restart: false, server: true,

@@ -118,6 +118,8 @@ class Advisor:
     configs: tuple[TileConfig, ...] = ()
     choices: dict[int, list[Dims]] = field(default_factory=dict)  # config index -> legal-looking dims
     baseline: Evaluation | None = None
+    stopped: str = ""  # what ended the last search: "time", "budget" or "explored"
+    search_seconds: float = 0.0
 
     record: Any = None  # the kernel as written, compiled (and profiled) already: reused, not redone
 
@@ -276,11 +278,15 @@ class Advisor:
             per_call[i] = [by_area[a] for a in sorted(by_area, reverse=True)]
         return [self.normalize({i: r[min(k, len(r) - 1)] for i, r in per_call.items()}) for k in range(max(1, count))]
 
-    def search(self, budget: int | None = None) -> Evaluation:
+    def search(self, budget: int | None = None, seconds: float | None = None) -> Evaluation:
         """Best-first neighbourhood search from the kernel's shapes and the largest tiles: the
         unexplored neighbours of the fastest candidates so far are evaluated first, until the
-        budget is spent or nothing is left to explore; the best found."""
+        budget (evaluations) or the wall-clock `seconds` are spent or nothing is left to explore;
+        the best found. `self.stopped` says which ended it."""
         budget = budget if budget is not None else max(6, -(-self.space_size() // 10))
+        t0 = time.perf_counter()
+        deadline = t0 + seconds if seconds is not None else math.inf
+        self.stopped = "explored"
         frontier: list[tuple[float, int, Overrides]] = []
         tick = itertools.count()
 
@@ -303,15 +309,31 @@ class Advisor:
 
         expand(self.evaluate(()))
         for start in self._big_starts(budget // 3):  # the largest tiles that compile
+            if time.perf_counter() >= deadline:
+                break
             ev = self.evaluate(start)
             if ev.legal:
                 expand(ev)
                 break
-        while frontier and self.evaluations < budget:
+        while frontier:
+            if self.evaluations >= budget:
+                self.stopped = "budget"
+                break
+            if time.perf_counter() >= deadline:
+                self.stopped = "time"
+                break
             _, _, cand = heapq.heappop(frontier)
             if cand not in self.cache:
                 expand(self.evaluate(cand))
+        self.search_seconds = time.perf_counter() - t0
         return self.best()
+
+    def search_summary(self) -> dict[str, Any]:
+        """How far the last search got: shapes simulated of the space, why it stopped, how long."""
+        return {"searched": self.evaluations, "space": self.space_size(), "stopped": self.stopped,
+                "seconds": round(self.search_seconds, 3)}
+
+
 
     def best(self) -> Evaluation:
         """The fastest legal candidate evaluated so far (the baseline if none is faster)."""
@@ -329,9 +351,10 @@ class Advisor:
 
     # ---- suggesting
 
-    def suggest(self, top: int = 3, budget: int | None = None) -> list[Suggestion]:
-        """Up to `top` ranked suggestions strictly faster than the kernel as written."""
-        self.search(budget)
+    def suggest(self, top: int = 3, budget: int | None = None, seconds: float | None = None) -> list[Suggestion]:
+        """Up to `top` ranked suggestions strictly faster than the kernel as written, from a search
+        of at most `budget` evaluations and `seconds` of wall clock (the best found by then)."""
+        self.search(budget, seconds)
         base = self.baseline
         assert base is not None
         if not base.legal:
@@ -370,6 +393,14 @@ class Advisor:
         return Suggestion(rank, first_id, by_id[first_id].kind, tuple(by_id[first_id].dims), first_dims,
                           "; ".join(texts), edits[0] if edits else None, base.makespan, ev.makespan, reason,
                           ev.overrides, tuple(edits))
+
+
+def search_text(s: Mapping[str, Any]) -> str:
+    """`Advisor.search_summary()` in words: "searched 120 of 91,500 shapes in 10.0 s (the time budget ran out)"."""
+    why = {"time": "the time budget ran out", "budget": "the evaluation budget was spent",
+           "explored": "no unexplored neighbour of a fast shape was left"}.get(str(s.get("stopped")), "")
+    return f"searched {s['searched']:,} of {s['space']:,} shapes in {float(s['seconds']):.1f} s" + \
+        (f" ({why})" if why else "")
 
 
 def _area(d: Dims) -> int:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pypto.analysis import health, thresholds
 from pypto.analysis.advice import proposes, verify_advice
-from pypto.analysis.advisor import Advisor
+from pypto.analysis.advisor import Advisor, search_text
 from pypto.analysis.findings import SEVERITIES, Finding
 from pypto.analysis.health import health_report
 from pypto.analysis.precision import precision_report
@@ -45,6 +45,7 @@ class KernelReport:
     health: Any = None  # HealthReport
     precision: Any = None  # PrecisionReport
     suggestions: list[Any] = field(default_factory=list)  # advisor Suggestions
+    search: dict[str, Any] | None = None  # how far the advisor's search got (Advisor.search_summary)
     error: str | None = None  # why the kernel could not be compiled / profiled
     error_line: int = 0
 
@@ -80,13 +81,13 @@ class KernelReport:
                 "metrics": None if m is None else m.to_json(),
                 "health": None if self.health is None else self.health.to_json(),
                 "precision": None if self.precision is None else self.precision.to_json(),
-                "suggestions": [s.to_json() for s in self.suggestions],
+                "suggestions": [s.to_json() for s in self.suggestions], "search": self.search,
                 "findings": [f.to_json() for f in self.findings]}
 
 
 def make_report(kernel: Any, board: str = "sim", precision: bool = False, suggest: bool = False,
                 inputs: Mapping[str, Any] | None = None, budget: int | None = None, workers: int | None = None,
-                rtol: float | None = None, atol: float | None = None) -> KernelReport:
+                rtol: float | None = None, atol: float | None = None, seconds: float | None = None) -> KernelReport:
     """Compile, profile and analyse one kernel; a user error becomes the report's `error`."""
     span = def_loc(kernel.fn).span
     rep = KernelReport(kernel.name, span.file if span else "", span.line if span else 0)
@@ -102,7 +103,8 @@ def make_report(kernel: Any, board: str = "sim", precision: bool = False, sugges
         if precision:
             rep.precision = precision_report(kernel, args, rtol=rtol, atol=atol)
         if suggest and advisor is not None:
-            rep.suggestions = advisor.suggest(budget=budget)
+            rep.suggestions = advisor.suggest(budget=budget, seconds=seconds)
+            rep.search = advisor.search_summary()
     except PyptoError as e:
         rep.error = e.message
         rep.error_line = e.loc.span.line if e.loc.span is not None and e.loc.span.file == rep.file else rep.line
@@ -183,6 +185,9 @@ def render_text(reports: Sequence[KernelReport]) -> str:
             lines.append(f"          try: {f.suggestion}")
         if r.precision is not None:
             lines.append(f"  precision: {'pass' if r.precision.passed else 'FAIL'} — {r.precision.message()}")
+        if r.search is not None:
+            lines.append(f"  tile search: {search_text(r.search)}; {len(r.suggestions)} faster shape"
+                         f"{'s' if len(r.suggestions) != 1 else ''} found")
         lines.append("")
     return "\n".join(lines)
 

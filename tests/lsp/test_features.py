@@ -95,6 +95,8 @@ async def test_the_advisors_quick_fix_rewrites_the_call_and_the_next_record_is_f
     # the same suggestions through the panel's request
     again = await doc.call("pypto/suggestions", kernel="scale_exp")
     assert again["version"] == v and isinstance(again["suggestions"], list)
+    search = again["search"]  # how far the time-bounded search got (default 10 s, budget 6 here)
+    assert 1 <= search["searched"] <= search["space"] and search["stopped"] in ("budget", "explored", "time")
 
 
 async def test_a_health_finding_with_an_edit_is_a_quick_fix_that_removes_it(client, lsp_kit, tmp_path):

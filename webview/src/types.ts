@@ -348,5 +348,15 @@ export interface KernelReport {
   health: { kernel: string; file: string; stats: Record<string, Record<string, unknown>>; findings: Finding[] } | null;
   precision: PrecisionReport | null;
   suggestions: Suggestion[];
+  /** How far the advisor's search got (absent when it did not run). */
+  search?: TileSearch | null;
   findings: Finding[];
+}
+
+/** The advisor's search: shapes simulated of the space, what stopped it, its wall-clock seconds. */
+export interface TileSearch {
+  searched: number;
+  space: number;
+  stopped: 'time' | 'budget' | 'explored';
+  seconds: number;
 }

@@ -11,7 +11,7 @@ import { sameFile } from '../model';
 import { plot } from '../plot';
 import type { HostMessage } from '../protocol';
 import { palette } from '../theme';
-import type { Finding, KernelReport, TextEdit } from '../types';
+import type { Finding, KernelReport, TextEdit, TileSearch } from '../types';
 
 const SEVERITIES = ['error', 'warning', 'info'] as const;
 
@@ -201,6 +201,7 @@ class HealthPanel implements PanelImpl {
   private renderSuggestions(r: KernelReport): void {
     const section = h('section', { class: 'block', 'data-suggestions': '1' }, h('h2', null, `Tuning suggestions (${r.suggestions.length})`));
     this.page.appendChild(section);
+    if (r.search) section.append(h('p', { class: 'muted', 'data-search': '1' }, searchText(r.search)));
     if (!r.suggestions.length) {
       section.append(h('p', { class: 'muted' }, 'No tile shape is predicted to be faster — or the advisor was not asked (pypto-ide report --suggest).'));
       return;
@@ -223,3 +224,14 @@ function figures(r: KernelReport): string {
 }
 
 start(new HealthPanel());
+
+const STOPPED: Record<TileSearch['stopped'], string> = {
+  time: 'the time budget ran out: the best found so far',
+  budget: 'the evaluation budget was spent',
+  explored: 'no unexplored neighbour of a fast shape was left',
+};
+
+/** "searched 130 of 46,500 shapes in 3.0 s (the time budget ran out: the best found so far)" */
+export function searchText(s: TileSearch): string {
+  return `searched ${s.searched.toLocaleString('en-US')} of ${s.space.toLocaleString('en-US')} shapes in ${s.seconds.toFixed(1)} s (${STOPPED[s.stopped] ?? s.stopped})`;
+}
