@@ -248,10 +248,26 @@ def hover_text(doc: Document, line1: int) -> str | None:
                 f"({clock_word(s)}, {s.get('board', '')} board).")
         else:
             text.append("Runs no task of its own (a view, a parameter or loop bookkeeping).")
+        text += cost_text(entry, s)
         if s.get("bound"):
             text += ["", f"Bound: **{s['bound']}** — {s.get('why', '')}"]
         parts.append("\n".join(text))
     return "\n\n---\n\n".join(parts) if parts else None
+
+
+def cost_text(entry: Mapping[str, Json], summary: Mapping[str, Json]) -> list[str]:
+    """The line's own cost, like a profiler's source view: its share of the program's instruction
+    cycles on the sim board's core model, per pipe, and its heaviest instructions."""
+    cost = entry.get("cost")
+    if summary.get("board") not in (None, "sim"):
+        return ["", f"Cost per line: not measured on the {summary.get('board')} board (it times whole tasks, "
+                    f"not instructions); profile on the sim board for the model's figures."]
+    if not isinstance(cost, Mapping) or not cost.get("cycles"):
+        return []
+    pipes = " · ".join(f"{p} {n(int(c))}" for p, c in sorted(cost["pipes"].items(), key=lambda kv: -kv[1]))
+    ops = ", ".join(f"`{op}` {pct(c / cost['cycles'])}" for op, c in cost.get("opcodes", ()))
+    return ["", f"Cost: **{pct(float(cost['share']))}** of the program's instruction cycles — {pipes} cycles "
+                f"over all tasks ({ops}; simulated, the sim board's core model)."]
 
 
 def branch_text(kernel: str, line1: int, sides: list[Mapping[str, Json]]) -> str:

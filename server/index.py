@@ -178,6 +178,10 @@ def editor_view(record: Any, path: str) -> dict[str, Json]:
         if n.id in branches:
             nodes[str(n.id)]["branch"] = branches[n.id]
 
+    from pypto.analysis.line_costs import line_costs
+
+    costs = {(_norm(f), ln): c for (f, ln), c in line_costs(record).items()} if run is None or run.board == "sim" \
+        else {}
     target = _norm(path)
     lines: dict[str, Json] = {}
     for file, line in record.lines():
@@ -197,6 +201,9 @@ def editor_view(record: Any, path: str) -> dict[str, Json]:
             "task_us": busy, "busy_share": busy / busy_total if busy_total else 0.0,
             "wall_share": _union_length(spans) / makespan if makespan else 0.0,
         }
+        cost = costs.get((target, line))
+        if cost is not None:
+            lines[str(line)]["cost"] = cost.to_json()
 
     sets: list[list[int]] = []
     set_index: dict[tuple[int, ...], int] = {}

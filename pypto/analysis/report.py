@@ -17,6 +17,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pypto.analysis import health, thresholds
@@ -24,6 +25,7 @@ from pypto.analysis.advice import proposes, verify_advice
 from pypto.analysis.advisor import Advisor, search_text
 from pypto.analysis.findings import SEVERITIES, Finding
 from pypto.analysis.health import health_report
+from pypto.analysis.line_costs import line_costs
 from pypto.analysis.precision import precision_report
 from pypto.boards.swimlane import metrics
 from pypto.compiler.manager import Program
@@ -46,6 +48,7 @@ class KernelReport:
     precision: Any = None  # PrecisionReport
     suggestions: list[Any] = field(default_factory=list)  # advisor Suggestions
     search: dict[str, Any] | None = None  # how far the advisor's search got (Advisor.search_summary)
+    line_costs: list[Any] = field(default_factory=list)  # LineCost, heaviest first (sim board only)
     error: str | None = None  # why the kernel could not be compiled / profiled
     error_line: int = 0
 
@@ -82,6 +85,7 @@ class KernelReport:
                 "health": None if self.health is None else self.health.to_json(),
                 "precision": None if self.precision is None else self.precision.to_json(),
                 "suggestions": [s.to_json() for s in self.suggestions], "search": self.search,
+                "line_costs": [{"file": c.file, "line": c.line, **c.to_json()} for c in self.line_costs],
                 "findings": [f.to_json() for f in self.findings]}
 
 
@@ -97,6 +101,8 @@ def make_report(kernel: Any, board: str = "sim", precision: bool = False, sugges
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         rep.record = profile(record, board, arrays, workers)
         rep.health = health_report(rep.record)
+        if board == "sim":
+            rep.line_costs = sorted(line_costs(rep.record).values(), key=lambda c: -c.cycles)
         advisor = Advisor(kernel, args, record=rep.record) if suggest or proposes(rep.health) else None
         if advisor is not None and proposes(rep.health):  # a shape is offered only when the board finds it faster
             rep.health = verify_advice(rep.health, advisor)
@@ -185,6 +191,10 @@ def render_text(reports: Sequence[KernelReport]) -> str:
             lines.append(f"          try: {f.suggestion}")
         if r.precision is not None:
             lines.append(f"  precision: {'pass' if r.precision.passed else 'FAIL'} — {r.precision.message()}")
+        if r.line_costs:
+            top = ", ".join(f"{Path(c.file).name}:{c.line} {c.share:.0%} ({max(c.pipes, key=c.pipes.get)})"
+                            for c in r.line_costs[:5])
+            lines.append(f"  heaviest lines (instruction cycles, the sim board's core model): {top}")
         if r.search is not None:
             lines.append(f"  tile search: {search_text(r.search)}; {len(r.suggestions)} faster shape"
                          f"{'s' if len(r.suggestions) != 1 else ''} found")

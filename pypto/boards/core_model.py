@@ -221,6 +221,12 @@ class CoreModel:
         self.profiles.append(profile)
         return duration, len(self.profiles) - 1
 
+    def instruction_cycles(self, leaf: int) -> list[tuple[Instr, str, float]]:
+        """(instruction, pipe, uncontended busy cycles) of each working instruction of one task of
+        `leaf` (GM reads missing L2; flags left out): what a per-line cost view adds up."""
+        return [(ins, PIPES[st.pipe], st.occ_miss) for st, ins in zip(self.programs[leaf], self.blocks[leaf].instrs)
+                if st.kind == _WORK]
+
     def pipe_cycles(self, leaf: int) -> dict[str, float]:
         """Uncontended busy cycles per pipe of one task of `leaf` (all GM reads missing L2)."""
         out: dict[str, float] = {}

@@ -3,6 +3,8 @@ edits (the advisor's tile shapes, a health finding's fix) change the next record
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from lsprotocol import types as lsp
 
@@ -40,6 +42,16 @@ async def test_hover_on_an_op_line_shows_its_ops_tiles_tasks_and_the_bound(clien
     assert "32 tasks" in text and "leaf 0" in text and "makespan" in text and "simulated" in text
     assert f"Bound: **{r['summary']['bound']}**" in text
     assert await doc.hover(doc.line_of("import pypto")) is None  # no op there
+    # each fused line has its own cost: shares of the instruction cycles, two lines, one leaf
+    shares = []
+    for marker in ("y = pypto.exp(x)", "out[:] = y + x"):
+        line_text = await doc.hover(doc.line_of(marker))
+        assert line_text is not None and "the sim board's core model" in line_text
+        m = re.search(r"Cost: \*\*(\d+)%\*\* of the program's instruction cycles — ", line_text)
+        assert m, line_text
+        shares.append(int(m.group(1)))
+    assert 0 < shares[0] < 100 and 0 < shares[1] < 100 and 95 <= sum(shares) <= 101
+    assert "`TEXP`" in text
 
 
 async def test_code_lenses_sit_above_each_kernel_and_each_tile_shape_call(client, lsp_kit, tmp_path):
