@@ -122,3 +122,46 @@ def test_an_error_inside_a_runtime_branch_points_at_its_line():
         branch_error(x, np.zeros_like(x))
     line = branch_error.fn.__code__.co_firstlineno + 7
     assert e.value.line == line, str(e.value)
+
+
+def _first_or_rest(out, x, idx):  # type: ignore[no-untyped-def]
+    """A plain helper (no decorator) with an `if` on a run-time value: a branch of the program."""
+    if idx == 0:
+        out[idx:idx + 1, :] = x[idx:idx + 1, :] * 2.0  # HELPER_THEN
+    else:
+        out[idx:idx + 1, :] = x[idx:idx + 1, :] + 1.0
+
+
+def _through(out, x, idx):  # type: ignore[no-untyped-def]
+    _first_or_rest(out, x, idx)  # a helper calling a helper
+
+
+@pypto.frontend.jit
+def helper_branch(x: pypto.Tensor([4, 64], pypto.DT_FP32), out: pypto.Tensor([4, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(1, 64)
+    for idx in pypto.loop(4):
+        _through(out, x, idx)
+
+
+def test_an_if_inside_a_plain_helper_is_a_runtime_branch_too():
+    x = np.random.default_rng(0).standard_normal((4, 64)).astype(np.float32)
+    out = np.zeros((4, 64), np.float32)
+    helper_branch(x, out)
+    want = x + 1.0
+    want[0] = x[0] * 2.0
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    ck = next(iter(helper_branch.cache.values()))
+    sides = [n for n in ck.graph.walk() if n.op == "loop" and n.attrs.get("branch")]
+    assert sorted(n.attrs["branch"] for n in sides) == ["else", "then"]
+    # the helper's lines are kept: the then side's write points at its own line
+    then_line = next(k for k, t in enumerate(open(__file__).read().splitlines(), 1) if t.endswith("# HELPER_THEN"))
+    then = next(n for n in sides if n.attrs["branch"] == "then")
+    assert any(m.loc.span is not None and m.loc.span.line == then_line for m in then.body.walk())  # type: ignore[union-attr]
+
+
+def test_library_functions_and_builtins_are_called_as_they_are():
+    from pypto.frontend.body import user_call
+
+    assert user_call(np.zeros) is np.zeros and user_call(len) is len
+    assert user_call(traced_body) is traced_body  # pypto's own
+    assert user_call(_through) is not _through and user_call(_through) is user_call(_through)  # once per function

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pypto
+import pypto.record
 
 W = 32
 

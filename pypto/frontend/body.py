@@ -14,16 +14,25 @@ its source with
   the condition holds (or not); a condition known now takes Python's path, as before. An `if`
   whose sides `return`, `break` or `continue` keeps Python's meaning only.
 
+- each call of a bare name that is not a builtin (`helper(x)`) routed through `user_call`, which
+  gives a plain Python helper of the user's (not a library's) the same rewrite, once per
+  function, so an `if` on a run-time value inside a helper is a branch too, as PyPTO's frontend,
+  which evaluates the helpers it calls, has it.
+
 Line and column numbers are kept, so locations and errors point at the user's text. A function
-whose source cannot be read, or whose body has neither, is traced as it is.
+whose source cannot be read, or whose body has none of these, is traced as it is.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import inspect
+import os
+import sysconfig
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -35,8 +44,29 @@ def _is_runtime(condition: Any) -> bool:
     return isinstance(condition, SymbolicScalar) and not condition.is_concrete()
 
 
+_REWRITTEN: weakref.WeakKeyDictionary[Callable[..., Any], Callable[..., Any]] = weakref.WeakKeyDictionary()
+_LIBRARY_DIRS = tuple(os.path.normcase(os.path.realpath(p)) + os.sep for p in {
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # the pypto package
+    *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))})
+
+
+def user_call(fn: Any) -> Any:
+    """The callee of a `helper(...)` call in a traced body: a plain Python function from the user's
+    files rewritten like the kernel (`traced_body`, once per function), anything else as it is."""
+    if type(fn) is not types.FunctionType:
+        return fn
+    got = _REWRITTEN.get(fn)
+    if got is None:
+        file = os.path.normcase(os.path.realpath(fn.__code__.co_filename))
+        got = fn if file.startswith(_LIBRARY_DIRS) or fn.__code__.co_filename.startswith("<") else traced_body(fn)
+        _REWRITTEN[fn] = got
+    return got
+
+
 _HELPERS = {"min": ("__pypto_min__", scalar_min), "max": ("__pypto_max__", scalar_max),
-            "if": ("__pypto_runtime__", _is_runtime), "branch": ("__pypto_branch__", runtime_branch)}
+            "if": ("__pypto_runtime__", _is_runtime), "branch": ("__pypto_branch__", runtime_branch),
+            "call": ("__pypto_call__", user_call)}
+_BUILTINS = frozenset(dir(builtins))
 _FACTORY = "__pypto_body_factory__"
 
 
@@ -54,6 +84,11 @@ class _Body(ast.NodeTransformer):
         if isinstance(node.func, ast.Name) and node.func.id in self.names:
             self.used.add(node.func.id)
             node.func = ast.copy_location(ast.Name(_HELPERS[node.func.id][0], ast.Load()), node.func)
+        elif isinstance(node.func, ast.Name) and node.func.id not in _BUILTINS:
+            self.used.add("call")  # maybe a helper of the user's: `user_call` decides when it runs
+            wrap = ast.Call(ast.Name(_HELPERS["call"][0], ast.Load()), [node.func], [])
+            node.func = ast.copy_location(wrap, node.func)
+            ast.fix_missing_locations(node)
         return node
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
