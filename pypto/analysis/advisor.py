@@ -276,7 +276,8 @@ class Advisor:
             for d in sorted(options, key=lambda d: (_area(d), _last(d))):
                 by_area[_area(d)] = d  # the longest rows of each area win
             per_call[i] = [by_area[a] for a in sorted(by_area, reverse=True)]
-        return [self.normalize({i: r[min(k, len(r) - 1)] for i, r in per_call.items()}) for k in range(max(1, count))]
+        steps = min(count, max((len(r) for r in per_call.values()), default=1))  # past that, all repeat the last
+        return [self.normalize({i: r[min(k, len(r) - 1)] for i, r in per_call.items()}) for k in range(max(1, steps))]
 
     def search(self, budget: int | None = None, seconds: float | None = None) -> Evaluation:
         """Best-first neighbourhood search from the kernel's shapes and the largest tiles: the
