@@ -362,11 +362,17 @@ def inlay_hints(doc: Document, rng: lsp.Range) -> list[lsp.InlayHint]:
             tiles = sum(int(x["tiles"]) for x in shown)
             if tiles:
                 label += f" · {n(tiles)} tiles"
+            tip = f"{r.name}: {', '.join(x['op'] for x in shown)}"
+            cost = entry.get("cost")
+            if isinstance(cost, Mapping) and float(cost.get("share", 0.0)) >= 0.005:
+                # the line's heat: its share of the program's instruction cycles (sim board's core model)
+                label += f" · {pct(float(cost['share']))} of cycles"
+                tip += (f"\n{pct(float(cost['share']))} of the program's instruction cycles on the sim board's core "
+                        f"model (simulated): " + ", ".join(f"{p} {n(int(c))}" for p, c in cost["pipes"].items()))
             done.add(line1)
             text = lines[line1 - 1]
             out.append(lsp.InlayHint(position=lsp.Position(line1 - 1, len(text)), label=label,
-                                     kind=lsp.InlayHintKind.Type, padding_left=True,
-                                     tooltip=f"{r.name}: {', '.join(x['op'] for x in shown)}"))
+                                     kind=lsp.InlayHintKind.Type, padding_left=True, tooltip=tip))
     return out
 
 

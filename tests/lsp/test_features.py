@@ -81,9 +81,14 @@ async def test_inlay_hints_give_each_op_line_its_shape_and_tile_count(client, ls
     hints = {h.position.line: h for h in await doc.hints()}
     line = doc.line_of("y = pypto.exp(x)")
     h = hints[line]
-    assert h.label == " fp32[64, 256] · 64 tiles" and h.kind == lsp.InlayHintKind.Type
+    # shape, tiles, and the line's heat: its share of the instruction cycles (sim board's core model)
+    m = re.fullmatch(r" fp32\[64, 256\] · 64 tiles · (\d+)% of cycles", str(h.label))
+    assert m and h.kind == lsp.InlayHintKind.Type, h.label
     assert h.position.character == len(doc.text.splitlines()[line])
-    assert "fp32[64, 256]" in str(hints[doc.line_of("out[:] = y + x")].label)
+    other = str(hints[doc.line_of("out[:] = y + x")].label)
+    m2 = re.search(r"(\d+)% of cycles", other)
+    assert "fp32[64, 256]" in other and m2 and 95 <= int(m.group(1)) + int(m2.group(1)) <= 101
+    assert "core model" in str(h.tooltip)
     assert doc.line_of("import pypto") not in hints
 
 
