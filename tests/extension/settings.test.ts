@@ -32,6 +32,7 @@ test('the contract settings exist with their server defaults (docs/protocol.md)'
   assert.equal(d.timeLimit, 60);
   assert.equal(d.memoryLimitMb, 2048);
   assert.equal(d.tileSearchBudget, null);
+  assert.equal(d.tileSearchSeconds, 10, 'the advisor answers within 10 s by default');
   assert.equal(d.interpreter, '');
 });
 
@@ -66,7 +67,7 @@ test('the server is sent its keys only; the interpreter is the extension\'s', ()
   const s = serverSettings({ ...defaults(), board: 'cpu' });
   assert.equal(s.board, 'cpu');
   assert.ok(!('interpreter' in s));
-  assert.deepEqual(Object.keys(s).sort(), ['board', 'debounceMs', 'logLevel', 'memoryLimitMb', 'precision', 'progressDelayMs', 'suggest', 'tileSearchBudget', 'timeLimit', 'workers']);
+  assert.deepEqual(Object.keys(s).sort(), ['board', 'debounceMs', 'logLevel', 'memoryLimitMb', 'precision', 'progressDelayMs', 'suggest', 'tileSearchBudget', 'tileSearchSeconds', 'timeLimit', 'workers']);
 });
 
 test('only an interpreter change needs a new server process', () => {
