@@ -27,7 +27,7 @@ from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileGraph, Ti
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
 
-_POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs"})
+_POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs", "at"})  # where a tile sits, not what it computes
 
 
 def nbytes(op: TileOp) -> int:
