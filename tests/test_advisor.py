@@ -106,3 +106,40 @@ def test_report_time_prints_how_far_the_search_got(tmp_path, capsys):
     assert main(["report", str(path), "--suggest", "--time", "0.5"]) == 0
     out = capsys.readouterr().out
     assert "tile search: searched " in out and " of " in out and " shapes in " in out
+
+
+def _matmul_then_exp():  # type: ignore[no-untyped-def]
+    @pypto.jit
+    def k(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_cube_tile_shapes([32, 32], [32, 32], [32, 32])
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = pypto.exp(pypto.matmul(a, b, pypto.DT_FP32))
+    return k
+
+
+def test_cube_shapes_that_overflow_an_on_chip_buffer_are_pruned_before_any_compile():
+    from pypto.language.tiling import cube_overflows
+
+    a, b = torch.randn(256, 256).half(), torch.randn(256, 256).half()
+    adv = Advisor(_matmul_then_exp(), {"a": a, "b": b, "out": torch.empty(256, 256)})
+    cube = adv.choices[0]
+    assert cube and all(not cube_overflows(m, k, n, 2, 2) for m, k, n, _ in cube)
+    assert ((256, 256), (256, 256), (256, 256), False) not in cube  # 128 KiB of fp16 A in a 64 KiB L0A
+    assert ((128, 128), (128, 512), (256, 256), False) in cube  # 32 KiB A, 64 KiB B, 128 KiB C: fits
+    assert len(cube) < 375  # the unpruned grid: 5 m x 5 n x 5 k x 3 k-multiples
+    # fp32 operands take twice the bytes: fewer shapes fit
+    adv32 = Advisor(_matmul_then_exp(), {"a": a.float(), "b": b.float(), "out": torch.empty(256, 256)})
+    assert len(adv32.choices[0]) < len(cube)
+
+
+def test_the_search_tries_each_calls_largest_shape_with_the_other_calls_as_written():
+    """Calls tile different ops: the largest cube shape is tried with the vector shape as
+    written (and vice versa), so a vector shape that is bad for this kernel cannot hide a good
+    cube shape."""
+    adv = Advisor(_matmul_then_exp(), {"a": torch.randn(256, 256).half(), "b": torch.randn(256, 256).half(),
+                                       "out": torch.empty(256, 256)})
+    adv.search(budget=4)
+    singles = [ov for ov in adv.cache if len(ov) == 1]
+    assert any(i == 0 for (i, _), in singles) and any(i == 1 for (i, _), in singles)
+    cube_alone = next(dims for (i, dims), in singles if i == 0)
+    assert cube_alone == max(adv.choices[0], key=lambda d: (d[0][1] * d[1][1] * d[2][1], d[2][1]))

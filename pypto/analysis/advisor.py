@@ -41,7 +41,7 @@ from pypto.ir import symbolic as S
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import TileConfig
 from pypto.language.builder import tile_overrides
-from pypto.language.tiling import strict_tile_rules
+from pypto.language.tiling import cube_overflows, strict_tile_rules
 from pypto.record import bind, compile_record
 from pypto.target import load as load_board
 
@@ -183,12 +183,29 @@ class Advisor:
                 out.append(tuple(dims))
         return out or [tuple(tc.dims)]
 
+    def _operand_bytes(self, tc: TileConfig) -> tuple[int, int]:
+        """The widest A and B element sizes of the matmuls the cube config tiles (2: fp16 if none)."""
+        nodes = {n.id: n for n in self.record.graph.walk()}
+        a = b = 0
+        for n in nodes.values():
+            if n.tile == tc.id and n.op == "matmul" and len(n.inputs) >= 2:
+                ta, tb = (nodes[i].type if i in nodes else None for i in n.inputs[:2])
+                a = max(a, ta.dtype.nbytes if ta is not None else 2)
+                b = max(b, tb.dtype.nbytes if tb is not None else 2)
+        return a or 2, b or 2
+
     def _cube_choices(self, tc: TileConfig) -> list[Dims]:
+        """m, k, n of 16…256 (k's L1 at 1, 2 or 4 times its L0) that fit L0A/L0B/L0C/L1 for the
+        config's operand dtypes: the analytical prune (an overflowing shape is never the answer,
+        and costs a compile to find out)."""
         l0 = (16, 32, 64, 128, 256)
+        a, b = self._operand_bytes(tc)
         out = []
         for m, n, k0, kmul in itertools.product(l0, l0, l0, (1, 2, 4)):
-            out.append(((m, m), (k0, k0 * kmul), (n, n), bool(tc.dims[3]) if len(tc.dims) > 3 else False))
-        return out
+            dims = ((m, m), (k0, k0 * kmul), (n, n), bool(tc.dims[3]) if len(tc.dims) > 3 else False)
+            if not cube_overflows(dims[0], dims[1], dims[2], a, b):
+                out.append(dims)
+        return out or [tuple(tc.dims)]
 
     def space_size(self) -> int:
         return math.prod(len(c) for c in self.choices.values())
@@ -266,18 +283,17 @@ class Advisor:
                     return self.normalize({**cur_a, i: cand})
         return None
 
-    def _big_starts(self, count: int) -> list[Overrides]:
-        """Candidates from the largest tiles down, one per tile area (halving): each call's
-        largest tile of that area with the longest rows. A tile too big for its buffer makes
+    def _big_starts(self, count: int) -> dict[int, list[Dims]]:
+        """Per call, its shapes from the largest tile area down (halving), at most `count`: the
+        largest tile of each area with the longest rows. A tile too big for its buffer makes
         every other shape of its area too big as well, so one try per area suffices."""
         per_call = {}
         for i, options in self.choices.items():
             by_area: dict[int, Dims] = {}
             for d in sorted(options, key=lambda d: (_area(d), _last(d))):
                 by_area[_area(d)] = d  # the longest rows of each area win
-            per_call[i] = [by_area[a] for a in sorted(by_area, reverse=True)]
-        steps = min(count, max((len(r) for r in per_call.values()), default=1))  # past that, all repeat the last
-        return [self.normalize({i: r[min(k, len(r) - 1)] for i, r in per_call.items()}) for k in range(max(1, steps))]
+            per_call[i] = [by_area[a] for a in sorted(by_area, reverse=True)][:max(1, count)]
+        return per_call
 
     def search(self, budget: int | None = None, seconds: float | None = None) -> Evaluation:
         """Best-first neighbourhood search from the kernel's shapes and the largest tiles: the
@@ -309,13 +325,21 @@ class Advisor:
                     heapq.heappush(frontier, (ev.makespan, next(tick), n))
 
         expand(self.evaluate(()))
-        for start in self._big_starts(budget // 3):  # the largest tiles that compile
-            if time.perf_counter() >= deadline:
-                break
-            ev = self.evaluate(start)
-            if ev.legal:
-                expand(ev)
-                break
+        # the largest tiles that compile: per call with the others as written (calls tile
+        # different ops, so their best shapes are nearly independent), then all of them at once
+        own = {tc.id: tuple(tc.dims) for tc in self.configs}
+        biggest: dict[int, Dims] = {}
+        for i, shapes in self._big_starts(budget // 3).items():
+            for dims in shapes:
+                if time.perf_counter() >= deadline:
+                    break
+                ev = self.evaluate(self.normalize({**own, i: dims}))
+                if ev.legal:
+                    biggest[i] = dims
+                    expand(ev)
+                    break
+        if len(biggest) > 1 and time.perf_counter() < deadline:
+            expand(self.evaluate(self.normalize({**own, **biggest})))
         while frontier:
             if self.evaluations >= budget:
                 self.stopped = "budget"

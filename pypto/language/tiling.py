@@ -172,18 +172,22 @@ def check_cube_for_matmul(m: tuple[int, ...], k: tuple[int, ...], n: tuple[int, 
             board_limit(f"cube tile {what}={list(vals)}: {off[0]} is not a multiple of {step} elements (the "
                         f"cube's {step}-row fractal){at}: the fractal is padded; use "
                         f"{math.ceil(off[0] / step) * step}", strict)
-    c_size = 4
+    for buf, need, cap, formula in cube_overflows(m, k, n, a.nbytes, b.nbytes):
+        board_limit(f"cube tiles need {formula} = {need} bytes of {buf}, which holds {cap}{at}; "
+                    f"halve the largest of the sizes in that product", strict)
+
+
+def cube_overflows(m: Sequence[int], k: Sequence[int], n: Sequence[int], a_bytes: int,
+                   b_bytes: int) -> list[tuple[str, int, int, str]]:
+    """(buffer, bytes needed, bytes it holds, formula) of every on-chip buffer the cube tiles
+    overflow: L0A, L0B, L0C (fp32 accumulator) and L1 (the A and B blocks). Empty: they fit."""
     kl0, kal1 = k[0], k[1]
     kbl1 = k[2] if len(k) == 3 else k[1]
     checks = (
-        ("L0A", m[0] * kl0 * a.nbytes, f"mL0*kL0*{a.nbytes} = {m[0]}*{kl0}*{a.nbytes}"),
-        ("L0B", n[0] * kl0 * b.nbytes, f"nL0*kL0*{b.nbytes} = {n[0]}*{kl0}*{b.nbytes}"),
-        ("L0C", m[0] * n[0] * c_size, f"mL0*nL0*4 = {m[0]}*{n[0]}*4"),
-        ("L1", m[1] * kal1 * a.nbytes + n[1] * kbl1 * b.nbytes,
-         f"mL1*kL1*{a.nbytes} + nL1*kL1*{b.nbytes} = {m[1]}*{kal1}*{a.nbytes} + {n[1]}*{kbl1}*{b.nbytes}"),
+        ("L0A", m[0] * kl0 * a_bytes, f"mL0*kL0*{a_bytes} = {m[0]}*{kl0}*{a_bytes}"),
+        ("L0B", n[0] * kl0 * b_bytes, f"nL0*kL0*{b_bytes} = {n[0]}*{kl0}*{b_bytes}"),
+        ("L0C", m[0] * n[0] * 4, f"mL0*nL0*4 = {m[0]}*{n[0]}*4"),
+        ("L1", m[1] * kal1 * a_bytes + n[1] * kbl1 * b_bytes,
+         f"mL1*kL1*{a_bytes} + nL1*kL1*{b_bytes} = {m[1]}*{kal1}*{a_bytes} + {n[1]}*{kbl1}*{b_bytes}"),
     )
-    for buf, need, formula in checks:
-        cap = buffer_bytes(buf)
-        if need > cap:
-            board_limit(f"cube tiles need {formula} = {need} bytes of {buf}, which holds {cap}{at}; "
-                        f"halve the largest of the sizes in that product", strict)
+    return [(buf, need, buffer_bytes(buf), formula) for buf, need, formula in checks if need > buffer_bytes(buf)]
