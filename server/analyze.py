@@ -17,6 +17,9 @@ the process boundary and are what the shells hold:
 - `load_trace(path)` reads a trace file (ours, a Chrome/Perfetto trace, PyPTO's
   merged_swimlane.json and run outputs: `pypto.boards.importers.load_any`) as a swimlane.
 
+A long job streams interim results through `progress` (the worker sends them to the server as
+they come): the tile search's best shape so far, at most twice a second.
+
 A user mistake is a result, not an exception: `error` carries the message and the line.
 Modules are cached per (path, text hash) in the worker (`pypto.userfiles.load_text`), so a
 pool's warm worker analyses the kernels of one version without re-executing the module.
@@ -26,12 +29,21 @@ from __future__ import annotations
 
 import traceback
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from server.index import editor_view  # the language server's lookups, made next to the record
+
+
+def no_progress(data: Any) -> None:
+    """Outside a worker job, interim results go nowhere."""
+
+
+# A long job's interim results (the tile search's best so far), JSON-able: the worker sets this to
+# send them to the server while the job runs (server.worker), and back to `no_progress` after.
+progress: Callable[[Any], None] = no_progress
 
 
 def _error(message: str, line: int, col: int = 0, end_line: int = 0, end_col: int = 0,
@@ -182,7 +194,8 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         seconds = opts.get("tile_search_seconds")
         try:
             advisor = advisor or Advisor(kernel, args, record=record)
-            suggestions = advisor.suggest(budget=budget, seconds=float(seconds) if seconds is not None else None)
+            suggestions = advisor.suggest(budget=budget, seconds=float(seconds) if seconds is not None else None,
+                                          progress=lambda s: progress({"kernel": name, "search": s}))
             out["suggestions"] = [s.to_json() for s in suggestions]
             out["search"] = advisor.search_summary()
         except PyptoError:

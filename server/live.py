@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from server.protocol import Settings
@@ -56,6 +57,8 @@ class Sink(Protocol):
     def record_changed(self, doc: Document, result: Result) -> None: ...
 
     def compile_state(self, doc: Document, version: int, kernels: list[str], state: str) -> None: ...
+
+    def search_progress(self, doc: Document, result: Result, search: Json) -> None: ...
 
     def refresh(self) -> None: ...
 
@@ -86,12 +89,14 @@ class LiveCompiler:
             self._slots = asyncio.Semaphore(shape[0])
         return self._pool
 
-    async def job(self, fn: str, *args: Any, timeout_note: str | None = None) -> Any:
+    async def job(self, fn: str, *args: Any, timeout_note: str | None = None,
+                  on_progress: Callable[[Json], None] | None = None) -> Any:
         """One worker job, at most `workers` at a time (so jobs queue here, not in threads)."""
         pool = self.pool()
         assert self._slots is not None
         async with self._slots:
-            return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit), timeout_note=timeout_note)
+            return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit), timeout_note=timeout_note,
+                                  on_progress=on_progress)
 
     async def warm_up(self) -> None:
         """Start the forkserver and one worker (torch and pypto imported) before the first edit."""
@@ -330,8 +335,13 @@ class LiveCompiler:
                     "the rest of the limit: lower pypto.tileSearchSeconds or raise pypto.timeLimit"
                     if "suggest" in what.split("+") else None)
 
+            def searching(data: Json) -> None:  # the tile search's best so far, while it runs
+                if isinstance(data, dict) and isinstance(data.get("search"), dict):
+                    self.sink.search_progress(doc, r, data["search"])
+
             async def run() -> Json:
-                return await self.job("analyze_kernel", doc.path, text, r.name, opts, timeout_note=note)
+                return await self.job("analyze_kernel", doc.path, text, r.name, opts, timeout_note=note,
+                                      on_progress=searching if opts["suggest"] else None)
 
             fut = r.extras[what] = asyncio.ensure_future(run())
         return await asyncio.shield(fut)

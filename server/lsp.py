@@ -191,6 +191,16 @@ class PyptoLanguageServer(LanguageServer):
         params = P.CompileStateParams(doc.uri, version, kernels, state, list(doc.kernels))  # type: ignore[arg-type]
         self.protocol.notify(P.COMPILE_STATE, P.dump(params))
 
+    def search_progress(self, doc: Document, r: Result, search: Any) -> None:
+        try:
+            params = P.SearchProgressParams(doc.uri, r.name, r.version, int(search["searched"]), int(search["space"]),
+                                            float(search["seconds"]), search.get("baseline_us"),
+                                            search.get("best_us"), str(search.get("best") or ""))
+        except (KeyError, TypeError, ValueError) as e:
+            log.debug("a malformed search progress from the worker: %s", e)
+            return
+        self.protocol.notify(P.SEARCH_PROGRESS, P.dump(params))
+
     def refresh(self) -> None:
         ws = self._caps().workspace
         for supported, send in (

@@ -37,6 +37,7 @@ REPORT = "pypto/report"
 COMPILE = "pypto/compile"
 LOAD_TRACE = "pypto/loadTrace"
 COMPILE_STATE = "pypto/compileState"
+SEARCH_PROGRESS = "pypto/searchProgress"
 COMMANDS = ("pypto.openGraph", "pypto.openSwimlane", "pypto.openReport")
 SECTION = "pypto"  # the workspace/configuration section
 
@@ -116,6 +117,22 @@ class CompileStateParams:
     kernels: list[str]  # the kernels this update compiles
     state: Literal["started", "finished"]
     document_kernels: list[str]  # every kernel of the document's latest parsed version
+
+
+@attrs.define
+class SearchProgressParams:
+    """The tile search of a kernel is running: how far it got and the best shape found so far
+    (sent at most twice a second while an on-demand advisor job runs)."""
+
+    uri: str
+    kernel: str
+    version: int  # the document version the search compiles
+    searched: int  # shapes simulated so far
+    space: int  # legal-looking shapes in all
+    seconds: float  # since the search started
+    baseline_us: float | None  # the kernel as written (simulated)
+    best_us: float | None  # the fastest shape so far (simulated); the baseline when none is faster
+    best: str  # that shape's call(s), "" when it is the kernel as written
 
 
 # ---- requests ------------------------------------------------------------------------------------

@@ -130,9 +130,11 @@ def _serve(conn: Connection, memory_limit: int) -> None:
             path = args[0] if args and isinstance(args[0], str) and args[0].endswith(".py") else None
             if path is not None:
                 siblings.before(path)
+            jobs.progress = lambda data: conn.send(("progress", data))  # a long job's interim results
             try:
                 answer = fn(*args)
             finally:
+                jobs.progress = jobs.no_progress
                 if path is not None:
                     siblings.after()
             conn.send(("ok", answer))
@@ -223,9 +225,11 @@ class WorkerPool:
         w.conn.close()
 
     def run_blocking(self, fn: str, *args: Any, timeout: float | None = None,
-                     cancel: threading.Event | None = None, timeout_note: str | None = None) -> Any:
+                     cancel: threading.Event | None = None, timeout_note: str | None = None,
+                     on_progress: Callable[[Any], None] | None = None) -> Any:
         """Run a job and wait for it (from a thread); raises JobFailed. `timeout_note` says what a
-        timeout means for this job (default: the kernel may loop forever)."""
+        timeout means for this job (default: the kernel may loop forever). Interim results the job
+        sends (`server.analyze.progress`) go to `on_progress`, in this thread."""
         if self._closed:
             raise JobFailed("error", "the worker pool is closed")
         limit = self.time_limit if timeout is None else timeout
@@ -238,22 +242,30 @@ class WorkerPool:
                 raise JobFailed("crashed", f"the worker could not take the job ({e})") from None
             waited = 0.0
             step = 0.05
-            while not w.conn.poll(step):
-                waited += step
-                if cancel is not None and cancel.is_set():
-                    raise JobFailed("cancelled", "a newer request replaced this one")
-                if waited >= limit:
-                    raise JobFailed("timeout", f"no result after {limit:g} s (the time limit): " + (
-                        timeout_note or "the kernel was stopped; does it loop forever?"))
-                if not w.process.is_alive():
+            while True:
+                while not w.conn.poll(step):
+                    waited += step
+                    if cancel is not None and cancel.is_set():
+                        raise JobFailed("cancelled", "a newer request replaced this one")
+                    if waited >= limit:
+                        raise JobFailed("timeout", f"no result after {limit:g} s (the time limit): " + (
+                            timeout_note or "the kernel was stopped; does it loop forever?"))
+                    if not w.process.is_alive():
+                        break
+                try:
+                    kind, payload = w.conn.recv()
+                except (EOFError, OSError):
+                    w.process.join(1)
+                    code = w.process.exitcode
+                    raise JobFailed("crashed", f"the worker process died (exit code {code}) while running "
+                                               f"the kernel: it called os._exit, was killed or crashed") from None
+                if kind != "progress":
                     break
-            try:
-                kind, payload = w.conn.recv()
-            except (EOFError, OSError):
-                w.process.join(1)
-                code = w.process.exitcode
-                raise JobFailed("crashed", f"the worker process died (exit code {code}) while running "
-                                           f"the kernel: it called os._exit, was killed or crashed") from None
+                if on_progress is not None:
+                    try:
+                        on_progress(payload)
+                    except Exception:  # noqa: BLE001 - a listener's bug must not fail the job
+                        traceback.print_exc()
             if kind == "ok":
                 keep = w
                 return payload
@@ -269,12 +281,15 @@ class WorkerPool:
                 self.replaced += 1
             self._give(keep)
 
-    async def run(self, fn: str, *args: Any, timeout: float | None = None, timeout_note: str | None = None) -> Any:
-        """Run a job without blocking the event loop; cancelling the awaiting task kills the job."""
+    async def run(self, fn: str, *args: Any, timeout: float | None = None, timeout_note: str | None = None,
+                  on_progress: Callable[[Any], None] | None = None) -> Any:
+        """Run a job without blocking the event loop; cancelling the awaiting task kills the job.
+        `on_progress` gets the job's interim results on the event loop."""
         cancel = threading.Event()
         loop = asyncio.get_running_loop()
+        relay = None if on_progress is None else (lambda data: loop.call_soon_threadsafe(on_progress, data))
         fut = loop.run_in_executor(None, lambda: self.run_blocking(fn, *args, timeout=timeout, cancel=cancel,
-                                                                   timeout_note=timeout_note))
+                                                                   timeout_note=timeout_note, on_progress=relay))
         try:
             return await asyncio.shield(fut)
         except asyncio.CancelledError:

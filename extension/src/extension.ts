@@ -87,6 +87,7 @@ export function activate(context: vscode.ExtensionContext): void {
       if (active.kernelsChanged(kernels, p.uri, cursorIn(p.uri))) activeChanged();
       else showStatus();
     }),
+    srv.onSearchProgress((p) => panels.searchProgress(p)),
     srv.onStatus(() => showStatus()),
     vscode.window.onDidChangeActiveTextEditor((e) => fromEditor(e)),
     vscode.window.onDidChangeTextEditorSelection((e) => {

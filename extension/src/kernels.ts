@@ -57,6 +57,20 @@ export interface CompileState {
   documentKernels?: string[];
 }
 
+/** `pypto/searchProgress` params: a running tile search's best so far. */
+export interface SearchProgress {
+  uri: string;
+  kernel: string;
+  version: number;
+  searched: number;
+  space: number;
+  seconds: number;
+  baselineUs: number | null;
+  bestUs: number | null;
+  /** The best shape's call(s); "" when the kernel as written is still the best. */
+  best: string;
+}
+
 export interface KernelRef {
   uri: string;
   kernel: string;

@@ -22,7 +22,7 @@ import {
 } from 'vscode-languageclient/node';
 import { describeSource, findInterpreter, interpretProbe, type Candidate, type PythonInfo } from './interpreter';
 import { pickWheel } from './install';
-import type { CompileState, KernelRef, RecordChanged } from './kernels';
+import type { CompileState, KernelRef, RecordChanged, SearchProgress } from './kernels';
 import type { PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, TraceResult } from './panelData';
 import type { LspTextEdit } from './router';
 import { neutralCwd, pythonExtensionInterpreter, runProbe, which } from './python';
@@ -32,6 +32,7 @@ import type { ServerState } from './statusText';
 export const CLIENT_ID = 'pypto';
 export const RECORD_CHANGED = 'pypto/recordChanged';
 export const COMPILE_STATE = 'pypto/compileState';
+export const SEARCH_PROGRESS = 'pypto/searchProgress';
 
 
 export interface Status {
@@ -62,9 +63,11 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
   private starting: Promise<void> | null = null;
   private readonly recordEmitter = new vscode.EventEmitter<RecordChanged>();
   private readonly compileEmitter = new vscode.EventEmitter<CompileState>();
+  private readonly searchEmitter = new vscode.EventEmitter<SearchProgress>();
   private readonly statusEmitter = new vscode.EventEmitter<Status>();
   readonly onRecordChanged = this.recordEmitter.event;
   readonly onCompileState = this.compileEmitter.event;
+  readonly onSearchProgress = this.searchEmitter.event;
   readonly onStatus = this.statusEmitter.event;
 
   constructor(
@@ -159,6 +162,7 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     const client = new LanguageClient(CLIENT_ID, 'PyPTO', serverOptions, clientOptions);
     client.onNotification(RECORD_CHANGED, (p: RecordChanged) => this.recordEmitter.fire(p));
     client.onNotification(COMPILE_STATE, (p: CompileState) => this.compileEmitter.fire(p));
+    client.onNotification(SEARCH_PROGRESS, (p: SearchProgress) => this.searchEmitter.fire(p));
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) this.setStatus({ state: 'running', message: null });
       else if (e.newState === State.Stopped && this.status.state === 'running') this.setStatus({ state: 'stopped' });
@@ -244,6 +248,7 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     void this.stop();
     this.recordEmitter.dispose();
     this.compileEmitter.dispose();
+    this.searchEmitter.dispose();
     this.statusEmitter.dispose();
   }
 }

@@ -10,7 +10,7 @@
 import type { HostMessage, PanelId } from '../../webview/src/protocol';
 import { PROTOCOL_VERSION } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, PrecisionReport, Program, Swimlane } from '../../webview/src/types';
-import type { KernelError, KernelRef } from './kernels';
+import type { KernelError, KernelRef, SearchProgress } from './kernels';
 
 /** `pypto/record` result. */
 export interface RecordResult {
@@ -75,6 +75,18 @@ export function uriToPath(uri: string): string {
 
 export function progressMessage(kernel: string, what = 'Compiling'): HostMessage {
   return msg({ type: 'progress', message: `${what} ${kernel}…` });
+}
+
+/** A running tile search as the panel's progress line: how far it got and the best shape so far. */
+export function searchMessage(p: SearchProgress): HostMessage {
+  const n = (x: number): string => x.toLocaleString('en-US');
+  let text = `Searching tile shapes for ${p.kernel}… searched ${n(p.searched)} of ${n(p.space)} in ${p.seconds.toFixed(1)} s`;
+  if (p.best && p.bestUs !== null && p.baselineUs !== null && p.bestUs > 0) {
+    text += ` · best so far ${p.bestUs.toFixed(2)} µs simulated (${(p.baselineUs / p.bestUs).toFixed(2)}× faster): ${p.best}`;
+  } else if (p.baselineUs !== null) {
+    text += ` · nothing faster than ${p.baselineUs.toFixed(2)} µs yet`;
+  }
+  return msg({ type: 'progress', message: text });
 }
 
 export function doneMessage(): HostMessage {

@@ -28,7 +28,7 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,7 @@ class Advisor:
     baseline: Evaluation | None = None
     stopped: str = ""  # what ended the last search: "time", "budget" or "explored"
     search_seconds: float = 0.0
+    _t0: float = 0.0  # when the current (or last) search started
 
     record: Any = None  # the kernel as written, compiled (and profiled) already: reused, not redone
 
@@ -295,14 +296,47 @@ class Advisor:
             per_call[i] = [by_area[a] for a in sorted(by_area, reverse=True)][:max(1, count)]
         return per_call
 
-    def search(self, budget: int | None = None, seconds: float | None = None) -> Evaluation:
+    def search(self, budget: int | None = None, seconds: float | None = None,
+               progress: Callable[[dict[str, Any]], None] | None = None, every: float = 0.5) -> Evaluation:
         """Best-first neighbourhood search from the kernel's shapes and the largest tiles: the
         unexplored neighbours of the fastest candidates so far are evaluated first, until the
         budget (evaluations) or the wall-clock `seconds` are spent or nothing is left to explore;
-        the best found. `self.stopped` says which ended it."""
+        the best found. `self.stopped` says which ended it. `progress`, if given, is called with
+        `progress_summary()` (the best so far) after the first evaluation, then at most every
+        `every` seconds, and once at the end."""
         budget = budget if budget is not None else max(6, -(-self.space_size() // 10))
         t0 = time.perf_counter()
-        deadline = t0 + seconds if seconds is not None else math.inf
+        self._t0 = t0
+        told = [t0 - every]
+        evaluate = self.evaluate
+
+        def step(ov: Overrides) -> Evaluation:
+            ev = evaluate(ov)
+            now = time.perf_counter()
+            if progress is not None and now - told[0] >= every:
+                told[0] = now
+                progress(self.progress_summary())
+            return ev
+
+        try:
+            best = self._search(budget, t0 + seconds if seconds is not None else math.inf, step)
+        finally:
+            self.search_seconds = time.perf_counter() - t0
+        if progress is not None:
+            progress(self.progress_summary())
+        return best
+
+    def progress_summary(self) -> dict[str, Any]:
+        """`search_summary()` so far, with the best shape found yet: its makespan and call text."""
+        best, base = self.best(), self.baseline
+        out = {**self.search_summary(), "seconds": round(time.perf_counter() - self._t0, 3),
+               "baseline_us": base.makespan if base is not None else None, "best_us": best.makespan, "best": ""}
+        if best.overrides and best.legal:
+            by_id = {tc.id: tc for tc in self.configs}
+            out["best"] = "; ".join(call_text(by_id[i], d) for i, d in best.overrides)
+        return out
+
+    def _search(self, budget: int, deadline: float, evaluate: Callable[[Overrides], Evaluation]) -> Evaluation:
         self.stopped = "explored"
         frontier: list[tuple[float, int, Overrides]] = []
         tick = itertools.count()
@@ -324,7 +358,7 @@ class Advisor:
                     parent.setdefault(n, ev)
                     heapq.heappush(frontier, (ev.makespan, next(tick), n))
 
-        expand(self.evaluate(()))
+        expand(evaluate(()))
         # the largest tiles that compile: per call with the others as written (calls tile
         # different ops, so their best shapes are nearly independent), then all of them at once
         own = {tc.id: tuple(tc.dims) for tc in self.configs}
@@ -333,13 +367,13 @@ class Advisor:
             for dims in shapes:
                 if time.perf_counter() >= deadline:
                     break
-                ev = self.evaluate(self.normalize({**own, i: dims}))
+                ev = evaluate(self.normalize({**own, i: dims}))
                 if ev.legal:
                     biggest[i] = dims
                     expand(ev)
                     break
         if len(biggest) > 1 and time.perf_counter() < deadline:
-            expand(self.evaluate(self.normalize({**own, **biggest})))
+            expand(evaluate(self.normalize({**own, **biggest})))
         while frontier:
             if self.evaluations >= budget:
                 self.stopped = "budget"
@@ -349,8 +383,7 @@ class Advisor:
                 break
             _, _, cand = heapq.heappop(frontier)
             if cand not in self.cache:
-                expand(self.evaluate(cand))
-        self.search_seconds = time.perf_counter() - t0
+                expand(evaluate(cand))
         return self.best()
 
     def search_summary(self) -> dict[str, Any]:
@@ -376,10 +409,12 @@ class Advisor:
 
     # ---- suggesting
 
-    def suggest(self, top: int = 3, budget: int | None = None, seconds: float | None = None) -> list[Suggestion]:
+    def suggest(self, top: int = 3, budget: int | None = None, seconds: float | None = None,
+                progress: Callable[[dict[str, Any]], None] | None = None) -> list[Suggestion]:
         """Up to `top` ranked suggestions strictly faster than the kernel as written, from a search
-        of at most `budget` evaluations and `seconds` of wall clock (the best found by then)."""
-        self.search(budget, seconds)
+        of at most `budget` evaluations and `seconds` of wall clock (the best found by then);
+        `progress` as in `search`."""
+        self.search(budget, seconds, progress)
         base = self.baseline
         assert base is not None
         if not base.legal:

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { parseHostMessage } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, Swimlane } from '../../webview/src/types';
 import {
-  clearMessage, doneMessage, errorMessage, passMessage, precisionMessage, progressMessage, recordMessage,
+  clearMessage, doneMessage, errorMessage, passMessage, precisionMessage, progressMessage, recordMessage, searchMessage,
   reportMessage, requestErrorMessage, TITLES, traceMessage, uriToPath, VIEW_TYPES, type PassResult,
 } from '../../extension/src/panelData';
 
@@ -41,6 +41,15 @@ test('every message the extension sends passes the panels\' parser', () => {
   accepted(doneMessage());
   accepted(clearMessage());
   accepted(requestErrorMessage(ref, new Error('softmax_kernel has no record: boom')));
+});
+
+test('a running tile search is a progress line with how far it got and the best shape so far', () => {
+  const p = { uri: ref.uri, kernel: ref.kernel, version: 2, searched: 12, space: 91500, seconds: 3.14, baselineUs: 156.78, bestUs: 117.4, best: 'pypto.set_vec_tile_shapes(1, 64, 512)' };
+  const m = searchMessage(p);
+  accepted(m);
+  assert.equal((m as { message: string }).message, `Searching tile shapes for ${ref.kernel}… searched 12 of 91,500 in 3.1 s · best so far 117.40 µs simulated (1.34× faster): pypto.set_vec_tile_shapes(1, 64, 512)`);
+  const none = searchMessage({ ...p, best: '', bestUs: 156.78 });
+  assert.match((none as { message: string }).message, /nothing faster than 156\.78 µs yet$/);
 });
 
 test('a failed compile is the error state with its line (1-based) and rule', () => {

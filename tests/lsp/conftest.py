@@ -26,7 +26,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import make_test_lsp_client
 
-from server.protocol import COMPILE_STATE, RECORD_CHANGED, plain
+from server.protocol import COMPILE_STATE, RECORD_CHANGED, SEARCH_PROGRESS, plain
 
 WAIT = 90.0  # seconds: only a broken server ever waits this long
 
@@ -73,7 +73,8 @@ def _brief(item: Any) -> Any:
 
 def make_client() -> LanguageClient:
     """pytest-lsp's client, with an inbox per server message the tests wait on: `records`
-    (pypto/recordChanged, as dicts), `states` (pypto/compileState, as dicts), `published` (publishDiagnostics), `logs`
+    (pypto/recordChanged, as dicts), `states` (pypto/compileState, as dicts), `searches`
+    (pypto/searchProgress, as dicts), `published` (publishDiagnostics), `logs`
     (window/logMessage) and `progress` ($/progress) — the last three still reach pytest-lsp's
     own handlers (`client.diagnostics`, `client.log_messages`, `client.progress_reports`)."""
     client = make_test_lsp_client()
@@ -88,6 +89,12 @@ def make_client() -> LanguageClient:
     @client.feature(COMPILE_STATE)
     def compile_state(params: Any) -> None:
         client.states.push(plain(params))  # type: ignore[attr-defined]
+
+    client.searches = Inbox()  # type: ignore[attr-defined]
+
+    @client.feature(SEARCH_PROGRESS)
+    def search_progress(params: Any) -> None:
+        client.searches.push(plain(params))  # type: ignore[attr-defined]
 
     for attr, method in (("published", lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), ("logs", lsp.WINDOW_LOG_MESSAGE),
                          ("progress", lsp.PROGRESS)):

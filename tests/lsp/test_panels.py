@@ -80,6 +80,12 @@ async def test_report_plain_then_with_the_advisor(client, lsp_kit, tmp_path):
     assert best["makespan_after_us"] < best["makespan_before_us"] == pytest.approx(plain["metrics"]["makespan_us"])
     edit = best["edits"][0]
     assert edit["where"]["file"] == str(doc.path) and "set_vec_tile_shapes" in edit["text"]
+    # while it searched, the best shape so far was streamed: the last update is the answer
+    ups = [u for u in client.searches.items if u["uri"] == doc.uri and u["kernel"] == K]
+    assert ups and [u["searched"] for u in ups] == sorted(u["searched"] for u in ups)
+    last = ups[-1]
+    assert last["bestUs"] == pytest.approx(best["makespan_after_us"]) and last["best"] == best["text"]
+    assert last["baselineUs"] == pytest.approx(plain["metrics"]["makespan_us"]) and last["searched"] <= last["space"]
     assert edit["where"]["line"] == doc.line_of("set_vec_tile_shapes") + 1
     # the advisor ran once for this version: asking again is answered from the cache at once
     again = (await doc.call("pypto/report", kernel=K, suggest=True))["report"]

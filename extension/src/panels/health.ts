@@ -4,8 +4,8 @@
 // compile of the same kernel goes along as `previous`, so the panel shows before → after.
 
 import type { KernelReport } from '../../../webview/src/types';
-import type { KernelRef } from '../kernels';
-import { progressMessage, reportMessage, type PanelServer } from '../panelData';
+import { sameKernel, type KernelRef, type SearchProgress } from '../kernels';
+import { progressMessage, reportMessage, searchMessage, type PanelServer } from '../panelData';
 import { PanelHost } from './panelHost';
 
 export class HealthPanel extends PanelHost {
@@ -13,10 +13,17 @@ export class HealthPanel extends PanelHost {
   /** The latest report shown (and the version it was for), and the one before it. */
   private latest: { version: number; report: KernelReport } | null = null;
   private previous: KernelReport | null = null;
+  /** The kernel whose tile search this panel is waiting for (its progress is shown meanwhile). */
+  private searching: KernelRef | null = null;
 
   protected override onKernelChanged(): void {
     this.latest = null;
     this.previous = null;
+  }
+
+  /** `pypto/searchProgress`: while this panel waits for that kernel's search, its best so far. */
+  searchProgress(p: SearchProgress): void {
+    if (this.ready && this.searching && sameKernel(this.searching, p)) this.post(searchMessage(p));
   }
 
   private remember(version: number, report: KernelReport): void {
@@ -31,7 +38,13 @@ export class HealthPanel extends PanelHost {
     this.post(reportMessage(base, this.previous));
     if (base.report.error || base.report.suggestions.length > 0) return;
     this.post(progressMessage(ref.kernel, 'Searching tile shapes for'));
-    const full = await server.report(ref, { suggest: true });
+    this.searching = ref;
+    let full;
+    try {
+      full = await server.report(ref, { suggest: true });
+    } finally {
+      if (this.searching === ref) this.searching = null;
+    }
     if (!current()) return;
     this.remember(full.version, full.report);
     this.post(reportMessage(full, this.previous));

@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import type { HostMessage, PanelId } from '../../../webview/src/protocol';
 import { PANELS } from '../../../webview/src/protocol';
-import type { KernelInfo, KernelRef } from '../kernels';
+import type { KernelInfo, KernelRef, SearchProgress } from '../kernels';
 import { sameKernel } from '../kernels';
 import { TITLES, VIEW_TYPES, type PanelServer } from '../panelData';
 import { highlightFor, route, type EditorEdit, type EditorRange } from '../router';
@@ -104,6 +104,12 @@ export class PanelManager implements vscode.Disposable {
   /** A compile of the kernel started, or its update ended (done, failed or superseded). */
   compiling(info: KernelInfo, started: boolean): void {
     for (const h of this.open()) if (sameKernel(h.kernel, info)) h.compiling(started);
+  }
+
+  /** A tile search's best so far: the health panel shows it while it waits for that search. */
+  searchProgress(p: SearchProgress): void {
+    const h = this.hosts.get('health');
+    if (h instanceof HealthPanel) h.searchProgress(p);
   }
 
   /** The editor's cursor (0-based line) in `file`: every open panel highlights that line. */
