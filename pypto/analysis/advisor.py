@@ -129,8 +129,12 @@ class Advisor:
         self.record = record
         self.configs = tuple(record.source.tile_configs)
         self.choices = {tc.id: self._choices(tc) for tc in self.configs}
-        run = record.run
-        if run is not None and run.board == "sim" and not self.runtime_options:
+        run = record.run if not self.runtime_options else None
+        program = record.program
+        if (run is None or run.board != "sim") and program is not None and program.execute is not None \
+                and program.blocks is not None:
+            run = simulate(program, "a2a3", self.runtime_options)  # lowered already: simulated, not recompiled
+        if run is not None and run.board == "sim":
             m = metrics(run)  # the same simulation evaluate(()) would run
             bound, why = bottleneck(run)
             self.cache[()] = Evaluation((), m.makespan, len(run.tasks), m.utilization, bound, why)

@@ -21,8 +21,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+from collections import defaultdict
 from collections.abc import Mapping
 
+from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
 from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileGraph, TileOp
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
@@ -94,35 +96,27 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int) -> tup
             g.open[o.id] = size[o.id]
             g.open_bytes += size[o.id]
 
-    # the subgraphs that wrote / read each GM buffer so far: an op that loads what another subgraph
-    # wrote (a matmul's result, a tensor stored by an earlier subgraph) or stores over what another
-    # read or wrote depends on that subgraph through GM, as the execute graph will see it
-    writers: dict[int, set[int]] = {}
-    readers: dict[int, set[int]] = {}
+    # the GM accesses of the subgraphs so far: an op that loads what another subgraph wrote (a
+    # matmul's result, a tensor stored by an earlier subgraph) or stores over what another read or
+    # wrote depends on that subgraph through GM, as the execute graph will see it (same index)
+    seen: dict[int, Accesses] = defaultdict(Accesses)
+    reshaped = reshaped_buffers(tiles.ops)
+
+    def gm_accesses(o: TileOp, loads: list[TileOp]) -> list[tuple[Region, bool]]:
+        out = [a for ld in loads for a in accesses(ld)] + accesses(o)
+        return [(flatten(r) if r.buffer in reshaped else r, w) for r, w in out]
 
     def gm_deps(o: TileOp, loads: list[TileOp]) -> set[int]:
         deps: set[int] = set()
-        for ld in loads:
-            if ld.region is not None:
-                deps |= writers.get(ld.region.buffer, set())
-        if o.op == "matmul":
-            for r in o.attrs.get("inputs", ()):
-                deps |= writers.get(r.buffer, set())
-        if o.op in ("store", "matmul") and o.region is not None:
-            deps |= writers.get(o.region.buffer, set()) | readers.get(o.region.buffer, set())
+        for r, w in gm_accesses(o, loads):
+            deps |= seen[r.buffer].conflicts(r, w)
         return deps
 
     def record_gm(g: _Group, o: TileOp, loads: list[TileOp], deps: set[int]) -> None:
         for d in deps - {g.id}:
             groups[d].exported = True
-        for ld in loads:
-            if ld.region is not None:
-                readers.setdefault(ld.region.buffer, set()).add(g.id)
-        if o.op == "matmul":
-            for r in o.attrs.get("inputs", ()):
-                readers.setdefault(r.buffer, set()).add(g.id)
-        if o.op in ("store", "matmul") and o.region is not None:
-            writers.setdefault(o.region.buffer, set()).add(g.id)
+        for r, w in gm_accesses(o, loads):
+            seen[r.buffer].add(r, g.id, w)
 
     for o in tiles.ops:
         if o.op == "load":

@@ -1,0 +1,90 @@
+"""Which earlier GM accesses a region meets: the index behind every through-GM dependency.
+
+Tasks (and, before them, the partition's subgraphs) talk only through GM, so "does this access
+depend on that one" is "do their boxes overlap, and is one of them a write". Checking every
+earlier access makes a kernel of n tiles cost n²; this index files each access in a grid whose
+cell is the first access's shape (a tile), so an access meets only the accesses in the cells
+its box touches — one cell for an aligned tile — and building dependencies stays near-linear.
+Two views of one buffer through different reshapes (`layout`s) are compared as flat ranges of
+the buffer (conservative: the range covers the rows in between).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+
+from pypto.compiler.tile_ir import Region, TileOp
+
+
+def flatten(r: Region) -> Region:
+    """The region as one flat range of its buffer (conservative: covers the rows between)."""
+    strides = [math.prod(r.layout[i + 1:]) for i in range(len(r.layout))]
+    start = sum(o * s for o, s in zip(r.offset, strides))
+    last = sum((o + n - 1) * s for o, n, s in zip(r.offset, r.shape, strides))
+    return Region(r.buffer, (math.prod(r.layout),), (start,), (last + 1 - start,))
+
+
+def overlap(a: Region, b: Region) -> bool:
+    return all(oa < ob + nb and ob < oa + na for oa, na, ob, nb in zip(a.offset, a.shape, b.offset, b.shape))
+
+
+def accesses(op: TileOp) -> list[tuple[Region, bool]]:
+    """The GM regions a tile op reads (False) and writes (True)."""
+    if op.op == "load" and op.region is not None:
+        return [(op.region, False)]
+    if op.op == "store" and op.region is not None:
+        return [(op.region, True)]
+    if op.op == "matmul" and op.region is not None:
+        return [(r, False) for r in op.attrs["inputs"]] + [(op.region, True)]
+    return []
+
+
+def reshaped_buffers(ops: Iterable[TileOp]) -> set[int]:
+    """The buffers seen through more than one layout (their accesses are compared flat)."""
+    layouts: dict[int, set[tuple[int, ...]]] = defaultdict(set)
+    for op in ops:
+        for r, _ in accesses(op):
+            layouts[r.buffer].add(r.layout)
+    return {b for b, seen_as in layouts.items() if len(seen_as) > 1}
+
+
+class Accesses:
+    """Earlier accesses of one buffer (each by an owner: a task, a subgraph), filed by grid cell."""
+
+    def __init__(self) -> None:
+        self.cell: tuple[int, ...] | None = None
+        self.cells: dict[tuple[int, ...], list[tuple[Region, int, bool]]] = defaultdict(list)
+
+    def _keys(self, r: Region) -> Iterable[tuple[int, ...]]:
+        cell = self.cell
+        if cell is None:
+            cell = self.cell = tuple(max(1, n) for n in r.shape)
+        if r.shape == cell:  # the common case: a whole tile, in one cell when aligned
+            first = tuple(o // c for o, c in zip(r.offset, cell))
+            if all(o == k * c for o, k, c in zip(r.offset, first, cell)):
+                return (first,)
+        spans = [range(o // c, (o + max(n, 1) - 1) // c + 1) for o, n, c in zip(r.offset, r.shape, cell)]
+        return itertools.product(*spans)
+
+    def conflicts(self, r: Region, write: bool, owner: int = -1) -> set[int]:
+        """The other owners of earlier accesses this one conflicts with (RAW, WAR, WAW)."""
+        found: set[int] = set()
+        cells = self.cells
+        for k in self._keys(r):
+            for other, o, was_write in cells.get(k, ()):
+                if (write or was_write) and o != owner and o not in found and overlap(r, other):
+                    found.add(o)
+        return found
+
+    def add(self, r: Region, owner: int, write: bool) -> None:
+        for k in self._keys(r):
+            self.cells[k].append((r, owner, write))
+
+    def visit(self, r: Region, owner: int, write: bool) -> set[int]:
+        """`conflicts`, then record the access."""
+        found = self.conflicts(r, write, owner)
+        self.add(r, owner, write)
+        return found
