@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.boards.core_model import CoreModel
 from pypto.boards.profile import run_board
 from pypto.boards.swimlane import LaneTask, Swimlane
 from pypto.compiler.block import listing
@@ -54,6 +55,7 @@ from pypto.ir.serialize import (
 )
 from pypto.ir.source import Loc, Span
 from pypto.language.options import options
+from pypto.target import load as load_board
 
 SCHEMA = "pypto-ide/compile-record"
 
@@ -238,6 +240,7 @@ class CompileRecord:
             "error": None if self.error is None else {
                 "message": self.error.message, "loc": loc_json(self.error.loc), "pass": self.error.pass_name},
             "run": None if self.run is None else self.run.to_json(),
+            "node_cycles": {str(n): round(c, 3) for n, c in self.node_cycles.items()} or None,
         }
         out.update(program_json(self.program))
         if include_snapshots and self.traced is not None:
@@ -384,6 +387,24 @@ class CompileRecord:
     def tasks_at(self, file: str, line: int) -> list[int]:
         """The tasks running anything made at `file:line`."""
         return sorted({t for n in self.nodes_at(file, line) for t in self.tasks_of(n)})
+
+    @cached_property
+    def node_cycles(self) -> dict[int, float]:
+        """Per tensor node: the pipe cycles of the instructions made from its tiles, over every task
+        of their leaves, on the sim board's core model (uncontended, GM reads missing L2) — where a
+        program's work goes, node by node, even inside fused leaves. Empty before the block stage."""
+        p = self.program
+        if p.blocks is None or p.tiles is None:
+            return {}
+        model = CoreModel(p.blocks, load_board("a2a3"))
+        node_of_op = {o.id: o.node for o in p.tiles.ops}
+        out: dict[int, float] = {}
+        for b in p.blocks:
+            for ins, _, cycles in model.instruction_cycles(b.leaf):
+                node = node_of_op.get(ins.tile_op)
+                if node is not None:
+                    out[node] = out.get(node, 0.0) + cycles * b.tasks
+        return out
 
     def listing(self, leaf: int) -> str:
         """The PTO-ISA-style listing of leaf function `leaf` (block stage on)."""

@@ -47,3 +47,20 @@ def test_the_report_lists_the_heaviest_lines_on_the_sim_board_only():
     assert doc["line_costs"][0]["line"] == _line("pypto.sum(") and doc["line_costs"][0]["opcodes"]
     cpu = make_report(kernel, board="cpu", workers=1)
     assert cpu.line_costs == []  # the cpu board times whole tasks: no per-line figure is invented
+
+
+def test_node_cycles_split_a_fused_leaf_by_node_and_travel_in_the_record_json():
+    """The graph overlay's figures: per tensor node, its instructions' cycles over all tasks."""
+    kernel = load_module(SOFTMAX).softmax_kernel
+    record = compile_record(kernel, example_arguments(kernel))
+    per_node = record.node_cycles
+    blocks = record.program.blocks or ()
+    model = CoreModel(blocks, load_board())
+    total = sum(sum(model.pipe_cycles(b.leaf).values()) * b.tasks for b in blocks)
+    assert sum(per_node.values()) == pytest.approx(total, rel=1e-9)
+    ops = {n.id: n.op for n in record.graph.walk()}
+    by_op = {ops[n]: c for n, c in per_node.items() if n in ops}
+    assert by_op.get("exp", 0) > 0 and by_op.get("amax", 0) > 0 and len(per_node) > 2  # one leaf, several nodes
+    js = record.to_json()["node_cycles"]
+    assert js is not None and {int(k) for k in js} == set(per_node)
+    assert compile_record(kernel, example_arguments(kernel), stage="tensor").to_json()["node_cycles"] is None

@@ -249,6 +249,12 @@ describe('graph panel', () => {
     const filled = await p.page.$$eval('.graph-svg g.node rect.box', (els) => els.filter((e) => e.style.fill).length);
     assert.ok(filled > 0);
     await shots(p.page, 'graph-overlay-time');
+    // instruction cycles (the core model's, per node, fused leaves split by the op that made each instruction)
+    await p.page.selectOption('.toolbar select >> nth=0', 'cycles');
+    assert.match(await p.page.textContent('.legend'), /instruction cycles .*simulated/);
+    const byCycles = await p.page.$$eval('.graph-svg g.node rect.box', (els) => els.filter((e) => e.style.fill).length);
+    const expected = Object.values(showcase.record.node_cycles ?? {}).filter((c) => c > 0).length;
+    assert.ok(expected > 1 && byCycles > 0, `${byCycles} nodes coloured of ${expected} with cycles`);
     await p.page.selectOption('.toolbar select >> nth=0', 'buffer');
     assert.match(await p.page.textContent('.legend'), /buffer/);
     await p.page.selectOption('.toolbar select >> nth=0', 'none');

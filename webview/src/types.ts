@@ -156,6 +156,8 @@ export interface CompileRecord extends Program {
   passes: PassInfo[];
   error: { message: string; loc?: Span[] | Span | null; pass?: string | null } | null;
   run: Swimlane | null;
+  /** Per tensor node id: its instructions' pipe cycles over all tasks (sim board's core model); null before the block stage. */
+  node_cycles?: Record<string, number> | null;
   traced?: Program | null;
 }
 

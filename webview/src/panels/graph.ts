@@ -31,7 +31,7 @@ import type { CompileRecord, GraphNode, PrecisionReport, Program } from '../type
 
 const VIEWS = ['tensor', 'tiles', 'leaves', 'execute'] as const;
 type ViewKind = (typeof VIEWS)[number];
-type Overlay = 'none' | 'time' | 'error' | 'buffer';
+type Overlay = 'none' | 'time' | 'cycles' | 'error' | 'buffer';
 
 interface GraphState {
   /** `file::kernel` the rest belongs to (a record of another kernel starts afresh). */
@@ -120,7 +120,7 @@ class GraphPanel implements PanelImpl {
       const b = button(label, () => this.setView(v), { class: 'tab', 'data-view': v });
       this.viewButtons.set(v, b);
     }
-    this.overlaySelect = select<Overlay>([['none', 'no overlay'], ['time', 'time share'], ['error', 'error'], ['buffer', 'buffer use']], this.st.overlay, (o) => {
+    this.overlaySelect = select<Overlay>([['none', 'no overlay'], ['time', 'time share'], ['cycles', 'instruction cycles'], ['error', 'error'], ['buffer', 'buffer use']], this.st.overlay, (o) => {
       this.st.overlay = o;
       this.shell.saveState();
       this.render();
@@ -526,6 +526,21 @@ class GraphPanel implements PanelImpl {
         color: (v) => rampColor(max > 0 ? v / max : 0),
         label: (v) => `time share ${fmtPct(v)}`,
         title: `share of task time (${r.run?.clock ?? ''})`,
+        lo: '0%',
+        hi: fmtPct(max),
+        sum: true,
+      };
+    }
+    if (this.st.overlay === 'cycles') {
+      const cycles = new Map(Object.entries(r.node_cycles ?? {}).map(([k, v]) => [Number(k), v]));
+      const total = [...cycles.values()].reduce((a, b) => a + b, 0);
+      if (!total) return this.noOverlay('instruction cycles: this record stopped before the block stage');
+      const max = Math.max(...cycles.values()) / total;
+      return {
+        values: new Map([...cycles].map(([k, v]) => [k, v / total])),
+        color: (v) => rampColor(max > 0 ? v / max : 0),
+        label: (v) => `${fmtPct(v)} of the instruction cycles (${fmtNum(Math.round(v * total))} cycles)`,
+        title: "share of the program's instruction cycles (the sim board's core model, simulated)",
         lo: '0%',
         hi: fmtPct(max),
         sum: true,
