@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 import torch
 
 import pypto
@@ -143,3 +144,18 @@ def test_the_search_tries_each_calls_largest_shape_with_the_other_calls_as_writt
     assert any(i == 0 for (i, _), in singles) and any(i == 1 for (i, _), in singles)
     cube_alone = next(dims for (i, dims), in singles if i == 0)
     assert cube_alone == max(adv.choices[0], key=lambda d: (d[0][1] * d[1][1] * d[2][1], d[2][1]))
+
+
+def test_a_candidates_cost_is_its_tile_count_against_the_kernel_as_written(tmp_path):
+    """What the time budget plans with: a shape that cuts the tensor into twice the tiles costs
+    twice the kernel's own evaluation (cube calls count output tiles)."""
+    path = tmp_path / "badly_tiled.py"
+    path.write_text(BADLY_TILED)
+    adv = Advisor(load_module(path).soft, {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)})
+    assert adv.cost(()) == pytest.approx(1.0)
+    assert adv.cost(((0, (2, 64)),)) == pytest.approx(2.0)
+    assert 0.25 <= adv.cost(((0, (8, 128)),)) < 0.3  # the row reductions' (512, 1) results stay one tile wide
+    mm = Advisor(_matmul_then_exp(), {"a": torch.randn(256, 256).half(), "b": torch.randn(256, 256).half(),
+                                      "out": torch.empty(256, 256)})
+    # 64 output tiles of 32x32 and the vector ops' 16x64 tiles, 64 each: 64x64 cube tiles make 16 output tiles
+    assert mm.cost(((0, ((64, 64), (64, 64), (64, 64), False)),)) == pytest.approx((16 + 128) / (64 + 128))

@@ -121,6 +121,9 @@ class Advisor:
     stopped: str = ""  # what ended the last search: "time", "budget" or "explored"
     search_seconds: float = 0.0
     _t0: float = 0.0  # when the current (or last) search started
+    _by_id: dict[int, TileConfig] = field(default_factory=dict)
+    _tiled: dict[int, list[tuple[int, ...]]] = field(default_factory=dict)  # call -> shapes of the ops it tiles
+    _rate: float = 0.0  # seconds per unit of `cost` (the slowest evaluation so far): what a candidate will take
 
     record: Any = None  # the kernel as written, compiled (and profiled) already: reused, not redone
 
@@ -128,6 +131,7 @@ class Advisor:
         record = self.record if self.record is not None else compile_record(self.kernel, dict(self.inputs))
         self.record = record
         self.configs = tuple(record.source.tile_configs)
+        self._by_id = {tc.id: tc for tc in self.configs}
         self.choices = {tc.id: self._choices(tc) for tc in self.configs}
         run = record.run if not self.runtime_options else None
         program = record.program
@@ -212,6 +216,26 @@ class Advisor:
                 out.append(dims)
         return out or [tuple(tc.dims)]
 
+    def _tiles(self, i: int, dims: Dims) -> int:
+        """How many tiles call `i` cuts its ops into with `dims` (cube: output tiles; their k
+        steps stay inside one task): what a candidate's compile and simulation time grow with."""
+        tc = self._by_id[i]
+        shapes = self._tiled.setdefault(i, [shape for shape, _ in self._shapes_of(tc)])
+        if tc.kind == "cube":
+            (m, _), _, (n, _), *_ = dims
+            return sum(math.prod(s[:-2]) * -(-s[-2] // m) * -(-s[-1] // n) for s in shapes if len(s) >= 2) or 1
+        rank = len(dims)
+        return sum(math.prod(s[:max(0, len(s) - rank)]) *
+                   math.prod(-(-s[-k - 1] // max(1, dims[-k - 1])) for k in range(min(len(s), rank)))
+                   for s in shapes) or 1
+
+    def cost(self, ov: Overrides) -> float:
+        """A candidate's tiles relative to the kernel as written (1.0: as many): the evaluation time
+        to expect, in units of the baseline's."""
+        own = {tc.id: tuple(tc.dims) for tc in self.configs}
+        cur = {**own, **dict(ov)}
+        return sum(self._tiles(i, d) for i, d in cur.items()) / max(1, sum(self._tiles(i, d) for i, d in own.items()))
+
     def space_size(self) -> int:
         return math.prod(len(c) for c in self.choices.values())
 
@@ -251,6 +275,7 @@ class Advisor:
         except PyptoError as e:
             ev = Evaluation(overrides, None, error=e.message, seconds=time.perf_counter() - t0)
         self.cache[overrides] = ev
+        self._rate = max(self._rate, ev.seconds / max(self.cost(overrides), 1e-9))
         return ev
 
     @property
@@ -305,7 +330,9 @@ class Advisor:
         """Best-first neighbourhood search from the kernel's shapes and the largest tiles: the
         unexplored neighbours of the fastest candidates so far are evaluated first, until the
         budget (evaluations) or the wall-clock `seconds` are spent or nothing is left to explore;
-        the best found. `self.stopped` says which ended it. `progress`, if given, is called with
+        the best found. `self.stopped` says which ended it. With `seconds`, a candidate that would not
+        finish in time (its `cost` at the slowest rate seen so far) is passed over for cheaper ones,
+        so one huge compile does not overrun the budget. `progress`, if given, is called with
         `progress_summary()` (the best so far) after the first evaluation, then at most every
         `every` seconds, and once at the end."""
         budget = budget if budget is not None else max(6, -(-self.space_size() // 10))
@@ -367,17 +394,25 @@ class Advisor:
         # different ops, so their best shapes are nearly independent), then all of them at once
         own = {tc.id: tuple(tc.dims) for tc in self.configs}
         biggest: dict[int, Dims] = {}
+        def fits(ov: Overrides) -> bool:  # would it finish before the deadline (as fast as the slowest so far)?
+            return time.perf_counter() + self._rate * self.cost(ov) < deadline
+
         for i, shapes in self._big_starts(budget // 3).items():
             for dims in shapes:
                 if time.perf_counter() >= deadline:
                     break
-                ev = evaluate(self.normalize({**own, i: dims}))
+                start = self.normalize({**own, i: dims})
+                if not fits(start):
+                    continue
+                ev = evaluate(start)
                 if ev.legal:
                     biggest[i] = dims
                     expand(ev)
                     break
-        if len(biggest) > 1 and time.perf_counter() < deadline:
-            expand(evaluate(self.normalize({**own, **biggest})))
+        both = self.normalize({**own, **biggest})
+        if len(biggest) > 1 and time.perf_counter() < deadline and fits(both):
+            expand(evaluate(both))
+        skipped = False  # a candidate left out because it would overrun the deadline
         while frontier:
             if self.evaluations >= budget:
                 self.stopped = "budget"
@@ -386,8 +421,14 @@ class Advisor:
                 self.stopped = "time"
                 break
             _, _, cand = heapq.heappop(frontier)
-            if cand not in self.cache:
-                expand(evaluate(cand))
+            if cand in self.cache:
+                continue
+            if not fits(cand):
+                skipped = True
+                continue
+            expand(evaluate(cand))
+        if skipped and self.stopped == "explored":
+            self.stopped = "time"  # what is left would not finish within the time budget
         return self.best()
 
     def search_summary(self) -> dict[str, Any]:
