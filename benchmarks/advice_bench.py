@@ -4,8 +4,9 @@ Health rules reason from rules of thumb; `pypto.analysis.advice.verify_advice` s
 shape a finding proposes ("Try: …") and offers it only when the sim board finds it faster. For
 every kernel of `examples/` and the realistic kernels of `advisor_bench.py` this prints the
 shapes proposed, how many of them the board found faster (the rules' own hit rate, before
-verification), how many "Try:" shapes the report offers after it, and how many of those are
-faster (the agreement: target 100 %). Makespans are SIMULATED (sim board, a2a3 model).
+verification), how many findings still name a shape after it, and how many of those carry its
+edit (Apply / quick fix) and a shape the board found faster (the agreement: target 100 %).
+Makespans are SIMULATED (sim board, a2a3 model).
 
 Run: `.venv/bin/python benchmarks/advice_bench.py` (or `make bench`).
 """
@@ -49,10 +50,11 @@ def main() -> None:
             tries = f.numbers.get("try", ())
             p += len(tries)
             f_ += sum(1 for t in tries if t.get("faster"))
-            if tries and f.edits:  # a shape is still offered ("Try:" with an edit)
+            if tries and "no tile shape is offered" not in f.suggestion:  # "Try:" still names a shape
                 o += 1
                 before = float(f.numbers.get("makespan_us") or 0.0)
-                a += any(t.get("faster") and (t.get("makespan_us") or before) < before for t in tries)
+                a += bool(f.edits) and any(t.get("faster") and (t.get("makespan_us") or before) < before
+                                           for t in tries)
         proposed, faster, offered, agree = proposed + p, faster + f_, offered + o, agree + a
         print(f"{name:<52} {p:>8} {f_:>7} {o:>8} {a:>6}")
     hit = f"{faster / proposed:.0%}" if proposed else "n/a"

@@ -47,6 +47,10 @@ def test_every_offered_shape_is_faster_and_every_slower_one_is_withdrawn(tmp_pat
         if offered:
             assert "simulated on the sim board" in f.suggestion
             assert all(t["makespan_us"] < now for t in offered)
+            # it carries the edit of the fastest one: the panel's Apply and the editor's quick fix
+            fastest = min(offered, key=lambda t: t["makespan_us"])
+            assert f.edits and f.edits[0].where.file == str(path)
+            assert f.rule == "tile.tail-waste" or f.edits[0].text.endswith(fastest["call"])  # the file's spelling
         else:
             assert f.suggestion.startswith("no tile shape is offered here") and not f.edits
             assert "tile_shapes(" in f.suggestion  # it names what it ruled out, with its figure

@@ -6,7 +6,8 @@ longer ones"); a rule of thumb can be wrong for a given kernel. `verify_advice` 
 finding proposes (`numbers["try"]`, recorded by `HealthContext.propose`) through the same
 compile-and-simulate the tuning advisor uses (`Advisor.evaluate`, cached per shape) and keeps the
 proposal only when the simulated makespan is lower than the current one. The finding then says by
-how much; otherwise it keeps its diagnosis, loses the shape and its edits, and says what the board
+how much and carries the edit of the fastest proposal (so the health panel shows Apply and the
+editor a quick fix); otherwise it keeps its diagnosis, loses the shape and its edits, and says what the board
 found. So health, quick fixes and the advisor never contradict each other: a shape is offered only
 with a simulated figure that beats the kernel as written.
 """
@@ -44,7 +45,9 @@ def _checked(f: Finding, advisor: Advisor, before: float, board: str) -> Finding
         after = float(ev.makespan or 0.0)
         note = (f" — simulated on the {board} board: {after:,.2f} µs against {before:,.2f} µs now "
                 f"({before / after:.2f}x faster)")
-        return dataclasses.replace(f, suggestion=f.suggestion + note, numbers=numbers)
+        _, edit = advisor.edit_for(int(t["config"]), _dims(t["dims"]))  # the fastest proposal, as an Apply / quick fix
+        edits = f.edits or ((edit,) if edit is not None else ())
+        return dataclasses.replace(f, suggestion=f.suggestion + note, numbers=numbers, edits=edits)
     shown = "; ".join(f"{t['call']}: {_figure(t)}" for t in tries)
     return dataclasses.replace(
         f, numbers=numbers, edits=(),

@@ -236,6 +236,11 @@ class Advisor:
         cur = {**own, **dict(ov)}
         return sum(self._tiles(i, d) for i, d in cur.items()) / max(1, sum(self._tiles(i, d) for i, d in own.items()))
 
+    def edit_for(self, config: int, dims: Dims) -> tuple[str, TextEdit | None]:
+        """The call that sets `dims` on tile call `config`, and the exact edit of it in the file
+        (None when the call's span cannot be edited in place)."""
+        return _call_edit(self._by_id[config], dims)
+
     def space_size(self) -> int:
         return math.prod(len(c) for c in self.choices.values())
 
