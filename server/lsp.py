@@ -17,7 +17,9 @@ no record with RequestFailed (-32803); nothing a client sends takes the server d
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+import os
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -27,7 +29,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from server import features, panels
+from server import features, history, panels
 from server import protocol as P
 from server.live import LiveCompiler, Progress
 from server.state import Document, Result
@@ -181,11 +183,27 @@ class PyptoLanguageServer(LanguageServer):
         params = P.RecordChangedParams(doc.uri, r.name, r.version, features.def_range(lines, r), summary, error,
                                        round(r.seconds, 4))
         self.protocol.notify(P.RECORD_CHANGED, P.dump(params))
+        if r.ok and r.summary is not None:
+            try:
+                self.history(doc.path).append(doc.path, r.name,
+                                              history.entry(r.version, r.summary, r.editor, _sha(doc.text)))
+            except OSError as e:  # a read-only workspace: the IDE works on, without a history
+                log.warning("the compile history of %s could not be written: %s", r.name, e)
         if summary is not None:
             log.info("%s %s v%d: %.2f µs %s, %d tasks, %.0f%% utilized, %s-bound (%.0f ms in the worker pool)",
                      doc.uri.rsplit("/", 1)[-1], r.name, r.version, summary.makespan_us,
                      summary.clock.split(" (")[0], summary.tasks, 100 * summary.utilization, summary.bound,
                      1000 * r.seconds)
+
+    def history(self, path: str) -> history.History:
+        """The compile history of the workspace folder holding `path` (else of the file's folder)."""
+        folders = [f for f in self.workspace.folders.values()] if self.workspace is not None else []
+        real = os.path.realpath(path)
+        for f in folders:
+            root = os.path.realpath(to_fs_path(f.uri) or "")
+            if real.startswith(root.rstrip(os.sep) + os.sep):
+                return history.History(root)
+        return history.History(os.path.dirname(real))
 
     def compile_state(self, doc: Document, version: int, kernels: list[str], state: str) -> None:
         params = P.CompileStateParams(doc.uri, version, kernels, state, list(doc.kernels))  # type: ignore[arg-type]
@@ -253,6 +271,10 @@ class PyptoLanguageServer(LanguageServer):
         return out
 
 
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _custom(ls: PyptoLanguageServer, method: str, cls: type[T],
             answer: Callable[[PyptoLanguageServer, T], Awaitable[Any]]) -> None:
     """Register a pypto/* request: typed params in, typed result out, InvalidParams for bad params."""
@@ -309,7 +331,30 @@ async def _source_of(ls: PyptoLanguageServer, p: P.SourceOfParams) -> P.SourceOf
 async def _record(ls: PyptoLanguageServer, p: P.KernelParams) -> P.RecordResult:
     doc, r = await ls.result(p.uri, p.kernel)
     doc.panels = True  # a panel follows this document: its next compiles carry the record
-    return panels.record(doc, r, await ls.extra_output(doc, r, "record"))
+    result = panels.record(doc, r, await ls.extra_output(doc, r, "record"))
+    result.baseline = ls.history(doc.path).baseline(doc.path, r.name)
+    return result
+
+
+async def _history(ls: PyptoLanguageServer, p: P.KernelParams) -> P.HistoryResult:
+    doc = ls.document(p.uri)
+    h = ls.history(doc.path)
+    base = h.baseline(doc.path, p.kernel)
+    return P.HistoryResult(doc.uri, p.kernel, h.entries(doc.path, p.kernel), base["entry"] if base else None)
+
+
+async def _pin_baseline(ls: PyptoLanguageServer, p: P.PinParams) -> P.HistoryResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    h = ls.history(doc.path)
+    if p.pin:
+        rec = (await ls.extra_output(doc, r, "record")).get("record")
+        run = rec.get("run") if isinstance(rec, dict) else None
+        if run is None or r.summary is None:
+            raise JsonRpcException(f"{r.name} has no run to pin (it was compiled, not profiled)", code=REQUEST_FAILED)
+        h.pin(doc.path, r.name, history.entry(r.version, r.summary, r.editor, _sha(doc.text)), run)
+    else:
+        h.unpin(doc.path, r.name)
+    return await _history(ls, P.KernelParams(p.uri, p.kernel))
 
 
 async def _pass(ls: PyptoLanguageServer, p: P.PassParams) -> P.PassResult:
@@ -455,6 +500,8 @@ def create_server() -> PyptoLanguageServer:
     _custom(ls, P.NODES_AT, P.NodesAtParams, _nodes_at)
     _custom(ls, P.SOURCE_OF, P.SourceOfParams, _source_of)
     _custom(ls, P.RECORD, P.KernelParams, _record)
+    _custom(ls, P.HISTORY, P.KernelParams, _history)
+    _custom(ls, P.PIN_BASELINE, P.PinParams, _pin_baseline)
     _custom(ls, P.PASS, P.PassParams, _pass)
     _custom(ls, P.REPORT, P.ReportParams, _report)
     _custom(ls, P.COMPILE, P.CompileParams, _compile)

@@ -38,6 +38,8 @@ COMPILE = "pypto/compile"
 LOAD_TRACE = "pypto/loadTrace"
 COMPILE_STATE = "pypto/compileState"
 SEARCH_PROGRESS = "pypto/searchProgress"
+HISTORY = "pypto/history"
+PIN_BASELINE = "pypto/pinBaseline"
 COMMANDS = ("pypto.openGraph", "pypto.openSwimlane", "pypto.openReport")
 SECTION = "pypto"  # the workspace/configuration section
 
@@ -378,6 +380,24 @@ class RecordResult:
     version: int
     record: dict[str, Json]
     listings: list[str] | None
+    baseline: dict[str, Json] | None = None  # the pinned baseline: {"entry", "run"} (pypto/pinBaseline)
+
+
+@attrs.define
+class PinParams:
+    uri: str
+    kernel: str
+    pin: bool  # true: the kernel's current run becomes its baseline; false: no baseline
+
+
+@attrs.define
+class HistoryResult:
+    """The kernel's compiles kept on disk (oldest first) and its pinned baseline's entry."""
+
+    uri: str
+    kernel: str
+    entries: list[dict[str, Json]]
+    baseline: dict[str, Json] | None  # the entry pinned, or null
 
 
 @attrs.define

@@ -100,6 +100,16 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
       await d.panels.applyEdit(pick.s.edits.map((e) => lspEdit(file, e)), pick.s.text); // then compiles at once
     }),
 
+    reg('pypto.pinBaseline', async (arg?: unknown) => {
+      const ref = kernelArg(arg) ?? d.active.get();
+      if (!ref) return void vscode.window.showWarningMessage('PyPTO IDE: no kernel — open a file with a @pypto.jit kernel.');
+      await d.panels.pinBaseline(ref, true);
+    }),
+    reg('pypto.unpinBaseline', async (arg?: unknown) => {
+      const ref = kernelArg(arg) ?? d.active.get();
+      if (ref) await d.panels.pinBaseline(ref, false);
+    }),
+
     reg('pypto.chooseBoard', async () => {
       const now = d.settings().board;
       const pick = await vscode.window.showQuickPick([

@@ -214,6 +214,10 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     return c.sendRequest<T>(method, params);
   }
 
+  pinBaseline(ref: KernelRef, pin: boolean): Promise<unknown> {
+    return this.request('pypto/pinBaseline', { uri: ref.uri, kernel: ref.kernel, pin });
+  }
+
   record(ref: KernelRef): Promise<RecordResult> {
     return this.request('pypto/record', { uri: ref.uri, kernel: ref.kernel });
   }

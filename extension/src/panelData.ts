@@ -19,6 +19,16 @@ export interface RecordResult {
   version: number;
   record: CompileRecord;
   listings: string[] | null;
+  /** The pinned baseline (`pypto/pinBaseline`): its history entry and its run; null: none. */
+  baseline?: { entry: BaselineEntry; run: Swimlane } | null;
+}
+
+/** One compile in the kernel's history (`pypto/history`). */
+export interface BaselineEntry {
+  time: number;
+  version: number;
+  makespan_us: number;
+  board?: string;
 }
 
 /** `pypto/pass` result. */
@@ -61,6 +71,7 @@ export interface PanelServer {
   pass(ref: KernelRef, index: number): Promise<PassResult>;
   report(ref: KernelRef, extras: { suggest?: boolean; precision?: boolean }): Promise<ReportResult>;
   precision(ref: KernelRef): Promise<PrecisionResult>;
+  pinBaseline(ref: KernelRef, pin: boolean): Promise<unknown>;
 }
 
 type Body<M> = M extends unknown ? Omit<M, 'v'> : never;
@@ -107,7 +118,9 @@ export function requestErrorMessage(ref: KernelRef, err: unknown): HostMessage {
 }
 
 export function recordMessage(r: RecordResult, label?: string): HostMessage {
-  return msg({ type: 'record', record: r.record, listings: r.listings, label: label ?? null });
+  const b = r.baseline;
+  const baseline = b ? { run: b.run, label: `baseline (v${b.entry.version}, ${new Date(b.entry.time * 1000).toLocaleTimeString('en-GB')})` } : null;
+  return msg({ type: 'record', record: r.record, listings: r.listings, label: label ?? null, ...(r.baseline !== undefined ? { baseline } : {}) });
 }
 
 /** A pass snapshot (`pypto/pass`), or — with `err` — why the pass could not be had. */

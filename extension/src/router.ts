@@ -33,6 +33,7 @@ export type Action =
   | { kind: 'applyEdit'; edits: EditorEdit[]; label: string }
   | { kind: 'requestPass'; index: number }
   | { kind: 'openPanel'; panel: PanelId; file: string | null; line: number | null }
+  | { kind: 'pinBaseline'; pin: boolean }
   | { kind: 'log'; level: 'error' | 'warning' | 'info'; message: string }
   | { kind: 'ignore'; reason: string };
 
@@ -108,6 +109,8 @@ export function route(data: unknown, lineLength?: (file: string, line0: number) 
         file: isStr(data.file) && data.file !== '' ? data.file : null,
         line: isInt(data.line) && data.line > 0 ? data.line : null,
       };
+    case 'pinBaseline':
+      return typeof data.pin === 'boolean' ? { kind: 'pinBaseline', pin: data.pin } : { kind: 'ignore', reason: 'pinBaseline: pin' };
     case 'log': {
       const level = data.level === 'error' || data.level === 'warning' ? data.level : 'info';
       return { kind: 'log', level, message: isStr(data.message) ? data.message : JSON.stringify(data.message) };

@@ -52,6 +52,18 @@ test('a running tile search is a progress line with how far it got and the best 
   assert.match((none as { message: string }).message, /nothing faster than 156\.78 µs yet$/);
 });
 
+test('a record carries the pinned baseline run (labelled) when the server keeps baselines', () => {
+  const entry = { time: 1764028800, version: 3, makespan_us: 33.93 };
+  const m = recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 5, record, listings: null, baseline: { entry, run } }) as { baseline?: { run: unknown; label: string } | null };
+  accepted(m);
+  assert.equal(m.baseline?.run, run);
+  assert.match(m.baseline?.label ?? '', /^baseline \(v3, \d\d:\d\d:\d\d\)$/);
+  const none = recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 5, record, listings: null, baseline: null }) as { baseline?: unknown };
+  assert.equal(none.baseline, null); // none pinned: the panel offers the pin button
+  const noHistory = recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 5, record, listings: null }) as { baseline?: unknown };
+  assert.ok(!('baseline' in noHistory)); // a host without baselines: no button
+});
+
 test('a failed compile is the error state with its line (1-based) and rule', () => {
   const m = errorMessage(ref, { message: 'shapes do not broadcast', code: 'compile.error', range: { start: { line: 33, character: 8 }, end: { line: 33, character: 20 } } });
   accepted(m);

@@ -43,6 +43,8 @@ test('ready, openPanel, requestPass and log', () => {
   assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'graph', file: F, line: 30 }), { kind: 'openPanel', panel: 'graph', file: F, line: 30 });
   assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'swimlane' }), { kind: 'openPanel', panel: 'swimlane', file: null, line: null });
   assert.deepEqual(route({ v: 1, type: 'requestPass', index: 3 }), { kind: 'requestPass', index: 3 });
+  assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: false }), { kind: 'pinBaseline', pin: false });
+  assert.equal(route({ v: 1, type: 'pinBaseline', pin: 'yes' }).kind, 'ignore');
   assert.deepEqual(route({ v: 1, type: 'log', level: 'error', message: 'boom' }), { kind: 'log', level: 'error', message: 'boom' });
   assert.deepEqual(route({ v: 1, type: 'log', level: 'shout', message: 'x' }), { kind: 'log', level: 'info', message: 'x' });
 });

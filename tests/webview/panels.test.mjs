@@ -852,6 +852,40 @@ describe('swimlane panel: updated in place by a new record of the same kernel', 
   });
 });
 
+describe('swimlane panel: a pinned baseline', () => {
+  test('is drawn above every later run until unpinned; the button pins and unpins', async () => {
+    const { page, errors } = await openPanel(browser.context, 'swimlane');
+    const old = fx('softmax_record.json');
+    const cur = fx('softmax_after_record.json');
+    // a host without baselines (pypto-ide serve): no pin button
+    await send(page, { type: 'record', ...old });
+    assert.equal(await page.isVisible('button.pin-baseline'), false);
+    // the language server keeps baselines: none pinned yet
+    await send(page, { type: 'record', ...old, baseline: null });
+    assert.equal(await page.textContent('button.pin-baseline'), 'pin as baseline');
+    await clearSent(page);
+    await page.click('button.pin-baseline');
+    assert.deepEqual((await sent(page, 'pinBaseline')).map((m) => m.pin), [true]);
+    // pinned: the old run stays the comparison, whatever the edits since
+    const baseline = { run: old.record.run, label: 'baseline (v1, 10:00:00)' };
+    await send(page, { type: 'record', ...cur, baseline });
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 2);
+    let heads = await page.locator('.sl-head').allTextContents();
+    assert.ok(heads[0].startsWith('baseline (v1') && heads[0].includes(`makespan ${fmtUs(old.record.run.metrics.makespan_us)}`), heads[0]);
+    await send(page, { type: 'record', ...cur, baseline });
+    heads = await page.locator('.sl-head').allTextContents();
+    assert.ok(heads[0].startsWith('baseline (v1'), 'a recompile keeps the baseline above');
+    assert.equal(await page.textContent('button.pin-baseline'), 'unpin baseline');
+    await clearSent(page);
+    await page.click('button.pin-baseline');
+    assert.deepEqual((await sent(page, 'pinBaseline')).map((m) => m.pin), [false]);
+    await send(page, { type: 'record', ...cur, baseline: null });
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 1, 'unpinned: the baseline is gone');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
 // ---- precision panel ------------------------------------------------------------------------
 
 describe('precision panel', () => {

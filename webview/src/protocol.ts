@@ -37,6 +37,9 @@ export interface RecordMessage {
   listings?: string[] | Record<string, string> | null;
   /** What this compile is (e.g. "after edit"); shown in the title. */
   label?: string | null;
+  /** The kernel's pinned baseline run, drawn beside this one (null: none pinned; absent: the host
+   * keeps no baselines, so the panel offers no pin button). */
+  baseline?: RunRef | null;
 }
 
 export interface PassMessage {
@@ -185,6 +188,13 @@ export interface OpenPanelMessage {
   line?: number;
 }
 
+/** Pin the run shown as the kernel's baseline (or, `pin` false, drop the baseline). */
+export interface PinBaselineMessage {
+  v: 1;
+  type: 'pinBaseline';
+  pin: boolean;
+}
+
 export interface LogMessage {
   v: 1;
   type: 'log';
@@ -198,6 +208,7 @@ export type PanelMessage =
   | ApplyEditMessage
   | RequestPassMessage
   | OpenPanelMessage
+  | PinBaselineMessage
   | LogMessage;
 
 type Body<M> = M extends unknown ? Omit<M, 'v'> : never;

@@ -106,6 +106,19 @@ export class PanelManager implements vscode.Disposable {
     for (const h of this.open()) if (sameKernel(h.kernel, info)) h.compiling(started);
   }
 
+  /** Pin the kernel's current run as its baseline (or unpin it); the panels on it redraw. */
+  async pinBaseline(ref: KernelRef, pin: boolean): Promise<void> {
+    const server = this.deps.server();
+    if (!server) return;
+    try {
+      await server.pinBaseline(ref, pin);
+    } catch (e) {
+      void vscode.window.showWarningMessage(`PyPTO: ${(e as Error).message}`);
+      return;
+    }
+    for (const h of this.open()) if (sameKernel(h.kernel, ref)) void h.refresh();
+  }
+
   /** A tile search's best so far: the health panel shows it while it waits for that search. */
   searchProgress(p: SearchProgress): void {
     const h = this.hosts.get('health');
@@ -150,6 +163,9 @@ export class PanelManager implements vscode.Disposable {
       }
       case 'requestPass':
         host.handlePassRequest(action.index);
+        break;
+      case 'pinBaseline':
+        if (host.kernel) void this.pinBaseline(host.kernel, action.pin);
         break;
       case 'log':
         this.deps.log(`${host.id} panel (${action.level}): ${action.message}`);

@@ -95,6 +95,10 @@ class SwimlanePanel implements PanelImpl {
   private lineSelect = h('select', { class: 'line-filter', title: 'Show the tasks of a source line' });
   private pipeToggle!: HTMLLabelElement;
   private compareToggle!: HTMLLabelElement;
+  /** Pin the run shown as the kernel's baseline / drop it (only where the host keeps baselines). */
+  private pinButton = button('pin as baseline', () => this.shell.post({ type: 'pinBaseline', pin: !this.pinned }),
+    { class: 'pin-baseline', title: 'Keep this run as the kernel\'s baseline: later compiles are drawn against it' });
+  private pinned = false;
 
   mount(content: HTMLElement, shell: Shell): void {
     this.shell = shell;
@@ -129,7 +133,9 @@ class SwimlanePanel implements PanelImpl {
         this.searchCount.textContent = '';
       }
     });
+    this.pinButton.hidden = true;
     this.toolbar.append(
+      this.pinButton,
       this.compareToggle,
       this.pipeToggle,
       opt('critical', 'critical path', 'Outline the tasks of the critical path'),
@@ -189,8 +195,16 @@ class SwimlanePanel implements PanelImpl {
         return;
       }
       const input: RunInput = { run: r.run, label: m.label ?? '', record: r };
-      if (!same) {
+      this.pinButton.hidden = m.baseline === undefined; // a host that keeps no baselines
+      this.pinned = !!m.baseline;
+      this.pinButton.textContent = this.pinned ? 'unpin baseline' : 'pin as baseline';
+      if (m.baseline) {
+        // a pinned baseline is what this run is compared with, whatever the last edit was
+        this.previousInput = { run: m.baseline.run, label: m.baseline.label ?? 'baseline', record: null };
+      } else if (!same) {
         this.previousInput = null;
+      } else if (this.previousInput?.label?.startsWith('baseline')) {
+        this.previousInput = null; // just unpinned
       } else if (this.currentInput && signature(this.currentInput) !== signature(input)) {
         // a compile that changed the run: the one before it is drawn above, on one time scale
         this.previousInput = { ...this.currentInput, label: 'before' };
