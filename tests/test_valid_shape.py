@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pypto
+import pypto.record  # noqa: F401 - pypto.record.compile_record below
 
 
 @pypto.frontend.jit
@@ -77,3 +78,23 @@ def test_a_matmul_written_straight_into_an_offset_of_the_output(rows):
         record = pypto.record.profile(pypto.record.compile_record(direct_rows, {"x": x, "w": w, "out": out}), board,
                                       {"x": x.numpy(), "w": w.numpy(), "out": out.numpy()})
         assert record.run is not None and record.run.tasks
+
+
+@pytest.mark.parametrize("m", [1, 20, 63])
+def test_a_full_with_a_valid_shape_pads_after_a_runtime_prefix(m):
+    """A top-k input padded after its valid prefix: `full(valid_shape=[1, 64 - m])` assembled at the
+    run-time offset m writes only its valid part, so its declared window may run past the end."""
+    @pypto.jit
+    def k(x: pypto.Tensor([1, 64], pypto.DT_FP32), n: pypto.Tensor([1], pypto.DT_INT32),
+          out: pypto.Tensor([1, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 64)
+        cut = n[0]
+        pad = pypto.tensor([1, 64], pypto.DT_FP32, "pad")
+        pypto.assemble(pypto.clone(pypto.view(x, [1, 64], [0, 0], valid_shape=[1, cut])), [0, 0], pad)
+        pypto.assemble(pypto.full([1, 64], -1.0, pypto.DT_FP32, valid_shape=[1, 64 - cut]), [0, cut], pad)
+        out[:] = pad + 0.0
+
+    x = torch.randn(1, 64)
+    out = torch.empty(1, 64)
+    k(x, torch.tensor([m], dtype=torch.int32), out)
+    assert torch.equal(out, torch.cat([x[:, :m], torch.full((1, 64 - m), -1.0)], 1))

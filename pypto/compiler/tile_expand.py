@@ -496,7 +496,10 @@ class Expander:
 
     def create(self, n: Node, inst: int) -> None:
         assert n.type is not None
-        shape = self.shape(n)
+        valid = n.attrs.get("valid_shape") if n.op == "full" else None
+        # a full with valid_shape holds only its valid part (as the reference does): an assemble of
+        # it writes that part, so a window whose declared shape runs past the destination is fine
+        shape = tuple(S.evaluate(d, self.env) for d in valid) if valid is not None else self.shape(n)
         tile = self.tile_of(n, shape)
         ids = {}
         for coord, off, shp in grid(shape, tile):
