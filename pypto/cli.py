@@ -150,9 +150,13 @@ def _load_user_file(path: Path) -> ModuleType:
     except SyntaxError as e:
         raise CliError(f"{e.filename or path}:{e.lineno or 1}", f"SyntaxError: {e.msg}") from None
     except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's module raised while importing
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename) == path]
+        tb = traceback.extract_tb(e.__traceback__)
+        frames = [f for f in tb if Path(f.filename) == path]
         line = frames[-1].lineno if frames else 1
-        raise CliError(f"{path}:{line}", f"{type(e).__name__} while importing: {e}") from None
+        # raised outside the user's own lines (a library it imports): say where, or nobody can tell
+        inner = "" if frames and tb and tb[-1] is frames[-1] else f" (raised in {tb[-1].filename}:{tb[-1].lineno})" \
+            if tb else ""
+        raise CliError(f"{path}:{line}", f"{type(e).__name__} while importing: {e}{inner}") from None
 
 
 def find_kernels(target: str) -> tuple[Path, list[JitKernel]]:

@@ -165,6 +165,13 @@ def test_an_import_error_in_the_file_is_one_line_at_its_line(tmp_path, capsys):
     path = _write(tmp_path, "broken.py", "import pypto\n\nvalue = 1 / 0\n")
     want = f"{path}:3: error: ZeroDivisionError while importing: division by zero\n"
     assert _error(capsys, "compile", str(path)) == want
+    # raised inside a module it imports: the user's import line, and where it really was raised
+    (tmp_path / "helper_mod.py").write_text("def boom():\n    raise RuntimeError('inner failure')\n")
+    inner = _write(tmp_path, "uses_helper.py", "import sys\nsys.path.insert(0, %r)\nimport helper_mod\n"
+                   "helper_mod.boom()\n" % str(tmp_path))
+    got = _error(capsys, "compile", str(inner))
+    assert got == (f"{inner}:4: error: RuntimeError while importing: inner failure "
+                   f"(raised in {tmp_path / 'helper_mod.py'}:2)\n"), got
     syntax = _write(tmp_path, "syntax.py", "def f(:\n    pass\n")
     assert _error(capsys, "compile", str(syntax)).startswith(f"{syntax}:1: error: SyntaxError")
 
