@@ -366,7 +366,10 @@ async def _report(ls: PyptoLanguageServer, p: P.ReportParams) -> P.ReportResult:
     doc, r = await ls.result(p.uri, p.kernel)
     # one analysis with what was asked (both: one job, whose report has every finding in order)
     wanted = "+".join(w for w, on in (("suggest", p.suggest), ("precision", p.precision)) if on)
-    return panels.report(doc, r, await ls.extra_output(doc, r, wanted) if wanted else r.analysis or {})
+    result = panels.report(doc, r, await ls.extra_output(doc, r, wanted) if wanted else r.analysis or {})
+    base = ls.history(doc.path).baseline(doc.path, r.name)
+    result.baseline = base["entry"] if base else None
+    return result
 
 
 async def _compile(ls: PyptoLanguageServer, p: P.CompileParams) -> P.CompileResult:

@@ -430,6 +430,7 @@ class ReportResult:
     kernel: str
     version: int
     report: dict[str, Json]  # one kernel of `pypto-ide report --format json` (docs/schemas/report.schema.json)
+    baseline: dict[str, Json] | None = None  # the pinned baseline's history entry (pypto/history), or null
 
 
 @attrs.define

@@ -167,8 +167,8 @@ def test_an_import_error_in_the_file_is_one_line_at_its_line(tmp_path, capsys):
     assert _error(capsys, "compile", str(path)) == want
     # raised inside a module it imports: the user's import line, and where it really was raised
     (tmp_path / "helper_mod.py").write_text("def boom():\n    raise RuntimeError('inner failure')\n")
-    inner = _write(tmp_path, "uses_helper.py", "import sys\nsys.path.insert(0, %r)\nimport helper_mod\n"
-                   "helper_mod.boom()\n" % str(tmp_path))
+    inner = _write(tmp_path, "uses_helper.py", f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+                   "import helper_mod\nhelper_mod.boom()\n")
     got = _error(capsys, "compile", str(inner))
     assert got == (f"{inner}:4: error: RuntimeError while importing: inner failure "
                    f"(raised in {tmp_path / 'helper_mod.py'}:2)\n"), got

@@ -46,6 +46,8 @@ export interface ReportResult {
   kernel: string;
   version: number;
   report: KernelReport;
+  /** The pinned baseline's history entry; null: none pinned. */
+  baseline?: BaselineEntry | null;
 }
 
 /** `pypto/precision` result (the parts the panel uses). */
@@ -130,7 +132,7 @@ export function passMessage(r: Pick<PassResult, 'index' | 'snapshot'>, err?: unk
 }
 
 export function reportMessage(r: ReportResult, previous: KernelReport | null): HostMessage {
-  return msg({ type: 'report', report: r.report, previous });
+  return msg({ type: 'report', report: r.report, previous, ...(r.baseline !== undefined ? { baseline: r.baseline } : {}) });
 }
 
 export function precisionMessage(r: PrecisionResult): HostMessage {

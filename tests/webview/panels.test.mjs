@@ -1074,6 +1074,20 @@ describe('health and tuning panel', () => {
     await p.page.close();
   });
 
+  test('the makespan against the pinned baseline', async () => {
+    const p = await openPanel(browser.context, 'health');
+    const report = fx('softmax_report.json');
+    const now = report.metrics.makespan_us;
+    await send(p.page, { type: 'report', report, baseline: { version: 3, time: 1764028800, makespan_us: now * 2, board: 'sim' } });
+    assert.match(await p.page.textContent('.summary-line .baseline'), new RegExp(`^baseline v3 \\(\\d\\d:\\d\\d:\\d\\d\\) ${fmtUs(now * 2).replace('.', '\\.')}: 2\\.00× faster$`));
+    await send(p.page, { type: 'report', report, baseline: { version: 4, time: 1764028800, makespan_us: now / 2, board: 'sim' } });
+    assert.match(await p.page.textContent('.summary-line .baseline'), /: 2\.00× slower$/);
+    await send(p.page, { type: 'report', report, baseline: null }); // unpinned
+    assert.equal(await p.page.locator('.summary-line .baseline').count(), 0);
+    await noErrors(p);
+    await p.page.close();
+  });
+
   test('severity groups fold by keyboard, and stay folded over a reload', async () => {
     const p = await openPanel(browser.context, 'health');
     const report = fx('softmax_report.json');

@@ -73,6 +73,8 @@ export interface ReportMessage {
   report: KernelReport;
   /** The report before the last edit: the figures are shown side by side. */
   previous?: KernelReport | null;
+  /** The kernel's pinned baseline (its history entry): the makespan is shown against it. */
+  baseline?: { version: number; time: number; makespan_us: number; board?: string } | null;
 }
 
 export interface PrecisionMessage {

@@ -26,6 +26,7 @@ class HealthPanel implements PanelImpl {
   private st: HealthState = { collapsed: [] };
   private report: KernelReport | null = null;
   private previous: KernelReport | null = null;
+  private baseline: { version: number; time: number; makespan_us: number; board?: string } | null = null;
   private highlight: { file: string; line: number } | null = null;
   private page = h('div', { class: 'page' });
 
@@ -50,6 +51,8 @@ class HealthPanel implements PanelImpl {
     if (m.type !== 'report') return;
     const old = this.report;
     const same = old !== null && old.kernel === m.report.kernel && sameFile(old.file, m.report.file);
+    if (m.baseline !== undefined) this.baseline = m.baseline;
+    else if (!same) this.baseline = null;
     if (m.previous !== undefined) this.previous = m.previous;
     else if (!same) this.previous = null;
     else if (old && !old.error && !m.report.error && figures(old) !== figures(m.report)) this.previous = old;
@@ -91,12 +94,26 @@ class HealthPanel implements PanelImpl {
       m ? h('span', null, `utilization ${fmtPct(m.utilization)}`) : '',
       board?.bound ? h('span', null, `bound: ${String(board.bound)}`) : '',
       board?.bound_why ? h('span', { class: 'muted' }, String(board.bound_why)) : '',
-      r.board ? h('span', { class: 'muted' }, `board ${r.board}`) : ''));
+      r.board ? h('span', { class: 'muted' }, `board ${r.board}`) : '',
+      this.baselineText(r)));
     if (this.previous) this.renderCompare(this.previous, r);
     this.renderFindings(r.findings.filter((f) => f.level !== 'tuning'));
     this.renderSuggestions(r);
     if (this.highlight) this.highlightSource(this.highlight.file, this.highlight.line, false);
     this.page.scrollTop = scroll;
+  }
+
+  /** "baseline v3 (10:00:00) 33.93 µs: 1.69× faster" — against the pinned run, on the same board. */
+  private baselineText(r: KernelReport): HTMLElement | string {
+    const b = this.baseline;
+    const now = r.metrics?.makespan_us;
+    if (!b || now === undefined || !(now > 0)) return '';
+    const when = new Date(b.time * 1000).toLocaleTimeString('en-GB');
+    const other = b.board && r.board && b.board !== r.board ? ` (on the ${b.board} board)` : '';
+    const ratio = b.makespan_us / now;
+    const verdict = Math.abs(ratio - 1) < 0.005 ? 'the same' : ratio > 1 ? `${ratio.toFixed(2)}× faster` : `${(1 / ratio).toFixed(2)}× slower`;
+    return h('span', { class: `baseline ${ratio >= 1 ? 'pass-text' : 'fail-text'}`, title: 'against the pinned baseline (PyPTO: Pin the Current Run as the Kernel\'s Baseline)' },
+      `baseline v${b.version} (${when}) ${fmtUs(b.makespan_us)}${other}: ${verdict}`);
   }
 
   private renderCompare(prev: KernelReport, cur: KernelReport): void {
