@@ -367,8 +367,10 @@ async def _report(ls: PyptoLanguageServer, p: P.ReportParams) -> P.ReportResult:
     # one analysis with what was asked (both: one job, whose report has every finding in order)
     wanted = "+".join(w for w, on in (("suggest", p.suggest), ("precision", p.precision)) if on)
     result = panels.report(doc, r, await ls.extra_output(doc, r, wanted) if wanted else r.analysis or {})
-    base = ls.history(doc.path).baseline(doc.path, r.name)
+    h = ls.history(doc.path)
+    base = h.baseline(doc.path, r.name)
     result.baseline = base["entry"] if base else None
+    result.history = h.entries(doc.path, r.name)[-50:]
     return result
 
 

@@ -431,6 +431,7 @@ class ReportResult:
     version: int
     report: dict[str, Json]  # one kernel of `pypto-ide report --format json` (docs/schemas/report.schema.json)
     baseline: dict[str, Json] | None = None  # the pinned baseline's history entry (pypto/history), or null
+    history: list[dict[str, Json]] | None = None  # the kernel's last compiles (at most 50), oldest first
 
 
 @attrs.define

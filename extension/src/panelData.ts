@@ -29,6 +29,8 @@ export interface BaselineEntry {
   version: number;
   makespan_us: number;
   board?: string;
+  tasks?: number;
+  tile_calls?: { kind: string; dims: unknown; line: number | null }[];
 }
 
 /** `pypto/pass` result. */
@@ -48,6 +50,8 @@ export interface ReportResult {
   report: KernelReport;
   /** The pinned baseline's history entry; null: none pinned. */
   baseline?: BaselineEntry | null;
+  /** The kernel's last compiles (at most 50), oldest first. */
+  history?: BaselineEntry[] | null;
 }
 
 /** `pypto/precision` result (the parts the panel uses). */
@@ -132,7 +136,8 @@ export function passMessage(r: Pick<PassResult, 'index' | 'snapshot'>, err?: unk
 }
 
 export function reportMessage(r: ReportResult, previous: KernelReport | null): HostMessage {
-  return msg({ type: 'report', report: r.report, previous, ...(r.baseline !== undefined ? { baseline: r.baseline } : {}) });
+  return msg({ type: 'report', report: r.report, previous, ...(r.baseline !== undefined ? { baseline: r.baseline } : {}),
+    ...(r.history ? { history: r.history } : {}) });
 }
 
 export function precisionMessage(r: PrecisionResult): HostMessage {

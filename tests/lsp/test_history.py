@@ -34,6 +34,7 @@ async def test_compiles_are_kept_and_a_pinned_run_comes_back_with_the_record(cli
     assert rec["baseline"]["entry"]["version"] == first["version"]
     report = await doc.call("pypto/report", kernel=K)  # the health panel's figure to compare with
     assert report["baseline"]["makespan_us"] == pytest.approx(first["summary"]["makespanUs"])
+    assert [e["version"] for e in report["history"]] == [first["version"], v]  # the shapes tried
     assert rec["baseline"]["run"]["tasks"] and rec["record"]["run"] != rec["baseline"]["run"]
     # on disk, where a restarted server finds it
     h = History(tmp_path)

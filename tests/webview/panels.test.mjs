@@ -1084,6 +1084,17 @@ describe('health and tuning panel', () => {
     assert.match(await p.page.textContent('.summary-line .baseline'), /: 2\.00× slower$/);
     await send(p.page, { type: 'report', report, baseline: null }); // unpinned
     assert.equal(await p.page.locator('.summary-line .baseline').count(), 0);
+    // the compiles kept: newest first, the fastest marked, the pinned one in bold
+    const history = [
+      { version: 1, time: 1764028800, makespan_us: now * 2, tasks: 64, tile_calls: [{ kind: 'vec', dims: [1, 4, 1, 64], line: 21 }] },
+      { version: 2, time: 1764028860, makespan_us: now, tasks: 16, tile_calls: [{ kind: 'vec', dims: [1, 8, 1, 256], line: 21 }] },
+    ];
+    await send(p.page, { type: 'report', report, baseline: history[0], history });
+    const rows = await p.page.locator('table.history tbody tr').allTextContents();
+    assert.equal(rows.length, 2);
+    assert.ok(rows[0].includes('v2') && rows[0].includes('vec [1,8,1,256]') && rows[1].includes('baseline'), rows.join(' | '));
+    assert.equal(await p.page.locator('table.history tr.pinned').count(), 1);
+    assert.equal(await p.page.locator('table.history td.better').count(), 1);
     await noErrors(p);
     await p.page.close();
   });

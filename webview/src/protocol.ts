@@ -74,7 +74,19 @@ export interface ReportMessage {
   /** The report before the last edit: the figures are shown side by side. */
   previous?: KernelReport | null;
   /** The kernel's pinned baseline (its history entry): the makespan is shown against it. */
-  baseline?: { version: number; time: number; makespan_us: number; board?: string } | null;
+  baseline?: HistoryEntry | null;
+  /** The kernel's last compiles, oldest first: the shapes tried and what each gave. */
+  history?: HistoryEntry[] | null;
+}
+
+/** One compile in a kernel's history (the language server's `.pypto/history/`). */
+export interface HistoryEntry {
+  version: number;
+  time: number;
+  makespan_us: number;
+  board?: string;
+  tasks?: number;
+  tile_calls?: { kind: string; dims: unknown; line: number | null }[];
 }
 
 export interface PrecisionMessage {

@@ -9,7 +9,7 @@ import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, clear, fmtNum, fmtPct, fmtUs, h } from '../dom';
 import { sameFile } from '../model';
 import { plot } from '../plot';
-import type { HostMessage } from '../protocol';
+import type { HistoryEntry, HostMessage } from '../protocol';
 import { palette } from '../theme';
 import type { Finding, KernelReport, TextEdit, TileSearch } from '../types';
 
@@ -26,7 +26,8 @@ class HealthPanel implements PanelImpl {
   private st: HealthState = { collapsed: [] };
   private report: KernelReport | null = null;
   private previous: KernelReport | null = null;
-  private baseline: { version: number; time: number; makespan_us: number; board?: string } | null = null;
+  private baseline: HistoryEntry | null = null;
+  private history: HistoryEntry[] = [];
   private highlight: { file: string; line: number } | null = null;
   private page = h('div', { class: 'page' });
 
@@ -53,6 +54,8 @@ class HealthPanel implements PanelImpl {
     const same = old !== null && old.kernel === m.report.kernel && sameFile(old.file, m.report.file);
     if (m.baseline !== undefined) this.baseline = m.baseline;
     else if (!same) this.baseline = null;
+    if (m.history) this.history = m.history;
+    else if (!same) this.history = [];
     if (m.previous !== undefined) this.previous = m.previous;
     else if (!same) this.previous = null;
     else if (old && !old.error && !m.report.error && figures(old) !== figures(m.report)) this.previous = old;
@@ -99,8 +102,31 @@ class HealthPanel implements PanelImpl {
     if (this.previous) this.renderCompare(this.previous, r);
     this.renderFindings(r.findings.filter((f) => f.level !== 'tuning'));
     this.renderSuggestions(r);
+    this.renderHistory();
     if (this.highlight) this.highlightSource(this.highlight.file, this.highlight.line, false);
     this.page.scrollTop = scroll;
+  }
+
+  /** The shapes tried: every compile kept for this kernel, newest first, the pinned one marked. */
+  private renderHistory(): void {
+    if (this.history.length < 2) return;
+    const best = Math.min(...this.history.map((e) => e.makespan_us));
+    const calls = (e: HistoryEntry): string => (e.tile_calls ?? []).map((c) => `${c.kind} ${JSON.stringify(c.dims)}`).join('; ');
+    const rows = [...this.history].reverse().map((e) => {
+      const pinned = this.baseline !== null && this.baseline.version === e.version && this.baseline.time === e.time;
+      return h('tr', { class: pinned ? 'pinned' : '' },
+        h('td', { class: 'l' }, new Date(e.time * 1000).toLocaleTimeString('en-GB')),
+        h('td', null, `v${e.version}`),
+        h('td', { class: e.makespan_us === best ? 'better' : '' }, fmtUs(e.makespan_us)),
+        h('td', null, e.tasks !== undefined ? fmtNum(e.tasks) : '–'),
+        h('td', { class: 'l mono' }, calls(e)),
+        h('td', { class: 'l' }, pinned ? 'baseline' : ''));
+    });
+    this.page.append(h('section', { class: 'block', 'data-history': '1' },
+      h('h2', null, `History (${this.history.length} compiles kept)`, h('span', { class: 'muted' }, ' · newest first; the fastest in green')),
+      h('table', { class: 'grid history' }, h('thead', null, h('tr', null, h('th', { class: 'l' }, 'when'), h('th', null, 'version'),
+        h('th', null, 'makespan'), h('th', null, 'tasks'), h('th', { class: 'l' }, 'tile calls'), h('th', { class: 'l' }, ''))),
+      h('tbody', null, ...rows))));
   }
 
   /** "baseline v3 (10:00:00) 33.93 µs: 1.69× faster" — against the pinned run, on the same board. */
