@@ -98,3 +98,32 @@ def test_a_full_with_a_valid_shape_pads_after_a_runtime_prefix(m):
     out = torch.empty(1, 64)
     k(x, torch.tensor([m], dtype=torch.int32), out)
     assert torch.equal(out, torch.cat([x[:, :m], torch.full((1, 64 - m), -1.0)], 1))
+
+
+def test_a_reshape_with_a_valid_shape_computes_and_writes_only_that_part():
+    """A padded result read back at its real width (Kimi's attention residuals): softmax over the
+    26 valid columns of a 32-wide reshape, assembled into a 26-wide output (PyPTO accepts it)."""
+    @pypto.jit
+    def k(x: pypto.Tensor([8, 1, 32], pypto.DT_FP32), out: pypto.Tensor([8, 26], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        y = pypto.exp(pypto.reshape(x, [8, 32], valid_shape=[8, 26]))
+        assert y.valid_shape == [8, 26]
+        pypto.assemble(pypto.softmax(y, dim=-1), [0, 0], out)
+
+    x = torch.randn(8, 1, 32)
+    out = torch.empty(8, 26)
+    k(x, out)
+    assert torch.allclose(out, torch.softmax(x.reshape(8, 32)[:, :26].exp(), -1), atol=1e-6)
+    rec = pypto.record.compile_record(k, {"x": x, "out": out})
+    ops = {o.op for o in rec.program.tiles.ops}
+    assert "store" in ops and all(o.shape[-1] <= 26 for o in rec.program.tiles.ops if o.op == "store")
+
+
+def test_a_tile_wider_than_the_destination_is_still_refused_without_a_valid_shape():
+    @pypto.jit
+    def k(x: pypto.Tensor([8, 32], pypto.DT_FP32), out: pypto.Tensor([8, 26], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        pypto.assemble(pypto.exp(x), [0, 0], out)
+
+    with pytest.raises(pypto.PyptoError, match="32-wide tile at offset 0 runs past the destination's size 26"):
+        k(torch.randn(8, 32), torch.empty(8, 26))

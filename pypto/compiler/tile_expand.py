@@ -480,7 +480,9 @@ class Expander:
             copy = self.buffer(src.shape, n.type.dtype, "workspace", f"rs{n.id}", n.id)
             self.copy_into(n.inputs[0], copy, n, inst)
             src = copy
-        self.place[n.id] = InGM(Region(src.buffer, shape, (0,) * len(shape), shape))
+        valid = n.attrs.get("valid_shape")  # only the leading window holds data: what follows reads that
+        part = tuple(S.evaluate(d, self.env) for d in valid) if valid is not None else shape
+        self.place[n.id] = InGM(Region(src.buffer, shape, (0,) * len(shape), part))
 
     def concat(self, n: Node, inst: int) -> None:
         assert n.type is not None

@@ -346,7 +346,8 @@ def _assemble(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> Ten
     if src.dtype is not dst.dtype:
         raise ShapeError(f"assemble writes {src.dtype.name} into a {dst.dtype.name} tensor; "
                          f"cast it first (pypto.cast(x, pypto.{dst.dtype.name}))")
-    for i, (s, off, d) in enumerate(zip(src.shape, offsets, dst.shape)):
+    written = attrs.get("valid") or src.shape  # a value with a valid shape writes only that part
+    for i, (s, off, d) in enumerate(zip(written, offsets, dst.shape)):
         end = S.sub(d, S.add(off, s))
         if isinstance(end, int) and end < 0:
             raise ShapeError(f"assemble dim {i}: a {S.to_str(s)}-wide tile at offset {S.to_str(off)} "

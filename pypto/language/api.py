@@ -320,8 +320,9 @@ def view(input: Tensor, shape: Any = None, offsets: Any = None, *, valid_shape: 
 
 def _write(out: Tensor, src: Tensor, offsets: tuple[S.Dim, ...], exact: bool = False) -> None:
     b = _builder_of(out, src)
+    valid = b.valid.get(trace_of(src).value)  # only the valid part is written: its window is what must fit
     node = b.emit("assemble", [trace_of(out).value, trace_of(src).value],
-                  {"offsets": offsets, **({"exact": True} if exact else {})})
+                  {"offsets": offsets, **({"exact": True} if exact else {}), **({"valid": valid} if valid else {})})
     b.rebind(trace_of(out), node.id)
 
 
@@ -341,8 +342,13 @@ def assemble(input: Any, offsets: Any = None, out: Tensor | None = None, paralle
 
 
 def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool = False) -> Tensor:
+    """`input` seen with `shape`; with `valid_shape`, only that leading window of it holds data
+    (a matmul's padded result read back at its real width): what follows computes on that part."""
     x = _tensor(input)
-    return _emit("reshape", [x], {"shape": _dims(shape, "reshape shape")})
+    attrs: dict[str, Any] = {"shape": _dims(shape, "reshape shape")}
+    if valid_shape is not None:
+        attrs["valid_shape"] = _dims(valid_shape, "valid_shape")
+    return _emit("reshape", [x], attrs)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:

@@ -477,7 +477,11 @@ def assemble(node: Node, xs: list[np.ndarray], ctx: Ctx, inplace: bool = False) 
 
 
 def _reshape(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
-    return xs[0].reshape(ctx.dims(node.attrs["shape"])).copy()
+    out = xs[0].reshape(ctx.dims(node.attrs["shape"]))
+    valid = node.attr("valid_shape")
+    if valid is not None:  # only the leading window holds data
+        out = out[window(node, ctx, (0,) * out.ndim, valid, out.shape)]
+    return out.copy()
 
 
 def _transpose(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
