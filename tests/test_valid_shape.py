@@ -127,3 +127,21 @@ def test_a_tile_wider_than_the_destination_is_still_refused_without_a_valid_shap
 
     with pytest.raises(pypto.PyptoError, match="32-wide tile at offset 0 runs past the destination's size 26"):
         k(torch.randn(8, 32), torch.empty(8, 26))
+
+
+@pytest.mark.parametrize("m", [64, 37, 1])
+def test_a_matmul_whose_left_operand_has_a_runtime_tail_in_k_uses_that_many_rows_of_the_right(m):
+    """softmax(scores)[:, :m] @ v (DeepSeek V4's compressed attention: the valid window of the
+    scores is as long as the sequence): K is the valid part, B's first m rows (it used to crash)."""
+    @pypto.jit
+    def k(p: pypto.Tensor([16, 64], pypto.DT_FP32), v: pypto.Tensor([64, 32], pypto.DT_FP16),
+          n: pypto.Tensor([1], pypto.DT_INT32), out: pypto.Tensor([16, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        pypto.set_cube_tile_shapes([16, 16], [64, 64], [32, 32])
+        cut = n[0]
+        pv = pypto.cast(pypto.exp(pypto.view(p, [16, 64], [0, 0], valid_shape=[16, cut])), pypto.DT_FP16)
+        out[:] = pypto.matmul(pv, v, pypto.DT_FP32)
+
+    p, v, out = torch.randn(16, 64), torch.randn(64, 32).half(), torch.empty(16, 32)
+    k(p, v, torch.tensor([m], dtype=torch.int32), out)
+    assert torch.allclose(out, p[:, :m].exp().half().float() @ v[:m].float(), rtol=1e-2, atol=1e-2)

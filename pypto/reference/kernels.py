@@ -538,6 +538,9 @@ def _matmul(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
         a = np.swapaxes(a, -1, -2)
     if node.attr("b_trans"):
         b = np.swapaxes(b, -1, -2)
+    if a.shape[-1] != b.shape[-2]:  # the trace checked K: only a valid shape (a run-time tail) differs here
+        k = min(a.shape[-1], b.shape[-2])  # the part that exists of the shorter one, and as much of the other
+        a, b = a[..., :k], b[..., :k, :]
     src = _dt(a)
     acc_dt = np.int32 if src is DataType.DT_INT8 else (np.float64 if ctx.fp64 else np.float32)
     acc = np.matmul(a.astype(acc_dt), b.astype(acc_dt))
