@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import pypto
+import pypto.record  # noqa: F401 - pypto.record.compile_record below
 from pypto.language.tiling import strict_tile_rules
 
 DIR = Path(__file__).parent / "board_limits"
@@ -74,3 +75,26 @@ def test_a_vector_tile_over_ub_is_split_and_said_so():
     assert notes and "run as tiles of [64, 512]" in notes[0].message
     assert notes[0].loc.span.line == _marker(DIR / "vec_tile_over_ub.py")[0]
     assert max(sg.peak_bytes for sg in record.program.subgraphs) <= 196608
+
+
+def test_an_op_whose_tiles_alone_overflow_the_ub_compiles_warns_and_runs_right():
+    """A top-k over a whole 64k row (DeepSeek V3.2's lightning indexer) cannot be split along the
+    row: PyPTO compiles it, so do we — a warning at its line with the byte counts, the sim board
+    modelling it as if it fit — and the tuning advisor's strict rules refuse it."""
+    @pypto.jit
+    def k(x: pypto.Tensor([2, 65536], pypto.DT_FP32), out: pypto.Tensor([2, 64], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(1, 8192)
+        _, idx = pypto.topk(x, k=64, dim=-1, largest=True)  # the line
+        out[:] = idx
+
+    x, out = torch.randn(2, 65536), torch.empty(2, 64, dtype=torch.int32)
+    k(x, out)
+    assert torch.equal(out.long(), torch.topk(x, 64).indices)
+    rec = pypto.record.compile_record(k, {"x": x, "out": out})
+    warned = [d for p in rec.passes for d in p.diagnostics if d.rule == "tile.ub-overflow"]
+    assert len(warned) == 1 and warned[0].severity == "warning" and "262,144 bytes of UB" in warned[0].message
+    line = next(i for i, t in enumerate(Path(__file__).read_text().splitlines(), 1) if "# the line" in t)
+    assert warned[0].loc.span is not None and warned[0].loc.span.line == line
+    assert rec.program.blocks is not None  # lowered to the end: the sim board runs it
+    with strict_tile_rules(), pytest.raises(pypto.PyptoError, match="bytes of UB at once"):
+        pypto.record.compile_record(pypto.jit(k.fn), {"x": x, "out": out})

@@ -263,9 +263,9 @@ class Advisor:
         t0 = time.perf_counter()
         fresh = self.kernel.fresh()  # an empty cache
         try:
-            with tile_overrides(dict(overrides)), strict_tile_rules():
+            with tile_overrides(dict(overrides)), strict_tile_rules():  # board limits make a candidate illegal
                 ck = fresh.compile(**self.inputs)
-            lw = ck.lower(bind(ck.graph, self.inputs))
+                lw = ck.lower(bind(ck.graph, self.inputs))
             program = lw.program
             assert program.execute is not None and program.leaves is not None
             fp = _fingerprint(program)

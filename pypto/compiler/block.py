@@ -87,6 +87,7 @@ from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
 from pypto.ir.ops import OPS
 from pypto.ir.source import Loc
+from pypto.language.tiling import strict_rules
 
 EVENTS_PER_PAIR = 8  # the default; the board file's events_per_pipe_pair decides
 MEMORIES = {"AIV": ("UB",), "AIC": ("L1", "L0A", "L0B", "L0C")}
@@ -723,18 +724,30 @@ def build_block(leaf: Leaf, subgraph: Subgraph, ops: Mapping[int, TileOp], buffe
     low = _Lowering(ops, buffers, align, caps, board.get("cube_fractal_elements"))
     for oid in subgraph.ops:
         low.lower(ops[oid])
-    try:
-        done = allocate(low, caps)
-    except _NoFit as e:
-        o = ops[e.vi.tile_op]
-        node = nodes.get(o.node)
-        raise PyptoError(f"{node.op if node else o.op}: {e.vi.opcode} needs {e.size} bytes of {e.space} at once, "
-                         f"more than the {caps[e.space]}-byte {e.space} holds with its operands; "
-                         f"use smaller tiles", node.loc if node else Loc()) from None
+    over: list[tuple[str, Loc]] = []
+    room = dict(caps)
+    while True:
+        try:
+            done = allocate(low, room)
+            break
+        except _NoFit as e:
+            # PyPTO compiles it; the board cannot hold it: modelled as if the buffer were as large as
+            # needed (the hardware would have to split the tile), and said so at the op's line
+            o = ops[e.vi.tile_op]
+            node = nodes.get(o.node)
+            if room[e.space] >= 64 * caps[e.space] or strict_rules():
+                raise PyptoError(f"{node.op if node else o.op}: {e.vi.opcode} needs {e.size} bytes of {e.space} at "
+                                 f"once, far more than the {caps[e.space]}-byte {e.space}; use smaller tiles",
+                                 node.loc if node else Loc()) from None
+            over.append((f"{node.op if node else o.op}: {e.vi.opcode} needs {e.size:,} bytes of {e.space} at once "
+                         f"with its operands, more than the board's {caps[e.space]:,}-byte {e.space}: the sim models "
+                         f"it as if it fit (on the chip the tile would have to be split); use smaller tiles",
+                         node.loc if node else Loc()))
+            room[e.space] *= 2
     instrs, where = insert_sync(done.instrs, int(board.get("events_per_pipe_pair", EVENTS_PER_PAIR)))
     spans = tuple(BufferSpan(a.name, a.space, a.offset, a.unit * a.copies, where[a.start], where[a.end],
                              a.copies == 2) for a in done.allocs)
-    notes: list[tuple[str, Loc, str]] = []
+    notes: list[tuple[str, Loc, str]] = [(f"leaf {leaf.id}: {m}", loc, "block.over-capacity") for m, loc in over[:1]]
     for oid, message in low.refits[:1]:
         node = nodes.get(ops[oid].node)
         notes.append((f"leaf {leaf.id}: {message}", node.loc if node else Loc(), "block.l0-split"))

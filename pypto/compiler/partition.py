@@ -28,6 +28,7 @@ from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffer
 from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileGraph, TileOp
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
+from pypto.ir.source import Loc
 
 _POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs", "at"})  # where a tile sits, not what it computes
 
@@ -51,7 +52,12 @@ class _Group:
         self.exported = False  # another group reads one of its tiles (so it may not take new inputs)
 
 
-def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int) -> tuple[TileGraph, tuple[Subgraph, ...]]:
+def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
+              notes: list[tuple[str, Loc]] | None = None) -> tuple[TileGraph, tuple[Subgraph, ...]]:
+    """Tile ops into subgraphs (see the module doc). An op whose tiles alone overflow the UB is a
+    board limit, not an error (PyPTO compiles it): it gets a subgraph of its own and a note in
+    `notes`; without `notes` (the tuning advisor's strict mode) it raises."""
+    noted: set[int] = set()
     ops = {o.id: o for o in tiles.ops}
     size = {o.id: nbytes(o) for o in tiles.ops}
     uses: dict[int, int] = {}
@@ -160,11 +166,16 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int) -> tup
                 if f is not g and f.core == "AIV" and f.instance == o.instance:
                     f.successor = g
             need = cost(g, o, loads + copied)
-            if need > ub_bytes:
+            if need > ub_bytes and o.node not in noted:
+                # PyPTO compiles it: a board limit, said at the op's line; the subgraph holds it alone
                 node = nodes[o.node]
-                raise PyptoError(f"{node.op}: its tiles need {need} bytes of UB at once (tile {list(o.shape)} of "
-                                 f"{o.dtype.short} and its inputs), more than the {ub_bytes}-byte UB; "
-                                 f"halve the vector tile shape", node.loc)
+                message = (f"{node.op}: its tiles need {need:,} bytes of UB at once (tile {list(o.shape)} of "
+                           f"{o.dtype.short} and its inputs), more than the {ub_bytes:,}-byte UB; halve the "
+                           f"vector tile shape")
+                if notes is None:
+                    raise PyptoError(message, node.loc)
+                noted.add(o.node)
+                notes.append((message, node.loc))
         for c in copied:
             groups[group_of[c.id]].exported = True
         add(g, o, loads, copied)

@@ -8,6 +8,8 @@ from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.partition import merge_leaves, partition
 from pypto.compiler.tile_expand import expand, fit_vec_configs
 from pypto.compiler.tile_ir import TileOp
+from pypto.ir.source import Loc
+from pypto.language.tiling import strict_rules
 
 
 def tile_expand(p: Program, ctx: PassContext) -> Program:
@@ -28,7 +30,11 @@ def graph_partition(p: Program, ctx: PassContext) -> Program:
     """Tile ops become subgraphs that each fit one core's buffers and run on one core type;
     edges between subgraphs go through GM (copy-in/copy-out inserted)."""
     assert p.tiles is not None
-    tiles, subgraphs = partition(p.tiles, p.graph.by_id(), int(ctx.board["buffers_bytes"]["UB"]))
+    notes: list[tuple[str, Loc]] | None = None if strict_rules() else []  # the advisor: an overflow is illegal
+    tiles, subgraphs = partition(p.tiles, p.graph.by_id(), int(ctx.board["buffers_bytes"]["UB"]), notes)
+    for message, loc in notes or ():
+        ctx.report("warning", message + " (the sim board models it as if it fit; on the chip the tile would "
+                   "have to be split)", loc, rule="tile.ub-overflow")
     return dataclasses.replace(p, tiles=tiles, subgraphs=subgraphs)
 
 

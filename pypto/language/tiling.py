@@ -83,6 +83,11 @@ def strict_tile_rules() -> Iterator[None]:
         _STRICT.reset(token)
 
 
+def strict_rules() -> bool:
+    """Inside `strict_tile_rules()`: board limits are errors (the later stages ask too)."""
+    return _STRICT.get()
+
+
 def board_limit(message: str, strict: bool) -> None:
     """A shape PyPTO accepts that the board's figures advise against: a warning at the user's line
     (an error when `strict`, or inside `strict_tile_rules()`)."""
