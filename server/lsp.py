@@ -17,7 +17,7 @@ no record with RequestFailed (-32803); nothing a client sends takes the server d
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import json
 import logging
 import os
 import uuid
@@ -119,6 +119,7 @@ class PyptoLanguageServer(LanguageServer):
         self.live = LiveCompiler(self, self.settings)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.log_handler: logging.Handler | None = None  # window/logMessage, once initialized
+        self.history_io = history.Store()  # every read and write of .pypto/history/, in order, off the loop
 
     # ---- helpers -------------------------------------------------------------------------------
 
@@ -184,11 +185,9 @@ class PyptoLanguageServer(LanguageServer):
                                        round(r.seconds, 4))
         self.protocol.notify(P.RECORD_CHANGED, P.dump(params))
         if r.ok and r.summary is not None:
-            try:
-                self.history(doc.path).append(doc.path, r.name,
-                                              history.entry(r.version, r.summary, r.editor, _sha(doc.text)))
-            except OSError as e:  # a read-only workspace: the IDE works on, without a history
-                log.warning("the compile history of %s could not be written: %s", r.name, e)
+            # kept on the history thread (a read-only workspace: logged, the IDE works on without it)
+            self.history_io.submit(f"the compile history of {r.name}", _append, self.history(doc.path), doc.path,
+                                   r.name, _history_line(doc, r), (r.editor or {}).get("swimlane"))
         if summary is not None:
             log.info("%s %s v%d: %.2f µs %s, %d tasks, %.0f%% utilized, %s-bound (%.0f ms in the worker pool)",
                      doc.uri.rsplit("/", 1)[-1], r.name, r.version, summary.makespan_us,
@@ -271,8 +270,15 @@ class PyptoLanguageServer(LanguageServer):
         return out
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+def _history_line(doc: Document, r: Result) -> dict[str, Any]:
+    """The history entry of a kernel's current result (its figures and tile calls as written)."""
+    calls = history.tile_calls((r.editor or {}).get("tile_configs", ()), doc.text)
+    return history.entry(r.version, r.summary or {}, calls, history.sha256(doc.text))
+
+
+def _append(h: history.History, path: str, kernel: str, line: dict[str, Any], run: Any) -> None:
+    """On the history thread: add a compile (its run serialized here, not on the event loop)."""
+    h.append(path, kernel, line, None if run is None else json.dumps(run, separators=(",", ":")).encode())
 
 
 def _custom(ls: PyptoLanguageServer, method: str, cls: type[T],
@@ -332,29 +338,65 @@ async def _record(ls: PyptoLanguageServer, p: P.KernelParams) -> P.RecordResult:
     doc, r = await ls.result(p.uri, p.kernel)
     doc.panels = True  # a panel follows this document: its next compiles carry the record
     result = panels.record(doc, r, await ls.extra_output(doc, r, "record"))
-    result.baseline = ls.history(doc.path).baseline(doc.path, r.name)
+    h = ls.history(doc.path)
+    result.baseline = await _history_call(ls, h.baseline, doc.path, r.name)
+    result.history = (await _history_call(ls, h.entries, doc.path, r.name))[-history.RECENT:]
     return result
 
 
+async def _history_call(ls: PyptoLanguageServer, fn: Callable[..., T], *args: Any) -> T:
+    """A history read or write on the history thread: an unknown entry is InvalidParams, what else
+    it cannot do (an unwritable folder) RequestFailed, each with why."""
+    try:
+        return await ls.history_io.call(fn, *args)
+    except history.UnknownEntry as e:
+        raise JsonRpcInvalidParams(str(e)) from None
+    except history.HistoryError as e:
+        raise JsonRpcException(str(e), code=REQUEST_FAILED) from None
+
+
+def _kernel_doc(ls: PyptoLanguageServer, uri: str, kernel: str) -> Document:
+    """The open document defining `kernel` (its history may outlive a compile); else InvalidParams."""
+    doc = ls.document(uri)
+    if kernel not in doc.kernels:
+        names = ", ".join(doc.kernels) or "none"
+        raise JsonRpcInvalidParams(f"no kernel {kernel!r} in {uri} (kernels: {names})")
+    return doc
+
+
 async def _history(ls: PyptoLanguageServer, p: P.KernelParams) -> P.HistoryResult:
-    doc = ls.document(p.uri)
+    doc = _kernel_doc(ls, p.uri, p.kernel)
     h = ls.history(doc.path)
-    base = h.baseline(doc.path, p.kernel)
-    return P.HistoryResult(doc.uri, p.kernel, h.entries(doc.path, p.kernel), base["entry"] if base else None)
+    base = await _history_call(ls, h.baseline, doc.path, p.kernel)
+    entries = await _history_call(ls, h.entries, doc.path, p.kernel)
+    return P.HistoryResult(doc.uri, p.kernel, entries, base["entry"] if base else None)
+
+
+async def _history_run(ls: PyptoLanguageServer, p: P.HistoryRunParams) -> P.HistoryRunResult:
+    doc = _kernel_doc(ls, p.uri, p.kernel)
+    h = ls.history(doc.path)
+    e, run = await _history_call(ls, h.run, doc.path, p.kernel, p.entry)
+    return P.HistoryRunResult(doc.uri, p.kernel, e, run)
 
 
 async def _pin_baseline(ls: PyptoLanguageServer, p: P.PinParams) -> P.HistoryResult:
-    doc, r = await ls.result(p.uri, p.kernel)
+    doc = _kernel_doc(ls, p.uri, p.kernel)
     h = ls.history(doc.path)
-    if p.pin:
-        rec = (await ls.extra_output(doc, r, "record")).get("record")
-        run = rec.get("run") if isinstance(rec, dict) else None
+    if not p.pin:
+        await _history_call(ls, h.unpin, doc.path, p.kernel)
+    elif p.entry is not None:
+        await _history_call(ls, h.pin_entry, doc.path, p.kernel, p.entry)
+    else:
+        doc, r = await ls.result(p.uri, p.kernel)
+        run = (r.editor or {}).get("swimlane")
         if run is None or r.summary is None:
             raise JsonRpcException(f"{r.name} has no run to pin (it was compiled, not profiled)", code=REQUEST_FAILED)
-        h.pin(doc.path, r.name, history.entry(r.version, r.summary, r.editor, _sha(doc.text)), run)
-    else:
-        h.unpin(doc.path, r.name)
+        await _history_call(ls, _pin, h, doc.path, r.name, _history_line(doc, r), run)
     return await _history(ls, P.KernelParams(p.uri, p.kernel))
+
+
+def _pin(h: history.History, path: str, kernel: str, line: dict[str, Any], run: Any) -> None:
+    h.pin(path, kernel, line, json.dumps(run, separators=(",", ":")).encode())
 
 
 async def _pass(ls: PyptoLanguageServer, p: P.PassParams) -> P.PassResult:
@@ -368,9 +410,9 @@ async def _report(ls: PyptoLanguageServer, p: P.ReportParams) -> P.ReportResult:
     wanted = "+".join(w for w, on in (("suggest", p.suggest), ("precision", p.precision)) if on)
     result = panels.report(doc, r, await ls.extra_output(doc, r, wanted) if wanted else r.analysis or {})
     h = ls.history(doc.path)
-    base = h.baseline(doc.path, r.name)
+    base = await _history_call(ls, h.baseline, doc.path, r.name)
     result.baseline = base["entry"] if base else None
-    result.history = h.entries(doc.path, r.name)[-50:]
+    result.history = (await _history_call(ls, h.entries, doc.path, r.name))[-history.RECENT:]
     return result
 
 
@@ -507,6 +549,7 @@ def create_server() -> PyptoLanguageServer:
     _custom(ls, P.RECORD, P.KernelParams, _record)
     _custom(ls, P.HISTORY, P.KernelParams, _history)
     _custom(ls, P.PIN_BASELINE, P.PinParams, _pin_baseline)
+    _custom(ls, P.HISTORY_RUN, P.HistoryRunParams, _history_run)
     _custom(ls, P.PASS, P.PassParams, _pass)
     _custom(ls, P.REPORT, P.ReportParams, _report)
     _custom(ls, P.COMPILE, P.CompileParams, _compile)

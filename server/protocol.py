@@ -40,6 +40,7 @@ COMPILE_STATE = "pypto/compileState"
 SEARCH_PROGRESS = "pypto/searchProgress"
 HISTORY = "pypto/history"
 PIN_BASELINE = "pypto/pinBaseline"
+HISTORY_RUN = "pypto/historyRun"
 COMMANDS = ("pypto.openGraph", "pypto.openSwimlane", "pypto.openReport")
 SECTION = "pypto"  # the workspace/configuration section
 
@@ -381,13 +382,32 @@ class RecordResult:
     record: dict[str, Json]
     listings: list[str] | None
     baseline: dict[str, Json] | None = None  # the pinned baseline: {"entry", "run"} (pypto/pinBaseline)
+    history: list[dict[str, Json]] | None = None  # the kernel's last compiles (at most 50), oldest first
 
 
 @attrs.define
 class PinParams:
     uri: str
     kernel: str
-    pin: bool  # true: the kernel's current run becomes its baseline; false: no baseline
+    pin: bool  # true: pin a run as the kernel's baseline; false: no baseline
+    entry: int | None = None  # pin this history entry (its `id`); null: the kernel's current run
+
+
+@attrs.define
+class HistoryRunParams:
+    uri: str
+    kernel: str
+    entry: int  # a history entry's `id`
+
+
+@attrs.define
+class HistoryRunResult:
+    """One history entry and its swimlane (null when only its figures are kept)."""
+
+    uri: str
+    kernel: str
+    entry: dict[str, Json]
+    run: dict[str, Json] | None
 
 
 @attrs.define

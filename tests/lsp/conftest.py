@@ -255,4 +255,5 @@ async def open_softmax(client: LanguageClient, tmp_path: Path, name: str = "soft
 
 @pytest.fixture(scope="session")
 def lsp_kit() -> types.SimpleNamespace:
-    return types.SimpleNamespace(Doc=Doc, WAIT=WAIT, SOFTMAX=SOFTMAX, open_softmax=open_softmax)
+    return types.SimpleNamespace(Doc=Doc, WAIT=WAIT, SOFTMAX=SOFTMAX, open_softmax=open_softmax,
+                                 make_client=make_client, CAPABILITIES=CAPABILITIES)
