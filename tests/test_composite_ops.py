@@ -100,7 +100,7 @@ TOKENS, HIDDEN, BLOCK = 32, 16, 4
 @pypto.frontend.jit
 def paged_gathers(cache: pypto.Tensor([TOKENS, HIDDEN], pypto.DT_FP32), idx: pypto.Tensor([1, 6], pypto.DT_INT32),
                   table: pypto.Tensor([1, 8], pypto.DT_INT32), rows: pypto.Tensor([6, HIDDEN], pypto.DT_FP32),
-                  cols: pypto.Tensor([8, 6], pypto.DT_FP32)):
+                  cols: pypto.Tensor([6, 8], pypto.DT_FP32)):
     pypto.set_vec_tile_shapes(8, 16)
     rows[:] = pypto.experimental.gather_in_ub(cache, idx, table, BLOCK, -2)
     cols[:] = pypto.experimental.gather_in_l1(cache, idx, table, BLOCK, 8, True, True)
@@ -112,11 +112,11 @@ def test_gather_in_ub_and_l1_read_token_rows_through_the_page_table(seed):
     cache = torch.randn(TOKENS, HIDDEN, generator=g)
     table = torch.randperm(TOKENS // BLOCK, generator=g).to(torch.int32)[None, :]
     idx = torch.randint(0, TOKENS, (1, 6), generator=g, dtype=torch.int32)
-    rows, cols = torch.zeros(6, HIDDEN), torch.zeros(8, 6)
+    rows, cols = torch.zeros(6, HIDDEN), torch.zeros(6, 8)
     paged_gathers(cache, idx, table, rows, cols)
     where = [int(table[0, t // BLOCK]) * BLOCK + t % BLOCK for t in idx[0].tolist()]
     assert torch.equal(rows, cache[where])
-    assert torch.equal(cols, cache[where][:, :8].T)
+    assert torch.equal(cols, cache[where][:, :8])  # is_trans is the L1 layout for the matmul, not the shape
 
 
 def test_gather_in_ub_mistakes_name_the_problem():

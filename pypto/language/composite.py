@@ -94,8 +94,9 @@ def gather_in_ub(param: Tensor, indices: Tensor, block_table: Tensor, block_size
 def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: int, size: int,
                  is_b_matrix: bool, is_trans: bool) -> Tensor:
     """The first `size` columns of the rows of `src` at `indices` [1, n] through the page table:
-    [n, size], or [size, n] with `is_trans`. `is_b_matrix` says where PyPTO places the result in
-    L1 for a matmul; it does not change the values."""
+    [n, size]. `is_b_matrix` and `is_trans` say how PyPTO lays the result out in L1 for the matmul
+    that takes it (as its B matrix, transposed); neither changes the values or the shape — PyPTO's
+    own kernels assemble an `is_trans` result as [n, size] rows."""
     s = as_tensor(src, "src")
     if s.type.rank != 2:
         raise PyptoError(f"gather_in_l1: src must be 2-D, got shape {s.shape}")
@@ -104,5 +105,4 @@ def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: 
             (isinstance(cols, int) and size > cols):
         raise PyptoError(f"gather_in_l1: size must be an int in [1, {S.to_str(cols)}], got {size!r}")
     rows = _page_rows(indices, block_table, block_size, "gather_in_l1")
-    out = api.index_select(api.view(s, [s.type.shape[0], size], [0, 0]), 0, rows)
-    return api.transpose(out, 0, 1) if is_trans else out
+    return api.index_select(api.view(s, [s.type.shape[0], size], [0, 0]), 0, rows)
