@@ -12,6 +12,7 @@ import { workingPython } from './interpreter';
 import type { ActiveKernel, KernelRef } from './kernels';
 import { bundledWheel, type PyptoServer } from './languageClient';
 import type { PanelManager } from './panels/manager';
+import { historyItems } from './panelData';
 import { runLogged } from './python';
 import { runHealthReport } from './report';
 import { lspEdit, viewFor } from './router';
@@ -108,6 +109,20 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
     reg('pypto.unpinBaseline', async (arg?: unknown) => {
       const ref = kernelArg(arg) ?? d.active.get();
       if (ref) await d.panels.pinBaseline(ref, false);
+    }),
+    reg('pypto.pinHistoryEntry', async (arg?: unknown) => {
+      const ref = kernelArg(arg) ?? d.active.get();
+      if (!ref) return void vscode.window.showWarningMessage('PyPTO IDE: no kernel — open a file with a @pypto.jit kernel.');
+      let got;
+      try {
+        got = await d.server.history(ref);
+      } catch (e) {
+        return void vscode.window.showWarningMessage(`PyPTO: ${(e as Error).message}`);
+      }
+      if (!got.entries.length) return void vscode.window.showInformationMessage(`PyPTO: ${ref.kernel} has no compile in its history yet.`);
+      const pick = await vscode.window.showQuickPick(historyItems(got),
+        { title: `${ref.kernel}: ${got.entries.length} compiles kept`, placeHolder: 'Pin a compile as the baseline', matchOnDetail: true });
+      if (pick) await d.panels.pinBaseline(ref, true, pick.id);
     }),
 
     reg('pypto.chooseBoard', async () => {

@@ -23,7 +23,7 @@ import {
 import { describeSource, findInterpreter, interpretProbe, type Candidate, type PythonInfo } from './interpreter';
 import { pickWheel } from './install';
 import type { CompileState, KernelRef, RecordChanged, SearchProgress } from './kernels';
-import type { PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, TraceResult } from './panelData';
+import type { HistoryResult, HistoryRunResult, PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, TraceResult } from './panelData';
 import type { LspTextEdit } from './router';
 import { neutralCwd, pythonExtensionInterpreter, runProbe, which } from './python';
 import { SECTION, serverSettings, type Settings } from './settings';
@@ -214,8 +214,16 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     return c.sendRequest<T>(method, params);
   }
 
-  pinBaseline(ref: KernelRef, pin: boolean): Promise<unknown> {
-    return this.request('pypto/pinBaseline', { uri: ref.uri, kernel: ref.kernel, pin });
+  pinBaseline(ref: KernelRef, pin: boolean, entry?: number): Promise<HistoryResult> {
+    return this.request('pypto/pinBaseline', { uri: ref.uri, kernel: ref.kernel, pin, ...(entry !== undefined ? { entry } : {}) });
+  }
+
+  history(ref: KernelRef): Promise<HistoryResult> {
+    return this.request('pypto/history', { uri: ref.uri, kernel: ref.kernel });
+  }
+
+  historyRun(ref: KernelRef, entry: number): Promise<HistoryRunResult> {
+    return this.request('pypto/historyRun', { uri: ref.uri, kernel: ref.kernel, entry });
   }
 
   record(ref: KernelRef): Promise<RecordResult> {

@@ -7,7 +7,7 @@
 //
 // Pure: no `vscode` import (unit-tested in tests/extension/panelData.test.ts).
 
-import type { HostMessage, PanelId } from '../../webview/src/protocol';
+import type { HistoryEntry, HostMessage, PanelId } from '../../webview/src/protocol';
 import { PROTOCOL_VERSION } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, PrecisionReport, Program, Swimlane } from '../../webview/src/types';
 import type { KernelError, KernelRef, SearchProgress } from './kernels';
@@ -19,18 +19,27 @@ export interface RecordResult {
   version: number;
   record: CompileRecord;
   listings: string[] | null;
-  /** The pinned baseline (`pypto/pinBaseline`): its history entry and its run; null: none. */
-  baseline?: { entry: BaselineEntry; run: Swimlane } | null;
+  /** The pinned baseline (`pypto/pinBaseline`): its history entry and its run (null: only its
+   * figures were kept); null: none pinned. */
+  baseline?: { entry: HistoryEntry; run: Swimlane | null } | null;
+  /** The kernel's last compiles (at most 50), oldest first. */
+  history?: HistoryEntry[] | null;
 }
 
-/** One compile in the kernel's history (`pypto/history`). */
-export interface BaselineEntry {
-  time: number;
-  version: number;
-  makespan_us: number;
-  board?: string;
-  tasks?: number;
-  tile_calls?: { kind: string; dims: unknown; line: number | null }[];
+/** `pypto/history` (and `pypto/pinBaseline`) result. */
+export interface HistoryResult {
+  uri: string;
+  kernel: string;
+  entries: HistoryEntry[];
+  baseline: HistoryEntry | null;
+}
+
+/** `pypto/historyRun` result. */
+export interface HistoryRunResult {
+  uri: string;
+  kernel: string;
+  entry: HistoryEntry;
+  run: Swimlane | null;
 }
 
 /** `pypto/pass` result. */
@@ -49,9 +58,9 @@ export interface ReportResult {
   version: number;
   report: KernelReport;
   /** The pinned baseline's history entry; null: none pinned. */
-  baseline?: BaselineEntry | null;
+  baseline?: HistoryEntry | null;
   /** The kernel's last compiles (at most 50), oldest first. */
-  history?: BaselineEntry[] | null;
+  history?: HistoryEntry[] | null;
 }
 
 /** `pypto/precision` result (the parts the panel uses). */
@@ -77,7 +86,10 @@ export interface PanelServer {
   pass(ref: KernelRef, index: number): Promise<PassResult>;
   report(ref: KernelRef, extras: { suggest?: boolean; precision?: boolean }): Promise<ReportResult>;
   precision(ref: KernelRef): Promise<PrecisionResult>;
-  pinBaseline(ref: KernelRef, pin: boolean): Promise<unknown>;
+  /** Pin the current run (or, with `entry`, that history entry) as the baseline; unpin. */
+  pinBaseline(ref: KernelRef, pin: boolean, entry?: number): Promise<HistoryResult>;
+  history(ref: KernelRef): Promise<HistoryResult>;
+  historyRun(ref: KernelRef, entry: number): Promise<HistoryRunResult>;
 }
 
 type Body<M> = M extends unknown ? Omit<M, 'v'> : never;
@@ -123,10 +135,40 @@ export function requestErrorMessage(ref: KernelRef, err: unknown): HostMessage {
   return msg({ type: 'error', message: text, file: uriToPath(ref.uri), line: null });
 }
 
+/** "v3 (10:00:00)": a compile of the history as the panels name it. */
+export function entryName(e: HistoryEntry): string {
+  return `v${e.version} (${new Date(e.time * 1000).toLocaleTimeString('en-GB')})`;
+}
+
 export function recordMessage(r: RecordResult, label?: string): HostMessage {
   const b = r.baseline;
-  const baseline = b ? { run: b.run, label: `baseline (v${b.entry.version}, ${new Date(b.entry.time * 1000).toLocaleTimeString('en-GB')})` } : null;
-  return msg({ type: 'record', record: r.record, listings: r.listings, label: label ?? null, ...(r.baseline !== undefined ? { baseline } : {}) });
+  const baseline = b ? { run: b.run, label: `baseline ${entryName(b.entry)}`, entry: b.entry } : null;
+  return msg({ type: 'record', record: r.record, listings: r.listings, label: label ?? null, ...(r.baseline !== undefined ? { baseline } : {}),
+    ...(r.history !== undefined ? { history: r.history ?? null } : {}) });
+}
+
+/** The kernel's history as quick-pick items, newest first: "v5 (10:01:02) · 12.34 µs", when it
+ * is the baseline or the fastest, its tile calls as written. */
+export function historyItems(h: HistoryResult): { label: string; description: string; detail: string; id: number }[] {
+  const best = Math.min(...h.entries.map((e) => e.makespan_us));
+  return [...h.entries].reverse().map((e) => {
+    const marks = [h.baseline?.id === e.id ? 'the baseline' : '', e.makespan_us === best ? 'the fastest' : '',
+      e.has_run === false ? 'figures only' : ''].filter(Boolean);
+    return {
+      label: `${entryName(e)} · ${e.makespan_us.toFixed(2)} µs`,
+      description: [`${e.tasks ?? '?'} tasks · ${e.board ?? ''}`, ...marks].join(' · '),
+      detail: (e.tile_calls ?? []).map((c) => c.text ?? `${c.kind} ${JSON.stringify(c.dims)}`).join('; ') || 'no tile calls',
+      id: e.id,
+    };
+  });
+}
+
+/** A history entry's run (`pypto/historyRun`) for the panel that asked, or — with `err` — why not. */
+export function historyRunMessage(id: number, r: HistoryRunResult | null, err?: unknown): HostMessage {
+  if (r === null || err !== undefined) {
+    return msg({ type: 'historyRun', id, entry: null, run: null, error: err instanceof Error ? err.message : String(err ?? 'no answer') });
+  }
+  return msg({ type: 'historyRun', id, entry: r.entry, run: r.run });
 }
 
 /** A pass snapshot (`pypto/pass`), or — with `err` — why the pass could not be had. */

@@ -33,7 +33,8 @@ export type Action =
   | { kind: 'applyEdit'; edits: EditorEdit[]; label: string }
   | { kind: 'requestPass'; index: number }
   | { kind: 'openPanel'; panel: PanelId; file: string | null; line: number | null }
-  | { kind: 'pinBaseline'; pin: boolean }
+  | { kind: 'pinBaseline'; pin: boolean; entry: number | null }
+  | { kind: 'compareRun'; entry: number }
   | { kind: 'log'; level: 'error' | 'warning' | 'info'; message: string }
   | { kind: 'ignore'; reason: string };
 
@@ -110,7 +111,11 @@ export function route(data: unknown, lineLength?: (file: string, line0: number) 
         line: isInt(data.line) && data.line > 0 ? data.line : null,
       };
     case 'pinBaseline':
-      return typeof data.pin === 'boolean' ? { kind: 'pinBaseline', pin: data.pin } : { kind: 'ignore', reason: 'pinBaseline: pin' };
+      if (typeof data.pin !== 'boolean') return { kind: 'ignore', reason: 'pinBaseline: pin' };
+      if (data.entry !== undefined && data.entry !== null && !(isInt(data.entry) && data.entry > 0)) return { kind: 'ignore', reason: 'pinBaseline: entry' };
+      return { kind: 'pinBaseline', pin: data.pin, entry: isInt(data.entry) ? data.entry : null };
+    case 'compareRun':
+      return isInt(data.entry) && data.entry > 0 ? { kind: 'compareRun', entry: data.entry } : { kind: 'ignore', reason: 'compareRun: entry' };
     case 'log': {
       const level = data.level === 'error' || data.level === 'warning' ? data.level : 'info';
       return { kind: 'log', level, message: isStr(data.message) ? data.message : JSON.stringify(data.message) };

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { parseHostMessage } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, Swimlane } from '../../webview/src/types';
 import {
-  clearMessage, doneMessage, errorMessage, passMessage, precisionMessage, progressMessage, recordMessage, searchMessage,
+  clearMessage, doneMessage, errorMessage, historyItems, historyRunMessage, passMessage, precisionMessage, progressMessage, recordMessage, searchMessage,
   reportMessage, requestErrorMessage, TITLES, traceMessage, uriToPath, VIEW_TYPES, type PassResult,
 } from '../../extension/src/panelData';
 
@@ -52,16 +52,45 @@ test('a running tile search is a progress line with how far it got and the best 
   assert.match((none as { message: string }).message, /nothing faster than 156\.78 µs yet$/);
 });
 
-test('a record carries the pinned baseline run (labelled) when the server keeps baselines', () => {
-  const entry = { time: 1764028800, version: 3, makespan_us: 33.93 };
-  const m = recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 5, record, listings: null, baseline: { entry, run } }) as { baseline?: { run: unknown; label: string } | null };
+test('a record carries the pinned baseline run (labelled) and the history when the server keeps them', () => {
+  const entry = { id: 2, time: 1764028800, version: 3, makespan_us: 33.93 };
+  const m = recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 5, record, listings: null, baseline: { entry, run }, history: [entry] }) as
+    { baseline?: { run: unknown; label: string; entry: unknown } | null; history?: unknown };
   accepted(m);
   assert.equal(m.baseline?.run, run);
-  assert.match(m.baseline?.label ?? '', /^baseline \(v3, \d\d:\d\d:\d\d\)$/);
+  assert.equal(m.baseline?.entry, entry);
+  assert.match(m.baseline?.label ?? '', /^baseline v3 \(\d\d:\d\d:\d\d\)$/);
+  assert.deepEqual(m.history, [entry]);
+  // a baseline pinned from an entry whose run is no longer kept: its figures only
+  const figures = recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 5, record, listings: null, baseline: { entry, run: null } });
+  accepted(figures);
   const none = recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 5, record, listings: null, baseline: null }) as { baseline?: unknown };
   assert.equal(none.baseline, null); // none pinned: the panel offers the pin button
   const noHistory = recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 5, record, listings: null }) as { baseline?: unknown };
-  assert.ok(!('baseline' in noHistory)); // a host without baselines: no button
+  assert.ok(!('baseline' in noHistory) && !('history' in noHistory)); // a host without baselines: no button, no pickers
+});
+
+test('a history entry\'s run for the panel that asked, or why it could not be had', () => {
+  const entry = { id: 4, time: 1764028800, version: 6, makespan_us: 12.5, has_run: true };
+  const m = historyRunMessage(4, { uri: ref.uri, kernel: ref.kernel, entry, run });
+  accepted(m);
+  assert.deepEqual(m, { v: 1, type: 'historyRun', id: 4, entry, run });
+  const gone = historyRunMessage(4, { uri: ref.uri, kernel: ref.kernel, entry: { ...entry, has_run: false }, run: null });
+  accepted(gone);
+  const failed = historyRunMessage(9, null, new Error('softmax_kernel has no history entry 9 (entries kept: 1–7)'));
+  accepted(failed);
+  assert.deepEqual(failed, { v: 1, type: 'historyRun', id: 9, entry: null, run: null, error: 'softmax_kernel has no history entry 9 (entries kept: 1–7)' });
+});
+
+test('the history as quick-pick items: newest first, the baseline and the fastest marked, the tile calls as written', () => {
+  const e = (id: number, makespan: number, text: string) => ({ id, time: 1764028800 + id, version: id + 1, makespan_us: makespan, tasks: 64, board: 'sim', has_run: id > 1,
+    tile_calls: [{ kind: 'vec', dims: [1, id], line: 11, text }] });
+  const items = historyItems({ uri: ref.uri, kernel: ref.kernel, entries: [e(1, 33.93, 'pypto.set_vec_tile_shapes(1, 1)'), e(2, 5.1, 'pypto.set_vec_tile_shapes(1, 2)')], baseline: e(1, 33.93, '') });
+  assert.deepEqual(items.map((i) => i.id), [2, 1]);
+  assert.match(items[0].label, /^v3 \(\d\d:\d\d:\d\d\) · 5\.10 µs$/);
+  assert.equal(items[0].description, '64 tasks · sim · the fastest');
+  assert.equal(items[1].description, '64 tasks · sim · the baseline · figures only');
+  assert.equal(items[1].detail, 'pypto.set_vec_tile_shapes(1, 1)');
 });
 
 test('a failed compile is the error state with its line (1-based) and rule', () => {

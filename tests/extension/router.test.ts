@@ -43,8 +43,14 @@ test('ready, openPanel, requestPass and log', () => {
   assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'graph', file: F, line: 30 }), { kind: 'openPanel', panel: 'graph', file: F, line: 30 });
   assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'swimlane' }), { kind: 'openPanel', panel: 'swimlane', file: null, line: null });
   assert.deepEqual(route({ v: 1, type: 'requestPass', index: 3 }), { kind: 'requestPass', index: 3 });
-  assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: false }), { kind: 'pinBaseline', pin: false });
+  assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: false }), { kind: 'pinBaseline', pin: false, entry: null });
+  assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: true, entry: 7 }), { kind: 'pinBaseline', pin: true, entry: 7 });
   assert.equal(route({ v: 1, type: 'pinBaseline', pin: 'yes' }).kind, 'ignore');
+  assert.equal(route({ v: 1, type: 'pinBaseline', pin: true, entry: 'seven' }).kind, 'ignore');
+  assert.equal(route({ v: 1, type: 'pinBaseline', pin: true, entry: 1.5 }).kind, 'ignore');
+  assert.deepEqual(route({ v: 1, type: 'compareRun', entry: 3 }), { kind: 'compareRun', entry: 3 });
+  assert.equal(route({ v: 1, type: 'compareRun', entry: -1 }).kind, 'ignore');
+  assert.equal(route({ v: 1, type: 'compareRun' }).kind, 'ignore');
   assert.deepEqual(route({ v: 1, type: 'log', level: 'error', message: 'boom' }), { kind: 'log', level: 'error', message: 'boom' });
   assert.deepEqual(route({ v: 1, type: 'log', level: 'shout', message: 'x' }), { kind: 'log', level: 'info', message: 'x' });
 });

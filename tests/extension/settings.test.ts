@@ -80,7 +80,7 @@ test('the manifest has the contract\'s commands in the PyPTO category and activa
   const ids = manifest.contributes.commands.map((c) => c.command);
   for (const id of ['pypto.openGraph', 'pypto.openSwimlane', 'pypto.openPrecision', 'pypto.openHealth', 'pypto.openReport',
     'pypto.runHealthReport', 'pypto.applySuggestion', 'pypto.chooseBoard', 'pypto.compileNow', 'pypto.openTrace', 'pypto.restartServer',
-    'pypto.pinBaseline', 'pypto.unpinBaseline']) {
+    'pypto.pinBaseline', 'pypto.unpinBaseline', 'pypto.pinHistoryEntry']) {
     assert.ok(ids.includes(id), id);
   }
   assert.ok(manifest.contributes.commands.every((c) => c.category === 'PyPTO'));

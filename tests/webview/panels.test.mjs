@@ -872,6 +872,8 @@ describe('swimlane panel: a pinned baseline', () => {
     assert.equal(await page.locator('canvas.sl-canvas').count(), 2);
     let heads = await page.locator('.sl-head').allTextContents();
     assert.ok(heads[0].startsWith('baseline (v1') && heads[0].includes(`makespan ${fmtUs(old.record.run.metrics.makespan_us)}`), heads[0]);
+    const ratio = old.record.run.metrics.makespan_us / cur.record.run.metrics.makespan_us;
+    assert.ok(heads[1].includes(ratio >= 1 ? `${ratio.toFixed(2)}× faster than the baseline` : `${(1 / ratio).toFixed(2)}× slower than the baseline`), heads[1]);
     await send(page, { type: 'record', ...cur, baseline });
     heads = await page.locator('.sl-head').allTextContents();
     assert.ok(heads[0].startsWith('baseline (v1'), 'a recompile keeps the baseline above');
@@ -880,7 +882,86 @@ describe('swimlane panel: a pinned baseline', () => {
     await page.click('button.pin-baseline');
     assert.deepEqual((await sent(page, 'pinBaseline')).map((m) => m.pin), [false]);
     await send(page, { type: 'record', ...cur, baseline: null });
-    assert.equal(await page.locator('canvas.sl-canvas').count(), 1, 'unpinned: the baseline is gone');
+    heads = await page.locator('.sl-head').allTextContents();
+    assert.ok(!heads.some((x) => x.startsWith('baseline')), 'unpinned: the baseline is gone');
+    assert.ok(heads[0].startsWith('before') && heads[1].includes('than before'), 'the previous compile is above again');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('a baseline whose run is no longer kept is shown by its figures', async () => {
+    const { page, errors } = await openPanel(browser.context, 'swimlane');
+    const cur = fx('softmax_after_record.json');
+    const entry = { id: 1, version: 1, time: 1764028800, makespan_us: 100, tasks: 512, utilization: 0.25, board: 'sim', has_run: false };
+    await send(page, { type: 'record', ...cur, baseline: { run: null, label: 'baseline v1 (10:00:00)', entry }, history: [entry] });
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 1);
+    const fig = await page.textContent('.sl-run.figures-only');
+    assert.ok(fig.startsWith('baseline v1') && fig.includes(`makespan ${fmtUs(100)}`) && fig.includes('512 tasks') && fig.includes('no longer kept'), fig);
+    const now = cur.record.run.metrics.makespan_us;
+    assert.ok((await page.locator('.sl-head').nth(1).textContent()).includes(`${(100 / now).toFixed(2)}× faster than the baseline`));
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
+describe('swimlane panel: any two compiles of the history', () => {
+  test('the pickers ask for a run, draw it labelled, show one no longer kept by its figures, and pin the one below', async () => {
+    const { page, errors } = await openPanel(browser.context, 'swimlane');
+    const old = fx('softmax_record.json');
+    const cur = fx('softmax_after_record.json');
+    const a = old.record.run.metrics.makespan_us;
+    const b = cur.record.run.metrics.makespan_us;
+    const e1 = { id: 1, version: 1, time: 1764028800, makespan_us: a, tasks: old.record.run.tasks.id.length, board: 'sim', has_run: true };
+    const e2 = { id: 2, version: 2, time: 1764028830, makespan_us: 77.5, tasks: 9, board: 'sim', has_run: false };
+    const e3 = { id: 3, version: 3, time: 1764028860, makespan_us: b, tasks: cur.record.run.tasks.id.length, board: 'sim', has_run: true };
+    const history = [e1, e2, e3];
+    // without a history (a host that keeps none): no pickers
+    await send(page, { type: 'record', ...cur });
+    assert.equal(await page.isVisible('select.compare-before'), false);
+    await send(page, { type: 'record', ...cur, baseline: null, history });
+    assert.equal(await page.isVisible('select.compare-before'), true);
+    const before = await page.$$eval('select.compare-before option', (os) => os.map((o) => [o.value, o.textContent]));
+    assert.deepEqual(before.map(([v]) => v), ['default', '3', '2', '1'], 'the previous compile, then newest first');
+    assert.ok(before[2][1].endsWith('(figures only)'));
+    const after = await page.$$eval('select.compare-after option', (os) => os.map((o) => o.value));
+    assert.deepEqual(after, ['current', '3', '1'], 'only the compiles whose run is kept can be drawn below');
+    // above: compile 1 — asked for, then drawn
+    await clearSent(page);
+    await page.selectOption('select.compare-before', '1');
+    assert.deepEqual(await sent(page, 'compareRun'), [{ v: 1, type: 'compareRun', entry: 1 }]);
+    await send(page, { type: 'historyRun', id: 1, entry: e1, run: old.record.run });
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 2);
+    let heads = await page.locator('.sl-head').allTextContents();
+    assert.match(heads[0], /^v1 \(\d\d:\d\d:\d\d\)/);
+    assert.ok(heads[0].includes(`makespan ${fmtUs(a)}`));
+    assert.ok(heads[1].includes(`than v1`), heads[1]);
+    // a recompile keeps the pick
+    await send(page, { type: 'record', ...cur, baseline: null, history });
+    assert.match((await page.locator('.sl-head').first().textContent()), /^v1 /);
+    // above: compile 2, whose run is no longer kept: its figures
+    await clearSent(page);
+    await page.selectOption('select.compare-before', '2');
+    await send(page, { type: 'historyRun', id: 2, entry: e2, run: null });
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 1);
+    assert.ok((await page.textContent('.sl-run.figures-only')).includes(`makespan ${fmtUs(77.5)}`));
+    assert.ok((await page.locator('.sl-head').nth(1).textContent()).includes(`${(77.5 / b).toFixed(2)}× faster than v2`));
+    // below: compile 1 (its run is here already: not asked again) — and the pin button pins that compile
+    await clearSent(page);
+    await page.selectOption('select.compare-before', 'default');
+    await page.selectOption('select.compare-after', '1');
+    assert.deepEqual(await sent(page, 'compareRun'), []);
+    heads = await page.locator('.sl-head').allTextContents();
+    assert.equal(heads.length, 1);
+    assert.ok(heads[0].includes(`makespan ${fmtUs(a)}`), heads[0]);
+    await page.click('button.pin-baseline');
+    assert.deepEqual((await sent(page, 'pinBaseline')).map((m) => [m.pin, m.entry]), [[true, 1]]);
+    // a compile the host could not give: said, and the pick falls back
+    await page.selectOption('select.compare-after', '3');
+    await send(page, { type: 'historyRun', id: 3, entry: null, run: null, error: 'softmax_kernel has no history entry 3' });
+    assert.match(await page.textContent('.compare-note'), /no history entry 3/);
+    assert.equal(await page.inputValue('select.compare-after'), 'current');
+    assert.ok((await page.locator('.sl-head').last().textContent()).includes(`makespan ${fmtUs(b)}`));
+    await shot(page, 'swimlane-history-compare');
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -1078,16 +1159,16 @@ describe('health and tuning panel', () => {
     const p = await openPanel(browser.context, 'health');
     const report = fx('softmax_report.json');
     const now = report.metrics.makespan_us;
-    await send(p.page, { type: 'report', report, baseline: { version: 3, time: 1764028800, makespan_us: now * 2, board: 'sim' } });
+    await send(p.page, { type: 'report', report, baseline: { id: 3, version: 3, time: 1764028800, makespan_us: now * 2, board: 'sim' } });
     assert.match(await p.page.textContent('.summary-line .baseline'), new RegExp(`^baseline v3 \\(\\d\\d:\\d\\d:\\d\\d\\) ${fmtUs(now * 2).replace('.', '\\.')}: 2\\.00× faster$`));
-    await send(p.page, { type: 'report', report, baseline: { version: 4, time: 1764028800, makespan_us: now / 2, board: 'sim' } });
+    await send(p.page, { type: 'report', report, baseline: { id: 4, version: 4, time: 1764028800, makespan_us: now / 2, board: 'sim' } });
     assert.match(await p.page.textContent('.summary-line .baseline'), /: 2\.00× slower$/);
     await send(p.page, { type: 'report', report, baseline: null }); // unpinned
     assert.equal(await p.page.locator('.summary-line .baseline').count(), 0);
     // the compiles kept: newest first, the fastest marked, the pinned one in bold
     const history = [
-      { version: 1, time: 1764028800, makespan_us: now * 2, tasks: 64, tile_calls: [{ kind: 'vec', dims: [1, 4, 1, 64], line: 21 }] },
-      { version: 2, time: 1764028860, makespan_us: now, tasks: 16, tile_calls: [{ kind: 'vec', dims: [1, 8, 1, 256], line: 21 }] },
+      { id: 1, version: 1, time: 1764028800, makespan_us: now * 2, tasks: 64, tile_calls: [{ kind: 'vec', dims: [1, 4, 1, 64], line: 21 }] },
+      { id: 2, version: 2, time: 1764028860, makespan_us: now, tasks: 16, tile_calls: [{ kind: 'vec', dims: [1, 8, 1, 256], line: 21 }] },
     ];
     await send(p.page, { type: 'report', report, baseline: history[0], history });
     const rows = await p.page.locator('table.history tbody tr').allTextContents();
@@ -1095,6 +1176,52 @@ describe('health and tuning panel', () => {
     assert.ok(rows[0].includes('v2') && rows[0].includes('vec [1,8,1,256]') && rows[1].includes('baseline'), rows.join(' | '));
     assert.equal(await p.page.locator('table.history tr.pinned').count(), 1);
     assert.equal(await p.page.locator('table.history td.better').count(), 1);
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('any compile of the history is pinned from its row, and one or two are compared', async () => {
+    const p = await openPanel(browser.context, 'health');
+    const report = fx('softmax_report.json');
+    const now = report.metrics.makespan_us;
+    const history = [
+      { id: 4, version: 1, time: 1764028800, makespan_us: now * 3, tasks: 64, utilization: 0.2, board: 'sim',
+        tile_calls: [{ kind: 'vec', dims: [1, 4, 1, 64], line: 21, text: 'pypto.set_vec_tile_shapes(1, 4, 1, 64)' }] },
+      { id: 5, version: 2, time: 1764028860, makespan_us: now * 1.5, tasks: 32, utilization: 0.4, board: 'sim',
+        tile_calls: [{ kind: 'vec', dims: [1, 8, 1, 64], line: 21, text: 'pypto.set_vec_tile_shapes(1, 8, 1, 64)' }] },
+    ];
+    // a host without baselines (no `baseline` in the message): no pin buttons
+    await send(p.page, { type: 'report', report, history });
+    assert.equal(await p.page.locator('button.pin-entry').count(), 0);
+    await send(p.page, { type: 'report', report, baseline: null, history });
+    assert.deepEqual(await p.page.locator('button.pin-entry').allTextContents(), ['pin', 'pin']);
+    assert.ok((await p.page.textContent('table.history')).includes('pypto.set_vec_tile_shapes(1, 8, 1, 64)'), 'the calls as written');
+    await clearSent(p.page);
+    await p.page.click('tr[data-entry="4"] button.pin-entry');
+    assert.deepEqual(await sent(p.page, 'pinBaseline'), [{ v: 1, type: 'pinBaseline', pin: true, entry: 4 }]);
+    await send(p.page, { type: 'report', report, baseline: history[0], history });
+    assert.equal(await p.page.textContent('tr[data-entry="4"] button.pin-entry'), 'unpin');
+    await clearSent(p.page);
+    await p.page.click('tr[data-entry="4"] button.pin-entry');
+    assert.deepEqual(await sent(p.page, 'pinBaseline'), [{ v: 1, type: 'pinBaseline', pin: false }]);
+    // one ticked: against the current run
+    await p.page.check('tr[data-entry="4"] input.pick');
+    const one = await p.page.textContent('[data-history-compare]');
+    assert.match(one, /^Compare v1 \(\d\d:\d\d:\d\d\) baseline with current/);
+    assert.ok(one.includes('current is 3.00× faster than v1'), one);
+    assert.ok(one.includes(fmtUs(now * 3)) && one.includes(fmtUs(now)));
+    // two ticked: with each other, older first
+    await p.page.check('tr[data-entry="5"] input.pick');
+    const two = await p.page.textContent('[data-history-compare]');
+    assert.ok(two.includes('v2 (') && two.includes('is 2.00× faster than v1'), two);
+    assert.ok(two.includes('pypto.set_vec_tile_shapes(1, 4, 1, 64)') && two.includes('pypto.set_vec_tile_shapes(1, 8, 1, 64)'));
+    assert.ok(two.includes('-50%'), 'tasks 64 → 32');
+    // the ticks stay over a new report of the same kernel; Clear drops them
+    await send(p.page, { type: 'report', report, baseline: history[0], history });
+    assert.equal(await p.page.locator('[data-history-compare]').count(), 1);
+    await p.page.click('button.clear-compare');
+    assert.equal(await p.page.locator('[data-history-compare]').count(), 0);
+    await shots(p.page, 'health-history');
     await noErrors(p);
     await p.page.close();
   });

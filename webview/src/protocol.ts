@@ -39,7 +39,29 @@ export interface RecordMessage {
   label?: string | null;
   /** The kernel's pinned baseline run, drawn beside this one (null: none pinned; absent: the host
    * keeps no baselines, so the panel offers no pin button). */
-  baseline?: RunRef | null;
+  baseline?: BaselineRef | null;
+  /** The kernel's last compiles, oldest first: the panel offers them to compare with
+   * (`compareRun`). Absent: the host keeps no history. */
+  history?: HistoryEntry[] | null;
+}
+
+/** The pinned baseline: its history entry and its run (null: only its figures were kept). */
+export interface BaselineRef {
+  run: Swimlane | null;
+  label?: string | null;
+  entry?: HistoryEntry | null;
+}
+
+/** A compile of the history and its run (null: only its figures are kept), answering the panel's
+ * `compareRun`; `error` when the host could not get it. */
+export interface HistoryRunMessage {
+  v: 1;
+  type: 'historyRun';
+  /** The entry asked for (`HistoryEntry.id`). */
+  id: number;
+  entry: HistoryEntry | null;
+  run: Swimlane | null;
+  error?: string | null;
 }
 
 export interface PassMessage {
@@ -79,14 +101,23 @@ export interface ReportMessage {
   history?: HistoryEntry[] | null;
 }
 
-/** One compile in a kernel's history (the language server's `.pypto/history/`). */
+/** One compile in a kernel's history (`.pypto/history/`, kept by the language server or
+ * `pypto-ide serve`). */
 export interface HistoryEntry {
+  /** Names the entry in `compareRun` / `pinBaseline` (1, 2, … per kernel). */
+  id: number;
   version: number;
+  /** Seconds since the epoch. */
   time: number;
   makespan_us: number;
   board?: string;
+  clock?: string;
   tasks?: number;
-  tile_calls?: { kind: string; dims: unknown; line: number | null }[];
+  utilization?: number;
+  source_sha256?: string | null;
+  /** Its swimlane is still kept (the newest compiles'): it can be drawn. */
+  has_run?: boolean;
+  tile_calls?: { kind: string; dims: unknown; line: number | null; text?: string | null }[];
 }
 
 export interface PrecisionMessage {
@@ -160,6 +191,7 @@ export type HostMessage =
   | ErrorMessage
   | HighlightSourceMessage
   | ShowViewMessage
+  | HistoryRunMessage
   | ClearMessage;
 
 // ---- panel -> host ---------------------------------------------------------------------------
@@ -202,11 +234,20 @@ export interface OpenPanelMessage {
   line?: number;
 }
 
-/** Pin the run shown as the kernel's baseline (or, `pin` false, drop the baseline). */
+/** Pin the kernel's current run as its baseline — or, with `entry`, that compile of its history —
+ * (or, `pin` false, drop the baseline). */
 export interface PinBaselineMessage {
   v: 1;
   type: 'pinBaseline';
   pin: boolean;
+  entry?: number | null;
+}
+
+/** Send the run of this history entry (`HistoryEntry.id`): the host answers `historyRun`. */
+export interface CompareRunMessage {
+  v: 1;
+  type: 'compareRun';
+  entry: number;
 }
 
 export interface LogMessage {
@@ -223,6 +264,7 @@ export type PanelMessage =
   | RequestPassMessage
   | OpenPanelMessage
   | PinBaselineMessage
+  | CompareRunMessage
   | LogMessage;
 
 type Body<M> = M extends unknown ? Omit<M, 'v'> : never;
@@ -243,14 +285,24 @@ const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object
 const isStr = (x: unknown): x is string => typeof x === 'string';
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 
+const isRun = (x: unknown): boolean => isObj(x) && Array.isArray(x.lanes) && isObj(x.tasks);
+const isEntry = (x: unknown): boolean => isObj(x) && isNum(x.id) && isNum(x.version) && isNum(x.time) && isNum(x.makespan_us);
+
 /** A ConfigComparison (what the precision panel reads: its rows) or null. */
 const isComparison = (x: unknown): boolean => x === null || (isObj(x) && Array.isArray(x.rows));
 
 const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => string | null> = {
-  record: (m) => (isObj(m.record) && Array.isArray(m.record.passes) && isObj(m.record.source) ? null : 'record: a CompileRecord'),
+  record: (m) => (!(isObj(m.record) && Array.isArray(m.record.passes) && isObj(m.record.source)) ? 'record: a CompileRecord'
+    : !(m.baseline === undefined || m.baseline === null || (isObj(m.baseline) && (m.baseline.run === null || isRun(m.baseline.run))))
+      ? 'record: baseline, when given, {run: a swimlane or null} or null'
+      : !(m.history === undefined || m.history === null || (Array.isArray(m.history) && m.history.every(isEntry)))
+        ? 'record: history, when given, a list of history entries or null' : null),
   pass: (m) => (isNum(m.index) && (m.snapshot === null || isObj(m.snapshot)) ? null : 'pass: index and snapshot'),
   swimlane: (m) => (isObj(m.run) && Array.isArray(m.run.lanes) && isObj(m.run.tasks) ? null : 'swimlane: run'),
-  report: (m) => (isObj(m.report) && isStr(m.report.kernel) ? null : 'report: a kernel report'),
+  report: (m) => (!(isObj(m.report) && isStr(m.report.kernel)) ? 'report: a kernel report'
+    : !(m.history === undefined || m.history === null || (Array.isArray(m.history) && m.history.every(isEntry)))
+      ? 'report: history, when given, a list of history entries or null'
+      : !(m.baseline === undefined || m.baseline === null || isEntry(m.baseline)) ? 'report: baseline, when given, a history entry or null' : null),
   precision: (m) => (m.precision !== null && !isObj(m.precision) ? 'precision: a precision report'
     : m.comparison !== undefined && !isComparison(m.comparison) ? 'precision: comparison, when given, compare_configs(a, b).to_json() or null' : null),
   comparison: (m) => (isComparison(m.comparison) ? null : 'comparison: compare_configs(a, b).to_json() or null'),
@@ -258,6 +310,8 @@ const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => stri
   error: (m) => (isStr(m.message) ? null : 'error: message'),
   highlightSource: (m) => (isStr(m.file) && isNum(m.line) ? null : 'highlightSource: file and line'),
   showView: (m) => (isStr(m.view) ? null : 'showView: view'),
+  historyRun: (m) => (isNum(m.id) && (m.run === null || isRun(m.run)) && (m.entry === null || isEntry(m.entry))
+    ? null : 'historyRun: id, entry (a history entry or null) and run (a swimlane or null)'),
   clear: () => null,
 };
 

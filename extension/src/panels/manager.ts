@@ -106,12 +106,13 @@ export class PanelManager implements vscode.Disposable {
     for (const h of this.open()) if (sameKernel(h.kernel, info)) h.compiling(started);
   }
 
-  /** Pin the kernel's current run as its baseline (or unpin it); the panels on it redraw. */
-  async pinBaseline(ref: KernelRef, pin: boolean): Promise<void> {
+  /** Pin the kernel's current run (or, with `entry`, that compile of its history) as its
+   * baseline, or unpin it; the panels on it redraw. */
+  async pinBaseline(ref: KernelRef, pin: boolean, entry?: number): Promise<void> {
     const server = this.deps.server();
     if (!server) return;
     try {
-      await server.pinBaseline(ref, pin);
+      await server.pinBaseline(ref, pin, entry);
     } catch (e) {
       void vscode.window.showWarningMessage(`PyPTO: ${(e as Error).message}`);
       return;
@@ -165,7 +166,10 @@ export class PanelManager implements vscode.Disposable {
         host.handlePassRequest(action.index);
         break;
       case 'pinBaseline':
-        if (host.kernel) void this.pinBaseline(host.kernel, action.pin);
+        if (host.kernel) void this.pinBaseline(host.kernel, action.pin, action.entry ?? undefined);
+        break;
+      case 'compareRun':
+        host.handleCompareRun(action.entry);
         break;
       case 'log':
         this.deps.log(`${host.id} panel (${action.level}): ${action.message}`);

@@ -18,6 +18,7 @@ import {
   clearMessage,
   doneMessage,
   errorMessage,
+  historyRunMessage,
   progressMessage,
   recordMessage,
   requestErrorMessage,
@@ -159,6 +160,18 @@ export abstract class PanelHost implements vscode.Disposable {
 
   /** A panel request other than the common ones (graph: requestPass). */
   handlePassRequest(_index: number): void {}
+
+  /** The panel asks for a compile of the kernel's history to compare with (`pypto/historyRun`). */
+  handleCompareRun(entry: number): void {
+    const ref = this.kernel;
+    const server = this.env.server();
+    if (!ref || !server) return;
+    const current = (): boolean => !this.disposed && sameKernel(ref, this.kernel); // a recompile meanwhile: still wanted
+    server.historyRun(ref, entry).then(
+      (r) => current() && this.post(historyRunMessage(entry, r)),
+      (e: unknown) => current() && this.post(historyRunMessage(entry, null, e)),
+    );
+  }
 
   reveal(column?: vscode.ViewColumn, preserveFocus = false): void {
     this.panel.reveal(column, preserveFocus);

@@ -3,7 +3,9 @@
 // button that asks the host to edit the file, and — after an edit — the previous and the
 // current figures side by side. A new report of the same kernel updates the page in place;
 // when the host does not say what came before (`previous` absent) and the figures changed,
-// the report shown until then is the "previous" one.
+// the report shown until then is the "previous" one. Where the host keeps a history, the
+// makespan is given against the pinned baseline, the compiles kept are listed (the shapes tried
+// and what each gave), any entry can be pinned, and any two (or one and the current run) compared.
 
 import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, clear, fmtNum, fmtPct, fmtUs, h } from '../dom';
@@ -28,6 +30,10 @@ class HealthPanel implements PanelImpl {
   private previous: KernelReport | null = null;
   private baseline: HistoryEntry | null = null;
   private history: HistoryEntry[] = [];
+  /** The host keeps baselines (the report said `baseline`, null or not): entries can be pinned. */
+  private canPin = false;
+  /** History entries ticked to compare (ids, at most two; one: against the current run). */
+  private picked: number[] = [];
   private highlight: { file: string; line: number } | null = null;
   private page = h('div', { class: 'page' });
 
@@ -54,8 +60,12 @@ class HealthPanel implements PanelImpl {
     const same = old !== null && old.kernel === m.report.kernel && sameFile(old.file, m.report.file);
     if (m.baseline !== undefined) this.baseline = m.baseline;
     else if (!same) this.baseline = null;
+    if (m.baseline !== undefined) this.canPin = true;
+    else if (!same) this.canPin = false;
     if (m.history) this.history = m.history;
     else if (!same) this.history = [];
+    if (!same) this.picked = [];
+    this.picked = this.picked.filter((id) => this.history.some((e) => e.id === id));
     if (m.previous !== undefined) this.previous = m.previous;
     else if (!same) this.previous = null;
     else if (old && !old.error && !m.report.error && figures(old) !== figures(m.report)) this.previous = old;
@@ -102,31 +112,99 @@ class HealthPanel implements PanelImpl {
     if (this.previous) this.renderCompare(this.previous, r);
     this.renderFindings(r.findings.filter((f) => f.level !== 'tuning'));
     this.renderSuggestions(r);
+    this.renderHistoryCompare(r);
     this.renderHistory();
     if (this.highlight) this.highlightSource(this.highlight.file, this.highlight.line, false);
     this.page.scrollTop = scroll;
   }
 
-  /** The shapes tried: every compile kept for this kernel, newest first, the pinned one marked. */
+  /** The shapes tried: every compile kept for this kernel, newest first, the pinned one marked;
+   * a tick to compare it, a button to pin it. */
   private renderHistory(): void {
-    if (this.history.length < 2) return;
+    if (this.history.length < 2 && !(this.canPin && this.history.length > 0)) return;
     const best = Math.min(...this.history.map((e) => e.makespan_us));
-    const calls = (e: HistoryEntry): string => (e.tile_calls ?? []).map((c) => `${c.kind} ${JSON.stringify(c.dims)}`).join('; ');
     const rows = [...this.history].reverse().map((e) => {
-      const pinned = this.baseline !== null && this.baseline.version === e.version && this.baseline.time === e.time;
-      return h('tr', { class: pinned ? 'pinned' : '' },
+      const pinned = this.isPinned(e);
+      const tick = h('input', { class: 'pick', title: 'Compare this compile (tick two to compare them with each other)' });
+      tick.type = 'checkbox';
+      tick.checked = this.picked.includes(e.id);
+      tick.addEventListener('change', () => this.pick(e.id, tick.checked));
+      const pin = this.canPin
+        ? button(pinned ? 'unpin' : 'pin', () => this.shell.post(pinned ? { type: 'pinBaseline', pin: false } : { type: 'pinBaseline', pin: true, entry: e.id }),
+          { class: 'pin-entry', title: pinned ? 'Drop this baseline' : 'Make this compile the kernel\'s baseline' })
+        : '';
+      return h('tr', { class: pinned ? 'pinned' : '', 'data-entry': e.id },
+        h('td', null, tick),
         h('td', { class: 'l' }, new Date(e.time * 1000).toLocaleTimeString('en-GB')),
         h('td', null, `v${e.version}`),
         h('td', { class: e.makespan_us === best ? 'better' : '' }, fmtUs(e.makespan_us)),
         h('td', null, e.tasks !== undefined ? fmtNum(e.tasks) : '–'),
         h('td', { class: 'l mono' }, calls(e)),
-        h('td', { class: 'l' }, pinned ? 'baseline' : ''));
+        h('td', { class: 'l' }, pinned ? 'baseline' : ''),
+        h('td', null, pin));
     });
     this.page.append(h('section', { class: 'block', 'data-history': '1' },
-      h('h2', null, `History (${this.history.length} compiles kept)`, h('span', { class: 'muted' }, ' · newest first; the fastest in green')),
-      h('table', { class: 'grid history' }, h('thead', null, h('tr', null, h('th', { class: 'l' }, 'when'), h('th', null, 'version'),
-        h('th', null, 'makespan'), h('th', null, 'tasks'), h('th', { class: 'l' }, 'tile calls'), h('th', { class: 'l' }, ''))),
+      h('h2', null, `History (${this.history.length} compiles kept)`, h('span', { class: 'muted' }, ' · newest first; the fastest in green; tick one or two to compare')),
+      h('table', { class: 'grid history' }, h('thead', null, h('tr', null, h('th', null, ''), h('th', { class: 'l' }, 'when'), h('th', null, 'version'),
+        h('th', null, 'makespan'), h('th', null, 'tasks'), h('th', { class: 'l' }, 'tile calls'), h('th', { class: 'l' }, ''), h('th', null, ''))),
       h('tbody', null, ...rows))));
+  }
+
+  private isPinned(e: HistoryEntry): boolean {
+    return this.baseline !== null && this.baseline.id === e.id && this.baseline.time === e.time;
+  }
+
+  private pick(id: number, on: boolean): void {
+    this.picked = this.picked.filter((x) => x !== id);
+    if (on) this.picked = [...this.picked, id].slice(-2);
+    this.render();
+  }
+
+  /** The ticked compiles side by side: two with each other (older first), one with the current run. */
+  private renderHistoryCompare(r: KernelReport): void {
+    const chosen = this.picked.map((id) => this.history.find((e) => e.id === id)).filter((e): e is HistoryEntry => e !== undefined)
+      .sort((a, b) => a.id - b.id);
+    if (!chosen.length) return;
+    const tasks = r.health?.stats.execute?.tasks;
+    const current: Side = {
+      name: 'current', makespan: r.metrics?.makespan_us, tasks: typeof tasks === 'number' ? tasks : undefined,
+      utilization: r.metrics?.utilization, board: r.board ?? undefined, calls: '',
+    };
+    const side = (e: HistoryEntry): Side => ({
+      name: `v${e.version} (${new Date(e.time * 1000).toLocaleTimeString('en-GB')})${this.isPinned(e) ? ' baseline' : ''}`,
+      makespan: e.makespan_us, tasks: e.tasks, utilization: e.utilization, board: e.board, calls: calls(e),
+    });
+    const [a, b] = chosen.length === 2 ? [side(chosen[0]), side(chosen[1])] : [side(chosen[0]), current];
+    type Row = [string, number | undefined, number | undefined, (v: number) => string];
+    const rows: Row[] = [['makespan', a.makespan, b.makespan, fmtUs], ['tasks', a.tasks, b.tasks, (v) => fmtNum(v)],
+      ['utilization', a.utilization, b.utilization, fmtPct]];
+    const tbody = h('tbody');
+    for (const [name, x, y, f] of rows) {
+      let change = '';
+      let cls = '';
+      if (x !== undefined && y !== undefined && x !== 0) {
+        change = `${y >= x ? '+' : ''}${(((y - x) / Math.abs(x)) * 100).toFixed(0)}%`;
+        if (name === 'makespan') cls = y < x ? 'better' : y > x ? 'worse' : '';
+      }
+      tbody.appendChild(h('tr', null, h('td', { class: 'l' }, name), h('td', null, x === undefined ? '–' : f(x)), h('td', null, y === undefined ? '–' : f(y)), h('td', { class: cls }, change)));
+    }
+    tbody.appendChild(h('tr', null, h('td', { class: 'l' }, 'board'), h('td', null, a.board ?? '–'), h('td', null, b.board ?? '–'), h('td', null, '')));
+    tbody.appendChild(h('tr', null, h('td', { class: 'l' }, 'tile calls'), h('td', { class: 'l mono' }, a.calls || '–'), h('td', { class: 'l mono' }, b.calls || 'as in the file'), h('td', null, '')));
+    let verdict = '';
+    if (a.makespan && b.makespan) {
+      const ratio = a.makespan / b.makespan;
+      verdict = Math.abs(ratio - 1) < 0.005 ? `${b.name}: the same makespan as ${a.name}`
+        : ratio > 1 ? `${b.name} is ${ratio.toFixed(2)}× faster than ${a.name}` : `${b.name} is ${(1 / ratio).toFixed(2)}× slower than ${a.name}`;
+    }
+    const other = a.board && b.board && a.board !== b.board ? h('p', { class: 'fail-text' }, `different boards (${a.board}, ${b.board}): the times are not comparable`) : '';
+    this.page.append(h('section', { class: 'block', 'data-history-compare': '1' },
+      h('h2', null, `Compare ${a.name} with ${b.name}`),
+      verdict ? h('p', { class: 'verdict' }, verdict) : '', other,
+      h('table', { class: 'grid compare' }, h('thead', null, h('tr', null, h('th', { class: 'l' }, ''), h('th', null, a.name), h('th', null, b.name), h('th', null, 'change'))), tbody),
+      button('Clear', () => {
+        this.picked = [];
+        this.render();
+      }, { class: 'clear-compare' })));
   }
 
   /** "baseline v3 (10:00:00) 33.93 µs: 1.69× faster" — against the pinned run, on the same board. */
@@ -257,6 +335,21 @@ class HealthPanel implements PanelImpl {
       section.appendChild(row);
     }
   }
+}
+
+/** One side of a comparison of history entries. */
+interface Side {
+  name: string;
+  makespan?: number;
+  tasks?: number;
+  utilization?: number;
+  board?: string;
+  calls: string;
+}
+
+/** An entry's tile calls: their text as written when kept, else kind and dims. */
+function calls(e: HistoryEntry): string {
+  return (e.tile_calls ?? []).map((c) => c.text ?? `${c.kind} ${JSON.stringify(c.dims)}`).join('; ');
 }
 
 /** The figures a report is compared by: a re-sent or unchanged report is no "after". */

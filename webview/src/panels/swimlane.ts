@@ -1,14 +1,17 @@
 // The swimlane panel: AIC_*/AIV_* lanes (pipe sub-lanes on the sim board), tasks coloured by
 // leaf, hover details, zoom/pan, time markers, the critical path, a task's predecessors and
 // successors as arrows, bubbles shaded by cause, per-leaf statistics, search, the source-line
-// filter, and two runs (before/after an edit) on one time scale. A new record of the same
-// kernel (every compile) updates the panel in place — window, selection, markers, search and
-// the highlighted line stay — and, when its run differs, the previous run is drawn above it.
+// filter, and two runs on one time scale. A new record of the same kernel (every compile)
+// updates the panel in place — window, selection, markers, search and the highlighted line
+// stay — and, when its run differs, the previous run is drawn above it. Where the host keeps a
+// history (`record.history`, `record.baseline`), the run above is the pinned baseline when there
+// is one, and the user can pick any two compiles of the history instead (their runs are asked
+// for with `compareRun`; an entry whose run is no longer kept is shown by its figures).
 
 import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select, typingIn } from '../dom';
 import { isKernelOf, kernelKey, RecordIndex, recordError, sameFile } from '../model';
-import type { HostMessage } from '../protocol';
+import type { BaselineRef, HistoryEntry, HostMessage } from '../protocol';
 import { SwimlaneCanvas, type DrawOptions, type Viewport } from '../swimlane/canvas';
 import { RunData } from '../swimlane/data';
 import { leafColor } from '../theme';
@@ -43,9 +46,12 @@ interface RunView {
 
 /** A run to draw and the record that explains its tasks (null: a bare swimlane). */
 interface RunInput {
-  run: Swimlane;
+  /** null: a compile of the history whose run is no longer kept (shown by its figures). */
+  run: Swimlane | null;
   label: string;
   record: CompileRecord | null;
+  /** The history entry it is (a baseline or a picked compile). */
+  entry?: HistoryEntry | null;
   /** Made once, when first drawn (the "before" run is drawn again with every record). */
   data?: RunData;
   index?: RecordIndex | null;
@@ -54,8 +60,20 @@ interface RunInput {
 
 /** What tells two runs apart: a compile that changed nothing draws no comparison. */
 function signature(input: RunInput): string {
-  return (input.sig ??= runSignature(input.run));
+  return (input.sig ??= input.run ? runSignature(input.run) : `entry ${input.entry?.id ?? ''}`);
 }
+
+/** "v5 (10:01:02)" */
+function entryName(e: HistoryEntry): string {
+  return `v${e.version} (${new Date(e.time * 1000).toLocaleTimeString('en-GB')})`;
+}
+
+/** What the run above (`before`) or the one below (`after`) is: the default, the pinned baseline,
+ * the previous compile, the latest compile, or an entry of the history by id. */
+type Pick = 'default' | 'base' | 'prev' | 'current' | number;
+
+/** The runs of history entries asked for (kept for the last few picked). */
+const ENTRY_RUNS = 6;
 
 function runSignature(run: Swimlane): string {
   const t = run.tasks;
@@ -71,9 +89,20 @@ class SwimlanePanel implements PanelImpl {
   private st: SwimState = { ...DEFAULT };
   private record: CompileRecord | null = null;
   private runs: RunView[] = [];
-  /** The runs shown: the current one last; `previous` the one before the last change. */
+  /** The runs shown: the current one last, `previous` above it (the pick's). */
   private currentInput: RunInput | null = null;
   private previousInput: RunInput | null = null;
+  /** The latest compile's run, and the one before the last change. */
+  private latest: RunInput | null = null;
+  private prevCompile: RunInput | null = null;
+  /** The pinned baseline; the kernel's history (null: the host keeps none). */
+  private baselineInput: RunInput | null = null;
+  private history: HistoryEntry[] | null = null;
+  private beforePick: Pick = 'default';
+  private afterPick: Pick = 'current';
+  private entryRuns = new Map<number, RunInput>();
+  /** A history entry above, drawn as figures only (its run is not kept). */
+  private figuresOnly: RunInput | null = null;
   /** The host's highlighted line (kept across updates). */
   private hostLine: { file: string; line: number } | null = null;
   private vp: Viewport = { t0: 0, t1: 1 };
@@ -96,9 +125,13 @@ class SwimlanePanel implements PanelImpl {
   private pipeToggle!: HTMLLabelElement;
   private compareToggle!: HTMLLabelElement;
   /** Pin the run shown as the kernel's baseline / drop it (only where the host keeps baselines). */
-  private pinButton = button('pin as baseline', () => this.shell.post({ type: 'pinBaseline', pin: !this.pinned }),
+  private pinButton = button('pin as baseline', () => this.pin(),
     { class: 'pin-baseline', title: 'Keep this run as the kernel\'s baseline: later compiles are drawn against it' });
   private pinned = false;
+  /** Which two runs to compare (only where the host keeps a history). */
+  private beforeSelect = h('select', { class: 'compare-before', title: 'The run drawn above: the baseline, the previous compile or one from the history' });
+  private afterSelect = h('select', { class: 'compare-after', title: 'The run drawn below: the current one or one from the history' });
+  private compareNote = h('span', { class: 'muted compare-note' });
 
   mount(content: HTMLElement, shell: Shell): void {
     this.shell = shell;
@@ -134,8 +167,15 @@ class SwimlanePanel implements PanelImpl {
       }
     });
     this.pinButton.hidden = true;
+    this.beforeSelect.hidden = true;
+    this.afterSelect.hidden = true;
+    this.beforeSelect.addEventListener('change', () => this.choose('before', this.beforeSelect.value));
+    this.afterSelect.addEventListener('change', () => this.choose('after', this.afterSelect.value));
     this.toolbar.append(
       this.pinButton,
+      this.beforeSelect,
+      this.afterSelect,
+      this.compareNote,
       this.compareToggle,
       this.pipeToggle,
       opt('critical', 'critical path', 'Outline the tasks of the critical path'),
@@ -195,29 +235,129 @@ class SwimlanePanel implements PanelImpl {
         return;
       }
       const input: RunInput = { run: r.run, label: m.label ?? '', record: r };
-      this.pinButton.hidden = m.baseline === undefined; // a host that keeps no baselines
-      this.pinned = !!m.baseline;
-      this.pinButton.textContent = this.pinned ? 'unpin baseline' : 'pin as baseline';
-      if (m.baseline) {
-        // a pinned baseline is what this run is compared with, whatever the last edit was
-        this.previousInput = { run: m.baseline.run, label: m.baseline.label ?? 'baseline', record: null };
-      } else if (!same) {
-        this.previousInput = null;
-      } else if (this.previousInput?.label?.startsWith('baseline')) {
-        this.previousInput = null; // just unpinned
-      } else if (this.currentInput && signature(this.currentInput) !== signature(input)) {
-        // a compile that changed the run: the one before it is drawn above, on one time scale
-        this.previousInput = { ...this.currentInput, label: 'before' };
+      if (!same) {
+        this.prevCompile = null;
+        this.entryRuns.clear();
+        this.beforePick = 'default';
+        this.afterPick = 'current';
+        this.history = null;
+        this.baselineInput = null;
+      } else if (this.latest && signature(this.latest) !== signature(input)) {
+        // a compile that changed the run: the one before it can be drawn above, on one time scale
+        this.prevCompile = { ...this.latest, label: 'before' };
       }
-      if (this.previousInput && !input.label) input.label = 'after';
-      this.currentInput = input;
+      this.latest = input;
+      if (m.history !== undefined) this.history = m.history ?? null;
+      if (m.baseline !== undefined) this.setBaseline(m.baseline);
+      this.pinButton.hidden = m.baseline === undefined; // a host that keeps no baselines
+      this.pick();
       this.show(same);
     } else if (m.type === 'swimlane') {
       // the host says what to compare: this run and, when given, the one before the edit
-      this.currentInput = { run: m.run, label: m.label ?? (m.previous ? 'after' : ''), record: this.record };
-      this.previousInput = m.previous ? { run: m.previous.run, label: m.previous.label ?? 'before', record: null } : null;
+      this.latest = { run: m.run, label: m.label ?? (m.previous ? 'after' : ''), record: this.record };
+      this.prevCompile = m.previous ? { run: m.previous.run, label: m.previous.label ?? 'before', record: null } : null;
+      this.baselineInput = null;
+      this.history = null;
+      this.pinButton.hidden = true;
+      this.beforePick = 'default';
+      this.afterPick = 'current';
+      this.pick();
       this.show(this.runs.length > 0 || this.st.window !== null);
+    } else if (m.type === 'historyRun') {
+      if (m.error || !m.entry) {
+        this.compareNote.textContent = `compile #${m.id}: ${m.error ?? 'not in the history'}`;
+        if (this.beforePick === m.id) this.beforePick = 'default';
+        if (this.afterPick === m.id) this.afterPick = 'current';
+      } else {
+        this.entryRuns.delete(m.id);
+        this.entryRuns.set(m.id, { run: m.run, label: entryName(m.entry), record: null, entry: m.entry });
+        while (this.entryRuns.size > ENTRY_RUNS) this.entryRuns.delete(this.entryRuns.keys().next().value as number);
+        this.compareNote.textContent = '';
+      }
+      if (this.latest && (this.beforePick === m.id || this.afterPick === m.id || m.error)) {
+        this.pick();
+        this.show(true);
+      }
     }
+  }
+
+  /** The pinned baseline (null: none): the run above by default. */
+  private setBaseline(b: BaselineRef | null): void {
+    const was = this.baselineInput?.entry?.id ?? (this.baselineInput ? -1 : null);
+    this.baselineInput = b ? { run: b.run, label: b.label ?? (b.entry ? `baseline ${entryName(b.entry)}` : 'baseline'), record: null, entry: b.entry ?? null } : null;
+    const now = this.baselineInput?.entry?.id ?? (this.baselineInput ? -1 : null);
+    if (was !== now && this.beforePick === 'base') this.beforePick = 'default'; // pinned anew or unpinned: show it
+    this.pinned = b !== null;
+    this.pinButton.textContent = this.pinned ? 'unpin baseline' : 'pin as baseline';
+  }
+
+  /** Pin the run below as the baseline (the latest compile, or the history entry picked), or unpin. */
+  private pin(): void {
+    if (this.pinned) this.shell.post({ type: 'pinBaseline', pin: false });
+    else if (typeof this.afterPick === 'number') this.shell.post({ type: 'pinBaseline', pin: true, entry: this.afterPick });
+    else this.shell.post({ type: 'pinBaseline', pin: true });
+  }
+
+  /** The user picked a run for one side: drawn at once when known, else asked for (`compareRun`). */
+  private choose(side: 'before' | 'after', value: string): void {
+    const v: Pick = /^\d+$/.test(value) ? Number(value) : (value as Pick);
+    if (side === 'before') this.beforePick = v;
+    else this.afterPick = v;
+    if (typeof v === 'number' && !this.entryRuns.has(v)) {
+      this.compareNote.textContent = 'loading…';
+      this.shell.post({ type: 'compareRun', entry: v });
+    }
+    if (!this.latest) return;
+    this.pick();
+    this.show(true);
+  }
+
+  private entryInput(id: number): RunInput | null {
+    return this.entryRuns.get(id) ?? null;
+  }
+
+  /** The two runs to draw from the picks; fill the pickers. */
+  private pick(): void {
+    const before = this.beforePick;
+    let above: RunInput | null;
+    if (before === 'base') above = this.baselineInput;
+    else if (before === 'prev') above = this.prevCompile;
+    else if (typeof before === 'number') above = this.entryInput(before);
+    else above = this.baselineInput ?? this.prevCompile;
+    const after = this.afterPick;
+    const below = typeof after === 'number' ? this.entryInput(after) ?? this.latest : this.latest;
+    this.figuresOnly = above && !above.run ? above : null;
+    this.previousInput = above && above.run ? above : null;
+    this.currentInput = below && below !== this.latest ? below : this.latest;
+    this.fillPickers();
+  }
+
+  private fillPickers(): void {
+    const hist = this.history;
+    const show = hist !== null && (hist.length > 0 || this.baselineInput !== null);
+    this.beforeSelect.hidden = !show;
+    this.afterSelect.hidden = !show;
+    if (!show || !hist) return;
+    const fig = (e: HistoryEntry): string => `${entryName(e)} · ${fmtUs(e.makespan_us)}`;
+    const newest = [...hist].reverse();
+    const opts = (el: HTMLSelectElement, items: [string, string][], value: string): void => {
+      clear(el);
+      for (const [v, text] of items) {
+        const o = h('option', null, text);
+        o.value = v;
+        el.appendChild(o);
+      }
+      el.value = items.some(([v]) => v === value) ? value : items[0][0];
+    };
+    const b = this.baselineInput;
+    const before: [string, string][] = [];
+    before.push(['default', b ? `above: the baseline${b.entry ? ` ${fig(b.entry)}` : ''}` : 'above: the previous compile']);
+    if (b) before.push(['prev', 'above: the previous compile']);
+    for (const e of newest) before.push([String(e.id), `above: ${fig(e)}${e.has_run === false ? ' (figures only)' : ''}`]);
+    opts(this.beforeSelect, before, String(this.beforePick === 'base' ? 'default' : this.beforePick));
+    const after: [string, string][] = [['current', 'below: the current run']];
+    for (const e of newest) if (e.has_run !== false) after.push([String(e.id), `below: ${fig(e)}`]);
+    opts(this.afterSelect, after, String(this.afterPick));
   }
 
   private clearRuns(): void {
@@ -225,6 +365,9 @@ class SwimlanePanel implements PanelImpl {
     this.runs = [];
     this.currentInput = null;
     this.previousInput = null;
+    this.latest = null;
+    this.prevCompile = null;
+    this.figuresOnly = null;
   }
 
   /** Draw the current run (and the previous one above it). `keep`: the same kernel as what
@@ -236,9 +379,20 @@ class SwimlanePanel implements PanelImpl {
     const w = this.runs.length ? [this.vp.t0, this.vp.t1] : this.st.window;
     clear(this.runsBox);
     this.runs = [];
+    const fig = this.st.compare ? this.figuresOnly : null;
+    if (fig?.entry) {
+      // a compile whose run is no longer kept: its figures, for the ratio below
+      const e = fig.entry;
+      this.runsBox.appendChild(h('div', { class: 'sl-run figures-only' }, h('div', { class: 'sl-head' },
+        h('b', null, fig.label), h('span', { class: 'makespan' }, `makespan ${fmtUs(e.makespan_us)}`),
+        e.utilization !== undefined ? h('span', { class: 'muted' }, `utilization ${fmtPct(e.utilization)}`) : '',
+        h('span', { class: 'muted' }, `${e.tasks !== undefined ? `${fmtNum(e.tasks)} tasks · ` : ''}${e.board ?? ''}${e.clock ? ` · ${e.clock}` : ''}`),
+        h('span', { class: 'muted' }, 'its swimlane is no longer kept (only the newest compiles\' are): figures only'))));
+    }
     for (const input of list) {
-      const { label, record } = input;
-      const data = (input.data ??= new RunData(input.run));
+      const { record } = input;
+      const label = input === cur && !input.label && list.length + (fig ? 1 : 0) > 1 ? 'after' : input.label;
+      const data = (input.data ??= new RunData(input.run!));
       const box = h('div', { class: 'sl-run' });
       const head = h('div', { class: 'sl-head' });
       const wrap = h('div', { class: 'sl-canvas-wrap' });
@@ -252,11 +406,12 @@ class SwimlanePanel implements PanelImpl {
       this.runs.push(view);
       this.wire(view);
     }
-    const rec = cur.record;
+    const rec = cur.record ?? this.record;
     const first = this.current();
-    this.shell.setTitle(rec?.source.kernel ?? 'swimlane', `${fmtNum(first.data.n)} tasks · ${first.data.run.clock}${this.runs.length > 1 ? ' · before/after' : ''}`);
+    const against = this.runs.length > 1 ? this.runs[0].label : fig?.label ?? '';
+    this.shell.setTitle(rec?.source.kernel ?? 'swimlane', `${fmtNum(first.data.n)} tasks · ${first.data.run.clock}${against ? ` · against ${against}` : ''}`);
     this.pipeToggle.hidden = !this.runs.some((r) => r.data.pipes.length > 0);
-    this.compareToggle.hidden = this.previousInput === null;
+    this.compareToggle.hidden = this.previousInput === null && this.figuresOnly === null;
     this.shell.showContent();
     const t0 = Math.min(...this.runs.map((r) => r.data.t0));
     const t1 = Math.max(...this.runs.map((r) => r.data.t1));
@@ -331,7 +486,11 @@ class SwimlanePanel implements PanelImpl {
   }
 
   private heads(): void {
-    const prev = this.runs.length > 1 ? this.runs[0].data.makespan : 0;
+    const fig = this.st.compare ? this.figuresOnly : null;
+    const above = this.runs.length > 1 ? this.runs[0] : null;
+    const prev = above ? above.data.makespan : fig?.entry?.makespan_us ?? 0;
+    const label = above?.label ?? fig?.label ?? '';
+    const than = label === 'before' ? 'before' : label.startsWith('baseline') ? 'the baseline' : label.split(' ')[0];
     for (const r of this.runs) {
       clear(r.head);
       const m = r.data.run.metrics;
@@ -339,7 +498,7 @@ class SwimlanePanel implements PanelImpl {
       r.head.append(
         r.label ? h('b', null, r.label) : '',
         h('span', { class: 'makespan' }, `makespan ${fmtUs(ms)}`),
-        prev && r !== this.runs[0] ? h('span', { class: ms <= prev ? 'pass-text' : 'fail-text' }, ms <= prev ? `${(prev / ms).toFixed(2)}× faster than before` : `${(ms / prev).toFixed(2)}× slower than before`) : '',
+        prev && r !== above && ms > 0 ? h('span', { class: `vs ${ms <= prev ? 'pass-text' : 'fail-text'}` }, ms <= prev ? `${(prev / ms).toFixed(2)}× faster than ${than}` : `${(ms / prev).toFixed(2)}× slower than ${than}`) : '',
         m ? h('span', { class: 'muted' }, `utilization ${fmtPct(m.utilization)}`) : '',
         m?.critical_path_us !== undefined ? h('span', { class: 'muted' }, `critical path ${fmtUs(m.critical_path_us)} (${fmtPct(m.critical_share ?? 0)})`) : '',
         m?.wait_scheduler_us !== undefined ? h('span', { class: 'muted' }, `waits: dependency ${fmtUs(m.wait_dependency_us ?? 0)} · scheduler ${fmtUs(m.wait_scheduler_us)}`) : '',
