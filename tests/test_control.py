@@ -126,3 +126,34 @@ def test_a_runtime_branch_inside_a_frontend_function_helper():
     want = x + 1.0
     want[0] = x[0] * 2.0
     np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+@pypto.jit
+def _phis(x: pypto.Tensor([4, 64], pypto.DT_FP32), n: pypto.Tensor([1], pypto.DT_INT32),
+          out: pypto.Tensor([4, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, 64)
+    flag = n[0]
+    y = x * 2.0
+    if flag > 3:  # both sides give z; y only on this side, but y had a value before
+        y = pypto.exp(x)
+        z = x + 1.0
+    else:
+        z = x - 1.0
+    w = x * 0.0
+    if flag > 5:  # no else: w keeps its value when not taken
+        w = w + x + 10.0
+    out[:] = y + z + w
+
+
+@pytest.mark.parametrize("flag", [0, 4, 9])
+def test_a_name_a_runtime_if_assigns_holds_the_value_of_the_side_that_ran(flag):
+    """After an `if` on a run-time value a name is a phi (as DeepSeek V4's compressor writes
+    `state = update(state, …)` in both sides): the taken side's value, else its value before."""
+    import torch
+
+    x, out = torch.randn(4, 64), torch.empty(4, 64)
+    _phis(x, torch.tensor([flag], dtype=torch.int32), out)
+    y = x.exp() if flag > 3 else x * 2
+    z = x + 1 if flag > 3 else x - 1
+    w = x + 10 if flag > 5 else x * 0
+    assert torch.allclose(out, y + z + w, atol=1e-5)

@@ -36,7 +36,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from pypto.language.api import runtime_branch
+from pypto.language.api import branch_merge, runtime_branch
 from pypto.language.scalar import SymbolicScalar, scalar_max, scalar_min
 
 
@@ -63,9 +63,18 @@ def user_call(fn: Any) -> Any:
     return got
 
 
+def _bound(get: Callable[[], Any]) -> Any:
+    """The value of a name, or None when it is not bound (yet)."""
+    try:
+        return get()
+    except NameError:
+        return None
+
+
 _HELPERS = {"min": ("__pypto_min__", scalar_min), "max": ("__pypto_max__", scalar_max),
             "if": ("__pypto_runtime__", _is_runtime), "branch": ("__pypto_branch__", runtime_branch),
-            "call": ("__pypto_call__", user_call)}
+            "call": ("__pypto_call__", user_call), "bound": ("__pypto_bound__", _bound),
+            "merge": ("__pypto_merge__", branch_merge)}
 _BUILTINS = frozenset(dir(builtins))
 _FACTORY = "__pypto_body_factory__"
 
@@ -116,7 +125,23 @@ class _Body(ast.NodeTransformer):
             call = ast.Call(name(_HELPERS["branch"][0]), [name(var), ast.Constant(taken), text], [])
             return ast.For(name("__pypto_side__", ast.Store()), call, body, [])
 
-        runtime = [side(True, node.body)] + ([side(False, node.orelse)] if node.orelse else [])
+        # a name either side assigns holds, after the `if`, the value of the side that ran (a phi):
+        # its value before, after the `then` side, and after the `else` side go to `branch_merge`
+        names = sorted(_assigned(node.body) | _assigned(node.orelse))
+        self.used |= {"bound", "merge"} if names else set()
+
+        def grab(n: str, as_: str) -> ast.Assign:
+            get = ast.Lambda(ast.arguments([], [], None, [], [], None, []), name(n))
+            return ast.Assign([name(as_, ast.Store())], ast.Call(name(_HELPERS["bound"][0]), [get], []))
+
+        pre = [grab(n, f"__pypto_pre_{self.ifs}_{n}__") for n in names]
+        then = node.body + [grab(n, f"__pypto_then_{self.ifs}_{n}__") for n in names]
+        merged = [ast.Assign([name(n, ast.Store())], ast.Call(name(_HELPERS["merge"][0]), [
+            name(f"__pypto_pre_{self.ifs}_{n}__"), name(f"__pypto_then_{self.ifs}_{n}__"),
+            ast.Call(name(_HELPERS["bound"][0]), [ast.Lambda(ast.arguments([], [], None, [], [], None, []),
+                                                              name(n))], []), ast.Constant(n)], []))
+                  for n in names]
+        runtime = pre + [side(True, then)] + ([side(False, node.orelse)] if node.orelse else []) + merged
         # the same statements on Python's path: copies, so that no node sits in the tree twice
         python = ast.If(name(var), copy.deepcopy(node.body), copy.deepcopy(node.orelse))
         test = ast.Call(name(_HELPERS["if"][0]), [name(var)], [])
@@ -125,6 +150,26 @@ class _Body(ast.NodeTransformer):
             ast.copy_location(stmt, node)
             ast.fix_missing_locations(stmt)
         return out  # type: ignore[return-value]
+
+
+def _assigned(body: list[ast.stmt]) -> set[str]:
+    """The plain names the statements bind (`x = …`, `x += …`, `for x in …`), not inside nested
+    functions or classes."""
+    out: set[str] = set()
+    for stmt in body:
+        for n in _walk_outside_defs(stmt):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and not n.id.startswith("__pypto_"):
+                out.add(n.id)
+    return out
+
+
+def _walk_outside_defs(node: ast.AST) -> list[ast.AST]:
+    out = [node]
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
+                                  ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            out += _walk_outside_defs(child)
+    return out
 
 
 def _jumps(body: list[ast.stmt]) -> bool:

@@ -722,6 +722,18 @@ def runtime_branch(condition: Any, taken_when: bool, text: str) -> Iterator[None
         yield
 
 
+def branch_merge(before: Any, then: Any, after: Any, name: str) -> Any:
+    """What `name` holds after an `if` on a run-time condition (the jit rewrites such an `if`; see
+    `pypto.frontend.body`): `before` the `if`, `then` after tracing its `then` side, `after` after
+    tracing both. A tensor a side computed is that side's value when it runs, else what the name held
+    before it — a phi, built from the sides' carried-out values. Anything else is Python's value."""
+    if not isinstance(after, Tensor):
+        return after
+    b = _b.require("if")
+    ids = [trace_of(v).value if isinstance(v, Tensor) else None for v in (before, then, after)]
+    return traced_tensor(b, b.merge_branches(ids[0], ids[1], ids[2], name, b.loc()))
+
+
 def cond(scalar: Any, file: str | None = None, lineno: int | None = None) -> Any:
     """`if pypto.cond(c):` — the condition itself: the `if` is a runtime branch when `c` is only known
     at run time (in a jit kernel an `if` on such a value is one without `cond` too)."""

@@ -225,8 +225,9 @@ class Builder:
     def check_live(self, value: int, loc: Loc) -> int:
         """The id under which `value` can be used here. A tensor computed inside a closed
         `pypto.loop` is its value after the loop's last iteration, as in PyPTO: the loop is made to
-        carry it out (`_carry_out`). One computed inside a run-time branch is an error: when the
-        side is not taken, it has no value."""
+        carry it out (`_carry_out`). One computed inside a run-time branch reaches here only when the name had
+        no value before the `if` and the other side gives it none (else `merge_branches` made it a
+        phi): an error, it has no value when that side is not taken."""
         if value in self.lifted:
             value = self.lifted[value]
         sc = self.value_scope[value]
@@ -237,8 +238,8 @@ class Builder:
         line = sc.loc.span.line if sc.loc.span else "?"
         if "branch" in sc.attrs:
             raise PyptoError(f"a tensor computed inside the run-time branch `{sc.name}` (line {line}) is used "
-                             f"after it; write it into a tensor made before the `if` (assemble or slice "
-                             f"assignment) in each branch", loc)
+                             f"after it, but has no value when that side is not taken: give it one before the "
+                             f"`if` or in the other side too (or write it into a tensor made before the `if`)", loc)
         index = sc.attrs["index"]
         if index in set().union(*(S.symbols_of(d) for d in self.types[value].shape)):
             raise PyptoError(f"a tensor computed inside pypto.loop '{sc.name}' (line {line}) is used after the "
@@ -248,10 +249,47 @@ class Builder:
         self.lifted[value] = out
         return out
 
-    def _carry_out(self, sc: Scope, value: int) -> int:
-        """Make closed loop `sc` carry `value` out: a zero-filled tensor before the loop (its value
-        when the loop runs no iteration), a carry of it into the body, `value` as the body's new
-        output, and a `loop_out` after the loop. Returns the loop_out's id, in the loop's parent."""
+    def merge_branches(self, before: int | None, then: int | None, after: int, name: str, loc: Loc) -> int:
+        """The value a name holds after a run-time `if` (`api.branch_merge`): `after` (its value once
+        both sides were traced) if the `else` side computed it, else `then` if the `then` side did,
+        else `before` — each side's value carried out of its 0-or-1-iteration loop with the value
+        before that side as its init, so the side not taken passes the earlier value on."""
+        def side_of(v: int | None) -> Scope | None:
+            if v is None:
+                return None
+            sc = self.value_scope[self.lifted.get(v, v)]
+            return sc if sc.closed and "branch" in sc.attrs else None
+
+        def out_of(v: int, init: int | None) -> int:
+            sc = side_of(v)
+            if sc is None:
+                return self.check_live(v, loc)
+            v = self.lifted.get(v, v)
+            if init is not None and self.types[init] != self.types[v]:
+                raise PyptoError(f"the run-time `if {sc.attrs.get('condition', '')}` gives `{name}` "
+                                 f"{_shape_text(self.types[v])} on its {sc.attrs['branch']} side and "
+                                 f"{_shape_text(self.types[init])} otherwise: after the `if` it must have one "
+                                 f"shape and dtype", loc)
+            return self.check_live(self._carry_out(sc, v, init), loc)
+
+        if side_of(after) is None and side_of(then) is None:
+            return self.check_live(after, loc)  # neither side computed it: as it is
+        both = then is not None and side_of(then) is not None and side_of(after) is not None \
+            and side_of(then) is not side_of(after)
+        if before is None and not both:
+            return after  # one side made it and it had no value before: using it after the `if` is an error
+        mid = None if before is None or side_of(before) is not None else self.check_live(before, loc)
+        if then is not None and side_of(then) is not None and side_of(then) is not side_of(after):
+            mid = out_of(then, before)
+        if side_of(after) is None:
+            return self.check_live(after if mid is None else mid, loc)
+        return out_of(after, mid)
+
+    def _carry_out(self, sc: Scope, value: int, init: int | None = None) -> int:
+        """Make closed loop `sc` carry `value` out: `init` (default: a zero-filled tensor made
+        before the loop) as its value when the loop runs no iteration, a carry of it into the body,
+        `value` as the body's new output, and a `loop_out` after the loop. Returns the loop_out's
+        id, in the loop's parent."""
         parent = sc.parent
         assert parent is not None and sc.loop_id is not None
         ty = self.types[value]
@@ -259,18 +297,22 @@ class Builder:
         at = next(k for k, n in enumerate(parent.nodes) if n.id == sc.loop_id)
         loop = parent.nodes[at]
         k = len(loop.inputs)
-        init = Node(self.new_id(), "tensor", (), ty, {"shape": ty.shape, "value": 0, "dtype": ty.dtype}, sc.loc,
-                    name)
+        zeros = Node(self.new_id(), "tensor", (), ty, {"shape": ty.shape, "value": 0, "dtype": ty.dtype}, sc.loc,
+                     name) if init is None else None
         carry = Node(self.new_id(), "carry", (), ty, {"index": k}, sc.loc, name)
         out = Node(self.new_id(), "loop_out", (loop.id,), ty, {"index": k}, sc.loc, name)
-        for n, where in ((init, parent), (carry, sc), (out, parent)):
-            self.types[n.id] = ty
-            self.value_scope[n.id] = where
+        for n, where in ((zeros, parent), (carry, sc), (out, parent)):
+            if n is not None:
+                self.types[n.id] = ty
+                self.value_scope[n.id] = where
         sc.nodes.insert(sum(1 for n in sc.nodes if n.op == "carry"), carry)
         sc.outputs.append((name or f"carry{k}", value))
-        parent.nodes[at:at + 1] = [init, dataclasses.replace(loop, inputs=loop.inputs + (init.id,))]
-        parent.nodes.insert(at + 2 + sum(1 for n in parent.nodes[at + 2:] if n.op == "loop_out"
-                                         and n.inputs == (loop.id,)), out)
+        first = init if zeros is None else zeros.id
+        looped = dataclasses.replace(loop, inputs=loop.inputs + (first,))
+        parent.nodes[at:at + 1] = [looped] if zeros is None else [zeros, looped]
+        after = at + (1 if zeros is None else 2)  # just past the loop, and past its other loop_outs
+        parent.nodes.insert(after + sum(1 for n in parent.nodes[after:] if n.op == "loop_out"
+                                        and n.inputs == (loop.id,)), out)
         self._rebuild(sc)
         return out.id
 
@@ -435,3 +477,7 @@ def substitute(node: Node, mapping: dict[int, int]) -> Node:
     if inputs == node.inputs and body is node.body:
         return node
     return dataclasses.replace(node, inputs=inputs, body=body)
+
+
+def _shape_text(t: TensorType) -> str:
+    return f"{t.dtype.name}[{', '.join(S.to_str(d) for d in t.shape)}]"
