@@ -145,3 +145,23 @@ def test_a_matmul_whose_left_operand_has_a_runtime_tail_in_k_uses_that_many_rows
     p, v, out = torch.randn(16, 64), torch.randn(64, 32).half(), torch.empty(16, 32)
     k(p, v, torch.tensor([m], dtype=torch.int32), out)
     assert torch.allclose(out, p[:, :m].exp().half().float() @ v[:m].float(), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("m", [1, 20, 64])
+def test_a_reshape_of_a_tail_view_keeps_its_valid_part(m):
+    """top-k indices viewed at their valid length, reshaped to 3-D with the same valid length and
+    assembled, then padded (DeepSeek V3.2's lightning indexer): the reshape's input is only its
+    valid part already."""
+    @pypto.jit
+    def k(x: pypto.Tensor([1, 64], pypto.DT_FP32), n: pypto.Tensor([1], pypto.DT_INT32),
+          out: pypto.Tensor([1, 1, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 1, 64)
+        cut = n[0]
+        part = pypto.view(x, [1, 64], [0, 0], valid_shape=[1, cut])
+        as3 = pypto.reshape(part, [1, 1, 64], valid_shape=[1, 1, cut])
+        pypto.assemble(pypto.clone(as3), [0, 0, 0], out)
+        pypto.assemble(pypto.full([1, 1, 64], -1.0, pypto.DT_FP32, valid_shape=[1, 1, 64 - cut]), [0, 0, cut], out)
+
+    x, out = torch.randn(1, 64), torch.empty(1, 1, 64)
+    k(x, torch.tensor([m], dtype=torch.int32), out)
+    assert torch.equal(out[0], torch.cat([x[:, :m], torch.full((1, 64 - m), -1.0)], 1))

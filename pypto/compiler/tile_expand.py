@@ -475,14 +475,16 @@ class Expander:
     def reshape(self, n: Node, inst: int) -> None:
         src = self.gm(n.inputs[0], n)
         shape = self.shape(n)
+        valid = n.attrs.get("valid_shape")
+        part = tuple(S.evaluate(d, self.env) for d in valid) if valid is not None else shape
+        if valid is not None and math.prod(src.shape) == math.prod(part) != math.prod(shape):
+            shape = part  # the input is only its valid part already (a tail view): that part, reshaped
         if not src.whole:
             assert n.type is not None
             copy = self.buffer(src.shape, n.type.dtype, "workspace", f"rs{n.id}", n.id)
             self.copy_into(n.inputs[0], copy, n, inst)
             src = copy
-        valid = n.attrs.get("valid_shape")  # only the leading window holds data: what follows reads that
-        part = tuple(S.evaluate(d, self.env) for d in valid) if valid is not None else shape
-        self.place[n.id] = InGM(Region(src.buffer, shape, (0,) * len(shape), part))
+        self.place[n.id] = InGM(Region(src.buffer, shape, (0,) * len(shape), part))  # the leading window holds data
 
     def concat(self, n: Node, inst: int) -> None:
         assert n.type is not None

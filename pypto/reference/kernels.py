@@ -477,8 +477,11 @@ def assemble(node: Node, xs: list[np.ndarray], ctx: Ctx, inplace: bool = False) 
 
 
 def _reshape(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
-    out = xs[0].reshape(ctx.dims(node.attrs["shape"]))
     valid = node.attr("valid_shape")
+    x = xs[0]
+    if valid is not None and x.size == math.prod(ctx.dims(valid)) != math.prod(ctx.dims(node.attrs["shape"])):
+        return x.reshape(ctx.dims(valid)).copy()  # the input is only its valid part already: that part, reshaped
+    out = x.reshape(ctx.dims(node.attrs["shape"]))
     if valid is not None:  # only the leading window holds data
         out = out[window(node, ctx, (0,) * out.ndim, valid, out.shape)]
     return out.copy()
