@@ -735,15 +735,15 @@ def build_block(leaf: Leaf, subgraph: Subgraph, ops: Mapping[int, TileOp], buffe
             # needed (the hardware would have to split the tile), and said so at the op's line
             o = ops[e.vi.tile_op]
             node = nodes.get(o.node)
-            if room[e.space] >= 64 * caps[e.space] or strict_rules():
+            if strict_rules():
                 raise PyptoError(f"{node.op if node else o.op}: {e.vi.opcode} needs {e.size} bytes of {e.space} at "
-                                 f"once, far more than the {caps[e.space]}-byte {e.space}; use smaller tiles",
+                                 f"once, more than the {caps[e.space]}-byte {e.space}; use smaller tiles",
                                  node.loc if node else Loc()) from None
             over.append((f"{node.op if node else o.op}: {e.vi.opcode} needs {e.size:,} bytes of {e.space} at once "
                          f"with its operands, more than the board's {caps[e.space]:,}-byte {e.space}: the sim models "
                          f"it as if it fit (on the chip the tile would have to be split); use smaller tiles",
                          node.loc if node else Loc()))
-            room[e.space] *= 2
+            room[e.space] = max(2 * room[e.space], e.size)
     instrs, where = insert_sync(done.instrs, int(board.get("events_per_pipe_pair", EVENTS_PER_PAIR)))
     spans = tuple(BufferSpan(a.name, a.space, a.offset, a.unit * a.copies, where[a.start], where[a.end],
                              a.copies == 2) for a in done.allocs)
