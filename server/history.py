@@ -103,8 +103,10 @@ class History:
     # ---- files
 
     def _stem(self, path: str, kernel: str) -> Path:
+        if not kernel.isidentifier():  # it names files: never a path
+            raise HistoryError(f"{kernel!r} is not a kernel name")
         digest = hashlib.sha1(f"{os.path.realpath(path)}::{kernel}".encode()).hexdigest()[:12]
-        return self.dir / f"{Path(path).stem}.{kernel}-{digest}"
+        return self.dir / f"{Path(path).stem[:60]}.{kernel[:60]}-{digest}"  # short names: the digest tells apart
 
     def _lines(self, path: str, kernel: str) -> Path:
         stem = self._stem(path, kernel)

@@ -4,7 +4,9 @@ The same results the language server shows in VS Code, for any editor and for sc
 kernels of a folder, jobs that compile / profile / report / check precision / search tile
 shapes, views of a result (record, swimlane window, pass graph, task and node details,
 exports), live `recordChanged` pushes when a file is edited, and the webview bundle (or a
-minimal page) at `/`. The API is versioned under `/api/v1` and documented by FastAPI's
+minimal page) at `/`; every compile is kept in the kernel's history under the workspace's
+`.pypto/history/` (`server.history`, shared with the language server), with a pinned baseline to
+compare with. The API is versioned under `/api/v1` and documented by FastAPI's
 OpenAPI schema (`/openapi.json`, `/docs`); docs/http-api.md is the prose.
 
 This module wires things: `create_app(config)` builds the FastAPI app (state made in its
@@ -34,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 
+from server import history
 from server.http_live import Hub, hello, message, record_changed
 from server.http_page import PAGE
 from server.http_safety import Guard, Refused, is_file, needs_token, read_text
@@ -167,6 +170,24 @@ class SourceLines(BaseModel):
     lines: list[str]
 
 
+class BaselineRequest(BaseModel):
+    """Pin a run as the kernel's baseline, or unpin it."""
+
+    model_config = ConfigDict(extra="forbid")
+    kernel: str = Field(..., max_length=4096, description="`<workspace-relative path>::<kernel name>`")
+    pin: bool = Field(True, description="true: pin; false: drop the baseline")
+    entry: int | None = Field(None, ge=1, description="pin this history entry (its `id`); null: the kernel's "
+                                                      "latest result")
+
+
+class HistoryAnswer(BaseModel):
+    kernel: str
+    entries: list[dict[str, Any]] = Field(..., description="oldest first: {id, time, version, source_sha256, board, "
+                                                           "clock, makespan_us, tasks, utilization, tile_calls, "
+                                                           "has_run}")
+    baseline: dict[str, Any] | None = Field(..., description="the pinned entry, or null")
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     api: str
@@ -208,8 +229,47 @@ class _State:
         self.workspace = Workspace(self.root, self.pool, self.queue, self.hub.publish,
                                    max_file_bytes=config.max_file_bytes, list_timeout=config.time_limit)
         self.results = Results()
+        self.history = history.History(self.root)
+        self.history_io = history.Store()  # every history read and write, in order, off the event loop
+        self.queue.listeners.append(self._keep)  # after the workspace's: the job has its version
         self.stop = asyncio.Event()
         self.tasks: list[asyncio.Task[Any]] = []
+
+    def _keep(self, job: Job) -> None:
+        """A kernel's new result goes into its history (once; a kernel with a mistake has none)."""
+        summary = (job.result or {}).get("summary")
+        if job.status != "done" or job.version is None or not summary or job.extra.get("kept"):
+            return
+        job.extra["kept"] = True
+        rel, name = split_kernel(job.kernel)
+        line = history.entry(job.version, summary, job.extra.get("tile_calls") or [], job.text_sha256)
+        self.history_io.submit(f"the compile history of {job.kernel}", self.history.append, str(self.root / rel), name,
+                               line, job.extra.get("run"))
+
+    def kernel_path(self, kernel_id: str) -> tuple[str, str]:
+        """(the file's path, the kernel's name) of a kernel id, for its history; 400/403/404 as for jobs."""
+        rel, name = split_kernel(kernel_id)
+        if not name.isidentifier():
+            raise Refused(400, f"{name!r} is not a kernel name")
+        real, rel = self.workspace.confine(rel)
+        if not is_file(real):
+            raise Refused(404, f"no such file in the workspace: {rel}")
+        return str(real), name
+
+    async def in_history(self, fn: Any, *args: Any) -> Any:
+        """A history read or write on its thread: an unknown entry is 404, what else it cannot do 500."""
+        try:
+            return await self.history_io.call(fn, *args)
+        except history.UnknownEntry as e:
+            raise Refused(404, str(e)) from None
+        except history.HistoryError as e:
+            raise Refused(500, str(e)) from None
+
+    async def history_of(self, kernel_id: str) -> dict[str, Any]:
+        path, name = self.kernel_path(kernel_id)
+        entries = await self.in_history(self.history.entries, path, name)
+        base = await self.in_history(self.history.baseline, path, name)
+        return {"kernel": kernel_id, "entries": entries, "baseline": base["entry"] if base else None}
 
     async def _run(self, job: Job) -> dict[str, Any]:
         return await self.workspace.run_job(job)
@@ -245,6 +305,7 @@ class _State:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         self.pool.close()
+        self.history_io.close()
 
 
 def _st(request: Request | WebSocket) -> _State:
@@ -437,6 +498,51 @@ def create_app(config: ServeConfig) -> Any:
         st = _st(request)
         content, media, name = make_export(st.job(job_id), st.results, fmt, pass_)
         return Response(content, media_type=media, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.get(f"{API}/history", response_model=HistoryAnswer, tags=["history"])
+    async def kernel_history(request: Request, kernel: str) -> dict[str, Any]:
+        """The kernel's compiles kept on disk (the last 200, oldest first; the runs of the newest 20)
+        and its pinned baseline's entry."""
+        return await _st(request).history_of(kernel)
+
+    @app.get(f"{API}/history/{{entry}}", tags=["history"])
+    async def history_run(request: Request, entry: int, kernel: str) -> Response:
+        """One compile of the history and its swimlane (`run` null when only its figures are kept)."""
+        st = _st(request)
+        path, name = st.kernel_path(kernel)
+        e, run = await st.in_history(st.history.run, path, name, entry)
+        return Response(json.dumps({"kernel": kernel, "entry": e, "run": run}), media_type="application/json")
+
+    @app.get(f"{API}/baseline", tags=["history"])
+    async def baseline(request: Request, kernel: str) -> Response:
+        """The pinned baseline: its entry and its swimlane (`run` null when only its figures were kept);
+        both null when none is pinned."""
+        st = _st(request)
+        path, name = st.kernel_path(kernel)
+        base = await st.in_history(st.history.baseline, path, name) or {"entry": None, "run": None}
+        return Response(json.dumps({"kernel": kernel, **base}), media_type="application/json")
+
+    @app.post(f"{API}/baseline", response_model=HistoryAnswer, tags=["history"],
+              responses={409: {"description": "the kernel has no run to pin yet"}})
+    async def pin(request: Request, body: BaselineRequest) -> dict[str, Any]:
+        """Pin the kernel's latest result (or a history entry) as its baseline, or unpin it; answers as
+        `GET /history`."""
+        st = _st(request)
+        path, name = st.kernel_path(body.kernel)
+        kid = f"{st.rel(path)}::{name}"
+        if not body.pin:
+            await st.in_history(st.history.unpin, path, name)
+        elif body.entry is not None:
+            await st.in_history(st.history.pin_entry, path, name, body.entry)
+        else:
+            latest = st.workspace.states.get(kid)
+            job = st.queue.get(latest.latest_job) if latest and latest.latest_job else None
+            summary = (job.result or {}).get("summary") if job else None
+            if job is None or not summary or "run" not in job.extra:
+                raise Refused(409, f"{kid} has no run to pin yet: run it first (POST /jobs, or open its page)")
+            line = history.entry(job.version or 0, summary, job.extra.get("tile_calls") or [], job.text_sha256)
+            await st.in_history(st.history.pin, path, name, line, job.extra["run"])
+        return await st.history_of(kid)
 
     @app.websocket(f"{API}/ws")
     async def ws(websocket: WebSocket) -> None:

@@ -19,7 +19,8 @@ knows about it:
   them) re-lists and re-runs those files' kernels too.
 - **running a job** — reading the file (confined to the workspace, size-limited) and
   asking the pool for `analyze_kernel`; the bulk the API derives views from (pass graphs,
-  the HTML report) is moved out of the result into the job.
+  the HTML report) is moved out of the result into the job, with the tile calls as written
+  (what the kernel's history keeps, `server.history`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any
 
 from watchfiles import awatch
 
+from server.history import tile_calls
 from server.http_live import file_changed, job_changed, kernels_changed, record_changed
 from server.http_safety import Refused, confine, is_file, read_text
 from server.http_views import store
@@ -253,6 +255,9 @@ class Workspace:
         job.text_sha256 = sha256(text)
         result: dict[str, Any] = await self.pool.run("analyze_kernel", str(path), text, name, job.settings,
                                                      timeout=job.timeout)
+        rec = result.get("record")
+        if isinstance(rec, dict):  # the tile calls as written, for the kernel's history (server.history)
+            job.extra["tile_calls"] = tile_calls((rec.get("source") or {}).get("tile_configs") or (), text)
         await asyncio.to_thread(store, job, result)  # the bulk as JSON bytes in the job (server.http_views)
         return result
 

@@ -868,6 +868,8 @@ describe('swimlane panel: a pinned baseline', () => {
     assert.deepEqual((await sent(page, 'pinBaseline')).map((m) => m.pin), [true]);
     // pinned: the old run stays the comparison, whatever the edits since
     const baseline = { run: old.record.run, label: 'baseline (v1, 10:00:00)' };
+    await send(page, { type: 'record', ...old, baseline });
+    assert.ok((await page.locator('.sl-head').nth(1).textContent()).includes('the same makespan as the baseline'), 'the run just pinned');
     await send(page, { type: 'record', ...cur, baseline });
     assert.equal(await page.locator('canvas.sl-canvas').count(), 2);
     let heads = await page.locator('.sl-head').allTextContents();
@@ -961,6 +963,12 @@ describe('swimlane panel: any two compiles of the history', () => {
     assert.match(await page.textContent('.compare-note'), /no history entry 3/);
     assert.equal(await page.inputValue('select.compare-after'), 'current');
     assert.ok((await page.locator('.sl-head').last().textContent()).includes(`makespan ${fmtUs(b)}`));
+    // a run dropped from the history meanwhile cannot be drawn below: said, and the current run stays
+    await page.selectOption('select.compare-after', '3');
+    await send(page, { type: 'historyRun', id: 3, entry: { ...e3, has_run: false }, run: null });
+    assert.match(await page.textContent('.compare-note'), /^v3 .*no longer kept/);
+    assert.equal(await page.inputValue('select.compare-after'), 'current');
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 1);
     await shot(page, 'swimlane-history-compare');
     assert.deepEqual(errors, []);
     await page.close();

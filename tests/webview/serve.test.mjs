@@ -2,13 +2,14 @@
 // (webview/dist) at the server's loopback address, its browser host talking to the real
 // WebSocket and HTTP API. The swimlane page updates when the kernel file changes on disk (any
 // editor), a click on a task shows its source lines in the page's source view (kernel text as
-// text), and the graph panel renders the served record.
+// text), the graph panel renders the served record, and a run pinned from the page is the
+// baseline every later run is drawn against — kept on disk, through a restart of the server.
 //
 // Run: npm run test:webview (builds the bundle first).
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -43,12 +44,14 @@ function serve(dir) {
   });
 }
 
-async function api(path) {
-  const res = await fetch(`${server.url}/api/v1${path}`);
+async function api(path, init = undefined, status = 200) {
+  const res = await fetch(`${server.url}/api/v1${path}`, init);
   const text = await res.text();
-  assert.equal(res.status, 200, `${path}: ${text}`);
+  assert.equal(res.status, status, `${path}: ${text}`);
   return JSON.parse(text);
 }
+
+const post = (path, body, status = 200) => api(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }, status);
 
 /** A page of the served bundle with its errors and CSP violations collected. */
 async function open(path) {
@@ -70,6 +73,7 @@ const makespans = (page) => page.$$eval('.makespan', (els) => els.map((e) => e.t
 before(async () => {
   workspace = mkdtempSync(join(tmpdir(), 'pypto-serve-'));
   for (const f of ['softmax.py', 'elementwise.py']) copyFileSync(join(REPO, 'examples', f), join(workspace, f));
+  copyFileSync(join(REPO, 'examples', 'softmax.py'), join(workspace, 'pinned.py'));
   server = await serve(workspace);
   browser = await launch();
 });
@@ -152,5 +156,86 @@ describe('pypto-ide serve in a browser', () => {
     assert.deepEqual(errors, []);
     assert.deepEqual(await page.evaluate(() => window.__violations ?? []), []);
     await page.close();
+  });
+
+  test('a run pinned from the page is the baseline of every later run, kept on disk through a restart', async () => {
+    const kernel = 'pinned.py::softmax_kernel';
+    const q = `kernel=${encodeURIComponent(kernel)}`;
+    const { page, errors } = await open(`swimlane.html?${q}`);
+    await page.waitForSelector('.makespan', { timeout: WAIT });
+    const [first] = await makespans(page);
+    await page.waitForSelector('button.pin-baseline:text("pin as baseline")', { timeout: WAIT });
+    await page.click('button.pin-baseline');
+    await page.waitForSelector('button.pin-baseline:text("unpin baseline")', { timeout: WAIT });
+    let hist = await api(`/history?${q}`);
+    assert.equal(hist.entries.length, 1);
+    const [e1] = hist.entries;
+    assert.equal(hist.baseline.id, e1.id);
+    assert.equal(e1.has_run, true);
+    assert.equal(e1.tile_calls[0].text, 'pypto.set_vec_tile_shapes(1, 4, 1, 64)');
+
+    // an edit on disk: the new run is drawn below the baseline, compared with it
+    const file = join(workspace, 'pinned.py');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('pypto.set_vec_tile_shapes(1, 4, 1, 64)', 'pypto.set_vec_tile_shapes(1, 8, 1, 128)'));
+    await page.waitForFunction((old) => {
+      const shown = [...document.querySelectorAll('.makespan')].map((e) => e.textContent);
+      return shown.length === 2 && shown[1] !== old && document.querySelector('.sl-head b')?.textContent.startsWith('baseline v1');
+    }, first, { timeout: WAIT });
+    const heads = await page.locator('.sl-head').allTextContents();
+    assert.ok(heads[0].includes(first), heads[0]);
+    assert.match(heads[1], /× (faster|slower) than the baseline/);
+    hist = await api(`/history?${q}`);
+    assert.equal(hist.entries.length, 2);
+    const e2 = hist.entries[1];
+    assert.equal(e2.tile_calls[0].text, 'pypto.set_vec_tile_shapes(1, 8, 1, 128)');
+    const got = await api(`/history/${e2.id}?${q}`);
+    assert.equal(got.run.tasks.id.length, e2.tasks);
+    await shot(page, 'serve-swimlane-baseline');
+
+    // bad requests: clear answers
+    assert.match((await api(`/history/999?${q}`, undefined, 404)).detail, /no history entry 999/);
+    assert.match((await post('/baseline', { kernel, entry: 999 }, 404)).detail, /no history entry 999/);
+    await post('/baseline', { kernel, entry: 'first' }, 422);
+    assert.match((await api(`/history?kernel=${encodeURIComponent('pinned.py::a/b')}`, undefined, 400)).detail, /not a kernel name/);
+    await api(`/history?kernel=${encodeURIComponent('../pinned.py::softmax_kernel')}`, undefined, 403);
+
+    // the page's picker: the first compile above, asked for over HTTP
+    await page.selectOption('select.compare-before', String(e1.id));
+    await page.waitForFunction(() => /^v1 \(/.test(document.querySelector('.sl-head b')?.textContent ?? ''), null, { timeout: WAIT });
+    assert.equal(await page.locator('canvas.sl-canvas').count(), 2);
+    await page.selectOption('select.compare-before', 'prev');
+    await page.waitForFunction(() => document.querySelector('.sl-head b')?.textContent === 'before', null, { timeout: WAIT });
+
+    // unpin from the page
+    await page.click('button.pin-baseline');
+    await page.waitForSelector('button.pin-baseline:text("pin as baseline")', { timeout: WAIT });
+    assert.equal((await api(`/history?${q}`)).baseline, null);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(await page.evaluate(() => window.__violations ?? []), []);
+    await page.close();
+
+    // pin the first compile again, spoil the history file with a torn line, restart the server
+    assert.equal((await post('/baseline', { kernel, entry: e1.id })).baseline.id, e1.id);
+    const folder = join(workspace, '.pypto', 'history');
+    const lines = readdirSync(folder).find((f) => f.startsWith('pinned.softmax_kernel-') && f.endsWith('.jsonl'));
+    writeFileSync(join(folder, lines), `${readFileSync(join(folder, lines), 'utf8')}{"id": 7, "ver`);
+    const exited = new Promise((r) => server.proc.once('exit', r));
+    server.proc.kill('SIGTERM');
+    await exited;
+    server = await serve(workspace);
+    hist = await api(`/history?${q}`);
+    assert.deepEqual(hist.entries.map((e) => e.id), [e1.id, e2.id], 'the readable lines are kept');
+    assert.ok(existsSync(join(folder, `${lines}.corrupt`)), 'the file as it was is set aside');
+    assert.equal(hist.baseline.id, e1.id);
+    const base = await api(`/baseline?${q}`);
+    assert.equal(base.run.metrics.makespan_us, e1.makespan_us);
+
+    // the health page gives the makespan against the baseline
+    const health = await open(`health.html?${q}`);
+    await health.page.waitForSelector('.summary-line .baseline', { timeout: WAIT });
+    assert.match(await health.page.textContent('.summary-line .baseline'), /^baseline v1 \(\d\d:\d\d:\d\d\) .*: [\d.]+× (faster|slower)$/);
+    assert.equal(await health.page.locator('table.history tr.pinned').count(), 1);
+    assert.deepEqual(health.errors, []);
+    await health.page.close();
   });
 });

@@ -4,7 +4,8 @@
 // - `vscode`: inside a VS Code webview (`acquireVsCodeApi`: postMessage, getState/setState);
 // - `server`: a page served by `pypto-ide serve` — its WebSocket (/api/v1/ws) says when a
 //   kernel has a new result and the bulk comes over HTTP; this adapter turns both into the
-//   panel messages of protocol.ts (the panel code does not know which host it has);
+//   panel messages of protocol.ts (the panel code does not know which host it has), with the
+//   kernel's history and pinned baseline (/api/v1/history, /api/v1/baseline);
 // - `parent`: the page is embedded in another page (an iframe) that speaks protocol.ts
 //   through window.postMessage;
 // - `test`: the browser tests — messages arrive by window.postMessage and what the panel
@@ -13,7 +14,7 @@
 // Outside VS Code the view state lives in sessionStorage: it survives a reload of the page,
 // as getState/setState does in VS Code.
 
-import type { PanelId, PanelMessage } from './protocol';
+import type { HistoryEntry, PanelId, PanelMessage } from './protocol';
 import { panelMessage, PROTOCOL_VERSION } from './protocol';
 import { SourceView, type SourceLines } from './sourceView';
 import type { KernelReport } from './types';
@@ -138,6 +139,9 @@ const asObj = (x: unknown): Json => (typeof x === 'object' && x !== null ? (x as
 /** Lines shown around a revealed range in the page's source view. */
 const SOURCE_CONTEXT = 4;
 
+/** The history entries a panel is sent (the newest), as the language server sends. */
+const HISTORY_SHOWN = 50;
+
 class ServerHost implements Host {
   readonly kind = 'server';
   private readonly state: SessionState;
@@ -149,6 +153,8 @@ class ServerHost implements Host {
   private workspace = ''; // the served folder (hello): record files are absolute, /source takes relative ones
   private sourceView: SourceView | null = null;
   private sourceTicket = 0;
+  /** The latest result shown (its urls and error), to show again after a pin. */
+  private shown: { urls: Json; error: unknown } | null = null;
 
   constructor(private readonly panel: PanelId) {
     this.state = new SessionState(`pypto-webview:${panel}`);
@@ -175,6 +181,51 @@ class ServerHost implements Host {
       const url = new URL(`${message.panel}.html`, window.location.href);
       if (this.kernel) url.searchParams.set('kernel', this.kernel);
       window.open(url.toString(), `pypto-${message.panel}`);
+    } else if (message.type === 'pinBaseline') {
+      void this.pin(message.pin, message.entry ?? null);
+    } else if (message.type === 'compareRun') {
+      void this.compareRun(message.entry);
+    }
+  }
+
+  /** Pin (or unpin) the kernel's baseline, then show the result again with it. */
+  private async pin(pin: boolean, entry: number | null): Promise<void> {
+    if (this.kernel === null) return;
+    try {
+      const res = await fetch(`${this.api}/baseline`, {
+        method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ kernel: this.kernel, pin, entry }),
+      });
+      if (!res.ok) throw new Error(String(asObj(await res.json().catch(() => ({}))).detail ?? `HTTP ${res.status}`));
+    } catch (e) {
+      this.deliver({ type: 'progress', message: `Could not ${pin ? 'pin' : 'unpin'} the baseline: ${(e as Error).message}`, done: true });
+      return;
+    }
+    if (this.shown) await this.fetchResult(this.shown.urls, this.shown.error);
+  }
+
+  /** A compile of the kernel's history and its run, for the panel's pickers. */
+  private async compareRun(id: number): Promise<void> {
+    if (this.kernel === null) return;
+    try {
+      const got = await this.get(`${this.api}/history/${id}?${new URLSearchParams({ kernel: this.kernel }).toString()}`);
+      this.deliver({ type: 'historyRun', id, entry: got.entry ?? null, run: got.run ?? null });
+    } catch (e) {
+      this.deliver({ type: 'historyRun', id, entry: null, run: null, error: (e as Error).message });
+    }
+  }
+
+  /** The kernel's history (the last 50) and pinned baseline; null when this server keeps none. */
+  private async history(withRun: boolean): Promise<{ entries: HistoryEntry[]; baseline: Json | null; baselineRun: unknown } | null> {
+    const q = new URLSearchParams({ kernel: this.kernel ?? '' }).toString();
+    try {
+      const h = await this.get(`${this.api}/history?${q}`);
+      const entries = (Array.isArray(h.entries) ? h.entries : []).slice(-HISTORY_SHOWN) as HistoryEntry[];
+      const baseline = h.baseline === null || h.baseline === undefined ? null : asObj(h.baseline);
+      const baselineRun = withRun && baseline ? (await this.get(`${this.api}/baseline?${q}`)).run ?? null : null;
+      return { entries, baseline, baselineRun };
+    } catch {
+      return null; // an older server, or a history it cannot read: the panel offers no pin button
     }
   }
 
@@ -272,11 +323,15 @@ class ServerHost implements Host {
 
   private async get(url: string): Promise<Json> {
     const res = await fetch(url, { credentials: 'same-origin' });
-    if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+    if (!res.ok) {
+      const detail = asObj(await res.json().catch(() => ({}))).detail;
+      throw new Error(typeof detail === 'string' ? detail : `${url}: HTTP ${res.status}`);
+    }
     return asObj(await res.json());
   }
 
   private async fetchResult(urls: Json, error: unknown): Promise<void> {
+    this.shown = { urls, error };
     const [file] = (this.kernel ?? '').split('::');
     if (error !== null && error !== undefined) {
       const e = asObj(error);
@@ -291,8 +346,13 @@ class ServerHost implements Host {
         let listings: unknown = null;
         if (this.panel === 'graph') {
           listings = (await this.get(String(urls.record).replace(/record$/, 'listings')).catch((): Json => ({}))).listings ?? null;
+          this.deliver({ type: 'record', record, listings });
+        } else {
+          const h = await this.history(true);
+          const b = h?.baseline;
+          const baseline = b ? { run: h.baselineRun, entry: b, label: `baseline v${String(b.version)} (${new Date(Number(b.time) * 1000).toLocaleTimeString('en-GB')})` } : null;
+          this.deliver({ type: 'record', record, listings, ...(h ? { baseline, history: h.entries } : {}) });
         }
-        this.deliver({ type: 'record', record, listings });
       }
       if (this.panel === 'health' || this.panel === 'graph') {
         const summary = asObj(result.summary);
@@ -305,7 +365,8 @@ class ServerHost implements Host {
           health: health as unknown as KernelReport['health'], precision: (result.precision ?? null) as KernelReport['precision'],
           suggestions: (result.suggestions ?? []) as KernelReport['suggestions'], findings: findings as KernelReport['findings'],
         };
-        this.deliver({ type: 'report', report });
+        const h = this.panel === 'health' ? await this.history(false) : null;
+        this.deliver({ type: 'report', report, ...(h ? { baseline: h.baseline, history: h.entries } : {}) });
       }
       if (this.panel === 'precision') this.deliver({ type: 'precision', precision: result.precision ?? null });
     } catch (e) {

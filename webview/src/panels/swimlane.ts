@@ -264,6 +264,7 @@ class SwimlanePanel implements PanelImpl {
       this.pick();
       this.show(this.runs.length > 0 || this.st.window !== null);
     } else if (m.type === 'historyRun') {
+      const wanted = this.beforePick === m.id || this.afterPick === m.id;
       if (m.error || !m.entry) {
         this.compareNote.textContent = `compile #${m.id}: ${m.error ?? 'not in the history'}`;
         if (this.beforePick === m.id) this.beforePick = 'default';
@@ -273,8 +274,12 @@ class SwimlanePanel implements PanelImpl {
         this.entryRuns.set(m.id, { run: m.run, label: entryName(m.entry), record: null, entry: m.entry });
         while (this.entryRuns.size > ENTRY_RUNS) this.entryRuns.delete(this.entryRuns.keys().next().value as number);
         this.compareNote.textContent = '';
+        if (m.run === null && this.afterPick === m.id) {
+          this.compareNote.textContent = `${entryName(m.entry)}: its swimlane is no longer kept`;
+          this.afterPick = 'current';
+        }
       }
-      if (this.latest && (this.beforePick === m.id || this.afterPick === m.id || m.error)) {
+      if (this.latest && wanted) {
         this.pick();
         this.show(true);
       }
@@ -325,7 +330,8 @@ class SwimlanePanel implements PanelImpl {
     else if (typeof before === 'number') above = this.entryInput(before);
     else above = this.baselineInput ?? this.prevCompile;
     const after = this.afterPick;
-    const below = typeof after === 'number' ? this.entryInput(after) ?? this.latest : this.latest;
+    const picked = typeof after === 'number' ? this.entryInput(after) : null;
+    const below = picked?.run ? picked : this.latest; // (only a run can be drawn below)
     this.figuresOnly = above && !above.run ? above : null;
     this.previousInput = above && above.run ? above : null;
     this.currentInput = below && below !== this.latest ? below : this.latest;
@@ -498,7 +504,8 @@ class SwimlanePanel implements PanelImpl {
       r.head.append(
         r.label ? h('b', null, r.label) : '',
         h('span', { class: 'makespan' }, `makespan ${fmtUs(ms)}`),
-        prev && r !== above && ms > 0 ? h('span', { class: `vs ${ms <= prev ? 'pass-text' : 'fail-text'}` }, ms <= prev ? `${(prev / ms).toFixed(2)}× faster than ${than}` : `${(ms / prev).toFixed(2)}× slower than ${than}`) : '',
+        prev && r !== above && ms > 0 ? h('span', { class: `vs ${Math.abs(prev / ms - 1) < 0.005 ? 'muted' : ms <= prev ? 'pass-text' : 'fail-text'}` },
+          Math.abs(prev / ms - 1) < 0.005 ? `the same makespan as ${than}` : ms <= prev ? `${(prev / ms).toFixed(2)}× faster than ${than}` : `${(ms / prev).toFixed(2)}× slower than ${than}`) : '',
         m ? h('span', { class: 'muted' }, `utilization ${fmtPct(m.utilization)}`) : '',
         m?.critical_path_us !== undefined ? h('span', { class: 'muted' }, `critical path ${fmtUs(m.critical_path_us)} (${fmtPct(m.critical_share ?? 0)})`) : '',
         m?.wait_scheduler_us !== undefined ? h('span', { class: 'muted' }, `waits: dependency ${fmtUs(m.wait_dependency_us ?? 0)} · scheduler ${fmtUs(m.wait_scheduler_us)}`) : '',
