@@ -157,3 +157,28 @@ def test_a_name_a_runtime_if_assigns_holds_the_value_of_the_side_that_ran(flag):
     z = x + 1 if flag > 3 else x - 1
     w = x + 10 if flag > 5 else x * 0
     assert torch.allclose(out, y + z + w, atol=1e-5)
+
+
+def _update(state, x):  # type: ignore[no-untyped-def]
+    return state + x
+
+
+@pypto.jit
+def _both_sides_update(x: pypto.Tensor([4, 64], pypto.DT_FP32), n: pypto.Tensor([1], pypto.DT_INT32),
+                       out: pypto.Tensor([4, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, 64)
+    state = x * 1.0
+    if n[0] > 3:
+        state = _update(state, x * 2.0)
+    else:  # traced after the `then` side, it starts from `state` as it was before the `if`
+        state = _update(state, x * 3.0)
+    out[:] = state
+
+
+@pytest.mark.parametrize("flag", [0, 9])
+def test_each_side_of_a_runtime_if_starts_from_the_values_before_it(flag):
+    import torch
+
+    x, out = torch.randn(4, 64), torch.empty(4, 64)
+    _both_sides_update(x, torch.tensor([flag], dtype=torch.int32), out)
+    assert torch.allclose(out, x * (3 if flag > 3 else 4), atol=1e-5)

@@ -141,7 +141,14 @@ class _Body(ast.NodeTransformer):
             ast.Call(name(_HELPERS["bound"][0]), [ast.Lambda(ast.arguments([], [], None, [], [], None, []),
                                                               name(n))], []), ast.Constant(n)], []))
                   for n in names]
-        runtime = pre + [side(True, then)] + ([side(False, node.orelse)] if node.orelse else []) + merged
+        # Python traces the `else` side after the `then` side: it must start from the values before
+        # the `if`, not from what the `then` side bound (`state = update(state)` on both sides)
+        restore: list[ast.stmt] = [ast.If(ast.Compare(name(f"__pypto_pre_{self.ifs}_{n}__"), [ast.IsNot()],
+                                                      [ast.Constant(None)]),
+                                          [ast.Assign([name(n, ast.Store())], name(f"__pypto_pre_{self.ifs}_{n}__"))],
+                                          []) for n in names]
+        orelse = [side(False, restore + node.orelse)] if node.orelse else []
+        runtime = pre + [side(True, then)] + orelse + merged
         # the same statements on Python's path: copies, so that no node sits in the tree twice
         python = ast.If(name(var), copy.deepcopy(node.body), copy.deepcopy(node.orelse))
         test = ast.Call(name(_HELPERS["if"][0]), [name(var)], [])
