@@ -182,3 +182,26 @@ def test_each_side_of_a_runtime_if_starts_from_the_values_before_it(flag):
     x, out = torch.randn(4, 64), torch.empty(4, 64)
     _both_sides_update(x, torch.tensor([flag], dtype=torch.int32), out)
     assert torch.allclose(out, x * (3 if flag > 3 else 4), atol=1e-5)
+
+
+@pypto.jit
+def _sides_differ_unused(x: pypto.Tensor([8, 64], pypto.DT_FP32), n: pypto.Tensor([1], pypto.DT_INT32),
+                         out: pypto.Tensor([8, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 64)
+    out[:] = x * 1.0
+    if n[0] > 0:
+        tmp = x * 2.0  # different shapes on the two sides, and not used after the `if`: fine
+        out[:] = tmp
+    else:
+        tmp = x[0:4, :] * 3.0
+        out[0:4, :] = tmp
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+def test_a_name_whose_sides_differ_in_shape_is_fine_when_unused_after_the_if(flag):
+    import torch
+
+    x, out = torch.randn(8, 64), torch.empty(8, 64)
+    _sides_differ_unused(x, torch.tensor([flag], dtype=torch.int32), out)
+    want = x * 2 if flag else torch.cat([x[:4] * 3, x[4:]])
+    assert torch.allclose(out, want, atol=1e-6)

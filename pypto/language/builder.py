@@ -143,6 +143,7 @@ class Builder:
         self.readable: dict[int, Readable] = {}
         self.lifted: dict[int, int] = {}  # a value computed in a closed loop -> its value after the loop
         self.valid: dict[int, tuple[S.Dim, ...]] = {}  # values whose valid part is less than their shape
+        self.disagree: dict[int, str] = {}  # a run-time if's value whose sides disagree in shape: why
         self.push_tile_options(opts)
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -231,6 +232,8 @@ class Builder:
         if value in self.lifted:
             value = self.lifted[value]
         sc = self.value_scope[value]
+        if sc.closed and value in self.disagree:
+            raise PyptoError(self.disagree[value], loc)
         if sc.closed and self.broken_loops:
             self.finish([])  # the `break` is the real mistake: report it, not its consequence
         if not sc.closed:
@@ -266,10 +269,13 @@ class Builder:
                 return self.check_live(v, loc)
             v = self.lifted.get(v, v)
             if init is not None and self.types[init] != self.types[v]:
-                raise PyptoError(f"the run-time `if {sc.attrs.get('condition', '')}` gives `{name}` "
-                                 f"{_shape_text(self.types[v])} on its {sc.attrs['branch']} side and "
-                                 f"{_shape_text(self.types[init])} otherwise: after the `if` it must have one "
-                                 f"shape and dtype", loc)
+                # no single value after the `if`: an error where (if ever) the name is used after it
+                line = loc.span.line if loc.span else "?"
+                self.disagree[v] = (f"`{name}` is used after the run-time `if {sc.attrs.get('condition', '')}` "
+                                    f"(line {line}), whose {sc.attrs['branch']} side makes it "
+                                    f"{_shape_text(self.types[v])} and which otherwise leaves it "
+                                    f"{_shape_text(self.types[init])}: give it one shape and dtype on both paths")
+                return v
             return self.check_live(self._carry_out(sc, v, init), loc)
 
         if side_of(after) is None and side_of(then) is None:
@@ -281,6 +287,11 @@ class Builder:
         mid = None if before is None or side_of(before) is not None else self.check_live(before, loc)
         if then is not None and side_of(then) is not None and side_of(then) is not side_of(after):
             mid = out_of(then, before)
+        if mid is not None and mid in self.disagree:  # the `then` side already leaves no single value
+            if side_of(after) is not None:
+                self.disagree[self.lifted.get(after, after)] = self.disagree[mid]
+                return after
+            return mid
         if side_of(after) is None:
             return self.check_live(after if mid is None else mid, loc)
         return out_of(after, mid)
