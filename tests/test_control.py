@@ -205,3 +205,30 @@ def test_a_name_whose_sides_differ_in_shape_is_fine_when_unused_after_the_if(fla
     _sides_differ_unused(x, torch.tensor([flag], dtype=torch.int32), out)
     want = x * 2 if flag else torch.cat([x[:4] * 3, x[4:]])
     assert torch.allclose(out, want, atol=1e-6)
+
+
+@pypto.jit
+def _nested(x: pypto.Tensor([4, 64], pypto.DT_FP32), n: pypto.Tensor([2], pypto.DT_INT32),
+            out: pypto.Tensor([4, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, 64)
+    if n[0] > 3:
+        kv = x * 2.0  # made on the outer `then` side only
+        out[:] = kv
+    else:  # starts with `kv` unbound again; the inner if's phi must not reach into the outer `then`
+        if n[1] > 0:
+            kv = x * 3.0
+        else:
+            kv = x * 4.0
+        out[:] = kv
+
+
+@pytest.mark.parametrize("flags", [(5, 0), (0, 1), (0, 0)])
+def test_an_if_nested_in_the_else_side_of_another(flags):
+    """DeepSeek V4's compressor: an inner if in the outer else side assigns a name the outer then
+    side made (it used to reach an internal error in the verify pass)."""
+    import torch
+
+    x, out = torch.randn(4, 64), torch.empty(4, 64)
+    _nested(x, torch.tensor(flags, dtype=torch.int32), out)
+    want = x * (2 if flags[0] > 3 else 3 if flags[1] > 0 else 4)
+    assert torch.allclose(out, want, atol=1e-6)

@@ -143,10 +143,12 @@ class _Body(ast.NodeTransformer):
                   for n in names]
         # Python traces the `else` side after the `then` side: it must start from the values before
         # the `if`, not from what the `then` side bound (`state = update(state)` on both sides)
-        restore: list[ast.stmt] = [ast.If(ast.Compare(name(f"__pypto_pre_{self.ifs}_{n}__"), [ast.IsNot()],
-                                                      [ast.Constant(None)]),
-                                          [ast.Assign([name(n, ast.Store())], name(f"__pypto_pre_{self.ifs}_{n}__"))],
-                                          []) for n in names]
+        # the values before the `if` (a name unbound before it is unbound again)
+        restore: list[ast.stmt] = [ast.If(
+            ast.Compare(name(f"__pypto_pre_{self.ifs}_{n}__"), [ast.IsNot()], [ast.Constant(None)]),
+            [ast.Assign([name(n, ast.Store())], name(f"__pypto_pre_{self.ifs}_{n}__"))],
+            [ast.Try([ast.Delete([name(n, ast.Del())])],
+                     [ast.ExceptHandler(name("NameError"), None, [ast.Pass()])], [], [])]) for n in names]
         orelse = [side(False, restore + node.orelse)] if node.orelse else []
         runtime = pre + [side(True, then)] + orelse + merged
         # the same statements on Python's path: copies, so that no node sits in the tree twice

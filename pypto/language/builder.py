@@ -257,11 +257,11 @@ class Builder:
         both sides were traced) if the `else` side computed it, else `then` if the `then` side did,
         else `before` — each side's value carried out of its 0-or-1-iteration loop with the value
         before that side as its init, so the side not taken passes the earlier value on."""
-        def side_of(v: int | None) -> Scope | None:
+        def side_of(v: int | None) -> Scope | None:  # one of this `if`'s sides (children of this scope)
             if v is None:
                 return None
             sc = self.value_scope[self.lifted.get(v, v)]
-            return sc if sc.closed and "branch" in sc.attrs else None
+            return sc if sc.closed and "branch" in sc.attrs and sc.parent is self.scope else None
 
         def out_of(v: int, init: int | None) -> int:
             sc = side_of(v)
@@ -279,12 +279,17 @@ class Builder:
             return self.check_live(self._carry_out(sc, v, init), loc)
 
         if side_of(after) is None and side_of(then) is None:
-            return self.check_live(after, loc)  # neither side computed it: as it is
+            return after  # neither side computed it: as it is (checked where it is used)
         both = then is not None and side_of(then) is not None and side_of(after) is not None \
             and side_of(then) is not side_of(after)
         if before is None and not both:
             return after  # one side made it and it had no value before: using it after the `if` is an error
-        mid = None if before is None or side_of(before) is not None else self.check_live(before, loc)
+        mid = None
+        if before is not None and side_of(before) is None:
+            try:
+                mid = self.check_live(before, loc)
+            except PyptoError:  # it had no usable value before the `if` (made in another if's side)
+                mid = None
         if then is not None and side_of(then) is not None and side_of(then) is not side_of(after):
             mid = out_of(then, before)
         if mid is not None and mid in self.disagree:  # the `then` side already leaves no single value
@@ -293,7 +298,7 @@ class Builder:
                 return after
             return mid
         if side_of(after) is None:
-            return self.check_live(after if mid is None else mid, loc)
+            return after if mid is None else mid
         return out_of(after, mid)
 
     def _carry_out(self, sc: Scope, value: int, init: int | None = None) -> int:
