@@ -154,8 +154,8 @@ def _load_user_file(path: Path) -> ModuleType:
         frames = [f for f in tb if Path(f.filename) == path]
         line = frames[-1].lineno if frames else 1
         # raised outside the user's own lines (a library it imports): say where, or nobody can tell
-        inner = "" if frames and tb and tb[-1] is frames[-1] else f" (raised in {tb[-1].filename}:{tb[-1].lineno})" \
-            if tb else ""
+        outside = bool(tb) and not (frames and tb[-1] is frames[-1])
+        inner = f" (raised in {tb[-1].filename}:{tb[-1].lineno})" if outside else ""
         raise CliError(f"{path}:{line}", f"{type(e).__name__} while importing: {e}{inner}") from None
 
 

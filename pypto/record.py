@@ -389,21 +389,25 @@ class CompileRecord:
         return sorted({t for n in self.nodes_at(file, line) for t in self.tasks_of(n)})
 
     @cached_property
-    def node_cycles(self) -> dict[int, float]:
-        """Per tensor node: the pipe cycles of the instructions made from its tiles, over every task
-        of their leaves, on the sim board's core model (uncontended, GM reads missing L2) — where a
-        program's work goes, node by node, even inside fused leaves. Empty before the block stage."""
+    def instruction_costs(self) -> list[tuple[int | None, str, str, float]]:
+        """(tensor node, pipe, opcode, cycles over every task of its leaf) of each working
+        instruction, on the sim board's core model (uncontended, GM reads missing L2): where a
+        program's work goes, even inside fused leaves. Empty before the block stage."""
         p = self.program
         if p.blocks is None or p.tiles is None:
-            return {}
+            return []
         model = CoreModel(p.blocks, load_board("a2a3"))
         node_of_op = {o.id: o.node for o in p.tiles.ops}
+        return [(node_of_op.get(ins.tile_op), pipe, ins.opcode, cycles * b.tasks)
+                for b in p.blocks for ins, pipe, cycles in model.instruction_cycles(b.leaf)]
+
+    @cached_property
+    def node_cycles(self) -> dict[int, float]:
+        """Per tensor node: its instructions' cycles (`instruction_costs`) — the graph's overlay."""
         out: dict[int, float] = {}
-        for b in p.blocks:
-            for ins, _, cycles in model.instruction_cycles(b.leaf):
-                node = node_of_op.get(ins.tile_op)
-                if node is not None:
-                    out[node] = out.get(node, 0.0) + cycles * b.tasks
+        for node, _, _, cycles in self.instruction_costs:
+            if node is not None:
+                out[node] = out.get(node, 0.0) + cycles
         return out
 
     def listing(self, leaf: int) -> str:

@@ -368,8 +368,7 @@ class Advisor:
         out = {**self.search_summary(), "seconds": round(time.perf_counter() - self._t0, 3),
                "baseline_us": base.makespan if base is not None else None, "best_us": best.makespan, "best": ""}
         if best.overrides and best.legal:
-            by_id = {tc.id: tc for tc in self.configs}
-            out["best"] = "; ".join(call_text(by_id[i], d) for i, d in best.overrides)
+            out["best"] = "; ".join(call_text(self._by_id[i], d) for i, d in best.overrides)
         return out
 
     def _search(self, budget: int, deadline: float, evaluate: Callable[[Overrides], Evaluation]) -> Evaluation:

@@ -2,10 +2,10 @@
 
 Every instruction of a leaf function comes from a tile op, which comes from a tensor node, which
 comes from source lines (the line that made it and the helper calls around it). This module adds
-up each working instruction's pipe cycles (uncontended, GM reads missing L2: `CoreModel`'s own
-costs, from the board file) times the tasks that run the leaf, per source line and per pipe, and
-keeps the line's heaviest instructions. So lines fused into one leaf still get their own share:
-the softmax's `exp` line and its `sum` line are told apart.
+up each working instruction's pipe cycles (uncontended, GM reads missing L2: the record's
+`instruction_costs`, from the core model and the board file) times the tasks that run the leaf,
+per source line and per pipe, and keeps the line's heaviest instructions. So lines fused into one
+leaf still get their own share: the softmax's `exp` line and its `sum` line are told apart.
 
 A line's figure is inclusive: an instruction counts for the line that made it and for every
 helper call on the way to it. Shares are of all instructions' cycles, each counted once. The
@@ -15,13 +15,11 @@ whole tasks, not instructions, and the callers say so.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.boards.core_model import CoreModel
 from pypto.record import CompileRecord
-from pypto.target import load as load_board
 
 
 @dataclass
@@ -43,41 +41,26 @@ class LineCost:
                 "opcodes": [[op, c] for op, c in self.opcodes.most_common(3)]}
 
 
-def line_costs(record: CompileRecord, board: str = "a2a3") -> dict[tuple[str, int], LineCost]:
-    """Per (file, line): the instruction cycles of the program attributed to it (module doc);
-    empty when the record was not compiled through the block stage."""
-    p = record.program
-    if p.blocks is None or p.tiles is None:
-        return {}
-    model = CoreModel(p.blocks, load_board(board))
-    node_of_op = {o.id: o.node for o in p.tiles.ops}
+def line_costs(record: CompileRecord) -> dict[tuple[str, int], LineCost]:
+    """Per (file, line): the instruction cycles of the program attributed to it (module doc),
+    from `CompileRecord.instruction_costs`; empty when the record was not compiled through the
+    block stage."""
     lines_of: dict[int, list[tuple[str, int]]] = {}
     out: dict[tuple[str, int], LineCost] = {}
     total = 0.0
-    for b in p.blocks:
-        per_line: dict[tuple[str, int], tuple[defaultdict[str, float], Counter[str]]] = {}
-        for ins, pipe, cycles in model.instruction_cycles(b.leaf):
-            c = cycles * b.tasks
-            total += c
-            node = node_of_op.get(ins.tile_op)
-            if node is None:
-                continue
-            keys = lines_of.get(node)
-            if keys is None:
-                keys = lines_of[node] = list(dict.fromkeys((s.file, s.line) for s in record.source_of(node)))
-            for key in keys:
-                acc = per_line.get(key)
-                if acc is None:
-                    acc = per_line[key] = (defaultdict(float), Counter())
-                acc[0][pipe] += c
-                acc[1][ins.opcode] += c  # type: ignore[assignment]
-        for key, (pipes, ops) in per_line.items():
+    for node, pipe, opcode, c in record.instruction_costs:
+        total += c
+        if node is None:
+            continue
+        keys = lines_of.get(node)
+        if keys is None:
+            keys = lines_of[node] = list(dict.fromkeys((s.file, s.line) for s in record.source_of(node)))
+        for key in keys:
             lc = out.get(key)
             if lc is None:
                 lc = out[key] = LineCost(key[0], key[1])
-            for pipe, c in pipes.items():
-                lc.pipes[pipe] = lc.pipes.get(pipe, 0.0) + c
-            lc.opcodes.update(ops)
+            lc.pipes[pipe] = lc.pipes.get(pipe, 0.0) + c
+            lc.opcodes[opcode] += c  # type: ignore[assignment]
     for lc in out.values():
         lc.share = lc.cycles / total if total else 0.0
     return out

@@ -263,10 +263,7 @@ class Builder:
             sc = self.value_scope[self.lifted.get(v, v)]
             return sc if sc.closed and "branch" in sc.attrs and sc.parent is self.scope else None
 
-        def out_of(v: int, init: int | None) -> int:
-            sc = side_of(v)
-            if sc is None:
-                return self.check_live(v, loc)
+        def out_of(v: int, sc: Scope, init: int | None) -> int:  # v after side sc; init when not taken
             v = self.lifted.get(v, v)
             if init is not None and self.types[init] != self.types[v]:
                 # no single value after the `if`: an error where (if ever) the name is used after it
@@ -278,28 +275,29 @@ class Builder:
                 return v
             return self.check_live(self._carry_out(sc, v, init), loc)
 
-        if side_of(after) is None and side_of(then) is None:
+        s_then, s_after = side_of(then), side_of(after)
+        if s_then is None and s_after is None:
             return after  # neither side computed it: as it is (checked where it is used)
-        both = then is not None and side_of(then) is not None and side_of(after) is not None \
-            and side_of(then) is not side_of(after)
-        if before is None and not both:
+        if s_then is s_after:
+            s_then = None  # no `else` side assigned it: `after` is the `then` side's value
+        if before is None and (s_then is None or s_after is None):
             return after  # one side made it and it had no value before: using it after the `if` is an error
         mid = None
-        if before is not None and side_of(before) is None:
+        if before is not None:
             try:
                 mid = self.check_live(before, loc)
             except PyptoError:  # it had no usable value before the `if` (made in another if's side)
                 mid = None
-        if then is not None and side_of(then) is not None and side_of(then) is not side_of(after):
-            mid = out_of(then, before)
-        if mid is not None and mid in self.disagree:  # the `then` side already leaves no single value
-            if side_of(after) is not None:
+        if s_then is not None and then is not None:
+            mid = out_of(then, s_then, mid)
+            if mid in self.disagree:  # the `then` side already leaves no single value
+                if s_after is None:
+                    return mid
                 self.disagree[self.lifted.get(after, after)] = self.disagree[mid]
                 return after
-            return mid
-        if side_of(after) is None:
+        if s_after is None:
             return after if mid is None else mid
-        return out_of(after, mid)
+        return out_of(after, s_after, mid)
 
     def _carry_out(self, sc: Scope, value: int, init: int | None = None) -> int:
         """Make closed loop `sc` carry `value` out: `init` (default: a zero-filled tensor made
