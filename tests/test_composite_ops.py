@@ -83,6 +83,26 @@ def test_transposed_batchmatmul_is_a_batched_by_its_middle_axis(dt, m, b, k, n):
     torch.testing.assert_close(out, want, rtol=1e-2, atol=1e-2)
 
 
+def test_transposed_batchmatmul_needs_only_the_vector_tile_in_force():
+    """A cube op in PyPTO: a 2-D set_vec_tile_shapes left from earlier vector work is enough (its
+    batch-axis moves take the tile with a leading 1), as in DeepSeek V3.2's MLA prolog."""
+    m, b, k, n = 8, 4, 32, 64
+
+    @pypto.frontend.jit
+    def tbmm(a: pypto.Tensor([m, b, k], pypto.DT_FP32), w: pypto.Tensor([b, k, n], pypto.DT_FP32),
+             out: pypto.Tensor([m, b, n], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [64, 64])
+        r = pypto.experimental.transposed_batchmatmul(a, w, pypto.DT_FP32)
+        pypto.set_vec_tile_shapes(8, 4, 64)
+        out[:] = r
+
+    a, w = torch.rand(m, b, k), torch.rand(b, k, n)
+    out = torch.zeros(m, b, n)
+    tbmm(a, w, out)
+    torch.testing.assert_close(out, torch.bmm(a.transpose(0, 1), w).transpose(0, 1), rtol=1e-4, atol=1e-4)
+
+
 def test_transposed_batchmatmul_refuses_different_batches():
     @pypto.frontend.jit
     def bad(a: pypto.Tensor([4, 2, 16], pypto.DT_FP16), w: pypto.Tensor([3, 16, 8], pypto.DT_FP16),

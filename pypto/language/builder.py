@@ -354,7 +354,10 @@ class Builder:
             try:
                 ty = opdef.infer(self, in_types, attrs)
                 if opdef.vector and self.vec is not None:
-                    tiling.check_vec_for_op(self.vec.dims, ty, in_types, op, _line(self.vec.loc))
+                    dims = self.vec.dims
+                    if attrs.get("cube_operand"):  # a cube op's own operand move: one row per leading index
+                        dims = (1,) * max(0, ty.rank - len(dims)) + tuple(dims)
+                    tiling.check_vec_for_op(dims, ty, in_types, op, _line(self.vec.loc))
                 if op == "matmul" and self.cube is not None:
                     m, k, n, _split = self.cube.dims
                     tiling.check_cube_for_matmul(m, k, n, in_types[0].dtype, in_types[1].dtype, _line(self.cube.loc))

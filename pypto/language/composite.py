@@ -61,7 +61,11 @@ def transposed_batchmatmul(tensor_a: Tensor, tensor_b: Tensor, out_dtype: DataTy
     if S.equal(a.type.shape[1], b.type.shape[0]) is False:
         raise PyptoError(f"transposed_batchmatmul: the batch of a (dim 1, {S.to_str(a.type.shape[1])}) and of b "
                          f"(dim 0, {S.to_str(b.type.shape[0])}) differ")
-    return api.transpose(api.matmul(api.transpose(a, 0, 1), b, out_dtype), 0, 1)
+    # PyPTO moves the batch axis in the cube's own loads and stores: the two transposes here are
+    # marked as that (`cube_operand`), so they take the vector tile in force with leading 1s and do
+    # not ask the kernel for a rank-3 set_vec_tile_shapes
+    front = api._emit("transpose", [a], {"perm": (1, 0, 2), "cube_operand": True})
+    return api._emit("transpose", [api.matmul(front, b, out_dtype)], {"perm": (1, 0, 2), "cube_operand": True})
 
 
 def _page_rows(indices: Tensor, block_table: Tensor, block_size: int, op: str) -> Tensor:
