@@ -577,29 +577,34 @@ def allocate(low: _Lowering, capacity: Mapping[str, int]) -> _Allocated:
 # ---- synchronization --------------------------------------------------------------------------
 
 class _Ranges:
-    """Who last wrote, and who read since, each byte range of one memory (split on demand)."""
+    """Who last wrote, and who read since, each byte range of one memory (split on demand). The
+    ranges partition the memory in address order; an access finds the ones it meets by bisection
+    and replaces just those, so a leaf of many instructions costs what its accesses touch."""
 
     def __init__(self) -> None:
-        # [lo, hi, writer index, writer pipe, {reader pipe: latest reader index}]
+        self.starts: list[int] = [0]
+        # (lo, hi, writer index, writer pipe, {reader pipe: latest reader index}), by address
         self.segs: list[tuple[int, int, int, str, dict[str, int]]] = [(0, 1 << 62, -1, "", {})]
 
     def access(self, lo: int, hi: int, idx: int, pipe: str, write: bool, hz: dict[str, int]) -> None:
+        hi = max(hi, lo + 1)
+        segs = self.segs
+        first = last = bisect.bisect_right(self.starts, lo) - 1
         out: list[tuple[int, int, int, str, dict[str, int]]] = []
-        for seg in self.segs:
-            s_lo, s_hi, w, wp, rd = seg
-            if s_hi <= lo or s_lo >= hi:
-                out.append(seg)
-                continue
+        while last < len(segs) and segs[last][0] < hi:
+            s_lo, s_hi, w, wp, rd = segs[last]
+            last += 1
             _note_hazards(hz, w, wp, rd, write)
             if s_lo < lo:
                 out.append((s_lo, lo, w, wp, rd))
             if not write:
                 out.append((max(s_lo, lo), min(s_hi, hi), w, wp, {**rd, pipe: idx}))
+            elif s_hi >= hi:
+                out.append((lo, hi, idx, pipe, {}))
             if s_hi > hi:
                 out.append((hi, s_hi, w, wp, rd))
-        if write:
-            out.append((lo, hi, idx, pipe, {}))
-        self.segs = out
+        segs[first:last] = out
+        self.starts[first:last] = [sg[0] for sg in out]
 
 
 def _note_hazards(hz: dict[str, int], w: int, wp: str, rd: dict[str, int], write: bool) -> None:

@@ -2,9 +2,10 @@
 
 Tasks (and, before them, the partition's subgraphs) talk only through GM, so "does this access
 depend on that one" is "do their boxes overlap, and is one of them a write". Checking every
-earlier access makes a kernel of n tiles cost n²; this index files each access in a grid whose
-cell is the first access's shape (a tile), so an access meets only the accesses in the cells
-its box touches — one cell for an aligned tile — and building dependencies stays near-linear.
+earlier access makes a kernel of n tiles cost n²; this index files each access in a grid per
+access shape, whose cell is that shape (a tile), so an access meets only the accesses in the
+cells its box touches — one cell for an aligned tile — and building dependencies stays
+near-linear, also when a loop's tails and unrolled variants access the buffer in other shapes.
 Two views of one buffer through different reshapes (`layout`s) are compared as flat ranges of
 the buffer (conservative: the range covers the rows in between).
 """
@@ -52,36 +53,41 @@ def reshaped_buffers(ops: Iterable[TileOp]) -> set[int]:
 
 
 class Accesses:
-    """Earlier accesses of one buffer (each by an owner: a task, a subgraph), filed by grid cell."""
+    """Earlier accesses of one buffer (each by an owner: a task, a subgraph), filed in one grid per
+    access shape whose cell is that shape: a tile meets only the same-shaped accesses in the one
+    cell it covers when aligned, and the few of each other shape (a loop's tail, an unrolled
+    variant) in the cells its box touches. A grid whose cells the box would touch outnumber its
+    accesses is scanned whole instead, so a big box against small tiles costs what they number."""
 
     def __init__(self) -> None:
-        self.cell: tuple[int, ...] | None = None
-        self.cells: dict[tuple[int, ...], list[tuple[Region, int, bool]]] = defaultdict(list)
+        self.grids: dict[tuple[int, ...], dict[tuple[int, ...], list[tuple[Region, int, bool]]]] = {}
 
-    def _keys(self, r: Region) -> Iterable[tuple[int, ...]]:
-        cell = self.cell
-        if cell is None:
-            cell = self.cell = tuple(max(1, n) for n in r.shape)
-        if r.shape == cell:  # the common case: a whole tile, in one cell when aligned
-            first = tuple(o // c for o, c in zip(r.offset, cell))
-            if all(o == k * c for o, k, c in zip(r.offset, first, cell)):
-                return (first,)
-        spans = [range(o // c, (o + max(n, 1) - 1) // c + 1) for o, n, c in zip(r.offset, r.shape, cell)]
-        return itertools.product(*spans)
+    @staticmethod
+    def _spans(r: Region, cell: tuple[int, ...]) -> list[range]:
+        return [range(o // c, (o + max(n, 1) - 1) // c + 1) for o, n, c in zip(r.offset, r.shape, cell)]
 
     def conflicts(self, r: Region, write: bool, owner: int = -1) -> set[int]:
         """The other owners of earlier accesses this one conflicts with (RAW, WAR, WAW)."""
         found: set[int] = set()
-        cells = self.cells
-        for k in self._keys(r):
-            for other, o, was_write in cells.get(k, ()):
-                if (write or was_write) and o != owner and o not in found and overlap(r, other):
-                    found.add(o)
+        for cell, grid in self.grids.items():
+            spans = self._spans(r, cell)
+            if math.prod(len(s) for s in spans) > len(grid):
+                lists: Iterable[list[tuple[Region, int, bool]]] = grid.values()
+            else:
+                lists = (grid.get(k, ()) for k in itertools.product(*spans))  # type: ignore[misc]
+            for entries in lists:
+                for other, o, was_write in entries:
+                    if (write or was_write) and o != owner and o not in found and overlap(r, other):
+                        found.add(o)
         return found
 
     def add(self, r: Region, owner: int, write: bool) -> None:
-        for k in self._keys(r):
-            self.cells[k].append((r, owner, write))
+        cell = tuple(max(1, n) for n in r.shape)
+        grid = self.grids.get(cell)
+        if grid is None:
+            grid = self.grids[cell] = defaultdict(list)
+        for k in itertools.product(*self._spans(r, cell)):
+            grid[k].append((r, owner, write))
 
     def visit(self, r: Region, owner: int, write: bool) -> set[int]:
         """`conflicts`, then record the access."""
