@@ -6,10 +6,12 @@ in a second, separate run under tracemalloc, which slows it down). Targets from 
 under 0.1 s at (64, 512), under 2 s at (32, 32), near-linear growth. Wall-clock figures,
 measured on this machine's CPU, best of a few runs.
 
-Then two kernels whose cost once grew worse than linearly (issue 16): matmul 1024^3 fp16 at
+Then three kernels whose cost once grew worse than linearly (issue 16): matmul 1024^3 fp16 at
 64^3 cube tiles (isomorphic matmul tiles share one leaf: leaves and block-stage time), and
 exp*2+x on 2048^2 at 2x64 vector tiles (131k tile ops: the partition's GM dependencies go
-through a grid index, not every earlier writer of a buffer).
+through a grid index, not every earlier writer of a buffer), and an unrolled loop with tails
+(QAT's per-tensor backward: its GM accesses come in several shapes, one index grid each, and a
+leaf's many on-chip ranges are found by bisection).
 
 Run: `.venv/bin/python benchmarks/compile_bench.py` (or `make bench`).
 """
@@ -93,10 +95,32 @@ def many_tiles() -> None:
         pypto.set_vec_tile_shapes(2, 64)
         out[:] = pypto.exp(x) * 2.0 + x
 
+    @pypto.jit
+    def unrolled(g: pypto.Tensor(), w: pypto.Tensor(), gw: pypto.Tensor(), gs: pypto.Tensor()):
+        # QAT's per-tensor backward, in outline: an unrolled loop whose tails run at other sizes,
+        # so its GM accesses come in several shapes, and a big body (spills in UB)
+        rows, cols = w.shape
+        pypto.set_vec_tile_shapes(4, cols)
+        acc = pypto.full([1, 1], 0.0, pypto.DT_FP32)
+        for off, size in pypto.loop_unroll(0, rows, 1, name="rows", idx_name="off", unroll_list=[512, 32, 8]):
+            gt = pypto.cast(pypto.view(g, [size, cols], [off, 0]), pypto.DT_FP32)
+            wt = pypto.cast(pypto.view(w, [size, cols], [off, 0]), pypto.DT_FP32)
+            r = pypto.round(wt * 0.5, decimals=0)
+            c = pypto.clip(r, -128.0, 127.0)
+            mask = pypto.clip(pypto.abs(r - c), 0.0, 1.0) * -1.0 + 1.0
+            pypto.assemble(pypto.cast(gt * mask, pypto.DT_BF16), [off, 0], gw)
+            part = pypto.sum(gt * c, dim=1, keepdim=True)
+            pypto.set_vec_tile_shapes(512, 8)
+            acc[:] = acc + pypto.sum(part, dim=0, keepdim=True)
+        gs[:] = pypto.cast(acc, pypto.DT_BF16)
+
     n = 1024
     cases = (("fp16 matmul 1024^3 at 64^3", mm, (torch.randn(n, n).half(), torch.randn(n, n).half(),
                                                   torch.empty(n, n))),
-             ("exp*2+x 2048^2 at 2x64", ew, (torch.randn(2048, 2048), torch.empty(2048, 2048))))
+             ("exp*2+x 2048^2 at 2x64", ew, (torch.randn(2048, 2048), torch.empty(2048, 2048))),
+             ("unroll 512/32/8, 1160x2048 bf16 at 4x2048", unrolled,
+              (torch.randn(1160, 2048).bfloat16(), torch.randn(1160, 2048).bfloat16(),
+               torch.empty(1160, 2048).bfloat16(), torch.empty(1, 1).bfloat16())))
     for name, kernel, args in cases:
         best = None
         for _ in range(2):
