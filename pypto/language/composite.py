@@ -15,7 +15,7 @@ from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError
 from pypto.language import api
-from pypto.language.tensor import Tensor, as_tensor, trace_of
+from pypto.language.tensor import Tensor, as_tensor, trace_of, traced_tensor
 
 
 def _fill_value(value: Any, dtype: DataType) -> float | int:
@@ -64,8 +64,15 @@ def transposed_batchmatmul(tensor_a: Tensor, tensor_b: Tensor, out_dtype: DataTy
     # PyPTO moves the batch axis in the cube's own loads and stores: the two transposes here are
     # marked as that (`cube_operand`), so they take the vector tile in force with leading 1s and do
     # not ask the kernel for a rank-3 set_vec_tile_shapes
-    front = api._emit("transpose", [a], {"perm": (1, 0, 2), "cube_operand": True})
-    return api._emit("transpose", [api.matmul(front, b, out_dtype)], {"perm": (1, 0, 2), "cube_operand": True})
+    front = _cube_operand_swap(a)
+    return _cube_operand_swap(api.matmul(front, b, out_dtype))
+
+
+def _cube_operand_swap(x: Tensor) -> Tensor:
+    """`x` with its first two axes swapped, as a cube op's operand move (`cube_operand`)."""
+    t = trace_of(x)
+    node = t.builder.emit("transpose", [t.value], {"perm": (1, 0, 2), "cube_operand": True})
+    return traced_tensor(t.builder, node.id)
 
 
 def _page_rows(indices: Tensor, block_table: Tensor, block_size: int, op: str) -> Tensor:
