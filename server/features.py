@@ -8,13 +8,17 @@ and the ranges can be read (and changed) in one place.
 
 Ranges: the records count lines from 1 and columns from 0 (Python's convention); LSP
 counts both from 0. A record range whose end is column 0 of its own line means "the
-whole line". Everything shown about time says where it came from (the swimlane's clock:
-"simulated …" or "measured …").
+whole line". A record column is Python's: UTF-8 bytes into the line (`co_positions`,
+`ast`), except where a producer says otherwise (a finding's `where`, a SyntaxError: code
+points); LSP's is in the encoding the client negotiated (UTF-16 unless it offered another).
+`Lines` is the one place that converts. Everything shown about time says where it came
+from (the swimlane's clock: "simulated …" or "measured …").
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -39,36 +43,88 @@ def norm(path: str) -> str:
     return os.path.normcase(os.path.abspath(path))
 
 
-def lines_of(text: str) -> list[str]:
-    return text.splitlines()
+UTF8 = "utf-8"  # Python's columns: bytes of the line's UTF-8 (co_positions, ast col_offset)
+CHARS = "utf-32"  # code points: Python str indices (SyntaxError.offset, a finding's `where`)
+_EOL = re.compile(r"\r\n|\r|\n")  # what Python and LSP end lines with (not str.splitlines's \f, \u2028, …)
 
 
-def make_range(lines: list[str], line: int, col: int = 0, end_line: int = 0, end_col: int = 0) -> lsp.Range:
-    """A record range (1-based lines, 0-based columns; end column 0 on the same line = to the end)."""
+class Lines(list[str]):
+    """A document's lines and the client's position encoding ("utf-16" unless it negotiated
+    "utf-8" or "utf-32"): every LSP position the server sends is made here from a record's."""
+
+    def __init__(self, text: str, encoding: str = "utf-16") -> None:
+        super().__init__(_EOL.split(text))
+        self.encoding = encoding
+
+    def text(self, line1: int) -> str:
+        return self[line1 - 1] if 0 < line1 <= len(self) else ""
+
+    def units(self, s: str) -> int:
+        """The length of `s` in the client's code units."""
+        if self.encoding == UTF8:
+            return len(s.encode("utf-8"))
+        if self.encoding == CHARS:
+            return len(s)
+        return len(s) + sum(1 for c in s if ord(c) > 0xFFFF)  # UTF-16: astral characters are two units
+
+    def char(self, line1: int, col: int, unit: str = UTF8) -> int:
+        """Column `col` of 1-based line `line1`, counted in `unit`, as the client counts it (a
+        column inside a character is that character's start; past the end, the line's end)."""
+        if col <= 0:
+            return 0
+        text = self.text(line1)
+        prefix = text.encode("utf-8")[:col].decode("utf-8", errors="ignore") if unit == UTF8 else text[:col]
+        return self.units(prefix)
+
+    def width(self, line1: int) -> int:
+        return self.units(self.text(line1))
+
+    def indent(self, line1: int) -> int:
+        text = self.text(line1)
+        return self.units(text[:len(text) - len(text.lstrip())])
+
+    def position(self, line1: int, col: int, unit: str = UTF8) -> lsp.Position:
+        return lsp.Position(max(0, line1 - 1), self.char(line1, col, unit))
+
+
+# The units of the columns the analyses send (see the module's docstring): a health finding's
+# `where` and edits are code points (pypto.analysis.health converts); a precision finding's and
+# the advisor's edits are the spans' own (UTF-8 bytes).
+FINDING_UNIT = {"health": CHARS, "precision": UTF8}
+SUGGESTION_UNIT = UTF8
+
+
+def lines_of(doc: Document) -> Lines:
+    return Lines(doc.text, doc.encoding)
+
+
+def make_range(lines: Lines, line: int, col: int = 0, end_line: int = 0, end_col: int = 0,
+               unit: str = UTF8) -> lsp.Range:
+    """A record range (1-based lines, 0-based columns in `unit`; end column 0 on the same line =
+    to the end; no columns at all = the line's text without its indentation)."""
     line = max(1, line)
     end_line = max(line, end_line or line)
     if end_col <= 0 and end_line == line and col <= 0:
-        text = lines[line - 1] if line - 1 < len(lines) else ""
-        col = len(text) - len(text.lstrip())
-        end_col = len(text)
-    elif end_col <= 0 and end_line == line:
-        end_col = len(lines[line - 1]) if line - 1 < len(lines) else col
-    return lsp.Range(lsp.Position(line - 1, max(0, col)), lsp.Position(end_line - 1, max(0, end_col)))
+        return lsp.Range(lsp.Position(line - 1, lines.indent(line)), lsp.Position(line - 1, lines.width(line)))
+    start = lines.position(line, col, unit)
+    if end_col <= 0 and end_line == line:
+        return lsp.Range(start, lsp.Position(line - 1, max(start.character, lines.width(line))))
+    return lsp.Range(start, lines.position(end_line, end_col, unit))
 
 
-def where_range(lines: list[str], where: Mapping[str, Json] | None, path: str) -> lsp.Range | None:
+def where_range(lines: Lines, where: Mapping[str, Json] | None, path: str, unit: str = UTF8) -> lsp.Range | None:
     if not where or norm(str(where.get("file", ""))) != norm(path):
         return None
     return make_range(lines, int(where["line"]), int(where.get("col", 0)), int(where.get("end_line", 0)),
-                      int(where.get("end_col", 0)))
+                      int(where.get("end_col", 0)), unit)
 
 
-def def_range(lines: list[str], r: Result | Kernel) -> lsp.Range:
-    """The kernel's name on its `def` line."""
-    text = lines[r.def_line - 1] if 0 < r.def_line <= len(lines) else ""
+def def_range(lines: Lines, r: Result | Kernel) -> lsp.Range:
+    """The kernel's name on its `def` line (`def_col` in code points)."""
+    text = lines.text(r.def_line)
     name = r.name
     col = r.def_col if text[r.def_col:r.def_col + len(name)] == name else max(0, text.find(name))
-    return lsp.Range(lsp.Position(r.def_line - 1, col), lsp.Position(r.def_line - 1, col + len(name)))
+    return lsp.Range(lines.position(r.def_line, col, CHARS), lines.position(r.def_line, col + len(name), CHARS))
 
 
 def overlaps(a: lsp.Range, b: lsp.Range) -> bool:
@@ -128,17 +184,18 @@ def _finding_message(f: Mapping[str, Json]) -> str:
     return out
 
 
-def kernel_diagnostics(doc: Document, r: Result, lines: list[str]) -> list[lsp.Diagnostic]:
+def kernel_diagnostics(doc: Document, r: Result, lines: Lines) -> list[lsp.Diagnostic]:
     out: list[lsp.Diagnostic] = []
     data = {"kernel": r.name}
     if r.not_a_kernel:
         return out
     if r.module_error is not None:
         e = r.module_error
+        rule = str(e.get("rule", "python.import"))
         rng = make_range(lines, int(e["line"]), int(e.get("col", 0)), int(e.get("end_line", 0)),
-                         int(e.get("end_col", 0)))
+                         int(e.get("end_col", 0)), CHARS if rule == "python.syntax" else UTF8)
         out.append(_diag(rng, f"{e['message']} (while importing the module to compile {r.name})",
-                         lsp.DiagnosticSeverity.Error, str(e.get("rule", "python.import")), data))
+                         lsp.DiagnosticSeverity.Error, rule, data))
         return out
     if r.failure is not None:
         kind, message = r.failure
@@ -161,9 +218,10 @@ def kernel_diagnostics(doc: Document, r: Result, lines: list[str]) -> list[lsp.D
                                    int(err.get("end_col", 0))))
             out.append(_diag(rng, str(err["message"]), lsp.DiagnosticSeverity.Error, rule, data))
         return out
-    for source in (r.analysis.get("health"), r.analysis.get("precision")):
+    for source, unit in ((r.analysis.get("health"), FINDING_UNIT["health"]),
+                         (r.analysis.get("precision"), FINDING_UNIT["precision"])):
         for f in (source or {}).get("findings", ()) if isinstance(source, dict) else ():
-            rng = where_range(lines, f.get("where"), doc.path) or def_range(lines, r)
+            rng = where_range(lines, f.get("where"), doc.path, unit) or def_range(lines, r)
             severity = SEVERITY.get(str(f.get("severity")), lsp.DiagnosticSeverity.Hint)
             out.append(_diag(rng, _finding_message(f), severity, str(f.get("rule")), data))
     prec = r.analysis.get("precision")
@@ -179,11 +237,11 @@ def diagnostics(doc: Document) -> list[lsp.Diagnostic]:
 
     A kernel whose result is for an older version is shown only while its lines still line
     up (`Document.aligned`); a module-level error is shown once."""
-    lines = lines_of(doc.text)
+    lines = lines_of(doc)
     out: list[lsp.Diagnostic] = []
     if doc.syntax_error is not None:
         e = doc.syntax_error
-        out.append(_diag(make_range(lines, e["line"], e["col"], e["end_line"], e["end_col"]), e["message"],
+        out.append(_diag(make_range(lines, e["line"], e["col"], e["end_line"], e["end_col"], CHARS), e["message"],
                          lsp.DiagnosticSeverity.Error, e["rule"]))
         return out
     seen: set[tuple[int, int, str, str]] = set()
@@ -295,7 +353,7 @@ def _command(title: str, command: str, args: Mapping[str, Json]) -> lsp.Command:
 
 
 def code_lenses(doc: Document) -> list[lsp.CodeLens]:
-    lines = lines_of(doc.text)
+    lines = lines_of(doc)
     out: list[lsp.CodeLens] = []
     for k in doc.kernels.values():
         r = doc.results.get(k.name)
@@ -341,7 +399,7 @@ def code_lenses(doc: Document) -> list[lsp.CodeLens]:
 # ---- inlay hints --------------------------------------------------------------------------------
 
 def inlay_hints(doc: Document, rng: lsp.Range) -> list[lsp.InlayHint]:
-    lines = lines_of(doc.text)
+    lines = lines_of(doc)
     out: list[lsp.InlayHint] = []
     done: set[int] = set()
     for k in doc.kernels.values():
@@ -370,18 +428,17 @@ def inlay_hints(doc: Document, rng: lsp.Range) -> list[lsp.InlayHint]:
                 tip += (f"\n{pct(float(cost['share']))} of the program's instruction cycles on the sim board's core "
                         f"model (simulated): " + ", ".join(f"{p} {n(int(c))}" for p, c in cost["pipes"].items()))
             done.add(line1)
-            text = lines[line1 - 1]
-            out.append(lsp.InlayHint(position=lsp.Position(line1 - 1, len(text)), label=label,
+            out.append(lsp.InlayHint(position=lsp.Position(line1 - 1, lines.width(line1)), label=label,
                                      kind=lsp.InlayHintKind.Type, padding_left=True, tooltip=tip))
     return out
 
 
 # ---- code actions -------------------------------------------------------------------------------
 
-def _edit(doc: Document, lines: list[str], edits: Iterable[Mapping[str, Json]]) -> lsp.WorkspaceEdit | None:
+def _edit(doc: Document, lines: Lines, edits: Iterable[Mapping[str, Json]], unit: str) -> lsp.WorkspaceEdit | None:
     out = []
     for e in edits:
-        rng = where_range(lines, e.get("where"), doc.path)
+        rng = where_range(lines, e.get("where"), doc.path, unit)
         if rng is None:
             return None
         out.append(lsp.TextEdit(range=rng, new_text=str(e["text"])))
@@ -390,21 +447,22 @@ def _edit(doc: Document, lines: list[str], edits: Iterable[Mapping[str, Json]]) 
 
 def finding_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnostic]) -> list[lsp.CodeAction]:
     """Health (and precision) findings that carry edits, under the requested range."""
-    lines = lines_of(doc.text)
+    lines = lines_of(doc)
     out = []
     ctx = list(context)
     for k in doc.kernels.values():
         r = doc.current(k.name)
         if r is None or r.analysis is None:
             continue
-        for source in (r.analysis.get("health"), r.analysis.get("precision")):
+        for source, unit in ((r.analysis.get("health"), FINDING_UNIT["health"]),
+                             (r.analysis.get("precision"), FINDING_UNIT["precision"])):
             for f in (source or {}).get("findings", ()) if isinstance(source, dict) else ():
                 if not f.get("edits"):
                     continue
-                where = where_range(lines, f.get("where"), doc.path)
+                where = where_range(lines, f.get("where"), doc.path, unit)
                 if where is None or not overlaps(where, rng):
                     continue
-                edit = _edit(doc, lines, f["edits"])
+                edit = _edit(doc, lines, f["edits"], unit)
                 if edit is None:
                     continue
                 diags = [d for d in ctx if d.code == f.get("rule") and d.range == where]
@@ -415,7 +473,7 @@ def finding_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnos
 
 def tile_calls_at(doc: Document, rng: lsp.Range) -> list[tuple[Result, Mapping[str, Json]]]:
     """(result, tile config) of every set_*_tile_shapes call under the range (current results only)."""
-    lines = lines_of(doc.text)
+    lines = lines_of(doc)
     out = []
     for k in doc.kernels.values():
         r = doc.current(k.name)
@@ -431,13 +489,13 @@ def tile_calls_at(doc: Document, rng: lsp.Range) -> list[tuple[Result, Mapping[s
 def suggestion_actions(doc: Document, r: Result, suggestions: Iterable[Mapping[str, Json]],
                        config: int | None = None) -> list[lsp.CodeAction]:
     """The advisor's tile shapes as quick fixes (the best one preferred)."""
-    lines = lines_of(doc.text)
+    lines = lines_of(doc)
     out = []
     clock = clock_word(r.summary or {})
     for s in suggestions:
         if config is not None and s.get("config") not in (None, config):
             continue
-        edit = _edit(doc, lines, s.get("edits", ()))
+        edit = _edit(doc, lines, s.get("edits", ()), SUGGESTION_UNIT)
         if edit is None:
             continue
         title = (f"pypto: {s['text']} — {us(float(s['makespan_before_us']))} → "

@@ -113,8 +113,8 @@ class LiveCompiler:
 
     # ---- documents -----------------------------------------------------------------------------
 
-    def open(self, uri: str, path: str, version: int, text: str) -> None:
-        doc = self.docs.get(uri) or Document(uri, path, version, text)
+    def open(self, uri: str, path: str, version: int, text: str, encoding: str = "utf-16") -> None:
+        doc = self.docs.get(uri) or Document(uri, path, version, text, encoding=encoding)
         self.docs[uri] = doc
         self.change(uri, version, text, delay=0.0)
 

@@ -17,16 +17,20 @@ no record with RequestFailed (-32803); nothing a client sends takes the server d
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import os
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import cattrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from server import features, history, panels
@@ -111,9 +115,59 @@ class _ClientLog(logging.Handler):
             pass
 
 
+class _Answered:
+    """A request answered while it was parsed (with InvalidParams): nothing more to do."""
+
+    jsonrpc = "2.0"
+
+
+class Serialized:
+    """A pypto/* result already turned into JSON text (on a thread: a 3 MB swimlane takes 150 ms)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class PyptoProtocol(LanguageServerProtocol):
+    """pygls's protocol, with two changes at the boundary:
+
+    - a request whose params do not parse into lsprotocol's types (an inlayHint range on line -5
+      or 2**40) is answered with InvalidParams saying why: pygls raises while parsing the frame,
+      before any handler, and the request would never be answered;
+    - a `Serialized` result is sent as it is: the event loop only writes it."""
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if error is not None or not isinstance(result, Serialized) or self.writer is None:
+            super()._send_response(msg_id, result, error)
+            return
+        self._result_types.pop(msg_id, None)
+        body = f'{{"jsonrpc": "2.0", "id": {json.dumps(msg_id)}, "result": {result.text}}}'.encode(self.CHARSET)
+        header = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        written = self.writer.write((header.encode("ascii") if self._include_headers else b"") + body)
+        if inspect.isawaitable(written):
+            asyncio.ensure_future(written)
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as e:
+            if not (isinstance(data, dict) and "method" in data and data.get("id") is not None):
+                raise  # a notification (nothing to answer) or a response
+            cause = e.__cause__
+            why = ("; ".join(cattrs.transform_error(cause, format_exception=lambda x, _: str(x) or type(x).__name__))
+                   if isinstance(cause, cattrs.BaseValidationError) else str(cause or e))
+            self._send_response(data["id"], error=JsonRpcInvalidParams(f"{data['method']}: {why}").to_response_error())
+            return _Answered()
+
+    def handle_message(self, message: Any) -> None:
+        if not isinstance(message, _Answered):
+            super().handle_message(message)
+
+
 class PyptoLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("pypto-ide-server", VERSION, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__("pypto-ide-server", VERSION, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=PyptoProtocol)
         self.settings = P.Settings()
         self.base_settings = P.Settings()  # defaults + initializationOptions: what a configuration omits
         self.live = LiveCompiler(self, self.settings)
@@ -130,6 +184,14 @@ class PyptoLanguageServer(LanguageServer):
 
     def _caps(self) -> lsp.ClientCapabilities:
         return self.client_capabilities or lsp.ClientCapabilities()
+
+    def position_encoding(self) -> str:
+        """The position encoding negotiated at initialize ("utf-16" unless the client offered another)."""
+        try:
+            encoding = self.workspace.position_encoding
+        except RuntimeError:  # not initialized yet
+            return "utf-16"
+        return str(getattr(encoding, "value", encoding) or "utf-16")
 
     def apply_settings(self, value: Any, source: str) -> None:
         new, problems = P.settings_from(value, self.base_settings)
@@ -167,7 +229,7 @@ class PyptoLanguageServer(LanguageServer):
             uri=doc.uri, version=doc.version, diagnostics=features.diagnostics(doc)))
 
     def record_changed(self, doc: Document, r: Result) -> None:
-        lines = features.lines_of(doc.text)
+        lines = features.lines_of(doc)
         summary = None
         if r.ok and r.summary is not None:
             s = r.summary
@@ -254,7 +316,7 @@ class PyptoLanguageServer(LanguageServer):
         if r is None:
             raise JsonRpcException(f"{kernel} has not been compiled yet", code=REQUEST_FAILED)
         if not r.ok:
-            diags = features.kernel_diagnostics(doc, r, features.lines_of(doc.text))
+            diags = features.kernel_diagnostics(doc, r, features.lines_of(doc))
             why = diags[0].message if diags else "no record"
             raise JsonRpcException(f"{kernel} has no record: {why}", code=REQUEST_FAILED)
         return doc, r
@@ -286,24 +348,39 @@ def _custom(ls: PyptoLanguageServer, method: str, cls: type[T],
     """Register a pypto/* request: typed params in, typed result out, InvalidParams for bad params."""
 
     async def handler(params: Any) -> Any:
+        t0 = time.perf_counter()
         try:
             typed = P.parse(params, cls)
-            return P.dump(await answer(ls, typed))
+            result = await answer(ls, typed)
         except P.ParamsError as e:
             raise JsonRpcInvalidParams(f"{method}: {e}") from None
+        out = await asyncio.to_thread(_serialize, result)  # a big answer is turned into JSON off the loop too
+        log.debug("%s answered: %.1f ms, %d bytes", method, 1000 * (time.perf_counter() - t0), len(out.text))
+        return out
 
     handler.__name__ = method.replace("/", "_")
     ls.feature(method)(handler)
 
 
+def _serialize(result: Any) -> Serialized:
+    return Serialized(json.dumps(P.dump(result), separators=(",", ":")))
+
+
 async def _graph(ls: PyptoLanguageServer, p: P.GraphParams) -> P.GraphResult:
     doc, r = await ls.result(p.uri, p.kernel)
-    return panels.graph(doc, r, p)
+    return await _off_loop(P.GRAPH, r, panels.graph, doc, r, p)
 
 
 async def _swimlane(ls: PyptoLanguageServer, p: P.SwimlaneParams) -> P.SwimlaneResult:
     doc, r = await ls.result(p.uri, p.kernel)
-    return panels.swimlane(doc, r, p)
+    return await _off_loop(P.SWIMLANE, r, panels.swimlane, doc, r, p)
+
+
+async def _off_loop(method: str, r: Result, fn: Callable[..., T], *args: Any) -> T:
+    """A data request's answer computed on a thread: the event loop keeps answering (a hover, a
+    keystroke) while a big window or graph is made. Logged (debug) as it leaves the loop."""
+    log.debug("%s for %s v%d: computed off the event loop", method, r.name, r.version)
+    return await asyncio.to_thread(fn, *args)
 
 
 async def _health(ls: PyptoLanguageServer, p: P.KernelParams) -> P.HealthResult:
@@ -401,7 +478,7 @@ def _pin(h: history.History, path: str, kernel: str, line: dict[str, Any], run: 
 
 async def _pass(ls: PyptoLanguageServer, p: P.PassParams) -> P.PassResult:
     doc, r = await ls.result(p.uri, p.kernel)
-    return panels.pass_graph(doc, r, await ls.extra_output(doc, r, "record"), p.index)
+    return await _off_loop(P.PASS, r, panels.pass_graph, doc, r, await ls.extra_output(doc, r, "record"), p)
 
 
 async def _report(ls: PyptoLanguageServer, p: P.ReportParams) -> P.ReportResult:
@@ -479,7 +556,7 @@ def create_server() -> PyptoLanguageServer:
         td = params.text_document
         if td.language_id != "python" and not td.uri.endswith(".py"):
             return
-        ls.live.open(td.uri, to_fs_path(td.uri) or td.uri, td.version, td.text)
+        ls.live.open(td.uri, to_fs_path(td.uri) or td.uri, td.version, td.text, ls.position_encoding())
 
     @ls.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: lsp.DidChangeTextDocumentParams) -> None:
@@ -506,7 +583,7 @@ def create_server() -> PyptoLanguageServer:
         if text is None:
             return None
         line = params.position.line
-        width = len(features.lines_of(doc.text)[line]) if line < len(features.lines_of(doc.text)) else 0
+        width = features.lines_of(doc).width(line + 1)
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text),
                          range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, width)))
 

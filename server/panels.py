@@ -13,16 +13,18 @@ raise `ParamsError` (sent back as InvalidParams); nothing here can take the serv
 from __future__ import annotations
 
 import bisect
+import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from server import protocol as P
 from server.analyze import graphs_after_passes
-from server.features import lines_of, make_range, norm, where_range
+from server.features import CHARS, FINDING_UNIT, SUGGESTION_UNIT, Lines, lines_of, make_range, norm, where_range
 from server.state import Document, Result
 
 Json = Any
@@ -33,7 +35,7 @@ def _editor(r: Result) -> dict[str, Json]:
     return r.editor
 
 
-def _location(doc: Document, lines: list[str], span: Mapping[str, Json]) -> lsp.Location:
+def _location(doc: Document, lines: Lines, span: Mapping[str, Json]) -> lsp.Location:
     file = str(span["file"])
     if norm(file) == norm(doc.path):
         return lsp.Location(uri=doc.uri, range=make_range(lines, int(span["line"]), int(span.get("col", 0)),
@@ -97,8 +99,9 @@ def _assemble(nodes: dict[str, P.GraphNode], parents: dict[str, str | None], edg
 def graph(doc: Document, r: Result, params: P.GraphParams) -> P.GraphResult:
     if params.max_nodes < 1:
         raise P.ParamsError("maxNodes must be at least 1")
+    params = attrs.evolve(params, max_nodes=min(params.max_nodes, P.MAX_NODES))
     ed = _editor(r)
-    lines = lines_of(doc.text)
+    lines = lines_of(doc)
     info, ref = _pick_pass(ed, params.after_pass)
     passes = [P.PassInfo(p["index"], p["name"], p["stage"], p["changed"]) for p in ed["passes"]]
     if params.level == "tile":
@@ -166,7 +169,7 @@ def graph(doc: Document, r: Result, params: P.GraphParams) -> P.GraphResult:
 
 
 def _tile_graph(doc: Document, r: Result, params: P.GraphParams, info: P.PassInfo | None,
-                passes: list[P.PassInfo], lines: list[str]) -> P.GraphResult:
+                passes: list[P.PassInfo], lines: Lines) -> P.GraphResult:
     ed = _editor(r)
     t = ed["tiles"]
     count = len(t["op"])
@@ -221,6 +224,9 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
         raise P.ParamsError(f"{r.name} has no run")
     if params.max_boxes < 0 or params.bins < 1:
         raise P.ParamsError("maxBoxes must be >= 0 and bins >= 1")
+    if not all(math.isfinite(x) for x in (params.start, params.end) if x is not None):
+        raise P.ParamsError("start and end must be finite numbers")
+    nbins, max_boxes = min(params.bins, P.MAX_BINS), min(params.max_boxes, P.MAX_BOXES)
     c = sl["tasks"]
     ids, lanes_of, starts, ends, leaves = c["id"], c["lane"], c["start"], c["end"], c["leaf"]
     t0 = min(starts, default=0.0)
@@ -236,66 +242,92 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
     makespan = float(metrics.get("makespan", t1 - t0))
     boxes: list[P.Box] = []
     bins: list[P.Bin] = []
-    if len(inside) <= params.max_boxes:
+    if len(inside) <= max_boxes:
         detail = "boxes"
         boxes = [P.Box(ids[k], lanes_of[k], starts[k], ends[k], leaves[k]) for k in inside]
     else:
         detail = "bins"
-        width = (end - start) / params.bins if end > start else 1.0
-        edges = [start + i * width for i in range(params.bins + 1)]
-        busy: dict[tuple[int, int], float] = defaultdict(float)
-        count: Counter[tuple[int, int]] = Counter()
-        for k in inside:
-            a, b = max(starts[k], start), min(ends[k], end)
-            first = min(params.bins - 1, max(0, bisect.bisect_right(edges, a) - 1))
-            last = min(params.bins - 1, max(0, bisect.bisect_left(edges, b) - 1))
-            for i in range(first, last + 1):
-                overlap = min(b, edges[i + 1]) - max(a, edges[i])
-                if overlap > 0 or a == b:
-                    busy[(lanes_of[k], i)] += max(0.0, overlap)
-                    count[(lanes_of[k], i)] += 1
-        for (lane, i), c_ in sorted(count.items()):
-            bins.append(P.Bin(lane, edges[i], edges[i + 1], min(1.0, busy[(lane, i)] / width), c_))
+        bins = _bins(inside, lanes_of, starts, ends, start, end, nbins)
     return P.SwimlaneResult(doc.uri, r.name, r.version, sl["board"], sl["clock"], makespan, start, end, detail,
-                            len(ids), len(inside), lanes, boxes, bins, metrics)
+                            len(ids), len(inside), lanes, boxes, bins, metrics, nbins, max_boxes)
+
+
+def _bins(inside: list[int], lanes_of: list[int], starts: list[float], ends: list[float], start: float,
+          end: float, nbins: int) -> list[P.Bin]:
+    """Per lane and bin of [start, end]: the share of the bin its tasks ran and how many overlap it.
+    Linear in tasks + lanes x bins (a task spanning many bins adds to their difference arrays)."""
+    width = (end - start) / nbins if end > start else 1.0
+    edges = [start + i * width for i in range(nbins + 1)]
+    count: dict[int, list[int]] = {}  # lane -> difference array of tasks overlapping each bin
+    full: dict[int, list[int]] = {}  # lane -> difference array of tasks covering each bin whole
+    part: defaultdict[tuple[int, int], float] = defaultdict(float)  # (lane, bin) -> partial overlaps
+    for k in inside:
+        lane = lanes_of[k]
+        a, b = max(starts[k], start), min(ends[k], end)
+        first = min(nbins - 1, max(0, bisect.bisect_right(edges, a) - 1))
+        last = max(first, min(nbins - 1, max(0, bisect.bisect_left(edges, b) - 1)))
+        cd = count.get(lane) or count.setdefault(lane, [0] * (nbins + 1))
+        cd[first] += 1
+        cd[last + 1] -= 1
+        if first == last:
+            part[(lane, first)] += max(0.0, b - a)
+            continue
+        part[(lane, first)] += max(0.0, edges[first + 1] - a)
+        part[(lane, last)] += max(0.0, b - edges[last])
+        if last > first + 1:
+            fd = full.get(lane) or full.setdefault(lane, [0] * (nbins + 1))
+            fd[first + 1] += 1
+            fd[last] -= 1
+    out: list[P.Bin] = []
+    for lane in sorted(count):
+        cd, fd = count[lane], full.get(lane)
+        tasks = covered = 0
+        for i in range(nbins):
+            tasks += cd[i]
+            covered += fd[i] if fd is not None else 0
+            if tasks:
+                busy = part.get((lane, i), 0.0) + covered * width
+                out.append(P.Bin(lane, edges[i], edges[i + 1], min(1.0, busy / width), tasks))
+    return out
 
 
 # ---- reports ------------------------------------------------------------------------------------
 
-def _edits(doc: Document, lines: list[str], edits: Any) -> list[P.TextEditInfo]:
+def _edits(doc: Document, lines: Lines, edits: Any, unit: str) -> list[P.TextEditInfo]:
     out = []
     for e in edits or ():
-        rng = where_range(lines, e.get("where"), doc.path)
+        rng = where_range(lines, e.get("where"), doc.path, unit)
         if rng is not None:
             out.append(P.TextEditInfo(rng, str(e["text"])))
     return out
 
 
-def findings(doc: Document, items: Any) -> list[P.Finding]:
-    lines = lines_of(doc.text)
+def findings(doc: Document, items: Any, unit: str = CHARS) -> list[P.Finding]:
+    lines = lines_of(doc)
     return [P.Finding(f["rule"], f["severity"], f["level"], f["title"], f["why"], f["suggestion"],
-                      where_range(lines, f.get("where"), doc.path), dict(f.get("numbers") or {}),
-                      _edits(doc, lines, f.get("edits")))
+                      where_range(lines, f.get("where"), doc.path, unit), dict(f.get("numbers") or {}),
+                      _edits(doc, lines, f.get("edits"), unit))
             for f in items or ()]
 
 
 def health(doc: Document, r: Result) -> P.HealthResult:
     h = (r.analysis or {}).get("health") or {}
-    return P.HealthResult(doc.uri, r.name, r.version, findings(doc, h.get("findings")), dict(h.get("stats") or {}))
+    return P.HealthResult(doc.uri, r.name, r.version, findings(doc, h.get("findings"), FINDING_UNIT["health"]),
+                          dict(h.get("stats") or {}))
 
 
 def suggestions(doc: Document, r: Result, items: list[Mapping[str, Json]],
                 search: Mapping[str, Json] | None = None) -> P.SuggestionsResult:
-    lines = lines_of(doc.text)
+    lines = lines_of(doc)
     return P.SuggestionsResult(doc.uri, r.name, r.version, [
         P.Suggestion(int(s.get("rank", i + 1)), str(s["text"]), str(s.get("reason", "")),
                      float(s["makespan_before_us"]), float(s["makespan_after_us"]), float(s["speedup"]),
-                     _edits(doc, lines, s.get("edits")))
+                     _edits(doc, lines, s.get("edits"), SUGGESTION_UNIT))
         for i, s in enumerate(items)], dict(search) if search else None)
 
 
 def precision(doc: Document, r: Result, report: Mapping[str, Json]) -> P.PrecisionResult:
-    lines = lines_of(doc.text)
+    lines = lines_of(doc)
     if isinstance(report.get("error"), dict):
         return P.PrecisionResult(doc.uri, r.name, r.version, None, None, [], dict(report))
     failures = []
@@ -341,7 +373,7 @@ def source_of(doc: Document, r: Result, params: P.SourceOfParams) -> P.SourceOfR
         if str(params.node) not in ed["nodes"]:
             raise P.ParamsError(f"no node {params.node} in {r.name}'s final graph")
         node_ids = [int(params.node)]  # type: ignore[arg-type]
-    lines = lines_of(doc.text)
+    lines = lines_of(doc)
     seen: set[tuple[str, int, int]] = set()
     locations = []
     for i in node_ids:
@@ -367,19 +399,42 @@ def record(doc: Document, r: Result, out: Mapping[str, Json]) -> P.RecordResult:
     return P.RecordResult(doc.uri, r.name, r.version, rec, out.get("listings"))
 
 
-def pass_graph(doc: Document, r: Result, out: Mapping[str, Json], index: int) -> P.PassResult:
-    """The tensor graph after pass `index` (-1: the traced graph) as `snapshot: {"graph"}`."""
+def pass_graph(doc: Document, r: Result, out: Mapping[str, Json], params: P.PassParams) -> P.PassResult:
+    """The tensor graph after pass `params.index` (-1: the traced graph) as `snapshot: {"graph"}`:
+    the page of its top-level nodes from `offset` holding at most `maxNodes` nodes, bodies included."""
+    if params.offset < 0 or params.max_nodes < 1:
+        raise P.ParamsError("offset must be >= 0 and maxNodes >= 1")
     graphs = out.get("pass_graphs")
     rec = out.get("record")
     if not isinstance(graphs, dict) or not isinstance(rec, dict):
         raise P.ParamsError(f"{r.name}: this compile kept no pass graphs")
-    if index == -1:
-        traced = graphs.get("traced")
-        return P.PassResult(doc.uri, r.name, r.version, index, None if traced is None else {"graph": traced})
+    if params.index == -1:
+        return _pass_page(doc, r, params, graphs.get("traced"))
     for p, g in zip(rec["passes"], graphs_after_passes(graphs)):
-        if p["index"] == index:
-            return P.PassResult(doc.uri, r.name, r.version, index, None if g is None else {"graph": g})
-    raise P.ParamsError(f"no pass {index} in {r.name} (passes: {[p['index'] for p in rec['passes']]})")
+        if p["index"] == params.index:
+            return _pass_page(doc, r, params, g)
+    raise P.ParamsError(f"no pass {params.index} in {r.name} (passes: {[p['index'] for p in rec['passes']]})")
+
+
+def _size(node: Mapping[str, Json]) -> int:
+    body = node.get("body")
+    return 1 + (sum(_size(n) for n in body["nodes"]) if body else 0)
+
+
+def _pass_page(doc: Document, r: Result, params: P.PassParams, graph: Mapping[str, Json] | None) -> P.PassResult:
+    if graph is None:
+        return P.PassResult(doc.uri, r.name, r.version, params.index, None)
+    nodes = graph["nodes"]
+    limit = min(params.max_nodes, P.MAX_PASS_NODES)
+    if params.offset > len(nodes):
+        raise P.ParamsError(f"offset {params.offset} is past the graph's {len(nodes)} top-level nodes")
+    stop, size = params.offset, 0
+    while stop < len(nodes) and (stop == params.offset or size + _size(nodes[stop]) <= limit):
+        size += _size(nodes[stop])
+        stop += 1
+    page = graph if (params.offset, stop) == (0, len(nodes)) else {**graph, "nodes": nodes[params.offset:stop]}
+    return P.PassResult(doc.uri, r.name, r.version, params.index, {"graph": page}, len(nodes), params.offset,
+                        stop if stop < len(nodes) else None)
 
 
 def report(doc: Document, r: Result, out: Mapping[str, Json]) -> P.ReportResult:

@@ -44,6 +44,14 @@ HISTORY_RUN = "pypto/historyRun"
 COMMANDS = ("pypto.openGraph", "pypto.openSwimlane", "pypto.openReport")
 SECTION = "pypto"  # the workspace/configuration section
 
+# What one answer carries at most (docs/protocol.md "Bounds"): a request asking for more gets
+# these; more detail is had by paging (a narrower swimlane window, a graph group expanded, the
+# next `offset` of a pass's graph).
+MAX_BINS = 1_000  # pypto/swimlane: bins per lane
+MAX_BOXES = 20_000  # pypto/swimlane: task boxes (a window holding more tasks is answered with bins)
+MAX_NODES = 5_000  # pypto/graph: nodes (a graph with more is aggregated into groups)
+MAX_PASS_NODES = 20_000  # pypto/pass: graph nodes in one page (loop bodies included)
+
 Json = Any
 
 
@@ -152,7 +160,7 @@ class GraphParams:
     kernel: str
     after_pass: int | str | None = None  # the graph after this pass (index or name); None: the final graph
     level: Literal["tensor", "tile"] = "tensor"
-    max_nodes: int = 200  # above this the graph is aggregated into groups
+    max_nodes: int = 200  # above this the graph is aggregated into groups (at most MAX_NODES)
     expand: list[str] = attrs.Factory(list)  # group ids to drill into
 
 
@@ -204,8 +212,8 @@ class SwimlaneParams:
     kernel: str
     start: float | None = None  # µs; None: the start of the run
     end: float | None = None  # µs; None: its end
-    max_boxes: int = 2000  # more tasks than this in the window: bins instead of boxes
-    bins: int = 200  # bins per lane at the coarse level of detail
+    max_boxes: int = 2000  # more tasks than this in the window: bins instead of boxes (at most MAX_BOXES)
+    bins: int = 200  # bins per lane at the coarse level of detail (at most MAX_BINS)
 
 
 @attrs.define
@@ -249,6 +257,8 @@ class SwimlaneResult:
     boxes: list[Box]
     bins: list[Bin]
     metrics: dict[str, Json]
+    bin_count: int = 0  # bins per lane in force (the request's, at most MAX_BINS)
+    max_boxes: int = 0  # the box limit in force (the request's, at most MAX_BOXES)
 
 
 @attrs.define
@@ -425,6 +435,8 @@ class PassParams:
     uri: str
     kernel: str
     index: int  # a pass index (`record.passes[i].index`), or -1: the traced program
+    offset: int = 0  # the page: the graph's top-level nodes from this one (a previous answer's nextOffset)
+    max_nodes: int = MAX_PASS_NODES  # nodes in the page, loop bodies included (at most MAX_PASS_NODES)
 
 
 @attrs.define
@@ -433,7 +445,10 @@ class PassResult:
     kernel: str
     version: int
     index: int
-    snapshot: dict[str, Json] | None  # {"graph": the tensor graph after the pass}
+    snapshot: dict[str, Json] | None  # {"graph": the tensor graph after the pass (this page of its nodes)}
+    total_nodes: int = 0  # top-level nodes of the whole graph
+    offset: int = 0  # the first top-level node of this page
+    next_offset: int | None = None  # the next page's offset; null: this page ends the graph
 
 
 @attrs.define

@@ -97,6 +97,7 @@ class Document:
     update: asyncio.Task[None] | None = None
     changed_at: float = 0.0  # time.monotonic() of the latest change
     panels: bool = False  # a client asked for records (pypto/record): compiles include them from now on
+    encoding: str = "utf-16"  # the client's position encoding (LSP positionEncoding): what columns count
 
     def current(self, name: str) -> Result | None:
         """The kernel's result if it matches the latest version's key (else None)."""
