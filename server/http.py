@@ -22,7 +22,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import socket
+import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -42,7 +44,10 @@ from server.http_page import PAGE
 from server.http_safety import Guard, Refused, is_file, needs_token, read_text
 from server.http_views import (
     EXPORTS,
+    MAX_GRAPH_NODES,
+    MAX_TASKS,
     Results,
+    graph_page,
     graph_view,
     leaf_graph,
     node_detail,
@@ -446,14 +451,19 @@ def create_app(config: ServeConfig) -> Any:
     @app.get(f"{API}/jobs/{{job_id}}/swimlane", tags=["results"])
     def swimlane(request: Request, job_id: str, start: float | None = None, end: float | None = None,
                  lanes: Annotated[str | None, Query(description="comma-separated lane indices")] = None,
-                 limit: Annotated[int, Query(ge=1, le=200_000)] = 5000) -> Response:
-        """A window of the swimlane: tasks overlapping [start, end] µs on `lanes`, at most `limit`."""
+                 limit: Annotated[int, Query(ge=1, le=MAX_TASKS)] = 5000,
+                 offset: Annotated[int, Query(ge=0, description="the page: skip this many of the window's "
+                                                                "tasks (a previous answer's next_offset)")] = 0,
+                 ) -> Response:
+        """A window of the swimlane: tasks overlapping [start, end] µs on `lanes`, at most `limit` from `offset`."""
         try:
             lane_list = None if lanes is None else [int(x) for x in lanes.split(",") if x.strip()]
         except ValueError:
             raise Refused(400, "lanes is a comma-separated list of lane indices") from None
+        if not all(math.isfinite(x) for x in (start, end) if x is not None):
+            raise Refused(422, "start and end must be finite numbers")
         st = _st(request)
-        doc = swimlane_window(st.results.run(st.job(job_id)), start, end, lane_list, limit)
+        doc = swimlane_window(st.results.run(st.job(job_id)), start, end, lane_list, limit, offset)
         return Response(json.dumps(doc), media_type="application/json")
 
     @app.get(f"{API}/jobs/{{job_id}}/tasks/{{task_id}}", tags=["results"])
@@ -474,6 +484,8 @@ def create_app(config: ServeConfig) -> Any:
                                                                            "pass index")] = None,
               view: Literal["aggregated", "full", "leaves"] = "aggregated",
               loop: Annotated[int | None, Query(description="drill down: the loop node whose body to show")] = None,
+              limit: Annotated[int, Query(ge=1, le=MAX_GRAPH_NODES, description="nodes in the page")] = 5000,
+              offset: Annotated[int, Query(ge=0, description="the page: skip this many nodes")] = 0,
               ) -> Response:
         """A pass's tensor graph: `aggregated` (loops collapsed; `loop=` drills into one), `full`
         (flattened), or `leaves` (the execute level aggregated by leaf function)."""
@@ -484,7 +496,7 @@ def create_app(config: ServeConfig) -> Any:
         else:
             g, info = pass_graph(j, st.results, pass_)
             doc = {"pass": info, "name": g.get("name"), "outputs": g.get("outputs"),
-                   **graph_view(g, st.rel, view, loop)}
+                   **graph_page(graph_view(g, st.rel, view, loop), limit, offset)}
         doc = {"job": j.id, "kernel": j.kernel, **doc}
         return Response(json.dumps(doc), media_type="application/json")
 
@@ -621,8 +633,11 @@ def url(host: str, port: int) -> str:
 
 def serve(config: ServeConfig) -> int:
     """Run the server until interrupted; prints one line `pypto-ide serve: ready <url>` once it accepts."""
-    if needs_token(config.host) and not config.token:
-        raise ValueError(f"binding {config.host} needs a token")
+    if config.token == "" or (needs_token(config.host) and config.token is None):
+        print(f"pypto-ide serve: error: --token is empty; give a token (binding {config.host}"
+              f"{' (not loopback)' if needs_token(config.host) else ''}), or none"
+              f"{': one is generated' if needs_token(config.host) else ''}", file=sys.stderr)
+        return 2
     sock = bind(config.host, config.port)
     port = sock.getsockname()[1]
     app = create_app(config)

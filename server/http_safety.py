@@ -12,7 +12,8 @@ here, in one place a reviewer can read:
   the `Host` header must name a loopback host (DNS rebinding cannot reach the API); a
   cross-origin WebSocket or state-changing request is refused unless its origin was
   configured; bodies over the limit are answered 413 (by Content-Length or while
-  streaming); a POST body must be JSON (no form-encoded cross-site posts);
+  streaming); a POST body must be JSON (no form-encoded cross-site posts); a non-finite
+  number in a JSON body (NaN, Infinity, 1e999) is a 422 naming its field (`non_finite`);
 - **`confine`**: a user-given path becomes a real path inside the workspace or a
   `Refused` (absolute paths, `..`, hidden components, symlinks that resolve outside).
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import math
 import os
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import SimpleCookie
@@ -216,6 +218,11 @@ class Guard:
                     return
                 if not msg.get("more_body", False):
                     break
+            where = non_finite(bytes(body))
+            if where is not None:  # NaN, Infinity, 1e999: no JSON reply could even echo them back
+                await _send(send, 422, {"detail": [{"type": "finite_number", "loc": ["body", *where[0]],
+                                                    "msg": "Input should be a finite number", "input": where[1]}]})
+                return
             replay: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
 
             async def buffered_receive() -> Message:
@@ -232,8 +239,40 @@ class Guard:
         await self.app(scope, receive, cookie_send)
 
 
+class _NonFinite:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _number(text: str) -> float | _NonFinite:
+    x = float(text)
+    return x if math.isfinite(x) else _NonFinite(text)
+
+
+def non_finite(body: bytes) -> tuple[list[str | int], str] | None:
+    """The path (keys and indices) and text of the first non-finite number in a JSON body
+    (`NaN`, `Infinity`, `-Infinity`, or a literal too large for a float); None if there is none
+    or the body is not JSON (the route says what is wrong with it)."""
+    try:
+        doc = json.loads(body, parse_constant=_NonFinite, parse_float=_number)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[tuple[list[str | int], Any]] = [([], doc)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, _NonFinite):
+            return path, v.text
+        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+        stack += [([*path, k], x) for k, x in reversed(list(items))]
+    return None
+
+
 async def _json(send: Send, status: int, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode()
+    await _send(send, status, {"detail": detail})
+
+
+async def _send(send: Send, status: int, doc: Any) -> None:
+    body = json.dumps(doc).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))

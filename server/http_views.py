@@ -186,10 +186,30 @@ def span_out(span: Mapping[str, Any], rel: Rel) -> dict[str, Any]:
 
 # ---- the swimlane ---------------------------------------------------------------------------------
 
+MAX_TASKS = 200_000  # tasks in one swimlane window answer (`limit`); more: the next `offset`
+MAX_GRAPH_NODES = 20_000  # nodes in one graph answer (`limit`); more: the next `offset`
+
+
+def graph_page(view: dict[str, Any], limit: int, offset: int) -> dict[str, Any]:
+    """`limit` of a graph view's nodes from `offset` with the edges into them; `count`, `offset`,
+    `next_offset` (null: the last page) and `truncated` say where the page sits."""
+    nodes = view["nodes"]
+    if offset > len(nodes):
+        raise Refused(422, f"offset {offset} is past the view's {len(nodes)} nodes")
+    page = nodes[offset:offset + limit]
+    whole = len(page) == len(nodes)
+    ids = {n["id"] for n in page}
+    edges = view["edges"] if whole else [e for e in view["edges"] if e["to"] in ids]
+    nxt = offset + len(page) if offset + len(page) < len(nodes) else None
+    return {**view, "nodes": page, "edges": edges, "count": len(page), "offset": offset, "next_offset": nxt,
+            "truncated": nxt is not None}
+
+
 def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | None, lanes: list[int] | None,
-                    limit: int) -> dict[str, Any]:
+                    limit: int, offset: int = 0) -> dict[str, Any]:
     """The tasks overlapping [start, end] µs on `lanes` (all by default), in start order, at most
-    `limit` (then `truncated`); counters clipped to the window (with the value in force at its start)."""
+    `limit` from the `offset`-th (then `truncated`, and `next_offset` the next page's); counters
+    clipped to the window (with the value in force at its start)."""
     t = run["tasks"]
     n = len(t["id"])
     makespan = max(t["end"], default=0.0)
@@ -202,7 +222,8 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
             and (wanted is None or t["lane"][k] in wanted)]
     pick.sort(key=lambda k: (t["start"][k], t["id"][k]))
     total = len(pick)
-    pick = pick[:limit]
+    pick = pick[offset:offset + limit]
+    nxt = offset + len(pick) if offset + len(pick) < total else None
     counters: dict[str, list[list[float]]] = {}
     for name, points in (run.get("counters") or {}).items():
         before = [p for p in points if p[0] < lo][-1:]
@@ -211,7 +232,7 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
         "board": run["board"], "clock": run["clock"], "time_unit": run.get("time_unit", "us"),
         "lanes": [{"index": i, **lane} for i, lane in enumerate(run["lanes"])],
         "window": {"start": lo, "end": hi}, "makespan_us": makespan, "total_tasks": n,
-        "in_window": total, "count": len(pick), "truncated": total > len(pick),
+        "in_window": total, "count": len(pick), "truncated": nxt is not None, "offset": offset, "next_offset": nxt,
         "tasks": {key: [col[k] for k in pick] for key, col in t.items()},
         "counters": counters, "pipe_profiles": run.get("pipe_profiles", []),
         "metrics": {k: v for k, v in (run.get("metrics") or {}).items() if k not in ("critical_path", "leaves")},
