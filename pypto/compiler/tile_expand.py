@@ -88,6 +88,8 @@ class Expander:
         for m in graph.walk():
             if m.op == "loop_out":
                 self.loop_outs.setdefault(m.inputs[0], []).append(m)
+        self.last_user: dict[int, int] = {}
+        _last_users(graph, self.last_user)
 
     # ---- helpers --------------------------------------------------------------------------------
 
@@ -123,6 +125,24 @@ class Expander:
         if len(dims) < len(shape):  # a copy of a higher-rank source (a reshape's input): one row per leading index
             dims = (1,) * (len(shape) - len(dims)) + dims
         return dims[len(dims) - len(shape):] if shape else ()
+
+    def owns(self, value: int, node: Node) -> bool:
+        """Whether `node` may write into `value`'s buffer in place: it is the value's last user in
+        the value's own graph (a value read again later, or by every iteration of a loop it is
+        not carried by, keeps its data: common subexpression elimination merges equal `full`s
+        that different assembles then fill, e.g. two `fillpad`s of the same shape)."""
+        return self.last_user.get(value) == node.id and node.inputs.count(value) == 1
+
+    def writable(self, value: int, node: Node, inst: int) -> Region:
+        """Where `node` may write `value`'s data: its own GM when it owns it, else a fresh copy."""
+        if self.owns(value, node):
+            return self.gm(value, node)
+        p = self.place[value]
+        dtype = self.ops[next(iter(p.ids.values()))].dtype if isinstance(p, Tiles) \
+            else self.buffers[p.region.buffer].dtype
+        copy = self.buffer(self.shape_of(value), dtype, "workspace", f"cp{value}", node.id)
+        self.copy_into(value, copy, node, inst)
+        return copy
 
     def materialize(self, value: int, node: Node) -> InGM:
         """Store a value's tiles into a fresh GM workspace (once) and place it there."""
@@ -447,7 +467,7 @@ class Expander:
 
     def assemble(self, n: Node, inst: int) -> None:
         dst, src = n.inputs
-        target = self.gm(dst, n)
+        target = self.writable(dst, n, inst)
         off = tuple(S.evaluate(d, self.env) for d in n.attrs["offsets"])
         shp = self.shape_of(src)
         self.check_window(n, target, off, shp, "assemble")
@@ -519,7 +539,7 @@ class Expander:
         assert body is not None
         a = n.attrs
         start, stop, step = (S.evaluate(a[k], self.env) for k in ("start", "stop", "step"))
-        carried = [self.gm(v, n) for v in n.inputs]
+        carried = [self.writable(v, n, inst) for v in n.inputs]
         carry_ids = [c.id for c in body.nodes if c.op == "carry"]
         for i in range(start, stop, step):
             self.env[a["index"]] = i
@@ -532,6 +552,24 @@ class Expander:
         self.env.pop(a["index"], None)
         for out in self.loop_outs.get(n.id, []):
             self.place[out.id] = InGM(carried[out.attrs["index"]])
+
+
+def _last_users(g: Graph, out: dict[int, int]) -> None:
+    """Per value: the node of its own graph that reads it last (a loop reading it in its body
+    counts as the loop), or -1 when the graph returns it."""
+    defined = {n.id for n in g.nodes}
+    for n in g.nodes:
+        reads = set(n.inputs)
+        if n.body is not None:
+            reads |= {v for m in n.body.walk() for v in m.inputs}
+            reads |= {v for m in n.body.walk() if m.body is not None for _, v in m.body.outputs}
+            reads |= {v for _, v in n.body.outputs}
+            _last_users(n.body, out)
+        for v in reads & defined:
+            out[v] = n.id
+    for _, v in g.outputs:
+        if v in defined:
+            out[v] = -1
 
 
 def expand(graph: Graph, bindings: dict[str, int]) -> tuple[TileGraph, list[tuple[str, Node]],

@@ -25,7 +25,9 @@ from pypto.reference.kernels import KERNELS, Ctx, assemble
 
 
 class _Plan:
-    """Per graph: for each value, the index of the node that uses it last (len = outputs)."""
+    """Per graph: for each value, the index of the node that uses it last (len = outputs). Only
+    the graph's own values: one a loop body reads from outside is read again by the next
+    iteration, so the body never updates it in place."""
 
     def __init__(self, graph: Graph) -> None:
         self.last_use: dict[int, int] = {}
@@ -37,6 +39,8 @@ class _Plan:
                     self.last_use[v] = idx
         for _, v in graph.outputs:
             self.last_use[v] = len(graph.nodes)
+        own = {n.id for n in graph.nodes}
+        self.last_use = {v: i for v, i in self.last_use.items() if v in own}
 
 
 def _captures(body: Graph) -> set[int]:
