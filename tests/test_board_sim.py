@@ -88,9 +88,29 @@ def test_stitching_more_root_functions_per_device_task_is_faster():
     row_tiles_kernel = load_module(EXAMPLES / "loop_view_assemble.py").row_tiles_kernel
     x = torch.randn(2048, 128)
     _, lw, _, _ = lowered(row_tiles_kernel, x, torch.empty_like(x))
-    spans = [metrics(simulate(lw.program, runtime_options={"stitch_function_max_num": k})).makespan
-             for k in (1, 8, 128)]
-    assert spans[0] > 2 * spans[1] > 2 * spans[2] > 0  # the GLM case: 1,230 µs at 1, 180 µs at 128
+    infos = [simulate(lw.program, runtime_options={"stitch_function_max_num": k}).info for k in (1, 8, 128)]
+    kernel = [i["kernel_us"] for i in infos]
+    assert kernel[0] > 2 * kernel[1] > 2 * kernel[2] > 0  # the GLM case: 1,230 µs at 1, 180 µs at 128
+    assert [i["device_tasks"] for i in infos] == [128, 16, 1]
+
+
+def test_stitching_costs_each_root_function_on_the_control_thread():
+    """End to end includes stitching, which grows with the root functions stitched: one device
+    task of all 128 loop iterations cannot start before they are all stitched."""
+    row_tiles_kernel = load_module(EXAMPLES / "loop_view_assemble.py").row_tiles_kernel
+    x = torch.randn(2048, 128)
+    _, lw, _, _ = lowered(row_tiles_kernel, x, torch.empty_like(x))
+    cpu = load("a2a3")["aicpu"]
+    sl = simulate(lw.program, runtime_options={"stitch_function_max_num": 128})
+    functions = len({t.instance for t in lw.program.execute.tasks})
+    stitch_us = (cpu["stitch_cycles"] + functions * cpu["stitch_function_cycles"]) / 1e3 / sl.info["clock_ghz"]
+    first_start = min(t.start for t in sl.tasks)
+    assert first_start >= stitch_us
+    assert sl.info["end_to_end_us"] == pytest.approx(max(t.end for t in sl.tasks))
+    # one device task: its own time is its launch, then the tasks (the first dispatched after it)
+    launch_us = cpu["device_task_cycles"] / 1e3 / sl.info["clock_ghz"]
+    dispatch_us = (cpu["schedule_cycles"] + cpu["submit_cycles"]) / 1e3 / sl.info["clock_ghz"]
+    assert sl.info["kernel_us"] == pytest.approx(metrics(sl).makespan + launch_us + dispatch_us, rel=1e-6)
 
 
 def test_more_smaller_tiles_raise_scheduling_overhead_on_the_lanes():

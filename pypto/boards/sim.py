@@ -17,9 +17,14 @@ kernel's time on the chip, from the figures in one board file (`pypto/target/a2a
   — the scheduling overhead that many small tasks pay.
 - **Root-function stitching.** Root-function instances (the kernel body, each
   `pypto.loop` iteration) are stitched into device tasks of at most
-  `stitch_function_max_num` instances; stitching costs `stitch_cycles` on a separate AICPU
-  thread, one device task after another, and a device task starts only when the previous
-  one has finished and it is stitched.
+  `stitch_function_max_num` instances. Stitching a device task costs `stitch_cycles` plus
+  `stitch_function_cycles` per instance in it, on the control AICPU thread, one device task
+  after another (while earlier ones run); a device task launches when the previous one has
+  finished and it is stitched, and its first tasks wait `device_task_cycles` for the launch.
+  The swimlane's info gives both of PyPTO's figures: `kernel_us`, the device tasks' own
+  time (launch to last end, summed), and `end_to_end_us`, from the start of stitching to
+  the last end. The three costs are fitted to PyPTO's published GLM attention figures
+  (benchmarks/sim_bench.py prints the model beside them).
 - **The cores.** 24 AIC and 48 AIV cores; a task's duration comes from running its leaf's
   instruction list on the core's pipes (`core_model.py`: concurrent in-order pipes ordered
   by the leaf's flags, so double buffering overlaps loads with compute).
@@ -35,6 +40,7 @@ Deterministic: no clocks, no randomness, ties broken by core and task ids.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
@@ -108,6 +114,8 @@ class _Chip:
         self.dispatch_cost = float(cpu["schedule_cycles"]) + float(cpu["submit_cycles"])
         self.complete_cost = float(cpu["completion_cycles"]) + float(cpu["resolve_cycles"])
         self.stitch_cost = float(cpu["stitch_cycles"])
+        self.stitch_per_function = float(cpu.get("stitch_function_cycles", 0.0))
+        self.launch_cost = float(cpu.get("device_task_cycles", 0.0))
         mem = board["memory"]
         self.hbm = float(mem["hbm_GBps"]) * float(mem["hbm_efficiency"]) / float(board["clock_ghz"])  # B/cycle
         self.l2 = _L2(int(mem["l2_bytes"]))
@@ -132,7 +140,13 @@ class _Chip:
             left_in_device[d] += 1
         parked: list[list[int]] = [[] for _ in range(ndev)]  # ready but their device task not started
         released = [False] * ndev
-        stitched = [self.stitch_cost * (d + 1) for d in range(ndev)]  # one after another on the stitch thread
+        functions = [0] * ndev  # root-function instances per device task
+        for _inst, d in {(t.instance, device[t.id]) for t in exe.tasks}:
+            functions[d] += 1
+        stitched = list(itertools.accumulate(  # one after another on the stitch thread
+            self.stitch_cost + self.stitch_per_function * k for k in functions))
+        launched = [0.0] * ndev
+        finished = [0.0] * ndev
 
         ready_q: dict[str, deque[int]] = {"AIC": deque(), "AIV": deque()}
         affine: list[deque[int]] = [deque() for _ in self.lanes]
@@ -201,12 +215,13 @@ class _Chip:
 
         def release(d: int, now: float) -> None:
             released[d] = True
+            launched[d] = now - self.launch_cost
             for tid in parked[d]:
                 make_ready(tid, now, -1)
             parked[d].clear()
 
         if ndev:
-            push(stitched[0], _RELEASE, 0)
+            push(stitched[0] + self.launch_cost, _RELEASE, 0)
         for t in exe.tasks:
             if indeg[t.id] == 0:
                 parked[device[t.id]].append(t.id)
@@ -221,6 +236,7 @@ class _Chip:
                 thread_free[th] = t0
                 push(t0, _RESOLVED, a, b)
                 last_end = max(last_end, now)
+                finished[device[a]] = max(finished[device[a]], now)
             else:  # _RESOLVED: the core is free, the successors' counters drop
                 heapq.heappush(idle[self.lanes[b].core], b)
                 for s in succs[a]:
@@ -230,7 +246,7 @@ class _Chip:
                 d = device[a]
                 left_in_device[d] -= 1
                 if left_in_device[d] == 0 and d + 1 < ndev:
-                    push(max(now, stitched[d + 1]), _RELEASE, d + 1)
+                    push(max(now, stitched[d + 1]) + self.launch_cost, _RELEASE, d + 1)
             dispatch(now)
         if any(not tk for tk in taken):
             raise RuntimeError("the simulated runtime stopped with tasks never ready (a dependency cycle)")
@@ -241,7 +257,8 @@ class _Chip:
         info = {"board": str(self.board.get("name", "")), "clock_ghz": self.clock_ghz,
                 "device_sched_mode": self.mode, "stitch_function_max_num": self.stitch_max,
                 "device_tasks": ndev, "l2_hit_bytes": self.l2_hits, "l2_miss_bytes": self.l2_misses,
-                "cycles": last_end}
+                "cycles": last_end, "end_to_end_us": last_end * us,
+                "kernel_us": sum(f - s for s, f in zip(launched, finished)) * us}
         return Swimlane("sim", f"simulated ({self.board.get('name', 'board')} model, {self.clock_ghz} GHz)",
                         self.lanes, tasks, ready_counters(tasks, self.lanes), tuple(self.core.profiles), info)
 
