@@ -74,3 +74,44 @@ def test_the_reference_never_updates_a_value_a_loop_body_reads_from_outside():
 """)
     out = Interpreter(g).run({"x": np.arange(1, 5, dtype=np.float32)}, {})
     np.testing.assert_array_equal(out["y"], np.zeros(4, np.float32))
+
+
+@pypto.frontend.jit
+def write_through_reshape(x: pypto.Tensor([8, 8], pypto.DT_FP32), a_out: pypto.Tensor([8, 8], pypto.DT_FP32),
+                          r_out: pypto.Tensor([64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 8)
+    a = pypto.add(x, 1.0)
+    r = pypto.reshape(a, [64])
+    pypto.set_vec_tile_shapes(8)
+    r[0:8] = pypto.full([8], 5.0, pypto.DT_FP32)
+    pypto.set_vec_tile_shapes(8, 8)
+    a_out[:] = pypto.add(a, 0.0)  # a itself is unchanged: the reshape is another tensor
+    pypto.set_vec_tile_shapes(64)
+    r_out[:] = pypto.add(r, 0.0)
+
+
+@pypto.frontend.jit
+def write_before_reshape_read(x: pypto.Tensor([8, 8], pypto.DT_FP32), a_out: pypto.Tensor([8, 8], pypto.DT_FP32),
+                              r_out: pypto.Tensor([64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 8)
+    a = pypto.add(x, 1.0)
+    r = pypto.reshape(a, [64])
+    a[0:1, :] = pypto.full([1, 8], 5.0, pypto.DT_FP32)
+    a_out[:] = pypto.add(a, 0.0)
+    pypto.set_vec_tile_shapes(64)
+    r_out[:] = pypto.add(r, 0.0)  # the reshape was taken before the write
+
+
+def test_a_write_into_a_reshape_spares_its_input_and_the_other_way_round():
+    x = torch.rand(8, 8)
+    a, r = torch.zeros(8, 8), torch.zeros(64)
+    write_through_reshape(x, a, r)
+    torch.testing.assert_close(a, x + 1)
+    want = (x + 1).reshape(64).clone()
+    want[:8] = 5
+    torch.testing.assert_close(r, want)
+    write_before_reshape_read(x, a, r)
+    want_a = x + 1
+    want_a[0] = 5
+    torch.testing.assert_close(a, want_a)
+    torch.testing.assert_close(r, (x + 1).reshape(64))

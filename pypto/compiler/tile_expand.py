@@ -90,6 +90,10 @@ class Expander:
                 self.loop_outs.setdefault(m.inputs[0], []).append(m)
         self.last_user: dict[int, int] = {}
         _last_users(graph, self.last_user)
+        self.path: dict[int, tuple[int, ...]] = {}  # node -> its index in its graph, after its loops'
+        _paths(graph, (), self.path)
+        self.types = {m.id: m.type for m in graph.walk() if m.type is not None}
+        self.sharers: dict[int, list[int]] = {}  # buffer -> values a reshape placed on it (no copy)
 
     # ---- helpers --------------------------------------------------------------------------------
 
@@ -131,7 +135,25 @@ class Expander:
         the value's own graph (a value read again later, or by every iteration of a loop it is
         not carried by, keeps its data: common subexpression elimination merges equal `full`s
         that different assembles then fill, e.g. two `fillpad`s of the same shape)."""
-        return self.last_user.get(value) == node.id and node.inputs.count(value) == 1
+        if self.last_user.get(value) != node.id or node.inputs.count(value) != 1:
+            return False
+        p = self.place[value]
+        return isinstance(p, Tiles) or all(v == value or self.dead_after(v, node)
+                                           for v in self.sharers.get(p.region.buffer, ()))
+
+    def dead_after(self, value: int, node: Node) -> bool:
+        """Whether nothing reads `value` once `node` has run (conservative: a loop that reads it
+        and holds `node` reads it again). A value of a loop body that does not hold `node` is
+        dead: that loop ran before."""
+        last = self.last_user.get(value)
+        if last is None:
+            return True
+        if last == -1 or last == node.id:
+            return False
+        a, b = self.path[last], self.path[node.id]
+        if len(b) < len(a) or b[:len(a) - 1] != a[:-1]:
+            return True
+        return a[-1] < b[len(a) - 1]
 
     def writable(self, value: int, node: Node, inst: int) -> Region:
         """Where `node` may write `value`'s data: its own GM when it owns it, else a fresh copy."""
@@ -499,11 +521,23 @@ class Expander:
         part = tuple(S.evaluate(d, self.env) for d in valid) if valid is not None else shape
         if valid is not None and math.prod(src.shape) == math.prod(part) != math.prod(shape):
             shape = part  # the input is only its valid part already (a tail view): that part, reshaped
+        elif math.prod(src.shape) != math.prod(shape):
+            # the input is its valid part, smaller than its type (a padded view): the whole type is
+            # reshaped, its padding zero (PyPTO leaves it undefined)
+            declared = tuple(S.evaluate(d, self.env) for d in self.types[n.inputs[0]].shape)
+            if math.prod(declared) != math.prod(shape) or any(a > b for a, b in zip(src.shape, declared)):
+                raise PyptoError(f"reshape: the input holds {list(src.shape)} in this call, which cannot be "
+                                 f"seen as {list(shape)}", n.loc)
+            padded = self.buffer(declared, self.buffers[src.buffer].dtype, "workspace", f"pad{n.id}", n.id)
+            self.copy_into(n.inputs[0], padded.sub((0,) * len(declared), src.shape), n, inst)
+            src = padded
         if not src.whole:
             assert n.type is not None
             copy = self.buffer(src.shape, n.type.dtype, "workspace", f"rs{n.id}", n.id)
             self.copy_into(n.inputs[0], copy, n, inst)
             src = copy
+        else:  # the input's buffer, seen with another shape: a write into either must spare the other
+            self.sharers.setdefault(src.buffer, []).extend((n.inputs[0], n.id))
         self.place[n.id] = InGM(Region(src.buffer, shape, (0,) * len(shape), part))  # the leading window holds data
 
     def concat(self, n: Node, inst: int) -> None:
@@ -552,6 +586,13 @@ class Expander:
         self.env.pop(a["index"], None)
         for out in self.loop_outs.get(n.id, []):
             self.place[out.id] = InGM(carried[out.attrs["index"]])
+
+
+def _paths(g: Graph, at: tuple[int, ...], out: dict[int, tuple[int, ...]]) -> None:
+    for i, n in enumerate(g.nodes):
+        out[n.id] = (*at, i)
+        if n.body is not None:
+            _paths(n.body, (*at, i), out)
 
 
 def _last_users(g: Graph, out: dict[int, int]) -> None:

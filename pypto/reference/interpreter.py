@@ -21,7 +21,7 @@ import numpy as np
 from pypto.ir import symbolic as S
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, Node
-from pypto.reference.kernels import KERNELS, Ctx, assemble
+from pypto.reference.kernels import KERNELS, Ctx, assemble, reshape
 
 
 class _Plan:
@@ -60,6 +60,7 @@ class Interpreter:
         self.fp64 = fp64
         self.observer = observer
         self._plans: dict[int, _Plan] = {}
+        self._types = {n.id: n.type for n in graph.walk()}
 
     def _plan(self, g: Graph) -> _Plan:
         p = self._plans.get(id(g))
@@ -101,6 +102,9 @@ class Interpreter:
                         dst = node.inputs[0]
                         env[node.id] = assemble(node, xs, ctx, inplace=last_use.get(dst) == idx and
                                                 node.inputs.count(dst) == 1)
+                    elif op == "reshape":
+                        t = self._types[node.inputs[0]]
+                        env[node.id] = reshape(node, xs, ctx, ctx.dims(t.shape) if t is not None else None)
                     else:
                         env[node.id] = KERNELS[op](node, xs, ctx)
                 except PyptoError:

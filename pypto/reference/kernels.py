@@ -476,11 +476,20 @@ def assemble(node: Node, xs: list[np.ndarray], ctx: Ctx, inplace: bool = False) 
     return out
 
 
-def _reshape(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+def reshape(node: Node, xs: list[np.ndarray], ctx: Ctx, declared: tuple[int, ...] | None = None) -> np.ndarray:
+    """The `reshape` kernel. An input that is only its valid part, smaller than its type (`declared`,
+    which the interpreter passes: a padded view), is reshaped whole, its padding zero (PyPTO leaves
+    it undefined), unless the reshape's own valid_shape is that part."""
     valid = node.attr("valid_shape")
     x = xs[0]
-    if valid is not None and x.size == math.prod(ctx.dims(valid)) != math.prod(ctx.dims(node.attrs["shape"])):
+    size = math.prod(ctx.dims(node.attrs["shape"]))
+    if valid is not None and x.size == math.prod(ctx.dims(valid)) != size:
         return x.reshape(ctx.dims(valid)).copy()  # the input is only its valid part already: that part, reshaped
+    if declared is not None and x.size != size == math.prod(declared) and x.ndim == len(declared) \
+            and all(a <= b for a, b in zip(x.shape, declared)):
+        padded = np.zeros(declared, x.dtype)
+        padded[tuple(slice(0, a) for a in x.shape)] = x
+        x = padded
     out = x.reshape(ctx.dims(node.attrs["shape"]))
     if valid is not None:  # only the leading window holds data
         out = out[window(node, ctx, (0,) * out.ndim, valid, out.shape)]
@@ -510,7 +519,7 @@ def _clone(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
 
 KERNELS["view"] = _view
 KERNELS["assemble"] = assemble
-KERNELS["reshape"] = _reshape
+KERNELS["reshape"] = reshape
 KERNELS["transpose"] = _transpose
 KERNELS["unsqueeze"] = _unsqueeze
 KERNELS["concat"] = _concat
