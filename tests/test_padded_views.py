@@ -57,3 +57,74 @@ def test_a_reshape_of_a_padded_view_of_a_parameter(stage):
     want = np.zeros((6, 8), np.float32)
     want[:, :3] = x * 2
     np.testing.assert_array_equal(out.reshape(6, 8), want)
+
+
+def oversize_row(stage: pypto.CompStage):
+    @pypto.frontend.jit(host_options={"compile_stage": stage})
+    def kernel(table: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_INT32), idx: pypto.Tensor([1, 4], pypto.DT_INT32),
+               out: pypto.Tensor([pypto.DYNAMIC, 4], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(1, 64)
+        for b in pypto.loop(table.shape[0], name="LOOP_B", idx_name="b"):
+            row = pypto.view(table, [1, 64], [b, 0])  # a window wider than the table: its data is the 16 inside
+            out[b:b + 1, :] = pypto.gather(row, 1, idx)
+    return kernel
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_view_window_past_the_end_is_its_part_inside(stage):
+    t = torch.arange(48, dtype=torch.int32).reshape(3, 16)
+    i = torch.tensor([[0, 3, 7, 15]], dtype=torch.int32)
+    o = torch.zeros(3, 4, dtype=torch.int32)
+    oversize_row(stage)(t, i, o)
+    assert torch.equal(o, torch.gather(t, 1, i.expand(3, 4)))
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_read_past_the_inside_part_is_an_error_at_the_reading_line(stage):
+    kernel = oversize_row(stage)
+    with pytest.raises(pypto.PyptoError, match="index 20 is out of range for dim 1 of size 16") as e:
+        kernel(torch.zeros(2, 16, dtype=torch.int32), torch.tensor([[0, 3, 7, 20]], dtype=torch.int32),
+               torch.zeros(2, 4, dtype=torch.int32))
+    assert "gather(row, 1, idx)" in str(e.value)
+
+
+def rows_of(stage: pypto.CompStage):
+    @pypto.frontend.jit(host_options={"compile_stage": stage})
+    def kernel(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32), out: pypto.Tensor([16, 8], pypto.DT_FP32),
+               start: int):
+        pypto.set_vec_tile_shapes(8, 8)
+        out[:] = pypto.view(x, [16, 8], [start, 0]) * 2.0
+    return kernel
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_an_elementwise_op_on_a_window_past_the_end_writes_only_the_inside_rows(stage):
+    x = torch.rand(10, 8)
+    out = torch.full((16, 8), -1.0)
+    rows_of(stage)(x, out, 4)
+    torch.testing.assert_close(out[:6], x[4:] * 2)
+    torch.testing.assert_close(out[6:], torch.full((10, 8), -1.0))
+    with pytest.raises(pypto.PyptoError, match="view reads outside its input: offset 10 on dim 0"):
+        rows_of(stage)(x, out, 10)
+
+
+def bytes_as_floats(stage: pypto.CompStage):
+    @pypto.frontend.jit(host_options={"compile_stage": stage})
+    def kernel(raw: pypto.Tensor([16, 64], pypto.DT_INT8), out: pypto.Tensor([16, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 32)
+        part = pypto.view(raw, [16, 32], [0, 32], valid_shape=[16, 16])  # 16 valid bytes: 4 fp32
+        f = pypto.view(part, dtype=pypto.DT_FP32)  # [16, 8] fp32, its data the 4 valid
+        pypto.set_vec_tile_shapes(16, 8)
+        out[:] = pypto.add(f, 1.0)
+    return kernel
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_dtype_view_of_a_tail_view_reads_its_valid_bytes(stage):
+    scales = torch.rand(16, 8)
+    raw = torch.zeros(16, 64, dtype=torch.int8)
+    raw[:, 32:64] = scales.view(torch.int8)
+    out = torch.full((16, 8), -1.0)
+    bytes_as_floats(stage)(raw, out)
+    torch.testing.assert_close(out[:, :4], scales[:, :4] + 1)
+    torch.testing.assert_close(out[:, 4:], torch.full((16, 4), -1.0))

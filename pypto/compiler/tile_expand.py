@@ -28,6 +28,7 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError, window_message
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
+from pypto.reference.kernels import view_extent
 
 COMBINE = {"sum": "add", "amax": "max", "amin": "min", "prod": "mul"}
 ELEMENTWISE_KINDS = ("unary", "binary", "where")
@@ -77,6 +78,7 @@ class Expander:
         self.writes: dict[int, list[tuple[Node, Region]]] = {}  # buffer -> assembles into it, in order
         self._stale_noted: set[tuple[int, int]] = set()
         self._untiled_noted: set[int] = set()
+        self._clipped_noted: set[int] = set()
         self.loop_outs: dict[int, list[Node]] = {}
         self.matmul_tiles: dict[int, list[int]] = {}  # a matmul's workspace buffer -> its tile ops
         self.uses: dict[int, int] = {}  # value -> how many inputs (and outputs) name it
@@ -473,12 +475,23 @@ class Expander:
         valid = n.attrs.get("valid_shape")
         off = tuple(S.evaluate(d, self.env) for d in n.attrs["offsets"])
         shp = tuple(S.evaluate(d, self.env) for d in (valid if valid is not None else n.attrs["shape"]))
+        if valid is None:  # the data is the part of the window inside the input
+            inside = view_extent(n, off, shp, src.shape)
+            if inside != shp and n.id not in self._clipped_noted:
+                self._clipped_noted.add(n.id)
+                self.notes.append((f"view window {list(shp)} at {list(off)} runs past its input ({list(src.shape)} "
+                                   f"in this call): its data is the {list(inside)} inside (PyPTO's inferred "
+                                   f"valid shape)", n))
+            shp = inside
         self.check_window(n, src, off, shp, "view")
         region = src.sub(off, shp)
         dt = n.attrs.get("dtype")
         if dt is not None and dt is not self.buffers[src.buffer].dtype:
             # a bitcast: the window's bytes read as another dtype, as one tile
             assert n.type is not None
+            if shp and shp[-1] * self.buffers[src.buffer].dtype.nbytes % dt.nbytes:
+                raise PyptoError(f"view as {dt.name}: its data is {list(shp)} {self.buffers[src.buffer].dtype.name} "
+                                 f"in this call, whose rows are not a whole number of {dt.name}", n.loc)
             whole = (0,) * len(shp)
             loaded = self.new("load", n, inst, whole, shp, self.buffers[src.buffer].dtype, (), region)
             out = shp[:-1] + (shp[-1] * self.buffers[src.buffer].dtype.nbytes // dt.nbytes,)

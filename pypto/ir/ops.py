@@ -240,15 +240,20 @@ def _view(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorT
         raise ShapeError(f"view of a rank-{t.rank} tensor needs {t.rank} sizes and offsets, "
                          f"got shape {fmt_shape(shape)} and offsets {fmt_shape(offsets)}")
     valid = attrs.get("valid_shape")
-    extents = valid if valid is not None and len(valid) == len(shape) else shape
+    given = valid is not None and len(valid) == len(shape)
+    extents = valid if given else shape
     for i, (size, off, full) in enumerate(zip(extents, offsets, t.shape)):
-        # the window's data is its valid part: with valid_shape the declared shape may run past the end
-        end = S.sub(full, S.add(off, size))
+        # the window's data is its valid part: with valid_shape the declared shape may run past the
+        # end; without, the part past the end is not data (PyPTO infers that valid shape), but the
+        # window must start inside the tensor
+        end = S.sub(full, S.add(off, size)) if given else S.sub(S.sub(full, off), 1)
         if isinstance(size, int) and size < 0 or isinstance(off, int) and off < 0:
             raise ShapeError(f"view dim {i}: negative size or offset ({S.to_str(size)} at {S.to_str(off)})")
-        if isinstance(end, int) and end < 0:
+        if given and isinstance(end, int) and end < 0:
             raise ShapeError(f"view dim {i}: window [{S.to_str(off)}, {S.to_str(S.add(off, size))}) "
                              f"runs past the tensor's size {S.to_str(full)}")
+        if not given and isinstance(end, int) and end < 0 and size != 0:
+            raise ShapeError(f"view dim {i}: offset {S.to_str(off)} is past the tensor's size {S.to_str(full)}")
     dt = attrs.get("dtype") or t.dtype
     if dt is not t.dtype:
         last = shape[-1]

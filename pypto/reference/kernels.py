@@ -451,11 +451,24 @@ def window(node: Node, ctx: Ctx, offsets: tuple[S.Dim, ...], shape: tuple[S.Dim,
     return tuple(slice(o, o + s) for o, s in zip(offs, sizes))
 
 
+def view_extent(node: Node, offsets: tuple[int, ...], shape: tuple[int, ...],
+                bounds: tuple[int, ...]) -> tuple[int, ...]:
+    """The data of a view without valid_shape: the part of its window inside the input (PyPTO
+    infers that valid shape); a window that starts past the input is a user error."""
+    for axis, (o, s, n) in enumerate(zip(offsets, shape, bounds)):
+        if o < 0 or (o >= n and s > 0):
+            raise PyptoError(f"view reads outside its input: offset {o} on dim {axis}, which has {n} in this "
+                             f"call", node.loc)
+    return tuple(min(s, n - o) for o, s, n in zip(offsets, shape, bounds))
+
+
 def _view(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     (x,) = xs
-    shape = node.attrs["shape"]
     valid = node.attr("valid_shape")
-    sl = window(node, ctx, node.attrs["offsets"], valid if valid is not None else shape, x.shape)
+    if valid is None:
+        offs = ctx.dims(node.attrs["offsets"])
+        valid = view_extent(node, offs, ctx.dims(node.attrs["shape"]), x.shape)
+    sl = window(node, ctx, node.attrs["offsets"], valid, x.shape)
     out = x[sl].copy()
     dt = node.attr("dtype")
     if dt is not None and dt.np != x.dtype:
