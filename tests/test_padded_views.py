@@ -128,3 +128,52 @@ def test_a_dtype_view_of_a_tail_view_reads_its_valid_bytes(stage):
     bytes_as_floats(stage)(raw, out)
     torch.testing.assert_close(out[:, :4], scales[:, :4] + 1)
     torch.testing.assert_close(out[:, 4:], torch.full((16, 4), -1.0))
+
+
+BLK, W = 16, 64
+
+
+def _update(st, index, src):
+    shape = st.shape
+    pypto.set_vec_tile_shapes(1, BLK, W)
+    src = pypto.reshape(src, [src.shape[0] * src.shape[1], src.shape[2]])  # a tail view: padded to 4 rows
+    st = pypto.reshape(st, [st.shape[0] * st.shape[1], st.shape[2]])
+    pypto.set_vec_tile_shapes(BLK, W)
+    return pypto.reshape(pypto.scatter_update(st, -2, index, src), shape)
+
+
+def cache_update(stage: pypto.CompStage):
+    @pypto.frontend.jit(host_options={"compile_stage": stage})
+    def kernel(state: pypto.Tensor([2, BLK, W], pypto.DT_FP32), new: pypto.Tensor([2, 4, W], pypto.DT_FP32),
+               pos: pypto.Tensor([2], pypto.DT_INT32), out: pypto.Tensor([2, W], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(BLK)
+        slots = pypto.reshape(pypto.arange(BLK), [1, BLK], inplace=True)
+        for b in pypto.loop(2, name="LOOP_b", idx_name="b"):
+            p = pos[b]
+            if p < 2:
+                pypto.set_vec_tile_shapes(1, 4, W)
+                pypto.assemble(pypto.view(new, [1, 4, W], [b, 0, 0]), [b, 0, 0], state)
+            else:
+                pypto.set_vec_tile_shapes(1, BLK, W)
+                st = pypto.view(state, [1, BLK, W], [b, 0, 0])
+                if p < 8:
+                    st = _update(st, pypto.view(slots, [1, 4], [0, 0]), pypto.view(new, [1, 4, W], [b, 0, 0]))
+                else:
+                    kv = pypto.view(new, [1, 4, W], [b, 0, 0], valid_shape=[1, 2, W])
+                    st = _update(st, pypto.view(slots, [1, 4], [0, 4], valid_shape=[1, 2]), kv)
+                pypto.set_vec_tile_shapes(1, BLK, W)
+                r = pypto.sum(st, 1)
+                pypto.set_vec_tile_shapes(1, W)
+                pypto.assemble(r, [b, 0], out)
+    return kernel
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_reshaped_tail_view_scattered_into_a_reshaped_state_in_a_run_time_branch(stage):
+    s, n = torch.rand(2, BLK, W), torch.rand(2, 4, W)
+    out = torch.zeros(2, W)
+    cache_update(stage)(s, n, torch.tensor([3, 9], dtype=torch.int32), out)
+    want = s.clone()
+    want[0, 0:4] = n[0]
+    want[1, 4:6] = n[1, :2]
+    torch.testing.assert_close(out, want.sum(1), rtol=1e-5, atol=1e-4)
