@@ -85,6 +85,11 @@ const state = (page) => page.evaluate(() => window.__pyptoPanel.state());
 
 // ---- graph panel ----------------------------------------------------------------------------
 
+// an 8 µs window from just before the first task (which starts after the board's stitching)
+const firstStart = (run) => Math.min(...run.tasks.start);
+const stitchedWindow = (run) => [firstStart(run) - 0.7, firstStart(run) + 7.3];
+const inWindow = (run, i) => run.tasks.start[i] > firstStart(run) - 0.2 && run.tasks.end[i] < firstStart(run) + 6.8;
+
 describe('graph panel', () => {
   let p;
   before(async () => {
@@ -593,10 +598,10 @@ describe('graph and swimlane: a record of a failed compile', () => {
   test('swimlane: its error (message and line); the last good run stays for the next record', async () => {
     const p = await openPanel(browser.context, 'swimlane');
     await send(p.page, { type: 'record', ...attention });
-    await p.page.evaluate(() => window.__pyptoPanel.panel.zoomTo(5, 13));
+    await p.page.evaluate((w) => window.__pyptoPanel.panel.zoomTo(w[0], w[1]), stitchedWindow(attention.record.run));
     await frames(p.page);
     const run = attention.record.run;
-    const task = run.tasks.id.find((id, i) => run.tasks.start[i] > 5.5 && run.tasks.end[i] < 12.5);
+    const task = run.tasks.id.find((id, i) => inWindow(run, i));
     const pt = await p.page.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), task);
     await p.page.mouse.click(pt.x, pt.y);
     const before = await viewState(p.page);
@@ -755,8 +760,8 @@ describe('swimlane panel', () => {
 
   test('the view state survives a reload: window, selection, markers, toggles', async () => {
     const run = attention.record.run;
-    const task = run.tasks.id.find((id, i) => run.tasks.start[i] > 5.5 && run.tasks.end[i] < 12.5);
-    await p.page.evaluate(() => window.__pyptoPanel.panel.zoomTo(5, 13));
+    const task = run.tasks.id.find((id, i) => inWindow(run, i));
+    await p.page.evaluate((w) => window.__pyptoPanel.panel.zoomTo(w[0], w[1]), stitchedWindow(attention.record.run));
     await frames(p.page);
     const pt = await p.page.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), task);
     await p.page.mouse.click(pt.x, pt.y);
@@ -796,10 +801,10 @@ describe('swimlane panel: updated in place by a new record of the same kernel', 
   test('an unchanged run keeps window and selection; a changed one is drawn under the previous', async () => {
     const { page, errors } = await openPanel(browser.context, 'swimlane');
     await send(page, { type: 'record', ...attention });
-    await page.evaluate(() => window.__pyptoPanel.panel.zoomTo(5, 13));
+    await page.evaluate((w) => window.__pyptoPanel.panel.zoomTo(w[0], w[1]), stitchedWindow(attention.record.run));
     await frames(page);
     const run = attention.record.run;
-    const task = run.tasks.id.findLast((id, i) => run.tasks.start[i] > 5.5 && run.tasks.end[i] < 12.5);
+    const task = run.tasks.id.findLast((id, i) => inWindow(run, i));
     const pt = await page.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), task);
     await page.mouse.click(pt.x, pt.y);
     await send(page, { type: 'highlightSource', file: attention.record.source.file, line: 45 });
