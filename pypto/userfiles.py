@@ -11,8 +11,8 @@ its own process (`pypto-ide examples/compile/report/check`, `load_text`) calls
 `enter_folder` first: the file's folder goes first on `sys.path` (as Python puts a script's
 folder), and the modules imported from the folder of the previous file are forgotten when a
 file of another folder comes — two folders of a library may each have a `helpers.py`, and the
-second must not get the first's from `sys.modules`. (The language server's workers do the
-same with edits in mind: `server/worker.py`.)
+second must not get the first's from `sys.modules`. (The servers' workers run each job in a
+fresh child process, so every job imports a file's sibling modules anew: `server/worker.py`.)
 """
 
 from __future__ import annotations

@@ -10,7 +10,23 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+from typing import BinaryIO
+
+
+def protocol_streams() -> tuple[BinaryIO, BinaryIO]:
+    """The LSP stream's own duplicates of stdin and stdout. Then fd 0 reads /dev/null and fd 1
+    writes to stderr: nothing else in this process, or in the processes it starts (the worker
+    pool's forkserver and workers), can read the client's bytes or write between the frames."""
+    sys.stdout.flush()
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return proto_in, proto_out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         host, _, port = args.tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
-        server.start_io()
+        server.start_io(*protocol_streams())
     return 0
 
 

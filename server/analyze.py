@@ -20,13 +20,18 @@ the process boundary and are what the shells hold:
 A long job streams interim results through `progress` (the worker sends them to the server as
 they come): the tile search's best shape so far, at most twice a second.
 
-A user mistake is a result, not an exception: `error` carries the message and the line.
-Modules are cached per (path, text hash) in the worker (`pypto.userfiles.load_text`), so a
-pool's warm worker analyses the kernels of one version without re-executing the module.
+A user mistake is a result, not an exception: `error` carries the message and the line. So is
+every exception the user's code raises, `BaseException`s included (`KeyboardInterrupt`,
+`SystemExit` with any code, `GeneratorExit`), at module level or while the kernel is traced:
+a module that fails to execute is `{"name", "error", "import_failed": true}` with the error
+at the module's line. Each job runs in a fresh child of a template process (`server.worker`),
+which has run `warm_up` once: every job executes the module anew, from a clean state.
 """
 
 from __future__ import annotations
 
+import linecache
+import sys
 import traceback
 import types
 from collections.abc import Callable, Mapping
@@ -79,7 +84,13 @@ def _module_error(path: str, e: BaseException) -> dict[str, Any]:
         return _error(e.message, s.line, s.col, s.end_line, s.end_col)
     frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
     line = frames[-1].lineno if frames else 1
-    return _error(f"{type(e).__name__} while importing: {e}", line or 1, rule="python.import")
+    return _error(f"{_exception_text(e)} while importing", line or 1, rule="python.import")
+
+
+def _exception_text(e: BaseException) -> str:
+    """`KeyboardInterrupt`, `SystemExit: 3`, `ValueError: no`: the exception as Python shows it."""
+    detail = str(e)
+    return f"{type(e).__name__}: {detail}" if detail else type(e).__name__
 
 
 def _kernels(mod: types.ModuleType, path: str) -> dict[str, Any]:
@@ -96,9 +107,9 @@ def list_kernels(path: str, text: str) -> dict[str, Any]:
     """{"kernels": [{"name", "line", "end_line"}], "error": None | {...}} for the module."""
     try:
         mod = _load(path, text)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as e:  # noqa: BLE001 - the user's module raised (or called sys.exit) while executing
+    except MemoryError:
+        raise  # the worker reports it
+    except BaseException as e:  # noqa: BLE001 - the user's module raised (KeyboardInterrupt, sys.exit too)
         return {"kernels": [], "error": _module_error(path, e)}
     kernels = []
     for name, k in _kernels(mod, path).items():
@@ -130,7 +141,12 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     from pypto.record import compile_record, profile
 
     opts = dict(settings or {})
-    mod = _load(path, text)
+    try:
+        mod = _load(path, text)
+    except MemoryError:
+        raise  # the worker reports it
+    except BaseException as e:  # noqa: BLE001 - the user's module raised (KeyboardInterrupt, sys.exit too)
+        return {"name": name, "error": _module_error(path, e), "import_failed": True}
     kernel = _kernels(mod, path).get(name)
     if kernel is None:
         return {"name": name, "error": _error(f"no kernel named {name!r} in this version of the file", 1)}
@@ -157,12 +173,12 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         out["error"] = _where_error(e, path, line)
         return out
     except MemoryError:
-        raise  # the worker reports it and is replaced
-    except Exception as e:  # noqa: BLE001 - a compiler bug: reported at the kernel, never a crash
+        raise  # the worker reports it
+    except BaseException as e:  # noqa: BLE001 - a compiler bug, or the user's KeyboardInterrupt, sys.exit, …
         tb = traceback.extract_tb(e.__traceback__)
         mine = [f.lineno for f in tb if f.filename == path and f.lineno]
         if tb and tb[-1].filename == path and mine:  # the user's code raised while being traced: their line
-            out["error"] = _error(f"{type(e).__name__}: {e} (raised while tracing {name})", mine[-1],
+            out["error"] = _error(f"{_exception_text(e)} (raised while tracing {name})", mine[-1],
                                   rule="python.exception")
         else:  # a compiler bug: at the user's innermost line on the way in, else the kernel
             out["error"] = _error(f"internal error compiling {name}: {type(e).__name__}: {e}",
@@ -220,6 +236,36 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         if opts.get("html"):  # the self-contained HTML report of these results
             out["html"] = render_html([kr])
     return out
+
+
+WARM_UP_PATH = "<pypto warm-up>"
+WARM_UP = """import pypto
+
+
+@pypto.jit
+def warm_up(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 16)
+    out[:] = pypto.exp(x) + x
+"""
+
+
+def warm_up() -> None:
+    """Compile, profile and report a tiny built-in kernel, then forget its module: done once in a
+    worker's template process (`server.worker`), it leaves the lazy imports and first-call set-ups
+    every job needs done, so each job's child starts warm."""
+    from pypto.userfiles import forget_loaded
+
+    path = list(sys.path)
+    modules = set(sys.modules)
+    try:
+        analyze_kernel(WARM_UP_PATH, WARM_UP, "warm_up", {"editor": True, "report": True})
+    finally:
+        sys.path[:] = path
+        for name in set(sys.modules) - modules:
+            if name.startswith("pypto_doc_"):
+                del sys.modules[name]
+        forget_loaded()
+        linecache.cache.pop(WARM_UP_PATH, None)
 
 
 def load_trace(path: str) -> dict[str, Any]:

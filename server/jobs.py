@@ -47,8 +47,8 @@ class Job:
     created: float = field(default_factory=time.time)
     started: float | None = None
     finished: float | None = None
-    failure: dict[str, str] | None = None  # {kind, message} when failed or cancelled
-    result: dict[str, Any] | None = None  # analyze_kernel's answer when done
+    failure: dict[str, str] | None = None  # {kind, message[, output]} when failed or cancelled
+    result: dict[str, Any] | None = None  # analyze_kernel's answer (with the kernel's `output`) when done
     text_sha256: str | None = None  # of the file text the job compiled
     version: int | None = None  # the kernel's result version this job produced
     extra: dict[str, Any] = field(default_factory=dict)  # server-side derived data (pass graphs, caches)
@@ -181,8 +181,9 @@ class JobQueue:
             job.status = "cancelled"
             job.failure = {"kind": "cancelled", "message": "cancelled" + (
                 " (a newer edit replaced it)" if job.origin != "request" else "")}
-        except JobFailed as e:
-            job.status, job.failure = "failed", {"kind": e.kind, "message": e.message}
+        except JobFailed as e:  # with what the kernel printed before it failed, if anything
+            job.status, job.failure = "failed", {"kind": e.kind, "message": e.message, **(
+                {"output": e.output} if e.output else {})}
         except Exception as e:  # noqa: BLE001 - a server-side bug fails the job, not the server
             job.status, job.failure = "failed", {"kind": "error", "message": f"{type(e).__name__}: {e}"}
         finally:

@@ -16,8 +16,8 @@ this module decides the rest:
   restarts the compile of another.
 - **isolation** — analyses run in the worker pool under the time and memory limits; a
   failure (timeout, memory, crashed, error) is that kernel's result, at its `def` line. A
-  module that fails to import is found by a `list_kernels` job after the first analysis
-  fails with an error, and reported at its own line.
+  module that fails to execute (whatever it raised) is reported at its own line, once. What a
+  job prints is logged with its file and kernel (`log_output`).
 - **extras** — advisor suggestions and the precision diff run only when asked (a code
   action, a pypto/suggestions, pypto/precision or pypto/report request, or the settings
   `suggest` / `precision`); their jobs are cached on the result and die with it. The full
@@ -292,11 +292,15 @@ class LiveCompiler:
         t0 = time.monotonic()
         try:
             r.analysis = await self.job("analyze_kernel", path, text, k.name, opts)
+            log_output(path, k.name, r.analysis.get("output"))
             err = r.error
             if err is not None and str(err.get("message", "")).startswith("no kernel named"):
                 r.analysis = None
                 r.failure = ("not-a-kernel", str(err["message"]))
+            elif err is not None and r.analysis.get("import_failed"):  # the module itself raised: shown once
+                r.analysis, r.module_error = None, err
         except JobFailed as e:
+            log_output(path, k.name, e.output)
             r.failure = (e.kind, e.message)
             if e.kind == "error":  # maybe the module itself does not import: find out where
                 try:
@@ -340,11 +344,25 @@ class LiveCompiler:
                     self.sink.search_progress(doc, r, data["search"])
 
             async def run() -> Json:
-                return await self.job("analyze_kernel", doc.path, text, r.name, opts, timeout_note=note,
-                                      on_progress=searching if opts["suggest"] else None)
+                try:
+                    out = await self.job("analyze_kernel", doc.path, text, r.name, opts, timeout_note=note,
+                                         on_progress=searching if opts["suggest"] else None)
+                except JobFailed as e:
+                    log_output(doc.path, r.name, e.output)
+                    raise
+                log_output(doc.path, r.name, out.get("output"))
+                return out
 
             fut = r.extras[what] = asyncio.ensure_future(run())
         return await asyncio.shield(fut)
+
+
+def log_output(path: str, kernel: str, output: Any) -> None:
+    """What a kernel's job printed (its fd 1 and 2, captured by the worker pool) as one log message,
+    each line marked: `window/logMessage`, the PyPTO output channel — never the protocol stream."""
+    if isinstance(output, str) and output.strip():
+        lines = "\n".join("  | " + line for line in output.rstrip("\n").split("\n"))
+        log.info("%s %s printed:\n%s", _short(path), kernel, lines)
 
 
 def _record_opts(panels: bool) -> dict[str, bool]:

@@ -1,52 +1,78 @@
 """Isolation: user kernels run in worker processes with a time and a memory limit.
 
-A kernel is user code: it may raise, loop forever, eat memory or call `os._exit`. The
-language server and the HTTP server never run it themselves; they ask a `WorkerPool`,
-which keeps `size` long-lived worker processes (forked from a forkserver that has already
-imported `pypto`, so a replacement is ready in milliseconds and the compiler stays warm).
+A kernel is user code: it may raise, loop forever, eat memory, call `os._exit`, print,
+start threads or spawn processes. The language server and the HTTP server never run it
+themselves; they ask a `WorkerPool`, which keeps `size` long-lived *template* processes
+(forked from a forkserver that has already imported `pypto`, so a replacement is ready in
+milliseconds; each has compiled a tiny built-in kernel once, so the compiler is warm). A
+template never runs user code: it forks a child for each job (`_serve`, `_run_job`):
+
+- **state** — every job starts from the template's clean interpreter: whatever a document's
+  module code changes (`pypto.exp = …`, a class attribute, `sys.path`, numpy's settings) dies
+  with its child, and the sibling modules a kernel file imports (`import helpers`) are imported
+  afresh by each job, so an edit of `helpers.py` is seen by the next one;
+- **threads and processes** — the child leads a new process group; it ends with `os._exit`
+  (its threads end with it) and the template then kills the group (SIGKILL) and reaps it (the
+  template is a child subreaper): what a job spawned (`sleep 97`) ends with the job. On a
+  timeout or a cancellation the pool kills the group and the template;
+- **output** — the template's fd 1 and 2 (so every job's, and its children's) are one pipe the
+  pool reads (`dup2`): what a job prints, `os.write(1, …)`s or its subprocesses write is the job's
+  `output` (at most `OUTPUT_LIMIT` bytes kept), never the server's stdout.
 
 A job is a function of `server.analyze` called with JSON-able arguments. `run()` waits for
-its answer; the pool turns every way a job can go wrong into a `JobFailed` with a `kind`:
+its answer (a dict answer gets the job's `output` added); the pool turns every way a job can
+go wrong into a `JobFailed` with a `kind` (and the `output` so far):
 
-- `timeout` — no answer within the time limit: the worker is killed and replaced;
-- `memory` — the worker's address space is capped (RLIMIT_AS = its size at start + the
-  limit), so an allocation beyond it raises MemoryError in the job; the worker is replaced;
-- `crashed` — the worker died (`os._exit`, a signal, a segfault): it is replaced;
+- `timeout` — no answer within the time limit: the job's group and the template are killed, the template replaced;
+- `memory` — the job's address space is capped (RLIMIT_AS = the template's size + the limit),
+  so an allocation beyond it raises MemoryError in the job (its child ends; the template stays);
+- `crashed` — the job's process died (`os._exit`, a signal, a segfault), or the template did;
 - `error` — the job raised (a bug in the analysis; user mistakes are results, not errors);
-- `cancelled` — the caller cancelled (a newer edit): the worker is killed and replaced.
+- `cancelled` — the caller cancelled (a newer edit): as a timeout.
 
-A kernel file may import its sibling modules (`import helpers` next to it), as `python FILE`
-allows: a job on a file puts the file's folder on the worker's `sys.path`
-(`_SiblingModules`), and the modules it imported from that folder are forgotten — with
-the worker's cached kernel module — when one of their files changes or a job comes for a
-file of another folder, so an edit of `helpers.py` is seen by the next job.
+Protocol on a template's connection: the pool sends `(fn, args)`; the job's child sends
+`("started", pid)`, any `("progress", data)`, then one `("ok" | "error" | "memory", payload)`;
+the template, once the child's group is gone, sends `("ended", None | why the child died)`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import ctypes
+import gc
 import importlib.util
 import multiprocessing as mp
 import os
 import resource
+import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from multiprocessing import forkserver
+from multiprocessing import connection, forkserver
 from multiprocessing.connection import Connection
 from typing import Any
 
-_PRELOAD = ["numpy", "torch", "pypto", "pypto.record", "pypto.boards.sim", "pypto.analysis.health", "server.analyze"]
+# imported once by the forkserver, shared (copy-on-write) by every template and job: what every job needs
+_PRELOAD = ["numpy", "torch", "pypto", "pypto.record", "pypto.boards.sim", "pypto.boards.profile",
+            "pypto.boards.swimlane", "pypto.frontend.inputs", "pypto.analysis.health", "pypto.analysis.advice",
+            "pypto.analysis.advisor", "pypto.analysis.report", "server.analyze"]
+OUTPUT_LIMIT = 256 * 1024  # bytes of a job's output kept (the rest is counted, and read so the job never blocks)
+_STARTED_WITHIN = 10.0  # seconds for a template to fork a job's child (it takes milliseconds)
+_ENDED_WITHIN = 5.0  # seconds for a template to report a killed job's end before it is replaced too
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 class JobFailed(Exception):
-    def __init__(self, kind: str, message: str) -> None:
+    """A job that gave no answer: `kind` says why (see the module docstring), `output` is what it printed."""
+
+    def __init__(self, kind: str, message: str, output: str = "") -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
+        self.output = output
 
 
 def _vm_bytes() -> int:
@@ -57,93 +83,177 @@ def _vm_bytes() -> int:
         return 0
 
 
-def _digest(file: str) -> str | None:
-    try:
-        with open(file, "rb") as f:
-            return hashlib.sha1(f.read()).hexdigest()
-    except OSError:
+def _death(status: int) -> str | None:
+    """Why a job's child ended, from its wait status; None when it ended as a job ends (exit 0)."""
+    code = os.waitstatus_to_exitcode(status)
+    if code == 0:
         return None
-
-
-class _SiblingModules:
-    """The modules a worker's jobs imported from the kernel file's folder, and that folder on sys.path.
-
-    `before(path)` (a job on the file `path` is about to run) puts `path`'s folder on `sys.path`
-    and drops the sibling modules of earlier jobs when one of their files changed or the folder
-    is another one (then also calling `forget`, which clears the worker's cached kernel module:
-    it holds the old helpers). `after()` records the modules the job imported from the folder."""
-
-    def __init__(self, forget: Callable[[], None], enter_folder: Callable[[str], None]) -> None:
-        self.forget = forget
-        self.enter_folder = enter_folder
-        self.folder: str | None = None
-        self.kernel_file: str | None = None
-        self.modules: dict[str, tuple[str, str | None]] = {}  # name -> (file, sha1 of its text)
-        self._known: set[str] = set()
-
-    def before(self, path: str) -> None:
-        folder = os.path.dirname(os.path.abspath(path))
-        stale = folder != self.folder or any(_digest(f) != d for f, d in self.modules.values())
-        if stale and self.modules:
-            for name in self.modules:
-                sys.modules.pop(name, None)
-            self.modules = {}
-            self.forget()
-        if folder != self.folder:
-            # first on sys.path, as `python FILE` puts the script's folder: a `helpers.py`
-            # elsewhere on the path inherited from the parent (its working directory) must not win
-            self.enter_folder(folder)
-            self.folder = folder
-        self.kernel_file = os.path.abspath(path)
-        self._known = set(sys.modules)
-
-    def after(self) -> None:
-        if self.folder is None:
-            return
-        inside = self.folder + os.sep
-        for name in set(sys.modules) - self._known:
-            file = getattr(sys.modules.get(name), "__file__", None)
-            if isinstance(file, str) and file.startswith(inside) and os.path.abspath(file) != self.kernel_file:
-                self.modules[name] = (file, _digest(file))
-
-
-def _serve(conn: Connection, memory_limit: int) -> None:
-    """The worker's loop: receive (fn name, args), answer ("ok", result) or (kind, message)."""
-    import server.analyze as jobs
-    from pypto.userfiles import enter_folder, forget_loaded
-
-    siblings = _SiblingModules(forget_loaded, enter_folder)
-
-    if memory_limit > 0:
-        limit = _vm_bytes() + memory_limit
+    if code < 0:
         try:
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        except (ValueError, OSError):
-            pass
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}"
+    return f"exit code {code}"
+
+
+def _end_group(pgid: int) -> None:
+    """Kill what is left of a job's process group and reap it (orphans are the template's: subreaper)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    while True:
+        try:
+            os.waitpid(-pgid, 0)
+        except ChildProcessError:
+            break
+    while True:  # processes that left the group (setsid) and have ended since: no zombies kept
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+
+
+def _run_job(answers: Connection, fn_name: str, args: tuple[Any, ...], memory_limit: int) -> None:
+    """In a job's child: lead a new process group, cap memory, run the job, send its messages to
+    the template (`answers`), `os._exit`."""
+    me = os.getpid()
+    code = 0
+    try:
+        os.setpgid(0, 0)
+        if memory_limit > 0:
+            limit = _vm_bytes() + memory_limit
+            try:
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            except (ValueError, OSError):
+                pass
+        import server.analyze as jobs
+
+        jobs.progress = lambda data: answers.send(("progress", data))  # a long job's interim results
+        try:
+            answer: tuple[str, Any] = ("ok", getattr(jobs, fn_name)(*args))
+        except MemoryError:
+            answer = ("memory", "the kernel ran out of its memory limit")
+        except BaseException as e:  # noqa: BLE001 - report everything
+            answer = ("error", "".join(traceback.format_exception_only(type(e), e)).strip()
+                      + "\n" + traceback.format_exc(limit=-8))
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                pass
+        if os.getpid() == me:  # not a process the user's code forked, returning through here
+            try:
+                answers.send(answer)
+            except MemoryError:
+                answers.send(("memory", "the kernel's result ran out of its memory limit"))
+            except Exception as e:  # noqa: BLE001 - an answer that cannot be pickled
+                answers.send(("error", f"the job's answer could not be sent: {type(e).__name__}: {e}"))
+    except BaseException:  # noqa: BLE001 - even the reporting failed: the template reports the exit code
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
+    """A template's loop: receive (fn name, args), fork a child that runs the job (`_run_job`),
+    relay its messages, reap it and its process group, send ("ended", …). The template is the
+    connection's only writer: a child killed in the middle of a message costs that message only."""
+    for fd in (1, 2):  # everything written to fd 1 and 2 from here on (jobs and their children) is the pool's
+        os.dup2(output.fileno(), fd)
+    output.close()
+    null = os.open(os.devnull, os.O_RDONLY)  # and nothing to read on fd 0
+    os.dup2(null, 0)
+    os.close(null)
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and hasattr(stream, "reconfigure"):
+            stream.reconfigure(line_buffering=True)
+    os.setpgid(0, 0)  # out of the server's group: a Ctrl-C in its terminal is the server's to handle
+    try:  # orphans of a job (its children, once it ended) are reparented here, to be reaped
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    import server.analyze
+
+    server.analyze.warm_up()
+    gc.collect()
+    gc.freeze()  # the template's objects: a job's collector never walks (and so never copies) their pages
     while True:
         try:
             fn_name, args = conn.recv()
         except (EOFError, OSError):
             return
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            conn.close()  # the child's copy: only the template writes to the pool
+            _run_job(connection.Connection(write, readable=False), fn_name, args, memory_limit)
+        os.close(write)
         try:
-            fn: Callable[..., Any] = getattr(jobs, fn_name)
-            path = args[0] if args and isinstance(args[0], str) and args[0].endswith(".py") else None
-            if path is not None:
-                siblings.before(path)
-            jobs.progress = lambda data: conn.send(("progress", data))  # a long job's interim results
+            os.setpgid(pid, pid)  # as the child does: whichever runs first, the group exists
+        except OSError:
+            pass
+        conn.send(("started", pid))
+        answers = connection.Connection(read, writable=False)
+        exited = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None  # Linux; elsewhere: the pipe's end
+        try:
+            _relay(answers, exited, conn)
+            _, status = os.waitpid(pid, 0)
+            _end_group(pid)  # every process that could still hold the pipe: what is left of it is read now
+            _relay(answers, None, conn)
+        finally:
+            if exited is not None:
+                os.close(exited)
+            answers.close()
+        conn.send(("ended", _death(status)))
+
+
+def _relay(answers: Connection, exited: int | None, conn: Connection) -> None:
+    """Pass the child's messages on to the pool until its pipe ends (or, with `exited`, its
+    process does). A message the child was sending when killed is dropped."""
+    while True:
+        if exited is not None and exited in connection.wait([answers, exited]) and not answers.poll():
+            return
+        try:
+            conn.send_bytes(answers.recv_bytes())
+        except (EOFError, OSError):
+            return
+
+
+class _Output:
+    """What a job's processes write to fd 1 and 2: the first `OUTPUT_LIMIT` bytes kept, the rest counted."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.dropped = 0
+        self.eof = False
+
+    def read(self, pipe: Connection) -> None:
+        """Read all the pipe holds now (it is non-blocking)."""
+        while not self.eof:
             try:
-                answer = fn(*args)
-            finally:
-                jobs.progress = jobs.no_progress
-                if path is not None:
-                    siblings.after()
-            conn.send(("ok", answer))
-        except MemoryError:
-            conn.send(("memory", "the kernel ran out of its memory limit"))
-            return  # a worker that hit the limit may be in a bad state: let the pool replace it
-        except BaseException as e:  # noqa: BLE001 - report everything, keep serving
-            conn.send(("error", "".join(traceback.format_exception_only(type(e), e)).strip()
-                       + "\n" + traceback.format_exc(limit=-8)))
+                chunk = os.read(pipe.fileno(), 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.eof = True
+                return
+            room = max(0, OUTPUT_LIMIT - len(self.data))
+            self.data += chunk[:room]
+            self.dropped += len(chunk) - min(room, len(chunk))
+
+    def text(self) -> str:
+        out = self.data.decode("utf-8", "replace")
+        if self.dropped:
+            out += f"\n[{self.dropped} more bytes of output were not kept]\n"
+        return out
 
 
 _MATH_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -171,10 +281,13 @@ def _start_forkserver(workers: int) -> None:
 class _Worker:
     process: Any
     conn: Connection
+    output: Connection  # the read end of the template's fd 1 and 2 (non-blocking)
+    job: int | None = None  # the running job's process group
+    busy: bool = False  # a job was sent and the template has not yet said it ended
 
 
 class WorkerPool:
-    """`size` worker processes; `run(fn, *args)` runs `server.analyze.<fn>(*args)` in one."""
+    """`size` template processes; `run(fn, *args)` runs `server.analyze.<fn>(*args)` in a child of one."""
 
     def __init__(self, size: int = 1, time_limit: float = 60.0, memory_limit_mb: int = 2048) -> None:
         self.size = max(1, size)
@@ -187,15 +300,19 @@ class WorkerPool:
         self._lock = threading.Lock()
         self._free = threading.Semaphore(self.size)
         self._closed = False
-        self.replaced = 0  # workers killed or lost and started again
+        self.replaced = 0  # templates killed or lost and started again
         self.failures: dict[str, int] = {}  # JobFailed kind -> how many
 
     def _start(self) -> _Worker:
         parent, child = self._ctx.Pipe()
-        p = self._ctx.Process(target=_serve, args=(child, self.memory_limit), daemon=True, name="pypto-worker")
+        output, output_w = self._ctx.Pipe(duplex=False)
+        p = self._ctx.Process(target=_serve, args=(child, output_w, self.memory_limit), daemon=True,
+                              name="pypto-worker")
         p.start()
         child.close()
-        return _Worker(p, parent)
+        output_w.close()
+        os.set_blocking(output.fileno(), False)
+        return _Worker(p, parent, output)
 
     def _take(self) -> _Worker:
         self._free.acquire()
@@ -214,9 +331,12 @@ class WorkerPool:
                 self._idle.append(w)
             elif w is not None:
                 self._kill(w)
+                w.output.close()
         self._free.release()
 
     def _kill(self, w: _Worker) -> None:
+        """Kill the running job's process group, then the template."""
+        self._kill_job(w)
         try:
             w.process.kill()
             w.process.join(5)
@@ -224,66 +344,127 @@ class WorkerPool:
             pass
         w.conn.close()
 
+    @staticmethod
+    def _kill_job(w: _Worker) -> None:
+        if w.job is not None:
+            try:
+                os.killpg(w.job, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def _stop(self, w: _Worker, out: _Output) -> bool:
+        """Kill the job's process group and wait for the template to report its end; whether the
+        template is fit for the next job."""
+        if not w.busy:
+            return True
+        self._kill_job(w)
+        deadline = time.monotonic() + _ENDED_WITHIN
+        try:
+            while w.job is not None and time.monotonic() < deadline:
+                ready = connection.wait([w.conn] if out.eof else [w.conn, w.output], 0.05)
+                if w.output in ready:
+                    out.read(w.output)
+                if w.conn in ready and w.conn.recv()[0] == "ended":
+                    w.busy, w.job = False, None
+        except Exception:  # noqa: BLE001 - the template died or garbled: it is replaced
+            return False
+        return not w.busy
+
+    def _exchange(self, w: _Worker, fn: str, args: tuple[Any, ...], limit: float, cancel: threading.Event | None,
+                  timeout_note: str | None, on_progress: Callable[[Any], None] | None,
+                  out: _Output) -> tuple[str, Any]:
+        """Send the job, read its output and messages until the template says its child ended;
+        the child's answer (kind, payload), or JobFailed."""
+        try:
+            w.conn.send((fn, args))
+        except (OSError, ValueError) as e:
+            raise JobFailed("crashed", f"the worker could not take the job ({e})") from None
+        w.busy = True
+        started = time.monotonic()
+        answer: tuple[str, Any] | None = None
+        while True:
+            ready = connection.wait([w.conn] if out.eof else [w.conn, w.output], 0.05)
+            if w.output in ready:
+                out.read(w.output)
+            if w.conn in ready:
+                try:
+                    kind, payload = w.conn.recv()
+                except (EOFError, OSError):
+                    raise JobFailed("crashed", "the worker process died while running the kernel: it was killed "
+                                               "or crashed") from None
+                if kind == "ended":
+                    w.busy, w.job = False, None
+                    if answer is None:
+                        raise JobFailed("crashed", f"the job's process died ({payload or 'without an answer'}) "
+                                                   f"while running the kernel: it called os._exit, was killed "
+                                                   f"or crashed")
+                    return answer
+                if kind == "started":
+                    w.job = int(payload)
+                elif kind == "progress":
+                    if on_progress is not None:
+                        try:
+                            on_progress(payload)
+                        except Exception:  # noqa: BLE001 - a listener's bug must not fail the job
+                            traceback.print_exc()
+                else:
+                    answer = (kind, payload)
+                continue
+            waited = time.monotonic() - started
+            if w.job is None and waited >= _STARTED_WITHIN:
+                raise JobFailed("crashed", f"the worker did not start the job within {_STARTED_WITHIN:g} s")
+            if w.job is not None and cancel is not None and cancel.is_set():
+                raise JobFailed("cancelled", "a newer request replaced this one")
+            if w.job is not None and waited >= limit:
+                raise JobFailed("timeout", f"no result after {limit:g} s (the time limit): " + (
+                    timeout_note or "the kernel was stopped; does it loop forever?"))
+            if not ready and not w.process.is_alive():
+                raise JobFailed("crashed", "the worker process died while running the kernel")
+
     def run_blocking(self, fn: str, *args: Any, timeout: float | None = None,
                      cancel: threading.Event | None = None, timeout_note: str | None = None,
                      on_progress: Callable[[Any], None] | None = None) -> Any:
         """Run a job and wait for it (from a thread); raises JobFailed. `timeout_note` says what a
         timeout means for this job (default: the kernel may loop forever). Interim results the job
-        sends (`server.analyze.progress`) go to `on_progress`, in this thread."""
+        sends (`server.analyze.progress`) go to `on_progress`, in this thread. A dict answer gets
+        the job's `output` (what it wrote to fd 1 and 2) under "output"."""
         if self._closed:
             raise JobFailed("error", "the worker pool is closed")
         limit = self.time_limit if timeout is None else timeout
         w = self._take()
         keep: _Worker | None = None
+        out = _Output()
         try:
+            _Output().read(w.output)  # written by what escaped an earlier job's group: not this job's
             try:
-                w.conn.send((fn, args))
-            except (OSError, ValueError) as e:
-                raise JobFailed("crashed", f"the worker could not take the job ({e})") from None
-            waited = 0.0
-            step = 0.05
-            while True:
-                while not w.conn.poll(step):
-                    waited += step
-                    if cancel is not None and cancel.is_set():
-                        raise JobFailed("cancelled", "a newer request replaced this one")
-                    if waited >= limit:
-                        raise JobFailed("timeout", f"no result after {limit:g} s (the time limit): " + (
-                            timeout_note or "the kernel was stopped; does it loop forever?"))
-                    if not w.process.is_alive():
-                        break
-                try:
-                    kind, payload = w.conn.recv()
-                except (EOFError, OSError):
-                    w.process.join(1)
-                    code = w.process.exitcode
-                    raise JobFailed("crashed", f"the worker process died (exit code {code}) while running "
-                                               f"the kernel: it called os._exit, was killed or crashed") from None
-                if kind != "progress":
-                    break
-                if on_progress is not None:
-                    try:
-                        on_progress(payload)
-                    except Exception:  # noqa: BLE001 - a listener's bug must not fail the job
-                        traceback.print_exc()
+                kind, payload = self._exchange(w, fn, args, limit, cancel, timeout_note, on_progress, out)
+            except JobFailed as e:
+                if self._stop(w, out):  # the job's group is gone: nothing it started outlives it
+                    keep = w
+                out.read(w.output)
+                e.output = out.text()
+                raise
+            keep = w
+            out.read(w.output)
             if kind == "ok":
-                keep = w
+                if isinstance(payload, dict):
+                    payload["output"] = out.text()
                 return payload
-            if kind == "error":
-                keep = w
-            raise JobFailed(kind, payload)
+            raise JobFailed(kind, payload, out.text())
         except JobFailed as e:
             self.failures[e.kind] = self.failures.get(e.kind, 0) + 1
             raise
         finally:
             if keep is None:
                 self._kill(w)
+                w.output.close()
                 self.replaced += 1
             self._give(keep)
 
     async def run(self, fn: str, *args: Any, timeout: float | None = None, timeout_note: str | None = None,
                   on_progress: Callable[[Any], None] | None = None) -> Any:
-        """Run a job without blocking the event loop; cancelling the awaiting task kills the job.
+        """Run a job without blocking the event loop; cancelling the awaiting task kills the job (the
+        cancellation completes when the job's process group is gone).
         `on_progress` gets the job's interim results on the event loop."""
         cancel = threading.Event()
         loop = asyncio.get_running_loop()
@@ -294,6 +475,9 @@ class WorkerPool:
             return await asyncio.shield(fut)
         except asyncio.CancelledError:
             cancel.set()
+            await asyncio.wait({fut})  # the cancellation completes once the job's processes are gone
+            if not fut.cancelled():
+                fut.exception()  # retrieved: JobFailed("cancelled") is what was asked for
             raise
 
     def close(self) -> None:
@@ -302,3 +486,4 @@ class WorkerPool:
             idle, self._idle = self._idle, []
         for w in idle:
             self._kill(w)
+            w.output.close()

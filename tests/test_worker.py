@@ -34,9 +34,11 @@ def test_each_failure_kind_is_one_result_and_the_pool_keeps_working(pool):
         with pytest.raises(JobFailed) as e:
             pool.run_blocking("analyze_kernel", PATH, SRC, name, {}, timeout=2 if name == "hang" else None)
         assert e.value.kind == kind, e.value
-        again = pool.run_blocking("analyze_kernel", PATH, SRC, "good", {})  # a replaced worker answers
+        again = pool.run_blocking("analyze_kernel", PATH, SRC, "good", {})  # the pool answers on
         assert again["summary"] == good["summary"]
-    assert pool.replaced >= 3
+    # each job ran in a child of the worker's template: the child died, was killed or hit the limit, the
+    # template reported it and serves on
+    assert pool.replaced == 0
 
 
 def test_user_mistakes_are_results_at_their_lines(pool):

@@ -1,0 +1,96 @@
+"""Isolation through a real `pypto-ide serve` process (issue 17, items 1, 3, 5): what a kernel prints
+is its job's `output` (done or failed), never the server's stdout; a module-level KeyboardInterrupt
+is a done job with an error at its line; a cancelled job's child process is gone."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Iterator
+
+import httpx
+import psutil
+import pytest
+from test_http import WAIT, Server, finished, submit
+
+PRINTS = textwrap.dedent('''
+    import os
+    import subprocess
+    import pypto
+
+    print("module says hi")
+
+
+    @pypto.jit
+    def k(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32)):
+        print('Content-Length: 2\\r\\n\\r\\n{}', flush=True)
+        os.write(2, b"on stderr\\n")
+        out[:] = pypto.exp(x)
+
+
+    @pypto.jit
+    def stuck(x: pypto.Tensor([8, 16], pypto.DT_FP32)):
+        child = subprocess.Popen(["sleep", "97"])
+        print("child", child.pid, flush=True)
+        while True:
+            pass
+''')
+
+INTERRUPTED = textwrap.dedent('''
+    import pypto
+
+    raise KeyboardInterrupt
+
+
+    @pypto.jit
+    def k(x: pypto.Tensor([8, 16], pypto.DT_FP32)):
+        return pypto.exp(x)
+''')
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    ws = tmp_path_factory.mktemp("isolation")
+    (ws / "prints.py").write_text(PRINTS)
+    (ws / "interrupted.py").write_text(INTERRUPTED)
+    s = Server([str(ws), "--port", "0", "--workers", "1", "--time-limit", "3", "--no-watch"])
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def client(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=WAIT) as c:
+        yield c
+
+
+def test_what_a_kernel_prints_is_its_results_output(client: httpx.Client) -> None:
+    done = finished(client, submit(client, "prints.py::k")["id"])
+    assert done["status"] == "done" and done["error"] is None, done
+    output = client.get(f"/api/v1/jobs/{done['id']}/result").json()["output"]
+    assert output.splitlines() == ["module says hi", "Content-Length: 2", "", "{}", "on stderr"]
+
+
+def test_a_timed_out_job_keeps_its_output_and_takes_its_child_with_it(client: httpx.Client) -> None:
+    failed = finished(client, submit(client, "prints.py::stuck")["id"])
+    assert failed["status"] == "failed" and failed["failure"]["kind"] == "timeout", failed
+    output = failed["failure"]["output"]
+    assert output.startswith("module says hi\nchild ")
+    child = int(re.search(r"child (\d+)", output).group(1))
+    try:
+        assert psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        pass
+
+
+def test_a_module_level_keyboard_interrupt_is_an_error_at_its_line(client: httpx.Client) -> None:
+    errors = client.get("/api/v1/kernels").json()["errors"]
+    listed = next(e["error"] for e in errors if e["file"] == "interrupted.py")
+    line = INTERRUPTED.splitlines().index("raise KeyboardInterrupt") + 1
+    assert listed["line"] == line and listed["message"].startswith("KeyboardInterrupt"), listed
+
+
+def test_nothing_a_kernel_printed_reached_the_servers_stdout(client: httpx.Client, server: Server) -> None:
+    assert finished(client, submit(client, "prints.py::k")["id"])["status"] == "done"
+    assert client.get("/api/v1/health").json()["status"] == "ok"  # a round trip after the job
+    assert not [line for line in server.output if "module says hi" in line or "Content-Length" in line]

@@ -1,0 +1,189 @@
+"""What a kernel does cannot reach past its own job (issue 17: items 1, 2, 3, 5), through a real pool.
+
+- its output (print, os.write(1/2), a subprocess's) is the job's `output`, never the server's stdout;
+- its module code cannot change another document's compile, or a later compile of its own;
+- the threads and processes it starts end with the job (completed, timed out or cancelled);
+- every BaseException it raises (KeyboardInterrupt, SystemExit, GeneratorExit) is a result at its line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import textwrap
+from pathlib import Path
+
+import psutil
+import pytest
+
+from server.worker import JobFailed, WorkerPool
+
+PATH = "/virtual/isolation.py"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = WorkerPool(size=1, time_limit=20, memory_limit_mb=600)  # one template: every job follows the last one
+    yield p
+    p.close()
+
+
+def kernel(body: str, top: str = "") -> str:
+    """A file with one 8x8 kernel `k` whose body starts with `body`."""
+    return ("import os, subprocess, sys, threading, time\nimport pypto\n" + textwrap.dedent(top) + "\n\n@pypto.jit\n"
+            "def k(x: pypto.Tensor([8, 8], pypto.DT_FP32), out: pypto.Tensor([8, 8], pypto.DT_FP32)):\n"
+            + textwrap.indent(textwrap.dedent(body), "    ") + "    out[:] = pypto.exp(x)\n")
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def gone(pid: int) -> bool:
+    """The process no longer runs (no such process, or a zombie waiting for its parent)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+# ---- 1. output -----------------------------------------------------------------------------------
+
+def test_everything_a_job_writes_to_fd_1_and_2_is_its_output(pool):
+    src = kernel('''
+        print("in the kernel")
+        os.write(1, b"raw fd 1\\n")
+        os.write(2, b"raw fd 2\\n")
+        print("to stderr", file=sys.stderr)
+        subprocess.run(["echo", "from a subprocess"], check=True)
+    ''', top='print("at module level")\n')
+    out = pool.run_blocking("analyze_kernel", PATH, src, "k", {})
+    assert out["error"] is None
+    lines = out["output"].splitlines()
+    assert lines[0] == "at module level"
+    assert {"in the kernel", "raw fd 1", "raw fd 2", "to stderr", "from a subprocess"} <= set(lines)
+    # the next job's output is its own
+    listed = pool.run_blocking("list_kernels", PATH, kernel("", top='print("listed")\n'))
+    assert listed["output"] == "listed\n"
+
+
+def test_the_output_of_a_failed_job_comes_with_its_failure_and_is_bounded(pool):
+    src = kernel('''
+        print("before the loop", flush=True)
+        while True:
+            pass
+    ''')
+    with pytest.raises(JobFailed) as e:
+        pool.run_blocking("analyze_kernel", PATH, src, "k", {}, timeout=3)
+    assert e.value.kind == "timeout" and e.value.output == "before the loop\n"
+    flood = pool.run_blocking("analyze_kernel", PATH, kernel('os.write(1, b"x" * 3_000_000)\n'), "k", {})
+    assert flood["error"] is None
+    assert len(flood["output"]) < 300_000 and re.search(r"\[\d+ more bytes of output were not kept\]", flood["output"])
+
+
+# ---- 2. state ------------------------------------------------------------------------------------
+
+def test_module_code_cannot_change_another_documents_compile(pool, tmp_path):
+    patching = kernel("x = x + x\n", top='''
+        pypto.exp = lambda t: pypto.sin(t)
+        pypto.Tensor.__add__ = lambda a, b: a * b
+        sys.path.insert(0, "/nowhere")
+    ''')
+    plain = kernel("x = x + x\n")
+
+    def ops(path: str, text: str) -> set[str]:
+        rec = pool.run_blocking("analyze_kernel", path, text, "k", {})["record"]
+        return {n["op"] for n in rec["graph"]["nodes"]}
+
+    assert ops(str(tmp_path / "patching.py"), patching) >= {"sin", "mul"}  # the patch holds in its own job
+    assert ops(str(tmp_path / "other.py"), plain) >= {"exp", "add"}
+    assert not ops(str(tmp_path / "other.py"), plain) & {"sin", "mul"}
+    # nor a later compile of the same document once the patch is gone
+    assert ops(str(tmp_path / "patching.py"), plain) >= {"exp", "add"}
+    probe = kernel("", top='print("/nowhere" in sys.path, hasattr(pypto, "_isolation_probe"))\n'
+                           'pypto._isolation_probe = 1\n')
+    assert pool.run_blocking("list_kernels", PATH, probe)["output"] == "False False\n"
+    assert pool.run_blocking("list_kernels", PATH, probe + "\n")["output"] == "False False\n"
+
+
+# ---- 3. threads and processes --------------------------------------------------------------------
+
+SPAWNS = '''
+    def burn():
+        while True:
+            pass
+    t = threading.Thread(target=burn, daemon=False)
+    t.start()
+    child = subprocess.Popen(["sleep", "97"])
+    print("pids", os.getpid(), t.native_id, child.pid, flush=True)
+'''
+
+
+def pids_of(output: str) -> tuple[int, int, int]:
+    job, thread, child = (int(x) for x in re.search(r"pids (\d+) (\d+) (\d+)", output).groups())
+    return job, thread, child
+
+
+def test_threads_and_processes_a_job_started_end_with_it(pool):
+    template = pool._idle[0].process.pid if pool._idle else None
+    out = pool.run_blocking("analyze_kernel", PATH, kernel(SPAWNS), "k", {})
+    assert out["error"] is None
+    job, thread, child = pids_of(out["output"])
+    assert job != template and gone(job) and gone(child)
+    assert not Path(f"/proc/{job}/task/{thread}").exists()
+    again = pool.run_blocking("analyze_kernel", PATH, kernel(""), "k", {})
+    assert again["error"] is None and pool.replaced == 0
+
+
+def test_a_timed_out_or_cancelled_job_takes_its_processes_with_it(pool):
+    src = kernel(SPAWNS + "    while True:\n        pass\n")
+    with pytest.raises(JobFailed) as e:
+        pool.run_blocking("analyze_kernel", PATH, src, "k", {}, timeout=3)
+    assert e.value.kind == "timeout"
+    job, _, child = pids_of(e.value.output)
+    assert gone(job) and gone(child)
+
+    # the kernel says it is running through the job's progress channel: then it is cancelled
+    running_src = src.replace("flush=True)\n", "flush=True)\n    import server.analyze\n"
+                                                "    server.analyze.progress([os.getpid(), child.pid])\n", 1)
+
+    async def cancel_once_running() -> list[int]:
+        loop = asyncio.get_running_loop()
+        running: asyncio.Future[list[int]] = loop.create_future()
+        task = asyncio.ensure_future(pool.run("analyze_kernel", PATH, running_src, "k", {}, timeout=60,
+                                              on_progress=lambda d: running.done() or running.set_result(d)))
+        pids = await asyncio.wait_for(running, 30)
+        assert not any(gone(p) for p in pids)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return pids
+
+    assert all(gone(p) for p in asyncio.run(cancel_once_running()))
+    assert pool.failures.get("cancelled") == 1
+    assert pool.replaced == 0  # the template reported each killed job's end and serves on
+
+
+# ---- 5. BaseException ----------------------------------------------------------------------------
+
+RAISES = ["raise KeyboardInterrupt", "raise SystemExit(3)", "sys.exit(0)", "raise GeneratorExit('bye')"]
+
+
+@pytest.mark.parametrize("statement", RAISES)
+def test_a_base_exception_at_module_level_is_an_error_at_its_line(pool, statement):
+    src = kernel("", top=statement + "\n")
+    line = line_of(src, statement)
+    listed = pool.run_blocking("list_kernels", PATH, src)
+    assert listed["error"]["line"] == line and listed["error"]["rule"] == "python.import"
+    name = statement.split("(")[0].split()[-1].replace("sys.exit", "SystemExit")
+    assert listed["error"]["message"].startswith(name), listed["error"]
+    out = pool.run_blocking("analyze_kernel", PATH, src, "k", {})
+    assert out["import_failed"] and out["error"] == listed["error"]
+
+
+@pytest.mark.parametrize("statement", RAISES)
+def test_a_base_exception_in_the_kernel_is_an_error_at_its_line(pool, statement):
+    src = kernel(statement + "\n")
+    out = pool.run_blocking("analyze_kernel", PATH, src, "k", {})
+    assert out["error"]["line"] == line_of(src, statement) and out["error"]["rule"] == "python.exception", out
+    assert "raised while tracing k" in out["error"]["message"]
