@@ -129,7 +129,7 @@ from pypto.language.options import (
     set_runtime_options,
     set_verify_options,
 )
-from pypto.language.scalar import SymbolicScalar, symbolic_scalar
+from pypto.language.scalar import SymbolicScalar, ceildiv, symbolic_scalar
 from pypto.language.scalar import scalar_max as max  # noqa: A004 - PyPTO's name
 from pypto.language.scalar import scalar_min as min  # noqa: A004 - PyPTO's name
 from pypto.language.tensor import DYNAMIC, STATIC, Tensor

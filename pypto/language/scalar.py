@@ -155,6 +155,12 @@ def scalar_max(*args: Any, **kwargs: Any) -> Any:
     return max(*args, **kwargs)
 
 
+def ceildiv(a: Any, b: Any) -> Any:
+    """`pypto.ceildiv(a, b)`: `a / b` rounded up, `(a + b - 1) // b`, on ints or symbolic scalars
+    (a symbolic result is known at run time; loop counts and tile counts are its usual use)."""
+    return (a + b - 1) // b
+
+
 def symbolic_scalar(value: Any = 0) -> int | SymbolicScalar:
     """`pypto.symbolic_scalar(x)`: an int stays an int-valued scalar, a symbol stays symbolic."""
     if isinstance(value, SymbolicScalar):
