@@ -41,3 +41,39 @@ def test_ceildiv_of_a_run_time_value_sizes_a_loop(n: int) -> None:
     done = -(-n // 4) * 4  # whole groups of four rows
     torch.testing.assert_close(y[:done], x[:done] * 2)
     assert torch.all(y[done:] == 0)
+
+
+@pypto.frontend.jit
+def doubled_by_unrolled_loop(x: pypto.Tensor([pypto.DYNAMIC, WIDTH], pypto.DT_FP32),
+                             y: pypto.Tensor([pypto.DYNAMIC, WIDTH], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, WIDTH)
+    for i, f in pypto.loop_unroll(0, x.shape[0], 4, name="L", idx="i", unroll_list=[2, 1]):
+        y[i:i + 4 * f, :] = pypto.view(x, [4 * f, WIDTH], [i, 0]) * 2.0
+
+
+@pypto.frontend.jit
+def tripled_by_loop(x: pypto.Tensor([pypto.DYNAMIC, WIDTH], pypto.DT_FP32),
+                    y: pypto.Tensor([pypto.DYNAMIC, WIDTH], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, WIDTH)
+    for i in pypto.loop(0, x.shape[0], 4, name="L", index_name="i", schedule="any"):
+        y[i:i + 4, :] = pypto.view(x, [4, WIDTH], [i, 0]) * 3.0
+
+
+@pytest.mark.parametrize("rows", [4, 8, 12, 16])
+def test_loop_unroll_ignores_a_keyword_it_does_not_read_with_a_warning_at_the_users_line(rows: int) -> None:
+    x = torch.rand(rows, WIDTH)
+    y = torch.zeros(rows, WIDTH)
+    with pytest.warns(pypto.PyptoWarning, match=r"ignores the keyword 'idx' \(did you mean 'idx_name'\?\)") as got:
+        doubled_by_unrolled_loop.fresh()(x, y)
+    torch.testing.assert_close(y, x * 2)
+    w = next(w for w in got if "ignores" in str(w.message))
+    assert w.filename == __file__ and "loop_unroll(" in open(__file__).read().splitlines()[w.lineno - 1]
+
+
+def test_loop_ignores_keywords_it_does_not_read() -> None:
+    x = torch.rand(8, WIDTH)
+    y = torch.zeros(8, WIDTH)
+    with pytest.warns(pypto.PyptoWarning, match=r"pypto.loop ignores the keywords 'index_name' \(did you mean "
+                                                r"'idx_name'\?\), 'schedule'"):
+        tripled_by_loop.fresh()(x, y)
+    torch.testing.assert_close(y, x * 3)

@@ -7,8 +7,10 @@ in `pypto.ir.ops`; here is only argument handling.
 
 from __future__ import annotations
 
+import difflib
 import linecache
 import re
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -677,10 +679,9 @@ def loop(*args: Any, name: str | None = None, idx_name: str | None = None, submi
     """`pypto.loop(stop)` / `pypto.loop(start, stop, step=1)`: a runtime loop (its body is traced once).
     `unroll_list` is a hint to PyPTO's backend (the loop still yields one index); it is recorded."""
     b = _b.require("pypto.loop")
-    if kwargs:
-        raise PyptoError(f"pypto.loop: unknown keywords {sorted(kwargs)}")
-    start, stop, step = _loop_range("pypto.loop", args)
     loc = b.loc()
+    _ignored_keywords("pypto.loop", kwargs, loc)
+    start, stop, step = _loop_range("pypto.loop", args)
     if isinstance(step, int) and step == 0:
         raise PyptoError("pypto.loop step must not be 0", loc)
     index = b.fresh_symbol(idx_name or _for_target(loc) or "i")
@@ -690,6 +691,26 @@ def loop(*args: Any, name: str | None = None, idx_name: str | None = None, submi
     if unroll_list:
         attrs["unroll_list"] = tuple(int(u) for u in unroll_list)
     return _loop_body(b, attrs, loc)
+
+
+_LOOP_KEYWORDS = ("name", "idx_name", "submit_before_loop", "parallel", "unroll_list")
+
+
+def _ignored_keywords(what: str, kwargs: dict[str, Any], loc: Loc) -> None:
+    """PyPTO's loops take `**kwargs` and read only the keys they know, so another key is no error:
+    it is ignored, with a `PyptoWarning` at the user's line (a misspelt `idx_name` changes nothing)."""
+    if not kwargs:
+        return
+    names = []
+    for k in sorted(kwargs):
+        close = difflib.get_close_matches(k, _LOOP_KEYWORDS, n=1, cutoff=0.5)
+        names.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    msg = (f"{what} ignores the keyword{'s' if len(names) > 1 else ''} {', '.join(names)}: it reads only "
+           f"{', '.join(_LOOP_KEYWORDS)}")
+    if loc.span is not None:
+        warnings.warn_explicit(msg, tiling.PyptoWarning, loc.span.file, loc.span.line)
+    else:
+        warnings.warn(msg, tiling.PyptoWarning, stacklevel=3)
 
 
 _FOR = re.compile(r"^\s*for\s+\(?\s*([A-Za-z_]\w*)")
@@ -771,12 +792,14 @@ def _loop_range(what: str, args: tuple[Any, ...]) -> tuple[Any, Any, Any]:
 
 def loop_unroll(*args: Any, name: str | None = None, idx_name: str | None = None,
                 unroll_list: Sequence[int] | None = None, submit_before_loop: bool = False,
-                parallel: bool = False) -> Iterator[tuple[int | SymbolicScalar, int]]:
+                parallel: bool = False, **kwargs: Any) -> Iterator[tuple[int | SymbolicScalar, int]]:
     """`pypto.loop_unroll(start, stop, step, unroll_list=[4, 2, 1])`: yields `(idx, factor)`. As in
     PyPTO, the factors run largest first, each as its own loop (named `<name>_LoopUnroll<factor>`)
     with step `step * factor` over the range the larger factors left: the body is traced once per
-    factor, with `factor` a plain int, and covers `factor` steps per iteration."""
-    _b.require("pypto.loop_unroll")
+    factor, with `factor` a plain int, and covers `factor` steps per iteration. Other keywords are
+    ignored, as `pypto.loop` ignores them."""
+    b = _b.require("pypto.loop_unroll")
+    _ignored_keywords("pypto.loop_unroll", kwargs, b.loc())
     start, stop, step = _loop_range("pypto.loop_unroll", args)
     factors = sorted({int(u) for u in (unroll_list or [1])} | {1}, reverse=True)
     if any(f <= 0 for f in factors):
