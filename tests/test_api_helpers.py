@@ -77,3 +77,28 @@ def test_loop_ignores_keywords_it_does_not_read() -> None:
                                                 r"'idx_name'\?\), 'schedule'"):
         tripled_by_loop.fresh()(x, y)
     torch.testing.assert_close(y, x * 3)
+
+
+@pytest.mark.parametrize(("flag", "want"), [(True, 1), (False, 0)])
+def test_symbolic_scalar_of_a_bool_is_its_int(flag: bool, want: int) -> None:
+    s = pypto.symbolic_scalar(flag)
+    assert s.is_concrete() and s.concrete() == want and bool(s) is flag
+    assert pypto.SymbolicScalar(flag).concrete() == want
+    assert int(s + 2) == want + 2
+
+
+@pypto.frontend.jit
+def doubled_if(x: pypto.Tensor([8, WIDTH], pypto.DT_FP32), y: pypto.Tensor([8, WIDTH], pypto.DT_FP32), flag):
+    pypto.set_vec_tile_shapes(8, WIDTH)
+    if pypto.symbolic_scalar(flag):
+        y[:] = x * 2.0
+    else:
+        y[:] = x + 1.0
+
+
+def test_if_on_the_symbolic_scalar_of_a_bool_argument_takes_its_side() -> None:
+    x = torch.rand(8, WIDTH)
+    for flag in (True, False, True):
+        y = torch.zeros(8, WIDTH)
+        doubled_if(x, y, flag)
+        torch.testing.assert_close(y, x * 2 if flag else x + 1)

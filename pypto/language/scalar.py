@@ -36,7 +36,8 @@ class SymbolicScalar:
     __slots__ = ("expr",)
 
     def __init__(self, value: Any = 0) -> None:
-        self.expr: S.Dim = as_dim(value)
+        # PyPTO's constructor takes any Python int, and a bool is one (`symbolic_scalar(flag)`): 0 or 1
+        self.expr: S.Dim = as_dim(int(value) if isinstance(value, bool) else value)
 
     # arithmetic
     def __add__(self, o: Any) -> int | SymbolicScalar:
@@ -162,7 +163,8 @@ def ceildiv(a: Any, b: Any) -> Any:
 
 
 def symbolic_scalar(value: Any = 0) -> int | SymbolicScalar:
-    """`pypto.symbolic_scalar(x)`: an int stays an int-valued scalar, a symbol stays symbolic."""
+    """`pypto.symbolic_scalar(x)`: an int (a bool too: 0 or 1) is an int-valued scalar, a symbol stays
+    symbolic."""
     if isinstance(value, SymbolicScalar):
         return value
     return SymbolicScalar(value)
