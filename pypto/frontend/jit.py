@@ -442,7 +442,7 @@ class JitKernel:
                 idx = list(self.signature.parameters).index(pname)
                 node = b.emit("param", [], {"name": pname, "index": idx}, ty=types_[pname], name=pname,
                               loc=self.def_loc)
-                handles[pname] = traced_tensor(b, node.id, pname)
+                handles[pname] = traced_tensor(b, node.id, pname, parameter=True)
             call_args = {k: handles.get(k, consts.get(k)) for k in bound.arguments}
             initial = {k: trace_of(h).value for k, h in handles.items()}
             result = body(**call_args)

@@ -26,7 +26,14 @@ from pypto.language import builder as _b
 from pypto.language import tiling
 from pypto.language.options import global_tile_shapes, set_global_tile_shapes
 from pypto.language.scalar import SymbolicScalar, as_dim, wrap
-from pypto.language.tensor import Tensor, as_tensor, trace_of, traced_tensor
+from pypto.language.tensor import (
+    Tensor,
+    as_tensor,
+    share_storage,
+    storage_sharers,
+    trace_of,
+    traced_tensor,
+)
 from pypto.language.unsupported import UnsupportedDataType
 
 
@@ -325,7 +332,20 @@ def _write(out: Tensor, src: Tensor, offsets: tuple[S.Dim, ...], exact: bool = F
     valid = b.valid.get(trace_of(src).value)  # only the valid part is written: its window is what must fit
     node = b.emit("assemble", [trace_of(out).value, trace_of(src).value],
                   {"offsets": offsets, **({"exact": True} if exact else {}), **({"valid": valid} if valid else {})})
-    b.rebind(trace_of(out), node.id)
+    store(out, node.id)
+
+
+def store(t: Tensor, value: int) -> None:
+    """A write: `t` now holds `value` (a node of `t`'s shape and dtype), and so does every tensor that
+    shares its memory (an inplace reshape of it, or what it is an inplace reshape of), in its own shape."""
+    b = trace_of(t).builder
+    b.rebind(trace_of(t), value)
+    for other in storage_sharers(t):
+        o = trace_of(other)
+        if o.builder is not b:
+            continue
+        same = b.types[o.value].shape == b.types[value].shape
+        b.rebind(o, value if same else b.emit("reshape", [value], {"shape": b.types[o.value].shape}).id)
 
 
 def assemble(input: Any, offsets: Any = None, out: Tensor | None = None, parallel: bool = False) -> Tensor:
@@ -345,12 +365,17 @@ def assemble(input: Any, offsets: Any = None, out: Tensor | None = None, paralle
 
 def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool = False) -> Tensor:
     """`input` seen with `shape`; with `valid_shape`, only that leading window of it holds data
-    (a matmul's padded result read back at its real width): what follows computes on that part."""
+    (a matmul's padded result read back at its real width): what follows computes on that part.
+    `inplace=True` shares `input`'s memory: a later write into either tensor is seen through both
+    (a 4-D KV cache updated through its 2-D reshape)."""
     x = _tensor(input)
     attrs: dict[str, Any] = {"shape": _dims(shape, "reshape shape")}
     if valid_shape is not None:
         attrs["valid_shape"] = _dims(valid_shape, "valid_shape")
-    return _emit("reshape", [x], attrs)
+    out = _emit("reshape", [x], attrs)
+    if inplace:
+        share_storage(x, out)
+    return out
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -560,7 +585,7 @@ def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tenso
     `index` ([b, s]) take `src`'s, as a KV cache is updated; returns `input`. `dim` is PyPTO's -2."""
     x = _tensor(input)
     out = _emit("scatter_update", [x, _tensor(index, "index"), _tensor(src, "src")], {"dim": int(dim)})
-    _builder_of(x).rebind(trace_of(x), trace_of(out).value)
+    store(x, trace_of(out).value)
     return x
 
 
@@ -596,7 +621,7 @@ def scatter_(input: Tensor, dim: int, index: Tensor, src: Any, *, reduce: str | 
     """`scatter` in place: `input` itself now holds the result (and is returned)."""
     x = _tensor(input)
     out = scatter(x, dim, index, src, reduce=reduce)
-    _builder_of(x).rebind(trace_of(x), trace_of(out).value)
+    store(x, trace_of(out).value)
     return x
 
 
@@ -750,6 +775,8 @@ def branch_merge(before: Any, then: Any, after: Any, name: str) -> Any:
     before it — a phi, built from the sides' carried-out values. Anything else is Python's value."""
     if not isinstance(after, Tensor):
         return after
+    if after is before and then is before:  # the same tensor throughout (at most written into): itself
+        return after
     b = _b.require("if")
     ids = [trace_of(v).value if isinstance(v, Tensor) else None for v in (before, then, after)]
     return traced_tensor(b, b.merge_branches(ids[0], ids[1], ids[2], name, b.loc()))
@@ -890,9 +917,35 @@ def _matmul_operator(self: Tensor, other: Any) -> Tensor:
 
 
 def _move(self: Tensor, src: Any) -> Tensor:
-    """`out.move(expr)`: `out` now holds `expr` (same shape and dtype)."""
-    setitem(self, Ellipsis, src)
+    """`out.move(other)`: `out` now holds `other`'s data. PyPTO rebinds the handle to `other`; where
+    `out`'s memory is observed — a kernel parameter (written back to the caller) or a tensor sharing
+    memory with another (`reshape(..., inplace=True)`) — the data is written into it instead, `other`
+    reshaped to `out`'s shape when the shapes differ (they must hold as many elements)."""
+    if not isinstance(src, Tensor):
+        raise PyptoError(f"Tensor.move takes a tensor, got {type(src).__name__}")
+    x, v = _tensor(self), _tensor(src)
+    if x.type.shape == v.type.shape:
+        setitem(x, Ellipsis, v)
+        return self
+    t, b = trace_of(x), _builder_of(x, v)
+    if not x.parameter and not storage_sharers(x) and t.scope is b.scope:
+        b.rebind(t, trace_of(v).value)  # PyPTO's move: the handle now holds `other`, in its shape
+        return self
+    n_out, n_src = _numel(x.type.shape), _numel(v.type.shape)
+    if S.equal(n_out, n_src) is False:
+        what = f"kernel parameter {x.name!r}" if x.parameter else "a tensor that shares its memory (inplace reshape)"
+        raise PyptoError(f"Tensor.move: moving {_fmt(v.type.shape)} ({S.to_str(n_src)} elements) into {what} of "
+                         f"shape {_fmt(x.type.shape)} ({S.to_str(n_out)} elements): its data is written there, so "
+                         f"the element counts must match")
+    _write(x, reshape(v, list(x.type.shape)), (0,) * x.type.rank)
     return self
+
+
+def _numel(shape: Sequence[S.Dim]) -> S.Dim:
+    n: S.Dim = 1
+    for d in shape:
+        n = S.mul(n, d)
+    return n
 
 
 def _matmul_method(self: Tensor, other: Tensor, out_dtype: DataType | None = None, **kw: Any) -> Tensor:

@@ -5,6 +5,10 @@
 Inside a kernel, parameters and op results are `Tensor` handles: a handle's current value
 is a node id, and writing into it (`t[a:b] = e`, `t.move(e)`) rebinds it. Operators and
 methods forward to the module functions in `pypto.frontend.api`.
+
+Tensors can share storage: `pypto.reshape(x, shape, inplace=True)` is another view of `x`'s memory,
+so a write into either is seen through both. Each handle keeps the group it shares storage with
+(`share_storage`, `storage_sharers`); a write rebinds every member (`pypto.language.api`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class Tensor:
         """PyPTO's signature; `data_ptr`, `device` and `ori_shape` belong to PyPTO's runtime and are
         accepted, unused."""
         self.trace = None
+        self.parameter = False  # a kernel parameter: its shape is the caller's, it cannot change
+        self.storage: list[Tensor] = [self]  # the tensors that share this one's memory, itself included
         if shape is not None and not isinstance(shape, (list, tuple)):
             raise PyptoError(f"pypto.Tensor shape must be a list or tuple, got {shape!r}")
         if dtype is not None and not isinstance(dtype, DataType):
@@ -147,10 +153,13 @@ class Tensor:
     __hash__ = object.__hash__
 
 
-def traced_tensor(builder: Builder, value: int, name: str | None = None) -> Tensor:
-    """A tensor handle inside a kernel, holding `value` (a node id) in the builder's current scope."""
+def traced_tensor(builder: Builder, value: int, name: str | None = None, *, parameter: bool = False) -> Tensor:
+    """A tensor handle inside a kernel, holding `value` (a node id) in the builder's current scope
+    (`parameter`: the handle of a kernel parameter, whose final value is written back to the caller)."""
     t = object.__new__(Tensor)
     t.trace = builder.bind(value, name)
+    t.parameter = parameter
+    t.storage = [t]
     t.spec_shape = None
     t.spec_dtype = None
     t.spec_format = TileOpFormat.TILEOP_ND
@@ -172,3 +181,28 @@ def trace_of(t: Tensor) -> Binding:
         raise PyptoError("this pypto.Tensor is an annotation; tensors inside a kernel come from its "
                          "parameters or from ops")
     return t.trace
+
+
+def share_storage(a: Tensor, b: Tensor) -> None:
+    """`b` is another view of `a`'s memory (`reshape(a, ..., inplace=True)`): the two groups merge."""
+    if any(t is b for t in a.storage):  # by identity: a tensor's `==` is an op
+        return
+    group = a.storage + [t for t in b.storage if not any(t is u for u in a.storage)]
+    for t in group:
+        t.storage = group
+
+
+def storage_sharers(t: Tensor) -> list[Tensor]:
+    """The other tensors that share `t`'s memory (a write into `t` is a write into each of them)."""
+    return [o for o in t.storage if o is not t]
+
+
+def take_storage_place(old: Tensor, new: Tensor) -> None:
+    """`new` stands for `old` from now on (the value a name holds after a run-time `if`): it joins
+    `old`'s storage group in `old`'s place."""
+    if old is new or len(old.storage) == 1:
+        return
+    group = [new if t is old else t for t in old.storage if t is not new]
+    for t in group:
+        t.storage = group
+    old.storage = [old]
