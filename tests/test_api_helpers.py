@@ -102,3 +102,44 @@ def test_if_on_the_symbolic_scalar_of_a_bool_argument_takes_its_side() -> None:
         y = torch.zeros(8, WIDTH)
         doubled_if(x, y, flag)
         torch.testing.assert_close(y, x * 2 if flag else x + 1)
+
+
+@pypto.frontend.jit
+def transposed_with_one_dim(x: pypto.Tensor([8, WIDTH], pypto.DT_FP32), out: pypto.Tensor([WIDTH, 8], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(WIDTH, 8)
+    out[:] = pypto.transpose(x, 1)
+
+
+@pypto.frontend.jit
+def exp_with_unknown_keyword(x: pypto.Tensor([8, WIDTH], pypto.DT_FP32), out: pypto.Tensor([8, WIDTH], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, WIDTH)
+    out[:] = x.exp(approx=True)
+
+
+@pypto.frontend.jit
+def indexed_by_a_tensor(x: pypto.Tensor([8, WIDTH], pypto.DT_FP32), idx: pypto.Tensor([4], pypto.DT_INT32),
+                        out: pypto.Tensor([4, WIDTH], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, WIDTH)
+    out[:] = x[idx]
+
+
+def _line_of(text: str) -> int:
+    return next(i for i, line in enumerate(open(__file__).read().splitlines(), 1) if text in line)
+
+
+def test_a_call_with_a_missing_argument_is_an_error_at_the_line_naming_the_signature() -> None:
+    with pytest.raises(pypto.PyptoError, match=r"pypto.transpose\(input, dim0, dim1\): missing a required "
+                                               r"argument: 'dim1'") as e:
+        transposed_with_one_dim(torch.rand(8, WIDTH), torch.zeros(WIDTH, 8))
+    assert f":{_line_of('pypto.transpose(x, 1)')}:" in str(e.value)
+
+
+def test_a_method_call_with_an_unknown_keyword_names_the_function_signature() -> None:
+    with pytest.raises(pypto.PyptoError, match=r"pypto.exp\(input\): got an unexpected keyword argument 'approx'"):
+        exp_with_unknown_keyword(torch.rand(8, WIDTH), torch.zeros(8, WIDTH))
+
+
+def test_indexing_with_a_tensor_names_gather_and_index_select() -> None:
+    with pytest.raises(pypto.PyptoError, match=r"indexing with a tensor .*pypto.gather or pypto.index_select") as e:
+        indexed_by_a_tensor(torch.rand(8, WIDTH), torch.tensor([1, 2, 3, 0], dtype=torch.int32), torch.zeros(4, WIDTH))
+    assert f":{_line_of('out[:] = x[idx]')}:" in str(e.value)

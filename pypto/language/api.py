@@ -8,8 +8,11 @@ in `pypto.ir.ops`; here is only argument handling.
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
 import linecache
 import re
+import types
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -1003,3 +1006,42 @@ def _forward(name: str) -> Any:
 
 
 _attach_tensor_methods()
+
+
+# ---- argument checks: a call that does not fit a function's signature is the user's mistake --------
+
+def _signature_checked(fn: Any) -> Any:
+    """`fn` whose calls with arguments that do not fit its signature (a missing or extra argument, an
+    unknown keyword) raise a `PyptoError` at the user's line naming the signature, not a `TypeError`."""
+    sig = inspect.signature(fn)
+    params = ", ".join(str(p.replace(annotation=inspect.Parameter.empty)) for p in sig.parameters.values())
+    shown = f"pypto.{fn.__name__}({params})"
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except PyptoError as e:  # the user's mistake: pypto's frames below this one are noise
+            raise e.with_traceback(None) from e.__cause__
+        except TypeError:
+            try:
+                sig.bind(*args, **kwargs)
+            except TypeError as bad:
+                raise PyptoError(f"{shown}: {bad}") from None
+            raise  # the arguments fit: a TypeError from inside is not about the call
+
+    return call
+
+
+def _check_signatures() -> None:
+    """Every public function of this module (the op functions `pypto` exports, the tensor methods
+    that forward to them) checks its call's arguments against its signature."""
+    module = globals()
+    internal = {"store", "getitem", "setitem", "runtime_branch", "branch_merge", "floor_div_op", "remainder_op"}
+    for name, fn in list(module.items()):
+        if (not name.startswith("_") and name not in internal and isinstance(fn, types.FunctionType)
+                and fn.__module__ == __name__):
+            module[name] = _signature_checked(fn)
+
+
+_check_signatures()
