@@ -100,3 +100,27 @@ def scaled(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128
     pypto.set_vec_tile_shapes(ROWS, 128)
     out[:] = x * 2.0
 """
+
+def softmax_source(batches: int, name: str) -> str:
+    """A document with one softmax kernel `name` over `batches` rows of [32, 1, 256] (4 batches:
+    the small kernel the LSP tests open; 64: 512 tasks on 72 lanes, a maximal swimlane ~36k bins)."""
+    return SOFTMAX_TEMPLATE.replace("softmax_kernel", name).replace("fp32[4,", f"fp32[{batches},")
+
+
+SOFTMAX_TEMPLATE = '''import pypto
+
+
+@pypto.frontend.jit
+def softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
+                   out: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):
+    """pypto-inputs:
+        x: fp32[4, 32, 1, 256]
+        out: fp32[4, 32, 1, 256]
+    """
+    pypto.set_vec_tile_shapes(1, 4, 1, 64)
+    for i in pypto.loop(0, x.shape[0], 1, name="LOOP_b", idx_name="i"):
+        v = x[i:i + 1, ...]
+        m = pypto.amax(v, dim=-1, keepdim=True)
+        e = pypto.exp(v - m)
+        out[i:, ...] = e / pypto.sum(e, dim=-1, keepdim=True)
+'''

@@ -25,6 +25,7 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import make_test_lsp_client
+from support import softmax_source
 
 from server.protocol import COMPILE_STATE, RECORD_CHANGED, SEARCH_PROGRESS, plain
 
@@ -225,23 +226,7 @@ class Doc:
 
 
 # the small softmax kernel several test files open (one file per test: a fresh document)
-SOFTMAX = '''import pypto
-
-
-@pypto.frontend.jit
-def softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
-                   out: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):
-    """pypto-inputs:
-        x: fp32[4, 32, 1, 256]
-        out: fp32[4, 32, 1, 256]
-    """
-    pypto.set_vec_tile_shapes(1, 4, 1, 64)
-    for i in pypto.loop(0, x.shape[0], 1, name="LOOP_b", idx_name="i"):
-        v = x[i:i + 1, ...]
-        m = pypto.amax(v, dim=-1, keepdim=True)
-        e = pypto.exp(v - m)
-        out[i:, ...] = e / pypto.sum(e, dim=-1, keepdim=True)
-'''
+SOFTMAX = softmax_source(4, "softmax_kernel")
 SOFTMAX_KERNEL = "softmax_kernel"
 
 

@@ -20,6 +20,7 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
+from support import softmax_source
 
 from server.protocol import MAX_BINS, MAX_BOXES, MAX_NODES
 
@@ -28,23 +29,7 @@ SERVER_SETTINGS = {"debounceMs": 30, "logLevel": "debug"}
 K = "big"
 
 # the softmax of conftest over 64 batches: 512 tasks on 72 lanes (a maximal swimlane is ~36k bins)
-BIG = '''import pypto
-
-
-@pypto.frontend.jit
-def big(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
-        out: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):
-    """pypto-inputs:
-        x: fp32[64, 32, 1, 256]
-        out: fp32[64, 32, 1, 256]
-    """
-    pypto.set_vec_tile_shapes(1, 4, 1, 64)
-    for i in pypto.loop(0, x.shape[0], 1, name="LOOP_b", idx_name="i"):
-        v = x[i:i + 1, ...]
-        m = pypto.amax(v, dim=-1, keepdim=True)
-        e = pypto.exp(v - m)
-        out[i:, ...] = e / pypto.sum(e, dim=-1, keepdim=True)
-'''
+BIG = softmax_source(64, K)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
