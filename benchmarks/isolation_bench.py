@@ -78,11 +78,16 @@ def pss_kb(pid: int) -> int:
     return 0
 
 
+PAUSE = 0.0  # seconds between an answer and the next edit (--pause-ms)
+
+
 async def edits(bench: Bench, doc: Doc, kernel: str, needle: str, n: int, tag: str) -> list[float]:
     line = doc.line_of(needle)
     base = doc.text.split("\n")[line]
     out = []
     for i in range(n):
+        if PAUSE:
+            await asyncio.sleep(PAUSE)  # the user reads the answer: the time between edits, not a wait for an event
         t0 = time.perf_counter()
         v = doc.replace_line(line, f"{base} ({tag} {i})")
         r = await bench.wait(doc.uri, kernel, v)
@@ -97,7 +102,8 @@ def show(label: str, xs: list[float]) -> None:
 
 
 async def main(n: int) -> None:
-    print(f"isolation_bench — {ROOT} — {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+    print(f"isolation_bench — pause {1000 * PAUSE:g} ms between edits — "
+          f"{ROOT} — {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; settings {SETTINGS}")
     bench = Bench()
     await bench.start()
@@ -125,5 +131,7 @@ async def main(n: int) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--edits", type=int, default=500)
+    ap.add_argument("--pause-ms", type=float, default=0.0, help="time between an answer and the next edit")
     a = ap.parse_args()
+    PAUSE = a.pause_ms / 1000
     asyncio.run(main(max(10, a.edits)))

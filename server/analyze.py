@@ -128,6 +128,17 @@ def _where_error(e: Any, path: str, fallback: int) -> dict[str, Any]:
     return _error(getattr(e, "message", str(e)), fallback)
 
 
+def _raised(e: BaseException, path: str, name: str, line: int) -> dict[str, Any]:
+    """An exception out of compiling the kernel: at the user's line when their code raised it while
+    being traced (`python.exception`), else a compiler bug at the innermost user line on the way in."""
+    tb = traceback.extract_tb(e.__traceback__)
+    mine = [f.lineno for f in tb if f.filename == path and f.lineno]
+    if tb and tb[-1].filename == path and mine:
+        return _error(f"{_exception_text(e)} (raised while tracing {name})", mine[-1], rule="python.exception")
+    return _error(f"internal error compiling {name}: {type(e).__name__}: {e}", mine[-1] if mine else line,
+                  rule="internal")
+
+
 def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Compile, profile and report one kernel of the module; JSON only."""
     from pypto.analysis.advice import proposes, verify_advice
@@ -157,7 +168,7 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         args = example_arguments(kernel)
     except PyptoError as e:
         out["error"] = _where_error(e, path, line)
-        out["error"]["rule"] = "inputs.missing"
+        out["error"]["rule"] = e.rule or "inputs.missing"
         return out
     board = str(opts.get("board", "sim"))
     try:
@@ -175,14 +186,7 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     except MemoryError:
         raise  # the worker reports it
     except BaseException as e:  # noqa: BLE001 - a compiler bug, or the user's KeyboardInterrupt, sys.exit, …
-        tb = traceback.extract_tb(e.__traceback__)
-        mine = [f.lineno for f in tb if f.filename == path and f.lineno]
-        if tb and tb[-1].filename == path and mine:  # the user's code raised while being traced: their line
-            out["error"] = _error(f"{_exception_text(e)} (raised while tracing {name})", mine[-1],
-                                  rule="python.exception")
-        else:  # a compiler bug: at the user's innermost line on the way in, else the kernel
-            out["error"] = _error(f"internal error compiling {name}: {type(e).__name__}: {e}",
-                                  mine[-1] if mine else line, rule="internal")
+        out["error"] = _raised(e, path, name, line)
         return out
     assert record.run is not None
     m = metrics(record.run)
@@ -216,6 +220,11 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
             out["search"] = advisor.search_summary()
         except PyptoError:
             out["suggestions"] = []
+        except MemoryError:
+            raise
+        except BaseException as e:  # noqa: BLE001 - a candidate's trace raised (KeyboardInterrupt too)
+            out["suggestions"] = []
+            out["suggest_error"] = _raised(e, path, name, line)
     if opts.get("snapshots"):  # the tensor graph after each pass; null: the previous one, unchanged
         from pypto.ir.serialize import graph_json
         prev = record.traced.graph if record.traced is not None else None

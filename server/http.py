@@ -412,7 +412,8 @@ def create_app(config: ServeConfig) -> Any:
 
     @app.delete(f"{API}/jobs/{{job_id}}", response_model=JobInfo, tags=["jobs"])
     async def cancel(request: Request, job_id: str) -> dict[str, Any]:
-        """Cancel a queued or running job (its worker is killed and replaced); answers once it has stopped."""
+        """Cancel a queued or running job (its process group is killed; the worker serves on); answers
+        once it has stopped."""
         st = _st(request)
         j = st.job(job_id)
         st.queue.cancel(job_id)

@@ -5,7 +5,10 @@ start threads or spawn processes. The language server and the HTTP server never 
 themselves; they ask a `WorkerPool`, which keeps `size` long-lived *template* processes
 (forked from a forkserver that has already imported `pypto`, so a replacement is ready in
 milliseconds; each has compiled a tiny built-in kernel once, so the compiler is warm). A
-template never runs user code: it forks a child for each job (`_serve`, `_run_job`):
+template never runs user code: it forks a child for each job (`_serve`, `_run_job`). The next
+job's child is forked as a job starts and compiles the built-in kernel again while it waits (the
+copy-on-write faults a compile takes, 10-30 ms, are paid then, not by its job); the pool takes
+the template idle longest, whose child has had longest to warm up:
 
 - **state** — every job starts from the template's clean interpreter: whatever a document's
   module code changes (`pypto.exp = …`, a class attribute, `sys.path`, numpy's settings) dies
@@ -30,9 +33,11 @@ go wrong into a `JobFailed` with a `kind` (and the `output` so far):
 - `error` — the job raised (a bug in the analysis; user mistakes are results, not errors);
 - `cancelled` — the caller cancelled (a newer edit): as a timeout.
 
-Protocol on a template's connection: the pool sends `(fn, args)`; the job's child sends
-`("started", pid)`, any `("progress", data)`, then one `("ok" | "error" | "memory", payload)`;
-the template, once the child's group is gone, sends `("ended", None | why the child died)`.
+Protocol on a template's connection: the pool sends `(fn, args)`; the template sends
+`("started", pid)`; the job's child sends any `("progress", data)`, then one `("ok" | "error" |
+"memory", payload)`, which `run()` returns at once; the template, once the child's group and any
+process that left it are gone, sends `("ended", None | why the child died)`, which the pool
+collects before the template's next job (or in `settle()`).
 """
 
 from __future__ import annotations
@@ -97,8 +102,26 @@ def _death(status: int) -> str | None:
     return f"exit code {code}"
 
 
-def _end_group(pgid: int) -> None:
-    """Kill what is left of a job's process group and reap it (orphans are the template's: subreaper)."""
+def _children() -> set[int]:
+    """This process's child processes (of every thread: an orphan is reparented to any of them)."""
+    out: set[int] = set()
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as f:
+                out.update(int(x) for x in f.read().split())
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def _end_group(pgid: int, keep: int | None = None) -> None:
+    """Kill what is left of a job's process group and reap it, then every other child of the template
+    but `keep` (the next job's): processes that left the group (setsid, a daemon's double fork) are
+    the template's once their parent is gone (it is their subreaper), and are killed and reaped too."""
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -108,18 +131,27 @@ def _end_group(pgid: int) -> None:
             os.waitpid(-pgid, 0)
         except ChildProcessError:
             break
-    while True:  # processes that left the group (setsid) and have ended since: no zombies kept
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
+    for _ in range(1000):  # each round: the strays now; their children are reparented here as they die
+        strays = _children() - {keep}
+        if not strays:
             break
-        if pid == 0:
-            break
+        for pid in strays:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for pid in strays:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
 
 
-def _run_job(answers: Connection, fn_name: str, args: tuple[Any, ...], memory_limit: int) -> None:
-    """In a job's child: lead a new process group, cap memory, run the job, send its messages to
-    the template (`answers`), `os._exit`."""
+def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int) -> None:
+    """In a job's child, forked before its job arrives: lead a new process group, cap memory, run
+    the warm-up kernel (the copy-on-write faults a compile takes are paid here, while the child
+    waits, not by the job), receive the job from `jobs_in`, run it, send its messages to the
+    template (`answers`), `os._exit`."""
     me = os.getpid()
     code = 0
     try:
@@ -132,6 +164,14 @@ def _run_job(answers: Connection, fn_name: str, args: tuple[Any, ...], memory_li
                 pass
         import server.analyze as jobs
 
+        try:
+            jobs.warm_up()
+        except Exception:  # noqa: BLE001 - a cold job is slower, not wrong
+            pass
+        try:
+            fn_name, args = jobs_in.recv()
+        except (EOFError, OSError):  # the template ended before giving this child a job
+            os._exit(0)
         jobs.progress = lambda data: answers.send(("progress", data))  # a long job's interim results
         try:
             answer: tuple[str, Any] = ("ok", getattr(jobs, fn_name)(*args))
@@ -159,6 +199,38 @@ def _run_job(answers: Connection, fn_name: str, args: tuple[Any, ...], memory_li
         os._exit(code)
 
 
+@dataclass
+class _Child:
+    """A job's process, forked ahead of its job: `jobs` sends it the job, `answers` brings its messages."""
+
+    pid: int
+    jobs: Connection
+    answers: Connection
+
+
+def _fork_child(conn: Connection, memory_limit: int, running: Connection | None = None) -> _Child:
+    """Fork the next job's child from the template; it warms up and waits for its job. (`running`:
+    the answers of the job that runs now, not this child's to hold.)"""
+    job_r, job_w = os.pipe()
+    answer_r, answer_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(job_w)
+        os.close(answer_r)
+        conn.close()  # the child's copy: only the template writes to the pool
+        if running is not None:
+            running.close()
+        _run_job(connection.Connection(job_r, writable=False), connection.Connection(answer_w, readable=False),
+                 memory_limit)
+    os.close(job_r)
+    os.close(answer_w)
+    try:
+        os.setpgid(pid, pid)  # as the child does: whichever runs first, the group exists
+    except OSError:
+        pass
+    return _Child(pid, connection.Connection(job_w, readable=False), connection.Connection(answer_r, writable=False))
+
+
 def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
     """A template's loop: receive (fn name, args), fork a child that runs the job (`_run_job`),
     relay its messages, reap it and its process group, send ("ended", …). The template is the
@@ -182,34 +254,34 @@ def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
     server.analyze.warm_up()
     gc.collect()
     gc.freeze()  # the template's objects: a job's collector never walks (and so never copies) their pages
+    ready = _fork_child(conn, memory_limit)
     while True:
         try:
-            fn_name, args = conn.recv()
+            job = conn.recv()
         except (EOFError, OSError):
             return
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read)
-            conn.close()  # the child's copy: only the template writes to the pool
-            _run_job(connection.Connection(write, readable=False), fn_name, args, memory_limit)
-        os.close(write)
         try:
-            os.setpgid(pid, pid)  # as the child does: whichever runs first, the group exists
-        except OSError:
-            pass
-        conn.send(("started", pid))
-        answers = connection.Connection(read, writable=False)
-        exited = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None  # Linux; elsewhere: the pipe's end
+            ready.jobs.send(job)
+        except OSError:  # the waiting child died (it is reaped below, as any): one forked now takes the job
+            ready.jobs.close()
+            ready.answers.close()
+            _end_group(ready.pid)
+            ready = _fork_child(conn, memory_limit)
+            ready.jobs.send(job)
+        child = ready
+        child.jobs.close()
+        conn.send(("started", child.pid))
+        ready = _fork_child(conn, memory_limit, child.answers)  # the next job's, warming up while this one runs
+        exited = os.pidfd_open(child.pid) if hasattr(os, "pidfd_open") else None  # Linux; elsewhere: the pipe's end
         try:
-            _relay(answers, exited, conn)
-            _, status = os.waitpid(pid, 0)
-            _end_group(pid)  # every process that could still hold the pipe: what is left of it is read now
-            _relay(answers, None, conn)
+            _relay(child.answers, exited, conn)
+            _, status = os.waitpid(child.pid, 0)
+            _end_group(child.pid, keep=ready.pid)  # all that could hold the pipe: what is left of it is read now
+            _relay(child.answers, None, conn)
         finally:
             if exited is not None:
                 os.close(exited)
-            answers.close()
+            child.answers.close()
         conn.send(("ended", _death(status)))
 
 
@@ -318,7 +390,7 @@ class WorkerPool:
         self._free.acquire()
         with self._lock:
             if self._idle:
-                return self._idle.pop()
+                return self._idle.pop(0)  # the longest idle: its next job's child has had longest to warm up
         try:
             return self._start()
         except BaseException:
@@ -352,6 +424,43 @@ class WorkerPool:
             except (ProcessLookupError, PermissionError):
                 pass
 
+    def _finish(self, w: _Worker) -> bool:
+        """Wait for the end of the worker's last job, which answered before its processes were killed
+        and reaped (what it printed after its answer is dropped); whether the template serves on."""
+        out = _Output()
+        deadline = time.monotonic() + _ENDED_WITHIN
+        try:
+            while w.busy and time.monotonic() < deadline:
+                ready = connection.wait([w.conn] if out.eof else [w.conn, w.output], 0.05)
+                if w.output in ready:
+                    out.read(w.output)
+                    out.data.clear()
+                if w.conn in ready and w.conn.recv()[0] == "ended":
+                    w.busy, w.job = False, None
+        except Exception:  # noqa: BLE001 - the template died or garbled: it is replaced
+            return False
+        return not w.busy or self._stop(w, out)
+
+    def settle(self) -> None:
+        """Wait until no job runs and every job that answered has ended: its process group killed
+        and reaped. (A job's answer is returned as soon as it arrives; the rest of its end is
+        collected before its worker takes another job, or here.)"""
+        for _ in range(self.size):
+            self._free.acquire()
+        try:
+            with self._lock:
+                idle = list(self._idle)
+            for w in idle:
+                if not self._finish(w):
+                    with self._lock:
+                        self._idle.remove(w)
+                    self._kill(w)
+                    w.output.close()
+                    self.replaced += 1
+        finally:
+            for _ in range(self.size):
+                self._free.release()
+
     def _stop(self, w: _Worker, out: _Output) -> bool:
         """Kill the job's process group and wait for the template to report its end; whether the
         template is fit for the next job."""
@@ -381,7 +490,6 @@ class WorkerPool:
             raise JobFailed("crashed", f"the worker could not take the job ({e})") from None
         w.busy = True
         started = time.monotonic()
-        answer: tuple[str, Any] | None = None
         while True:
             ready = connection.wait([w.conn] if out.eof else [w.conn, w.output], 0.05)
             if w.output in ready:
@@ -394,11 +502,9 @@ class WorkerPool:
                                                "or crashed") from None
                 if kind == "ended":
                     w.busy, w.job = False, None
-                    if answer is None:
-                        raise JobFailed("crashed", f"the job's process died ({payload or 'without an answer'}) "
-                                                   f"while running the kernel: it called os._exit, was killed "
-                                                   f"or crashed")
-                    return answer
+                    raise JobFailed("crashed", f"the job's process died ({payload or 'without an answer'}) "
+                                               f"while running the kernel: it called os._exit, was killed "
+                                               f"or crashed")
                 if kind == "started":
                     w.job = int(payload)
                 elif kind == "progress":
@@ -407,8 +513,8 @@ class WorkerPool:
                             on_progress(payload)
                         except Exception:  # noqa: BLE001 - a listener's bug must not fail the job
                             traceback.print_exc()
-                else:
-                    answer = (kind, payload)
+                else:  # the answer: returned now; the job's end is collected before the worker's next job
+                    return kind, payload
                 continue
             waited = time.monotonic() - started
             if w.job is None and waited >= _STARTED_WITHIN:
@@ -435,6 +541,11 @@ class WorkerPool:
         keep: _Worker | None = None
         out = _Output()
         try:
+            if not self._finish(w):  # the worker's last job has ended, or the template is replaced
+                self._kill(w)
+                w.output.close()
+                self.replaced += 1
+                w = self._start()
             _Output().read(w.output)  # written by what escaped an earlier job's group: not this job's
             try:
                 kind, payload = self._exchange(w, fn, args, limit, cancel, timeout_note, on_progress, out)

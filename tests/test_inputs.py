@@ -103,6 +103,32 @@ def test_an_entry_that_contradicts_the_annotation_is_an_error_at_its_line():
     assert info.value.line == _line_of("# MARK: wrong-dim")
 
 
+@pypto.jit
+def enormous(x: pypto.Tensor([8, 8], pypto.DT_FP32),
+             y: pypto.Tensor([10**9, 10**9], pypto.DT_FP32),  # MARK: enormous-annotation
+             out: pypto.Tensor([8, 8], pypto.DT_FP32)):
+    out[:] = x
+
+
+@pypto.jit
+def enormous_entry(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)):
+    """pypto-inputs:
+        x: fp32[1000000000000, 8]  # MARK: enormous-entry
+    """
+
+
+def test_example_inputs_larger_than_the_machine_are_an_error_at_the_line_that_sized_them():
+    with pytest.raises(pypto.PyptoError) as info:
+        example_arguments(enormous)
+    e = info.value
+    assert (e.line, e.rule) == (_line_of("# MARK: enormous-annotation"), "inputs.too-large")
+    assert e.message.startswith("y: its example input (fp32[1000000000, 1000000000]) needs 3,552.7 PB")
+    assert "docstring (pypto-inputs: y: fp32[...])" in e.message
+    with pytest.raises(pypto.PyptoError) as info:
+        example_arguments(enormous_entry)
+    assert (info.value.line, info.value.rule) == (_line_of("# MARK: enormous-entry"), "inputs.too-large")
+
+
 def test_block_parsing():
     doc = "Title.\n\n    pypto-inputs:\n        a: fp32[2, 3]\n        s: 'a # b'  # comment\n" \
           "        z: int8[]\n\n        d: {'k': 1}\n    After the block.\n"

@@ -1,6 +1,7 @@
 """Isolation through a real `pypto-ide serve` process (issue 17, items 1, 3, 5): what a kernel prints
 is its job's `output` (done or failed), never the server's stdout; a module-level KeyboardInterrupt
-is a done job with an error at its line; a cancelled job's child process is gone."""
+is a done job with an error at its line; a cancelled job's child process is gone; a kernel whose
+annotated sizes cannot be allocated is a done job with an error at the annotation (issue 17 item 7)."""
 
 from __future__ import annotations
 
@@ -47,12 +48,24 @@ INTERRUPTED = textwrap.dedent('''
         return pypto.exp(x)
 ''')
 
+ENORMOUS = textwrap.dedent('''
+    import pypto
+
+
+    @pypto.jit
+    def k(x: pypto.Tensor([1000000000, 1000000000], pypto.DT_FP32),
+          out: pypto.Tensor([1000000000, 1000000000], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(64, 64)
+        out[:] = pypto.exp(x)
+''')
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     ws = tmp_path_factory.mktemp("isolation")
     (ws / "prints.py").write_text(PRINTS)
     (ws / "interrupted.py").write_text(INTERRUPTED)
+    (ws / "enormous.py").write_text(ENORMOUS)
     s = Server([str(ws), "--port", "0", "--workers", "1", "--time-limit", "3", "--no-watch"])
     yield s
     s.stop()
@@ -94,3 +107,12 @@ def test_nothing_a_kernel_printed_reached_the_servers_stdout(client: httpx.Clien
     assert finished(client, submit(client, "prints.py::k")["id"])["status"] == "done"
     assert client.get("/api/v1/health").json()["status"] == "ok"  # a round trip after the job
     assert not [line for line in server.output if "module says hi" in line or "Content-Length" in line]
+
+
+def test_a_kernel_too_large_to_allocate_is_a_done_job_with_an_error_at_its_annotation(client: httpx.Client) -> None:
+    done = finished(client, submit(client, "enormous.py::k")["id"])
+    assert done["status"] == "done", done
+    error = client.get(f"/api/v1/jobs/{done['id']}/result").json()["error"]
+    assert error["line"] == next(i for i, line in enumerate(ENORMOUS.splitlines(), 1) if line.startswith("def k(x:"))
+    assert error["rule"] == "inputs.too-large" and "its example input (fp32[1000000000, 1000000000])" in \
+        error["message"], error

@@ -128,11 +128,37 @@ def test_threads_and_processes_a_job_started_end_with_it(pool):
     template = pool._idle[0].process.pid if pool._idle else None
     out = pool.run_blocking("analyze_kernel", PATH, kernel(SPAWNS), "k", {})
     assert out["error"] is None
+    pool.settle()  # the answer comes first; the job ends (its group killed and reaped) right after
     job, thread, child = pids_of(out["output"])
     assert job != template and gone(job) and gone(child)
     assert not Path(f"/proc/{job}/task/{thread}").exists()
     again = pool.run_blocking("analyze_kernel", PATH, kernel(""), "k", {})
     assert again["error"] is None and pool.replaced == 0
+
+
+ESCAPES = '''
+    import signal
+    lone = subprocess.Popen(["sleep", "96"], start_new_session=True)  # a new session: out of the job's group
+    daemon = os.fork()  # a daemon's double fork: its child leaves the group and outlives its parent
+    if daemon == 0:
+        os.setsid()
+        if os.fork() == 0:
+            signal.pause()
+        os._exit(0)
+    os.waitpid(daemon, 0)
+    print("escaped", lone.pid, flush=True)
+'''
+
+
+def test_processes_that_left_the_jobs_group_end_with_it_too(pool):
+    out = pool.run_blocking("analyze_kernel", PATH, kernel(ESCAPES), "k", {})
+    assert out["error"] is None, out["error"]
+    lone = int(re.search(r"escaped (\d+)", out["output"]).group(1))
+    pool.settle()
+    template = pool._idle[0].process.pid
+    assert gone(lone)
+    left = [c for c in psutil.Process(template).children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE]
+    assert len(left) == 1 and left[0].cmdline() == psutil.Process(template).cmdline()  # the next job's child
 
 
 def test_a_timed_out_or_cancelled_job_takes_its_processes_with_it(pool):
@@ -187,3 +213,19 @@ def test_a_base_exception_in_the_kernel_is_an_error_at_its_line(pool, statement)
     out = pool.run_blocking("analyze_kernel", PATH, src, "k", {})
     assert out["error"]["line"] == line_of(src, statement) and out["error"]["rule"] == "python.exception", out
     assert "raised while tracing k" in out["error"]["message"]
+
+
+def test_a_base_exception_when_the_tile_search_traces_again_is_an_error_at_its_line(pool):
+    """The tile search traces the kernel again (the fp64 comparison does not): a kernel that raises only
+    then gets its error as the result's `suggest_error` (at its line), and the rest of the result stands."""
+    body = ("traced.append(1)\nprint('trace', len(traced))\nif len(traced) > LIMIT:\n    raise KeyboardInterrupt\n"
+            "pypto.set_vec_tile_shapes(8, 64)\n")
+    src = kernel(body, top="traced = []\nLIMIT = 99\n").replace("[8, 8]", "[64, 256]")
+    plain = pool.run_blocking("analyze_kernel", PATH, src, "k", {})
+    assert plain["error"] is None
+    traces = plain["output"].count("trace ")  # how often a plain analysis traces the kernel
+    src = src.replace("LIMIT = 99", f"LIMIT = {traces}")
+    where = line_of(src, "raise KeyboardInterrupt")
+    out = pool.run_blocking("analyze_kernel", PATH, src, "k", {"suggest": True, "tile_search_budget": 4})
+    assert out["error"] is None and out["summary"] is not None and out["suggestions"] == []
+    assert (out["suggest_error"]["line"], out["suggest_error"]["rule"]) == (where, "python.exception")

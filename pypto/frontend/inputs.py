@@ -27,11 +27,13 @@ from __future__ import annotations
 import ast
 import inspect
 import io
+import math
+import os
 import re
 import textwrap
 import tokenize
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -79,6 +81,7 @@ class _Where:
     def_line: int  # the `def` line (not the decorator's)
     def_col: int
     doc_line: int | None  # the line the docstring starts on
+    params: dict[str, tuple[int, int]] = field(default_factory=dict)  # a parameter's (line, col)
 
 
 def _where(fn: Any) -> _Where:
@@ -97,7 +100,10 @@ def _where(fn: Any) -> _Where:
     if fdef.body and isinstance(fdef.body[0], ast.Expr) and isinstance(fdef.body[0].value, ast.Constant) \
             and isinstance(fdef.body[0].value.value, str):
         doc_line = start + fdef.body[0].lineno - 1
-    return _Where(file, func, start + fdef.lineno - 1, indent + fdef.col_offset, doc_line)
+    a = fdef.args
+    params = {p.arg: (start + p.lineno - 1, indent + p.col_offset)
+              for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    return _Where(file, func, start + fdef.lineno - 1, indent + fdef.col_offset, doc_line, params)
 
 
 def def_loc(fn: Any) -> Loc:
@@ -262,6 +268,63 @@ def make_tensor(t: TensorSpec, rng: Any, like_torch: bool) -> Any:
     return rng.integers(lo, 8, t.shape).astype(t.dtype.np)
 
 
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1024 or unit == "PB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return ""
+
+
+def memory_for_inputs() -> int:
+    """The bytes example inputs may take: the machine's physical memory, or less when the process's
+    address space is capped (a language-server job is)."""
+    import resource
+
+    try:
+        room = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        room = 1 << 62
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        try:
+            with open("/proc/self/statm") as f:
+                used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError):
+            used = 0
+        room = min(room, max(0, soft - used))
+    return room
+
+
+class _Budget:
+    """Example inputs made so far against `memory_for_inputs()`: a tensor that does not fit is a
+    PyptoError at the line that sized it (the annotation, or the docstring entry)."""
+
+    def __init__(self) -> None:
+        self.room = memory_for_inputs()
+        self.used = 0
+
+    def make(self, name: str, t: TensorSpec, rng: Any, like_torch: bool, loc: Loc) -> Any:
+        need = t.dtype.nbytes * math.prod(t.shape)
+        if self.used + need > self.room:
+            raise self._error(name, t, need, loc)
+        try:
+            made = make_tensor(t, rng, like_torch)
+        except (MemoryError, RuntimeError) as e:  # torch's allocator raises RuntimeError
+            if isinstance(e, RuntimeError) and "alloc" not in str(e):
+                raise
+            raise self._error(name, t, need, loc) from None
+        self.used += need
+        return made
+
+    def _error(self, name: str, t: TensorSpec, need: int, loc: Loc) -> PyptoError:
+        return PyptoError(
+            f"{name}: its example input ({TensorSpec(t.dtype, t.shape)}) needs {_size(need)}, and the example inputs "
+            f"may take {_size(max(0, self.room - self.used))} more on this machine: to open this kernel, give "
+            f"smaller sizes in the kernel's docstring ({HEADER} {name}: {t.dtype.short}[...]) or in the "
+            f"annotation", loc, rule="inputs.too-large")
+
+
 def _rng(like_torch: bool) -> Any:
     if like_torch:
         import torch
@@ -295,6 +358,7 @@ def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None) -> di
                              f"(parameters: {', '.join(p.name for p in params)})", e.loc)
     like_torch = _torch_available() if use_torch is None else use_torch
     rng = _rng(like_torch)
+    budget = _Budget()
     out: dict[str, Any] = {}
     missing: list[str] = []
     for p in params:
@@ -304,7 +368,7 @@ def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None) -> di
             if isinstance(entry.value, TensorSpec):
                 if spec is not None:
                     _check_against(p.name, entry.value, spec, entry.loc)
-                out[p.name] = make_tensor(entry.value, rng, like_torch)
+                out[p.name] = budget.make(p.name, entry.value, rng, like_torch, entry.loc)
             elif spec is not None:
                 raise PyptoError(f"{HEADER} {p.name} is a tensor parameter: write {_template(spec, p.name)}",
                                  entry.loc)
@@ -313,7 +377,8 @@ def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None) -> di
             continue
         fixed = _fixed(spec) if spec is not None else None
         if fixed is not None:
-            out[p.name] = make_tensor(fixed, rng, like_torch)
+            line, col = w.params.get(p.name, (w.def_line, w.def_col))
+            out[p.name] = budget.make(p.name, fixed, rng, like_torch, _loc(w, line, col))
         elif spec is None and p.default is not inspect.Parameter.empty:
             out[p.name] = p.default
         else:
