@@ -101,7 +101,7 @@ def show(label: str, xs: list[float]) -> None:
           f"mean {1000 * statistics.fmean(xs):7.1f} ms   (n={len(xs)})")
 
 
-async def main(n: int) -> None:
+async def main(n: int, tiny_n: int) -> None:
     print(f"isolation_bench — pause {1000 * PAUSE:g} ms between edits — "
           f"{ROOT} — {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; settings {SETTINGS}")
@@ -118,7 +118,7 @@ async def main(n: int) -> None:
     show("softmax.py: edit -> recordChanged", lat)
     tiny = TextDoc(bench, ROOT / "benchmarks" / "_isolation_tiny.py", TINY)
     await bench.wait(tiny.uri, "tiny", 1)
-    show("tiny kernel: edit -> recordChanged", await edits(bench, tiny, "tiny", "# edit", max(10, n // 5), "edit"))
+    show("tiny kernel: edit -> recordChanged", await edits(bench, tiny, "tiny", "# edit", tiny_n, "edit"))
     workers = descendants(bench.pid)
     print(f"  server RSS {after10 / 1024:.1f} MiB after 10 softmax edits, {after / 1024:.1f} MiB after {n + 10} "
           f"({(after - after10) / 1024:+.1f} MiB; {n} edits in {wall:.0f} s)")
@@ -131,7 +131,8 @@ async def main(n: int) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--edits", type=int, default=500)
+    ap.add_argument("--tiny-edits", type=int, default=0, help="edits of the tiny kernel (default: a fifth of --edits)")
     ap.add_argument("--pause-ms", type=float, default=0.0, help="time between an answer and the next edit")
     a = ap.parse_args()
     PAUSE = a.pause_ms / 1000
-    asyncio.run(main(max(10, a.edits)))
+    asyncio.run(main(max(10, a.edits), a.tiny_edits or max(10, a.edits // 5)))

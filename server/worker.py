@@ -6,9 +6,9 @@ themselves; they ask a `WorkerPool`, which keeps `size` long-lived *template* pr
 (forked from a forkserver that has already imported `pypto`, so a replacement is ready in
 milliseconds; each has compiled a tiny built-in kernel once, so the compiler is warm). A
 template never runs user code: it forks a child for each job (`_serve`, `_run_job`). The next
-job's child is forked as a job starts and compiles the built-in kernel again while it waits (the
-copy-on-write faults a compile takes, 10-30 ms, are paid then, not by its job); the pool takes
-the template idle longest, whose child has had longest to warm up:
+job's child is forked as a job ends and compiles the built-in kernel again while it waits (the
+copy-on-write faults a compile takes, 10-30 ms, are paid between jobs, not by its job or during
+one); the pool takes the template idle longest, whose child has had longest to warm up:
 
 - **state** — every job starts from the template's clean interpreter: whatever a document's
   module code changes (`pypto.exp = …`, a class attribute, `sys.path`, numpy's settings) dies
@@ -118,10 +118,11 @@ def _children() -> set[int]:
     return out
 
 
-def _end_group(pgid: int, keep: int | None = None) -> None:
+def _end_group(pgid: int) -> None:
     """Kill what is left of a job's process group and reap it, then every other child of the template
-    but `keep` (the next job's): processes that left the group (setsid, a daemon's double fork) are
-    the template's once their parent is gone (it is their subreaper), and are killed and reaped too."""
+    (there is no other job's child then): processes that left the group (setsid, a daemon's double
+    fork) are the template's once their parent is gone (it is their subreaper), and are killed and
+    reaped too."""
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -132,7 +133,7 @@ def _end_group(pgid: int, keep: int | None = None) -> None:
         except ChildProcessError:
             break
     for _ in range(1000):  # each round: the strays now; their children are reparented here as they die
-        strays = _children() - {keep}
+        strays = _children()
         if not strays:
             break
         for pid in strays:
@@ -208,9 +209,8 @@ class _Child:
     answers: Connection
 
 
-def _fork_child(conn: Connection, memory_limit: int, running: Connection | None = None) -> _Child:
-    """Fork the next job's child from the template; it warms up and waits for its job. (`running`:
-    the answers of the job that runs now, not this child's to hold.)"""
+def _fork_child(conn: Connection, memory_limit: int) -> _Child:
+    """Fork the next job's child from the template; it warms up and waits for its job."""
     job_r, job_w = os.pipe()
     answer_r, answer_w = os.pipe()
     pid = os.fork()
@@ -218,8 +218,6 @@ def _fork_child(conn: Connection, memory_limit: int, running: Connection | None 
         os.close(job_w)
         os.close(answer_r)
         conn.close()  # the child's copy: only the template writes to the pool
-        if running is not None:
-            running.close()
         _run_job(connection.Connection(job_r, writable=False), connection.Connection(answer_w, readable=False),
                  memory_limit)
     os.close(job_r)
@@ -271,18 +269,18 @@ def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
         child = ready
         child.jobs.close()
         conn.send(("started", child.pid))
-        ready = _fork_child(conn, memory_limit, child.answers)  # the next job's, warming up while this one runs
         exited = os.pidfd_open(child.pid) if hasattr(os, "pidfd_open") else None  # Linux; elsewhere: the pipe's end
         try:
             _relay(child.answers, exited, conn)
             _, status = os.waitpid(child.pid, 0)
-            _end_group(child.pid, keep=ready.pid)  # all that could hold the pipe: what is left of it is read now
+            _end_group(child.pid)  # every process that could still hold the pipe: what is left of it is read now
             _relay(child.answers, None, conn)
         finally:
             if exited is not None:
                 os.close(exited)
             child.answers.close()
         conn.send(("ended", _death(status)))
+        ready = _fork_child(conn, memory_limit)  # the next job's: it warms up between jobs, not during one
 
 
 def _relay(answers: Connection, exited: int | None, conn: Connection) -> None:
