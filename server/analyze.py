@@ -124,7 +124,7 @@ def _where_error(e: Any, path: str, fallback: int) -> dict[str, Any]:
     span = e.loc.span if getattr(e, "loc", None) is not None else None
     if span is not None and span.file == path:
         return _error(e.message, span.line, span.col, span.end_line, span.end_col, getattr(e, "rule", None) or
-                      "compile.error")
+                      "compile.error") | (e.details(path) if hasattr(e, "details") else {})
     return _error(getattr(e, "message", str(e)), fallback)
 
 

@@ -171,8 +171,23 @@ def task_runs_text(runs: list[list[int]]) -> str:
 # ---- diagnostics --------------------------------------------------------------------------------
 
 def _diag(rng: lsp.Range, message: str, severity: lsp.DiagnosticSeverity, code: str,
-          data: Json = None) -> lsp.Diagnostic:
-    return lsp.Diagnostic(range=rng, message=message, severity=severity, code=code, source=SOURCE, data=data)
+          data: Json = None, related: list[lsp.DiagnosticRelatedInformation] | None = None) -> lsp.Diagnostic:
+    return lsp.Diagnostic(range=rng, message=message, severity=severity, code=code, source=SOURCE, data=data,
+                          related_information=related or None)
+
+
+def _related(doc: Document, lines: Lines, items: Iterable[Mapping[str, Json]] | None,
+             unit: str = UTF8) -> list[lsp.DiagnosticRelatedInformation]:
+    """An error's or finding's `related` places in this document ({line, col, end_line, end_col,
+    message}) as LSP related information."""
+    out = []
+    for x in items or ():
+        if not isinstance(x, Mapping) or not x.get("line"):
+            continue
+        rng = make_range(lines, int(x["line"]), int(x.get("col", 0)), int(x.get("end_line", 0)),
+                         int(x.get("end_col", 0)), unit)
+        out.append(lsp.DiagnosticRelatedInformation(lsp.Location(doc.uri, rng), str(x.get("message", ""))))
+    return out
 
 
 def _finding_message(f: Mapping[str, Json]) -> str:
@@ -216,14 +231,16 @@ def kernel_diagnostics(doc: Document, r: Result, lines: Lines) -> list[lsp.Diagn
             rng = (def_range(lines, r) if line in (r.line, r.def_line) and not err.get("end_col")
                    else make_range(lines, line, int(err.get("col", 0)), int(err.get("end_line", 0)),
                                    int(err.get("end_col", 0))))
-            out.append(_diag(rng, str(err["message"]), lsp.DiagnosticSeverity.Error, rule, data))
+            out.append(_diag(rng, str(err["message"]), lsp.DiagnosticSeverity.Error, rule, data,
+                             _related(doc, lines, err.get("related"))))
         return out
     for source, unit in ((r.analysis.get("health"), FINDING_UNIT["health"]),
                          (r.analysis.get("precision"), FINDING_UNIT["precision"])):
         for f in (source or {}).get("findings", ()) if isinstance(source, dict) else ():
             rng = where_range(lines, f.get("where"), doc.path, unit) or def_range(lines, r)
             severity = SEVERITY.get(str(f.get("severity")), lsp.DiagnosticSeverity.Hint)
-            out.append(_diag(rng, _finding_message(f), severity, str(f.get("rule")), data))
+            out.append(_diag(rng, _finding_message(f), severity, str(f.get("rule")), data,
+                             _related(doc, lines, f.get("related"), unit)))
     prec = r.analysis.get("precision")
     if isinstance(prec, dict) and isinstance(prec.get("error"), dict):
         e = prec["error"]
@@ -457,17 +474,46 @@ def finding_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnos
         for source, unit in ((r.analysis.get("health"), FINDING_UNIT["health"]),
                              (r.analysis.get("precision"), FINDING_UNIT["precision"])):
             for f in (source or {}).get("findings", ()) if isinstance(source, dict) else ():
-                if not f.get("edits"):
+                if not f.get("edits") and not f.get("fixes"):
                     continue
                 where = where_range(lines, f.get("where"), doc.path, unit)
                 if where is None or not overlaps(where, rng):
                     continue
-                edit = _edit(doc, lines, f["edits"], unit)
-                if edit is None:
-                    continue
                 diags = [d for d in ctx if d.code == f.get("rule") and d.range == where]
-                out.append(lsp.CodeAction(title=f"pypto ({f['rule']}): {f.get('suggestion') or f.get('title')}",
-                                          kind=lsp.CodeActionKind.QuickFix, diagnostics=diags or None, edit=edit))
+                # alternatives ("use 96 or 104"): one quick fix each; else the finding's one fix
+                choices = ([(str(x.get("title", "")), x.get("edits") or ()) for x in f["fixes"]] if f.get("fixes")
+                           else [(str(f.get("suggestion") or f.get("title")), f["edits"])])
+                for title, edits in choices:
+                    edit = _edit(doc, lines, edits, unit)
+                    if edit is not None:
+                        out.append(lsp.CodeAction(title=f"pypto ({f['rule']}): {title}",
+                                                  kind=lsp.CodeActionKind.QuickFix, diagnostics=diags or None,
+                                                  edit=edit))
+    return out
+
+
+def error_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnostic]) -> list[lsp.CodeAction]:
+    """A compile error's `fixes` (each "use N" of its message, as an edit of the call's argument) under
+    the requested range: the error's own range or the fix's."""
+    lines = lines_of(doc)
+    out = []
+    ctx = list(context)
+    for k in doc.kernels.values():
+        r = doc.current(k.name)
+        err = r.error if r is not None and r.analysis is not None else None
+        if r is None or not isinstance(err, Mapping) or not err.get("fixes"):
+            continue
+        where = make_range(lines, int(err["line"]), int(err.get("col", 0)), int(err.get("end_line", 0)),
+                           int(err.get("end_col", 0)))
+        for fx in err["fixes"]:
+            at = make_range(lines, int(fx["line"]), int(fx["col"]), int(fx.get("end_line", 0)), int(fx["end_col"]))
+            if not (overlaps(where, rng) or overlaps(at, rng)):
+                continue
+            diags = [d for d in ctx if d.code == err.get("rule") and d.range == where]
+            edit = lsp.WorkspaceEdit(changes={doc.uri: [lsp.TextEdit(range=at, new_text=str(fx["text"]))]})
+            out.append(lsp.CodeAction(title=f"pypto: {fx.get('title') or 'use ' + str(fx['text'])}",
+                                      kind=lsp.CodeActionKind.QuickFix, diagnostics=diags or None, edit=edit,
+                                      is_preferred=not out))
     return out
 
 

@@ -604,7 +604,8 @@ def create_server() -> PyptoLanguageServer:
         only = params.context.only
         if doc is None or (only and not any(str(k).startswith(lsp.CodeActionKind.QuickFix) for k in only)):
             return []
-        actions = features.finding_actions(doc, params.range, params.context.diagnostics)
+        actions = features.error_actions(doc, params.range, params.context.diagnostics)
+        actions += features.finding_actions(doc, params.range, params.context.diagnostics)
         for r, tc in features.tile_calls_at(doc, params.range):
             try:  # the advisor runs now, once per kernel version (lazy): a few seconds the first time
                 found = (await ls.live.extra_output(doc, r, "suggest")).get("suggestions")

@@ -8,19 +8,52 @@ editors and terminals link it, and shows the offending source line.
 from __future__ import annotations
 
 import linecache
+from dataclasses import dataclass
+from typing import Any
 
 from pypto.ir import source
-from pypto.ir.source import Loc
+from pypto.ir.source import Loc, Span
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another place the error concerns (the ops a bad tile shape applies to), with why."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A mechanical repair: replace `span` (one line, UTF-8 byte columns) with `text`."""
+
+    span: Span
+    text: str
+    title: str
 
 
 class PyptoError(Exception):
     """A user error: `message` names the problem, `loc` is where in the user's code."""
 
-    def __init__(self, message: str, loc: Loc | None = None, *, rule: str = "") -> None:
+    def __init__(self, message: str, loc: Loc | None = None, *, rule: str = "",
+                 related: tuple[Related, ...] = (), fixes: tuple[Fix, ...] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.loc = loc if loc else _user_loc()
         self.rule = rule
+        self.related = related
+        self.fixes = fixes
+
+    def details(self, path: str) -> dict[str, Any]:
+        """The related places and fixes in file `path`, JSON-able, for an error dict (`related`:
+        [{line, col, end_line, end_col, message}], `fixes`: [{line, col, end_line, end_col, text,
+        title}]; 1-based lines, columns in UTF-8 bytes as Python counts them)."""
+        def where(s: Span) -> dict[str, Any]:
+            return {"line": s.line, "col": s.col, "end_line": s.end_line or s.line, "end_col": s.end_col}
+
+        return {"related": [{**where(r.span), "message": r.message} for r in self.related if r.span.file == path],
+                "fixes": [{**where(f.span), "text": f.text, "title": f.title} for f in self.fixes
+                          if f.span.file == path]}
 
     @property
     def file(self) -> str:
@@ -44,6 +77,8 @@ class PyptoError(Exception):
             out.append(f'{where} File "{fr.file}", line {fr.line}' + (f", in {fr.func}" if fr.func else ""))
             if text:
                 out.append(f"      {text}")
+        for r in self.related:
+            out.append(f'  {r.message}: File "{r.span.file}", line {r.span.line}')
         return "\n".join(out)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from pypto.ir import source
 from pypto.ir import symbolic as S
-from pypto.ir.errors import PyptoError, ShapeError, op_message
+from pypto.ir.errors import PyptoError, Related, ShapeError, op_message
 from pypto.ir.graph import Graph, Node, TensorType, TileConfig
 from pypto.ir.ops import OPS
 from pypto.ir.source import Loc
@@ -351,16 +351,26 @@ class Builder:
         in_types = [self.types[v] for v in inputs] if opdef.kind != "control" else []
         tile = None
         if opdef.kind != "control":
+            config: TileConfig | None = None
             try:
                 ty = opdef.infer(self, in_types, attrs)
                 if opdef.vector and self.vec is not None:
-                    dims = self.vec.dims
+                    config, dims = self.vec, self.vec.dims
                     if attrs.get("cube_operand"):  # a cube op's own operand move: one row per leading index
                         dims = (1,) * max(0, ty.rank - len(dims)) + tuple(dims)
                     tiling.check_vec_for_op(dims, ty, in_types, op, _line(self.vec.loc))
                 if op == "matmul" and self.cube is not None:
+                    config = self.cube
                     m, k, n, _split = self.cube.dims
                     tiling.check_cube_for_matmul(m, k, n, in_types[0].dtype, in_types[1].dtype, _line(self.cube.loc))
+            except tiling.TileRuleError as e:
+                if config is None or not config.loc:
+                    raise PyptoError(op_message(op, e), loc) from None
+                # the call is what to change: the error is there, the op that breaks the rule related
+                at = loc.span
+                related = (Related(at, f"{op} here uses these tiles"),) if at is not None else ()
+                raise PyptoError(op_message(op, e), config.loc, rule="tile.shape", related=related,
+                                 fixes=tiling.call_fixes(config.loc.span, e)) from None
             except ShapeError as e:
                 raise PyptoError(op_message(op, e), loc) from None
             # matmul tiles by the cube config; vector math and the copies that assemble, concat

@@ -13,16 +13,19 @@ tuning advisor and health report ask with `strict=True`, which raises for both k
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import contextvars
+import linecache
 import math
 import warnings
 from collections.abc import Iterator, Sequence
 
 from pypto.ir import source
 from pypto.ir.dtypes import DataType
-from pypto.ir.errors import ShapeError
+from pypto.ir.errors import Fix, ShapeError
 from pypto.ir.graph import TensorType
+from pypto.ir.source import Span
 from pypto.target import buffer_bytes, load
 
 ALIGN_BYTES = int(load()["alignment_bytes"])  # a tile's last dim, in bytes
@@ -30,6 +33,20 @@ ALIGN_BYTES = int(load()["alignment_bytes"])  # a tile's last dim, in bytes
 
 class PyptoWarning(UserWarning):
     """A tolerated mistake (for example a 5-entry vector tile shape)."""
+
+
+class TileRuleError(ShapeError):
+    """A rule a `set_*_tile_shapes` call breaks for an op: the builder reports it at the call, with the
+    op as related information. `entry` is the call's argument the rule is about — (index into the
+    vector shape, None) or (cube argument m=0 / k=1 / n=2, index into its list or None for an int) —,
+    `bad` its value and `uses` the values that fix it (the message's "use N")."""
+
+    def __init__(self, message: str, entry: tuple[int, int | None] | None = None, bad: int = 0,
+                 uses: Sequence[int] = ()) -> None:
+        super().__init__(message)
+        self.entry = entry
+        self.bad = bad
+        self.uses = tuple(uses)
 
 
 def _positive_ints(values: Sequence[object], what: str) -> tuple[int, ...]:
@@ -62,12 +79,12 @@ def check_vec_call(dims: Sequence[object]) -> tuple[int, ...]:
     return out
 
 
-def _aligned_suggestion(n: int, dt: DataType) -> str:
+def aligned_alternatives(n: int, dt: DataType) -> list[int]:
+    """The aligned sizes nearest `n` for `dt` (one below, one above; one when they agree)."""
     step = ALIGN_BYTES // dt.nbytes
     lo = max(step, n // step * step)
     hi = math.ceil(n / step) * step
-    alts = sorted({lo, hi})
-    return " or ".join(str(a) for a in alts)
+    return sorted({lo, hi})
 
 
 _STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("pypto_strict_tile_rules", default=False)
@@ -88,11 +105,12 @@ def strict_rules() -> bool:
     return _STRICT.get()
 
 
-def board_limit(message: str, strict: bool) -> None:
+def board_limit(message: str, strict: bool, entry: tuple[int, int | None] | None = None, bad: int = 0,
+                uses: Sequence[int] = ()) -> None:
     """A shape PyPTO accepts that the board's figures advise against: a warning at the user's line
-    (an error when `strict`, or inside `strict_tile_rules()`)."""
+    (an error — a `TileRuleError` — when `strict`, or inside `strict_tile_rules()`)."""
     if strict or _STRICT.get():
-        raise ShapeError(message)
+        raise TileRuleError(message, entry, bad, uses)
     at = source.capture(skip=3).span
     if at is not None:
         warnings.warn_explicit(message, PyptoWarning, at.file, at.line)
@@ -108,7 +126,7 @@ def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[Te
     rank = max(t.rank for t in types)
     at = f" (set at line {call_line})" if call_line else ""
     if len(dims) < rank:
-        raise ShapeError(f"tile shape has {len(dims)} dim{'s' if len(dims) != 1 else ''}, "
+        raise TileRuleError(f"tile shape has {len(dims)} dim{'s' if len(dims) != 1 else ''}, "
                          f"{op} output has {rank}: set_vec_tile_shapes{tuple(dims)}{at} needs at least "
                          f"{rank} entries for this op")
     if rank == 0:
@@ -119,11 +137,12 @@ def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[Te
         if t.dtype is DataType.DT_BOOL:
             continue
         if (last * t.dtype.nbytes) % ALIGN_BYTES:
+            alts = aligned_alternatives(last, t.dtype)
             board_limit(
                 f"vector tile last dim {last} × {t.dtype.nbytes} bytes ({t.dtype.short}) = "
                 f"{last * t.dtype.nbytes} bytes is not a multiple of {ALIGN_BYTES} bytes "
                 f"in set_vec_tile_shapes{tuple(dims)}{at}: each row is padded; use "
-                f"{_aligned_suggestion(last, t.dtype)}", strict)
+                f"{' or '.join(map(str, alts))}", strict, (-1, None), last, alts)
             break
     ub = buffer_bytes("UB")
     for t in types:
@@ -136,7 +155,8 @@ def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[Te
         if need > ub:
             board_limit(
                 f"vector tile {tuple(tile)} of {t.dtype.short} needs {need} bytes, more than the "
-                f"{ub}-byte UB (vector buffer){at}; make the tile at most {ub // t.dtype.nbytes} elements", strict)
+                f"{ub}-byte UB (vector buffer){at}; make the tile at most {ub // t.dtype.nbytes} elements", strict,
+                None)
             break
 
 
@@ -166,17 +186,20 @@ def check_cube_for_matmul(m: tuple[int, ...], k: tuple[int, ...], n: tuple[int, 
     at = f" (set_cube_tile_shapes at line {call_line})" if call_line else ""
     fractal = load()["cube_fractal_elements"]
     align = int(fractal["int8"] if a.nbytes == 1 else fractal["default"])
-    for v in k:
+    for j, v in enumerate(k):
         if v % align:
-            raise ShapeError(f"cube tile k={list(k)}: {v} is not a multiple of {align} elements "
-                             f"(32-byte fractal for {a.short}){at}; use {math.ceil(v / align) * align}")
+            use = math.ceil(v / align) * align
+            raise TileRuleError(f"cube tile k={list(k)}: {v} is not a multiple of {align} elements "
+                                f"(32-byte fractal for {a.short}){at}; use {use}", (1, j), v, [use])
     step = int(fractal["default"])
-    for what, vals in (("m", m), ("n", n)):
-        off = [v for v in vals if v % step]
+    for arg, what, vals in ((0, "m", m), (2, "n", n)):
+        off = [(j, v) for j, v in enumerate(vals) if v % step]
         if off:
-            board_limit(f"cube tile {what}={list(vals)}: {off[0]} is not a multiple of {step} elements (the "
-                        f"cube's {step}-row fractal){at}: the fractal is padded; use "
-                        f"{math.ceil(off[0] / step) * step}", strict)
+            j, v = off[0]
+            use = math.ceil(v / step) * step
+            board_limit(f"cube tile {what}={list(vals)}: {v} is not a multiple of {step} elements (the "
+                        f"cube's {step}-row fractal){at}: the fractal is padded; use {use}", strict, (arg, j), v,
+                        [use])
     for buf, need, cap, formula in cube_overflows(m, k, n, a.nbytes, b.nbytes):
         board_limit(f"cube tiles need {formula} = {need} bytes of {buf}, which holds {cap}{at}; "
                     f"halve the largest of the sizes in that product", strict)
@@ -196,3 +219,57 @@ def cube_overflows(m: Sequence[int], k: Sequence[int], n: Sequence[int], a_bytes
          f"mL1*kL1*{a_bytes} + nL1*kL1*{b_bytes} = {m[1]}*{kal1}*{a_bytes} + {n[1]}*{kbl1}*{b_bytes}"),
     )
     return [(buf, need, buffer_bytes(buf), formula) for buf, need, formula in checks if need > buffer_bytes(buf)]
+
+
+def call_fixes(call: Span | None, e: TileRuleError) -> tuple[Fix, ...]:
+    """One fix per value of `e.uses`: the call's argument `e.entry` replaced by it — found in the
+    call's source (the file's text as linecache holds it), and only while it still reads `e.bad`
+    when it is a literal (a traced override of the shape is no edit of the text)."""
+    if call is None or e.entry is None or not e.uses:
+        return ()
+    node = _call_node(call)
+    if node is None:
+        return ()
+    vec = _callee(node).endswith("set_vec_tile_shapes")
+    index, elt = e.entry
+    if vec:
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return ()
+        args: list[ast.expr] = list(node.args)
+        if len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
+            args = list(args[0].elts)
+        target: ast.expr | None = args[index] if -len(args) <= index < len(args) else None
+    else:
+        names = ("m", "k", "n")
+        whole = node.args[index] if index < len(node.args) else next(
+            (kw.value for kw in node.keywords if kw.arg == names[index]), None)
+        target = whole
+        if isinstance(whole, (ast.List, ast.Tuple)) and elt is not None:
+            target = whole.elts[elt] if elt < len(whole.elts) else None
+    if target is None or isinstance(target, ast.Starred) or target.end_lineno != target.lineno:
+        return ()
+    if isinstance(target, ast.Constant) and target.value != e.bad:
+        return ()
+    text = ast.unparse(target)
+    span = Span(call.file, target.lineno, target.col_offset, target.lineno, target.end_col_offset or 0)
+    what = "set_vec_tile_shapes" if vec else "set_cube_tile_shapes"
+    return tuple(Fix(span, str(u), f"use {u} for {text} in {what}") for u in e.uses)
+
+
+def _callee(node: ast.Call) -> str:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def _call_node(call: Span) -> ast.Call | None:
+    """The call expression at `call` in its file (None when the text no longer has it)."""
+    text = "".join(linecache.getlines(call.file))
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and node.lineno == call.line and node.col_offset == call.col
+                and _callee(node).endswith("_tile_shapes")):
+            return node
+    return None

@@ -1,4 +1,4 @@
-"""A 1-entry tile shape used for a 2-D op: reported at the first op it applies to."""
+"""A 1-entry tile shape used for a 2-D op: reported at the call, naming the first op it applies to."""
 
 import torch
 
@@ -8,8 +8,8 @@ import pypto
 @pypto.frontend.jit
 def square(x: pypto.Tensor([16, 64], pypto.DT_FP32),
            out: pypto.Tensor([16, 64], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(64)
-    y = x * x  # ERROR: tile shape has 1 dim, mul output has 2: set_vec_tile_shapes\(64,\) \(set at line 11\)
+    pypto.set_vec_tile_shapes(64)  # ERROR: tile shape has 1 dim, mul output has 2: set_vec_tile_shapes\(64,\)
+    y = x * x
     out[:] = y
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.analysis.findings import Finding, TextEdit, Where
+from pypto.analysis.findings import Finding, Fix, Related, TextEdit, Where
 from pypto.analysis.thresholds import Thresholds
 from pypto.boards.core_model import CoreModel
 from pypto.ir.graph import Node, TileConfig
@@ -123,7 +123,8 @@ class HealthContext:
         return text
 
     def add(self, rule: str, severity: str, title: str, why: str, suggestion: str, where: Where | None,
-            numbers: Mapping[str, Any], edits: tuple[TextEdit, ...] = ()) -> None:
+            numbers: Mapping[str, Any], edits: tuple[TextEdit, ...] = (), related: tuple[Related, ...] = (),
+            fixes: tuple[Fix, ...] = ()) -> None:
         """Record a finding of `rule` (at the kernel's `def` line when `where` is None)."""
         assert rule in RULES, rule
         level = rule.split(".", 1)[0]
@@ -133,7 +134,7 @@ class HealthContext:
         if tries:
             nums["try"] = tries
         self.findings.append(Finding(rule, severity, level, title, why, suggestion, where or self.kernel_where(),
-                                     nums, edits))
+                                     nums, edits or (fixes[0].edits if fixes else ()), related, fixes))
 
     # ---- where things are
 

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pypto.analysis.findings import TextEdit
+from pypto.analysis.findings import Fix, Related, TextEdit
 from pypto.analysis.health.context import MAX_LINES, HealthContext, jsonable, pct, rounded
 from pypto.analysis.health.tile import TileFacts, iteration_shape
 from pypto.analysis.health.tile_shapes import call_text, edit_for, shrunk, tail_fix
@@ -113,6 +113,9 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
         step = h.align // math.gcd(h.align, nb) if nb else h.align
         padded = -(-d // step) * step if d else 0
         tile_dims = sorted(set().union(*(odd[x] for x in nids)))
+        where = h.node_where(first)
+        related: tuple[Related, ...] = ()
+        fixes: tuple[Fix, ...] = ()
         if d and nb and (d * nb) % h.align:
             what = f"last dim {d} ({d * nb} bytes)"
             sugg = (f"pad the last dim from {d} to {padded} (a multiple of {step} elements = {h.align} "
@@ -120,17 +123,50 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
         else:  # the tensor is aligned, some tiles are not
             what = f"tiles {', '.join(map(str, tile_dims))} wide (of a last dim of {d})"
             sugg = f"choose a tile whose last dim is a multiple of {step} elements ({h.align} bytes)"
+            call = _unaligned_call(h, nids, step)
+            if call is not None:  # the call's last tile size is the culprit: report it there, the ops related
+                tc, alts = call
+                where = h.config_where(tc.id) or where
+                related = tuple(Related(h.node_where(x), f"{h.nodes[x].op} here is tiled by it")
+                                for x in _one_per_line(h, nids))
+                news = [(*tc.dims[:-1], a) for a in alts]
+                sugg = (f"use {' or '.join(map(str, alts))} for the last tile size "
+                        f"({' or '.join(call_text(tc, n) for n in news)}): a multiple of {step} elements "
+                        f"({h.align} bytes)")
+                fixes = tuple(Fix(f"use {call_text(tc, n)}", e) for n in news if (e := edit_for(h, tc, n)))
         h.add("tile.last-dim-unaligned", "warning",
               f"{what}: not a multiple of {h.align} bytes, rows are padded "
               f"({pct(move_share)} of moved bytes, {pct(vec_share)} of vector work)",
               f"Rows are moved in {h.align}-byte blocks and an unaligned row is computed on its own in "
               "whole vector repeats, so the padding costs bandwidth and vector time.",
               sugg,
-              h.node_where(first),
+              where,
               {"last_dim": d, "elem_bytes": nb, "padded_to": padded, "tile_last_dims": tile_dims,
                "moved_waste": rounded(move_share),
                "vector_waste": rounded(vec_share), "threshold": h.th.unaligned_waste,
-               "lines": lines[:MAX_LINES]})
+               "lines": lines[:MAX_LINES]}, related=related, fixes=fixes)
+
+
+def _unaligned_call(h: HealthContext, nids: Sequence[int], step: int) -> tuple[Any, list[int]] | None:
+    """The one `set_vec_tile_shapes` call the nodes are tiled by, when its last size is off the
+    alignment step, and the aligned sizes nearest it (one below, one above)."""
+    cids = {n.tile for x in nids if (n := h.nodes.get(x)) is not None and n.tile is not None}
+    if len(cids) != 1:
+        return None
+    tc = h.configs.get(cids.pop())
+    if tc is None or tc.kind != "vec" or not tc.dims or not isinstance(tc.dims[-1], int):
+        return None
+    t = int(tc.dims[-1])
+    if t % step == 0:
+        return None
+    return tc, sorted({max(step, t // step * step), math.ceil(t / step) * step})
+
+
+def _one_per_line(h: HealthContext, nids: Sequence[int]) -> list[int]:
+    seen: dict[int, int] = {}
+    for x in sorted(nids, key=lambda x: (h.line_of(x), x)):
+        seen.setdefault(h.line_of(x), x)
+    return list(seen.values())
 
 
 def rule_buffer_peak(h: HealthContext) -> None:
