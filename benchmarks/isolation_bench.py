@@ -17,21 +17,27 @@ server.) Measured, with `debounceMs: 0` and 2 workers, for two kernels:
 - RSS of the server process after 10 edits and after N; the workers' summed PSS (their
   shared pages counted once) and their count at the end.
 
-Measured on this machine (2 cores, shared with other work: load 1.4-3.7), before (191c40c: warm
-long-lived workers) and after (c9b54db: a fresh child of a template per job), alternating:
+Measured on this machine (2 cores, shared with other work: three other processes compiling and
+testing), 191c40c (before: warm long-lived workers, no isolation) against aae01ee (after: a
+fresh child of a template per job, forked and warmed between jobs), alternating runs:
 
-| | before | after |
+| `--pause-ms 200` (the editor's debounce is 300 ms: the next job's child is warm) | before | after |
 |---|---|---|
-| softmax, 500 edits: p50 / p95 / mean | 567 / 923 / 602 ms | 452 / 640 / 472 ms |
-| softmax, 2 x 100 edits: p50 | 496, 508 ms | 483, 458 ms |
-| tiny kernel: p50 | 22, 23, 25 ms | 47, 45, 44 ms |
-| server RSS, 10 -> 510 edits | 54.0 -> 56.7 MiB | 52.7 -> 54.9 MiB |
-| workers' RSS at the end | 158, 198 MiB (grows) | 169, 169 MiB (templates; constant) |
-| forkserver + workers + tracker, PSS | 266-291 MiB | 298-330 MiB |
+| softmax, 60 edits: p50 (two runs each) | 649, 558 ms | 454, 538 ms |
+| tiny kernel, 60 edits: p50 (three runs each) | 28.6, 27.3, 27.3 ms | 30.1, 27.9, 32.8 ms (+9 % mean) |
+| server RSS, 10 -> 70 edits | 52.8 -> 54.7 MiB | 54.0 -> 55.1 MiB |
+| forkserver + workers (+ waiting children) + tracker, PSS | 291-324 MiB | 300-355 MiB |
 
-A real kernel's edit -> record is no slower (its job's heap is fresh, its collector never walks
-the template's objects); a trivial kernel pays the fixed cost of a job's process, about 20 ms
-(fork 6 ms, exit and reap 7 ms, the rest copy-on-write faults).
+| `--pause-ms 0` (back to back, debounce 0: the next child is still warming up) | before | after |
+|---|---|---|
+| tiny kernel, 60 edits: p50 | 23.5, 24.9, 39.8 ms | 40.4, 49.8 ms |
+
+A real kernel's edit -> record is no slower (its job's heap is fresh; its collector never walks
+the template's objects). A trivial kernel pays the fixed cost of a job's process: with the
+editor's debounce that is the pool's hand-off, a few ms (the fork, the warm-up's copy-on-write
+faults, exit and reap all happen between jobs); back to back with no debounce, a job waits for
+the child still warming up (about 40 ms of faults), +70 %. Before aae01ee (c9b54db: a child
+forked when its job arrived) the tiny kernel took 44-47 ms at every pause.
 """
 
 from __future__ import annotations
