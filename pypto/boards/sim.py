@@ -46,8 +46,10 @@ from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from pypto.boards.core_model import CoreModel
-from pypto.boards.swimlane import Lane, LaneTask, Swimlane, instance_labels, lane_names, ready_counters
+from pypto.boards.swimlane import Lane, LaneTask, Swimlane, instance_labels, lane_names
 from pypto.compiler.execute_ir import ExecGraph
 from pypto.compiler.manager import Program
 from pypto.compiler.tile_ir import TileGraph
@@ -125,14 +127,24 @@ class _Chip:
         self.ledger: list[float] = []  # HBM bytes reserved per bucket
 
     def run(self) -> Swimlane:
-        exe = self.exe
-        n = len(exe.tasks)
+        # One loop, everything inlined: this runs once per task and event (issue 19 item 3;
+        # tests/sim_reference.py is the same model written plainly, and the swimlanes agree byte for byte).
+        exe, core, threads = self.exe, self.core, self.threads
+        tasks = exe.tasks
+        n = len(tasks)
         succs: list[list[int]] = [[] for _ in range(n)]
         indeg = [0] * n
-        for t in exe.tasks:
-            indeg[t.id] = len(t.preds)
-            for p in t.preds:
-                succs[p].append(t.id)
+        leaf_of = [0] * n
+        core_of = [0] * n  # 0: AIC, 1: AIV
+        core_index = {"AIC": 0, "AIV": 1}
+        for t in tasks:
+            tid = t.id
+            preds = t.preds
+            indeg[tid] = len(preds)
+            for p in preds:
+                succs[p].append(tid)
+            leaf_of[tid] = t.leaf
+            core_of[tid] = core_index[t.core]
         device = device_tasks(exe, self.stitch_max)
         ndev = max(device, default=-1) + 1
         left_in_device = [0] * ndev
@@ -141,170 +153,233 @@ class _Chip:
         parked: list[list[int]] = [[] for _ in range(ndev)]  # ready but their device task not started
         released = [False] * ndev
         functions = [0] * ndev  # root-function instances per device task
-        for _inst, d in {(t.instance, device[t.id]) for t in exe.tasks}:
+        for _inst, d in {(t.instance, device[t.id]) for t in tasks}:
             functions[d] += 1
         stitched = list(itertools.accumulate(  # one after another on the stitch thread
             self.stitch_cost + self.stitch_per_function * k for k in functions))
         launched = [0.0] * ndev
         finished = [0.0] * ndev
+        launch_cost, dispatch_cost, complete_cost = self.launch_cost, self.dispatch_cost, self.complete_cost
 
-        ready_q: dict[str, deque[int]] = {"AIC": deque(), "AIV": deque()}
+        ready_q: tuple[deque[int], deque[int]] = (deque(), deque())
+        affinity = self.mode in (1, 3)
         affine: list[deque[int]] = [deque() for _ in self.lanes]
         taken = [False] * n
-        idle: dict[str, list[int]] = {"AIC": [], "AIV": []}
-        for i, ln in enumerate(self.lanes):
-            if ln.core in idle:
-                idle[ln.core].append(i)
-        thread_free = [0.0] * self.threads
+        idle: tuple[list[int], list[int]] = ([], [])
+        lane_core = [core_index.get(ln.core, -1) for ln in self.lanes]
+        for i, c in enumerate(lane_core):
+            if c >= 0:
+                idle[c].append(i)
+        thread_free = [0.0] * threads
         ready_at = [0.0] * n
         start = [0.0] * n
         end = [0.0] * n
         lane_of = [-1] * n
         profile = [-1] * n
+        dispatched = 0
+
+        # the task's cost: L2, HBM ledger and the core's pipe run, as `_cost`, `_reserve` and
+        # `CoreModel.run` were (tests/sim_reference.py)
+        lines = self.l2.lines
+        l2_used, l2_capacity = self.l2.used, self.l2.capacity
+        move_to_end, popitem = lines.move_to_end, lines.popitem
+        elem_bytes = self.elem_bytes
+        prod, log = math.prod, math.log
+        log102 = math.log(1.02)
+        hbm_of = [core.hbm_occupancy(leaf) for leaf in range(len(core.programs))]
+        run_cache = core._cache
+        core_run = core.run
+        width, ledger = self.bucket, self.ledger
+        capacity = self.hbm * width
+        l2_hits = l2_misses = 0
+
+        heappush, heappop = heapq.heappush, heapq.heappop
         events: list[tuple[float, int, int, int, int]] = []
         seq = 0
-
-        def push(time: float, kind: int, a: int, b: int = 0) -> None:
-            nonlocal seq
-            heapq.heappush(events, (time, seq, kind, a, b))
-            seq += 1
-
-        def make_ready(tid: int, now: float, lane: int) -> None:
-            d = device[tid]
-            if not released[d]:
-                parked[d].append(tid)
-                return
-            ready_at[tid] = now
-            task = exe.tasks[tid]
-            ready_q[task.core].append(tid)
-            if lane >= 0 and self.mode in (1, 3):
-                affine[lane].append(tid)
-
-        def pick(lane: int, core: str) -> int:
-            q = affine[lane]
-            while q:
-                tid = q.popleft()
-                if not taken[tid]:
-                    return tid
-            rq = ready_q[core]
-            while rq:
-                tid = rq.popleft()
-                if not taken[tid]:
-                    return tid
-            return -1
-
-        def has_ready(core: str) -> bool:
-            rq = ready_q[core]
-            while rq and taken[rq[0]]:
-                rq.popleft()
-            return bool(rq)
-
-        def dispatch(now: float) -> None:
-            for core in ("AIC", "AIV"):
-                free_lanes = idle[core]
-                while free_lanes and has_ready(core):
-                    lane = heapq.heappop(free_lanes)
-                    tid = pick(lane, core)
-                    taken[tid] = True
-                    th = lane % self.threads
-                    t0 = max(thread_free[th], now) + self.dispatch_cost
-                    thread_free[th] = t0
-                    dur, prof = self._cost(tid, t0)
-                    start[tid], end[tid], lane_of[tid], profile[tid] = t0, t0 + dur, lane, prof
-                    push(t0 + dur, _END, tid, lane)
-
-        def release(d: int, now: float) -> None:
-            released[d] = True
-            launched[d] = now - self.launch_cost
-            for tid in parked[d]:
-                make_ready(tid, now, -1)
-            parked[d].clear()
-
         if ndev:
-            push(stitched[0] + self.launch_cost, _RELEASE, 0)
-        for t in exe.tasks:
+            heappush(events, (stitched[0] + launch_cost, seq, _RELEASE, 0, 0))
+            seq += 1
+        for t in tasks:
             if indeg[t.id] == 0:
                 parked[device[t.id]].append(t.id)
         last_end = 0.0
         while events:
-            now, _, kind, a, b = heapq.heappop(events)
+            now, _, kind, a, b = heappop(events)
             if kind == _RELEASE:
-                release(a, now)
+                released[a] = True
+                launched[a] = now - launch_cost
+                for tid in parked[a]:
+                    ready_at[tid] = now
+                    ready_q[core_of[tid]].append(tid)
+                parked[a].clear()
             elif kind == _END:
-                th = b % self.threads
-                t0 = max(thread_free[th], now) + self.complete_cost
+                th = b % threads
+                tf = thread_free[th]
+                t0 = (now if now > tf else tf) + complete_cost
                 thread_free[th] = t0
-                push(t0, _RESOLVED, a, b)
-                last_end = max(last_end, now)
-                finished[device[a]] = max(finished[device[a]], now)
+                heappush(events, (t0, seq, _RESOLVED, a, b))
+                seq += 1
+                if now > last_end:
+                    last_end = now
+                d = device[a]
+                if now > finished[d]:
+                    finished[d] = now
+                continue  # nothing was freed or made ready: no lane can take a task now
             else:  # _RESOLVED: the core is free, the successors' counters drop
-                heapq.heappush(idle[self.lanes[b].core], b)
-                for s in succs[a]:
-                    indeg[s] -= 1
-                    if indeg[s] == 0:
-                        make_ready(s, now, b)
+                heappush(idle[lane_core[b]], b)
+                for sc in succs[a]:
+                    indeg[sc] -= 1
+                    if indeg[sc] == 0:
+                        d = device[sc]
+                        if not released[d]:
+                            parked[d].append(sc)
+                            continue
+                        ready_at[sc] = now
+                        ready_q[core_of[sc]].append(sc)
+                        if affinity:
+                            affine[b].append(sc)
                 d = device[a]
                 left_in_device[d] -= 1
                 if left_in_device[d] == 0 and d + 1 < ndev:
-                    push(max(now, stitched[d + 1]) + self.launch_cost, _RELEASE, d + 1)
-            dispatch(now)
-        if any(not tk for tk in taken):
+                    st = stitched[d + 1]
+                    heappush(events, ((st if st > now else now) + launch_cost, seq, _RELEASE, d + 1, 0))
+                    seq += 1
+            # dispatch: each idle lane, lowest first, takes a ready task of its core type
+            for c in (0, 1):
+                free_lanes = idle[c]
+                rq = ready_q[c]
+                while free_lanes:
+                    if affinity:
+                        while rq and taken[rq[0]]:
+                            rq.popleft()
+                        if not rq:
+                            break
+                        lane = heappop(free_lanes)
+                        q = affine[lane]
+                        tid = -1
+                        while q:
+                            tid = q.popleft()
+                            if not taken[tid]:
+                                break
+                            tid = -1
+                        if tid < 0:
+                            while rq:
+                                tid = rq.popleft()
+                                if not taken[tid]:
+                                    break
+                    else:
+                        if not rq:
+                            break
+                        lane = heappop(free_lanes)
+                        tid = rq.popleft()
+                    taken[tid] = True
+                    dispatched += 1
+                    th = lane % threads
+                    tf = thread_free[th]
+                    t0 = (now if now > tf else tf) + dispatch_cost
+                    thread_free[th] = t0
+                    # -- the cost of task `tid` starting at t0
+                    t = tasks[tid]
+                    hit = miss = 0
+                    for r in t.reads:
+                        nb = prod(r.shape) * elem_bytes[r.buffer]
+                        key = (r.buffer, r.offset, r.shape, r.layout)
+                        if key in lines:
+                            move_to_end(key)
+                            hit += nb
+                        else:
+                            lines[key] = nb
+                            l2_used += nb
+                            while l2_used > l2_capacity and lines:
+                                l2_used -= popitem(last=False)[1]
+                            miss += nb
+                    for r in t.writes:
+                        key = (r.buffer, r.offset, r.shape, r.layout)
+                        if key in lines:
+                            move_to_end(key)
+                        else:
+                            nb = prod(r.shape) * elem_bytes[r.buffer]
+                            lines[key] = nb
+                            l2_used += nb
+                            while l2_used > l2_capacity and lines:
+                                l2_used -= popitem(last=False)[1]
+                    l2_hits += hit
+                    l2_misses += miss
+                    leaf = leaf_of[tid]
+                    h = hit / (hit + miss) if hit + miss else 0.0
+                    rc, rb, wc, wb = hbm_of[leaf]
+                    cycles = rc * (1 - h) + wc  # streaming HBM, uncontended
+                    if cycles <= 0:
+                        s = 1.0
+                    else:  # reserve the HBM bytes in the chip-wide ledger from t0 (`_reserve`)
+                        nbytes = rb * (1 - h) + wb
+                        rate = nbytes / cycles
+                        tt, left = t0, nbytes
+                        while True:
+                            k = int(tt // width)
+                            if len(ledger) <= k:
+                                ledger.extend([0.0] * (k + 1 - len(ledger)))
+                            span = (k + 1) * width - tt
+                            room = capacity - ledger[k]
+                            stream = rate * span
+                            if stream < room:
+                                room = stream
+                            if room >= left:
+                                ledger[k] += left
+                                took = tt + left * span / room - t0
+                                s = (took if took > cycles else cycles) / cycles
+                                break
+                            if room > 0:
+                                ledger[k] += room
+                                left -= room
+                            tt = (k + 1) * width
+                    hq = round(h * 10) if hit else 0
+                    sq = round(log(s if s > 1.0 else 1.0) / log102) if s != 1.0 else 0
+                    cost = run_cache.get((leaf, hq, sq))
+                    if cost is None:
+                        cost = core_run(leaf, h, s)
+                    dur, prof = cost
+                    start[tid], end[tid], lane_of[tid], profile[tid] = t0, t0 + dur, lane, prof
+                    heappush(events, (t0 + dur, seq, _END, tid, lane))
+                    seq += 1
+        self.l2.used = l2_used
+        self.l2_hits, self.l2_misses = l2_hits, l2_misses
+        if dispatched < n:
             raise RuntimeError("the simulated runtime stopped with tasks never ready (a dependency cycle)")
         us = 1e-3 / self.clock_ghz
         label = self.instance_labels
-        tasks = tuple(LaneTask(t.id, lane_of[t.id], start[t.id] * us, end[t.id] * us, t.leaf, t.coord, t.preds,
-                               ready_at[t.id] * us, profile[t.id], label[t.instance]) for t in exe.tasks)
+        start_us, end_us, ready_us = ((np.array(x, dtype=np.float64) * us).tolist() for x in (start, end, ready_at))
+        lane_tasks = tuple(map(LaneTask, [t.id for t in tasks], lane_of, start_us, end_us, leaf_of,
+                               [t.coord for t in tasks], [t.preds for t in tasks], ready_us, profile,
+                               [label[t.instance] for t in tasks]))
         info = {"board": str(self.board.get("name", "")), "clock_ghz": self.clock_ghz,
                 "device_sched_mode": self.mode, "stitch_function_max_num": self.stitch_max,
                 "device_tasks": ndev, "l2_hit_bytes": self.l2_hits, "l2_miss_bytes": self.l2_misses,
                 "cycles": last_end, "end_to_end_us": last_end * us,
                 "kernel_us": sum(f - s for s, f in zip(launched, finished)) * us}
+        task_core = np.array(lane_core, dtype=np.int64)[np.array(lane_of, dtype=np.int64)] if n else np.zeros(0, int)
+        counters = _ready_counters(np.array(ready_us, dtype=np.float64), np.array(start_us, dtype=np.float64),
+                                   task_core, ("AIC", "AIV"))
         return Swimlane("sim", f"simulated ({self.board.get('name', 'board')} model, {self.clock_ghz} GHz)",
-                        self.lanes, tasks, ready_counters(tasks, self.lanes), tuple(self.core.profiles), info)
+                        self.lanes, lane_tasks, counters, tuple(self.core.profiles), info)
 
-    def _cost(self, tid: int, now: float) -> tuple[float, int]:
-        """(duration in cycles, pipe profile) of a task starting at `now`: its reads looked up in
-        L2, its HBM traffic reserved in the bandwidth ledger."""
-        t = self.exe.tasks[tid]
-        hit = miss = 0
-        access, size = self.l2.access, self.elem_bytes
-        for r in t.reads:
-            nb = math.prod(r.shape) * size[r.buffer]
-            if access((r.buffer, r.offset, r.shape, r.layout), nb):
-                hit += nb
-            else:
-                miss += nb
-        for r in t.writes:
-            access((r.buffer, r.offset, r.shape, r.layout), math.prod(r.shape) * size[r.buffer])
-        self.l2_hits += hit
-        self.l2_misses += miss
-        h = hit / (hit + miss) if hit + miss else 0.0
-        rc, rb, wc, wb = self.core.hbm_occupancy(t.leaf)
-        cycles = rc * (1 - h) + wc  # streaming HBM, uncontended
-        if cycles <= 0:
-            return self.core.run(t.leaf, h, 1.0)
-        served = self._reserve(now, rb * (1 - h) + wb, cycles)
-        return self.core.run(t.leaf, h, served / cycles)
 
-    def _reserve(self, now: float, nbytes: float, cycles: float) -> float:
-        """Reserve `nbytes` of HBM bandwidth from `now` in the chip-wide ledger, at most
-        `nbytes / cycles` per cycle (the core's own streaming rate); the cycles the transfer
-        takes (at least `cycles`). Earlier reservations keep theirs: a later task streams in
-        what is left, so the chip never moves more than its bandwidth."""
-        rate = nbytes / cycles
-        width, ledger = self.bucket, self.ledger
-        capacity = self.hbm * width
-        t, left = now, nbytes
-        while True:
-            k = int(t // width)
-            while len(ledger) <= k:
-                ledger.append(0.0)
-            span = (k + 1) * width - t
-            room = min(capacity - ledger[k], rate * span)
-            if room >= left:
-                ledger[k] += left
-                return max(cycles, t + left * span / room - now)
-            if room > 0:
-                ledger[k] += room
-                left -= room
-            t = (k + 1) * width
+def _ready_counters(ready: np.ndarray, start: np.ndarray, core: np.ndarray,
+                    core_names: Sequence[str]) -> dict[str, list[tuple[float, float]]]:
+    """`swimlane.ready_counters` from columns (the same series, value for value): per core type
+    and in total, the tasks ready and not yet started over time: +1 at each task's ready time,
+    -1 at its start, sorted by time (a start before a ready at the same time), one point per
+    time (the level after all its events)."""
+    out: dict[str, list[tuple[float, float]]] = {}
+    series = {f"ReadyCount_{name}": core == c for c, name in enumerate(core_names) if (core == c).any()}
+    if len(core):
+        series["ReadyCount_Total"] = np.ones(len(core), dtype=bool)
+    for name in sorted(series):
+        pick = series[name]
+        times = np.concatenate((ready[pick], start[pick]))
+        step = np.concatenate((np.ones(int(pick.sum()), np.int64), -np.ones(int(pick.sum()), np.int64)))
+        order = np.lexsort((step, times))
+        times, level = times[order], np.cumsum(step[order])
+        last = np.append(times[1:] != times[:-1], True)  # the last event at each time
+        out[name] = list(zip(times[last].tolist(), level[last].astype(np.float64).tolist()))
+    return out
