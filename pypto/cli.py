@@ -39,6 +39,7 @@ from pypto.analysis.report import check_fail_on, failures, make_report, render
 from pypto.boards.profile import bottleneck
 from pypto.boards.swimlane import metrics
 from pypto.boards.trace import write_trace
+from pypto.compiler.block_ir import PEAK_LABEL, buffer_peak
 from pypto.compiler.instruments import write_pass_file
 from pypto.compiler.manager import STAGES, PassRecord
 from pypto.frontend.inputs import def_loc, example_arguments
@@ -247,11 +248,11 @@ def lowering_summary(record: CompileRecord) -> str:
     p = record.program
     assert p.tiles is not None and p.subgraphs is not None and p.leaves is not None and p.execute is not None
     cores = {c: sum(1 for t in p.execute.tasks if t.core == c) for c in ("AIV", "AIC")}
-    ub = max((sg.peak_bytes for sg in p.subgraphs if sg.core == "AIV"), default=0)
     blocks = p.blocks or ()
+    ub = buffer_peak(blocks, "UB")
     return (f"    tile ops {len(p.tiles.ops)} · tasks {len(p.execute.tasks)} "
             f"(AIV {cores['AIV']}, AIC {cores['AIC']}) · "
-            f"leaves {len(p.leaves)} · widest level {p.execute.width()} tasks · UB peak {ub:,} B · "
+            f"leaves {len(p.leaves)} · widest level {p.execute.width()} tasks · UB peak {ub:,} B ({PEAK_LABEL}) · "
             f"double-buffered leaves {sum(b.double_buffered for b in blocks)}/{len(blocks)} · "
             f"spills {sum(b.spills for b in blocks)}")
 

@@ -30,6 +30,9 @@ Json = Any
 SOURCE = "pypto"
 SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
             "info": lsp.DiagnosticSeverity.Information}
+# what a buffer peak is (pypto.compiler.block_ir.PEAK_LABEL, the CLI's and the listing's words): the
+# highest byte of the leaf's buffer allocation, the second copies of double-buffered loads included
+PEAK_LABEL = "allocated, double buffers included"
 FAILURE_TEXT = {
     "timeout": "was stopped: it ran past the time limit",
     "memory": "was stopped: it ran out of its memory limit",
@@ -404,9 +407,11 @@ def code_lenses(doc: Document) -> list[lsp.CodeLens]:
             title = f"{n(int(tc['tiles']))} tiles ({n(int(tc['tile_ops']))} tile ops incl. loads/stores)"
             for space, peak in sorted(tc.get("peak_bytes", {}).items()):
                 cap = tc.get("capacity_bytes", {}).get(space, 0)
-                title += f" · {space} peak {nbytes(int(peak))}"
+                title += f" · {space} peak {n(int(peak))} B"
                 if cap:
                     title += f" of {nbytes(int(cap))} ({pct(peak / cap)})"
+            if tc.get("peak_bytes"):
+                title += f" ({PEAK_LABEL})"
             start = lsp.Range(rng.start, rng.start)
             out.append(lsp.CodeLens(range=start, command=_command(
                 title, "pypto.openGraph", {**args, "level": "tile", "tileConfig": tc["id"]})))

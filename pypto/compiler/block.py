@@ -79,7 +79,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.compiler.block_ir import PIPES, Block, BufferSpan, Instr, Operand
+from pypto.compiler.block_ir import PEAK_LABEL, PIPES, Block, BufferSpan, Instr, Operand
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileOp
 from pypto.ir.dtypes import DataType
@@ -833,7 +833,7 @@ def listing(block: Block, program: Program) -> str:
     lines = [f"leaf {block.leaf} · {block.core} · {block.tasks} task{'s' if block.tasks != 1 else ''} · "
              f"{program.graph.name}{where}"]
     caps = dict(block.capacity_bytes)
-    mem = " · ".join(f"{s} peak {b:,} B of {caps.get(s, 0):,}" for s, b in block.peak_bytes)
+    mem = " · ".join(f"{s} peak {b:,} B of {caps.get(s, 0):,}" for s, b in block.peak_bytes) + f" ({PEAK_LABEL})"
     lines.append(f"  {mem} · {'double-buffered' if block.double_buffered else 'single-buffered'} · "
                  f"{block.spills} spill{'s' if block.spills != 1 else ''}")
     width = len(str(max(0, len(block.instrs) - 1)))

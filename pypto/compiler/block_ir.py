@@ -8,6 +8,7 @@ boards and the record can name these types without importing the stage.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pypto.ir.dtypes import DataType
@@ -76,7 +77,20 @@ class Block:
     spills: int  # values stored to the GM spill area for lack of room
 
     def peak(self, space: str) -> int:
+        """The leaf's buffer peak in `space`: see `buffer_peak`."""
         return dict(self.peak_bytes).get(space, 0)
 
     def count(self, opcode: str) -> int:
         return sum(1 for i in self.instrs if i.opcode == opcode)
+
+
+# The one buffer-peak definition the CLI, the listing, the CodeLens and the panels show: the highest
+# byte a leaf's buffer allocation (the block stage's) uses in a memory, the second copies of
+# double-buffered loads included — what has to fit the memory's capacity. The tile stage's
+# `Subgraph.peak_bytes` (live bytes, one copy each) is an estimate before allocation, not this.
+PEAK_LABEL = "allocated, double buffers included"
+
+
+def buffer_peak(blocks: Iterable[Block], space: str = "UB") -> int:
+    """The largest allocated peak of `space` over `blocks` (0: none uses it); see PEAK_LABEL."""
+    return max((b.peak(space) for b in blocks), default=0)
