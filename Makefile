@@ -13,7 +13,7 @@ VSIX_SRC := package.json package-lock.json pyproject.toml \
 	$(shell find extension webview pypto server -type f -not -path '*/dist/*' -not -path '*/node_modules/*' \
 	  -not -path '*/__pycache__/*' -not -name '*.pyc' 2>/dev/null)
 
-.PHONY: run examples test test-vscode lint bench setup clean chromium vscode vsix
+.PHONY: run reset-workspace examples test test-vscode lint bench setup clean chromium vscode vsix
 
 setup: $(STAMP) $(NODE_STAMP)
 
@@ -38,10 +38,16 @@ $(VSIX): $(STAMP) $(NODE_STAMP) $(VSIX_SRC)
 	npm run package:vsix
 vsix: $(VSIX)
 
-# open the IDE: code-server on 127.0.0.1 with our extension and examples/ open; prints the
-# URL and stays in the foreground until Ctrl-C (PORT=... to choose the port, default 18200)
+# open the IDE: code-server on 127.0.0.1 with our extension and a scratch workspace open — a copy
+# of examples/ in build/workspace/, made on first run and kept (the IDE never writes tracked files);
+# prints the URL and stays in the foreground until Ctrl-C (PORT=... to choose the port, default 18200)
+WORKSPACE ?= build/workspace
 run: setup vscode $(VSIX)
-	bash tools/vscode/run.sh
+	PYPTO_WORKSPACE=$(WORKSPACE) bash tools/vscode/run.sh
+
+# delete the scratch workspace (your edits in it too): the next `make run` copies examples/ afresh
+reset-workspace:
+	rm -rf $(WORKSPACE)
 
 # compile and run every example and compare it with torch (the command-line check)
 examples: $(STAMP)
