@@ -39,6 +39,7 @@ Deterministic: no clocks, no randomness, ties broken by core and task ids.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import itertools
 import math
@@ -98,7 +99,13 @@ def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
     stitch_max = int(opts.get("stitch_function_max_num", 128))
     if mode not in (0, 1, 2, 3):
         raise ValueError(f"device_sched_mode {mode}: PyPTO's modes are 0 (FIFO), 1 (L2 affinity), 2 (fair), 3 (both)")
-    return _Chip(exe, blocks, tiles, bd, mode, stitch_max).run()
+    collecting = gc.isenabled()
+    gc.disable()  # the run allocates a few objects per task and frees none: collections would only rescan the program
+    try:
+        return _Chip(exe, blocks, tiles, bd, mode, stitch_max).run()
+    finally:
+        if collecting:
+            gc.enable()
 
 
 class _Chip:
