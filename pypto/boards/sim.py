@@ -35,6 +35,12 @@ kernel's time on the chip, from the figures in one board file (`pypto/target/a2a
 
 Time is in cycles at `clock_ghz` inside; the swimlane is in µs and labelled simulated.
 Deterministic: no clocks, no randomness, ties broken by core and task ids.
+
+Speed: `_Chip.run` is one loop with the L2, the bandwidth ledger and the core model's cache
+lookup written inline (a Python call per task or event costs more than the model's
+arithmetic), no dispatch pass where nothing was freed or made ready, the ready counters from
+columns, and no garbage collection during the run. `tests/sim_reference.py` keeps the same model
+written plainly; tests/test_sim_reference.py checks the swimlanes are the same, byte for byte.
 """
 
 from __future__ import annotations
@@ -60,24 +66,15 @@ _END, _RESOLVED, _RELEASE = 0, 1, 2
 
 
 class _L2:
-    """The shared L2 as an LRU over GM regions (exact region identity), in bytes."""
+    """The shared L2 as an LRU over GM regions (exact region identity), in bytes. A task touches
+    a region (read or written): a region in `lines` is a hit and moves to the end; a new one is
+    added at the end and the oldest are evicted while `used` exceeds `capacity` (`_Chip.run`
+    does this inline)."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.used = 0
         self.lines: OrderedDict[tuple[Any, ...], int] = OrderedDict()
-
-    def access(self, key: tuple[Any, ...], nbytes: int) -> bool:
-        """Touch a region (read or written); whether it was in L2."""
-        lines = self.lines
-        if key in lines:
-            lines.move_to_end(key)
-            return True
-        lines[key] = nbytes
-        self.used += nbytes
-        while self.used > self.capacity and lines:
-            self.used -= lines.popitem(last=False)[1]
-        return False
 
 
 def device_tasks(exe: ExecGraph, stitch_max: int) -> list[int]:
