@@ -28,8 +28,8 @@ from pathlib import Path
 import torch
 
 import pypto
-from pypto.boards.sim import simulate
-from pypto.boards.swimlane import LaneTask, metrics
+from pypto.boards.sim import _lane_task, simulate
+from pypto.boards.swimlane import metrics
 from pypto.frontend.jit import to_numpy
 from pypto.target import load
 
@@ -61,7 +61,7 @@ def _best(fn, *args, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
 
 def _objects_floor(program) -> None:  # type: ignore[no-untyped-def]
     """What any simulate() must do with objects: read each task's regions and predecessors, and
-    build one LaneTask per task (without garbage collection, as simulate() runs)."""
+    build one LaneTask per task (as the board does: slots filled directly, no garbage collection)."""
     gc.disable()
     tasks = program.execute.tasks
     regions: dict[tuple, int] = {}
@@ -70,7 +70,7 @@ def _objects_floor(program) -> None:  # type: ignore[no-untyped-def]
             regions.setdefault((r.buffer, r.offset, r.shape, r.layout), len(regions))
     n = len(tasks)
     zeros = [0.0] * n
-    tuple(map(LaneTask, [t.id for t in tasks], [0] * n, zeros, zeros, [t.leaf for t in tasks],
+    tuple(map(_lane_task, [t.id for t in tasks], [0] * n, zeros, zeros, [t.leaf for t in tasks],
               [t.coord for t in tasks], [t.preds for t in tasks], zeros, [0] * n, [""] * n))
     gc.enable()
 

@@ -45,12 +45,13 @@ written plainly; tests/test_sim_reference.py checks the swimlanes are the same, 
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import heapq
 import itertools
 import math
 from collections import OrderedDict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,38 @@ class _L2:
         self.capacity = capacity
         self.used = 0
         self.lines: OrderedDict[tuple[Any, ...], int] = OrderedDict()
+
+
+def _lane_task_constructor() -> Callable[..., LaneTask]:
+    """A LaneTask maker that fills the slots directly (as copy and pickle do): a frozen
+    dataclass's __init__ sets each field through object.__setattr__, which costs more than the
+    rest of building a 100k-task swimlane. The plain constructor if LaneTask's fields are not
+    the ones expected or it has a __post_init__."""
+    names = ("id", "lane", "start", "end", "leaf", "coord", "preds", "ready", "profile", "name")
+    if tuple(f.name for f in dataclasses.fields(LaneTask)) != names or hasattr(LaneTask, "__post_init__"):
+        return LaneTask
+    new = object.__new__
+    s_id, s_lane, s_start, s_end, s_leaf, s_coord, s_preds, s_ready, s_profile, s_name = (
+        getattr(LaneTask, n).__set__ for n in names)
+
+    def make(id_: int, lane: int, start: float, end: float, leaf: int, coord: tuple[int, ...],
+             preds: tuple[int, ...], ready: float | None, profile: int, name: str) -> LaneTask:
+        t = new(LaneTask)
+        s_id(t, id_)
+        s_lane(t, lane)
+        s_start(t, start)
+        s_end(t, end)
+        s_leaf(t, leaf)
+        s_coord(t, coord)
+        s_preds(t, preds)
+        s_ready(t, ready)
+        s_profile(t, profile)
+        s_name(t, name)
+        return t
+    return make
+
+
+_lane_task = _lane_task_constructor()
 
 
 def device_tasks(exe: ExecGraph, stitch_max: int) -> list[int]:
@@ -353,7 +386,7 @@ class _Chip:
         us = 1e-3 / self.clock_ghz
         label = self.instance_labels
         start_us, end_us, ready_us = ((np.array(x, dtype=np.float64) * us).tolist() for x in (start, end, ready_at))
-        lane_tasks = tuple(map(LaneTask, [t.id for t in tasks], lane_of, start_us, end_us, leaf_of,
+        lane_tasks = tuple(map(_lane_task, [t.id for t in tasks], lane_of, start_us, end_us, leaf_of,
                                [t.coord for t in tasks], [t.preds for t in tasks], ready_us, profile,
                                [label[t.instance] for t in tasks]))
         info = {"board": str(self.board.get("name", "")), "clock_ghz": self.clock_ghz,
