@@ -46,6 +46,32 @@ log = logging.getLogger("pypto.server")
 T = TypeVar("T")
 
 
+def _search_now(ls: PyptoLanguageServer, doc: Document, r: Result) -> list[Any] | None:
+    """The advisor's suggestions for `r` if its tile-shape search has finished; else None, with the
+    search started (once per kernel version, shared with pypto/suggestions) for a later request.
+    A code action never waits for it: an answer held for the seconds a search takes is dropped by
+    VS Code (the markers change, the lightbulb asks again), and Ctrl+. then says "No code actions
+    available" although the findings' fixes were ready."""
+    if ls.live.has(r, "suggest"):
+        return list((r.analysis or {}).get("suggestions") or [])
+    fut = r.extras.get("suggest")
+    if fut is not None and fut.done() and not fut.cancelled():
+        return None if fut.exception() is not None else list(fut.result().get("suggestions") or [])
+    if fut is None or fut.cancelled():
+        task = asyncio.ensure_future(ls.live.extra_output(doc, r, "suggest"))
+        task.add_done_callback(lambda t: _search_done(r.name, t))
+    return None
+
+
+def _search_done(kernel: str, task: asyncio.Future[Any]) -> None:
+    """A background search's outcome read (a failure logged, never "exception never retrieved")."""
+    e = None if task.cancelled() else task.exception()
+    if isinstance(e, JobFailed):
+        log.warning("tile-shape search for %s failed (%s): %s", kernel, e.kind, e.message.splitlines()[0])
+    elif e is not None:
+        log.warning("tile-shape search for %s failed: %r", kernel, e)
+
+
 class _NoProgress:
     def report(self, message: str, percentage: int | None = None) -> None:
         pass
@@ -607,14 +633,9 @@ def create_server() -> PyptoLanguageServer:
         actions = features.error_actions(doc, params.range, params.context.diagnostics)
         actions += features.finding_actions(doc, params.range, params.context.diagnostics)
         for r, tc in features.tile_calls_at(doc, params.range):
-            try:  # the advisor runs now, once per kernel version (lazy): a few seconds the first time
-                found = (await ls.live.extra_output(doc, r, "suggest")).get("suggestions")
-            except JobFailed as e:
-                log.warning("tile-shape search for %s failed (%s): %s", r.name, e.kind, e.message.splitlines()[0])
-                continue
-            if doc.current(r.name) is not r:
-                continue  # edited meanwhile: these edits would land on moved text
-            actions += features.suggestion_actions(doc, r, found or [], tc["id"])
+            found = _search_now(ls, doc, r)
+            if found is not None:
+                actions += features.suggestion_actions(doc, r, found, tc["id"])
         return actions
 
     _custom(ls, P.GRAPH, P.GraphParams, _graph)

@@ -96,7 +96,10 @@ async def test_the_advisors_quick_fix_rewrites_the_call_and_the_next_record_is_f
     doc = lsp_kit.Doc(client, tmp_path / "advise.py", SRC)
     before = await client.records.record(doc.uri, "scale_exp", 1)
     line = doc.line_of("set_vec_tile_shapes(8, 64)")
-    actions = await doc.actions(line)  # the search runs now (lazily), on the sim board
+    # the first request starts the search (lazily, on the sim board) and answers without waiting for it
+    await doc.actions(line)
+    await doc.call("pypto/suggestions", kernel="scale_exp")  # the same search, awaited
+    actions = await doc.actions(line)
     fixes = [a for a in actions if a.title.startswith("pypto: pypto.set_vec_tile_shapes")]
     assert fixes and fixes[0].is_preferred and fixes[0].kind == lsp.CodeActionKind.QuickFix
     best = fixes[0]

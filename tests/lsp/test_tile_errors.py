@@ -106,3 +106,22 @@ async def test_an_unaligned_vector_tile_is_a_warning_on_the_call_with_each_align
     assert fixed["error"] is None
     await client.published.wait(lambda p: p.uri == doc.uri and p.version == v and not any(
         x.code == "tile.last-dim-unaligned" for x in p.diagnostics))
+
+
+async def test_code_actions_answer_at_once_and_add_the_advisors_shapes_once_its_search_is_done(
+        client, lsp_kit, tmp_path):
+    """An answer held for a tile-shape search is dropped by VS Code ("No code actions available"):
+    the first request answers with the findings' fixes and only starts the search."""
+    doc = lsp_kit.Doc(client, tmp_path / "at_once.py", UNALIGNED)
+    await client.records.record(doc.uri, "unaligned", 1)
+    await client.published.wait(
+        lambda p: p.uri == doc.uri and any(d.code == "tile.last-dim-unaligned" for d in p.diagnostics))
+    line = doc.line_of(VEC_CALL)
+    first = [a.title for a in await doc.actions(line, 10)]
+    assert any(t.startswith("pypto (tile.last-dim-unaligned)") for t in first), first
+    assert not [t for t in first if t.startswith("pypto: pypto.set_vec_tile_shapes")], first  # not waited for
+    found = await doc.call("pypto/suggestions", kernel="unaligned")  # the search the request started
+    assert found["suggestions"]
+    later = [a.title for a in await doc.actions(line, 10)]
+    assert any(t.startswith("pypto: pypto.set_vec_tile_shapes") for t in later), later
+    assert any(t.startswith("pypto (tile.last-dim-unaligned)") for t in later), later
