@@ -39,8 +39,9 @@ Deterministic: no clocks, no randomness, ties broken by core and task ids.
 Speed: `_Chip.run` is one loop with the L2, the bandwidth ledger and the core model's cache
 lookup written inline (a Python call per task or event costs more than the model's
 arithmetic), no dispatch pass where nothing was freed or made ready, the ready counters from
-columns, and no garbage collection during the run. `tests/sim_reference.py` keeps the same model
-written plainly; tests/test_sim_reference.py checks the swimlanes are the same, byte for byte.
+columns, LaneTasks made by filling their slots, and no garbage collection during the run.
+`tests/sim_reference.py` keeps the same model written plainly; tests/test_sim_reference.py
+checks that the swimlanes are the same, byte for byte.
 """
 
 from __future__ import annotations
