@@ -330,7 +330,9 @@ def test_precision_suggest_and_the_cpu_board(client: httpx.Client) -> None:
 
 def test_a_kernel_mistake_is_a_result_at_its_line(client: httpx.Client) -> None:
     done = finished(client, submit(client, "hostile.py::bad_tile")["id"])
-    assert done["status"] == "done" and done["error"]["line"] == 33 and done["summary"] is None
+    # the tile shape's rule is broken at its set_vec_tile_shapes call (line 32); the exp it fails for is related
+    assert done["status"] == "done" and done["error"]["line"] == 32 and done["summary"] is None
+    assert done["error"]["rule"] == "tile.shape" and [r["line"] for r in done["error"]["related"]] == [33]
     assert client.get(f"/api/v1/jobs/{done['id']}/record").status_code == 409
 
 
