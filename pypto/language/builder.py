@@ -358,11 +358,12 @@ class Builder:
                     config, dims = self.vec, self.vec.dims
                     if attrs.get("cube_operand"):  # a cube op's own operand move: one row per leading index
                         dims = (1,) * max(0, ty.rank - len(dims)) + tuple(dims)
-                    tiling.check_vec_for_op(dims, ty, in_types, op, _line(self.vec.loc))
+                    tiling.check_vec_for_op(dims, ty, in_types, op, _line(self.vec.loc), call=self.vec.loc.span)
                 if op == "matmul" and self.cube is not None:
                     config = self.cube
                     m, k, n, _split = self.cube.dims
-                    tiling.check_cube_for_matmul(m, k, n, in_types[0].dtype, in_types[1].dtype, _line(self.cube.loc))
+                    tiling.check_cube_for_matmul(m, k, n, in_types[0].dtype, in_types[1].dtype, _line(self.cube.loc),
+                                                 call=self.cube.loc.span)
             except tiling.TileRuleError as e:
                 if config is None or not config.loc:
                     raise PyptoError(op_message(op, e), loc) from None

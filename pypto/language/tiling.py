@@ -20,6 +20,7 @@ import linecache
 import math
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from pypto.ir import source
 from pypto.ir.dtypes import DataType
@@ -105,21 +106,27 @@ def strict_rules() -> bool:
     return _STRICT.get()
 
 
+# where each board-limit warning was shown: the "default" warning action shows a message once per
+# line (warn_explicit without a registry would repeat it for every op the call's tiles apply to)
+_SHOWN: dict[Any, Any] = {}
+
+
 def board_limit(message: str, strict: bool, entry: tuple[int, int | None] | None = None, bad: int = 0,
-                uses: Sequence[int] = ()) -> None:
-    """A shape PyPTO accepts that the board's figures advise against: a warning at the user's line
-    (an error — a `TileRuleError` — when `strict`, or inside `strict_tile_rules()`)."""
+                uses: Sequence[int] = (), call: Span | None = None) -> None:
+    """A shape PyPTO accepts that the board's figures advise against: a warning at the
+    `set_*_tile_shapes` call (`call`; else the user's line), once per call and message (an error
+    — a `TileRuleError` — when `strict`, or inside `strict_tile_rules()`)."""
     if strict or _STRICT.get():
         raise TileRuleError(message, entry, bad, uses)
-    at = source.capture(skip=3).span
+    at = call or source.capture(skip=3).span
     if at is not None:
-        warnings.warn_explicit(message, PyptoWarning, at.file, at.line)
+        warnings.warn_explicit(message, PyptoWarning, at.file, at.line, registry=_SHOWN)
     else:
         warnings.warn(message, PyptoWarning, stacklevel=3)
 
 
 def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[TensorType], op: str,
-                     call_line: int, strict: bool = False) -> None:
+                     call_line: int, strict: bool = False, call: Span | None = None) -> None:
     """Rules that need the op: enough entries for its rank (an error); a 32-byte aligned last dim and
     a tile that fits UB (board limits: warnings unless `strict`)."""
     types = [out, *inputs]
@@ -142,7 +149,7 @@ def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[Te
                 f"vector tile last dim {last} × {t.dtype.nbytes} bytes ({t.dtype.short}) = "
                 f"{last * t.dtype.nbytes} bytes is not a multiple of {ALIGN_BYTES} bytes "
                 f"in set_vec_tile_shapes{tuple(dims)}{at}: each row is padded; use "
-                f"{' or '.join(map(str, alts))}", strict, (-1, None), last, alts)
+                f"{' or '.join(map(str, alts))}", strict, (-1, None), last, alts, call)
             break
     ub = buffer_bytes("UB")
     for t in types:
@@ -156,7 +163,7 @@ def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[Te
             board_limit(
                 f"vector tile {tuple(tile)} of {t.dtype.short} needs {need} bytes, more than the "
                 f"{ub}-byte UB (vector buffer){at}; make the tile at most {ub // t.dtype.nbytes} elements", strict,
-                None)
+                call=call)
             break
 
 
@@ -179,7 +186,8 @@ def check_cube_call(m: object, k: object, n: object) -> tuple[tuple[int, ...], t
 
 
 def check_cube_for_matmul(m: tuple[int, ...], k: tuple[int, ...], n: tuple[int, ...],
-                          a: DataType, b: DataType, call_line: int, strict: bool = False) -> None:
+                          a: DataType, b: DataType, call_line: int, strict: bool = False,
+                          call: Span | None = None) -> None:
     """K must fill the 32-byte fractal (an error); m and n off the fractal, and L0A/L0B/L0C/L1
     overflows, are board limits (warnings unless `strict`): PyPTO's kernels use m = 16 for int8
     and m = [1, 1]."""
@@ -199,10 +207,10 @@ def check_cube_for_matmul(m: tuple[int, ...], k: tuple[int, ...], n: tuple[int, 
             use = math.ceil(v / step) * step
             board_limit(f"cube tile {what}={list(vals)}: {v} is not a multiple of {step} elements (the "
                         f"cube's {step}-row fractal){at}: the fractal is padded; use {use}", strict, (arg, j), v,
-                        [use])
+                        [use], call)
     for buf, need, cap, formula in cube_overflows(m, k, n, a.nbytes, b.nbytes):
         board_limit(f"cube tiles need {formula} = {need} bytes of {buf}, which holds {cap}{at}; "
-                    f"halve the largest of the sizes in that product", strict)
+                    f"halve the largest of the sizes in that product", strict, call=call)
 
 
 def cube_overflows(m: Sequence[int], k: Sequence[int], n: Sequence[int], a_bytes: int,

@@ -9,8 +9,8 @@ import pypto
 def gemm(a: pypto.Tensor([48, 64], pypto.DT_FP16),
          b: pypto.Tensor([64, 32], pypto.DT_FP16),
          c: pypto.Tensor([48, 32], pypto.DT_FP32)):
-    pypto.set_cube_tile_shapes([24, 48], [32, 64], [32, 32])
-    c[:] = pypto.matmul(a, b, pypto.DT_FP32)  # WARNING: cube tile m=\[24, 48\]: 24 is not a multiple of 16 elements .*use 32
+    pypto.set_cube_tile_shapes([24, 48], [32, 64], [32, 32])  # WARNING: cube tile m=\[24, 48\]: 24 is not a multiple of 16 elements .*use 32
+    c[:] = pypto.matmul(a, b, pypto.DT_FP32)
 
 
 def trigger() -> tuple[torch.Tensor, torch.Tensor]:

@@ -8,8 +8,8 @@ import pypto
 @pypto.frontend.jit
 def layer_scale(x: pypto.Tensor([pypto.DYNAMIC, 512], pypto.DT_FP32),
                 out: pypto.Tensor([pypto.DYNAMIC, 512], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(128, 512)
-    out[:] = x * 0.1  # WARNING: vector tile \(128, 512\) of fp32 needs 262144 bytes, more than the 196608-byte UB
+    pypto.set_vec_tile_shapes(128, 512)  # WARNING: vector tile \(128, 512\) of fp32 needs 262144 bytes, more than the 196608-byte UB
+    out[:] = x * 0.1
 
 
 def trigger() -> tuple[torch.Tensor, torch.Tensor]:
