@@ -106,9 +106,10 @@ def strict_rules() -> bool:
     return _STRICT.get()
 
 
-# where each board-limit warning was shown: the "default" warning action shows a message once per
-# line (warn_explicit without a registry would repeat it for every op the call's tiles apply to)
-_SHOWN: dict[Any, Any] = {}
+# where each board-limit warning was shown, per file (as Python keeps one registry per module): the
+# "default" warning action shows a message once per line (warn_explicit without a registry would
+# repeat it for every op the call's tiles apply to)
+_SHOWN: dict[str, dict[Any, Any]] = {}
 
 
 def board_limit(message: str, strict: bool, entry: tuple[int, int | None] | None = None, bad: int = 0,
@@ -120,7 +121,7 @@ def board_limit(message: str, strict: bool, entry: tuple[int, int | None] | None
         raise TileRuleError(message, entry, bad, uses)
     at = call or source.capture(skip=3).span
     if at is not None:
-        warnings.warn_explicit(message, PyptoWarning, at.file, at.line, registry=_SHOWN)
+        warnings.warn_explicit(message, PyptoWarning, at.file, at.line, registry=_SHOWN.setdefault(at.file, {}))
     else:
         warnings.warn(message, PyptoWarning, stacklevel=3)
 
