@@ -94,6 +94,34 @@ def test_stitching_more_root_functions_per_device_task_is_faster():
     assert [i["device_tasks"] for i in infos] == [128, 16, 1]
 
 
+def test_the_kernel_body_after_a_loop_is_stitched_after_the_loop():
+    """paged_decode's body reads what its loop's iterations wrote: with one root function per device
+    task, that code runs in the device task of the last iteration it waits on, after them — it
+    used to sit in the first device task, which then waited on later ones that were released only
+    after it ended ('tasks never ready')."""
+    from pypto.boards.sim import device_tasks
+    from pypto.frontend.inputs import example_arguments
+
+    kernel = load_module(EXAMPLES / "paged_attention.py").paged_decode
+    program = lowered(kernel, *example_arguments(kernel).values())[1].program
+    tasks = program.execute.tasks
+    for stitch in (1, 8):
+        device = device_tasks(program.execute, stitch)
+        assert all(device[p] <= device[t.id] for t in tasks for p in t.preds)  # no device task waits on a later one
+        body = min(t.instance for t in tasks)
+        after_loop = [t for t in tasks if t.instance == body and any(tasks[p].instance != body for p in t.preds)]
+        assert after_loop and all(device[t.id] == max(device[p] for p in t.preds) for t in after_loop)
+        assert stitch > 1 or all(device[t.id] > 0 for t in after_loop)
+        sl = simulate(program, runtime_options={"stitch_function_max_num": stitch})
+        assert len(sl.tasks) == len(tasks)
+        end = {t.id: t.end for t in sl.tasks}
+        start = {t.id: t.start for t in sl.tasks}
+        assert all(end[p] <= start[t.id] for t in tasks for p in t.preds)
+    kernel_us = [simulate(program, runtime_options={"stitch_function_max_num": k}).info["kernel_us"]
+                 for k in (1, 8, 128)]
+    assert kernel_us[0] > kernel_us[1] > kernel_us[2]
+
+
 def test_stitching_costs_each_root_function_on_the_control_thread():
     """End to end includes stitching, which grows with the root functions stitched: one device
     task of all 128 loop iterations cannot start before they are all stitched."""

@@ -46,12 +46,19 @@ OPTIONS: list[dict[str, int]] = [{}, {"device_sched_mode": 1}, {"device_sched_mo
 def _run(sim: Callable[..., Any], program: Program, board: Any, options: dict[str, int]) -> str:
     try:
         return json.dumps(sim(program, board, options).to_json())
-    except RuntimeError as e:  # paged_decode at stitch 1 and 8: a device task waits on a later one (both models)
+    except RuntimeError as e:
         return f"RuntimeError: {e}"
 
 
 def _same(program: Program, board: Any, options: dict[str, int]) -> None:
-    assert _run(simulate, program, board, options) == _run(sim_reference.simulate, program, board, options)
+    ours, reference = _run(simulate, program, board, options), _run(sim_reference.simulate, program, board, options)
+    if reference.startswith("RuntimeError: the simulated runtime stopped with tasks never ready"):
+        # the one change of the model since the reference: the kernel body's code after a loop
+        # (paged_decode at stitch 1 and 8) is stitched with the loop's last device task it waits on
+        # (sim.device_tasks); the reference waits for ever. Ours runs (tests/test_board_sim.py).
+        assert not ours.startswith("RuntimeError"), ours
+        return
+    assert ours == reference
 
 
 @pytest.fixture(scope="module")

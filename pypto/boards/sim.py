@@ -112,10 +112,33 @@ _lane_task = _lane_task_constructor()
 
 
 def device_tasks(exe: ExecGraph, stitch_max: int) -> list[int]:
-    """Each task's device task: root-function instances in order, `stitch_max` to a device task."""
+    """Each task's device task: root-function instances in order, `stitch_max` to a device task.
+    A task that waits on a later instance's task (the kernel body's code after a loop, which reads
+    what the loop's iterations wrote) goes with the latest device task it waits on: that code is a
+    root function of its own in PyPTO, stitched after the loop's (without this, a device task would
+    wait on one that is released only after it ends)."""
     instances = sorted({t.instance for t in exe.tasks})
     window = {inst: k // max(1, stitch_max) for k, inst in enumerate(instances)}
-    return [window[t.instance] for t in exe.tasks]
+    device = [window[t.instance] for t in exe.tasks]
+    preds = [t.preds for t in exe.tasks]
+    done = [False] * len(device)
+    for start in range(len(device)):  # each task after its predecessors (depth first, no recursion)
+        stack = [start]
+        while stack:
+            tid = stack[-1]
+            if done[tid]:
+                stack.pop()
+                continue
+            todo = [p for p in preds[tid] if not done[p]]
+            if todo:
+                stack.extend(todo)
+                continue
+            for p in preds[tid]:
+                if device[p] > device[tid]:
+                    device[tid] = device[p]
+            done[tid] = True
+            stack.pop()
+    return device
 
 
 def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
