@@ -54,7 +54,7 @@ def test_profile_reports_a_kernel_error_at_its_line_and_goes_on(tmp_path, capsys
                     "    pypto.set_vec_tile_shapes(8)\n    return pypto.exp(x)\n")
     assert main(["profile", str(path)]) == 1
     err = capsys.readouterr().err
-    assert f"{path}:6: error:" in err and "needs at least 2 entries" in err
+    assert f"{path}:5: error:" in err and "needs at least 2 entries" in err  # at the tile-shape call
 
 
 def test_runtime_debug_mode_writes_the_swimlane_files(tmp_path, monkeypatch):

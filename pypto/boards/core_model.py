@@ -105,7 +105,9 @@ class CoreModel:
         self._cube = board["cube"]
         self.programs = [tuple(self._step(i) for i in b.instrs) for b in blocks]
         self.profiles: list[dict[str, list[tuple[float, float]]]] = []
-        self._cache: dict[tuple[int, int, int], tuple[float, int]] = {}
+        # (leaf, L2 hit tenths, HBM slowdown step) -> (cycles, profile index): each run once; the sim
+        # board reads it inline (its hot loop), `run` fills it
+        self.runs: dict[tuple[int, int, int], tuple[float, int]] = {}
         self._hbm: dict[int, tuple[float, float, float, float]] = {}
 
     # ---- costing one instruction
@@ -176,9 +178,9 @@ class CoreModel:
         hq = round(h * 10)
         sq = round(math.log(max(s, 1.0)) / math.log(1.02))
         key = (leaf, hq, sq)
-        hit = self._cache.get(key)
+        hit = self.runs.get(key)
         if hit is None:
-            hit = self._cache[key] = self._simulate(leaf, hq / 10, 1.02 ** sq)
+            hit = self.runs[key] = self._simulate(leaf, hq / 10, 1.02 ** sq)
         return hit
 
     def _simulate(self, leaf: int, h: float, s: float) -> tuple[float, int]:

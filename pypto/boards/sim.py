@@ -248,7 +248,7 @@ class _Chip:
         prod, log = math.prod, math.log
         log102 = math.log(1.02)
         hbm_of = [core.hbm_occupancy(leaf) for leaf in range(len(core.programs))]
-        run_cache = core._cache
+        run_cache = core.runs
         core_run = core.run
         width, ledger = self.bucket, self.ledger
         capacity = self.hbm * width

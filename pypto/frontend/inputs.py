@@ -38,6 +38,11 @@ from typing import Any
 
 import numpy as np
 
+try:
+    import resource  # Unix: the address-space limit a worker's job runs under
+except ImportError:  # pragma: no cover - Windows
+    resource = None  # type: ignore[assignment]
+
 from pypto.frontend.jit import JitKernel, ParamSpec, from_numpy_like
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DataType
@@ -279,14 +284,12 @@ def _size(n: float) -> str:
 def memory_for_inputs() -> int:
     """The bytes example inputs may take: the machine's physical memory, or less when the process's
     address space is capped (a language-server job is)."""
-    import resource
-
     try:
         room = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         room = 1 << 62
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS) if resource is not None else (-1, -1)
+    if resource is not None and soft != resource.RLIM_INFINITY:
         try:
             with open("/proc/self/statm") as f:
                 used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
