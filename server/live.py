@@ -99,11 +99,17 @@ class LiveCompiler:
                                   on_progress=on_progress)
 
     async def warm_up(self) -> None:
-        """Start the forkserver and one worker (torch and pypto imported) before the first edit."""
-        try:
-            await self.job("list_kernels", "/__pypto_warm_up__.py", "")
-        except JobFailed as e:
-            log.warning("warming up a worker failed: %s", e)
+        """Start the forkserver and every worker (torch and pypto imported, each with a warm child
+        waiting for its first job) before the first edit; logs "workers ready" when they are."""
+        t0 = time.monotonic()
+        size = max(1, self.settings.workers)
+        got = await asyncio.gather(*(self.job("list_kernels", "/__pypto_warm_up__.py", "") for _ in range(size)),
+                                   return_exceptions=True)
+        for e in got:
+            if isinstance(e, BaseException):
+                log.warning("warming up a worker failed: %s", e)
+        log.info("workers ready: %d warm in %.1f s", sum(not isinstance(e, BaseException) for e in got),
+                 time.monotonic() - t0)
 
     def close(self) -> None:
         for doc in self.docs.values():
