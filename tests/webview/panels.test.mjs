@@ -76,6 +76,16 @@ function fmtUs(us) {
   return `${(us * 1e3).toFixed(1)} ns`;
 }
 
+/** The lane names the canvas drew: at least 10 px tall, none overlapping. */
+async function labelsApart(page, run) {
+  const ls = (await page.evaluate((k) => window.__pyptoPanel.panel.runs[k].canvas.labels, run)).sort((a, b) => a.y - b.y);
+  assert.ok(ls.length > 0);
+  for (let k = 0; k < ls.length; k++) {
+    assert.ok(ls[k].h >= 10, `${ls[k].name}: ${ls[k].h} px`);
+    if (k) assert.ok(ls[k].y >= ls[k - 1].y + ls[k - 1].h, `${ls[k - 1].name} overlaps ${ls[k].name}`);
+  }
+}
+
 async function noErrors(p) {
   assert.deepEqual(p.errors, [], `console errors: ${p.errors.join('\n')}`);
 }
@@ -398,6 +408,7 @@ describe('graph panel: loop bodies and helper calls as clusters', () => {
     const p = await openPanel(browser.context, 'graph');
     const { record } = fx('branch.json');
     await send(p.page, { type: 'record', ...fx('branch.json') });
+    await p.page.click('button.expand-all'); // at 1280 px its loops fit only below a readable scale: collapsed to summaries (readability.test.mjs)
     const sides = flatten(record.graph).filter((n) => n.op === 'loop' && n.attrs.branch);
     assert.ok(sides.length >= 4, 'both sides of each unrolled `if`');
     const taken = { then: 0, else: 0 };
@@ -430,6 +441,7 @@ describe('graph panel: loop bodies and helper calls as clusters', () => {
     const p = await openPanel(browser.context, 'graph');
     const { record } = fx('activations.json');
     await send(p.page, { type: 'record', ...fx('activations.json') });
+    await p.page.click('button.expand-all'); // collapsed to summaries at fit zoom (readability.test.mjs)
     const all = flatten(record.graph);
     // scopes: nodes with a caller frame, by call site; a call that made one node is no cluster
     const calls = new Map();
@@ -550,7 +562,7 @@ describe('graph panel: updated in place by a new record of the same kernel', () 
     // a failed compile shows its error; the next good one comes back where it was
     const err = fx('error.json');
     await send(p.page, { type: 'error', ...err });
-    assert.equal(await state(p.page), 'error');
+    assert.equal(await state(p.page), 'stale', 'a banner over the dimmed graph, not a full-page error');
     await send(p.page, { type: 'record', ...showcase });
     assert.equal(await state(p.page), 'content');
     assert.deepEqual((await viewState(p.page)).transform, before.transform);
@@ -573,7 +585,7 @@ describe('graph and swimlane: a record of a failed compile', () => {
   });
   const fileName = (doc) => doc.record.source.file.split('/').at(-1);
 
-  test('graph: its error (message and line); the last good graph stays for the next record', async () => {
+  test('graph: its error (message and line) over the dimmed last good graph; it stays for the next record', async () => {
     const p = await openPanel(browser.context, 'graph');
     await send(p.page, { type: 'record', ...showcase });
     await p.page.keyboard.press('Home');
@@ -583,9 +595,9 @@ describe('graph and swimlane: a record of a failed compile', () => {
     const before = await viewState(p.page);
     assert.equal(before.selected, String(exp.id));
     await send(p.page, { type: 'record', ...failed(showcase, 17) });
-    assert.equal(await state(p.page), 'error');
-    assert.equal(await p.page.textContent('.error-message'), 'pass tile_expand: tile shape <1x4096> does not fit');
-    assert.equal(await p.page.textContent('.error-where'), `${fileName(showcase)}:17`);
+    assert.equal(await state(p.page), 'stale');
+    assert.equal(await p.page.textContent('.stale-message'), 'pass tile_expand: tile shape <1x4096> does not fit');
+    assert.equal(await p.page.textContent('.stale-where'), `error at line 17 (${fileName(showcase)}:17)`);
     await send(p.page, { type: 'record', ...showcase });
     assert.equal(await state(p.page), 'content');
     assert.deepEqual(await viewState(p.page), before);
@@ -595,7 +607,7 @@ describe('graph and swimlane: a record of a failed compile', () => {
     await p.page.close();
   });
 
-  test('swimlane: its error (message and line); the last good run stays for the next record', async () => {
+  test('swimlane: its error (message and line) over the dimmed last good run; it stays for the next record', async () => {
     const p = await openPanel(browser.context, 'swimlane');
     await send(p.page, { type: 'record', ...attention });
     await p.page.evaluate((w) => window.__pyptoPanel.panel.zoomTo(w[0], w[1]), stitchedWindow(attention.record.run));
@@ -607,9 +619,9 @@ describe('graph and swimlane: a record of a failed compile', () => {
     const before = await viewState(p.page);
     assert.equal(before.selected, task);
     await send(p.page, { type: 'record', ...failed(attention, 30) });
-    assert.equal(await state(p.page), 'error');
-    assert.equal(await p.page.textContent('.error-message'), 'pass tile_expand: tile shape <1x4096> does not fit');
-    assert.equal(await p.page.textContent('.error-where'), `${fileName(attention)}:30`);
+    assert.equal(await state(p.page), 'stale');
+    assert.equal(await p.page.textContent('.stale-message'), 'pass tile_expand: tile shape <1x4096> does not fit');
+    assert.equal(await p.page.textContent('.stale-where'), `error at line 30 (${fileName(attention)}:30)`);
     await send(p.page, { type: 'record', ...attention });
     assert.equal(await state(p.page), 'content');
     assert.deepEqual(await viewState(p.page), before, 'window and selection kept');
@@ -628,13 +640,14 @@ describe('swimlane panel', () => {
     await send(p.page, { type: 'record', ...attention });
   });
 
-  test('renders the run: every lane in view, per-leaf statistics, makespan', async () => {
+  test('renders the run: every lane labelled (scrolling when they do not fit), per-leaf statistics, makespan', async () => {
     const r = attention.record;
     const run = r.run;
     assert.equal(await p.page.locator('.leaf-stats tbody tr').count(), r.leaves.length);
     assert.ok((await p.page.textContent('.sl-head')).includes(`makespan ${fmtUs(run.metrics.makespan_us)}`));
     const used = new Set(run.tasks.lane).size;
-    assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.rowCounts()), [{ rows: used, overflow: 0 }]);
+    assert.deepEqual((await p.page.evaluate(() => window.__pyptoPanel.panel.rowCounts())).map((x) => x.rows), [used]);
+    await labelsApart(p.page, 0);
     await shots(p.page, 'swimlane');
     await noErrors(p);
   });
@@ -790,7 +803,8 @@ describe('swimlane panel', () => {
     const [a, b] = [before.metrics.makespan_us, afterRun.metrics.makespan_us];
     assert.ok(heads[0].includes('before') && heads[0].includes(`makespan ${fmtUs(a)}`), heads[0]);
     assert.ok(heads[1].includes('after') && heads[1].includes(`makespan ${fmtUs(b)}`) && heads[1].includes(`${(a / b).toFixed(2)}× faster`), heads[1]);
-    assert.deepEqual((await page.evaluate(() => window.__pyptoPanel.panel.rowCounts())).map((x) => x.overflow), [0, 0], 'every lane in view');
+    assert.deepEqual((await page.evaluate(() => window.__pyptoPanel.panel.rowCounts())).map((x) => x.rows), [before, afterRun].map((r) => new Set(r.tasks.lane).size));
+    for (const k of [0, 1]) await labelsApart(page, k);
     await shots(page, 'swimlane-two-runs');
     assert.deepEqual(errors, []);
     await page.close();

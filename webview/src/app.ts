@@ -23,7 +23,9 @@ export interface Shell {
   saveState(): void;
   setTitle(title: string, subtitle?: string): void;
   showContent(): void;
-  showError(message: string, file?: string | null, line?: number | null): void;
+  /** A compile failed: over content already shown, a banner over the dimmed content (stale, kept
+   * for the next good result); with nothing shown yet (or `replace`), the full-page error. */
+  showError(message: string, file?: string | null, line?: number | null, replace?: boolean): void;
   showEmpty(): void;
 }
 
@@ -35,6 +37,8 @@ export interface PanelImpl {
   /** A data message: show it (and call shell.showContent()), or ignore it. */
   accept(message: HostMessage): void;
   highlightSource(file: string, line: number): void;
+  /** A task of the run to show (`highlightSource.task`); panels without tasks leave this out. */
+  showTask?(task: number, file: string, line: number): void;
   /** Show one of the panel's views (`showView`); panels without views leave this out. */
   showView?(view: string): void;
   restore(state: unknown): void;
@@ -45,11 +49,13 @@ export interface PanelImpl {
 
 declare global {
   interface Window {
-    __pyptoPanel?: { id: PanelId; state: () => string; panel: PanelImpl };
+    __pyptoPanel?: { id: PanelId; state: () => ShownState; panel: PanelImpl };
   }
 }
 
 type View = 'empty' | 'content' | 'error';
+/** What the page shows: `stale` is the content dimmed under an error banner. */
+export type ShownState = View | 'progress' | 'stale';
 
 export function start(panel: PanelImpl): void {
   const host = createHost(panel.id);
@@ -63,19 +69,29 @@ export function start(panel: PanelImpl): void {
   const errorMsg = h('pre', { class: 'error-message' });
   const errorWhere = h('a', { class: 'error-where link', tabindex: 0, role: 'link' });
   const errorBox = h('section', { class: 'state state-error', role: 'alert' }, h('div', { class: 'state-title' }, 'Compile failed'), errorWhere, errorMsg);
+  // the error over the last good content (stale): message, where, and that what is shown is older
+  const staleMsg = h('span', { class: 'stale-message' });
+  const staleWhere = h('a', { class: 'stale-where link', tabindex: 0, role: 'link' });
+  const staleBanner = h('div', { class: 'stale-banner', role: 'alert' },
+    h('b', null, 'Compile failed'), staleWhere, staleMsg, h('span', { class: 'stale-note muted' }, 'showing the last good result (dimmed) until the next compile succeeds'));
   const busyText = h('p', { class: 'busy-text' });
   const busyBox = h('section', { class: 'state state-progress' }, h('div', { class: 'spinner' }), h('div', { class: 'state-title' }, 'Working…'), busyText);
   const root = h('div', { class: `shell panel-${panel.id}` },
-    h('header', { class: 'bar' }, title, subtitle), progress, content, emptyBox, errorBox, busyBox);
+    h('header', { class: 'bar' }, title, subtitle), progress, staleBanner, content, emptyBox, errorBox, busyBox);
   document.body.appendChild(root);
 
   let view: View = 'empty';
   let busy = false;
   let errorTarget: { file: string; line: number } | null = null;
+  /** The content is older than the last compile, which failed (the banner says why). */
+  let stale = false;
 
   const layout = (): void => {
     root.dataset.view = view;
     root.dataset.busy = busy ? 'yes' : 'no';
+    root.dataset.stale = stale && view === 'content' ? 'yes' : 'no';
+    staleBanner.hidden = !(stale && view === 'content');
+    content.classList.toggle('stale', stale && view === 'content');
     content.hidden = view !== 'content';
     emptyBox.hidden = !(view === 'empty' && !busy);
     busyBox.hidden = !(view === 'empty' && busy);
@@ -106,29 +122,44 @@ export function start(panel: PanelImpl): void {
     },
     showContent: () => {
       view = 'content';
+      stale = false;
       layout();
     },
-    showError: (message, file, line) => {
-      view = 'error';
+    showError: (message, file, line, replace = false) => {
       busy = false;
       errorMsg.textContent = message;
       errorTarget = file && line ? { file, line } : null;
-      errorWhere.textContent = errorTarget ? `${basename(errorTarget.file)}:${errorTarget.line}` : '';
+      const where = errorTarget ? `${basename(errorTarget.file)}:${errorTarget.line}` : '';
+      errorWhere.textContent = where;
       errorWhere.hidden = errorTarget === null;
+      staleMsg.textContent = message;
+      staleWhere.textContent = errorTarget ? `error at line ${errorTarget.line} (${where})` : '';
+      staleWhere.hidden = errorTarget === null;
+      // content on screen (or kept under an earlier error): it stays, dimmed, under a banner
+      if (!replace && (view === 'content' || (view === 'error' && stale))) {
+        view = 'content';
+        stale = true;
+      } else {
+        view = 'error';
+        stale = false;
+      }
       layout();
     },
     showEmpty: () => {
       view = 'empty';
+      stale = false;
       layout();
     },
   };
   const openError = (): void => {
     if (errorTarget) shell.reveal({ file: errorTarget.file, line: errorTarget.line, col: 0, end_line: errorTarget.line, end_col: 0 });
   };
-  errorWhere.addEventListener('click', openError);
-  errorWhere.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter') openError();
-  });
+  for (const a of [errorWhere, staleWhere]) {
+    a.addEventListener('click', openError);
+    a.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') openError();
+    });
+  }
 
   const saved = host.getState() as { v?: number; panel?: string; view?: unknown } | undefined;
   if (saved && saved.v === 1 && saved.panel === panel.id) panel.restore(saved.view);
@@ -141,7 +172,7 @@ export function start(panel: PanelImpl): void {
     const parsed = parseHostMessage(data);
     if (!parsed.ok) {
       if (parsed.reason !== 'not-ours') {
-        shell.showError(parsed.detail);
+        shell.showError(parsed.detail, null, null, true);
         shell.post({ type: 'log', level: 'error', message: parsed.detail });
       }
       return;
@@ -166,7 +197,8 @@ export function start(panel: PanelImpl): void {
           shell.showEmpty();
           break;
         case 'highlightSource':
-          panel.highlightSource(m.file, m.line);
+          if (m.task !== undefined && m.task !== null && panel.showTask) panel.showTask(m.task, m.file, m.line);
+          else panel.highlightSource(m.file, m.line);
           break;
         case 'showView':
           panel.showView?.(m.view);
@@ -178,12 +210,12 @@ export function start(panel: PanelImpl): void {
       }
     } catch (e) {
       const err = e as Error;
-      shell.showError(`The ${panel.id} panel could not show this: ${err.message}`);
+      shell.showError(`The ${panel.id} panel could not show this: ${err.message}`, null, null, true);
       shell.post({ type: 'log', level: 'error', message: `${err.message}\n${err.stack ?? ''}` });
     }
   });
 
   onThemeChange(() => panel.redraw());
-  window.__pyptoPanel = { id: panel.id, state: () => (busy && view === 'empty' ? 'progress' : view), panel };
+  window.__pyptoPanel = { id: panel.id, state: () => (busy && view === 'empty' ? 'progress' : stale && view === 'content' ? 'stale' : view), panel };
   shell.post({ type: 'ready', panel: panel.id, state: panel.viewState() });
 }

@@ -165,6 +165,9 @@ export interface HighlightSourceMessage {
   file: string;
   /** 1-based; 0 clears the highlight. */
   line: number;
+  /** A task of the run (its id) the position came from ("show in graph" on a task): the graph
+   * panel opens its execute view centred on that task. Absent: the line only. */
+  task?: number | null;
 }
 
 /** Which of its views a panel shows (the graph panel: `tensor`, `tiles`, `leaves`, `execute`) —
@@ -232,6 +235,10 @@ export interface OpenPanelMessage {
   /** Highlight this line there once open. */
   file?: string;
   line?: number;
+  /** The view to open there (`showView`), e.g. the graph panel's `execute`. */
+  view?: string | null;
+  /** The task asked about (the swimlane's "Show in the graph"): sent on as `highlightSource.task`. */
+  task?: number | null;
 }
 
 /** Pin the kernel's current run as its baseline — or, with `entry`, that compile of its history —
@@ -308,7 +315,7 @@ const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => stri
   comparison: (m) => (isComparison(m.comparison) ? null : 'comparison: compare_configs(a, b).to_json() or null'),
   progress: (m) => (isStr(m.message) ? null : 'progress: message'),
   error: (m) => (isStr(m.message) ? null : 'error: message'),
-  highlightSource: (m) => (isStr(m.file) && isNum(m.line) ? null : 'highlightSource: file and line'),
+  highlightSource: (m) => (isStr(m.file) && isNum(m.line) && (m.task === undefined || m.task === null || isNum(m.task)) ? null : 'highlightSource: file and line (and task, when given, a task id)'),
   showView: (m) => (isStr(m.view) ? null : 'showView: view'),
   historyRun: (m) => (isNum(m.id) && (m.run === null || isRun(m.run)) && (m.entry === null || isEntry(m.entry))
     ? null : 'historyRun: id, entry (a history entry or null) and run (a swimlane or null)'),

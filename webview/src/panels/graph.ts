@@ -24,12 +24,15 @@ import {
   type Scope,
   type TileGridModel,
 } from '../graph/model';
-import { isKernelOf, kernelKey, nodeHasLine, nodeSpan, RecordIndex, recordError } from '../model';
+import { flatten, isKernelOf, kernelKey, nodeHasLine, nodeSpan, RecordIndex, recordError } from '../model';
 import type { HostMessage } from '../protocol';
 import { coreColor, leafColor, palette, RAMP_CSS, rampColor } from '../theme';
 import type { CompileRecord, GraphNode, PrecisionReport, Program } from '../types';
 
 const VIEWS = ['tensor', 'tiles', 'leaves', 'execute'] as const;
+/** The lowest zoom a fit may leave (11 px labels at 6.6 px and more): below it clusters collapse
+ * to labelled summaries, else the graph is shown from its top at this scale. */
+const READABLE_K = 0.6;
 type ViewKind = (typeof VIEWS)[number];
 type Overlay = 'none' | 'time' | 'cycles' | 'error' | 'buffer';
 
@@ -155,6 +158,7 @@ class GraphPanel implements PanelImpl {
       this.searchInput,
       this.searchCount,
       button('Collapse all', () => this.collapseAll(), { class: 'collapse-all', title: 'Draw every loop body and helper call as one node (click a cluster\'s title to collapse just it; double-click a node to expand it)' }),
+      button('Expand all', () => this.expandAll(), { class: 'expand-all', title: 'Draw every loop body and helper call node by node (the whole graph fitted, however small)' }),
       button('Fit', () => this.view.fit(), { title: 'Fit the graph in the view' }),
     );
     content.append(this.strip, this.toolbar, this.info, h('div', { class: 'graph-main' }, this.area, this.details));
@@ -222,6 +226,39 @@ class GraphPanel implements PanelImpl {
   highlightSource(file: string, line: number): void {
     this.highlight = line > 0 ? { file, line } : null;
     this.applyHighlight(true);
+  }
+
+  /** "Show in the graph" on a task: the execute view (of the last pass when the one shown has no
+   * such task), the task's group opened, the task selected and centred, its line highlighted. */
+  showTask(task: number, file: string, line: number): void {
+    this.highlight = line > 0 ? { file, line } : null;
+    const r = this.record;
+    if (!r) return;
+    const programOf = (): Program | null => {
+      const pos = this.passPos(this.st.pass);
+      const p = pos >= 0 ? this.programAt(pos) : r;
+      return p ? this.tileProgram(p, r.passes[pos]?.stage ?? 'tensor').program : null;
+    };
+    let program = programOf();
+    if (!program?.execute?.tasks.some((t) => t.id === task) && r.passes.length) {
+      this.st.pass = r.passes[r.passes.length - 1].index;
+      program = programOf();
+    }
+    if (!program) return;
+    const ev = execView(program, 120, new Set(this.st.openGroups));
+    const g = ev.groups.find((x) => x.tasks.includes(task));
+    if (g && ev.aggregated && g.openedFrom === null) this.st.openGroups = [...this.st.openGroups, g.key];
+    const key = `t${task}`;
+    this.st.view = 'execute';
+    this.st.selected = key;
+    this.renderStrip();
+    this.render(true);
+    if (this.view.has(key)) {
+      this.select(key, false);
+      this.view.center(key);
+    }
+    this.st.transform = this.view.transform;
+    this.shell.saveState();
   }
 
   // ---- passes ------------------------------------------------------------------------------
@@ -345,8 +382,15 @@ class GraphPanel implements PanelImpl {
     if (this.st.view === 'leaves') this.renderLeaves(tileProgram.program, tileProgram.note);
     else if (this.st.view === 'execute') this.renderExecute(tileProgram.program, tileProgram.note);
     else this.renderTensor(program, tileProgram.program, tileProgram.note, pos);
-    if (refit || !this.st.transform) this.view.fit();
-    else this.view.apply(this.st.transform);
+    if (refit || !this.st.transform) {
+      this.view.fit();
+      if (this.view.transform.k < READABLE_K && this.lodCollapse()) {
+        this.render(true);
+        return;
+      }
+      // still too small to read (no cluster left to collapse): the readable scale, from the top
+      if (this.view.transform.k < READABLE_K && this.st.view !== 'leaves') this.view.fit(READABLE_K);
+    } else this.view.apply(this.st.transform);
     if (refit) {
       this.st.transform = this.view.transform;
     }
@@ -357,6 +401,21 @@ class GraphPanel implements PanelImpl {
     this.lastRenderMs = performance.now() - t0;
     this.draws++;
   }
+
+  /** Level of detail at fit zoom: when the graph fitted would be too small to read, its outermost
+   * expanded clusters (loop bodies, helper calls) collapse to labelled summary nodes (a double-click
+   * expands one). False: nothing left to collapse. */
+  private lodCollapse(): boolean {
+    if (this.st.view !== 'tensor' && this.st.view !== 'tiles') return false;
+    const outer = [...this.scopeInfo.values()].filter((sc) => sc.parent === null && !this.st.collapsed.includes(sc.key)).map((sc) => sc.key);
+    if (!outer.length) return false;
+    this.st.collapsed = [...this.st.collapsed, ...outer];
+    this.lodCollapsed = outer.length;
+    return true;
+  }
+
+  /** Clusters the last fit collapsed to keep labels readable (said in the header). */
+  private lodCollapsed = 0;
 
   /** The program whose tile-level fields describe this pass (a snapshot may carry only its graph). */
   private tileProgram(program: Program, stage: string): { program: Program; note: string } {
@@ -483,15 +542,28 @@ class GraphPanel implements PanelImpl {
     this.view.setGraph(nodes, edges, clusters);
     const p = r.passes[pos];
     const parts: (string | HTMLElement)[] = [];
-    if (p) parts.push(h('b', null, `${p.index} ${p.name}`), ` (${p.stage}) · ${p.changed ? 'changed the program' : 'no-op'} · `);
-    if (diff) {
+    const nDiff = diff ? diff.added + diff.changed + diff.removed.length : 0;
+    if (p) parts.push(h('b', null, `${p.index} ${p.name}`), ` (${p.stage}) · `);
+    if (diff && nDiff > 0) {
+      // the counts, nonzero ones only: a header never says "changed" next to nothing changed
       const prevName = pos > 0 ? r.passes[pos - 1].name : 'the traced graph';
-      parts.push(h('span', { class: 'diff-added-text' }, `+${diff.added} added`), ' · ', h('span', { class: 'diff-changed-text' }, `~${diff.changed} changed`), ' · ',
-        h('span', { class: 'diff-removed-text' }, `−${diff.removed.length} removed`), ` vs ${prevName}`);
-      if (diff.added + diff.changed + diff.removed.length === 0 && p && p.stage !== 'tensor') parts.push(` (tensor graph unchanged; ${fmtNum(p.node_count)} tile ops)`);
-    } else if (this.st.diff && pos === 0) {
-      parts.push('no previous pass to compare with');
+      const counts: (string | HTMLElement)[] = [];
+      if (diff.added) counts.push(h('span', { class: 'diff-added-text' }, `+${diff.added} added`));
+      if (diff.changed) counts.push(h('span', { class: 'diff-changed-text' }, `~${diff.changed} changed`));
+      if (diff.removed.length) counts.push(h('span', { class: 'diff-removed-text' }, `−${diff.removed.length} removed`));
+      parts.push(p && !p.changed ? 'no-op by its fingerprint, yet its nodes differ: ' : 'changed the program · ');
+      counts.forEach((c, k) => parts.push(...(k ? [' · ', c] : [c])));
+      parts.push(` vs ${prevName}`);
+    } else if (diff && p) {
+      const prev = this.programAt(pos - 1);
+      const what = prev ? changesBesideNodes(prev, program) : [];
+      parts.push(p.changed
+        ? `changed the program, no tensor node: ${what.length ? what.join(', ') : p.stage === 'tensor' ? 'node details only' : `below the tensor graph (${fmtNum(p.node_count)} tile ops)`}`
+        : 'no-op · no node changes');
+    } else if (p) {
+      parts.push(this.st.diff && pos === 0 ? `${p.changed ? 'changed the program' : 'no-op'} · no previous pass to compare with` : p.changed ? 'changed the program' : 'no-op');
     }
+    if (this.lodCollapsed && collapsed.size) parts.push(h('span', { class: 'lod-note muted' }, ` · ${this.lodCollapsed} cluster${this.lodCollapsed === 1 ? '' : 's'} collapsed to fit (double-click to expand)`));
     if (note && tiles) parts.push(h('span', { class: 'note' }, ` ${note}`));
     parts.push(h('span', { class: 'muted' }, ` · layout: ${this.view.engine}`));
     this.info.append(...parts);
@@ -756,6 +828,16 @@ class GraphPanel implements PanelImpl {
     return false;
   }
 
+  private expandAll(): void {
+    if (this.st.view === 'execute') return;
+    this.st.collapsed = [];
+    this.lodCollapsed = 0;
+    this.render(false);
+    this.view.fit();
+    this.st.transform = this.view.transform;
+    this.shell.saveState();
+  }
+
   private collapseAll(): void {
     if (this.st.view === 'execute') {
       this.st.openGroups = [];
@@ -941,6 +1023,34 @@ class GraphPanel implements PanelImpl {
     this.view.setHighlight(ids);
     if (center && ids.size) this.view.center([...ids][0]);
   }
+}
+
+/** What a pass changed when no tensor node was added, changed or removed: node names or source
+ * lines, and the program's tile-level parts (made, or changed in size). */
+function changesBesideNodes(prev: Program, cur: Program): string[] {
+  const out: string[] = [];
+  const before = new Map(flatten(prev.graph).map((f) => [f.node.id, f.node]));
+  let renamed = 0;
+  let moved = 0;
+  for (const f of flatten(cur.graph)) {
+    const o = before.get(f.node.id);
+    if (!o) continue;
+    if ((o.name ?? '') !== (f.node.name ?? '')) renamed++;
+    if (JSON.stringify(o.loc) !== JSON.stringify(f.node.loc)) moved++;
+  }
+  if (renamed) out.push(`${renamed} node name${renamed === 1 ? '' : 's'}`);
+  if (moved) out.push(`${moved} node source location${moved === 1 ? '' : 's'}`);
+  const size = (x: unknown): number | null => (x === null || x === undefined ? null : Array.isArray(x) ? x.length
+    : typeof x === 'object' && Array.isArray((x as { ops?: { id?: unknown[] } }).ops?.id) ? (x as { ops: { id: unknown[] } }).ops.id.length
+      : typeof x === 'object' && Array.isArray((x as { tasks?: unknown[] }).tasks) ? (x as { tasks: unknown[] }).tasks.length : 1);
+  const parts: [keyof Program, string][] = [['tiles', 'tile ops'], ['subgraphs', 'subgraphs'], ['leaves', 'leaf functions'], ['blocks', 'blocks'], ['execute', 'execute tasks']];
+  for (const [k, label] of parts) {
+    const a = size(prev[k]);
+    const b = size(cur[k]);
+    if (a === null && b !== null) out.push(`made ${fmtNum(b)} ${label}`);
+    else if (a !== null && b !== null && a !== b) out.push(`${label} ${fmtNum(a)} → ${fmtNum(b)}`);
+  }
+  return out;
 }
 
 function table(rows: [string, string][]): HTMLTableElement {

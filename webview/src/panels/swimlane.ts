@@ -32,9 +32,23 @@ interface SwimState {
   selected: number | null;
   markers: number[];
   search: string;
+  /** The user zoomed or panned since the last run was fitted: a new run keeps the window
+   * (false: a new run is fitted). */
+  zoomed: boolean;
+  /** The task table's order (slowest first by default). */
+  taskSort: TaskSortKey;
+  taskSortDesc: boolean;
 }
 
-const DEFAULT: SwimState = { kernel: null, compare: true, pipes: false, critical: true, bubbles: true, hideIdle: true, depth: 1, colorBy: 'leaf', window: null, selected: null, markers: [], search: '' };
+type TaskSortKey = 'id' | 'lane' | 'leaf' | 'start' | 'dur' | 'wait' | 'line';
+
+const DEFAULT: SwimState = {
+  kernel: null, compare: true, pipes: false, critical: true, bubbles: true, hideIdle: true, depth: 1, colorBy: 'leaf', window: null, selected: null, markers: [], search: '',
+  zoomed: false, taskSort: 'dur', taskSortDesc: true,
+};
+
+/** Rows of the task table drawn at most (the slowest, or the first by the chosen order). */
+const TASK_ROWS = 200;
 
 interface RunView {
   data: RunData;
@@ -80,6 +94,21 @@ function runSignature(run: Swimlane): string {
   let busy = 0;
   for (let i = 0; i < t.id.length; i++) busy += t.end[i] - t.start[i];
   return `${run.board}|${t.id.length}|${run.metrics?.makespan_us ?? ''}|${busy.toFixed(6)}|${run.lanes.length}`;
+}
+
+/** Why the first task starts after 0 (the axis starts at it): the board's launch, with the run's
+ * own figures when it has them (sim: `end_to_end_us` includes the AICPU's stitching, `kernel_us`
+ * is the device tasks' own time). */
+function launchNote(d: RunData): HTMLElement | string {
+  if (!(d.first > 1e-3)) return '';
+  const info = d.run.info ?? {};
+  const e2e = typeof info.end_to_end_us === 'number' ? info.end_to_end_us : null;
+  const kernel = typeof info.kernel_us === 'number' ? info.kernel_us : null;
+  const why = e2e !== null && kernel !== null
+    ? `the AICPU's launch and stitching before the first device task (end-to-end ${fmtUs(e2e)}, of which device tasks ${fmtUs(kernel)})`
+    : 'the board\'s launch before the first task';
+  return h('span', { class: 'launch muted', title: 'The time axis starts at the first task; the makespan runs from the first start to the last end.' },
+    `first task at ${fmtUs(d.first)}: ${why}`);
 }
 
 class SwimlanePanel implements PanelImpl {
@@ -421,7 +450,7 @@ class SwimlanePanel implements PanelImpl {
     this.shell.showContent();
     const t0 = Math.min(...this.runs.map((r) => r.data.t0));
     const t1 = Math.max(...this.runs.map((r) => r.data.t1));
-    if (keep && w && w[1] > w[0] && w[1] > t0 && w[0] < t1) {
+    if (keep && this.st.zoomed && w && w[1] > w[0] && w[1] > t0 && w[0] < t1) {
       this.vp.t0 = w[0];
       this.vp.t1 = w[1];
     } else {
@@ -510,6 +539,7 @@ class SwimlanePanel implements PanelImpl {
         m?.critical_path_us !== undefined ? h('span', { class: 'muted' }, `critical path ${fmtUs(m.critical_path_us)} (${fmtPct(m.critical_share ?? 0)})`) : '',
         m?.wait_scheduler_us !== undefined ? h('span', { class: 'muted' }, `waits: dependency ${fmtUs(m.wait_dependency_us ?? 0)} · scheduler ${fmtUs(m.wait_scheduler_us)}`) : '',
         h('span', { class: 'muted' }, `${fmtNum(r.data.n)} tasks · ${r.data.run.board} · ${r.data.run.clock}`),
+        launchNote(r.data),
       );
     }
   }
@@ -537,12 +567,14 @@ class SwimlanePanel implements PanelImpl {
     this.redraw();
   }
 
+  /** The whole run from its first task (the launch before it is said in the head), not from 0. */
   private fitWindow(): void {
-    const t0 = Math.min(...this.runs.map((r) => r.data.t0));
+    const t0 = Math.min(...this.runs.map((r) => r.data.first));
     const t1 = Math.max(...this.runs.map((r) => r.data.t1));
     const pad = (t1 - t0) * 0.01;
-    this.vp.t0 = t0;
+    this.vp.t0 = Math.max(0, t0 - pad);
     this.vp.t1 = t1 + pad || 1;
+    this.st.zoomed = false;
   }
 
   fit(): void {
@@ -550,11 +582,13 @@ class SwimlanePanel implements PanelImpl {
     this.changed();
   }
 
-  /** Show [t0, t1] µs (the benchmark and the axis drag use it). */
+  /** Show [t0, t1] µs (the benchmark, the keys and the axis drag use it): the user's window,
+   * kept when a new run arrives. */
   zoomTo(t0: number, t1: number): void {
     if (!(t1 > t0)) return;
     this.vp.t0 = t0;
     this.vp.t1 = t1;
+    this.st.zoomed = true;
     this.changed();
   }
 
@@ -632,6 +666,7 @@ class SwimlanePanel implements PanelImpl {
         return;
       }
       if (d.moved) {
+        if (e.clientX !== d.x) this.st.zoomed = true; // panned in time (not only scrolled the lanes)
         this.changed();
         return;
       }
@@ -648,12 +683,17 @@ class SwimlanePanel implements PanelImpl {
     c.addEventListener('wheel', (e) => {
       e.preventDefault();
       const b = c.getBoundingClientRect();
+      if ((e.altKey || e.clientX - b.left < r.canvas.plotLeft) && !e.shiftKey && !e.ctrlKey) {
+        // over the lane names (or alt): scroll the lanes
+        r.canvas.scrollBy(e.deltaY);
+        this.redraw();
+        return;
+      }
+      this.st.zoomed = true;
       if (e.shiftKey) {
         const dt = ((this.vp.t1 - this.vp.t0) * e.deltaY) / Math.max(1, b.width);
         this.vp.t0 += dt;
         this.vp.t1 += dt;
-      } else if (e.altKey) {
-        r.canvas.scrollBy(e.deltaY);
       } else {
         const t = r.canvas.tOf(e.clientX - b.left);
         const f = Math.exp(e.deltaY * 0.0015);
@@ -759,7 +799,9 @@ class SwimlanePanel implements PanelImpl {
     }
     if (spans.length) this.side.append(h('h4', null, 'source'), ul);
     const span = r.index?.spanOfTask(r.data.ids[i]);
-    if (span) this.side.append(button('Show in the graph', () => this.shell.post({ type: 'openPanel', panel: 'graph', file: span.file, line: span.line })));
+    const task = r.data.ids[i];
+    if (span) this.side.append(button('Show in the graph', () => this.shell.post({ type: 'openPanel', panel: 'graph', file: span.file, line: span.line, view: 'execute', task }),
+      { title: 'The execute graph, centred on this task' }));
   }
 
   private setHighlight(mask: Uint8Array | null, why: string): void {
@@ -892,6 +934,88 @@ class SwimlanePanel implements PanelImpl {
     }
     const head = h('tr', null, ...['leaf', 'core', 'tasks', 'min', 'avg', 'max', 'total', 'share', 'lines'].map((x, k) => h('th', { class: k < 2 || k === 8 ? 'l' : '' }, x)));
     this.stats.appendChild(h('table', { class: 'grid leaf-stats' }, h('thead', null, head), tbody));
+    this.stats.appendChild(this.taskTable(r));
+  }
+
+  /** The tasks, slowest first (sortable by any column), each with its source line: a row selects
+   * the task (and reveals its source), its line reveals that line. */
+  private taskTable(r: RunView): HTMLElement {
+    const d = r.data;
+    const ready = d.run.tasks.ready;
+    const wait = (i: number): number => {
+      const x = ready?.[i];
+      return x === null || x === undefined ? 0 : d.start[i] - x;
+    };
+    const spanOf = (i: number): Span | null => r.index?.spanOfTask(d.ids[i]) ?? null;
+    const key = this.st.taskSort;
+    const val = (i: number): number | string => {
+      switch (key) {
+        case 'id': return d.ids[i];
+        case 'lane': return d.lane[i];
+        case 'leaf': return d.leaf[i];
+        case 'start': return d.start[i];
+        case 'wait': return wait(i);
+        case 'line': return spanOf(i)?.line ?? -1;
+        default: return d.end[i] - d.start[i];
+      }
+    };
+    const order = Array.from({ length: d.n }, (_, i) => i);
+    const vals = order.map(val);
+    const sign = this.st.taskSortDesc ? -1 : 1;
+    order.sort((a, b) => (vals[a] < vals[b] ? -sign : vals[a] > vals[b] ? sign : d.ids[a] - d.ids[b]));
+    const cols: [TaskSortKey, string][] = [['id', 'task'], ['lane', 'lane'], ['leaf', 'leaf'], ['start', 'start'], ['dur', 'duration'], ['wait', 'ready wait'], ['line', 'source']];
+    const head = h('tr', null, ...cols.map(([k, label]) => {
+      const on = k === key;
+      const th = h('th', { class: `sortable${k === 'lane' || k === 'line' ? ' l' : ''}${on ? ' sorted' : ''}`, 'data-key': k, tabindex: 0, role: 'button',
+        'aria-sort': on ? (this.st.taskSortDesc ? 'descending' : 'ascending') : 'none', title: 'sort by this column (again: reverse)' },
+      `${label}${on ? (this.st.taskSortDesc ? ' ▾' : ' ▴') : ''}`);
+      const sort = (): void => {
+        if (this.st.taskSort === k) this.st.taskSortDesc = !this.st.taskSortDesc;
+        else {
+          this.st.taskSort = k;
+          this.st.taskSortDesc = k === 'dur' || k === 'wait';
+        }
+        this.shell.saveState();
+        this.renderStats();
+      };
+      th.addEventListener('click', sort);
+      th.addEventListener('keydown', (e) => {
+        if (e.key === 'Enter' || e.key === ' ') sort();
+      });
+      return th;
+    }));
+    const tbody = h('tbody');
+    for (const i of order.slice(0, TASK_ROWS)) {
+      const span = spanOf(i);
+      const src = span ? h('a', { class: 'link', tabindex: 0, role: 'link', title: `${span.file}:${span.line}` }, `${basename(span.file)}:${span.line}`) : '';
+      if (span && src) src.addEventListener('click', (e) => {
+        e.stopPropagation();
+        this.shell.reveal(span);
+      });
+      const tr = h('tr', { 'data-task': d.ids[i], class: this.st.selected === d.ids[i] ? 'selected' : '' },
+        h('td', null, `t${d.ids[i]}`), h('td', { class: 'l' }, d.run.lanes[d.lane[i]]?.name ?? ''), h('td', null, String(d.leaf[i])),
+        h('td', null, fmtUs(d.start[i])), h('td', null, fmtUs(d.end[i] - d.start[i])), h('td', null, ready ? fmtUs(wait(i)) : ''), h('td', { class: 'l mono' }, src));
+      tr.addEventListener('click', () => this.goToTask(d.ids[i]));
+      tbody.appendChild(tr);
+    }
+    const more = d.n > TASK_ROWS ? h('caption', { class: 'muted' }, `the first ${TASK_ROWS} of ${fmtNum(d.n)} tasks in this order`) : '';
+    return h('table', { class: 'grid task-table' }, more, h('thead', null, head), tbody);
+  }
+
+  /** Select a task of the current run, bring it into view and reveal its source (a table row). */
+  private goToTask(id: number): void {
+    const r = this.current();
+    const i = r.data.indexOf(id);
+    if (i < 0) return;
+    const span = this.vp.t1 - this.vp.t0;
+    if (r.data.end[i] < this.vp.t0 || r.data.start[i] > this.vp.t1 || r.data.end[i] - r.data.start[i] > span) {
+      const w = Math.max(span, (r.data.end[i] - r.data.start[i]) * 1.2);
+      this.vp.t0 = (r.data.start[i] + r.data.end[i]) / 2 - w / 2;
+      this.vp.t1 = this.vp.t0 + w;
+    }
+    r.canvas.revealLane(r.data.lane[i]);
+    for (const tr of this.stats.querySelectorAll('.task-table tbody tr')) tr.classList.toggle('selected', (tr as HTMLElement).dataset.task === String(id));
+    this.selectTask(id, true);
   }
 
   private onKey(e: KeyboardEvent): void {

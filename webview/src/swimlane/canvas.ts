@@ -32,6 +32,8 @@ const GUTTER = 78;
 const AXIS = 22;
 const COUNTER = 26;
 const PIPE_H = 9;
+/** The lowest lane: its name (11 px) fits, so every lane is labelled. */
+const MIN_LANE = 12;
 
 interface Row {
   lane: number;
@@ -50,8 +52,6 @@ export class SwimlaneCanvas {
   private contentH = 0;
   private width = 0;
   private height = 0;
-  /** Lane names on every `labelEvery`-th lane (thin lanes cannot all carry one). */
-  private labelEvery = 1;
   lastDrawMs = 0;
 
   constructor(parent: HTMLElement, readonly data: RunData, private readonly vp: Viewport, private opts: DrawOptions) {
@@ -93,10 +93,9 @@ export class SwimlaneCanvas {
     const lanes = d.run.lanes.map((_, i) => i).filter((l) => !this.opts.hideIdle || d.laneTasks[l].length > 0);
     const avail = Math.max(40, this.height - AXIS - COUNTER);
     const pipes = this.opts.pipes ? d.pipes : [];
-    // every lane in view when they fit at 3 px or more (a lane is its box + 1 px + its pipes)
-    const laneH = Math.max(pipes.length ? 7 : 3, Math.min(18, Math.floor(avail / Math.max(1, lanes.length)) - 1 - pipes.length * PIPE_H));
-    const step = laneH + 1 + pipes.length * PIPE_H;
-    this.labelEvery = step >= 10 ? 1 : Math.ceil(10 / step);
+    // every lane carries its name: lanes are at least MIN_LANE px (the name's height), taller
+    // when they fit; more lanes than fit scroll (wheel over the names, alt+wheel, drag)
+    const laneH = Math.max(MIN_LANE, Math.min(18, Math.floor(avail / Math.max(1, lanes.length)) - 1 - pipes.length * PIPE_H));
     let y = AXIS;
     this.laneRow.clear();
     for (const [k, l] of lanes.entries()) {
@@ -112,6 +111,18 @@ export class SwimlaneCanvas {
     this.rows = rows;
     this.contentH = y - AXIS;
     this.scrollY = Math.max(0, Math.min(this.scrollY, this.contentH - avail));
+  }
+
+  /** The lane names drawn in the last frame and where (CSS px, their text box): tests read it. */
+  labels: { name: string; y: number; h: number }[] = [];
+
+  /** Scroll the lanes so `lane` is in view. */
+  revealLane(lane: number): void {
+    const row = this.laneRow.get(lane);
+    if (!row) return;
+    const avail = Math.max(40, this.height - AXIS - COUNTER);
+    const top = row.y - AXIS;
+    if (top < this.scrollY || top + row.h > this.scrollY + avail) this.scrollY = Math.max(0, top - avail / 2);
   }
 
   scrollBy(dy: number): void {
@@ -171,6 +182,7 @@ export class SwimlaneCanvas {
     const pxPerUs = (this.width - GUTTER) / (t1 - t0);
     const o = this.opts;
     const dim = o.highlight !== null || o.linked.size > 0;
+    this.labels = [];
     for (const row of this.rows) {
       const y = row.y - this.scrollY;
       if (y + row.h < AXIS || y > this.height - COUNTER) continue;
@@ -181,9 +193,11 @@ export class SwimlaneCanvas {
         ctx.font = `8px ${pal.font}`;
         ctx.fillText(row.pipe, 36, y + row.h / 2);
         ctx.font = `11px ${pal.font}`;
-      } else if (row.k % this.labelEvery === 0) {
-        ctx.font = `${Math.max(9, Math.min(11, row.h))}px ${pal.font}`;
-        ctx.fillText(d.run.lanes[row.lane].name, 4, y + row.h / 2);
+      } else {
+        const size = Math.min(11, row.h);
+        ctx.font = `${size}px ${pal.font}`;
+        ctx.fillText(d.run.lanes[row.lane].name, 4, y + row.h / 2, GUTTER - 8);
+        if (y >= AXIS - 1 && y + row.h <= this.height - COUNTER + 1) this.labels.push({ name: d.run.lanes[row.lane].name, y: y + row.h / 2 - size / 2, h: size });
         ctx.font = `11px ${pal.font}`;
       }
       ctx.fillStyle = pal.border;

@@ -27,6 +27,8 @@ export class RunData {
   readonly laneMaxDur: Float64Array;
   readonly t0: number;
   readonly t1: number;
+  /** The first task's start (the run's launch offset: a board's time before its first task). */
+  readonly first: number;
   readonly critical: Uint8Array;
   readonly pipes: string[];
   private idIndex: Map<number, number> | null = null;
@@ -65,6 +67,7 @@ export class RunData {
       if (this.end[i] > hi) hi = this.end[i];
     }
     this.t0 = n ? Math.min(0, lo) : 0;
+    this.first = n ? lo : 0;
     this.t1 = n ? hi : 1;
     this.critical = new Uint8Array(n);
     for (const id of run.metrics?.critical_path ?? []) {
