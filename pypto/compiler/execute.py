@@ -28,18 +28,20 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     reads: dict[int, list[Region]] = defaultdict(list)
     writes: dict[int, list[Region]] = defaultdict(list)
     preds: dict[int, set[int]] = defaultdict(set)
-    every = [(op, r, w) for op in tiles.ops if op.region is not None for r, w in accesses(op)]
-    written = {r.buffer for _, r, w in every if w}
-    reshaped = reshaped_buffers(tiles.ops)
+    reshaped, written = reshaped_buffers(tiles.ops, written=True)
     seen: dict[int, Accesses] = defaultdict(Accesses)
-    for op, r, is_write in every:
+    for op in tiles.ops:
+        if op.region is None:
+            continue
         t = task_of[op.id]
-        (writes if is_write else reads)[t].append(r)
-        if r.buffer not in written:
-            continue  # nothing writes this buffer (a read-only parameter): no conflicts
-        found = seen[r.buffer].visit(flatten(r) if r.buffer in reshaped else r, t, is_write)  # through a reshape
-        if found:
-            preds[t] |= found
+        for r, is_write in accesses(op):
+            (writes if is_write else reads)[t].append(r)
+            b = r.buffer
+            if b not in written:
+                continue  # nothing writes this buffer (a read-only parameter): no conflicts
+            found = seen[b].visit(flatten(r) if b in reshaped else r, t, is_write)  # through a reshape
+            if found:
+                preds[t] |= found
     order = _topological(subgraphs, preds)
     new_id = {sg_id: k for k, sg_id in enumerate(order)}
     by_id = {sg.id: sg for sg in subgraphs}

@@ -16,6 +16,7 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Literal, overload
 
 from pypto.compiler.tile_ir import Region, TileOp
 
@@ -43,13 +44,34 @@ def accesses(op: TileOp) -> list[tuple[Region, bool]]:
     return []
 
 
-def reshaped_buffers(ops: Iterable[TileOp]) -> set[int]:
-    """The buffers seen through more than one layout (their accesses are compared flat)."""
+@overload
+def reshaped_buffers(ops: Iterable[TileOp]) -> set[int]: ...
+@overload
+def reshaped_buffers(ops: Iterable[TileOp], written: Literal[True]) -> tuple[set[int], set[int]]: ...
+
+
+def reshaped_buffers(ops: Iterable[TileOp], written: bool = False) -> set[int] | tuple[set[int], set[int]]:
+    """The buffers seen through more than one layout (their accesses are compared flat); with
+    `written`, also the buffers some op writes (a buffer only read has no GM conflicts)."""
     layouts: dict[int, set[tuple[int, ...]]] = defaultdict(set)
+    writes: set[int] = set()
     for op in ops:
-        for r, _ in accesses(op):
+        r = op.region
+        if r is None:
+            continue
+        kind = op.op
+        if kind == "load":
             layouts[r.buffer].add(r.layout)
-    return {b for b, seen_as in layouts.items() if len(seen_as) > 1}
+        elif kind == "store":
+            layouts[r.buffer].add(r.layout)
+            writes.add(r.buffer)
+        elif kind == "matmul":
+            for x in op.attrs["inputs"]:
+                layouts[x.buffer].add(x.layout)
+            layouts[r.buffer].add(r.layout)
+            writes.add(r.buffer)
+    reshaped = {b for b, seen_as in layouts.items() if len(seen_as) > 1}
+    return (reshaped, writes) if written else reshaped
 
 
 class Accesses:
@@ -58,6 +80,8 @@ class Accesses:
     cell it covers when aligned, and the few of each other shape (a loop's tail, an unrolled
     variant) in the cells its box touches. A grid whose cells the box would touch outnumber its
     accesses is scanned whole instead, so a big box against small tiles costs what they number."""
+
+    __slots__ = ("grids",)
 
     def __init__(self) -> None:
         self.grids: dict[tuple[int, ...], dict[tuple[int, ...], list[tuple[Region, int, bool]]]] = {}
@@ -69,7 +93,18 @@ class Accesses:
     def conflicts(self, r: Region, write: bool, owner: int = -1) -> set[int]:
         """The other owners of earlier accesses this one conflicts with (RAW, WAR, WAW)."""
         found: set[int] = set()
+        off, shp = r.offset, r.shape
         for cell, grid in self.grids.items():
+            key = _one_cell(off, shp, cell)
+            if key is not None:  # the common case: a tile of this grid's shape, aligned to it: one cell
+                entries = grid.get(key)
+                if entries:
+                    for other, o, was_write in entries:
+                        # an access of the same box needs no overlap test (every extent is >= 1 here)
+                        if (write or was_write) and o != owner and o not in found and \
+                                ((other.offset == off and other.shape == shp) or overlap(r, other)):
+                            found.add(o)
+                continue
             spans = self._spans(r, cell)
             if math.prod(len(s) for s in spans) > len(grid):
                 lists: Iterable[list[tuple[Region, int, bool]]] = grid.values()
@@ -82,10 +117,15 @@ class Accesses:
         return found
 
     def add(self, r: Region, owner: int, write: bool) -> None:
-        cell = tuple(max(1, n) for n in r.shape)
+        shp = r.shape
+        cell = shp if 0 not in shp else tuple(max(1, n) for n in shp)
         grid = self.grids.get(cell)
         if grid is None:
             grid = self.grids[cell] = defaultdict(list)
+        key = _one_cell(r.offset, shp, cell)
+        if key is not None:
+            grid[key].append((r, owner, write))
+            return
         for k in itertools.product(*self._spans(r, cell)):
             grid[k].append((r, owner, write))
 
@@ -94,3 +134,19 @@ class Accesses:
         found = self.conflicts(r, write, owner)
         self.add(r, owner, write)
         return found
+
+
+def _one_cell(off: tuple[int, ...], shp: tuple[int, ...], cell: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The one cell of grid `cell` that a box of exactly the cell's shape at `off` covers when it is
+    aligned to the grid (what `Accesses._spans` would give as its only cell); None otherwise."""
+    if shp != cell:
+        return None
+    if len(off) == 2:
+        a, b = off
+        c, d = cell
+        return (a // c, b // d) if a % c == 0 and b % d == 0 else None
+    if len(off) == 1:
+        return (off[0] // cell[0],) if off[0] % cell[0] == 0 else None
+    if any(o % c for o, c in zip(off, cell)):
+        return None
+    return tuple(o // c for o, c in zip(off, cell))

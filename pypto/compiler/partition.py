@@ -105,23 +105,27 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     # the GM accesses of the subgraphs so far: an op that loads what another subgraph wrote (a
     # matmul's result, a tensor stored by an earlier subgraph) or stores over what another read or
     # wrote depends on that subgraph through GM, as the execute graph will see it (same index)
+    # (a buffer nothing writes — a read-only parameter — has no conflicts: its accesses are not filed)
     seen: dict[int, Accesses] = defaultdict(Accesses)
-    reshaped = reshaped_buffers(tiles.ops)
+    reshaped, written = reshaped_buffers(tiles.ops, written=True)
 
     def gm_accesses(o: TileOp, loads: list[TileOp]) -> list[tuple[Region, bool]]:
-        out = [a for ld in loads for a in accesses(ld)] + accesses(o)
-        return [(flatten(r) if r.buffer in reshaped else r, w) for r, w in out]
+        out = [a for ld in loads for a in accesses(ld)] if loads else []
+        if o.region is not None:
+            out += accesses(o)
+        return [(flatten(r) if r.buffer in reshaped else r, w) for r, w in out if r.buffer in written]
 
-    def gm_deps(o: TileOp, loads: list[TileOp]) -> set[int]:
+    def gm_deps(gm: list[tuple[Region, bool]]) -> set[int]:
         deps: set[int] = set()
-        for r, w in gm_accesses(o, loads):
+        for r, w in gm:
             deps |= seen[r.buffer].conflicts(r, w)
         return deps
 
-    def record_gm(g: _Group, o: TileOp, loads: list[TileOp], deps: set[int]) -> None:
-        for d in deps - {g.id}:
-            groups[d].exported = True
-        for r, w in gm_accesses(o, loads):
+    def record_gm(g: _Group, gm: list[tuple[Region, bool]], deps: set[int]) -> None:
+        for d in deps:
+            if d != g.id:
+                groups[d].exported = True
+        for r, w in gm:
             seen[r.buffer].add(r, g.id, w)
 
     for o in tiles.ops:
@@ -129,9 +133,10 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             continue  # placed with its first consumer
         if o.op == "matmul":
             g = new_group("AIC", o.instance)
-            deps = gm_deps(o, [])
+            gm = gm_accesses(o, [])
+            deps = gm_deps(gm)
             add(g, o, [], [])
-            record_gm(g, o, [], deps)
+            record_gm(g, gm, deps)
             continue
         loads: list[TileOp] = []  # inputs loaded from GM and not yet placed
         producers: set[int] = set()  # the groups of the other inputs
@@ -145,7 +150,8 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             producers = {last_partial[(o.node, o.coord)]}  # the partials of one reduction fuse
         g: _Group | None = None
         copied: list[TileOp] = []
-        deps = gm_deps(o, loads)
+        gm = gm_accesses(o, loads)
+        deps = gm_deps(gm) if gm else set()
         cand = groups[max(producers)] if producers else None
         while cand is not None and g is None:
             copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != cand.id]
@@ -179,7 +185,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         for c in copied:
             groups[group_of[c.id]].exported = True
         add(g, o, loads, copied)
-        record_gm(g, o, loads, deps)
+        record_gm(g, gm, deps)
         if "partial" in o.attrs:
             last_partial[(o.node, o.coord)] = g.id
     for o in tiles.ops:  # a load nothing consumed runs alone
