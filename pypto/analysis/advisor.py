@@ -124,6 +124,7 @@ class Advisor:
     _by_id: dict[int, TileConfig] = field(default_factory=dict)
     _tiled: dict[int, list[tuple[int, ...]]] = field(default_factory=dict)  # call -> shapes of the ops it tiles
     _rate: float = 0.0  # seconds per unit of `cost` (the slowest evaluation so far): what a candidate will take
+    _floor: float = 0.0  # the quickest legal evaluation so far: what any candidate takes at least (tracing, passes)
 
     record: Any = None  # the kernel as written, compiled (and profiled) already: reused, not redone
 
@@ -281,6 +282,8 @@ class Advisor:
             ev = Evaluation(overrides, None, error=e.message, seconds=time.perf_counter() - t0)
         self.cache[overrides] = ev
         self._rate = max(self._rate, ev.seconds / max(self.cost(overrides), 1e-9))
+        if ev.legal:
+            self._floor = ev.seconds if not self._floor else min(self._floor, ev.seconds)
         return ev
 
     @property
@@ -398,8 +401,9 @@ class Advisor:
         # different ops, so their best shapes are nearly independent), then all of them at once
         own = {tc.id: tuple(tc.dims) for tc in self.configs}
         biggest: dict[int, Dims] = {}
-        def fits(ov: Overrides) -> bool:  # would it finish before the deadline (as fast as the slowest so far)?
-            return time.perf_counter() + self._rate * self.cost(ov) < deadline
+        def fits(ov: Overrides) -> bool:  # would it finish before the deadline (as fast as the slowest so far,
+            # and no faster than the quickest: a candidate of few tiles still traces and lowers the kernel)?
+            return time.perf_counter() + max(self._rate * self.cost(ov), self._floor) < deadline
 
         for i, shapes in self._big_starts(budget // 3).items():
             for dims in shapes:
