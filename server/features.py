@@ -372,6 +372,18 @@ def _command(title: str, command: str, args: Mapping[str, Json]) -> lsp.Command:
     return lsp.Command(title=title, command=command, arguments=[dict(args)])
 
 
+def stale_mark(doc: Document, r: Result) -> str:
+    """Why the run shown for `r`'s kernel is not the current text's ("" when it is): the document
+    does not parse, or the kernel's latest compile failed and its last good run is shown."""
+    if doc.syntax_error is not None:
+        return f"syntax error at line {doc.syntax_error['line']}"
+    if r.ok or r.last_good is None:
+        return ""
+    if r.error is not None:
+        return f"error at line {r.error.get('line', r.def_line)}"
+    return f"{r.failure[0]} at line {r.def_line}" if r.failure is not None else "not compiled"
+
+
 def code_lenses(doc: Document) -> list[lsp.CodeLens]:
     lines = lines_of(doc)
     out: list[lsp.CodeLens] = []
@@ -384,8 +396,10 @@ def code_lenses(doc: Document) -> list[lsp.CodeLens]:
             continue
         if r.not_a_kernel:
             continue
-        s = r.summary
-        if s is None or not r.ok:
+        stale = stale_mark(doc, r)
+        shown = r if r.ok else r.last_good
+        s = shown.summary if shown is not None else None
+        if s is None or shown is None:
             why = "no record"
             if r.failure is not None:
                 why = f"not compiled ({r.failure[0]})"
@@ -395,11 +409,13 @@ def code_lenses(doc: Document) -> list[lsp.CodeLens]:
             continue
         title = (f"pypto: {us(float(s['makespan_us']))} {clock_word(s)} · {n(int(s['tasks']))} tasks · "
                  f"{pct(float(s['utilization']))} utilized · {s['board']} board · {s['bound']}-bound")
+        if stale:  # the last good run, marked: the numbers are not the current text's
+            title = f"pypto (stale: {stale}): " + title.removeprefix("pypto: ")
         out.append(lsp.CodeLens(range=at, command=_command(title, "pypto.openReport", args)))
         out.append(lsp.CodeLens(range=at, command=_command("graph", "pypto.openGraph", args)))
         out.append(lsp.CodeLens(range=at, command=_command("swimlane", "pypto.openSwimlane", args)))
-        if doc.aligned(k.name) is None:
-            continue  # the calls' lines moved: wait for the new record
+        if stale or doc.aligned(k.name) is None:
+            continue  # the calls' lines may have moved: wait for a new good record
         for tc in r.editor["tile_configs"] if r.editor else ():
             rng = where_range(lines, tc.get("span"), doc.path)
             if rng is None:
@@ -426,7 +442,12 @@ def inlay_hints(doc: Document, rng: lsp.Range) -> list[lsp.InlayHint]:
     done: set[int] = set()
     for k in doc.kernels.values():
         r = doc.aligned(k.name)
-        if r is None or not r.ok or r.editor is None:
+        if r is None:
+            continue
+        stale = stale_mark(doc, r)
+        if not r.ok and r.last_good is not None and (r.last_good.line, r.last_good.end_line) == (k.line, k.end_line):
+            r = r.last_good  # the kernel's lines line up with its last good run: shown, marked stale
+        if not r.ok or r.editor is None:
             continue
         ed = r.editor
         for key, entry in ed["lines"].items():
@@ -449,6 +470,9 @@ def inlay_hints(doc: Document, rng: lsp.Range) -> list[lsp.InlayHint]:
                 label += f" · {pct(float(cost['share']))} of cycles"
                 tip += (f"\n{pct(float(cost['share']))} of the program's instruction cycles on the sim board's core "
                         f"model (simulated): " + ", ".join(f"{p} {n(int(c))}" for p, c in cost["pipes"].items()))
+            if stale:
+                label += " · stale"
+                tip += f"\n(stale: {stale} — the last good run)"
             done.add(line1)
             out.append(lsp.InlayHint(position=lsp.Position(line1 - 1, lines.width(line1)), label=label,
                                      kind=lsp.InlayHintKind.Type, padding_left=True, tooltip=tip))

@@ -223,6 +223,8 @@ class LiveCompiler:
                 self.ready.set()
         if doc.syntax_error is not None:
             self.sink.publish(doc)
+            for r in list(doc.results.values()):  # each kernel's last run stays, shown stale
+                self.sink.record_changed(doc, r)
             return
         kernels = list(doc.kernels.values())
         for name in [n for n in doc.results if n not in doc.kernels]:
@@ -263,6 +265,8 @@ class LiveCompiler:
                     old = doc.results.get(r.name)
                     if old is not None and old is not r and old.key != r.key:
                         old.cancel_extras()
+                    if not r.ok and old is not None and old is not r:  # keep the last good run, to show stale
+                        r.last_good = old if old.ok else old.last_good
                     doc.results[r.name] = r
                     self.sink.publish(doc)
                     self.sink.record_changed(doc, r)

@@ -263,20 +263,24 @@ class PyptoLanguageServer(LanguageServer):
                                 float(s["utilization"]), dict(s["core_utilization"]), s["bound"], s["why"],
                                 int(s["tile_ops"]), int(s["leaves"]))
         error = None
-        diags = features.kernel_diagnostics(doc, r, lines)
+        version = r.version
+        if doc.syntax_error is not None:  # the latest version does not parse: its error, the run kept is stale
+            d = features.diagnostics(doc)[0]
+            error, version, summary = P.KernelError(d.message, str(d.code), d.range), doc.version, None
+        diags = features.kernel_diagnostics(doc, r, lines) if error is None else []
         if not r.ok and diags:
             d = diags[0]
             error = P.KernelError(d.message, str(d.code), d.range)
         if r.not_a_kernel:
             return
-        params = P.RecordChangedParams(doc.uri, r.name, r.version, features.def_range(lines, r), summary, error,
+        params = P.RecordChangedParams(doc.uri, r.name, version, features.def_range(lines, r), summary, error,
                                        round(r.seconds, 4))
         self.protocol.notify(P.RECORD_CHANGED, P.dump(params))
-        if r.ok and r.summary is not None:
+        if r.ok and r.summary is not None and doc.syntax_error is None:
             # kept on the history thread (a read-only workspace: logged, the IDE works on without it)
             self.history_io.submit(f"the compile history of {r.name}", _append, self.history(doc.path), doc.path,
                                    r.name, _history_line(doc, r), (r.editor or {}).get("swimlane"))
-        if summary is not None:
+        if summary is not None and doc.syntax_error is None:
             log.info("%s %s v%d: %.2f µs %s, %d tasks, %.0f%% utilized, %s-bound (%.0f ms in the worker pool)",
                      doc.uri.rsplit("/", 1)[-1], r.name, r.version, summary.makespan_us,
                      summary.clock.split(" (")[0], summary.tasks, 100 * summary.utilization, summary.bound,

@@ -55,6 +55,8 @@ class Result:
     version: int = 0  # the document version it was last published for
     seconds: float = 0.0
     extras: dict[str, asyncio.Future[Any]] = field(default_factory=dict)  # "suggest"/"precision"/"record" -> job
+    # this result is an error or a failure: the kernel's last good result, shown marked stale
+    last_good: Result | None = None
 
     @property
     def error(self) -> dict[str, Json] | None:

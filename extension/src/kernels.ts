@@ -84,6 +84,8 @@ export interface KernelInfo extends KernelRef {
   compiling: boolean;
   /** The summary before the latest one (for "before → after"). */
   previous: Summary | null;
+  /** While the latest compile failed (or the file does not parse): the last good summary, shown stale. */
+  stale?: Summary | null;
 }
 
 export const sameKernel = (a: KernelRef | null | undefined, b: KernelRef | null | undefined): boolean =>
@@ -103,6 +105,7 @@ export class KernelTable {
   recordChanged(p: RecordChanged): KernelInfo {
     const k = this.entry(p.uri, p.kernel);
     if (p.summary && k.summary) k.previous = k.summary;
+    k.stale = p.summary ? null : p.error ? (k.summary ?? k.stale ?? null) : null;
     k.defLine = p.range.start.line;
     k.version = p.version;
     k.summary = p.summary;

@@ -1,6 +1,7 @@
 // What the status-bar item says for the active kernel: its name, makespan and
 // utilization, a spinner (`$(sync~spin)`) while it compiles, its clock (simulated or
-// measured) in the tooltip; the server's state when there is no kernel to show.
+// measured) in the tooltip; after an error, the last good makespan marked stale with where the
+// error is; the server's state when there is no kernel to show.
 //
 // Pure: no `vscode` import (unit-tested); statusBar.ts shows it.
 
@@ -36,6 +37,16 @@ export function statusText(k: KernelInfo | undefined, server: ServerState, serve
       tooltip: tip,
       command: 'pypto.openSwimlane',
       error: false,
+    };
+  }
+  if (k.error && k.stale) {
+    // the last good run, marked stale: the numbers are not the current text's
+    const where = `${k.error.code === 'python.syntax' ? 'syntax error' : 'error'} at line ${k.error.range.start.line + 1}`;
+    return {
+      text: `${spin || '$(warning) '}${k.kernel} ${fmtUs(k.stale.makespanUs)} (stale: ${where})`,
+      tooltip: `${k.kernel}: the last good run (${fmtUs(k.stale.makespanUs)}, ${k.stale.clock}) is stale — ${k.error.code}: ${k.error.message}`,
+      command: 'pypto.openHealth',
+      error: true,
     };
   }
   if (k.error) {

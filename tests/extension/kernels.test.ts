@@ -24,6 +24,11 @@ test('records and compile states per kernel; the previous summary is kept for be
   t.recordChanged(rc('first', 4, null, 3));
   assert.equal(t.get({ uri: U, kernel: 'first' })?.error?.code, 'compile.error');
   assert.equal(t.get({ uri: U, kernel: 'first' })?.previous?.makespanUs, 10, 'a failure does not shift the previous summary');
+  assert.equal(t.get({ uri: U, kernel: 'first' })?.stale?.makespanUs, 7, 'the last good summary, shown stale');
+  t.recordChanged(rc('first', 4, null, 4));
+  assert.equal(t.get({ uri: U, kernel: 'first' })?.stale?.makespanUs, 7, 'a second error keeps the same last good run');
+  t.recordChanged(rc('first', 4, summary(5), 5));
+  assert.equal(t.get({ uri: U, kernel: 'first' })?.stale, null, 'a good compile clears it');
 });
 
 test('the kernel around a line is the last def at or above it (the first before any)', () => {

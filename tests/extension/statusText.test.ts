@@ -47,3 +47,14 @@ test('times as the panels print them (webview/src/format.ts, shared with the sta
     [2014.4, '2.014 ms'], [3.5e6, '3.500 s'], [NaN, '–']];
   for (const [us, want] of cases) assert.equal(fmtUs(us), want, `fmtUs(${us})`);
 });
+
+test('an error after a good run: the last good makespan, marked stale with where the error is', () => {
+  const range = { start: { line: 24, character: 4 }, end: { line: 24, character: 30 } };
+  const stale = k().summary;
+  const v = statusText(k({ summary: null, stale, error: { message: 'set_vec_tile_shapes(8) needs 2 entries', code: 'tile.shape', range } }), 'running', null);
+  assert.equal(v.text, '$(warning) softmax_kernel 33.93 µs (stale: error at line 25)');
+  assert.equal(v.error, true);
+  assert.match(v.tooltip, /last good run .* is stale — tile\.shape: set_vec_tile_shapes\(8\) needs 2 entries/);
+  const syntax = statusText(k({ summary: null, stale, error: { message: "'(' was never closed", code: 'python.syntax', range } }), 'running', null);
+  assert.equal(syntax.text, '$(warning) softmax_kernel 33.93 µs (stale: syntax error at line 25)');
+});
