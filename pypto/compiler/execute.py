@@ -23,8 +23,7 @@ from pypto.compiler.tile_ir import Region, Subgraph, TileGraph
 def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     task_of: dict[int, int] = {}
     for sg in subgraphs:
-        for oid in sg.ops:
-            task_of[oid] = sg.id
+        task_of.update(dict.fromkeys(sg.ops, sg.id))
     reads: dict[int, list[Region]] = defaultdict(list)
     writes: dict[int, list[Region]] = defaultdict(list)
     preds: dict[int, set[int]] = defaultdict(set)

@@ -131,6 +131,23 @@ class Accesses:
 
     def visit(self, r: Region, owner: int, write: bool) -> set[int]:
         """`conflicts`, then record the access."""
+        shp, grids = r.shape, self.grids
+        if len(grids) <= 1 and 0 not in shp:  # the common case, both steps at once: one grid, one cell
+            grid = grids.get(shp)
+            if grid is not None or not grids:
+                off = r.offset
+                key = _one_cell(off, shp, shp)
+                if key is not None:
+                    found: set[int] = set()
+                    if grid is None:
+                        grid = grids[shp] = defaultdict(list)
+                    else:
+                        for other, o, was_write in grid.get(key, ()):
+                            if (write or was_write) and o != owner and o not in found and \
+                                    ((other.offset == off and other.shape == shp) or overlap(r, other)):
+                                found.add(o)
+                    grid[key].append((r, owner, write))
+                    return found
         found = self.conflicts(r, write, owner)
         self.add(r, owner, write)
         return found

@@ -25,6 +25,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
+from pypto.compiler.tile_expand import region as make_region
+from pypto.compiler.tile_expand import tile_op
 from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileGraph, TileOp
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
@@ -58,10 +60,18 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     board limit, not an error (PyPTO compiles it): it gets a subgraph of its own and a note in
     `notes`; without `notes` (the tuning advisor's strict mode) it raises."""
     noted: set[int] = set()
-    ops = {o.id: o for o in tiles.ops}
-    size = {o.id: nbytes(o) for o in tiles.ops}
+    ops: dict[int, TileOp] = {}
+    size: dict[int, int] = {}
     uses: dict[int, int] = {}
+    nbytes_of: dict[tuple[bool, tuple[int, ...], int], int] = {}  # (store, shape, dtype) -> nbytes(op)
     for o in tiles.ops:
+        oid = o.id
+        ops[oid] = o
+        k = (o.op == "store", o.shape, id(o.dtype))
+        b = nbytes_of.get(k)
+        if b is None:
+            b = nbytes_of[k] = nbytes(o)
+        size[oid] = b
         for i in o.inputs:
             uses[i] = uses.get(i, 0) + 1
     group_of: dict[int, int] = {}
@@ -75,32 +85,44 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
 
     def cost(g: _Group, o: TileOp, loads: list[TileOp]) -> int:
         """The group's footprint while `o` runs, if it joined."""
-        extra = {ld.id for ld in loads} if loads else ()
         out = size[o.id]
-        for i in o.inputs:  # written in place over an input of its size that dies here
-            if uses.get(i, 0) == 1 and (i in g.open or i in extra) and size[i] >= out:
+        live = g.open
+        if not loads:
+            for i in o.inputs:  # written in place over an input of its size that dies here
+                if uses.get(i, 0) == 1 and i in live and size[i] >= out:
+                    out = 0
+                    break
+            return g.open_bytes + out
+        extra = {ld.id for ld in loads}
+        for i in o.inputs:
+            if uses.get(i, 0) == 1 and (i in live or i in extra) and size[i] >= out:
                 out = 0
                 break
         return g.open_bytes + sum([size[i] for i in extra]) + out
 
     def add(g: _Group, o: TileOp, loads: list[TileOp], copied: list[TileOp]) -> None:
         """`o` joins `g` with its fresh loads; `copied` inputs arrive from other groups via GM."""
+        gid, members, live = g.id, g.ops, g.open
         for ld in loads:
-            group_of[ld.id] = g.id
-            g.ops.append(ld.id)
-            g.open[ld.id] = size[ld.id]
-            g.open_bytes += size[ld.id]
-        g.peak = max(g.peak, cost(g, o, copied))
-        group_of[o.id] = g.id
-        g.ops.append(o.id)
+            lid = ld.id
+            group_of[lid] = gid
+            members.append(lid)
+            b = live[lid] = size[lid]
+            g.open_bytes += b
+        c = cost(g, o, copied)
+        if c > g.peak:
+            g.peak = c
+        oid = o.id
+        group_of[oid] = gid
+        members.append(oid)
         for i in o.inputs:
-            uses[i] -= 1
-            if uses[i] == 0 and i in group_of:
+            left = uses[i] = uses[i] - 1
+            if left == 0 and i in group_of:
                 src = groups[group_of[i]]
                 src.open_bytes -= src.open.pop(i, 0)
-        if uses.get(o.id, 0) > 0:
-            g.open[o.id] = size[o.id]
-            g.open_bytes += size[o.id]
+        if uses.get(oid, 0) > 0:
+            b = live[oid] = size[oid]
+            g.open_bytes += b
 
     # the GM accesses of the subgraphs so far: an op that loads what another subgraph wrote (a
     # matmul's result, a tensor stored by an earlier subgraph) or stores over what another read or
@@ -150,15 +172,16 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             producers = {last_partial[(o.node, o.coord)]}  # the partials of one reduction fuse
         g: _Group | None = None
         copied: list[TileOp] = []
-        gm = gm_accesses(o, loads)
+        gm = gm_accesses(o, loads) if loads or o.region is not None else []
         deps = gm_deps(gm) if gm else set()
         cand = groups[max(producers)] if producers else None
         while cand is not None and g is None:
-            copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != cand.id]
+            cid = cand.id
+            copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != cid]
             # joining with inputs from elsewhere is safe only into a subgraph nothing depends on yet
-            foreign = copied or (deps - {cand.id})
-            if cand.core == "AIV" and cand.instance == o.instance and not (foreign and cand.exported) \
-                    and cost(cand, o, loads + copied) <= ub_bytes:
+            foreign = cand.exported and (copied or any(d != cid for d in deps))
+            if cand.core == "AIV" and cand.instance == o.instance and not foreign \
+                    and cost(cand, o, loads + copied if copied else loads) <= ub_bytes:
                 g = cand
             else:
                 cand = cand.successor  # the subgraph this one overflowed into
@@ -185,7 +208,8 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         for c in copied:
             groups[group_of[c.id]].exported = True
         add(g, o, loads, copied)
-        record_gm(g, gm, deps)
+        if gm:
+            record_gm(g, gm, deps)
         if "partial" in o.attrs:
             last_partial[(o.node, o.coord)] = g.id
     for o in tiles.ops:  # a load nothing consumed runs alone
@@ -220,13 +244,13 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
                 if region is None:
                     b = Buffer(len(buffers), p.shape, p.dtype, "workspace", f"xfer{i}", p.node)
                     buffers.append(b)
-                    region = stored[i] = Region(b.id, p.shape, (0,) * len(p.shape), p.shape)
-                    st = TileOp(next_id, "store", p.node, p.instance, p.coord, p.shape, p.dtype, (i,), region)
+                    region = stored[i] = make_region(b.id, p.shape, (0,) * len(p.shape), p.shape)
+                    st = tile_op(next_id, "store", p.node, p.instance, p.coord, p.shape, p.dtype, (i,), region)
                     next_id += 1
                     after.setdefault(i, []).append(st)
                     group_of[st.id] = group_of[i]
                     groups[group_of[i]].ops.append(st.id)
-            ld = TileOp(next_id, "load", o.node, o.instance, p.coord, p.shape, p.dtype, (), region)
+            ld = tile_op(next_id, "load", o.node, o.instance, p.coord, p.shape, p.dtype, (), region)
             next_id += 1
             group_of[ld.id] = group
             groups[group].ops.append(ld.id)  # ordered by program position below
@@ -235,8 +259,8 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
                 new_inputs = list(o.inputs)
             new_inputs[k] = ld.id
         if new_inputs is not None:  # dataclasses.replace, spelled out (it is slow)
-            replaced[o.id] = TileOp(o.id, o.op, o.node, o.instance, o.coord, o.shape, o.dtype, tuple(new_inputs),
-                                    o.region, o.attrs)
+            replaced[o.id] = tile_op(o.id, o.op, o.node, o.instance, o.coord, o.shape, o.dtype, tuple(new_inputs),
+                                     o.region, o.attrs)
     order: list[TileOp] = []
     for o in tiles.ops:
         oid = o.id
@@ -256,16 +280,17 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: dict[tuple[object,
     """The structure of a subgraph as ints: each op's kind (op, shape, dtype, attributes but
     not coordinates — interned in `kinds`, each new one's repr added to `kind_names`)
     followed by where its inputs come from."""
-    local = {oid: k for k, oid in enumerate(sg.ops)}.get
+    members = sg.ops
+    local = dict(zip(members, range(len(members)))).get
     out: list[int] = [0 if sg.core == "AIV" else 1]
-    append = out.append
-    for oid in sg.ops:
+    append, extend, get_kind = out.append, out.extend, kinds.get
+    for oid in members:
         o = ops[oid]
         attrs, region = o.attrs, o.region
         # the dtype enum member by identity (cheaper than hashing it); attribute dicts are
         # shared by the tiles of one tensor op, so their identity stands for their contents
-        key = (o.op, o.shape, id(o.dtype), id(attrs), region.shape if region is not None else None)
-        kind = kinds.get(key)
+        key = (o.op, o.shape, id(o.dtype), id(attrs), None if region is None else region.shape)
+        kind = get_kind(key)
         if kind is None:
             if attrs:
                 named = tuple(sorted((k, repr(v)) for k, v in attrs.items() if k not in _POSITION_ATTRS))
@@ -278,11 +303,13 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: dict[tuple[object,
                 kind = kinds[full] = len(kinds)
                 kind_names.append(repr(full))
             kinds[key] = kind
-        append(kind)
         inputs = o.inputs
-        append(len(inputs))
-        for i in inputs:
-            append(local(i, -1))
+        if inputs:
+            append(kind)
+            append(len(inputs))
+            extend([local(i, -1) for i in inputs])
+        else:
+            extend((kind, 0))
     return tuple(out)
 
 
