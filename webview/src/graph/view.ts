@@ -358,11 +358,18 @@ export class GraphView {
     return this.byId.has(id);
   }
 
+  /** The view's size now (a details pane may have just opened beside it, before the observer says so). */
+  private measure(): { w: number; h: number } {
+    const r = this.svgEl.getBoundingClientRect();
+    if (r.width > 0) this.size = { w: r.width, h: r.height };
+    return this.viewSize();
+  }
+
   /** Scroll so the node is in the middle (zoomed in enough to read it). */
   center(id: string): void {
     const p = this.layout?.pos.get(id);
     if (!p) return;
-    const { w, h } = this.viewSize();
+    const { w, h } = this.measure();
     const k = Math.max(this.t.k, 0.6);
     this.apply({ k, x: w / 2 - p.x * k, y: h / 2 - p.y * k });
     this.onViewChange(this.transform);
@@ -372,7 +379,7 @@ export class GraphView {
   centerBox(id: string): void {
     const b = this.layout?.clusters.get(id);
     if (!b) return;
-    const { w, h } = this.viewSize();
+    const { w, h } = this.measure();
     const k = Math.max(this.t.k, 0.6);
     // centred when it fits, else from its top-left corner (where its title is)
     const x = b.width * k < w ? w / 2 - (b.x + b.width / 2) * k : 16 - b.x * k;

@@ -196,7 +196,7 @@ export class SwimlaneCanvas {
       } else {
         const size = Math.min(11, row.h);
         ctx.font = `${size}px ${pal.font}`;
-        ctx.fillText(d.run.lanes[row.lane].name, 4, y + row.h / 2, GUTTER - 8);
+        ctx.fillText(d.run.lanes[row.lane].name, 6, y + row.h / 2, GUTTER - 10);
         if (y >= AXIS - 1 && y + row.h <= this.height - COUNTER + 1) this.labels.push({ name: d.run.lanes[row.lane].name, y: y + row.h / 2 - size / 2, h: size });
         ctx.font = `11px ${pal.font}`;
       }
@@ -307,7 +307,9 @@ export class SwimlaneCanvas {
         const a = prevEnd;
         const b = s;
         ctx.fillStyle = 'rgba(128,128,128,0.16)';
-        ctx.fillRect(GUTTER + (a - this.vp.t0) * pxPerUs, y, (b - a) * pxPerUs, row.h);
+        // never over the lane names (the window may start after the gap does)
+        const gx = Math.max(GUTTER, GUTTER + (a - this.vp.t0) * pxPerUs);
+        ctx.fillRect(gx, y, GUTTER + (b - this.vp.t0) * pxPerUs - gx, row.h);
         // the part of the gap when a task of this core type was ready: a scheduler bubble
         let lo = 0;
         let hi = ready.length / 2;
@@ -320,7 +322,9 @@ export class SwimlaneCanvas {
         for (let j = lo; j < ready.length / 2 && ready[2 * j] < b; j++) {
           const ra = Math.max(a, ready[2 * j]);
           const rb = Math.min(b, ready[2 * j + 1]);
-          if (rb > ra) ctx.fillRect(GUTTER + (ra - this.vp.t0) * pxPerUs, y, Math.max(0.5, (rb - ra) * pxPerUs), row.h);
+          const hx = Math.max(GUTTER, GUTTER + (ra - this.vp.t0) * pxPerUs);
+          const hx1 = GUTTER + (rb - this.vp.t0) * pxPerUs;
+          if (rb > ra && hx1 > hx) ctx.fillRect(hx, y, Math.max(0.5, hx1 - hx), row.h);
         }
       }
       if (k < list.length) prevEnd = Math.max(prevEnd, d.end[list[k]]);
