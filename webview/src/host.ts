@@ -153,6 +153,8 @@ class ServerHost implements Host {
   private workspace = ''; // the served folder (hello): record files are absolute, /source takes relative ones
   private sourceView: SourceView | null = null;
   private sourceTicket = 0;
+  /** What the page was opened on (`openPanel` from another page: view, line, task), shown after its first record. */
+  private opening: { view: string | null; file: string | null; line: number; task: number | null } | null = null;
   /** The latest result shown (its urls and error), to show again after a pin. */
   private shown: { urls: Json; error: unknown } | null = null;
 
@@ -160,6 +162,9 @@ class ServerHost implements Host {
     this.state = new SessionState(`pypto-webview:${panel}`);
     const params = new URLSearchParams(window.location.search);
     this.kernel = params.get('kernel');
+    const line = Number(params.get('line') ?? 0);
+    const task = params.get('task');
+    this.opening = { view: params.get('view'), file: params.get('file'), line: Number.isFinite(line) ? line : 0, task: task !== null && /^\d+$/.test(task) ? Number(task) : null };
     this.api = document.documentElement.dataset.api || '/api/v1';
   }
 
@@ -180,6 +185,13 @@ class ServerHost implements Host {
     } else if (message.type === 'openPanel') {
       const url = new URL(`${message.panel}.html`, window.location.href);
       if (this.kernel) url.searchParams.set('kernel', this.kernel);
+      // where to open it: the view, the line, the task ("show in graph"), shown once its record is in
+      if (message.view) url.searchParams.set('view', message.view);
+      if (message.file && message.line) {
+        url.searchParams.set('file', message.file);
+        url.searchParams.set('line', String(message.line));
+      }
+      if (message.task !== undefined && message.task !== null) url.searchParams.set('task', String(message.task));
       window.open(url.toString(), `pypto-${message.panel}`);
     } else if (message.type === 'pinBaseline') {
       void this.pin(message.pin, message.entry ?? null);
@@ -321,6 +333,15 @@ class ServerHost implements Host {
     }
   }
 
+  /** The view, line and task the page was opened on, once (the first record is in). */
+  private showOpening(): void {
+    const o = this.opening;
+    this.opening = null;
+    if (!o) return;
+    if (o.view) this.deliver({ type: 'showView', view: o.view });
+    if (o.file && (o.line > 0 || o.task !== null)) this.deliver({ type: 'highlightSource', file: o.file, line: o.line, ...(o.task !== null ? { task: o.task } : {}) });
+  }
+
   private async get(url: string): Promise<Json> {
     const res = await fetch(url, { credentials: 'same-origin' });
     if (!res.ok) {
@@ -347,6 +368,7 @@ class ServerHost implements Host {
         if (this.panel === 'graph') {
           listings = (await this.get(String(urls.record).replace(/record$/, 'listings')).catch((): Json => ({}))).listings ?? null;
           this.deliver({ type: 'record', record, listings });
+          this.showOpening();
         } else {
           const h = await this.history(true);
           const b = h?.baseline;

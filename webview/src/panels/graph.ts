@@ -33,6 +33,8 @@ const VIEWS = ['tensor', 'tiles', 'leaves', 'execute'] as const;
 /** The lowest zoom a fit may leave (11 px labels at 6.6 px and more): below it clusters collapse
  * to labelled summaries, else the graph is shown from its top at this scale. */
 const READABLE_K = 0.6;
+/** A collapsed cluster's title on its summary node, at most (the node is at most 260 px wide). */
+const SUMMARY_CHARS = 36;
 type ViewKind = (typeof VIEWS)[number];
 type Overlay = 'none' | 'time' | 'cycles' | 'error' | 'buffer';
 
@@ -487,7 +489,9 @@ class GraphPanel implements PanelImpl {
       nodes.push({ id: String(n.id), lines, classes, grid, fill, tooltip: () => this.tooltip(n, overlay && v !== undefined ? overlay.label(v) : ''), parent: scope ? `c:${scope}` : null });
     }
     for (const [key, sn] of this.currentScopes) {
-      const lines = [`▸ ${sn.scope.title}`, `${sn.members.length} node${sn.members.length === 1 ? '' : 's'}${this.linesText(sn.members)}`];
+      // a long title (a loop's bounds) is cut to the box; the tooltip has it whole
+      const title = sn.scope.title.length > SUMMARY_CHARS ? `${sn.scope.title.slice(0, SUMMARY_CHARS - 1)}…` : sn.scope.title;
+      const lines = [`▸ ${title}`, `${sn.members.length} node${sn.members.length === 1 ? '' : 's'}${this.linesText(sn.members)}`];
       const classes = ['op-scope', `scope-${sn.scope.kind}`];
       const marks = new Set(sn.members.map((n) => diff?.marks.get(n.id)).filter((x) => x !== undefined));
       if (marks.size) {
