@@ -229,11 +229,17 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
     after: dict[int, list[TileOp]] = {}  # producer id -> stores to run just after it
     replaced: dict[int, TileOp] = {}
     for o in tiles.ops:
-        if not o.inputs:
+        inputs = o.inputs
+        if not inputs:
             continue
         group = group_of[o.id]
+        for i in inputs:
+            if group_of[i] != group:
+                break
+        else:
+            continue  # every input is made in its own subgraph (the common case)
         new_inputs: list[int] | None = None  # a copy, made at the first input from another subgraph
-        for k, i in enumerate(o.inputs):
+        for k, i in enumerate(inputs):
             if group_of[i] == group:
                 continue
             p = ops[i]
@@ -269,23 +275,32 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
         order.append(replaced.get(oid, o))
         if oid in after:
             order.extend(after[oid])
-    position = {o.id: k for k, o in enumerate(order)}
-    subgraphs = tuple(Subgraph(g.id, g.core, g.instance, tuple(sorted(g.ops, key=position.__getitem__)), g.peak)
-                      for g in groups)
+    # each subgraph's ops in program order: its members as they come in `order`, when each op was
+    # added to its subgraph once (else sorted by position: an op added twice stays twice)
+    members: list[list[int]] = [[] for _ in groups]
+    for o in order:
+        members[group_of[o.id]].append(o.id)
+    if any(len(m) != len(g.ops) for m, g in zip(members, groups)):
+        position = {o.id: k for k, o in enumerate(order)}
+        members = [sorted(g.ops, key=position.__getitem__) for g in groups]
+    subgraphs = tuple(Subgraph(g.id, g.core, g.instance, tuple(m), g.peak) for g, m in zip(groups, members))
     return dataclasses.replace(tiles, buffers=tuple(buffers), ops=tuple(order)), subgraphs
 
 
 def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: dict[tuple[object, ...], int],
-              kind_names: list[str]) -> tuple[int, ...]:
+              kind_names: list[str], nodes: list[int] | None = None) -> tuple[int, ...]:
     """The structure of a subgraph as ints: each op's kind (op, shape, dtype, attributes but
     not coordinates — interned in `kinds`, each new one's repr added to `kind_names`)
-    followed by where its inputs come from."""
+    followed by where its inputs come from. The tensor node of each op is appended to `nodes`."""
     members = sg.ops
     local = dict(zip(members, range(len(members)))).get
     out: list[int] = [0 if sg.core == "AIV" else 1]
     append, extend, get_kind = out.append, out.extend, kinds.get
+    node_of = nodes.append if nodes is not None else None
     for oid in members:
         o = ops[oid]
+        if node_of is not None:
+            node_of(o.node)
         attrs, region = o.attrs, o.region
         # the dtype enum member by identity (cheaper than hashing it); attribute dicts are
         # shared by the tiles of one tensor op, so their identity stands for their contents
@@ -321,7 +336,8 @@ def merge_leaves(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> tuple[tup
     kind_names: list[str] = []
     by_sig: dict[tuple[int, ...], int] = {}
     for sg in subgraphs:
-        sig = signature(sg, ops, kinds, kind_names)
+        made_from: list[int] = []
+        sig = signature(sg, ops, kinds, kind_names, made_from)
         lid = by_sig.get(sig)
         if lid is None:
             lid = by_sig[sig] = len(leaves)
@@ -330,7 +346,7 @@ def merge_leaves(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> tuple[tup
             leaves.append({"hash": h, "core": sg.core, "template": sg.id, "count": 0, "nodes": set()})
         leaf = leaves[lid]
         leaf["count"] = int(leaf["count"]) + 1  # type: ignore[call-overload]
-        leaf["nodes"].update({ops[i].node for i in sg.ops})  # type: ignore[attr-defined]
+        leaf["nodes"].update(made_from)  # type: ignore[attr-defined]
         out.append(dataclasses.replace(sg, leaf=lid))
     return tuple(out), tuple(Leaf(i, str(d["hash"]), str(d["core"]), int(d["template"]),  # type: ignore[call-overload]
                                   int(d["count"]), tuple(sorted(d["nodes"])))  # type: ignore[call-overload]
