@@ -8,8 +8,13 @@ the exports and the IDE panels treat it like any other board.
 
 Common rules: task ids are renumbered densely 0..n-1 in start order and the file's own id is
 kept in `LaneTask.name`; times are shifted so the run starts at 0; lanes are named
-`AIC_<i>`, `AIV_<i>`, `AICPU_<i>` (`CPU_<i>` for our CPU board). Malformed input raises a
-ValueError that names the file and what is wrong.
+`AIC_<i>`, `AIV_<i>`, `AICPU_<i>` (`CPU_<i>` for our CPU board) with the file's own core
+numbers. Every lane the file has is kept, PyPTO's "Fake Core" lane too (core `PLACEHOLDER`:
+its tasks stay in the dependency graph, see `swimlane.metrics`). Whatever a loader reads and
+cannot place (a slice on a thread that is no core, a flow arrow that binds to no slice, a
+dependency naming no task) is counted in `info["dropped"]` (`Swimlane.dropped`), one line
+each, never silently left out. Malformed input raises a ValueError that names the file and
+what is wrong.
 
 `write_l1_prof` and `write_chip_swimlane` write a swimlane in those formats — cheap, and what
 lets the loaders (and a user's own scripts) be tested without hardware.
@@ -28,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pypto.boards.swimlane import SCHEMA, Lane, LaneTask, Swimlane
+from pypto.boards.swimlane import PLACEHOLDER, SCHEMA, Lane, LaneTask, Swimlane
 from pypto.boards.trace import paused_gc
 
 Json = Any
@@ -45,6 +50,8 @@ MERGED = "merged_swimlane.json"
 TOPO_HEADER = ("seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
                "staticSuccCount,successors...")
 _LANE_RE = re.compile(r"^(AICPU|AIC|AIV|CPU)[_\-\s]?(\d+)$", re.IGNORECASE)
+_FAKE_RE = re.compile(r"^fake[\s_-]*core", re.IGNORECASE)  # PyPTO's placeholder lane ("Fake Core_0")
+_PIPE_LANE_RE = re.compile(r"^(AICPU|AIC|AIV|CPU)[_\-\s]?\d+\.\w+$", re.IGNORECASE)  # our pipe sub-lanes
 _MERGED_NAME_RE = re.compile(r"^(\d+)-(.+)-(\d+)-(\d+)-(\d+)\((.*)\)$")
 _TOL = 1e-6  # µs
 
@@ -76,12 +83,14 @@ def _lane_key(name: str) -> tuple[int, int, str]:
 
 def _lane(name: str) -> Lane:
     m = _LANE_RE.match(name)
-    return Lane(name, m.group(1).upper() if m else name.split("_")[0])
+    if m:
+        return Lane(name, m.group(1).upper())
+    return Lane(name, PLACEHOLDER if _FAKE_RE.match(name) else name.split("_")[0])
 
 
 def _build(source: str, fmt: str, raws: Sequence[_Raw], lane_names: Sequence[str] = (),
            counters: Mapping[str, Sequence[tuple[float, float]]] | None = None,
-           info: Mapping[str, Json] | None = None) -> Swimlane:
+           info: Mapping[str, Json] | None = None, dropped: Sequence[str] = ()) -> Swimlane:
     """The swimlane of `raws`: lanes sorted AIC, AIV, AICPU, CPU by index; ids by start order; times from 0."""
     for r in raws:
         if not (math.isfinite(r.start) and math.isfinite(r.end)):
@@ -107,7 +116,7 @@ def _build(source: str, fmt: str, raws: Sequence[_Raw], lane_names: Sequence[str
                               None if r.ready is None else r.ready - t0, -1, r.name))
     shifted = {k: [(ts - t0, v) for ts, v in s] for k, s in (counters or {}).items()}
     return Swimlane("imported", f"imported from {Path(source).name}", lanes, tuple(tasks), shifted, (),
-                    {"source": str(source), "format": fmt, **(info or {})})
+                    {"source": str(source), "format": fmt, **(info or {}), "dropped": list(dropped)})
 
 
 def _guard(source: str, fn: Any, *args: Any) -> Swimlane:
@@ -117,17 +126,29 @@ def _guard(source: str, fn: Any, *args: Any) -> Swimlane:
             return fn(*args)
     except _Malformed as e:
         raise ValueError(f"{source}: {e}") from None
-    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError, OverflowError, RecursionError) as e:
         raise ValueError(f"{source}: malformed input ({type(e).__name__}: {e})") from None
 
 
-def _read_json(path: Path) -> Json:
+def _read_text(path: Path) -> str:
     try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not valid JSON ({e})") from None
+        return path.read_text()
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not a text file ({e})") from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read it ({e.strerror or e})") from None
+
+
+def _read_json(path: Path) -> Json:
+    text = _read_text(path)
+    if not text.strip():
+        raise ValueError(f"{path}: the file is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply to be a trace") from None
 
 
 def _source(path_or_doc: Any, default: str) -> tuple[str, Json]:
@@ -261,19 +282,31 @@ def _merged(source: str, doc: Json) -> Swimlane:
                 threads[(ev.get("pid"), ev.get("tid"))] = name
     machine = {pid for pid, n in procs.items() if n == "Machine View"}
     lane_of: dict[tuple[Any, Any], str] = {}
+    pipe_threads: set[tuple[Any, Any]] = set()
     for (pid, tid), name in threads.items():
+        if machine and pid not in machine:
+            continue
         m = _LANE_RE.match(name.strip())
-        if m and (not machine or pid in machine):
+        if m:
             lane_of[(pid, tid)] = f"{m.group(1).upper()}_{int(m.group(2))}"
-    if not lane_of:
+        elif _FAKE_RE.match(name.strip()):
+            lane_of[(pid, tid)] = name.strip()  # kept by its own name; core PLACEHOLDER
+        elif _PIPE_LANE_RE.match(name.strip()):
+            pipe_threads.add((pid, tid))  # our chrome_trace's per-pipe detail of tasks read from their lanes
+    if not any(_LANE_RE.match(n) for n in lane_of.values()):
         raise _Malformed("no thread named AIC_<i>, AIV_<i>, AICPU_<i> or CPU_<i> (thread_name metadata)")
     raws: list[_Raw] = []
+    elsewhere: dict[str, int] = defaultdict(int)  # X slices on threads that are no lane, by thread name
     seqs: list[int] = []
     slices: dict[tuple[Any, Any], _Slices] = defaultdict(_Slices)
     leaf_hashes: dict[str, int] = {}
     for i, ev in enumerate(events):
         where = f"event {i} (X {ev.get('name')!r})"
-        if ev.get("ph") != "X" or (ev.get("pid"), ev.get("tid")) not in lane_of:
+        if ev.get("ph") != "X":
+            continue
+        if (ev.get("pid"), ev.get("tid")) not in lane_of:
+            if (ev.get("pid"), ev.get("tid")) not in pipe_threads:
+                elsewhere[threads.get((ev.get("pid"), ev.get("tid")), f"pid {ev.get('pid')} tid {ev.get('tid')}")] += 1
             continue
         ts = _num(_get(ev, "ts", where), f"{where} ts")
         dur = _num(_get(ev, "dur", where), f"{where} dur")
@@ -329,8 +362,17 @@ def _merged(source: str, doc: Json) -> Swimlane:
                 counters[ev["name"]].append((_num(ev.get("ts"), "counter ts"), _num(value, "counter value")))
     _seq_names(raws, seqs)
     info = {"unbound_flow_endpoints": unbound, "unpaired_flows": unpaired} if unbound or unpaired else {}
+    dropped = []
+    if elsewhere:
+        names = ", ".join(f"{n!r} ({c})" for n, c in sorted(elsewhere.items())[:5])
+        more = f" and {len(elsewhere) - 5} more threads" if len(elsewhere) > 5 else ""
+        dropped.append(f"{sum(elsewhere.values())} slices on threads that are no core lane: {names}{more}")
+    if unbound:
+        dropped.append(f"{unbound} flow arrow ends bind to no task slice (their dependencies are not imported)")
+    if unpaired:
+        dropped.append(f"{unpaired} flow arrows have a start or a finish only (not imported)")
     return _build(source, "merged_swimlane", raws, list(lane_of.values()),
-                  {k: sorted(v, key=lambda x: x[0]) for k, v in counters.items()}, info)
+                  {k: sorted(v, key=lambda x: x[0]) for k, v in counters.items()}, info, dropped)
 
 
 def load_merged_swimlane(path_or_doc: PathLike | Mapping[str, Json] | list[Json]) -> Swimlane:
@@ -346,19 +388,51 @@ def load_merged_swimlane(path_or_doc: PathLike | Mapping[str, Json] | list[Json]
 _L1_CORES = {"AIC": "AIC", "AIV": "AIV", "AI-CPU": "AICPU", "AICPU": "AICPU", "AI_CPU": "AICPU"}
 
 
+TOPO_LAYOUTS = {  # successors' first column -> the header PyPTO wrote with it
+    9: "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,successors",
+    10: "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,successors",
+    11: "seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,staticSuccCount,successors",
+}
+
+
+def _succ_column(header: list[str] | None, rows: list[tuple[int, list[str]]]) -> int:
+    """Where a dyn_topo row's successors start. The header names it (10, 11 or 12 columns: without
+    wrapId, with it, with staticSuccCount too); without one, the older writers' empty cell before
+    the successors (`…,psgId,,succ`) tells the layout; otherwise the newest layout."""
+    if header is not None:
+        names = [h.lower() for h in header]
+        for i, h in enumerate(names):
+            if h.startswith("successor"):
+                return i
+        raise _Malformed(f"line 1: a header without a successors column ({','.join(header)}); "
+                         f"expected one of: {' | '.join(TOPO_LAYOUTS.values())}")
+    for col in (9, 10):
+        if rows and all(len(c) > col and c[col] == "" for _, c in rows):
+            return col
+    return 11
+
+
 def _topo_succs(path: Path) -> dict[tuple[int, str], list[str]]:
-    """(seqNo, taskId) -> successor task ids, from dyn_topo.txt (a header line, if any, is skipped)."""
-    out: dict[tuple[int, str], list[str]] = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    """(seqNo, taskId) -> successor task ids, from dyn_topo.txt in any of its layouts."""
+    header: list[str] | None = None
+    rows: list[tuple[int, list[str]]] = []
+    for n, line in enumerate(_read_text(path).splitlines(), 1):
         cells = [c.strip() for c in line.split(",")]
-        if not line.strip() or (n == 1 and not cells[0].lstrip("-").isdigit()):
+        if not line.strip():
             continue
-        if len(cells) < 11:
-            raise _Malformed(f"line {n} has {len(cells)} fields; a dyn_topo row has at least 11 "
-                             f"({TOPO_HEADER})")
+        if not rows and header is None and not cells[0].lstrip("-").isdigit():
+            header = cells
+            continue
+        rows.append((n, cells))
+    col = _succ_column(header, rows)
+    out: dict[tuple[int, str], list[str]] = {}
+    for n, cells in rows:
+        if len(cells) < col:
+            raise _Malformed(f"line {n} has {len(cells)} fields; a row of this layout has at least {col} "
+                             f"({TOPO_LAYOUTS.get(col, ','.join(header or ()))})")
         seq = _int(cells[0], f"line {n} seqNo")
         task = str(_int(cells[1], f"line {n} taskId"))
-        out.setdefault((seq, task), []).extend(str(_int(c, f"line {n} successor")) for c in cells[11:] if c)
+        out.setdefault((seq, task), []).extend(str(_int(c, f"line {n} successor")) for c in cells[col:] if c)
     return out
 
 
@@ -385,19 +459,63 @@ def _l1(source: str, data: Json, topo: Path | None, ticks_per_us: float) -> Swim
             leaf = _int(t.get("leafIndex", -1), f"{w} leafIndex")
             raws.append(_Raw((seq, task), task, lane, start, end, leaf))
             seqs.append(seq)
+    dropped: list[str] = []
     if topo is not None:
         try:
             succs = _topo_succs(topo)
         except _Malformed as e:
             raise _Malformed(f"{topo}: {e}") from None
-        keys = {r.key for r in raws}
-        by_key = {r.key: r for r in raws}
-        for (seq, task), nxt in succs.items():
-            for s in nxt:
-                if (seq, s) in keys and (seq, task) in keys:
-                    by_key[(seq, s)].preds.append((seq, task))
+        dropped = _topo_deps(raws, succs, topo.name)
     _seq_names(raws, seqs)
-    return _build(source, "tilefwk_L1_prof_data", raws, lanes, None, {"ticks_per_us": ticks_per_us})
+    return _build(source, "tilefwk_L1_prof_data", raws, lanes, None, {"ticks_per_us": ticks_per_us}, dropped)
+
+
+def _topo_deps(raws: list[_Raw], succs: Mapping[tuple[int, str], list[str]], topo: str) -> list[str]:
+    """Add the topology's dependencies to `raws`. A task the topology has and the profile lacks (PyPTO
+    draws it on its "Fake Core" lane at made-up times) is bridged: a -> untimed -> b becomes a -> b,
+    so the critical path still follows the file's order. Returns what could not be placed."""
+    by_key = {r.key: r for r in raws}
+    untimed = {k for k in succs if k not in by_key}
+    unknown: set[tuple[int, str]] = set()  # named as a successor, but in neither file
+
+    def timed_succs(key: tuple[int, str]) -> set[tuple[int, str]]:
+        out: set[tuple[int, str]] = set()
+        seen = {key}
+        stack = [key]
+        while stack:
+            seq, task = stack.pop()
+            for s in succs.get((seq, task), ()):
+                nxt = (seq, s)
+                if nxt in seen:
+                    continue
+                seen.add(nxt)
+                if nxt in by_key:
+                    out.add(nxt)
+                elif nxt in succs:
+                    stack.append(nxt)
+                else:
+                    unknown.add(nxt)
+        return out
+
+    bridged = 0
+    for key in succs:
+        if key not in by_key:
+            continue
+        direct = {(key[0], s) for s in succs[key]}
+        for nxt in timed_succs(key):
+            by_key[nxt].preds.append(key)
+            bridged += nxt not in direct
+    dropped = []
+    if untimed:
+        edges = sum(len(succs[k]) for k in untimed) + sum(1 for k in succs if k in by_key
+                                                           for s in succs[k] if (k[0], s) in untimed)
+        dropped.append(f"{len(untimed)} tasks of {topo} have no times in {L1_PROF} (PyPTO's Fake Core tasks): "
+                       f"not imported; the {edges} dependencies through them are bridged ({bridged} added "
+                       f"between the timed tasks they connect)")
+    if unknown:
+        dropped.append(f"{len(unknown)} successor ids in {topo} name no task of either file: those "
+                       "dependencies are not imported")
+    return dropped
 
 
 def load_l1_prof(prof_path: PathLike, topo_path: PathLike | None = None,
@@ -412,19 +530,13 @@ def load_l1_prof(prof_path: PathLike, topo_path: PathLike | None = None,
 # ---- chip_swimlane_records.json + deps.json (PyPTO 3.0) -----------------------------------------------------
 
 def _core_lanes(core_types: Any, num_cores: int) -> list[str]:
-    """Lane names of aicore ids 0..num_cores-1: `<type>_<k>`, k counting cores of that type in id order.
-    `core_types` lists one type per core; a single type means every core has it; otherwise `AICORE_<id>`."""
+    """Lane names of aicore ids 0..num_cores-1: `<type>_<id>`, the absolute core id (the runtime's
+    own traces name AIV_24 the core 24 is), the type from `core_types` (one per core, any case; a
+    single type means every core has it); a core with no type is `AICORE_<id>`."""
     types = [str(t).upper() for t in core_types] if isinstance(core_types, list) else []
     if len(types) == 1:
         types = types * num_cores
-    if len(types) < num_cores:
-        return [f"AICORE_{i}" for i in range(num_cores)]
-    count: dict[str, int] = defaultdict(int)
-    out = []
-    for t in types[:num_cores]:
-        out.append(f"{t}_{count[t]}")
-        count[t] += 1
-    return out
+    return [f"{types[i] if i < len(types) else 'AICORE'}_{i}" for i in range(num_cores)]
 
 
 def _chip(source: str, doc: Json, deps: Path | None, clock_hz: float | None) -> Swimlane:
@@ -443,33 +555,42 @@ def _chip(source: str, doc: Json, deps: Path | None, clock_hz: float | None) -> 
     num_cores = max(_int(meta.get("num_cores", 0), "metadata.num_cores"), max_core + 1)
     core_lanes = _core_lanes(meta.get("core_types"), num_cores)
     raws: list[_Raw] = []
-    lookup: dict[str, Hashable] = {}  # file ids (task_token first, then reg_task_id) -> task key
+    by_task: dict[str, list[Hashable]] = defaultdict(list)  # the runtime's task id -> its rows (one per block)
+    by_reg: dict[str, list[Hashable]] = defaultdict(list)  # reg_task_id (aicore) / task id (aicpu) -> rows
     for k, row in enumerate(core_rows):
         what = f"aicore_tasks row {k}"
         if not isinstance(row, list) or len(row) < 5:
-            raise _Malformed(f"{what} is {row!r}, expected [core_id, task_token, reg_task_id, start_cycles, "
-                             "end_cycles]")
+            raise _Malformed(f"{what} is {row!r}, expected [core_id, task_id, reg_task_id, start_cycles, "
+                             "end_cycles, …]")
         core = _int(row[0], f"{what} core_id")
         if core < 0:
             raise _Malformed(f"{what} core_id {core} is negative")
-        token, reg = _id(row[1], f"{what} task_token"), _id(row[2], f"{what} reg_task_id")
-        raws.append(_Raw(("aicore", k), reg, core_lanes[core], _num(row[3], f"{what} start_cycles") / per_us,
+        task, reg = _id(row[1], f"{what} task_id"), _id(row[2], f"{what} reg_task_id")
+        raws.append(_Raw(("aicore", k), task, core_lanes[core], _num(row[3], f"{what} start_cycles") / per_us,
                          _num(row[4], f"{what} end_cycles") / per_us))
-        lookup.setdefault(token, ("aicore", k))
-    for k, row in enumerate(core_rows):
-        lookup.setdefault(_id(row[2], ""), ("aicore", k))
+        by_task[task].append(("aicore", k))
+        by_reg[reg].append(("aicore", k))
     cpu_lanes = []
     for k, row in enumerate(cpu_rows):
         what = f"aicpu_tasks row {k}"
         if not isinstance(row, list) or len(row) < 4:
-            raise _Malformed(f"{what} is {row!r}, expected [core_id, reg_task_id, dispatch_cycles, finish_cycles]")
+            raise _Malformed(f"{what} is {row!r}, expected [core_id, task_id, dispatch_cycles, finish_cycles]")
         lane = f"AICPU_{_int(row[0], f'{what} core_id')}"
         cpu_lanes.append(lane)
-        reg = _id(row[1], f"{what} reg_task_id")
+        reg = _id(row[1], f"{what} task_id")
         raws.append(_Raw(("aicpu", k), reg, lane, _num(row[2], f"{what} dispatch_cycles") / per_us,
                          _num(row[3], f"{what} finish_cycles") / per_us))
-        lookup.setdefault(reg, ("aicpu", k))
+        by_reg[reg].append(("aicpu", k))
+
+    def rows_of(ident: str) -> list[Hashable]:
+        """The rows an edge's id names: an aicore task's every block, else the one row with that reg id."""
+        if ident in by_task:
+            return by_task[ident]
+        found = by_reg.get(ident, [])
+        return found if len(found) == 1 else []
+
     info: dict[str, Json] = {"clock_freq_hz": clock}
+    dropped: list[str] = []
     if deps is not None:
         by_key = {r.key: r for r in raws}
         try:
@@ -480,30 +601,34 @@ def _chip(source: str, doc: Json, deps: Path | None, clock_hz: float | None) -> 
             edges = _list(_get(deps_doc, "edges", "the document"), "edges")
             unmatched = 0
             for k, e in enumerate(edges):
-                p = lookup.get(_id(_get(e, "pred", f"edge {k}"), f"edge {k} pred"))
-                s = lookup.get(_id(_get(e, "succ", f"edge {k}"), f"edge {k} succ"))
-                if p is None or s is None:
+                preds = rows_of(_id(_get(e, "pred", f"edge {k}"), f"edge {k} pred"))
+                succs = rows_of(_id(_get(e, "succ", f"edge {k}"), f"edge {k} succ"))
+                if not preds or not succs:
                     unmatched += 1
-                else:
-                    by_key[s].preds.append(p)
+                for s in succs:
+                    by_key[s].preds.extend(preds)
         except _Malformed as e:
             raise _Malformed(f"{deps}: {e}") from None
         if unmatched:
             info["unmatched_edges"] = unmatched
-    # a reg_task_id that two rows share (an aicore task and its aicpu record) must still name tasks apart
-    names = [r.name for r in raws]
-    if len(set(names)) < len(names):
-        for r in raws:
-            if r.key[0] == "aicpu":
-                r.name = f"aicpu:{r.name}"
-    return _build(source, "chip_swimlane_records", raws, core_lanes + cpu_lanes, None, info)
+            dropped.append(f"{unmatched} edges of {deps.name} name a task with no record in {CHIP_RECORDS} "
+                           "(not imported)")
+    # an id that an aicore task and an aicpu record share must still name tasks apart
+    core_names = {r.name for r in raws if r.key[0] == "aicore"}
+    for r in raws:
+        if r.key[0] == "aicpu" and r.name in core_names:
+            r.name = f"aicpu:{r.name}"
+    return _build(source, "chip_swimlane_records", raws, core_lanes + cpu_lanes, None, info, dropped)
 
 
 def load_chip_swimlane(records_path: PathLike, deps_path: PathLike | None = None,
                        clock_hz: float | None = None) -> Swimlane:
     """PyPTO 3.0's `chip_swimlane_records.json` (times in cycles of `metadata.clock_freq_hz`;
     `clock_hz` is used only when the file has none) and, if given, `deps.json` for the dependencies.
-    Edge ids are matched against each aicore task's task_token, then against reg_task_id."""
+    An aicore row is `[core_id, task_id, reg_task_id, start, end, …]`: its lane is `<type>_<core_id>`
+    and its name the runtime's task id (64-bit, e.g. 4294967296); a task of several blocks has one
+    row per block, each bound by the task's edges. Edge ids are matched against the task ids, then
+    against a reg_task_id (or aicpu task id) that names one row only."""
     p = Path(records_path)
     return _guard(str(p), _chip, str(p), _read_json(p), Path(deps_path) if deps_path is not None else None,
                   clock_hz)
@@ -592,12 +717,11 @@ def write_l1_prof(sl: Swimlane, directory: PathLike, ticks_per_us: float = TICKS
     return prof, topo
 
 
-TOKEN_BASE = 1 << 60  # task_token = TOKEN_BASE + task id: a 64-bit id, as PyPTO 3.0's are
-
-
 def write_chip_swimlane(sl: Swimlane, directory: PathLike, clock_hz: float = CLOCK_HZ) -> tuple[Path, Path]:
     """Write `chip_swimlane_records.json` (times in whole cycles at `clock_hz`; AIC/AIV lanes are
-    aicore ids in lane order, AICPU lanes aicpu ids) and `deps.json` (edges by task_token, as strings)."""
+    aicore ids in lane order, so they read back as `<core>_<id>` with ids counted over both types;
+    AICPU lanes aicpu ids; rows `[core_id, task_id, row on its core, start, end]`) and `deps.json`
+    (edges by task id, as strings, as the runtime writes its 64-bit ids)."""
     bad = sorted({ln.core for ln in sl.lanes} - {"AIC", "AIV", "AICPU"})
     if bad:
         raise ValueError(f"{CHIP_RECORDS} has AI cores and AICPUs only; this swimlane has {', '.join(bad)} lanes")
@@ -610,21 +734,20 @@ def write_chip_swimlane(sl: Swimlane, directory: PathLike, clock_hz: float = CLO
         (cpu_ids if ln.core == "AICPU" else core_ids)[i] = len(cpu_ids if ln.core == "AICPU" else core_ids)
     core_types = [sl.lanes[i].core for i in core_ids]
     aicore, aicpu = [], []
+    rows_on: dict[int, int] = defaultdict(int)
     for t in sorted(sl.tasks, key=lambda x: (x.start, x.id)):
         s, e = round(t.start * per_us), round(t.end * per_us)
         if t.lane in cpu_ids:
             aicpu.append([cpu_ids[t.lane], t.id, s, e])
         else:
-            aicore.append([core_ids[t.lane], TOKEN_BASE + t.id, t.id, s, e])
+            rows_on[t.lane] += 1
+            aicore.append([core_ids[t.lane], t.id, rows_on[t.lane], s, e])
     records = {"metadata": {"clock_freq_hz": clock_hz, "num_cores": len(core_ids), "core_types": core_types},
                "aicore_tasks": aicore, "aicpu_tasks": aicpu}
 
-    def ident(t: LaneTask) -> str:
-        return str(t.id if t.lane in cpu_ids else TOKEN_BASE + t.id)
-
-    by_id = {t.id: t for t in sl.tasks}
-    deps = {"tasks": [{"id": ident(t), "core": sl.lanes[t.lane].core} for t in sl.tasks], "tensors": [],
-            "edges": [{"pred": ident(by_id[p]), "succ": ident(t)} for t in sl.tasks for p in t.preds if p in by_id]}
+    ids = {t.id for t in sl.tasks}
+    deps = {"tasks": [{"task_id": str(t.id), "core": sl.lanes[t.lane].core} for t in sl.tasks], "tensors": [],
+            "edges": [{"pred": str(p), "succ": str(t.id)} for t in sl.tasks for p in t.preds if p in ids]}
     rec, dep = d / CHIP_RECORDS, d / CHIP_DEPS
     rec.write_text(json.dumps(records))
     dep.write_text(json.dumps(deps))

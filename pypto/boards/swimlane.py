@@ -23,13 +23,18 @@ from __future__ import annotations
 import bisect
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA = "pypto-ide/swimlane"
 VERSION = 1
 PIPES = ("MTE2", "MTE1", "M", "V", "FIX", "MTE3", "S")
+# A lane of this core type holds no hardware: PyPTO's "Fake Core" lane in a merged_swimlane.json holds
+# the tasks its topology has and the device log lacks, at times the exporter made up. Such tasks stay
+# in the dependency graph (the critical path runs through them, at 0 µs each) but count in no
+# makespan, utilization, wait or per-leaf figure.
+PLACEHOLDER = "FAKE"
 
 Json = Any
 
@@ -67,6 +72,11 @@ class Swimlane:
     counters: Mapping[str, Sequence[tuple[float, float]]] = field(default_factory=dict)  # name -> (µs, value)
     pipe_profiles: tuple[Mapping[str, Sequence[tuple[float, float]]], ...] = ()  # pipe -> (from, to) fractions
     info: Mapping[str, Json] = field(default_factory=dict)  # board parameters, options, notes
+
+    @property
+    def dropped(self) -> list[str]:
+        """What an importer read in the file and could not place (one line each, with its count)."""
+        return [str(x) for x in self.info.get("dropped", ())]
 
     def pipes(self, task: LaneTask) -> dict[str, list[tuple[float, float]]]:
         """The task's per-pipe busy intervals in µs (sim board; empty otherwise)."""
@@ -149,10 +159,24 @@ class Metrics:
     critical_path: tuple[int, ...]  # task ids, first to last
     critical_path_us: float  # sum of their durations
     leaves: tuple[LeafStats, ...]
+    counted_lanes: int = 0  # lanes `utilization` is over: every lane of a core type that ran a task
+    active_lanes: int = 0  # lanes that ran a task (placeholder lanes not included)
+    total_lanes: int = 0  # every lane of the swimlane
+    active_utilization: float = 0.0  # busy / (makespan * active_lanes)
+    placeholder_tasks: int = 0  # tasks on placeholder lanes (PLACEHOLDER): in the critical path only
 
     @property
     def critical_share(self) -> float:
         return self.critical_path_us / self.makespan if self.makespan > 0 else 0.0
+
+    @property
+    def utilization_basis(self) -> str:
+        """Which lanes `utilization` counts, in words."""
+        text = (f"over {self.counted_lanes} lanes (every lane of a core type that ran tasks; "
+                f"{self.active_lanes} ran tasks, of {self.total_lanes})")
+        if self.active_lanes != self.counted_lanes:
+            text += f"; {self.active_utilization:.0%} over the {self.active_lanes} that ran tasks"
+        return text
 
     def to_json(self) -> dict[str, Json]:
         return {"makespan_us": self.makespan, "busy_us": self.busy, "utilization": self.utilization,
@@ -160,13 +184,22 @@ class Metrics:
                 "wait_dependency_us": self.wait_dependency, "wait_scheduler_us": self.wait_scheduler,
                 "critical_path": list(self.critical_path), "critical_path_us": self.critical_path_us,
                 "critical_share": self.critical_share,
+                "utilization_lanes": {"counted": self.counted_lanes, "ran_tasks": self.active_lanes,
+                                      "total": self.total_lanes, "basis": self.utilization_basis},
+                "active_utilization": self.active_utilization, "placeholder_tasks": self.placeholder_tasks,
                 "leaves": [{"leaf": s.leaf, "count": s.count, "min_us": s.min, "avg_us": s.avg, "max_us": s.max,
                             "total_us": s.total} for s in self.leaves]}
 
 
-def critical_path(tasks: Sequence[LaneTask]) -> tuple[tuple[int, ...], float]:
-    """The longest chain of task durations through the dependency DAG (resources ignored)."""
+def critical_path(tasks: Sequence[LaneTask], free: Collection[int] = ()) -> tuple[tuple[int, ...], float]:
+    """The longest chain of task durations through the dependency DAG (resources ignored); the
+    tasks in `free` (placeholders) are links of a chain that take no time."""
     by_id = {t.id: t for t in tasks}
+    free = set(free)
+
+    def duration(t: LaneTask) -> float:
+        return 0.0 if t.id in free else t.duration
+
     best: dict[int, float] = {}
     back: dict[int, int] = {}
     for t in sorted(tasks, key=lambda x: (x.start, x.end, x.id)):  # a task starts after its preds end
@@ -174,10 +207,10 @@ def critical_path(tasks: Sequence[LaneTask]) -> tuple[tuple[int, ...], float]:
         for p in t.preds:
             v = best.get(p)
             if v is None and p in by_id:  # a pred listed later (imported data out of order)
-                v = best.setdefault(p, by_id[p].duration)
-            if v is not None and v > top:
+                v = best.setdefault(p, duration(by_id[p]))
+            if v is not None and (v > top or (arg < 0 and p in by_id)):
                 top, arg = v, p
-        best[t.id] = top + t.duration
+        best[t.id] = top + duration(t)
         back[t.id] = arg
     if not best:
         return (), 0.0
@@ -228,9 +261,15 @@ def _covered(starts: list[float], ends: list[float], cum: list[float], x: float)
 
 
 def metrics(sl: Swimlane) -> Metrics:
-    tasks = sl.tasks
+    """The figures of `sl`'s boxes. Tasks on placeholder lanes (PLACEHOLDER) stay in the critical path
+    (at 0 µs) and nowhere else."""
+    fake_lanes = {i for i, ln in enumerate(sl.lanes) if ln.core == PLACEHOLDER}
+    fake = {t.id for t in sl.tasks if t.lane in fake_lanes}
+    tasks = [t for t in sl.tasks if t.id not in fake] if fake else sl.tasks
     if not tasks:
-        return Metrics(0.0, 0.0, 0.0, tuple(0.0 for _ in sl.lanes), {}, 0.0, 0.0, (), 0.0, ())
+        path, cp = critical_path(sl.tasks, fake)
+        return Metrics(0.0, 0.0, 0.0, tuple(0.0 for _ in sl.lanes), {}, 0.0, 0.0, path, cp, (), 0, 0,
+                       len(sl.lanes), 0.0, len(fake))
     t0 = min(t.start for t in tasks)
     t1 = max(t.end for t in tasks)
     makespan = t1 - t0
@@ -246,6 +285,8 @@ def metrics(sl: Swimlane) -> Metrics:
         core_util[core] = sum(lane_util[i] for i in idx) / len(idx)
     counted = [i for i, ln in enumerate(sl.lanes) if ln.core in used_cores]
     utilization = sum(busy[i] for i in counted) / (makespan * len(counted)) if makespan > 0 else 0.0
+    active = len(per_lane)
+    active_util = math.fsum(busy) / (makespan * active) if makespan > 0 else 0.0
     # idle time per lane, split by whether something of its core type was waiting
     ready = _ready_times(tasks)
     waiting = {core: _waiting_intervals(tasks, ready, core, sl.lanes) for core in used_cores}
@@ -261,13 +302,14 @@ def metrics(sl: Swimlane) -> Metrics:
                 wait_dep += (b - a) - sched
             if t is not None:
                 cursor = max(cursor, t.end)
-    path, cp = critical_path(tasks)
+    path, cp = critical_path(sl.tasks, fake)
     durations: dict[int, list[float]] = defaultdict(list)
     for t in tasks:
         durations[t.leaf].append(t.duration)
     leaves = tuple(LeafStats(leaf, len(d), min(d), math.fsum(d) / len(d), max(d), math.fsum(d))
                    for leaf, d in sorted(durations.items()))
-    return Metrics(makespan, math.fsum(busy), utilization, lane_util, core_util, wait_dep, wait_sched, path, cp, leaves)
+    return Metrics(makespan, math.fsum(busy), utilization, lane_util, core_util, wait_dep, wait_sched, path, cp,
+                   leaves, len(counted), active, len(sl.lanes), active_util, len(fake))
 
 
 def ready_counters(tasks: Sequence[LaneTask], lanes: Sequence[Lane]) -> dict[str, list[tuple[float, float]]]:
