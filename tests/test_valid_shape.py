@@ -165,3 +165,26 @@ def test_a_reshape_of_a_tail_view_keeps_its_valid_part(m):
     x, out = torch.randn(1, 64), torch.empty(1, 1, 64)
     k(x, torch.tensor([m], dtype=torch.int32), out)
     assert torch.equal(out[0], torch.cat([x[:, :m], torch.full((1, 64 - m), -1.0)], 1))
+
+
+@pypto.frontend.jit
+def masked_rows(m: pypto.Tensor([64, 96], pypto.DT_BOOL), a: pypto.Tensor([64, 32], pypto.DT_FP32),
+                rows: pypto.Tensor([1], pypto.DT_INT32), out: pypto.Tensor([64, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 32)
+    n = rows[0]
+    mask = pypto.view(m, [64, 32], [0, 40], valid_shape=[n, 32])  # a runtime tail meets a whole tensor
+    pypto.assemble(pypto.where(mask, a, float("-inf")) * 2.0, [0, 0], out)
+
+
+@pytest.mark.parametrize("n", [16, 21, 64])
+def test_an_elementwise_op_on_a_tail_view_and_a_whole_tensor_computes_the_part_both_have(n):
+    """DeepSeek V4 win_attention masks a whole score block with a tail view of the mask: the result
+    has the tail's valid rows (the data past it is undefined in PyPTO); at tile level it was an
+    internal error (the tiles' shapes did not broadcast)."""
+    g = torch.Generator().manual_seed(n)
+    m, a = torch.rand(64, 96, generator=g) < 0.5, torch.randn(64, 32, generator=g)
+    out = torch.zeros(64, 32)
+    masked_rows(m, a, torch.tensor([n], dtype=torch.int32), out)
+    want = torch.zeros(64, 32)
+    want[:n] = torch.where(m[:n, 40:72], a[:n], float("-inf")) * 2.0
+    torch.testing.assert_close(out, want)

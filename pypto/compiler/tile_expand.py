@@ -20,15 +20,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from pypto.compiler.tile_ir import Buffer, Instance, Region, TileGraph, TileOp
 from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError, window_message
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
-from pypto.reference.kernels import view_extent
+from pypto.reference.kernels import valid_common_shape, view_extent
 
 COMBINE = {"sum": "add", "amax": "max", "amin": "min", "prod": "mul"}
 
@@ -263,13 +261,22 @@ class Expander:
     def tile_for(self, value: int, off: tuple[int, ...], shp: tuple[int, ...], node: Node, inst: int) -> int:
         """A tile op holding exactly [off, off + shp) of `value` in root instance `inst`."""
         p = self.place[value]
-        if isinstance(p, Tiles) and p.instance == inst:
-            tid = p.at.get(off)
-            if tid is not None and self.ops[tid].shape == shp:
-                return tid
-        region = self.gm(value, node)
-        return self.new("load", node, inst, tuple(o // max(1, s) for o, s in zip(off, shp)), shp,
-                        self.buffers[region.buffer].dtype, (), sub(region, off, shp))
+        if p.__class__ is InGM and p.seen is None:
+            region = p.region  # what self.gm gives, without its calls
+        else:
+            if isinstance(p, Tiles) and p.instance == inst:
+                tid = p.at.get(off)
+                if tid is not None and self.ops[tid].shape == shp:
+                    return tid
+            region = self.gm(value, node)
+        if len(off) == 2 == len(shp):
+            coord: tuple[int, ...] = (off[0] // max(1, shp[0]), off[1] // max(1, shp[1]))
+        else:
+            coord = tuple(o // max(1, s) for o, s in zip(off, shp))
+        tid = len(self.ops)
+        self.ops.append(tile_op(tid, "load", node.id, inst, coord, shp, self.buffers[region.buffer].dtype, (),
+                                sub(region, off, shp)))
+        return tid
 
     def check_window(self, node: Node, region: Region, off: tuple[int, ...], shp: tuple[int, ...], what: str) -> None:
         for axis, (o, s, n) in enumerate(zip(off, shp, region.shape)):
@@ -372,8 +379,9 @@ class Expander:
     def elementwise(self, n: Node, inst: int) -> None:
         assert n.type is not None
         in_shapes = [self.shape_of(v) for v in n.inputs]
-        # a tail view (valid_shape) is smaller than its declared type: the data decides
-        shape = tuple(np.broadcast_shapes(*in_shapes)) if in_shapes and n.op != "expand_clone" else self.shape(n)
+        # a tail view (valid_shape) is smaller than its declared type: the data decides (the part
+        # every operand has, where a tail view meets a whole tensor)
+        shape = valid_common_shape(in_shapes) if in_shapes and n.op != "expand_clone" else self.shape(n)
         tile = self.tile_of(n, shape)
         ids = {}
         rank = len(shape)
@@ -396,8 +404,8 @@ class Expander:
                             continue
                     srcs.append(self.tile_for(v, off, shp, n, inst))
                     continue
-                roff = tuple(off[i + k] if keep else 0 for i, keep in enumerate(kept))
-                rshp = tuple(shp[i + k] if keep else 1 for i, keep in enumerate(kept))
+                roff = tuple([off[i + k] if keep else 0 for i, keep in enumerate(kept)])
+                rshp = tuple([shp[i + k] if keep else 1 for i, keep in enumerate(kept)])
                 srcs.append(self.tile_for(v, roff, rshp, n, inst))
             tid = ids[coord] = len(ops)
             ops.append(tile_op(tid, op, nid, inst, coord, shp, dtype, tuple(srcs), None, attrs))
@@ -467,6 +475,7 @@ class Expander:
         oshape = tuple(1 if i == d else s for i, s in enumerate(vshape)) if keep else vshape[:d] + vshape[d + 1:]
         otile = tuple(1 if i == d else t for i, t in enumerate(tile)) if keep else tile[:d] + tile[d + 1:]
         ids = {}
+        ops, nid, dtype = self.ops, n.id, n.type.dtype
         for coord, off, shp in grid(oshape, otile):
             ioff = list(off) if keep else list(off[:d]) + [0] + list(off[d:])
             ishp = list(shp) if keep else list(shp[:d]) + [0] + list(shp[d:])
@@ -476,7 +485,9 @@ class Expander:
                 ishp[d] = min(tile[d], vshape[d] - ioff[d])
                 src = self.tile_for(v, tuple(ioff), tuple(ishp), n, inst)
                 attrs = {**n.attrs, "partial": k, "base": ioff[d]} if steps > 1 else n.attrs
-                parts.append(self.new(n.op, n, inst, coord, shp, n.type.dtype, (src,), None, attrs))
+                tid = len(ops)
+                ops.append(tile_op(tid, n.op, nid, inst, coord, shp, dtype, (src,), None, attrs or None))
+                parts.append(tid)
                 if n.op in ("argmax", "argmin") and steps > 1:  # the partial extrema pick the winner
                     extremum = "amax" if n.op == "argmax" else "amin"
                     values.append(self.new(extremum, n, inst, coord, shp, self.ops[src].dtype, (src,), None,

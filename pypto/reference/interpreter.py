@@ -21,7 +21,11 @@ import numpy as np
 from pypto.ir import symbolic as S
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, Node
-from pypto.reference.kernels import KERNELS, Ctx, assemble, reshape
+from pypto.ir.ops import OPS
+from pypto.reference.kernels import KERNELS, Ctx, assemble, crop_to, reshape, valid_common_shape
+
+# ops whose operands meet element by element (a tail view's operand is cropped to the common part)
+_ELEMENTWISE = frozenset(name for name, o in OPS.items() if o.kind in ("binary", "where"))
 
 
 class _Plan:
@@ -106,6 +110,9 @@ class Interpreter:
                         t = self._types[node.inputs[0]]
                         env[node.id] = reshape(node, xs, ctx, ctx.dims(t.shape) if t is not None else None)
                     else:
+                        if op in _ELEMENTWISE and len(xs) > 1:
+                            shape = valid_common_shape([np.shape(x) for x in xs])
+                            xs = [crop_to(np.asarray(x), shape) for x in xs]
                         env[node.id] = KERNELS[op](node, xs, ctx)
                 except PyptoError:
                     raise

@@ -140,6 +140,27 @@ _BINARY: dict[str, Callable[..., Any]] = {
 }
 
 
+def valid_common_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The shape an elementwise op computes on: its operands' broadcast shape; on an axis where they
+    disagree (an operand is a tail view: its valid part is shorter than its type, which the trace
+    checked), the shortest — the data past a tail view's valid part is undefined in PyPTO, so the
+    result holds only the part every operand has."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        rank = max(len(s) for s in shapes)
+        padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+        return tuple(min((d for d in dims if d != 1), default=1) for dims in zip(*padded))
+
+
+def crop_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`x`'s leading part on each axis longer than `shape`'s (a broadcast axis of 1 kept): a view."""
+    k = len(shape) - x.ndim
+    if all(d == 1 or d <= shape[i + k] for i, d in enumerate(x.shape)):
+        return x
+    return x[tuple(slice(0, d if d == 1 else min(d, shape[i + k])) for i, d in enumerate(x.shape))]
+
+
 def operands(node: Node, xs: list[np.ndarray], ctx: Ctx) -> tuple[Any, Any, DataType]:
     """The two operands of a binary op (a scalar operand from attrs) and their common dtype."""
     if len(xs) == 2:
