@@ -18,9 +18,15 @@ Run: `.venv/bin/python benchmarks/compile_bench.py` (or `make bench`).
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import platform
+import subprocess
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import torch
 
@@ -138,5 +144,55 @@ def many_tiles() -> None:
               f"{stage.get('block_schedule', 0.0):>8.2f} {stage.get('graph_partition', 0.0):>12.2f}")
 
 
+def one(tile: tuple[int, int], reps: int) -> dict[str, float]:
+    """Best of `reps` full compiles at `tile` in this process: seconds, tile ops, and per stage."""
+    x = torch.randn(SIZE, SIZE)
+    out = torch.empty_like(x)
+    best: dict[str, float] | None = None
+    for _ in range(reps):
+        seconds, ck, lw = compile_once(tile, x, out)
+        if best is None or seconds < best["seconds"]:
+            best = {"seconds": seconds, "ops": float(len(lw.program.tiles.ops))}
+            for r in ck.passes + lw.passes:
+                best[r.stage] = best.get(r.stage, 0.0) + r.seconds
+    assert best is not None
+    return best
+
+
+def against(old: Path, rounds: int, reps: int) -> None:
+    """This checkout and the one at `old` (e.g. `git worktree add /tmp/old_compile <commit>`), side by
+    side: per tile shape, child processes alternate old, new, old, new …; each reports its best of
+    `reps` compiles, and the best over `rounds` rounds is printed (a shared machine's load hits both)."""
+    new = Path(__file__).resolve().parent.parent
+    print(f"softmax {SIZE}x{SIZE} fp32, full compile with recording, old = {old}, new = {new}; "
+          f"best of {rounds} x {reps} per side, alternating\n")
+    print(f"{'tile':>10} {'tile ops':>9} {'old s':>7} {'new s':>7} {'old µs/op':>10} {'new µs/op':>10} {'speed-up':>8}"
+          + "".join(f" {s + ' old/new':>17}" for s in ("tile", "block", "execute")))
+    for tile in TILES:
+        best: dict[str, dict[str, float]] = {}
+        for _ in range(rounds):
+            for name, root in (("old", old), ("new", new)):
+                env = {**os.environ, "PYTHONPATH": str(root)}  # pypto from that checkout, `one` from this file
+                cmd = [sys.executable, "-c", f"import sys; sys.path.insert(1, {str(Path(__file__).parent)!r}); "
+                       f"import compile_bench as b, json; print(json.dumps(b.one({tile!r}, {reps})))"]
+                done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, check=True)
+                got = json.loads(done.stdout.strip().splitlines()[-1])
+                if name not in best or got["seconds"] < best[name]["seconds"]:
+                    best[name] = got
+        o, n = best["old"], best["new"]
+        print(f"{str(tile):>10} {int(n['ops']):>9} {o['seconds']:>7.3f} {n['seconds']:>7.3f} "
+              f"{o['seconds'] / o['ops'] * 1e6:>10.2f} {n['seconds'] / n['ops'] * 1e6:>10.2f} "
+              f"{o['seconds'] / n['seconds']:>7.2f}x"
+              + "".join(f" {o.get(s, 0.0):>8.3f}/{n.get(s, 0.0):<8.3f}" for s in ("tile", "block", "execute")))
+
+
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--against", type=Path, help="another checkout (old compiler) to measure side by side")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=2)
+    args = ap.parse_args()
+    if args.against:
+        against(args.against, args.rounds, args.reps)
+    else:
+        main()
