@@ -18,6 +18,12 @@ measured) — and prints the makespan, utilization, what bounds the run and the 
 with their source lines; `--trace` writes the swimlane as a Chrome trace (opens in
 Perfetto), PyPTO's `merged_swimlane.json`, our swimlane JSON or a compact text trace.
 
+`pypto-ide open TRACE [--top N] [--json] [--trace OUT --format …]` reads a real run's trace
+(`pypto.boards.importers.load_any`: PyPTO's merged_swimlane.json, tilefwk_L1_prof_data.json with
+dyn_topo.txt, chip_swimlane_records.json with deps.json, a Chrome trace, our swimlane JSON, or a
+folder holding one) and prints the same summary as `profile`, plus what the import could not
+place. `profile TRACE` does the same; `report TRACE` points to `open`.
+
 `pypto-ide report FILE[::KERNEL] [--format text|json|md|html|junit|sarif] [--precision]
 [--suggest] [--fail-on COND]` is the health report (pypto.analysis) for people and for CI.
 """
@@ -36,8 +42,9 @@ from types import ModuleType
 from pypto.analysis import check
 from pypto.analysis.executors import open_executor, parse_executor, report_all
 from pypto.analysis.report import check_fail_on, failures, make_report, render
+from pypto.boards.importers import load_any
 from pypto.boards.profile import bottleneck
-from pypto.boards.swimlane import metrics
+from pypto.boards.swimlane import PLACEHOLDER, LaneTask, Swimlane, metrics
 from pypto.boards.trace import write_trace
 from pypto.compiler.block_ir import PEAK_LABEL, buffer_peak
 from pypto.compiler.instruments import write_pass_file
@@ -160,12 +167,27 @@ def _load_user_file(path: Path) -> ModuleType:
         raise CliError(f"{path}:{line}", f"{type(e).__name__} while importing: {e}{inner}") from None
 
 
+TRACE_SUFFIXES = (".json", ".txt")
+
+
+def is_trace(target: str) -> bool:
+    """Whether `target` names a trace file (or a folder of run outputs) rather than a kernel file."""
+    path = Path(target)
+    if path.is_dir():
+        return any((path / n).is_file() for n in ("merged_swimlane.json", "tilefwk_L1_prof_data.json",
+                                                  "chip_swimlane_records.json"))
+    return path.suffix.lower() in TRACE_SUFFIXES and path.is_file()
+
+
 def find_kernels(target: str) -> tuple[Path, list[JitKernel]]:
     """The kernels of `FILE[::KERNEL]`: all those defined in FILE, or the one named KERNEL."""
     file, _, name = target.partition("::")
     path = Path(file).resolve()
     if not path.is_file():
         raise CliError(file, "no such file")
+    if path.suffix != ".py":
+        hint = f"; a trace opens with `pypto-ide open {file}`" if is_trace(file) else ""
+        raise CliError(file, f"not a Python file{hint}")
     mod = _load_user_file(path)
     kernels: list[JitKernel] = []
     named: dict[str, JitKernel] = {}
@@ -318,33 +340,96 @@ def run_compile(target: str, stage: str | None = None, dump: Path | None = None,
 TRACE_FORMATS = ("chrome", "merged", "swimlane", "text")
 
 
+def swimlane_summary(sl: Swimlane, rows: list[tuple[LaneTask, str]]) -> str:
+    """What a tuner reads first: makespan, utilization (and which lanes it counts), waits, the
+    bound, the slowest tasks (`rows`: task and its source lines), and what an import dropped."""
+    m = metrics(sl)
+    bound, why = bottleneck(sl)
+    cores = ", ".join(f"{c} {u:.0%}" for c, u in m.core_utilization.items())
+    fake = [i for i, ln in enumerate(sl.lanes) if ln.core == PLACEHOLDER]
+    lines = [f"  board {sl.board} · {sl.clock}",
+             f"  makespan {m.makespan:,.2f} µs · {len(sl.tasks) - m.placeholder_tasks} tasks on {m.active_lanes} of "
+             f"{len(sl.lanes)} lanes · utilization {m.utilization:.0%} ({cores})",
+             f"  utilization {m.utilization_basis}",
+             f"  idle: waiting for dependencies {m.wait_dependency:,.1f} µs, for the scheduler "
+             f"{m.wait_scheduler:,.1f} µs (summed over lanes) · critical path {m.critical_path_us:,.2f} µs "
+             f"({m.critical_share:.0%} of the makespan, {len(m.critical_path)} tasks)"]
+    if fake:
+        on_path = sum(1 for t in m.critical_path if sl.tasks[t].lane in fake) if m.critical_path else 0
+        lines.append(f"  placeholder lane{'s' if len(fake) > 1 else ''} "
+                     f"{', '.join(sl.lanes[i].name for i in fake)}: {m.placeholder_tasks} tasks the trace has no "
+                     f"times for (on the critical path at 0 µs: {on_path} of them; in no other figure)")
+    lines += [f"  bound: {bound} — {why}", "  slowest tasks:"]
+    for t, where in rows:
+        tile = f"tile {list(t.coord)}" if t.coord else ""
+        name = f"task {t.name}" if sl.board == "imported" and t.name else t.name
+        lines.append(f"    #{t.id:<6} {sl.lanes[t.lane].name:<7} leaf {t.leaf:<3} {t.duration:9.3f} µs  "
+                     f"{' '.join(x for x in (tile, name) if x)}  {where}".rstrip())
+    dropped = sl.dropped
+    if dropped:
+        lines.append(f"  not imported ({len(dropped)}):")
+        lines += [f"    {d}" for d in dropped]
+    return "\n".join(lines)
+
+
 def profile_summary(record: CompileRecord, top: int = 5) -> str:
     """What a tuner reads first: makespan, utilization, waits, the bound, the slowest tasks."""
     sl = record.run
     assert sl is not None
-    m = metrics(sl)
-    bound, why = bottleneck(sl)
-    cores = ", ".join(f"{c} {u:.0%}" for c, u in m.core_utilization.items())
-    lines = [f"  board {sl.board} · {sl.clock}",
-             f"  makespan {m.makespan:,.2f} µs · {len(sl.tasks)} tasks on {len({t.lane for t in sl.tasks})} of "
-             f"{len(sl.lanes)} lanes · utilization {m.utilization:.0%} ({cores})",
-             f"  idle: waiting for dependencies {m.wait_dependency:,.1f} µs, for the scheduler "
-             f"{m.wait_scheduler:,.1f} µs (summed over lanes) · critical path {m.critical_path_us:,.2f} µs "
-             f"({m.critical_share:.0%} of the makespan, {len(m.critical_path)} tasks)",
-             f"  bound: {bound} — {why}",
-             "  slowest tasks:"]
-    for t, where in slowest(record, sl, top):
-        lines.append(f"    #{t.id:<6} {sl.lanes[t.lane].name:<7} leaf {t.leaf:<3} {t.duration:9.3f} µs  "
-                     f"tile {list(t.coord)}{' ' + t.name if t.name else ''}  {where}")
-    return "\n".join(lines)
+    return swimlane_summary(sl, slowest(record, sl, top))
+
+
+def trace_summary(sl: Swimlane, top: int = 5) -> str:
+    """`profile_summary` for a trace: the slowest tasks by the file's ids (placeholders left out)."""
+    fake = {i for i, ln in enumerate(sl.lanes) if ln.core == PLACEHOLDER}
+    rows = [(t, w) for t, w in slowest(None, sl, len(sl.tasks)) if t.lane not in fake][:top]
+    return swimlane_summary(sl, rows)
 
 
 def _trace_path(path: Path, kernel: str, several: bool) -> Path:
     return path.with_name(f"{path.stem}.{kernel}{path.suffix}") if several else path
 
 
+def _write_swimlane(sl: Swimlane, out: Path, fmt: str, record: CompileRecord | None = None) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "swimlane":
+        out.write_text(json.dumps(sl.to_json()))
+    else:
+        write_trace(sl, out, record, fmt)
+
+
+def run_open(target: str, trace: Path | None = None, fmt: str = "chrome", top: int = 5,
+             as_json: bool = False) -> int:
+    """Read a trace (any format `load_any` reads) and print its summary (or its swimlane JSON)."""
+    try:
+        if fmt not in TRACE_FORMATS:
+            raise CliError("--format", f"unknown trace format {fmt!r}; one of {', '.join(TRACE_FORMATS)}")
+        if Path(target).suffix == ".py":
+            raise CliError(target, f"a Python file, not a trace: `pypto-ide profile {target}` runs its kernels")
+        try:
+            sl = load_any(target)
+        except ValueError as e:  # the message names the file and what is wrong
+            message = str(e)
+            raise CliError(target, message.removeprefix(f"{target}: ").removeprefix(f"{Path(target)}: ")) from None
+    except CliError as e:
+        print(e, file=sys.stderr)
+        return 1
+    if as_json:
+        print(json.dumps(sl.to_json(), indent=1))
+    else:
+        print(f"{target}  ({sl.info.get('format', sl.board)}, {len(sl.tasks)} tasks, {len(sl.lanes)} lanes)")
+        print(trace_summary(sl, top))
+    if trace is not None:
+        _write_swimlane(sl, trace, fmt)
+        if not as_json:
+            print(f"  wrote {trace}")
+    return 0
+
+
 def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt: str = "chrome",
                 workers: int | None = None, top: int = 5, as_json: bool = False) -> int:
+    if is_trace(target):  # a run that already happened: read it, as `open` does
+        return run_open(target, trace, fmt, top, as_json)
     try:
         if fmt not in TRACE_FORMATS:
             raise CliError("--format", f"unknown trace format {fmt!r}; one of {', '.join(TRACE_FORMATS)}")
@@ -377,11 +462,7 @@ def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt:
             print(profile_summary(record, top))
         if trace is not None:
             out = _trace_path(trace, record.source.kernel, len(kernels) > 1)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            if fmt == "swimlane":
-                out.write_text(json.dumps(record.run.to_json()))
-            else:
-                write_trace(record.run, out, record, fmt)
+            _write_swimlane(record.run, out, fmt, record)
             if not as_json:
                 print(f"  wrote {out}")
     if as_json:
@@ -394,6 +475,8 @@ def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt:
 def kernels_in(target: str) -> list[JitKernel]:
     """The kernels of `FILE[::KERNEL]`, or of every Python file under a folder (files without
     kernels skipped; hidden folders and virtualenvs too)."""
+    if is_trace(target):
+        raise CliError(target, f"a trace, not a kernel file: `pypto-ide open {target}` prints its summary")
     if not Path(target).is_dir():
         return find_kernels(target)[1]
     kernels: list[JitKernel] = []
@@ -538,6 +621,14 @@ def main(argv: list[str] | None = None) -> int:
     ck.add_argument("--executor", default="local", metavar="WHERE",
                     help="local (a process pool, the default), dask://HOST:PORT (an existing Dask cluster) or "
                          "dask://local (a Dask cluster of --workers processes on 127.0.0.1 for this run)")
+    op = sub.add_parser("open", help="read a run's trace (merged_swimlane.json, chip_swimlane_records.json, …); "
+                                     "print the swimlane summary")
+    op.add_argument("trace_file", metavar="TRACE", help="a trace file, or a folder of PyPTO run outputs")
+    op.add_argument("--trace", metavar="OUT", type=Path, help="also write the swimlane to OUT (converted)")
+    op.add_argument("--format", choices=TRACE_FORMATS, default="chrome",
+                    help="of --trace: chrome (Perfetto), merged (PyPTO merged_swimlane.json), swimlane, text")
+    op.add_argument("--top", type=int, default=5, help="how many of the slowest tasks to list")
+    op.add_argument("--json", action="store_true", help="print the imported swimlane as JSON (with its metrics)")
     args = parser.parse_args(argv)
     if args.cmd == "examples":
         return run_examples(Path(args.directory).resolve())
@@ -553,6 +644,8 @@ def main(argv: list[str] | None = None) -> int:
                           args.output, args.budget, args.time)
     if args.cmd == "profile":
         return run_profile(args.target, args.board, args.trace, args.format, args.workers, args.top, args.json)
+    if args.cmd == "open":
+        return run_open(args.trace_file, args.trace, args.format, args.top, args.json)
     return 2
 
 

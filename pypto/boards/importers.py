@@ -647,6 +647,8 @@ def load_any(path: PathLike) -> Swimlane:
             if (p / name).exists():
                 return load_any(p / name)
         raise ValueError(f"{p}: no {CHIP_RECORDS}, {L1_PROF} or {MERGED} in this directory")
+    if p.name == DYN_TOPO:
+        raise ValueError(f"{p}: a {DYN_TOPO} holds dependencies only; load {L1_PROF} (it is read beside it)")
     doc = _read_json(p)
     if isinstance(doc, Mapping) and doc.get("schema") == SCHEMA:
         try:
