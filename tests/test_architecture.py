@@ -33,7 +33,6 @@ ALLOWED_LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("pypto.ir.dtypes", "torch"): TORCH,
     ("pypto.frontend.jit", "torch"): TORCH,
     ("pypto.frontend.inputs", "torch"): TORCH,
-    ("pypto.analysis.report", "plotly.graph_objects"): "heavy optional part: only the HTML report draws with plotly",
     ("pypto.analysis.executors", "distributed"): "optional dependency (dask): only `check --executor dask://…`",
     ("pypto.cli", "pypto.export"): "start-up time: networkx and pydot load only for `compile --export`",
     ("pypto", "pypto.analysis.precision"): "start-up time: the pass verifier loads when a kernel asks for it",

@@ -111,7 +111,7 @@ def test_json_md_and_self_contained_html(kernels, capsys, tmp_path):
     assert main(["report", f"{kernels}::soft", "--format", "html", "--precision", "-o", str(page)]) == 0
     text = page.read_text()
     assert _external_refs(text) == []  # no network: every script inline, no links or images fetched
-    assert "Plotly.newPlot" in text or "Plotly.react" in text
+    assert "<svg class='swimlane'" in text and "<script" not in text  # the swimlane drawn inline, no plotly.js
     assert "Precision" in text and "Findings" in text and "Passes" in text
 
 

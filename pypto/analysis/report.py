@@ -1,8 +1,10 @@
 """The kernel report: one compile + profile + health (+ precision, + suggestions), in every format.
 
 `make_report(kernel)` gathers what the analyses compute for one kernel; `render(reports,
-fmt)` writes them as text (the terminal), JSON, Markdown, HTML (one self-contained file:
-plotly.js inlined, the swimlane, the pass list, the findings and the precision table),
+fmt)` writes them as text (the terminal), JSON, Markdown, HTML (one self-contained file
+without scripts: the swimlane as an inline SVG drawn like the panel's — leaf colours, idle gaps
+and scheduler bubbles, the critical path — the slowest tasks, the findings, the pass list and
+the precision table),
 JUnit XML (one testcase per health rule per kernel, plus compile and precision) or SARIF
 2.1.0 (findings anchored to source lines, for code scanning). `failures(reports, specs)`
 evaluates `--fail-on` conditions for CI. Nothing here computes an analysis: it presents.
@@ -10,9 +12,11 @@ evaluates `--fail-on` conditions for CI. Nothing here computes an analysis: it p
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import html
 import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,7 +36,7 @@ from pypto.compiler.manager import Program
 from pypto.frontend.inputs import def_loc, example_arguments
 from pypto.frontend.jit import to_numpy
 from pypto.ir.errors import PyptoError
-from pypto.record import compile_record, profile
+from pypto.record import compile_record, profile, slowest
 
 FORMATS = ("text", "json", "md", "html", "junit", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -334,40 +338,229 @@ def _json_safe(v: Any) -> Any:
 
 # ---- HTML --------------------------------------------------------------------------------------------
 
-def _swimlane_figure(r: KernelReport, include_js: bool) -> str:
-    import plotly.graph_objects as go
+# the panel's categorical leaf colours (webview/src/theme.ts), so a leaf has one colour everywhere
+LEAF_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+               "#9c755f", "#86bcb6", "#d37295", "#a0cbe8", "#8cd17d", "#f1ce63", "#499894", "#fabfd2")
+SVG_WIDTH = 1100  # px of the time axis
+SVG_GUTTER = 76  # px of lane names
+LANE_H = 14  # px per lane (every lane label readable)
+MAX_BOXES = 6000  # boxes drawn per swimlane at most: beyond, neighbouring tasks merge into one box
+MAX_CRITICAL = 2000  # critical-path outlines at most
 
-    run = r.record.run
-    tasks = sorted(run.tasks, key=lambda t: -t.duration)[:20000]  # the longest, if huge
-    by_leaf: dict[int, list[Any]] = {}
+
+def _leaf_class(leaf: int) -> str:
+    return f"f{leaf % len(LEAF_COLORS)}" if leaf >= 0 else "fu"
+
+
+def _ready_intervals(tasks: Sequence[Any], core_of: Mapping[int, str]) -> dict[str, list[tuple[float, float]]]:
+    """Per core type, the disjoint intervals when one of its tasks was ready and not started
+    (the panel's red hatching: an idle lane then is a scheduler bubble, not a dependency wait)."""
+    ends = {t.id: t.end for t in tasks}
+    spans: dict[str, list[tuple[float, float]]] = {}
     for t in tasks:
-        by_leaf.setdefault(t.leaf, []).append(t)
-    fig = go.Figure()
-    for leaf, ts in sorted(by_leaf.items()):
-        fig.add_trace(go.Bar(
-            x=[t.duration for t in ts], base=[t.start for t in ts], y=[run.lanes[t.lane].name for t in ts],
-            orientation="h", name=f"leaf {leaf}",
-            hovertext=[f"task {t.id} · leaf {t.leaf} · tile {list(t.coord)} · {t.duration:.3f} µs" for t in ts],
-            hoverinfo="text"))
-    used = {t.lane for t in tasks}
-    lanes = [ln.name for i, ln in enumerate(run.lanes) if i in used]
-    fig.update_layout(barmode="overlay", height=max(240, 18 * len(lanes) + 120),
-                      margin={"l": 70, "r": 20, "t": 30, "b": 40}, xaxis_title=f"µs ({run.clock})",
-                      yaxis={"categoryorder": "array", "categoryarray": lanes[::-1]}, title=f"swimlane — {r.kernel}")
-    return fig.to_html(include_plotlyjs=include_js, full_html=False)
+        ready = t.ready if t.ready is not None else max((ends[p] for p in t.preds if p in ends), default=t.start)
+        if ready < t.start:
+            spans.setdefault(core_of[t.lane], []).append((ready, t.start))
+    out: dict[str, list[tuple[float, float]]] = {}
+    for core, xs in spans.items():
+        merged: list[tuple[float, float]] = []
+        for a, b in sorted(xs):
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        out[core] = merged
+    return out
+
+
+Box = tuple[float, float, int, int, float, float, Any]  # x0, x1, leaf, tasks, first start, last end, the task if one
+
+
+def _boxes(lane_tasks: Sequence[Any], x: Any, quantum: float) -> list[Box]:
+    """One lane's boxes: with `quantum` 0, one per task, tasks of one leaf closer than 0.75 px
+    merged; else each `quantum`-px column takes the leaf that was busiest in it, and neighbouring
+    columns of one leaf merge."""
+    out: list[Box] = []
+    if quantum <= 0:
+        for t in lane_tasks:
+            a, b = x(t.start), x(t.end)
+            if out and out[-1][2] == t.leaf and a - out[-1][1] < 0.75:
+                x0, x1, leaf, n, lo, hi, _ = out[-1]
+                out[-1] = (x0, max(x1, b), leaf, n + 1, lo, max(hi, t.end), None)
+            else:
+                out.append((a, b, t.leaf, 1, t.start, t.end, t))
+        return out
+    busy: dict[int, dict[int, float]] = {}
+    count: dict[int, list[float]] = {}  # column -> [tasks, first start, last end]
+    for t in lane_tasks:
+        a, b = x(t.start), x(t.end)
+        for c in range(int(a // quantum), int(b // quantum) + 1):
+            lo, hi = max(a, c * quantum), min(b, (c + 1) * quantum)
+            col = busy.setdefault(c, {})
+            col[t.leaf] = col.get(t.leaf, 0.0) + max(hi - lo, 1e-9)
+            n = count.setdefault(c, [0, t.start, t.end])
+            n[0] += 1
+            n[2] = max(n[2], t.end)
+    for c in sorted(busy):
+        leaf = max(busy[c], key=lambda k: (busy[c][k], -k))
+        n, lo, hi = count[c]
+        if out and out[-1][2] == leaf and abs(out[-1][1] - c * quantum) < 1e-6:
+            x0, _, _, m, lo0, hi0, _ = out[-1]
+            out[-1] = (x0, (c + 1) * quantum, leaf, m + int(n), lo0, max(hi0, hi), None)
+        else:
+            out.append((c * quantum, (c + 1) * quantum, leaf, int(n), lo, hi, None))
+    return out
+
+
+def swimlane_svg(run: Any, title: str = "", critical: Sequence[int] | None = None) -> str:
+    """The run as an inline SVG drawn like the swimlane panel: one row per lane that ran a task,
+    boxes in their leaf's colour, idle gaps shaded (grey: nothing of the lane's core type was ready;
+    red hatching: a task was ready and not started — a scheduler bubble), the critical path outlined
+    in red. Tooltips are SVG titles. The time axis starts at the first task; when a run has more
+    tasks than `MAX_BOXES` boxes show, the lanes are cut into columns a few px wide, each drawn in
+    the leaf busiest in it (a box's title says how many tasks it stands for). `critical`: the
+    critical path's task ids when the caller has them (else computed)."""
+    e = html.escape
+    tasks = list(run.tasks)
+    if not tasks:
+        return "<p>(no tasks ran)</p>"
+    t0 = min(t.start for t in tasks)
+    t1 = max(t.end for t in tasks)
+    span = (t1 - t0) or 1.0
+    scale = SVG_WIDTH / span
+
+    def x(t: float) -> float:
+        return (t - t0) * scale
+
+    per_lane: dict[int, list[Any]] = {}
+    for t in sorted(tasks, key=lambda t: (t.start, t.id)):
+        per_lane.setdefault(t.lane, []).append(t)
+    lanes = sorted(per_lane)
+    row = {ln: k for k, ln in enumerate(lanes)}
+    core_of = {i: ln.core for i, ln in enumerate(run.lanes)}
+    boxes = {ln: _boxes(per_lane[ln], x, 0) for ln in lanes}
+    quantum = 1.0  # px: narrower idle gaps are not drawn
+    if sum(len(b) for b in boxes.values()) > MAX_BOXES:  # at most SVG_WIDTH / quantum columns per lane
+        quantum = 2.0 ** math.ceil(math.log2(max(1.0, len(lanes) * SVG_WIDTH / MAX_BOXES)))
+        boxes = {ln: _boxes(per_lane[ln], x, quantum) for ln in lanes}
+    ready = _ready_intervals(tasks, core_of)
+    height = len(lanes) * LANE_H + 34
+    out = [f"<svg class='swimlane' xmlns='http://www.w3.org/2000/svg' width='{SVG_GUTTER + SVG_WIDTH + 10}' "
+           f"height='{height}' role='img' aria-label='swimlane {e(title)}'>",
+           "<defs><pattern id='hatch' width='6' height='6' patternUnits='userSpaceOnUse'>"
+           "<path d='M0 6L6 0' stroke='rgba(225,87,89,0.6)' stroke-width='1.2'/></pattern></defs>",
+           f"<g transform='translate({SVG_GUTTER},4)'>"]
+    idle: list[str] = []
+    hatched: list[str] = []
+    drawn: list[str] = []
+    for ln in lanes:
+        y = row[ln] * LANE_H
+        out.append(f"<text class='ln' x='-4' y='{y + LANE_H - 4}'>{e(run.lanes[ln].name)}</text>")
+        # idle gaps of this lane (from the first task to the last end, as the panel draws them)
+        cursor = t0
+        spans = ready.get(core_of[ln], [])
+        span_ends = [s[1] for s in spans]
+        for t in [*per_lane[ln], None]:
+            a, b = cursor, (t.start if t is not None else t1)
+            if (b - a) * scale >= quantum:
+                idle.append(f"<rect x='{x(a):.1f}' y='{y}' width='{(b - a) * scale:.1f}' height='{LANE_H - 2}'/>")
+                k = bisect.bisect_right(span_ends, a)
+                while k < len(spans) and spans[k][0] < b:
+                    ra, rb = max(a, spans[k][0]), min(b, spans[k][1])
+                    if (rb - ra) * scale >= 0.5:
+                        hatched.append(f"<rect x='{x(ra):.1f}' y='{y}' width='{(rb - ra) * scale:.1f}' "
+                                       f"height='{LANE_H - 2}'/>")
+                    k += 1
+            if t is not None:
+                cursor = max(cursor, t.end)
+        for x0, x1, leaf, n, lo, hi, t in boxes[ln]:
+            w = max(x1 - x0, 0.4)
+            if t is not None:
+                tip = (f"task {t.id}{f' ({t.name})' if t.name else ''} · leaf {t.leaf} · tile {list(t.coord)} · "
+                       f"{t.duration:.3f} µs ({t.start - t0:.3f}–{t.end - t0:.3f})")
+            else:
+                tip = f"{n} tasks, mostly leaf {leaf}: {lo - t0:.3f}–{hi - t0:.3f} µs"
+            drawn.append(f"<rect class='{_leaf_class(leaf)}' x='{x0:.1f}' y='{y}' width='{w:.1f}' "
+                         f"height='{LANE_H - 2}'><title>{e(tip)}</title></rect>")
+    out.append(f"<g class='idle'>{''.join(idle)}</g><g fill='url(#hatch)'>{''.join(hatched)}</g>")
+    out.append(f"<g>{''.join(drawn)}</g>")
+    by_id = {t.id: t for t in tasks}
+    path = metrics(run).critical_path if critical is None else critical
+    crit = [by_id[i] for i in path if i in by_id][:MAX_CRITICAL]
+    marks = []
+    for t in crit:
+        if t.lane in row:
+            w = max((t.end - t.start) * scale, 1.5)
+            marks.append(f"<rect x='{x(t.start):.1f}' y='{row[t.lane] * LANE_H}' width='{w:.1f}' "
+                         f"height='{LANE_H - 2}'><title>critical path: task {t.id} · {t.duration:.3f} µs"
+                         "</title></rect>")
+    out.append(f"<g class='crit'>{''.join(marks)}</g>")
+    # the time axis: from the first task
+    y_axis = len(lanes) * LANE_H + 2
+    ticks = []
+    step = _nice_step(span / 8)
+    k = 0
+    while k * step <= span + 1e-9:
+        px = k * step * scale
+        ticks.append(f"<line x1='{px:.1f}' x2='{px:.1f}' y1='{y_axis}' y2='{y_axis + 4}'/>"
+                     f"<text x='{px:.1f}' y='{y_axis + 15}'>{k * step:g}</text>")
+        k += 1
+    out.append(f"<g class='axis'><line x1='0' x2='{SVG_WIDTH}' y1='{y_axis}' y2='{y_axis}'/>{''.join(ticks)}</g>")
+    out.append("</g></svg>")
+    return "".join(out)
+
+
+def _nice_step(raw: float) -> float:
+    """1, 2 or 5 times a power of ten, at least `raw`."""
+    if raw <= 0:
+        return 1.0
+    p = 10 ** math.floor(math.log10(raw))
+    return next(m * p for m in (1, 2, 5, 10) if m * p >= raw)
+
+
+def _swimlane_section(r: KernelReport, m: Any) -> str:
+    e = html.escape
+    run = r.record.run
+    t0 = min((t.start for t in run.tasks), default=0.0)
+    legend = "".join(f"<span><i class='sw {_leaf_class(s.leaf)}'></i>leaf {s.leaf}: {s.count} × {s.avg:.3f} µs"
+                     f"</span>" for s in m.leaves[:32])
+    offset = f"; the run's first task starts at {t0:,.2f} µs (launch offset)" if t0 > 0 else ""
+    rows = "".join(f"<tr><td>{t.id}</td><td>{e(run.lanes[t.lane].name)}</td><td>{t.leaf}</td>"
+                   f"<td>{t.duration:.3f}</td><td>{e(where)}</td></tr>" for t, where in slowest(r.record, run, 10))
+    return (f"<h3>Swimlane</h3><p class='legend'>{legend}<span><i class='sw idle'></i>idle: nothing of the lane's "
+            f"core type ready (dependency wait)</span><span><i class='sw hatch'></i>idle with a task ready "
+            f"(scheduler bubble)</span><span><i class='sw crit'></i>critical path {m.critical_path_us:,.2f} µs "
+            f"({m.critical_share:.0%})</span></p>"
+            f"<p class='muted'>µs from the first task ({e(run.clock)}){offset}. Hover a box for its task.</p>"
+            f"<div class='lane-box'>{swimlane_svg(run, r.kernel, m.critical_path)}</div>"
+            f"<h3>Slowest tasks</h3><table><tr><th>task</th><th>lane</th><th>leaf</th><th>µs</th><th>source</th></tr>"
+            f"{rows}</table>")
 
 
 _CSS = """body{font:14px system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f3f3f3}
-.error{color:#b00020}.warning{color:#a15c00}.info{color:#555}code{background:#f5f5f5;padding:0 3px}"""
+.error{color:#b00020}.warning{color:#a15c00}.info{color:#555}code{background:#f5f5f5;padding:0 3px}.muted{color:#666}
+.lane-box{overflow:auto;max-height:80vh;border:1px solid #ddd}svg.swimlane text{font:10px system-ui,sans-serif}
+svg.swimlane .ln{text-anchor:end;fill:#333}svg.swimlane .axis line{stroke:#888}
+svg.swimlane .axis text{text-anchor:middle;fill:#555}
+svg.swimlane .idle rect,.sw.idle{fill:rgba(128,128,128,0.16);background:rgba(128,128,128,0.16)}
+svg.swimlane .crit rect{fill:none;stroke:#d62728;stroke-width:1.5}svg.swimlane rect:hover{opacity:.75}
+.legend span{margin-right:14px;white-space:nowrap}
+.sw{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:middle}
+.sw.crit{border:2px solid #d62728;width:9px;height:7px}
+.sw.hatch{background:repeating-linear-gradient(135deg,rgba(225,87,89,.6) 0 1.5px,transparent 1.5px 5px)}
+""" + "".join(f".f{k}{{fill:{c};background:{c}}}" for k, c in enumerate(LEAF_COLORS)) + (
+    ".fu{fill:#7f7f7f;background:#7f7f7f}")
 
 
 def render_html(reports: Sequence[KernelReport]) -> str:
-    """One self-contained page: plotly.js inlined once, no request leaves the file."""
+    """One self-contained page with no script at all: each swimlane is an inline SVG
+    (`swimlane_svg`), so no request leaves the file and a report weighs tens of kB, not the
+    4.9 MB plotly.js inlined in every report cost before."""
     e = html.escape
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>pypto-ide report</title>"
              f"<style>{_CSS}</style></head><body><h1>pypto-ide report</h1>"]
-    js_done = False
+    drawn = False
     for r in reports:
         parts.append(f"<h2><code>{e(r.kernel)}</code> — {e(r.file)}:{r.line}</h2>")
         if r.error is not None:
@@ -378,8 +571,8 @@ def render_html(reports: Sequence[KernelReport]) -> str:
         parts.append(f"<p>Board <b>{e(run.board)}</b> ({e(run.clock)}): makespan <b>{m.makespan:,.2f} µs</b>, "
                      f"{len(run.tasks)} tasks, utilization {m.utilization:.0%}, critical path "
                      f"{m.critical_share:.0%}, scheduler wait {m.wait_scheduler:,.1f} µs.</p>")
-        parts.append(_swimlane_figure(r, not js_done))
-        js_done = True
+        parts.append(_swimlane_section(r, m))
+        drawn = True
         parts.append("<h3>Findings</h3><table><tr><th>severity</th><th>rule</th><th>where</th><th>finding</th>"
                      "<th>why</th><th>suggestion</th></tr>")
         for f in r.findings:
@@ -403,7 +596,7 @@ def render_html(reports: Sequence[KernelReport]) -> str:
                                  f"<td>{v.errors}</td><td>{v.max_abs:.3g}</td><td>{v.max_rel:.3g}</td>"
                                  f"<td>{v.cosine:.6f}</td><td>{'pass' if v.passed else 'FAIL'}</td></tr>")
             parts.append("</table>")
-    if not js_done:
+    if not drawn:
         parts.append("<!-- no swimlane: nothing compiled -->")
     parts.append("</body></html>")
     return "\n".join(parts)
