@@ -294,3 +294,11 @@ def test_open_json_and_in_a_subprocess(tmp_path: Path, capsys: pytest.CaptureFix
     p = subprocess.run([sys.executable, "-m", "pypto.cli", "open", str(bad)], capture_output=True, text=True,
                        timeout=120, check=False)
     assert p.returncode == 1 and "Traceback" not in p.stderr and p.stderr.startswith(f"{bad}: error: not valid JSON")
+
+
+def test_the_text_trace_states_the_lanes_and_what_was_dropped() -> None:
+    from pypto.boards.trace import text_trace
+    text = text_trace(load_merged_swimlane(merged_doc()))
+    assert "utilization 21.9% (AIC 37.1%, AIV 14.3%) over 3 lanes (every lane of a core type that ran tasks; " \
+           "2 ran tasks, of 4)" in text
+    assert "not imported: 1 slices on threads that are no core lane: 'Scheduler' (1)" in text

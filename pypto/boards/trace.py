@@ -566,12 +566,14 @@ def text_trace(sl: Swimlane, record: Any | None = None, max_tasks_per_lane: int 
              f"{_n(len(sl.tasks), 'task')} on {_n(len(sl.lanes), 'lane')} ("
              + ", ".join(f"{c} {n}" for c, n in cores.items()) + f"); makespan {m.makespan:.3f} µs",
              f"utilization {_pct(m.utilization)} ("
-             + ", ".join(f"{c} {_pct(u)}" for c, u in m.core_utilization.items()) + ")",
+             + ", ".join(f"{c} {_pct(u)}" for c, u in m.core_utilization.items()) + f") {m.utilization_basis}",
              f"critical path {m.critical_path_us:.3f} µs = {_pct(m.critical_share)} of makespan, "
              f"{_n(len(m.critical_path), 'task')}: " + " → ".join(f"#{i}" for i in m.critical_path[:12])
              + (" → …" if len(m.critical_path) > 12 else ""),
              f"idle lane time: waiting for dependencies {m.wait_dependency:.3f} µs, "
              f"waiting for the scheduler {m.wait_scheduler:.3f} µs"]
+    if sl.dropped:
+        lines.append(f"not imported: {'; '.join(sl.dropped)}")
     if m.leaves:
         lines.append("leaves:")
         first_task = {}
