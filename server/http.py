@@ -23,6 +23,7 @@ import contextlib
 import json
 import logging
 import math
+import secrets
 import socket
 import sys
 import time
@@ -40,8 +41,8 @@ from starlette.staticfiles import StaticFiles
 
 from server import history
 from server.http_live import Hub, hello, message, record_changed
-from server.http_page import PAGE
-from server.http_safety import Guard, Refused, is_file, needs_token, read_text
+from server.http_page import PAGE, csp, picker_body, picker_page, trace_page, trace_panel_page
+from server.http_safety import Guard, Refused, confine, is_file, needs_token, read_text
 from server.http_views import (
     EXPORTS,
     MAX_GRAPH_NODES,
@@ -66,12 +67,13 @@ from server.http_views import (
 )
 from server.http_workspace import Workspace, sha256, split_kernel
 from server.jobs import ACTIONS, Job, JobQueue, QueueFull
-from server.worker import WorkerPool
+from server.worker import JobFailed, WorkerPool
 
 API = "/api/v1"
 VERSION = "1"
 REPO = Path(__file__).resolve().parent.parent
 log = logging.getLogger("pypto-ide.serve")
+MAX_TRACE_BYTES = 1 << 30  # a trace file larger than this is not loaded (413)
 
 
 @dataclass
@@ -586,10 +588,81 @@ def create_app(config: ServeConfig) -> Any:
 
         await st.hub.serve(websocket, hello(str(st.root), st.workspace.watching, st.workspace.kernels()), on_message)
 
+    @app.get(f"{API}/traces", tags=["traces"])
+    async def traces(request: Request) -> dict[str, Any]:
+        """The workspace's trace files (recognised by name or first bytes, not parsed):
+        `{workspace, traces: [{path, kind, size, modified}], truncated}`."""
+        st = _st(request)
+        found, truncated = await asyncio.to_thread(st.workspace.traces)
+        return {"workspace": str(st.root), "traces": found, "truncated": truncated}
+
+    trace_cache: dict[tuple[str, int, int], bytes] = {}  # the latest two traces' answers
+
+    @app.get(f"{API}/traces/swimlane", tags=["traces"],
+             responses={422: {"description": "not a trace this pypto reads (the message says why)"}})
+    async def trace_swimlane(request: Request, path: str) -> Response:
+        """A workspace trace file as the swimlane panel reads it: `{path, format, label, run}` (`run`: our
+        swimlane JSON, as a record's). Loaded in a worker (`pypto.boards.importers.load_any`)."""
+        st = _st(request)
+        real, rel = confine(st.root, path, (".json",))
+        if not is_file(real):
+            raise Refused(404, f"no such file in the workspace: {rel}")
+        info = real.stat()
+        if info.st_size > MAX_TRACE_BYTES:
+            raise Refused(413, f"{rel} is {info.st_size:,} bytes; the limit is {MAX_TRACE_BYTES:,}")
+        key = (rel, info.st_size, info.st_mtime_ns)
+        body = trace_cache.get(key)
+        if body is None:
+            try:
+                async with st.queue.slot():
+                    out = await st.pool.run("load_trace", str(real), timeout=config.time_limit)
+            except JobFailed as e:
+                raise Refused(500, f"loading {rel} failed ({e.kind}): {e.message}") from None
+            if out.get("error"):
+                raise Refused(422, str(out["error"]).replace(str(real), rel))
+            doc = {"path": rel, "format": out.get("format"), "label": out.get("label") or rel, "run": out["run"]}
+            body = (await asyncio.to_thread(json.dumps, doc)).encode()
+            while len(trace_cache) >= 2:
+                trace_cache.pop(next(iter(trace_cache)))
+            trace_cache[key] = body
+        return Response(body, media_type="application/json")
+
     # the panels: the webview bundle at / when it has an index.html; else the minimal page at /
     # (and a bundle without index.html, e.g. one HTML file per panel, under /webview/)
     webview = config.webview_dir if config.webview_dir is not None else default_webview_dir()
-    if not (webview / "index.html").is_file():
+    bundle_base = "/" if (webview / "index.html").is_file() else "/webview/"
+    has_swimlane = (webview / "swimlane.js").is_file()
+
+    def own_page(text: str, policy: str, **headers: str) -> HTMLResponse:
+        return HTMLResponse(text, headers={"Content-Security-Policy": policy, "Cache-Control": "no-store",
+                                           "X-Content-Type-Options": "nosniff", **headers})
+
+    @app.get("/traces/view", include_in_schema=False)
+    async def trace_view(request: Request, path: str) -> HTMLResponse:
+        _, rel = confine(_st(request).root, path, (".json",))
+        nonce = secrets.token_hex(16)
+        return own_page(trace_page(rel, nonce, bundle_base, has_swimlane), csp(nonce, frames=True))
+
+    @app.get("/traces/panel", include_in_schema=False)
+    async def trace_panel() -> HTMLResponse:
+        nonce = secrets.token_hex(16)
+        page = trace_panel_page(nonce, bundle_base)
+        policy = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'self' 'unsafe-inline'; "
+                  "img-src 'self' data:; font-src 'self'; connect-src 'none'; base-uri 'none'; frame-ancestors 'self'")
+        return own_page(page, policy)
+
+    if (webview / "index.html").is_file():
+        @app.get("/", include_in_schema=False)
+        async def picker(request: Request) -> HTMLResponse:
+            """The front page: kernels (status, latest makespan, links to their panels) and traces."""
+            st = _st(request)
+            with contextlib.suppress(TimeoutError):  # a page before the first discovery: what is known
+                await asyncio.wait_for(st.workspace.discovered.wait(), 10)
+            found, truncated = await asyncio.to_thread(st.workspace.traces)
+            nonce = secrets.token_hex(16)
+            body = picker_body(st.workspace.overview(), found, truncated, bundle_base)
+            return own_page(picker_page(str(st.root), body, nonce, bundle_base), csp(nonce))
+    else:
         @app.get("/", include_in_schema=False)
         async def page() -> HTMLResponse:
             return HTMLResponse(PAGE)

@@ -17,6 +17,15 @@ knows about it:
   that kernel files import (`import helpers` beside them, directly or through other
   workspace modules; found by reading import statements with `ast`, never by running
   them) re-lists and re-runs those files' kernels too.
+- **traces** — the `*.json` files of the workspace a swimlane importer reads
+  (`pypto.boards.importers.load_any`: our swimlane JSON, Chrome traces and PyPTO's
+  `merged_swimlane.json`, `tilefwk_L1_prof_data.json`, `chip_swimlane_records.json`),
+  recognised by name or by their first 4 KiB — never parsed here (a trace can be hundreds of
+  MB); a file's answer is cached by its size and modification time. A worker loads one when
+  it is opened (`server.analyze.load_trace`).
+- **the front page's picker** (`overview`) — files, their kernels, each kernel's status (the
+  newest job's: queued, running, done, error, failed, cancelled, or never run) and its latest
+  makespan.
 - **running a job** — reading the file (confined to the workspace, size-limited) and
   asking the pool for `analyze_kernel`; the bulk the API derives views from (pass graphs,
   the HTML report) is moved out of the result into the job, with the tile calls as written
@@ -31,6 +40,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +58,42 @@ from server.worker import JobFailed, WorkerPool
 log = logging.getLogger("pypto-ide.serve")
 
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
+# trace files known by name (pypto.boards.importers: MERGED, L1_PROF, CHIP_RECORDS; the server imports no pypto)
+TRACE_NAMES = {"merged_swimlane.json": "merged", "tilefwk_L1_prof_data.json": "l1-prof",
+               "chip_swimlane_records.json": "chip-records"}
+TRACE_HEAD = 4096  # bytes read to recognise a trace by content
+MAX_TRACES = 500
+
+
+def trace_kind(path: Path) -> str | None:
+    """What kind of trace `path` is, from its name or its first bytes (None: not one `load_any`
+    reads): `swimlane` (ours, "schema": "pypto-ide/swimlane"), `chrome` (a Chrome / Perfetto trace:
+    traceEvents, or a list of events with "ph"), `merged`, `l1-prof` (a list of cores with
+    "coreType"), `chip-records` ("aicore_tasks" / "aicpu_tasks"). A `deps.json` (dependencies only)
+    is none."""
+    known = TRACE_NAMES.get(path.name)
+    if known is not None:
+        return known
+    try:
+        with path.open("rb") as f:
+            head = f.read(TRACE_HEAD)
+    except OSError:
+        return None
+    text = head.lstrip()
+    if text.startswith(b"{"):
+        if re.search(rb'"schema"\s*:\s*"pypto-ide/swimlane"', head):
+            return "swimlane"
+        if b'"traceEvents"' in head:
+            return "chrome"
+        if b'"aicore_tasks"' in head or b'"aicpu_tasks"' in head:
+            return "chip-records"
+        return None
+    if text.startswith(b"["):
+        if b'"coreType"' in head:
+            return "l1-prof"
+        if b'"ph"' in head:
+            return "chrome"
+    return None
 
 
 @dataclass
@@ -127,6 +173,7 @@ class Workspace:
         self.truncated = False  # more candidate files than max_files
         self.watching = False
         self.discovered = asyncio.Event()
+        self._trace_cache: dict[str, tuple[int, int, str | None]] = {}  # rel -> (size, mtime_ns, kind)
         self._discover_lock = asyncio.Lock()
         self._background: set[asyncio.Task[Any]] = set()
         queue.listeners.append(self._job_changed)
@@ -177,6 +224,73 @@ class Workspace:
         except OSError:
             return False
         return b"pypto" in data and b"jit" in data
+
+    def traces(self) -> tuple[list[dict[str, Any]], bool]:
+        """The workspace's trace files, `[{path, kind, size, modified}]` by path (at most MAX_TRACES;
+        True when there were more), skipping what discovery skips. Blocking: call it in a thread."""
+        out: list[dict[str, Any]] = []
+        seen: dict[str, tuple[int, int, str | None]] = {}
+        truncated = False
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if not self._skip_dir(d, os.path.join(dirpath, d)))
+            for f in sorted(filenames):
+                if not f.endswith(".json") or f.startswith("."):
+                    continue
+                try:
+                    path, rel = confine(self.root, Path(dirpath, f).relative_to(self.root).as_posix(), (".json",))
+                    st = path.stat()
+                except (Refused, OSError):
+                    continue
+                cached = self._trace_cache.get(rel)
+                if cached is not None and cached[:2] == (st.st_size, st.st_mtime_ns):
+                    kind = cached[2]
+                else:
+                    kind = trace_kind(path)
+                seen[rel] = (st.st_size, st.st_mtime_ns, kind)
+                if kind is None:
+                    continue
+                if len(out) >= MAX_TRACES:
+                    truncated = True
+                    break
+                out.append({"path": rel, "kind": kind, "size": st.st_size, "modified": st.st_mtime})
+            if truncated:
+                break
+        self._trace_cache = seen if not truncated else {**self._trace_cache, **seen}
+        return out, truncated
+
+    def overview(self) -> list[dict[str, Any]]:
+        """The picker's rows: per file (by path) its kernels, each with its status — the newest job's
+        (`queued`, `running`, `done`, `error` when done with a mistake, `failed`, `cancelled`) or
+        `never run` — the makespan and board of its newest result that has them (kept after a later
+        error), and the file's import error."""
+        mine: dict[str, list[Job]] = {}
+        for j in sorted(self.queue.jobs.values(), key=lambda j: -j.created):
+            mine.setdefault(j.kernel, []).append(j)
+        files = []
+        for f in sorted(self.files.values(), key=lambda f: f.rel):
+            rows = []
+            for k in f.kernels:
+                kid = f"{f.rel}::{k['name']}"
+                st = self.states.get(kid)
+                jobs = mine.get(kid, [])
+                job = jobs[0] if jobs else None  # the newest
+                status = "never run" if job is None else job.status
+                error = (job.result or {}).get("error") if job is not None and job.status == "done" else None
+                if error:
+                    status = "error"
+                # the latest figures: the newest done job that has them (a later error keeps them, stale)
+                summary = next(((j.result or {}).get("summary") for j in jobs
+                                if j.status == "done" and (j.result or {}).get("summary")), None)
+                failure = job.failure if job is not None else None
+                rows.append({"id": kid, "name": k["name"], "line": k["line"], "status": status,
+                             "version": st.version if st else 0,
+                             "makespan_us": summary.get("makespan_us") if summary else None,
+                             "board": summary.get("board") if summary else None,
+                             "stale": summary is not None and job is not None and (job.result or {}).get(
+                                 "summary") is not summary,
+                             "message": (error or {}).get("message") or (failure or {}).get("message")})
+            files.append({"file": f.rel, "kernels": rows, "error": f.error})
+        return files
 
     # ---- discovery
 

@@ -569,7 +569,8 @@ def test_a_non_local_bind_requires_the_token(tmp_path: Path) -> None:
             assert ok.status_code == 200 and ok.json()["limits"]["token_required"]
             first = c.get("/", params={"token": token})  # a browser: the link sets a cookie
             assert first.status_code == 200 and "pypto_token" in first.headers["set-cookie"]
-            assert first.text == "<html>the panels</html>"  # the webview bundle, served at /
+            assert "<h3>Kernels</h3>" in first.text  # with the webview bundle, / is the kernel picker …
+            assert c.get("/index.html").text == "<html>the panels</html>"  # … and the bundle is served beside it
             assert c.get("/panel.js").text == "// a panel"  # the cookie now
             assert c.get("/api/v1/kernels").status_code == 200
         auth = {"authorization": f"Bearer {token}"}
