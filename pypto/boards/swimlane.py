@@ -208,7 +208,7 @@ def critical_path(tasks: Sequence[LaneTask], free: Collection[int] = ()) -> tupl
             v = best.get(p)
             if v is None and p in by_id:  # a pred listed later (imported data out of order)
                 v = best.setdefault(p, duration(by_id[p]))
-            if v is not None and (v > top or (arg < 0 and p in by_id)):
+            if v is not None and (v > top or (arg < 0 and p in free)):  # a placeholder still links the chain
                 top, arg = v, p
         best[t.id] = top + duration(t)
         back[t.id] = arg
