@@ -287,49 +287,54 @@ describe('graph: readable at fit zoom, show in graph, pass headers', () => {
   });
 
   test('show in graph: the execute view centred on the task, timed', async () => {
-    const { page, errors } = await openPanel(browser.context, 'graph');
-    await page.setViewportSize(HALF);
-    await send(page, { type: 'record', ...attention24 });
-    await frames(page);
     const r = attention24.record;
-    // a task inside an aggregated group (144 tasks > 120), not the first
-    const task = r.execute.tasks[Math.floor(r.execute.tasks.length * 0.6)].id;
     const file = r.source.file;
-    const ms = await page.evaluate(({ task, file }) => new Promise((resolve) => {
-      const t0 = performance.now();
-      window.postMessage({ v: 1, type: 'showView', view: 'execute' }, '*');
-      window.postMessage({ v: 1, type: 'highlightSource', file, line: 1, task }, '*');
-      const give = performance.now() + 5000; // a failure, not a hang
-      const check = () => {
-        if (performance.now() > give) {
-          const g = document.querySelector(`.graph-svg g.node[data-id="t${task}"]`);
-          resolve({ failed: `not centred in 5 s: node ${g ? g.getAttribute('class') : 'absent'}, view ${document.querySelector('.tab.active')?.getAttribute('data-view')}` });
-          return;
-        }
-        const g = document.querySelector(`.graph-svg g.node.selected[data-id="t${task}"]`);
-        const svg = document.querySelector('.graph-svg');
-        if (g && svg) {
-          const a = g.getBoundingClientRect();
-          const b = svg.getBoundingClientRect();
-          if (Math.abs(a.x + a.width / 2 - (b.x + b.width / 2)) < 2 && Math.abs(a.y + a.height / 2 - (b.y + b.height / 2)) < 2 && a.height > 0) {
-            resolve(performance.now() - t0);
+    const n = r.execute.tasks.length;
+    // tasks inside aggregated groups (144 tasks > 120), each on a fresh page (no layout kept)
+    const tasks = [0.6, 0.3, 0.9].map((f) => r.execute.tasks[Math.floor(n * f)].id);
+    const times = [];
+    for (const task of tasks) {
+      const { page, errors } = await openPanel(browser.context, 'graph');
+      await page.setViewportSize(HALF);
+      await send(page, { type: 'record', ...attention24 });
+      await frames(page);
+      const ms = await page.evaluate(({ task, file }) => new Promise((resolve) => {
+        const t0 = performance.now();
+        window.postMessage({ v: 1, type: 'showView', view: 'execute' }, '*');
+        window.postMessage({ v: 1, type: 'highlightSource', file, line: 1, task }, '*');
+        const give = performance.now() + 5000; // a failure, not a hang
+        const check = () => {
+          const g = document.querySelector(`.graph-svg g.node.selected[data-id="t${task}"]`);
+          if (performance.now() > give) {
+            resolve({ failed: `not centred in 5 s: node ${g ? g.getAttribute('class') : 'absent'}, view ${document.querySelector('.tab.active')?.getAttribute('data-view')}` });
             return;
           }
-        }
+          const svg = document.querySelector('.graph-svg');
+          if (g && svg) {
+            const a = g.getBoundingClientRect();
+            const b = svg.getBoundingClientRect();
+            if (Math.abs(a.x + a.width / 2 - (b.x + b.width / 2)) < 2 && Math.abs(a.y + a.height / 2 - (b.y + b.height / 2)) < 2 && a.height > 0) {
+              resolve(performance.now() - t0);
+              return;
+            }
+          }
+          requestAnimationFrame(check);
+        };
         requestAnimationFrame(check);
-      };
-      requestAnimationFrame(check);
-    }), { task, file });
-    assert.equal(typeof ms, 'number', ms.failed);
-    console.log(`# show in graph: message to the centred task node ${ms.toFixed(1)} ms (attention24, 144 tasks, 640 px)`);
-    assert.ok(ms < 500, `${ms} ms`);
-    assert.equal(await page.getAttribute('.tab.active', 'data-view'), 'execute');
-    assert.equal((await viewState(page)).selected, `t${task}`);
-    assert.equal(await page.$eval('.graph-svg', (s) => s.classList.contains('far')), false, 'zoomed in enough to read');
-    assert.ok((await page.textContent('.details h3, .details')).startsWith(`task ${task}leaf`), 'the details are the task\'s');
-    await shot(page, 'graph-show-task');
-    assert.deepEqual(errors, []);
-    await page.close();
+      }), { task, file });
+      assert.equal(typeof ms, 'number', ms.failed);
+      times.push(ms);
+      assert.equal(await page.getAttribute('.tab.active', 'data-view'), 'execute');
+      assert.equal((await viewState(page)).selected, `t${task}`);
+      assert.equal(await page.$eval('.graph-svg', (s) => s.classList.contains('far')), false, 'zoomed in enough to read');
+      assert.ok((await page.textContent('.details')).startsWith(`task ${task}leaf`), 'the details are the task\'s');
+      if (task === tasks[0]) await shot(page, 'graph-show-task');
+      assert.deepEqual(errors, []);
+      await page.close();
+    }
+    const median = [...times].sort((a, b) => a - b)[1];
+    console.log(`# show in graph: message to the centred task node ${times.map((t) => t.toFixed(0)).join(', ')} ms, median ${median.toFixed(0)} ms (attention24, 144 tasks, 640 px)`);
+    assert.ok(median < 500, `median ${median} ms`);
   });
 
   test('pass headers never contradict their counts', async () => {

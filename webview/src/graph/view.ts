@@ -150,8 +150,8 @@ export class GraphView {
 
   /** Lay out and draw. When only classes and fills differ from what is drawn (a pass that
    * left the graph alone), nothing is laid out again. */
-  setGraph(nodes: ViewNode[], edges: ViewEdge[], clusters: ViewCluster[] = []): number {
-    const sig = `${nodes.map((n) => `${n.id}\u0001${n.lines.join('\u0002')}\u0001${n.grid ? n.grid.colors.join(',') : ''}\u0001${n.parent ?? ''}`).join('\u0003')}\u0004${edges.map((e) => `${e.from}>${e.to}`).join(',')}\u0004${clusters.map((c) => `${c.id}<${c.parent ?? ''}:${c.title}`).join(',')}`;
+  setGraph(nodes: ViewNode[], edges: ViewEdge[], clusters: ViewCluster[] = [], engine: 'auto' | 'layered' = 'auto'): number {
+    const sig = `${engine}\u0005${nodes.map((n) => `${n.id}\u0001${n.lines.join('\u0002')}\u0001${n.grid ? n.grid.colors.join(',') : ''}\u0001${n.parent ?? ''}`).join('\u0003')}\u0004${edges.map((e) => `${e.from}>${e.to}`).join(',')}\u0004${clusters.map((c) => `${c.id}<${c.parent ?? ''}:${c.title}`).join(',')}`;
     if (sig === this.signature && this.layout) {
       this.stats.restyled++;
       this.clusters = clusters;
@@ -184,7 +184,7 @@ export class GraphView {
     const cached = this.layouts.get(sig);
     if (cached) this.stats.reused++;
     else this.stats.laidOut++;
-    this.layout = cached ?? layoutGraph(sized.map((s) => ({ id: s.n.id, width: s.w, height: s.h, parent: s.n.parent ?? null })), edges, 'auto', clusters);
+    this.layout = cached ?? layoutGraph(sized.map((s) => ({ id: s.n.id, width: s.w, height: s.h, parent: s.n.parent ?? null })), edges, engine, clusters);
     this.layouts.delete(sig);
     this.layouts.set(sig, this.layout);
     if (this.layouts.size > LAYOUTS_KEPT) this.layouts.delete(this.layouts.keys().next().value!);
