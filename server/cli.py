@@ -20,6 +20,7 @@ CORE = {
     "profile": "compile and run a file's kernels on a board; print the swimlane summary",
     "report": "health report (and precision, tuning suggestions) of a file's kernels",
     "check": "CI gate: every kernel's makespan, utilization, precision and errors against a baseline file",
+    "open": "read a run's trace (merged_swimlane.json, chip_swimlane_records.json, …); print the swimlane summary",
 }
 
 
