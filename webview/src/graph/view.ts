@@ -365,12 +365,12 @@ export class GraphView {
     return this.viewSize();
   }
 
-  /** Scroll so the node is in the middle (zoomed in enough to read it). */
-  center(id: string): void {
+  /** Scroll so the node is in the middle (zoomed in to at least `minK`, enough to read it). */
+  center(id: string, minK = 0.6): void {
     const p = this.layout?.pos.get(id);
     if (!p) return;
     const { w, h } = this.measure();
-    const k = Math.max(this.t.k, 0.6);
+    const k = Math.max(this.t.k, minK);
     this.apply({ k, x: w / 2 - p.x * k, y: h / 2 - p.y * k });
     this.onViewChange(this.transform);
   }

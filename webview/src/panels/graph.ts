@@ -257,7 +257,7 @@ class GraphPanel implements PanelImpl {
     this.render(true);
     if (this.view.has(key)) {
       this.select(key, false);
-      this.view.center(key);
+      this.view.center(key, 1); // the task's box at full size
     }
     this.st.transform = this.view.transform;
     this.shell.saveState();
