@@ -172,12 +172,23 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             producers = {last_partial[(o.node, o.coord)]}  # the partials of one reduction fuse
         g: _Group | None = None
         copied: list[TileOp] = []
-        gm = gm_accesses(o, loads) if loads or o.region is not None else []
+        gm: list[tuple[Region, bool]] = []
+        if o.region is not None:
+            gm = gm_accesses(o, loads)
+        else:
+            for ld in loads:  # loads of read-only buffers (the common case) have no GM conflicts
+                r = ld.region
+                if r is not None and r.buffer in written:
+                    gm = gm_accesses(o, loads)
+                    break
         deps = gm_deps(gm) if gm else set()
         cand = groups[max(producers)] if producers else None
         while cand is not None and g is None:
             cid = cand.id
-            copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != cid]
+            if len(producers) == 1 and cid in producers:
+                copied = []  # every input made in a subgraph is made in this one
+            else:
+                copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != cid]
             # joining with inputs from elsewhere is safe only into a subgraph nothing depends on yet
             foreign = cand.exported and (copied or any(d != cid for d in deps))
             if cand.core == "AIV" and cand.instance == o.instance and not foreign \

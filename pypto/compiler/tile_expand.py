@@ -99,6 +99,10 @@ class Tiles:
     at: dict[tuple[int, ...], int] = field(init=False)  # tile offset -> tile op id
 
     def __post_init__(self) -> None:
+        if len(self.tile) == 2 and all(len(c) == 2 for c in self.ids):  # the common rank, spelled out
+            a, b = self.tile
+            self.at = {(c[0] * a, c[1] * b): tid for c, tid in self.ids.items()}
+            return
         self.at = {tuple(c * t for c, t in zip(coord, self.tile)): tid for coord, tid in self.ids.items()}
 
 
