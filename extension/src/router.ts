@@ -32,7 +32,7 @@ export type Action =
   | { kind: 'reveal'; file: string; range: EditorRange; line: number }
   | { kind: 'applyEdit'; edits: EditorEdit[]; label: string }
   | { kind: 'requestPass'; index: number }
-  | { kind: 'openPanel'; panel: PanelId; file: string | null; line: number | null }
+  | { kind: 'openPanel'; panel: PanelId; file: string | null; line: number | null; view: string | null; task: number | null }
   | { kind: 'pinBaseline'; pin: boolean; entry: number | null }
   | { kind: 'compareRun'; entry: number }
   | { kind: 'log'; level: 'error' | 'warning' | 'info'; message: string }
@@ -109,6 +109,9 @@ export function route(data: unknown, lineLength?: (file: string, line0: number) 
         kind: 'openPanel', panel: data.panel,
         file: isStr(data.file) && data.file !== '' ? data.file : null,
         line: isInt(data.line) && data.line > 0 ? data.line : null,
+        // "show in graph" on a task: the view to open and the task to centre there
+        view: isStr(data.view) && data.view !== '' ? data.view : null,
+        task: isInt(data.task) && data.task >= 0 ? data.task : null,
       };
     case 'pinBaseline':
       if (typeof data.pin !== 'boolean') return { kind: 'ignore', reason: 'pinBaseline: pin' };

@@ -40,8 +40,13 @@ test('applyEdit: every edit replaces exactly its span; one malformed edit reject
 
 test('ready, openPanel, requestPass and log', () => {
   assert.deepEqual(route({ v: 1, type: 'ready', panel: 'swimlane', state: { window: null } }), { kind: 'ready', panel: 'swimlane', state: { window: null } });
-  assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'graph', file: F, line: 30 }), { kind: 'openPanel', panel: 'graph', file: F, line: 30 });
-  assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'swimlane' }), { kind: 'openPanel', panel: 'swimlane', file: null, line: null });
+  assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'graph', file: F, line: 30 }), { kind: 'openPanel', panel: 'graph', file: F, line: 30, view: null, task: null });
+  assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'swimlane' }), { kind: 'openPanel', panel: 'swimlane', file: null, line: null, view: null, task: null });
+  // "show in graph" on a task: the execute view, centred on that task
+  assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'graph', file: F, line: 30, view: 'execute', task: 17 }),
+    { kind: 'openPanel', panel: 'graph', file: F, line: 30, view: 'execute', task: 17 });
+  assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'graph', view: '', task: -2 }),
+    { kind: 'openPanel', panel: 'graph', file: null, line: null, view: null, task: null });
   assert.deepEqual(route({ v: 1, type: 'requestPass', index: 3 }), { kind: 'requestPass', index: 3 });
   assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: false }), { kind: 'pinBaseline', pin: false, entry: null });
   assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: true, entry: 7 }), { kind: 'pinBaseline', pin: true, entry: 7 });

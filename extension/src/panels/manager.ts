@@ -6,7 +6,7 @@
 
 import * as vscode from 'vscode';
 import type { HostMessage, PanelId } from '../../../webview/src/protocol';
-import { PANELS } from '../../../webview/src/protocol';
+import { PANELS, PROTOCOL_VERSION } from '../../../webview/src/protocol';
 import type { KernelInfo, KernelRef, SearchProgress } from '../kernels';
 import { sameKernel } from '../kernels';
 import { TITLES, VIEW_TYPES, type PanelServer } from '../panelData';
@@ -155,9 +155,11 @@ export class PanelManager implements vscode.Disposable {
         break;
       case 'openPanel': {
         const target = this.show(action.panel, host.kernel, false);
+        if (action.view) target.postWhenReady({ v: PROTOCOL_VERSION, type: 'showView', view: action.view });
         if (action.file && action.line) {
           const m = highlightFor(action.file, action.line - 1);
-          if (target.ready) target.post(m);
+          if (action.task !== null) target.postWhenReady({ ...m, task: action.task }); // centred on that task
+          else if (target.ready) target.post(m);
           this.highlight = { file: m.file, line: m.line };
         }
         break;
