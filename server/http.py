@@ -41,7 +41,7 @@ from starlette.staticfiles import StaticFiles
 
 from server import history
 from server.http_live import Hub, hello, message, record_changed
-from server.http_page import PAGE, csp, picker_body, picker_page, trace_page, trace_panel_page
+from server.http_page import csp, minimal_page, picker_body, picker_page, trace_page, trace_panel_page
 from server.http_safety import Guard, Refused, confine, is_file, needs_token, read_text
 from server.http_views import (
     EXPORTS,
@@ -665,7 +665,8 @@ def create_app(config: ServeConfig) -> Any:
     else:
         @app.get("/", include_in_schema=False)
         async def page() -> HTMLResponse:
-            return HTMLResponse(PAGE)
+            nonce = secrets.token_hex(16)
+            return own_page(minimal_page(nonce), csp(nonce))
     if webview.is_dir():
         root = "/" if (webview / "index.html").is_file() else "/webview"
         app.mount(root, StaticFiles(directory=webview, html=True), name="webview")

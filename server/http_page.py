@@ -3,14 +3,17 @@
 - `picker_page`: the front page when the webview bundle (webview/dist) is built — the
   workspace's files and kernels, each with its status and latest makespan and links that open
   its panels, and the workspace's traces, each opening in the swimlane panel (`trace_page`,
-  which frames `trace_panel_page`). Every page carries a Content-Security-Policy: nothing but
-  its own scripts, by a fresh nonce per response; no external script or style.
-- `PAGE`: the page at `/` until the bundle is built.
+  which frames `trace_panel_page`).
+- `PAGE`: the page at `/` until the bundle is built (`minimal_page` gives it its nonce).
 
-`PAGE` is deliberately small: the kernels of the workspace with links to their JSON, a button that
-profiles one, the result's slowest tasks, and a source view — clicking a task shows the
-lines it runs. It uses only the public API (`/api/v1`) and the WebSocket, so it is also a
-worked example for the browser host of the real panels. No external scripts or styles.
+Every page carries a Content-Security-Policy (`csp`): nothing but its own scripts and styles, by a
+fresh nonce per response; no external script or style.
+
+`PAGE` is deliberately small: the kernels of the workspace with links to their JSON, the
+workspace's traces (links to their swimlane JSON), a button that profiles one, the result's
+slowest tasks, and a source view — clicking a task shows the lines it runs. It uses only the
+public API (`/api/v1`) and the WebSocket, so it is also a worked example for the browser host
+of the real panels. No external scripts or styles.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ pre{background:#fafafa;border:1px solid #ddd;padding:6px;max-height:70vh;overflo
 <div id="workspace" class="muted"></div>
 <table id="kernels"><thead><tr><th>kernel</th><th>line</th><th>version</th><th></th></tr></thead><tbody></tbody></table>
 <div id="errors" class="err"></div>
+<h3>Traces</h3><div id="traces" class="muted"></div>
 <div id="panes"><div><h3 id="title"></h3><div id="summary"></div><table id="tasks"></table></div>
 <div><h3 id="srctitle"></h3><pre id="src"></pre></div></div>
 <script>
@@ -57,6 +61,10 @@ async function loadKernels() {
     <a href="#" data-show="${k.latest_job}" data-k="${esc(k.id)}">show</a>` : ""}</td></tr>`).join("");
   document.getElementById("errors").innerHTML =
     d.errors.map(e => `${esc(e.file)}:${e.error.line}: ${esc(e.error.message)}`).join("<br>");
+  const t = await get("/traces");  // without the panel bundle: each trace's swimlane JSON
+  document.getElementById("traces").innerHTML = t.traces.length ? t.traces.map(x =>
+    `<a href="${api}/traces/swimlane?path=${encodeURIComponent(x.path)}">${esc(x.path)}</a> (${esc(x.kind)})`)
+    .join("<br>") : "no trace files in the workspace";
 }
 async function profile(kernel) {
   const r = await fetch(api + "/jobs", {method: "POST", headers: {"Content-Type": "application/json"},
@@ -125,6 +133,11 @@ loadKernels().catch(e => document.getElementById("errors").textContent = e.messa
 connect();
 </script></body></html>
 """
+
+
+def minimal_page(nonce: str) -> str:
+    """`PAGE` with its script and style carrying `nonce` (served with `csp(nonce)`)."""
+    return PAGE.replace("<style>", f'<style nonce="{nonce}">', 1).replace("<script>", f'<script nonce="{nonce}">', 1)
 
 
 # ---- the front page with the panel bundle: a kernel picker and the workspace's traces -----------------------

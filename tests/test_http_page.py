@@ -224,3 +224,19 @@ def test_the_trace_view_frames_the_swimlane_panel(client: httpx.Client) -> None:
     nonce = re.search(r"'nonce-([^']+)'", panel.headers["content-security-policy"]).group(1)  # type: ignore[union-attr]
     assert 'data-host="parent"' in panel.text and f'<script nonce="{nonce}" src="/swimlane.js">' in panel.text
     assert "frame-ancestors 'self'" in panel.headers["content-security-policy"]
+
+
+def test_without_the_bundle_the_minimal_page_keeps_a_nonce_csp(workspace: Path) -> None:
+    s = Server([str(workspace), "--port", "0", "--workers", "1", "--no-watch",
+                "--webview", str(workspace.parent / "no-bundle")])
+    try:
+        with httpx.Client(base_url=s.url, timeout=WAIT) as c:
+            r = c.get("/")
+            policy = r.headers["content-security-policy"]
+            nonce = re.search(r"'nonce-([^']+)'", policy).group(1)  # type: ignore[union-attr]
+            assert policy.startswith("default-src 'none'") and 'api = "/api/v1"' in r.text
+            assert f'<script nonce="{nonce}">' in r.text and f'<style nonce="{nonce}">' in r.text
+            assert '"/traces"' in r.text  # it lists the traces too (links to their swimlane JSON)
+            assert c.get("/").headers["content-security-policy"] != policy  # a fresh nonce per response
+    finally:
+        s.stop()
