@@ -346,18 +346,27 @@ export function timeShare(record: CompileRecord, run: Swimlane | null): Map<numb
   return out;
 }
 
-/** Peak on-chip buffer share per tensor node: the fullest subgraph (against its leaf's memory) any of its tile ops is in. */
+/** Peak on-chip buffer share per tensor node: its leaf's UB/L0/L1 peak against that memory's
+ * capacity, the fullest memory — the block stage's allocated peak, double buffers included (the
+ * one UB-peak definition of the CLI and the CodeLens: docs/record-schema.md `blocks[].peak_bytes`). */
 export function bufferUse(program: Program): Map<number, number> {
   const out = new Map<number, number>();
   const ops = program.tiles?.ops;
   const sgs = program.subgraphs;
   if (!ops || !sgs) return out;
-  const capacity = new Map<number, number>();
-  for (const b of program.blocks ?? []) capacity.set(b.leaf, Math.max(0, ...b.capacity_bytes.map((c) => c[1])));
+  const fullest = new Map<number, number>();
+  for (const b of program.blocks ?? []) {
+    const capacity = new Map(b.capacity_bytes);
+    let share = 0;
+    for (const [space, peak] of b.peak_bytes) {
+      const cap = capacity.get(space);
+      if (cap) share = Math.max(share, peak / cap);
+    }
+    fullest.set(b.leaf, Math.max(fullest.get(b.leaf) ?? 0, share));
+  }
   for (const sg of sgs) {
-    const cap = sg.leaf !== null ? capacity.get(sg.leaf) : undefined;
-    if (!cap) continue;
-    const share = sg.peak_bytes / cap;
+    const share = sg.leaf !== null ? fullest.get(sg.leaf) : undefined;
+    if (share === undefined) continue;
     for (const op of sg.ops) {
       const n = ops.node[op];
       out.set(n, Math.max(out.get(n) ?? 0, share));

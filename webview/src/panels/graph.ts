@@ -626,8 +626,8 @@ class GraphPanel implements PanelImpl {
     if (this.st.overlay === 'buffer') {
       const pass = r.passes[pos];
       const use = bufferUse(this.tileProgram(program, pass?.stage ?? 'tensor').program);
-      if (use.size === 0) return this.noOverlay('buffer use: no partition or block stage at this pass');
-      return { values: use, color: (v) => rampColor(v), label: (v) => `peak buffer ${fmtPct(v)} of capacity`, title: 'peak on-chip buffer use of the subgraphs computing the node', lo: '0%', hi: '100%', sum: false };
+      if (use.size === 0) return this.noOverlay('buffer use: no block stage at this pass');
+      return { values: use, color: (v) => rampColor(v), label: (v) => `peak buffer ${fmtPct(v)} of capacity (allocated, double buffers included)`, title: 'peak on-chip buffer of the leaf computing the node, against its memory (allocated, double buffers included: the CLI\'s and the CodeLens\'s UB peak)', lo: '0%', hi: '100%', sum: false };
     }
     if (this.st.overlay === 'error') {
       const prec = this.precision;
