@@ -23,6 +23,7 @@ import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Mapping
+from typing import Any
 
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
 from pypto.compiler.tile_expand import region as make_region
@@ -298,37 +299,77 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
     return dataclasses.replace(tiles, buffers=tuple(buffers), ops=tuple(order)), subgraphs
 
 
-def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: dict[tuple[object, ...], int],
-              kind_names: list[str], nodes: list[int] | None = None) -> tuple[int, ...]:
+class Kinds:
+    """The op kinds seen so far (`signature` interns them): `keys` maps both an op's quick key (its
+    attribute dict by identity) and its full key (attributes by value) to the kind's number;
+    `names` holds each new kind's repr; `count` is how many keys there are, as the number of the
+    next new kind. An op with no attributes has its own empty dict, so its quick key is new each
+    time: it is looked up by structure in `empty` and only counted (the numbers, and so the leaf
+    hashes, are what they were when every quick key was stored)."""
+
+    __slots__ = ("keys", "names", "count", "empty")
+
+    def __init__(self) -> None:
+        self.keys: dict[tuple[object, ...], int] = {}
+        self.names: list[str] = []
+        self.count = 0
+        self.empty: dict[tuple[object, ...], tuple[int, set[int]]] = {}  # structure -> kind, dict ids seen
+
+    def full(self, o: TileOp, attrs: dict[str, Any], rshape: tuple[int, ...] | None) -> int:
+        """The kind of `o` by value (numbered as new if unseen)."""
+        if attrs:
+            named = tuple(sorted((k, repr(v)) for k, v in attrs.items() if k not in _POSITION_ATTRS))
+            regions = tuple(r.shape for r in attrs.get("inputs", ()))
+        else:
+            named = regions = ()
+        full = (o.op, o.shape, o.dtype, named, regions, rshape)
+        kind = self.keys.get(full)
+        if kind is None:
+            kind = self.keys[full] = self.count
+            self.count += 1
+            self.names.append(repr(full))
+        return kind
+
+
+def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list[int] | None = None) -> tuple[int, ...]:
     """The structure of a subgraph as ints: each op's kind (op, shape, dtype, attributes but
-    not coordinates — interned in `kinds`, each new one's repr added to `kind_names`)
-    followed by where its inputs come from. The tensor node of each op is appended to `nodes`."""
+    not coordinates — interned in `kinds`) followed by where its inputs come from. The tensor
+    node of each op is appended to `nodes`."""
     members = sg.ops
     local = dict(zip(members, range(len(members)))).get
     out: list[int] = [0 if sg.core == "AIV" else 1]
-    append, extend, get_kind = out.append, out.extend, kinds.get
+    append, extend = out.append, out.extend
+    keys, empty = kinds.keys, kinds.empty
+    get_kind, get_empty = keys.get, empty.get
     node_of = nodes.append if nodes is not None else None
     for oid in members:
         o = ops[oid]
         if node_of is not None:
             node_of(o.node)
         attrs, region = o.attrs, o.region
-        # the dtype enum member by identity (cheaper than hashing it); attribute dicts are
-        # shared by the tiles of one tensor op, so their identity stands for their contents
-        key = (o.op, o.shape, id(o.dtype), id(attrs), None if region is None else region.shape)
-        kind = get_kind(key)
-        if kind is None:
-            if attrs:
-                named = tuple(sorted((k, repr(v)) for k, v in attrs.items() if k not in _POSITION_ATTRS))
-                regions = tuple(r.shape for r in attrs.get("inputs", ()))
-            else:
-                named = regions = ()
-            full = (o.op, o.shape, o.dtype, named, regions, key[-1])
-            kind = kinds.get(full)
+        rshape = None if region is None else region.shape
+        if attrs:
+            # the dtype enum member by identity (cheaper than hashing it); attribute dicts are
+            # shared by the tiles of one tensor op, so their identity stands for their contents
+            key = (o.op, o.shape, id(o.dtype), id(attrs), rshape)
+            kind = get_kind(key)
             if kind is None:
-                kind = kinds[full] = len(kinds)
-                kind_names.append(repr(full))
-            kinds[key] = kind
+                kind = kinds.full(o, attrs, rshape)
+                keys[key] = kind
+                kinds.count += 1
+        else:
+            skey = (o.op, o.shape, id(o.dtype), rshape)
+            seen = get_empty(skey)
+            if seen is None:
+                kind = kinds.full(o, attrs, rshape)
+                empty[skey] = (kind, {id(attrs)})
+                kinds.count += 1  # its quick key
+            else:
+                kind, ids = seen
+                i = id(attrs)
+                if i not in ids:
+                    ids.add(i)
+                    kinds.count += 1
         inputs = o.inputs
         if inputs:
             append(kind)
@@ -343,16 +384,15 @@ def merge_leaves(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> tuple[tup
     ops = {o.id: o for o in tiles.ops}
     leaves: list[dict[str, object]] = []
     out = []
-    kinds: dict[tuple[object, ...], int] = {}
-    kind_names: list[str] = []
+    kinds = Kinds()
     by_sig: dict[tuple[int, ...], int] = {}
     for sg in subgraphs:
         made_from: list[int] = []
-        sig = signature(sg, ops, kinds, kind_names, made_from)
+        sig = signature(sg, ops, kinds, made_from)
         lid = by_sig.get(sig)
         if lid is None:
             lid = by_sig[sig] = len(leaves)
-            text = "\n".join(kind_names)  # stable across runs
+            text = "\n".join(kinds.names)  # stable across runs
             h = hashlib.sha1((text + repr(sig)).encode()).hexdigest()[:16]
             leaves.append({"hash": h, "core": sg.core, "template": sg.id, "count": 0, "nodes": set()})
         leaf = leaves[lid]
