@@ -14,6 +14,26 @@ through a grid index, not every earlier writer of a buffer), and an unrolled loo
 leaf's many on-chip ranges are found by bisection).
 
 Run: `.venv/bin/python benchmarks/compile_bench.py` (or `make bench`).
+
+Side by side with another checkout (issue 19 item 2: < 5 µs per tile op, linear):
+`git worktree add /tmp/old_compile <commit>` then
+`.venv/bin/python benchmarks/compile_bench.py --against /tmp/old_compile [--rounds 3 --reps 2]`:
+child processes alternate old, new, old, new … per tile shape; best wall and best CPU time each.
+Measured 2026-11-25 on this shared 2-core machine (load average 2.5-6 from other sessions), old =
+the compiler of 8a88b71 (pypto/compiler checked out from it, the rest at 5752e22), new = c30ca75,
+best of 3 x 2 per side:
+
+      tile   tile ops   old s   new s   old µs/op   new µs/op   speed-up   CPU speed-up
+  (64, 512)     7,040   0.139   0.081       19.78       11.49      1.72x          1.73x
+  (32, 512)    13,312   0.284   0.155       21.34       11.61      1.84x          1.84x
+  (32, 128)    49,920   0.931   0.545       18.66       10.92      1.71x          1.67x
+   (32, 32)   196,608   3.670   2.270       18.67       11.54      1.62x          1.63x
+
+Per stage at (32, 32), old/new wall s: tile 2.628/1.630, block 0.108/0.137, execute 0.759/0.320.
+Linear: µs per tile op stays flat from 7k to 197k tile ops. The target is not met: on the quiet
+machine of issue 19's figures the old compiler took 2.07 s (10.5 µs per tile op) where it takes
+3.67 s here, so the new one is about 6.4 µs there. What is left is per-op object work (a TileOp
+built, looked up, signed, indexed several times); see ARCHITECTURE.md, "Compile speed".
 """
 
 from __future__ import annotations
