@@ -47,7 +47,8 @@ def lowered(kernel: JitKernel, *args: object) -> tuple[CompiledKernel, Lowered, 
 
 # Kernels that misbehave in every way a worker must survive (tests of the pool, the HTTP server and the
 # language server): a good one, one that hangs, one that exits its process, one that eats memory, one with
-# an invalid tile shape (its call on line 33) and one without example inputs (its def on line 36).
+# an invalid tile shape (its call on line 32, the op it fails for on 33) and one without example inputs (its
+# def on line 37).
 HOSTILE_KERNELS = textwrap.dedent('''
     import os
     import pypto

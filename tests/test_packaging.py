@@ -56,7 +56,7 @@ def test_serve_from_the_installed_wheel_serves_the_panels_and_compiles(installed
     s = Server([str(ws), "--port", "0", "--workers", "1", "--no-watch"], cwd=site.parent, env=env)
     try:
         with httpx.Client(base_url=s.url, timeout=WAIT) as c:
-            page = c.get("/")
+            page = c.get("/index.html")  # the bundle's own page ("/" is the kernel picker)
             assert page.status_code == 200
             assert page.text == (site / "server" / "webview_dist" / "index.html").read_text()
             assert c.get("/swimlane.js").status_code == 200

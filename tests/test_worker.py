@@ -43,7 +43,9 @@ def test_each_failure_kind_is_one_result_and_the_pool_keeps_working(pool):
 
 def test_user_mistakes_are_results_at_their_lines(pool):
     bad = pool.run_blocking("analyze_kernel", PATH, SRC, "bad_tile", {})
-    assert bad["error"]["line"] == 33 and "needs at least 2 entries" in bad["error"]["message"]
+    # at the set_vec_tile_shapes call (32), the exp it fails for (33) related
+    assert bad["error"]["line"] == 32 and "needs at least 2 entries" in bad["error"]["message"]
+    assert [r["line"] for r in bad["error"]["related"]] == [33]
     missing = pool.run_blocking("analyze_kernel", PATH, SRC, "no_inputs", {})
     # at the def line (37; the decorator is on 36): the worker reads the text it was given, not the disk
     assert missing["error"]["rule"] == "inputs.missing" and missing["error"]["line"] == 37
