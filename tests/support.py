@@ -125,3 +125,15 @@ def softmax_kernel(x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
         e = pypto.exp(v - m)
         out[i:, ...] = e / pypto.sum(e, dim=-1, keepdim=True)
 '''
+
+
+# A small vector kernel the language-server tests edit (tile shape, ops): 64x256, tiles of 8x64.
+SCALE_EXP = '''import pypto
+
+
+@pypto.jit
+def scale_exp(x: pypto.Tensor([64, 256], pypto.DT_FP32), out: pypto.Tensor([64, 256], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 64)
+    y = pypto.exp(x) * 2.0
+    out[:] = y + x
+'''

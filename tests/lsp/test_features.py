@@ -7,19 +7,12 @@ import re
 
 import pytest
 from lsprotocol import types as lsp
+from support import SCALE_EXP
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER_SETTINGS = {"debounceMs": 30, "tileSearchBudget": 6}
 
-SRC = '''import pypto
-
-
-@pypto.jit
-def scale_exp(x: pypto.Tensor([64, 256], pypto.DT_FP32), out: pypto.Tensor([64, 256], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(8, 64)
-    y = pypto.exp(x) * 2.0
-    out[:] = y + x
-'''
+SRC = SCALE_EXP
 
 TAIL = '''import pypto
 

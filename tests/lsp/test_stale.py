@@ -6,19 +6,12 @@ marked stale); a good compile clears the mark."""
 from __future__ import annotations
 
 import pytest
+from support import SCALE_EXP
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER_SETTINGS = {"debounceMs": 30}
 
-SRC = '''import pypto
-
-
-@pypto.jit
-def scale_exp(x: pypto.Tensor([64, 256], pypto.DT_FP32), out: pypto.Tensor([64, 256], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(8, 64)
-    y = pypto.exp(x) * 2.0
-    out[:] = y + x
-'''
+SRC = SCALE_EXP
 
 
 async def kernel_lens(doc) -> str:  # type: ignore[no-untyped-def]

@@ -10,21 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import SCALE_EXP
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER_SETTINGS = {"debounceMs": 30}
 
 REPO = Path(__file__).resolve().parents[2]
 LABEL = "(allocated, double buffers included)"
-SRC = '''import pypto
-
-
-@pypto.jit
-def scale_exp(x: pypto.Tensor([64, 256], pypto.DT_FP32), out: pypto.Tensor([64, 256], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(8, 64)
-    y = pypto.exp(x) * 2.0
-    out[:] = y + x
-'''
+SRC = SCALE_EXP
 
 
 def bytes_in(text: str) -> int:
