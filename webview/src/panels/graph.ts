@@ -404,11 +404,13 @@ class GraphPanel implements PanelImpl {
     this.draws++;
   }
 
-  /** Level of detail at fit zoom: when the graph fitted would be too small to read, its outermost
+  /** Level of detail at fit zoom (the Tensor view): when the graph fitted would be too small to read, its outermost
    * expanded clusters (loop bodies, helper calls) collapse to labelled summary nodes (a double-click
    * expands one). False: nothing left to collapse. */
   private lodCollapse(): boolean {
-    if (this.st.view !== 'tensor' && this.st.view !== 'tiles') return false;
+    // the Tiles view is for its nodes' tile grids (the tile-shape CodeLens opens it): never collapsed
+    // to summaries; it opens at the readable scale from the top instead
+    if (this.st.view !== 'tensor') return false;
     const outer = [...this.scopeInfo.values()].filter((sc) => sc.parent === null && !this.st.collapsed.includes(sc.key)).map((sc) => sc.key);
     if (!outer.length) return false;
     this.st.collapsed = [...this.st.collapsed, ...outer];

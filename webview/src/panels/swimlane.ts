@@ -596,6 +596,10 @@ class SwimlanePanel implements PanelImpl {
   taskPoint(id: number): { x: number; y: number } | null {
     const r = this.current();
     const i = r.data.indexOf(id);
+    if (i >= 0) {
+      r.canvas.revealLane(r.data.lane[i]); // lanes scroll: bring the task's lane into view first
+      this.redraw();
+    }
     const rect = i >= 0 ? r.canvas.taskRect(i) : null;
     if (!rect) return null;
     const b = r.canvas.canvas.getBoundingClientRect();
