@@ -217,15 +217,24 @@ def test_an_internal_error_in_a_task_stops_the_run_and_names_the_task(monkeypatc
     bad = p.execute.tasks[len(p.execute.tasks) // 2]
     bad_op = p.subgraphs[bad.subgraph].ops[0]
     ran: list[int] = []
-    real = ex.run_ops
+    real, real_plan = ex.run_ops, ex.run_plan
+    by_id = {o.id: o for o in p.tiles.ops}
+    bad_ops = {(o.node, o.instance, o.coord, o.op) for o in (by_id[i] for i in p.subgraphs[bad.subgraph].ops)}
 
-    def run_ops(ops, bufs, ctx):
+    def run_ops(ops, bufs, ctx):  # a task run op by op
         if ops[0].id == bad_op:
             raise MemoryError("no more memory")
         ran.append(ops[0].id)
         real(ops, bufs, ctx)
 
+    def run_plan(plan, memory, ctx):  # a task run as its batched plan (its ops renumbered)
+        if {(o.node, o.instance, o.coord, o.op) for st in plan.steps for o in st.ops} == bad_ops:
+            raise MemoryError("no more memory")
+        ran.append(-1)
+        real_plan(plan, memory, ctx)
+
     monkeypatch.setattr(ex, "run_ops", run_ops)
+    monkeypatch.setattr(ex, "run_plan", run_plan)
     err = _finishes(run_cpu, p, param_inputs(p.tiles), workers, ex)
     assert isinstance(err, TaskError), err
     assert err.task == bad.id

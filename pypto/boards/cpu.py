@@ -7,13 +7,24 @@ granularity are exercised on real threads and timed with a real clock:
 
 - one dependency counter per task (its number of `Task.preds`), one ready queue, N worker
   threads (`CPU_0 … CPU_<N-1>`, one lane each; N defaults to `os.cpu_count()`);
-- a worker takes a ready task, runs exactly that task's tile ops (its subgraph, in order)
-  against GM shared by all workers, stamps start and end, then decrements its successors'
-  counters and queues those that reach zero (a task's ready time is its last predecessor's
-  end; the tasks without predecessors are ready at 0);
+- a worker takes a ready task, runs exactly that task's tile ops (its subgraph) against GM
+  shared by all workers, stamps start and end, then decrements its successors' counters and
+  queues those that reach zero (a task's ready time is its last predecessor's end; the tasks
+  without predecessors are ready at 0);
 - tasks communicate only through GM and the execute graph orders every conflicting GM
-  access, so the values are those of the functional executor bit for bit: each tile op is
-  computed by the executor's op-by-op path, whose values equal the batched path's exactly.
+  access, so the values are those of the functional executor bit for bit.
+
+One measured task (one box of the swimlane) is the time its worker spends computing that
+task's tile ops and nothing else: no other task's op runs inside it, and the scheduling
+(taking the task, releasing its successors) lies outside it. Within the task the tile ops run
+as the executor's batched plan of that task alone (`TileExecutor.plan_of`, built once per
+program): the task's isomorphic tiles (a task of a leaf holding 8 column tiles of a row block
+runs its 8 loads, 8 `exp`s … as one numpy call each, on a view of GM where the tiles lie on a
+lattice) — as a device core runs a leaf's tiles back to back, the CPU runs them as one call
+rather than paying Python's per-call cost for each. A task whose plan groups nothing (as many
+steps as tile ops) runs op by op (`TileExecutor.run_ops`). Either way the values are the
+executor's: its batched and op-by-op paths agree bit for bit. A task whose batched run raises a
+user error is rerun op by op, so the error reported is the first in the task's program order.
 
 Times are µs of `time.perf_counter` from the start of the run. A task that raises stops the
 run: the workers finish what they hold and take nothing new, and the error is re-raised with
@@ -46,7 +57,8 @@ import numpy as np
 from pypto.boards.swimlane import Lane, LaneTask, Swimlane, instance_labels, ready_counters
 from pypto.compiler.execute_ir import ExecGraph, Task
 from pypto.compiler.manager import Program
-from pypto.compiler.tile_exec import TileExecutor
+from pypto.compiler.tile_exec import GM, TileExecutor
+from pypto.compiler.tile_exec import Plan as ExecPlan
 from pypto.compiler.tile_ir import TileOp
 from pypto.ir.errors import PyptoError
 from pypto.reference.kernels import Ctx
@@ -69,6 +81,7 @@ class _Plan:
     succs: tuple[tuple[int, ...], ...]  # by task id
     preds: tuple[int, ...]  # by task id: how many predecessors
     blas: tuple[bool, ...]  # by task id: it calls BLAS (has a matmul tile)
+    batched: tuple[ExecPlan | None, ...]  # by task id: its batched plan, None: op by op
 
 
 _PLANS: weakref.WeakKeyDictionary[TileExecutor, _Plan] = weakref.WeakKeyDictionary()
@@ -95,19 +108,30 @@ def _plan(program: Program, executor: TileExecutor) -> _Plan:
             succs[p].append(t.id)
     ops = tuple(tuple(by_op[i] for i in by_sg[t.subgraph].ops) for t in eg.tasks)
     plan = _Plan(eg, ops, tuple(tuple(s) for s in succs), tuple(len(t.preds) for t in eg.tasks),
-                 tuple(any(o.op == "matmul" for o in task_ops) for task_ops in ops))
+                 tuple(any(o.op == "matmul" for o in task_ops) for task_ops in ops),
+                 tuple(_task_plan(executor, task_ops) for task_ops in ops))
     with _PLANS_LOCK:
         _PLANS[executor] = plan
     return plan
 
 
+def _task_plan(executor: TileExecutor, ops: tuple[TileOp, ...]) -> ExecPlan | None:
+    """A task's batched plan, or None when it would group nothing (or the task's ops read a
+    tile value made outside it: then they run op by op, as they always could)."""
+    ids = {o.id for o in ops}
+    if len(ops) < 2 or any(i not in ids for o in ops for i in o.inputs):
+        return None
+    plan = executor.plan_of(ops)
+    return plan if len(plan.steps) < len(ops) else None
+
+
 class _Run:
     """One run's shared state; every field below the lock is guarded by `cond`."""
 
-    def __init__(self, plan: _Plan, executor: TileExecutor, bufs: Mapping[int, np.ndarray]) -> None:
+    def __init__(self, plan: _Plan, executor: TileExecutor, memory: GM) -> None:
         self.plan = plan
         self.executor = executor
-        self.bufs = bufs
+        self.memory = memory
         self.ctx = Ctx({})
         n = len(plan.ops)
         self.cond = threading.Condition()
@@ -137,7 +161,7 @@ class _Run:
                 try:
                     with _BLAS if plan.blas[tid] else contextlib.nullcontext():
                         start = time.perf_counter()
-                        self.executor.run_ops(plan.ops[tid], self.bufs, self.ctx)
+                        self._task(tid)
                         end = time.perf_counter()
                 except BaseException as e:  # handed to the caller, which re-raises it
                     with cond:
@@ -165,6 +189,19 @@ class _Run:
                         cond.notify(released - 1)  # this worker takes one itself
 
 
+    def _task(self, tid: int) -> None:
+        """Compute task `tid`'s tile ops (what one box of the swimlane measures)."""
+        batched = self.plan.batched[tid]
+        if batched is None:
+            self.executor.run_ops(self.plan.ops[tid], self.memory.bufs, self.ctx)
+            return
+        try:
+            self.executor.run_plan(batched, self.memory, self.ctx)
+        except PyptoError:  # report the error the task's program order meets first
+            self.executor.run_ops(self.plan.ops[tid], self.memory.bufs, self.ctx)
+            raise
+
+
 def _raise(task: Task, e: BaseException) -> None:
     where = f"task {task.id} (leaf {task.leaf}, coord {task.coord})"
     if isinstance(e, PyptoError):
@@ -183,7 +220,7 @@ def run_cpu(program: Program, inputs: Mapping[str, np.ndarray], workers: int | N
         raise ValueError(f"workers must be at least 1, not {n}")
     ex = executor if executor is not None else TileExecutor(program.graph, program.tiles)
     plan = _plan(program, ex)
-    run = _Run(plan, ex, ex.gm(inputs))
+    run = _Run(plan, ex, ex.memory(inputs))
     threads = [threading.Thread(target=run.work, args=(i,), name=f"pypto-cpu-{i}", daemon=True) for i in range(n)]
     try:
         for th in threads:
@@ -208,4 +245,4 @@ def run_cpu(program: Program, inputs: Mapping[str, np.ndarray], workers: int | N
     clock = f"measured on this machine ({platform.processor() or platform.machine()}, {n} worker threads)"
     sl = Swimlane("cpu", clock, lanes, boxes, ready_counters(boxes, lanes),
                   info={"workers": n, "tasks": len(tasks), "cpu_count": os.cpu_count()})
-    return ex.outputs(run.bufs), sl
+    return ex.outputs(run.memory.bufs), sl

@@ -111,9 +111,9 @@ def _attr_key(attrs: Mapping[str, Any]) -> tuple[Any, ...]:
     return key
 
 
-def _shift(d: Any) -> Any:
-    """An axis of a tile, as an axis of the stacked tiles (a leading batch axis)."""
-    return d + 1 if isinstance(d, int) and d >= 0 else d
+def _shift(d: Any, nb: int = 1) -> Any:
+    """An axis of a tile, as an axis of the stacked tiles (`nb` leading batch axes)."""
+    return d + nb if isinstance(d, int) and d >= 0 else d
 
 
 # ---- the batched plan ---------------------------------------------------------------------------
@@ -202,14 +202,17 @@ class _Cells:
 
 @dataclass(slots=True)
 class StepInput:
-    """How a group's input at one position is gathered from its producers' stacked values."""
+    """How a group's input at one position is gathered from its producers' stacked values.
+    `rows` index the producer's batch axes: one array of member positions, or (a producer
+    with several batch axes) one array per axis."""
 
     mode: str  # "direct" (the producer group's array) | "slice" | "take" | "mixed"
     src: int  # producer group (direct / slice / take)
     start: int = 0  # slice
-    rows: np.ndarray | None = None  # take
-    parts: tuple[tuple[int, np.ndarray, np.ndarray], ...] = ()  # mixed: (group, member positions, rows)
-    shape: tuple[int, ...] | None = None  # reshape to this (unit axes for broadcasting), None: as is
+    rows: Any = None  # take
+    parts: tuple[tuple[int, np.ndarray, Any], ...] = ()  # mixed: (group, member positions, rows)
+    shape: tuple[int, ...] | None = None  # reshape to this (the step's batch axes, unit axes for
+    # broadcasting, the tile), None: as is
 
 
 @dataclass(slots=True)
@@ -226,6 +229,8 @@ class _Window:
     grid: tuple[int, ...]
     shape: tuple[int, ...]
     idx: tuple[np.ndarray, ...]
+    full: bool  # the members are every tile of the lattice, in row-major order, none overlapping:
+    # the strided view itself is the group's value (batch axes `grid`), and a store is one assignment
 
     @staticmethod
     def of(regions: Sequence[Region], slot: Mapping[int, tuple[int, int]], count: int) -> _Window:
@@ -236,8 +241,12 @@ class _Window:
         step = tuple(int(np.gcd.reduce(rel[:, a])) or 1 for a in range(rel.shape[1]))
         k = rel // np.array(step, dtype=np.int64)
         grid = tuple(int(g) + 1 for g in k.max(axis=0))
+        idx = tuple(k[:, a].copy() for a in range(k.shape[1]))
+        extent = (1,) + r0.shape
+        full = (len(regions) == math.prod(grid) and all(g == 1 or s >= e for g, s, e in zip(grid, step, extent))
+                and bool((np.ravel_multi_index(idx, grid) == np.arange(len(regions))).all()))
         return _Window(slot[r0.buffer][0], (count,) + r0.layout, tuple(int(v) for v in base), step, grid, r0.shape,
-                       tuple(k[:, a].copy() for a in range(k.shape[1])))
+                       idx, full)
 
     def tiles(self, arenas: Sequence[np.ndarray]) -> np.ndarray:
         arr = arenas[self.arena].reshape(self.layout)
@@ -245,11 +254,20 @@ class _Window:
         strides = tuple(s * k for s, k in zip(sub.strides, self.step)) + sub.strides[1:]
         return as_strided(sub, self.grid + self.shape, strides)
 
-    def load(self, arenas: Sequence[np.ndarray]) -> np.ndarray:
-        return self.tiles(arenas)[self.idx]
+    def load(self, arenas: Sequence[np.ndarray], view: bool) -> np.ndarray:
+        """The tiles, stacked: `[n, *shape]` gathered, or for a full lattice `[*grid, *shape]`,
+        a view of GM when `view` (the plan says nothing writes the arena from here on)."""
+        if not self.full:
+            return self.tiles(arenas)[self.idx]
+        t = self.tiles(arenas)
+        return t if view else t.copy()
 
     def store(self, arenas: Sequence[np.ndarray], x: np.ndarray) -> None:
-        self.tiles(arenas)[self.idx] = x
+        """Write `x` (`[*grid, *shape]` for a full lattice, else `[n, *shape]`) into the tiles."""
+        if self.full:
+            self.tiles(arenas)[...] = x
+        else:
+            self.tiles(arenas)[self.idx] = x
 
 
 @dataclass(slots=True)
@@ -261,9 +279,21 @@ class Step:
     ops: tuple[TileOp, ...]
     inputs: tuple[StepInput, ...] = ()
     window: _Window | None = None  # load / store
-    node: Node | None = None  # the node the kernel sees (axes shifted for the batch axis)
+    node: Node | None = None  # the node the kernel sees (axes shifted for the batch axes)
     base: np.ndarray | None = None  # arg-reductions: each partial's offset along the reduced axis
     free: tuple[int, ...] = ()  # stacked values dead after this step
+    batch: tuple[int, ...] = ()  # the leading batch axes of its value (and its inputs): `(n,)`, or
+    # a full load's (or store's) lattice, whose members are its row-major order
+    view: bool = False  # a load whose value is a view of GM, not a copy (nothing writes there later)
+
+
+@dataclass(frozen=True, slots=True)
+class GM:
+    """One run's GM: the arenas (buffers of one shape and dtype stacked) and each buffer as a
+    view of its arena (buffer id -> array)."""
+
+    arenas: list[np.ndarray]
+    bufs: dict[int, np.ndarray]
 
 
 @dataclass
@@ -314,14 +344,30 @@ class TileExecutor:
     def plan(self) -> Plan:
         """The batched schedule (built on first use, then kept)."""
         if self._plan is None:
-            enabled = gc.isenabled()
-            gc.disable()  # the plan allocates many small tuples and frees none: collecting only costs
-            try:
-                self._plan = self._build_plan()
-            finally:
-                if enabled:
-                    gc.enable()
+            self._plan = self.plan_of(self.tiles.ops)
         return self._plan
+
+    def plan_of(self, ops: Sequence[TileOp]) -> Plan:
+        """The batched schedule of `ops` alone, in this order as program order, every input of
+        each produced among them (the whole program, or one task's subgraph). The plan indexes
+        its tile ops by id: a few scattered ops (one task's) are renumbered 0 … n-1 first, so the
+        plan's tile ops are then copies of `ops` with local ids and inputs."""
+        if ops and max(o.id for o in ops) >= 2 * len(ops) + 64:
+            pos = {o.id: k for k, o in enumerate(ops)}
+            ops = tuple(dataclasses.replace(o, id=k, inputs=tuple(pos[i] for i in o.inputs)) for k, o in enumerate(ops))
+        enabled = gc.isenabled()
+        gc.disable()  # the plan allocates many small tuples and frees none: collecting only costs
+        try:
+            return self._build_plan(ops)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def run_plan(self, plan: Plan, memory: GM, ctx: Ctx) -> None:
+        """Run a plan (of `plan_of`) against GM `memory`. As `run_ops`, its tile values stay
+        local to the call; the caller sets numpy's error state and orders conflicting GM
+        accesses of calls in parallel threads."""
+        self._run_batched(plan, memory.arenas, memory.bufs, ctx)
 
     def _run(self, inputs: Mapping[str, np.ndarray], fp64: bool, order: Sequence[int] | None,
              batched: bool) -> dict[str, np.ndarray]:
@@ -329,7 +375,7 @@ class TileExecutor:
         arenas, bufs = self._alloc(inputs, fp64)
         with np.errstate(all="ignore"):
             if batched:
-                self._run_batched(arenas, bufs, ctx)
+                self.peak_bytes = self._run_batched(self.plan(), arenas, bufs, ctx)
             else:
                 self._run_ops(bufs, ctx, order)
         return self.outputs(bufs)
@@ -355,6 +401,10 @@ class TileExecutor:
         """Fresh GM for one run, buffer id -> array: parameters from `inputs` (copied when
         written), every other buffer zeroed."""
         return self._alloc(inputs, fp64)[1]
+
+    def memory(self, inputs: Mapping[str, np.ndarray], *, fp64: bool = False) -> GM:
+        """Fresh GM for one run as `gm` makes it, with the arenas `run_plan` reads and writes."""
+        return GM(*self._alloc(inputs, fp64))
 
     def outputs(self, bufs: Mapping[int, np.ndarray]) -> dict[str, np.ndarray]:
         """The kernel's outputs from GM after a run, keyed as `run` returns them."""
@@ -480,15 +530,19 @@ class TileExecutor:
 
     # ---- batched ------------------------------------------------------------------------------
 
-    def _run_batched(self, arenas: list[np.ndarray], bufs: dict[int, np.ndarray], ctx: Ctx) -> None:
+    def _run_batched(self, plan: Plan, arenas: Sequence[np.ndarray], bufs: Mapping[int, np.ndarray],
+                     ctx: Ctx) -> int:
+        """Run `plan`; the most bytes of tile values it held at once."""
         vals: dict[int, np.ndarray] = {}
         live = peak = 0
-        for st in self.plan().steps:
+        steps = plan.steps
+        views = [st.view for st in steps]
+        for st in steps:
             n = len(st.ops)
             xs = [self._gather(spec, vals, n) for spec in st.inputs]
             if st.kind == "load":
                 assert st.window is not None
-                vals[st.id] = st.window.load(arenas)
+                vals[st.id] = st.window.load(arenas, st.view)
             elif st.kind == "store":
                 assert st.window is not None
                 st.window.store(arenas, xs[0])
@@ -496,12 +550,14 @@ class TileExecutor:
                 vals[st.id] = self._batch(st, xs, ctx)
             else:
                 self._each(st, xs, vals, bufs, ctx)
-            if st.id in vals:
+            if st.id in vals and not st.view:  # a view of GM holds no memory of its own
                 live += vals[st.id].nbytes
                 peak = max(peak, live)
             for b in st.free:
-                live -= vals.pop(b).nbytes
-        self.peak_bytes = peak
+                v = vals.pop(b)
+                if not views[b]:
+                    live -= v.nbytes
+        return peak
 
     @staticmethod
     def _gather(spec: StepInput, vals: dict[int, np.ndarray], n: int) -> np.ndarray:
@@ -512,13 +568,13 @@ class TileExecutor:
         elif spec.mode == "take":
             x = vals[spec.src][spec.rows]
         else:
-            first = vals[spec.parts[0][0]]
-            x = np.empty((n,) + first.shape[1:], dtype=first.dtype)
+            first, rows0 = vals[spec.parts[0][0]], spec.parts[0][2]
+            x = np.empty((n,) + first.shape[len(rows0) if isinstance(rows0, tuple) else 1:], dtype=first.dtype)
             for src, at, rows in spec.parts:
                 x[at] = vals[src][rows]
         return x if spec.shape is None else x.reshape(spec.shape)
 
-    def _each(self, st: Step, xs: list[np.ndarray], vals: dict[int, np.ndarray], bufs: dict[int, np.ndarray],
+    def _each(self, st: Step, xs: list[np.ndarray], vals: dict[int, np.ndarray], bufs: Mapping[int, np.ndarray],
               ctx: Ctx) -> None:
         """A group whose kind has no batched form: tile by tile, through the reference path."""
         outs = []
@@ -535,7 +591,7 @@ class TileExecutor:
         leading batch axis."""
         op = st.ops[0]
         kind = op.op
-        n = len(st.ops)
+        lead = st.batch
         if kind == "combine":
             fn = _COMBINE[op.attrs["fn"]]
             parts = [ctx.up(x, op.dtype) if op.dtype.is_float else x for x in xs]
@@ -551,15 +607,15 @@ class TileExecutor:
             pick = (np.argmax if op.attrs["fn"] == "max" else np.argmin)(val, axis=0)
             return np.take_along_axis(idx, pick[None], axis=0)[0].astype(op.dtype.np)
         if kind == "fill":
-            return ctx.down(np.full((n,) + op.shape, op.attrs.get("value", 0)), op.dtype)
+            return ctx.down(np.full(lead + op.shape, op.attrs.get("value", 0)), op.dtype)
         if kind == "bitcast":
             return np.ascontiguousarray(xs[0]).view(op.dtype.np)
         if kind == "expand_clone":
-            return np.broadcast_to(xs[0], (n,) + op.shape).copy()
+            return np.broadcast_to(xs[0], lead + op.shape).copy()
         assert st.node is not None
         if kind in ("amax", "amin") and self.nodes[op.node].op in ("argmax", "argmin"):
             fn = np.max if kind == "amax" else np.min
-            return fn(xs[0], axis=_shift(op.attrs["dim"]), keepdims=op.attrs["keepdim"])
+            return fn(xs[0], axis=_shift(op.attrs["dim"], len(lead)), keepdims=op.attrs["keepdim"])
         out = KERNELS[kind](st.node, xs, ctx)
         if st.base is not None:
             out = out + st.base.astype(out.dtype)  # each partial's index within its tile, made global
@@ -567,10 +623,10 @@ class TileExecutor:
 
     # ---- the plan -----------------------------------------------------------------------------
 
-    def _waves(self) -> list[int]:
+    @staticmethod
+    def _waves(ops: Sequence[TileOp]) -> list[int]:
         """Each tile op's wave (indexed by op id): after its producers and after the GM
         accesses it must follow in program order."""
-        ops = self.tiles.ops
         top = max((o.id for o in ops), default=-1) + 1
         by_buffer: dict[int, list[tuple[int, Region, bool]]] = {}
         written: set[int] = set()
@@ -622,9 +678,8 @@ class TileExecutor:
                 wave[o.id] = max(wave[o.id], late)
         return wave
 
-    def _build_plan(self) -> Plan:
-        ops = self.tiles.ops
-        wave = self._waves()
+    def _build_plan(self, ops: Sequence[TileOp]) -> Plan:
+        wave = self._waves(ops)
         top = len(wave)
         made: list[Any] = [None] * top  # each op's value: (tile shape, dtype id)
         attr_keys: dict[int, tuple[Any, ...]] = {}
@@ -651,7 +706,7 @@ class TileExecutor:
         row_of = np.full(top, -1, dtype=np.int64)
         steps: list[Step] = []
         last_use: dict[int, int] = {}
-        shifted: dict[int, Node] = {}
+        shifted: dict[tuple[int, int], Node] = {}
         for sid, members in enumerate(ordered):
             mids = np.fromiter((o.id for o in members), dtype=np.int64, count=len(members))
             group_of[mids] = sid
@@ -661,6 +716,20 @@ class TileExecutor:
                 for src in ([spec.src] if spec.mode != "mixed" else [p[0] for p in spec.parts]):
                     last_use[src] = sid
             steps.append(st)
+        # a full load is a view of GM, not a copy, when nothing writes its arena after it (so
+        # GM under the view keeps its values while the value and anything made from it lives)
+        last_write: dict[int, int] = {}
+        for st in steps:
+            if st.kind == "store":
+                assert st.window is not None
+                last_write[st.window.arena] = st.id
+            elif st.kind == "each":
+                for o in st.ops:
+                    if o.op == "matmul" and o.region is not None:
+                        last_write[self._slot[o.region.buffer][0]] = st.id
+        for st in steps:
+            if st.kind == "load" and st.window is not None and st.window.full:
+                st.view = last_write.get(st.window.arena, -1) < st.id
         frees: dict[int, list[int]] = {}
         for st in steps:
             if st.kind == "store" or st.ops[0].op == "matmul":
@@ -671,50 +740,70 @@ class TileExecutor:
         return Plan(steps, max(wave, default=-1) + 1)
 
     def _step(self, sid: int, members: tuple[TileOp, ...], group_of: np.ndarray, row_of: np.ndarray,
-              steps: list[Step], shifted: dict[int, Node]) -> Step:
+              steps: list[Step], shifted: dict[tuple[int, int], Node]) -> Step:
         op = members[0]
         kind = op.op
         n = len(members)
         if kind == "load":
-            return Step(sid, "load", members, window=self._window(members))
+            window = self._window(members)
+            return Step(sid, "load", members, window=window, batch=window.grid if window.full else (n,))
         # (a bitcast of 0-d tiles would reinterpret the batch axis)
         batch = kind in _BATCHABLE and not (kind == "bitcast" and not op.shape)
-        inputs = []
+        window = self._window(members) if kind == "store" else None
+        srcs_rows = []
         for j in range(len(op.inputs)):
             prods = np.fromiter((o.inputs[j] for o in members), dtype=np.int64, count=n)
-            srcs, rows = group_of[prods], row_of[prods]
+            srcs_rows.append((group_of[prods], row_of[prods]))
+        # the step's batch axes: a full store's lattice; else those of an input taken whole (so a
+        # chain of whole groups keeps the lattice of the load it started from); else one axis
+        lead: tuple[int, ...] = (n,)
+        if window is not None:
+            lead = window.grid if window.full else (n,)
+        elif batch:
+            for srcs, rows in srcs_rows:
+                src0 = int(srcs[0])
+                if (n == len(steps[src0].ops) and len(steps[src0].batch) > len(lead) and (srcs == src0).all()
+                        and (rows == np.arange(n)).all()):
+                    lead = steps[src0].batch
+        inputs = []
+        target = op.region.shape if window is not None and op.region is not None else op.shape
+        for srcs, rows in srcs_rows:
             src0 = int(srcs[0])
             src_shape = steps[src0].ops[0].shape
-            target = op.region.shape if kind == "store" and op.region is not None else op.shape
-            pad = None
-            if (batch or kind == "store") and len(src_shape) < len(target):
-                pad = (n,) + (1,) * (len(target) - len(src_shape)) + src_shape
+            pad = (1,) * (len(target) - len(src_shape)) if (batch or window is not None) else ()
+            want = lead + pad + src_shape
+            flat = None if lead == (n,) and not pad else want  # the shape of a gather from a flat producer
             if (srcs == src0).all():
+                src_lead = steps[src0].batch
                 if n == len(steps[src0].ops) and (rows == np.arange(n)).all():
-                    spec = StepInput("direct", src0, shape=pad)
+                    spec = StepInput("direct", src0, shape=None if src_lead == lead and not pad else want)
+                elif len(src_lead) > 1:
+                    spec = StepInput("take", src0, rows=np.unravel_index(rows, src_lead), shape=want)
                 elif (np.diff(rows) == 1).all():
-                    spec = StepInput("slice", src0, start=int(rows[0]), shape=pad)
+                    spec = StepInput("slice", src0, start=int(rows[0]), shape=flat)
                 else:
-                    spec = StepInput("take", src0, rows=rows, shape=pad)
+                    spec = StepInput("take", src0, rows=rows, shape=flat)
             else:
                 parts = []
                 for src in np.unique(srcs):
                     at = np.nonzero(srcs == src)[0]
-                    parts.append((int(src), at, rows[at]))
-                spec = StepInput("mixed", -1, parts=tuple(parts), shape=pad)
+                    src_lead = steps[int(src)].batch
+                    part_rows = rows[at] if len(src_lead) == 1 else np.unravel_index(rows[at], src_lead)
+                    parts.append((int(src), at, part_rows))
+                spec = StepInput("mixed", -1, parts=tuple(parts), shape=flat)
             inputs.append(spec)
-        if kind == "store":
-            return Step(sid, "store", members, tuple(inputs), window=self._window(members))
+        if window is not None:
+            return Step(sid, "store", members, tuple(inputs), window=window, batch=lead)
         if not batch:
-            return Step(sid, "each", members, tuple(inputs))
+            return Step(sid, "each", members, tuple(inputs), batch=(n,))
         node = self.nodes[op.node]
+        nb = len(lead)
         if kind in _REDUCE or kind == "transpose":
-            node = shifted.get(node.id) or shifted.setdefault(node.id, _shifted(node))
+            node = shifted.get((node.id, nb)) or shifted.setdefault((node.id, nb), _shifted(node, nb))
         base = None
         if kind in ("argmax", "argmin") and "base" in op.attrs:
-            lead = (1,) * (len(op.shape))
-            base = np.array([o.attrs["base"] for o in members]).reshape((n,) + lead)
-        return Step(sid, "batch", members, tuple(inputs), node=node, base=base)
+            base = np.array([o.attrs["base"] for o in members]).reshape(lead + (1,) * len(op.shape))
+        return Step(sid, "batch", members, tuple(inputs), node=node, base=base, batch=lead)
 
     def _window(self, ops: Sequence[TileOp]) -> _Window:
         regions = []
@@ -726,12 +815,12 @@ class TileExecutor:
 
 
 
-def _shifted(node: Node) -> Node:
-    """The node as the kernel must see it for stacked tiles: axes one further right."""
+def _shifted(node: Node, nb: int) -> Node:
+    """The node as the kernel must see it for stacked tiles: axes `nb` further right."""
     attrs = dict(node.attrs)
     if "dim" in attrs:
-        attrs["dim"] = _shift(attrs["dim"])
+        attrs["dim"] = _shift(attrs["dim"], nb)
     if "perm" in attrs:
         perm = tuple(attrs["perm"])
-        attrs["perm"] = (0,) + tuple(p % len(perm) + 1 for p in perm)
+        attrs["perm"] = tuple(range(nb)) + tuple(p % len(perm) + nb for p in perm)
     return dataclasses.replace(node, attrs=attrs)
