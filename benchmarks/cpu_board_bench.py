@@ -8,14 +8,25 @@ and by the cpu board with 1 and 2 worker threads (real tasks on real threads, th
 device runtime runs them). Every figure is wall-clock seconds measured on this machine, the
 best of several runs; the ratios are against torch eager (the issue's target: the cpu board
 within 3x of torch). "identical" says whether the board's bytes equal the executor's.
+
+Old vs new side by side: `git worktree add /tmp/old_exec <commit>`, then
+`.venv/bin/python benchmarks/cpu_board_bench.py --against /tmp/old_exec [--rounds 2]`: per
+kernel and tile shape, child processes alternate old, new, old, new … (pypto from each
+checkout, this file's measuring code); each times torch eager, the executor and the board
+with 1 and 2 workers, and the best of the rounds is printed with each side's ratio to torch.
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import json
 import os
 import platform
+import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -99,5 +110,85 @@ def main() -> None:
         row(f"matmul {MATMUL_N}^3 {cube[0][1]}x{cube[2][1]}", matmul_kernel(cube), (a, b), lambda: a @ b)
 
 
+def one(kind: str, index: int, reps: int) -> dict[str, float | str]:
+    """In this process: torch eager, the executor and the board (1 and 2 workers) on kernel `kind`
+    ("softmax" | "matmul") at its `index`-th tile shape, each the best of `reps`, interleaved."""
+    torch.manual_seed(0)
+    if kind == "softmax":
+        x = torch.randn(SOFTMAX_N, SOFTMAX_N)
+        args: tuple[torch.Tensor, ...] = (x, torch.empty_like(x))
+        kernel = softmax_kernel(SOFTMAX_TILES[index])
+        torch_fn: Callable[[], torch.Tensor] = lambda: torch.softmax(x, -1)  # noqa: E731
+    else:
+        x = torch.randn(SOFTMAX_N, SOFTMAX_N)  # drawn as main() draws it, so a and b are the same
+        a, b = torch.randn(MATMUL_N, MATMUL_N), torch.randn(MATMUL_N, MATMUL_N)
+        args = (a, b)
+        kernel = matmul_kernel(MATMUL_TILES[index])
+        torch_fn = lambda: a @ b  # noqa: E731
+    ck = kernel.compile(*args)
+    arrays = {n: t.numpy() for n, t in zip(ck.param_names, args)}
+    p = ck.lower(ck.bind_symbols(arrays, None)).program  # type: ignore[arg-type]
+    assert p.tiles is not None and p.execute is not None
+    ex = TileExecutor(p.graph, p.tiles)
+    want = ex.run(arrays)
+    same = True
+    for w in (1, 2):
+        got, _ = run_cpu(p, arrays, w, ex)  # also builds the board's per-program plan
+        same = same and all(got[k].tobytes() == want[k].tobytes() for k in want)
+    t = {"torch": float("inf"), "exec": float("inf"), "cpu1": float("inf"), "cpu2": float("inf")}
+    for _ in range(reps):
+        t["torch"] = min(t["torch"], best(torch_fn, 2))
+        t["exec"] = min(t["exec"], best(lambda: ex.run(arrays), 1))
+        t["cpu1"] = min(t["cpu1"], best(lambda: run_cpu(p, arrays, 1, ex), 1))
+        t["cpu2"] = min(t["cpu2"], best(lambda: run_cpu(p, arrays, 2, ex), 1))
+    digest = hashlib.sha1(b"".join(np.ascontiguousarray(want[k]).tobytes() for k in sorted(want))).hexdigest()
+    return {**t, "tasks": float(len(p.execute.tasks)), "same": "yes" if same else "NO", "digest": digest}
+
+
+def against(old: Path, rounds: int, reps: int) -> None:
+    """This checkout and the one at `old`, side by side (child processes alternating)."""
+    new = Path(__file__).resolve().parent.parent
+    print(f"old = {old}, new = {new}; {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs; "
+          f"torch {torch.__version__} ({torch.get_num_threads()} threads); wall-clock seconds, best of {rounds} rounds "
+          f"x {reps} runs per side, alternating; torch eager timed in every child, best of all")
+    print(f"{'kernel / tile':>24} {'tasks':>6} {'torch s':>8} {'exec old':>8} {'exec new':>8} {'cpu2 old':>8} "
+          f"{'cpu2 new':>8} {'cpu1 old':>8} {'cpu1 new':>8} {'exec/t old':>10} {'exec/t new':>10} {'best/t old':>10} "
+          f"{'best/t new':>10}  board = exec, old = new")
+    cases = [("softmax", i, f"softmax {SOFTMAX_N}^2 {t[0]}x{t[1]}") for i, t in enumerate(SOFTMAX_TILES)]
+    cases += [("matmul", i, f"matmul {MATMUL_N}^3 {c[0][1]}x{c[2][1]}") for i, c in enumerate(MATMUL_TILES)]
+    for kind, index, label in cases:
+        got: dict[str, dict[str, float | str]] = {}
+        for _ in range(rounds):
+            for name, root in (("old", old), ("new", new)):
+                env = {**os.environ, "PYTHONPATH": str(root)}  # pypto from that checkout, `one` from this file
+                cmd = [sys.executable, "-c", f"import sys; sys.path.insert(1, {str(Path(__file__).parent)!r}); "
+                       f"import cpu_board_bench as b, json; print(json.dumps(b.one({kind!r}, {index}, {reps})))"]
+                done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, check=True)
+                r = json.loads(done.stdout.strip().splitlines()[-1])
+                if name not in got:
+                    got[name] = r
+                else:
+                    for k in ("torch", "exec", "cpu1", "cpu2"):
+                        got[name][k] = min(float(got[name][k]), float(r[k]))
+        o, n = got["old"], got["new"]
+        eager = min(float(o["torch"]), float(n["torch"]))
+        f = {side: {k: float(v[k]) for k in ("exec", "cpu1", "cpu2")} for side, v in got.items()}
+        tasks = int(float(n["tasks"]))
+        print(f"{label:>24} {tasks:>6} {eager:>8.4f} {f['old']['exec']:>8.4f} {f['new']['exec']:>8.4f} "
+              f"{f['old']['cpu2']:>8.4f} {f['new']['cpu2']:>8.4f} {f['old']['cpu1']:>8.4f} {f['new']['cpu1']:>8.4f} "
+              f"{f['old']['exec'] / eager:>9.2f}x {f['new']['exec'] / eager:>9.2f}x "
+              f"{min(f['old']['cpu1'], f['old']['cpu2']) / eager:>9.2f}x "
+              f"{min(f['new']['cpu1'], f['new']['cpu2']) / eager:>9.2f}x  "
+              f"{o['same']}/{n['same']}, {'yes' if o['digest'] == n['digest'] else 'NO'}")
+
+
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--against", type=Path, help="another checkout (old executor and board) to measure side by side")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    if args.against:
+        against(args.against, args.rounds, args.reps)
+    else:
+        main()

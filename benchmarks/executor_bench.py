@@ -7,14 +7,26 @@ path) and batched (isomorphic independent tile ops stacked into one numpy call p
 group). Every time is wall-clock on this machine's CPU, the best of several runs;
 "plan" is the one-off cost of building the batched schedule (kept by the executor for
 later calls). torch eager runs `torch.softmax` on the same data in the same process.
+
+Old vs new side by side: `git worktree add /tmp/old_exec <commit>`, then
+`.venv/bin/python benchmarks/executor_bench.py --against /tmp/old_exec [--rounds 2]`: per
+tile shape, child processes alternate old, new, old, new … (pypto from each checkout, this
+file's measuring code); each times the batched run and torch eager, and the best of the
+rounds is printed, with both sides' ratio to torch eager and whether old and new give the same
+bytes. Figures (issue 19 item 4) are in docs/ARCHITECTURE.md ("Values near torch") and below.
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import json
 import os
 import platform
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -72,5 +84,65 @@ def main() -> None:
               f"{eager:>8.4f}  {'yes' if same else 'NO'} (max |diff| vs torch {err:.1e})")
 
 
+def one(tile: tuple[int, int], reps: int) -> dict[str, float | str]:
+    """In this process: the batched run at `tile` and torch eager, each the best of `reps`
+    (interleaved, so a change in the machine's load hits both), and the output's digest."""
+    torch.manual_seed(0)
+    x = torch.randn(N, N)
+    out = torch.empty_like(x)
+    arrays = {"x": x.numpy(), "out": out.numpy()}
+    ck = softmax_kernel(tile).compile(x, out)
+    program = ck.lower(ck.bind_symbols(arrays, None)).program
+    assert program.tiles is not None
+    ex = TileExecutor(program.graph, program.tiles)
+    t0 = time.perf_counter()
+    ex.plan()
+    plan_s = time.perf_counter() - t0
+    got = ex.run(arrays)["out"]
+    batched = eager = float("inf")
+    for _ in range(reps):
+        batched = min(batched, best(lambda: ex.run(arrays), 1))
+        eager = min(eager, best(lambda: torch.softmax(x, -1), 2))
+    return {"ops": float(len(program.tiles.ops)), "plan": plan_s, "batched": batched, "torch": eager,
+            "digest": hashlib.sha1(np.ascontiguousarray(got).tobytes()).hexdigest()}
+
+
+def against(old: Path, rounds: int, reps: int) -> None:
+    """This checkout and the one at `old`, side by side (child processes alternating)."""
+    new = Path(__file__).resolve().parent.parent
+    print(f"softmax fp32 [{N}, {N}] over the last axis, the batched executor: old = {old}, new = {new}; "
+          f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs; torch "
+          f"{torch.__version__} ({torch.get_num_threads()} threads); wall-clock seconds, best of {rounds} rounds x "
+          f"{reps} runs per side, alternating; torch eager timed in every child, best of all")
+    print(f"{'vec tile':>10} {'tile ops':>9} {'old s':>7} {'new s':>7} {'speed-up':>8} {'torch s':>8} "
+          f"{'old/torch':>9} {'new/torch':>9} {'old plan s':>10} {'new plan s':>10}  same bytes")
+    for tile in TILES:
+        got: dict[str, dict[str, float | str]] = {}
+        eager = float("inf")
+        for _ in range(rounds):
+            for name, root in (("old", old), ("new", new)):
+                env = {**os.environ, "PYTHONPATH": str(root)}  # pypto from that checkout, `one` from this file
+                cmd = [sys.executable, "-c", f"import sys; sys.path.insert(1, {str(Path(__file__).parent)!r}); "
+                       f"import executor_bench as b, json; print(json.dumps(b.one({tile!r}, {reps})))"]
+                done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, check=True)
+                r = json.loads(done.stdout.strip().splitlines()[-1])
+                eager = min(eager, float(r["torch"]))
+                if name not in got or float(r["batched"]) < float(got[name]["batched"]):
+                    got[name] = r
+        o, n = got["old"], got["new"]
+        ob, nb = float(o["batched"]), float(n["batched"])
+        print(f"{str(tile):>10} {int(float(n['ops'])):>9} {ob:>7.3f} {nb:>7.3f} {ob / nb:>7.2f}x {eager:>8.4f} "
+              f"{ob / eager:>8.2f}x {nb / eager:>8.2f}x {float(o['plan']):>10.3f} {float(n['plan']):>10.3f}  "
+              f"{'yes' if o['digest'] == n['digest'] else 'NO'}")
+
+
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--against", type=Path, help="another checkout (old executor) to measure side by side")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    if args.against:
+        against(args.against, args.rounds, args.reps)
+    else:
+        main()

@@ -1,0 +1,124 @@
+"""Whole waves on views (issue 19 item 4): a group of loads that is every tile of a lattice of GM is
+a strided view of GM, not a gather, unless something writes that GM later; a full group of stores
+is one assignment; the cpu board runs each task's isomorphic tiles as one call.
+
+Every comparison is exact (the batched path equals the op-by-op path byte for byte), and each test
+also shows the case it guards is the one it claims: a view where a copy is needed gives other bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from support import lowered
+
+import pypto
+from pypto.boards.cpu import run_cpu
+from pypto.compiler.tile_exec import TileExecutor
+
+
+def _same(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None:
+    assert got.keys() == want.keys()
+    for k in want:
+        assert got[k].dtype == want[k].dtype and got[k].shape == want[k].shape
+        assert np.ascontiguousarray(got[k]).tobytes() == np.ascontiguousarray(want[k]).tobytes(), k
+
+
+def _executor(kernel: pypto.JitKernel, *args: torch.Tensor):
+    _, lw, arrays, _ = lowered(kernel, *args)
+    return lw.program, TileExecutor(lw.program.graph, lw.program.tiles), arrays
+
+
+def test_a_whole_lattice_of_loads_is_a_view_of_gm():
+    """softmax at 16 x 64 tiles over 128 x 256: x's tiles are loaded as one strided view of x (batch
+    axes: the 8 x 4 lattice), whole groups keep those axes, and the values are the op-by-op ones."""
+    @pypto.jit
+    def k(x: pypto.Tensor([128, 256], pypto.DT_FP32), out: pypto.Tensor([128, 256], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = pypto.softmax(x, -1)
+
+    x = torch.randn(128, 256)
+    p, ex, arrays = _executor(k, x, torch.empty_like(x))
+    plan = ex.plan()
+    views = [st for st in plan.steps if st.view]
+    assert views, "some load is a view"
+    assert any(len(st.batch) > 1 for st in plan.steps if st.kind == "batch"), "a lattice reaches a kernel"
+    assert any(st.window is not None and st.window.full for st in plan.steps if st.kind == "store")
+    loaded = views[0].window.load(ex.memory(arrays).arenas, True)
+    assert loaded.base is not None, "a view, not a copy"
+    _same(ex.run(arrays), ex.run(arrays, batched=False))
+    np.testing.assert_allclose(ex.run(arrays)["out"], torch.softmax(x, -1).numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_a_load_of_gm_written_later_is_a_copy():
+    """x is read once, for `u = x + t` after a long chain on y, and zeroed in place (the store waits
+    only for x's load, not for `u`): the loaded tiles must be a copy, and a view would see the zeros."""
+    t2 = pypto.Tensor([64, 128], pypto.DT_FP32)
+
+    @pypto.jit
+    def k(x: t2, y: t2, out: t2):
+        pypto.set_vec_tile_shapes(16, 64)
+        t = pypto.exp(pypto.exp(pypto.exp(y * 0.01) * 0.01) * 0.01)
+        u = x + t
+        x[:] = pypto.zeros([64, 128], dtype=pypto.DT_FP32)
+        out[:] = u
+
+    x, y = torch.randn(64, 128), torch.randn(64, 128)
+    p, ex, arrays = _executor(k, x, y, torch.empty_like(x))
+    want = ex.run(arrays, batched=False)
+    np.testing.assert_array_equal(want["x"], 0)
+    plan = ex.plan()
+    x_buffer = next(b.id for b in p.tiles.buffers if b.name == "x")
+    loads = [st for st in plan.steps if st.kind == "load" and st.window is not None and st.window.full]
+    full = [st for st in loads if st.ops[0].region.buffer == x_buffer]
+    assert full and not any(st.view for st in full), "x's tiles: a copy"
+    assert any(st.view for st in loads if st not in full), "y's (never written): a view"
+    _same(ex.run(arrays), want)
+    for st in full:  # what the rule prevents: a view sees the zeros written before `x + t` runs
+        st.view = True
+    try:
+        got = ex.run(arrays)
+    finally:
+        for st in full:
+            st.view = False
+    assert got["out"].tobytes() != want["out"].tobytes()
+
+
+def test_reductions_transposes_and_arg_reductions_on_a_lattice():
+    """Dims and perms shift by the number of batch axes (the lattice's 3), not by one."""
+    @pypto.jit
+    def k(x: pypto.Tensor([64, 96], pypto.DT_FP32)) -> tuple[pypto.Tensor(), pypto.Tensor(), pypto.Tensor()]:
+        pypto.set_vec_tile_shapes(16, 32)
+        y = pypto.exp(x * 0.5)
+        return pypto.sum(y, 0, True), pypto.argmax(y, 1, False), pypto.transpose(y, 0, 1) * 2.0
+
+    x = torch.randn(64, 96)
+    p, ex, arrays = _executor(k, x)
+    assert any(len(st.batch) == 3 for st in ex.plan().steps if st.kind == "batch")
+    got = ex.run(arrays)
+    _same(got, ex.run(arrays, batched=False))
+    y = np.exp(x.numpy() * np.float32(0.5))
+    values = list(got.values())
+    np.testing.assert_allclose(values[0], y.sum(0, keepdims=True), rtol=1e-5)
+    np.testing.assert_array_equal(values[1], y.argmax(1))
+    np.testing.assert_array_equal(values[2], y.T * np.float32(2))
+
+
+def test_the_cpu_board_runs_a_tasks_tiles_as_one_call():
+    """A task holding 4 column tiles of a row block runs as its batched plan (fewer numpy calls than
+    tile ops); the board's bytes are the executor's, with one worker and with two."""
+    @pypto.jit
+    def k(x: pypto.Tensor([128, 256], pypto.DT_FP32), out: pypto.Tensor([128, 256], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = pypto.softmax(x, -1)
+
+    x = torch.randn(128, 256)
+    p, ex, arrays = _executor(k, x, torch.empty_like(x))
+    want = ex.run(arrays)
+    for workers in (1, 2):
+        got, sl = run_cpu(p, arrays, workers, ex)
+        _same(got, want)
+        assert len(sl.tasks) == len(p.execute.tasks)
+    by_id = {o.id: o for o in p.tiles.ops}
+    plans = [ex.plan_of(tuple(by_id[i] for i in p.subgraphs[t.subgraph].ops)) for t in p.execute.tasks]
+    assert any(len(pl.steps) < len(p.subgraphs[t.subgraph].ops) for pl, t in zip(plans, p.execute.tasks))
