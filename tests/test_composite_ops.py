@@ -139,6 +139,45 @@ def test_gather_in_ub_and_l1_read_token_rows_through_the_page_table(seed):
     assert torch.equal(cols, cache[where][:, :8])  # is_trans is the L1 layout for the matmul, not the shape
 
 
+STEPS, K, CACHE, ROW0 = 3, 4, 64, 8
+
+
+@pypto.frontend.jit
+def windowed_gathers(cache: pypto.Tensor([CACHE, HIDDEN], pypto.DT_FP32),
+                     idx: pypto.Tensor([STEPS, K], pypto.DT_INT32), table: pypto.Tensor([1, 8], pypto.DT_INT32),
+                     rows: pypto.Tensor([STEPS * K, HIDDEN], pypto.DT_FP32),
+                     cols: pypto.Tensor([STEPS * K, 8], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 16)
+    for t in pypto.loop(0, STEPS, 1):
+        k = pypto.min(t + 2, K)  # step t selects t + 2 tokens: its top-k row is valid that far
+        sel = pypto.view(idx, [1, K], [t, 0], valid_shape=[1, k])
+        # a K-row window at ROW0 on the cache: PyPTO's gather addresses rows from the window's first
+        # row on, past its end, so the page table spans the whole cache
+        win = pypto.view(cache, [K, HIDDEN], [ROW0, 0], valid_shape=[k, HIDDEN])
+        pypto.assemble(pypto.experimental.gather_in_ub(win, sel, table, 8, -2), [t * K, 0], rows)
+        right = pypto.view(cache, [K, 8], [ROW0, 8])  # and the right half of its columns
+        pypto.assemble(pypto.experimental.gather_in_l1(right, sel, table, 8, 8, True, True), [t * K, 0], cols)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gathers_on_a_window_read_the_cache_past_it_and_only_the_valid_indices(seed):
+    g = torch.Generator().manual_seed(seed)
+    cache = torch.randn(CACHE, HIDDEN, generator=g)
+    table = torch.randperm(7, generator=g).to(torch.int32)[None, :]
+    table = torch.cat([table, torch.full((1, 1), -1, dtype=torch.int32)], dim=1)  # an unused page: -1
+    idx = torch.randint(0, 56 - ROW0, (STEPS, K), generator=g, dtype=torch.int32)
+    for t in range(STEPS):
+        idx[t, t + 2:] = 1 << 20  # past the valid top-k: padding no lookup may use (page 2**17 is no page)
+    rows, cols = torch.zeros(STEPS * K, HIDDEN), torch.zeros(STEPS * K, 8)
+    windowed_gathers(cache, idx, table, rows, cols)
+    for t in range(STEPS):
+        for j in range(min(t + 2, K)):  # the valid rows (what the assemble writes past them is not checked)
+            pos = int(idx[t, j])
+            r = ROW0 + int(table[0, pos // 8]) * 8 + pos % 8
+            assert torch.equal(rows[t * K + j], cache[r]), (t, j)
+            assert torch.equal(cols[t * K + j], cache[r, 8:]), (t, j)
+
+
 def test_gather_in_ub_mistakes_name_the_problem():
     @pypto.frontend.jit
     def axis0(cache: pypto.Tensor([8, 16], pypto.DT_FP32), idx: pypto.Tensor([1, 2], pypto.DT_INT32),

@@ -143,6 +143,8 @@ class Builder:
         self.readable: dict[int, Readable] = {}
         self.lifted: dict[int, int] = {}  # a value computed in a closed loop -> its value after the loop
         self.valid: dict[int, tuple[S.Dim, ...]] = {}  # values whose valid part is less than their shape
+        # a view's value -> the value it is a window on (through views of views) and its offsets there
+        self.windows: dict[int, tuple[int, tuple[S.Dim, ...]]] = {}
         self.disagree: dict[int, str] = {}  # a run-time if's value whose sides disagree in shape: why
         self.push_tile_options(opts)
 
@@ -380,6 +382,7 @@ class Builder:
                     self.vec.id if self.vec and (opdef.vector or op in _COPIES) else None)
         node = Node(self.new_id(), op, tuple(inputs), ty, attrs, loc, name, self.label, tile, body)
         self._track_readable(node)
+        self._track_window(node)
         self._track_valid(node, opdef.vector)
         return self._append(node)
 
@@ -398,6 +401,20 @@ class Builder:
                 if got is not None and self.types[v].shape == ty.shape:
                     self.valid[node.id] = got
                     return
+
+    def _track_window(self, node: Node) -> None:
+        """A view (same dtype and rank) is a window on the memory of what it views: record where."""
+        if node.op != "view" or node.type is None:
+            return
+        src = node.inputs[0]
+        st = self.types[src]
+        if st.dtype != node.type.dtype or st.rank != node.type.rank:
+            return
+        offs: tuple[S.Dim, ...] = tuple(node.attrs["offsets"])
+        outer = self.windows.get(src)
+        if outer is not None:
+            src, offs = outer[0], tuple(S.add(a, b) for a, b in zip(outer[1], offs))
+        self.windows[node.id] = (src, offs)
 
     def _track_readable(self, node: Node) -> None:
         """Follow kernel inputs through views and unit-dim reshapes, so a scalar read of a window

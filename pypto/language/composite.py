@@ -15,6 +15,7 @@ from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError
 from pypto.language import api
+from pypto.language.scalar import wrap
 from pypto.language.tensor import Tensor, as_tensor, trace_of, traced_tensor
 
 
@@ -86,9 +87,46 @@ def _page_rows(indices: Tensor, block_table: Tensor, block_size: int, op: str) -
             raise PyptoError(f"{op}: {name} must be an integer tensor, got {t.type.dtype.short}")
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size <= 0:
         raise PyptoError(f"{op}: block_size must be a positive int, got {block_size!r}")
+    if trace_of(idx).builder.valid.get(trace_of(idx).value) is not None:
+        # PyPTO reads only the valid positions (a top-k shorter than its tile); what lies past them
+        # may be anything (-1 padding): read as position 0, so no lookup leaves the table
+        idx = fillpad(idx, "constant", 0)
     blocks = api.gather(table, 1, idx // block_size)
     rows = blocks * block_size + idx % block_size
     return api.reshape(rows, [idx.type.shape[1]])
+
+
+def _cache_rows(param: Tensor, cols: S.Dim, rows: Tensor) -> tuple[Tensor, Tensor]:
+    """What the rows are taken from, and the rows there. PyPTO's gather moves rows from `param`'s
+    memory by address: row r is `param`'s first row plus r rows, whatever `param`'s own shape. A
+    view of a bigger cache (its models pass a tile-sized window `view(cache, [k, d], [0, 0])` and
+    page through the whole cache) therefore reads the cache past the window's end; here the rows
+    index the viewed tensor itself, shifted by the window's row offset, over the window's columns
+    (the first `cols` of them)."""
+    t = trace_of(param)
+    win = t.builder.windows.get(t.value)
+    if win is None or param.type.rank != 2:
+        return api.view(param, [param.type.shape[0], cols], [0, 0]), rows
+    src, (row0, col0) = win
+    whole = traced_tensor(t.builder, src)
+    if S.equal(row0, 0) is not True:
+        rows = rows + wrap(row0)
+    if S.equal(col0, 0) is True and S.equal(cols, whole.type.shape[1]) is True:
+        return whole, rows
+    return api.view(whole, [whole.type.shape[0], cols], [0, col0]), rows
+
+
+def _valid_like(out: Tensor, indices: Tensor, param: Tensor | None) -> Tensor:
+    """As PyPTO: the result's valid rows are the indices' valid columns (a top-k result shorter than
+    its tile), its valid columns `param`'s."""
+    b = trace_of(out).builder
+    iv = b.valid.get(trace_of(indices).value)
+    pv = b.valid.get(trace_of(param).value) if param is not None else None
+    if iv is None and pv is None:
+        return out
+    rows, cols = out.type.shape
+    b.valid[trace_of(out).value] = (iv[1] if iv is not None else rows, pv[1] if pv is not None else cols)
+    return out
 
 
 def gather_in_ub(param: Tensor, indices: Tensor, block_table: Tensor, block_size: int, axis: int) -> Tensor:
@@ -99,7 +137,9 @@ def gather_in_ub(param: Tensor, indices: Tensor, block_table: Tensor, block_size
         raise PyptoError(f"gather_in_ub: axis must be -2 (as in PyPTO), got {axis!r}")
     if p.type.rank != 2:
         raise PyptoError(f"gather_in_ub: param must be 2-D [tokens, hidden], got shape {p.shape}")
-    return api.index_select(p, 0, _page_rows(indices, block_table, block_size, "gather_in_ub"))
+    rows = _page_rows(indices, block_table, block_size, "gather_in_ub")
+    cache, rows = _cache_rows(p, p.type.shape[1], rows)
+    return _valid_like(api.index_select(cache, 0, rows), indices, p)
 
 
 def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: int, size: int,
@@ -116,4 +156,5 @@ def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: 
             (isinstance(cols, int) and size > cols):
         raise PyptoError(f"gather_in_l1: size must be an int in [1, {S.to_str(cols)}], got {size!r}")
     rows = _page_rows(indices, block_table, block_size, "gather_in_l1")
-    return api.index_select(api.view(s, [s.type.shape[0], size], [0, 0]), 0, rows)
+    cache, rows = _cache_rows(s, size, rows)
+    return _valid_like(api.index_select(cache, 0, rows), indices, None)
