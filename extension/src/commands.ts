@@ -53,10 +53,10 @@ function documentUri(arg: unknown, active: ActiveKernel): vscode.Uri | undefined
 }
 
 export function registerCommands(d: CommandDeps): vscode.Disposable[] {
-  const openPanel = (id: PanelId) => (arg?: unknown): void => {
+  const openPanel = (id: PanelId) => async (arg?: unknown): Promise<void> => {
     const ref = kernelArg(arg);
     if (ref && d.active.choose(ref)) d.activeChanged();
-    const host = d.panels.show(id, ref ?? d.active.get(), !ref);
+    const host = await d.panels.show(id, ref ?? d.active.get(), !ref);
     const view = viewFor(arg);
     if (view) host.postWhenReady(view);
   };

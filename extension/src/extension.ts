@@ -5,7 +5,7 @@
 //   kernels.ts         kernels, summaries, the active kernel  statusBar.ts       the status-bar item
 //   panels/            the four webview panels               router.ts          what a panel message asks
 //   commands.ts        every command                         traceEditor.ts     trace files in the swimlane
-//   report.ts          the HTML health report
+//   report.ts          the HTML health report                 placement.ts       where a new panel opens
 //
 // docs/extension.md describes each file.
 
@@ -46,6 +46,7 @@ export function activate(context: vscode.ExtensionContext): void {
     active: () => active.get(),
     log,
     compileNow: (uri) => void srv.compile(uri, false).catch(() => undefined),
+    placement: () => settings.panelPlacement,
   });
   const showStatus = (): void => statusBar.update(kernels.get(active.get()), srv.current.state, srv.current.message);
   const activeChanged = (): void => {

@@ -7,6 +7,8 @@
 // Pure: no `vscode` import. The caller hands in a `read(key)` function (VS Code's
 // WorkspaceConfiguration.get in the extension, a map in the tests).
 
+import { PLACEMENTS, type Placement } from './placement';
+
 export const SECTION = 'pypto';
 
 export type Board = 'sim' | 'cpu';
@@ -25,6 +27,7 @@ export interface Settings {
   precision: boolean;
   progressDelayMs: number;
   logLevel: LogLevel;
+  panelPlacement: Placement;
 }
 
 type Kind = 'string' | 'integer' | 'number' | 'boolean';
@@ -94,6 +97,10 @@ export const SETTINGS: Specs = {
   logLevel: {
     key: 'logLevel', kind: 'string', default: 'info', enum: ['error', 'warning', 'info', 'debug'], restart: false, server: true,
     description: 'How much of the server\'s log the "PyPTO" output channel shows.',
+  },
+  panelPlacement: {
+    key: 'panelPlacement', kind: 'string', default: 'below', enum: PLACEMENTS, restart: false, server: false,
+    description: 'Where a PyPTO panel (swimlane, graph, health, precision) opens when none is open: `below` — its own editor group below the code, at the editor area\'s full width (the swimlane\'s time axis gets the width, the code stays in view); `beside` — VS Code\'s split beside the code (half width); `active` — a tab in the code\'s own group (full size). A layout of several groups is left alone (`below` then opens beside). Later panels join the open one\'s group.',
   },
 };
 

@@ -97,10 +97,11 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 /**
  * Start code-server on a free port with the extension (VSIX) installed and `folder` open.
  * `interpreter` is pypto.interpreter (default: the repo's .venv python); `env` is added to the
- * extension host's environment; `label` names the kept logs (build/vscode/logs/<label>/).
+ * extension host's environment; `label` names the kept logs (build/vscode/logs/<label>/);
+ * `settings` (an object) is merged over the default user settings (start.sh --settings).
  * Returns {url, run (the run dir), stop}.
  */
-export async function startIDE({ folder, interpreter = VENV_PYTHON, env = {}, label = 'ide' }) {
+export async function startIDE({ folder, interpreter = VENV_PYTHON, env = {}, label = 'ide', settings = null }) {
   const run = mkdtempSync(join(tmpdir(), 'pypto-e2e-run-'));
   // stop: end the process group, keep its logs in build/vscode/logs/<label>/, drop the run dir.
   // Registered before the start, so that an interrupt during start.sh still ends code-server.
@@ -120,6 +121,7 @@ export async function startIDE({ folder, interpreter = VENV_PYTHON, env = {}, la
     const args = [join(REPO, 'tools', 'vscode', 'start.sh'), '--run', run, '--port', String(port), '--folder', folder,
       '--vsix', VSIX, '--owner', String(process.pid)];
     if (interpreter) args.push('--interpreter', interpreter);
+    if (settings) args.push('--settings', JSON.stringify(settings));
     return spawnSync('bash', args, { env: { ...process.env, ...env }, encoding: 'utf8' });
   };
   let r = await attempt();
@@ -162,11 +164,11 @@ export async function openBrowser(url) {
 
 /**
  * One test file's (or benchmark run's) IDE: a fresh copy of examples/ (`ws`, or a new
- * workspace()), code-server on it (startIDE's `label`, `env`, `interpreter`; `folder` opened,
+ * workspace()), code-server on it (startIDE's `label`, `env`, `interpreter`, `settings`; `folder` opened,
  * default the copy of examples/), and a browser on the workbench. Returns {ws, ide, page,
  * close}; close() undoes all three (also after a failed start of one of them).
  */
-export async function session({ label, env, interpreter, ws = workspace(), folder = ws.folder }) {
+export async function session({ label, env, interpreter, settings, ws = workspace(), folder = ws.folder }) {
   let ide = null;
   let browser = null;
   const close = async () => {
@@ -175,7 +177,7 @@ export async function session({ label, env, interpreter, ws = workspace(), folde
     ws.remove();
   };
   try {
-    ide = await startIDE({ folder, env, interpreter, label });
+    ide = await startIDE({ folder, env, interpreter, label, settings });
     browser = await openBrowser(ide.url);
   } catch (e) {
     await close();

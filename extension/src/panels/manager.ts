@@ -10,6 +10,7 @@ import { PANELS, PROTOCOL_VERSION } from '../../../webview/src/protocol';
 import type { KernelInfo, KernelRef, SearchProgress } from '../kernels';
 import { sameKernel } from '../kernels';
 import { TITLES, VIEW_TYPES, type PanelServer } from '../panelData';
+import { planPanel, type EditorLayout, type Placement } from '../placement';
 import { highlightFor, route, type EditorEdit, type EditorRange } from '../router';
 import { GraphPanel } from './graph';
 import { HealthPanel } from './health';
@@ -32,10 +33,14 @@ export interface ManagerDeps {
   log(line: string): void;
   /** After an applied edit: recompile now instead of after the debounce. */
   compileNow(uri: string): void;
+  /** `pypto.panelPlacement`: where a new panel opens. */
+  placement(): Placement;
 }
 
 export class PanelManager implements vscode.Disposable {
   private readonly hosts = new Map<PanelId, PanelHost>();
+  /** Panels being created (the layout is set first): a second show() waits for the same one. */
+  private readonly creating = new Map<PanelId, Promise<PanelHost>>();
   private readonly disposables: vscode.Disposable[] = [];
   /** The last source position echoed to the panels (file, 1-based line). */
   private highlight: { file: string; line: number } | null = null;
@@ -72,18 +77,45 @@ export class PanelManager implements vscode.Disposable {
     return host;
   }
 
-  /** Show the panel (creating it beside the editor if needed), following `ref` or the active kernel. */
-  show(id: PanelId, ref?: KernelRef | null, preserveFocus = true): PanelHost {
+  /** Show the panel (creating it where `pypto.panelPlacement` says, placement.ts), following
+   * `ref` or the active kernel. */
+  async show(id: PanelId, ref?: KernelRef | null, preserveFocus = true): Promise<PanelHost> {
     let host = this.hosts.get(id);
     if (host && !host.isDisposed) {
       host.reveal(undefined, preserveFocus);
     } else {
-      const panel = vscode.window.createWebviewPanel(VIEW_TYPES[id], TITLES[id],
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus }, webviewOptions(this.deps.mediaRoot));
-      host = this.adopt(id, panel);
+      let creating = this.creating.get(id);
+      if (!creating) {
+        creating = this.create(id, preserveFocus).finally(() => this.creating.delete(id));
+        this.creating.set(id, creating);
+      }
+      host = await creating;
     }
     host.follow(ref ?? this.deps.active());
     return host;
+  }
+
+  /** A new panel, in the column planned for it (a new editor group below the code by default). */
+  private async create(id: PanelId, preserveFocus: boolean): Promise<PanelHost> {
+    const layout = await vscode.commands.executeCommand<EditorLayout>('vscode.getEditorLayout').then((l) => l, () => undefined);
+    const plan = planPanel(this.deps.placement(), {
+      layout,
+      editorColumn: vscode.window.activeTextEditor?.viewColumn,
+      panelColumn: this.open().find((h) => h.panel.viewColumn !== undefined)?.panel.viewColumn,
+    });
+    if (plan.layout) {
+      try {
+        await vscode.commands.executeCommand('vscode.setEditorLayout', plan.layout);
+      } catch (e) {
+        this.deps.log(`panels: could not split the editor area (${(e as Error).message}); opening beside`);
+        plan.column = 'beside';
+      }
+    }
+    const column = plan.column === 'beside' ? vscode.ViewColumn.Beside : plan.column === 'active' ? vscode.ViewColumn.Active : plan.column;
+    this.deps.log(`panels: ${id} opens in ${typeof plan.column === 'number' ? `column ${plan.column}` : plan.column}${plan.layout ? ' (a new group below the code)' : ''}`);
+    const panel = vscode.window.createWebviewPanel(VIEW_TYPES[id], TITLES[id], { viewColumn: column, preserveFocus },
+      webviewOptions(this.deps.mediaRoot));
+    return this.adopt(id, panel);
   }
 
   open(): PanelHost[] {
@@ -154,14 +186,15 @@ export class PanelManager implements vscode.Disposable {
         void this.applyEdit(action.edits, action.label);
         break;
       case 'openPanel': {
-        const target = this.show(action.panel, host.kernel, false);
-        if (action.view) target.postWhenReady({ v: PROTOCOL_VERSION, type: 'showView', view: action.view });
-        if (action.file && action.line) {
-          const m = highlightFor(action.file, action.line - 1);
-          if (action.task !== null) target.postWhenReady({ ...m, task: action.task }); // centred on that task
-          else if (target.ready) target.post(m);
-          this.highlight = { file: m.file, line: m.line };
-        }
+        const m = action.file && action.line ? highlightFor(action.file, action.line - 1) : null;
+        if (m) this.highlight = { file: m.file, line: m.line };
+        void this.show(action.panel, host.kernel, false).then((target) => {
+          if (action.view) target.postWhenReady({ v: PROTOCOL_VERSION, type: 'showView', view: action.view });
+          if (m) {
+            if (action.task !== null) target.postWhenReady({ ...m, task: action.task }); // centred on that task
+            else if (target.ready) target.post(m);
+          }
+        });
         break;
       }
       case 'requestPass':
