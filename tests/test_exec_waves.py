@@ -9,12 +9,17 @@ also shows the case it guards is the one it claims: a view where a copy is neede
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
-from support import lowered
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+from support import example_records, lowered, param_inputs
 
 import pypto
 from pypto.boards.cpu import run_cpu
-from pypto.compiler.tile_exec import TileExecutor
+from pypto.compiler.tile_exec import Segment, TileExecutor
+
+SWEEP = settings(max_examples=40, deadline=None, derandomize=True, database=None)
 
 
 def _same(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None:
@@ -122,3 +127,82 @@ def test_the_cpu_board_runs_a_tasks_tiles_as_one_call():
     by_id = {o.id: o for o in p.tiles.ops}
     plans = [ex.plan_of(tuple(by_id[i] for i in p.subgraphs[t.subgraph].ops)) for t in p.execute.tasks]
     assert any(len(pl.steps) < len(p.subgraphs[t.subgraph].ops) for pl, t in zip(plans, p.execute.tasks))
+
+
+# ---- segments: chains of whole groups run chunk by chunk, on threads ------------------------------
+
+RECORDS = example_records()
+
+
+def _chunked(ex: TileExecutor, chunk_bytes: int = 2048, threads: int = 2) -> TileExecutor:
+    ex.chunk_bytes, ex.threads = chunk_bytes, threads  # tiny chunks: every example's chains form segments
+    return ex
+
+
+@pytest.mark.parametrize("name, record", RECORDS, ids=[n for n, _ in RECORDS])
+def test_segments_equal_the_op_by_op_run_on_every_example(name, record):
+    p = record.program
+    ex = _chunked(TileExecutor(p.graph, p.tiles))
+    arrays = param_inputs(p.tiles)
+    _same(ex.run(arrays), ex.run(arrays, batched=False))
+    plan = ex.plan()
+    ran = [st.id for item in plan.order for st in (item.steps if isinstance(item, Segment) else (plan.steps[item],))]
+    assert sorted(ran) == list(range(len(plan.steps))), "each step runs once"
+
+
+def test_the_examples_form_segments():
+    """Over the examples, with tiny chunks, many steps run in segments of several chunks."""
+    inside = 0
+    for _, record in RECORDS:
+        ex = _chunked(TileExecutor(record.program.graph, record.program.tiles))
+        inside += sum(len(item.steps) for item in ex.plan().order if isinstance(item, Segment) and item.chunk < item.n)
+    assert inside >= 50
+
+
+def test_a_segment_keeps_what_later_steps_read_and_frees_the_rest():
+    """softmax 256 x 512 at 8 x 512, 64 KB chunks: one segment (load, amax, sub, exp, sum, div, store)
+    holding nothing whole, on one thread and on two, with the op-by-op bytes."""
+    @pypto.jit
+    def k(x: pypto.Tensor([256, 512], pypto.DT_FP32), out: pypto.Tensor([256, 512], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 512)
+        out[:] = pypto.softmax(x, -1)
+
+    x = torch.randn(256, 512)
+    p, ex, arrays = _executor(k, x, torch.empty_like(x))
+    want = ex.run(arrays, batched=False)
+    for threads in (1, 2):
+        ex = _chunked(TileExecutor(p.graph, p.tiles), 1 << 16, threads)
+        segments = [item for item in ex.plan().order if isinstance(item, Segment)]
+        assert len(segments) == 1 and len(segments[0].steps) == len(ex.plan().steps)
+        assert segments[0].chunk == 4 and not segments[0].keep  # 4 tiles of 16 KB per chunk: 8 chunks
+        _same(ex.run(arrays), want)
+        assert ex.peak_bytes == 0  # no value is held whole
+
+
+@SWEEP
+@given(rows=hs.integers(1, 70), cols=hs.sampled_from([8, 40, 64, 200]), tr=hs.sampled_from([1, 4, 16]),
+       tc=hs.sampled_from([16, 32, 64]), dt=hs.sampled_from(["fp32", "fp16", "int32"]),
+       op=hs.sampled_from(["sum", "amax", "argmax", "argmin"]), dim=hs.sampled_from([0, 1]),
+       chunk=hs.sampled_from([64, 512, 4096]), threads=hs.sampled_from([1, 2]), seed=hs.integers(0, 99))
+def test_sweep_segments(rows, cols, tr, tc, dt, op, dim, chunk, threads, seed):
+    """Elementwise chains with broadcast operands and reductions (partials, combines, arg offsets)
+    across tails, run in segments of any chunk size: the op-by-op bytes."""
+    fn = getattr(pypto, op)
+    dtype = {"fp32": pypto.DT_FP32, "fp16": pypto.DT_FP16, "int32": pypto.DT_INT32}[dt]
+
+    @pypto.jit
+    def k(x: pypto.Tensor([rows, cols], dtype), b: pypto.Tensor([cols], dtype)) -> tuple[pypto.Tensor(),
+                                                                                         pypto.Tensor()]:
+        pypto.set_vec_tile_shapes(tr, tc)
+        y = pypto.maximum(x * 3 - b, x + b)
+        return y, fn(y, dim, True)
+
+    g = torch.Generator().manual_seed(seed)
+    if dt == "int32":
+        x, b = (torch.randint(-50, 50, s, generator=g, dtype=torch.int32) for s in ([rows, cols], [cols]))
+    else:
+        x, b = ((torch.randn(s, generator=g) * 3).to(torch.float16 if dt == "fp16" else torch.float32)
+                for s in ([rows, cols], [cols]))
+    p, ex, arrays = _executor(k, x, b)
+    ex = _chunked(ex, chunk, threads)
+    _same(ex.run(arrays), ex.run(arrays, batched=False))

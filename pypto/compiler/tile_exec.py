@@ -51,7 +51,10 @@ from __future__ import annotations
 import dataclasses
 import gc
 import math
+import os
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -296,12 +299,30 @@ class GM:
     bufs: dict[int, np.ndarray]
 
 
+@dataclass(slots=True)
+class Segment:
+    """Steps of one member count run chunk by chunk: each chunk (a range of members, a multiple of
+    `grain`) goes through every step in turn while it is in cache, and the chunks are independent
+    (each step reads its segment inputs whole-group and in member order, and no step's GM access
+    depends on another's), so they may run on several threads. A member's value that a step
+    outside the segment reads is assembled whole (`keep`); the others live one chunk at a time."""
+
+    steps: tuple[Step, ...]
+    n: int  # members of each step
+    grain: int  # a chunk's member count is a multiple of this (each step's batch axes slice evenly)
+    chunk: int  # members per chunk
+    inside: frozenset[int]  # step ids of the segment
+    keep: frozenset[int]  # step ids whose value is assembled whole, for steps outside
+
+
 @dataclass
 class Plan:
-    """The batched schedule: groups in wave order (a topological order of the groups)."""
+    """The batched schedule: groups in wave order (a topological order of the groups), and the
+    order they run in: a step (its index), or a segment of steps run chunk by chunk."""
 
     steps: list[Step]
     waves: int
+    order: list[int | Segment] = dataclasses.field(default_factory=list)
 
 
 class TileExecutor:
@@ -313,6 +334,8 @@ class TileExecutor:
         self._uses: dict[int, int] | None = None
         self._plan: Plan | None = None
         self.peak_bytes = 0  # the most bytes of tile values alive at once in the last run
+        self.threads = os.cpu_count() or 1  # a batched run's segments use up to this many threads
+        self.chunk_bytes = CHUNK_BYTES  # read when the plan is built
         # a parameter no op writes is read in place, never copied
         self._written = {o.region.buffer for o in tiles.ops if o.op in ("store", "matmul") and o.region is not None}
         self._own = {b.id for b in tiles.buffers if b.kind == "param" and b.id in self._written}
@@ -375,7 +398,7 @@ class TileExecutor:
         arenas, bufs = self._alloc(inputs, fp64)
         with np.errstate(all="ignore"):
             if batched:
-                self.peak_bytes = self._run_batched(self.plan(), arenas, bufs, ctx)
+                self.peak_bytes = self._run_batched(self.plan(), arenas, bufs, ctx, self.threads)
             else:
                 self._run_ops(bufs, ctx, order)
         return self.outputs(bufs)
@@ -531,33 +554,104 @@ class TileExecutor:
     # ---- batched ------------------------------------------------------------------------------
 
     def _run_batched(self, plan: Plan, arenas: Sequence[np.ndarray], bufs: Mapping[int, np.ndarray],
-                     ctx: Ctx) -> int:
-        """Run `plan`; the most bytes of tile values it held at once."""
+                     ctx: Ctx, threads: int = 1) -> int:
+        """Run `plan` (segments' chunks on up to `threads` threads); the most bytes of tile values
+        it held at once."""
         vals: dict[int, np.ndarray] = {}
         live = peak = 0
         steps = plan.steps
         views = [st.view for st in steps]
-        for st in steps:
-            n = len(st.ops)
-            xs = [self._gather(spec, vals, n) for spec in st.inputs]
+        for item in plan.order or range(len(steps)):
+            if isinstance(item, Segment):
+                self._run_segment(item, vals, arenas, ctx, threads)
+                ran: Sequence[Step] = item.steps
+            else:
+                st = steps[item]
+                ran = (st,)
+                xs = [self._gather(spec, vals, len(st.ops)) for spec in st.inputs]
+                if st.kind == "load":
+                    assert st.window is not None
+                    vals[st.id] = st.window.load(arenas, st.view)
+                elif st.kind == "store":
+                    assert st.window is not None
+                    st.window.store(arenas, xs[0])
+                elif st.kind == "batch":
+                    vals[st.id] = self._batch(st, xs, ctx)
+                else:
+                    self._each(st, xs, vals, bufs, ctx)
+            for st in ran:
+                if st.id in vals and not st.view:  # a view of GM holds no memory of its own
+                    live += vals[st.id].nbytes
+                    peak = max(peak, live)
+            for st in ran:
+                for b in st.free:
+                    v = vals.pop(b, None)  # (a segment's value that only its own steps read never was)
+                    if v is not None and not views[b]:
+                        live -= v.nbytes
+        return peak
+
+    def _run_segment(self, seg: Segment, vals: dict[int, np.ndarray], arenas: Sequence[np.ndarray], ctx: Ctx,
+                     threads: int) -> None:
+        """Run a segment chunk by chunk: its inputs from outside gathered whole first, the
+        values steps outside read assembled whole."""
+        ext: dict[tuple[int, int], np.ndarray] = {}
+        for st in seg.steps:
+            for j, spec in enumerate(st.inputs):
+                if spec.mode != "direct" or spec.src not in seg.inside:
+                    ext[st.id, j] = self._gather(spec, vals, seg.n)
+        outs: dict[int, np.ndarray] = {}
+        bounds = [(lo, min(lo + seg.chunk, seg.n)) for lo in range(0, seg.n, seg.chunk)]
+        self._chunk(seg, *bounds[0], ext, outs, arenas, ctx)  # the first alone: it allocates `outs`
+        rest = bounds[1:]
+        if threads > 1 and len(rest) > 1:
+            def part(k: int) -> None:
+                with np.errstate(all="ignore"):  # (numpy's error state is per thread)
+                    for lo, hi in rest[k::threads]:
+                        self._chunk(seg, lo, hi, ext, outs, arenas, ctx)
+
+            for f in [_pool().submit(part, k) for k in range(threads)]:
+                f.result()
+        else:
+            for lo, hi in rest:
+                self._chunk(seg, lo, hi, ext, outs, arenas, ctx)
+        for st in seg.steps:
+            if st.id in seg.keep:
+                if st.kind == "load":
+                    assert st.window is not None
+                    vals[st.id] = st.window.load(arenas, st.view)
+                else:
+                    vals[st.id] = outs[st.id]
+
+    def _chunk(self, seg: Segment, lo: int, hi: int, ext: Mapping[tuple[int, int], np.ndarray],
+               outs: dict[int, np.ndarray], arenas: Sequence[np.ndarray], ctx: Ctx) -> None:
+        """Members lo … hi-1 of every step of a segment, in step order."""
+        cv: dict[int, np.ndarray] = {}
+        for st in seg.steps:
+            rows = _rows(st.batch, lo, hi)
+            a = _chunk_axis(st.batch)
+            lead = st.batch[:a] + ((hi - lo) // math.prod(st.batch[a + 1:]),) + st.batch[a + 1:]
+            xs = []
+            for j, spec in enumerate(st.inputs):
+                x = ext.get((st.id, j))
+                if x is not None:
+                    xs.append(x[rows])
+                else:
+                    x = cv[spec.src]
+                    xs.append(x if spec.shape is None else x.reshape(lead + spec.shape[len(st.batch):]))
             if st.kind == "load":
                 assert st.window is not None
-                vals[st.id] = st.window.load(arenas, st.view)
-            elif st.kind == "store":
+                cv[st.id] = st.window.tiles(arenas)[rows]  # nothing writes there before the segment ends
+                continue
+            if st.kind == "store":
                 assert st.window is not None
-                st.window.store(arenas, xs[0])
-            elif st.kind == "batch":
-                vals[st.id] = self._batch(st, xs, ctx)
-            else:
-                self._each(st, xs, vals, bufs, ctx)
-            if st.id in vals and not st.view:  # a view of GM holds no memory of its own
-                live += vals[st.id].nbytes
-                peak = max(peak, live)
-            for b in st.free:
-                v = vals.pop(b)
-                if not views[b]:
-                    live -= v.nbytes
-        return peak
+                st.window.tiles(arenas)[rows] = xs[0]
+                continue
+            v = cv[st.id] = self._batch(st, xs, ctx, lead, None if st.base is None else st.base[rows])
+            if st.id in seg.keep:
+                out = outs.get(st.id)
+                if out is None:
+                    out = outs[st.id] = np.empty(st.batch + v.shape[len(lead):], dtype=v.dtype)
+                out[rows] = v
 
     @staticmethod
     def _gather(spec: StepInput, vals: dict[int, np.ndarray], n: int) -> np.ndarray:
@@ -586,12 +680,15 @@ class TileExecutor:
         if outs:
             vals[st.id] = np.stack(outs)
 
-    def _batch(self, st: Step, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
-        """One kernel call for the whole group; the tile ops' semantics as in `run_op`, with a
-        leading batch axis."""
+    def _batch(self, st: Step, xs: list[np.ndarray], ctx: Ctx, lead: tuple[int, ...] | None = None,
+               base: np.ndarray | None = None) -> np.ndarray:
+        """One kernel call for the whole group (or for a chunk of it: its batch axes `lead`, its
+        arg-reduction offsets `base`); the tile ops' semantics as in `run_op`, with leading
+        batch axes."""
         op = st.ops[0]
         kind = op.op
-        lead = st.batch
+        if lead is None:
+            lead, base = st.batch, st.base
         if kind == "combine":
             fn = _COMBINE[op.attrs["fn"]]
             parts = [ctx.up(x, op.dtype) if op.dtype.is_float else x for x in xs]
@@ -617,8 +714,8 @@ class TileExecutor:
             fn = np.max if kind == "amax" else np.min
             return fn(xs[0], axis=_shift(op.attrs["dim"], len(lead)), keepdims=op.attrs["keepdim"])
         out = KERNELS[kind](st.node, xs, ctx)
-        if st.base is not None:
-            out = out + st.base.astype(out.dtype)  # each partial's index within its tile, made global
+        if base is not None:
+            out = out + base.astype(out.dtype)  # each partial's index within its tile, made global
         return out
 
     # ---- the plan -----------------------------------------------------------------------------
@@ -705,17 +802,12 @@ class TileExecutor:
         group_of = np.full(top, -1, dtype=np.int64)
         row_of = np.full(top, -1, dtype=np.int64)
         steps: list[Step] = []
-        last_use: dict[int, int] = {}
         shifted: dict[tuple[int, int], Node] = {}
         for sid, members in enumerate(ordered):
             mids = np.fromiter((o.id for o in members), dtype=np.int64, count=len(members))
             group_of[mids] = sid
             row_of[mids] = np.arange(len(members))
-            st = self._step(sid, tuple(members), group_of, row_of, steps, shifted)
-            for spec in st.inputs:
-                for src in ([spec.src] if spec.mode != "mixed" else [p[0] for p in spec.parts]):
-                    last_use[src] = sid
-            steps.append(st)
+            steps.append(self._step(sid, tuple(members), group_of, row_of, steps, shifted))
         # a full load is a view of GM, not a copy, when nothing writes its arena after it (so
         # GM under the view keeps its values while the value and anything made from it lives)
         last_write: dict[int, int] = {}
@@ -730,14 +822,125 @@ class TileExecutor:
         for st in steps:
             if st.kind == "load" and st.window is not None and st.window.full:
                 st.view = last_write.get(st.window.arena, -1) < st.id
+        order = self._segments(steps)
+        # each value is freed after the last step that reads it runs: in run order (a segment's
+        # steps run together, where the segment stands), by that item's last step
+        pos = [0] * len(steps)
+        frees_at: list[int] = []  # by run position: the step whose `free` lists what dies there
+        for k, item in enumerate(order):
+            members = item.steps if isinstance(item, Segment) else (steps[item],)
+            for st in members:
+                pos[st.id] = k
+            frees_at.append(max(st.id for st in members))
+        last_at: dict[int, int] = {}
+        for st in steps:
+            for spec in st.inputs:
+                for src in ([spec.src] if spec.mode != "mixed" else [p[0] for p in spec.parts]):
+                    last_at[src] = max(last_at.get(src, -1), pos[st.id])
         frees: dict[int, list[int]] = {}
         for st in steps:
             if st.kind == "store" or st.ops[0].op == "matmul":
                 continue  # makes no value
-            frees.setdefault(last_use.get(st.id, st.id), []).append(st.id)
+            frees.setdefault(frees_at[last_at.get(st.id, pos[st.id])], []).append(st.id)
         for st in steps:
             st.free = tuple(frees.get(st.id, ()))
-        return Plan(steps, max(wave, default=-1) + 1)
+        return Plan(steps, max(wave, default=-1) + 1, order)
+
+    def _segments(self, steps: list[Step]) -> list[int | Segment]:
+        """The run order: each step in plan order, except that steps of one member count that
+        read each other whole (a load of a full lattice, kernels, a full store) and are big
+        enough to gain from it gather into segments, each run where the first step that needs
+        one of its values (or GM it touches) comes. A step joins an open segment only if all it
+        waits for in open segments is whole-group values of that segment (no GM order)."""
+        # what each step waits for: its inputs' producers, and GM: per arena, a read waits for
+        # the last write, a write for the last write and the reads since
+        deps: list[dict[int, bool]] = []  # step -> {earlier step: is it a whole-group value read}
+        last_write: dict[int, int] = {}
+        reads: dict[int, list[int]] = {}
+        for st in steps:
+            d: dict[int, bool] = {}
+            for spec in st.inputs:
+                if spec.mode == "mixed":
+                    for src, _, _ in spec.parts:
+                        d[src] = False
+                else:
+                    d[spec.src] = d.get(spec.src, True) and spec.mode == "direct"
+            for arena, write in self._arena_accesses(st):
+                w = last_write.get(arena)
+                if w is not None:
+                    d[w] = False
+                if write:
+                    for r in reads.pop(arena, ()):
+                        d[r] = False
+                    last_write[arena] = st.id
+                else:
+                    reads.setdefault(arena, []).append(st.id)
+            deps.append(d)
+        order: list[int | Segment] = []
+        open_: dict[int, list[Step]] = {}  # member count -> the open segment's steps
+        where: dict[int, int] = {}  # step id -> member count of the open segment holding it
+        users: dict[int, set[int]] = {}  # step id -> steps that read its value
+        for st in steps:
+            for spec in st.inputs:
+                for src in ([spec.src] if spec.mode != "mixed" else [p[0] for p in spec.parts]):
+                    users.setdefault(src, set()).add(st.id)
+
+        def close(n: int) -> None:
+            members = open_.pop(n)
+            for m in members:
+                del where[m.id]
+            if len(members) == 1:
+                order.append(members[0].id)
+                return
+            inside = frozenset(m.id for m in members)
+            grain = 1
+            for m in members:
+                grain = math.lcm(grain, _unit(m.batch))
+            widest = max(tile_bytes[m.id] for m in members)
+            chunk = max(grain, (self.chunk_bytes // max(widest, 1)) // grain * grain)
+            keep = frozenset(m.id for m in members if users.get(m.id, set()) - inside)
+            order.append(Segment(tuple(members), n, grain, chunk, inside, keep))
+
+        # a member's largest tile among what a step reads and writes
+        tile_bytes = [_member_bytes(st) for st in steps]
+        for st in steps:
+            for spec in st.inputs:
+                for src in ([spec.src] if spec.mode != "mixed" else [p[0] for p in spec.parts]):
+                    tile_bytes[st.id] = max(tile_bytes[st.id], _member_bytes(steps[src]))
+        for st in steps:
+            n = len(st.ops)
+            waits = {where[d]: None for d in deps[st.id] if d in where}
+            # a segment starts at a step big enough to gain from chunks (two at least); any step of
+            # a kind that chunks and of its member count may join it
+            joins = (self._chunkable(st) and (n in open_ or tile_bytes[st.id] * n >= 2 * self.chunk_bytes)
+                     and all(where[d] == n and whole for d, whole in deps[st.id].items() if d in where))
+            for m in waits:
+                if not (joins and m == n):
+                    close(m)
+            if joins:
+                open_.setdefault(n, []).append(st)
+                where[st.id] = n
+            else:
+                order.append(st.id)
+        for n in list(open_):
+            close(n)
+        return order
+
+    def _arena_accesses(self, st: Step) -> list[tuple[int, bool]]:
+        """The arenas a step reads (False) and writes (True)."""
+        if st.window is not None:
+            return [(st.window.arena, st.kind == "store")]
+        acc: list[tuple[int, bool]] = []
+        if st.kind == "each":
+            for o in st.ops:
+                for r, w in _gm_accesses(o):
+                    acc.append((self._slot[r.buffer][0], w))
+        return acc
+
+    @staticmethod
+    def _chunkable(st: Step) -> bool:
+        """Whether a step may run chunk by chunk: a full load or store, or a kernel."""
+        return st.kind != "each" and len(st.ops) >= 2 and (st.window is None or st.window.full)
 
     def _step(self, sid: int, members: tuple[TileOp, ...], group_of: np.ndarray, row_of: np.ndarray,
               steps: list[Step], shifted: dict[tuple[int, int], Node]) -> Step:
@@ -813,6 +1016,44 @@ class TileExecutor:
         return _Window.of(regions, self._slot, len(self._arenas[self._slot[regions[0].buffer][0]]))
 
 
+
+
+CHUNK_BYTES = 1 << 21  # a segment chunk's largest value (measured: 256 KB chunks pay Python's cost per
+# call 8 times as often for little cache gain; 2 MB ones keep a chunk's values in L3 and out of mmap)
+_POOL: list[ThreadPoolExecutor] = []
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads segments' chunks run on (made on first use, one per CPU)."""
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="pypto-exec"))
+        return _POOL[0]
+
+
+def _unit(batch: tuple[int, ...]) -> int:
+    """Members per index of a value's chunk axis (its first axis longer than 1)."""
+    a = _chunk_axis(batch)
+    return math.prod(batch[a + 1:])
+
+
+def _chunk_axis(batch: tuple[int, ...]) -> int:
+    return next((a for a, g in enumerate(batch) if g > 1), len(batch) - 1)
+
+
+def _member_bytes(st: Step) -> int:
+    """Bytes of one member's tile (of the region, for loads and stores)."""
+    op = st.ops[0]
+    shape = op.region.shape if st.window is not None and op.region is not None else op.shape
+    return math.prod(shape) * op.dtype.nbytes
+
+
+def _rows(batch: tuple[int, ...], lo: int, hi: int) -> tuple[slice, ...]:
+    """Members lo … hi-1 of a value with batch axes `batch`, as a slice of its chunk axis."""
+    a = _chunk_axis(batch)
+    u = math.prod(batch[a + 1:])
+    return (slice(None),) * a + (slice(lo // u, hi // u),)
 
 
 def _shifted(node: Node, nb: int) -> Node:
