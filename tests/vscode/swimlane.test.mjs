@@ -4,7 +4,8 @@
 // what it shows on an error: a compile error or a syntax error typed into softmax.py keeps the
 // last run on screen, dimmed, under a "Compile failed · error at line N" banner (never the
 // full-page error), the kernel's CodeLens and the status bar say "stale: … at line N", and
-// fixing the text takes the banner away with the run redrawn.
+// fixing the text takes the banner away with the run redrawn. And "Show in the graph" on a task
+// (item 5): the graph panel opens in the same group, on the execute view, the task centred.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -82,6 +83,32 @@ describe('the swimlane panel in VS Code (code-server): placement, stale on an er
     // and the editor kept the focus (the panel opened without taking it)
     assert.equal(await page.locator('.editor-group-container.active .tab.active').first().innerText().then((t) => t.includes(NAME)), true);
     await H.shot(page, 'vscode-swimlane-below');
+  });
+
+  test('"Show in the graph" on a task opens the graph panel on the execute view, the task selected and centred', async () => {
+    // the slowest task (the task table's first row): select it, then its "Show in the graph"
+    const row = frame.locator('.task-table tbody tr').first();
+    const id = Number(await row.getAttribute('data-task'));
+    await row.locator('td').first().click();
+    await frame.locator('button', { hasText: 'Show in the graph' }).click();
+    await page.locator('.tab', { hasText: 'PyPTO Graph' }).first().waitFor({ timeout: 30_000 });
+    const graph = await H.findFrame(page, '.graph-svg');
+    // a new panel: the task reaches its page only after the record (else it found nothing to centre)
+    const at = await H.until(() => graph.evaluate((key) => {
+      const svg = document.querySelector('.graph-svg');
+      const node = svg?.querySelector(`g.node[data-id="${key}"]`);
+      const st = window.__pyptoPanel?.panel.viewState();
+      if (!node || st?.selected !== key || st?.view !== 'execute') return null;
+      const a = svg.getBoundingClientRect();
+      const b = node.getBoundingClientRect();
+      return { dx: (b.left + b.right) / 2 - (a.left + a.right) / 2, dy: (b.top + b.bottom) / 2 - (a.top + a.bottom) / 2, w: a.width, h: a.height, bw: b.width };
+    }, `t${id}`), { timeout: 60_000, what: `task t${id} selected in the graph's execute view` });
+    assert.ok(Math.abs(at.dx) <= 0.05 * at.w && Math.abs(at.dy) <= 0.05 * at.h, `the task's node is centred: ${JSON.stringify(at)}`);
+    assert.ok(at.bw >= 40, `the task's box is drawn at a readable size: ${JSON.stringify(at)}`);
+    await H.shot(page, 'vscode-swimlane-show-in-graph');
+    // the swimlane back in front (the graph panel joined its group)
+    await page.locator('.tabs-container .tab', { hasText: 'PyPTO Swimlane' }).first().click();
+    await frame.locator('canvas.sl-canvas').first().waitFor({ state: 'visible' });
   });
 
   test('a compile error keeps the last run, dimmed, under a banner "error at line N"; the CodeLens and status bar say stale', async () => {

@@ -191,7 +191,8 @@ export class PanelManager implements vscode.Disposable {
         void this.show(action.panel, host.kernel, false).then((target) => {
           if (action.view) target.postWhenReady({ v: PROTOCOL_VERSION, type: 'showView', view: action.view });
           if (m) {
-            if (action.task !== null) target.postWhenReady({ ...m, task: action.task }); // centred on that task
+            // centred on that task: once the panel has the record (a new panel gets it after its page)
+            if (action.task !== null) target.postWhenLoaded({ ...m, task: action.task });
             else if (target.ready) target.post(m);
           }
         });

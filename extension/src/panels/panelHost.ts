@@ -7,7 +7,8 @@
 //
 // `load()` runs whenever the panel must show its kernel afresh (ready, a new kernel, a new
 // record); a newer load makes an older one's answers stale, so a slow answer never replaces
-// a newer one.
+// a newer one. What needs the kernel's content on the page (a task to centre on) waits for a
+// load to finish (`postWhenLoaded`).
 
 import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
@@ -61,6 +62,10 @@ export abstract class PanelHost implements vscode.Disposable {
   ready = false;
   /** Posted once the page is ready (a new panel's page is still loading). */
   private pending: HostMessage[] = [];
+  /** Posted once the page has the followed kernel's content (a task to show needs its record). */
+  private afterLoad: HostMessage[] = [];
+  /** The followed kernel's content has been sent to the page (by a load that finished). */
+  private loaded = false;
   private generation = 0;
   private readonly disposables: vscode.Disposable[] = [];
   private disposed = false;
@@ -95,9 +100,18 @@ export abstract class PanelHost implements vscode.Disposable {
     else this.pending.push(m);
   }
 
+  /** Post `m` once the page shows the followed kernel's content: now if it does, else after the
+   * load under way (a new panel's page gets its record only after it is ready; a task posted
+   * before the record would find nothing to show). */
+  postWhenLoaded(m: HostMessage): void {
+    if (this.ready && this.loaded) this.post(m);
+    else this.afterLoad.push(m);
+  }
+
   /** The page loaded (or reloaded): show the kernel. */
   onReady(): void {
     this.ready = true;
+    this.loaded = false;
     for (const m of this.pending.splice(0)) this.post(m);
     void this.refresh();
   }
@@ -106,6 +120,7 @@ export abstract class PanelHost implements vscode.Disposable {
   follow(ref: KernelRef | null): void {
     if (ref === null || sameKernel(ref, this.kernel)) return;
     this.kernel = { uri: ref.uri, kernel: ref.kernel };
+    this.loaded = false;
     this.updateTitle();
     this.onKernelChanged();
     void this.refresh();
@@ -143,6 +158,10 @@ export abstract class PanelHost implements vscode.Disposable {
     if (info?.compiling || !info) this.post(progressMessage(ref.kernel));
     try {
       await this.load(server, ref, current);
+      if (current()) {
+        this.loaded = true;
+        for (const m of this.afterLoad.splice(0)) this.post(m);
+      }
     } catch (e) {
       if (current()) {
         this.env.log(`${this.id} panel: ${ref.kernel}: ${(e as Error).message}`);
