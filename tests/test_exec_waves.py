@@ -8,6 +8,8 @@ also shows the case it guards is the one it claims: a view where a copy is neede
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -18,6 +20,7 @@ from support import example_records, lowered, param_inputs
 import pypto
 from pypto.boards.cpu import run_cpu
 from pypto.compiler.tile_exec import Segment, TileExecutor
+from pypto.reference.kernels import Ctx
 
 SWEEP = settings(max_examples=40, deadline=None, derandomize=True, database=None)
 
@@ -110,11 +113,12 @@ def test_reductions_transposes_and_arg_reductions_on_a_lattice():
 
 
 def test_the_cpu_board_runs_a_tasks_tiles_as_one_call():
-    """A task holding 4 column tiles of a row block runs as its batched plan (fewer numpy calls than
-    tile ops); the board's bytes are the executor's, with one worker and with two."""
+    """softmax 128 x 256 at 4 x 32 tiles: each of the 32 tasks holds 8 column tiles of 2 row blocks (66
+    tile ops); it runs as a batched plan, built for the leaf's first task and moved to the others'
+    GM. The board's bytes are the executor's, with one worker and with two."""
     @pypto.jit
     def k(x: pypto.Tensor([128, 256], pypto.DT_FP32), out: pypto.Tensor([128, 256], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(16, 64)
+        pypto.set_vec_tile_shapes(4, 32)
         out[:] = pypto.softmax(x, -1)
 
     x = torch.randn(128, 256)
@@ -125,8 +129,37 @@ def test_the_cpu_board_runs_a_tasks_tiles_as_one_call():
         _same(got, want)
         assert len(sl.tasks) == len(p.execute.tasks)
     by_id = {o.id: o for o in p.tiles.ops}
-    plans = [ex.plan_of(tuple(by_id[i] for i in p.subgraphs[t.subgraph].ops)) for t in p.execute.tasks]
-    assert any(len(pl.steps) < len(p.subgraphs[t.subgraph].ops) for pl, t in zip(plans, p.execute.tasks))
+    tasks = [tuple(by_id[i] for i in p.subgraphs[t.subgraph].ops) for t in p.execute.tasks]
+    first = ex.plan_of(tasks[0])
+    assert 4 * len(first.steps) <= len(tasks[0])
+    for ops in tasks[1:]:
+        moved = ex.retarget(first, tasks[0], ops)
+        assert moved is not None and len(moved.steps) == len(first.steps)
+        gm, own = ex.memory(arrays), ex.memory(arrays)
+        ex.run_plan(moved, gm, Ctx({}))
+        ex.run_plan(ex.plan_of(ops), own, Ctx({}))
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(gm.arenas, own.arenas)), "as its own plan"
+
+
+def test_a_plan_is_not_moved_to_a_task_that_is_not_its_leafs_task_moved():
+    """retarget refuses a task whose accesses of one buffer are not all shifted alike (here: one of
+    its 16 loads of x reads another task's tile), since the plan's GM order would not hold for it."""
+    @pypto.jit
+    def k(x: pypto.Tensor([128, 256], pypto.DT_FP32), out: pypto.Tensor([128, 256], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 32)
+        out[:] = pypto.softmax(x, -1)
+
+    x = torch.randn(128, 256)
+    p, ex, _ = _executor(k, x, torch.empty_like(x))
+    by_id = {o.id: o for o in p.tiles.ops}
+    tasks = [tuple(by_id[i] for i in p.subgraphs[t.subgraph].ops) for t in p.execute.tasks]
+    plan = ex.plan_of(tasks[0])
+    assert ex.retarget(plan, tasks[0], tasks[1]) is not None
+    swapped = list(tasks[1])
+    loads = [k for k, o in enumerate(swapped) if o.op == "load"]
+    other = next(o for o in tasks[2] if o.op == "load")
+    swapped[loads[0]] = dataclasses.replace(swapped[loads[0]], region=other.region)
+    assert ex.retarget(plan, tasks[0], tuple(swapped)) is None
 
 
 # ---- segments: chains of whole groups run chunk by chunk, on threads ------------------------------

@@ -87,6 +87,9 @@ class _Plan:
 _PLANS: weakref.WeakKeyDictionary[TileExecutor, _Plan] = weakref.WeakKeyDictionary()
 _PLANS_LOCK = threading.Lock()
 _BLAS = threading.Lock()  # BLAS runs each call on every core: one task at a time calls it
+_BATCH_FROM = 4  # a task runs batched from this many tile ops per distinct one (measured on softmax 4096²:
+# at 2 per distinct op, 8 x 2048 tiles, batching tasks made the board 1.5x slower; at 32 x 32 tiles, ~300
+# tile ops in a task, it is faster)
 
 
 def _plan(program: Program, executor: TileExecutor) -> _Plan:
@@ -107,22 +110,35 @@ def _plan(program: Program, executor: TileExecutor) -> _Plan:
         for p in t.preds:
             succs[p].append(t.id)
     ops = tuple(tuple(by_op[i] for i in by_sg[t.subgraph].ops) for t in eg.tasks)
+    leaves: dict[int, tuple[tuple[TileOp, ...], ExecPlan]] = {}
     plan = _Plan(eg, ops, tuple(tuple(s) for s in succs), tuple(len(t.preds) for t in eg.tasks),
                  tuple(any(o.op == "matmul" for o in task_ops) for task_ops in ops),
-                 tuple(_task_plan(executor, task_ops) for task_ops in ops))
+                 tuple(_task_plan(executor, task_ops, leaves.get(t.leaf), leaves, t.leaf)
+                       for t, task_ops in zip(eg.tasks, ops)))
     with _PLANS_LOCK:
         _PLANS[executor] = plan
     return plan
 
 
-def _task_plan(executor: TileExecutor, ops: tuple[TileOp, ...]) -> ExecPlan | None:
-    """A task's batched plan, or None when it would group nothing (or the task's ops read a
-    tile value made outside it: then they run op by op, as they always could)."""
-    ids = {o.id for o in ops}
-    if len(ops) < 2 or any(i not in ids for o in ops for i in o.inputs):
+def _task_plan(executor: TileExecutor, ops: tuple[TileOp, ...], template: tuple[tuple[TileOp, ...], ExecPlan] | None,
+               templates: dict[int, tuple[tuple[TileOp, ...], ExecPlan]], leaf: int) -> ExecPlan | None:
+    """A task's batched plan, or None (op by op) when it would not pay: a step of a plan costs a
+    few times a tile op's Python overhead, so a task is batched when it has at least `_BATCH_FROM`
+    times as many tile ops as distinct ones and its plan has at most half as many steps as tile
+    ops (not when its ops read a tile value made outside it, which the op-by-op path allows).
+    The first batched task of a leaf has its plan built (`plan_of`); the leaf's other tasks take
+    it moved to their own GM (`retarget`) when they are that task moved, else build their own."""
+    if len(ops) < _BATCH_FROM * len({(o.op, o.node, o.shape) for o in ops}):
         return None
-    plan = executor.plan_of(ops)
-    return plan if len(plan.steps) < len(ops) else None
+    ids = {o.id for o in ops}
+    if any(i not in ids for o in ops for i in o.inputs):
+        return None
+    plan = executor.retarget(template[1], template[0], ops) if template is not None else None
+    if plan is None:
+        plan = executor.plan_of(ops)
+        if template is None:
+            templates[leaf] = (ops, plan)
+    return plan if 2 * len(plan.steps) <= len(ops) else None
 
 
 class _Run:

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from pypto.compiler.tile_expand import tile_op
 from pypto.compiler.tile_ir import Buffer, Region, TileGraph, TileOp
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError
@@ -375,9 +376,10 @@ class TileExecutor:
         each produced among them (the whole program, or one task's subgraph). The plan indexes
         its tile ops by id: a few scattered ops (one task's) are renumbered 0 … n-1 first, so the
         plan's tile ops are then copies of `ops` with local ids and inputs."""
-        if ops and max(o.id for o in ops) >= 2 * len(ops) + 64:
+        if _renumbers(ops):
             pos = {o.id: k for k, o in enumerate(ops)}
-            ops = tuple(dataclasses.replace(o, id=k, inputs=tuple(pos[i] for i in o.inputs)) for k, o in enumerate(ops))
+            ops = tuple(tile_op(k, o.op, o.node, o.instance, o.coord, o.shape, o.dtype, tuple(pos[i] for i in o.inputs),
+                                o.region, o.attrs) for k, o in enumerate(ops))
         enabled = gc.isenabled()
         gc.disable()  # the plan allocates many small tuples and frees none: collecting only costs
         try:
@@ -808,20 +810,7 @@ class TileExecutor:
             group_of[mids] = sid
             row_of[mids] = np.arange(len(members))
             steps.append(self._step(sid, tuple(members), group_of, row_of, steps, shifted))
-        # a full load is a view of GM, not a copy, when nothing writes its arena after it (so
-        # GM under the view keeps its values while the value and anything made from it lives)
-        last_write: dict[int, int] = {}
-        for st in steps:
-            if st.kind == "store":
-                assert st.window is not None
-                last_write[st.window.arena] = st.id
-            elif st.kind == "each":
-                for o in st.ops:
-                    if o.op == "matmul" and o.region is not None:
-                        last_write[self._slot[o.region.buffer][0]] = st.id
-        for st in steps:
-            if st.kind == "load" and st.window is not None and st.window.full:
-                st.view = last_write.get(st.window.arena, -1) < st.id
+        self._views(steps)
         order = self._segments(steps)
         # each value is freed after the last step that reads it runs: in run order (a segment's
         # steps run together, where the segment stands), by that item's last step
@@ -1008,6 +997,73 @@ class TileExecutor:
             base = np.array([o.attrs["base"] for o in members]).reshape(lead + (1,) * len(op.shape))
         return Step(sid, "batch", members, tuple(inputs), node=node, base=base, batch=lead)
 
+    def _views(self, steps: Sequence[Step]) -> None:
+        """Mark each full load a view of GM (not a copy) when nothing writes its arena after it, so
+        GM under the view keeps its values while the value and anything made from it lives."""
+        last_write: dict[int, int] = {}
+        for st in steps:
+            if st.kind == "store":
+                assert st.window is not None
+                last_write[st.window.arena] = st.id
+            elif st.kind == "each":
+                for o in st.ops:
+                    if o.op == "matmul" and o.region is not None:
+                        last_write[self._slot[o.region.buffer][0]] = st.id
+        for st in steps:
+            if st.kind == "load" and st.window is not None and st.window.full:
+                st.view = last_write.get(st.window.arena, -1) < st.id
+
+    def retarget(self, plan: Plan, like: Sequence[TileOp], ops: Sequence[TileOp]) -> Plan | None:
+        """`plan` (of `plan_of(like)`) for `ops`, a task of the same leaf: the same steps with
+        `ops`' tile ops and windows, or None when `ops` is not `like` moved in GM — the same
+        kinds, shapes, dtypes and wiring, each buffer of `like` standing for one of `ops`'s with
+        every region on it shifted by one offset (so the same accesses overlap: the plan's waves
+        hold), and the same windows being full lattices of the same grids."""
+        if len(ops) != len(like):
+            return None
+        at_like = {o.id: k for k, o in enumerate(like)}
+        at_ops = {o.id: k for k, o in enumerate(ops)}
+        buffer: dict[int, int] = {}
+        shift: dict[int, tuple[int, ...]] = {}
+        for a, b in zip(like, ops):
+            if (a.op != b.op or a.op == "matmul" or a.shape != b.shape or a.dtype is not b.dtype
+                    or [at_like[i] for i in a.inputs] != [at_ops[i] for i in b.inputs]):
+                return None
+            ra, rb = a.region, b.region
+            if ra is None or rb is None:
+                if ra is not rb:
+                    return None
+                continue
+            if ra.layout != rb.layout or ra.shape != rb.shape or buffer.setdefault(ra.buffer, rb.buffer) != rb.buffer:
+                return None
+            d = tuple(y - x for x, y in zip(ra.offset, rb.offset))
+            if shift.setdefault(ra.buffer, d) != d:
+                return None
+        if len(set(buffer.values())) != len(buffer):
+            return None
+        steps: list[Step] = []
+        shifted: dict[int, Node] = {}
+        at = {o.id: k for k, o in enumerate(like)} if not _renumbers(like) else None  # else: ids are positions
+        for st in plan.steps:
+            members = tuple(ops[o.id if at is None else at[o.id]] for o in st.ops)
+            window, node, base = st.window, st.node, st.base
+            if window is not None:
+                window = self._window(members)
+                if window.full != st.window.full or window.full and window.grid != st.window.grid:
+                    return None
+            if node is not None and members[0].node != node.id:
+                node = self.nodes[members[0].node]
+                if len(st.batch) and (members[0].op in _REDUCE or members[0].op == "transpose"):
+                    node = shifted.get(node.id) or shifted.setdefault(node.id, _shifted(node, len(st.batch)))
+            if base is not None:
+                base = np.array([o.attrs["base"] for o in members]).reshape(base.shape)
+            steps.append(dataclasses.replace(st, ops=members, window=window, node=node, base=base, view=False))
+        self._views(steps)
+        order: list[int | Segment] = [
+            item if isinstance(item, int) else dataclasses.replace(item, steps=tuple(steps[m.id] for m in item.steps))
+            for item in plan.order]
+        return Plan(steps, plan.waves, order)
+
     def _window(self, ops: Sequence[TileOp]) -> _Window:
         regions = []
         for o in ops:
@@ -1030,6 +1086,11 @@ def _pool() -> ThreadPoolExecutor:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="pypto-exec"))
         return _POOL[0]
+
+
+def _renumbers(ops: Sequence[TileOp]) -> bool:
+    """Whether `plan_of` renumbers these ops (a few scattered ones) before planning."""
+    return bool(ops) and max(o.id for o in ops) >= 2 * len(ops) + 64
 
 
 def _unit(batch: tuple[int, ...]) -> int:
