@@ -42,8 +42,10 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -219,13 +221,103 @@ def against(old: Path, rounds: int, reps: int) -> None:
               + "".join(f" {o.get(s, 0.0):>8.3f}/{n.get(s, 0.0):<8.3f}" for s in ("tile", "block", "execute")))
 
 
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def record_once(tile: tuple[int, int], folder: str) -> dict[str, float]:
+    """In a fresh process: compile softmax at `tile` into a CompileRecord (as `pypto-ide compile` does) and
+    write it to `folder` — version 2: `record.write` (record.json + record.columns.npz); a checkout without it
+    (version 1): its compact JSON (`json.dumps(record.to_json())`, what `--json` printed, less the indent).
+    Seconds, bytes on disk and the process's peak RSS after importing, after compiling and after writing."""
+    from pypto.record import compile_record
+
+    rss_import = _rss_mb()
+    x = torch.randn(SIZE, SIZE)
+    out = torch.empty_like(x)
+    t0 = time.perf_counter()
+    record = compile_record(make_kernel(tile), {"x": x, "out": out})
+    compiled = time.perf_counter() - t0
+    rss_compile = _rss_mb()
+    t0 = time.perf_counter()
+    if hasattr(record, "write"):
+        paths = list(record.write(folder))
+    else:
+        path = Path(folder) / "record.json"
+        path.write_text(json.dumps(record.to_json()))
+        paths = [path]
+    written = time.perf_counter() - t0
+    return {"ops": float(len(record.program.tiles.ops)), "compile_s": compiled, "write_s": written,
+            "bytes": float(sum(p.stat().st_size for p in paths)), "rss_import_mb": rss_import,
+            "rss_compile_mb": rss_compile, "rss_peak_mb": _rss_mb()}
+
+
+def record_against(old: Path, rounds: int, tiles: tuple[tuple[int, int], ...] = ((32, 128), (32, 32))) -> None:
+    """The record's write time, size on disk and the compile's peak RSS, this checkout (version 2) and the one
+    at `old` side by side: fresh child processes alternating old, new, old, new …; best write time of `rounds`
+    (sizes do not vary; RSS: the lowest peak)."""
+    new = Path(__file__).resolve().parent.parent
+    print(f"softmax {SIZE}x{SIZE} fp32: compile into a CompileRecord and write it; old = {old}, new = {new}; "
+          f"fresh process per run, best of {rounds} per side, alternating\n")
+    print("write: seconds to serialize and write the record (old: compact JSON; new: record.json + "
+          "record.columns.npz); MB on disk; peak RSS of the process (MiB) after imports / after compiling / "
+          "after writing\n")
+    print(f"{'tile':>10} {'tile ops':>9} {'side':>4} {'compile s':>9} {'write s':>8} {'MB':>7} "
+          f"{'RSS import':>10} {'RSS compile':>11} {'RSS peak':>9}")
+    for tile in tiles:
+        best: dict[str, dict[str, float]] = {}
+        for _ in range(rounds):
+            for name, root in (("old", old), ("new", new)):
+                with tempfile.TemporaryDirectory() as folder:
+                    env = {**os.environ, "PYTHONPATH": str(root)}
+                    cmd = [sys.executable, "-c", f"import sys; sys.path.insert(1, {str(Path(__file__).parent)!r}); "
+                           f"import compile_bench as b, json; print(json.dumps(b.record_once({tile!r}, {folder!r})))"]
+                    done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, check=True)
+                got = json.loads(done.stdout.strip().splitlines()[-1])
+                mine = best.setdefault(name, got)
+                for k, v in got.items():
+                    mine[k] = min(mine[k], v)
+        for name in ("old", "new"):
+            r = best[name]
+            print(f"{str(tile):>10} {int(r['ops']):>9} {name:>4} {r['compile_s']:>9.2f} {r['write_s']:>8.3f} "
+                  f"{r['bytes'] / 1e6:>7.2f} {r['rss_import_mb']:>10.0f} {r['rss_compile_mb']:>11.0f} "
+                  f"{r['rss_peak_mb']:>9.0f}")
+
+
+def memory_top(tile: tuple[int, int] = (32, 32), count: int = 15) -> None:
+    """What holds the memory of a compiled record: tracemalloc's top allocation sites (by line) of
+    `compile_record`, the record kept alive, and the peak while compiling."""
+    from pypto.record import compile_record
+
+    x = torch.randn(SIZE, SIZE)
+    out = torch.empty_like(x)
+    tracemalloc.start(1)
+    record = compile_record(make_kernel(tile), {"x": x, "out": out})
+    snap = tracemalloc.take_snapshot()
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"softmax {SIZE}x{SIZE} at {tile}: {len(record.program.tiles.ops):,} tile ops; Python memory held by the "
+          f"record {current / 2**20:.0f} MiB, peak while compiling {peak / 2**20:.0f} MiB; top sites:")
+    for stat in snap.statistics("lineno")[:count]:
+        frame = stat.traceback[0]
+        print(f"  {stat.size / 2**20:7.1f} MiB {stat.count:>9,} blocks  {frame.filename.rsplit('/pypto/', 1)[-1]}:"
+              f"{frame.lineno}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--against", type=Path, help="another checkout (old compiler) to measure side by side")
+    ap.add_argument("--record-against", type=Path, metavar="OLD",
+                    help="the record's write time, size and the compile's peak RSS, side by side with checkout OLD")
+    ap.add_argument("--memory", action="store_true", help="tracemalloc's top sites of a compiled record (32x32)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args()
-    if args.against:
+    if args.record_against:
+        record_against(args.record_against, args.rounds)
+    elif args.memory:
+        memory_top()
+    elif args.against:
         against(args.against, args.rounds, args.reps)
     else:
         main()

@@ -8,9 +8,10 @@ non-zero if anything failed.
 
 `pypto-ide compile FILE[::KERNEL]` compiles the file's kernels without running them (the
 arguments come from `pypto.inputs`: annotations or a `pypto-inputs:` docstring block) and
-prints every pass (or the CompileRecord as JSON), optionally dumping each pass's file and
-exporting the final graph. A mistake — in the command, the file or the kernel — prints
-one `file:line: error: …` message and exits 1, never a traceback.
+prints every pass (or the CompileRecord as JSON: `--json`, the columns of a big kernel's
+record left out; `--record DIR` writes it whole, record.json and record.columns.npz),
+optionally dumping each pass's file and exporting the final graph. A mistake — in the
+command, the file or the kernel — prints one `file:line: error: …` message and exits 1, never a traceback.
 
 `pypto-ide profile FILE[::KERNEL] --board sim|cpu [--trace OUT]` compiles the kernels and runs
 them on a board — the simulated A2/A3 chip (times simulated) or this machine's cores (times
@@ -38,6 +39,7 @@ import time
 import traceback
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from pypto.analysis import check
 from pypto.analysis.executors import open_executor, parse_executor, report_all
@@ -51,9 +53,10 @@ from pypto.compiler.instruments import write_pass_file
 from pypto.compiler.manager import STAGES, PassRecord
 from pypto.frontend.inputs import def_loc, example_arguments
 from pypto.frontend.jit import JitKernel, to_numpy
+from pypto.ir.columns import inline as inline_columns
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph
-from pypto.record import CompileRecord, InputInfo, compile_record, profile, slowest
+from pypto.record import COLUMNS_FILE, RECORD_FILE, CompileRecord, InputInfo, compile_record, profile, slowest
 from pypto.testing import Check
 from pypto.userfiles import enter_folder
 
@@ -279,8 +282,28 @@ def lowering_summary(record: CompileRecord) -> str:
             f"spills {sum(b.spills for b in blocks)}")
 
 
+JSON_COLUMN_BYTES = 4 << 20  # `compile --json` prints the columns inline up to this size; past it, see --record
+
+
+def _json_doc(record: CompileRecord, target: str) -> dict[str, Any]:
+    """What `compile --json` prints of a record: the document with its columns inline, or, for a big kernel,
+    without them and a note on stderr saying how to get them (`--record DIR`)."""
+    doc, arrays = record.to_document()
+    size = sum(a.nbytes for a in arrays.values())
+    if size <= JSON_COLUMN_BYTES:
+        doc["columns"]["inline"] = inline_columns(arrays)
+        return doc
+    doc["columns"]["omitted"] = f"{size:,} bytes of columns: pypto-ide compile {target} --record DIR writes them"
+    print(f"note: {record.source.kernel}'s record has {len(arrays)} columns of {size / 2**20:.1f} MiB in all, not "
+          f"printed with --json (its lists of tile ops, tasks, instructions); the full record: "
+          f"`pypto-ide compile {target} --record DIR` (DIR/{RECORD_FILE} and DIR/{COLUMNS_FILE}, "
+          "read by pypto.record.CompileRecord.read)", file=sys.stderr)
+    return doc
+
+
 def run_compile(target: str, stage: str | None = None, dump: Path | None = None, as_json: bool = False,
-                export: tuple[str, Path] | None = None, show_listing: bool = False) -> int:
+                export: tuple[str, Path] | None = None, show_listing: bool = False,
+                record_dir: Path | None = None) -> int:
     try:
         if export is not None and export[0] not in EXPORTS:
             raise CliError("--export", f"unknown format {export[0]!r}; one of {', '.join(EXPORTS)}")
@@ -317,18 +340,19 @@ def run_compile(target: str, stage: str | None = None, dump: Path | None = None,
                     print("(no listing: the compile stopped before the block stage)")
             if export is not None:
                 written += _export(record, export[0], export[1])
+            if record_dir is not None:
+                written += record.write(record_dir if len(kernels) == 1 else record_dir / k.name)
         if dump is not None:
             folder = dump / k.name
             written += [write_pass_file(folder, p, k.name) for p in (record.passes if record else passes)]
             if record is not None:
-                (folder / "record.json").write_text(record.dumps(indent=1))
-                written.append(folder / "record.json")
+                written += record.write(folder)
                 for leaf in range(len(record.program.blocks or ())):
                     path = folder / f"leaf_{leaf:03d}.pto"
                     path.write_text(record.listing(leaf) + "\n")
                     written.append(path)
     if as_json:
-        docs = [r.to_json() for r in records]
+        docs = [_json_doc(r, target) for r in records]
         print(json.dumps(docs[0] if len(kernels) == 1 and docs else docs, indent=1))
     elif written:
         print(f"wrote {len(written)} files")
@@ -578,8 +602,14 @@ def main(argv: list[str] | None = None) -> int:
     co = sub.add_parser("compile", help="compile a file's kernels without running them; show every pass")
     co.add_argument("target", metavar="FILE[::KERNEL]", help="a Python file, optionally ::the kernel to compile")
     co.add_argument("--stage", choices=STAGES, help="stop after this stage (default: every stage)")
-    co.add_argument("--dump", metavar="DIR", type=Path, help="write DIR/<kernel>/NNN_<pass>.json and record.json")
-    co.add_argument("--json", action="store_true", help="print the CompileRecord JSON (a list for several kernels)")
+    co.add_argument("--dump", metavar="DIR", type=Path,
+                    help=f"write DIR/<kernel>/NNN_<pass>.json, {RECORD_FILE} and {COLUMNS_FILE}")
+    co.add_argument("--json", action="store_true",
+                    help="print the CompileRecord JSON (a list for several kernels); a big kernel's columns "
+                         "are left out: see --record")
+    co.add_argument("--record", metavar="DIR", type=Path,
+                    help=f"write the CompileRecord: DIR/{RECORD_FILE} and DIR/{COLUMNS_FILE} (DIR/<kernel>/… "
+                         "for several kernels)")
     co.add_argument("--listing", action="store_true", help="print each leaf function's PTO-ISA-style listing")
     co.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"),
                     help=f"write the final graph as one of: {', '.join(EXPORTS)}")
@@ -634,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_examples(Path(args.directory).resolve())
     if args.cmd == "compile":
         export = (args.export[0], Path(args.export[1])) if args.export else None
-        return run_compile(args.target, args.stage, args.dump, args.json, export, args.listing)
+        return run_compile(args.target, args.stage, args.dump, args.json, export, args.listing, args.record)
     if args.cmd == "check":
         return run_check(args.paths, args.baseline, args.update_baseline, args.format, args.output,
                          not args.no_precision, args.makespan_tolerance, args.utilization_tolerance, args.executor,

@@ -6,10 +6,18 @@ live objects, so a record written by one process (a worker, the CLI) is as good 
 built in memory. The JSON form is documented field by field in docs/record-schema.md
 and as JSON Schema in docs/compile-record.schema.json.
 
+Version 2 stores the long lists (tile ops, tasks, instructions, …) as typed columns
+(`pypto.ir.columns`): `to_document()` is the small JSON document and its numpy arrays,
+`write(dir)` puts them in `record.json` and `record.columns.npz`, `read(path)` reads them back;
+`to_json()` is the same document with the arrays inline (one self-contained JSON, for small
+kernels). `expanded(doc, arrays)` turns a document back into its lists — what version 1
+stored, entry for entry — for readers that walk the JSON.
+
 In memory a record keeps each pass's snapshot as the compiler made it (snapshots share
-their unchanged nodes, so keeping them all is cheap); the JSON form carries only the
-final program unless asked for the snapshots (`to_json(include_snapshots=True)`), and
-one snapshot can be serialized on demand (`snapshot_json(index)`).
+their unchanged nodes, so keeping them all is cheap); the document carries only the
+final program unless asked for the snapshots (`include_snapshots=True`: a part a snapshot
+shares with the final program or an earlier snapshot is written once, then `{"$same": where}`),
+and one snapshot can be serialized on demand (`snapshot_json(index)`).
 
 The JSON forms of the pieces are their layers' own: the IR's in `pypto.ir.serialize`, the
 compiler's `Program` and pass entries (and the schema `VERSION`) in `pypto.compiler.serialize`;
@@ -26,6 +34,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,10 +45,18 @@ from pypto.boards.swimlane import LaneTask, Swimlane
 from pypto.compiler.block import listing
 from pypto.compiler.execute_ir import Task
 from pypto.compiler.manager import Diagnostic, PassRecord, Program
-from pypto.compiler.pipeline import stop_stage
-from pypto.compiler.serialize import VERSION, diagnostic_from, pass_json, program_from, program_json
+from pypto.compiler.pipeline import gc_paused, stop_stage
+from pypto.compiler.serialize import (
+    VERSION,
+    diagnostic_from,
+    pass_json,
+    program_document,
+    program_from,
+    program_json,
+)
 from pypto.frontend.inputs import example_arguments
 from pypto.frontend.jit import CompiledKernel, read_bindings
+from pypto.ir import columns as C
 from pypto.ir import dtypes
 from pypto.ir import symbolic as S
 from pypto.ir.enums import CompStage
@@ -58,6 +75,9 @@ from pypto.language.options import options
 from pypto.target import load as load_board
 
 SCHEMA = "pypto-ide/compile-record"
+RECORD_FILE = "record.json"
+COLUMNS_FILE = "record.columns.npz"  # beside record.json (`CompileRecord.write`)
+Arrays = C.Arrays
 
 
 # ---- the record ---------------------------------------------------------------------------------
@@ -100,11 +120,8 @@ class PassInfo:
         return cls(r.index, r.name, r.stage, r.why, r.changed, r.seconds, r.node_count, r.diagnostics,
                    r.error, r.snapshot)
 
-    def to_json(self, include_snapshot: bool = False) -> dict[str, Json]:
-        out = pass_json(self)
-        if include_snapshot and self.snapshot is not None:
-            out["snapshot"] = program_json(self.snapshot)
-        return out
+    def to_json(self) -> dict[str, Json]:
+        return pass_json(self)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Json]) -> PassInfo:
@@ -228,34 +245,66 @@ class CompileRecord:
 
     # ---- JSON
 
-    def to_json(self, include_snapshots: bool = False) -> dict[str, Json]:
-        out: dict[str, Json] = {
+    def _head(self) -> dict[str, Json]:
+        return {
             "schema": SCHEMA, "version": VERSION,
             "source": {"file": self.source.file, "kernel": self.source.kernel,
                        "text_sha256": self.source.text_sha256, "options": self.source.options,
                        "tile_configs": [tile_config_json(t) for t in self.source.tile_configs]},
             "inputs": [_input_json(i) for i in self.inputs],
             "bindings": dict(self.bindings),
-            "passes": [p.to_json(include_snapshots) for p in self.passes],
+            "passes": [p.to_json() for p in self.passes],
             "error": None if self.error is None else {
                 "message": self.error.message, "loc": loc_json(self.error.loc), "pass": self.error.pass_name},
             "run": None if self.run is None else self.run.to_json(),
             "node_cycles": {str(n): round(c, 3) for n, c in self.node_cycles.items()} or None,
         }
-        out.update(program_json(self.program))
-        if include_snapshots and self.traced is not None:
-            out["traced"] = program_json(self.traced)
-        return out
+
+    def to_document(self, include_snapshots: bool = False) -> tuple[dict[str, Json], Arrays]:
+        """The version-2 document and its columns: a small JSON whose long lists are `{"$columns": spec}`
+        (`pypto.ir.columns`), and the numpy arrays they name. With `include_snapshots`, each pass's
+        program too (and the traced one); a part a snapshot shares with one written before it (the final
+        program first, then `traced`, then the passes in order) is `{"$same": "<where>.<field>"}`."""
+        arrays: Arrays = {}
+        with gc_paused():  # 10^5 small objects, none cyclic
+            out = self._head()
+            seen: dict[int, tuple[Any, Json]] | None = {} if include_snapshots else None
+            out.update(program_document(self.program, "", arrays, seen))
+            if include_snapshots:
+                if self.traced is not None:
+                    out["traced"] = program_document(self.traced, "traced.", arrays, seen)
+                for p, entry in zip(self.passes, out["passes"]):
+                    if p.snapshot is not None:
+                        entry["snapshot"] = program_document(p.snapshot, f"passes.{p.index}.", arrays, seen)
+        out["columns"] = {"count": len(arrays), "bytes": sum(a.nbytes for a in arrays.values())}
+        return out, arrays
+
+    def to_json(self, include_snapshots: bool = False) -> dict[str, Json]:
+        """The version-2 document with its columns inline (`columns.inline`): one self-contained JSON.
+        Fine for small kernels; a big one is better written as two files (`write`)."""
+        doc, arrays = self.to_document(include_snapshots)
+        doc["columns"]["inline"] = C.inline(arrays)
+        return doc
 
     def dumps(self, include_snapshots: bool = False, indent: int | None = None) -> str:
         return json.dumps(self.to_json(include_snapshots), indent=indent)
 
+    def write(self, folder: str | os.PathLike[str], include_snapshots: bool = False) -> tuple[Path, Path]:
+        """`folder/record.json` (the document, compact) and `folder/record.columns.npz` (its columns)."""
+        doc, arrays = self.to_document(include_snapshots)
+        return write_document(folder, doc, arrays)
+
     @classmethod
-    def from_json(cls, d: Mapping[str, Json]) -> CompileRecord:
-        if d.get("schema") != SCHEMA:
-            raise ValueError(f"not a compile record (schema {d.get('schema')!r}, expected {SCHEMA!r})")
-        if d.get("version") != VERSION:
-            raise ValueError(f"compile record version {d.get('version')!r}; this pypto reads version {VERSION}")
+    def read(cls, path: str | os.PathLike[str]) -> CompileRecord:
+        """The record in `path` (a folder `write` wrote, or its record.json; the columns beside it)."""
+        doc, arrays = read_document(path)
+        return cls.from_json(doc, arrays)
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = None) -> CompileRecord:
+        """The record of a version-2 document: its columns inline, or given as `arrays` (`to_document`,
+        `read_document`)."""
+        d = expanded(d, arrays)
         s = d["source"]
         src = SourceInfo(s["file"], s["kernel"], s.get("text_sha256"), dict(s.get("options", {})),
                          tuple(tile_config_from(t) for t in s.get("tile_configs", ())))
@@ -265,9 +314,10 @@ class CompileRecord:
         error = None if err is None else ErrorInfo(err["message"], loc_from(err.get("loc", ())), err.get("pass"))
         traced = d.get("traced")
         run = d.get("run")
-        return cls(src, inputs, dict(d["bindings"]), [PassInfo.from_json(p) for p in d["passes"]], program_from(d),
-                   program_from(traced) if traced is not None else None, error,
-                   Swimlane.from_json(run) if run is not None else None)
+        with gc_paused():
+            return cls(src, inputs, dict(d["bindings"]), [PassInfo.from_json(p) for p in d["passes"]],
+                       program_from(d), program_from(traced) if traced is not None else None, error,
+                       Swimlane.from_json(run) if run is not None else None)
 
     @classmethod
     def loads(cls, text: str) -> CompileRecord:
@@ -467,6 +517,99 @@ def _input_json(i: InputInfo) -> dict[str, Json]:
     if i.value is not None:
         out["value"] = i.value
     return out
+
+
+# ---- documents: version 2's JSON and its columns -------------------------------------------------
+
+def check_document(d: Mapping[str, Json]) -> None:
+    """Refuse what is not a compile record this pypto reads, saying what it is."""
+    if d.get("schema") != SCHEMA:
+        raise ValueError(f"not a compile record (schema {d.get('schema')!r}, expected {SCHEMA!r})")
+    version = d.get("version")
+    if version == 1:
+        raise ValueError("this is a version-1 compile record (one JSON document of lists, written by an older "
+                         f"pypto-ide); this pypto reads version {VERSION} (its long lists stored as typed columns): "
+                         "compile the kernel again, e.g. `pypto-ide compile FILE --record DIR`")
+    if version != VERSION:
+        raise ValueError(f"compile record version {version!r}; this pypto reads version {VERSION}")
+
+
+def document_arrays(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = None) -> Mapping[str, np.ndarray]:
+    """The columns of a document: `arrays` when given, else the document's inline ones."""
+    if arrays is not None:
+        return arrays
+    cols = d.get("columns") or {}
+    if "inline" in cols:
+        return C.from_inline(cols["inline"])
+    if cols.get("count", 0) == 0:
+        return {}
+    where = cols.get("file") or COLUMNS_FILE
+    raise ValueError(f"this record's {cols.get('count')} columns are not in the document but in {where} beside "
+                     "it: read the folder with CompileRecord.read(path)")
+
+
+def expanded(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = None) -> dict[str, Json]:
+    """A version-2 document as lists — every `{"$columns"}` rebuilt, every `{"$same"}` resolved, no
+    `columns` — the content version 1 stored, for readers that walk the JSON (the panels)."""
+    check_document(d)
+    cols = document_arrays(d, arrays)
+    with gc_paused():
+        out = {k: v for k, v in d.items() if k != "columns"}
+        done: dict[str, Json] = {}
+
+        def program(p: Mapping[str, Json], where: str) -> dict[str, Json]:
+            prog: dict[str, Json] = {}
+            for k, v in p.items():
+                if isinstance(v, dict) and set(v) == {"$same"}:
+                    if v["$same"] not in done:
+                        raise ValueError(f"{where}{k} refers to {v['$same']!r}, which is not written before it")
+                    prog[k] = done[v["$same"]]
+                else:
+                    prog[k] = C.expand(v, cols)
+                done[f"{where}{k}"] = prog[k]
+            return prog
+
+        top = program({k: v for k, v in out.items() if k not in _NOT_PROGRAM}, "")
+        out.update(top)
+        if out.get("traced") is not None:
+            out["traced"] = program(out["traced"], "traced.")
+        passes = []
+        for p in out.get("passes") or ():
+            if p.get("snapshot") is not None:
+                p = {**p, "snapshot": program(p["snapshot"], f"passes.{p['index']}.")}
+            passes.append(p)
+        out["passes"] = passes
+    return out
+
+
+_NOT_PROGRAM = frozenset({"schema", "version", "source", "inputs", "bindings", "passes", "error", "run",
+                          "node_cycles", "traced", "columns"})
+
+
+def write_document(folder: str | os.PathLike[str], doc: Mapping[str, Json],
+                   arrays: Mapping[str, np.ndarray]) -> tuple[Path, Path]:
+    """`folder/record.json` and `folder/record.columns.npz` (`CompileRecord.write`)."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    head = {**doc, "columns": {**doc.get("columns", {}), "file": COLUMNS_FILE}}
+    head["columns"].pop("inline", None)
+    (out / COLUMNS_FILE).write_bytes(C.npz_bytes(arrays))
+    (out / RECORD_FILE).write_text(json.dumps(head, separators=(",", ":")))
+    return out / RECORD_FILE, out / COLUMNS_FILE
+
+
+def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Json], Arrays]:
+    """The document and columns in `path`: a folder `write_document` wrote, or its record.json."""
+    p = Path(path)
+    doc_path = p / RECORD_FILE if p.is_dir() else p
+    doc = json.loads(doc_path.read_text())
+    check_document(doc)
+    cols = doc.get("columns") or {}
+    if "inline" in cols:
+        return doc, C.from_inline(cols["inline"])
+    if not cols.get("count"):
+        return doc, {}
+    return doc, C.read_npz(doc_path.parent / (cols.get("file") or COLUMNS_FILE))
 
 
 # ---- profiling: a record with its run -----------------------------------------------------------

@@ -149,7 +149,7 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     from pypto.frontend.inputs import example_arguments
     from pypto.frontend.jit import to_numpy
     from pypto.ir.errors import PyptoError
-    from pypto.record import compile_record, profile
+    from pypto.record import compile_record, expanded, profile
 
     opts = dict(settings or {})
     try:
@@ -192,7 +192,8 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     m = metrics(record.run)
     bound, why = bottleneck(record.run)
     p = record.program
-    out["record"] = record.to_json() if opts.get("record", True) else None
+    # the record as lists (version 2's columns expanded): what the shells and the panels read today
+    out["record"] = expanded(*record.to_document()) if opts.get("record", True) else None
     out["health"] = health.to_json()
     out["summary"] = {
         "board": record.run.board, "clock": record.run.clock, "makespan_us": m.makespan, "tasks": len(record.run.tasks),

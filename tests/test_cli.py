@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -51,6 +52,45 @@ def test_compile_json_in_a_subprocess(tmp_path):
     doc = json.loads(proc.stdout)
     SCHEMA.validate(doc)
     assert doc["source"]["kernel"] == "dequantize_kernel" and doc["bindings"]["q.d0"] == 24
+
+
+def test_compile_record_writes_the_document_and_its_columns(tmp_path, capsys):
+    from pypto.record import CompileRecord, compile_record
+
+    assert main(["compile", str(SOFTMAX), "--record", str(tmp_path / "rec")]) == 0
+    assert "wrote 2 files" in capsys.readouterr().out
+    doc = json.loads((tmp_path / "rec" / "record.json").read_text())
+    SCHEMA.validate(doc)
+    assert doc["version"] == 2 and doc["columns"]["file"] == "record.columns.npz" and "inline" not in doc["columns"]
+    assert doc["columns"]["count"] > 0 and (tmp_path / "rec" / "record.columns.npz").stat().st_size > 0
+    assert "$columns" in json.dumps(doc["tiles"])  # the tile ops are columns, not lists
+    back = CompileRecord.read(tmp_path / "rec")
+    fresh = compile_record(next(iter(_kernels_of(SOFTMAX))))
+    assert back.program.tiles == fresh.program.tiles and back.program.execute == fresh.program.execute
+    assert back.graph == fresh.graph and back.program.blocks == fresh.program.blocks
+
+
+def _kernels_of(path: Path) -> list[Any]:
+    from pypto.cli import load_module
+    from pypto.frontend.jit import JitKernel
+
+    return [v for v in vars(load_module(path, prefix="pypto_cli_test_")).values() if isinstance(v, JitKernel)]
+
+
+def test_compile_json_leaves_a_big_records_columns_out_and_says_how_to_get_them(capsys, monkeypatch):
+    import pypto.cli as cli
+
+    monkeypatch.setattr(cli, "JSON_COLUMN_BYTES", 1000)  # softmax's columns pass for a big kernel's
+    assert main(["compile", str(SOFTMAX), "--json"]) == 0
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert "inline" not in doc["columns"] and "--record DIR" in doc["columns"]["omitted"]
+    assert f"pypto-ide compile {SOFTMAX} --record DIR" in out.err and "record.columns.npz" in out.err
+    monkeypatch.setattr(cli, "JSON_COLUMN_BYTES", 1 << 30)
+    assert main(["compile", str(SOFTMAX), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["columns"]["inline"] and "omitted" not in doc["columns"]
+    SCHEMA.validate(doc)
 
 
 def test_json_for_several_kernels_is_a_list(capsys):

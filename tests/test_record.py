@@ -23,7 +23,7 @@ from pypto.frontend.jit import JitKernel
 from pypto.ir import text
 from pypto.ir.serialize import attr_value, graph_from, graph_json
 from pypto.ir.source import Loc
-from pypto.record import SCHEMA, CompileRecord, compile_record
+from pypto.record import SCHEMA, CompileRecord, compile_record, expanded
 
 HERE = Path(__file__).resolve()
 REPO = HERE.parent.parent
@@ -93,14 +93,19 @@ def test_every_example_round_trips_through_json(example_records):
 
 def test_snapshots_round_trip_when_included(example_records):
     for r in example_records:
-        doc = json.loads(r.dumps(include_snapshots=True))
-        back = CompileRecord.from_json(doc)
+        doc = expanded(json.loads(r.dumps(include_snapshots=True)))
+        back = CompileRecord.from_json(r.to_json(include_snapshots=True))
         assert back.traced is not None and r.traced is not None and back.traced.graph == r.traced.graph
         for mine, theirs, entry in zip(r.passes, back.passes, doc["passes"], strict=True):
             assert mine.snapshot is not None and theirs.snapshot is not None
             assert theirs.snapshot.graph == mine.snapshot.graph, (r.source.kernel, mine.name)
             assert entry["snapshot"] == r.snapshot_json(mine.index)
         VALIDATOR.validate(doc)
+        # parts a snapshot shares with the final program or an earlier snapshot are written once
+        compact, _ = r.to_document(include_snapshots=True)
+        if len(r.passes) > 1:
+            assert any(v == {"$same": f"passes.{p['index'] - 1}.graph"} or "$same" in str(v)
+                       for p in compact["passes"][1:] for v in p["snapshot"].values()), r.source.kernel
 
 
 def test_every_example_record_validates_against_the_schema_file(example_records):
@@ -141,8 +146,8 @@ def test_records_say_what_was_compiled(example_records):
 
 
 @pytest.mark.parametrize("breakage", [
-    "missing graph", "version 2", "attr not a string", "unknown stage", "node without op", "bad loc line",
-    "shape entry a float",
+    "missing graph", "version 3", "attr not a string", "unknown stage", "node without op", "bad loc line",
+    "shape entry a float", "column of two kinds", "column without a count",
 ])
 def test_a_broken_record_does_not_validate(example_records, breakage):
     doc = json.loads(example_records[0].dumps())
@@ -151,8 +156,8 @@ def test_a_broken_record_does_not_validate(example_records, breakage):
     node = next(n for n in bad["graph"]["nodes"] if n["attrs"])
     if breakage == "missing graph":
         del bad["graph"]
-    elif breakage == "version 2":
-        bad["version"] = 2
+    elif breakage == "version 3":
+        bad["version"] = 3
     elif breakage == "attr not a string":
         key = next(iter(node["attrs"]))
         node["attrs"][key] = 3
@@ -165,6 +170,10 @@ def test_a_broken_record_does_not_validate(example_records, breakage):
     elif breakage == "shape entry a float":
         typed = next(n for n in bad["graph"]["nodes"] if n["type"])
         typed["type"]["shape"][0] = 1.5
+    elif breakage == "column of two kinds":
+        bad["tiles"]["ops"]["node"]["$columns"]["json"] = []
+    elif breakage == "column without a count":
+        del bad["tiles"]["ops"]["op"]["$columns"]["n"]
     with pytest.raises(jsonschema.ValidationError):
         VALIDATOR.validate(bad)
 
@@ -173,8 +182,10 @@ def test_from_json_refuses_other_documents_and_versions(helper_record):
     doc = helper_record.to_json()
     with pytest.raises(ValueError, match="not a compile record"):
         CompileRecord.from_json({**doc, "schema": "something/else"})
-    with pytest.raises(ValueError, match="version 2"):
-        CompileRecord.from_json({**doc, "version": 2})
+    with pytest.raises(ValueError, match="version 3"):
+        CompileRecord.from_json({**doc, "version": 3})
+    with pytest.raises(ValueError, match="version-1 compile record .* compile the kernel again"):
+        CompileRecord.from_json({**doc, "version": 1})
     assert doc["schema"] == SCHEMA
 
 

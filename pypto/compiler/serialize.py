@@ -4,6 +4,12 @@ A `Program` field is serialized through `PROGRAM_FIELDS`: adding a field to `Pro
 one `register_program_field(name, encode, decode)` call, and the field then appears at the
 top level of the CompileRecord and in every snapshot and pass dump. `VERSION` is the version
 of these forms and of the record built from them.
+
+Each field has two forms: the JSON of `encode` (`program_json`: pass dumps, and what a record's
+reader gets back), and the compact one of `program_document`, where the long lists are typed
+columns (`pypto.ir.columns`); `columns_of` makes it straight from the objects for the bulky
+fields (tile ops, tasks), whose JSON is too slow to build first. Expanding the compact form
+gives the JSON form exactly.
 """
 
 from __future__ import annotations
@@ -13,16 +19,22 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import chain, compress, repeat
+from operator import attrgetter, is_not
 from typing import Any, Protocol
 
 from pypto.compiler.block_ir import Block
 from pypto.compiler.execute_ir import ExecGraph, Task
 from pypto.compiler.manager import Diagnostic, Program
 from pypto.compiler.tile_ir import Buffer, Instance, Leaf, Region, Subgraph, TileGraph, TileOp
+from pypto.ir import columns as C
+from pypto.ir.columns import Arrays, columnize
 from pypto.ir.dtypes import DataType, from_short
 from pypto.ir.serialize import Json, attr_text, attr_value, graph_from, graph_json, loc_from, loc_json
 
-VERSION = 1  # additive changes keep it; a breaking change (rename, removal, new meaning) bumps it
+# additive changes keep it; a breaking change (rename, removal, new meaning) bumps it.
+# 2: the record's long lists are typed columns, stored beside the document (docs/record-schema.md)
+VERSION = 2
 
 
 def diagnostic_json(d: Diagnostic) -> dict[str, Json]:
@@ -55,19 +67,27 @@ def pass_json(p: PassEntry) -> dict[str, Json]:
 
 # ---- Program fields: the one place a new Program field is taught its JSON ------------------
 
+ColumnsOf = Callable[[Any, str, Arrays], Json]
+
+
 @dataclass(frozen=True)
 class FieldCodec:
     encode: Callable[[Any], Json]
     decode: Callable[[Json], Any]
+    columns: ColumnsOf | None = None  # the compact form straight from the value (else: columnize(encode(value)))
+    plain: bool = False  # the compact form is the JSON form (the tensor graph: readers walk it)
 
 
 PROGRAM_FIELDS: dict[str, FieldCodec] = {}
 
 
-def register_program_field(name: str, encode: Callable[[Any], Json], decode: Callable[[Json], Any]) -> None:
+def register_program_field(name: str, encode: Callable[[Any], Json], decode: Callable[[Json], Any],
+                           columns: ColumnsOf | None = None, plain: bool = False) -> None:
     """Serialize `Program.<name>` as the record's top-level key `name` (and in snapshots).
-    A field whose value is None is left out; a field with no codec is not serialized."""
-    PROGRAM_FIELDS[name] = FieldCodec(encode, decode)
+    A field whose value is None is left out; a field with no codec is not serialized. `columns`,
+    when given, makes the field's compact form from the value: `pypto.ir.columns.expand` of it must
+    equal `encode(value)`; `plain` keeps the JSON form in the compact one too."""
+    PROGRAM_FIELDS[name] = FieldCodec(encode, decode, columns, plain)
 
 
 def _bindings_json(b: tuple[tuple[str, int], ...]) -> dict[str, int]:
@@ -78,10 +98,10 @@ def _bindings_from(d: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(d.items()))
 
 
-register_program_field("graph", graph_json, graph_from)
+register_program_field("graph", graph_json, graph_from, plain=True)
 # the dynamic dims a program was lowered for; at the record's top level it is the record's own
 # `bindings` (the same values, also known for a compile that stopped at the tensor stage)
-register_program_field("bindings", _bindings_json, _bindings_from)
+register_program_field("bindings", _bindings_json, _bindings_from, plain=True)
 
 
 # ---- tile, partition and execute stages (columnar: a big kernel has 10^5 tile ops) ---------------
@@ -123,6 +143,75 @@ def tiles_json(t: TileGraph) -> dict[str, Json]:
     }
 
 
+_SCALARS = frozenset({int, bool, str, float})
+
+
+def _attrs_column(attrs: list[Mapping[str, Any]]) -> list[dict[str, Json]]:
+    """`_tile_attrs_json` of each op's attrs; attrs of scalars alike (by value and type) are made once."""
+    cache: dict[Any, dict[str, Json]] = {}
+    empty: dict[str, Json] = {}
+    out = []
+    for a in attrs:
+        if not a:
+            out.append(empty)
+            continue
+        types = tuple(map(type, a.values()))
+        if _SCALARS.issuperset(types):
+            key = (tuple(a.items()), types)
+            hit = cache.get(key)
+            if hit is None:
+                hit = cache[key] = _tile_attrs_json(a)
+            out.append(hit)
+        else:
+            out.append(_tile_attrs_json(a))
+    return out
+
+
+def _regions(rs: list[Region | None]) -> list[Any]:
+    return [None if r is None else (r.buffer, r.layout, r.offset, r.shape) for r in rs]
+
+
+def _region_columns(rs: list[Region | None], name: str, arrays: Arrays) -> dict[str, Json]:
+    """The spec of a list of regions (`_region_json` each; null for None)."""
+    present = list(map(is_not, rs, repeat(None)))
+    some = list(compress(rs, present))
+    n = len(some)
+    parts = [C.ints(map(attrgetter("buffer"), some), n, f"{name}.buffer", arrays),
+             *(C.int_lists(list(map(attrgetter(f), some)), n, f"{name}.{f}", arrays)
+               for f in ("layout", "offset", "shape"))]
+    return C.nullable(present, C.tuples(parts, n), name, arrays)
+
+
+def tiles_columns(t: TileGraph, name: str, arrays: Arrays) -> Json:
+    """`columnize(tiles_json(t))`, the tile ops' columns made from their fields."""
+    ops = t.ops
+    n = len(ops)
+    if n < C.MIN_ROWS:
+        return columnize(tiles_json(t), name, arrays)
+    out = columnize(tiles_json(TileGraph(t.buffers, (), t.instances, t.outputs)), name, arrays)
+
+    def get(field: str) -> list[Any]:
+        return list(map(attrgetter(field), ops))
+
+    def at(field: str) -> str:
+        return f"{name}.ops.{field}"
+
+    shorts = {dt: dt.short for dt in set(get("dtype"))}
+    out["ops"] = {
+        "id": C.ints(get("id"), n, at("id"), arrays), "op": C.strs(get("op"), at("op"), arrays),
+        "node": C.ints(get("node"), n, at("node"), arrays),
+        "instance": C.ints(get("instance"), n, at("instance"), arrays),
+        "coord": C.int_lists(get("coord"), n, at("coord"), arrays),
+        "shape": C.int_lists(get("shape"), n, at("shape"), arrays),
+        "dtype": C.strs([shorts[d] for d in get("dtype")], at("dtype"), arrays),
+        "inputs": C.int_lists(get("inputs"), n, at("inputs"), arrays),
+        "region": _region_columns(get("region"), at("region"), arrays),
+        "attrs": C.table(_attrs_column(get("attrs")), at("attrs"), arrays),
+    }
+    out["ops"] = {k: {C.MARK: v} for k, v in out["ops"].items()}
+    return out
+
+
 def tiles_from(d: Mapping[str, Any]) -> TileGraph:
     c = d["ops"]
     ops = tuple(TileOp(i, op, node, inst, tuple(coord), tuple(shape), from_short(dt), tuple(ins), _region_from(r),
@@ -162,6 +251,35 @@ def execute_json(e: ExecGraph) -> dict[str, Json]:
          "writes": [_region_json(r) for r in t.writes], "preds": list(t.preds)} for t in e.tasks]}
 
 
+_TASK_KEYS = ("id", "subgraph", "leaf", "core", "instance", "root", "coord", "reads", "writes", "preds")
+
+
+def execute_columns(e: ExecGraph, name: str, arrays: Arrays) -> Json:
+    """`columnize(execute_json(e))`, the tasks' columns made from their fields."""
+    tasks = e.tasks
+    n = len(tasks)
+    if n < C.MIN_ROWS:
+        return columnize(execute_json(e), name, arrays)
+
+    def get(field: str) -> list[Any]:
+        return list(map(attrgetter(field), tasks))
+
+    def regions(field: str) -> dict[str, Json]:
+        rows = get(field)
+        flat = list(chain.from_iterable(rows))
+        return {"n": n, "list": _region_columns(flat, f"{name}.tasks.{field}", arrays),
+                "lengths": C.ints(map(len, rows), n, f"{name}.tasks.{field}.lengths", arrays)}
+
+    cols = {k: C.ints(get(k), n, f"{name}.tasks.{k}", arrays) for k in ("id", "subgraph", "leaf", "instance", "root")}
+    cols["core"] = C.strs(get("core"), f"{name}.tasks.core", arrays)
+    cols["coord"] = C.int_lists(get("coord"), n, f"{name}.tasks.coord", arrays)
+    cols["reads"], cols["writes"] = regions("reads"), regions("writes")
+    cols["preds"] = C.int_lists(get("preds"), n, f"{name}.tasks.preds", arrays)
+    spec = {"n": n, "dict": {k: cols[k] for k in _TASK_KEYS}, "keys": {"n": n, "const": 0},
+            "shapes": [list(_TASK_KEYS)]}
+    return {"roots": columnize(list(e.roots), f"{name}.roots", arrays), "tasks": {C.MARK: spec}}
+
+
 def execute_from(d: Mapping[str, Any]) -> ExecGraph:
     return ExecGraph(tuple(Task(t["id"], t["subgraph"], t["leaf"], t["core"], t["instance"], t["root"],
                                 tuple(t["coord"]), tuple(_region_from(r) for r in t["reads"]),  # type: ignore[misc]
@@ -169,10 +287,20 @@ def execute_from(d: Mapping[str, Any]) -> ExecGraph:
                            for t in d["tasks"]), tuple(d["roots"]))
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}  # a class's dataclass field names (None: not a dataclass)
+
+
 def _dc_json(v: Any) -> Json:
     """A frozen dataclass of ints, strs, bools, DataTypes and tuples, as JSON."""
-    if dataclasses.is_dataclass(v):
-        return {f.name: _dc_json(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    t = type(v)
+    if t is int or t is str or t is bool or v is None:
+        return v
+    names = _FIELD_NAMES.get(t, ())
+    if names == ():
+        names = _FIELD_NAMES[t] = tuple(f.name for f in dataclasses.fields(v)) if dataclasses.is_dataclass(v) \
+            else None
+    if names is not None:
+        return {k: _dc_json(getattr(v, k)) for k in names}
     if isinstance(v, DataType):
         return v.short
     if isinstance(v, tuple):
@@ -207,13 +335,13 @@ def blocks_from(v: list[Json]) -> tuple[Block, ...]:
     return tuple(_dc_from(Block, b) for b in v)
 
 
-register_program_field("next_id", int, int)
-register_program_field("tiles", tiles_json, tiles_from)
+register_program_field("next_id", int, int, plain=True)
+register_program_field("tiles", tiles_json, tiles_from, tiles_columns)
 register_program_field("memory", list, tuple)
 register_program_field("blocks", blocks_json, blocks_from)
 register_program_field("subgraphs", subgraphs_json, subgraphs_from)
 register_program_field("leaves", leaves_json, leaves_from)
-register_program_field("execute", execute_json, execute_from)
+register_program_field("execute", execute_json, execute_from, execute_columns)
 
 
 def program_json(p: Program) -> dict[str, Json]:
@@ -223,6 +351,37 @@ def program_json(p: Program) -> dict[str, Json]:
         value = getattr(p, f.name)
         if codec is not None and value is not None:
             out[f.name] = codec.encode(value)
+    return out
+
+
+def field_document(name: str, value: Any, where: str, arrays: Arrays) -> Json:
+    """Program field `name`'s compact form: its long lists as columns, named under `where`."""
+    codec = PROGRAM_FIELDS[name]
+    if codec.plain:
+        return codec.encode(value)
+    if codec.columns is not None:
+        return codec.columns(value, where, arrays)
+    return columnize(codec.encode(value), where, arrays)
+
+
+def program_document(p: Program, where: str, arrays: Arrays,
+                     seen: dict[int, tuple[Any, Json]] | None = None) -> dict[str, Json]:
+    """`program_json(p)` in its compact form (`pypto.ir.columns`), the columns added to `arrays` under
+    names starting with `where`. With `seen` (id of a field's value -> (the value, where it was written)),
+    a field already written elsewhere is `{"$same": that place}` instead of a copy: a record's snapshots
+    share their unchanged parts (`CompileRecord.to_document`)."""
+    out: dict[str, Json] = {}
+    for f in dataclasses.fields(p):
+        value = getattr(p, f.name)
+        if f.name not in PROGRAM_FIELDS or value is None:
+            continue
+        if seen is not None and f.name not in ("bindings", "next_id"):
+            hit = seen.get(id(value))
+            if hit is not None and hit[0] is value:
+                out[f.name] = {"$same": hit[1]}
+                continue
+            seen[id(value)] = (value, f"{where}{f.name}")
+        out[f.name] = field_document(f.name, value, f"{where}{f.name}", arrays)
     return out
 
 

@@ -49,7 +49,7 @@ from pypto.cli import load_module  # noqa: E402
 from pypto.frontend.inputs import example_arguments  # noqa: E402
 from pypto.frontend.jit import to_numpy  # noqa: E402
 from pypto.ir.errors import PyptoError  # noqa: E402
-from pypto.record import compile_record, profile  # noqa: E402
+from pypto.record import compile_record, expanded, profile  # noqa: E402
 
 
 def write(out: Path, name: str, doc: Any) -> None:
@@ -64,7 +64,7 @@ def profiled(kernel: Any, inputs: dict[str, Any] | None = None) -> Any:
 
 def with_listings(record: Any) -> dict[str, Any]:
     leaves = record.program.leaves or ()
-    return {"record": record.to_json(include_snapshots=True),
+    return {"record": expanded(record.to_json(include_snapshots=True)),
             "listings": {str(leaf.id): record.listing(leaf.id) for leaf in leaves}}
 
 
@@ -95,7 +95,7 @@ def small(out: Path) -> None:
     before = make_report(load_module(softmax_py).softmax_kernel, precision=True, suggest=True)
     write(out, "softmax_report.json", before.to_json())
     write(out, "softmax_run.json", before.record.run.to_json())
-    write(out, "softmax_record.json", {"record": before.record.to_json()})
+    write(out, "softmax_record.json", {"record": expanded(before.record.to_json())})
     best = before.suggestions[0].to_json()
     with tempfile.TemporaryDirectory() as tmp:
         edited = Path(tmp) / "softmax.py"
@@ -105,7 +105,7 @@ def small(out: Path) -> None:
         def renamed(doc: Any) -> Any:
             return json.loads(json.dumps(doc).replace(json.dumps(str(edited))[1:-1], json.dumps(str(softmax_py))[1:-1]))
         doc = renamed(after.to_json())
-        write(out, "softmax_after_record.json", renamed({"record": after.record.to_json()}))
+        write(out, "softmax_after_record.json", renamed({"record": expanded(after.record.to_json())}))
     write(out, "softmax_after_report.json", doc)
     write(out, "softmax_after_run.json", after.record.run.to_json())
 
@@ -117,7 +117,7 @@ def small(out: Path) -> None:
     write(out, "precision.json", {"precision": rep.to_json(), "comparison": cmp.to_json()})
     # the tensor stage only (2,048 tasks of tiles would make 17 MB): its graph, loop and passes
     acc = compile_record(fp16_accumulate, accumulate_inputs(np.float16), stage="tensor")
-    write(out, "accumulate.json", {"record": acc.to_json(include_snapshots=True), "listings": {}})
+    write(out, "accumulate.json", {"record": expanded(acc.to_json(include_snapshots=True)), "listings": {}})
 
     running_sum = load_module(REPO / "examples" / "runtime_branch.py").running_sum  # 11 rows: `if r == 0` per row
     write(out, "branch.json", with_listings(profiled(running_sum)))
@@ -129,7 +129,7 @@ def small(out: Path) -> None:
     heads["out"] = np.zeros((24, 128, 64), np.float32)
     record = profiled(attention, heads)
     listings = {str(leaf.id): record.listing(leaf.id) for leaf in record.program.leaves or ()}
-    write(out, "attention24.json", {"record": record.to_json(include_snapshots=False), "listings": listings})
+    write(out, "attention24.json", {"record": expanded(record.to_json(include_snapshots=False)), "listings": listings})
 
     write(out, "html.json", with_listings(profiled(html_named)))
     write(out, "html_report.json", make_report(html_named, precision=True).to_json())
@@ -165,7 +165,7 @@ def big(out: Path) -> None:
         out[:] = y
 
     record = compile_record(unrolled, stage="tensor")
-    write(out, "big_graph.json", {"record": record.to_json(include_snapshots=True), "listings": {}})
+    write(out, "big_graph.json", {"record": expanded(record.to_json(include_snapshots=True)), "listings": {}})
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,370 @@
+"""Typed columns for long JSON lists: the compact form of a CompileRecord's bulky parts.
+
+`columnize(value, name, arrays)` walks a JSON value and replaces every list of at least
+`MIN_ROWS` entries by `{"$columns": spec}`: the list's entries stored as numpy arrays (added to
+`arrays` under names starting with `name`) and a small JSON `spec` that says how to rebuild
+them. `expand(value, arrays)` is its exact inverse: the JSON value comes back equal, entry for
+entry and key order included (`json.dumps` of both is the same text), so a reader of the
+expanded form cannot tell it was ever stored as columns.
+
+A spec describes a list of `n` entries (docs/record-schema.md, "Columns"):
+
+| spec | entries |
+| --- | --- |
+| `{"n", "int": A}` | integers: array `A` (the narrowest of int8/16/32/64 that holds them) |
+| `{"n", "range": [start, step]}` | integers `start + step * i` |
+| `{"n", "const": v}` | `v`, `n` times |
+| `{"n", "float": A}` / `{"n", "bool": A}` | floats (float64) / booleans (uint8) |
+| `{"n", "str": A, "table": [s…]}` | strings: `table[A[i]]` |
+| `{"n", "pick": A, "table": [v…]}` | any JSON values: `table[A[i]]` (few distinct ones) |
+| `{"n", "null": A, "some": spec}` | `null` where `A[i]` is 0, else the next entry of `some` |
+| `{"n", "list": spec, "width": w}` | lists of `w` entries each, `spec` their concatenation |
+| `{"n", "list": spec, "lengths": spec}` | lists of `lengths[i]` entries, `spec` their concatenation |
+| `{"n", "tuple": [spec…]}` | lists of `k` entries, entry `j` of each from `tuple[j]` |
+| `{"n", "dict": {key: spec}, "keys": spec, "shapes": [[key…]…]}` | objects with the keys `shapes[keys[i]]` in |
+| | that order; `dict[key]` lists the values of the objects that have `key` |
+| `{"n", "json": [v…]}` | the entries as they are (mixed kinds) |
+
+The arrays are written with numpy's own format (`.npz`, an uncompressed zip of `.npy` files:
+`write_npz`, `read_npz`), which any numpy reads and a browser can parse without a library.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain, compress, repeat
+from operator import is_not, itemgetter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+Json = Any
+Arrays = dict[str, np.ndarray]
+
+MIN_ROWS = 64  # shorter lists stay JSON: a column's spec and array header cost more than they save
+MARK = "$columns"
+_INT_TYPES = (np.int8, np.int16, np.int32, np.int64)
+
+
+# ---- encoding ---------------------------------------------------------------------------------------
+
+class _Names:
+    """Array names, unique within one `arrays` mapping."""
+
+    def __init__(self, arrays: Arrays) -> None:
+        self.arrays = arrays
+
+    def put(self, name: str, array: np.ndarray) -> str:
+        key, k = name, 1
+        while key in self.arrays:
+            k += 1
+            key = f"{name}~{k}"
+        self.arrays[key] = array
+        return key
+
+
+def _narrow(values: list[int]) -> np.ndarray:
+    return _narrow_array(np.array(values, dtype=np.int64))
+
+
+def _narrow_array(a: np.ndarray) -> np.ndarray:
+    if len(a):
+        lo, hi = int(a.min()), int(a.max())
+        for t in _INT_TYPES:
+            info = np.iinfo(t)
+            if info.min <= lo and hi <= info.max:
+                return a.astype(t)
+    return a.astype(np.int8)
+
+
+_I64 = np.iinfo(np.int64)
+
+
+def _ints(values: list[int], name: str, names: _Names) -> dict[str, Json]:
+    n = len(values)
+    if not (_I64.min <= min(values) and max(values) <= _I64.max):  # Python's ints are unbounded
+        return {"n": n, "json": values}
+    if n >= 2:
+        step = values[1] - values[0]
+        if values[-1] == values[0] + step * (n - 1):  # cheap test first, then the whole column
+            a = np.array(values, dtype=np.int64)
+            if (np.diff(a) == step).all():
+                return {"n": n, "range": [values[0], step]} if step else {"n": n, "const": values[0]}
+    return {"n": n, "int": names.put(name, _narrow(values))}
+
+
+def _codes(values: list[Any]) -> tuple[list[Any], list[int]]:
+    """The distinct values in first-seen order, and each value's index among them."""
+    table = list(dict.fromkeys(values))
+    index = {v: i for i, v in enumerate(table)}
+    return table, list(map(index.__getitem__, values))
+
+
+def _encode(values: list[Json], name: str, names: _Names) -> dict[str, Json]:
+    n = len(values)
+    if n == 0:
+        return {"n": 0, "json": []}
+    kinds = set(map(type, values))
+    if len(kinds) == 1:
+        kind = next(iter(kinds))
+        if kind is int:
+            return _ints(values, name, names)
+        if kind is str:
+            table, codes = _codes(values)
+            if len(table) == 1:
+                return {"n": n, "const": values[0]}
+            return {"n": n, "str": names.put(name, _narrow(codes)), "table": table}
+        if kind is float:
+            return {"n": n, "float": names.put(name, np.array(values, dtype=np.float64))}
+        if kind is bool:
+            if len(set(values)) == 1:
+                return {"n": n, "const": values[0]}
+            return {"n": n, "bool": names.put(name, np.array(values, dtype=np.uint8))}
+        if kind is list or kind is tuple:  # a tuple is a JSON list
+            return _lists(values, name, names)
+        if kind is dict:
+            return _dicts(values, name, names)
+        if kind is type(None):
+            return {"n": n, "const": None}
+    if kinds == {list, tuple}:
+        return _lists(values, name, names)
+    if type(None) in kinds:
+        present = list(map(is_not, values, repeat(None)))
+        some = list(compress(values, present))
+        mask = np.array(present, dtype=np.uint8)
+        return {"n": n, "null": names.put(name + ".null", mask), "some": _encode(some, name, names)}
+    return {"n": n, "json": [list(v) if isinstance(v, tuple) else v for v in values]}
+
+
+def _lists(values: list[Any], name: str, names: _Names) -> dict[str, Json]:
+    n = len(values)
+    lengths = list(map(len, values))
+    width = lengths[0]
+    same = lengths.count(width) == n
+    if same and 0 < width <= 8:  # entries of a few positions holding different kinds: a column per position
+        per = list(zip(*values))
+        kinds = [set(map(type, col)) for col in per]
+        if any(k != kinds[0] for k in kinds[1:]):
+            return {"n": n, "tuple": [_encode(list(col), f"{name}.{j}", names) for j, col in enumerate(per)]}
+    inner = _encode(list(chain.from_iterable(values)), name + ".items", names)
+    if same:
+        return {"n": n, "list": inner, "width": width}
+    return {"n": n, "list": inner, "lengths": _ints(lengths, name + ".lengths", names)}
+
+
+def _dicts(values: list[dict[str, Json]], name: str, names: _Names) -> dict[str, Json]:
+    n = len(values)
+    shapes, codes = _codes(list(map(tuple, values)))
+    keys: dict[str, None] = {}
+    for shape in shapes:
+        keys.update(dict.fromkeys(shape))
+    if len(shapes) == 1:
+        cols = {k: list(map(itemgetter(k), values)) for k in shapes[0]}
+        key_spec: dict[str, Json] = {"n": n, "const": 0}
+    else:
+        code_array = np.array(codes)
+        cols = {}
+        for k in keys:
+            having = np.isin(code_array, [i for i, s in enumerate(shapes) if k in s]).tolist()
+            cols[k] = list(map(itemgetter(k), compress(values, having)))
+        key_spec = _ints(codes, name + ".keys", names)
+    return {"n": n, "dict": {k: _encode(v, f"{name}.{k}", names) for k, v in cols.items()},
+            "keys": key_spec, "shapes": [list(s) for s in shapes]}
+
+
+def encode(values: list[Json], name: str, arrays: Arrays) -> dict[str, Json]:
+    """The spec of the list `values` (JSON values; tuples count as lists); its arrays are added to
+    `arrays` under names starting with `name`."""
+    return _encode(values, name, _Names(arrays))
+
+
+# ---- typed encoders: a caller that knows its column's types skips the checks (one C-level pass each)
+
+def ints(values: Iterable[int], n: int, name: str, arrays: Arrays) -> dict[str, Json]:
+    """The spec of `n` Python ints (no bools)."""
+    return _int_array(np.fromiter(values, dtype=np.int64, count=n), name, _Names(arrays))
+
+
+def _int_array(a: np.ndarray, name: str, names: _Names) -> dict[str, Json]:
+    n = len(a)
+    if n >= 2:
+        d = np.diff(a)
+        if (d == d[0]).all():
+            step = int(d[0])
+            return {"n": n, "range": [int(a[0]), step]} if step else {"n": n, "const": int(a[0])}
+    if n == 1:
+        return {"n": 1, "const": int(a[0])}
+    return {"n": n, "int": names.put(name, _narrow_array(a))}
+
+
+def int_lists(values: Iterable[Sequence[int]], n: int, name: str, arrays: Arrays) -> dict[str, Json]:
+    """The spec of `n` lists (or tuples) of Python ints."""
+    rows = values if isinstance(values, list) else list(values)
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
+    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
+    names = _Names(arrays)
+    inner = _int_array(flat, name + ".items", names) if len(flat) else {"n": 0, "json": []}
+    if n and (lengths == lengths[0]).all():
+        return {"n": n, "list": inner, "width": int(lengths[0])}
+    return {"n": n, "list": inner, "lengths": _int_array(lengths, name + ".lengths", names)}
+
+
+def strs(values: list[str], name: str, arrays: Arrays) -> dict[str, Json]:
+    """The spec of a list of strings."""
+    return _encode(values, name, _Names(arrays))
+
+
+def table(values: list[Any], name: str, arrays: Arrays, max_share: float = 0.25) -> dict[str, Json]:
+    """The spec of a list of JSON values of which few are distinct *objects* (a caller that shares
+    equal values): `{"n", "pick": A, "table": [v…]}`, entry i being `table[A[i]]`; when more than
+    `max_share` of them are distinct, the generic spec."""
+    n = len(values)
+    ids, codes = _codes(list(map(id, values)))
+    if n == 0 or len(ids) > max(1, int(n * max_share)):
+        return encode(values, name, arrays)
+    first: dict[int, Any] = {}
+    for v in values:
+        if len(first) == len(ids):
+            break
+        first.setdefault(id(v), v)
+    return {"n": n, "pick": _Names(arrays).put(name, _narrow(codes)), "table": [first[i] for i in ids]}
+
+
+def nullable(present: list[bool], some: dict[str, Json], name: str, arrays: Arrays) -> dict[str, Json]:
+    """The spec of a list that is `some`'s entries where `present`, null elsewhere."""
+    if all(present):
+        return some
+    return {"n": len(present), "null": _Names(arrays).put(name + ".null", np.array(present, dtype=np.uint8)),
+            "some": some}
+
+
+def tuples(columns: list[dict[str, Json]], n: int) -> dict[str, Json]:
+    """The spec of `n` lists whose entry j is listed by `columns[j]`."""
+    return {"n": n, "tuple": columns}
+
+
+def columnize(value: Json, name: str, arrays: Arrays, min_rows: int = MIN_ROWS) -> Json:
+    """`value` with every list of at least `min_rows` entries (outside other such lists) stored as
+    columns: `{"$columns": spec}`, its arrays added to `arrays`."""
+    if isinstance(value, list):
+        if len(value) >= min_rows:
+            return {MARK: encode(value, name, arrays)}
+        return [columnize(v, f"{name}.{i}", arrays, min_rows) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: columnize(v, f"{name}.{k}", arrays, min_rows) for k, v in value.items()}
+    return value
+
+
+# ---- decoding ---------------------------------------------------------------------------------------
+
+def decode(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> list[Json]:
+    """The list a spec describes (`encode`'s inverse)."""
+    n = int(spec["n"])
+    if "int" in spec or "float" in spec:
+        a = arrays[spec["int"] if "int" in spec else spec["float"]]
+        return _checked(a.tolist(), n, spec)
+    if "range" in spec:
+        start, step = spec["range"]
+        return list(range(start, start + step * n, step)) if step else [start] * n
+    if "const" in spec:
+        return [spec["const"]] * n
+    if "bool" in spec:
+        return _checked([bool(x) for x in arrays[spec["bool"]].tolist()], n, spec)
+    if "str" in spec:
+        strings = spec["table"]
+        return _checked([strings[c] for c in arrays[spec["str"]].tolist()], n, spec)
+    if "pick" in spec:  # each entry its own copy: a reader may change one
+        copiers = [_copier(v) for v in spec["table"]]
+        return _checked([copiers[c]() for c in arrays[spec["pick"]].tolist()], n, spec)
+    if "null" in spec:
+        some = iter(decode(spec["some"], arrays))
+        return _checked([next(some) if m else None for m in arrays[spec["null"]].tolist()], n, spec)
+    if "list" in spec:
+        flat = decode(spec["list"], arrays)
+        if "width" in spec:
+            w = int(spec["width"])
+            return _checked([flat[i:i + w] for i in range(0, n * w, w)] if w else [[] for _ in range(n)], n, spec)
+        ends = np.cumsum(np.array(decode(spec["lengths"], arrays), dtype=np.int64)).tolist()
+        return _checked([flat[a:b] for a, b in zip([0, *ends[:-1]], ends)], n, spec)
+    if "tuple" in spec:
+        cols = [decode(s, arrays) for s in spec["tuple"]]
+        return _checked([list(row) for row in zip(*cols)], n, spec)
+    if "dict" in spec:
+        return _checked(_decode_dicts(spec, arrays, n), n, spec)
+    if "json" in spec:
+        return _checked(list(spec["json"]), n, spec)
+    raise ValueError(f"unknown column spec (keys {sorted(spec)})")
+
+
+def _copier(v: Json) -> Callable[[], Json]:
+    if isinstance(v, (dict, list)):
+        items = v.values() if isinstance(v, dict) else v
+        if not any(isinstance(x, (dict, list)) for x in items):
+            return v.copy
+        return lambda: copy.deepcopy(v)
+    return lambda: v
+
+
+def _decode_dicts(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], n: int) -> list[dict[str, Json]]:
+    shapes = [tuple(s) for s in spec["shapes"]]
+    cols = {k: decode(s, arrays) for k, s in spec["dict"].items()}
+    if len(shapes) == 1:
+        keys = shapes[0]
+        return [dict(zip(keys, row)) for row in zip(*(cols[k] for k in keys))] if keys else [{} for _ in range(n)]
+    its: dict[str, Iterator[Json]] = {k: iter(v) for k, v in cols.items()}
+    nexts: dict[str, Callable[[], Json]] = {k: it.__next__ for k, it in its.items()}
+    makers = [tuple((k, nexts[k]) for k in shape) for shape in shapes]
+    return [{k: f() for k, f in makers[c]} for c in decode(spec["keys"], arrays)]
+
+
+def _checked(values: list[Json], n: int, spec: Mapping[str, Json]) -> list[Json]:
+    if len(values) != n:
+        raise ValueError(f"a column holds {len(values)} entries where its spec says {n} ({sorted(spec)})")
+    return values
+
+
+def expand(value: Json, arrays: Mapping[str, np.ndarray]) -> Json:
+    """`value` with every `{"$columns": spec}` replaced by the list it stores (`columnize`'s inverse)."""
+    if isinstance(value, dict):
+        if MARK in value and len(value) == 1:
+            return decode(value[MARK], arrays)
+        return {k: expand(v, arrays) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand(v, arrays) for v in value]
+    return value
+
+
+# ---- the column file: numpy's .npz --------------------------------------------------------------------
+
+def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """The arrays as an uncompressed .npz (what `np.savez` writes; `np.load` reads it)."""
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)  # type: ignore[arg-type]
+    return buf.getvalue()
+
+
+def write_npz(path: Path | str, arrays: Mapping[str, np.ndarray]) -> None:
+    Path(path).write_bytes(npz_bytes(arrays))
+
+
+def read_npz(source: Path | str | bytes) -> Arrays:
+    """Every array of an .npz file (or its bytes), read now; object arrays are refused (no pickles)."""
+    data = io.BytesIO(source) if isinstance(source, bytes) else source
+    try:
+        with np.load(data, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, ValueError, OSError) as e:
+        raise ValueError(f"not a column file (.npz): {e}") from None
+
+
+def inline(arrays: Mapping[str, np.ndarray]) -> dict[str, Json]:
+    """The arrays as JSON, `{name: {"dtype", "data"}}`: a self-contained document's columns."""
+    return {k: {"dtype": str(a.dtype), "data": a.tolist()} for k, a in arrays.items()}
+
+
+def from_inline(d: Mapping[str, Mapping[str, Json]]) -> Arrays:
+    return {k: np.array(v["data"], dtype=np.dtype(v["dtype"])) for k, v in d.items()}

@@ -1,0 +1,85 @@
+"""The record's typed columns (`pypto.ir.columns`): any JSON value comes back from its columns as the
+same JSON text (key order, ints vs floats vs bools, nulls, nesting), through the .npz file and inline."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pypto.ir import columns as C
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40), st.floats(allow_nan=False),
+                    st.text(max_size=4))
+json_values = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=6), st.dictionaries(st.sampled_from("abcd"), inner, max_size=4)), max_leaves=30)
+
+
+def _round_trip(value, min_rows: int = 2):
+    arrays: C.Arrays = {}
+    compact = C.columnize(value, "v", arrays, min_rows)
+    through_file = C.read_npz(C.npz_bytes(arrays))
+    inline = C.from_inline(json.loads(json.dumps(C.inline(arrays))))
+    return compact, arrays, [C.expand(json.loads(json.dumps(compact)), a) for a in (arrays, through_file, inline)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(json_values, min_size=0, max_size=12))
+def test_any_json_list_comes_back_as_the_same_text(values):
+    _, _, backs = _round_trip(values)
+    for back in backs:
+        assert json.dumps(back) == json.dumps(values)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.lists(st.integers(-5, 5), min_size=2, max_size=2)), min_size=1,
+                max_size=20), st.lists(st.one_of(st.none(), st.integers()), min_size=1, max_size=20))
+def test_typed_encoders_describe_what_the_generic_one_does(rows, maybe):
+    arrays: C.Arrays = {}
+    firsts = [r[0] for r in rows]
+    seconds = [r[1] for r in rows]
+    assert C.decode(C.ints(firsts, len(firsts), "a", arrays), arrays) == firsts
+    assert C.decode(C.int_lists(seconds, len(seconds), "b", arrays), arrays) == seconds
+    present = [m is not None for m in maybe]
+    some = [m for m in maybe if m is not None]
+    spec = C.nullable(present, C.encode(some, "c", arrays), "c", arrays)
+    assert C.decode(spec, arrays) == maybe
+
+
+def test_long_columns_are_typed_and_narrow():
+    value = {"id": list(range(1000)), "node": [i % 7 for i in range(1000)], "op": ["load", "exp", "store"] * 300,
+             "coord": [[i, i + 1] for i in range(500)], "flag": [True, False] * 100, "none": [None] * 70}
+    compact, arrays, backs = _round_trip(value, C.MIN_ROWS)
+    assert compact["id"] == {"$columns": {"n": 1000, "range": [0, 1]}}
+    assert compact["none"] == {"$columns": {"n": 70, "const": None}}
+    assert arrays[compact["node"]["$columns"]["int"]].dtype == np.int8
+    assert compact["op"]["$columns"]["table"] == ["load", "exp", "store"]
+    assert compact["coord"]["$columns"]["width"] == 2
+    assert all(back == value for back in backs)
+    short = {"few": [1, 2, 3]}
+    assert C.columnize(short, "s", {}) == short  # short lists stay JSON
+
+
+def test_a_shared_table_of_values_is_copied_per_entry():
+    shared = {"dim": "1"}
+    values = [shared, {}] * 50
+    arrays: C.Arrays = {}
+    spec = C.table(values, "t", arrays)
+    assert "pick" in spec and len(spec["table"]) == 2
+    back = C.decode(spec, arrays)
+    assert back == values
+    back[0]["dim"] = "2"
+    assert back[2] == {"dim": "1"}  # each entry its own dict
+
+
+def test_bad_column_files_and_specs_are_refused():
+    with pytest.raises(ValueError, match="not a column file"):
+        C.read_npz(b"not a zip")
+    with pytest.raises(ValueError, match="unknown column spec"):
+        C.decode({"n": 1, "mystery": 3}, {})
+    arrays = {"a": np.arange(3, dtype=np.int8)}
+    with pytest.raises(ValueError, match="3 entries where its spec says 4"):
+        C.decode({"n": 4, "int": "a"}, arrays)
