@@ -604,15 +604,27 @@ class TileExecutor:
         outs: dict[int, np.ndarray] = {}
         bounds = [(lo, min(lo + seg.chunk, seg.n)) for lo in range(0, seg.n, seg.chunk)]
         self._chunk(seg, *bounds[0], ext, outs, arenas, ctx)  # the first alone: it allocates `outs`
-        rest = bounds[1:]
-        if threads > 1 and len(rest) > 1:
-            def part(k: int) -> None:
-                with np.errstate(all="ignore"):  # (numpy's error state is per thread)
-                    for lo, hi in rest[k::threads]:
-                        self._chunk(seg, lo, hi, ext, outs, arenas, ctx)
+        rest = iter(bounds[1:])
+        if threads > 1 and len(bounds) > 2:
+            # each thread takes the next chunk when it is done with one (on a loaded machine a
+            # thread that waits for a core takes fewer); the caller works too
+            lock = threading.Lock()
 
-            for f in [_pool().submit(part, k) for k in range(threads)]:
-                f.result()
+            def part() -> None:
+                with np.errstate(all="ignore"):  # (numpy's error state is per thread)
+                    while True:
+                        with lock:
+                            b = next(rest, None)
+                        if b is None:
+                            return
+                        self._chunk(seg, *b, ext, outs, arenas, ctx)
+
+            helpers = [_pool().submit(part) for _ in range(min(threads, len(bounds) - 1) - 1)]
+            try:
+                part()
+            finally:
+                for f in helpers:
+                    f.result()
         else:
             for lo, hi in rest:
                 self._chunk(seg, lo, hi, ext, outs, arenas, ctx)
