@@ -136,6 +136,8 @@ def test_the_cpu_board_runs_a_tasks_tiles_as_one_call():
         moved = ex.retarget(first, tasks[0], ops)
         assert moved is not None and len(moved.steps) == len(first.steps)
         gm, own = ex.memory(arrays), ex.memory(arrays)
+        for a, b in zip(gm.arenas, own.arenas):
+            b[...] = a  # (an output written whole starts uninitialised)
         ex.run_plan(moved, gm, Ctx({}))
         ex.run_plan(ex.plan_of(ops), own, Ctx({}))
         assert all(a.tobytes() == b.tobytes() for a, b in zip(gm.arenas, own.arenas)), "as its own plan"
@@ -160,6 +162,31 @@ def test_a_plan_is_not_moved_to_a_task_that_is_not_its_leafs_task_moved():
     other = next(o for o in tasks[2] if o.op == "load")
     swapped[loads[0]] = dataclasses.replace(swapped[loads[0]], region=other.region)
     assert ex.retarget(plan, tasks[0], tuple(swapped)) is None
+
+
+def test_an_output_is_copied_in_unless_every_element_is_written():
+    """`out` written whole (its tiles tile it) starts from fresh memory, since its input values are
+    never seen; written in part, the rest keeps the caller's values (here 7)."""
+    t = pypto.Tensor([64, 128], pypto.DT_FP32)
+
+    @pypto.jit
+    def whole(x: t, out: t):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = x * 2.0
+
+    @pypto.jit
+    def part(x: t, out: t):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[0:40, :] = x[0:40, :] * 2.0
+
+    x = torch.randn(64, 128)
+    for k, rows in ((whole, 64), (part, 40)):
+        out = torch.full((64, 128), 7.0)
+        _, ex, arrays = _executor(k, x, out)
+        for batched in (True, False):
+            got = ex.run(arrays, batched=batched)["out"]
+            np.testing.assert_array_equal(got[:rows], x.numpy()[:rows] * np.float32(2))
+            np.testing.assert_array_equal(got[rows:], 7.0)
 
 
 # ---- segments: chains of whole groups run chunk by chunk, on threads ------------------------------

@@ -340,6 +340,7 @@ class TileExecutor:
         # a parameter no op writes is read in place, never copied
         self._written = {o.region.buffer for o in tiles.ops if o.op in ("store", "matmul") and o.region is not None}
         self._own = {b.id for b in tiles.buffers if b.kind == "param" and b.id in self._written}
+        self._fresh = _overwritten(tiles, self._own)  # written params whose input values nothing sees
         # GM: each parameter is an arena of its own; the other buffers of one shape and dtype
         # share one (slots of a stacked array), so the loads of many workspaces are one gather
         self._arenas: list[list[Buffer]] = []
@@ -412,7 +413,11 @@ class TileExecutor:
             b = group[0]
             if b.kind == "param":
                 arr = np.ascontiguousarray(inputs[b.name])
-                arenas.append((arr.copy() if b.id in self._written else arr)[None])
+                if b.id in self._fresh:
+                    arr = np.empty_like(arr)  # every element is written before the kernel's end, none read
+                elif b.id in self._written:
+                    arr = arr.copy()
+                arenas.append(arr[None])
             else:
                 arenas.append(np.zeros((len(group),) + b.shape,
                                        dtype=np.float64 if fp64 and b.dtype.is_float else b.dtype.np))
@@ -1098,6 +1103,31 @@ def _pool() -> ThreadPoolExecutor:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="pypto-exec"))
         return _POOL[0]
+
+
+def _overwritten(tiles: TileGraph, params: set[int]) -> set[int]:
+    """The buffers of `params` that no tile op reads and whose writes tile them exactly (regions of
+    one shape on one layout at distinct multiples of it, as many as fill it): their input values
+    are never seen, so a run need not copy them in."""
+    read: set[int] = set()
+    writes: dict[int, list[Region]] = {}
+    for o in tiles.ops:
+        for r, w in _gm_accesses(o):
+            if w:
+                writes.setdefault(r.buffer, []).append(r)
+            else:
+                read.add(r.buffer)
+    out = set()
+    for b in params - read:
+        rs = writes.get(b, [])
+        if not rs:
+            continue
+        r0 = rs[0]
+        if 0 not in r0.shape and (all(r.layout == r0.layout and r.shape == r0.shape for r in rs)
+                and all(o % n == 0 and o + n <= d for r in rs for o, n, d in zip(r.offset, r.shape, r.layout))
+                and len({r.offset for r in rs}) == len(rs) and len(rs) * math.prod(r0.shape) == math.prod(r0.layout)):
+            out.add(b)
+    return out
 
 
 def _renumbers(ops: Sequence[TileOp]) -> bool:
