@@ -27,23 +27,43 @@ Two ways to run, same values bit for bit:
   stacked array per shape and dtype (an arena), so a group of loads is one gather even
   across the per-tile workspaces of copy insertion: a strided view of the arena's tiles
   on the lattice of their offsets, fancy-indexed by tile; a group of stores is one
-  scatter. A compute group runs its kernel once on the stacked inputs, with a leading
-  batch axis (reduction `dim`s and transpose `perm`s shift by one; lower-rank broadcast
-  operands get unit axes after the batch axis). An input is the producer group's stacked
-  array itself when the members line up, else a slice or gather of it. Matmuls and
-  aranges run per tile inside the batched schedule. Per-tile arithmetic is unchanged —
-  every kernel is elementwise over the batch axis — so results equal the unbatched
-  ones exactly (tested on every example and on sweeps of shapes and tile shapes).
-  A user error raised by a kernel (an integer division by zero …) reruns the program
-  unbatched, so the error reported is the one program order meets first.
+  scatter. When the group is every tile of that lattice in row-major order (a *full*
+  window: x's tiles, the output's), the strided view itself is the group's value, not a
+  copy — unless a later step writes that arena, since the view must keep its values —
+  and its batch axes are the lattice's (`[*grid, *tile_shape]`); a full group of stores is
+  one assignment into the view. A compute group runs its kernel once on the stacked
+  inputs, with leading batch axes (reduction `dim`s and transpose `perm`s shift by their
+  number; lower-rank broadcast operands get unit axes after them): those of an input taken
+  whole, so a chain from a full load keeps the load's lattice. An input is the producer
+  group's stacked array itself when the members line up (reshaped to the step's batch
+  axes), else a slice or gather of it. Matmuls and aranges run per tile inside the batched
+  schedule. Per-tile arithmetic is unchanged — every kernel is elementwise over the batch
+  axes — so results equal the unbatched ones exactly (tested on every example and on
+  sweeps of shapes and tile shapes). A user error raised by a kernel (an integer division
+  by zero …) reruns the program unbatched, so the error reported is the one program order
+  meets first.
+- **Segments** (in the batched run): whole groups of one member count that read each other
+  whole — a full load, kernels, a full store — from a step that moves 4 MB or more, run
+  together chunk by chunk (`Plan.order`, `Segment`): a chunk of members (values of about
+  `chunk_bytes`, 2 MB: they stay in cache, and numpy allocates them without mmap's page
+  faults) goes through every step before the next, at the place of the first step outside
+  that needs one of the segment's values or GM it touches; steps reading a segment's value
+  in another order, and any GM order between steps, close it first. Chunks are independent,
+  so they run on up to `threads` threads (default: one per CPU; numpy releases the GIL in
+  its loops), handed out one at a time. A value steps outside the segment read is assembled
+  whole; the others live one chunk at a time. A chunk is whole tiles, so the bytes are the
+  unbatched ones.
 
-A runtime that schedules tasks itself (the cpu board) takes fresh GM from `gm`, runs each
-task's tile ops against it with `run_ops` (the unbatched path, so the same values), and
-reads the kernel's outputs with `outputs`.
+A runtime that schedules tasks itself (the cpu board) takes fresh GM from `gm` (or
+`memory`, with the arenas), runs each task's tile ops against it with `run_ops` (the
+unbatched path) or as the task's own batched plan (`plan_of`, `run_plan`; `retarget` moves
+one task's plan to another task of its leaf), and reads the kernel's outputs with `outputs`.
 
 Memory: a tile's value (a stacked group, when batched) is freed after its last consumer
-(`peak_bytes` tells the most held at once in the last run). A parameter no op writes is
-read in place; one that is written is copied once and returned without another copy.
+in run order (`peak_bytes` tells the most held at once in the last run; a view of GM holds
+none). A parameter no op writes is read in place; one that is written is copied once and
+returned without another copy — or, when no op reads it and its writes tile it exactly (an
+output written whole), it starts from `np.empty_like`: its input values are never seen.
 """
 
 from __future__ import annotations
