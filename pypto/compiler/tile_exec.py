@@ -1118,11 +1118,21 @@ _POOL_LOCK = threading.Lock()
 
 
 def _pool() -> ThreadPoolExecutor:
-    """The threads segments' chunks run on (made on first use, one per CPU)."""
+    """The threads segments' chunks run on (made on first use, one per CPU; a forked child,
+    which has the pool's object but not its threads, makes its own)."""
     with _POOL_LOCK:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="pypto-exec"))
         return _POOL[0]
+
+
+def _forget_pool() -> None:
+    global _POOL_LOCK
+    _POOL.clear()
+    _POOL_LOCK = threading.Lock()  # (it may have been held by a thread that does not exist here)
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _overwritten(tiles: TileGraph, params: set[int]) -> set[int]:
