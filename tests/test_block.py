@@ -18,6 +18,7 @@ from support import lowered
 
 import pypto
 from pypto.cli import load_module
+from pypto.compiler import block as block_module
 from pypto.compiler.block import EVENTS_PER_PAIR, build_blocks, insert_sync, listing
 from pypto.compiler.block_ir import PIPES, Block, Instr, Operand
 from pypto.compiler.manager import Program
@@ -414,6 +415,65 @@ def test_spills_are_counted_when_the_buffer_is_too_small():
     # the real board needs none
     (roomy,), quiet = build_blocks(p, board)
     assert roomy.spills == 0 and not quiet
+
+
+class _BruteForceVictims(block_module._Allocator):
+    """The spill choice by its definition: of the unpinned residents of the memory, the one used
+    furthest ahead, then the largest, then the first in residency order (a scan of all of them)."""
+
+    def victim(self, space: str, pinned: set[int], i: int) -> int | None:
+        cands = [r for r, a in self.res.items() if a.space == space and r not in pinned]
+        if not cands:
+            return None
+        return max(cands, key=lambda r: (self.next_use(r, i), self.res[r].unit * self.res[r].copies))
+
+
+@pytest.mark.parametrize("ub_tiles", [2, 3])
+def test_spill_choices_are_the_furthest_next_use_as_a_scan_of_every_resident_finds(ub_tiles, monkeypatch):
+    p = _softmax()
+    board = load_board("a2a3")
+    tiny = {**board, "buffers_bytes": {**board["buffers_bytes"], "UB": ub_tiles * 16 * 64 * 4 + 1024}}
+    blocks, _ = build_blocks(p, tiny)
+    assert sum(b.spills for b in blocks) > 0
+    monkeypatch.setattr(block_module, "_Allocator", _BruteForceVictims)
+    brute, _ = build_blocks(p, tiny)
+    assert blocks == brute
+
+
+def test_gm_hazards_found_through_the_grid_are_those_a_scan_of_every_record_finds():
+    """Random GM boxes (two layouts, several shapes, aligned or not): the hazards an access notes
+    are those of every earlier record it overlaps (any record of another layout counts)."""
+    rng = np.random.default_rng(7)
+    gm = block_module._GmAccesses()
+    seen: list[tuple[Operand, int, str, bool]] = []
+    for idx in range(400):
+        layout = (64, 64) if rng.random() < 0.9 else (4096,)
+        if layout == (64, 64):
+            shape = tuple(int(x) for x in rng.choice([1, 4, 8, 16], size=2))
+            at = tuple(int(rng.integers(0, 64 - n + 1)) if rng.random() < 0.5 else int(rng.integers(0, 64 // n)) * n
+                       for n in shape)
+        else:
+            shape = (int(rng.choice([16, 64, 256])),)
+            at = (int(rng.integers(0, 4096 - shape[0] + 1)),)
+        op = Operand("GM", "x", 0, 4 * int(np.prod(shape)), shape, pypto.DT_FP32, buffer=0, layout=layout, at=at)
+        pipe, write = str(rng.choice(["MTE2", "MTE3", "FIX"])), bool(rng.random() < 0.4)
+        want: dict[str, int] = {}
+        last: dict[tuple, tuple[int, str, dict[str, int]]] = {}
+        for o, i, pp, wr in seen:  # replay: who last wrote each box, who read it since
+            key = (o.layout, o.at, o.shape)
+            w, wp, rd = last.get(key, (-1, "", {}))
+            last[key] = (i, pp, {}) if wr else (w, wp, {**rd, pp: i})
+        for (lay, a, shp), (w, wp, rd) in last.items():
+            if lay != layout or all(x < y + n and y < x + m for x, m, y, n in zip(at, shape, a, shp)):
+                if w >= 0:
+                    want[wp] = max(want.get(wp, -1), w)
+                if write:
+                    for q, r in rd.items():
+                        want[q] = max(want.get(q, -1), r)
+        got: dict[str, int] = {}
+        gm.access(op, idx, pipe, write, got)
+        assert got == want, idx
+        seen.append((op, idx, pipe, write))
 
 
 def test_a_buffer_too_small_for_one_instruction_is_modelled_and_said_and_refused_by_strict_rules():

@@ -72,6 +72,8 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import heapq
+import itertools
 import math
 import os
 from collections import deque
@@ -435,15 +437,29 @@ class _Allocated:
     spill_sites: list[int]  # tile ops at which something was spilled
 
 
+class _Spilled(Exception):
+    """A trial allocation (`_Allocator.trial`) had to spill: its result would be thrown away."""
+
+
 class _Allocator:
-    def __init__(self, low: _Lowering, capacity: Mapping[str, int], double: bool) -> None:
+    def __init__(self, low: _Lowering, capacity: Mapping[str, int], double: bool, trial: bool = False) -> None:
         self.low = low
+        self.trial = trial  # give up at the first spill (`_Spilled`)
         self.vals = low.vals
         self.double = double
         self.heaps = {s: _Heap(c) for s, c in capacity.items()}
         self.out: list[Instr] = []
         self.allocs: list[_Alloc] = []
         self.res: dict[int, _Alloc] = {}  # resident root -> its allocation
+        # spill candidates per memory, furthest next use first, then largest, then longest resident
+        # (what max() over `res` in its order picked): (-next use, -bytes, seq, push, root, alloc), stale
+        # entries skipped when popped. A resident's next use changes only where it is used, where it
+        # is pinned, so each entry's key is exact until then (`_requeue`)
+        self.queue: dict[str, list[tuple[int, int, int, int, int, _Alloc]]] = {sp: [] for sp in capacity}
+        self.seq: dict[int, int] = {}  # resident root -> when it became resident (`res` order)
+        self.nu: dict[int, int] = {}  # resident root -> the key its live queue entry has
+        self.count = 0
+        self.pushes = 0
         self.spilled: dict[int, int] = {}  # root -> byte offset of its spill slot
         self.slot: dict[int, int] = {}
         self.spill_top = 0
@@ -479,11 +495,9 @@ class _Allocator:
             off = heap.take(size)
             if off is not None:
                 break
-            victims = [r for r, a in self.res.items()
-                       if a.space == v.space and r not in pinned and v.space not in _UNSPILLABLE]
-            if not victims:
+            victim = self.victim(v.space, pinned, i) if v.space not in _UNSPILLABLE else None
+            if victim is None:
                 raise _NoFit(vi, v.space, size)
-            victim = max(victims, key=lambda r: (self.next_use(r, i), self.res[r].unit * self.res[r].copies))
             self.spill(victim, vi)
         half = -1
         if copies == 2:
@@ -496,11 +510,56 @@ class _Allocator:
         self.allocs.append(a)
         return a
 
+    def put(self, r: int, a: _Alloc, i: int) -> None:
+        """`r` is resident in `a` from instruction `i` on."""
+        if r not in self.res:
+            self.seq[r] = self.count
+            self.count += 1
+        self.res[r] = a
+        self._queue(r, a, i)
+
+    def _queue(self, r: int, a: _Alloc, i: int) -> None:
+        nu = self.next_use(r, i)
+        self.nu[r] = nu
+        self.pushes += 1
+        heapq.heappush(self.queue[a.space], (-nu, -a.unit * a.copies, self.seq[r], self.pushes, r, a))
+
+    def _requeue(self, roots: set[int], i: int) -> None:
+        """After instruction `i`: the residents it used have their next use further on."""
+        for r in roots:
+            a = self.res.get(r)
+            if a is not None:
+                self._queue(r, a, i)
+
+    def victim(self, space: str, pinned: set[int], i: int) -> int | None:
+        """The resident of `space` not pinned whose next use after instruction `i` is furthest
+        (Belady), the largest of those, the longest resident of those; None if there is none. The
+        queue's live entries are exact at `i`: an unpinned resident is not used at `i`."""
+        q = self.queue[space]
+        held = []
+        found = None
+        while q:
+            e = heapq.heappop(q)
+            neg_nu, _size, seq, _push, r, a = e
+            if self.res.get(r) is not a or self.seq.get(r) != seq or self.nu.get(r) != -neg_nu:
+                continue  # stale: released, moved, or re-queued with a later next use
+            if r in pinned:
+                held.append(e)
+                continue
+            found = r
+            held.append(e)  # spilling releases it: the entry goes stale
+            break
+        for e in held:
+            heapq.heappush(q, e)
+        return found
+
     def release(self, r: int) -> None:
         a = self.res.pop(r)
         self.heaps[a.space].give(a.offset, a.unit * a.copies)
 
     def spill(self, r: int, vi: _VI) -> None:
+        if self.trial:
+            raise _Spilled
         v = self.vals[r]
         a = self.res[r]
         if r not in self.slot:
@@ -518,7 +577,7 @@ class _Allocator:
     def reload(self, r: int, i: int, vi: _VI, pinned: set[int]) -> None:
         v = self.vals[r]
         a = self.new_alloc(v, 1, i, vi, pinned)
-        self.res[r] = a
+        self.put(r, a, i)
         src = Operand("GM", "spill", self.spilled.pop(r), v.size, v.shape, v.dtype)
         self.out.append(Instr("TLOAD", "MTE2", vi.tile_op, (a.operand(v),), (src,), note="reload"))
 
@@ -546,7 +605,7 @@ class _Allocator:
                             break
                 if a is None:
                     a = self.new_alloc(val, 2 if self.double and val.load else 1, i, vi, pinned)
-                self.res[v] = a
+                self.put(v, a, i)
             at = len(self.out)
             dst = [self.res[v].operand(self.vals[v]) for v in vi.defs]
             dst += [self.res[self.root(v)].operand(self.vals[v]) for v in vi.updates]
@@ -558,6 +617,7 @@ class _Allocator:
             for r in self.dies.get(i, ()):
                 if r not in taken and r in self.res:
                     self.release(r)
+            self._requeue(pinned, i)
         peaks = {s: h.peak for s, h in self.heaps.items()}
         return _Allocated(self.out, self.allocs, peaks, self.spills, self.double, self.spill_sites)
 
@@ -566,10 +626,8 @@ def allocate(low: _Lowering, capacity: Mapping[str, int]) -> _Allocated:
     """Double-buffered when every load buffer can be doubled without a spill, else single."""
     if any(v.load for v in low.vals):
         try:
-            done = _Allocator(low, capacity, True).run()
-            if done.spills == 0:
-                return done
-        except _NoFit:
+            return _Allocator(low, capacity, True, trial=True).run()  # gives up at its first spill
+        except (_NoFit, _Spilled):
             pass
     return _Allocator(low, capacity, False).run()
 
@@ -625,25 +683,60 @@ def _boxes_overlap(a: Operand, b: Operand) -> bool:
 
 
 class _GmAccesses:
-    """GM regions of one buffer: accesses with the same box share a record."""
+    """GM regions of one buffer: accesses with the same box share a record. The records are filed
+    per layout in one grid per box shape whose cell is that shape (as `gm_index` files tasks), so an
+    access checks the records in the cells its box touches, not every record of the buffer; one
+    seen through another layout (a reshape) is assumed to touch it, as before."""
 
     def __init__(self) -> None:
         self.records: dict[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], list[Any]] = {}
+        # layout -> box shape -> cell -> the keys of records whose box touches that cell
+        self.grids: dict[tuple[int, ...], dict[tuple[int, ...], dict[tuple[int, ...], list[Any]]]] = {}
 
     def access(self, op: Operand, idx: int, pipe: str, write: bool, hz: dict[str, int]) -> None:
-        for (_lay, _at, _shp), rec in self.records.items():
-            probe, w, wp, rd = rec
-            if not _boxes_overlap(op, probe):
+        records = self.records
+        at, shp, lay = op.at, op.shape, op.layout
+        for layout, grids in self.grids.items():
+            if layout != lay:  # assumed to touch: every record of it
+                for grid in grids.values():
+                    for keys in grid.values():
+                        for key in keys:
+                            _w, w, wp, rd = records[key]
+                            _note_hazards(hz, w, wp, rd, write)
                 continue
-            _note_hazards(hz, w, wp, rd, write)
-        key = (op.layout, op.at, op.shape)
-        rec = self.records.get(key)
+            for cell, grid in grids.items():
+                lists: Any
+                if len(cell) != len(at):
+                    lists = grid.values()
+                else:
+                    spans = _cell_spans(at, shp, cell)
+                    if math.prod(len(r) for r in spans) > len(grid):
+                        lists = grid.values()
+                    else:
+                        lists = (grid.get(k, ()) for k in itertools.product(*spans))
+                for keys in lists:
+                    for key in keys:  # a record filed in several cells may come twice: noting is idempotent
+                        probe, w, wp, rd = records[key]
+                        if _boxes_overlap(op, probe):
+                            _note_hazards(hz, w, wp, rd, write)
+        key = (lay, at, shp)
+        rec = records.get(key)
+        if rec is None:
+            cell = tuple(max(1, n) for n in shp)
+            grid = self.grids.setdefault(lay, {}).setdefault(cell, {})
+            for k in itertools.product(*_cell_spans(at, shp, cell)):
+                grid.setdefault(k, []).append(key)
         if write:
-            self.records[key] = [op, idx, pipe, {}]
+            records[key] = [op, idx, pipe, {}]
         elif rec is None:
-            self.records[key] = [op, -1, "", {pipe: idx}]
+            records[key] = [op, -1, "", {pipe: idx}]
         else:
             rec[3][pipe] = idx
+
+
+def _cell_spans(at: tuple[int, ...], shp: tuple[int, ...], cell: tuple[int, ...]) -> list[range]:
+    """The cells (per axis) of a grid of `cell`-shaped cells that the box at `at` of `shp` touches."""
+    return [range(o // c, (o + max(n, 1) - 1) // c + 1) for o, n, c in zip(at, shp, cell)]
 
 
 def _access(op: Operand, idx: int, pipe: str, write: bool, ranges: dict[str, _Ranges],
