@@ -79,12 +79,16 @@ class Accesses:
     access shape whose cell is that shape: a tile meets only the same-shaped accesses in the one
     cell it covers when aligned, and the few of each other shape (a loop's tail, an unrolled
     variant) in the cells its box touches. A grid whose cells the box would touch outnumber its
-    accesses is scanned whole instead, so a big box against small tiles costs what they number."""
+    accesses is scanned whole instead, so a big box against small tiles costs what they number.
+    A cell keeps its writes and its reads apart: a read conflicts only with writes, so the many
+    reads of one region (a loop-invariant value every tile loads) are not scanned by each other."""
 
     __slots__ = ("grids",)
 
     def __init__(self) -> None:
-        self.grids: dict[tuple[int, ...], dict[tuple[int, ...], list[tuple[Region, int, bool]]]] = {}
+        # access shape -> cell -> (writes, reads) filed there, each (region, owner)
+        self.grids: dict[tuple[int, ...], dict[tuple[int, ...], tuple[list[tuple[Region, int]],
+                                                                     list[tuple[Region, int]]]]] = {}
 
     @staticmethod
     def _spans(r: Region, cell: tuple[int, ...]) -> list[range]:
@@ -97,23 +101,25 @@ class Accesses:
         for cell, grid in self.grids.items():
             key = _one_cell(off, shp, cell)
             if key is not None:  # the common case: a tile of this grid's shape, aligned to it: one cell
-                entries = grid.get(key)
-                if entries:
-                    for other, o, was_write in entries:
-                        # an access of the same box needs no overlap test (every extent is >= 1 here)
-                        if (write or was_write) and o != owner and o not in found and \
-                                ((other.offset == off and other.shape == shp) or overlap(r, other)):
-                            found.add(o)
+                cellv = grid.get(key)
+                if cellv:
+                    for entries in (cellv if write else cellv[:1]):
+                        for other, o in entries:
+                            # an access of the same box needs no overlap test (every extent is >= 1 here)
+                            if o != owner and o not in found and \
+                                    ((other.offset == off and other.shape == shp) or overlap(r, other)):
+                                found.add(o)
                 continue
             spans = self._spans(r, cell)
             if math.prod(len(s) for s in spans) > len(grid):
-                lists: Iterable[list[tuple[Region, int, bool]]] = grid.values()
+                cells: Iterable[tuple[list[tuple[Region, int]], list[tuple[Region, int]]]] = grid.values()
             else:
-                lists = (grid.get(k, ()) for k in itertools.product(*spans))  # type: ignore[misc]
-            for entries in lists:
-                for other, o, was_write in entries:
-                    if (write or was_write) and o != owner and o not in found and overlap(r, other):
-                        found.add(o)
+                cells = (grid.get(k, _EMPTY) for k in itertools.product(*spans))
+            for cellv in cells:
+                for entries in (cellv if write else cellv[:1]):
+                    for other, o in entries:
+                        if o != owner and o not in found and overlap(r, other):
+                            found.add(o)
         return found
 
     def add(self, r: Region, owner: int, write: bool) -> None:
@@ -121,13 +127,14 @@ class Accesses:
         cell = shp if 0 not in shp else tuple(max(1, n) for n in shp)
         grid = self.grids.get(cell)
         if grid is None:
-            grid = self.grids[cell] = defaultdict(list)
+            grid = self.grids[cell] = defaultdict(_new_cell)
         key = _one_cell(r.offset, shp, cell)
+        side = 0 if write else 1
         if key is not None:
-            grid[key].append((r, owner, write))
+            grid[key][side].append((r, owner))
             return
         for k in itertools.product(*self._spans(r, cell)):
-            grid[k].append((r, owner, write))
+            grid[k][side].append((r, owner))
 
     def visit(self, r: Region, owner: int, write: bool) -> set[int]:
         """`conflicts`, then record the access."""
@@ -140,17 +147,25 @@ class Accesses:
                 if key is not None:
                     found: set[int] = set()
                     if grid is None:
-                        grid = grids[shp] = defaultdict(list)
-                    else:
-                        for other, o, was_write in grid.get(key, ()):
-                            if (write or was_write) and o != owner and o not in found and \
+                        grid = grids[shp] = defaultdict(_new_cell)
+                    cellv = grid[key]
+                    for entries in (cellv if write else cellv[:1]):
+                        for other, o in entries:
+                            if o != owner and o not in found and \
                                     ((other.offset == off and other.shape == shp) or overlap(r, other)):
                                 found.add(o)
-                    grid[key].append((r, owner, write))
+                    cellv[0 if write else 1].append((r, owner))
                     return found
         found = self.conflicts(r, write, owner)
         self.add(r, owner, write)
         return found
+
+
+def _new_cell() -> tuple[list[tuple[Region, int]], list[tuple[Region, int]]]:
+    return ([], [])
+
+
+_EMPTY: tuple[list[tuple[Region, int]], list[tuple[Region, int]]] = ([], [])
 
 
 def _one_cell(off: tuple[int, ...], shp: tuple[int, ...], cell: tuple[int, ...]) -> tuple[int, ...] | None:
