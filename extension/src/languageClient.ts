@@ -58,6 +58,8 @@ export function bundledWheel(extensionPath: string): string | null {
 
 export class PyptoServer implements PanelServer, vscode.Disposable {
   private client: LanguageClient | null = null;
+  /** Clients stopped on purpose (a restart, the end): never adopted again when they change state. */
+  private readonly stopped = new WeakSet<LanguageClient>();
   private status: Status = { state: 'stopped', message: null, interpreter: null, python: null, actions: [] };
   private restartTimer: NodeJS.Timeout | undefined;
   private starting: Promise<void> | null = null;
@@ -164,8 +166,13 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     client.onNotification(COMPILE_STATE, (p: CompileState) => this.compileEmitter.fire(p));
     client.onNotification(SEARCH_PROGRESS, (p: SearchProgress) => this.searchEmitter.fire(p));
     client.onDidChangeState((e) => {
-      if (e.newState === State.Running) this.setStatus({ state: 'running', message: null });
-      else if (e.newState === State.Stopped && this.status.state === 'running') this.setStatus({ state: 'stopped' });
+      if (e.newState === State.Running) {
+        // a first start that failed (the server exited during initialize) is retried by the
+        // client itself (errorHandler.closed: Restart): when that retry runs, it is our client
+        // again — unless we stopped it, or started another since
+        if (this.client === null && !this.stopped.has(client) && !this.starting) this.client = client;
+        if (this.client === client) this.setStatus({ state: 'running', message: null });
+      } else if (e.newState === State.Stopped && this.status.state === 'running' && this.client === client) this.setStatus({ state: 'stopped' });
     });
     this.client = client;
     try {
@@ -181,6 +188,7 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     const c = this.client;
     this.client = null;
     if (c) {
+      this.stopped.add(c);
       try {
         await c.stop(5000);
       } catch (e) {
