@@ -36,7 +36,7 @@ import pypto
 from pypto.compiler.tile_exec import TileExecutor
 
 N = 4096
-TILES = ((64, 512), (32, 512), (32, 128), (32, 32))
+TILES = ((8, 4096), (64, 512), (32, 512), (32, 128), (32, 32))
 
 
 
