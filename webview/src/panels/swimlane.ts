@@ -7,6 +7,10 @@
 // history (`record.history`, `record.baseline`), the run above is the pinned baseline when there
 // is one, and the user can pick any two compiles of the history instead (their runs are asked
 // for with `compareRun`; an entry whose run is no longer kept is shown by its figures).
+// A short panel (VS Code opens it below the code) gives the lanes the height: the tables below
+// fold to a strip (the slowest tasks' first rows) and open in one click, and core groups (AIC,
+// AIV, …) fold into one summary row each, in one run and before/after alike; both choices are
+// kept in the view state.
 
 import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select, typingIn } from '../dom';
@@ -38,14 +42,21 @@ interface SwimState {
   /** The task table's order (slowest first by default). */
   taskSort: TaskSortKey;
   taskSortDesc: boolean;
+  /** The tables below the lanes: 'auto' folds them on a panel lower than FOLD_BELOW px. */
+  tables: 'auto' | 'open' | 'folded';
+  /** Core groups folded into their summary row (every run drawn alike). */
+  collapsed: string[];
 }
 
 type TaskSortKey = 'id' | 'lane' | 'leaf' | 'start' | 'dur' | 'wait' | 'line';
 
 const DEFAULT: SwimState = {
   kernel: null, compare: true, pipes: false, critical: true, bubbles: true, hideIdle: true, depth: 1, colorBy: 'leaf', window: null, selected: null, markers: [], search: '',
-  zoomed: false, taskSort: 'dur', taskSortDesc: true,
+  zoomed: false, taskSort: 'dur', taskSortDesc: true, tables: 'auto', collapsed: [],
 };
+
+/** Below this panel height (CSS px) the tables start folded, so the lanes get the height. */
+const FOLD_BELOW = 720;
 
 /** Rows of the task table drawn at most (the slowest, or the first by the chosen order). */
 const TASK_ROWS = 200;
@@ -147,6 +158,10 @@ class SwimlanePanel implements PanelImpl {
   private runsBox = h('div', { class: 'sl-runs' });
   private stats = h('div', { class: 'sl-stats' });
   private side = h('aside', { class: 'sl-side' });
+  /** The tables below the lanes, their fold toggle and what it says. */
+  private bottom = h('div', { class: 'sl-bottom' });
+  private tablesToggle = button('', () => this.toggleTables(), { class: 'sl-tables-toggle' });
+  private tablesNote = h('span', { class: 'muted sl-tables-note' });
   private tooltip = h('div', { class: 'tooltip', role: 'tooltip' });
   private searchInput = h('input', { class: 'search', title: 'Search tasks: t12, leaf 2, an op, :line' });
   private searchCount = h('span', { class: 'muted count' });
@@ -229,13 +244,49 @@ class SwimlanePanel implements PanelImpl {
         this.changed();
       }, { title: 'Time markers: click the time axis to add one, m at the pointer' }),
     );
-    content.append(this.toolbar, this.runsBox, h('div', { class: 'sl-bottom' }, this.stats, this.side));
+    this.bottom.append(h('div', { class: 'sl-bottom-bar' }, this.tablesToggle, this.tablesNote), h('div', { class: 'sl-bottom-body' }, this.stats, this.side));
+    content.append(this.toolbar, this.runsBox, this.bottom);
+    this.applyFold();
+    window.addEventListener('resize', () => this.applyFold());
     new ResizeObserver(() => this.redraw()).observe(this.runsBox);
     document.addEventListener('keydown', (e) => this.onKey(e));
   }
 
   restore(state: unknown): void {
     if (state && typeof state === 'object') this.st = { ...DEFAULT, ...(state as Partial<SwimState>) };
+    if (!Array.isArray(this.st.collapsed)) this.st.collapsed = [];
+    this.applyFold();
+  }
+
+  /** Whether the tables are folded now: the user's choice, else by the panel's height. */
+  tablesFolded(): boolean {
+    return this.st.tables === 'folded' || (this.st.tables === 'auto' && window.innerHeight < FOLD_BELOW);
+  }
+
+  private applyFold(): void {
+    const folded = this.tablesFolded();
+    this.bottom.classList.toggle('folded', folded);
+    this.tablesToggle.textContent = folded ? '▸ show the tables' : '▾ fold the tables';
+    this.tablesToggle.setAttribute('aria-expanded', String(!folded));
+    this.tablesToggle.title = folded
+      ? 'Open the task table (all tasks, sortable), the per-leaf statistics and the task details'
+      : 'Fold the tables to a strip, so the lanes get the height';
+    this.tablesNote.textContent = folded ? 'the slowest tasks first; the per-leaf statistics and details open with the tables' : '';
+  }
+
+  /** Open or fold the tables (kept in the view state: a reload keeps the choice). */
+  private toggleTables(): void {
+    this.st.tables = this.tablesFolded() ? 'open' : 'folded';
+    this.applyFold();
+    this.shell.saveState();
+  }
+
+  /** Fold or unfold a core group's lanes, in every run drawn. */
+  toggleGroup(key: string): void {
+    const on = this.st.collapsed.includes(key);
+    this.st.collapsed = on ? this.st.collapsed.filter((k) => k !== key) : [...this.st.collapsed, key];
+    this.tooltip.hidden = true;
+    this.changed();
   }
 
   viewState(): SwimState {
@@ -517,6 +568,7 @@ class SwimlanePanel implements PanelImpl {
       linked,
       arrows,
       markers: this.st.markers,
+      collapsed: new Set(this.st.collapsed),
     };
   }
 
@@ -675,9 +727,13 @@ class SwimlanePanel implements PanelImpl {
         return;
       }
       const row = r.canvas.rowAt(e.clientY - b.top);
+      if (row?.group) {
+        this.toggleGroup(row.group.key);
+        return;
+      }
       const t = r.canvas.tOf(e.clientX - b.left);
       const slack = (this.vp.t1 - this.vp.t0) / Math.max(1, b.width) * 3;
-      const i = row ? r.data.taskAt(row.lane, t, slack) : -1;
+      const i = row && row.lane >= 0 ? r.data.taskAt(row.lane, t, slack) : -1;
       if (r !== this.current() && i >= 0) {
         this.revealTask(r, i);
         return;
@@ -725,14 +781,21 @@ class SwimlanePanel implements PanelImpl {
     const t = r.canvas.tOf(x);
     const b = r.canvas.canvas.getBoundingClientRect();
     const slack = ((this.vp.t1 - this.vp.t0) / Math.max(1, b.width)) * 2;
-    const i = row && x > r.canvas.plotLeft ? r.data.taskAt(row.lane, t, slack) : -1;
+    const i = row && row.lane >= 0 && x > r.canvas.plotLeft ? r.data.taskAt(row.lane, t, slack) : -1;
     this.hoverT = t;
-    if (i < 0) {
+    r.canvas.canvas.style.cursor = row?.group ? 'pointer' : '';
+    if (row?.group) {
+      const g = row.group;
+      this.hover = -1;
+      clear(this.tooltip);
+      this.tooltip.append(h('div', null, h('b', null, `${g.key}: ${g.lanes.length} lanes`)),
+        h('div', { class: 'muted' }, g.collapsed ? 'folded into this row (how busy they are): click to show every lane' : 'click to fold them into one summary row'));
+    } else if (i < 0) {
       this.tooltip.hidden = true;
       this.hover = -1;
       return;
     }
-    if (i !== this.hover) {
+    if (i >= 0 && i !== this.hover) {
       this.hover = i;
       clear(this.tooltip);
       this.tooltip.append(...this.describe(r, i));
@@ -1016,6 +1079,13 @@ class SwimlanePanel implements PanelImpl {
       const w = Math.max(span, (r.data.end[i] - r.data.start[i]) * 1.2);
       this.vp.t0 = (r.data.start[i] + r.data.end[i]) / 2 - w / 2;
       this.vp.t1 = this.vp.t0 + w;
+    }
+    const core = r.data.run.lanes[r.data.lane[i]]?.core || 'other';
+    if (this.st.collapsed.includes(core)) {
+      // the task's lanes are folded: show them, so the selected task is drawn
+      this.st.collapsed = this.st.collapsed.filter((k) => k !== core);
+      for (const x of this.runs) x.canvas.setOptions(this.options(x.data));
+      r.canvas.draw();
     }
     r.canvas.revealLane(r.data.lane[i]);
     for (const tr of this.stats.querySelectorAll('.task-table tbody tr')) tr.classList.toggle('selected', (tr as HTMLElement).dataset.task === String(id));

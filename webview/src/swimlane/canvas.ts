@@ -3,6 +3,9 @@
 // WebGL traces need a GPU path that webviews may lack. Here a frame is O(visible tasks) with
 // level of detail: tasks narrower than a pixel are merged per lane into one run of pixels, so
 // a frame draws at most a few boxes per pixel column however many tasks the window holds.
+// Lanes come in core groups (AIC, AIV, a trace's Fake Core lane, …); with more than one group
+// each has a header row that folds its lanes into one summary row (how busy they are), so a
+// short panel can still show the lanes that matter at a readable height.
 
 import { fmtUs } from '../dom';
 import { coreColor, leafColor, palette, textOn } from '../theme';
@@ -26,22 +29,41 @@ export interface DrawOptions {
   linked: Set<number>;
   arrows: [number, number][];
   markers: number[];
+  /** Core groups (a lane's `core`: AIC, AIV, PLACEHOLDER, …) folded into one summary row. */
+  collapsed: Set<string>;
 }
 
 const GUTTER = 78;
 const AXIS = 22;
+/** The ready-count strip under the lanes: thinner on a short canvas (before/after on a short
+ * panel), where the lanes need the height. */
 const COUNTER = 26;
+const COUNTER_SHORT = 13;
+const SHORT = 300;
 const PIPE_H = 9;
 /** The lowest lane: its name (11 px) fits, so every lane is labelled. */
 const MIN_LANE = 12;
+/** A core group's header row (expanded) and its summary row (collapsed). */
+const GROUP_H = 13;
+const SUMMARY_H = 18;
+
+/** A core group of the lanes shown: its lanes, and whether they are folded into its row. */
+export interface LaneGroup {
+  key: string;
+  lanes: number[];
+  collapsed: boolean;
+}
 
 interface Row {
+  /** -1: a group's row (header or summary). */
   lane: number;
   /** Which shown lane this is (0, 1, …). */
   k: number;
   pipe: string | null;
   y: number;
   h: number;
+  /** A group's row: its header when expanded, its one summary row when collapsed. */
+  group?: LaneGroup;
 }
 
 export class SwimlaneCanvas {
@@ -52,6 +74,8 @@ export class SwimlaneCanvas {
   private contentH = 0;
   private width = 0;
   private height = 0;
+  /** The ready-count strip's height in this frame. */
+  private counterH = COUNTER;
   lastDrawMs = 0;
 
   constructor(parent: HTMLElement, readonly data: RunData, private readonly vp: Viewport, private opts: DrawOptions) {
@@ -91,21 +115,45 @@ export class SwimlaneCanvas {
     const d = this.data;
     const rows: Row[] = [];
     const lanes = d.run.lanes.map((_, i) => i).filter((l) => !this.opts.hideIdle || d.laneTasks[l].length > 0);
-    const avail = Math.max(40, this.height - AXIS - COUNTER);
+    const avail = Math.max(40, this.height - AXIS - this.counterH);
     const pipes = this.opts.pipes ? d.pipes : [];
+    // lanes by core group (AIC, AIV, a trace's PLACEHOLDER "Fake Core", …) in the order they
+    // come; with two groups or more each has a header row that folds its lanes into one row
+    const byKey = new Map<string, LaneGroup>();
+    for (const l of lanes) {
+      const key = d.run.lanes[l].core || 'other';
+      let g = byKey.get(key);
+      if (!g) byKey.set(key, (g = { key, lanes: [], collapsed: false }));
+      g.lanes.push(l);
+    }
+    const headed = byKey.size > 1;
+    const groups = [...byKey.values()];
+    for (const g of groups) g.collapsed = headed && this.opts.collapsed.has(g.key);
+    this.groups = headed ? groups : [];
+    const open = groups.filter((g) => !g.collapsed).reduce((a, g) => a + g.lanes.length, 0);
+    const fixed = headed ? groups.reduce((a, g) => a + (g.collapsed ? SUMMARY_H : GROUP_H) + 1, 0) : 0;
     // every lane carries its name: lanes are at least MIN_LANE px (the name's height), taller
     // when they fit; more lanes than fit scroll (wheel over the names, alt+wheel, drag)
-    const laneH = Math.max(MIN_LANE, Math.min(18, Math.floor(avail / Math.max(1, lanes.length)) - 1 - pipes.length * PIPE_H));
+    const laneH = Math.max(MIN_LANE, Math.min(18, Math.floor((avail - fixed) / Math.max(1, open)) - 1 - pipes.length * PIPE_H));
     let y = AXIS;
+    let k = 0;
     this.laneRow.clear();
-    for (const [k, l] of lanes.entries()) {
-      const row = { lane: l, k, pipe: null, y, h: laneH };
-      rows.push(row);
-      this.laneRow.set(l, row);
-      y += laneH + 1;
-      for (const p of pipes) {
-        rows.push({ lane: l, k, pipe: p, y, h: PIPE_H - 1 });
-        y += PIPE_H;
+    for (const g of groups) {
+      if (headed) {
+        const hh = g.collapsed ? SUMMARY_H : GROUP_H;
+        rows.push({ lane: -1, k: -1, pipe: null, y, h: hh, group: g });
+        y += hh + 1;
+      }
+      if (g.collapsed) continue;
+      for (const l of g.lanes) {
+        const row = { lane: l, k: k++, pipe: null, y, h: laneH };
+        rows.push(row);
+        this.laneRow.set(l, row);
+        y += laneH + 1;
+        for (const p of pipes) {
+          rows.push({ lane: l, k: row.k, pipe: p, y, h: PIPE_H - 1 });
+          y += PIPE_H;
+        }
       }
     }
     this.rows = rows;
@@ -113,14 +161,24 @@ export class SwimlaneCanvas {
     this.scrollY = Math.max(0, Math.min(this.scrollY, this.contentH - avail));
   }
 
+  /** The core groups shown with a header row (none when the lanes are of one group). */
+  groups: LaneGroup[] = [];
+
+  /** The group whose row is at y (CSS px in the canvas), if any: a click there folds/unfolds it. */
+  groupAt(y: number): LaneGroup | null {
+    return this.rowAt(y)?.group ?? null;
+  }
+
   /** The lane names drawn in the last frame and where (CSS px, their text box): tests read it. */
   labels: { name: string; y: number; h: number }[] = [];
+  /** The group rows drawn in the last frame (their names, where, folded or not): tests read it. */
+  groupLabels: { name: string; y: number; h: number; collapsed: boolean; lanes: number }[] = [];
 
   /** Scroll the lanes so `lane` is in view. */
   revealLane(lane: number): void {
     const row = this.laneRow.get(lane);
     if (!row) return;
-    const avail = Math.max(40, this.height - AXIS - COUNTER);
+    const avail = Math.max(40, this.height - AXIS - this.counterH);
     const top = row.y - AXIS;
     if (top < this.scrollY || top + row.h > this.scrollY + avail) this.scrollY = Math.max(0, top - avail / 2);
   }
@@ -155,6 +213,7 @@ export class SwimlaneCanvas {
     }
     this.width = w;
     this.height = h;
+    this.counterH = h < SHORT ? COUNTER_SHORT : COUNTER;
     this.layoutRows();
     const ctx = c.getContext('2d')!;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -164,7 +223,7 @@ export class SwimlaneCanvas {
     ctx.font = `11px ${pal.font}`;
     ctx.save();
     ctx.beginPath();
-    ctx.rect(0, AXIS, w, h - AXIS - COUNTER);
+    ctx.rect(0, AXIS, w, h - AXIS - this.counterH);
     ctx.clip();
     this.drawRows(ctx, pal);
     ctx.restore();
@@ -183,9 +242,14 @@ export class SwimlaneCanvas {
     const o = this.opts;
     const dim = o.highlight !== null || o.linked.size > 0;
     this.labels = [];
+    this.groupLabels = [];
     for (const row of this.rows) {
       const y = row.y - this.scrollY;
-      if (y + row.h < AXIS || y > this.height - COUNTER) continue;
+      if (y + row.h < AXIS || y > this.height - this.counterH) continue;
+      if (row.group) {
+        this.drawGroupRow(ctx, row, row.group, y, pal);
+        continue;
+      }
       // lane name
       ctx.fillStyle = row.pipe ? pal.muted : pal.fg;
       ctx.textBaseline = 'middle';
@@ -197,7 +261,7 @@ export class SwimlaneCanvas {
         const size = Math.min(11, row.h);
         ctx.font = `${size}px ${pal.font}`;
         ctx.fillText(d.run.lanes[row.lane].name, 6, y + row.h / 2, GUTTER - 10);
-        if (y >= AXIS - 1 && y + row.h <= this.height - COUNTER + 1) this.labels.push({ name: d.run.lanes[row.lane].name, y: y + row.h / 2 - size / 2, h: size });
+        if (y >= AXIS - 1 && y + row.h <= this.height - this.counterH + 1) this.labels.push({ name: d.run.lanes[row.lane].name, y: y + row.h / 2 - size / 2, h: size });
         ctx.font = `11px ${pal.font}`;
       }
       ctx.fillStyle = pal.border;
@@ -279,6 +343,55 @@ export class SwimlaneCanvas {
     }
     ctx.globalAlpha = 1;
     this.drawArrows(ctx, pal);
+  }
+
+  /** A group's row: its name, lane count and fold mark in the gutter, and in the plot how busy
+   * its lanes are along the window (the share of its lanes running a task, per 2 px column) —
+   * a thin band under an expanded group's header, the whole summary row when it is folded. */
+  private drawGroupRow(ctx: CanvasRenderingContext2D, row: Row, g: LaneGroup, y: number, pal: ReturnType<typeof palette>): void {
+    const d = this.data;
+    const { t0, t1 } = this.vp;
+    const plotW = this.width - GUTTER;
+    ctx.fillStyle = 'rgba(128,128,128,0.13)';
+    ctx.fillRect(0, y, this.width, row.h);
+    const size = Math.min(11, row.h - 1);
+    ctx.font = `600 ${size}px ${pal.font}`;
+    ctx.fillStyle = pal.fg;
+    ctx.textBaseline = 'middle';
+    const name = `${g.collapsed ? '▸' : '▾'} ${g.key} ×${g.lanes.length}`;
+    ctx.fillText(name, 4, y + row.h / 2, GUTTER - 6);
+    ctx.font = `11px ${pal.font}`;
+    if (y >= AXIS - 1 && y + row.h <= this.height - this.counterH + 1) {
+      this.groupLabels.push({ name: g.key, y: y + row.h / 2 - size / 2, h: size, collapsed: g.collapsed, lanes: g.lanes.length });
+    }
+    const cols = Math.max(1, Math.ceil(plotW / 2));
+    const busy = new Float64Array(cols);
+    const dt = (t1 - t0) / cols;
+    for (const l of g.lanes) {
+      const list = d.laneTasks[l];
+      for (let k = d.firstAt(l, t0); k < list.length; k++) {
+        const i = list[k];
+        const s = Math.max(t0, d.start[i]);
+        if (d.start[i] > t1) break;
+        const e = Math.min(t1, d.end[i]);
+        if (e <= s) continue;
+        const a = Math.floor((s - t0) / dt);
+        const b = Math.min(cols - 1, Math.floor((e - t0) / dt));
+        for (let c = a; c <= b; c++) busy[c] += Math.min(e, t0 + (c + 1) * dt) - Math.max(s, t0 + c * dt);
+      }
+    }
+    const full = dt * g.lanes.length;
+    const hh = g.collapsed ? row.h - 2 : row.h - 3;
+    ctx.fillStyle = coreColor(g.key);
+    ctx.globalAlpha = g.collapsed ? 0.85 : 0.6;
+    for (let c = 0; c < cols; c++) {
+      const f = Math.min(1, busy[c] / full);
+      if (f <= 0) continue;
+      ctx.fillRect(GUTTER + c * 2, y + row.h - 1 - f * hh, 2, f * hh);
+    }
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = pal.border;
+    ctx.fillRect(0, y + row.h, this.width, 1);
   }
 
   /** Critical tasks narrower than their outline: a mark under the lane so they stay visible zoomed out. */
@@ -389,13 +502,15 @@ export class SwimlaneCanvas {
     ctx.globalAlpha = 1;
   }
 
+  /** Rows drawn: lanes, pipe sub-lanes and folded groups' summary rows (not the headers of
+   * expanded groups). */
   get rowCount(): number {
-    return this.rows.length;
+    return this.rows.filter((r) => !r.group || r.group.collapsed).length;
   }
 
   /** Lanes below the view (a test and the scroll thumb read it). */
   get overflow(): number {
-    return Math.max(0, this.contentH - (this.height - AXIS - COUNTER));
+    return Math.max(0, this.contentH - (this.height - AXIS - this.counterH));
   }
 
   private drawAxis(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
@@ -416,20 +531,20 @@ export class SwimlaneCanvas {
   }
 
   private drawCounter(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
-    const y0 = this.height - COUNTER;
+    const y0 = this.height - this.counterH;
     ctx.fillStyle = pal.bg;
-    ctx.fillRect(0, y0, this.width, COUNTER);
+    ctx.fillRect(0, y0, this.width, this.counterH);
     ctx.fillStyle = pal.border;
     ctx.fillRect(GUTTER, y0, this.width - GUTTER, 1);
     const series = this.data.run.counters?.ReadyCount_Total ?? this.data.run.counters?.[Object.keys(this.data.run.counters ?? {})[0] ?? ''];
     ctx.fillStyle = pal.muted;
-    ctx.fillText('ready', 4, y0 + COUNTER / 2);
+    ctx.fillText('ready', 4, y0 + this.counterH / 2);
     if (!series?.length) return;
     let max = 1;
     for (const [, v] of series) max = Math.max(max, v);
     ctx.fillStyle = pal.accent;
     ctx.globalAlpha = 0.5;
-    const hh = COUNTER - 4;
+    const hh = this.counterH - 4;
     for (let k = 0; k < series.length; k++) {
       const [t, v] = series[k];
       const tn = k + 1 < series.length ? series[k + 1][0] : this.data.t1;
@@ -452,7 +567,7 @@ export class SwimlaneCanvas {
       if (x < GUTTER || x > this.width) return;
       ctx.beginPath();
       ctx.moveTo(x, AXIS);
-      ctx.lineTo(x, this.height - COUNTER);
+      ctx.lineTo(x, this.height - this.counterH);
       ctx.stroke();
       const label = k > 0 ? `${fmtUs(t)} (+${fmtUs(t - ms[k - 1])})` : fmtUs(t);
       ctx.fillText(label, x + 3, AXIS + 8);
