@@ -225,6 +225,7 @@ class LiveCompiler:
             self.sink.publish(doc)
             for r in list(doc.results.values()):  # each kernel's last run stays, shown stale
                 self.sink.record_changed(doc, r)
+            doc.shown_stale = bool(doc.results)
             return
         kernels = list(doc.kernels.values())
         for name in [n for n in doc.results if n not in doc.kernels]:
@@ -235,6 +236,13 @@ class LiveCompiler:
             if r is not None and r.key == k.key:
                 r.version = version
         self.sink.publish(doc)
+        if doc.shown_stale:  # parses again: kernels needing no compile are current again (an undo)
+            doc.shown_stale = False
+            for k in kernels:
+                r = doc.results.get(k.name)
+                if r is not None and k not in todo:
+                    self.sink.record_changed(doc, r)
+            self.sink.refresh()
         if not todo:
             return
         progress: Progress | None = None

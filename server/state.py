@@ -94,6 +94,7 @@ class Document:
     kernels: dict[str, Kernel] = field(default_factory=dict)  # of the latest parsed version, in order
     parsed_version: int = -1
     syntax_error: dict[str, Json] | None = None  # the latest version does not parse
+    shown_stale: bool = False  # the client was sent the syntax error as each kernel's record: undo it on a parse
     results: dict[str, Result] = field(default_factory=dict)  # kernel name -> latest result
     pending: dict[str, asyncio.Future[Result]] = field(default_factory=dict)  # key -> analysis in flight
     update: asyncio.Task[None] | None = None

@@ -52,3 +52,19 @@ async def test_an_error_keeps_the_last_good_run_marked_stale_until_a_good_compil
     fresh = await client.records.record(doc.uri, "scale_exp", v)
     assert fresh["error"] is None and fresh["summary"] is not None
     assert "stale" not in await kernel_lens(doc)
+
+
+async def test_undoing_a_syntax_error_back_to_the_last_good_text_makes_the_run_current_again(client, lsp_kit,
+                                                                                             tmp_path):
+    # nothing needs compiling after the undo (the kernel's key is the good run's): the client must
+    # still hear that the run is current, or its panels and status bar stay stale
+    doc = lsp_kit.Doc(client, tmp_path / "undo.py", SRC)
+    good = await client.records.record(doc.uri, "scale_exp", 1)
+    assert good["error"] is None
+    v = doc.replace("y = pypto.exp(x) * 2.0", "y = pypto.exp(x) * (2.0")
+    syntax = await client.records.record(doc.uri, "scale_exp", v)
+    assert syntax["error"]["code"] == "python.syntax", syntax
+    v = doc.replace("y = pypto.exp(x) * (2.0", "y = pypto.exp(x) * 2.0")
+    back = await client.records.record(doc.uri, "scale_exp", v)
+    assert back["error"] is None and back["summary"] == good["summary"], back
+    assert "stale" not in await kernel_lens(doc)

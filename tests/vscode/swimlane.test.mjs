@@ -178,11 +178,10 @@ describe('the swimlane panel in VS Code (code-server): placement, stale on an er
     assert.ok(!(await frame.evaluate(() => window.__e2eViews)).includes('error'), 'no full-page error was shown');
   });
 
-  // Known bug (server/live.py, reported): a syntax error undone back to the text of the last good
-  // compile is not compiled again (its kernel's key still has a result), so no
-  // pypto/recordChanged follows the one that carried the syntax error, and the panels and the
-  // status bar stay stale although the CodeLens (computed from the document) is not.
-  test('undoing a syntax error back to the last good text takes the banner away', { todo: 'server/live.py sends no record for an unchanged kernel after a syntax error' }, async () => {
+  // A syntax error undone back to the text of the last good compile needs no compile (its kernel's
+  // key still has a result): the server re-sends that run, so the panels and the status bar are
+  // current again (they once stayed stale while the CodeLens, computed from the document, was not).
+  test('undoing a syntax error back to the last good text takes the banner away', async () => {
     const line = (await H.visibleLines(page, NAME)).find((l) => l.text.includes(FIXED))?.line
       ?? source.split('\n').findIndex((l) => l.includes('e = pypto.exp(v - m)')) + 1;
     await H.replaceLine(page, line, 'e = pypto.exp(v - m) +', NAME);
