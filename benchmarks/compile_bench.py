@@ -284,6 +284,45 @@ def record_against(old: Path, rounds: int, tiles: tuple[tuple[int, int], ...] = 
                   f"{r['rss_peak_mb']:>9.0f}")
 
 
+def transport(tile: tuple[int, int] = (32, 32)) -> None:
+    """What a worker's answer costs to cross to the server (`server.analyze`: pickled through a pipe): the
+    record as the lists version 1 had, against version 2's document and its columns' .npz bytes; and what the
+    HTTP server's store made of each (compact JSON). Best of 3, CPU seconds (the machine is shared)."""
+    import pickle
+
+    from pypto.ir.columns import npz_bytes
+    from pypto.record import compile_record, expanded
+
+    x = torch.randn(SIZE, SIZE)
+    out = torch.empty_like(x)
+    record = compile_record(make_kernel(tile), {"x": x, "out": out})
+
+    def best(fn):  # type: ignore[no-untyped-def]
+        times, value = [], None
+        for _ in range(3):
+            c0 = time.process_time()
+            value = fn()
+            times.append(time.process_time() - c0)
+        return min(times), value
+
+    print(f"softmax {SIZE}x{SIZE} at {tile}: {len(record.program.tiles.ops):,} tile ops; CPU s, best of 3\n")
+    t_doc, (doc, arrays) = best(lambda: record.to_document())
+    t_npz, npz = best(lambda: npz_bytes(arrays))
+    t_lists, lists = best(lambda: expanded(doc, arrays))
+    t_pl, pl = best(lambda: pickle.dumps(lists, protocol=5))
+    t_ul, _ = best(lambda: pickle.loads(pl))
+    t_pc, pc = best(lambda: pickle.dumps((doc, npz), protocol=5))
+    t_uc, _ = best(lambda: pickle.loads(pc))
+    t_jl, _ = best(lambda: json.dumps(lists, separators=(",", ":")))
+    t_jc, _ = best(lambda: json.dumps(doc, separators=(",", ":")))
+    print(f"{'':34} {'make':>6} {'pickle':>7} {'unpickle':>9} {'MB':>6} {'store JSON':>10}")
+    print(f"{'v1: the record as lists':34} {t_doc + t_lists:>6.3f} {t_pl:>7.3f} {t_ul:>9.3f} {len(pl) / 1e6:>6.1f} "
+          f"{t_jl:>10.3f}")
+    print(f"{'v2: document + columns (.npz)':34} {t_doc + t_npz:>6.3f} {t_pc:>7.3f} {t_uc:>9.3f} "
+          f"{len(pc) / 1e6:>6.1f} {t_jc:>10.3f}")
+    print("(v1's lists are made here from v2's columns; the old compiler's to_json made them in about twice that)")
+
+
 def memory_top(tile: tuple[int, int] = (32, 32), count: int = 15) -> None:
     """What holds the memory of a compiled record: tracemalloc's top allocation sites (by line) of
     `compile_record`, the record kept alive, and the peak while compiling."""
@@ -310,6 +349,8 @@ if __name__ == "__main__":
     ap.add_argument("--record-against", type=Path, metavar="OLD",
                     help="the record's write time, size and the compile's peak RSS, side by side with checkout OLD")
     ap.add_argument("--memory", action="store_true", help="tracemalloc's top sites of a compiled record (32x32)")
+    ap.add_argument("--transport", action="store_true",
+                    help="a worker's answer: the record as lists vs document + columns, pickled (32x32)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args()
@@ -317,6 +358,8 @@ if __name__ == "__main__":
         record_against(args.record_against, args.rounds)
     elif args.memory:
         memory_top()
+    elif args.transport:
+        transport()
     elif args.against:
         against(args.against, args.rounds, args.reps)
     else:

@@ -10,7 +10,9 @@ the process boundary and are what the shells hold:
 - `analyze_kernel(path, text, name, settings)` compiles one kernel for its example inputs
   (`pypto.inputs`: annotations, a `pypto-inputs:` docstring block), profiles it on the
   configured board, runs the health report (and, when asked, the precision diff and the
-  tuning advisor) and returns the CompileRecord JSON with the rest (the HTTP server also
+  tuning advisor) and returns the CompileRecord with the rest — `record`, its version-2 document, and
+  `record_columns`, the document's columns as .npz bytes (`record_lists` in the shells makes the lists
+  version 1 had, for the panels; pickling lists took seconds for a big kernel) — (the HTTP server also
   asks for `snapshots`: the tensor graph after each pass, and `html`: the report page; the
   language server for the panels asks for `listings`, each leaf's PTO listing, and `report`,
   the kernel's entry of `pypto-ide report --format json`);
@@ -140,7 +142,7 @@ def _raised(e: BaseException, path: str, name: str, line: int) -> dict[str, Any]
 
 
 def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Compile, profile and report one kernel of the module; JSON only."""
+    """Compile, profile and report one kernel of the module: JSON, and the record's columns as bytes."""
     from pypto.analysis.advice import proposes, verify_advice
     from pypto.analysis.advisor import Advisor
     from pypto.analysis.health import health_report
@@ -148,8 +150,9 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     from pypto.boards.swimlane import metrics
     from pypto.frontend.inputs import example_arguments
     from pypto.frontend.jit import to_numpy
+    from pypto.ir.columns import npz_bytes
     from pypto.ir.errors import PyptoError
-    from pypto.record import compile_record, expanded, profile
+    from pypto.record import compile_record, profile
 
     opts = dict(settings or {})
     try:
@@ -192,8 +195,10 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     m = metrics(record.run)
     bound, why = bottleneck(record.run)
     p = record.program
-    # the record as lists (version 2's columns expanded): what the shells and the panels read today
-    out["record"] = expanded(*record.to_document()) if opts.get("record", True) else None
+    out["record"] = None
+    if opts.get("record", True):  # the version-2 document, and its columns as .npz bytes (one object to pickle)
+        doc, arrays = record.to_document()
+        out["record"], out["record_columns"] = doc, npz_bytes(arrays)
     out["health"] = health.to_json()
     out["summary"] = {
         "board": record.run.board, "clock": record.run.clock, "makespan_us": m.makespan, "tasks": len(record.run.tasks),
@@ -276,6 +281,17 @@ def warm_up() -> None:
                 del sys.modules[name]
         forget_loaded()
         linecache.cache.pop(WARM_UP_PATH, None)
+
+
+def record_lists(record: Mapping[str, Any] | None, columns: bytes | None) -> Any:
+    """A worker's `record` with `record_columns` as the lists version 1 had (`pypto.record.expanded`): what
+    the panels read. Runs in a shell's process, on demand: pypto's record reader, no user code."""
+    if record is None or columns is None:
+        return record
+    from pypto.ir.columns import read_npz
+    from pypto.record import expanded
+
+    return expanded(record, read_npz(columns))
 
 
 def load_trace(path: str) -> dict[str, Any]:

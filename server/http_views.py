@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from server.analyze import graphs_after_passes
+from server.analyze import graphs_after_passes, record_lists
 from server.http_safety import Refused
 from server.jobs import Job
 
@@ -50,19 +50,23 @@ def result_of(job: Job) -> dict[str, Any]:
 
 
 def store(job: Job, result: dict[str, Any]) -> None:
-    """Move the bulk of a worker's answer into the job as compact JSON bytes (a record as Python
-    objects takes about ten times its JSON size): the record, its swimlane, the pass graphs, the HTML."""
+    """Move the bulk of a worker's answer into the job as bytes (a record as Python objects takes about ten
+    times its JSON size): the record (its version-2 document as compact JSON and its columns' .npz, as the
+    worker sent them), its swimlane, the pass graphs, the HTML."""
     rec = result.pop("record", None)
+    columns = result.pop("record_columns", None)
     graphs = result.pop("pass_graphs", None)
     if graphs is not None:
         job.extra["pass_graphs"] = _dumps(graphs)
     if rec is not None:
-        job.extra["record"] = _dumps(rec)
+        job.extra["record"] = _dumps(rec)  # the version-2 document: its long lists are in record_columns
+        if columns is not None:
+            job.extra["record_columns"] = columns
         job.extra["passes"] = _dumps({"passes": rec["passes"], "graph": rec["graph"]})  # pass graphs, unparsed record
         if rec.get("run") is not None:
             job.extra["run"] = _dumps(rec["run"])
         if rec.get("execute") is not None and rec.get("tiles") is not None:
-            job.extra["tasks"] = _dumps(task_index(rec, graphs))
+            job.extra["tasks"] = _dumps(task_index(record_lists(rec, columns), graphs))
     html = result.pop("html", None)
     if html is not None:
         job.extra["html"] = html.encode()
@@ -134,7 +138,14 @@ class Results:
         return value
 
     def blob(self, job: Job, key: str) -> bytes:
+        """The stored bytes of `key`; "record" is the record as the lists version 1 had (`record_lists`), its
+        JSON made on the first ask (the API's and the panels' shape)."""
         result_of(job)
+        if key == "record" and "record_columns" in job.extra:
+            lists = job.extra.get("record_lists")
+            if lists is None:
+                lists = job.extra["record_lists"] = _dumps(self.record(job))
+            return lists  # type: ignore[no-any-return]
         data = job.extra.get(key)
         if data is None:
             if key in ("record", "passes"):
@@ -147,9 +158,22 @@ class Results:
         return data  # type: ignore[no-any-return]
 
     def doc(self, job: Job, key: str) -> Any:
-        """The stored JSON `key` ("record", "run", "passes", "pass_graphs") of a done job, parsed."""
+        """The stored JSON `key` ("record", "run", "passes", "pass_graphs") of a done job, parsed; the
+        record as lists (`record_lists`)."""
+        if key == "record" and "record_columns" in job.extra:
+            data, cols = self._stored(job, "record"), job.extra["record_columns"]
+            return self._cached(self._docs, (job.id, key), self._sizes["docs"],
+                                lambda: record_lists(json.loads(data), cols))
         data = self.blob(job, key)
         return self._cached(self._docs, (job.id, key), self._sizes["docs"], lambda: json.loads(data))
+
+    def _stored(self, job: Job, key: str) -> bytes:
+        """The bytes stored under `key` as they are (the record: its version-2 document)."""
+        result_of(job)
+        data = job.extra.get(key)
+        if data is None:
+            return self.blob(job, key)  # refused as blob refuses it
+        return data  # type: ignore[no-any-return]
 
     def record(self, job: Job) -> dict[str, Any]:
         return self.doc(job, "record")  # type: ignore[no-any-return]
@@ -173,11 +197,12 @@ class Results:
 
     def compiled(self, job: Job) -> Any:
         """The job's `pypto.record.CompileRecord` (for the source / node / task queries)."""
+        from pypto.ir.columns import read_npz
         from pypto.record import CompileRecord
 
-        data = self.blob(job, "record")
+        data, cols = self._stored(job, "record"), job.extra.get("record_columns")
         return self._cached(self._records, job.id, self._sizes["records"],
-                            lambda: CompileRecord.from_json(json.loads(data)))
+                            lambda: CompileRecord.from_json(json.loads(data), read_npz(cols) if cols else None))
 
 
 def span_out(span: Mapping[str, Any], rel: Rel) -> dict[str, Any]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections import Counter, defaultdict
+import threading
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +24,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from server import protocol as P
-from server.analyze import graphs_after_passes
+from server.analyze import graphs_after_passes, record_lists
 from server.features import CHARS, FINDING_UNIT, SUGGESTION_UNIT, Lines, lines_of, make_range, norm, where_range
 from server.state import Document, Result
 
@@ -390,13 +391,36 @@ def source_of(doc: Document, r: Result, params: P.SourceOfParams) -> P.SourceOfR
 def record(doc: Document, r: Result, out: Mapping[str, Json]) -> P.RecordResult:
     """The record of `out` (the analysis holding it) with the traced graph as `traced`; the
     passes' graphs are answered one at a time by `pass_graph`."""
-    rec = out.get("record")
+    rec = _lists(out)
     if not isinstance(rec, dict):
         raise P.ParamsError(f"{r.name}: this compile has no record")
     graphs = out.get("pass_graphs") or {}
     if graphs.get("traced") is not None:
         rec = {**rec, "traced": {"graph": graphs["traced"]}}  # a copy: the cached record stays as it was
     return P.RecordResult(doc.uri, r.name, r.version, rec, out.get("listings"))
+
+
+_LISTS: OrderedDict[int, tuple[Any, Json]] = OrderedDict()  # id(columns bytes) -> (them, the record as lists)
+_LISTS_LOCK = threading.Lock()
+
+
+def _lists(out: Mapping[str, Json]) -> Json:
+    """The analysis's record as the lists the panels read (`server.analyze.record_lists`), made once for the
+    latest two analyses asked."""
+    cols = out.get("record_columns")
+    if not isinstance(cols, bytes):
+        return out.get("record")
+    with _LISTS_LOCK:
+        hit = _LISTS.get(id(cols))
+        if hit is not None and hit[0] is cols:
+            _LISTS.move_to_end(id(cols))
+            return hit[1]
+    lists = record_lists(out.get("record"), cols)  # type: ignore[arg-type]
+    with _LISTS_LOCK:
+        _LISTS[id(cols)] = (cols, lists)
+        while len(_LISTS) > 2:
+            _LISTS.popitem(last=False)
+    return lists
 
 
 def pass_graph(doc: Document, r: Result, out: Mapping[str, Json], params: P.PassParams) -> P.PassResult:

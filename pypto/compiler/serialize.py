@@ -147,24 +147,30 @@ _SCALARS = frozenset({int, bool, str, float})
 
 
 def _attrs_column(attrs: list[Mapping[str, Any]]) -> list[dict[str, Json]]:
-    """`_tile_attrs_json` of each op's attrs; attrs of scalars alike (by value and type) are made once."""
+    """`_tile_attrs_json` of each op's attrs; attrs of scalars alike (by value and type) are made once
+    (the same dict object: `pypto.ir.columns.table` stores each distinct one once)."""
     cache: dict[Any, dict[str, Json]] = {}
-    empty: dict[str, Json] = {}
-    out = []
-    for a in attrs:
-        if not a:
-            out.append(empty)
-            continue
+    out: list[dict[str, Json]] = [{}] * len(attrs)
+    for i in compress(range(len(attrs)), attrs):  # most ops have none: only the others are looked at
+        a = attrs[i]
         types = tuple(map(type, a.values()))
         if _SCALARS.issuperset(types):
             key = (tuple(a.items()), types)
             hit = cache.get(key)
             if hit is None:
                 hit = cache[key] = _tile_attrs_json(a)
-            out.append(hit)
+            out[i] = hit
         else:
-            out.append(_tile_attrs_json(a))
+            out[i] = _tile_attrs_json(a)
     return out
+
+
+def _shorts(dts: list[DataType]) -> list[str]:
+    """Each dtype's short name (by identity: an enum member's hash is a Python call)."""
+    ids = list(map(id, dts))
+    first = dict(zip(ids, dts))
+    short = {i: d.short for i, d in first.items()}
+    return list(map(short.__getitem__, ids))
 
 
 def _regions(rs: list[Region | None]) -> list[Any]:
@@ -182,13 +188,31 @@ def _region_columns(rs: list[Region | None], name: str, arrays: Arrays) -> dict[
     return C.nullable(present, C.tuples(parts, n), name, arrays)
 
 
+def _buffer_columns(bs: tuple[Buffer, ...], name: str, arrays: Arrays) -> Json:
+    """`columnize` of `tiles_json`'s buffers, made from the buffers' fields."""
+    n = len(bs)
+    if n < C.MIN_ROWS:
+        return columnize(tiles_json(TileGraph(bs, (), (), ()))["buffers"], name, arrays)
+
+    def get(field: str) -> list[Any]:
+        return list(map(attrgetter(field), bs))
+
+    cols = {"id": C.ints(get("id"), n, f"{name}.id", arrays), "shape": C.int_lists(get("shape"), n, f"{name}.shape",
+                                                                                    arrays),
+            "dtype": C.strs(_shorts(get("dtype")), f"{name}.dtype", arrays),
+            "kind": C.strs(get("kind"), f"{name}.kind", arrays), "name": C.strs(get("name"), f"{name}.name", arrays),
+            "node": C.encode(get("node"), f"{name}.node", arrays)}
+    return {C.MARK: {"n": n, "dict": cols, "keys": {"n": n, "const": 0}, "shapes": [list(cols)]}}
+
+
 def tiles_columns(t: TileGraph, name: str, arrays: Arrays) -> Json:
     """`columnize(tiles_json(t))`, the tile ops' columns made from their fields."""
     ops = t.ops
     n = len(ops)
     if n < C.MIN_ROWS:
         return columnize(tiles_json(t), name, arrays)
-    out = columnize(tiles_json(TileGraph(t.buffers, (), t.instances, t.outputs)), name, arrays)
+    out = columnize(tiles_json(TileGraph((), (), t.instances, t.outputs)), name, arrays)
+    out["buffers"] = _buffer_columns(t.buffers, f"{name}.buffers", arrays)
 
     def get(field: str) -> list[Any]:
         return list(map(attrgetter(field), ops))
@@ -196,14 +220,13 @@ def tiles_columns(t: TileGraph, name: str, arrays: Arrays) -> Json:
     def at(field: str) -> str:
         return f"{name}.ops.{field}"
 
-    shorts = {dt: dt.short for dt in set(get("dtype"))}
     out["ops"] = {
         "id": C.ints(get("id"), n, at("id"), arrays), "op": C.strs(get("op"), at("op"), arrays),
         "node": C.ints(get("node"), n, at("node"), arrays),
         "instance": C.ints(get("instance"), n, at("instance"), arrays),
         "coord": C.int_lists(get("coord"), n, at("coord"), arrays),
         "shape": C.int_lists(get("shape"), n, at("shape"), arrays),
-        "dtype": C.strs([shorts[d] for d in get("dtype")], at("dtype"), arrays),
+        "dtype": C.strs(_shorts(get("dtype")), at("dtype"), arrays),
         "inputs": C.int_lists(get("inputs"), n, at("inputs"), arrays),
         "region": _region_columns(get("region"), at("region"), arrays),
         "attrs": C.table(_attrs_column(get("attrs")), at("attrs"), arrays),

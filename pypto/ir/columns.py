@@ -226,12 +226,8 @@ def table(values: list[Any], name: str, arrays: Arrays, max_share: float = 0.25)
     ids, codes = _codes(list(map(id, values)))
     if n == 0 or len(ids) > max(1, int(n * max_share)):
         return encode(values, name, arrays)
-    first: dict[int, Any] = {}
-    for v in values:
-        if len(first) == len(ids):
-            break
-        first.setdefault(id(v), v)
-    return {"n": n, "pick": _Names(arrays).put(name, _narrow(codes)), "table": [first[i] for i in ids]}
+    by_id = dict(zip(map(id, values), values))
+    return {"n": n, "pick": _Names(arrays).put(name, _narrow(codes)), "table": [by_id[i] for i in ids]}
 
 
 def nullable(present: list[bool], some: dict[str, Json], name: str, arrays: Arrays) -> dict[str, Json]:
