@@ -342,3 +342,25 @@ def test_the_jit_call_runs_batched():
 def _lower(kernel: JitKernel, *args: torch.Tensor) -> tuple[Lowered, dict[str, np.ndarray]]:
     _, lw, arrays, _ = lowered(kernel, *args)
     return lw, arrays
+
+
+def test_a_loop_reading_one_whole_cache_holds_one_copy_of_it():
+    """index_select keeps its input whole in a tile, so a loop of lookups into one cache loads that
+    cache once per iteration: the batched load is one copy seen 64 times, not 64 copies (DeepSeek V4's
+    sparse attention looked up a 128 MB cache 128 times: 16 GB)."""
+    @pypto.jit
+    def k(cache: pypto.Tensor([4096, 256], pypto.DT_FP32), idx: pypto.Tensor([64, 8], pypto.DT_INT32),
+          out: pypto.Tensor([512, 256], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        for i in pypto.loop(64):
+            rows = pypto.reshape(pypto.view(idx, [1, 8], [i, 0]), [8])
+            out[i * 8:(i + 1) * 8, :] = pypto.index_select(cache, 0, rows)
+
+    g = torch.Generator().manual_seed(5)
+    cache = torch.randn(4096, 256, generator=g)
+    idx = torch.randint(0, 4096, (64, 8), generator=g, dtype=torch.int32)
+    lw, arrays = _lower(k, cache, idx, torch.zeros(512, 256))
+    ex = TileExecutor(lw.program.graph, lw.program.tiles)
+    got = _check(ex, arrays)
+    assert torch.equal(torch.from_numpy(got["out"]), torch.index_select(cache, 0, idx.flatten().long()))
+    assert ex.peak_bytes < 4 * cache.numel() * 4  # 64 stacked copies were 64 x 4 MB

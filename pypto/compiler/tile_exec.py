@@ -282,6 +282,13 @@ class _Window:
         """The tiles, stacked: `[n, *shape]` gathered, or for a full lattice `[*grid, *shape]`,
         a view of GM when `view` (the plan says nothing writes the arena from here on)."""
         if not self.full:
+            n = len(self.idx[0])
+            if n > 1 and n * math.prod(self.shape) * arenas[self.arena].itemsize > REPEAT_BYTES \
+                    and all(bool((i == i[0]).all()) for i in self.idx):
+                # every member loads the same tile (an index op's whole-cache operand, once per
+                # loop iteration): one copy, seen n times (read-only), not n copies
+                one = self.tiles(arenas)[tuple(i[:1] for i in self.idx)]
+                return np.broadcast_to(one, (n,) + one.shape[1:])
             return self.tiles(arenas)[self.idx]
         t = self.tiles(arenas)
         return t if view else t.copy()
@@ -608,13 +615,13 @@ class TileExecutor:
                     self._each(st, xs, vals, bufs, ctx)
             for st in ran:
                 if st.id in vals and not st.view:  # a view of GM holds no memory of its own
-                    live += vals[st.id].nbytes
+                    live += _held(vals[st.id])
                     peak = max(peak, live)
             for st in ran:
                 for b in st.free:
                     v = vals.pop(b, None)  # (a segment's value that only its own steps read never was)
                     if v is not None and not views[b]:
-                        live -= v.nbytes
+                        live -= _held(v)
         return peak
 
     def _run_segment(self, seg: Segment, vals: dict[int, np.ndarray], arenas: Sequence[np.ndarray], ctx: Ctx,
@@ -1113,6 +1120,13 @@ class TileExecutor:
 
 CHUNK_BYTES = 1 << 21  # a segment chunk's largest value (measured: 256 KB chunks pay Python's cost per
 # call 8 times as often for little cache gain; 2 MB ones keep a chunk's values in L3 and out of mmap)
+def _held(x: np.ndarray) -> int:
+    """The bytes a stacked value holds: one member's for a tile seen n times (`_Window.load`)."""
+    return x.nbytes // x.shape[0] if x.ndim and x.shape[0] > 1 and x.strides[0] == 0 else x.nbytes
+
+
+REPEAT_BYTES = 1 << 26  # a load whose members all read one tile is one copy seen n times past this
+# many stacked bytes (a whole-cache operand of index_select in a loop: 128 x 128 MB stacked before)
 _POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
 
