@@ -13,15 +13,23 @@
 //     with different makespans) and wait for the open swimlane panel to show the new makespan;
 //     p50 over several edits; includes the extension's debounce (pypto.debounceMs default);
 //   - show in graph to centred node: "Show in the graph" on a task of the swimlane until the graph
-//     panel shows the task's node selected and centred; the first time (the panel created) and
-//     with the graph panel open (p50 over the next tasks of the task table);
+//     panel shows the task's node selected and centred: with a new graph panel (closed again
+//     after each; where the time goes from the page's own marks: the webview created, its script
+//     run, the record received, the task drawn) and with the graph panel open (p50 over the next
+//     tasks of the task table);
+//   - a new empty webview (VS Code's floor for any new panel): a one-command extension packaged
+//     on the fly opens a webview whose page only says it runs; from createWebviewPanel to the
+//     page's script, with the swimlane open as in "show in graph";
 //   - the .vsix size.
 //
 // Run: node benchmarks/vscode_bench.mjs (or `make bench`, through vscode_bench.py).
 // Env: PYPTO_BENCH_COLD=3 (cold starts), PYPTO_BENCH_WARM=3 (warm-server opens), PYPTO_BENCH_EDITS=8
-// (edits), PYPTO_BENCH_GRAPH=5 (show in graph).
+// (edits), PYPTO_BENCH_GRAPH=5 (show in graph, panel open), PYPTO_BENCH_GRAPH_NEW=3 (show in graph,
+// new panel), PYPTO_BENCH_FLOOR=3 (new empty webviews); PYPTO_VSIX=<file> benches another package.
 
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as H from '../tests/vscode/harness.mjs';
 
@@ -29,6 +37,8 @@ const COLD = Number(process.env.PYPTO_BENCH_COLD ?? 3);
 const EDITS = Number(process.env.PYPTO_BENCH_EDITS ?? 8);
 const WARM = Number(process.env.PYPTO_BENCH_WARM ?? 3);
 const GRAPH_SHOWS = Number(process.env.PYPTO_BENCH_GRAPH ?? 5);
+const GRAPH_NEW = Number(process.env.PYPTO_BENCH_GRAPH_NEW ?? 3);
+const FLOOR = Number(process.env.PYPTO_BENCH_FLOOR ?? 3);
 const SHAPES = ['pypto.set_vec_tile_shapes(1, 8, 1, 128)', 'pypto.set_vec_tile_shapes(1, 4, 1, 64)'];
 const FILE = 'softmax.py';
 
@@ -123,8 +133,43 @@ async function warm() {
   }
 }
 
+/** A one-command extension (packaged here with vsce into a temporary directory): "Bench: Open
+ * Empty Webview" opens a webview whose page posts its start time and Date.now() back; the host
+ * appends {created → page start, created → script run, → message back} (ms) to
+ * <workspace>/.empty-webview.log. Returns {vsix, remove}. */
+function emptyWebviewExtension() {
+  const dir = mkdtempSync(join(tmpdir(), 'pypto-bench-emptywv-'));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({
+    name: 'empty-webview-bench', displayName: 'Empty webview (bench)', publisher: 'bench', version: '0.0.1', license: 'MIT',
+    repository: 'none', engines: { vscode: '^1.80.0' }, main: './extension.js', activationEvents: ['onStartupFinished'],
+    contributes: { commands: [{ command: 'bench.emptyWebview', title: 'Bench: Open Empty Webview' }] },
+  }));
+  writeFileSync(join(dir, 'extension.js'), `const vscode = require('vscode');
+exports.activate = (ctx) => {
+  ctx.subscriptions.push(vscode.commands.registerCommand('bench.emptyWebview', () => {
+    const t0 = Date.now();
+    const p = vscode.window.createWebviewPanel('bench.empty', 'Empty webview', { viewColumn: vscode.ViewColumn.Active, preserveFocus: true }, { enableScripts: true });
+    p.webview.onDidReceiveMessage((m) => {
+      const line = JSON.stringify({ page: m.origin - t0, script: m.now - t0, back: Date.now() - t0 });
+      const f = vscode.Uri.joinPath(vscode.workspace.workspaceFolders[0].uri, '.empty-webview.log');
+      vscode.workspace.fs.readFile(f).then((b) => b, () => new Uint8Array())
+        .then((b) => vscode.workspace.fs.writeFile(f, Buffer.concat([Buffer.from(b), Buffer.from(line + '\\n')])));
+    });
+    p.webview.html = '<!DOCTYPE html><html><body><p id="empty-webview">empty</p><script>acquireVsCodeApi().postMessage({ origin: performance.timeOrigin, now: Date.now() });</script></body></html>';
+  }));
+};
+`);
+  writeFileSync(join(dir, 'LICENSE'), 'MIT\n');
+  writeFileSync(join(dir, 'README.md'), '# empty webview (bench)\n');
+  const vsix = join(dir, 'empty-webview.vsix');
+  const r = spawnSync(join(H.REPO, 'node_modules', '.bin', 'vsce'), ['package', '--allow-missing-repository', '-o', vsix], { cwd: dir, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`vsce package of the empty webview failed:\n${r.stdout}\n${r.stderr}`);
+  return { vsix, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 async function edits() {
-  const s = await H.session({ label: 'bench' });
+  const empty = FLOOR > 0 ? emptyWebviewExtension() : null;
+  const s = await H.session({ label: 'bench', vsix: empty ? [empty.vsix] : [] });
   try {
     const page = s.page;
     await H.openFile(page, FILE);
@@ -149,22 +194,42 @@ async function edits() {
       times.push(Date.now() - t0);
       seen.add(await text());
     }
-    const graph = await showInGraph(page, frame);
+    const graph = await showInGraph(page, frame, join(s.ws.folder, '.empty-webview.log'));
     return { times, makespans: [...seen], graph };
   } finally {
     await s.close();
+    empty?.remove();
   }
 }
 
+/** Close the editor tab whose title has `title` (its close button, on the active tab). */
+async function closeTab(page, title) {
+  const tab = page.locator('.tabs-container .tab', { hasText: title }).first();
+  await tab.click();
+  await tab.locator('.tab-actions .action-label').first().click();
+  await tab.waitFor({ state: 'detached', timeout: 30_000 });
+}
+
+/** Where a new graph panel's time went, from its page's own marks (webview/src/app.ts) and
+ * timeOrigin, in ms since the click t0. */
+const splitOf = (graph, t0) => graph.evaluate((t) => {
+  const mark = (name) => performance.getEntriesByName(`pypto:${name}`).map((m) => Math.round(performance.timeOrigin + m.startTime - t));
+  // the task is drawn by its own message, or with the record when it came first (a new page)
+  return { page: Math.round(performance.timeOrigin - t), script: mark('start')[0], record: mark('recv:record')[0],
+    drawn: Math.max(mark('done:record')[0] ?? 0, mark('done:highlightSource').at(-1) ?? 0) };
+}, t0);
+
 /**
  * "Show in the graph" on a task of the swimlane until the graph panel shows that task's node
- * selected and centred (its box's centre within 5 % of the graph's centre): the first time the
- * graph panel is created (its page loads, asks for the record), then with it open, for the
- * slowest tasks of the task table in turn. The new graph frame is found by polling every 100 ms;
- * from then on the frame's own animation-frame polling.
+ * selected and centred (its box's centre within 5 % of the graph's centre): GRAPH_NEW times with a
+ * new graph panel (its page loads, gets the record; the panel is closed again after each, and an
+ * empty webview opened and closed in between, FLOOR times: VS Code's own floor), then with it
+ * open, for the slowest tasks of the task table in turn. The new graph frame is found by polling
+ * every 100 ms; from then on the frame's own animation-frame polling.
  */
-async function showInGraph(page, swimlane) {
+async function showInGraph(page, swimlane, emptyLog) {
   const out = [];
+  const floor = [];
   let graph = null;
   const centred = (g, key) => g.waitForFunction((k) => {
     const svg = document.querySelector('.graph-svg');
@@ -175,7 +240,7 @@ async function showInGraph(page, swimlane) {
     return b.width > 0 && Math.abs((b.left + b.right) / 2 - (a.left + a.right) / 2) <= 0.05 * a.width
       && Math.abs((b.top + b.bottom) / 2 - (a.top + a.bottom) / 2) <= 0.05 * a.height;
   }, key, { polling: 'raf', timeout: 120_000 });
-  for (let k = 0; k < Math.max(2, GRAPH_SHOWS); k++) {
+  const show = async (k) => {
     const row = swimlane.locator('.task-table tbody tr').nth(k);
     const id = Number(await row.getAttribute('data-task'));
     await page.locator('.tabs-container .tab', { hasText: 'PyPTO Swimlane' }).first().click();
@@ -184,11 +249,35 @@ async function showInGraph(page, swimlane) {
     await button.waitFor({ timeout: 30_000 });
     const t0 = Date.now();
     await button.click();
+    const fresh = graph === null;
     graph ??= await H.findFrame(page, '.graph-svg', 120_000);
     await centred(graph, `t${id}`);
-    out.push({ task: id, ms: Date.now() - t0, first: k === 0 });
+    const ms = Date.now() - t0;
+    out.push({ task: id, ms, first: fresh, split: fresh ? await splitOf(graph, t0) : null });
+  };
+  const lines = () => {
+    try {
+      return readFileSync(emptyLog, 'utf8').trim().split('\n').filter(Boolean);
+    } catch {
+      return [];
+    }
+  };
+  for (let k = 0; k < Math.max(1, GRAPH_NEW, FLOOR); k++) {
+    if (k < Math.max(1, GRAPH_NEW)) {
+      await show(k);
+      await closeTab(page, 'PyPTO Graph');
+      graph = null;
+    }
+    if (k < FLOOR) {
+      const n = lines().length;
+      await H.runCommand(page, 'Bench: Open Empty Webview');
+      await H.until(() => lines().length > n, { timeout: 60_000, what: 'the empty webview\'s page' });
+      floor.push(JSON.parse(lines().at(-1)));
+      await closeTab(page, 'Empty webview');
+    }
   }
-  return out;
+  for (let k = 0; k < Math.max(1, GRAPH_SHOWS); k++) await show(k); // the first opens it again
+  return { shows: out, floor };
 }
 
 const why = H.missing();
@@ -219,7 +308,13 @@ if (warmRuns.length) console.log(`opening the file to first CodeLens ${fmt(media
 
 const e = await edits();
 const t = e.times;
-const g = e.graph;
+const g = e.graph.shows;
+const fresh = g.filter((x) => x.first);
 const open = g.filter((x) => !x.first).map((x) => x.ms);
-console.log(`show in graph to centred node      ${fmt(g[0].ms)}  the graph panel created (task t${g[0].task}); open: p50 ${fmt(median(open))} over ${open.length} tasks [${open.map(fmt).join(', ')}]`);
-console.log(`edit to updated swimlane (p50)     ${fmt(median(t))}  over ${t.length} edits, min ${fmt(Math.min(...t))}, max ${fmt(Math.max(...t))}; includes the ${debounce} ms debounce; makespans shown: ${e.makespans.join(' / ')}`);
+const med = (xs) => (xs.length ? median(xs) : NaN);
+console.log(`show in graph to centred node      ${fmt(median(fresh.map((x) => x.ms)))}  a new graph panel, median of ${fresh.length} [${fresh.map((x) => fmt(x.ms)).join(', ')}]; panel open: p50 ${fmt(med(open))} over ${open.length} tasks [${open.map(fmt).join(', ')}]`);
+const sp = (key) => med(fresh.map((x) => x.split?.[key]).filter((v) => typeof v === 'number'));
+console.log(`  new panel, after the click (page marks, medians): webview page starts ${fmt(sp('page'))}, its script runs ${fmt(sp('script'))}, record received ${fmt(sp('record'))}, task drawn ${fmt(sp('drawn'))}`);
+const f = e.graph.floor;
+if (f.length) console.log(`new empty webview (VS Code's floor)  created → its script runs ${fmt(median(f.map((x) => x.script)))}  median of ${f.length} [${f.map((x) => fmt(x.script)).join(', ')}] (page starts ${fmt(median(f.map((x) => x.page)))}, message back ${fmt(median(f.map((x) => x.back)))})`);
+if (t.length) console.log(`edit to updated swimlane (p50)     ${fmt(median(t))}  over ${t.length} edits, min ${fmt(Math.min(...t))}, max ${fmt(Math.max(...t))}; includes the ${debounce} ms debounce; makespans shown: ${e.makespans.join(' / ')}`);

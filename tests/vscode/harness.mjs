@@ -17,7 +17,9 @@ export const CODE_SERVER = join(REPO, 'build', 'vscode', 'code-server');
 export const VSIX = process.env.PYPTO_VSIX || join(REPO, 'build', 'pypto-ide.vsix');
 export const SCREENSHOTS = join(REPO, 'build', 'vscode', 'screenshots');
 export const CHROMIUM = process.env.PYPTO_CHROMIUM || '/usr/bin/chromium';
-export const VENV_PYTHON = join(REPO, '.venv', 'bin', 'python');
+/** pypto.interpreter for the tests: the repository's virtualenv (PYPTO_E2E_PYTHON: another Python,
+ * e.g. a wrapper that runs a clean checkout while the working tree is being edited). */
+export const VENV_PYTHON = process.env.PYPTO_E2E_PYTHON || join(REPO, '.venv', 'bin', 'python');
 /** Ports the e2e runs may use (the team's range for this harness). */
 export const PORTS = [18200, 18299];
 
@@ -98,10 +100,11 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
  * Start code-server on a free port with the extension (VSIX) installed and `folder` open.
  * `interpreter` is pypto.interpreter (default: the repo's .venv python); `env` is added to the
  * extension host's environment; `label` names the kept logs (build/vscode/logs/<label>/);
- * `settings` (an object) is merged over the default user settings (start.sh --settings).
+ * `settings` (an object) is merged over the default user settings (start.sh --settings); `vsix`: more
+ * packages to install beside the extension (the benchmark's empty webview).
  * Returns {url, run (the run dir), stop}.
  */
-export async function startIDE({ folder, interpreter = VENV_PYTHON, env = {}, label = 'ide', settings = null }) {
+export async function startIDE({ folder, interpreter = VENV_PYTHON, env = {}, label = 'ide', settings = null, vsix = [] }) {
   const run = mkdtempSync(join(tmpdir(), 'pypto-e2e-run-'));
   // stop: end the process group, keep its logs in build/vscode/logs/<label>/, drop the run dir.
   // Registered before the start, so that an interrupt during start.sh still ends code-server.
@@ -119,7 +122,7 @@ export async function startIDE({ folder, interpreter = VENV_PYTHON, env = {}, la
   const attempt = async () => {
     const port = await freePort();
     const args = [join(REPO, 'tools', 'vscode', 'start.sh'), '--run', run, '--port', String(port), '--folder', folder,
-      '--vsix', VSIX, '--owner', String(process.pid)];
+      '--vsix', VSIX, ...vsix.flatMap((v) => ['--vsix', v]), '--owner', String(process.pid)];
     if (interpreter) args.push('--interpreter', interpreter);
     if (settings) args.push('--settings', JSON.stringify(settings));
     return spawnSync('bash', args, { env: { ...process.env, ...env }, encoding: 'utf8' });
@@ -168,7 +171,7 @@ export async function openBrowser(url) {
  * default the copy of examples/), and a browser on the workbench. Returns {ws, ide, page,
  * close}; close() undoes all three (also after a failed start of one of them).
  */
-export async function session({ label, env, interpreter, settings, ws = workspace(), folder = ws.folder }) {
+export async function session({ label, env, interpreter, settings, vsix, ws = workspace(), folder = ws.folder }) {
   let ide = null;
   let browser = null;
   const close = async () => {
@@ -177,7 +180,7 @@ export async function session({ label, env, interpreter, settings, ws = workspac
     ws.remove();
   };
   try {
-    ide = await startIDE({ folder, env, interpreter, label, settings });
+    ide = await startIDE({ folder, env, interpreter, label, settings, vsix });
     browser = await openBrowser(ide.url);
   } catch (e) {
     await close();

@@ -526,6 +526,33 @@ describe('graph panel: loop bodies and helper calls as clusters', () => {
   });
 });
 
+describe('graph panel: "Show in the graph" on a new panel', () => {
+  test('a task that comes before the record is shown with it: the execute view drawn once, centred on the task', async () => {
+    const p = await openPanel(browser.context, 'graph');
+    const { record } = fx('attention24.json');
+    const task = record.execute.tasks[record.execute.tasks.length >> 1];
+    const node = nodeById(record, taskNodes(record, task.id)[0]);
+    // as VS Code sends them to a new panel: the view and the task once the page is ready, then the record
+    await send(p.page, { type: 'showView', view: 'execute' }, { type: 'highlightSource', file: node.loc[0].file, line: node.loc[0].line, task: task.id });
+    assert.equal(await p.page.locator('.graph-svg g.node').count(), 0, 'nothing to draw yet');
+    await send(p.page, { type: 'record', ...fx('attention24.json') });
+    const st = await viewState(p.page);
+    assert.equal(st.view, 'execute');
+    assert.equal(st.selected, `t${task.id}`);
+    const draws = await p.page.evaluate(() => window.__pyptoPanel.panel.draws);
+    assert.equal(draws, 1, 'the execute view is the first thing drawn (not the tensor view, then it)');
+    const at = await p.page.evaluate((key) => {
+      const svg = document.querySelector('.graph-svg');
+      const a = svg.getBoundingClientRect();
+      const b = svg.querySelector(`g.node[data-id="${key}"]`).getBoundingClientRect();
+      return { dx: (b.left + b.right) / 2 - (a.left + a.right) / 2, dy: (b.top + b.bottom) / 2 - (a.top + a.bottom) / 2, w: a.width, h: a.height };
+    }, `t${task.id}`);
+    assert.ok(Math.abs(at.dx) <= 0.05 * at.w && Math.abs(at.dy) <= 0.05 * at.h, `centred: ${JSON.stringify(at)}`);
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
 // ---- graph panel: a new compile arrives ------------------------------------------------------
 
 describe('graph panel: updated in place by a new record of the same kernel', () => {

@@ -31,6 +31,9 @@ export class HealthPanel extends PanelHost {
     this.latest = { version, report };
   }
 
+  /** Not the record: nothing to ask before the page is ready. */
+  protected override prefetch(): void {}
+
   protected override async load(server: PanelServer, ref: KernelRef, current: () => boolean): Promise<void> {
     const base = await server.report(ref, {});
     if (!current()) return;

@@ -11,6 +11,7 @@ import type { KernelInfo, KernelRef, SearchProgress } from '../kernels';
 import { sameKernel } from '../kernels';
 import { TITLES, VIEW_TYPES, type PanelServer } from '../panelData';
 import { planPanel, type EditorLayout, type Placement } from '../placement';
+import { RecordCache } from '../recordCache';
 import { highlightFor, route, type EditorEdit, type EditorRange } from '../router';
 import { GraphPanel } from './graph';
 import { HealthPanel } from './health';
@@ -42,6 +43,8 @@ export class PanelManager implements vscode.Disposable {
   /** Panels being created (the layout is set first): a second show() waits for the same one. */
   private readonly creating = new Map<PanelId, Promise<PanelHost>>();
   private readonly disposables: vscode.Disposable[] = [];
+  /** The kernels' records, shared by the panels: one `pypto/record` per kernel and compile. */
+  private readonly records = new RecordCache();
   /** The last source position echoed to the panels (file, 1-based line). */
   private highlight: { file: string; line: number } | null = null;
 
@@ -59,6 +62,7 @@ export class PanelManager implements vscode.Disposable {
     return {
       mediaRoot: this.deps.mediaRoot,
       server: () => this.deps.server(),
+      record: (server, ref) => this.records.get(server, ref),
       kernel: (ref) => this.deps.kernel(ref),
       log: (l) => this.deps.log(l),
       onMessage: (host, data) => this.onMessage(host, data),
@@ -97,12 +101,13 @@ export class PanelManager implements vscode.Disposable {
 
   /** A new panel, in the column planned for it (a new editor group below the code by default). */
   private async create(id: PanelId, preserveFocus: boolean): Promise<PanelHost> {
-    const layout = await vscode.commands.executeCommand<EditorLayout>('vscode.getEditorLayout').then((l) => l, () => undefined);
-    const plan = planPanel(this.deps.placement(), {
-      layout,
-      editorColumn: vscode.window.activeTextEditor?.viewColumn,
-      panelColumn: this.open().find((h) => h.panel.viewColumn !== undefined)?.panel.viewColumn,
-    });
+    const panelColumn = this.open().find((h) => h.panel.viewColumn !== undefined)?.panel.viewColumn;
+    // the layout matters only when no panel is open (a new one joins the open one's group): a round
+    // trip to the workbench saved on "Show in the graph"
+    const layout = panelColumn === undefined
+      ? await vscode.commands.executeCommand<EditorLayout>('vscode.getEditorLayout').then((l) => l, () => undefined)
+      : undefined;
+    const plan = planPanel(this.deps.placement(), { layout, editorColumn: vscode.window.activeTextEditor?.viewColumn, panelColumn });
     if (plan.layout) {
       try {
         await vscode.commands.executeCommand('vscode.setEditorLayout', plan.layout);
@@ -130,6 +135,7 @@ export class PanelManager implements vscode.Disposable {
   /** A kernel has a new result (or failed): the panels showing it update in place (refresh()
    * shows a failed compile as the error state). */
   recordChanged(info: KernelInfo): void {
+    this.records.invalidate(info);
     for (const h of this.open()) if (sameKernel(h.kernel, info)) void h.refresh();
   }
 
@@ -149,6 +155,7 @@ export class PanelManager implements vscode.Disposable {
       void vscode.window.showWarningMessage(`PyPTO: ${(e as Error).message}`);
       return;
     }
+    this.records.invalidate(ref); // the record's answer carries the baseline's run
     for (const h of this.open()) if (sameKernel(h.kernel, ref)) void h.refresh();
   }
 
@@ -192,7 +199,11 @@ export class PanelManager implements vscode.Disposable {
           if (action.view) target.postWhenReady({ v: PROTOCOL_VERSION, type: 'showView', view: action.view });
           if (m) {
             // centred on that task: once the panel has the record (a new panel gets it after its page)
-            if (action.task !== null) target.postWhenLoaded({ ...m, task: action.task });
+            // a new page (not ready: no record yet) gets it first and draws it with its record, at once
+            if (action.task !== null) {
+              if (target.ready) target.postWhenLoaded({ ...m, task: action.task });
+              else target.postWhenReady({ ...m, task: action.task });
+            }
             else if (target.ready) target.post(m);
           }
         });

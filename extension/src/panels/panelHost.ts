@@ -8,7 +8,8 @@
 // `load()` runs whenever the panel must show its kernel afresh (ready, a new kernel, a new
 // record); a newer load makes an older one's answers stale, so a slow answer never replaces
 // a newer one. What needs the kernel's content on the page (a task to centre on) waits for a
-// load to finish (`postWhenLoaded`).
+// load to finish (`postWhenLoaded`). The record is shared by the panels (recordCache.ts) and
+// asked for while a new page loads (`prefetch`).
 
 import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
@@ -25,6 +26,7 @@ import {
   requestErrorMessage,
   TITLES,
   type PanelServer,
+  type RecordResult,
 } from '../panelData';
 import { fillTemplate } from './html';
 
@@ -32,6 +34,8 @@ export interface PanelEnv {
   /** <extension>/webview/dist: the one media root. */
   readonly mediaRoot: vscode.Uri;
   server(): PanelServer | null;
+  /** The kernel's record, shared by the panels (recordCache.ts): asked once per compile. */
+  record(server: PanelServer, ref: KernelRef): Promise<RecordResult>;
   kernel(ref: KernelRef | null): KernelInfo | undefined;
   log(line: string): void;
   /** A message from the page (routed by router.ts in the manager). */
@@ -123,7 +127,15 @@ export abstract class PanelHost implements vscode.Disposable {
     this.loaded = false;
     this.updateTitle();
     this.onKernelChanged();
+    if (!this.ready) this.prefetch(this.kernel);
     void this.refresh();
+  }
+
+  /** A new page is loading (about a second in VS Code): ask the server meanwhile, so that its
+   * answer is there when the page says `ready`. By default the record (graph, swimlane). */
+  protected prefetch(ref: KernelRef): void {
+    const server = this.env.server();
+    if (server) this.env.record(server, ref).catch(() => undefined); // refresh() reports a failure
   }
 
   /** Hook: the kernel changed (drop per-kernel state). */
@@ -173,7 +185,7 @@ export abstract class PanelHost implements vscode.Disposable {
   /** Ask the server and post the panel's messages; check `current()` after every await.
    * By default: the kernel's record (`pypto/record`: passes, graphs, run, listings). */
   protected async load(server: PanelServer, ref: KernelRef, current: () => boolean): Promise<void> {
-    const r = await server.record(ref);
+    const r = await this.env.record(server, ref);
     if (current()) this.post(recordMessage(r));
   }
 

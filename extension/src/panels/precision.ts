@@ -8,6 +8,9 @@ import { PanelHost } from './panelHost';
 export class PrecisionPanel extends PanelHost {
   readonly id = 'precision';
 
+  /** Not the record: nothing to ask before the page is ready. */
+  protected override prefetch(): void {}
+
   protected override async load(server: PanelServer, ref: KernelRef, current: () => boolean): Promise<void> {
     this.post(progressMessage(ref.kernel, 'Comparing with an fp64 reference:'));
     const r = await server.precision(ref);

@@ -77,6 +77,8 @@ class GraphPanel implements PanelImpl {
   private shell!: Shell;
   private st: GraphState = { ...DEFAULT };
   private record: CompileRecord | null = null;
+  /** A task to show that came before any record (a new panel): shown when the record arrives. */
+  private pendingTask: { task: number; file: string; line: number } | null = null;
   private listings: Record<string, string> = {};
   private precision: PrecisionReport | null = null;
   private snapshots = new Map<number, Program>();
@@ -208,6 +210,14 @@ class GraphPanel implements PanelImpl {
       this.shell.setTitle(r.source.kernel, `${basename(r.source.file)} · ${r.passes.length} passes${m.label ? ` · ${m.label}` : ''}`);
       this.shell.showContent();
       const scroll = this.strip.scrollLeft;
+      const task = this.pendingTask;
+      this.pendingTask = null;
+      if (task) {
+        // "Show in the graph" reached a new panel before its record: the execute view centred on
+        // the task is the first (and only) thing drawn, not the default view and then that
+        this.showTask(task.task, task.file, task.line);
+        return;
+      }
       this.renderStrip();
       this.render(this.st.transform === null);
       if (same) this.strip.scrollLeft = scroll;
@@ -235,7 +245,11 @@ class GraphPanel implements PanelImpl {
   showTask(task: number, file: string, line: number): void {
     this.highlight = line > 0 ? { file, line } : null;
     const r = this.record;
-    if (!r) return;
+    if (!r) {
+      // a new panel: its record follows; shown with it
+      this.pendingTask = { task, file, line };
+      return;
+    }
     const programOf = (): Program | null => {
       const pos = this.passPos(this.st.pass);
       const p = pos >= 0 ? this.programAt(pos) : r;
