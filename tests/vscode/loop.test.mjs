@@ -139,8 +139,15 @@ describe('the PyPTO IDE in VS Code (code-server)', { skip: skip ? `missing: ${sk
     await H.gotoLine(page, callLine, 5, NAME);
     const lens = H.activeEditor(page, NAME).locator('.codelens-decoration a', { hasText: /tiles \(/ }).first();
     await lens.waitFor({ timeout: 30_000 });
-    await lens.click();
-    await page.locator('.tab', { hasText: 'PyPTO Graph' }).first().waitFor({ timeout: 30_000 });
+    // the server refreshes the CodeLenses after each record; a click on a lens being replaced is lost,
+    // so click again until the panel's tab is there
+    const tab = page.locator('.tab', { hasText: 'PyPTO Graph' }).first();
+    await H.until(async () => {
+      if (await tab.isVisible()) return true;
+      await lens.click({ timeout: 5_000 });
+      await tab.waitFor({ timeout: 5_000 });
+      return true;
+    }, { timeout: 60_000, what: 'the graph panel opened by the tile-shape CodeLens' });
     const frame = await H.findFrame(page, '.graph-svg');
     await H.until(async () => (await frame.getAttribute('button.tab.active', 'data-view').catch(() => null)) === 'tiles', { timeout: 30_000, what: 'the graph panel on its Tiles view' });
     await H.until(async () => (await frame.locator('.graph-svg g.tilegrid').count()) > 0, { timeout: 30_000, what: 'tile grids drawn' });
