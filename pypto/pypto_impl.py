@@ -2,13 +2,15 @@
 
 `SetGlobalConfig({"pass.enable_slice": True})` sets options by `<group>.<key>` (PyPTO's
 conftest and config code do); `ScalarDivS(tensor, Element(dtype, v), reverse)` is a tensor
-divided by a scalar (or the scalar by the tensor); `Element` is `pypto.Element`.
+divided by a scalar (or the scalar by the tensor); `Element` is `pypto.Element`;
+`GetCompilerMonitorTotalElapsed()` is the latest compile's seconds (GLM-4.5's MoE test checks it).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pypto.frontend.jit import last_compile_seconds
 from pypto.ir.errors import PyptoError
 from pypto.language import options
 from pypto.language.api import Element, div
@@ -39,4 +41,10 @@ def ScalarDivS(tensor: Tensor, other: Any, is_reserve: bool = False) -> Tensor: 
     return div(value, tensor) if is_reserve else div(tensor, value)
 
 
-__all__ = ["Element", "ScalarDivS", "SetGlobalConfig"]
+def GetCompilerMonitorTotalElapsed() -> float:  # noqa: N802 - PyPTO's name
+    """Seconds the latest kernel compile of this process took (tracing, the tensor stage and the
+    lowerings for new dynamic dims since), 0.0 before any compile."""
+    return last_compile_seconds()
+
+
+__all__ = ["Element", "GetCompilerMonitorTotalElapsed", "ScalarDivS", "SetGlobalConfig"]

@@ -47,6 +47,17 @@ def npu_available() -> bool:
     return False
 
 
+_last_compile = [0.0]  # seconds of the latest compile in this process (PyPTO's compiler monitor)
+
+
+def last_compile_seconds() -> float:
+    """Wall seconds of this process's latest kernel compile: tracing and the tensor stage, plus the
+    lowerings (tile, block, execute stages) for new dynamic dims since; 0.0 before any. PyPTO's
+    `pypto_impl.GetCompilerMonitorTotalElapsed()` reports its compiler's total the same way, and
+    its models check it against a budget."""
+    return _last_compile[0]
+
+
 # ---- annotations ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -253,10 +264,12 @@ class CompiledKernel:
         key = tuple(sorted(syms.items()))
         lw = self.lowered.pop(key, None)
         if lw is None:
+            t0 = time.perf_counter()
             program, passes = lower(self.program, syms, self.options,  # type: ignore[arg-type]
                                     debug_instruments(self, syms))
             executor = TileExecutor(program.graph, program.tiles) if program.tiles is not None else None
             lw = Lowered(program, passes, executor)
+            _last_compile[0] += time.perf_counter() - t0
         self.lowered[key] = lw  # most recent last
         while len(self.lowered) > 8:
             del self.lowered[next(iter(self.lowered))]
@@ -428,6 +441,7 @@ class JitKernel:
             t0 = time.perf_counter()
             ck = self._trace(bound, tensors, consts, types_, eff)
             ck.trace_seconds = time.perf_counter() - t0 - ck.compile_seconds  # the tracing alone
+            _last_compile[0] = ck.trace_seconds + ck.compile_seconds
             self.cache[key] = ck
             self.compile_count += 1
         return ck, tensors, arrays
