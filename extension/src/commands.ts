@@ -77,7 +77,8 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
       if (!py.ok) return void d.server.showMessage(py.message);
       const doc = vscode.workspace.textDocuments.find((t) => t.uri.toString() === uri.toString());
       if (doc?.isDirty) await doc.save(); // the CLI reads the file
-      return runHealthReport(py.path, uri, d.settings(), d.context.globalStorageUri, (l) => d.output.appendLine(l));
+      return runHealthReport(py.path, uri, d.settings(), d.context.globalStorageUri, (l) => d.output.appendLine(l),
+        () => d.panels.newColumn('the health report'));
     }),
 
     reg('pypto.applySuggestion', async (arg?: unknown) => {

@@ -5,9 +5,10 @@
 // It runs in a neutral working directory (python.ts `neutralCwd`), as the server does: the CLI
 // puts the kernel file's folder on sys.path itself.
 //
-// The report page is our own file with plotly inlined: its scripts get this view's nonce
-// (plotly's full bundle may build functions at run time, hence 'unsafe-eval'); nothing is
-// loaded from the network (connect-src 'none').
+// The report page is our own self-contained file: any inline script gets this view's nonce
+// ('unsafe-eval' allowed for a chart library that builds functions at run time); nothing is
+// loaded from the network (connect-src 'none'). Its tab opens where `pypto.panelPlacement` says,
+// as the panels' do (the caller's `column`).
 
 import { readFile } from 'node:fs/promises';
 import { mkdirSync } from 'node:fs';
@@ -49,6 +50,9 @@ export async function runHealthReport(
   settings: Settings,
   storage: vscode.Uri,
   log: (line: string) => void,
+  /** Where the report's tab opens (`pypto.panelPlacement`, as the panels: PanelManager.newColumn),
+   * asked once the report is written (the layout may have changed meanwhile). */
+  column: () => Promise<vscode.ViewColumn>,
 ): Promise<string | null> {
   const out = reportPath(file, storage);
   mkdirSync(dirname(out), { recursive: true });
@@ -66,8 +70,8 @@ export async function runHealthReport(
     void vscode.window.showErrorMessage(`PyPTO IDE: the health report of ${basename(file.fsPath)} failed (exit code ${code}); see the PyPTO output.`);
     return null;
   }
-  const panel = vscode.window.createWebviewPanel(REPORT_VIEW_TYPE, `PyPTO Report — ${basename(file.fsPath)}`, vscode.ViewColumn.Beside,
-    { enableScripts: true, localResourceRoots: [] });
+  const panel = vscode.window.createWebviewPanel(REPORT_VIEW_TYPE, `PyPTO Report — ${basename(file.fsPath)}`,
+    { viewColumn: await column(), preserveFocus: false }, { enableScripts: true, localResourceRoots: [] });
   panel.webview.html = reportHtml(html, panel.webview.cspSource);
   log(`PyPTO IDE: wrote ${out}`);
   return out;

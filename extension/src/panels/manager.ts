@@ -101,6 +101,16 @@ export class PanelManager implements vscode.Disposable {
 
   /** A new panel, in the column planned for it (a new editor group below the code by default). */
   private async create(id: PanelId, preserveFocus: boolean): Promise<PanelHost> {
+    const column = await this.newColumn(id);
+    const panel = vscode.window.createWebviewPanel(VIEW_TYPES[id], TITLES[id], { viewColumn: column, preserveFocus },
+      webviewOptions(this.deps.mediaRoot));
+    return this.adopt(id, panel);
+  }
+
+  /** Where a new PyPTO page (a panel, the HTML health report) opens, as `pypto.panelPlacement` says
+   * (placement.ts): the open panels' group, else below the code (the editor area split first),
+   * beside it, or in its group. `what` names it in the log. */
+  async newColumn(what: string): Promise<vscode.ViewColumn> {
     const panelColumn = this.open().find((h) => h.panel.viewColumn !== undefined)?.panel.viewColumn;
     // the layout matters only when no panel is open (a new one joins the open one's group): a round
     // trip to the workbench saved on "Show in the graph"
@@ -117,10 +127,8 @@ export class PanelManager implements vscode.Disposable {
       }
     }
     const column = plan.column === 'beside' ? vscode.ViewColumn.Beside : plan.column === 'active' ? vscode.ViewColumn.Active : plan.column;
-    this.deps.log(`panels: ${id} opens in ${typeof plan.column === 'number' ? `column ${plan.column}` : plan.column}${plan.layout ? ' (a new group below the code)' : ''}`);
-    const panel = vscode.window.createWebviewPanel(VIEW_TYPES[id], TITLES[id], { viewColumn: column, preserveFocus },
-      webviewOptions(this.deps.mediaRoot));
-    return this.adopt(id, panel);
+    this.deps.log(`panels: ${what} opens in ${typeof plan.column === 'number' ? `column ${plan.column}` : plan.column}${plan.layout ? ' (a new group below the code)' : ''}`);
+    return column;
   }
 
   open(): PanelHost[] {
