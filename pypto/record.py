@@ -54,13 +54,13 @@ from pypto.compiler.serialize import (
     program_from,
     program_json,
 )
-from pypto.frontend.inputs import example_arguments
+from pypto.frontend.inputs import example_arguments, has_values
 from pypto.frontend.jit import CompiledKernel, read_bindings
 from pypto.ir import columns as C
 from pypto.ir import dtypes
 from pypto.ir import symbolic as S
 from pypto.ir.enums import CompStage
-from pypto.ir.graph import Graph, Node, TileConfig
+from pypto.ir.graph import Graph, Node, TileConfig, scalar_reads
 from pypto.ir.serialize import (
     Json,
     dim_json,
@@ -158,7 +158,7 @@ def _is_tensor(v: Any) -> bool:
 
 def _input_info(name: str, value: Any) -> InputInfo:
     if _is_tensor(value):
-        dt = dtypes.from_numpy(value.dtype) if type(value).__module__ == "numpy" else dtypes.from_torch(value.dtype)
+        dt = dtypes.from_numpy(value.dtype) if isinstance(value, np.ndarray) else dtypes.from_torch(value.dtype)
         return InputInfo(name, dt.short if dt is not None else str(value.dtype), tuple(int(d) for d in value.shape))
     return InputInfo(name, None, None, repr(value))
 
@@ -652,11 +652,17 @@ def compile_record(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: 
     """Compile `kernel` (a JitKernel) for `inputs` (parameter name -> argument; default: its
     example inputs, see `pypto.frontend.inputs`) through `stage` (default: every stage) without running
     it, and return the record. A user mistake raises PyptoError (with `records` attached when
-    a pass found it)."""
-    args = dict(inputs) if inputs is not None else example_arguments(kernel)
+    a pass found it).
+
+    The default inputs are made without values (`example_arguments(values=False)`: a compile reads
+    shapes and dtypes), unless the kernel reads scalars from one of them: then they are made again
+    with their values, which fix what the later stages lower. Either way the record is the same."""
+    args = dict(inputs) if inputs is not None else example_arguments(kernel, values=False)
     scope = options(host_options={"compile_stage": stage_option(stage)}) if stage else contextlib.nullcontext()
     with scope:
         ck = kernel.compile(**args)
+    if inputs is None and any(not has_values(args.get(name)) for name in scalar_reads(ck.graph)):
+        args = example_arguments(kernel)
     binds = bind(ck.graph, args)
     if stop_stage(ck.options) != "tensor" and hasattr(ck, "lower"):
         ck.lower(binds)

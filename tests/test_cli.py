@@ -70,6 +70,34 @@ def test_compile_record_writes_the_document_and_its_columns(tmp_path, capsys):
     assert back.graph == fresh.graph and back.program.blocks == fresh.program.blocks
 
 
+def test_compile_makes_no_input_values_and_imports_no_torch(tmp_path):
+    """A compile reads shapes and dtypes: its example inputs are made without values, so a kernel of big
+    tensors costs none of their memory, and torch (~180 MB) is not imported unless the user's file does."""
+    kernel = tmp_path / "big.py"
+    kernel.write_text(textwrap.dedent("""\
+        import pypto
+
+        t = pypto.Tensor([2048, 2048], pypto.DT_FP32)
+
+
+        @pypto.jit
+        def scale(x: t, out: t):
+            pypto.set_vec_tile_shapes(64, 2048)
+            out[:] = x * 2.0
+        """))
+    code = ("import sys; from pypto.cli import main; "
+            f"rc = main(['compile', {str(kernel)!r}, '--record', {str(tmp_path / 'rec')!r}]); "
+            "print(rc, 'torch' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    rc, torch_imported = proc.stdout.splitlines()[-1].split()
+    assert (rc, torch_imported) == ("0", "False")
+    doc = json.loads((tmp_path / "rec" / "record.json").read_text())
+    assert [(i["name"], i["dtype"], i["shape"]) for i in doc["inputs"]] == [("x", "fp32", [2048, 2048]),
+                                                                             ("out", "fp32", [2048, 2048])]
+
+
 def _kernels_of(path: Path) -> list[Any]:
     from pypto.cli import load_module
     from pypto.frontend.jit import JitKernel

@@ -11,7 +11,15 @@ import torch
 
 import pypto
 from pypto.cli import load_module
-from pypto.frontend.inputs import TensorSpec, example_arguments, example_inputs, parse_block, parse_value
+from pypto.frontend.inputs import (
+    NoValues,
+    TensorSpec,
+    example_arguments,
+    example_inputs,
+    has_values,
+    parse_block,
+    parse_value,
+)
 from pypto.frontend.jit import JitKernel
 
 HERE = Path(__file__).resolve()
@@ -87,6 +95,30 @@ def test_numpy_when_asked_for_or_without_torch():
     documented.compile(**args)
 
 
+def test_without_values_tensors_are_shapes_and_dtypes_that_take_no_memory():
+    args = example_arguments(documented, values=False)
+    for name, shape in (("x", (12, 64)), ("y", (12, 64)), ("gain", (64,))):
+        v = args[name]
+        assert isinstance(v, NoValues) and not has_values(v) and v.shape == shape
+        assert not any(v.strides) and not v.flags.writeable  # one element viewed everywhere
+    assert args["y"].dtype == pypto.DT_BF16.np and args["flag"] is True and args["eps"] == 1e-5
+    assert has_values(args["flag"])
+    documented.compile(**args)
+
+
+@pypto.jit
+def given_values(lens: pypto.Tensor([4], pypto.DT_INT32), x: pypto.Tensor([4, 8], pypto.DT_FP32)):
+    """pypto-inputs:
+        lens: int32[4] = [3, 1, 4, 1]
+    """
+
+
+def test_without_values_a_tensor_whose_values_are_given_still_has_them():
+    args = example_arguments(given_values, values=False)
+    assert has_values(args["lens"]) and args["lens"].tolist() == [3, 1, 4, 1]
+    assert not has_values(args["x"])
+
+
 def test_a_kernel_without_a_source_is_an_error_at_its_def_line_saying_what_to_add():
     with pytest.raises(pypto.PyptoError) as info:
         example_arguments(undocumented)
@@ -127,6 +159,9 @@ def test_example_inputs_larger_than_the_machine_are_an_error_at_the_line_that_si
     with pytest.raises(pypto.PyptoError) as info:
         example_arguments(enormous_entry)
     assert (info.value.line, info.value.rule) == (_line_of("# MARK: enormous-entry"), "inputs.too-large")
+    with pytest.raises(pypto.PyptoError) as info:  # refused alike when only shapes are made (a compile)
+        example_arguments(enormous, values=False)
+    assert info.value.message.startswith("y: its example input (fp32[1000000000, 1000000000]) needs 3,552.7 PB")
 
 
 def test_block_parsing():

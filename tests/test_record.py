@@ -401,3 +401,32 @@ def test_source_of_json_is_source_of_on_the_records_json() -> None:
             assert source_of_json(nodes, nid) == [span_json(s) for s in record.source_of(nid)], nid
             checked += 1
     assert checked > 100
+
+
+@pypto.jit
+def ragged(x: pypto.Tensor([4, 128], pypto.DT_FP32), lens: pypto.Tensor([4], pypto.DT_UINT8),
+           out: pypto.Tensor([4, 128], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(1, 16)
+    for b in pypto.loop(4):
+        for t in pypto.loop(lens[b]):
+            out[b:b + 1, t * 16:(t + 1) * 16] = pypto.exp(x[b:b + 1, t * 16:(t + 1) * 16])
+
+
+def test_compile_record_makes_inputs_without_values_unless_the_kernel_reads_them():
+    """A compile reads shapes, so its example inputs are made without values — except a kernel that
+    reads scalars from an input (its trip counts): then it is lowered for the example values, as when run."""
+    from pypto.frontend.inputs import example_arguments
+    from pypto.record import bind
+
+    made = example_arguments(ragged)
+    want = {f"lens[{i}]": int(v) for i, v in enumerate(made["lens"].tolist())}
+    got = compile_record(ragged.fresh())
+    assert got.bindings == want == bind(ragged.fresh().compile(**made).graph, made)
+    with_values = compile_record(ragged.fresh(), made)
+
+    def content(r: CompileRecord) -> dict[str, Any]:
+        doc = r.to_json()
+        doc["passes"] = [{k: v for k, v in p.items() if k != "seconds"} for p in doc["passes"]]
+        return doc
+
+    assert content(got) == content(with_values)

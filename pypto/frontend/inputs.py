@@ -20,6 +20,13 @@ anything else is a Python literal. Entries may list only some parameters; the
 others come from their annotations or defaults. Tensors are filled deterministically
 (fixed seed): normal floats, small ints, fair-coin bools. When neither source applies,
 `PyptoError` at the kernel's `def` line shows the block to add.
+
+A compile needs only shapes and dtypes, not values (softmax 4096² has 128 MB of inputs and a
+compile that reads none of them): `example_arguments(kernel, values=False)` makes each generated
+tensor a `NoValues` array (a read-only, zero-stride view of one zero: no memory, and no torch
+import); entries with given values are still made. A kernel that reads scalars from a tensor
+(`seq_lens[b]`) needs that tensor's values to be lowered: `pypto.record.compile_record` then makes
+the example inputs again, with values.
 """
 
 from __future__ import annotations
@@ -307,10 +314,15 @@ class _Budget:
         self.room = memory_for_inputs()
         self.used = 0
 
-    def make(self, name: str, t: TensorSpec, rng: Any, like_torch: bool, loc: Loc) -> Any:
+    def make(self, name: str, t: TensorSpec, rng: Any, like_torch: bool, loc: Loc, values: bool = True) -> Any:
+        """The tensor (`values=False`: its `NoValues` placeholder, counted all the same: a kernel whose
+        inputs would not fit is refused alike, whether it is compiled or run)."""
         need = t.dtype.nbytes * math.prod(t.shape)
         if self.used + need > self.room:
             raise self._error(name, t, need, loc)
+        if not values:
+            self.used += need
+            return no_values(t)
         try:
             made = make_tensor(t, rng, like_torch)
         except (MemoryError, RuntimeError) as e:  # torch's allocator raises RuntimeError
@@ -326,6 +338,22 @@ class _Budget:
             f"may take {_size(max(0, self.room - self.used))} more on this machine: to open this kernel, give "
             f"smaller sizes in the kernel's docstring ({HEADER} {name}: {t.dtype.short}[...]) or in the "
             f"annotation", loc, rule="inputs.too-large")
+
+
+class NoValues(np.ndarray):
+    """A tensor's shape and dtype without its values: what a compile-only tool passes for a generated
+    example input (`no_values`). Read-only and zero-stride, so it takes no memory whatever its shape."""
+
+
+def no_values(t: TensorSpec) -> NoValues:
+    """An array of `t`'s dtype and shape whose every element is the one zero it views."""
+    zero = np.zeros((), dtype=t.dtype.np)
+    return np.broadcast_to(zero, tuple(t.shape)).view(NoValues)
+
+
+def has_values(x: Any) -> bool:
+    """False for a `NoValues` placeholder; True for anything else (real tensors, constants)."""
+    return not isinstance(x, NoValues)
 
 
 def _rng(like_torch: bool) -> Any:
@@ -344,9 +372,11 @@ def _torch_available() -> bool:
     return True
 
 
-def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None) -> dict[str, Any]:
+def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None, values: bool = True) -> dict[str, Any]:
     """Every parameter's example argument, in parameter order (torch tensors when torch is
-    installed, else numpy arrays). Raises PyptoError when a parameter has no source."""
+    installed, else numpy arrays). Raises PyptoError when a parameter has no source.
+    `values=False`: each tensor the block does not give values for is a `NoValues` placeholder
+    (for a compile: no memory and no torch; inputs too large to make are refused all the same)."""
     fn = kernel.fn
     w = _where(fn)
     entries = parse_block(fn.__doc__ or "", w.file, w.doc_line or w.def_line, w.func) if fn.__doc__ else []
@@ -359,9 +389,13 @@ def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None) -> di
         if e.name not in names:
             raise PyptoError(f"{HEADER} {e.name} is not a parameter of {kernel.name} "
                              f"(parameters: {', '.join(p.name for p in params)})", e.loc)
-    like_torch = _torch_available() if use_torch is None else use_torch
+    like_torch = values and (_torch_available() if use_torch is None else use_torch)
     rng = _rng(like_torch)
     budget = _Budget()
+
+    def make(name: str, t: TensorSpec, loc: Loc) -> Any:
+        return budget.make(name, t, rng, like_torch, loc, values or t.values is not None)
+
     out: dict[str, Any] = {}
     missing: list[str] = []
     for p in params:
@@ -371,7 +405,7 @@ def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None) -> di
             if isinstance(entry.value, TensorSpec):
                 if spec is not None:
                     _check_against(p.name, entry.value, spec, entry.loc)
-                out[p.name] = budget.make(p.name, entry.value, rng, like_torch, entry.loc)
+                out[p.name] = make(p.name, entry.value, entry.loc)
             elif spec is not None:
                 raise PyptoError(f"{HEADER} {p.name} is a tensor parameter: write {_template(spec, p.name)}",
                                  entry.loc)
@@ -381,7 +415,7 @@ def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None) -> di
         fixed = _fixed(spec) if spec is not None else None
         if fixed is not None:
             line, col = w.params.get(p.name, (w.def_line, w.def_col))
-            out[p.name] = budget.make(p.name, fixed, rng, like_torch, _loc(w, line, col))
+            out[p.name] = make(p.name, fixed, _loc(w, line, col))
         elif spec is None and p.default is not inspect.Parameter.empty:
             out[p.name] = p.default
         else:
@@ -400,5 +434,5 @@ def example_inputs(kernel: JitKernel, *, use_torch: bool | None = None) -> list[
     return list(example_arguments(kernel, use_torch=use_torch).values())
 
 
-__all__: Sequence[str] = ("Entry", "TensorSpec", "example_arguments", "example_inputs", "make_tensor",
-                          "parse_block", "parse_value")
+__all__: Sequence[str] = ("Entry", "NoValues", "TensorSpec", "example_arguments", "example_inputs", "has_values",
+                          "make_tensor", "no_values", "parse_block", "parse_value")
