@@ -133,6 +133,15 @@ def small(out: Path) -> None:
 
     write(out, "html.json", with_listings(profiled(html_named)))
     write(out, "html_report.json", make_report(html_named, precision=True).to_json())
+    # a real trace layout, as the importers read it: PyPTO's merged_swimlane.json with its Fake Core
+    # lane and two events it cannot place (tests/test_importers_real.py writes the file)
+    sys.path.insert(0, str(HERE.parent))
+    from test_importers_real import merged_doc  # noqa: PLC0415
+    from pypto.boards.importers import load_any  # noqa: PLC0415
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "merged_swimlane.json"
+        trace.write_text(json.dumps(merged_doc()))
+        write(out, "trace_merged.json", load_any(trace).to_json())
     try:
         compile_record(html_error)
         raise AssertionError("html_error compiled")

@@ -660,6 +660,32 @@ describe('graph and swimlane: a record of a failed compile', () => {
 
 // ---- swimlane panel -------------------------------------------------------------------------
 
+describe('swimlane panel: a real trace (merged_swimlane.json with a Fake Core lane)', () => {
+  test('every lane drawn, the utilization says which lanes it counts, what was not imported is said', async () => {
+    const run = fx('trace_merged.json');
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'swimlane', run, label: 'merged_swimlane.json' });
+    const head = await p.page.textContent('.sl-head');
+    assert.ok(head.includes(`makespan ${fmtUs(run.metrics.makespan_us)}`), head);
+    const l = run.metrics.utilization_lanes;
+    assert.ok(l.counted === 3 && l.total === 4, JSON.stringify(l));
+    assert.ok(head.includes(`utilization ${Math.round(run.metrics.utilization * 100)}% over 3 of 4 lanes`), head);
+    assert.equal(await p.page.getAttribute('.sl-head .utilization', 'title'), `utilization ${l.basis}`);
+    assert.equal(run.info.dropped.length, 2);
+    assert.equal(await p.page.textContent('.sl-head .dropped'), `not imported (2): ${run.info.dropped.join('; ')}`);
+    const lanes = await p.page.evaluate(() => window.__pyptoPanel.panel.runs[0].canvas.labels.map((x) => x.name));
+    assert.ok(lanes.includes('Fake Core_0'), `the Fake Core lane is drawn: ${lanes}`);
+    // per-leaf statistics as the CLI's (metrics.leaves): the Fake Core lane's slices are not a leaf's work
+    const rows = await p.page.$$eval('.leaf-stats tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent.trim())));
+    const want = [...run.metrics.leaves].sort((a, b) => b.total_us - a.total_us);
+    assert.deepEqual(rows.map((r) => [r[0], Number(r[2]), r[4]]), want.map((l) => [`leaf ${l.leaf}`, l.count, fmtUs(l.avg_us)]));
+    assert.ok(rows.every((r) => !r[1].includes('FAKE')), JSON.stringify(rows));
+    await shots(p.page, 'swimlane-trace');
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
 describe('swimlane panel', () => {
   let p;
   before(async () => {

@@ -181,6 +181,9 @@ export interface SwimlaneMetrics {
   critical_share?: number;
   leaves?: LeafStats[];
   core_utilization?: Record<string, number>;
+  /** The lanes `utilization` is over (every lane of a core type that ran tasks), those that ran
+   * tasks, all of them, and that in words. */
+  utilization_lanes?: { counted: number; ran_tasks: number; total: number; basis: string };
 }
 
 export interface SwimlaneTasks {

@@ -19,7 +19,7 @@ import type { BaselineRef, HistoryEntry, HostMessage } from '../protocol';
 import { SwimlaneCanvas, type DrawOptions, type Viewport } from '../swimlane/canvas';
 import { RunData } from '../swimlane/data';
 import { leafColor } from '../theme';
-import type { CompileRecord, Span, Swimlane } from '../types';
+import type { CompileRecord, Span, Swimlane, SwimlaneMetrics } from '../types';
 
 interface SwimState {
   /** `file::kernel` the state belongs to (a record of another kernel starts afresh). */
@@ -120,6 +120,23 @@ function launchNote(d: RunData): HTMLElement | string {
     : 'the board\'s launch before the first task';
   return h('span', { class: 'launch muted', title: 'The time axis starts at the first task; the makespan runs from the first start to the last end.' },
     `first task at ${fmtUs(d.first)}: ${why}`);
+}
+
+/** The utilization and the lanes it counts (a trace's idle lanes, a placeholder lane: the CLI's
+ * "utilization over 3 lanes (…; 2 ran tasks, of 4)"). */
+function utilizationText(m: SwimlaneMetrics): HTMLElement {
+  const l = m.utilization_lanes;
+  return h('span', { class: 'muted utilization', title: l ? `utilization ${l.basis}` : 'busy time over makespan × lanes' },
+    l ? `utilization ${fmtPct(m.utilization)} over ${l.counted} of ${l.total} lanes` : `utilization ${fmtPct(m.utilization)}`);
+}
+
+/** What an importer read in a trace and could not place (`info.dropped`, one line each with its
+ * count): said, never silently left out. */
+function droppedNote(run: Swimlane): HTMLElement | string {
+  const d = run.info?.dropped;
+  const lines = Array.isArray(d) ? d.map(String) : [];
+  if (!lines.length) return '';
+  return h('span', { class: 'dropped note', title: lines.join('\n') }, `not imported (${lines.length}): ${lines.join('; ')}`);
 }
 
 class SwimlanePanel implements PanelImpl {
@@ -587,11 +604,13 @@ class SwimlanePanel implements PanelImpl {
         h('span', { class: 'makespan' }, `makespan ${fmtUs(ms)}`),
         prev && r !== above && ms > 0 ? h('span', { class: `vs ${Math.abs(prev / ms - 1) < 0.005 ? 'muted' : ms <= prev ? 'pass-text' : 'fail-text'}` },
           Math.abs(prev / ms - 1) < 0.005 ? `the same makespan as ${than}` : ms <= prev ? `${(prev / ms).toFixed(2)}× faster than ${than}` : `${(ms / prev).toFixed(2)}× slower than ${than}`) : '',
-        m ? h('span', { class: 'muted' }, `utilization ${fmtPct(m.utilization)}`) : '',
+        m ? utilizationText(m) : '',
         m?.critical_path_us !== undefined ? h('span', { class: 'muted' }, `critical path ${fmtUs(m.critical_path_us)} (${fmtPct(m.critical_share ?? 0)})`) : '',
         m?.wait_scheduler_us !== undefined ? h('span', { class: 'muted' }, `waits: dependency ${fmtUs(m.wait_dependency_us ?? 0)} · scheduler ${fmtUs(m.wait_scheduler_us)}`) : '',
-        h('span', { class: 'muted' }, `${fmtNum(r.data.n)} tasks · ${r.data.run.board} · ${r.data.run.clock}`),
+        // "imported · imported from x.json" says it twice: the clock alone when it starts with the board
+        h('span', { class: 'muted' }, `${fmtNum(r.data.n)} tasks · ${r.data.run.clock.startsWith(r.data.run.board) ? '' : `${r.data.run.board} · `}${r.data.run.clock}`),
         launchNote(r.data),
+        droppedNote(r.data.run),
       );
     }
   }

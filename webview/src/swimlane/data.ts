@@ -14,6 +14,10 @@ export interface LeafRow {
   total: number;
 }
 
+/** The core type of a trace's placeholder lane (PyPTO's "Fake Core": `pypto.boards.swimlane.PLACEHOLDER`):
+ * its slices link dependency chains but are no work of a leaf. */
+export const PLACEHOLDER = 'FAKE';
+
 export class RunData {
   readonly n: number;
   readonly start: Float64Array;
@@ -163,16 +167,20 @@ export class RunData {
     return arr;
   }
 
+  /** Per leaf: its tasks' count and durations (as the CLI's and `metrics.leaves`: a placeholder
+   * lane's slices are not counted) and the core types it ran on. */
   leafRows(): LeafRow[] {
     const rows = new Map<number, LeafRow>();
     for (let i = 0; i < this.n; i++) {
+      const core = this.run.lanes[this.lane[i]]?.core ?? '';
+      if (core === PLACEHOLDER) continue;
       const d = this.end[i] - this.start[i];
       const leaf = this.leaf[i];
       let r = rows.get(leaf);
       if (!r) {
-        r = { leaf, core: this.run.lanes[this.lane[i]]?.core ?? '', count: 0, min: Infinity, avg: 0, max: 0, total: 0 };
+        r = { leaf, core, count: 0, min: Infinity, avg: 0, max: 0, total: 0 };
         rows.set(leaf, r);
-      }
+      } else if (!r.core.split('/').includes(core)) r.core += `/${core}`;
       r.count++;
       r.total += d;
       r.min = Math.min(r.min, d);
