@@ -45,6 +45,7 @@ sys.path.insert(0, str(HERE))
 import pypto  # noqa: E402
 from pypto.analysis.precision import compare_configs, precision_report  # noqa: E402
 from pypto.analysis.report import make_report  # noqa: E402
+from pypto.boards.importers import load_any  # noqa: E402
 from pypto.cli import load_module  # noqa: E402
 from pypto.frontend.inputs import example_arguments  # noqa: E402
 from pypto.frontend.jit import to_numpy  # noqa: E402
@@ -137,7 +138,6 @@ def small(out: Path) -> None:
     # lane and two events it cannot place (tests/test_importers_real.py writes the file)
     sys.path.insert(0, str(HERE.parent))
     from test_importers_real import merged_doc  # noqa: PLC0415
-    from pypto.boards.importers import load_any  # noqa: PLC0415
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "merged_swimlane.json"
         trace.write_text(json.dumps(merged_doc()))
