@@ -18,8 +18,10 @@ Run: `.venv/bin/python benchmarks/sim_bench.py` (or `make bench`).
 
 from __future__ import annotations
 
-import gc
+import argparse
+import importlib.util
 import json
+import os
 import platform
 import sys
 import time
@@ -28,7 +30,9 @@ from pathlib import Path
 import torch
 
 import pypto
-from pypto.boards.sim import _lane_task, simulate
+from pypto.boards import sim as sim_module
+from pypto.boards import sim_kernel
+from pypto.boards.sim import simulate
 from pypto.boards.swimlane import metrics
 from pypto.frontend.jit import to_numpy
 from pypto.target import load
@@ -59,41 +63,61 @@ def _best(fn, *args, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
     return best
 
 
-def _objects_floor(program) -> None:  # type: ignore[no-untyped-def]
-    """What any simulate() must do with objects: read each task's regions and predecessors, and
-    build one LaneTask per task (as the board does: slots filled directly, no garbage collection)."""
-    gc.disable()
-    tasks = program.execute.tasks
-    regions: dict[tuple, int] = {}
-    for t in tasks:
-        for r in (*t.reads, *t.writes):
-            regions.setdefault((r.buffer, r.offset, r.shape, r.layout), len(regions))
-    n = len(tasks)
-    zeros = [0.0] * n
-    tuple(map(_lane_task, [t.id for t in tasks], [0] * n, zeros, zeros, [t.leaf for t in tasks],
-              [t.coord for t in tasks], [t.preds for t in tasks], zeros, [0] * n, [""] * n))
-    gc.enable()
+def _old_board(tree: Path):  # type: ignore[no-untyped-def]
+    """`pypto/boards/sim.py` of another checkout, loaded as a module of its own (it imports the rest
+    of pypto from this one: the core model and the swimlane, whose names it still finds)."""
+    spec = importlib.util.spec_from_file_location("sim_against", tree / "pypto" / "boards" / "sim.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def speed(sizes: tuple[int, ...] = (1000, 16000, 100000)) -> None:
+def _cold(program) -> None:  # type: ignore[no-untyped-def]
+    """The board's first run on an execute graph: its task columns made from the Task objects."""
+    sim_module._COLUMNS.clear()
+    simulate(program)
+
+
+def speed(sizes: tuple[int, ...] = (1000, 16000, 100000), against: Path | None = None) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     import sim_reference  # the board before issue 19: one event at a time through small functions
 
-    print("simulation speed (wall time of simulate() only; best of 3; old and new run alternately)")
-    print(f"{'tasks':>8} {'old s':>8} {'new s':>8} {'old tasks/s':>12} {'new tasks/s':>12} {'speed-up':>8}"
-          f" {'floor s':>8}  target: >= 1M tasks/s")
+    old = _old_board(against) if against is not None else None
+    x = torch.randn(64, 128)
+    tiny = lower(elementwise((1, 128)), x, torch.empty_like(x))
+    t0 = time.perf_counter()
+    simulate(tiny)
+    first = time.perf_counter() - t0
+    jit = "numba" if sim_kernel.available() else "none (the Python loop)"
+    print(f"simulation speed: wall time of simulate() only, best of 3, the boards run alternately. JIT: {jit}; "
+          f"the first call in this process took {first:.2f} s (numba: loaded from its cache, or compiled)")
+    print("  ref: tests/sim_reference.py (the board before issue 19)"
+          + (f"; old: {against}/pypto/boards/sim.py" if old else "")
+          + "\n  new cold: the first run on an execute graph (its task columns made from the Task objects);"
+          " new warm: later runs on it")
+    base_name = "old" if old else "ref"
+    print(f"{'tasks':>8} {'ref s':>7}" + (f" {'old s':>7}" if old else "") + f" {'cold s':>7} {'warm s':>7}"
+          f" {base_name + ' tasks/s':>12} {'cold tasks/s':>12} {'warm tasks/s':>12}  target: >= 1M tasks/s")
     for rows in sizes:
         x = torch.randn(rows, 128)
         program = lower(elementwise((1, 128)), x, torch.empty_like(x))
         n = len(program.execute.tasks)
-        same = json.dumps(simulate(program).to_json()) == json.dumps(sim_reference.simulate(program).to_json())
-        old = new = floor = float("inf")
+        text = json.dumps(simulate(program).to_json())
+        same = text == json.dumps(sim_reference.simulate(program).to_json())
+        if old is not None:
+            same = same and text == json.dumps(old.simulate(program).to_json())
+        ref = before = cold = warm = float("inf")
         for _ in range(3):
-            old = min(old, _best(sim_reference.simulate, program, repeat=1))
-            new = min(new, _best(simulate, program, repeat=1))
-            floor = min(floor, _best(_objects_floor, program, repeat=1))
-        print(f"{n:>8} {old:>8.3f} {new:>8.3f} {n / old:>12,.0f} {n / new:>12,.0f} {old / new:>7.2f}x"
-              f" {floor:>8.3f}  {'same swimlane' if same else 'SWIMLANES DIFFER'}")
+            ref = min(ref, _best(sim_reference.simulate, program, repeat=1))
+            if old is not None:
+                before = min(before, _best(old.simulate, program, repeat=1))
+            cold = min(cold, _best(_cold, program, repeat=1))
+            warm = min(warm, _best(simulate, program, repeat=1))
+        base = before if old is not None else ref
+        print(f"{n:>8} {ref:>7.3f}" + (f" {before:>7.3f}" if old else "") + f" {cold:>7.3f} {warm:>7.4f}"
+              f" {n / base:>12,.0f} {n / cold:>12,.0f} {n / warm:>12,.0f}"
+              f"  {'same swimlane' if same else 'SWIMLANES DIFFER'}")
 
 
 def matmul_kernel(tiles: tuple[list[int], list[int], list[int]]) -> pypto.JitKernel:
@@ -182,9 +206,16 @@ def elementwise_copy() -> pypto.JitKernel:
 
 
 def main() -> None:
-    print(f"sim board benchmark on {platform.machine()}, python {platform.python_version()}\n")
-    speed()
-    if "--speed" not in sys.argv:
+    ap = argparse.ArgumentParser(description="the sim board: its speed and its figures beside published ones")
+    ap.add_argument("--speed", action="store_true", help="only part 1, the simulation speed")
+    ap.add_argument("--against", type=Path, metavar="TREE",
+                    help="another checkout: its pypto/boards/sim.py timed beside this one (old vs new)")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 16000, 100000], help="rows (= tasks) per run")
+    args = ap.parse_args()
+    print(f"sim board benchmark on {platform.machine()}, python {platform.python_version()}, "
+          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
+    speed(tuple(args.sizes), args.against)
+    if not args.speed:
         against_published()
 
 

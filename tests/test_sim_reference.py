@@ -2,7 +2,9 @@
 
 `sim_reference.py` (beside this file) is the board as it was before the fast path: every
 swimlane below is run through both in this test run and compared as JSON text, byte for byte
-(times, lanes, ready counters, pipe profiles, info and metrics). The cases: every example
+(times, lanes, ready counters, pipe profiles, info and metrics). The board has two fast paths,
+both checked: the loop on columns compiled with numba (`sim_kernel`, when numba is installed)
+and the Python loop (`_Chip.run`, without numba or with PYPTO_SIM_JIT=0). The cases: every example
 kernel, under each scheduling mode and a few stitch sizes, and the tests' micro-kernels,
 also on boards with a small L2 (evictions) and little HBM bandwidth (contention everywhere).
 """
@@ -10,7 +12,9 @@ also on boards with a small L2 (evictions) and little HBM bandwidth (contention 
 from __future__ import annotations
 
 import copy
+import gc
 import json
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +24,7 @@ import torch
 from support import example_records, lowered
 
 import pypto
+from pypto.boards import sim_kernel
 from pypto.boards.sim import simulate
 from pypto.compiler.manager import Program
 from pypto.target import load
@@ -61,6 +66,15 @@ def _same(program: Program, board: Any, options: dict[str, int]) -> None:
     assert ours == reference
 
 
+@pytest.fixture(params=["compiled", "python"])
+def path(request, monkeypatch):
+    """Each test runs on both fast paths (the compiled one is skipped without numba)."""
+    if request.param == "compiled" and sim_kernel.numba is None:
+        pytest.skip("numba is not installed")
+    monkeypatch.setenv("PYPTO_SIM_JIT", "1" if request.param == "compiled" else "0")
+    return request.param
+
+
 @pytest.fixture(scope="module")
 def examples() -> dict[str, Program]:
     return {name: rec.program for name, rec in example_records() if rec.program.execute is not None}
@@ -71,7 +85,7 @@ def test_every_example_kernel_has_an_execute_graph(examples):
 
 
 @pytest.mark.parametrize("board", list(BOARDS))
-def test_every_example_simulates_as_the_reference_model(examples, board):
+def test_every_example_simulates_as_the_reference_model(examples, board, path):
     for name, program in examples.items():
         for options in OPTIONS:
             try:
@@ -118,7 +132,7 @@ CASES = _cases()
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_micro_kernels_simulate_as_the_reference_model(case):
+def test_micro_kernels_simulate_as_the_reference_model(case, path):
     kernel, args = CASES[case]
     _, lw, _, _ = lowered(kernel, *args)
     for board in BOARDS.values():
@@ -139,3 +153,50 @@ def test_the_boards_lane_tasks_are_lane_tasks():
     assert type(made) is LaneTask and made == plain and hash(made) == hash(plain) and repr(made) == repr(plain)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.start = 0.0  # type: ignore[misc]
+
+
+def _program(rows: int = 512) -> Program:
+    x = torch.randn(rows, 128)
+    _, lw, _, _ = lowered(_vec((2, 128), _twice), x, torch.empty_like(x))
+    return lw.program
+
+
+@pytest.mark.skipif(sim_kernel.numba is None, reason="numba is not installed")
+def test_the_compiled_path_runs_and_its_tasks_are_columns(monkeypatch):
+    """With numba the board returns its tasks and ready counters as columns; they read, compare,
+    pickle and write JSON as the Python loop's tuples and lists do."""
+    from pypto.boards.swimlane import PointColumns, TaskColumns
+
+    program = _program()
+    monkeypatch.setenv("PYPTO_SIM_JIT", "1")
+    fast = simulate(program)
+    monkeypatch.setenv("PYPTO_SIM_JIT", "0")
+    slow = simulate(program)
+    assert isinstance(fast.tasks, TaskColumns) and isinstance(slow.tasks, tuple)
+    assert all(isinstance(v, PointColumns) for v in fast.counters.values())
+    assert json.dumps(fast.to_json()) == json.dumps(slow.to_json())
+    assert fast.tasks == slow.tasks and slow.tasks == tuple(fast.tasks) and len(fast.tasks) == len(slow.tasks)
+    assert fast.tasks[3] == slow.tasks[3] and fast.tasks[-2:] == slow.tasks[-2:]
+    assert hash(fast.tasks) == hash(slow.tasks)
+    assert {k: list(v) for k, v in fast.counters.items()} == dict(slow.counters)
+    assert fast.counters["ReadyCount_Total"][1] == slow.counters["ReadyCount_Total"][1]
+    back = pickle.loads(pickle.dumps(fast))
+    assert back.tasks == slow.tasks and type(back.tasks) is tuple and back.counters == slow.counters
+    assert json.dumps(back.to_json()) == json.dumps(slow.to_json())
+
+
+@pytest.mark.skipif(sim_kernel.numba is None, reason="numba is not installed")
+def test_task_columns_are_made_once_per_execute_graph():
+    """The execute graph's columns are cached while the graph lives (a graph is simulated many
+    times), and dropped with it."""
+    from pypto.boards import sim
+
+    program = _program(64)
+    exe = program.execute
+    elem = [b.dtype.nbytes for b in program.tiles.buffers]
+    cols = sim.task_columns(exe, elem)
+    assert cols is not None and sim.task_columns(exe, elem) is cols
+    key = id(exe)
+    del program, exe
+    gc.collect()
+    assert key not in sim._COLUMNS

@@ -36,12 +36,14 @@ kernel's time on the chip, from the figures in one board file (`pypto/target/a2a
 Time is in cycles at `clock_ghz` inside; the swimlane is in µs and labelled simulated.
 Deterministic: no clocks, no randomness, ties broken by core and task ids.
 
-Speed: `_Chip.run` is one loop with the L2, the bandwidth ledger and the core model's cache
-lookup written inline (a Python call per task or event costs more than the model's
-arithmetic), no dispatch pass where nothing was freed or made ready, the ready counters from
-columns, LaneTasks made by filling their slots, and no garbage collection during the run.
-`tests/sim_reference.py` keeps the same model written plainly; tests/test_sim_reference.py
-checks that the swimlanes are the same, byte for byte.
+Speed (issue 19 item 3): with numba installed (the `fast` extra) `_Chip.run_compiled` runs the
+model on columns: the execute graph's tasks as arrays (`task_columns`: made once per graph, then
+cached while it lives), the loop compiled (`sim_kernel.run_events`), the swimlane's tasks and
+ready counters returned as columns (`swimlane.TaskColumns`, `PointColumns`: objects made only if
+a reader asks). Without numba (or with PYPTO_SIM_JIT=0) `_Chip.run` is the same model as one
+Python loop with the L2, the bandwidth ledger and the core model's cache lookup written inline,
+and no garbage collection during the run. `tests/sim_reference.py` keeps the model written
+plainly; tests/test_sim_reference.py checks that both paths' swimlanes are the same, byte for byte.
 """
 
 from __future__ import annotations
@@ -51,14 +53,19 @@ import gc
 import heapq
 import itertools
 import math
+import weakref
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
-from pypto.boards.core_model import CoreModel
-from pypto.boards.swimlane import Lane, LaneTask, Swimlane, instance_labels, lane_names
+from pypto.boards import sim_kernel
+from pypto.boards.core_model import _SET, _WAIT, CoreModel
+from pypto.boards.swimlane import Lane, PointColumns, Swimlane, TaskColumns, _lane_task, instance_labels, lane_names
+from pypto.compiler.block_ir import PIPES as PIPES_
 from pypto.compiler.execute_ir import ExecGraph
 from pypto.compiler.manager import Program
 from pypto.compiler.tile_ir import TileGraph
@@ -79,36 +86,6 @@ class _L2:
         self.lines: OrderedDict[tuple[Any, ...], int] = OrderedDict()
 
 
-def _lane_task_constructor() -> Callable[..., LaneTask]:
-    """A LaneTask maker that fills the slots directly (as copy and pickle do): a frozen
-    dataclass's __init__ sets each field through object.__setattr__, which costs more than the
-    rest of building a 100k-task swimlane. The plain constructor if LaneTask's fields are not
-    the ones expected or it has a __post_init__."""
-    names = ("id", "lane", "start", "end", "leaf", "coord", "preds", "ready", "profile", "name")
-    if tuple(f.name for f in dataclasses.fields(LaneTask)) != names or hasattr(LaneTask, "__post_init__"):
-        return LaneTask
-    new = object.__new__
-    s_id, s_lane, s_start, s_end, s_leaf, s_coord, s_preds, s_ready, s_profile, s_name = (
-        getattr(LaneTask, n).__set__ for n in names)
-
-    def make(id_: int, lane: int, start: float, end: float, leaf: int, coord: tuple[int, ...],
-             preds: tuple[int, ...], ready: float | None, profile: int, name: str) -> LaneTask:
-        t = new(LaneTask)
-        s_id(t, id_)
-        s_lane(t, lane)
-        s_start(t, start)
-        s_end(t, end)
-        s_leaf(t, leaf)
-        s_coord(t, coord)
-        s_preds(t, preds)
-        s_ready(t, ready)
-        s_profile(t, profile)
-        s_name(t, name)
-        return t
-    return make
-
-
-_lane_task = _lane_task_constructor()
 
 
 def device_tasks(exe: ExecGraph, stitch_max: int) -> list[int]:
@@ -141,6 +118,110 @@ def device_tasks(exe: ExecGraph, stitch_max: int) -> list[int]:
     return device
 
 
+@dataclasses.dataclass(frozen=True)
+class _Columns:
+    """An execute graph's tasks as the columns the compiled loop reads (`sim_kernel.run_events`):
+    int64 arrays, lists of CSR offsets and entries for predecessors, successors (in the order
+    the Python loop lists them) and the GM regions read and written (interned: one id per
+    distinct (buffer, offset, shape, layout), `reg_nbytes` its bytes), and the tasks' coords,
+    predecessor tuples and instances for the swimlane."""
+
+    leaf: np.ndarray
+    core: np.ndarray  # 0: AIC, 1: AIV
+    instance: np.ndarray
+    instance_rank: np.ndarray  # the instance's position among the graph's instances, in order
+    pred_ptr: np.ndarray
+    pred_idx: np.ndarray
+    succ_ptr: np.ndarray
+    succ_idx: np.ndarray
+    rd_ptr: np.ndarray
+    rd_reg: np.ndarray
+    wr_ptr: np.ndarray
+    wr_reg: np.ndarray
+    reg_nbytes: np.ndarray
+    elem_bytes: tuple[int, ...]
+    coord: list[tuple[int, ...]]
+    preds: list[tuple[int, ...]]
+    instances: list[int]
+
+
+# execute graph id -> (a weak reference to it, its columns): reading 100k Task objects costs more
+# than simulating them, and a graph is simulated many times (boards, runtime options, the advisor)
+_COLUMNS: dict[int, tuple[weakref.ref[ExecGraph], _Columns]] = {}
+
+
+def _offsets(lengths: list[int]) -> np.ndarray:
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def task_columns(exe: ExecGraph, elem_bytes: Sequence[int]) -> _Columns | None:
+    """The columns of `exe`'s tasks (made once per execute graph and buffer sizes, then cached while
+    the graph lives); None when task ids are not their positions (the Python loop then runs)."""
+    eb = tuple(elem_bytes)
+    hit = _COLUMNS.get(id(exe))
+    if hit is not None and hit[0]() is exe and hit[1].elem_bytes == eb:
+        return hit[1]
+    tasks = exe.tasks
+    n = len(tasks)
+    if list(map(attrgetter("id"), tasks)) != list(range(n)):
+        return None
+    # every field read by C-level maps (attrgetter), no Python loop per task or region
+    preds = list(map(attrgetter("preds"), tasks))
+    pred_len = list(map(len, preds))
+    pred_idx = np.fromiter(chain.from_iterable(preds), dtype=np.int64, count=sum(pred_len))
+    # successors: each predecessor's dependants in task order, as the Python loop appends them
+    succ_idx = np.repeat(np.arange(n, dtype=np.int64), pred_len)[np.argsort(pred_idx, kind="stable")]
+    succ_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pred_idx, minlength=n), out=succ_ptr[1:])
+    # GM regions, interned: an id per distinct (buffer, offset, shape, layout)
+    # GM regions, interned: an id per distinct (buffer, offset, shape, layout) (measured: a dict of
+    # tuples is faster than flattening the tuples into arrays and hashing those)
+    reads = list(map(attrgetter("reads"), tasks))
+    writes = list(map(attrgetter("writes"), tasks))
+    ids: dict[tuple[Any, ...], int] = {}
+    setdefault = ids.setdefault
+    rd_reg = np.array([setdefault((r.buffer, r.offset, r.shape, r.layout), len(ids)) for rs in reads for r in rs],
+                      dtype=np.int64)
+    wr_reg = np.array([setdefault((r.buffer, r.offset, r.shape, r.layout), len(ids)) for rs in writes for r in rs],
+                      dtype=np.int64)
+    size_of = {shape: math.prod(shape) for shape in {k[2] for k in ids}}
+    reg_nbytes = np.array([size_of[shape] * eb[buffer] for buffer, _o, shape, _l in ids], dtype=np.int64)
+    instances = list(map(attrgetter("instance"), tasks))
+    instance = np.array(instances, dtype=np.int64)
+    cols = _Columns(
+        np.array(list(map(attrgetter("leaf"), tasks)), dtype=np.int64),
+        np.array(list(map({"AIC": 0, "AIV": 1}.__getitem__, map(attrgetter("core"), tasks))), dtype=np.int64),
+        instance, np.unique(instance, return_inverse=True)[1].astype(np.int64).reshape(-1),  # instance ranks
+        _offsets(pred_len), pred_idx, succ_ptr, succ_idx,
+        _offsets(list(map(len, reads))), rd_reg, _offsets(list(map(len, writes))), wr_reg,
+        reg_nbytes, eb, list(map(attrgetter("coord"), tasks)), preds, instances)
+    key = id(exe)
+    _COLUMNS[key] = (weakref.ref(exe, lambda _ref, key=key: _COLUMNS.pop(key, None)), cols)  # type: ignore[misc]
+    return cols
+
+
+def _program_columns(core: CoreModel) -> tuple[np.ndarray, ...]:
+    """The core model's costed instruction lists as columns: offsets per leaf, then per step its
+    pipe, kind, occupancies, latencies, GM access and flag number (-1 none)."""
+    steps = [st for prog in core.programs for st in prog]
+    flags: dict[Any, int] = {}
+    flag = [-1 if st.kind not in (_SET, _WAIT) else flags.setdefault(st.flag, len(flags)) for st in steps]
+    ptr = _offsets([len(prog) for prog in core.programs])
+    return (ptr, np.array([st.pipe for st in steps], dtype=np.int64),
+            np.array([st.kind for st in steps], dtype=np.int64),
+            np.array([st.occ_miss for st in steps], dtype=np.float64),
+            np.array([st.occ_hit for st in steps], dtype=np.float64),
+            np.array([st.lat_miss for st in steps], dtype=np.float64),
+            np.array([st.lat_hit for st in steps], dtype=np.float64),
+            np.array([st.gm for st in steps], dtype=np.int64), np.array(flag, dtype=np.int64),
+            np.int64(len(flags)))
+
+
+_SLOWDOWN = np.array([1.02 ** k for k in range(4096)], dtype=np.float64)  # as `CoreModel.run` computes them
+
+
 def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
              runtime_options: Mapping[str, Any] | None = None) -> Swimlane:
     """The simulated swimlane of a lowered program (execute and block stages done)."""
@@ -156,6 +237,10 @@ def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
     collecting = gc.isenabled()
     gc.disable()  # the run allocates a few objects per task and frees none: collections would only rescan the program
     try:
+        if sim_kernel.available():
+            swimlane = _Chip(exe, blocks, tiles, bd, mode, stitch_max).run_compiled()
+            if swimlane is not None:
+                return swimlane
         return _Chip(exe, blocks, tiles, bd, mode, stitch_max).run()
     finally:
         if collecting:
@@ -186,6 +271,61 @@ class _Chip:
         self.l2_hits = self.l2_misses = 0  # bytes
         self.bucket = 1000.0  # cycles per bandwidth-ledger bucket
         self.ledger: list[float] = []  # HBM bytes reserved per bucket
+
+    def run_compiled(self) -> Swimlane | None:
+        """`run` on columns, by `sim_kernel.run_events`: the same swimlane, tasks as columns
+        (`TaskColumns`). None where it does not apply (task ids not their positions, a pipe run's
+        duration not the core model's): the caller then runs `run`."""
+        exe, core = self.exe, self.core
+        cols = task_columns(exe, self.elem_bytes)
+        if cols is None:
+            return None
+        n = len(cols.leaf)
+        window = cols.instance_rank // max(1, self.stitch_max)
+        device = sim_kernel.device_of(window, cols.pred_ptr, cols.pred_idx) if n else window
+        ndev = int(device.max()) + 1 if n else 0
+        pairs = np.unique(cols.instance_rank * ndev + device)  # (instance, device task) pairs
+        functions = np.bincount(pairs % ndev, minlength=ndev).tolist() if n else []  # instances per device task
+        stitched = np.array(list(itertools.accumulate(
+            self.stitch_cost + self.stitch_per_function * k for k in functions)), dtype=np.float64)
+        lane_core = np.array([{"AIC": 0, "AIV": 1}.get(ln.core, -1) for ln in self.lanes], dtype=np.int64)
+        nleaf = len(core.programs)
+        hbm_of = np.array([core.hbm_occupancy(leaf) for leaf in range(nleaf)], dtype=np.float64).reshape(nleaf, 4)
+        prog = _program_columns(core)
+        start, end, ready_at = np.zeros(n), np.zeros(n), np.zeros(n)
+        ready_order = np.zeros(n, dtype=np.int64)
+        lane_of, profile = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        launched, finished = np.zeros(ndev), np.zeros(ndev)
+        runs = np.zeros((n + 1, 4))
+        stats = np.zeros(4)
+        nruns = sim_kernel.run_events(
+            cols.leaf, cols.core, np.diff(cols.pred_ptr), cols.succ_ptr, cols.succ_idx, cols.rd_ptr, cols.rd_reg,
+            cols.wr_ptr, cols.wr_reg, cols.reg_nbytes, device, stitched, lane_core, hbm_of, *prog, len(PIPES_),
+            self.threads, self.dispatch_cost, self.complete_cost, self.launch_cost, self.mode in (1, 3),
+            self.l2.capacity, self.bucket, self.hbm * self.bucket, math.log(1.02), _SLOWDOWN,
+            start, end, ready_at, ready_order, lane_of, profile, launched, finished, runs, stats)
+        if nruns < 0:
+            raise RuntimeError("the simulated runtime stopped with tasks never ready (a dependency cycle)")
+        for row in range(nruns):  # the core model runs each distinct pipe run once more, for its profile
+            leaf, hq, sq = (int(x) for x in runs[row, :3])
+            cost = core.runs[(leaf, hq, sq)] = core._simulate(leaf, hq / 10, 1.02 ** sq)
+            if cost != (float(runs[row, 3]), row):
+                return None
+        self.l2_hits, self.l2_misses, self.l2.used = int(stats[0]), int(stats[1]), int(stats[3])
+        last_end = float(stats[2])
+        us = 1e-3 / self.clock_ghz
+        start_us, end_us, ready_us = start * us, end * us, ready_at * us
+        info = {"board": str(self.board.get("name", "")), "clock_ghz": self.clock_ghz,
+                "device_sched_mode": self.mode, "stitch_function_max_num": self.stitch_max,
+                "device_tasks": ndev, "l2_hit_bytes": self.l2_hits, "l2_miss_bytes": self.l2_misses,
+                "cycles": last_end, "end_to_end_us": last_end * us,
+                "kernel_us": sum(f - s for s, f in zip(launched.tolist(), finished.tolist())) * us}
+        task_core = lane_core[lane_of] if n else np.zeros(0, int)
+        counters = _ready_series(ready_us, ready_order, start_us, task_core, ("AIC", "AIV"))
+        tasks = TaskColumns(n, lane_of, start_us, end_us, cols.leaf, cols.coord, cols.preds, ready_us, profile,
+                            self.instance_labels, cols.instances)
+        return Swimlane("sim", f"simulated ({self.board.get('name', 'board')} model, {self.clock_ghz} GHz)",
+                        self.lanes, tasks, counters, tuple(core.profiles), info)
 
     def run(self) -> Swimlane:
         # One loop, everything inlined: this runs once per task and event (issue 19 item 3;
@@ -423,6 +563,30 @@ class _Chip:
                                    task_core, ("AIC", "AIV"))
         return Swimlane("sim", f"simulated ({self.board.get('name', 'board')} model, {self.clock_ghz} GHz)",
                         self.lanes, lane_tasks, counters, tuple(self.core.profiles), info)
+
+
+def _ready_series(ready: np.ndarray, ready_order: np.ndarray, start: np.ndarray, core: np.ndarray,
+                  core_names: Sequence[str]) -> dict[str, Sequence[tuple[float, float]]]:
+    """`_ready_counters`' series (the same points) from the tasks in the order they became ready
+    (their ready times ascending: no sort) and the start times sorted once; series as columns
+    (`PointColumns`)."""
+    by_start = np.argsort(start, kind="stable")
+    start_sorted, start_core = start[by_start], core[by_start]
+    ready_sorted, ready_core = ready[ready_order], core[ready_order]
+    if len(ready_sorted) > 1 and bool((ready_sorted[1:] < ready_sorted[:-1]).any()):
+        return dict(_ready_counters(ready, start, core, core_names))  # not in time order: sort them
+    out: dict[str, Sequence[tuple[float, float]]] = {}
+    series = {f"ReadyCount_{name}": c for c, name in enumerate(core_names) if (core == c).any()}
+    if len(core):
+        series["ReadyCount_Total"] = -1
+    for name in sorted(series):
+        c = series[name]
+        if c < 0:
+            times, level = sim_kernel.ready_level(ready_sorted, start_sorted)
+        else:
+            times, level = sim_kernel.ready_level(ready_sorted[ready_core == c], start_sorted[start_core == c])
+        out[name] = PointColumns(times, level)
+    return out
 
 
 def _ready_counters(ready: np.ndarray, start: np.ndarray, core: np.ndarray,

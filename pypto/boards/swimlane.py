@@ -21,9 +21,10 @@ durations through the dependency DAG, computed here — and per-leaf statistics.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from collections import defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,12 +64,151 @@ class LaneTask:
         return self.end - self.start
 
 
+def _lane_task_constructor() -> Callable[..., LaneTask]:
+    """A LaneTask maker that fills the slots directly (as copy and pickle do): a frozen
+    dataclass's __init__ sets each field through object.__setattr__, which costs more than the
+    rest of building a 100k-task swimlane. The plain constructor if LaneTask's fields are not
+    the ones expected or it has a __post_init__."""
+    names = ("id", "lane", "start", "end", "leaf", "coord", "preds", "ready", "profile", "name")
+    if tuple(f.name for f in dataclasses.fields(LaneTask)) != names or hasattr(LaneTask, "__post_init__"):
+        return LaneTask
+    new = object.__new__
+    s_id, s_lane, s_start, s_end, s_leaf, s_coord, s_preds, s_ready, s_profile, s_name = (
+        getattr(LaneTask, n).__set__ for n in names)
+
+    def make(id_: int, lane: int, start: float, end: float, leaf: int, coord: tuple[int, ...],
+             preds: tuple[int, ...], ready: float | None, profile: int, name: str) -> LaneTask:
+        t = new(LaneTask)
+        s_id(t, id_)
+        s_lane(t, lane)
+        s_start(t, start)
+        s_end(t, end)
+        s_leaf(t, leaf)
+        s_coord(t, coord)
+        s_preds(t, preds)
+        s_ready(t, ready)
+        s_profile(t, profile)
+        s_name(t, name)
+        return t
+    return make
+
+
+_lane_task = _lane_task_constructor()
+
+
+class TaskColumns(Sequence[LaneTask]):
+    """A swimlane's tasks as columns (the sim board's output): a `Sequence[LaneTask]` that makes
+    its LaneTask objects on first use, so that a board run costs no object per task unless a
+    reader asks for them; `Swimlane.to_json` writes the columns straight from the arrays. Ids are
+    0..n-1 (the execute graph's), names are `labels[instance]`. Equal to the tuple of the same
+    LaneTasks; pickled as that tuple."""
+
+    __slots__ = ("_n", "_lane", "_start", "_end", "_leaf", "_coord", "_preds", "_ready", "_profile", "_labels",
+                 "_instance", "_tuple")
+
+    def __init__(self, n: int, lane: Any, start: Any, end: Any, leaf: Any, coord: Sequence[tuple[int, ...]],
+                 preds: Sequence[tuple[int, ...]], ready: Any, profile: Any, labels: Sequence[str],
+                 instance: Sequence[int]) -> None:
+        """`lane`, `start`, `end`, `leaf`, `ready`, `profile`: numpy arrays of n entries (µs for times)."""
+        self._n = n
+        self._lane, self._start, self._end, self._leaf = lane, start, end, leaf
+        self._coord, self._preds, self._ready, self._profile = coord, preds, ready, profile
+        self._labels, self._instance = labels, instance
+        self._tuple: tuple[LaneTask, ...] | None = None
+
+    def names(self) -> list[str]:
+        label = self._labels
+        return [label[i] for i in self._instance]
+
+    def as_tuple(self) -> tuple[LaneTask, ...]:
+        """The LaneTask objects (made once)."""
+        if self._tuple is None:
+            self._tuple = tuple(map(_lane_task, range(self._n), self._lane.tolist(), self._start.tolist(),
+                                    self._end.tolist(), self._leaf.tolist(), self._coord, self._preds,
+                                    self._ready.tolist(), self._profile.tolist(), self.names()))
+        return self._tuple
+
+    def json_columns(self) -> dict[str, Json]:
+        """`Swimlane.to_json`'s "tasks" from the columns (the same values as from the objects)."""
+        r6 = [6] * self._n
+        return {"id": list(range(self._n)), "lane": self._lane.tolist(),
+                "start": list(map(round, self._start.tolist(), r6)), "end": list(map(round, self._end.tolist(), r6)),
+                "leaf": self._leaf.tolist(), "coord": list(map(list, self._coord)),
+                "preds": list(map(list, self._preds)), "ready": list(map(round, self._ready.tolist(), r6)),
+                "profile": self._profile.tolist(), "name": self.names()}
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, k: Any) -> Any:
+        return self.as_tuple()[k]
+
+    def __iter__(self) -> Iterator[LaneTask]:
+        return iter(self.as_tuple())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TaskColumns):
+            other = other.as_tuple()
+        return isinstance(other, tuple) and self.as_tuple() == other
+
+    def __hash__(self) -> int:
+        return hash(self.as_tuple())
+
+    def __repr__(self) -> str:
+        return repr(self.as_tuple())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return tuple, (self.as_tuple(),)
+
+
+class PointColumns(Sequence[tuple[float, float]]):
+    """A counter's (µs, value) points as two float arrays (the sim board's ready counters): a
+    `Sequence` of tuples made on first use; `Swimlane.to_json` writes the arrays. Equal to the
+    list of the same tuples; pickled as that list."""
+
+    __slots__ = ("_x", "_y", "_list")
+
+    def __init__(self, x: Any, y: Any) -> None:
+        self._x, self._y = x, y
+        self._list: list[tuple[float, float]] | None = None
+
+    def as_list(self) -> list[tuple[float, float]]:
+        if self._list is None:
+            self._list = list(zip(self._x.tolist(), self._y.tolist()))
+        return self._list
+
+    def json_points(self) -> list[list[float]]:
+        return list(map(list, zip(self._x.tolist(), self._y.tolist())))
+
+    def __len__(self) -> int:
+        return len(self._x)
+
+    def __getitem__(self, k: Any) -> Any:
+        return self.as_list()[k]
+
+    def __iter__(self) -> Iterator[tuple[float, float]]:
+        return iter(self.as_list())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PointColumns):
+            other = other.as_list()
+        return isinstance(other, list) and self.as_list() == other
+
+    __hash__ = None  # type: ignore[assignment] - a list's
+
+    def __repr__(self) -> str:
+        return repr(self.as_list())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (self.as_list(),)
+
+
 @dataclass(frozen=True)
 class Swimlane:
     board: str  # "sim" | "cpu" | "imported"
     clock: str  # where the times come from: "simulated (a2a3 model)", "measured on …", "imported from …"
     lanes: tuple[Lane, ...]
-    tasks: tuple[LaneTask, ...]  # sorted by id
+    tasks: Sequence[LaneTask]  # sorted by id: a tuple, or TaskColumns (the sim board)
     counters: Mapping[str, Sequence[tuple[float, float]]] = field(default_factory=dict)  # name -> (µs, value)
     pipe_profiles: tuple[Mapping[str, Sequence[tuple[float, float]]], ...] = ()  # pipe -> (from, to) fractions
     info: Mapping[str, Json] = field(default_factory=dict)  # board parameters, options, notes
@@ -90,18 +230,20 @@ class Swimlane:
 
     def to_json(self) -> dict[str, Json]:
         t = self.tasks
+        columns = t.json_columns() if isinstance(t, TaskColumns) else {
+            "id": [x.id for x in t], "lane": [x.lane for x in t],
+            "start": [round(x.start, 6) for x in t], "end": [round(x.end, 6) for x in t],
+            "leaf": [x.leaf for x in t], "coord": [list(x.coord) for x in t],
+            "preds": [list(x.preds) for x in t],
+            "ready": [None if x.ready is None else round(x.ready, 6) for x in t],
+            "profile": [x.profile for x in t], "name": [x.name for x in t],
+        }
         return {
             "schema": SCHEMA, "version": VERSION, "board": self.board, "clock": self.clock, "time_unit": "us",
             "lanes": [{"name": ln.name, "core": ln.core} for ln in self.lanes],
-            "tasks": {
-                "id": [x.id for x in t], "lane": [x.lane for x in t],
-                "start": [round(x.start, 6) for x in t], "end": [round(x.end, 6) for x in t],
-                "leaf": [x.leaf for x in t], "coord": [list(x.coord) for x in t],
-                "preds": [list(x.preds) for x in t],
-                "ready": [None if x.ready is None else round(x.ready, 6) for x in t],
-                "profile": [x.profile for x in t], "name": [x.name for x in t],
-            },
-            "counters": {k: [[a, b] for a, b in v] for k, v in self.counters.items()},
+            "tasks": columns,
+            "counters": {k: v.json_points() if isinstance(v, PointColumns) else [[a, b] for a, b in v]
+                         for k, v in self.counters.items()},
             "pipe_profiles": [{p: [[a, b] for a, b in s] for p, s in prof.items()} for prof in self.pipe_profiles],
             "info": dict(self.info),
             "metrics": metrics(self).to_json(),
