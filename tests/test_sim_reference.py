@@ -69,7 +69,7 @@ def _same(program: Program, board: Any, options: dict[str, int]) -> None:
 @pytest.fixture(params=["compiled", "python"])
 def path(request, monkeypatch):
     """Each test runs on both fast paths (the compiled one is skipped without numba)."""
-    if request.param == "compiled" and sim_kernel.numba is None:
+    if request.param == "compiled" and not sim_kernel._NUMBA:
         pytest.skip("numba is not installed")
     monkeypatch.setenv("PYPTO_SIM_JIT", "1" if request.param == "compiled" else "0")
     return request.param
@@ -161,7 +161,7 @@ def _program(rows: int = 512) -> Program:
     return lw.program
 
 
-@pytest.mark.skipif(sim_kernel.numba is None, reason="numba is not installed")
+@pytest.mark.skipif(not sim_kernel._NUMBA, reason="numba is not installed")
 def test_the_compiled_path_runs_and_its_tasks_are_columns(monkeypatch):
     """With numba the board returns its tasks and ready counters as columns; they read, compare,
     pickle and write JSON as the Python loop's tuples and lists do."""
@@ -185,7 +185,7 @@ def test_the_compiled_path_runs_and_its_tasks_are_columns(monkeypatch):
     assert json.dumps(back.to_json()) == json.dumps(slow.to_json())
 
 
-@pytest.mark.skipif(sim_kernel.numba is None, reason="numba is not installed")
+@pytest.mark.skipif(not sim_kernel._NUMBA, reason="numba is not installed")
 def test_task_columns_are_made_once_per_execute_graph():
     """The execute graph's columns are cached while the graph lives (a graph is simulated many
     times), and dropped with it."""

@@ -282,7 +282,7 @@ class _Chip:
             return None
         n = len(cols.leaf)
         window = cols.instance_rank // max(1, self.stitch_max)
-        device = sim_kernel.device_of(window, cols.pred_ptr, cols.pred_idx) if n else window
+        device = sim_kernel.compiled().device_of(window, cols.pred_ptr, cols.pred_idx) if n else window
         ndev = int(device.max()) + 1 if n else 0
         pairs = np.unique(cols.instance_rank * ndev + device)  # (instance, device task) pairs
         functions = np.bincount(pairs % ndev, minlength=ndev).tolist() if n else []  # instances per device task
@@ -298,7 +298,7 @@ class _Chip:
         launched, finished = np.zeros(ndev), np.zeros(ndev)
         runs = np.zeros((n + 1, 4))
         stats = np.zeros(4)
-        nruns = sim_kernel.run_events(
+        nruns = sim_kernel.compiled().run_events(
             cols.leaf, cols.core, np.diff(cols.pred_ptr), cols.succ_ptr, cols.succ_idx, cols.rd_ptr, cols.rd_reg,
             cols.wr_ptr, cols.wr_reg, cols.reg_nbytes, device, stitched, lane_core, hbm_of, *prog, len(PIPES_),
             self.threads, self.dispatch_cost, self.complete_cost, self.launch_cost, self.mode in (1, 3),
@@ -579,12 +579,13 @@ def _ready_series(ready: np.ndarray, ready_order: np.ndarray, start: np.ndarray,
     series = {f"ReadyCount_{name}": c for c, name in enumerate(core_names) if (core == c).any()}
     if len(core):
         series["ReadyCount_Total"] = -1
+    ready_level = sim_kernel.compiled().ready_level
     for name in sorted(series):
         c = series[name]
         if c < 0:
-            times, level = sim_kernel.ready_level(ready_sorted, start_sorted)
+            times, level = ready_level(ready_sorted, start_sorted)
         else:
-            times, level = sim_kernel.ready_level(ready_sorted[ready_core == c], start_sorted[start_core == c])
+            times, level = ready_level(ready_sorted[ready_core == c], start_sorted[start_core == c])
         out[name] = PointColumns(times, level)
     return out
 

@@ -11,43 +11,58 @@ order, so the floats are the same bits: `sim.py` checks each pipe run's duration
 `CoreModel` (which also makes the per-pipe profiles) and tests/test_sim_reference.py compares
 the swimlanes byte for byte with the reference model.
 
-numba is optional (`pip install pypto-ide[fast]`; `make setup` installs it): without it, or with
-`PYPTO_SIM_JIT=0`, the board runs `_Chip.run`. Compiled code is cached on disk (numba's
-`cache=True`), so a fresh process loads it instead of compiling again.
+numba is optional (`pip install pypto-ide[fast]`; the dev extra has it): without it, or with
+`PYPTO_SIM_JIT=0`, the board runs `_Chip.run`. numba is imported on the first compiled run (not
+with pypto), and its machine code is cached on disk (`cache=True`): a fresh process loads it in
+about 0.1 s; the very first run after an install or a change of this file compiles it (10-20 s).
+The functions are plain Python until `compiled()` wraps them.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
-from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-
-try:  # numba is an optional dependency: the board falls back to the Python loop without it
-    import numba
-    from numba.typed import Dict
-
-    _I64 = numba.types.int64
-except ImportError:  # pragma: no cover - exercised where numba is not installed
-    numba = Dict = _I64 = None
 
 _END, _RESOLVED, _RELEASE = 0, 1, 2
 _WORK, _SET, _WAIT = 0, 1, 2
 _DENSE_SQ = 256  # HBM slowdown steps (2 % each, up to 1.02 ** 256 = 160x) looked up in a table
 
+_NUMBA = importlib.util.find_spec("numba") is not None  # imported on first use: it takes 0.1-0.4 s
+_JITTED: SimpleNamespace | None = None
+
 
 def available() -> bool:
-    """Whether the compiled loop is used: numba is importable and `PYPTO_SIM_JIT` is not "0"."""
-    return numba is not None and os.environ.get("PYPTO_SIM_JIT", "1") != "0"
+    """Whether the compiled loop is used: numba is installed and `PYPTO_SIM_JIT` is not "0"."""
+    return _NUMBA and os.environ.get("PYPTO_SIM_JIT", "1") != "0"
 
 
-def _jit(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return numba.njit(cache=True, nogil=True)(fn) if numba is not None else fn
+def compiled() -> SimpleNamespace:
+    """The functions below compiled (`device_of`, `run_events`, `ready_level`): numba imported and
+    each function wrapped on the first call, the helpers first so that the loop calls them as
+    compiled code; machine code is loaded from numba's on-disk cache, or compiled (seconds) once."""
+    global _JITTED
+    if _JITTED is None:
+        import numba
+        from numba.typed import Dict
+
+        jit = numba.njit(cache=True, nogil=True)
+        g = globals()
+        g["Dict"], g["_I64"] = Dict, numba.types.int64
+        for name in ("_heap_push", "_heap_pop", "_pipe_run"):
+            g[name] = jit(g[name])
+        _JITTED = SimpleNamespace(device_of=jit(device_of), run_events=jit(run_events), ready_level=jit(ready_level))
+    return _JITTED
 
 
-@_jit
+Dict: Any = None  # numba.typed.Dict and numba's int64 type, set by `compiled`
+_I64: Any = None
+
+
 def device_of(window: np.ndarray, pred_ptr: np.ndarray, pred_idx: np.ndarray) -> np.ndarray:  # pragma: no cover
     """`sim.device_tasks` on columns: each task's device task is its instance's window, raised to
     the latest of its predecessors' (the same depth-first walk, in task id order)."""
@@ -86,7 +101,6 @@ def device_of(window: np.ndarray, pred_ptr: np.ndarray, pred_idx: np.ndarray) ->
     return device
 
 
-@_jit
 def _heap_push(h_time: np.ndarray, h_seq: np.ndarray, h_kind: np.ndarray, h_a: np.ndarray, h_b: np.ndarray,
                size: int, time: float, seq: int, kind: int, a: int, b: int) -> int:  # pragma: no cover
     i = size
@@ -101,7 +115,6 @@ def _heap_push(h_time: np.ndarray, h_seq: np.ndarray, h_kind: np.ndarray, h_a: n
     return size + 1
 
 
-@_jit
 def _heap_pop(h_time: np.ndarray, h_seq: np.ndarray, h_kind: np.ndarray, h_a: np.ndarray, h_b: np.ndarray,
               size: int) -> int:  # pragma: no cover
     """Removes the root (the caller read it first); returns the new size."""
@@ -125,7 +138,6 @@ def _heap_pop(h_time: np.ndarray, h_seq: np.ndarray, h_kind: np.ndarray, h_a: np
     return size
 
 
-@_jit
 def _pipe_run(leaf: int, h: float, s: float, prog_ptr: np.ndarray, st_pipe: np.ndarray, st_kind: np.ndarray,
               st_occ_miss: np.ndarray, st_occ_hit: np.ndarray, st_lat_miss: np.ndarray, st_lat_hit: np.ndarray,
               st_gm: np.ndarray, st_flag: np.ndarray, nflags: int, npipes: int) -> float:  # pragma: no cover
@@ -176,7 +188,6 @@ def _pipe_run(leaf: int, h: float, s: float, prog_ptr: np.ndarray, st_pipe: np.n
     return duration
 
 
-@_jit
 def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task costs more than the model
         leaf_of: np.ndarray, core_of: np.ndarray, indeg: np.ndarray, succ_ptr: np.ndarray, succ_idx: np.ndarray,
         rd_ptr: np.ndarray, rd_reg: np.ndarray, wr_ptr: np.ndarray, wr_reg: np.ndarray, reg_nbytes: np.ndarray,
@@ -507,7 +518,6 @@ def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task
     return nruns
 
 
-@_jit
 def ready_level(ready: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
     """Tasks ready and not started over time, from their ready and start times each in ascending
     order: one point per distinct time, the level after all its events (+1 per ready, -1 per
