@@ -2,18 +2,28 @@
 
 Part 1 — simulation speed: wall time of `simulate()` alone (the compile is not counted) on
 execute graphs of about 1k, 16k and 100k tasks (an elementwise kernel, one task per tile), in
-tasks/s, beside the straightforward model it replaced (`tests/sim_reference.py`, the board
-before issue 19), the two run alternately in this process, best of 3 each. Target from issue
-19: >= 1M tasks/s (100k tasks under 0.1 s). The last column is the floor that no event loop
-removes: reading the execute graph's Task objects (regions, predecessors) and building the
-swimlane's LaneTask objects, timed alone. Wall-clock, this machine: compare the columns of one
-run, not runs on different days or loads.
+tasks/s, beside the straightforward model it replaced (`tests/sim_reference.py`, the board before
+issue 19) and, with `--against TREE`, another checkout's `pypto/boards/sim.py` (loaded from that
+tree, run on this one's programs), all run alternately in this process, best of 3 each, the
+swimlanes checked equal. "cold" is the board's first run on an execute graph (its task columns
+made from the Task objects), "warm" a later one. Target from issue 19: >= 1M tasks/s (100k tasks
+under 0.1 s). Wall-clock, this machine: compare the columns of one run, not runs on different
+days or loads.
+
+`git worktree add /tmp/sim_old a9f1495` then
+`.venv/bin/python benchmarks/sim_bench.py --speed --against /tmp/sim_old`, 2026-11-27 on this
+shared 2-core machine, load average 5.2 (other sessions), numba 0.68.1:
+
+       tasks   ref s   old s  cold s  warm s  old tasks/s cold tasks/s warm tasks/s
+        1000   0.006   0.004   0.002  0.0005      267,037      659,251    2,103,231  same swimlane
+       16000   0.218   0.126   0.033  0.0050      127,200      488,145    3,205,202  same swimlane
+      100000   1.523   0.865   0.310  0.0583      115,547      322,466    1,714,120  same swimlane
 
 Part 2 — the model against the published A2/A3 figures of ../shared/spec/board-a2a3.md.
 Every model figure is SIMULATED (the a2a3 board file, 1.8 GHz); the published ones were
 measured by the PyPTO team on real chips, on kernels we only approximate (noted per row).
 
-Run: `.venv/bin/python benchmarks/sim_bench.py` (or `make bench`).
+Run: `.venv/bin/python benchmarks/sim_bench.py [--speed] [--against TREE] [--sizes ROWS…]` (or `make bench`).
 """
 
 from __future__ import annotations
