@@ -75,6 +75,30 @@ def test_a_shared_table_of_values_is_copied_per_entry():
     assert back[2] == {"dim": "1"}  # each entry its own dict
 
 
+def test_typed_encoders_decode_to_what_the_generic_one_does():
+    """`strs`, `labels` and `picks` skip `encode`'s checks; what they store decodes to the same list."""
+    import enum
+
+    class Kind(enum.Enum):
+        A = "a"
+        B = "b"
+        ALSO_A = "a!"
+
+    words = ["load", "exp", "load", "store"] * 40
+    kinds = [Kind.A, Kind.B, Kind.A, Kind.ALSO_A] * 40
+    arrays: C.Arrays = {}
+    typed = [(words, C.strs(words, "w", arrays)),
+             ([k.value.rstrip("!") for k in kinds], C.labels(kinds, lambda k: k.value.rstrip("!"), "k", arrays))]
+    for values, spec in typed:
+        generic: C.Arrays = {}
+        assert C.decode(spec, arrays) == values == C.decode(C.encode(values, "g", generic), generic)
+        assert len(spec["table"]) == len(set(values))  # labelled alike, stored once
+    assert C.strs(["same"] * 70, "c", {}) == {"n": 70, "const": "same"} and C.strs([], "e", {}) == {"n": 0, "json": []}
+    arrays = {}
+    spec = C.picks([{}, {"dim": "1"}], [0, 1, 1, 0], "p", arrays)
+    assert C.decode(spec, arrays) == [{}, {"dim": "1"}, {"dim": "1"}, {}] and arrays["p"].dtype == np.int8
+
+
 def test_bad_column_files_and_specs_are_refused():
     with pytest.raises(ValueError, match="not a column file"):
         C.read_npz(b"not a zip")

@@ -23,6 +23,8 @@ from itertools import chain, compress, repeat
 from operator import attrgetter, is_not
 from typing import Any, Protocol
 
+import numpy as np
+
 from pypto.compiler.block_ir import Block
 from pypto.compiler.execute_ir import ExecGraph, Task
 from pypto.compiler.manager import Diagnostic, Program
@@ -146,31 +148,41 @@ def tiles_json(t: TileGraph) -> dict[str, Json]:
 _SCALARS = frozenset({int, bool, str, float})
 
 
-def _attrs_column(attrs: list[Mapping[str, Any]]) -> list[dict[str, Json]]:
-    """`_tile_attrs_json` of each op's attrs; attrs of scalars alike (by value and type) are made once
-    (the same dict object: `pypto.ir.columns.table` stores each distinct one once)."""
-    cache: dict[Any, dict[str, Json]] = {}
-    out: list[dict[str, Json]] = [{}] * len(attrs)
-    for i in compress(range(len(attrs)), attrs):  # most ops have none: only the others are looked at
+def _attrs_columns(attrs: list[Mapping[str, Any]], name: str, arrays: Arrays) -> Json:
+    """The spec of `[_tile_attrs_json(a) for a in attrs]`: each distinct attrs of scalars (by value and
+    type) made once and picked (`{"pick"}`), the others each their own; the generic spec when more than a
+    quarter are distinct (what `pypto.ir.columns.table` makes of them)."""
+    n = len(attrs)
+    rows = list(compress(range(n), attrs))  # most ops have none: only the others are looked at
+    table: list[dict[str, Json]] = [{}] if len(rows) < n else []
+    codes = np.zeros(n, dtype=np.int64)
+    found: dict[Any, int] = {}
+    row_codes = []
+    for i in rows:
         a = attrs[i]
         types = tuple(map(type, a.values()))
         if _SCALARS.issuperset(types):
             key = (tuple(a.items()), types)
-            hit = cache.get(key)
-            if hit is None:
-                hit = cache[key] = _tile_attrs_json(a)
-            out[i] = hit
+            code = found.get(key)
+            if code is None:
+                code = found[key] = len(table)
+                table.append(_tile_attrs_json(a))
         else:
-            out[i] = _tile_attrs_json(a)
-    return out
+            code = len(table)
+            table.append(_tile_attrs_json(a))
+        row_codes.append(code)
+    codes[rows] = row_codes
+    if n == 0 or len(table) > max(1, int(n * 0.25)):
+        return C.encode([table[c] for c in codes.tolist()], name, arrays)
+    return C.picks(table, codes, name, arrays)
 
 
-def _shorts(dts: list[DataType]) -> list[str]:
-    """Each dtype's short name (by identity: an enum member's hash is a Python call)."""
-    ids = list(map(id, dts))
-    first = dict(zip(ids, dts))
-    short = {i: d.short for i, d in first.items()}
-    return list(map(short.__getitem__, ids))
+def _dtypes(dts: list[DataType], name: str, arrays: Arrays) -> Json:
+    """The spec of each dtype's short name."""
+    return C.labels(dts, _SHORT, name, arrays)
+
+
+_SHORT = attrgetter("short")
 
 
 def _regions(rs: list[Region | None]) -> list[Any]:
@@ -199,7 +211,7 @@ def _buffer_columns(bs: tuple[Buffer, ...], name: str, arrays: Arrays) -> Json:
 
     cols = {"id": C.ints(get("id"), n, f"{name}.id", arrays), "shape": C.int_lists(get("shape"), n, f"{name}.shape",
                                                                                     arrays),
-            "dtype": C.strs(_shorts(get("dtype")), f"{name}.dtype", arrays),
+            "dtype": _dtypes(get("dtype"), f"{name}.dtype", arrays),
             "kind": C.strs(get("kind"), f"{name}.kind", arrays), "name": C.strs(get("name"), f"{name}.name", arrays),
             "node": C.encode(get("node"), f"{name}.node", arrays)}
     return {C.MARK: {"n": n, "dict": cols, "keys": {"n": n, "const": 0}, "shapes": [list(cols)]}}
@@ -220,16 +232,18 @@ def tiles_columns(t: TileGraph, name: str, arrays: Arrays) -> Json:
     def at(field: str) -> str:
         return f"{name}.ops.{field}"
 
+    def ints(field: str) -> Json:  # straight into numpy, no list between
+        return C.ints(map(attrgetter(field), ops), n, at(field), arrays)
+
     out["ops"] = {
-        "id": C.ints(get("id"), n, at("id"), arrays), "op": C.strs(get("op"), at("op"), arrays),
-        "node": C.ints(get("node"), n, at("node"), arrays),
-        "instance": C.ints(get("instance"), n, at("instance"), arrays),
+        "id": ints("id"), "op": C.strs(get("op"), at("op"), arrays), "node": ints("node"),
+        "instance": ints("instance"),
         "coord": C.int_lists(get("coord"), n, at("coord"), arrays),
         "shape": C.int_lists(get("shape"), n, at("shape"), arrays),
-        "dtype": C.strs(_shorts(get("dtype")), at("dtype"), arrays),
+        "dtype": _dtypes(get("dtype"), at("dtype"), arrays),
         "inputs": C.int_lists(get("inputs"), n, at("inputs"), arrays),
         "region": _region_columns(get("region"), at("region"), arrays),
-        "attrs": C.table(_attrs_column(get("attrs")), at("attrs"), arrays),
+        "attrs": _attrs_columns(get("attrs"), at("attrs"), arrays),
     }
     out["ops"] = {k: {C.MARK: v} for k, v in out["ops"].items()}
     return out

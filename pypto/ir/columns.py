@@ -213,9 +213,38 @@ def int_lists(values: Iterable[Sequence[int]], n: int, name: str, arrays: Arrays
     return {"n": n, "list": inner, "lengths": _int_array(lengths, name + ".lengths", names)}
 
 
+def _code_type(distinct: int) -> type:
+    """The narrowest integer type of codes 0 … distinct - 1 (what `_narrow` picks for them)."""
+    return next((t for t in _INT_TYPES if distinct - 1 <= np.iinfo(t).max), np.int64)
+
+
+def _coded(n: int, table: list[Json], codes: Iterable[int], name: str, names: _Names) -> dict[str, Json]:
+    if len(table) == 1:
+        return {"n": n, "const": table[0]}
+    return {"n": n, "str": names.put(name, np.fromiter(codes, dtype=_code_type(len(table)), count=n)),
+            "table": table}
+
+
 def strs(values: list[str], name: str, arrays: Arrays) -> dict[str, Json]:
-    """The spec of a list of strings."""
-    return _encode(values, name, _Names(arrays))
+    """The spec of a list of strings (`encode`'s, without its checks: one dict lookup per entry)."""
+    n = len(values)
+    if n == 0:
+        return {"n": 0, "json": []}
+    index = {v: i for i, v in enumerate(dict.fromkeys(values))}
+    return _coded(n, list(index), map(index.__getitem__, values), name, _Names(arrays))
+
+
+def labels(values: Sequence[Any], label: Callable[[Any], str], name: str, arrays: Arrays) -> dict[str, Json]:
+    """The spec of `strs([label(v) for v in values])` where `values` are few distinct objects (enum
+    members): each object is labelled once, found by identity (an enum's hash is a Python call)."""
+    n = len(values)
+    if n == 0:
+        return {"n": 0, "json": []}
+    ids = list(map(id, values))
+    text = {i: label(v) for i, v in dict(zip(ids, values)).items()}  # first-seen order
+    index = {t: k for k, t in enumerate(dict.fromkeys(text.values()))}
+    code_of = {i: index[t] for i, t in text.items()}
+    return _coded(n, list(index), map(code_of.__getitem__, ids), name, _Names(arrays))
 
 
 def table(values: list[Any], name: str, arrays: Arrays, max_share: float = 0.25) -> dict[str, Json]:
@@ -227,7 +256,15 @@ def table(values: list[Any], name: str, arrays: Arrays, max_share: float = 0.25)
     if n == 0 or len(ids) > max(1, int(n * max_share)):
         return encode(values, name, arrays)
     by_id = dict(zip(map(id, values), values))
-    return {"n": n, "pick": _Names(arrays).put(name, _narrow(codes)), "table": [by_id[i] for i in ids]}
+    return picks([by_id[i] for i in ids], codes, name, arrays)
+
+
+def picks(table: list[Json], codes: Iterable[int] | np.ndarray, name: str, arrays: Arrays) -> dict[str, Json]:
+    """The spec of `[table[c] for c in codes]` (`{"n", "pick": A, "table"}`): a caller that has coded
+    its values itself (`table`)."""
+    a = np.asarray(codes if isinstance(codes, np.ndarray) else np.fromiter(codes, dtype=np.int64))
+    return {"n": len(a), "pick": _Names(arrays).put(name, a.astype(_code_type(len(table)), copy=False)),
+            "table": table}
 
 
 def nullable(present: list[bool], some: dict[str, Json], name: str, arrays: Arrays) -> dict[str, Json]:
