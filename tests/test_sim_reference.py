@@ -164,8 +164,9 @@ def _program(rows: int = 512) -> Program:
 @pytest.mark.skipif(not sim_kernel._NUMBA, reason="numba is not installed")
 def test_the_compiled_path_runs_and_its_tasks_are_columns(monkeypatch):
     """With numba the board returns its tasks and ready counters as columns; they read, compare,
-    pickle and write JSON as the Python loop's tuples and lists do."""
-    from pypto.boards.swimlane import PointColumns, TaskColumns
+    pickle and write JSON as the Python loop's tuples and lists do, and their metrics (computed
+    from the columns) are the objects' metrics."""
+    from pypto.boards.swimlane import PointColumns, TaskColumns, metrics
 
     program = _program()
     monkeypatch.setenv("PYPTO_SIM_JIT", "1")
@@ -175,6 +176,7 @@ def test_the_compiled_path_runs_and_its_tasks_are_columns(monkeypatch):
     assert isinstance(fast.tasks, TaskColumns) and isinstance(slow.tasks, tuple)
     assert all(isinstance(v, PointColumns) for v in fast.counters.values())
     assert json.dumps(fast.to_json()) == json.dumps(slow.to_json())
+    assert metrics(fast) == metrics(slow)  # from the columns (compiled), from the objects
     assert fast.tasks == slow.tasks and slow.tasks == tuple(fast.tasks) and len(fast.tasks) == len(slow.tasks)
     assert fast.tasks[3] == slow.tasks[3] and fast.tasks[-2:] == slow.tasks[-2:]
     assert hash(fast.tasks) == hash(slow.tasks)

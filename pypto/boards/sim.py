@@ -323,7 +323,7 @@ class _Chip:
         task_core = lane_core[lane_of] if n else np.zeros(0, int)
         counters = _ready_series(ready_us, ready_order, start_us, task_core, ("AIC", "AIV"))
         tasks = TaskColumns(n, lane_of, start_us, end_us, cols.leaf, cols.coord, cols.preds, ready_us, profile,
-                            self.instance_labels, cols.instances)
+                            self.instance_labels, cols.instances, cols.pred_ptr, cols.pred_idx)
         return Swimlane("sim", f"simulated ({self.board.get('name', 'board')} model, {self.clock_ghz} GHz)",
                         self.lanes, tasks, counters, tuple(core.profiles), info)
 

@@ -42,7 +42,8 @@ def available() -> bool:
 
 
 def compiled() -> SimpleNamespace:
-    """The functions below compiled (`device_of`, `run_events`, `ready_level`): numba imported and
+    """The functions below compiled (`device_of`, `run_events`, `ready_level`, and `swimlane.metrics`'
+    `waiting_intervals`, `lane_waits`, `critical_path`): numba imported and
     each function wrapped on the first call, the helpers first so that the loop calls them as
     compiled code; machine code is loaded from numba's on-disk cache, or compiled (seconds) once."""
     global _JITTED
@@ -53,9 +54,10 @@ def compiled() -> SimpleNamespace:
         jit = numba.njit(cache=True, nogil=True)
         g = globals()
         g["Dict"], g["_I64"] = Dict, numba.types.int64
-        for name in ("_heap_push", "_heap_pop", "_pipe_run"):
+        for name in ("_heap_push", "_heap_pop", "_pipe_run", "_covered"):
             g[name] = jit(g[name])
-        _JITTED = SimpleNamespace(device_of=jit(device_of), run_events=jit(run_events), ready_level=jit(ready_level))
+        _JITTED = SimpleNamespace(**{name: jit(g[name]) for name in (
+            "device_of", "run_events", "ready_level", "waiting_intervals", "lane_waits", "critical_path")})
     return _JITTED
 
 
@@ -543,3 +545,108 @@ def ready_level(ready: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.nd
         k += 1
     return times[:k], level[:k]
 
+
+
+# ---- swimlane metrics on columns (`swimlane.metrics` of a TaskColumns swimlane, the same floats)
+
+def waiting_intervals(times: np.ndarray,
+                      step: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
+    """`swimlane._waiting_intervals` from its events sorted by (time, step): the disjoint intervals
+    when the level is above zero and the running sum of their lengths."""
+    m = times.shape[0]
+    starts = np.empty(m)
+    ends = np.empty(m)
+    ns = ne = 0
+    level = 0
+    for k in range(m):
+        if level == 0 and step[k] > 0:
+            starts[ns] = times[k]
+            ns += 1
+        level += step[k]
+        if level == 0:
+            ends[ne] = times[k]
+            ne += 1
+    cum = np.empty(min(ns, ne) + 1)
+    cum[0] = 0.0
+    for k in range(min(ns, ne)):
+        cum[k + 1] = cum[k] + ends[k] - starts[k]
+    return starts[:ns], ends[:ne], cum
+
+
+def _covered(starts: np.ndarray, ends: np.ndarray, cum: np.ndarray, x: float) -> float:  # pragma: no cover
+    k = np.searchsorted(starts, x, side="right")
+    if k == 0:
+        return 0.0
+    e = ends[k - 1]
+    return cum[k - 1] + (x if x < e else e) - starts[k - 1]
+
+
+def lane_waits(order: np.ndarray, lane_ptr: np.ndarray, lanes: np.ndarray, lane_core: np.ndarray,
+               start: np.ndarray, end: np.ndarray, t0: float, t1: float, w_starts: np.ndarray, w_ends: np.ndarray,
+               w_cum: np.ndarray, w_ptr: np.ndarray) -> tuple[float, float]:  # pragma: no cover
+    """`swimlane.metrics`' idle time split (wait_dep, wait_sched): for each lane in `lanes` (in
+    order), its tasks `order[lane_ptr[l]:lane_ptr[l + 1]]` by start, against its core type's
+    waiting intervals (`w_*[w_ptr[c]:w_ptr[c + 1]]`, cum with one more entry per core)."""
+    wait_dep = 0.0
+    wait_sched = 0.0
+    for li in range(lanes.shape[0]):
+        i = lanes[li]
+        c = lane_core[i]
+        s = w_starts[w_ptr[c]:w_ptr[c + 1]]
+        e = w_ends[w_ptr[c]:w_ptr[c + 1]]
+        cum = w_cum[w_ptr[c] + c:w_ptr[c + 1] + c + 1]
+        cursor = t0
+        for k in range(lane_ptr[i], lane_ptr[i + 1] + 1):
+            last = k == lane_ptr[i + 1]
+            a = cursor
+            b = t1 if last else start[order[k]]
+            if b > a:
+                sched = _covered(s, e, cum, b) - _covered(s, e, cum, a)
+                wait_sched += sched
+                wait_dep += (b - a) - sched
+            if not last:
+                en = end[order[k]]
+                if en > cursor:
+                    cursor = en
+    return wait_dep, wait_sched
+
+
+def critical_path(order: np.ndarray, start: np.ndarray, end: np.ndarray, pred_ptr: np.ndarray,
+                  pred_idx: np.ndarray) -> tuple[np.ndarray, float]:  # pragma: no cover
+    """`swimlane.critical_path` without placeholders, tasks visited in `order` (by start, end, id):
+    the longest chain of durations (task ids, first to last) and its length."""
+    n = start.shape[0]
+    best = np.zeros(n)
+    has = np.zeros(n, dtype=np.bool_)
+    back = np.full(n, -1, dtype=np.int64)
+    for k in range(n):
+        t = order[k]
+        top = 0.0
+        arg = -1
+        for q in range(pred_ptr[t], pred_ptr[t + 1]):
+            p = pred_idx[q]
+            if not has[p]:  # a predecessor visited later: its own duration
+                best[p] = end[p] - start[p]
+                has[p] = True
+            v = best[p]
+            if v > top:
+                top = v
+                arg = p
+        best[t] = top + (end[t] - start[t])
+        has[t] = True
+        back[t] = arg
+    last = 0
+    for t in range(1, n):
+        if best[t] > best[last]:
+            last = t
+    length = 1
+    t = last
+    while back[t] >= 0:
+        t = back[t]
+        length += 1
+    path = np.empty(length, dtype=np.int64)
+    t = last
+    for k in range(length - 1, -1, -1):
+        path[k] = t
+        t = back[t]
+    return path, best[last]

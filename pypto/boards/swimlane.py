@@ -28,6 +28,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 SCHEMA = "pypto-ide/swimlane"
 VERSION = 1
 PIPES = ("MTE2", "MTE1", "M", "V", "FIX", "MTE3", "S")
@@ -104,17 +106,23 @@ class TaskColumns(Sequence[LaneTask]):
     LaneTasks; pickled as that tuple."""
 
     __slots__ = ("_n", "_lane", "_start", "_end", "_leaf", "_coord", "_preds", "_ready", "_profile", "_labels",
-                 "_instance", "_tuple")
+                 "_instance", "_tuple", "pred_ptr", "pred_idx")
 
     def __init__(self, n: int, lane: Any, start: Any, end: Any, leaf: Any, coord: Sequence[tuple[int, ...]],
                  preds: Sequence[tuple[int, ...]], ready: Any, profile: Any, labels: Sequence[str],
-                 instance: Sequence[int]) -> None:
-        """`lane`, `start`, `end`, `leaf`, `ready`, `profile`: numpy arrays of n entries (µs for times)."""
+                 instance: Sequence[int], pred_ptr: Any, pred_idx: Any) -> None:
+        """`lane`, `start`, `end`, `leaf`, `ready`, `profile`: numpy arrays of n entries (µs for times);
+        `pred_ptr`, `pred_idx`: the predecessors as CSR offsets and entries (int64 arrays)."""
+        self.pred_ptr, self.pred_idx = pred_ptr, pred_idx
         self._n = n
         self._lane, self._start, self._end, self._leaf = lane, start, end, leaf
         self._coord, self._preds, self._ready, self._profile = coord, preds, ready, profile
         self._labels, self._instance = labels, instance
         self._tuple: tuple[LaneTask, ...] | None = None
+
+    def columns(self) -> tuple[Any, Any, Any, Any, Any]:
+        """(lane, start, end, leaf, ready): the numpy arrays."""
+        return self._lane, self._start, self._end, self._leaf, self._ready
 
     def names(self) -> list[str]:
         label = self._labels
@@ -406,6 +414,8 @@ def metrics(sl: Swimlane) -> Metrics:
     """The figures of `sl`'s boxes. Tasks on placeholder lanes (PLACEHOLDER) stay in the critical path
     (at 0 µs) and nowhere else."""
     fake_lanes = {i for i, ln in enumerate(sl.lanes) if ln.core == PLACEHOLDER}
+    if not fake_lanes and isinstance(sl.tasks, TaskColumns) and len(sl.tasks):
+        return _column_metrics(sl, sl.tasks)
     fake = {t.id for t in sl.tasks if t.lane in fake_lanes}
     tasks = [t for t in sl.tasks if t.id not in fake] if fake else sl.tasks
     if not tasks:
@@ -452,6 +462,68 @@ def metrics(sl: Swimlane) -> Metrics:
                    for leaf, d in sorted(durations.items()))
     return Metrics(makespan, math.fsum(busy), utilization, lane_util, core_util, wait_dep, wait_sched, path, cp,
                    leaves, len(counted), active, len(sl.lanes), active_util, len(fake))
+
+
+def _column_metrics(sl: Swimlane, tc: TaskColumns) -> Metrics:
+    """`metrics` of a swimlane without placeholder lanes whose tasks are columns (the sim board's):
+    the same figures, float for float — the sums `metrics` makes with `sum` are made with `sum` on
+    the same lists in the same order, its loops (waits, critical path) run compiled in the same
+    order (`sim_kernel`), min / max / fsum are exact."""
+    from pypto.boards import sim_kernel  # its numba functions (a TaskColumns swimlane comes from them)
+
+    jit = sim_kernel.compiled()
+    lane, start, end, leaf, ready = tc.columns()
+    n, nlanes = len(tc), len(sl.lanes)
+    t0, t1 = float(start.min()), float(end.max())
+    makespan = t1 - t0
+    duration = (end - start).tolist()
+    by_lane = np.argsort(lane, kind="stable")  # each lane's tasks in id order
+    lane_ptr = np.zeros(nlanes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(lane, minlength=nlanes), out=lane_ptr[1:])
+    bounds = lane_ptr.tolist()
+    lane_durations = list(map(duration.__getitem__, by_lane.tolist()))
+    busy = [sum(lane_durations[bounds[i]:bounds[i + 1]]) for i in range(nlanes)]
+    lane_util = tuple(b / makespan if makespan > 0 else 0.0 for b in busy)
+    used_cores = {sl.lanes[i].core for i in range(nlanes) if bounds[i + 1] > bounds[i]}
+    core_util: dict[str, float] = {}
+    for core in sorted(used_cores):
+        idx = [i for i, ln in enumerate(sl.lanes) if ln.core == core]
+        core_util[core] = sum(lane_util[i] for i in idx) / len(idx)
+    counted = [i for i, ln in enumerate(sl.lanes) if ln.core in used_cores]
+    utilization = sum(busy[i] for i in counted) / (makespan * len(counted)) if makespan > 0 else 0.0
+    active = sum(1 for i in range(nlanes) if bounds[i + 1] > bounds[i])
+    active_util = math.fsum(busy) / (makespan * active) if makespan > 0 else 0.0
+    # idle time per lane, split by whether something of its core type was waiting
+    cores = sorted(used_cores)
+    core_of_lane = np.array([cores.index(ln.core) if ln.core in used_cores else -1 for ln in sl.lanes], dtype=np.int64)
+    task_core = core_of_lane[lane]
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for c in range(len(cores)):
+        pick = (task_core == c) & (ready < start)
+        m = int(pick.sum())
+        times = np.concatenate((ready[pick], start[pick]))
+        step = np.concatenate((np.ones(m, np.int64), -np.ones(m, np.int64)))
+        order = np.lexsort((step, times))
+        parts.append(jit.waiting_intervals(times[order], step[order]))
+    w_ptr = np.zeros(len(cores) + 1, dtype=np.int64)
+    np.cumsum([len(p[0]) for p in parts], out=w_ptr[1:])
+    by_start = np.lexsort((np.arange(n), start, lane))  # each lane's tasks by start (ties: id order)
+    wait_dep, wait_sched = jit.lane_waits(
+        by_start, lane_ptr, np.array(counted, dtype=np.int64), core_of_lane, start, end, t0, t1,
+        np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]), w_ptr)
+    path, cp = jit.critical_path(np.lexsort((np.arange(n), end, start)), start, end, tc.pred_ptr, tc.pred_idx)
+    by_leaf = np.argsort(leaf, kind="stable")
+    leaf_ids, leaf_counts = np.unique(leaf, return_counts=True)
+    leaf_durations = list(map(duration.__getitem__, by_leaf.tolist()))
+    leaves = []
+    at = 0
+    for lf, count in zip(leaf_ids.tolist(), leaf_counts.tolist()):
+        d = leaf_durations[at:at + count]
+        at += count
+        leaves.append(LeafStats(lf, count, min(d), math.fsum(d) / count, max(d), math.fsum(d)))
+    return Metrics(makespan, math.fsum(busy), utilization, lane_util, core_util, float(wait_dep), float(wait_sched),
+                   tuple(path.tolist()), float(cp), tuple(leaves), len(counted), active, nlanes, active_util, 0)
 
 
 def ready_counters(tasks: Sequence[LaneTask], lanes: Sequence[Lane]) -> dict[str, list[tuple[float, float]]]:
