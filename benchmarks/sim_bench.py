@@ -94,12 +94,13 @@ def speed(sizes: tuple[int, ...] = (1000, 16000, 100000), against: Path | None =
     import sim_reference  # the board before issue 19: one event at a time through small functions
 
     old = _old_board(against) if against is not None else None
+    os.environ.setdefault("PYPTO_SIM_JIT", "1")  # compiled from the first run (PYPTO_SIM_JIT=0: the Python loop)
     x = torch.randn(64, 128)
     tiny = lower(elementwise((1, 128)), x, torch.empty_like(x))
     t0 = time.perf_counter()
     simulate(tiny)
     first = time.perf_counter() - t0
-    jit = "numba" if sim_kernel.available() else "none (the Python loop)"
+    jit = "numba" if sim_kernel.mode() == "on" else "none (the Python loop)"
     print(f"simulation speed: wall time of simulate() only, best of 3, the boards run alternately. JIT: {jit}; "
           f"the first call in this process took {first:.2f} s (numba: loaded from its cache, or compiled)")
     print("  ref: tests/sim_reference.py (the board before issue 19)"

@@ -202,3 +202,23 @@ def test_task_columns_are_made_once_per_execute_graph():
     del program, exe
     gc.collect()
     assert key not in sim._COLUMNS
+
+
+@pytest.mark.skipif(not sim_kernel._NUMBA, reason="numba is not installed")
+def test_auto_mode_runs_a_small_graph_in_python_while_the_compiled_loop_loads(monkeypatch):
+    """Without PYPTO_SIM_JIT, the first small graph of a process runs the Python loop (no wait for
+    numba) and a thread loads the compiled loop, which the next runs use: the same swimlane."""
+    from pypto.boards.swimlane import TaskColumns
+
+    monkeypatch.delenv("PYPTO_SIM_JIT", raising=False)
+    monkeypatch.setattr(sim_kernel, "_READY", False)
+    monkeypatch.setattr(sim_kernel, "_WARMING", None)
+    program = _program()
+    first = simulate(program)
+    assert type(first.tasks) is tuple
+    assert sim_kernel._WARMING is not None
+    sim_kernel._WARMING.join(120)
+    assert sim_kernel.ready()
+    second = simulate(program)
+    assert isinstance(second.tasks, TaskColumns)
+    assert json.dumps(first.to_json()) == json.dumps(second.to_json())

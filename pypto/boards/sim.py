@@ -64,7 +64,16 @@ import numpy as np
 
 from pypto.boards import sim_kernel
 from pypto.boards.core_model import _SET, _WAIT, CoreModel
-from pypto.boards.swimlane import Lane, PointColumns, Swimlane, TaskColumns, _lane_task, instance_labels, lane_names
+from pypto.boards.swimlane import (
+    Lane,
+    PointColumns,
+    Swimlane,
+    TaskColumns,
+    _lane_task,
+    instance_labels,
+    lane_names,
+    metrics,
+)
 from pypto.compiler.block_ir import PIPES as PIPES_
 from pypto.compiler.execute_ir import ExecGraph
 from pypto.compiler.manager import Program
@@ -222,6 +231,18 @@ def _program_columns(core: CoreModel) -> tuple[np.ndarray, ...]:
 _SLOWDOWN = np.array([1.02 ** k for k in range(4096)], dtype=np.float64)  # as `CoreModel.run` computes them
 
 
+# In "auto" mode (sim_kernel.mode), a graph this big waits for the compiled loop to load (0.1-0.4 s)
+# rather than run the Python loop (~5-10 µs per task)
+_LOAD_NOW_TASKS = 20_000
+
+
+def _warm(chip: _Chip) -> None:
+    """A compiled run and its metrics: every compiled function loaded (or compiled)."""
+    swimlane = chip.run_compiled()
+    if swimlane is not None:
+        metrics(swimlane)
+
+
 def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
              runtime_options: Mapping[str, Any] | None = None) -> Swimlane:
     """The simulated swimlane of a lowered program (execute and block stages done)."""
@@ -237,10 +258,13 @@ def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
     collecting = gc.isenabled()
     gc.disable()  # the run allocates a few objects per task and frees none: collections would only rescan the program
     try:
-        if sim_kernel.available():
+        jit = sim_kernel.mode()
+        if jit == "on" or (jit == "auto" and (sim_kernel.ready() or len(exe.tasks) >= _LOAD_NOW_TASKS)):
             swimlane = _Chip(exe, blocks, tiles, bd, mode, stitch_max).run_compiled()
             if swimlane is not None:
                 return swimlane
+        elif jit == "auto":  # load the compiled loop for the next runs, on this graph, in a thread
+            sim_kernel.warm_in_background(lambda: _warm(_Chip(exe, blocks, tiles, bd, mode, stitch_max)))
         return _Chip(exe, blocks, tiles, bd, mode, stitch_max).run()
     finally:
         if collecting:
@@ -324,6 +348,7 @@ class _Chip:
         counters = _ready_series(ready_us, ready_order, start_us, task_core, ("AIC", "AIV"))
         tasks = TaskColumns(n, lane_of, start_us, end_us, cols.leaf, cols.coord, cols.preds, ready_us, profile,
                             self.instance_labels, cols.instances, cols.pred_ptr, cols.pred_idx)
+        sim_kernel.mark_ready()
         return Swimlane("sim", f"simulated ({self.board.get('name', 'board')} model, {self.clock_ghz} GHz)",
                         self.lanes, tasks, counters, tuple(core.profiles), info)
 

@@ -12,7 +12,8 @@ order, so the floats are the same bits: `sim.py` checks each pipe run's duration
 the swimlanes byte for byte with the reference model.
 
 numba is optional (`pip install pypto-ide[fast]`; the dev extra has it): without it, or with
-`PYPTO_SIM_JIT=0`, the board runs `_Chip.run`. numba is imported on the first compiled run (not
+`PYPTO_SIM_JIT=0`, the board runs `_Chip.run`; until the compiled functions are loaded, a small
+graph runs there too while a thread loads them (`mode`). numba is imported on the first compiled run (not
 with pypto), and its machine code is cached on disk (`cache=True`): a fresh process loads it in
 about 0.1 s; the very first run after an install or a change of this file compiles it (10-20 s).
 The functions are plain Python until `compiled()` wraps them.
@@ -23,6 +24,8 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+import threading
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -36,9 +39,53 @@ _NUMBA = importlib.util.find_spec("numba") is not None  # imported on first use:
 _JITTED: SimpleNamespace | None = None
 
 
+_READY = False  # the compiled functions have run in this process (loaded or compiled)
+_WARMING: threading.Thread | None = None
+
+
 def available() -> bool:
-    """Whether the compiled loop is used: numba is installed and `PYPTO_SIM_JIT` is not "0"."""
-    return _NUMBA and os.environ.get("PYPTO_SIM_JIT", "1") != "0"
+    """Whether the compiled loop can be used: numba is installed and `PYPTO_SIM_JIT` is not "0"."""
+    return mode() != "off"
+
+
+def mode() -> str:
+    """"off" (no numba, or PYPTO_SIM_JIT=0: the Python loop), "on" (PYPTO_SIM_JIT=1: the compiled
+    loop, loaded or compiled on the spot), else "auto": the compiled loop once it is loaded in this
+    process or for a big graph; a small graph meanwhile runs the Python loop (a few ms) while a
+    thread loads the compiled one (0.1-0.4 s from numba's cache; 10-20 s the first time after an
+    install), so that the first answer does not wait for numba."""
+    env = os.environ.get("PYPTO_SIM_JIT", "")
+    if not _NUMBA or env == "0":
+        return "off"
+    return "on" if env == "1" else "auto"
+
+
+def ready() -> bool:
+    """Whether the compiled functions are loaded in this process."""
+    return _READY
+
+
+def mark_ready() -> None:
+    global _READY
+    _READY = True
+
+
+def warm_in_background(run: Callable[[], object]) -> None:
+    """Once per process: `run` (a compiled board run on a small graph) in a daemon thread, which
+    loads or compiles the functions; `ready()` is true after it."""
+    global _WARMING
+    if _WARMING is not None or _READY:
+        return
+
+    def warm() -> None:
+        try:
+            run()
+        except Exception:  # noqa: BLE001 - the board then keeps its Python loop for small graphs
+            return
+        mark_ready()
+
+    _WARMING = threading.Thread(target=warm, name="pypto-sim-jit", daemon=True)
+    _WARMING.start()
 
 
 def compiled() -> SimpleNamespace:
