@@ -222,3 +222,35 @@ def test_auto_mode_runs_a_small_graph_in_python_while_the_compiled_loop_loads(mo
     second = simulate(program)
     assert isinstance(second.tasks, TaskColumns)
     assert json.dumps(first.to_json()) == json.dumps(second.to_json())
+
+
+@pytest.mark.skipif(not sim_kernel._NUMBA or not hasattr(__import__("os"), "fork"), reason="numba and fork")
+def test_a_process_forked_while_the_compiled_loop_loads_keeps_the_python_loop(monkeypatch):
+    """A worker's job child is forked from a template that may still be loading the compiled loop in
+    a thread (which the child does not get, nor the locks it holds): the child runs the Python loop;
+    a child forked after the load runs the compiled one."""
+    import os
+    import threading
+
+    gate = threading.Event()
+    monkeypatch.setattr(sim_kernel, "_READY", False)
+    monkeypatch.setattr(sim_kernel, "_WARMING", None)
+    monkeypatch.delenv("PYPTO_SIM_JIT", raising=False)
+    sim_kernel.warm_in_background(gate.wait)  # a load that has not finished
+
+    def child_mode() -> str:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.write(w, sim_kernel.mode().encode())
+            os._exit(0)
+        os.close(w)
+        os.waitpid(pid, 0)
+        with os.fdopen(r) as f:
+            return f.read()
+
+    assert child_mode() == "off"
+    gate.set()
+    assert sim_kernel._WARMING is not None
+    sim_kernel._WARMING.join(10)
+    assert sim_kernel.ready() and child_mode() == "auto"

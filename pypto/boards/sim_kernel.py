@@ -55,9 +55,26 @@ def mode() -> str:
     thread loads the compiled one (0.1-0.4 s from numba's cache; 10-20 s the first time after an
     install), so that the first answer does not wait for numba."""
     env = os.environ.get("PYPTO_SIM_JIT", "")
-    if not _NUMBA or env == "0":
+    if not _NUMBA or env == "0" or _FORKED_MID_LOAD:
         return "off"
     return "on" if env == "1" else "auto"
+
+
+_FORKED_MID_LOAD = False  # forked while a thread was loading: numba's compiler lock may be held for ever
+
+
+def _after_fork_in_child() -> None:
+    """A process forked (the language server's workers fork a child per job from a template that has
+    profiled a warm-up kernel) while the loading thread ran did not get that thread, maybe with
+    numba's compiler lock held: it keeps the Python loop. One forked after the load has the
+    compiled functions already, at no cost."""
+    global _WARMING, _FORKED_MID_LOAD
+    if _WARMING is not None and not _READY:
+        _FORKED_MID_LOAD = True
+    _WARMING = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def ready() -> bool:
