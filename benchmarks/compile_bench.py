@@ -34,6 +34,12 @@ Linear: µs per tile op stays flat from 7k to 197k tile ops. The target is not m
 machine of issue 19's figures the old compiler took 2.07 s (10.5 µs per tile op) where it takes
 3.67 s here, so the new one is about 6.4 µs there. What is left is per-op object work (a TileOp
 built, looked up, signed, indexed several times); see ARCHITECTURE.md, "Compile speed".
+
+The record (issue 19 item 1: for softmax 4096² at 32x32, written in < 0.5 s, < 10 MB on disk, peak RSS of
+the whole compile < 300 MB): `.venv/bin/python benchmarks/compile_bench.py --record [--rounds 2]` prints, at
+the four tile shapes, the compile's µs per tile op, the record's write time (wall and CPU) and bytes on
+disk, and `pypto-ide compile FILE --record DIR`'s wall and CPU time and peak RSS, each in a fresh process;
+`--record-against OLD` (a `git worktree` of an older commit) puts OLD's beside this checkout's, alternating.
 """
 
 from __future__ import annotations
@@ -42,7 +48,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
@@ -221,67 +226,105 @@ def against(old: Path, rounds: int, reps: int) -> None:
               + "".join(f" {o.get(s, 0.0):>8.3f}/{n.get(s, 0.0):<8.3f}" for s in ("tile", "block", "execute")))
 
 
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+KERNEL_FILE = """\
+import pypto
+
+t = pypto.Tensor([{size}, {size}], pypto.DT_FP32)
+
+
+@pypto.jit
+def softmax(x: t, out: t):
+    pypto.set_vec_tile_shapes({rows}, {cols})
+    out[:] = pypto.softmax(x, -1)
+"""
 
 
 def record_once(tile: tuple[int, int], folder: str) -> dict[str, float]:
-    """In a fresh process: compile softmax at `tile` into a CompileRecord (as `pypto-ide compile` does) and
-    write it to `folder` — version 2: `record.write` (record.json + record.columns.npz); a checkout without it
-    (version 1): its compact JSON (`json.dumps(record.to_json())`, what `--json` printed, less the indent).
-    Seconds, bytes on disk and the process's peak RSS after importing, after compiling and after writing."""
+    """In a fresh process: compile softmax at `tile` into a CompileRecord from its example inputs (as
+    `pypto-ide compile` does: `compile_record(kernel)`) and write it to `folder` — version 2: `record.write`
+    (record.json + record.columns.npz); a checkout without it (version 1): its compact JSON
+    (`json.dumps(record.to_json())`, what `--json` printed, less the indent). Seconds of each, and bytes."""
     from pypto.record import compile_record
 
-    rss_import = _rss_mb()
-    x = torch.randn(SIZE, SIZE)
-    out = torch.empty_like(x)
-    t0 = time.perf_counter()
-    record = compile_record(make_kernel(tile), {"x": x, "out": out})
-    compiled = time.perf_counter() - t0
-    rss_compile = _rss_mb()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
+    record = compile_record(make_kernel(tile))
+    compiled, compiled_cpu = time.perf_counter() - t0, time.process_time() - c0
+    c0, t0 = time.process_time(), time.perf_counter()
     if hasattr(record, "write"):
         paths = list(record.write(folder))
     else:
         path = Path(folder) / "record.json"
         path.write_text(json.dumps(record.to_json()))
         paths = [path]
-    written = time.perf_counter() - t0
-    return {"ops": float(len(record.program.tiles.ops)), "compile_s": compiled, "write_s": written,
-            "bytes": float(sum(p.stat().st_size for p in paths)), "rss_import_mb": rss_import,
-            "rss_compile_mb": rss_compile, "rss_peak_mb": _rss_mb()}
+    written, written_cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"ops": float(len(record.program.tiles.ops)), "compile_s": compiled, "compile_cpu_s": compiled_cpu,
+            "write_s": written, "write_cpu_s": written_cpu, "bytes": float(sum(p.stat().st_size for p in paths))}
 
 
-def record_against(old: Path, rounds: int, tiles: tuple[tuple[int, int], ...] = ((32, 128), (32, 32))) -> None:
-    """The record's write time, size on disk and the compile's peak RSS, this checkout (version 2) and the one
-    at `old` side by side: fresh child processes alternating old, new, old, new …; best write time of `rounds`
-    (sizes do not vary; RSS: the lowest peak)."""
-    new = Path(__file__).resolve().parent.parent
-    print(f"softmax {SIZE}x{SIZE} fp32: compile into a CompileRecord and write it; old = {old}, new = {new}; "
-          f"fresh process per run, best of {rounds} per side, alternating\n")
-    print("write: seconds to serialize and write the record (old: compact JSON; new: record.json + "
-          "record.columns.npz); MB on disk; peak RSS of the process (MiB) after imports / after compiling / "
-          "after writing\n")
-    print(f"{'tile':>10} {'tile ops':>9} {'side':>4} {'compile s':>9} {'write s':>8} {'MB':>7} "
-          f"{'RSS import':>10} {'RSS compile':>11} {'RSS peak':>9}")
+def cli_once(root: Path, tile: tuple[int, int], folder: Path) -> dict[str, float]:
+    """`pypto-ide compile KERNEL --record DIR` as a user runs it (a checkout without `--record`: `--json`, to a
+    file), softmax at `tile`, with `root`'s pypto: wall and CPU seconds and peak RSS (MiB) of the process.
+    The peak is the process's own VmHWM (/proc/self/status, written at exit): wait4's ru_maxrss would also
+    count this benchmark's memory, which a forked child holds until it execs."""
+    kernel = folder / "softmax_bench.py"
+    kernel.write_text(KERNEL_FILE.format(size=SIZE, rows=tile[0], cols=tile[1]))
+    has_record = "--record" in (root / "pypto" / "cli.py").read_text()
+    argv = ["pypto-ide", "compile", str(kernel), *(["--record", str(folder / "rec")] if has_record else ["--json"])]
+    peak = folder / "peak"
+    code = ("import atexit, runpy, sys\n"
+            f"def peak():\n    open({str(peak)!r}, 'w').write(next(ln for ln in open('/proc/self/status') "
+            "if ln.startswith('VmHWM')))\n"
+            f"atexit.register(peak)\nsys.argv = {argv!r}\nrunpy.run_module('server.cli', run_name='__main__')\n")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    with open(folder / "stdout", "wb") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", code], cwd=root, env=env, stdout=out, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise RuntimeError(f"pypto-ide compile failed in {root}: {proc.stderr.read().decode() if proc.stderr else ''}")
+    rss_kb = int(peak.read_text().split()[1])  # "VmHWM:   202000 kB"
+    return {"cli_s": wall, "cli_cpu_s": usage.ru_utime + usage.ru_stime, "cli_rss_mb": rss_kb / 1024}
+
+
+def record_figures(sides: list[tuple[str, Path]], rounds: int, tiles: tuple[tuple[int, int], ...] = TILES) -> None:
+    """Issue 19 item 1's figures, per tile shape and checkout (`sides`: this one, and OLD with
+    `--record-against OLD`), side by side: fresh processes alternating between the sides, round by round;
+    the best (lowest) of `rounds` of each figure. Per run: (1) a child compiles the kernel into a record and
+    writes it (`record_once`: compile s, µs per tile op, write s, bytes on disk); (2) `pypto-ide compile FILE
+    --record DIR` as a user runs it (`cli_once`: wall and CPU s, peak RSS of the whole process)."""
+    here = Path(__file__).resolve().parent
+    print(f"softmax {SIZE}x{SIZE} fp32 (benchmarks/compile_bench.py's kernel) at {len(tiles)} tile shapes; "
+          f"{', '.join(f'{n} = {r}' for n, r in sides)}; fresh processes, sides alternating, best of {rounds}; "
+          f"{platform.machine()}, {os.cpu_count()} cores, load average at start {os.getloadavg()[0]:.1f}\n")
+    print("compile: compile_record from example inputs, every stage (in a child process), wall s, µs per tile op "
+          "of wall and of CPU time; write: CompileRecord.write (record.json + record.columns.npz; version 1: "
+          "compact JSON), wall and CPU s; MB: on disk; CLI: `pypto-ide compile FILE --record DIR` (version 1: "
+          "--json), wall and CPU s, peak RSS MiB (VmHWM). On a shared machine, trust the CPU columns\n")
+    print(f"{'tile':>10} {'tile ops':>9} {'side':>5} {'compile s':>9} {'µs/op':>7} {'cpu µs/op':>9} {'write s':>8} "
+          f"{'write cpu':>9} {'MB':>7} {'CLI wall s':>10} {'CLI cpu s':>9} {'CLI RSS MiB':>11}")
     for tile in tiles:
         best: dict[str, dict[str, float]] = {}
         for _ in range(rounds):
-            for name, root in (("old", old), ("new", new)):
+            for name, root in sides:
                 with tempfile.TemporaryDirectory() as folder:
                     env = {**os.environ, "PYTHONPATH": str(root)}
-                    cmd = [sys.executable, "-c", f"import sys; sys.path.insert(1, {str(Path(__file__).parent)!r}); "
+                    cmd = [sys.executable, "-c", f"import sys; sys.path.insert(1, {str(here)!r}); "
                            f"import compile_bench as b, json; print(json.dumps(b.record_once({tile!r}, {folder!r})))"]
                     done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, check=True)
-                got = json.loads(done.stdout.strip().splitlines()[-1])
+                    got = json.loads(done.stdout.strip().splitlines()[-1])
+                with tempfile.TemporaryDirectory() as folder:
+                    got.update(cli_once(root, tile, Path(folder)))
                 mine = best.setdefault(name, got)
                 for k, v in got.items():
                     mine[k] = min(mine[k], v)
-        for name in ("old", "new"):
+        for name, _ in sides:
             r = best[name]
-            print(f"{str(tile):>10} {int(r['ops']):>9} {name:>4} {r['compile_s']:>9.2f} {r['write_s']:>8.3f} "
-                  f"{r['bytes'] / 1e6:>7.2f} {r['rss_import_mb']:>10.0f} {r['rss_compile_mb']:>11.0f} "
-                  f"{r['rss_peak_mb']:>9.0f}")
+            print(f"{str(tile):>10} {int(r['ops']):>9} {name:>5} {r['compile_s']:>9.2f} "
+                  f"{r['compile_s'] / r['ops'] * 1e6:>7.2f} {r['compile_cpu_s'] / r['ops'] * 1e6:>9.2f} "
+                  f"{r['write_s']:>8.3f} {r['write_cpu_s']:>9.3f} {r['bytes'] / 1e6:>7.2f} "
+                  f"{r['cli_s']:>10.2f} {r['cli_cpu_s']:>9.2f} {r['cli_rss_mb']:>11.0f}")
 
 
 def transport(tile: tuple[int, int] = (32, 32)) -> None:
@@ -346,16 +389,21 @@ def memory_top(tile: tuple[int, int] = (32, 32), count: int = 15) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--against", type=Path, help="another checkout (old compiler) to measure side by side")
+    ap.add_argument("--record", action="store_true",
+                    help="issue 19 item 1's figures at the four tile shapes: µs per tile op, record write time and "
+                         "bytes, peak RSS of `pypto-ide compile --record DIR`")
     ap.add_argument("--record-against", type=Path, metavar="OLD",
-                    help="the record's write time, size and the compile's peak RSS, side by side with checkout OLD")
+                    help="--record's figures, side by side with checkout OLD (e.g. a `git worktree`)")
     ap.add_argument("--memory", action="store_true", help="tracemalloc's top sites of a compiled record (32x32)")
     ap.add_argument("--transport", action="store_true",
                     help="a worker's answer: the record as lists vs document + columns, pickled (32x32)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args()
-    if args.record_against:
-        record_against(args.record_against, args.rounds)
+    if args.record or args.record_against:
+        here = Path(__file__).resolve().parent.parent
+        sides = [("old", args.record_against), ("new", here)] if args.record_against else [("this", here)]
+        record_figures(sides, args.rounds)
     elif args.memory:
         memory_top()
     elif args.transport:

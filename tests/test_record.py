@@ -189,6 +189,17 @@ def test_from_json_refuses_other_documents_and_versions(helper_record):
     assert doc["schema"] == SCHEMA
 
 
+def test_reading_a_version_1_record_file_says_to_compile_again(helper_record, tmp_path):
+    """A record.json an older pypto-ide wrote (version 1: one document of lists, no columns file) is refused
+    by `CompileRecord.read` with what to do, not a KeyError or a missing-file error."""
+    v1 = expanded(helper_record.to_json())
+    v1["version"] = 1
+    (tmp_path / "record.json").write_text(json.dumps(v1))
+    for path in (tmp_path, tmp_path / "record.json"):
+        with pytest.raises(ValueError, match=r"version-1 compile record .* `pypto-ide compile FILE --record DIR`"):
+            CompileRecord.read(path)
+
+
 def test_graph_json_round_trips_loops_and_symbolic_attrs(example_records):
     soft = next(r for r in example_records if r.source.kernel == "softmax_kernel")
     g = soft.traced.graph if soft.traced else soft.graph
