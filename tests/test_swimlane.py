@@ -64,3 +64,20 @@ def test_json_round_trip_and_version_check():
 def test_an_empty_swimlane_has_zero_metrics():
     m = metrics(_sl([]))
     assert m.makespan == 0 and m.critical_path == () and m.utilization == 0
+
+
+def test_round6_is_pythons_round_to_six_places():
+    """swimlane.round6 (TaskColumns' JSON) gives round(v, 6)'s floats, halves and their neighbours
+    included."""
+    import numpy as np
+
+    from pypto.boards.swimlane import round6
+
+    rng = np.random.default_rng(19)
+    halves = (np.arange(-2000, 2000) + 0.5) / 1e6 + rng.integers(0, 10**6, 4000)
+    near = np.concatenate([np.nextafter(halves, np.inf), np.nextafter(halves, -np.inf), halves])
+    values = np.concatenate([rng.random(50_000) * 10.0 ** rng.integers(-8, 12, 50_000), near,
+                             np.array([0.0, -0.0, 1e-7, 5e-7, 2.5e-6, 4.5e15, 1e300, np.inf, -np.inf])])
+    expect = [round(v, 6) for v in values.tolist()]
+    got = round6(values)
+    assert [repr(v) for v in got] == [repr(v) for v in expect]

@@ -66,6 +66,21 @@ class LaneTask:
         return self.end - self.start
 
 
+def round6(x: np.ndarray) -> list[float]:
+    """`[round(v, 6) for v in x.tolist()]`, the same floats, about 10x faster: v * 1e6 rounded to an
+    integer m, then m / 1e6 (a correctly rounded division, as Python's round converts its decimal
+    back), except where v * 1e6 lies within a few ulps of a half (its rounding could differ from the
+    exact product's), is too large for that or not finite: those go through Python's round."""
+    p = x * 1e6
+    out = (np.rint(p) / 1e6).tolist()
+    with np.errstate(invalid="ignore"):
+        risky = ~(np.abs(p) < 2.0**52) | (np.abs(p - np.floor(p) - 0.5) <= 4 * np.spacing(np.abs(p)))
+    if risky.any():
+        for i in np.flatnonzero(risky).tolist():
+            out[i] = round(float(x[i]), 6)
+    return out
+
+
 def _lane_task_constructor() -> Callable[..., LaneTask]:
     """A LaneTask maker that fills the slots directly (as copy and pickle do): a frozen
     dataclass's __init__ sets each field through object.__setattr__, which costs more than the
@@ -138,11 +153,10 @@ class TaskColumns(Sequence[LaneTask]):
 
     def json_columns(self) -> dict[str, Json]:
         """`Swimlane.to_json`'s "tasks" from the columns (the same values as from the objects)."""
-        r6 = [6] * self._n
         return {"id": list(range(self._n)), "lane": self._lane.tolist(),
-                "start": list(map(round, self._start.tolist(), r6)), "end": list(map(round, self._end.tolist(), r6)),
+                "start": round6(self._start), "end": round6(self._end),
                 "leaf": self._leaf.tolist(), "coord": list(map(list, self._coord)),
-                "preds": list(map(list, self._preds)), "ready": list(map(round, self._ready.tolist(), r6)),
+                "preds": list(map(list, self._preds)), "ready": round6(self._ready),
                 "profile": self._profile.tolist(), "name": self.names()}
 
     def __len__(self) -> int:
