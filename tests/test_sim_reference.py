@@ -254,3 +254,15 @@ def test_a_process_forked_while_the_compiled_loop_loads_keeps_the_python_loop(mo
     assert sim_kernel._WARMING is not None
     sim_kernel._WARMING.join(10)
     assert sim_kernel.ready() and child_mode() == "auto"
+
+
+@pytest.mark.skipif(not sim_kernel._NUMBA, reason="numba is not installed")
+def test_pipe_runs_past_the_dense_table_are_found_in_the_dict(monkeypatch):
+    """The compiled loop keeps its pipe runs in a table up to DENSE_SQ slowdown steps and in a dict
+    past them: with a table of one step, contended runs all go through the dict, same swimlane."""
+    monkeypatch.setenv("PYPTO_SIM_JIT", "1")
+    monkeypatch.setattr(sim_kernel, "DENSE_SQ", 1)
+    kernel, args = CASES["tiny-tasks"]
+    _, lw, _, _ = lowered(kernel, *args)
+    for options in OPTIONS[:2]:
+        _same(lw.program, SLOW_HBM, options)

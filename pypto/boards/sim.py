@@ -326,7 +326,7 @@ class _Chip:
             cols.leaf, cols.core, np.diff(cols.pred_ptr), cols.succ_ptr, cols.succ_idx, cols.rd_ptr, cols.rd_reg,
             cols.wr_ptr, cols.wr_reg, cols.reg_nbytes, device, stitched, lane_core, hbm_of, *prog, len(PIPES_),
             self.threads, self.dispatch_cost, self.complete_cost, self.launch_cost, self.mode in (1, 3),
-            self.l2.capacity, self.bucket, self.hbm * self.bucket, math.log(1.02), _SLOWDOWN,
+            self.l2.capacity, self.bucket, self.hbm * self.bucket, math.log(1.02), _SLOWDOWN, sim_kernel.DENSE_SQ,
             start, end, ready_at, ready_order, lane_of, profile, launched, finished, runs, stats)
         if nruns < 0:
             raise RuntimeError("the simulated runtime stopped with tasks never ready (a dependency cycle)")

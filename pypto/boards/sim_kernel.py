@@ -33,7 +33,7 @@ import numpy as np
 
 _END, _RESOLVED, _RELEASE = 0, 1, 2
 _WORK, _SET, _WAIT = 0, 1, 2
-_DENSE_SQ = 256  # HBM slowdown steps (2 % each, up to 1.02 ** 256 = 160x) looked up in a table
+DENSE_SQ = 256  # slowdown steps (2 % each, up to 1.02 ** 256 = 160x) in a table, more in a dict
 
 _NUMBA = importlib.util.find_spec("numba") is not None  # imported on first use: it takes 0.1-0.4 s
 _JITTED: SimpleNamespace | None = None
@@ -262,7 +262,7 @@ def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task
         st_occ_hit: np.ndarray, st_lat_miss: np.ndarray, st_lat_hit: np.ndarray, st_gm: np.ndarray,
         st_flag: np.ndarray, nflags: int, npipes: int,
         threads: int, dispatch_cost: float, complete_cost: float, launch_cost: float, affinity: bool,
-        l2_capacity: int, width: float, capacity: float, log102: float, s_table: np.ndarray,
+        l2_capacity: int, width: float, capacity: float, log102: float, s_table: np.ndarray, dense_sq: int,
         start: np.ndarray, end: np.ndarray, ready_at: np.ndarray, ready_order: np.ndarray, lane_of: np.ndarray,
         profile: np.ndarray, launched: np.ndarray, finished: np.ndarray, runs: np.ndarray, stats: np.ndarray,
 ) -> int:  # pragma: no cover - compiled; tests/test_sim_reference.py checks it against the reference
@@ -271,7 +271,8 @@ def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task
     per device task, `runs` (leaf, hq, sq, cycles) per distinct pipe run in first-use order (its
     row is the task's profile index; at least as many rows as tasks) and `stats` (l2 hit bytes,
     l2 miss bytes, last end, l2 used); returns the number of distinct runs, or -1 when tasks were never dispatched.
-    `s_table[k]` is `1.02 ** k` as Python computes it (the quantized HBM slowdown)."""
+    `s_table[k]` is `1.02 ** k` as Python computes it (the quantized HBM slowdown); runs with a
+    slowdown step under `dense_sq` are found in a table, the others in a dict."""
     n = leaf_of.shape[0]
     nlanes = lane_core.shape[0]
     ndev = stitched.shape[0]
@@ -313,7 +314,7 @@ def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task
     ledger = np.zeros(1024)
     ledger_len = 0
     # pipe runs: their row by (leaf * 11 + hq, sq), in a table for small sq, else a dict
-    run_row = np.full((hbm_of.shape[0] * 11, _DENSE_SQ), -1, dtype=np.int32)
+    run_row = np.full((hbm_of.shape[0] * 11, dense_sq), -1, dtype=np.int32)
     run_of = Dict.empty(key_type=_I64, value_type=_I64)
     nruns = 0
     # events
@@ -554,7 +555,7 @@ def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task
                 hq = round(h * 10) if hit else 0
                 sq = round(math.log(s if s > 1.0 else 1.0) / log102) if s != 1.0 else 0
                 row = -1
-                if sq < _DENSE_SQ:
+                if sq < dense_sq:
                     row = run_row[leaf * 11 + hq, sq]
                 else:
                     key = (leaf * 11 + hq) * 1048576 + sq
@@ -562,7 +563,7 @@ def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task
                         row = run_of[key]
                 if row < 0:
                     row = nruns
-                    if sq < _DENSE_SQ:
+                    if sq < dense_sq:
                         run_row[leaf * 11 + hq, sq] = row
                     else:
                         run_of[(leaf * 11 + hq) * 1048576 + sq] = row
