@@ -12,12 +12,16 @@ days or loads.
 
 `git worktree add /tmp/sim_old a9f1495` then
 `.venv/bin/python benchmarks/sim_bench.py --speed --against /tmp/sim_old`, 2026-11-27 on this
-shared 2-core machine, load average 5.2 (other sessions), numba 0.68.1:
+shared 2-core machine, load average 7.7 (other sessions), numba 0.68.1 (first call in the
+process: 0.36 s, numba imported and loaded from its cache; ~15 s when it compiles):
 
-       tasks   ref s   old s  cold s  warm s  old tasks/s cold tasks/s warm tasks/s
-        1000   0.006   0.004   0.002  0.0005      267,037      659,251    2,103,231  same swimlane
-       16000   0.218   0.126   0.033  0.0050      127,200      488,145    3,205,202  same swimlane
-      100000   1.523   0.865   0.310  0.0583      115,547      322,466    1,714,120  same swimlane
+       tasks   ref s   old s  cold s  warm s  old tasks/s cold tasks/s warm tasks/s  json old  json new
+        1000   0.007   0.004   0.002  0.0005      268,567      654,425    2,145,946     0.003     0.001
+       16000   0.216   0.086   0.036  0.0051      185,551      447,547    3,148,665     0.045     0.019
+      100000   1.913   0.939   0.294  0.0643      106,449      339,988    1,554,536     0.917     0.234
+
+(all "same swimlane"). json: `Swimlane.to_json()`, metrics included, of the old board's swimlane
+(LaneTask objects) and of the new one's (columns).
 
 Part 2 — the model against the published A2/A3 figures of ../shared/spec/board-a2a3.md.
 Every model figure is SIMULATED (the a2a3 board file, 1.8 GHz); the published ones were
@@ -106,10 +110,12 @@ def speed(sizes: tuple[int, ...] = (1000, 16000, 100000), against: Path | None =
     print("  ref: tests/sim_reference.py (the board before issue 19)"
           + (f"; old: {against}/pypto/boards/sim.py" if old else "")
           + "\n  new cold: the first run on an execute graph (its task columns made from the Task objects);"
-          " new warm: later runs on it")
+          " new warm: later runs on it;\n  json: Swimlane.to_json() (metrics included) of the old board's swimlane"
+          " (LaneTask objects) and of the new one's (columns), best of 3")
     base_name = "old" if old else "ref"
     print(f"{'tasks':>8} {'ref s':>7}" + (f" {'old s':>7}" if old else "") + f" {'cold s':>7} {'warm s':>7}"
-          f" {base_name + ' tasks/s':>12} {'cold tasks/s':>12} {'warm tasks/s':>12}  target: >= 1M tasks/s")
+          f" {base_name + ' tasks/s':>12} {'cold tasks/s':>12} {'warm tasks/s':>12}"
+          f" {'json ' + base_name:>9} {'json new':>9}  target: >= 1M tasks/s")
     for rows in sizes:
         x = torch.randn(rows, 128)
         program = lower(elementwise((1, 128)), x, torch.empty_like(x))
@@ -119,6 +125,9 @@ def speed(sizes: tuple[int, ...] = (1000, 16000, 100000), against: Path | None =
         if old is not None:
             same = same and text == json.dumps(old.simulate(program).to_json())
         ref = before = cold = warm = float("inf")
+        old_lane, new_lane = (old or sim_reference).simulate(program), simulate(program)
+        json_old = _best(old_lane.to_json)  # the swimlane's JSON, metrics included (objects / columns)
+        json_new = _best(new_lane.to_json)
         for _ in range(3):
             ref = min(ref, _best(sim_reference.simulate, program, repeat=1))
             if old is not None:
@@ -127,7 +136,7 @@ def speed(sizes: tuple[int, ...] = (1000, 16000, 100000), against: Path | None =
             warm = min(warm, _best(simulate, program, repeat=1))
         base = before if old is not None else ref
         print(f"{n:>8} {ref:>7.3f}" + (f" {before:>7.3f}" if old else "") + f" {cold:>7.3f} {warm:>7.4f}"
-              f" {n / base:>12,.0f} {n / cold:>12,.0f} {n / warm:>12,.0f}"
+              f" {n / base:>12,.0f} {n / cold:>12,.0f} {n / warm:>12,.0f} {json_old:>9.3f} {json_new:>9.3f}"
               f"  {'same swimlane' if same else 'SWIMLANES DIFFER'}")
 
 
