@@ -548,6 +548,10 @@ describe('graph panel: "Show in the graph" on a new panel', () => {
       return { dx: (b.left + b.right) / 2 - (a.left + a.right) / 2, dy: (b.top + b.bottom) / 2 - (a.top + a.bottom) / 2, w: a.width, h: a.height };
     }, `t${task.id}`);
     assert.ok(Math.abs(at.dx) <= 0.05 * at.w && Math.abs(at.dy) <= 0.05 * at.h, `centred: ${JSON.stringify(at)}`);
+    // the host echoes the line to a page that says ready: the same line again leaves the view on the task
+    const before = await p.page.evaluate(() => window.__pyptoPanel.panel.view.transform);
+    await send(p.page, { type: 'highlightSource', file: node.loc[0].file, line: node.loc[0].line });
+    assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.view.transform), before);
     await noErrors(p);
     await p.page.close();
   });

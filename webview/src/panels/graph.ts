@@ -236,8 +236,11 @@ class GraphPanel implements PanelImpl {
   }
 
   highlightSource(file: string, line: number): void {
+    // the line already highlighted (the host echoes the task's line to a new page): the view stays
+    // where it is (on the task "Show in the graph" centred), not on the line's first node
+    const same = line > 0 && this.highlight?.file === file && this.highlight.line === line;
     this.highlight = line > 0 ? { file, line } : null;
-    this.applyHighlight(true);
+    this.applyHighlight(!same);
   }
 
   /** "Show in the graph" on a task: the execute view (of the last pass when the one shown has no
