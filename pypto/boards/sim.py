@@ -57,7 +57,7 @@ import weakref
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -195,8 +195,11 @@ def task_columns(exe: ExecGraph, elem_bytes: Sequence[int]) -> _Columns | None:
                       dtype=np.int64)
     wr_reg = np.array([setdefault((r.buffer, r.offset, r.shape, r.layout), len(ids)) for rs in writes for r in rs],
                       dtype=np.int64)
-    size_of = {shape: math.prod(shape) for shape in {k[2] for k in ids}}
-    reg_nbytes = np.array([size_of[shape] * eb[buffer] for buffer, _o, shape, _l in ids], dtype=np.int64)
+    shapes = list(map(itemgetter(2), ids))
+    size_of = {shape: math.prod(shape) for shape in set(shapes)}
+    reg_nbytes = (np.fromiter(map(size_of.__getitem__, shapes), dtype=np.int64, count=len(shapes))
+                  * np.array(eb, dtype=np.int64)[np.fromiter(map(itemgetter(0), ids), dtype=np.int64,
+                                                             count=len(shapes))])
     instances = list(map(attrgetter("instance"), tasks))
     instance = np.array(instances, dtype=np.int64)
     cols = _Columns(
