@@ -6,14 +6,16 @@ at a few good tile shapes: softmax over the last axis of a 4096 x 4096 fp32 tens
 this process with torch's own threads), by the functional executor (batched, its default),
 and by the cpu board with 1 and 2 worker threads (real tasks on real threads, the way the
 device runtime runs them). Every figure is wall-clock seconds measured on this machine, the
-best of several runs; the ratios are against torch eager (the issue's target: the cpu board
-within 3x of torch). "identical" says whether the board's bytes equal the executor's.
+best of several runs; the ratios are against torch eager (the issue's target: within 2x of
+torch). "identical" says whether the board's bytes equal the executor's. The machine's load
+average is printed: other work slows every column, unequally.
 
 Old vs new side by side: `git worktree add /tmp/old_exec <commit>`, then
 `.venv/bin/python benchmarks/cpu_board_bench.py --against /tmp/old_exec [--rounds 2]`: per
 kernel and tile shape, child processes alternate old, new, old, new … (pypto from each
 checkout, this file's measuring code); each times torch eager, the executor and the board
 with 1 and 2 workers, and the best of the rounds is printed with each side's ratio to torch.
+`--only softmax|matmul` measures one kernel.
 """
 
 from __future__ import annotations
@@ -96,7 +98,9 @@ def main() -> None:
     print(f"measured on this machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs; "
           f"python {sys.version.split()[0]}, numpy {np.__version__}, torch {torch.__version__} "
           f"({torch.get_num_threads()} threads); wall-clock seconds, best of {REPS}")
-    print("(BLAS runs each matmul tile on every CPU with its own threads; the board's workers take turns at it)")
+    print("(each matmul tile is one BLAS call at one BLAS thread: the executor runs a wave's tiles on its threads, "
+          "the board's workers run matmul tasks side by side)")
+    print(_load() + " at the start")
     print(f"{'kernel / tile':>24} {'tasks':>6} {'torch s':>8} {'exec s':>8} {'cpu1 s':>8} {'cpu2 s':>8} "
           f"{'exec/t':>8} {'cpu1/t':>8} {'cpu2/t':>8} {'best/t':>8} {'util1':>5} {'util2':>5}  identical")
     torch.manual_seed(0)
@@ -108,6 +112,11 @@ def main() -> None:
     b = torch.randn(MATMUL_N, MATMUL_N)
     for cube in MATMUL_TILES:
         row(f"matmul {MATMUL_N}^3 {cube[0][1]}x{cube[2][1]}", matmul_kernel(cube), (a, b), lambda: a @ b)
+    print(_load() + " at the end")
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg()) + f" on {os.cpu_count()} CPUs"
 
 
 def one(kind: str, index: int, reps: int) -> dict[str, float | str]:
@@ -145,18 +154,18 @@ def one(kind: str, index: int, reps: int) -> dict[str, float | str]:
     return {**t, "tasks": float(len(p.execute.tasks)), "same": "yes" if same else "NO", "digest": digest}
 
 
-def against(old: Path, rounds: int, reps: int) -> None:
+def against(old: Path, rounds: int, reps: int, only: str | None = None) -> None:
     """This checkout and the one at `old`, side by side (child processes alternating)."""
     new = Path(__file__).resolve().parent.parent
     print(f"old = {old}, new = {new}; {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs; "
           f"torch {torch.__version__} ({torch.get_num_threads()} threads); wall-clock seconds, best of {rounds} rounds "
-          f"x {reps} runs per side, alternating; torch eager timed in every child, best of all")
+          f"x {reps} runs per side, alternating; torch eager timed in every child, best of all; {_load()} at the start")
     print(f"{'kernel / tile':>24} {'tasks':>6} {'torch s':>8} {'exec old':>8} {'exec new':>8} {'cpu2 old':>8} "
           f"{'cpu2 new':>8} {'cpu1 old':>8} {'cpu1 new':>8} {'exec/t old':>10} {'exec/t new':>10} {'best/t old':>10} "
           f"{'best/t new':>10}  board = exec, old = new")
     cases = [("softmax", i, f"softmax {SOFTMAX_N}^2 {t[0]}x{t[1]}") for i, t in enumerate(SOFTMAX_TILES)]
     cases += [("matmul", i, f"matmul {MATMUL_N}^3 {c[0][1]}x{c[2][1]}") for i, c in enumerate(MATMUL_TILES)]
-    for kind, index, label in cases:
+    for kind, index, label in (c for c in cases if only in (None, c[0])):
         got: dict[str, dict[str, float | str]] = {}
         for _ in range(rounds):
             for name, root in (("old", old), ("new", new)):
@@ -180,6 +189,7 @@ def against(old: Path, rounds: int, reps: int) -> None:
               f"{min(f['old']['cpu1'], f['old']['cpu2']) / eager:>9.2f}x "
               f"{min(f['new']['cpu1'], f['new']['cpu2']) / eager:>9.2f}x  "
               f"{o['same']}/{n['same']}, {'yes' if o['digest'] == n['digest'] else 'NO'}")
+    print(_load() + " at the end")
 
 
 if __name__ == "__main__":
@@ -187,8 +197,9 @@ if __name__ == "__main__":
     ap.add_argument("--against", type=Path, help="another checkout (old executor and board) to measure side by side")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--only", choices=("softmax", "matmul"), help="one kernel only (with --against)")
     args = ap.parse_args()
     if args.against:
-        against(args.against, args.rounds, args.reps)
+        against(args.against, args.rounds, args.reps, args.only)
     else:
         main()

@@ -19,6 +19,7 @@ from support import example_records, lowered, param_inputs
 
 import pypto
 from pypto.boards.cpu import run_cpu
+from pypto.compiler.blas import blas_threads, one_blas_thread
 from pypto.compiler.tile_exec import Segment, TileExecutor
 from pypto.reference.kernels import Ctx
 
@@ -266,3 +267,61 @@ def test_sweep_segments(rows, cols, tr, tc, dt, op, dim, chunk, threads, seed):
     p, ex, arrays = _executor(k, x, b)
     ex = _chunked(ex, chunk, threads)
     _same(ex.run(arrays), ex.run(arrays, batched=False))
+
+
+# ---- matmul: every tile at one BLAS thread, a wave's tiles side by side ---------------------------
+
+def _matmul_executor(m: int = 512, k: int = 1024, n: int = 512, tile: int = 256):
+    @pypto.jit
+    def mm(a: pypto.Tensor([m, k], pypto.DT_FP32), b: pypto.Tensor([k, n], pypto.DT_FP32)) -> pypto.Tensor():
+        pypto.set_cube_tile_shapes([tile // 2, tile], [tile // 2, tile], [tile // 2, tile])
+        return pypto.matmul(a, b, pypto.DT_FP32)
+
+    g = torch.Generator().manual_seed(7)
+    return _executor(mm, torch.randn(m, k, generator=g), torch.randn(k, n, generator=g))
+
+
+def test_a_wave_of_matmul_tiles_on_threads_equals_the_op_by_op_run():
+    """The wave's tiles run on 2 threads (one BLAS thread each) and give the op-by-op run's bytes,
+    which are each tile's product at one BLAS thread; the cpu board's, with 1 and 2 workers, too."""
+    p, ex, arrays = _matmul_executor()
+    plan = ex.plan()
+    assert [(s.kind, len(s.ops)) for s in plan.steps] == [("each", 4)]  # one wave of 2 x 2 tiles
+    ex.threads = 2
+    want = ex.run(arrays, batched=False)
+    for _ in range(3):  # the threads take tiles in whatever order: the bytes never change
+        _same(ex.run(arrays), want)
+    for workers in (1, 2):
+        _same(run_cpu(p, arrays, workers, ex)[0], want)
+    a, b = arrays["a"], arrays["b"]
+    with one_blas_thread():
+        tiles = [[np.matmul(a[i:i + 256], b[:, j:j + 256]) for j in (0, 256)] for i in (0, 256)]
+    assert np.block(tiles).tobytes() == np.ascontiguousarray(next(iter(want.values()))).tobytes()
+
+
+@pytest.mark.skipif((blas_threads() or 1) < 2, reason="needs OpenBLAS at 2 or more threads")
+def test_the_tiles_bytes_do_not_depend_on_blas_threads():
+    """What the scope guards: at BLAS's own thread count (2 or more here) a 256 x 1024 x 256 tile
+    has other bytes than at one thread, and the executor's are the one-thread ones whatever the
+    count outside."""
+    p, ex, arrays = _matmul_executor()
+    a, b = arrays["a"][:256], arrays["b"][:, :256]
+    many = np.matmul(a, b)
+    with one_blas_thread():
+        one = np.matmul(a, b)
+    assert many.tobytes() != one.tobytes()
+    got = next(iter(ex.run(arrays).values()))
+    assert np.ascontiguousarray(got[:256, :256]).tobytes() == one.tobytes()
+    assert np.matmul(a, b).tobytes() == many.tobytes()  # the count outside is restored
+
+
+def test_the_blas_scope_is_counted_and_restores_the_count():
+    before = blas_threads()
+    if before is None:
+        pytest.skip("no OpenBLAS thread setter in this process")
+    with one_blas_thread():
+        assert blas_threads() == 1
+        with one_blas_thread():
+            assert blas_threads() == 1
+        assert blas_threads() == 1  # the inner scope's exit leaves the outer one's count
+    assert blas_threads() == before
