@@ -74,7 +74,7 @@ from pypto.boards.swimlane import (
     lane_names,
     metrics,
 )
-from pypto.compiler.block_ir import PIPES as PIPES_
+from pypto.compiler.block_ir import PIPES
 from pypto.compiler.execute_ir import ExecGraph
 from pypto.compiler.manager import Program
 from pypto.compiler.tile_ir import TileGraph
@@ -327,7 +327,7 @@ class _Chip:
         stats = np.zeros(4)
         nruns = sim_kernel.compiled().run_events(
             cols.leaf, cols.core, np.diff(cols.pred_ptr), cols.succ_ptr, cols.succ_idx, cols.rd_ptr, cols.rd_reg,
-            cols.wr_ptr, cols.wr_reg, cols.reg_nbytes, device, stitched, lane_core, hbm_of, *prog, len(PIPES_),
+            cols.wr_ptr, cols.wr_reg, cols.reg_nbytes, device, stitched, lane_core, hbm_of, *prog, len(PIPES),
             self.threads, self.dispatch_cost, self.complete_cost, self.launch_cost, self.mode in (1, 3),
             self.l2.capacity, self.bucket, self.hbm * self.bucket, math.log(1.02), _SLOWDOWN, sim_kernel.DENSE_SQ,
             start, end, ready_at, ready_order, lane_of, profile, launched, finished, runs, stats)
