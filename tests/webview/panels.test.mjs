@@ -527,6 +527,18 @@ describe('graph panel: loop bodies and helper calls as clusters', () => {
 });
 
 describe('graph panel: "Show in the graph" on a new panel', () => {
+  test('the execute view\'s header counts in words that agree with their numbers (softmax: 1 group)', async () => {
+    const p = await openPanel(browser.context, 'graph');
+    const doc = fx('softmax_record.json');
+    await send(p.page, { type: 'record', ...doc });
+    await p.page.click('button[data-view=execute]');
+    const text = await p.page.textContent('.diffbar');
+    assert.ok(text.startsWith(`${doc.record.execute.tasks.length} tasks, grouped by leaf and dependency depth into 1 group;`), text);
+    await noErrors(p);
+    await p.page.close();
+  });
+
+
   test('a task that comes before the record is shown with it: the execute view drawn once, centred on the task', async () => {
     const p = await openPanel(browser.context, 'graph');
     const { record } = fx('attention24.json');

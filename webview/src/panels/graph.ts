@@ -737,8 +737,10 @@ class GraphPanel implements PanelImpl {
     // nodes: the typed-array layered layout does it in a few ms (show-in-graph opens one)
     this.view.setGraph(nodes, edges, clusters, opened.size ? 'layered' : 'auto');
     const total = program.execute?.tasks.length ?? 0;
+    const groups = ev.groups.filter((g) => g.openedFrom === null).length + opened.size;
+    const plural = (n: number, word: string): string => `${fmtNum(n)} ${word}${n === 1 ? '' : 's'}`;
     this.info.append(total
-      ? `${fmtNum(total)} tasks${ev.aggregated ? `, grouped by leaf and dependency depth into ${ev.groups.filter((g) => g.openedFrom === null).length + opened.size} groups${opened.size ? ` (${opened.size} shown task by task)` : ''}; double-click a group for its tasks` : ''} · ${fmtNum(ev.edges.length)} edges`
+      ? `${plural(total, 'task')}${ev.aggregated ? `, grouped by leaf and dependency depth into ${plural(groups, 'group')}${opened.size ? ` (${opened.size} shown task by task)` : ''}; double-click a group for its tasks` : ''} · ${plural(ev.edges.length, 'edge')}`
       : 'No execute graph at this pass.', note ? h('span', { class: 'note' }, ` ${note}`) : '');
     this.legend.append(h('div', { class: 'legend-title' }, 'leaves'), ...(program.leaves ?? []).map((l) => {
       const sw = h('span', { class: 'swatch' });
