@@ -66,27 +66,33 @@ def store(job: Job, result: dict[str, Any]) -> None:
         if rec.get("run") is not None:
             job.extra["run"] = _dumps(rec["run"])
         if rec.get("execute") is not None and rec.get("tiles") is not None:
-            job.extra["tasks"] = _dumps(task_index(record_lists(rec, columns), graphs))
+            job.extra["tasks"] = _dumps(task_index(rec, graphs, columns))
     html = result.pop("html", None)
     if html is not None:
         job.extra["html"] = html.encode()
 
 
-def task_index(rec: Mapping[str, Any], graphs: Mapping[str, Any] | None) -> dict[str, Any]:
+def task_index(rec: Mapping[str, Any], graphs: Mapping[str, Any] | None, columns: bytes | None = None) \
+        -> dict[str, Any]:
     """What a click on a task asks, answerable without parsing the record back into objects: the
     tensor nodes each task runs (`sets[task_set[i]]` for task i of the execute graph) and each such
     node's source frames. Mirrors `CompileRecord.nodes_of_task` / `source_of` (a node without a
-    location takes its `origin`'s, looked up in the final graph and every pass's graph)."""
+    location takes its `origin`'s, looked up in the final graph and every pass's graph). `rec` is the
+    version-2 document with its `columns` (.npz bytes), or a record as lists: only the columns it reads
+    (tile ops' ids and nodes, subgraphs' ids and ops, tasks' subgraphs) are decoded."""
+    from pypto.ir.columns import expand, expand_key, read_npz
     from pypto.ir.serialize import source_of_json
 
+    arrays = read_npz(columns) if columns is not None else {}
     ops = rec["tiles"]["ops"]
-    node_of_op = dict(zip(ops["id"], ops["node"]))
-    subgraphs = {sg["id"]: sg["ops"] for sg in rec.get("subgraphs") or ()}
+    node_of_op = dict(zip(expand(ops["id"], arrays), expand(ops["node"], arrays)))
+    sgs = rec.get("subgraphs") or []
+    subgraphs = dict(zip(expand_key(sgs, "id", arrays), expand_key(sgs, "ops", arrays)))
     sets: list[list[int]] = []
     set_of: dict[tuple[int, ...], int] = {}
     task_set: list[int] = []
-    for t in rec["execute"]["tasks"]:
-        key = tuple(sorted({node_of_op[o] for o in subgraphs.get(t["subgraph"], ()) if o in node_of_op}))
+    for sub in expand_key(rec["execute"]["tasks"], "subgraph", arrays):
+        key = tuple(sorted({node_of_op[o] for o in subgraphs.get(sub, ()) if o in node_of_op}))
         if key not in set_of:
             set_of[key] = len(sets)
             sets.append(list(key))

@@ -107,3 +107,15 @@ def test_bad_column_files_and_specs_are_refused():
     arrays = {"a": np.arange(3, dtype=np.int8)}
     with pytest.raises(ValueError, match="3 entries where its spec says 4"):
         C.decode({"n": 4, "int": "a"}, arrays)
+
+
+def test_expand_key_decodes_one_field_of_a_list_of_objects():
+    rows = [{"id": i, "sub": i // 3, "ops": list(range(i % 4))} for i in range(100)]
+    mixed = rows[:50] + [{"sub": 0, "id": 7}] * 50  # two key orders: decoded whole, then picked
+    for value in (rows, mixed):
+        arrays: C.Arrays = {}
+        stored = C.columnize(value, "t", arrays)
+        assert C.MARK in stored
+        for key in ("id", "sub"):
+            assert C.expand_key(stored, key, arrays) == [r[key] for r in value]
+    assert C.expand_key(rows[:3], "ops", {}) == [[], [0], [0, 1]]  # short lists stay JSON

@@ -667,3 +667,23 @@ def test_confine_and_read_text_name_the_problem(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(Path, "read_bytes", fail(OSError(errno.EIO, "Input/output error")))
     broken = refused(lambda: read_text(root / "k.py", 100))
     assert (broken.status, broken.message) == (400, "k.py: Input/output error")
+
+
+def test_the_task_index_reads_only_the_columns_it_needs() -> None:
+    """The HTTP server's task index (made when a job's result is stored) decodes the tile ops' ids and
+    nodes, the subgraphs and the tasks' subgraphs straight from the version-2 columns: the same index as
+    from the record's lists, without rebuilding every tile op and task."""
+    import pypto
+    from pypto.ir.columns import MARK, npz_bytes
+    from pypto.record import compile_record, expanded
+    from server.http_views import task_index
+
+    @pypto.jit
+    def scaled(x: pypto.Tensor([256, 512], pypto.DT_FP32), out: pypto.Tensor([256, 512], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = pypto.exp(x) * 2.0
+
+    doc, arrays = compile_record(scaled).to_document()
+    assert MARK in doc["execute"]["tasks"] and MARK in doc["subgraphs"]  # big enough to be columns
+    index = task_index(doc, None, npz_bytes(arrays))
+    assert index == task_index(expanded(doc, arrays), None) and len(index["task_set"]) >= 64
