@@ -40,6 +40,24 @@ the whole compile < 300 MB): `.venv/bin/python benchmarks/compile_bench.py --rec
 the four tile shapes, the compile's µs per tile op, the record's write time (wall and CPU) and bytes on
 disk, and `pypto-ide compile FILE --record DIR`'s wall and CPU time and peak RSS, each in a fresh process;
 `--record-against OLD` (a `git worktree` of an older commit) puts OLD's beside this checkout's, alternating.
+Measured 2026-11-27 on this shared 2-core machine (load average 4-7 from other sessions), old = a9f1495
+(records version 2, example inputs made with values by torch), new = 4b3cb54 (inputs without values, typed
+column encoders), best of 3 per side (`--record-against /tmp/old --rounds 3`, run from new's checkout):
+
+      tile  tile ops  side compile s   µs/op cpu µs/op  write s write cpu      MB CLI wall s CLI cpu s CLI RSS MiB
+ (64, 512)      7040   old      0.39   55.81     27.35    0.037     0.018    0.34       3.43      1.75         364
+ (64, 512)      7040   new      0.07    9.43      7.30    0.027     0.015    0.34       0.77      0.43          52
+ (32, 512)     13312   old      0.23   16.95     16.54    0.028     0.028    0.57       1.59      1.68         369
+ (32, 512)     13312   new      0.08    6.30      6.30    0.024     0.024    0.57       0.50      0.47          57
+ (32, 128)     49920   old      0.44    8.77      8.77    0.104     0.103    2.26       1.98      2.02         398
+ (32, 128)     49920   new      0.31    6.21      6.20    0.087     0.087    2.26       0.75      0.85          86
+  (32, 32)    196608   old      1.56    7.92      7.78    0.516     0.514    8.08       4.10      4.00         515
+  (32, 32)    196608   new      1.38    7.03      7.01    0.436     0.436    8.08       2.58      2.68         199
+
+At 32x32 the three targets are met here: written in 0.44 s, 8.1 MB, 199 MiB peak for the whole
+`pypto-ide compile` (old: 515 MiB, of which ~180 MiB torch's import and 128 MiB the two inputs' values,
+neither needed to compile). Old's compile s includes making those inputs (0.2-0.3 s). µs per tile op
+(issue 19 item 2, not this work) stays about 6-7 CPU µs from 13k to 197k tile ops.
 """
 
 from __future__ import annotations
