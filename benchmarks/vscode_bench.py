@@ -1,7 +1,9 @@
 """The VS Code extension's figures in a real VS Code (code-server): `make bench` runs this, which
 runs benchmarks/vscode_bench.mjs — activation to first CodeLens (cold), opening the file to first
-CodeLens with the server initialized (issue 19 item 5), "show in the graph" to the centred node,
-edit to updated swimlane (p50), the .vsix size. Figures and their split: docs/vscode-e2e.md.
+CodeLens with the server initialized (issue 19 item 5), "show in the graph" to the centred node (the
+first after the swimlane opened, a new graph panel with its split, the panel open), a new empty
+webview (VS Code's own floor for any new panel), edit to updated swimlane (p50), the .vsix size.
+Figures and their split: docs/vscode-e2e.md.
 It needs code-server (`tools/vscode/install.sh`), the packaged extension (`npm run package:vsix`),
 Debian's chromium and the node packages; `make bench` sets all up.
 
