@@ -2,13 +2,15 @@
 // (webview/dist) at the server's loopback address, its browser host talking to the real
 // WebSocket and HTTP API. The swimlane page updates when the kernel file changes on disk (any
 // editor), a click on a task shows its source lines in the page's source view (kernel text as
-// text), the graph panel renders the served record, and a run pinned from the page is the
-// baseline every later run is drawn against — kept on disk, through a restart of the server.
+// text), the graph panel renders the served record, the front page lists the workspace's kernels
+// (latest makespan, status) and traces (a real merged_swimlane.json opens in the swimlane: issue 18
+// item 7), and a run pinned from the page is the baseline every later run is drawn against — kept
+// on disk, through a restart of the server.
 //
 // Run: npm run test:webview (builds the bundle first).
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -155,6 +157,46 @@ describe('pypto-ide serve in a browser', () => {
     await shot(page, 'serve-graph-source');
     assert.deepEqual(errors, []);
     assert.deepEqual(await page.evaluate(() => window.__violations ?? []), []);
+    await page.close();
+  });
+
+  test('the front page: kernels by file with their latest makespan and status; a trace of the workspace opens in the swimlane', async () => {
+    // a real trace layout (PyPTO's merged_swimlane.json with a Fake Core lane), run from tests/ so the
+    // repository root is not first on sys.path
+    const py = join(REPO, '.venv', 'bin', 'python');
+    const made = spawnSync(existsSync(py) ? py : 'python3', ['-c', 'import json; from test_importers_real import merged_doc; print(json.dumps(merged_doc()))'],
+      { cwd: join(REPO, 'tests'), encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    writeFileSync(join(workspace, 'merged_swimlane.json'), made.stdout);
+    // softmax.py compiled (its swimlane page asks for it; the tests above did too)
+    const sl = await open(`swimlane.html?kernel=${encodeURIComponent(KERNEL)}`);
+    await sl.page.waitForSelector('.makespan', { timeout: WAIT });
+    await sl.page.close();
+    const { kernels } = await api('/kernels');
+    const { page, errors } = await open('');
+    // every kernel of the workspace under its file, with a link to its swimlane
+    for (const k of kernels) {
+      const row = page.locator(`tr.kernel[data-kernel="${k.id}"]`);
+      assert.equal(await row.count(), 1, k.id);
+      assert.equal(await row.locator(`a[href="/swimlane.html?kernel=${encodeURIComponent(k.id)}"]`).count() > 0, true, k.id);
+    }
+    // softmax.py: its latest makespan and a status other than "never run"
+    const soft = page.locator(`tr.kernel[data-kernel="${KERNEL}"]`);
+    await page.waitForFunction((id) => /µs/.test(document.querySelector(`tr.kernel[data-kernel="${id}"] .makespan`)?.textContent ?? ''), KERNEL, { timeout: WAIT });
+    assert.notEqual((await soft.locator('.status').textContent()).trim(), 'never run');
+    await shot(page, 'serve-front-page');
+    // the trace, listed and opened: the swimlane of the file, its Fake Core lane and what was not imported
+    const link = page.locator('#traces a', { hasText: 'merged_swimlane.json' });
+    await link.click();
+    await page.waitForURL(/\/traces\/view\?path=merged_swimlane\.json/, { timeout: WAIT });
+    await page.frameLocator('iframe').first().locator('.makespan').waitFor({ timeout: WAIT });
+    const frame = await (await page.locator('iframe').first().elementHandle()).contentFrame();
+    await frame.waitForFunction(() => /makespan 35\.00 µs/.test(document.querySelector('.makespan')?.textContent ?? ''), null, { timeout: WAIT });
+    assert.match(await frame.textContent('.sl-head .dropped'), /^not imported \(2\): /);
+    const lanes = await frame.evaluate(() => window.__pyptoPanel.panel.runs[0].canvas.labels.map((x) => x.name));
+    assert.ok(lanes.includes('Fake Core_0'), `${lanes}`);
+    await shot(page, 'serve-trace');
+    assert.deepEqual(errors, []);
     await page.close();
   });
 
