@@ -9,6 +9,7 @@ also shows the case it guards is the one it claims: a view where a copy is neede
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import numpy as np
 import pytest
@@ -324,4 +325,25 @@ def test_the_blas_scope_is_counted_and_restores_the_count():
         with one_blas_thread():
             assert blas_threads() == 1
         assert blas_threads() == 1  # the inner scope's exit leaves the outer one's count
+    assert blas_threads() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_inside_the_blas_scope_starts_outside_it():
+    """A child forked while a scope is held (by this thread, or by one the child does not have) gets
+    BLAS's count back and a lock it can take; the scope entered before the fork ends harmlessly there."""
+    before = blas_threads()
+    if before is None:
+        pytest.skip("no OpenBLAS thread setter in this process")
+    with one_blas_thread():
+        pid = os.fork()
+        if pid == 0:  # the child: report through the exit code, never return into pytest
+            ok = blas_threads() == before
+            with one_blas_thread():
+                ok = ok and blas_threads() == 1
+            ok = ok and blas_threads() == before
+    if pid == 0:
+        os._exit(0 if ok and blas_threads() == before else 1)  # the scope from before the fork ended: no change
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
     assert blas_threads() == before

@@ -35,6 +35,7 @@ _holders = 0
 _saved = 0
 _found: tuple[Callable[[], int], Callable[[int], None]] | None = None
 _looked = False
+_era = 0  # bumped in a forked child: scopes entered before the fork do not count there
 
 # the exported names of OpenBLAS's getter and setter: scipy-openblas (numpy's wheels), and plain
 # OpenBLAS built with 64-bit or 32-bit integers
@@ -59,7 +60,7 @@ def _libraries() -> list[str]:
         here = os.path.dirname(os.path.dirname(np.__file__))
         for pattern in ("numpy.libs/*openblas*", "numpy/.dylibs/*openblas*", "scipy_openblas*/lib/*openblas*"):
             found += sorted(glob.glob(os.path.join(here, pattern)))
-    return found
+    return sorted(found, key=lambda p: "numpy" not in p)  # numpy's own before another's (scipy ships one too)
 
 
 def _setters() -> tuple[Callable[[], int], Callable[[int], None]] | None:
@@ -101,10 +102,26 @@ def one_blas_thread() -> Iterator[None]:
             if _saved != 1:
                 fns[1](1)
         _holders += 1
+        era = _era
     try:
         yield
     finally:
         with _LOCK:
-            _holders -= 1
-            if _holders == 0 and fns is not None and _saved != 1:
-                fns[1](_saved)
+            if era == _era:  # (a scope entered before a fork is over in the child already)
+                _holders -= 1
+                if _holders == 0 and fns is not None and _saved != 1:
+                    fns[1](_saved)
+
+
+def _after_fork() -> None:
+    """In a forked child: a fresh lock (another thread may have held it), and no holders — the threads
+    that held the scope are not in the child — with BLAS's count as it was before the scope."""
+    global _LOCK, _holders, _era
+    _LOCK = threading.Lock()
+    _era += 1
+    if _holders and _found is not None and _saved != 1:
+        _found[1](_saved)
+    _holders = 0
+
+
+os.register_at_fork(after_in_child=_after_fork)
