@@ -8,6 +8,7 @@ also shows the case it guards is the one it claims: a view where a copy is neede
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 
@@ -22,7 +23,9 @@ import pypto
 from pypto.boards.cpu import run_cpu
 from pypto.compiler.blas import blas_threads, one_blas_thread
 from pypto.compiler.tile_exec import Segment, TileExecutor
-from pypto.reference.kernels import Ctx
+from pypto.ir.dtypes import DataType
+from pypto.ir.graph import Node, TensorType
+from pypto.reference.kernels import KERNELS, Ctx
 
 SWEEP = settings(max_examples=40, deadline=None, derandomize=True, database=None)
 
@@ -284,7 +287,9 @@ def _matmul_executor(m: int = 512, k: int = 1024, n: int = 512, tile: int = 256)
 
 def test_a_wave_of_matmul_tiles_on_threads_equals_the_op_by_op_run():
     """The wave's tiles run on 2 threads (one BLAS thread each) and give the op-by-op run's bytes,
-    which are each tile's product at one BLAS thread; the cpu board's, with 1 and 2 workers, too."""
+    which are each tile's product at one BLAS thread — of contiguous copies of its operands, though
+    the kernel now hands BLAS views of A's rows and B's columns; the cpu board's, with 1 and 2
+    workers, too."""
     p, ex, arrays = _matmul_executor()
     plan = ex.plan()
     assert [(s.kind, len(s.ops)) for s in plan.steps] == [("each", 4)]  # one wave of 2 x 2 tiles
@@ -296,7 +301,7 @@ def test_a_wave_of_matmul_tiles_on_threads_equals_the_op_by_op_run():
         _same(run_cpu(p, arrays, workers, ex)[0], want)
     a, b = arrays["a"], arrays["b"]
     with one_blas_thread():
-        tiles = [[np.matmul(a[i:i + 256], b[:, j:j + 256]) for j in (0, 256)] for i in (0, 256)]
+        tiles = [[np.matmul(a[i:i + 256].copy(), b[:, j:j + 256].copy()) for j in (0, 256)] for i in (0, 256)]
     assert np.block(tiles).tobytes() == np.ascontiguousarray(next(iter(want.values()))).tobytes()
 
 
@@ -347,3 +352,24 @@ def test_a_child_forked_inside_the_blas_scope_starts_outside_it():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert blas_threads() == before
+
+
+@pytest.mark.parametrize("threads", ["one", "blas's own"])
+def test_the_matmul_kernel_takes_views_without_changing_bytes(threads):
+    """The matmul kernel gives BLAS a view it takes as it is (rows of A, a column block of B, their
+    transposes) instead of a copy: the same bytes as on contiguous copies. A view BLAS cannot take
+    (a stride along both axes) is still copied."""
+    g = np.random.default_rng(3)
+    big_a, big_b = g.standard_normal((300, 700), dtype=np.float32), g.standard_normal((700, 500), dtype=np.float32)
+    cases = {"rows x column block": (big_a[100:196], big_b[:, 40:120]),
+             "transposed views": (big_b[:, 10:106].T, big_a[20:100].T),
+             "strided both ways": (big_a[0:192:2, 0:640:2], big_b[0:640:2, 0:80])}
+    kernel = KERNELS["matmul"]
+    ctx = Ctx({})
+    scope = one_blas_thread() if threads == "one" else contextlib.nullcontext()
+    with scope:
+        for what, (a, b) in cases.items():
+            mm = Node(0, "matmul", (0, 1), TensorType((a.shape[0], b.shape[1]), DataType.DT_FP32))
+            got = kernel(mm, [a, b], ctx)
+            want = kernel(mm, [np.ascontiguousarray(a), np.ascontiguousarray(b)], ctx)
+            assert got.tobytes() == want.tobytes(), what

@@ -577,6 +577,22 @@ def _arange(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     return np.arange(a["start"], a["end"], a["step"]).astype(node.type.dtype.np)
 
 
+def _operand(x: np.ndarray, dt: type[np.generic]) -> np.ndarray:
+    """`x` as a matmul operand of dtype `dt`: itself when it already is one and BLAS takes its
+    layout as it is (each matrix with unit stride along one axis and the other a multiple of the
+    item, at least the row: what numpy hands to BLAS without a copy), else a contiguous copy.
+    BLAS packs its operands into its own buffers, so a view gives the copy's bytes (a tile's rows
+    of A, a column block of B: the tiled executor's operands, no longer copied per tile)."""
+    if x.dtype != dt or x.ndim < 2 or not x.flags.aligned:
+        return x.astype(dt)
+    item = x.itemsize
+    s0, s1 = x.strides[-2:]
+    rows, cols = x.shape[-2:]
+    if (s1 == item and s0 % item == 0 and s0 >= cols * item) or (s0 == item and s1 % item == 0 and s1 >= rows * item):
+        return x
+    return x.astype(dt)
+
+
 def _matmul(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     assert node.type is not None
     a, b, *extra = xs
@@ -589,7 +605,7 @@ def _matmul(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
         a, b = a[..., :k], b[..., :k, :]
     src = _dt(a)
     acc_dt = np.int32 if src is DataType.DT_INT8 else (np.float64 if ctx.fp64 else np.float32)
-    acc = np.matmul(a.astype(acc_dt), b.astype(acc_dt))
+    acc = np.matmul(_operand(a, acc_dt), _operand(b, acc_dt))
     it = iter(extra)
     if node.attr("has_bias"):
         acc = acc + next(it).astype(np.float64 if ctx.fp64 else np.float32)
