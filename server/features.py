@@ -470,8 +470,8 @@ def inlay_hints(doc: Document, rng: lsp.Range) -> list[lsp.InlayHint]:
                 label += f" · {pct(float(cost['share']))} of cycles"
                 tip += (f"\n{pct(float(cost['share']))} of the program's instruction cycles on the sim board's core "
                         f"model (simulated): " + ", ".join(f"{p} {n(int(c))}" for p, c in cost["pipes"].items()))
-            if stale:
-                label += " · stale"
+            if stale:  # first: VS Code cuts a hint at its maximum length, and the mark must show
+                label = " stale ·" + label
                 tip += f"\n(stale: {stale} — the last good run)"
             done.add(line1)
             out.append(lsp.InlayHint(position=lsp.Position(line1 - 1, lines.width(line1)), label=label,

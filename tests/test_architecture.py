@@ -43,6 +43,11 @@ ALLOWED_LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("server.cli", "server.http_safety"): "start-up time: as server.http, only `serve` needs it",
     ("server.worker", "server.analyze"): "process boundary: the server process never loads pypto; the worker does",
     ("server.http_views", "networkx"): "start-up time: networkx loads only for a GraphML or DOT export",
+    ("pypto.boards.sim_kernel", "numba"): "optional dependency (the fast extra) and start-up time: numba loads "
+                                          "on the first compiled sim run, not with the board",
+    ("pypto.boards.sim_kernel", "numba.typed"): "as numba itself",
+    ("pypto.boards.swimlane", "pypto.boards.sim_kernel"): "only a sim swimlane's task columns need its compiled "
+                                                          "metrics; traces and the cpu board never load it",
 }
 # In server/, an import of `pypto` (or torch) inside a function is the same process boundary: the
 # servers hand user code to worker processes and never import pypto themselves.

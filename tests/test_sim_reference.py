@@ -145,11 +145,11 @@ def test_the_boards_lane_tasks_are_lane_tasks():
     objects are equal to constructed ones, hash alike and stay frozen."""
     import dataclasses
 
-    from pypto.boards.sim import _lane_task
+    from pypto.boards.sim import lane_task
     from pypto.boards.swimlane import LaneTask
 
     args = (3, 7, 1.5, 2.5, 1, (0, 4), (1, 2), 1.25, 0, "i=3")
-    made, plain = _lane_task(*args), LaneTask(*args)
+    made, plain = lane_task(*args), LaneTask(*args)
     assert type(made) is LaneTask and made == plain and hash(made) == hash(plain) and repr(made) == repr(plain)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.start = 0.0  # type: ignore[misc]

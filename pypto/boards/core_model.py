@@ -46,7 +46,7 @@ _ADD_CLASS = frozenset({
 _PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 
 # instruction kinds in a compiled program
-_WORK, _SET, _WAIT = 0, 1, 2
+WORK, SET, WAIT = 0, 1, 2
 
 
 def padded_bytes(op: Operand, align: int = 32) -> int:
@@ -81,7 +81,7 @@ class Step:
     equal for instructions that do not read GM)."""
 
     pipe: int
-    kind: int  # _WORK | _SET | _WAIT
+    kind: int  # WORK | SET | WAIT
     occ_miss: float
     occ_hit: float
     lat_miss: float
@@ -116,21 +116,21 @@ class CoreModel:
         pipe = _PIPE_INDEX[ins.pipe]
         sync = float(self._vec.get("sync_cycles", 1))
         if ins.opcode == "SET_FLAG":
-            return Step(pipe, _SET, sync, sync, 0.0, 0.0, 0, ins.flag)
+            return Step(pipe, SET, sync, sync, 0.0, 0.0, 0, ins.flag)
         if ins.opcode == "WAIT_FLAG":
-            return Step(pipe, _WAIT, sync, sync, 0.0, 0.0, 0, ins.flag)
+            return Step(pipe, WAIT, sync, sync, 0.0, 0.0, 0, ins.flag)
         bpc, mem = self._bpc, self._mem
         src_gm = next((s for s in ins.srcs if s.space == "GM"), None)
         dst_gm = next((d for d in ins.dst if d.space == "GM"), None)
         if src_gm is not None:  # TLOAD GM -> UB / L1
             n = padded_bytes(src_gm, self.align)
-            return Step(pipe, _WORK, n / bpc["GM->local"], n / bpc["L2->local"], float(mem["gm_read_latency"]),
+            return Step(pipe, WORK, n / bpc["GM->local"], n / bpc["L2->local"], float(mem["gm_read_latency"]),
                         float(mem["l2_hit_latency"]), 1)
         if dst_gm is not None:  # TSTORE UB -> GM, TFIXPIPE L0C -> GM
             n = padded_bytes(dst_gm, self.align)
             rate = bpc["L0C->GM"] if any(s.space == "L0C" for s in ins.srcs) else bpc["UB->GM"]
             occ = n / rate
-            return Step(pipe, _WORK, occ, occ, float(mem["gm_write_latency"]), float(mem["gm_write_latency"]), 2)
+            return Step(pipe, WORK, occ, occ, float(mem["gm_write_latency"]), float(mem["gm_write_latency"]), 2)
         if ins.opcode == "TMATMUL":
             return self._flat(pipe, self._matmul(ins))
         if ins.pipe == "MTE1":  # TMOV L1 -> L0A / L0B
@@ -156,7 +156,7 @@ class CoreModel:
 
     @staticmethod
     def _flat(pipe: int, cycles: float) -> Step:
-        return Step(pipe, _WORK, cycles, cycles, 0.0, 0.0, 0)
+        return Step(pipe, WORK, cycles, cycles, 0.0, 0.0, 0)
 
     def _matmul(self, ins: Instr) -> float:
         c = self._cube
@@ -180,10 +180,11 @@ class CoreModel:
         key = (leaf, hq, sq)
         hit = self.runs.get(key)
         if hit is None:
-            hit = self.runs[key] = self._simulate(leaf, hq / 10, 1.02 ** sq)
+            hit = self.runs[key] = self.simulate(leaf, hq / 10, 1.02 ** sq)
         return hit
 
-    def _simulate(self, leaf: int, h: float, s: float) -> tuple[float, int]:
+    def simulate(self, leaf: int, h: float, s: float) -> tuple[float, int]:
+        """Leaf `leaf`'s pipe run at GM hit rate `h` and slowdown `s`, uncached: (cycles, profile row)."""
         free = [0.0] * len(PIPES)  # when each pipe can issue its next instruction
         done = [0.0] * len(PIPES)  # when everything each pipe issued has completed
         flags: dict[tuple[str, str, int], float] = {}
@@ -191,13 +192,13 @@ class CoreModel:
         miss = 1.0 - h
         for st in self.programs[leaf]:
             p = st.pipe
-            if st.kind == _SET:
+            if st.kind == SET:
                 t = max(free[p], done[p]) + st.occ_miss
                 free[p] = t
                 assert st.flag is not None
                 flags[st.flag] = t
                 continue
-            if st.kind == _WAIT:
+            if st.kind == WAIT:
                 assert st.flag is not None
                 free[p] = max(free[p], flags.get(st.flag, 0.0)) + st.occ_miss
                 continue
@@ -227,13 +228,13 @@ class CoreModel:
         """(instruction, pipe, uncontended busy cycles) of each working instruction of one task of
         `leaf` (GM reads missing L2; flags left out): what a per-line cost view adds up."""
         return [(ins, PIPES[st.pipe], st.occ_miss) for st, ins in zip(self.programs[leaf], self.blocks[leaf].instrs)
-                if st.kind == _WORK]
+                if st.kind == WORK]
 
     def pipe_cycles(self, leaf: int) -> dict[str, float]:
         """Uncontended busy cycles per pipe of one task of `leaf` (all GM reads missing L2)."""
         out: dict[str, float] = {}
         for st in self.programs[leaf]:
-            if st.kind == _WORK:
+            if st.kind == WORK:
                 out[PIPES[st.pipe]] = out.get(PIPES[st.pipe], 0.0) + st.occ_miss
         return out
 

@@ -63,15 +63,15 @@ from typing import Any
 import numpy as np
 
 from pypto.boards import sim_kernel
-from pypto.boards.core_model import _SET, _WAIT, CoreModel
+from pypto.boards.core_model import SET, WAIT, CoreModel
 from pypto.boards.swimlane import (
     Lane,
     PointColumns,
     Swimlane,
     TaskColumns,
-    _lane_task,
     instance_labels,
     lane_names,
+    lane_task,
     metrics,
 )
 from pypto.compiler.block_ir import PIPES
@@ -219,7 +219,7 @@ def _program_columns(core: CoreModel) -> tuple[np.ndarray, ...]:
     pipe, kind, occupancies, latencies, GM access and flag number (-1 none)."""
     steps = [st for prog in core.programs for st in prog]
     flags: dict[Any, int] = {}
-    flag = [-1 if st.kind not in (_SET, _WAIT) else flags.setdefault(st.flag, len(flags)) for st in steps]
+    flag = [-1 if st.kind not in (SET, WAIT) else flags.setdefault(st.flag, len(flags)) for st in steps]
     ptr = _offsets([len(prog) for prog in core.programs])
     return (ptr, np.array([st.pipe for st in steps], dtype=np.int64),
             np.array([st.kind for st in steps], dtype=np.int64),
@@ -335,7 +335,7 @@ class _Chip:
             raise RuntimeError("the simulated runtime stopped with tasks never ready (a dependency cycle)")
         for row in range(nruns):  # the core model runs each distinct pipe run once more, for its profile
             leaf, hq, sq = (int(x) for x in runs[row, :3])
-            cost = core.runs[(leaf, hq, sq)] = core._simulate(leaf, hq / 10, 1.02 ** sq)
+            cost = core.runs[(leaf, hq, sq)] = core.simulate(leaf, hq / 10, 1.02 ** sq)
             if cost != (float(runs[row, 3]), row):
                 return None
         self.l2_hits, self.l2_misses, self.l2.used = int(stats[0]), int(stats[1]), int(stats[3])
@@ -578,7 +578,7 @@ class _Chip:
         us = 1e-3 / self.clock_ghz
         label = self.instance_labels
         start_us, end_us, ready_us = ((np.array(x, dtype=np.float64) * us).tolist() for x in (start, end, ready_at))
-        lane_tasks = tuple(map(_lane_task, [t.id for t in tasks], lane_of, start_us, end_us, leaf_of,
+        lane_tasks = tuple(map(lane_task, [t.id for t in tasks], lane_of, start_us, end_us, leaf_of,
                                [t.coord for t in tasks], [t.preds for t in tasks], ready_us, profile,
                                [label[t.instance] for t in tasks]))
         info = {"board": str(self.board.get("name", "")), "clock_ghz": self.clock_ghz,

@@ -5,7 +5,7 @@ own cost (three heap events, an L2 LRU and a bandwidth ledger per task), which n
 Python removes (issue 19 item 3). This is the same loop over integer and float columns — tasks'
 leaves, core types, predecessor / successor / region lists as CSR offsets — with the L2 LRU as a
 doubly linked list over interned GM regions, the event heap and the ready queues as arrays and
-the core model's pipe run (`core_model.CoreModel._simulate`, durations only) written inline, so
+the core model's pipe run (`core_model.CoreModel.simulate`, durations only) written inline, so
 numba compiles it to machine code. Every arithmetic step is the Python model's, in the same
 order, so the floats are the same bits: `sim.py` checks each pipe run's duration against
 `CoreModel` (which also makes the per-pipe profiles) and tests/test_sim_reference.py compares
@@ -207,7 +207,7 @@ def _heap_pop(h_time: np.ndarray, h_seq: np.ndarray, h_kind: np.ndarray, h_a: np
 def _pipe_run(leaf: int, h: float, s: float, prog_ptr: np.ndarray, st_pipe: np.ndarray, st_kind: np.ndarray,
               st_occ_miss: np.ndarray, st_occ_hit: np.ndarray, st_lat_miss: np.ndarray, st_lat_hit: np.ndarray,
               st_gm: np.ndarray, st_flag: np.ndarray, nflags: int, npipes: int) -> float:  # pragma: no cover
-    """`CoreModel._simulate`'s duration (the same steps, in the same order)."""
+    """`CoreModel.simulate`'s duration (the same steps, in the same order)."""
     free = np.zeros(npipes)
     done = np.zeros(npipes)
     flags = np.zeros(max(1, nflags))

@@ -110,7 +110,7 @@ def _lane_task_constructor() -> Callable[..., LaneTask]:
     return make
 
 
-_lane_task = _lane_task_constructor()
+lane_task = _lane_task_constructor()
 
 
 class TaskColumns(Sequence[LaneTask]):
@@ -146,7 +146,7 @@ class TaskColumns(Sequence[LaneTask]):
     def as_tuple(self) -> tuple[LaneTask, ...]:
         """The LaneTask objects (made once)."""
         if self._tuple is None:
-            self._tuple = tuple(map(_lane_task, range(self._n), self._lane.tolist(), self._start.tolist(),
+            self._tuple = tuple(map(lane_task, range(self._n), self._lane.tolist(), self._start.tolist(),
                                     self._end.tolist(), self._leaf.tolist(), self._coord, self._preds,
                                     self._ready.tolist(), self._profile.tolist(), self.names()))
         return self._tuple

@@ -37,7 +37,7 @@ async def test_an_error_keeps_the_last_good_run_marked_stale_until_a_good_compil
     title = await kernel_lens(doc)
     assert title.startswith(f"pypto (stale: error at line {line}): ") and "tasks" in title, title
     hints = await doc.hints()
-    assert hints and all(str(h.label).endswith("· stale") for h in hints)
+    assert hints and all(str(h.label).startswith(" stale · ") for h in hints)
 
     # the file stops parsing: its error comes as the kernel's, the same last good run is shown
     v = doc.replace("y = pypto.exp(x) * 2.0", "y = pypto.exp(x) * (2.0")
