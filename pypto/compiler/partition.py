@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping
@@ -33,6 +34,7 @@ from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
 from pypto.ir.source import Loc
 
+_MINUS_ONE = itertools.repeat(-1)  # `local`'s default, for map
 _POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs", "at"})  # where a tile sits, not what it computes
 
 
@@ -65,9 +67,12 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     size: dict[int, int] = {}
     uses: dict[int, int] = {}
     nbytes_of: dict[tuple[bool, tuple[int, ...], int], int] = {}  # (store, shape, dtype) -> nbytes(op)
+    load_ops: dict[int, TileOp] = {}
     for o in tiles.ops:
         oid = o.id
         ops[oid] = o
+        if o.op == "load":
+            load_ops[oid] = o
         k = (o.op == "store", o.shape, id(o.dtype))
         b = nbytes_of.get(k)
         if b is None:
@@ -101,8 +106,10 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                 break
         return g.open_bytes + sum([size[i] for i in extra]) + out
 
-    def add(g: _Group, o: TileOp, loads: list[TileOp], copied: list[TileOp]) -> None:
-        """`o` joins `g` with its fresh loads; `copied` inputs arrive from other groups via GM."""
+    def add(g: _Group, o: TileOp, loads: list[TileOp], copied: list[TileOp], c: int = -1) -> None:
+        """`o` joins `g` with its fresh loads; `copied` inputs arrive from other groups via GM.
+        `c`: `cost(g, o, loads + copied)` before the loads joined, when the caller has it and the
+        loads are distinct (then it is the cost after they joined, which is not computed again)."""
         gid, members, live = g.id, g.ops, g.open
         for ld in loads:
             lid = ld.id
@@ -110,7 +117,8 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             members.append(lid)
             b = live[lid] = size[lid]
             g.open_bytes += b
-        c = cost(g, o, copied)
+        if c < 0:
+            c = cost(g, o, copied)
         if c > g.peak:
             g.peak = c
         oid = o.id
@@ -167,9 +175,10 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             gid = group_of.get(i)
             if gid is not None:
                 producers.add(gid)
-            elif ops[i].op == "load":
-                loads.append(ops[i])
-        if not producers and "partial" in o.attrs and (o.node, o.coord) in last_partial:
+            elif i in load_ops:
+                loads.append(load_ops[i])
+        partial = "partial" in o.attrs
+        if not producers and partial and (o.node, o.coord) in last_partial:
             producers = {last_partial[(o.node, o.coord)]}  # the partials of one reduction fuse
         g: _Group | None = None
         copied: list[TileOp] = []
@@ -184,6 +193,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                     break
         deps = gm_deps(gm) if gm else set()
         cand = groups[max(producers)] if producers else None
+        c = -1  # the cost of `o` in `g` with its loads and copied inputs, when they are distinct
         while cand is not None and g is None:
             cid = cand.id
             if len(producers) == 1 and cid in producers:
@@ -193,7 +203,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             # joining with inputs from elsewhere is safe only into a subgraph nothing depends on yet
             foreign = cand.exported and (copied or any(d != cid for d in deps))
             if cand.core == "AIV" and cand.instance == o.instance and not foreign \
-                    and cost(cand, o, loads + copied if copied else loads) <= ub_bytes:
+                    and (c := cost(cand, o, loads + copied if copied else loads)) <= ub_bytes:
                 g = cand
             else:
                 cand = cand.successor  # the subgraph this one overflowed into
@@ -206,7 +216,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                     f = f.successor
                 if f is not g and f.core == "AIV" and f.instance == o.instance:
                     f.successor = g
-            need = cost(g, o, loads + copied)
+            need = c = cost(g, o, loads + copied)
             if need > ub_bytes and o.node not in noted:
                 # PyPTO compiles it: a board limit, said at the op's line; the subgraph holds it alone
                 node = nodes[o.node]
@@ -217,12 +227,12 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                     raise PyptoError(message, node.loc)
                 noted.add(o.node)
                 notes.append((message, node.loc))
-        for c in copied:
-            groups[group_of[c.id]].exported = True
-        add(g, o, loads, copied)
+        for cp in copied:
+            groups[group_of[cp.id]].exported = True
+        add(g, o, loads, copied, c if len(loads) < 2 or len({ld.id for ld in loads}) == len(loads) else -1)
         if gm:
             record_gm(g, gm, deps)
-        if "partial" in o.attrs:
+        if partial:
             last_partial[(o.node, o.coord)] = g.id
     for o in tiles.ops:  # a load nothing consumed runs alone
         if o.op == "load" and o.id not in group_of:
@@ -307,13 +317,14 @@ class Kinds:
     time: it is looked up by structure in `empty` and only counted (the numbers, and so the leaf
     hashes, are what they were when every quick key was stored)."""
 
-    __slots__ = ("keys", "names", "count", "empty")
+    __slots__ = ("keys", "names", "count", "empty", "by_value")
 
     def __init__(self) -> None:
         self.keys: dict[tuple[object, ...], int] = {}
         self.names: list[str] = []
         self.count = 0
         self.empty: dict[tuple[object, ...], tuple[int, set[int]]] = {}  # structure -> kind, dict ids seen
+        self.by_value: dict[tuple[object, ...], int] = {}  # structure, attribute values by identity -> kind
 
     def full(self, o: TileOp, attrs: dict[str, Any], rshape: tuple[int, ...] | None) -> int:
         """The kind of `o` by value (numbered as new if unseen)."""
@@ -338,9 +349,11 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list
     members = sg.ops
     local = dict(zip(members, range(len(members)))).get
     out: list[int] = [0 if sg.core == "AIV" else 1]
-    append, extend = out.append, out.extend
+    extend = out.extend
     keys, empty = kinds.keys, kinds.empty
     get_kind, get_empty = keys.get, empty.get
+    by_value = kinds.by_value
+    get_by_value = by_value.get
     node_of = nodes.append if nodes is not None else None
     for oid in members:
         o = ops[oid]
@@ -354,7 +367,13 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list
             key = (o.op, o.shape, id(o.dtype), id(attrs), rshape)
             kind = get_kind(key)
             if kind is None:
-                kind = kinds.full(o, attrs, rshape)
+                # a new dict (a partial's: its position differs per tile): its kind by the identity
+                # of its values, which stand for their reprs while the ops live (no repr, no sort)
+                vkey = (key[0], key[1], key[2], rshape,
+                        tuple([(k, id(v)) for k, v in attrs.items() if k not in _POSITION_ATTRS or k == "inputs"]))
+                kind = get_by_value(vkey)
+                if kind is None:
+                    kind = by_value[vkey] = kinds.full(o, attrs, rshape)
                 keys[key] = kind
                 kinds.count += 1
         else:
@@ -372,9 +391,8 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list
                     kinds.count += 1
         inputs = o.inputs
         if inputs:
-            append(kind)
-            append(len(inputs))
-            extend([local(i, -1) for i in inputs])
+            extend((kind, len(inputs)))
+            extend(map(local, inputs, _MINUS_ONE))
         else:
             extend((kind, 0))
     return tuple(out)
