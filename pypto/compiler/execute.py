@@ -30,10 +30,21 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     reshaped, written = reshaped_buffers(tiles.ops, written=True)
     seen: dict[int, Accesses] = defaultdict(Accesses)
     for op in tiles.ops:
-        if op.region is None:
+        region = op.region
+        if region is None:
             continue
         t = task_of[op.id]
-        for r, is_write in accesses(op):
+        kind = op.op  # `accesses(op)`, its two common cases inline
+        if kind == "load":
+            reads[t].append(region)
+            b = region.buffer
+            if b not in written:
+                continue  # nothing writes this buffer (a read-only parameter): no conflicts
+            found = seen[b].visit(flatten(region) if b in reshaped else region, t, False)  # through a reshape
+            if found:
+                preds[t] |= found
+            continue
+        for r, is_write in ([(region, True)] if kind == "store" else accesses(op)):
             (writes if is_write else reads)[t].append(r)
             b = r.buffer
             if b not in written:

@@ -260,7 +260,10 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
                 break
         else:
             continue  # every input is made in its own subgraph (the common case)
-        new_inputs: list[int] | None = None  # a copy, made at the first input from another subgraph
+        new_inputs = list(inputs)
+        lds: list[TileOp] = []
+        oid, node, instance = o.id, o.node, o.instance
+        members_append = groups[group].ops.append
         for k, i in enumerate(inputs):
             if group_of[i] == group:
                 continue
@@ -278,30 +281,35 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
                     after.setdefault(i, []).append(st)
                     group_of[st.id] = group_of[i]
                     groups[group_of[i]].ops.append(st.id)
-            ld = tile_op(next_id, "load", o.node, o.instance, p.coord, p.shape, p.dtype, (), region)
+            ld = tile_op(next_id, "load", node, instance, p.coord, p.shape, p.dtype, (), region)
+            group_of[next_id] = group
+            members_append(next_id)  # ordered by program position below
+            lds.append(ld)
+            new_inputs[k] = next_id
             next_id += 1
-            group_of[ld.id] = group
-            groups[group].ops.append(ld.id)  # ordered by program position below
-            before.setdefault(o.id, []).append(ld)
-            if new_inputs is None:
-                new_inputs = list(o.inputs)
-            new_inputs[k] = ld.id
-        if new_inputs is not None:  # dataclasses.replace, spelled out (it is slow)
-            replaced[o.id] = tile_op(o.id, o.op, o.node, o.instance, o.coord, o.shape, o.dtype, tuple(new_inputs),
-                                     o.region, o.attrs)
-    order: list[TileOp] = []
-    for o in tiles.ops:
-        oid = o.id
-        if oid in before:
-            order.extend(before[oid])
-        order.append(replaced.get(oid, o))
-        if oid in after:
-            order.extend(after[oid])
+        before[oid] = lds
+        # dataclasses.replace, spelled out (it is slow)
+        replaced[oid] = tile_op(oid, o.op, node, instance, o.coord, o.shape, o.dtype, tuple(new_inputs), o.region,
+                                o.attrs)
     # each subgraph's ops in program order: its members as they come in `order`, when each op was
     # added to its subgraph once (else sorted by position: an op added twice stays twice)
+    order: list[TileOp] = []
     members: list[list[int]] = [[] for _ in groups]
-    for o in order:
-        members[group_of[o.id]].append(o.id)
+    order_append = order.append
+    for o in tiles.ops:
+        oid = o.id
+        m = members[group_of[oid]]  # also the group of its loads before and its stores after
+        if oid in replaced:  # the op has loads to run just before it
+            for ld in before[oid]:
+                order_append(ld)
+                m.append(ld.id)
+            o = replaced[oid]
+        order_append(o)
+        m.append(oid)
+        if oid in after:
+            for st in after[oid]:
+                order_append(st)
+                m.append(st.id)
     if any(len(m) != len(g.ops) for m, g in zip(members, groups)):
         position = {o.id: k for k, o in enumerate(order)}
         members = [sorted(g.ops, key=position.__getitem__) for g in groups]
