@@ -11,6 +11,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import pathlib
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -373,3 +377,37 @@ def test_the_matmul_kernel_takes_views_without_changing_bytes(threads):
             got = kernel(mm, [a, b], ctx)
             want = kernel(mm, [np.ascontiguousarray(a), np.ascontiguousarray(b)], ctx)
             assert got.tobytes() == want.tobytes(), what
+
+
+def test_without_control_of_blas_threads_matmuls_run_one_at_a_time_and_agree():
+    """PYPTO_BLAS_ONE_THREAD=0 (as where BLAS is not OpenBLAS): BLAS keeps its own thread count, the
+    executor runs a wave's tiles one by one, the board one matmul task at a time, and the bytes of the
+    batched run, the op-by-op run and the board still agree."""
+    code = textwrap.dedent("""
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        import numpy as np, torch, pypto
+        from support import lowered
+        from pypto.boards.cpu import run_cpu
+        from pypto.compiler.blas import blas_controlled
+
+        @pypto.jit
+        def mm(a: pypto.Tensor([512, 1024], pypto.DT_FP32),
+               b: pypto.Tensor([1024, 512], pypto.DT_FP32)) -> pypto.Tensor():
+            pypto.set_cube_tile_shapes([128, 256], [128, 256], [128, 256])
+            return pypto.matmul(a, b, pypto.DT_FP32)
+
+        g = torch.Generator().manual_seed(7)
+        _, lw, arrays, _ = lowered(mm, torch.randn(512, 1024, generator=g), torch.randn(1024, 512, generator=g))
+        ex = lw.executor
+        ex.threads = 2
+        want = ex.run(arrays, batched=False)
+        runs = [ex.run(arrays), run_cpu(lw.program, arrays, 2, ex)[0]]
+        same = all(r[k].tobytes() == want[k].tobytes() for r in runs for k in want)
+        print("controlled" if blas_controlled() else "free", "same" if same else "differ")
+    """)
+    env = {**os.environ, "PYPTO_BLAS_ONE_THREAD": "0"}
+    tests = str(pathlib.Path(__file__).resolve().parent)
+    done = subprocess.run([sys.executable, "-c", code, tests], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["free", "same"]

@@ -39,7 +39,9 @@ does the board — a run with a matmul task holds that scope throughout — so t
 executor's, and matmul tasks run side by side on the workers, one core each, as a device's
 cube cores run their tiles. (Before, BLAS ran each call on every core and the board let one
 task at a time call it; on a loaded machine a call's BLAS threads mostly waited for each
-other: matmul 2048³ at 256 x 256 tiles took 2.25 s with 1 worker where torch took 0.16 s.)
+other: matmul 2048³ at 256 x 256 tiles took 2.25 s with 1 worker where torch took 0.16 s.) Where
+BLAS's thread count cannot be set (not OpenBLAS), one task at a time calls BLAS, as before (a
+process-wide lock, taken before the task's start is stamped), so workers do not oversubscribe.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pypto.boards.swimlane import Lane, LaneTask, Swimlane, instance_labels, ready_counters
-from pypto.compiler.blas import one_blas_thread
+from pypto.compiler.blas import blas_controlled, one_blas_thread
 from pypto.compiler.execute_ir import ExecGraph, Task
 from pypto.compiler.manager import Program
 from pypto.compiler.tile_exec import GM, TileExecutor
@@ -89,6 +91,7 @@ class _Plan:
 
 _PLANS: weakref.WeakKeyDictionary[TileExecutor, _Plan] = weakref.WeakKeyDictionary()
 _PLANS_LOCK = threading.Lock()
+_BLAS = threading.Lock()  # without control of BLAS's threads: one task at a time calls it
 _BATCH_FROM = 4  # a task runs batched from this many tile ops per distinct one (measured on softmax 4096²:
 # at 2 per distinct op, 8 x 2048 tiles, batching tasks made the board 1.5x slower; at 32 x 32 tiles, ~300
 # tile ops in a task, it is faster)
@@ -151,6 +154,10 @@ class _Run:
         self.executor = executor
         self.memory = memory
         self.ctx = Ctx({})
+        # BLAS at one thread: matmul tasks side by side; else (its count cannot be set) BLAS runs each
+        # call on every core, and one task at a time calls it
+        self.blas_lock: contextlib.AbstractContextManager[object] = (
+            contextlib.nullcontext() if blas_controlled() else _BLAS)
         n = len(plan.ops)
         self.cond = threading.Condition()
         self.left = list(plan.preds)  # unresolved predecessors per task
@@ -177,9 +184,10 @@ class _Run:
                     tid = ready.popleft()
                     self.running += 1
                 try:
-                    start = time.perf_counter()
-                    self._task(tid)
-                    end = time.perf_counter()
+                    with self.blas_lock if plan.blas[tid] else contextlib.nullcontext():
+                        start = time.perf_counter()
+                        self._task(tid)
+                        end = time.perf_counter()
                 except BaseException as e:  # handed to the caller, which re-raises it
                     with cond:
                         if self.failure is None:

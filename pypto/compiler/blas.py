@@ -84,6 +84,13 @@ def _setters() -> tuple[Callable[[], int], Callable[[int], None]] | None:
     return _found
 
 
+def blas_controlled() -> bool:
+    """Whether `one_blas_thread` sets BLAS's thread count in this process (else BLAS runs each call
+    on its own threads: callers then make one BLAS call at a time, or the cores are oversubscribed)."""
+    with _LOCK:
+        return _setters() is not None
+
+
 def blas_threads() -> int | None:
     """BLAS's thread count now (None: not OpenBLAS, or its setters are not found)."""
     with _LOCK:

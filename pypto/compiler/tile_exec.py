@@ -87,7 +87,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from pypto.compiler.blas import one_blas_thread
+from pypto.compiler.blas import blas_controlled, one_blas_thread
 from pypto.compiler.tile_expand import tile_op
 from pypto.compiler.tile_ir import Buffer, Region, TileGraph, TileOp
 from pypto.ir.dtypes import DataType
@@ -727,8 +727,9 @@ class TileExecutor:
               ctx: Ctx, threads: int = 1) -> None:
         """A group whose kind has no batched form: tile by tile, through the reference path. A wave's
         matmul tiles are independent BLAS calls (one BLAS thread each) writing disjoint GM: they run
-        side by side on up to `threads` threads."""
-        if st.ops[0].op == "matmul" and threads > 1 and len(st.ops) > 1:
+        side by side on up to `threads` threads (not when BLAS's thread count cannot be set: each
+        call then runs on all of BLAS's threads already)."""
+        if st.ops[0].op == "matmul" and threads > 1 and len(st.ops) > 1 and blas_controlled():
             self._matmuls(st.ops, bufs, ctx, threads)
             return
         outs = []
