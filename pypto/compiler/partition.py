@@ -320,17 +320,17 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
 class Kinds:
     """The op kinds seen so far (`signature` interns them): `keys` maps both an op's quick key (its
     attribute dict by identity) and its full key (attributes by value) to the kind's number;
-    `names` holds each new kind's repr; `count` is how many keys there are, as the number of the
+    `names` holds each new kind's repr; `count()` is how many keys there are, as the number of the
     next new kind. An op with no attributes has its own empty dict, so its quick key is new each
-    time: it is looked up by structure in `empty` and only counted (the numbers, and so the leaf
-    hashes, are what they were when every quick key was stored)."""
+    time: it is looked up by structure in `empty`, which keeps the identities of the dicts seen, and
+    only counted (the numbers, and so the leaf hashes, are what they were when every quick key was
+    stored)."""
 
-    __slots__ = ("keys", "names", "count", "empty", "by_value")
+    __slots__ = ("keys", "names", "empty", "by_value")
 
     def __init__(self) -> None:
         self.keys: dict[tuple[object, ...], int] = {}
         self.names: list[str] = []
-        self.count = 0
         self.empty: dict[tuple[object, ...], tuple[int, set[int]]] = {}  # structure -> kind, dict ids seen
         self.by_value: dict[tuple[object, ...], int] = {}  # structure, attribute values by identity -> kind
 
@@ -344,10 +344,14 @@ class Kinds:
         full = (o.op, o.shape, o.dtype, named, regions, rshape)
         kind = self.keys.get(full)
         if kind is None:
-            kind = self.keys[full] = self.count
-            self.count += 1
+            kind = self.keys[full] = self.count()
             self.names.append(repr(full))
         return kind
+
+    def count(self) -> int:
+        """The keys so far: stored (quick and full) and the empty dicts' quick keys (counted when a
+        new kind is numbered, rarely, not per op)."""
+        return len(self.keys) + sum(len(ids) for _, ids in self.empty.values())
 
 
 def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list[int] | None = None) -> tuple[int, ...]:
@@ -362,11 +366,10 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list
     get_kind, get_empty = keys.get, empty.get
     by_value = kinds.by_value
     get_by_value = by_value.get
-    node_of = nodes.append if nodes is not None else None
+    node_of = (nodes if nodes is not None else []).append
     for oid in members:
         o = ops[oid]
-        if node_of is not None:
-            node_of(o.node)
+        node_of(o.node)
         attrs, region = o.attrs, o.region
         rshape = None if region is None else region.shape
         if attrs:
@@ -383,20 +386,15 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list
                 if kind is None:
                     kind = by_value[vkey] = kinds.full(o, attrs, rshape)
                 keys[key] = kind
-                kinds.count += 1
         else:
             skey = (o.op, o.shape, id(o.dtype), rshape)
             seen = get_empty(skey)
             if seen is None:
                 kind = kinds.full(o, attrs, rshape)
-                empty[skey] = (kind, {id(attrs)})
-                kinds.count += 1  # its quick key
+                empty[skey] = (kind, {id(attrs)})  # its quick key
             else:
                 kind, ids = seen
-                i = id(attrs)
-                if i not in ids:
-                    ids.add(i)
-                    kinds.count += 1
+                ids.add(id(attrs))
         inputs = o.inputs
         if inputs:
             extend((kind, len(inputs)))
