@@ -23,7 +23,7 @@ import hashlib
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Any
 
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
@@ -34,6 +34,7 @@ from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
 from pypto.ir.source import Loc
 
+_NO_DEPS: frozenset[int] = frozenset()
 _MINUS_ONE = itertools.repeat(-1)  # `local`'s default, for map
 _POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs", "at"})  # where a tile sits, not what it computes
 
@@ -152,7 +153,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             deps |= seen[r.buffer].conflicts(r, w)
         return deps
 
-    def record_gm(g: _Group, gm: list[tuple[Region, bool]], deps: set[int]) -> None:
+    def record_gm(g: _Group, gm: list[tuple[Region, bool]], deps: Set[int]) -> None:
         for d in deps:
             if d != g.id:
                 groups[d].exported = True
@@ -160,9 +161,10 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             seen[r.buffer].add(r, g.id, w)
 
     for o in tiles.ops:
-        if o.op == "load":
+        kind = o.op
+        if kind == "load":
             continue  # placed with its first consumer
-        if o.op == "matmul":
+        if kind == "matmul":
             g = new_group("AIC", o.instance)
             gm = gm_accesses(o, [])
             deps = gm_deps(gm)
@@ -191,7 +193,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                 if r is not None and r.buffer in written:
                     gm = gm_accesses(o, loads)
                     break
-        deps = gm_deps(gm) if gm else set()
+        deps = gm_deps(gm) if gm else _NO_DEPS
         cand = groups[max(producers)] if producers else None
         c = -1  # the cost of `o` in `g` with its loads and copied inputs, when they are distinct
         while cand is not None and g is None:
