@@ -267,14 +267,23 @@ export async function focusEditor(page, name) {
 
 /** Move the cursor to line:column (1-based) with Go to Line (Ctrl+G) in the editor of `name`. */
 export async function gotoLine(page, line, column = 1, name) {
-  await focusEditor(page, name);
-  await page.keyboard.press('Control+G');
+  // a panel that takes the focus while the box is open (a webview loading its page) closes it: try again
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 10_000 });
-  await input.fill(`:${line}:${column}`);
-  await page.keyboard.press('Enter');
-  await input.waitFor({ state: 'hidden', timeout: 10_000 });
-  await until(async () => (await cursorLine(page, name)) === line, { timeout: 10_000, what: `the cursor on line ${line}` });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await focusEditor(page, name);
+      await page.keyboard.press('Control+G');
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+      await input.fill(`:${line}:${column}`, { timeout: 10_000 });
+      await page.keyboard.press('Enter');
+      await input.waitFor({ state: 'hidden', timeout: 10_000 });
+      await until(async () => (await cursorLine(page, name)) === line, { timeout: 10_000, what: `the cursor on line ${line}` });
+      return;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+      await page.keyboard.press('Escape');
+    }
+  }
 }
 
 /** Replace the text of line `line` after its indentation with `text` (typed as one input). */
