@@ -55,13 +55,16 @@ def reshaped_buffers(ops: Iterable[TileOp], written: bool = False) -> set[int] |
     `written`, also the buffers some op writes (a buffer only read has no GM conflicts)."""
     layouts: dict[int, set[tuple[int, ...]]] = defaultdict(set)
     writes: set[int] = set()
+    last: tuple[int, tuple[int, ...]] | None = None  # the last (buffer, layout) filed: runs of tiles repeat it
     for op in ops:
         r = op.region
         if r is None:
             continue
         kind = op.op
         if kind == "load":
-            layouts[r.buffer].add(r.layout)
+            if last is None or r.buffer != last[0] or r.layout is not last[1]:
+                layouts[r.buffer].add(r.layout)
+                last = (r.buffer, r.layout)
         elif kind == "store":
             layouts[r.buffer].add(r.layout)
             writes.add(r.buffer)
@@ -143,18 +146,29 @@ class Accesses:
             grid = grids.get(shp)
             if grid is not None or not grids:
                 off = r.offset
-                key = _one_cell(off, shp, shp)
+                if len(off) == 2:  # _one_cell(off, shp, shp), inline
+                    a, b = off
+                    c, d = shp
+                    key = (a // c, b // d) if a % c == 0 and b % d == 0 else None
+                else:
+                    key = _one_cell(off, shp, shp)
                 if key is not None:
                     found: set[int] = set()
                     if grid is None:
                         grid = grids[shp] = defaultdict(_new_cell)
-                    cellv = grid[key]
-                    for entries in (cellv if write else cellv[:1]):
-                        for other, o in entries:
+                    writes, reads = grid[key]
+                    for other, o in writes:  # a read meets writes; a write also meets reads
+                        if o != owner and o not in found and \
+                                ((other.offset == off and other.shape == shp) or overlap(r, other)):
+                            found.add(o)
+                    if write:
+                        for other, o in reads:
                             if o != owner and o not in found and \
                                     ((other.offset == off and other.shape == shp) or overlap(r, other)):
                                 found.add(o)
-                    cellv[0 if write else 1].append((r, owner))
+                        writes.append((r, owner))
+                    else:
+                        reads.append((r, owner))
                     return found
         found = self.conflicts(r, write, owner)
         self.add(r, owner, write)
