@@ -7,7 +7,6 @@ import dataclasses
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.partition import merge_leaves, partition
 from pypto.compiler.tile_expand import expand, fit_vec_configs
-from pypto.compiler.tile_ir import TileOp
 from pypto.ir.source import Loc
 from pypto.language.tiling import strict_rules
 
@@ -45,11 +44,7 @@ def leaf_functions(p: Program, ctx: PassContext) -> Program:
     return dataclasses.replace(p, subgraphs=subgraphs, leaves=leaves)
 
 
-def _path(op: TileOp) -> str:
-    """Where a tile op's data comes from and goes: memory types joined by ->, "," for both."""
-    return _PATHS.get(op.op, "UB")
-
-
+# where a tile op's data comes from and goes, by op (others: "UB"): memory types joined by ->, "," for both
 _PATHS = {"matmul": "GM->L1->L0A,L0B->L0C->GM", "load": "GM->UB", "store": "UB->GM"}
 
 
@@ -63,18 +58,20 @@ def memory_types(p: Program, ctx: PassContext) -> Program:
     cube tiles; GM between subgraphs), checked against the board's allowed paths — on A2/A3
     there is no L0C->UB and no UB<->L1, so cube results reach vector cores through GM."""
     assert p.tiles is not None and p.subgraphs is not None
-    core = {oid: sg.core for sg in p.subgraphs for oid in sg.ops}
+    aic = {oid for sg in p.subgraphs if sg.core == "AIC" for oid in sg.ops}  # the others are on AIV
     allowed = set(ctx.board["data_paths"]) | {"L0A->L0C", "L0B->L0C"}  # the cube unit itself
     paths = []
+    append, path_of = paths.append, _PATHS.get
     checked: set[str] = set()  # a handful of distinct paths: each is checked once
     for op in p.tiles.ops:
-        if (op.op == "matmul") != (core[op.id] == "AIC"):
-            raise AssertionError(f"tile op {op.id} ({op.op}) sits on a {core[op.id]} core")
-        path = _path(op)
+        kind = op.op
+        if (kind == "matmul") != (op.id in aic):
+            raise AssertionError(f"tile op {op.id} ({kind}) sits on a {'AIC' if op.id in aic else 'AIV'} core")
+        path = path_of(kind, "UB")
         if path not in checked:
             for seg in _segments(path):
                 if seg not in allowed:
                     raise AssertionError(f"tile op {op.id} ({op.op}) moves data {seg}, which the board does not allow")
             checked.add(path)
-        paths.append(path)
+        append(path)
     return dataclasses.replace(p, memory=tuple(paths))
