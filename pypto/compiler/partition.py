@@ -100,6 +100,13 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                     out = 0
                     break
             return g.open_bytes + out
+        if len(loads) == 1:  # the common case of the one below, without building a set
+            lid = loads[0].id
+            for i in o.inputs:
+                if uses.get(i, 0) == 1 and (i in live or i == lid) and size[i] >= out:
+                    out = 0
+                    break
+            return g.open_bytes + size[lid] + out
         extra = {ld.id for ld in loads}
         for i in o.inputs:
             if uses.get(i, 0) == 1 and (i in live or i in extra) and size[i] >= out:
