@@ -149,6 +149,10 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     reshaped, written = reshaped_buffers(tiles.ops, written=True)
 
     def gm_accesses(o: TileOp, loads: list[TileOp]) -> list[tuple[Region, bool]]:
+        r = o.region
+        if not loads and r is not None and o.op == "store":  # the common case of the below: one write
+            b = r.buffer
+            return [(flatten(r) if b in reshaped else r, True)] if b in written else []
         out = [a for ld in loads for a in accesses(ld)] if loads else []
         if o.region is not None:
             out += accesses(o)
@@ -208,7 +212,11 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             if len(producers) == 1 and cid in producers:
                 copied = []  # every input made in a subgraph is made in this one
             else:
-                copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != cid]
+                copied = []  # (a loop: cheaper than a comprehension for an op's few inputs)
+                for i in o.inputs:
+                    gi = group_of.get(i)
+                    if gi is not None and gi != cid:
+                        copied.append(ops[i])
             # joining with inputs from elsewhere is safe only into a subgraph nothing depends on yet
             foreign = cand.exported and (copied or any(d != cid for d in deps))
             if cand.core == "AIV" and cand.instance == o.instance and not foreign \
