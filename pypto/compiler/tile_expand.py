@@ -408,8 +408,13 @@ class Expander:
                             continue
                     srcs.append(self.tile_for(v, off, shp, n, inst))
                     continue
-                roff = tuple([off[i + k] if keep else 0 for i, keep in enumerate(kept)])
-                rshp = tuple([shp[i + k] if keep else 1 for i, keep in enumerate(kept)])
+                if k == 0 and len(kept) == 2:  # the common case of the comprehensions below, spelled out
+                    k0, k1 = kept
+                    roff = (off[0] if k0 else 0, off[1] if k1 else 0)
+                    rshp = (shp[0] if k0 else 1, shp[1] if k1 else 1)
+                else:
+                    roff = tuple([off[i + k] if keep else 0 for i, keep in enumerate(kept)])
+                    rshp = tuple([shp[i + k] if keep else 1 for i, keep in enumerate(kept)])
                 srcs.append(self.tile_for(v, roff, rshp, n, inst))
             tid = ids[coord] = len(ops)
             ops.append(tile_op(tid, op, nid, inst, coord, shp, dtype, tuple(srcs), None, attrs))
