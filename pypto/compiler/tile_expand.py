@@ -317,10 +317,15 @@ class Expander:
         """Write all of `value` into `target` (same shape), tile by tile."""
         p = self.place[value]
         if isinstance(p, Tiles) and p.instance == inst:
+            ops, tile, nid = self.ops, p.tile, node.id
             for coord, tid in p.ids.items():
-                off = tuple(c * t for c, t in zip(coord, p.tile))
-                self.new("store", node, inst, coord, self.ops[tid].shape, self.ops[tid].dtype, (tid,),
-                         sub(target, off, self.ops[tid].shape))
+                if len(coord) == 2 == len(tile):
+                    off: tuple[int, ...] = (coord[0] * tile[0], coord[1] * tile[1])
+                else:
+                    off = tuple(c * t for c, t in zip(coord, tile))
+                src = ops[tid]
+                ops.append(tile_op(len(ops), "store", nid, inst, coord, src.shape, src.dtype, (tid,),
+                                   sub(target, off, src.shape)))  # self.new(...), inline
             return
         src = self.gm(value, node)
         tile = self.tile_of(node, src.shape) if node.tile is not None else src.shape
