@@ -35,6 +35,19 @@ machine of issue 19's figures the old compiler took 2.07 s (10.5 µs per tile op
 3.67 s here, so the new one is about 6.4 µs there. What is left is per-op object work (a TileOp
 built, looked up, signed, indexed several times); see ARCHITECTURE.md, "Compile speed".
 
+Second round, measured 2026-11-27 on this 2-core machine at load average ~2-2.5 (another session
+running), old = 2482832, new = 5444b09, `--against /tmp/compile_old --rounds 3 --reps 2`:
+
+      tile  tile ops   old s   new s  old µs/op  new µs/op speed-up cpu old µs/op cpu new µs/op cpu speed-up
+ (64, 512)      7040   0.046   0.035       6.59       4.91    1.34x          6.25          4.91        1.27x
+ (32, 512)     13312   0.079   0.056       5.92       4.24    1.40x          5.61          4.22        1.33x
+ (32, 128)     49920   0.271   0.211       5.43       4.23    1.28x          5.38          4.23        1.27x
+  (32, 32)    196608   1.354   0.932       6.89       4.74    1.45x          6.77          4.69        1.45x
+
+Per stage at (32, 32), old/new wall s: tile 0.846/0.731, block 0.045/0.047, execute 0.171/0.153; the rest
+of the gain is the collector's pass after the pause (gone) and the tile executor (made on first use).
+Under 5 µs per tile op at every shape, 196,608 tile ops in 0.93 s; flat from 13k to 197k tile ops.
+
 The record (issue 19 item 1: for softmax 4096² at 32x32, written in < 0.5 s, < 10 MB on disk, peak RSS of
 the whole compile < 300 MB): `.venv/bin/python benchmarks/compile_bench.py --record [--rounds 2]` prints, at
 the four tile shapes, the compile's µs per tile op, the record's write time (wall and CPU) and bytes on
