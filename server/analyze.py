@@ -311,3 +311,36 @@ def file_path(uri_or_path: str) -> str:
     if uri_or_path.startswith("file://"):
         return str(Path(unquote(urlparse(uri_or_path).path)))
     return str(Path(uri_or_path).resolve())
+
+
+PANEL_TILE_OPS = 20_000  # above this many tile ops the panels are sent a slim record (`panel_record`)
+# What a slim record leaves out: the per-tile-op fields the panels read only for one clicked tile
+# (shape, dtype, memory) or never (region, attrs, inputs, the buffers): 14 of the 25 MB of softmax 4096² @32x32.
+PANEL_OMIT_OPS = ("region", "attrs", "inputs", "shape", "dtype")
+
+
+def panel_record(lists: Any, limit: int = PANEL_TILE_OPS) -> Any:
+    """The record (as lists) the panels are sent: itself when it has at most `limit` tile ops, else a copy
+    without `tiles.ops.{region,attrs,inputs,shape,dtype}`, `tiles.buffers` and `memory`, and with `omitted`
+    naming what was left out in the record's own shape, each list's length in its place
+    (`{"tiles": {"ops": {"region": n, …}, "buffers": b}, "memory": n}`). The panels draw every view from
+    what is kept (ops' id, op, node, instance and coord; subgraphs, blocks, execute, run)."""
+    if not isinstance(lists, dict):
+        return lists
+    tiles = lists.get("tiles")
+    ops = tiles.get("ops") if isinstance(tiles, dict) else None
+    if not isinstance(ops, dict) or len(ops.get("id") or ()) <= limit:
+        return lists
+    assert isinstance(tiles, dict)
+    gone_ops = {k: len(v) for k, v in ops.items() if k in PANEL_OMIT_OPS}
+    gone_tiles: dict[str, Any] = {"ops": gone_ops}
+    if "buffers" in tiles:
+        gone_tiles["buffers"] = len(tiles["buffers"] or ())
+    omitted: dict[str, Any] = {"tiles": gone_tiles}
+    if lists.get("memory") is not None:
+        omitted["memory"] = len(lists["memory"])
+    out = {k: v for k, v in lists.items() if k != "memory"}
+    out["tiles"] = {**{k: v for k, v in tiles.items() if k != "buffers"},
+                    "ops": {k: v for k, v in ops.items() if k not in PANEL_OMIT_OPS}}
+    out["omitted"] = omitted
+    return out

@@ -40,6 +40,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 
 from server import history
+from server.analyze import panel_record
 from server.http_live import Hub, hello, message, record_changed
 from server.http_page import csp, minimal_page, picker_body, picker_page, trace_page, trace_panel_page
 from server.http_safety import Guard, Refused, confine, is_file, needs_token, read_text
@@ -437,12 +438,21 @@ def create_app(config: ServeConfig) -> Any:
     @app.get(f"{API}/jobs/{{job_id}}/record", tags=["results"])
     def record(request: Request, job_id: str,
                snapshots: Annotated[bool, Query(description="add each pass's tensor graph as its `snapshot`")] = False,
+               panel: Annotated[bool, Query(description="what the panels draw: a record of more than 20,000 tile "
+                                                        "ops without its per-tile-op bulk, named in `omitted`")]
+               = False,
                ) -> Response:
         """The CompileRecord (docs/record-schema.md) with its `run` (the swimlane)."""
         st = _st(request)
         j = st.job(job_id)
         if snapshots:
-            return Response(json.dumps(record_with_graphs(j, st.results)), media_type="application/json")
+            rec = record_with_graphs(j, st.results)
+            return Response(json.dumps(panel_record(rec) if panel else rec), media_type="application/json")
+        if panel:
+            full = st.results.record(j)
+            slim = panel_record(full)
+            if slim is not full:
+                return Response(json.dumps(slim, separators=(",", ":")), media_type="application/json")
         return Response(st.results.blob(j, "record"), media_type="application/json")
 
     @app.get(f"{API}/jobs/{{job_id}}/listings", tags=["results"])

@@ -24,7 +24,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from server import protocol as P
-from server.analyze import graphs_after_passes, record_lists
+from server.analyze import graphs_after_passes, panel_record, record_lists
 from server.features import CHARS, FINDING_UNIT, SUGGESTION_UNIT, Lines, lines_of, make_range, norm, where_range
 from server.state import Document, Result
 
@@ -390,8 +390,9 @@ def source_of(doc: Document, r: Result, params: P.SourceOfParams) -> P.SourceOfR
 
 def record(doc: Document, r: Result, out: Mapping[str, Json]) -> P.RecordResult:
     """The record of `out` (the analysis holding it) with the traced graph as `traced`; the
-    passes' graphs are answered one at a time by `pass_graph`."""
-    rec = _lists(out)
+    passes' graphs are answered one at a time by `pass_graph`. A big record is sent slim (`panel_record`:
+    its per-tile-op bulk left out and named in `omitted`)."""
+    rec = panel_record(_lists(out))
     if not isinstance(rec, dict):
         raise P.ParamsError(f"{r.name}: this compile has no record")
     graphs = out.get("pass_graphs") or {}

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support import HOSTILE_KERNELS, USES_HELPER
+from support import HOSTILE_KERNELS, USES_HELPER, softmax_source
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
@@ -104,6 +104,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (ws / "hostile.py").write_text(HOSTILE)
     (ws / "live.py").write_text(LIVE)
     (ws / "decomposed.py").write_text(DECOMPOSED)
+    (ws / "big.py").write_text(softmax_source(128, "big"))  # 34,816 tile ops: above the panels' 20,000
     (ws / "lib").mkdir()
     (ws / "lib" / "helpers.py").write_text("ROWS = 16\n")
     (ws / "lib" / "uses.py").write_text(USES_HELPER)
@@ -289,6 +290,30 @@ def test_each_pass_has_its_graph(client: httpx.Client) -> None:
     task = client.get(f"/api/v1/jobs/{jid}/tasks/0").json()  # nodes a pass made: the lines they came from
     assert [(s["line"], s["col"]) for s in task["source"]] == [(s.line, s.col) for s in rec.source_of_task(0)]
     assert task["source"] and {n["op"] for n in task["nodes"]} & {"exp", "sum", "amax"}
+
+
+def test_the_panels_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(
+        client: httpx.Client, report_job: dict[str, Any]) -> None:
+    """`?panel=true` (what the browser panels ask): a record above 20,000 tile ops comes without the
+    per-tile-op fields the panels do not draw, named with their lengths in `omitted`; a small one is whole."""
+    small = client.get(f"/api/v1/jobs/{report_job['id']}/record", params={"panel": True})
+    assert small.content == client.get(f"/api/v1/jobs/{report_job['id']}/record").content
+    jid = finished(client, submit(client, "big.py::big", "compile")["id"])["id"]
+    full = client.get(f"/api/v1/jobs/{jid}/record")
+    slim = client.get(f"/api/v1/jobs/{jid}/record", params={"panel": True})
+    rec, whole = slim.json(), full.json()
+    n = len(whole["tiles"]["ops"]["id"])
+    assert n == 34_816 and "omitted" not in whole
+    assert rec["omitted"] == {"tiles": {"ops": dict.fromkeys(("region", "attrs", "inputs", "shape", "dtype"), n),
+                                        "buffers": len(whole["tiles"]["buffers"])}, "memory": n}
+    assert set(rec["tiles"]["ops"]) == {"id", "op", "node", "instance", "coord"}
+    assert all(rec["tiles"]["ops"][k] == whole["tiles"]["ops"][k] for k in rec["tiles"]["ops"])
+    assert "memory" not in rec and "buffers" not in rec["tiles"]
+    assert {k: v for k, v in rec.items() if k not in ("tiles", "omitted")} == \
+        {k: v for k, v in whole.items() if k not in ("tiles", "memory")}
+    assert len(slim.content) < 0.5 * len(full.content), (len(slim.content), len(full.content))
+    snap = client.get(f"/api/v1/jobs/{jid}/record", params={"panel": True, "snapshots": True}).json()
+    assert snap["omitted"] == rec["omitted"] and snap["passes"][0]["snapshot"]["graph"]["nodes"]
 
 
 def test_exports(client: httpx.Client, report_job: dict[str, Any]) -> None:

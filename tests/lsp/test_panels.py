@@ -31,6 +31,7 @@ async def test_record_is_the_whole_compile_record_with_listings_and_follows_edit
     assert got["uri"] == doc.uri and got["kernel"] == K and got["version"] == 1
     rec = got["record"]
     assert rec["source"]["kernel"] == K and rec["source"]["file"] == str(doc.path)
+    assert "omitted" not in rec and len(rec["tiles"]["ops"]["shape"]) == len(rec["memory"]) > 0  # a small record whole
     assert [p["name"] for p in rec["passes"]][-1] == "execute_graph"
     run = rec["run"]
     assert run["board"] == "sim" and run["clock"].startswith("simulated")
@@ -49,6 +50,29 @@ async def test_record_is_the_whole_compile_record_with_listings_and_follows_edit
     assert max(run2["tasks"]["end"]) - min(run2["tasks"]["start"]) == pytest.approx(changed["summary"]["makespanUs"],
                                                                                      rel=1e-6)
     assert after["record"]["source"]["tile_configs"] != rec["source"]["tile_configs"]
+
+
+async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client, lsp_kit, tmp_path):
+    """Above 20,000 tile ops the panels are sent the record without the per-tile-op fields they do not
+    draw (server/analyze.py `panel_record`), each named with its length in `omitted`."""
+    from support import softmax_source
+
+    doc = lsp_kit.Doc(client, tmp_path / "big.py", softmax_source(128, "big"))
+    summary = (await client.records.record(doc.uri, "big", 1))["summary"]
+    got = await doc.call("pypto/record", kernel="big")
+    rec = got["record"]
+    n = len(rec["tiles"]["ops"]["id"])
+    assert n == 34_816
+    gone = rec["omitted"]
+    assert gone == {"tiles": {"ops": dict.fromkeys(("region", "attrs", "inputs", "shape", "dtype"), n),
+                              "buffers": gone["tiles"]["buffers"]}, "memory": n}
+    assert gone["tiles"]["buffers"] > 0 and "memory" not in rec and "buffers" not in rec["tiles"]
+    assert set(rec["tiles"]["ops"]) == {"id", "op", "node", "instance", "coord"}
+    # what the views draw is all there: subgraphs, blocks, the execute tasks and the run
+    assert len(rec["run"]["tasks"]["id"]) == len(rec["execute"]["tasks"]) == summary["tasks"] == 1024
+    assert rec["subgraphs"] and rec["blocks"] and got["listings"]
+    size = len(json.dumps(got, separators=(",", ":")))
+    assert size < 64 * n, f"{size} bytes for {n} tile ops"  # the whole record: 4.4 MB, 125 bytes per tile op
 
 
 async def test_pass_answers_each_pass_graph_and_the_traced_one(client, lsp_kit, tmp_path):

@@ -342,6 +342,50 @@ function fillKinds(page) {
   });
 }
 
+describe('graph panel: a big record sent slim (server/analyze.py panel_record)', () => {
+  test('the tiles view draws its grids and a tile\'s ops, subgraph, leaf and task without the per-tile-op bulk', async () => {
+    // what the servers send for a record above 20,000 tile ops, made here from the fixture
+    // (and from the fixture's pass snapshots, which the servers' records do not carry whole)
+    const r = structuredClone(showcase.record);
+    const omitted = { tiles: { ops: {}, buffers: r.tiles.buffers.length }, memory: r.memory.length };
+    for (const prog of [r, ...r.passes.map((x) => x.snapshot).filter((x) => x?.tiles)]) {
+      for (const k of ['region', 'attrs', 'inputs', 'shape', 'dtype']) {
+        if (prog.tiles.ops[k]) omitted.tiles.ops[k] = prog.tiles.ops[k].length;
+        delete prog.tiles.ops[k];
+      }
+      delete prog.tiles.buffers;
+      delete prog.memory;
+    }
+    r.omitted = omitted;
+    const p = await openPanel(browser.context, 'graph');
+    await send(p.page, { type: 'record', ...showcase, record: r });
+    await send(p.page, { type: 'showView', view: 'tiles' });
+    assert.equal(await p.page.getAttribute('button.tab.active', 'data-view'), 'tiles');
+    assert.ok(await p.page.locator('.graph-svg g.tilegrid').count() > 0);
+    const exp = flatten(r.graph).find((n) => n.op === 'exp');
+    const t = r.tiles.ops;
+    const first = t.node.indexOf(exp.id);
+    const rowKey = (k) => `${t.instance[k]}|${t.coord[k].slice(0, -1).join(',')}`;
+    const ops = t.id.map((_, k) => k).filter((k) => t.node[k] === exp.id && rowKey(k) === rowKey(first) && t.coord[k].at(-1) === 0);
+    assert.ok(ops.length > 0);
+    const sg = r.subgraphs.find((x) => x.ops.includes(ops.find((k) => !MOVES.has(t.op[k])) ?? ops[0]));
+    const task = r.execute.tasks.find((x) => x.subgraph === sg.id);
+    await p.page.fill('input.search', `%${exp.id}`);
+    await p.page.fill('input.search', '');
+    const canvas = p.page.locator('.details canvas.tilecanvas');
+    const box = await canvas.boundingBox();
+    await canvas.click({ position: { x: 1, y: 1 } });  // the first row's first column: the node's first tile
+    assert.ok(box.width > 0);
+    const detail = await p.page.textContent('.tile-detail');
+    for (const k of ops) assert.ok(detail.includes(`t${t.id[k]} ${t.op[k]}`), `tile op t${t.id[k]} listed: ${detail}`);
+    assert.ok(detail.includes(`subgraph ${sg.id} · leaf ${sg.leaf}`), detail);
+    assert.ok(detail.includes(`task ${task.id} on ${task.core}`), detail);
+    assert.match(await p.page.textContent('.omitted-note'), /left out of this big record \(tiles\.ops\.region, .*memory\)/);
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
 describe('graph panel: loop bodies and helper calls as clusters', () => {
   test('a loop body is a cluster that collapses to one node and expands again', async () => {
     const p = await openPanel(browser.context, 'graph');

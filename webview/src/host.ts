@@ -363,7 +363,7 @@ class ServerHost implements Host {
       const result = await this.get(String(urls.result));
       if (this.panel === 'graph' || this.panel === 'swimlane') {
         const graphs = result.has_pass_graphs === true ? '?snapshots=true' : '';
-        const record = await this.get(String(urls.record) + graphs);
+        const record = await this.get(`${String(urls.record)}?panel=true${graphs.replace('?', '&')}`);
         let listings: unknown = null;
         if (this.panel === 'graph') {
           listings = (await this.get(String(urls.record).replace(/record$/, 'listings')).catch((): Json => ({}))).listings ?? null;

@@ -49,15 +49,16 @@ export interface TileOps {
   node: number[];
   instance: number[];
   coord: number[][];
-  shape: number[][];
-  dtype: string[];
-  inputs: unknown[];
-  region: (Region | null)[];
-  attrs: Record<string, string>[];
+  /** Absent (with region, attrs, inputs) in a big record sent to a panel: see `CompileRecord.omitted`. */
+  shape?: number[][];
+  dtype?: string[];
+  inputs?: unknown[];
+  region?: (Region | null)[];
+  attrs?: Record<string, string>[];
 }
 
 export interface TilesJson {
-  buffers: { id: number; shape: Dim[]; dtype: string; kind: string; name: string | null; node: number }[];
+  buffers?: { id: number; shape: Dim[]; dtype: string; kind: string; name: string | null; node: number }[];
   instances: { id: number; root: number; index: Record<string, number> }[];
   outputs: [string, Region][];
   ops: TileOps;
@@ -159,6 +160,13 @@ export interface CompileRecord extends Program {
   /** Per tensor node id: its instructions' pipe cycles over all tasks (sim board's core model); null before the block stage. */
   node_cycles?: Record<string, number> | null;
   traced?: Program | null;
+  /** A big record sent to a panel: what was left out, in the record's shape, each list's length in its place
+   * (`{tiles: {ops: {shape: n, …}, buffers: b}, memory: n}`). */
+  omitted?: Omitted;
+}
+
+export interface Omitted {
+  [field: string]: number | Omitted;
 }
 
 export interface LeafStats {

@@ -27,7 +27,7 @@ import {
 import { flatten, isKernelOf, kernelKey, nodeHasLine, nodeSpan, RecordIndex, recordError } from '../model';
 import type { HostMessage } from '../protocol';
 import { coreColor, leafColor, palette, RAMP_CSS, rampColor } from '../theme';
-import type { CompileRecord, GraphNode, PrecisionReport, Program } from '../types';
+import type { CompileRecord, GraphNode, Omitted, PrecisionReport, Program } from '../types';
 
 const VIEWS = ['tensor', 'tiles', 'leaves', 'execute'] as const;
 /** The lowest zoom a fit may leave (11 px labels at 6.6 px and more): below it clusters collapse
@@ -977,9 +977,12 @@ class GraphPanel implements PanelImpl {
       out.append(h('div', null, h('b', null, `tile [${coord ? `${coord},` : ''}${col}]`), ` · instance ${inst}`));
       const trs = ops.map((k) => {
         const sg = sgOf[k] >= 0 && program.subgraphs ? program.subgraphs[sgOf[k]] : undefined;
-        return [`t${t.id[k]} ${t.op[k]}`, `[${t.shape[k].join(',')}] ${t.dtype[k]} · ${program.memory?.[k] ?? ''}${sg ? ` · subgraph ${sg.id} · leaf ${sg.leaf ?? '–'}` : ''}`] as [string, string];
+        const shape = t.shape && t.dtype ? `[${t.shape[k].join(',')}] ${t.dtype[k]} · ${program.memory?.[k] ?? ''}` : '';
+        return [`t${t.id[k]} ${t.op[k]}`, `${shape}${sg ? `${shape ? ' · ' : ''}subgraph ${sg.id} · leaf ${sg.leaf ?? '–'}` : ''}`] as [string, string];
       });
       out.append(table(trs));
+      const omitted = this.record?.omitted;
+      if (omitted && !t.shape) out.append(h('div', { class: 'muted omitted-note' }, `shape, dtype and memory of the ${fmtNum(t.id.length)} tile ops were left out of this big record (${omittedPaths(omitted).join(', ')})`));
       const sg = sgOf[ops[0]];
       const task = program.execute?.tasks.find((x) => x.subgraph === sg);
       if (task) out.append(h('div', { class: 'muted' }, `task ${task.id} on ${task.core}`));
@@ -1079,6 +1082,11 @@ function changesBesideNodes(prev: Program, cur: Program): string[] {
     else if (a !== null && b !== null && a !== b) out.push(`${label} ${fmtNum(a)} → ${fmtNum(b)}`);
   }
   return out;
+}
+
+/** What a slim record left out, as dotted paths: "tiles.ops.shape", "memory". */
+function omittedPaths(o: Omitted, path = ''): string[] {
+  return Object.entries(o).flatMap(([k, v]) => (typeof v === 'number' ? [`${path}${k}`] : omittedPaths(v, `${path}${k}.`)));
 }
 
 function table(rows: [string, string][]): HTMLTableElement {
