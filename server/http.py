@@ -75,6 +75,7 @@ VERSION = "1"
 REPO = Path(__file__).resolve().parent.parent
 log = logging.getLogger("pypto-ide.serve")
 MAX_TRACE_BYTES = 1 << 30  # a trace file larger than this is not loaded (413)
+MAX_TILE_OPS = 4096  # tile ops in one /tile-ops answer
 
 
 @dataclass
@@ -454,6 +455,31 @@ def create_app(config: ServeConfig) -> Any:
             if slim is not full:
                 return Response(json.dumps(slim, separators=(",", ":")), media_type="application/json")
         return Response(st.results.blob(j, "record"), media_type="application/json")
+
+    @app.get(f"{API}/jobs/{{job_id}}/tile-ops", tags=["results"])
+    def tile_ops(request: Request, job_id: str,
+                 ops: Annotated[str, Query(description="tile op indices (positions in `tiles.ops`), comma-separated, "
+                                                       "at most 4096")]) -> dict[str, Any]:
+        """Shape, dtype and memory of the tile ops asked: what `record?panel=true` left out of a big record."""
+        st = _st(request)
+        j = st.job(job_id)
+        try:
+            want = [int(x) for x in ops.split(",") if x.strip()]
+        except ValueError:
+            raise Refused(422, f"ops must be comma-separated integers, got {ops!r}") from None
+        if len(want) > MAX_TILE_OPS:
+            raise Refused(422, f"at most {MAX_TILE_OPS} tile ops in one request (asked {len(want)})")
+        rec = st.results.record(j)
+        t = (rec.get("tiles") or {}).get("ops")
+        if not t:
+            raise Refused(409, f"job {j.id} has no tile ops")
+        n, memory = len(t["id"]), rec.get("memory") or []
+        bad = [k for k in want if not 0 <= k < n]
+        if bad:
+            raise Refused(422, f"no tile op {bad[0]} in job {j.id} (it has {n})")
+        return {"job": j.id, "ops": want, "shape": [t["shape"][k] for k in want],
+                "dtype": [t["dtype"][k] for k in want],
+                "memory": [memory[k] if k < len(memory) else None for k in want]}
 
     @app.get(f"{API}/jobs/{{job_id}}/listings", tags=["results"])
     def listings(request: Request, job_id: str) -> dict[str, Any]:

@@ -511,6 +511,11 @@ async def _pass(ls: PyptoLanguageServer, p: P.PassParams) -> P.PassResult:
     return await _off_loop(P.PASS, r, panels.pass_graph, doc, r, await ls.extra_output(doc, r, "record"), p)
 
 
+async def _tile_ops(ls: PyptoLanguageServer, p: P.TileOpsParams) -> P.TileOpsResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    return await _off_loop(P.TILE_OPS, r, panels.tile_ops, doc, r, await ls.extra_output(doc, r, "record"), p)
+
+
 async def _report(ls: PyptoLanguageServer, p: P.ReportParams) -> P.ReportResult:
     doc, r = await ls.result(p.uri, p.kernel)
     # one analysis with what was asked (both: one job, whose report has every finding in order)
@@ -654,6 +659,7 @@ def create_server() -> PyptoLanguageServer:
     _custom(ls, P.PIN_BASELINE, P.PinParams, _pin_baseline)
     _custom(ls, P.HISTORY_RUN, P.HistoryRunParams, _history_run)
     _custom(ls, P.PASS, P.PassParams, _pass)
+    _custom(ls, P.TILE_OPS, P.TileOpsParams, _tile_ops)
     _custom(ls, P.REPORT, P.ReportParams, _report)
     _custom(ls, P.COMPILE, P.CompileParams, _compile)
     _custom(ls, P.LOAD_TRACE, P.LoadTraceParams, _load_trace)

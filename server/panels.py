@@ -424,6 +424,25 @@ def _lists(out: Mapping[str, Json]) -> Json:
     return lists
 
 
+def tile_ops(doc: Document, r: Result, out: Mapping[str, Json], params: P.TileOpsParams) -> P.TileOpsResult:
+    """Shape, dtype and memory of the tile ops asked: what a slim record (`panel_record`) left out, for
+    the tile a panel shows."""
+    if len(params.ops) > P.MAX_TILE_OPS:
+        raise P.ParamsError(f"at most {P.MAX_TILE_OPS} tile ops in one request (asked {len(params.ops)})")
+    rec = _lists(out)
+    tiles = rec.get("tiles") if isinstance(rec, dict) else None
+    if not isinstance(tiles, dict):
+        raise P.ParamsError(f"{r.name}: this compile has no tile ops")
+    ops, memory = tiles["ops"], rec.get("memory") or []
+    n = len(ops["id"])
+    bad = [k for k in params.ops if not 0 <= k < n]
+    if bad:
+        raise P.ParamsError(f"no tile op {bad[0]} in {r.name} (it has {n})")
+    return P.TileOpsResult(doc.uri, r.name, r.version, list(params.ops), [ops["shape"][k] for k in params.ops],
+                           [ops["dtype"][k] for k in params.ops],
+                           [memory[k] if k < len(memory) else None for k in params.ops])
+
+
 def pass_graph(doc: Document, r: Result, out: Mapping[str, Json], params: P.PassParams) -> P.PassResult:
     """The tensor graph after pass `params.index` (-1: the traced graph) as `snapshot: {"graph"}`:
     the page of its top-level nodes from `offset` holding at most `maxNodes` nodes, bodies included."""

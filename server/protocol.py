@@ -33,6 +33,7 @@ NODES_AT = "pypto/nodesAt"
 SOURCE_OF = "pypto/sourceOf"
 RECORD = "pypto/record"
 PASS = "pypto/pass"
+TILE_OPS = "pypto/tileOps"
 REPORT = "pypto/report"
 COMPILE = "pypto/compile"
 LOAD_TRACE = "pypto/loadTrace"
@@ -51,6 +52,7 @@ MAX_BINS = 1_000  # pypto/swimlane: bins per lane
 MAX_BOXES = 20_000  # pypto/swimlane: task boxes (a window holding more tasks is answered with bins)
 MAX_NODES = 5_000  # pypto/graph: nodes (a graph with more is aggregated into groups)
 MAX_PASS_NODES = 20_000  # pypto/pass: graph nodes in one page (loop bodies included)
+MAX_TILE_OPS = 4096  # pypto/tileOps: tile ops in one answer
 
 Json = Any
 
@@ -449,6 +451,26 @@ class PassResult:
     total_nodes: int = 0  # top-level nodes of the whole graph
     offset: int = 0  # the first top-level node of this page
     next_offset: int | None = None  # the next page's offset; null: this page ends the graph
+
+
+@attrs.define
+class TileOpsParams:
+    uri: str
+    kernel: str
+    ops: list[int]  # tile op indices (positions in `record.tiles.ops`), at most MAX_TILE_OPS
+
+
+@attrs.define
+class TileOpsResult:
+    """The fields a slim record left out of `tiles.ops` (and `memory`) for the tile ops asked, in their order."""
+
+    uri: str
+    kernel: str
+    version: int
+    ops: list[int]
+    shape: list[list[int]]
+    dtype: list[str]
+    memory: list[str | None]
 
 
 @attrs.define

@@ -314,6 +314,15 @@ def test_the_panels_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(
     assert len(slim.content) < 0.5 * len(full.content), (len(slim.content), len(full.content))
     snap = client.get(f"/api/v1/jobs/{jid}/record", params={"panel": True, "snapshots": True}).json()
     assert snap["omitted"] == rec["omitted"] and snap["passes"][0]["snapshot"]["graph"]["nodes"]
+    # what was left out, for the tile a panel shows
+    got = client.get(f"/api/v1/jobs/{jid}/tile-ops", params={"ops": "7,0,34815"}).json()
+    asked, t = [7, 0, 34815], whole["tiles"]["ops"]
+    assert got == {"job": jid, "ops": asked, "shape": [t["shape"][k] for k in asked],
+                   "dtype": [t["dtype"][k] for k in asked], "memory": [whole["memory"][k] for k in asked]}
+    for bad, why in (("34816", "no tile op 34816"), ("1,x", "comma-separated integers"),
+                     (",".join(["1"] * 4097), "at most 4096")):
+        r = client.get(f"/api/v1/jobs/{jid}/tile-ops", params={"ops": bad})
+        assert r.status_code == 422 and why in r.text, r.text
 
 
 def test_exports(client: httpx.Client, report_job: dict[str, Any]) -> None:

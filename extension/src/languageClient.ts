@@ -23,7 +23,7 @@ import {
 import { describeSource, findInterpreter, interpretProbe, type Candidate, type PythonInfo } from './interpreter';
 import { pickWheel } from './install';
 import type { CompileState, KernelRef, RecordChanged, SearchProgress } from './kernels';
-import type { HistoryResult, HistoryRunResult, PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, TraceResult } from './panelData';
+import type { HistoryResult, HistoryRunResult, PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, TileOpsResult, TraceResult } from './panelData';
 import type { LspTextEdit } from './router';
 import { neutralCwd, pythonExtensionInterpreter, runProbe, which } from './python';
 import { SECTION, serverSettings, type Settings } from './settings';
@@ -240,6 +240,10 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
 
   pass(ref: KernelRef, index: number): Promise<PassResult> {
     return this.request('pypto/pass', { uri: ref.uri, kernel: ref.kernel, index });
+  }
+
+  tileOps(ref: KernelRef, ops: number[]): Promise<TileOpsResult> {
+    return this.request('pypto/tileOps', { uri: ref.uri, kernel: ref.kernel, ops });
   }
 
   report(ref: KernelRef, extras: { suggest?: boolean; precision?: boolean }): Promise<ReportResult> {

@@ -51,6 +51,17 @@ export interface PassResult {
   snapshot: Program | null;
 }
 
+/** `pypto/tileOps` result: what a slim record left out of these tile ops. */
+export interface TileOpsResult {
+  uri: string;
+  kernel: string;
+  version: number;
+  ops: number[];
+  shape: number[][];
+  dtype: string[];
+  memory: (string | null)[];
+}
+
 /** `pypto/report` result. */
 export interface ReportResult {
   uri: string;
@@ -84,6 +95,7 @@ export interface TraceResult {
 export interface PanelServer {
   record(ref: KernelRef): Promise<RecordResult>;
   pass(ref: KernelRef, index: number): Promise<PassResult>;
+  tileOps(ref: KernelRef, ops: number[]): Promise<TileOpsResult>;
   report(ref: KernelRef, extras: { suggest?: boolean; precision?: boolean }): Promise<ReportResult>;
   precision(ref: KernelRef): Promise<PrecisionResult>;
   /** Pin the current run (or, with `entry`, that history entry) as the baseline; unpin. */
@@ -175,6 +187,12 @@ export function historyRunMessage(id: number, r: HistoryRunResult | null, err?: 
 export function passMessage(r: Pick<PassResult, 'index' | 'snapshot'>, err?: unknown): HostMessage {
   if (err === undefined) return msg({ type: 'pass', index: r.index, snapshot: r.snapshot });
   return msg({ type: 'pass', index: r.index, snapshot: null, error: err instanceof Error ? err.message : String(err) });
+}
+
+/** Tile ops' shape, dtype and memory (`pypto/tileOps`), or — with `err` — why they could not be had. */
+export function tileOpsMessage(ops: number[], r: TileOpsResult | null, err?: unknown): HostMessage {
+  if (r !== null && err === undefined) return msg({ type: 'tileOps', ops: r.ops, shape: r.shape, dtype: r.dtype, memory: r.memory });
+  return msg({ type: 'tileOps', ops, shape: ops.map(() => []), dtype: ops.map(() => ''), memory: ops.map(() => null), error: err instanceof Error ? err.message : String(err ?? 'no answer') });
 }
 
 export function reportMessage(r: ReportResult, previous: KernelReport | null): HostMessage {

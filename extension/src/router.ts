@@ -32,6 +32,7 @@ export type Action =
   | { kind: 'reveal'; file: string; range: EditorRange; line: number }
   | { kind: 'applyEdit'; edits: EditorEdit[]; label: string }
   | { kind: 'requestPass'; index: number }
+  | { kind: 'requestTileOps'; ops: number[] }
   | { kind: 'openPanel'; panel: PanelId; file: string | null; line: number | null; view: string | null; task: number | null }
   | { kind: 'pinBaseline'; pin: boolean; entry: number | null }
   | { kind: 'compareRun'; entry: number }
@@ -103,6 +104,9 @@ export function route(data: unknown, lineLength?: (file: string, line0: number) 
     }
     case 'requestPass':
       return isInt(data.index) && data.index >= 0 ? { kind: 'requestPass', index: data.index } : { kind: 'ignore', reason: 'requestPass: index' };
+    case 'requestTileOps':
+      return Array.isArray(data.ops) && data.ops.length > 0 && data.ops.length <= 4096 && data.ops.every((k) => isInt(k) && k >= 0)
+        ? { kind: 'requestTileOps', ops: data.ops as number[] } : { kind: 'ignore', reason: 'requestTileOps: ops (1 to 4096 tile op indices)' };
     case 'openPanel':
       if (!isPanel(data.panel)) return { kind: 'ignore', reason: 'openPanel: unknown panel' };
       return {

@@ -8,7 +8,7 @@ import { parseHostMessage } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, Swimlane } from '../../webview/src/types';
 import {
   clearMessage, doneMessage, errorMessage, historyItems, historyRunMessage, passMessage, precisionMessage, progressMessage, recordMessage, searchMessage,
-  reportMessage, requestErrorMessage, TITLES, traceMessage, uriToPath, VIEW_TYPES, type PassResult,
+  reportMessage, requestErrorMessage, tileOpsMessage, TITLES, traceMessage, uriToPath, VIEW_TYPES, type PassResult,
 } from '../../extension/src/panelData';
 
 const ref = { uri: 'file:///ws/my%20kernels/softmax.py', kernel: 'softmax_kernel' };
@@ -103,6 +103,15 @@ test('a pass that could not be had: the pass message with the reason and no snap
   const m = passMessage({ index: 4, snapshot: null }, new Error('softmax_kernel has no record: it failed to compile'));
   accepted(m);
   assert.deepEqual(m, { v: 1, type: 'pass', index: 4, snapshot: null, error: 'softmax_kernel has no record: it failed to compile' });
+});
+
+test('tile ops a slim record left out: their shape, dtype and memory, or why they could not be had', () => {
+  const m = tileOpsMessage([5, 9], { uri: ref.uri, kernel: ref.kernel, version: 2, ops: [5, 9], shape: [[32, 32], [32, 1]], dtype: ['fp32', 'fp32'], memory: ['UB', null] });
+  accepted(m);
+  assert.deepEqual(m, { v: 1, type: 'tileOps', ops: [5, 9], shape: [[32, 32], [32, 1]], dtype: ['fp32', 'fp32'], memory: ['UB', null] });
+  const failed = tileOpsMessage([5], null, new Error('no tile op 5 in softmax_kernel (it has 4)'));
+  accepted(failed);
+  assert.deepEqual(failed, { v: 1, type: 'tileOps', ops: [5], shape: [[]], dtype: [''], memory: [null], error: 'no tile op 5 in softmax_kernel (it has 4)' });
 });
 
 test('each panel\'s title and view type (the contract\'s)', () => {

@@ -48,6 +48,7 @@ test('ready, openPanel, requestPass and log', () => {
   assert.deepEqual(route({ v: 1, type: 'openPanel', panel: 'graph', view: '', task: -2 }),
     { kind: 'openPanel', panel: 'graph', file: null, line: null, view: null, task: null });
   assert.deepEqual(route({ v: 1, type: 'requestPass', index: 3 }), { kind: 'requestPass', index: 3 });
+  assert.deepEqual(route({ v: 1, type: 'requestTileOps', ops: [0, 7] }), { kind: 'requestTileOps', ops: [0, 7] });
   assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: false }), { kind: 'pinBaseline', pin: false, entry: null });
   assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: true, entry: 7 }), { kind: 'pinBaseline', pin: true, entry: 7 });
   assert.equal(route({ v: 1, type: 'pinBaseline', pin: 'yes' }).kind, 'ignore');
@@ -70,6 +71,8 @@ test('anything else is ignored, with the reason', () => {
     [{ v: 1, type: 'openPanel', panel: 'terminal' }, 'openPanel: unknown panel'],
     [{ v: 1, type: 'requestPass', index: -1 }, 'requestPass: index'],
     [{ v: 1, type: 'requestPass', index: 1.5 }, 'requestPass: index'],
+    [{ v: 1, type: 'requestTileOps', ops: [] }, 'requestTileOps: ops (1 to 4096 tile op indices)'],
+    [{ v: 1, type: 'requestTileOps', ops: [1, -2] }, 'requestTileOps: ops (1 to 4096 tile op indices)'],
     [{ v: 1, type: 'revealSource', file: F, range: { line: 0 } }, 'revealSource: file and range'],
     [{ v: 1, type: 'revealSource', range: { line: 3 } }, 'revealSource: file and range'],
     [{ v: 1, type: 'executeCommand', command: 'workbench.action.terminal.new' }, 'unknown type "executeCommand"'],

@@ -73,6 +73,14 @@ async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client
     assert rec["subgraphs"] and rec["blocks"] and got["listings"]
     size = len(json.dumps(got, separators=(",", ":")))
     assert size < 64 * n, f"{size} bytes for {n} tile ops"  # the whole record: 4.4 MB, 125 bytes per tile op
+    # what was left out, for the tile a panel shows (pypto/tileOps)
+    ops = await doc.call("pypto/tileOps", kernel="big", ops=[7, 0, n - 1])
+    assert ops["ops"] == [7, 0, n - 1] and ops["version"] == got["version"]
+    assert ops["shape"][1] == [1, 4, 1, 64] and ops["dtype"] == ["fp32"] * 3 and all(ops["memory"])
+    with pytest.raises(JsonRpcInvalidParams, match=f"no tile op {n} in big"):
+        await doc.call("pypto/tileOps", kernel="big", ops=[n])
+    with pytest.raises(JsonRpcInvalidParams, match="at most 4096"):
+        await doc.call("pypto/tileOps", kernel="big", ops=[0] * 4097)
 
 
 async def test_pass_answers_each_pass_graph_and_the_traced_one(client, lsp_kit, tmp_path):

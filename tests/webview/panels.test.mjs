@@ -380,7 +380,20 @@ describe('graph panel: a big record sent slim (server/analyze.py panel_record)',
     for (const k of ops) assert.ok(detail.includes(`t${t.id[k]} ${t.op[k]}`), `tile op t${t.id[k]} listed: ${detail}`);
     assert.ok(detail.includes(`subgraph ${sg.id} · leaf ${sg.leaf}`), detail);
     assert.ok(detail.includes(`task ${task.id} on ${task.core}`), detail);
-    assert.match(await p.page.textContent('.omitted-note'), /left out of this big record \(tiles\.ops\.region, .*memory\)/);
+    assert.match(await p.page.textContent('.omitted-note'), /left out of this big record \(tiles\.ops\.region, .*memory\): asking/);
+    // the panel asked its host for this tile's ops; the answer fills their shape, dtype and memory in
+    assert.deepEqual((await sent(p.page, 'requestTileOps')).map((m) => m.ops), [ops]);
+    const whole = showcase.record;
+    await send(p.page, { type: 'tileOps', ops: ops.map((k) => k + 1e6), shape: ops.map(() => [1]), dtype: ops.map(() => 'bf16'), memory: ops.map(() => null) });  // not the tile asked: ignored
+    assert.equal(await p.page.locator('.omitted-note').count(), 1);
+    await send(p.page, { type: 'tileOps', ops, shape: ops.map((k) => whole.tiles.ops.shape[k]), dtype: ops.map((k) => whole.tiles.ops.dtype[k]),
+      memory: ops.map((k) => whole.memory[k]) });
+    await p.page.locator('.omitted-note').waitFor({ state: 'detached' });
+    const filled = await p.page.textContent('.tile-detail');
+    for (const k of ops) {
+      const want = `t${t.id[k]} ${t.op[k]}[${whole.tiles.ops.shape[k].join(',')}] ${whole.tiles.ops.dtype[k]} · ${whole.memory[k]} · subgraph`;
+      assert.ok(filled.includes(want), `${want} in ${filled}`);
+    }
     await noErrors(p);
     await p.page.close();
   });

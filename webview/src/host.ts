@@ -197,6 +197,20 @@ class ServerHost implements Host {
       void this.pin(message.pin, message.entry ?? null);
     } else if (message.type === 'compareRun') {
       void this.compareRun(message.entry);
+    } else if (message.type === 'requestTileOps') {
+      void this.tileOps(message.ops);
+    }
+  }
+
+  /** What a slim record left out of these tile ops (`/tile-ops` of the job shown). */
+  private async tileOps(ops: number[]): Promise<void> {
+    const record = this.shown ? String(asObj(this.shown.urls).record ?? '') : '';
+    try {
+      if (!record) throw new Error('no record shown');
+      const got = await this.get(`${record.replace(/record$/, 'tile-ops')}?ops=${ops.join(',')}`);
+      this.deliver({ type: 'tileOps', ops: got.ops, shape: got.shape, dtype: got.dtype, memory: got.memory });
+    } catch (e) {
+      this.deliver({ type: 'tileOps', ops, shape: ops.map(() => []), dtype: ops.map(() => ''), memory: ops.map(() => null), error: (e as Error).message });
     }
   }
 

@@ -183,6 +183,17 @@ export interface ClearMessage {
   type: 'clear';
 }
 
+/** Shape, dtype and memory of tile ops a slim record left out (`requestTileOps`), in the order asked. */
+export interface TileOpsMessage {
+  v: 1;
+  type: 'tileOps';
+  ops: number[];
+  shape: number[][];
+  dtype: string[];
+  memory: (string | null)[];
+  error?: string | null;
+}
+
 export type HostMessage =
   | RecordMessage
   | PassMessage
@@ -195,6 +206,7 @@ export type HostMessage =
   | HighlightSourceMessage
   | ShowViewMessage
   | HistoryRunMessage
+  | TileOpsMessage
   | ClearMessage;
 
 // ---- panel -> host ---------------------------------------------------------------------------
@@ -226,6 +238,14 @@ export interface RequestPassMessage {
   v: 1;
   type: 'requestPass';
   index: number;
+}
+
+/** The graph panel asks for what a slim record left out of the tile ops of the tile it shows. */
+export interface RequestTileOpsMessage {
+  v: 1;
+  type: 'requestTileOps';
+  /** Tile op indices (positions in `record.tiles.ops`), at most 4096. */
+  ops: number[];
 }
 
 export interface OpenPanelMessage {
@@ -269,6 +289,7 @@ export type PanelMessage =
   | RevealSourceMessage
   | ApplyEditMessage
   | RequestPassMessage
+  | RequestTileOpsMessage
   | OpenPanelMessage
   | PinBaselineMessage
   | CompareRunMessage
@@ -319,6 +340,9 @@ const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => stri
   showView: (m) => (isStr(m.view) ? null : 'showView: view'),
   historyRun: (m) => (isNum(m.id) && (m.run === null || isRun(m.run)) && (m.entry === null || isEntry(m.entry))
     ? null : 'historyRun: id, entry (a history entry or null) and run (a swimlane or null)'),
+  tileOps: (m) => (Array.isArray(m.ops) && m.ops.every(isNum) && Array.isArray(m.shape) && Array.isArray(m.dtype) && Array.isArray(m.memory)
+    && m.shape.length === m.ops.length && m.dtype.length === m.ops.length && m.memory.length === m.ops.length
+    ? null : 'tileOps: ops, and shape, dtype and memory as long as ops'),
   clear: () => null,
 };
 

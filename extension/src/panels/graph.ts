@@ -1,8 +1,9 @@
 // The graph panel's host: the kernel's CompileRecord (passes, tile graph, leaves, execute
 // graph) and each leaf's PTO listing from `pypto/record` (PanelHost's default `load`); a pass
-// snapshot the record does not carry from `pypto/pass` when the panel asks (`requestPass`).
+// snapshot the record does not carry from `pypto/pass` when the panel asks (`requestPass`); what a
+// big (slim) record left out of a tile's ops from `pypto/tileOps` (`requestTileOps`).
 
-import { passMessage } from '../panelData';
+import { passMessage, tileOpsMessage } from '../panelData';
 import { PanelHost } from './panelHost';
 
 export class GraphPanel extends PanelHost {
@@ -21,6 +22,22 @@ export class GraphPanel extends PanelHost {
       (e: unknown) => {
         this.env.log(`graph panel: pass ${index} of ${ref.kernel}: ${(e as Error).message}${current() ? '' : ' (stale: not shown)'}`);
         if (current()) this.post(passMessage({ index, snapshot: null }, e));
+      },
+    );
+  }
+
+  override handleTileOpsRequest(ops: number[]): void {
+    const ref = this.kernel;
+    const server = this.env.server();
+    if (!ref || !server) return;
+    const current = (): boolean => !this.isDisposed && ref === this.kernel;
+    server.tileOps(ref, ops).then(
+      (r) => {
+        if (current()) this.post(tileOpsMessage(ops, r));
+      },
+      (e: unknown) => {
+        this.env.log(`graph panel: tile ops of ${ref.kernel}: ${(e as Error).message}${current() ? '' : ' (stale: not shown)'}`);
+        if (current()) this.post(tileOpsMessage(ops, null, e));
       },
     );
   }

@@ -220,6 +220,9 @@ export class PanelManager implements vscode.Disposable {
       case 'requestPass':
         host.handlePassRequest(action.index);
         break;
+      case 'requestTileOps':
+        host.handleTileOpsRequest(action.ops);
+        break;
       case 'pinBaseline':
         if (host.kernel) void this.pinBaseline(host.kernel, action.pin, action.entry ?? undefined);
         break;

@@ -192,6 +192,9 @@ export abstract class PanelHost implements vscode.Disposable {
   /** A panel request other than the common ones (graph: requestPass). */
   handlePassRequest(_index: number): void {}
 
+  /** What a slim record left out of some tile ops (graph: requestTileOps). */
+  handleTileOpsRequest(_ops: number[]): void {}
+
   /** The panel asks for a compile of the kernel's history to compare with (`pypto/historyRun`). */
   handleCompareRun(entry: number): void {
     const ref = this.kernel;

@@ -25,7 +25,7 @@ import {
   type TileGridModel,
 } from '../graph/model';
 import { flatten, isKernelOf, kernelKey, nodeHasLine, nodeSpan, RecordIndex, recordError } from '../model';
-import type { HostMessage } from '../protocol';
+import type { HostMessage, TileOpsMessage } from '../protocol';
 import { coreColor, leafColor, palette, RAMP_CSS, rampColor } from '../theme';
 import type { CompileRecord, GraphNode, Omitted, PrecisionReport, Program } from '../types';
 
@@ -77,6 +77,8 @@ class GraphPanel implements PanelImpl {
   private shell!: Shell;
   private st: GraphState = { ...DEFAULT };
   private record: CompileRecord | null = null;
+  /** The tile whose ops' shape, dtype and memory were asked of the host (a slim record). */
+  private tileAsk: { ops: number[]; fill: (m: TileOpsMessage) => void } | null = null;
   /** A task to show that came before any record (a new panel): shown when the record arrives. */
   private pendingTask: { task: number; file: string; line: number } | null = null;
   private listings: Record<string, string> = {};
@@ -223,6 +225,12 @@ class GraphPanel implements PanelImpl {
       if (same) this.strip.scrollLeft = scroll;
       else this.strip.querySelector('.pass.selected')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
       this.shell.saveState();
+    } else if (m.type === 'tileOps') {
+      const ask = this.tileAsk;
+      if (ask && ask.ops.length === m.ops.length && ask.ops.every((k, i) => k === m.ops[i])) {
+        this.tileAsk = null;
+        ask.fill(m);
+      }
     } else if (m.type === 'pass') {
       if (m.snapshot) this.snapshots.set(m.index, m.snapshot);
       if (this.record && (m.index === this.st.pass || m.index === this.st.pass! - 1)) this.render();
@@ -975,14 +983,35 @@ class GraphPanel implements PanelImpl {
       const t = program.tiles!.ops;
       const [inst, coord] = grid.rowKeys[row].split('|');
       out.append(h('div', null, h('b', null, `tile [${coord ? `${coord},` : ''}${col}]`), ` · instance ${inst}`));
-      const trs = ops.map((k) => {
+      const trs = (fetched?: Map<number, string>): [string, string][] => ops.map((k) => {
         const sg = sgOf[k] >= 0 && program.subgraphs ? program.subgraphs[sgOf[k]] : undefined;
-        const shape = t.shape && t.dtype ? `[${t.shape[k].join(',')}] ${t.dtype[k]} · ${program.memory?.[k] ?? ''}` : '';
-        return [`t${t.id[k]} ${t.op[k]}`, `${shape}${sg ? `${shape ? ' · ' : ''}subgraph ${sg.id} · leaf ${sg.leaf ?? '–'}` : ''}`] as [string, string];
+        const shape = t.shape && t.dtype ? `[${t.shape[k].join(',')}] ${t.dtype[k]} · ${program.memory?.[k] ?? ''}` : fetched?.get(k) ?? '';
+        return [`t${t.id[k]} ${t.op[k]}`, `${shape}${sg ? `${shape ? ' · ' : ''}subgraph ${sg.id} · leaf ${sg.leaf ?? '–'}` : ''}`];
       });
-      out.append(table(trs));
+      let shown = table(trs());
+      out.append(shown);
       const omitted = this.record?.omitted;
-      if (omitted && !t.shape) out.append(h('div', { class: 'muted omitted-note' }, `shape, dtype and memory of the ${fmtNum(t.id.length)} tile ops were left out of this big record (${omittedPaths(omitted).join(', ')})`));
+      if (omitted && !t.shape) {
+        // a slim record: the host is asked for these ops' shape, dtype and memory, filled in when they come
+        const note = h('div', { class: 'muted omitted-note' }, `shape, dtype and memory of the ${fmtNum(t.id.length)} tile ops were left out of this big record (${omittedPaths(omitted).join(', ')}): asking for this tile's`);
+        out.append(note);
+        const asked = ops.slice(0, 4096);
+        this.tileAsk = {
+          ops: asked,
+          fill: (m) => {
+            if (m.error) {
+              note.textContent = `shape, dtype and memory of this tile's ops could not be had: ${m.error}`;
+              return;
+            }
+            const got = new Map(m.ops.map((k, i) => [k, `[${m.shape[i].join(',')}] ${m.dtype[i]} · ${m.memory[i] ?? ''}`]));
+            const next = table(trs(got));
+            shown.replaceWith(next);
+            shown = next;
+            note.remove();
+          },
+        };
+        this.shell.post({ type: 'requestTileOps', ops: asked });
+      }
       const sg = sgOf[ops[0]];
       const task = program.execute?.tasks.find((x) => x.subgraph === sg);
       if (task) out.append(h('div', { class: 'muted' }, `task ${task.id} on ${task.core}`));
