@@ -21,6 +21,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[torch,dev]"
+	# numba's machine code for the sim board's compiled loop, into its on-disk cache (about 10 s once):
+	# otherwise every process that first needs it compiles it at once (tests, servers' workers)
+	PYPTO_SIM_JIT=1 $(BIN)/pypto-ide profile examples/softmax.py > /dev/null
 	touch $(STAMP)
 
 # node packages (package-lock.json): esbuild/typescript, vsce, playwright-core, the SARIF schema, ...
