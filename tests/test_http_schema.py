@@ -38,7 +38,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, s
     try:
         with httpx.Client(base_url=s.url, timeout=WAIT) as c:
             job = finished(c, submit(c, "softmax.py::softmax_kernel", "report")["id"])
-        assert job["status"] == "done", job
+        assert job["status"] == "done", f"the setup job ended {job['status']}: {job.get('failure')}"
         yield s, job["id"]
     finally:
         s.stop()
