@@ -443,14 +443,8 @@ def metrics(sl: Swimlane) -> Metrics:
     for t in tasks:
         per_lane[t.lane].append(t)
     busy = [sum(t.duration for t in per_lane.get(i, ())) for i in range(len(sl.lanes))]
-    lane_util = tuple(b / makespan if makespan > 0 else 0.0 for b in busy)
     used_cores = {sl.lanes[t.lane].core for t in tasks}
-    core_util: dict[str, float] = {}
-    for core in sorted(used_cores):
-        idx = [i for i, ln in enumerate(sl.lanes) if ln.core == core]
-        core_util[core] = sum(lane_util[i] for i in idx) / len(idx)
-    counted = [i for i, ln in enumerate(sl.lanes) if ln.core in used_cores]
-    utilization = sum(busy[i] for i in counted) / (makespan * len(counted)) if makespan > 0 else 0.0
+    lane_util, core_util, counted, utilization = _utilization(sl.lanes, busy, used_cores, makespan)
     active = len(per_lane)
     active_util = math.fsum(busy) / (makespan * active) if makespan > 0 else 0.0
     # idle time per lane, split by whether something of its core type was waiting
@@ -478,6 +472,20 @@ def metrics(sl: Swimlane) -> Metrics:
                    leaves, len(counted), active, len(sl.lanes), active_util, len(fake))
 
 
+def _utilization(lanes: Sequence[Lane], busy: list[float], used_cores: set[str], makespan: float
+                 ) -> tuple[tuple[float, ...], dict[str, float], list[int], float]:
+    """(per-lane utilization, per-core-type utilization, the lanes counted: those of a core type that ran
+    something, their utilization) from each lane's busy time — what both `metrics` paths share."""
+    lane_util = tuple(b / makespan if makespan > 0 else 0.0 for b in busy)
+    core_util: dict[str, float] = {}
+    for core in sorted(used_cores):
+        idx = [i for i, ln in enumerate(lanes) if ln.core == core]
+        core_util[core] = sum(lane_util[i] for i in idx) / len(idx)
+    counted = [i for i, ln in enumerate(lanes) if ln.core in used_cores]
+    utilization = sum(busy[i] for i in counted) / (makespan * len(counted)) if makespan > 0 else 0.0
+    return lane_util, core_util, counted, utilization
+
+
 def _column_metrics(sl: Swimlane, tc: TaskColumns) -> Metrics:
     """`metrics` of a swimlane without placeholder lanes whose tasks are columns (the sim board's):
     the same figures, float for float — the sums `metrics` makes with `sum` are made with `sum` on
@@ -497,14 +505,8 @@ def _column_metrics(sl: Swimlane, tc: TaskColumns) -> Metrics:
     bounds = lane_ptr.tolist()
     lane_durations = list(map(duration.__getitem__, by_lane.tolist()))
     busy = [sum(lane_durations[bounds[i]:bounds[i + 1]]) for i in range(nlanes)]
-    lane_util = tuple(b / makespan if makespan > 0 else 0.0 for b in busy)
     used_cores = {sl.lanes[i].core for i in range(nlanes) if bounds[i + 1] > bounds[i]}
-    core_util: dict[str, float] = {}
-    for core in sorted(used_cores):
-        idx = [i for i, ln in enumerate(sl.lanes) if ln.core == core]
-        core_util[core] = sum(lane_util[i] for i in idx) / len(idx)
-    counted = [i for i, ln in enumerate(sl.lanes) if ln.core in used_cores]
-    utilization = sum(busy[i] for i in counted) / (makespan * len(counted)) if makespan > 0 else 0.0
+    lane_util, core_util, counted, utilization = _utilization(sl.lanes, busy, used_cores, makespan)
     active = sum(1 for i in range(nlanes) if bounds[i + 1] > bounds[i])
     active_util = math.fsum(busy) / (makespan * active) if makespan > 0 else 0.0
     # idle time per lane, split by whether something of its core type was waiting
