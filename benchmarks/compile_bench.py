@@ -361,7 +361,8 @@ def record_figures(sides: list[tuple[str, Path]], rounds: int, tiles: tuple[tupl
 def transport(tile: tuple[int, int] = (32, 32)) -> None:
     """What a worker's answer costs to cross to the server (`server.analyze`: pickled through a pipe): the
     record as the lists version 1 had, against version 2's document and its columns' .npz bytes; and what the
-    HTTP server's store made of each (compact JSON). Best of 3, CPU seconds (the machine is shared)."""
+    HTTP server's store made of each (compact JSON); and the record a panel is sent, whole and slim
+    (`server.analyze.panel_record`). Best of 3, CPU seconds (the machine is shared)."""
     import pickle
 
     from pypto.ir.columns import npz_bytes
@@ -395,6 +396,13 @@ def transport(tile: tuple[int, int] = (32, 32)) -> None:
     print(f"{'v2: document + columns (.npz)':34} {t_doc + t_npz:>6.3f} {t_pc:>7.3f} {t_uc:>9.3f} "
           f"{len(pc) / 1e6:>6.1f} {t_jc:>10.3f}")
     print("(v1's lists are made here from v2's columns; the old compiler's to_json made them in about twice that)")
+    # what a panel is sent (`pypto/record`, GET /jobs/{id}/record?panel=true): the slim record of a big kernel
+    from server.analyze import panel_record
+
+    t_slim, slim = best(lambda: json.dumps(panel_record(lists), separators=(",", ":")))
+    whole = json.dumps(lists, separators=(",", ":"))
+    print(f"\nthe record a panel is sent (JSON): whole {len(whole):,} B, slim {len(slim):,} B "
+          f"({len(slim) / len(whole):.0%}), slimmed and dumped in {t_slim:.3f} CPU s")
 
 
 def memory_top(tile: tuple[int, int] = (32, 32), count: int = 15) -> None:
@@ -427,7 +435,8 @@ if __name__ == "__main__":
                     help="--record's figures, side by side with checkout OLD (e.g. a `git worktree`)")
     ap.add_argument("--memory", action="store_true", help="tracemalloc's top sites of a compiled record (32x32)")
     ap.add_argument("--transport", action="store_true",
-                    help="a worker's answer: the record as lists vs document + columns, pickled (32x32)")
+                    help="a worker's answer: the record as lists vs document + columns, pickled; "
+                         "the panel's record, whole vs slim (32x32)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args()
