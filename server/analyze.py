@@ -267,13 +267,17 @@ def warm_up(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], 
 def warm_up() -> None:
     """Compile, profile and report a tiny built-in kernel, then forget its module: done once in a
     worker's template process (`server.worker`), it leaves the lazy imports and first-call set-ups
-    every job needs done, so each job's child starts warm."""
+    every job needs done, so each job's child starts warm. It waits for the sim board's compiled
+    loop to load (`sim_kernel.finish_loading`; 0.1-0.4 s from numba's cache): the template forks
+    its job's children next, and a fork must not cut a loading thread."""
+    from pypto.boards import sim_kernel
     from pypto.userfiles import forget_loaded
 
     path = list(sys.path)
     modules = set(sys.modules)
     try:
         analyze_kernel(WARM_UP_PATH, WARM_UP, "warm_up", {"editor": True, "report": True})
+        sim_kernel.finish_loading()
     finally:
         sys.path[:] = path
         for name in set(sys.modules) - modules:

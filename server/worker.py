@@ -33,8 +33,10 @@ go wrong into a `JobFailed` with a `kind` (and the `output` so far):
 - `error` — the job raised (a bug in the analysis; user mistakes are results, not errors);
 - `cancelled` — the caller cancelled (a newer edit): as a timeout.
 
-Protocol on a template's connection: the pool sends `(fn, args)`; the template sends
-`("started", pid)`; the job's child sends any `("progress", data)`, then one `("ok" | "error" |
+Protocol on a template's connection: the template sends `("warm", None)` once, when its warm-up
+is done (it can take 10-20 s the first time after an install: numba compiles the sim board's loop,
+`pypto.boards.sim_kernel`), and a job sent before waits for it; the pool sends `(fn, args)`; the
+template sends `("started", pid)`; the job's child sends any `("progress", data)`, then one `("ok" | "error" |
 "memory", payload)`, which `run()` returns at once; the template, once the child's group and any
 process that left it are gone, sends `("ended", None | why the child died)`, which the pool
 collects before the template's next job (or in `settle()`).
@@ -65,7 +67,7 @@ _PRELOAD = ["numpy", "torch", "pypto", "pypto.record", "pypto.boards.sim", "pypt
             "pypto.boards.swimlane", "pypto.frontend.inputs", "pypto.analysis.health", "pypto.analysis.advice",
             "pypto.analysis.advisor", "pypto.analysis.report", "server.analyze"]
 OUTPUT_LIMIT = 256 * 1024  # bytes of a job's output kept (the rest is counted, and read so the job never blocks)
-_STARTED_WITHIN = 10.0  # seconds for a template to fork a job's child (it takes milliseconds)
+_STARTED_WITHIN = 10.0  # seconds for a warm template to fork a job's child (it takes milliseconds)
 _ENDED_WITHIN = 5.0  # seconds for a template to report a killed job's end before it is replaced too
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -249,7 +251,8 @@ def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
         pass
     import server.analyze
 
-    server.analyze.warm_up()
+    server.analyze.warm_up()  # it waits for the sim board's compiled loop: no loading thread is cut by a fork
+    conn.send(("warm", None))
     gc.collect()
     gc.freeze()  # the template's objects: a job's collector never walks (and so never copies) their pages
     ready = _fork_child(conn, memory_limit)
@@ -354,6 +357,7 @@ class _Worker:
     output: Connection  # the read end of the template's fd 1 and 2 (non-blocking)
     job: int | None = None  # the running job's process group
     busy: bool = False  # a job was sent and the template has not yet said it ended
+    warm: bool = False  # the template said its warm-up is done
 
 
 class WorkerPool:
@@ -503,7 +507,9 @@ class WorkerPool:
                     raise JobFailed("crashed", f"the job's process died ({payload or 'without an answer'}) "
                                                f"while running the kernel: it called os._exit, was killed "
                                                f"or crashed")
-                if kind == "started":
+                if kind == "warm":  # the start's deadline counts from here
+                    w.warm, started = True, time.monotonic()
+                elif kind == "started":
                     w.job = int(payload)
                 elif kind == "progress":
                     if on_progress is not None:
@@ -515,8 +521,10 @@ class WorkerPool:
                     return kind, payload
                 continue
             waited = time.monotonic() - started
-            if w.job is None and waited >= _STARTED_WITHIN:
+            if w.job is None and w.warm and waited >= _STARTED_WITHIN:
                 raise JobFailed("crashed", f"the worker did not start the job within {_STARTED_WITHIN:g} s")
+            if w.job is None and waited >= limit:
+                raise JobFailed("crashed", f"the worker was still warming up after {limit:g} s")
             if w.job is not None and cancel is not None and cancel.is_set():
                 raise JobFailed("cancelled", "a newer request replaced this one")
             if w.job is not None and waited >= limit:

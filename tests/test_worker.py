@@ -98,3 +98,22 @@ def test_a_kernel_imports_its_sibling_module_and_sees_its_edits(pool, tmp_path):
     assert other["summary"]["tasks"] == 64 // 32
     again = pool.run_blocking("analyze_kernel", path, USES_HELPER, "scaled", {})
     assert again["summary"]["tasks"] == 64 // 8
+
+
+def test_a_templates_warm_up_leaves_no_loading_thread_for_a_fork_to_cut():
+    """A template forks its jobs' children right after `warm_up`: the sim board's compiled loop is
+    loaded by then (a thread cut by the fork could hold a lock the child then waits on for ever)."""
+    import subprocess
+    import sys
+
+    probe = ("import os, threading\n"
+             "os.environ.pop('PYPTO_SIM_JIT', None)\n"
+             "import server.analyze as a\n"
+             "from pypto.boards import sim_kernel\n"
+             "a.warm_up()\n"
+             "print(sim_kernel.mode(), sim_kernel.ready(),"
+             " [t.name for t in threading.enumerate() if t.name == 'pypto-sim-jit'])\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True)
+    mode, ready, threads = out.stdout.split(maxsplit=2)
+    assert threads.strip() == "[]"
+    assert mode == "off" or ready == "True"

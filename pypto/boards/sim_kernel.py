@@ -105,6 +105,14 @@ def warm_in_background(run: Callable[[], object]) -> None:
     _WARMING.start()
 
 
+def finish_loading() -> None:
+    """Wait for the loading thread, if one runs. A process that forks calls this first: a child
+    forked while the thread imports numba or compiles can wait for ever on a lock the thread held
+    (an import's module lock, numba's compiler lock), since the thread is not in the child."""
+    if _WARMING is not None:
+        _WARMING.join()
+
+
 def compiled() -> SimpleNamespace:
     """The functions below compiled (`device_of`, `run_events`, `ready_level`, and `swimlane.metrics`'
     `waiting_intervals`, `lane_waits`, `critical_path`): numba imported and

@@ -213,5 +213,7 @@ async def test_functions_with_another_jit_decorator_are_left_alone(client, lsp_k
     await doc.hover(0)
     assert not [x for x in client.records.items if x["uri"] == doc.uri and x["kernel"] == "not_a_kernel"]
     assert not [d for d in doc.diagnostics() if d.range.start.line <= doc.line_of("return x")]
+    # both candidates' results are in (until then `not_a_kernel` has a "compiling…" lens)
+    await client.logs.wait(lambda m: "other_jit.py v1: 2 kernel(s) compiled" in m.message)
     lenses = await doc.lenses()
     assert {x.range.start.line for x in lenses} == {doc.line_of("@pypto.jit")}
