@@ -56,8 +56,7 @@ import math
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
-from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -75,6 +74,7 @@ from pypto.boards.swimlane import (
     metrics,
 )
 from pypto.compiler.block_ir import PIPES
+from pypto.compiler.execute import exec_columns
 from pypto.compiler.execute_ir import ExecGraph
 from pypto.compiler.manager import Program
 from pypto.compiler.tile_ir import TileGraph
@@ -133,7 +133,8 @@ class _Columns:
     int64 arrays, lists of CSR offsets and entries for predecessors, successors (in the order
     the Python loop lists them) and the GM regions read and written (interned: one id per
     distinct (buffer, offset, shape, layout), `reg_nbytes` its bytes), and the tasks' coords,
-    predecessor tuples and instances for the swimlane."""
+    predecessor tuples and instances for the swimlane: the graph's `ExecColumns` and what the
+    board derives from them."""
 
     leaf: np.ndarray
     core: np.ndarray  # 0: AIC, 1: AIV
@@ -149,9 +150,9 @@ class _Columns:
     wr_reg: np.ndarray
     reg_nbytes: np.ndarray
     elem_bytes: tuple[int, ...]
-    coord: list[tuple[int, ...]]
-    preds: list[tuple[int, ...]]
-    instances: list[int]
+    coord: Sequence[tuple[int, ...]]
+    preds: Sequence[tuple[int, ...]]
+    instances: Sequence[int]
 
 
 # execute graph id -> (a weak reference to it, its columns): reading 100k Task objects costs more
@@ -167,48 +168,35 @@ def _offsets(lengths: list[int]) -> np.ndarray:
 
 def task_columns(exe: ExecGraph, elem_bytes: Sequence[int]) -> _Columns | None:
     """The columns of `exe`'s tasks (made once per execute graph and buffer sizes, then cached while
-    the graph lives); None when task ids are not their positions (the Python loop then runs)."""
+    the graph lives): from the graph's own (`ExecGraph.columns`, which the compiler makes with the
+    tasks) or, for a graph without them, from the Task objects; None when task ids are not their
+    positions or a core type is not AIC / AIV (the Python loop then runs)."""
     eb = tuple(elem_bytes)
     hit = _COLUMNS.get(id(exe))
     if hit is not None and hit[0]() is exe and hit[1].elem_bytes == eb:
         return hit[1]
     tasks = exe.tasks
     n = len(tasks)
-    if list(map(attrgetter("id"), tasks)) != list(range(n)):
+    ec = exe.columns
+    if ec is None or len(ec.leaf) != n:
+        if list(map(attrgetter("id"), tasks)) != list(range(n)):
+            return None
+        # every field read by C-level maps (attrgetter), no Python loop per task
+        ec = exec_columns(*(list(map(attrgetter(f), tasks))
+                            for f in ("leaf", "core", "instance", "coord", "preds", "reads", "writes")))
+    if n and int(ec.core.min()) < 0:
         return None
-    # every field read by C-level maps (attrgetter), no Python loop per task or region
-    preds = list(map(attrgetter("preds"), tasks))
-    pred_len = list(map(len, preds))
-    pred_idx = np.fromiter(chain.from_iterable(preds), dtype=np.int64, count=sum(pred_len))
+    pred_idx = ec.pred_idx
     # successors: each predecessor's dependants in task order, as the Python loop appends them
-    succ_idx = np.repeat(np.arange(n, dtype=np.int64), pred_len)[np.argsort(pred_idx, kind="stable")]
+    succ_idx = np.repeat(np.arange(n, dtype=np.int64), np.diff(ec.pred_ptr))[np.argsort(pred_idx, kind="stable")]
     succ_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(pred_idx, minlength=n), out=succ_ptr[1:])
-    # GM regions, interned: an id per distinct (buffer, offset, shape, layout)
-    # GM regions, interned: an id per distinct (buffer, offset, shape, layout) (measured: a dict of
-    # tuples is faster than flattening the tuples into arrays and hashing those)
-    reads = list(map(attrgetter("reads"), tasks))
-    writes = list(map(attrgetter("writes"), tasks))
-    ids: dict[tuple[Any, ...], int] = {}
-    setdefault = ids.setdefault
-    rd_reg = np.array([setdefault((r.buffer, r.offset, r.shape, r.layout), len(ids)) for rs in reads for r in rs],
-                      dtype=np.int64)
-    wr_reg = np.array([setdefault((r.buffer, r.offset, r.shape, r.layout), len(ids)) for rs in writes for r in rs],
-                      dtype=np.int64)
-    shapes = list(map(itemgetter(2), ids))
-    size_of = {shape: math.prod(shape) for shape in set(shapes)}
-    reg_nbytes = (np.fromiter(map(size_of.__getitem__, shapes), dtype=np.int64, count=len(shapes))
-                  * np.array(eb, dtype=np.int64)[np.fromiter(map(itemgetter(0), ids), dtype=np.int64,
-                                                             count=len(shapes))])
-    instances = list(map(attrgetter("instance"), tasks))
-    instance = np.array(instances, dtype=np.int64)
+    reg_nbytes = ec.reg_elems * np.array(eb, dtype=np.int64)[ec.reg_buffer]
     cols = _Columns(
-        np.array(list(map(attrgetter("leaf"), tasks)), dtype=np.int64),
-        np.array(list(map({"AIC": 0, "AIV": 1}.__getitem__, map(attrgetter("core"), tasks))), dtype=np.int64),
-        instance, np.unique(instance, return_inverse=True)[1].astype(np.int64).reshape(-1),  # instance ranks
-        _offsets(pred_len), pred_idx, succ_ptr, succ_idx,
-        _offsets(list(map(len, reads))), rd_reg, _offsets(list(map(len, writes))), wr_reg,
-        reg_nbytes, eb, list(map(attrgetter("coord"), tasks)), preds, instances)
+        ec.leaf, ec.core, ec.instance,
+        np.unique(ec.instance, return_inverse=True)[1].astype(np.int64).reshape(-1),  # instance ranks
+        ec.pred_ptr, pred_idx, succ_ptr, succ_idx, ec.rd_ptr, ec.rd_reg, ec.wr_ptr, ec.wr_reg,
+        reg_nbytes, eb, ec.coord, ec.preds, ec.instances)
     key = id(exe)
     _COLUMNS[key] = (weakref.ref(exe, lambda _ref, key=key: _COLUMNS.pop(key, None)), cols)  # type: ignore[misc]
     return cols

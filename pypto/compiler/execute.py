@@ -5,7 +5,9 @@ in program order: a task that reads a region depends on the last tasks that wrot
 overlapping region (RAW), and a task that writes one depends on earlier readers and
 writers of it (WAR, WAW), found through `gm_index` (box overlap, a per-buffer grid of
 tile-sized cells), so the build stays near-linear in the number of accesses.
-Tasks of a `pypto.loop` iteration belong to that loop's root function.
+Tasks of a `pypto.loop` iteration belong to that loop's root function. The graph carries its
+tasks as columns too (`ExecColumns`: arrays, GM regions interned), made here where every task is
+in hand, so that the sim board's first run of a graph reads arrays, not 100k Task objects.
 """
 
 from __future__ import annotations
@@ -13,8 +15,12 @@ from __future__ import annotations
 import dataclasses
 import heapq
 from collections import defaultdict
+from collections.abc import Sequence
+from itertools import chain
 
-from pypto.compiler.execute_ir import ExecGraph, Task
+import numpy as np
+
+from pypto.compiler.execute_ir import CORE_CODES, ExecColumns, ExecGraph, Task, intern_regions
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.tile_ir import Region, Subgraph, TileGraph
@@ -57,14 +63,48 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     by_id = {sg.id: sg for sg in subgraphs}
     ops = {o.id: o for o in tiles.ops}
     tasks = []
+    leaf, core, instance, coords, task_preds = [], [], [], [], []
+    task_reads: list[tuple[Region, ...]] = []
+    task_writes: list[tuple[Region, ...]] = []
     for sg_id in order:
         sg = by_id[sg_id]
         inst = tiles.instances[sg.instance]
         coord = next((ops[i].coord for i in sg.ops if ops[i].op not in ("load", "store")), ())
-        tasks.append(Task(new_id[sg_id], sg_id, sg.leaf, sg.core, sg.instance, inst.root, coord,
-                          tuple(reads[sg_id]), tuple(writes[sg_id]), tuple(sorted(new_id[p] for p in preds[sg_id]))))
+        rs, ws, ps = tuple(reads[sg_id]), tuple(writes[sg_id]), tuple(sorted(new_id[p] for p in preds[sg_id]))
+        tasks.append(Task(new_id[sg_id], sg_id, sg.leaf, sg.core, sg.instance, inst.root, coord, rs, ws, ps))
+        leaf.append(sg.leaf)
+        core.append(sg.core)
+        instance.append(sg.instance)
+        coords.append(coord)
+        task_preds.append(ps)
+        task_reads.append(rs)
+        task_writes.append(ws)
     roots = tuple(sorted({-1} | {i.root for i in tiles.instances}))
-    return ExecGraph(tuple(tasks), roots)
+    return ExecGraph(tuple(tasks), roots,
+                     exec_columns(leaf, core, instance, coords, task_preds, task_reads, task_writes))
+
+
+def _offsets(lengths: list[int]) -> np.ndarray:
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def exec_columns(leaf: list[int], core: list[str], instance: list[int], coord: list[tuple[int, ...]],
+                 preds: list[tuple[int, ...]], reads: Sequence[tuple[Region, ...]],
+                 writes: Sequence[tuple[Region, ...]]) -> ExecColumns:
+    """The columns of tasks 0..n-1 given field by field (`ExecColumns`)."""
+    pred_len = list(map(len, preds))
+    reg, reg_buffer, reg_elems = intern_regions(chain(chain.from_iterable(reads), chain.from_iterable(writes)))
+    nrd = sum(map(len, reads))
+    return ExecColumns(
+        np.array(leaf, dtype=np.int64), np.array([CORE_CODES.get(c, -1) for c in core], dtype=np.int64),
+        np.array(instance, dtype=np.int64), _offsets(pred_len),
+        np.fromiter(chain.from_iterable(preds), dtype=np.int64, count=sum(pred_len)),
+        _offsets(list(map(len, reads))), np.array(reg[:nrd], dtype=np.int64),
+        _offsets(list(map(len, writes))), np.array(reg[nrd:], dtype=np.int64),
+        reg_buffer, reg_elems,
+        coord, preds, instance)
 
 
 def _topological(subgraphs: tuple[Subgraph, ...], preds: dict[int, set[int]]) -> list[int]:
