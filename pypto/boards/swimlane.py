@@ -498,12 +498,12 @@ def _column_metrics(sl: Swimlane, tc: TaskColumns) -> Metrics:
     n, nlanes = len(tc), len(sl.lanes)
     t0, t1 = float(start.min()), float(end.max())
     makespan = t1 - t0
-    duration = (end - start).tolist()
+    duration = end - start
     by_lane = np.argsort(lane, kind="stable")  # each lane's tasks in id order
     lane_ptr = np.zeros(nlanes + 1, dtype=np.int64)
     np.cumsum(np.bincount(lane, minlength=nlanes), out=lane_ptr[1:])
     bounds = lane_ptr.tolist()
-    lane_durations = list(map(duration.__getitem__, by_lane.tolist()))
+    lane_durations = duration[by_lane].tolist()
     busy = [sum(lane_durations[bounds[i]:bounds[i + 1]]) for i in range(nlanes)]
     used_cores = {sl.lanes[i].core for i in range(nlanes) if bounds[i + 1] > bounds[i]}
     lane_util, core_util, counted, utilization = _utilization(sl.lanes, busy, used_cores, makespan)
@@ -531,13 +531,14 @@ def _column_metrics(sl: Swimlane, tc: TaskColumns) -> Metrics:
     path, cp = jit.critical_path(np.lexsort((np.arange(n), end, start)), start, end, tc.pred_ptr, tc.pred_idx)
     by_leaf = np.argsort(leaf, kind="stable")
     leaf_ids, leaf_counts = np.unique(leaf, return_counts=True)
-    leaf_durations = list(map(duration.__getitem__, by_leaf.tolist()))
+    leaf_durations = duration[by_leaf]
     leaves = []
     at = 0
     for lf, count in zip(leaf_ids.tolist(), leaf_counts.tolist()):
         d = leaf_durations[at:at + count]
         at += count
-        leaves.append(LeafStats(lf, count, min(d), math.fsum(d) / count, max(d), math.fsum(d)))
+        total = math.fsum(d.tolist())
+        leaves.append(LeafStats(lf, count, float(d.min()), total / count, float(d.max()), total))
     return Metrics(makespan, math.fsum(busy), utilization, lane_util, core_util, float(wait_dep), float(wait_sched),
                    tuple(path.tolist()), float(cp), tuple(leaves), len(counted), active, nlanes, active_util, 0)
 
