@@ -5,10 +5,14 @@ execute graphs of about 1k, 16k and 100k tasks (an elementwise kernel, one task 
 tasks/s, beside the straightforward model it replaced (`tests/sim_reference.py`, the board before
 issue 19) and, with `--against TREE`, another checkout's `pypto/boards/sim.py` (loaded from that
 tree, run on this one's programs), all run alternately in this process, best of 3 each, the
-swimlanes checked equal. "cold" is the board's first run on an execute graph (its task columns
-made from the Task objects), "warm" a later one. Target from issue 19: >= 1M tasks/s (100k tasks
-under 0.1 s). Wall-clock, this machine: compare the columns of one run, not runs on different
-days or loads.
+swimlanes checked equal. "cold" is a board's first run on an execute graph (its cache of task
+columns emptied: this tree's board reads the columns the compiler made with the graph), "warm" a
+later one, "+metrics" cold and `metrics()` of the swimlane. "build" times the compiler's execute
+stage (`execute.build`, gc paused as a compile runs it), this tree's and, with `--against`, the
+other tree's: since the compiler makes the task columns (GM regions interned), part of the old
+cold cost is there now. Target from issue 19: >= 1M tasks/s (100k tasks under 0.1 s), cold
+included. Wall-clock, this machine: compare the columns of one run, not runs on different days or
+loads.
 
 `git worktree add /tmp/sim_old a9f1495` then
 `.venv/bin/python benchmarks/sim_bench.py --speed --against /tmp/sim_old`, 2026-11-27 on this
@@ -21,7 +25,17 @@ process: 0.36 s, numba imported and loaded from its cache; ~15 s when it compile
       100000   1.913   0.939   0.294  0.0643      106,449      339,988    1,554,536     0.917     0.234
 
 (all "same swimlane"). json: `Swimlane.to_json()`, metrics included, of the old board's swimlane
-(LaneTask objects) and of the new one's (columns).
+(LaneTask objects) and of the new one's (columns). Then the cold path (the compiler's columns),
+`git archive 3457cdf | tar -x -C /tmp/sim_cold_old`, `--against /tmp/sim_cold_old`, load 5-7:
+
+   tasks  ref s old cold old warm  cold s  warm s +metrics  old tasks/s cold tasks/s warm tasks/s build old build new
+    1000  0.011   0.0019   0.0005  0.0006  0.0005   0.0008      515,713    1,739,624    2,214,972     0.007     0.005
+   16000  0.139   0.0321   0.0051  0.0053  0.0050   0.0081      498,198    3,030,231    3,187,997     0.110     0.134
+  100000  0.960   0.2231   0.0308  0.0320  0.0310   0.0554      448,275    3,125,252    3,226,376     0.742     0.886
+
+(all "same swimlane"; json old / new at 100k: 0.069 / 0.061 s). The first run of a 100k-task
+graph: 0.22 -> 0.032 s; the execute stage pays ~0.1-0.15 s more for it (interning 300k regions
+in Python costs ~0.1 s wherever it is done).
 
 Part 2 — the model against the published A2/A3 figures of ../shared/spec/board-a2a3.md.
 Every model figure is SIMULATED (the a2a3 board file, 1.8 GHz); the published ones were
@@ -33,6 +47,7 @@ Run: `.venv/bin/python benchmarks/sim_bench.py [--speed] [--against TREE] [--siz
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import json
 import os
@@ -48,6 +63,7 @@ from pypto.boards import sim as sim_module
 from pypto.boards import sim_kernel
 from pypto.boards.sim import simulate
 from pypto.boards.swimlane import metrics
+from pypto.compiler import execute
 from pypto.frontend.jit import to_numpy
 from pypto.target import load
 
@@ -77,27 +93,39 @@ def _best(fn, *args, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
     return best
 
 
-def _old_board(tree: Path):  # type: ignore[no-untyped-def]
-    """`pypto/boards/sim.py` of another checkout, loaded as a module of its own (it imports the rest
-    of pypto from this one: the core model and the swimlane, whose names it still finds)."""
-    spec = importlib.util.spec_from_file_location("sim_against", tree / "pypto" / "boards" / "sim.py")
+def _load(tree: Path, rel: str, name: str):  # type: ignore[no-untyped-def]
+    """A module of another checkout (`rel`, e.g. pypto/boards/sim.py), loaded as a module of its own
+    (it imports the rest of pypto from this one: the core model, the swimlane, the execute graph's
+    classes, whose names it still finds)."""
+    spec = importlib.util.spec_from_file_location(name, tree / rel)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
 
-def _cold(program) -> None:  # type: ignore[no-untyped-def]
-    """The board's first run on an execute graph: its task columns made from the Task objects."""
+def _cold(board, program) -> None:  # type: ignore[no-untyped-def]
+    """A board's first run on an execute graph: its cache of task columns emptied (an old board
+    without one runs from the objects anyway)."""
+    cache = getattr(board, "_COLUMNS", None)
+    if cache is not None:
+        cache.clear()
+    board.simulate(program)
+
+
+def _cold_metrics(program) -> None:  # type: ignore[no-untyped-def]
+    """The first run and the metrics of its swimlane (what a panel shows of a new graph)."""
     sim_module._COLUMNS.clear()
-    simulate(program)
+    metrics(simulate(program))
 
 
 def speed(sizes: tuple[int, ...] = (1000, 16000, 100000), against: Path | None = None) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     import sim_reference  # the board before issue 19: one event at a time through small functions
 
-    old = _old_board(against) if against is not None else None
+    old = _load(against, "pypto/boards/sim.py", "sim_against") if against is not None else None
+    old_execute = _load(against, "pypto/compiler/execute.py", "execute_against") if against is not None else None
     os.environ.setdefault("PYPTO_SIM_JIT", "1")  # compiled from the first run (PYPTO_SIM_JIT=0: the Python loop)
     x = torch.randn(64, 128)
     tiny = lower(elementwise((1, 128)), x, torch.empty_like(x))
@@ -109,13 +137,18 @@ def speed(sizes: tuple[int, ...] = (1000, 16000, 100000), against: Path | None =
           f"the first call in this process took {first:.2f} s (numba: loaded from its cache, or compiled)")
     print("  ref: tests/sim_reference.py (the board before issue 19)"
           + (f"; old: {against}/pypto/boards/sim.py" if old else "")
-          + "\n  new cold: the first run on an execute graph (its task columns made from the Task objects);"
-          " new warm: later runs on it;\n  json: Swimlane.to_json() (metrics included) of the old board's swimlane"
+          + "\n  cold: the first run on an execute graph (the board's column cache emptied: this tree's board"
+          " reads the columns the compiler made with the graph, an old one may make them from the Task objects);"
+          "\n  warm: later runs on it; +metrics: cold and `metrics()` of its swimlane;"
+          "\n  build: the compiler's execute stage (execute.build) making the graph"
+          + (", this tree's (with its columns) and the old tree's" if old else "")
+          + ";\n  json: Swimlane.to_json() (metrics included) of the old board's swimlane"
           " (LaneTask objects) and of the new one's (columns), best of 3")
-    base_name = "old" if old else "ref"
-    print(f"{'tasks':>8} {'ref s':>7}" + (f" {'old s':>7}" if old else "") + f" {'cold s':>7} {'warm s':>7}"
-          f" {base_name + ' tasks/s':>12} {'cold tasks/s':>12} {'warm tasks/s':>12}"
-          f" {'json ' + base_name:>9} {'json new':>9}  target: >= 1M tasks/s")
+    base = "old" if old else "ref"
+    print(f"{'tasks':>8} {'ref s':>6}" + (f" {'old cold':>8} {'old warm':>8}" if old else "")
+          + f" {'cold s':>7} {'warm s':>7} {'+metrics':>8} {base + ' tasks/s':>12} {'cold tasks/s':>12}"
+          f" {'warm tasks/s':>12}" + (f" {'build old':>9}" if old else "") + f" {'build new':>9}"
+          f" {'json ' + base:>8} {'json new':>8}  target: >= 1M tasks/s cold")
     for rows in sizes:
         x = torch.randn(rows, 128)
         program = lower(elementwise((1, 128)), x, torch.empty_like(x))
@@ -124,20 +157,32 @@ def speed(sizes: tuple[int, ...] = (1000, 16000, 100000), against: Path | None =
         same = text == json.dumps(sim_reference.simulate(program).to_json())
         if old is not None:
             same = same and text == json.dumps(old.simulate(program).to_json())
-        ref = before = cold = warm = float("inf")
         old_lane, new_lane = (old or sim_reference).simulate(program), simulate(program)
         json_old = _best(old_lane.to_json)  # the swimlane's JSON, metrics included (objects / columns)
         json_new = _best(new_lane.to_json)
+        inf = float("inf")
+        ref = old_cold = old_warm = cold = warm = cold_m = build_old = build_new = inf
+        tiles, subgraphs = program.tiles, program.subgraphs
         for _ in range(3):
             ref = min(ref, _best(sim_reference.simulate, program, repeat=1))
             if old is not None:
-                before = min(before, _best(old.simulate, program, repeat=1))
-            cold = min(cold, _best(_cold, program, repeat=1))
+                old_cold = min(old_cold, _best(_cold, old, program, repeat=1))
+                old_warm = min(old_warm, _best(old.simulate, program, repeat=1))
+            cold = min(cold, _best(_cold, sim_module, program, repeat=1))
             warm = min(warm, _best(simulate, program, repeat=1))
-        base = before if old is not None else ref
-        print(f"{n:>8} {ref:>7.3f}" + (f" {before:>7.3f}" if old else "") + f" {cold:>7.3f} {warm:>7.4f}"
-              f" {n / base:>12,.0f} {n / cold:>12,.0f} {n / warm:>12,.0f} {json_old:>9.3f} {json_new:>9.3f}"
-              f"  {'same swimlane' if same else 'SWIMLANES DIFFER'}")
+            cold_m = min(cold_m, _best(_cold_metrics, program, repeat=1))
+            gc.disable()  # as a compile runs its passes
+            try:
+                if old_execute is not None:
+                    build_old = min(build_old, _best(old_execute.build, tiles, subgraphs, repeat=1))
+                build_new = min(build_new, _best(execute.build, tiles, subgraphs, repeat=1))
+            finally:
+                gc.enable()
+        before = old_cold if old is not None else ref
+        print(f"{n:>8} {ref:>6.3f}" + (f" {old_cold:>8.4f} {old_warm:>8.4f}" if old else "")
+              + f" {cold:>7.4f} {warm:>7.4f} {cold_m:>8.4f} {n / before:>12,.0f} {n / cold:>12,.0f}"
+              f" {n / warm:>12,.0f}" + (f" {build_old:>9.3f}" if old else "") + f" {build_new:>9.3f}"
+              f" {json_old:>8.3f} {json_new:>8.3f}  {'same swimlane' if same else 'SWIMLANES DIFFER'}")
 
 
 def matmul_kernel(tiles: tuple[list[int], list[int], list[int]]) -> pypto.JitKernel:

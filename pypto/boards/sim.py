@@ -37,8 +37,9 @@ Time is in cycles at `clock_ghz` inside; the swimlane is in µs and labelled sim
 Deterministic: no clocks, no randomness, ties broken by core and task ids.
 
 Speed (issue 19 item 3): with numba installed (the `fast` extra) `_Chip.run_compiled` runs the
-model on columns: the execute graph's tasks as arrays (`task_columns`: made once per graph, then
-cached while it lives), the loop compiled (`sim_kernel.run_events`), the swimlane's tasks and
+model on columns: the execute graph's tasks as arrays (`task_columns`: the columns the compiler
+made with the graph, `ExecGraph.columns`, or made from its Task objects for a graph without them;
+cached per graph while it lives), the loop compiled (`sim_kernel.run_events`), the swimlane's tasks and
 ready counters returned as columns (`swimlane.TaskColumns`, `PointColumns`: objects made only if
 a reader asks). Without numba (or with PYPTO_SIM_JIT=0) `_Chip.run` is the same model as one
 Python loop with the L2, the bandwidth ledger and the core model's cache lookup written inline,
