@@ -32,11 +32,14 @@ which has run `warm_up` once: every job executes the module anew, from a clean s
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import linecache
 import sys
 import traceback
 import types
-from collections.abc import Callable, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -321,30 +324,125 @@ PANEL_TILE_OPS = 20_000  # above this many tile ops the panels are sent a slim r
 # What a slim record leaves out: the per-tile-op fields the panels read only for one clicked tile
 # (shape, dtype, memory) or never (region, attrs, inputs, the buffers): 14 of the 25 MB of softmax 4096² @32x32.
 PANEL_OMIT_OPS = ("region", "attrs", "inputs", "shape", "dtype")
+# Above this many tasks (or in a record slim for its tile ops) the run is sent without its tasks and pipe
+# profiles: the swimlane panel draws it from windows (`pypto/swimlane`, `GET …/swimlane?max_boxes=`).
+PANEL_TASKS = 5_000
+PANEL_COUNTER_POINTS = 20_000  # a windowed run keeps its ready counters up to this many points in all
 
 
-def panel_record(lists: Any, limit: int = PANEL_TILE_OPS) -> Any:
-    """The record (as lists) the panels are sent: itself when it has at most `limit` tile ops, else a copy
-    without `tiles.ops.{region,attrs,inputs,shape,dtype}`, `tiles.buffers` and `memory`, and with `omitted`
-    naming what was left out in the record's own shape, each list's length in its place
-    (`{"tiles": {"ops": {"region": n, …}, "buffers": b}, "memory": n}`). The panels draw every view from
-    what is kept (ops' id, op, node, instance and coord; subgraphs, blocks, execute, run)."""
+def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TASKS) -> Any:
+    """The record (as lists) the panels are sent: itself when it has at most `limit` tile ops and its run at
+    most `tasks` tasks. Above `limit` tile ops: a copy without `tiles.ops.{region,attrs,inputs,shape,dtype}`,
+    `tiles.buffers` and `memory`. Above `limit` tile ops or `tasks` tasks: its run without `tasks` and
+    `pipe_profiles` (and `counters` above PANEL_COUNTER_POINTS points), which the swimlane panel asks for by
+    window. `omitted` names what was left out in the record's own shape, each list's length in its place
+    (`{"tiles": {"ops": {"region": n, …}, "buffers": b}, "memory": n, "run": {"tasks": t, "pipe_profiles": p}}`).
+    The panels draw every other view from what is kept (ops' id, op, node, instance and coord; subgraphs,
+    blocks, execute, the run's lanes, metrics and info)."""
     if not isinstance(lists, dict):
         return lists
     tiles = lists.get("tiles")
     ops = tiles.get("ops") if isinstance(tiles, dict) else None
-    if not isinstance(ops, dict) or len(ops.get("id") or ()) <= limit:
+    big_tiles = isinstance(ops, dict) and len(ops.get("id") or ()) > limit
+    run = lists.get("run")
+    run_tasks = run.get("tasks") if isinstance(run, dict) else None
+    n_tasks = len(run_tasks.get("id") or ()) if isinstance(run_tasks, dict) else 0
+    windowed = isinstance(run_tasks, dict) and (big_tiles or n_tasks > tasks)
+    if not big_tiles and not windowed:
         return lists
-    assert isinstance(tiles, dict)
-    gone_ops = {k: len(v) for k, v in ops.items() if k in PANEL_OMIT_OPS}
-    gone_tiles: dict[str, Any] = {"ops": gone_ops}
-    if "buffers" in tiles:
-        gone_tiles["buffers"] = len(tiles["buffers"] or ())
-    omitted: dict[str, Any] = {"tiles": gone_tiles}
-    if lists.get("memory") is not None:
-        omitted["memory"] = len(lists["memory"])
-    out = {k: v for k, v in lists.items() if k != "memory"}
-    out["tiles"] = {**{k: v for k, v in tiles.items() if k != "buffers"},
-                    "ops": {k: v for k, v in ops.items() if k not in PANEL_OMIT_OPS}}
+    out = dict(lists)
+    omitted: dict[str, Any] = {}
+    if big_tiles:
+        assert isinstance(tiles, dict) and isinstance(ops, dict)
+        gone_ops = {k: len(v) for k, v in ops.items() if k in PANEL_OMIT_OPS}
+        gone_tiles: dict[str, Any] = {"ops": gone_ops}
+        if "buffers" in tiles:
+            gone_tiles["buffers"] = len(tiles["buffers"] or ())
+        omitted["tiles"] = gone_tiles
+        if lists.get("memory") is not None:
+            omitted["memory"] = len(lists["memory"])
+        out.pop("memory", None)
+        out["tiles"] = {**{k: v for k, v in tiles.items() if k != "buffers"},
+                        "ops": {k: v for k, v in ops.items() if k not in PANEL_OMIT_OPS}}
+    if windowed:
+        assert isinstance(run, dict)
+        gone_run: dict[str, Any] = {"tasks": n_tasks, "pipe_profiles": len(run.get("pipe_profiles") or ())}
+        counters = run.get("counters") or {}
+        drop = {"tasks", "pipe_profiles"}
+        if sum(len(v) for v in counters.values()) > PANEL_COUNTER_POINTS:
+            gone_run["counters"] = {k: len(v) for k, v in counters.items()}
+            drop.add("counters")
+        omitted["run"] = gone_run
+        out["run"] = {k: v for k, v in run.items() if k not in drop}
+        out["aggregates"] = {"time_share": time_share(lists)}
     out["omitted"] = omitted
+    return out
+
+
+def time_share(lists: Mapping[str, Any]) -> dict[str, float]:
+    """µs of task time per tensor node id (str): each task's duration split evenly over its subgraph's tile ops,
+    as the graph panel's time-share overlay sums it from a whole run (webview/src/graph/model.ts `timeShare`)."""
+    run, ex, sgs = lists.get("run") or {}, lists.get("execute") or {}, lists.get("subgraphs")
+    ops = (lists.get("tiles") or {}).get("ops") or {}
+    t, node = run.get("tasks"), ops.get("node")
+    if not t or not sgs or not ex or node is None:
+        return {}
+    subgraph = {task["id"]: task["subgraph"] for task in ex.get("tasks") or ()}
+    out: defaultdict[int, float] = defaultdict(float)
+    for tid, a, b in zip(t["id"], t["start"], t["end"], strict=True):
+        sg = subgraph.get(tid)
+        members = sgs[sg]["ops"] if sg is not None and 0 <= sg < len(sgs) else ()
+        if not members:
+            continue
+        per = (b - a) / len(members)
+        for op in members:
+            out[node[op]] += per
+    return {str(k): v for k, v in out.items()}
+
+
+def slowest_tasks(starts: Sequence[float], ends: Sequence[float], ids: Sequence[int], count: int) -> list[int]:
+    """The positions of the `count` longest tasks, longest first (ties: the lower id first): the swimlane
+    panel's table of a run it draws from windows."""
+    if count <= 0:
+        return []
+    return heapq.nsmallest(count, range(len(starts)), key=lambda k: (starts[k] - ends[k], ids[k]))
+
+
+def window_bins(inside: Sequence[int], lanes_of: Sequence[int], starts: Sequence[float], ends: Sequence[float],
+                start: float, end: float, nbins: int) -> list[tuple[int, float, float, float, int]]:
+    """Per lane and bin of [start, end]: (lane, bin start, bin end, the share of the bin its tasks ran, how many
+    overlap it), non-empty bins only, by lane then time. Linear in tasks + lanes x bins (a task spanning many
+    bins adds to their difference arrays)."""
+    width = (end - start) / nbins if end > start else 1.0
+    edges = [start + i * width for i in range(nbins + 1)]
+    count: dict[int, list[int]] = {}  # lane -> difference array of tasks overlapping each bin
+    full: dict[int, list[int]] = {}  # lane -> difference array of tasks covering each bin whole
+    part: defaultdict[tuple[int, int], float] = defaultdict(float)  # (lane, bin) -> partial overlaps
+    for k in inside:
+        lane = lanes_of[k]
+        a, b = max(starts[k], start), min(ends[k], end)
+        first = min(nbins - 1, max(0, bisect.bisect_right(edges, a) - 1))
+        last = max(first, min(nbins - 1, max(0, bisect.bisect_left(edges, b) - 1)))
+        cd = count.get(lane) or count.setdefault(lane, [0] * (nbins + 1))
+        cd[first] += 1
+        cd[last + 1] -= 1
+        if first == last:
+            part[(lane, first)] += max(0.0, b - a)
+            continue
+        part[(lane, first)] += max(0.0, edges[first + 1] - a)
+        part[(lane, last)] += max(0.0, b - edges[last])
+        if last > first + 1:
+            fd = full.get(lane) or full.setdefault(lane, [0] * (nbins + 1))
+            fd[first + 1] += 1
+            fd[last] -= 1
+    out: list[tuple[int, float, float, float, int]] = []
+    for lane in sorted(count):
+        cd, fd = count[lane], full.get(lane)
+        tasks = covered = 0
+        for i in range(nbins):
+            tasks += cd[i]
+            covered += fd[i] if fd is not None else 0
+            if tasks:
+                busy = part.get((lane, i), 0.0) + covered * width
+                out.append((lane, edges[i], edges[i + 1], min(1.0, busy / width), tasks))
     return out

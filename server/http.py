@@ -76,6 +76,8 @@ REPO = Path(__file__).resolve().parent.parent
 log = logging.getLogger("pypto-ide.serve")
 MAX_TRACE_BYTES = 1 << 30  # a trace file larger than this is not loaded (413)
 MAX_TILE_OPS = 4096  # tile ops in one /tile-ops answer
+MAX_BINS = 1_000  # bins per lane in one /swimlane answer
+MAX_SLOWEST = 1_000  # the run's slowest tasks in one /swimlane answer
 
 
 @dataclass
@@ -493,8 +495,15 @@ def create_app(config: ServeConfig) -> Any:
                  limit: Annotated[int, Query(ge=1, le=MAX_TASKS)] = 5000,
                  offset: Annotated[int, Query(ge=0, description="the page: skip this many of the window's "
                                                                 "tasks (a previous answer's next_offset)")] = 0,
+                 max_boxes: Annotated[int | None, Query(ge=0, le=MAX_TASKS, description="a window holding more "
+                                                        "tasks is answered with per-lane bins (detail: bins)")] = None,
+                 bins: Annotated[int, Query(ge=1, le=MAX_BINS, description="bins per lane (with max_boxes)")] = 200,
+                 slowest: Annotated[int, Query(ge=0, le=MAX_SLOWEST, description="also the run's this many "
+                                                                              "longest tasks")] = 0,
+                 pipe_profiles: Annotated[bool, Query(description="with the run's pipe profiles")] = True,
                  ) -> Response:
-        """A window of the swimlane: tasks overlapping [start, end] µs on `lanes`, at most `limit` from `offset`."""
+        """A window of the swimlane: tasks overlapping [start, end] µs on `lanes`, at most `limit` from `offset`;
+        with `max_boxes`, per-lane bins when the window holds more tasks (what the swimlane panel draws)."""
         try:
             lane_list = None if lanes is None else [int(x) for x in lanes.split(",") if x.strip()]
         except ValueError:
@@ -502,7 +511,8 @@ def create_app(config: ServeConfig) -> Any:
         if not all(math.isfinite(x) for x in (start, end) if x is not None):
             raise Refused(422, "start and end must be finite numbers")
         st = _st(request)
-        doc = swimlane_window(st.results.run(st.job(job_id)), start, end, lane_list, limit, offset)
+        doc = swimlane_window(st.results.run(st.job(job_id)), start, end, lane_list, limit, offset, max_boxes, bins,
+                              slowest, pipe_profiles)
         return Response(json.dumps(doc), media_type="application/json")
 
     @app.get(f"{API}/jobs/{{job_id}}/tasks/{{task_id}}", tags=["results"])

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from server.analyze import graphs_after_passes, record_lists
+from server.analyze import graphs_after_passes, record_lists, slowest_tasks, window_bins
 from server.http_safety import Refused
 from server.jobs import Job
 
@@ -237,10 +237,14 @@ def graph_page(view: dict[str, Any], limit: int, offset: int) -> dict[str, Any]:
 
 
 def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | None, lanes: list[int] | None,
-                    limit: int, offset: int = 0) -> dict[str, Any]:
+                    limit: int, offset: int = 0, max_boxes: int | None = None, bins: int = 200,
+                    slowest: int = 0, pipes: bool = True) -> dict[str, Any]:
     """The tasks overlapping [start, end] µs on `lanes` (all by default), in start order, at most
     `limit` from the `offset`-th (then `truncated`, and `next_offset` the next page's); counters
-    clipped to the window (with the value in force at its start)."""
+    clipped to the window (with the value in force at its start). With `max_boxes`, a window holding
+    more tasks is answered with per-lane `bins` instead of its tasks (`detail: "bins"`, as `pypto/swimlane`);
+    `slowest`: the run's that many longest tasks, longest first, as task columns; `pipes=False`: without the
+    run's pipe profiles."""
     t = run["tasks"]
     n = len(t["id"])
     makespan = max(t["end"], default=0.0)
@@ -253,21 +257,33 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
             and (wanted is None or t["lane"][k] in wanted)]
     pick.sort(key=lambda k: (t["start"][k], t["id"][k]))
     total = len(pick)
-    pick = pick[offset:offset + limit]
-    nxt = offset + len(pick) if offset + len(pick) < total else None
+    binned: list[dict[str, Any]] = []
+    detail = "boxes"
+    if max_boxes is not None and total > max_boxes:
+        detail = "bins"
+        binned = [{"lane": lane, "start": a, "end": b, "busy": busy, "tasks": c}
+                  for lane, a, b, busy, c in window_bins(pick, t["lane"], t["start"], t["end"], lo, hi, bins)]
+        pick = []
+    else:
+        pick = pick[offset:offset + limit]
+    nxt = offset + len(pick) if detail == "boxes" and offset + len(pick) < total else None
     counters: dict[str, list[list[float]]] = {}
     for name, points in (run.get("counters") or {}).items():
         before = [p for p in points if p[0] < lo][-1:]
         counters[name] = before + [p for p in points if lo <= p[0] <= hi]
-    return {
+    out = {
         "board": run["board"], "clock": run["clock"], "time_unit": run.get("time_unit", "us"),
         "lanes": [{"index": i, **lane} for i, lane in enumerate(run["lanes"])],
         "window": {"start": lo, "end": hi}, "makespan_us": makespan, "total_tasks": n,
         "in_window": total, "count": len(pick), "truncated": nxt is not None, "offset": offset, "next_offset": nxt,
-        "tasks": {key: [col[k] for k in pick] for key, col in t.items()},
-        "counters": counters, "pipe_profiles": run.get("pipe_profiles", []),
+        "detail": detail, "tasks": {key: [col[k] for k in pick] for key, col in t.items()}, "bins": binned,
+        "counters": counters, "pipe_profiles": run.get("pipe_profiles", []) if pipes else [],
         "metrics": {k: v for k, v in (run.get("metrics") or {}).items() if k not in ("critical_path", "leaves")},
     }
+    if slowest > 0:
+        top = slowest_tasks(t["start"], t["end"], t["id"], slowest)
+        out["slowest"] = {key: [t[key][k] for k in top] for key in ("id", "lane", "start", "end", "leaf")}
+    return out
 
 
 def task_detail(job: Job, res: Results, task_id: int, rel: Rel) -> dict[str, Any]:

@@ -12,7 +12,6 @@ raise `ParamsError` (sent back as InvalidParams); nothing here can take the serv
 
 from __future__ import annotations
 
-import bisect
 import math
 import threading
 from collections import Counter, OrderedDict, defaultdict
@@ -24,7 +23,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from server import protocol as P
-from server.analyze import graphs_after_passes, panel_record, record_lists
+from server.analyze import graphs_after_passes, panel_record, record_lists, slowest_tasks, window_bins
 from server.features import CHARS, FINDING_UNIT, SUGGESTION_UNIT, Lines, lines_of, make_range, norm, where_range
 from server.state import Document, Result
 
@@ -223,8 +222,8 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
     sl = _editor(r).get("swimlane")
     if sl is None:
         raise P.ParamsError(f"{r.name} has no run")
-    if params.max_boxes < 0 or params.bins < 1:
-        raise P.ParamsError("maxBoxes must be >= 0 and bins >= 1")
+    if params.max_boxes < 0 or params.bins < 1 or params.slowest < 0:
+        raise P.ParamsError("maxBoxes and slowest must be >= 0 and bins >= 1")
     if not all(math.isfinite(x) for x in (params.start, params.end) if x is not None):
         raise P.ParamsError("start and end must be finite numbers")
     nbins, max_boxes = min(params.bins, P.MAX_BINS), min(params.max_boxes, P.MAX_BOXES)
@@ -248,48 +247,11 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
         boxes = [P.Box(ids[k], lanes_of[k], starts[k], ends[k], leaves[k]) for k in inside]
     else:
         detail = "bins"
-        bins = _bins(inside, lanes_of, starts, ends, start, end, nbins)
+        bins = [P.Bin(*b) for b in window_bins(inside, lanes_of, starts, ends, start, end, nbins)]
+    slowest = [P.Box(ids[k], lanes_of[k], starts[k], ends[k], leaves[k])
+               for k in slowest_tasks(starts, ends, ids, min(params.slowest, P.MAX_SLOWEST))]
     return P.SwimlaneResult(doc.uri, r.name, r.version, sl["board"], sl["clock"], makespan, start, end, detail,
-                            len(ids), len(inside), lanes, boxes, bins, metrics, nbins, max_boxes)
-
-
-def _bins(inside: list[int], lanes_of: list[int], starts: list[float], ends: list[float], start: float,
-          end: float, nbins: int) -> list[P.Bin]:
-    """Per lane and bin of [start, end]: the share of the bin its tasks ran and how many overlap it.
-    Linear in tasks + lanes x bins (a task spanning many bins adds to their difference arrays)."""
-    width = (end - start) / nbins if end > start else 1.0
-    edges = [start + i * width for i in range(nbins + 1)]
-    count: dict[int, list[int]] = {}  # lane -> difference array of tasks overlapping each bin
-    full: dict[int, list[int]] = {}  # lane -> difference array of tasks covering each bin whole
-    part: defaultdict[tuple[int, int], float] = defaultdict(float)  # (lane, bin) -> partial overlaps
-    for k in inside:
-        lane = lanes_of[k]
-        a, b = max(starts[k], start), min(ends[k], end)
-        first = min(nbins - 1, max(0, bisect.bisect_right(edges, a) - 1))
-        last = max(first, min(nbins - 1, max(0, bisect.bisect_left(edges, b) - 1)))
-        cd = count.get(lane) or count.setdefault(lane, [0] * (nbins + 1))
-        cd[first] += 1
-        cd[last + 1] -= 1
-        if first == last:
-            part[(lane, first)] += max(0.0, b - a)
-            continue
-        part[(lane, first)] += max(0.0, edges[first + 1] - a)
-        part[(lane, last)] += max(0.0, b - edges[last])
-        if last > first + 1:
-            fd = full.get(lane) or full.setdefault(lane, [0] * (nbins + 1))
-            fd[first + 1] += 1
-            fd[last] -= 1
-    out: list[P.Bin] = []
-    for lane in sorted(count):
-        cd, fd = count[lane], full.get(lane)
-        tasks = covered = 0
-        for i in range(nbins):
-            tasks += cd[i]
-            covered += fd[i] if fd is not None else 0
-            if tasks:
-                busy = part.get((lane, i), 0.0) + covered * width
-                out.append(P.Bin(lane, edges[i], edges[i + 1], min(1.0, busy / width), tasks))
-    return out
+                            len(ids), len(inside), lanes, boxes, bins, metrics, nbins, max_boxes, slowest)
 
 
 # ---- reports ------------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ MAX_BOXES = 20_000  # pypto/swimlane: task boxes (a window holding more tasks is
 MAX_NODES = 5_000  # pypto/graph: nodes (a graph with more is aggregated into groups)
 MAX_PASS_NODES = 20_000  # pypto/pass: graph nodes in one page (loop bodies included)
 MAX_TILE_OPS = 4096  # pypto/tileOps: tile ops in one answer
+MAX_SLOWEST = 1_000  # pypto/swimlane: the run's slowest tasks in one answer
 
 Json = Any
 
@@ -216,6 +217,7 @@ class SwimlaneParams:
     end: float | None = None  # µs; None: its end
     max_boxes: int = 2000  # more tasks than this in the window: bins instead of boxes (at most MAX_BOXES)
     bins: int = 200  # bins per lane at the coarse level of detail (at most MAX_BINS)
+    slowest: int = 0  # also the run's this many longest tasks, whatever the window (at most MAX_SLOWEST)
 
 
 @attrs.define
@@ -261,6 +263,7 @@ class SwimlaneResult:
     metrics: dict[str, Json]
     bin_count: int = 0  # bins per lane in force (the request's, at most MAX_BINS)
     max_boxes: int = 0  # the box limit in force (the request's, at most MAX_BOXES)
+    slowest: list[Box] = attrs.Factory(list)  # the run's longest tasks, longest first (`slowest` asked)
 
 
 @attrs.define

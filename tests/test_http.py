@@ -292,6 +292,35 @@ def test_each_pass_has_its_graph(client: httpx.Client) -> None:
     assert task["source"] and {n["op"] for n in task["nodes"]} & {"exp", "sum", "amax"}
 
 
+def test_swimlane_window_as_the_panel_asks_bins_above_max_boxes_and_the_slowest(
+        client: httpx.Client, report_job: dict[str, Any]) -> None:
+    """What the swimlane panel asks for a run its record left out: `max_boxes` (more tasks: per-lane bins, as
+    `pypto/swimlane`), `slowest` (the run's longest tasks) and no pipe profiles."""
+    jid = report_job["id"]
+    whole = client.get(f"/api/v1/jobs/{jid}/swimlane").json()
+    t = whole["tasks"]
+    n = len(t["id"])
+    assert whole["detail"] == "boxes" and whole["bins"] == [] and whole["pipe_profiles"]
+    boxes = client.get(f"/api/v1/jobs/{jid}/swimlane", params={"max_boxes": n, "slowest": 3,
+                                                               "pipe_profiles": False}).json()
+    assert boxes["detail"] == "boxes" and boxes["count"] == n and boxes["pipe_profiles"] == []
+    longest = sorted(range(n), key=lambda k: (t["start"][k] - t["end"][k], t["id"][k]))[:3]
+    assert boxes["slowest"] == {key: [t[key][k] for k in longest] for key in ("id", "lane", "start", "end", "leaf")}
+    lo, hi = min(t["start"]), max(t["end"])
+    binned = client.get(f"/api/v1/jobs/{jid}/swimlane",
+                        params={"max_boxes": 5, "bins": 10, "start": lo, "end": hi}).json()
+    assert binned["detail"] == "bins" and binned["count"] == 0 and binned["tasks"]["id"] == []
+    assert "slowest" not in binned
+    assert binned["in_window"] == n and not binned["truncated"]
+    assert {b["lane"] for b in binned["bins"]} == set(t["lane"])
+    assert all(0 < b["busy"] <= 1 and b["tasks"] >= 1 and lo <= b["start"] < b["end"] <= hi + 1e-9
+               for b in binned["bins"])
+    busy = sum(e - s for s, e in zip(t["start"], t["end"], strict=True))
+    assert sum(b["busy"] * (b["end"] - b["start"]) for b in binned["bins"]) == pytest.approx(busy, rel=1e-6)
+    for bad in ({"bins": 0}, {"bins": 1001}, {"slowest": -1}, {"max_boxes": -1}):
+        assert client.get(f"/api/v1/jobs/{jid}/swimlane", params=bad).status_code == 422, bad
+
+
 def test_the_panels_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(
         client: httpx.Client, report_job: dict[str, Any]) -> None:
     """`?panel=true` (what the browser panels ask): a record above 20,000 tile ops comes without the
@@ -304,13 +333,21 @@ def test_the_panels_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(
     rec, whole = slim.json(), full.json()
     n = len(whole["tiles"]["ops"]["id"])
     assert n == 34_816 and "omitted" not in whole
+    tasks = len(whole["run"]["tasks"]["id"])
     assert rec["omitted"] == {"tiles": {"ops": dict.fromkeys(("region", "attrs", "inputs", "shape", "dtype"), n),
-                                        "buffers": len(whole["tiles"]["buffers"])}, "memory": n}
+                                        "buffers": len(whole["tiles"]["buffers"])}, "memory": n,
+                              "run": {"tasks": tasks, "pipe_profiles": len(whole["run"]["pipe_profiles"])}}
     assert set(rec["tiles"]["ops"]) == {"id", "op", "node", "instance", "coord"}
     assert all(rec["tiles"]["ops"][k] == whole["tiles"]["ops"][k] for k in rec["tiles"]["ops"])
     assert "memory" not in rec and "buffers" not in rec["tiles"]
-    assert {k: v for k, v in rec.items() if k not in ("tiles", "omitted")} == \
-        {k: v for k, v in whole.items() if k not in ("tiles", "memory")}
+    # the run without its tasks and pipe profiles (the swimlane panel asks /swimlane for windows), and the
+    # task time per node the graph's overlay draws, summed here
+    assert rec["run"] == {k: v for k, v in whole["run"].items() if k not in ("tasks", "pipe_profiles")}
+    t = whole["run"]["tasks"]
+    assert sum(rec["aggregates"]["time_share"].values()) == pytest.approx(
+        sum(e - s for s, e in zip(t["start"], t["end"], strict=True)), rel=1e-9)
+    assert {k: v for k, v in rec.items() if k not in ("tiles", "omitted", "run", "aggregates")} == \
+        {k: v for k, v in whole.items() if k not in ("tiles", "memory", "run")}
     assert len(slim.content) < 0.5 * len(full.content), (len(slim.content), len(full.content))
     snap = client.get(f"/api/v1/jobs/{jid}/record", params={"panel": True, "snapshots": True}).json()
     assert snap["omitted"] == rec["omitted"] and snap["passes"][0]["snapshot"]["graph"]["nodes"]

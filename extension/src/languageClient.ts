@@ -23,7 +23,7 @@ import {
 import { describeSource, findInterpreter, interpretProbe, type Candidate, type PythonInfo } from './interpreter';
 import { pickWheel } from './install';
 import type { CompileState, KernelRef, RecordChanged, SearchProgress } from './kernels';
-import type { HistoryResult, HistoryRunResult, PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, TileOpsResult, TraceResult } from './panelData';
+import type { HistoryResult, HistoryRunResult, PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, SwimlaneParams, SwimlaneResult, TileOpsResult, TraceResult } from './panelData';
 import type { LspTextEdit } from './router';
 import { neutralCwd, pythonExtensionInterpreter, runProbe, which } from './python';
 import { SECTION, serverSettings, type Settings } from './settings';
@@ -244,6 +244,11 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
 
   tileOps(ref: KernelRef, ops: number[]): Promise<TileOpsResult> {
     return this.request('pypto/tileOps', { uri: ref.uri, kernel: ref.kernel, ops });
+  }
+
+  swimlane(ref: KernelRef, params: SwimlaneParams): Promise<SwimlaneResult> {
+    const { start, end, ...rest } = params;
+    return this.request('pypto/swimlane', { uri: ref.uri, kernel: ref.kernel, ...rest, ...(start !== null ? { start } : {}), ...(end !== null ? { end } : {}) });
   }
 
   report(ref: KernelRef, extras: { suggest?: boolean; precision?: boolean }): Promise<ReportResult> {

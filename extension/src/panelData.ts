@@ -62,6 +62,39 @@ export interface TileOpsResult {
   memory: (string | null)[];
 }
 
+/** A task box of `pypto/swimlane`. */
+export interface SwimlaneBox {
+  task: number;
+  lane: number;
+  start: number;
+  end: number;
+  leaf: number;
+}
+
+/** `pypto/swimlane` params (besides the kernel). */
+export interface SwimlaneParams {
+  start: number | null;
+  end: number | null;
+  maxBoxes: number;
+  bins: number;
+  slowest: number;
+}
+
+/** `pypto/swimlane` result (the parts a panel draws). */
+export interface SwimlaneResult {
+  uri: string;
+  kernel: string;
+  version: number;
+  start: number;
+  end: number;
+  detail: 'boxes' | 'bins';
+  totalTasks: number;
+  windowTasks: number;
+  boxes: SwimlaneBox[];
+  bins: { lane: number; start: number; end: number; busy: number; tasks: number }[];
+  slowest?: SwimlaneBox[];
+}
+
 /** `pypto/report` result. */
 export interface ReportResult {
   uri: string;
@@ -96,6 +129,8 @@ export interface PanelServer {
   record(ref: KernelRef): Promise<RecordResult>;
   pass(ref: KernelRef, index: number): Promise<PassResult>;
   tileOps(ref: KernelRef, ops: number[]): Promise<TileOpsResult>;
+  /** A window of the kernel's run (`pypto/swimlane`): what the swimlane panel draws a big run from. */
+  swimlane(ref: KernelRef, params: SwimlaneParams): Promise<SwimlaneResult>;
   report(ref: KernelRef, extras: { suggest?: boolean; precision?: boolean }): Promise<ReportResult>;
   precision(ref: KernelRef): Promise<PrecisionResult>;
   /** Pin the current run (or, with `entry`, that history entry) as the baseline; unpin. */
@@ -193,6 +228,22 @@ export function passMessage(r: Pick<PassResult, 'index' | 'snapshot'>, err?: unk
 export function tileOpsMessage(ops: number[], r: TileOpsResult | null, err?: unknown): HostMessage {
   if (r !== null && err === undefined) return msg({ type: 'tileOps', ops: r.ops, shape: r.shape, dtype: r.dtype, memory: r.memory });
   return msg({ type: 'tileOps', ops, shape: ops.map(() => []), dtype: ops.map(() => ''), memory: ops.map(() => null), error: err instanceof Error ? err.message : String(err ?? 'no answer') });
+}
+
+/** Box objects as the panel's task columns. */
+function columns(boxes: SwimlaneBox[]): { id: number[]; lane: number[]; start: number[]; end: number[]; leaf: number[] } {
+  return { id: boxes.map((b) => b.task), lane: boxes.map((b) => b.lane), start: boxes.map((b) => b.start), end: boxes.map((b) => b.end), leaf: boxes.map((b) => b.leaf) };
+}
+
+/** A window of the run (`pypto/swimlane`) as the `swimlaneWindow` answer to the panel's request `id`, or —
+ * with `err` — why it could not be had (an empty window of the one asked). */
+export function swimlaneWindowMessage(id: number, asked: SwimlaneParams, r: SwimlaneResult | null, err?: unknown): HostMessage {
+  if (r !== null && err === undefined) {
+    return msg({ type: 'swimlaneWindow', id, start: r.start, end: r.end, detail: r.detail, total: r.totalTasks, inWindow: r.windowTasks,
+      tasks: columns(r.boxes), bins: r.bins, slowest: r.slowest?.length ? columns(r.slowest) : null });
+  }
+  return msg({ type: 'swimlaneWindow', id, start: asked.start ?? 0, end: asked.end ?? 0, detail: 'boxes', total: 0, inWindow: 0, tasks: columns([]), bins: [],
+    slowest: null, error: err instanceof Error ? err.message : String(err ?? 'no answer') });
 }
 
 export function reportMessage(r: ReportResult, previous: KernelReport | null): HostMessage {

@@ -33,6 +33,7 @@ export type Action =
   | { kind: 'applyEdit'; edits: EditorEdit[]; label: string }
   | { kind: 'requestPass'; index: number }
   | { kind: 'requestTileOps'; ops: number[] }
+  | { kind: 'requestSwimlane'; id: number; start: number | null; end: number | null; maxBoxes: number; bins: number; slowest: number }
   | { kind: 'openPanel'; panel: PanelId; file: string | null; line: number | null; view: string | null; task: number | null }
   | { kind: 'pinBaseline'; pin: boolean; entry: number | null }
   | { kind: 'compareRun'; entry: number }
@@ -107,6 +108,17 @@ export function route(data: unknown, lineLength?: (file: string, line0: number) 
     case 'requestTileOps':
       return Array.isArray(data.ops) && data.ops.length > 0 && data.ops.length <= 4096 && data.ops.every((k) => isInt(k) && k >= 0)
         ? { kind: 'requestTileOps', ops: data.ops as number[] } : { kind: 'ignore', reason: 'requestTileOps: ops (1 to 4096 tile op indices)' };
+    case 'requestSwimlane': {
+      const t = (x: unknown): x is number | null => x === null || (typeof x === 'number' && Number.isFinite(x));
+      const { start, end } = data;
+      if (!isInt(data.id) || !t(start) || !t(end) || (start !== null && end !== null && end < start)) {
+        return { kind: 'ignore', reason: 'requestSwimlane: id, and start and end (µs or null, end not before start)' };
+      }
+      if (!isInt(data.maxBoxes) || data.maxBoxes < 0 || !isInt(data.bins) || data.bins < 1 || !isInt(data.slowest) || data.slowest < 0) {
+        return { kind: 'ignore', reason: 'requestSwimlane: maxBoxes >= 0, bins >= 1 and slowest >= 0' };
+      }
+      return { kind: 'requestSwimlane', id: data.id, start, end, maxBoxes: data.maxBoxes, bins: data.bins, slowest: data.slowest };
+    }
     case 'openPanel':
       if (!isPanel(data.panel)) return { kind: 'ignore', reason: 'openPanel: unknown panel' };
       return {

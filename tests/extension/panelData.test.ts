@@ -8,7 +8,7 @@ import { parseHostMessage } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, Swimlane } from '../../webview/src/types';
 import {
   clearMessage, doneMessage, errorMessage, historyItems, historyRunMessage, passMessage, precisionMessage, progressMessage, recordMessage, searchMessage,
-  reportMessage, requestErrorMessage, tileOpsMessage, TITLES, traceMessage, uriToPath, VIEW_TYPES, type PassResult,
+  reportMessage, requestErrorMessage, swimlaneWindowMessage, tileOpsMessage, TITLES, traceMessage, uriToPath, VIEW_TYPES, type PassResult,
 } from '../../extension/src/panelData';
 
 const ref = { uri: 'file:///ws/my%20kernels/softmax.py', kernel: 'softmax_kernel' };
@@ -112,6 +112,24 @@ test('tile ops a slim record left out: their shape, dtype and memory, or why the
   const failed = tileOpsMessage([5], null, new Error('no tile op 5 in softmax_kernel (it has 4)'));
   accepted(failed);
   assert.deepEqual(failed, { v: 1, type: 'tileOps', ops: [5], shape: [[]], dtype: [''], memory: [null], error: 'no tile op 5 in softmax_kernel (it has 4)' });
+});
+
+test('a window of the run (pypto/swimlane) as the swimlane panel\'s answer: boxes as task columns, bins, the slowest; or why not', () => {
+  const box = (task: number, lane: number, start: number, end: number) => ({ task, lane, start, end, leaf: 0 });
+  const asked = { start: 1, end: 9, maxBoxes: 5000, bins: 600, slowest: 200 };
+  const m = swimlaneWindowMessage(4, asked, { uri: ref.uri, kernel: ref.kernel, version: 2, start: 1, end: 9, detail: 'boxes', totalTasks: 10, windowTasks: 2,
+    boxes: [box(3, 1, 1, 2), box(5, 0, 2, 4)], bins: [], slowest: [box(5, 0, 2, 4)] });
+  assert.deepEqual(m, { v: 1, type: 'swimlaneWindow', id: 4, start: 1, end: 9, detail: 'boxes', total: 10, inWindow: 2,
+    tasks: { id: [3, 5], lane: [1, 0], start: [1, 2], end: [2, 4], leaf: [0, 0] }, bins: [], slowest: { id: [5], lane: [0], start: [2], end: [4], leaf: [0] } });
+  assert.equal(parseHostMessage(m).ok, true);
+  const bins = [{ lane: 0, start: 1, end: 5, busy: 0.5, tasks: 3 }];
+  const binned = swimlaneWindowMessage(5, asked, { uri: ref.uri, kernel: ref.kernel, version: 2, start: 1, end: 9, detail: 'bins', totalTasks: 10, windowTasks: 10,
+    boxes: [], bins, slowest: [] });
+  assert.deepEqual([binned.type === 'swimlaneWindow' && binned.bins, binned.type === 'swimlaneWindow' && binned.slowest], [bins, null]);
+  const failed = swimlaneWindowMessage(6, asked, null, new Error('softmax_kernel has no run'));
+  assert.equal(parseHostMessage(failed).ok, true);
+  assert.deepEqual(failed, { v: 1, type: 'swimlaneWindow', id: 6, start: 1, end: 9, detail: 'boxes', total: 0, inWindow: 0,
+    tasks: { id: [], lane: [], start: [], end: [], leaf: [] }, bins: [], slowest: null, error: 'softmax_kernel has no run' });
 });
 
 test('each panel\'s title and view type (the contract\'s)', () => {

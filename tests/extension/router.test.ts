@@ -49,6 +49,11 @@ test('ready, openPanel, requestPass and log', () => {
     { kind: 'openPanel', panel: 'graph', file: null, line: null, view: null, task: null });
   assert.deepEqual(route({ v: 1, type: 'requestPass', index: 3 }), { kind: 'requestPass', index: 3 });
   assert.deepEqual(route({ v: 1, type: 'requestTileOps', ops: [0, 7] }), { kind: 'requestTileOps', ops: [0, 7] });
+  // a window of a run the record left out: the whole run (null bounds), or [start, end] µs
+  assert.deepEqual(route({ v: 1, type: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 5000, bins: 600, slowest: 200 }),
+    { kind: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 5000, bins: 600, slowest: 200 });
+  assert.deepEqual(route({ v: 1, type: 'requestSwimlane', id: 2, start: 1.5, end: 9, maxBoxes: 5000, bins: 600, slowest: 0 }),
+    { kind: 'requestSwimlane', id: 2, start: 1.5, end: 9, maxBoxes: 5000, bins: 600, slowest: 0 });
   assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: false }), { kind: 'pinBaseline', pin: false, entry: null });
   assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: true, entry: 7 }), { kind: 'pinBaseline', pin: true, entry: 7 });
   assert.equal(route({ v: 1, type: 'pinBaseline', pin: 'yes' }).kind, 'ignore');
@@ -73,6 +78,9 @@ test('anything else is ignored, with the reason', () => {
     [{ v: 1, type: 'requestPass', index: 1.5 }, 'requestPass: index'],
     [{ v: 1, type: 'requestTileOps', ops: [] }, 'requestTileOps: ops (1 to 4096 tile op indices)'],
     [{ v: 1, type: 'requestTileOps', ops: [1, -2] }, 'requestTileOps: ops (1 to 4096 tile op indices)'],
+    [{ v: 1, type: 'requestSwimlane', id: 1, start: 5, end: 1, maxBoxes: 1, bins: 1, slowest: 0 }, 'requestSwimlane: id, and start and end (µs or null, end not before start)'],
+    [{ v: 1, type: 'requestSwimlane', id: 1, start: 'x', end: null, maxBoxes: 1, bins: 1, slowest: 0 }, 'requestSwimlane: id, and start and end (µs or null, end not before start)'],
+    [{ v: 1, type: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 1, bins: 0, slowest: 0 }, 'requestSwimlane: maxBoxes >= 0, bins >= 1 and slowest >= 0'],
     [{ v: 1, type: 'revealSource', file: F, range: { line: 0 } }, 'revealSource: file and range'],
     [{ v: 1, type: 'revealSource', range: { line: 3 } }, 'revealSource: file and range'],
     [{ v: 1, type: 'executeCommand', command: 'workbench.action.terminal.new' }, 'unknown type "executeCommand"'],

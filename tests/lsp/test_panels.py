@@ -65,12 +65,27 @@ async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client
     assert n == 34_816
     gone = rec["omitted"]
     assert gone == {"tiles": {"ops": dict.fromkeys(("region", "attrs", "inputs", "shape", "dtype"), n),
-                              "buffers": gone["tiles"]["buffers"]}, "memory": n}
+                              "buffers": gone["tiles"]["buffers"]}, "memory": n,
+                    "run": {"tasks": summary["tasks"], "pipe_profiles": gone["run"]["pipe_profiles"]}}
     assert gone["tiles"]["buffers"] > 0 and "memory" not in rec and "buffers" not in rec["tiles"]
     assert set(rec["tiles"]["ops"]) == {"id", "op", "node", "instance", "coord"}
-    # what the views draw is all there: subgraphs, blocks, the execute tasks and the run
-    assert len(rec["run"]["tasks"]["id"]) == len(rec["execute"]["tasks"]) == summary["tasks"] == 1024
+    # the run comes without its tasks and pipe profiles: the swimlane panel draws it from windows
+    assert "tasks" not in rec["run"] and "pipe_profiles" not in rec["run"] and gone["run"]["pipe_profiles"] > 0
+    assert rec["run"]["lanes"] and rec["run"]["metrics"]["critical_path"] and rec["run"]["metrics"]["leaves"]
+    # what the other views draw is all there: subgraphs, blocks, the execute tasks, and the time per node
+    assert len(rec["execute"]["tasks"]) == summary["tasks"] == 1024
     assert rec["subgraphs"] and rec["blocks"] and got["listings"]
+    whole = await doc.call("pypto/swimlane", kernel="big", maxBoxes=20_000)
+    busy = sum(b["end"] - b["start"] for b in whole["boxes"])
+    assert sum(rec["aggregates"]["time_share"].values()) == pytest.approx(busy, rel=1e-9)
+    # the panel's first window: the whole run as bins, with the slowest tasks for its table
+    first = await doc.call("pypto/swimlane", kernel="big", maxBoxes=1000, bins=300, slowest=200)
+    assert first["detail"] == "bins" and first["windowTasks"] == first["totalTasks"] == 1024 and first["bins"]
+    longest = sorted(whole["boxes"], key=lambda b: (b["start"] - b["end"], b["task"]))[:200]
+    assert first["slowest"] == longest
+    assert (await doc.call("pypto/swimlane", kernel="big", maxBoxes=5))["slowest"] == []
+    with pytest.raises(JsonRpcInvalidParams, match="slowest"):
+        await doc.call("pypto/swimlane", kernel="big", slowest=-1)
     size = len(json.dumps(got, separators=(",", ":")))
     assert size < 64 * n, f"{size} bytes for {n} tile ops"  # the whole record: 4.4 MB, 125 bytes per tile op
     # what was left out, for the tile a panel shows (pypto/tileOps)

@@ -733,6 +733,149 @@ describe('graph and swimlane: a record of a failed compile', () => {
 
 // ---- swimlane panel -------------------------------------------------------------------------
 
+describe('swimlane panel: a big run drawn from windows (record.omitted.run)', () => {
+  /** What the servers send for a run above 5,000 tasks (server/analyze.py panel_record), made here from the fixture. */
+  function windowed() {
+    const r = structuredClone(attention.record);
+    const full = r.run.tasks;
+    r.omitted = { run: { tasks: full.id.length, pipe_profiles: (r.run.pipe_profiles ?? []).length } };
+    delete r.run.tasks;
+    delete r.run.pipe_profiles;
+    return { r, full };
+  }
+  /** The tasks of `full` overlapping [a, b], as a window answer's columns (what pypto/swimlane's boxes hold). */
+  function boxes(full, a, b) {
+    const k = full.id.map((_, i) => i).filter((i) => full.start[i] < b && full.end[i] > a);
+    const col = (key) => k.map((i) => full[key][i]);
+    return { id: col('id'), lane: col('lane'), start: col('start'), end: col('end'), leaf: col('leaf') };
+  }
+  const none = { id: [], lane: [], start: [], end: [], leaf: [] };
+
+  test('asks for the whole run, draws its bins, then a window per zoom (the latest wins), and a task links to its source', async () => {
+    const { r, full } = windowed();
+    const n = full.id.length;
+    const t0 = Math.min(...full.start);
+    const t1 = Math.max(...full.end);
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'record', record: r, listings: attention.listings });
+    // on open: the whole run, with the slowest tasks for the table
+    const [first] = await sent(p.page, 'requestSwimlane');
+    assert.equal(first.start, null);
+    assert.equal(first.end, null);
+    assert.equal(first.slowest, 200);
+    assert.ok(first.maxBoxes > 0 && first.bins > 0);
+    assert.equal(await p.page.locator('canvas.sl-canvas').count(), 0, 'nothing drawn before the window is in');
+    // the answer: per-lane bins (more tasks than maxBoxes), the run's slowest tasks
+    const lanes = [...new Set(full.lane)];
+    const bins = lanes.map((lane) => ({ lane, start: t0, end: t1, busy: 0.5, tasks: 3 }));
+    const order = full.id.map((_, i) => i).sort((a, b) => (full.end[b] - full.start[b]) - (full.end[a] - full.start[a]) || full.id[a] - full.id[b]).slice(0, 5);
+    const slowest = { id: order.map((i) => full.id[i]), lane: order.map((i) => full.lane[i]), start: order.map((i) => full.start[i]), end: order.map((i) => full.end[i]), leaf: order.map((i) => full.leaf[i]) };
+    await send(p.page, { type: 'swimlaneWindow', id: first.id, start: t0, end: t1, detail: 'bins', total: n, inWindow: n, tasks: none, bins, slowest });
+    await p.page.waitForSelector('canvas.sl-canvas');
+    await frames(p.page);
+    const panel = () => p.page.evaluate(() => {
+      const x = window.__pyptoPanel.panel;
+      return { bins: x.runs[0].canvas.binsDrawn, n: x.runs[0].data.n, asked: x.windowsAsked, shown: x.runs[0].canvas.labels.length };
+    });
+    const got = await panel();
+    // one bin per lane in view (the lanes scroll: those below the view are not drawn)
+    assert.ok(got.bins >= got.shown && got.shown > 0 && got.bins <= lanes.length, JSON.stringify(got));
+    assert.deepEqual([got.n, got.asked], [0, 1]);
+    assert.ok((await p.page.textContent('.sl-head')).includes(`${n.toLocaleString('en-US')} tasks`));
+    assert.match(await p.page.textContent('.sl-head .windowed'), /drawn as busy bins/);
+    // the table: the server's slowest tasks; the per-leaf statistics: the run's metrics
+    assert.deepEqual(await p.page.$$eval('.task-table tbody tr', (rows) => rows.map((x) => Number(x.dataset.task))), slowest.id);
+    assert.match(await p.page.textContent('.task-table caption'), new RegExp(`the 5 slowest of ${n.toLocaleString('en-US')} tasks`));
+    assert.equal(await p.page.locator('.leaf-stats tbody tr').count(), r.run.metrics.leaves.length);
+    // two zooms in quick succession: one window asked, the last one's
+    await clearSent(p.page);
+    const mid = (t0 + t1) / 2;
+    const a = mid - (t1 - t0) / 4;
+    const b = mid + (t1 - t0) / 4;
+    await p.page.evaluate(([x, y]) => {
+      window.__pyptoPanel.panel.zoomTo(x - 1, y + 1);
+      window.__pyptoPanel.panel.zoomTo(x, y);
+    }, [a, b]);
+    await p.page.waitForFunction(() => window.__pyptoTestHost.sent.some((m) => m.type === 'requestSwimlane'));
+    const asked = await sent(p.page, 'requestSwimlane');
+    assert.equal(asked.length, 1);
+    assert.deepEqual([asked[0].start, asked[0].end, asked[0].slowest], [a, b, 0]);
+    // a pan asks again; the answer to the earlier window then arrives late and is not drawn
+    await clearSent(p.page);
+    // pan to a short task: it is drawn whole in the window
+    const span = b - a;
+    const ti = full.id.map((_, i) => i).find((i) => full.start[i] > a && full.end[i] - full.start[i] < span / 2);
+    assert.ok(ti !== undefined);
+    const c = full.start[ti] - span / 4;
+    const d = c + span;
+    await p.page.evaluate(([x, y]) => window.__pyptoPanel.panel.zoomTo(x, y), [c, d]);
+    await p.page.waitForFunction(() => window.__pyptoTestHost.sent.some((m) => m.type === 'requestSwimlane'));
+    const [latest] = await sent(p.page, 'requestSwimlane');
+    assert.deepEqual([latest.start, latest.end], [c, d]);
+    const win = boxes(full, c, d);
+    assert.ok(win.id.length > 0);
+    await send(p.page, { type: 'swimlaneWindow', id: asked[0].id, start: a, end: b, detail: 'bins', total: n, inWindow: n, tasks: none, bins });
+    assert.equal((await panel()).n, 0, 'a stale window is not drawn');
+    assert.ok((await panel()).bins > 0, 'the whole run\'s bins are still drawn');
+    await send(p.page, { type: 'swimlaneWindow', id: latest.id, start: c, end: d, detail: 'boxes', total: n, inWindow: win.id.length, tasks: win, bins: [] });
+    await frames(p.page);
+    const now = await panel();
+    assert.deepEqual([now.bins, now.n, now.asked], [0, win.id.length, 3]);
+    assert.match(await p.page.textContent('.sl-head .windowed'), new RegExp(`drawn from a window: ${win.id.length} tasks in view`));
+    // a task of the window: hover and click link to its source as in a whole run
+    const task = r.execute.tasks.find((t) => t.id === full.id[ti]);
+    const node = nodeById(r, taskNodes(r, task.id)[0]);
+    const pt = await p.page.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), task.id);
+    await clearSent(p.page);
+    await p.page.mouse.click(pt.x, pt.y);
+    const [reveal] = await sent(p.page, 'revealSource');
+    assert.equal(reveal.range.line, node.loc[0].line);
+    assert.match(await p.page.textContent('.sl-side'), new RegExp(`task ${task.id}\\b`));
+    // zooming inside a window of boxes needs no new window
+    await p.page.evaluate(([x, y]) => window.__pyptoPanel.panel.zoomTo(x, y), [c + (d - c) / 4, d - (d - c) / 4]);
+    await frames(p.page);
+    assert.equal((await panel()).asked, 3);
+    // a slowest task outside the window: its row brings it into view (a new window is asked) and reveals its source
+    const far = slowest.id.find((id) => { const i = full.id.indexOf(id); return full.end[i] < c || full.start[i] > d; });
+    if (far !== undefined) {
+      await clearSent(p.page);
+      await p.page.click(`.task-table tbody tr[data-task="${far}"]`);
+      await p.page.waitForFunction(() => window.__pyptoTestHost.sent.some((m) => m.type === 'requestSwimlane'));
+      const [go] = await sent(p.page, 'requestSwimlane');
+      const i = full.id.indexOf(far);
+      assert.ok(go.start <= full.start[i] && go.end >= full.end[i], JSON.stringify(go));
+      assert.equal((await sent(p.page, 'revealSource')).length, 1);
+    }
+    await shots(p.page, 'swimlane-windowed');
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('a new compile of a big run draws the one before as its figures, against the new one\'s window', async () => {
+    const { r, full } = windowed();
+    const n = full.id.length;
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'record', record: r, listings: attention.listings });
+    const answer = async () => {
+      const asked = (await sent(p.page, 'requestSwimlane')).at(-1);
+      await send(p.page, { type: 'swimlaneWindow', id: asked.id, start: Math.min(...full.start), end: Math.max(...full.end), detail: 'boxes', total: n, inWindow: n,
+        tasks: boxes(full, -1, Infinity), bins: [] });
+    };
+    await answer();
+    await p.page.waitForSelector('canvas.sl-canvas');
+    const faster = structuredClone(r);
+    faster.run.metrics.makespan_us = r.run.metrics.makespan_us / 2;
+    faster.run.metrics.busy_us = (r.run.metrics.busy_us ?? 1) / 2;
+    await send(p.page, { type: 'record', record: faster, listings: attention.listings });
+    await answer();
+    await p.page.waitForSelector('.sl-run.figures-only');
+    assert.match(await p.page.textContent('.sl-run.figures-only'), /before.*makespan.*figures only/s);
+    assert.match(await p.page.textContent('.sl-run:not(.figures-only) .sl-head'), /2\.00× faster than before/);
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
 describe('swimlane panel: a real trace (merged_swimlane.json with a Fake Core lane)', () => {
   test('every lane drawn, the utilization says which lanes it counts, what was not imported is said', async () => {
     const run = fx('trace_merged.json');

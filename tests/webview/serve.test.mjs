@@ -145,6 +145,38 @@ describe('pypto-ide serve in a browser', () => {
     await page.close();
   });
 
+  test('a big run (its record left out its tasks) is drawn from the windows the page asks /swimlane for', async () => {
+    // softmax over 128 batches: 34,816 tile ops, above what a panel record carries whole
+    const text = readFileSync(join(REPO, 'examples', 'softmax.py'), 'utf8').replaceAll('fp32[32, 32, 1, 256]', 'fp32[128, 32, 1, 256]');
+    writeFileSync(join(workspace, 'big.py'), text);
+    const { page, errors } = await open(`swimlane.html?kernel=${encodeURIComponent('big.py::softmax_kernel')}`);
+    await page.waitForSelector('.sl-head .windowed', { timeout: WAIT * 3 });
+    const { kernels } = await api('/kernels');
+    const job = kernels.find((k) => k.id === 'big.py::softmax_kernel').latest_job;
+    const rec = await api(`/jobs/${job}/record?panel=true`);
+    assert.equal(rec.run.tasks, undefined);
+    const n = rec.omitted.run.tasks;
+    const drawn = () => page.evaluate(() => {
+      const d = window.__pyptoPanel.panel.runs.at(-1).data;
+      return { n: d.n, total: d.total, start: d.win.start, end: d.win.end, asked: window.__pyptoPanel.panel.windowsAsked };
+    });
+    const first = await drawn();
+    assert.deepEqual([first.n, first.total, first.asked], [n, n, 1]); // 1,024 tasks: the whole run's boxes
+    assert.equal(await page.locator('.task-table tbody tr').count(), 200); // the server's slowest
+    // pan past the window: the page asks the server for the view's window
+    const span = first.end - first.start;
+    await page.evaluate(([a, b]) => window.__pyptoPanel.panel.zoomTo(a, b), [first.end - span / 4, first.end + span / 4]);
+    await page.waitForFunction(() => window.__pyptoPanel.panel.windowsAsked === 2 && window.__pyptoPanel.panel.runs.at(-1).data.win.start > 0
+      && !window.__pyptoPanel.panel.winAsked, null, { timeout: WAIT });
+    const second = await drawn();
+    const whole = await api(`/jobs/${job}/swimlane?start=${second.start}&end=${second.end}&limit=5000`);
+    assert.equal(second.n, whole.in_window);
+    assert.ok(second.n > 0 && second.n < n);
+    await shot(page, 'serve-swimlane-windowed');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('the served graph panel renders the record and shows a node\'s lines', async () => {
     const { page, errors } = await open(`graph.html?kernel=${encodeURIComponent(KERNEL)}`);
     await page.waitForSelector('.graph-svg g.node', { timeout: WAIT });

@@ -14,7 +14,7 @@
 // Outside VS Code the view state lives in sessionStorage: it survives a reload of the page,
 // as getState/setState does in VS Code.
 
-import type { HistoryEntry, PanelId, PanelMessage } from './protocol';
+import type { HistoryEntry, PanelId, PanelMessage, RequestSwimlaneMessage } from './protocol';
 import { panelMessage, PROTOCOL_VERSION } from './protocol';
 import { SourceView, type SourceLines } from './sourceView';
 import type { KernelReport } from './types';
@@ -199,6 +199,28 @@ class ServerHost implements Host {
       void this.compareRun(message.entry);
     } else if (message.type === 'requestTileOps') {
       void this.tileOps(message.ops);
+    } else if (message.type === 'requestSwimlane') {
+      void this.swimlaneWindow(message);
+    }
+  }
+
+  /** A window of the run a panel record left out (`/swimlane?max_boxes=` of the job shown), as `swimlaneWindow`. */
+  private async swimlaneWindow(m: RequestSwimlaneMessage): Promise<void> {
+    const record = this.shown ? String(asObj(this.shown.urls).record ?? '') : '';
+    try {
+      if (!record) throw new Error('no record shown');
+      const q = new URLSearchParams({ max_boxes: String(m.maxBoxes), limit: String(Math.max(1, m.maxBoxes)), bins: String(m.bins),
+        slowest: String(m.slowest), pipe_profiles: 'false' });
+      if (m.start !== null) q.set('start', String(m.start));
+      if (m.end !== null) q.set('end', String(m.end));
+      const got = await this.get(`${record.replace(/record$/, 'swimlane')}?${q.toString()}`);
+      const t = asObj(got.tasks);
+      const w = asObj(got.window);
+      this.deliver({ type: 'swimlaneWindow', id: m.id, start: w.start, end: w.end, detail: got.detail, total: got.total_tasks, inWindow: got.in_window,
+        tasks: { id: t.id, lane: t.lane, start: t.start, end: t.end, leaf: t.leaf }, bins: got.bins, slowest: got.slowest ?? null });
+    } catch (e) {
+      this.deliver({ type: 'swimlaneWindow', id: m.id, start: m.start ?? 0, end: m.end ?? 0, detail: 'boxes', total: 0, inWindow: 0,
+        tasks: { id: [], lane: [], start: [], end: [], leaf: [] }, bins: [], error: (e as Error).message });
     }
   }
 

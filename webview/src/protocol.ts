@@ -194,8 +194,46 @@ export interface TileOpsMessage {
   error?: string | null;
 }
 
+/** Task columns of a swimlane window (`requestSwimlane`'s answer). */
+export interface WindowTasks {
+  id: number[];
+  lane: number[];
+  start: number[];
+  end: number[];
+  leaf: number[];
+}
+
+/** Per lane, the share of a bin of the window its tasks ran and how many overlap it. */
+export interface WindowBin {
+  lane: number;
+  start: number;
+  end: number;
+  busy: number;
+  tasks: number;
+}
+
+/** A window of a run the record left out (`record.omitted.run`): the answer to `requestSwimlane`
+ * `id` — its tasks when it holds at most the `maxBoxes` asked (`detail: 'boxes'`), else per-lane
+ * bins (`detail: 'bins'`); `slowest`, when asked, the run's longest tasks, longest first. */
+export interface SwimlaneWindowMessage {
+  v: 1;
+  type: 'swimlaneWindow';
+  id: number;
+  start: number;
+  end: number;
+  detail: 'boxes' | 'bins';
+  /** Tasks in the run, and in this window. */
+  total: number;
+  inWindow: number;
+  tasks: WindowTasks;
+  bins: WindowBin[];
+  slowest?: WindowTasks | null;
+  error?: string | null;
+}
+
 export type HostMessage =
   | RecordMessage
+  | SwimlaneWindowMessage
   | PassMessage
   | SwimlaneMessage
   | ReportMessage
@@ -248,6 +286,21 @@ export interface RequestTileOpsMessage {
   ops: number[];
 }
 
+/** The swimlane panel asks for a window of a run its record left out (`record.omitted.run`):
+ * [start, end] µs (null: the run's first start / last end), boxes up to `maxBoxes` tasks, else
+ * `bins` per lane; `slowest` > 0: also the run's that many longest tasks. The host answers
+ * `swimlaneWindow` with the same `id` (the panel draws only the answer to its latest). */
+export interface RequestSwimlaneMessage {
+  v: 1;
+  type: 'requestSwimlane';
+  id: number;
+  start: number | null;
+  end: number | null;
+  maxBoxes: number;
+  bins: number;
+  slowest: number;
+}
+
 export interface OpenPanelMessage {
   v: 1;
   type: 'openPanel';
@@ -290,6 +343,7 @@ export type PanelMessage =
   | ApplyEditMessage
   | RequestPassMessage
   | RequestTileOpsMessage
+  | RequestSwimlaneMessage
   | OpenPanelMessage
   | PinBaselineMessage
   | CompareRunMessage
@@ -314,6 +368,7 @@ const isStr = (x: unknown): x is string => typeof x === 'string';
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 
 const isRun = (x: unknown): boolean => isObj(x) && Array.isArray(x.lanes) && isObj(x.tasks);
+const isTasks = (x: unknown): boolean => isObj(x) && ['id', 'lane', 'start', 'end', 'leaf'].every((k) => Array.isArray(x[k]) && (x[k] as unknown[]).length === (x.id as unknown[]).length);
 const isEntry = (x: unknown): boolean => isObj(x) && isNum(x.id) && isNum(x.version) && isNum(x.time) && isNum(x.makespan_us);
 
 /** A ConfigComparison (what the precision panel reads: its rows) or null. */
@@ -343,6 +398,9 @@ const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => stri
   tileOps: (m) => (Array.isArray(m.ops) && m.ops.every(isNum) && Array.isArray(m.shape) && Array.isArray(m.dtype) && Array.isArray(m.memory)
     && m.shape.length === m.ops.length && m.dtype.length === m.ops.length && m.memory.length === m.ops.length
     ? null : 'tileOps: ops, and shape, dtype and memory as long as ops'),
+  swimlaneWindow: (m) => (isNum(m.id) && isNum(m.start) && isNum(m.end) && (m.detail === 'boxes' || m.detail === 'bins') && isNum(m.total)
+    && isNum(m.inWindow) && isTasks(m.tasks) && Array.isArray(m.bins) && (m.slowest === undefined || m.slowest === null || isTasks(m.slowest))
+    ? null : 'swimlaneWindow: id, start, end, detail, total, inWindow, tasks (id, lane, start, end, leaf) and bins'),
   clear: () => null,
 };
 

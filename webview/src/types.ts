@@ -161,8 +161,12 @@ export interface CompileRecord extends Program {
   node_cycles?: Record<string, number> | null;
   traced?: Program | null;
   /** A big record sent to a panel: what was left out, in the record's shape, each list's length in its place
-   * (`{tiles: {ops: {shape: n, …}, buffers: b}, memory: n}`). */
+   * (`{tiles: {ops: {shape: n, …}, buffers: b}, memory: n, run: {tasks: t, pipe_profiles: p}}`). A run
+   * without its tasks (`omitted.run`) is drawn from windows the swimlane panel asks for. */
   omitted?: Omitted;
+  /** What the server computed for a record sent without its run's tasks: per tensor node id, µs of
+   * task time (the graph's time-share overlay). */
+  aggregates?: { time_share?: Record<string, number> };
 }
 
 export interface Omitted {
@@ -214,6 +218,7 @@ export interface Swimlane {
   clock: string;
   time_unit?: string;
   lanes: { name: string; core: string }[];
+  /** Absent in a run a panel draws from windows (`CompileRecord.omitted.run`). */
   tasks: SwimlaneTasks;
   counters?: Record<string, [number, number][]>;
   pipe_profiles?: Record<string, [number, number][]>[];

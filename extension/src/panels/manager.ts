@@ -223,6 +223,9 @@ export class PanelManager implements vscode.Disposable {
       case 'requestTileOps':
         host.handleTileOpsRequest(action.ops);
         break;
+      case 'requestSwimlane':
+        host.handleSwimlaneRequest(action.id, { start: action.start, end: action.end, maxBoxes: action.maxBoxes, bins: action.bins, slowest: action.slowest });
+        break;
       case 'pinBaseline':
         if (host.kernel) void this.pinBaseline(host.kernel, action.pin, action.entry ?? undefined);
         break;

@@ -26,6 +26,7 @@ import {
   requestErrorMessage,
   TITLES,
   type PanelServer,
+  type SwimlaneParams,
   type RecordResult,
 } from '../panelData';
 import { fillTemplate } from './html';
@@ -194,6 +195,9 @@ export abstract class PanelHost implements vscode.Disposable {
 
   /** What a slim record left out of some tile ops (graph: requestTileOps). */
   handleTileOpsRequest(_ops: number[]): void {}
+
+  /** A window of a run the record left out (swimlane: requestSwimlane). */
+  handleSwimlaneRequest(_id: number, _params: SwimlaneParams): void {}
 
   /** The panel asks for a compile of the kernel's history to compare with (`pypto/historyRun`). */
   handleCompareRun(entry: number): void {

@@ -330,6 +330,13 @@ export function execView(program: Program, individualMax = 120, open: ReadonlySe
 /** µs of task time per tensor node: each task's duration split over its subgraph's tile ops. */
 export function timeShare(record: CompileRecord, run: Swimlane | null): Map<number, number> {
   const out = new Map<number, number>();
+  // a run sent without its tasks (a big record): the server's sums, made the same way
+  const agg = record.aggregates?.time_share;
+  if (agg) {
+    for (const [k, v] of Object.entries(agg)) out.set(Number(k), v);
+    return out;
+  }
+  if (!run?.tasks) return out;
   const sgs = record.subgraphs;
   const ex = record.execute;
   const ops = record.tiles?.ops;

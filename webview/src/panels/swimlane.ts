@@ -11,13 +11,19 @@
 // fold to a strip (the slowest tasks' first rows) and open in one click, and core groups (AIC,
 // AIV, …) fold into one summary row each, in one run and before/after alike; both choices are
 // kept in the view state.
+// A big run the record leaves out (`record.omitted.run`: above 5,000 tasks, or a record slim for its
+// tile ops) is drawn from windows the host answers (`requestSwimlane` -> `swimlaneWindow`): the
+// whole run on open (per-lane bins when it holds more tasks than WINDOW_BOXES), a new window after
+// each zoom or pan (debounced, the latest asked wins), so the panel never holds every task. Its
+// table is the server's slowest tasks, its per-leaf statistics the run's metrics; search, the line
+// filter and arrows work on the window's tasks; drawn above it, a run of the same kind is its figures.
 
 import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select, typingIn } from '../dom';
 import { isKernelOf, kernelKey, RecordIndex, recordError, sameFile } from '../model';
-import type { BaselineRef, HistoryEntry, HostMessage } from '../protocol';
+import type { BaselineRef, HistoryEntry, HostMessage, SwimlaneWindowMessage, WindowTasks } from '../protocol';
 import { SwimlaneCanvas, type DrawOptions, type Viewport } from '../swimlane/canvas';
-import { RunData } from '../swimlane/data';
+import { RunData, type LeafRow, type RunWindow } from '../swimlane/data';
 import { leafColor } from '../theme';
 import type { CompileRecord, Span, Swimlane, SwimlaneMetrics } from '../types';
 
@@ -61,6 +67,11 @@ const FOLD_BELOW = 720;
 /** Rows of the task table drawn at most (the slowest, or the first by the chosen order). */
 const TASK_ROWS = 200;
 
+/** A run drawn from windows: task boxes up to this many in a window, else per-lane bins. */
+const WINDOW_BOXES = 5000;
+/** Quiet time after a zoom or pan before the next window is asked. */
+const WINDOW_DEBOUNCE_MS = 120;
+
 interface RunView {
   data: RunData;
   label: string;
@@ -81,6 +92,12 @@ interface RunInput {
   data?: RunData;
   index?: RecordIndex | null;
   sig?: string;
+  /** The record left out the run's tasks (`omitted.run`): `data` is the latest window's. */
+  windowed?: boolean;
+  /** A windowed run's slowest tasks (the server's, for the table). */
+  slowest?: RunData | null;
+  /** A windowed run's first start, last end and working lanes (from its whole-run window). */
+  bounds?: { first: number; last: number; active: Uint8Array };
 }
 
 /** What tells two runs apart: a compile that changed nothing draws no comparison. */
@@ -102,6 +119,7 @@ const ENTRY_RUNS = 6;
 
 function runSignature(run: Swimlane): string {
   const t = run.tasks;
+  if (!t) return `${run.board}|windowed|${run.metrics?.makespan_us ?? ''}|${run.metrics?.busy_us ?? ''}|${run.lanes.length}`;
   let busy = 0;
   for (let i = 0; i < t.id.length; i++) busy += t.end[i] - t.start[i];
   return `${run.board}|${t.id.length}|${run.metrics?.makespan_us ?? ''}|${busy.toFixed(6)}|${run.lanes.length}`;
@@ -167,6 +185,13 @@ class SwimlanePanel implements PanelImpl {
   private highlightWhy = '';
   private hover = -1;
   private frame = 0;
+  /** A windowed run's window asked last (an answer to another is stale), and the next one's timer. */
+  private winSeq = 0;
+  private winAsked: { id: number; input: RunInput; start: number | null; end: number | null } | null = null;
+  private winTimer = 0;
+  private winKeep = false;
+  /** Windows asked (tests read it). */
+  windowsAsked = 0;
   /** ms of the last full draw (the benchmark reads it). */
   lastDrawMs = 0;
   draws = 0;
@@ -331,7 +356,7 @@ class SwimlanePanel implements PanelImpl {
         }
         return;
       }
-      const input: RunInput = { run: r.run, label: m.label ?? '', record: r };
+      const input: RunInput = { run: r.run, label: m.label ?? '', record: r, windowed: !r.run.tasks };
       if (!same) {
         this.prevCompile = null;
         this.entryRuns.clear();
@@ -360,6 +385,8 @@ class SwimlanePanel implements PanelImpl {
       this.afterPick = 'current';
       this.pick();
       this.show(this.runs.length > 0 || this.st.window !== null);
+    } else if (m.type === 'swimlaneWindow') {
+      this.acceptWindow(m);
     } else if (m.type === 'historyRun') {
       const wanted = this.beforePick === m.id || this.afterPick === m.id;
       if (m.error || !m.entry) {
@@ -429,8 +456,9 @@ class SwimlanePanel implements PanelImpl {
     const after = this.afterPick;
     const picked = typeof after === 'number' ? this.entryInput(after) : null;
     const below = picked?.run ? picked : this.latest; // (only a run can be drawn below)
-    this.figuresOnly = above && !above.run ? above : null;
-    this.previousInput = above && above.run ? above : null;
+    // a windowed run above is drawn by its figures (windows are asked of the current run only)
+    this.figuresOnly = above && (!above.run || above.windowed) ? above : null;
+    this.previousInput = above && above.run && !above.windowed ? above : null;
     this.currentInput = below && below !== this.latest ? below : this.latest;
     this.fillPickers();
   }
@@ -483,7 +511,15 @@ class SwimlanePanel implements PanelImpl {
     clear(this.runsBox);
     this.runs = [];
     const fig = this.st.compare ? this.figuresOnly : null;
-    if (fig?.entry) {
+    const figRun = fig && !fig.entry && fig.run ? fig.run : null;
+    if (figRun) {
+      // a big run before this one: its figures (it was drawn from windows while it was the current one)
+      const fm = figRun.metrics;
+      this.runsBox.appendChild(h('div', { class: 'sl-run figures-only' }, h('div', { class: 'sl-head' },
+        h('b', null, fig!.label), h('span', { class: 'makespan' }, `makespan ${fmtUs(fm?.makespan_us ?? 0)}`),
+        fm ? utilizationText(fm) : '',
+        h('span', { class: 'muted' }, 'a big run is drawn from windows of the current compile only: figures only'))));
+    } else if (fig?.entry) {
       // a compile whose run is no longer kept: its figures, for the ratio below
       const e = fig.entry;
       this.runsBox.appendChild(h('div', { class: 'sl-run figures-only' }, h('div', { class: 'sl-head' },
@@ -491,6 +527,13 @@ class SwimlanePanel implements PanelImpl {
         e.utilization !== undefined ? h('span', { class: 'muted' }, `utilization ${fmtPct(e.utilization)}`) : '',
         h('span', { class: 'muted' }, `${e.tasks !== undefined ? `${fmtNum(e.tasks)} tasks · ` : ''}${e.board ?? ''}${e.clock ? ` · ${e.clock}` : ''}`),
         h('span', { class: 'muted' }, 'its swimlane is no longer kept (only the newest compiles\' are): figures only'))));
+    }
+    if (cur.windowed && !cur.data) {
+      // a run the record left out: draw it once its whole-run window is in
+      this.winKeep = keep;
+      if (this.winAsked?.input !== cur) this.askWindow(cur, null, null);
+      this.shell.setTitle((cur.record ?? this.record)?.source.kernel ?? 'swimlane', `asking for a window of the run (${fmtNum(Number(cur.record?.omitted?.run && (cur.record.omitted.run as Record<string, number>).tasks) || 0)} tasks)…`);
+      return;
     }
     for (const input of list) {
       const { record } = input;
@@ -503,7 +546,7 @@ class SwimlanePanel implements PanelImpl {
       this.runsBox.appendChild(box);
       const canvas = new SwimlaneCanvas(wrap, data, this.vp, this.options(data));
       // the record explains tasks (leaf -> tile ops -> source) when it is this run's compile
-      if (input.index === undefined) input.index = record && record.execute && record.execute.tasks.length === data.n ? new RecordIndex(record) : null;
+      if (input.index === undefined) input.index = record && record.execute && record.execute.tasks.length === data.total ? new RecordIndex(record) : null;
       const index = input.index;
       const view: RunView = { data, label, canvas, head, index };
       this.runs.push(view);
@@ -512,7 +555,7 @@ class SwimlanePanel implements PanelImpl {
     const rec = cur.record ?? this.record;
     const first = this.current();
     const against = this.runs.length > 1 ? this.runs[0].label : fig?.label ?? '';
-    this.shell.setTitle(rec?.source.kernel ?? 'swimlane', `${fmtNum(first.data.n)} tasks · ${first.data.run.clock}${against ? ` · against ${against}` : ''}`);
+    this.shell.setTitle(rec?.source.kernel ?? 'swimlane', `${fmtNum(first.data.total)} tasks · ${first.data.run.clock}${against ? ` · against ${against}` : ''}`);
     this.pipeToggle.hidden = !this.runs.some((r) => r.data.pipes.length > 0);
     this.compareToggle.hidden = this.previousInput === null && this.figuresOnly === null;
     this.shell.showContent();
@@ -592,7 +635,7 @@ class SwimlanePanel implements PanelImpl {
   private heads(): void {
     const fig = this.st.compare ? this.figuresOnly : null;
     const above = this.runs.length > 1 ? this.runs[0] : null;
-    const prev = above ? above.data.makespan : fig?.entry?.makespan_us ?? 0;
+    const prev = above ? above.data.makespan : fig?.entry?.makespan_us ?? fig?.run?.metrics?.makespan_us ?? 0;
     const label = above?.label ?? fig?.label ?? '';
     const than = label === 'before' ? 'before' : label.startsWith('baseline') ? 'the baseline' : label.split(' ')[0];
     for (const r of this.runs) {
@@ -608,7 +651,10 @@ class SwimlanePanel implements PanelImpl {
         m?.critical_path_us !== undefined ? h('span', { class: 'muted' }, `critical path ${fmtUs(m.critical_path_us)} (${fmtPct(m.critical_share ?? 0)})`) : '',
         m?.wait_scheduler_us !== undefined ? h('span', { class: 'muted' }, `waits: dependency ${fmtUs(m.wait_dependency_us ?? 0)} · scheduler ${fmtUs(m.wait_scheduler_us)}`) : '',
         // "imported · imported from x.json" says it twice: the clock alone when it starts with the board
-        h('span', { class: 'muted' }, `${fmtNum(r.data.n)} tasks · ${r.data.run.clock.startsWith(r.data.run.board) ? '' : `${r.data.run.board} · `}${r.data.run.clock}`),
+        h('span', { class: 'muted' }, `${fmtNum(r.data.total)} tasks · ${r.data.run.clock.startsWith(r.data.run.board) ? '' : `${r.data.run.board} · `}${r.data.run.clock}`),
+        r.data.win ? h('span', { class: 'muted windowed', title: 'A big run: the panel asks the server for the window shown (per-lane bins when it holds more than '
+          + `${fmtNum(WINDOW_BOXES)} tasks) and a new one after each zoom or pan` }, r.data.win.detail === 'bins'
+          ? `${fmtNum(r.data.win.inWindow)} tasks in view, drawn as busy bins: zoom in for tasks` : `drawn from a window: ${fmtNum(r.data.n)} tasks in view`) : '',
         launchNote(r.data),
         droppedNote(r.data.run),
       );
@@ -631,6 +677,82 @@ class SwimlanePanel implements PanelImpl {
     }
     this.lastDrawMs = performance.now() - t0;
     this.draws++;
+    this.followWindow();
+  }
+
+  // ---- a run drawn from windows ----------------------------------------------------------------
+
+  /** Ask the host for a window of `input`'s run ([start, end] µs, null: the whole run); the answer to
+   * the latest asked is the one drawn. */
+  private askWindow(input: RunInput, start: number | null, end: number | null): void {
+    clearTimeout(this.winTimer);
+    const id = ++this.winSeq;
+    this.winAsked = { id, input, start, end };
+    this.windowsAsked++;
+    const plot = Math.max(200, (this.runsBox.clientWidth || 1200) - 80);
+    this.shell.post({ type: 'requestSwimlane', id, start, end, maxBoxes: WINDOW_BOXES, bins: Math.min(1000, Math.ceil(plot / 2)),
+      slowest: input.slowest ? 0 : TASK_ROWS });
+  }
+
+  /** After a frame: when the view left the window drawn (or zoomed into its bins), ask for the view's. */
+  private followWindow(): void {
+    const cur = this.currentInput;
+    const w = cur?.windowed ? cur.data?.win : null;
+    if (!cur || !w || !this.runs.length) return;
+    const span = this.vp.t1 - this.vp.t0;
+    const tol = span * 0.02;
+    const inside = this.vp.t0 >= w.start - tol && this.vp.t1 <= w.end + tol;
+    const fine = w.detail === 'boxes' || span > (w.end - w.start) * 0.6;
+    const asked = this.winAsked;
+    if (inside && fine) {
+      clearTimeout(this.winTimer);
+      return;
+    }
+    if (asked && asked.start === this.vp.t0 && asked.end === this.vp.t1) return;
+    clearTimeout(this.winTimer);
+    const [t0, t1] = [this.vp.t0, this.vp.t1];
+    this.winTimer = window.setTimeout(() => this.askWindow(cur, t0, t1), WINDOW_DEBOUNCE_MS);
+  }
+
+  /** A window arrived: the latest asked is drawn in place (window, selection and markers stay). */
+  private acceptWindow(m: SwimlaneWindowMessage): void {
+    const asked = this.winAsked;
+    if (!asked || asked.id !== m.id) return; // an answer to a window asked before the latest: stale
+    this.winAsked = null;
+    const input = asked.input;
+    if (m.error) {
+      this.compareNote.textContent = `the run's window: ${m.error}`;
+      return;
+    }
+    const run = input.run!;
+    const cols = (t: WindowTasks): Swimlane['tasks'] => ({ ...t, coord: [], preds: [] });
+    if (!input.bounds) {
+      // the whole-run window: the run's bounds and working lanes
+      const active = new Uint8Array(run.lanes.length);
+      for (const l of m.tasks.lane) active[l] = 1;
+      for (const b of m.bins) active[b.lane] = 1;
+      const makespan = run.metrics?.makespan_us;
+      const first = m.tasks.start.length ? Math.min(...m.tasks.start) : makespan !== undefined ? m.end - makespan : m.start;
+      input.bounds = { first, last: m.end, active };
+    }
+    const win: RunWindow = { start: m.start, end: m.end, detail: m.detail, total: m.total, inWindow: m.inWindow, bins: m.bins,
+      first: input.bounds.first, last: input.bounds.last, active: input.bounds.active };
+    if (m.slowest) input.slowest = new RunData({ ...run, tasks: cols(m.slowest) }, { ...win, detail: 'boxes', bins: [] });
+    const data = new RunData({ ...run, tasks: cols(m.tasks) }, win);
+    const view = input.data ? this.runs.find((r) => r.data === input.data) : undefined;
+    input.data = data;
+    if (!view) {
+      if (input === this.currentInput) this.show(this.winKeep);
+      return;
+    }
+    view.data = data;
+    view.canvas.data = data;
+    this.highlight = null;
+    if (this.hostLine) this.highlightSource(this.hostLine.file, this.hostLine.line, false);
+    this.applySearch();
+    this.heads();
+    this.renderSide();
+    this.drawNow();
   }
 
   private changed(): void {
@@ -861,6 +983,7 @@ class SwimlanePanel implements PanelImpl {
       const r = this.current();
       const i = r.data.indexOf(id);
       if (i >= 0) this.revealTask(r, i);
+      else if (r.data.win) this.shell.reveal(r.index?.spanOfTask(id) ?? null); // a windowed run's task not in view yet
     }
   }
 
@@ -875,7 +998,8 @@ class SwimlanePanel implements PanelImpl {
       return;
     }
     this.side.append(...this.describe(r, i));
-    this.side.append(h('div', { class: 'muted' }, `${r.data.preds(i).length} predecessors · ${r.data.succs(i).length} successors`));
+    // (a window's tasks carry no dependencies: a windowed run says none)
+    if (!r.data.win) this.side.append(h('div', { class: 'muted' }, `${r.data.preds(i).length} predecessors · ${r.data.succs(i).length} successors`));
     const spans = r.index?.linesOfTask(r.data.ids[i]) ?? [];
     const ul = h('ul', { class: 'src' });
     for (const s of spans) {
@@ -940,8 +1064,10 @@ class SwimlanePanel implements PanelImpl {
     }
     this.lineSelect.hidden = false;
     const counts = new Map<string, { s: Span; n: number }>();
-    for (let i = 0; i < r.data.n; i++) {
-      for (const sp of r.index.linesOfTask(r.data.ids[i])) {
+    // a windowed run: every task of the record's execute graph (the window holds a few)
+    const ids = r.data.win ? (this.record?.execute?.tasks ?? []).map((t) => t.id) : r.data.ids;
+    for (let i = 0; i < ids.length; i++) {
+      for (const sp of r.index.linesOfTask(ids[i])) {
         const k = `${sp.file}\u0000${sp.line}`;
         const e = counts.get(k);
         if (e) e.n++;
@@ -988,7 +1114,7 @@ class SwimlanePanel implements PanelImpl {
   private renderStats(): void {
     clear(this.stats);
     const r = this.current();
-    const rows = r.data.leafRows();
+    const rows = r.data.win ? this.metricLeafRows(r) : r.data.leafRows();
     const busy = rows.reduce((a, x) => a + x.total, 0);
     const tbody = h('tbody');
     const lines = (leaf: number): string => {
@@ -1023,10 +1149,20 @@ class SwimlanePanel implements PanelImpl {
     this.stats.appendChild(this.taskTable(r));
   }
 
+  /** A windowed run's per-leaf statistics: the run's metrics (`metrics.leaves`), not the window's. */
+  private metricLeafRows(r: RunView): LeafRow[] {
+    const leaves = r.data.run.metrics?.leaves;
+    if (!leaves) return r.data.leafRows();
+    return leaves.map((l) => ({ leaf: l.leaf, core: this.record?.leaves?.find((x) => x.id === l.leaf)?.core ?? '', count: l.count,
+      min: l.min_us, avg: l.avg_us, max: l.max_us, total: l.total_us })).sort((a, b) => b.total - a.total);
+  }
+
   /** The tasks, slowest first (sortable by any column), each with its source line: a row selects
    * the task (and reveals its source), its line reveals that line. */
   private taskTable(r: RunView): HTMLElement {
-    const d = r.data;
+    // a windowed run: the run's slowest tasks, as the server found them
+    const slow = r.data.win ? this.currentInput?.slowest ?? null : null;
+    const d = slow ?? r.data;
     const ready = d.run.tasks.ready;
     const wait = (i: number): number => {
       const x = ready?.[i];
@@ -1084,29 +1220,38 @@ class SwimlanePanel implements PanelImpl {
       tr.addEventListener('click', () => this.goToTask(d.ids[i]));
       tbody.appendChild(tr);
     }
-    const more = d.n > TASK_ROWS ? h('caption', { class: 'muted' }, `the first ${TASK_ROWS} of ${fmtNum(d.n)} tasks in this order`) : '';
+    const more = slow ? h('caption', { class: 'muted' }, `the ${fmtNum(d.n)} slowest of ${fmtNum(d.total)} tasks (a big run: the server's slowest; sorting orders these)`)
+      : d.n > TASK_ROWS ? h('caption', { class: 'muted' }, `the first ${TASK_ROWS} of ${fmtNum(d.n)} tasks in this order`) : '';
     return h('table', { class: 'grid task-table' }, more, h('thead', null, head), tbody);
   }
 
   /** Select a task of the current run, bring it into view and reveal its source (a table row). */
   private goToTask(id: number): void {
     const r = this.current();
-    const i = r.data.indexOf(id);
+    // a windowed run's task may be outside the window: the slowest tasks' times say where it is
+    let d = r.data;
+    let i = d.indexOf(id);
+    const slow = r.data.win ? this.currentInput?.slowest : null;
+    if (i < 0 && slow) {
+      d = slow;
+      i = d.indexOf(id);
+    }
     if (i < 0) return;
     const span = this.vp.t1 - this.vp.t0;
-    if (r.data.end[i] < this.vp.t0 || r.data.start[i] > this.vp.t1 || r.data.end[i] - r.data.start[i] > span) {
-      const w = Math.max(span, (r.data.end[i] - r.data.start[i]) * 1.2);
-      this.vp.t0 = (r.data.start[i] + r.data.end[i]) / 2 - w / 2;
+    if (d.end[i] < this.vp.t0 || d.start[i] > this.vp.t1 || d.end[i] - d.start[i] > span) {
+      const w = Math.max(span, (d.end[i] - d.start[i]) * 1.2);
+      this.vp.t0 = (d.start[i] + d.end[i]) / 2 - w / 2;
       this.vp.t1 = this.vp.t0 + w;
+      this.st.zoomed = true;
     }
-    const core = r.data.run.lanes[r.data.lane[i]]?.core || 'other';
+    const core = d.run.lanes[d.lane[i]]?.core || 'other';
     if (this.st.collapsed.includes(core)) {
       // the task's lanes are folded: show them, so the selected task is drawn
       this.st.collapsed = this.st.collapsed.filter((k) => k !== core);
       for (const x of this.runs) x.canvas.setOptions(this.options(x.data));
       r.canvas.draw();
     }
-    r.canvas.revealLane(r.data.lane[i]);
+    r.canvas.revealLane(d.lane[i]);
     for (const tr of this.stats.querySelectorAll('.task-table tbody tr')) tr.classList.toggle('selected', (tr as HTMLElement).dataset.task === String(id));
     this.selectTask(id, true);
   }

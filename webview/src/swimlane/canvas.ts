@@ -9,6 +9,7 @@
 
 import { fmtUs } from '../dom';
 import { coreColor, leafColor, palette, textOn } from '../theme';
+import type { WindowBin } from '../protocol';
 import type { RunData } from './data';
 
 export interface Viewport {
@@ -78,7 +79,7 @@ export class SwimlaneCanvas {
   private counterH = COUNTER;
   lastDrawMs = 0;
 
-  constructor(parent: HTMLElement, readonly data: RunData, private readonly vp: Viewport, private opts: DrawOptions) {
+  constructor(parent: HTMLElement, public data: RunData, private readonly vp: Viewport, private opts: DrawOptions) {
     this.canvas = document.createElement('canvas');
     this.canvas.className = 'sl-canvas';
     this.canvas.setAttribute('role', 'img');
@@ -114,7 +115,7 @@ export class SwimlaneCanvas {
   private layoutRows(): void {
     const d = this.data;
     const rows: Row[] = [];
-    const lanes = d.run.lanes.map((_, i) => i).filter((l) => !this.opts.hideIdle || d.laneTasks[l].length > 0);
+    const lanes = d.run.lanes.map((_, i) => i).filter((l) => !this.opts.hideIdle || d.laneActive(l));
     const avail = Math.max(40, this.height - AXIS - this.counterH);
     const pipes = this.opts.pipes ? d.pipes : [];
     // lanes by core group (AIC, AIV, a trace's PLACEHOLDER "Fake Core", …) in the order they
@@ -243,6 +244,7 @@ export class SwimlaneCanvas {
     const dim = o.highlight !== null || o.linked.size > 0;
     this.labels = [];
     this.groupLabels = [];
+    this.binsDrawn = 0;
     for (const row of this.rows) {
       const y = row.y - this.scrollY;
       if (y + row.h < AXIS || y > this.height - this.counterH) continue;
@@ -268,6 +270,11 @@ export class SwimlaneCanvas {
       ctx.fillRect(x0, y + row.h, this.width - x0, row.pipe ? 0 : 0.5);
       const list = d.laneTasks[row.lane];
       const first = d.firstAt(row.lane, t0);
+      if (d.laneBins) {
+        // a window with more tasks than the panel draws: how busy each bin of the lane was
+        if (!row.pipe) this.drawBins(ctx, d.laneBins[row.lane] ?? [], row, y, pxPerUs);
+        continue;
+      }
       if (!row.pipe && o.bubbles) this.drawBubbles(ctx, row, y, list, first, pxPerUs);
       // tasks, merged below a pixel (level of detail)
       let runX = -1;
@@ -368,6 +375,16 @@ export class SwimlaneCanvas {
     const busy = new Float64Array(cols);
     const dt = (t1 - t0) / cols;
     for (const l of g.lanes) {
+      for (const b of d.laneBins?.[l] ?? []) {
+        // a bin's busy time, spread evenly over it
+        const s = Math.max(t0, b.start);
+        const e = Math.min(t1, b.end);
+        if (e <= s) continue;
+        const rate = b.busy;
+        const a = Math.floor((s - t0) / dt);
+        const z = Math.min(cols - 1, Math.floor((e - t0) / dt));
+        for (let c = a; c <= z; c++) busy[c] += rate * (Math.min(e, t0 + (c + 1) * dt) - Math.max(s, t0 + c * dt));
+      }
       const list = d.laneTasks[l];
       for (let k = d.firstAt(l, t0); k < list.length; k++) {
         const i = list[k];
@@ -392,6 +409,26 @@ export class SwimlaneCanvas {
     ctx.globalAlpha = 1;
     ctx.fillStyle = pal.border;
     ctx.fillRect(0, y + row.h, this.width, 1);
+  }
+
+  /** Bins drawn in the last frame (tests read it). */
+  binsDrawn = 0;
+
+  /** A lane's bins: each as tall as the share of the bin the lane was busy, in its core's colour. */
+  private drawBins(ctx: CanvasRenderingContext2D, bins: WindowBin[], row: Row, y: number, pxPerUs: number): void {
+    const core = this.data.run.lanes[row.lane]?.core ?? '';
+    ctx.fillStyle = coreColor(core);
+    for (const b of bins) {
+      if (b.end < this.vp.t0 || b.start > this.vp.t1) continue;
+      const xa = Math.max(GUTTER, GUTTER + (b.start - this.vp.t0) * pxPerUs);
+      const xb = GUTTER + (b.end - this.vp.t0) * pxPerUs;
+      if (xb <= xa) continue;
+      ctx.globalAlpha = 0.35 + 0.65 * b.busy;
+      const hh = Math.max(1, row.h * b.busy);
+      ctx.fillRect(xa, y + row.h - hh, Math.max(0.5, xb - xa), hh);
+      this.binsDrawn++;
+    }
+    ctx.globalAlpha = 1;
   }
 
   /** Critical tasks narrower than their outline: a mark under the lane so they stay visible zoomed out. */

@@ -2,7 +2,25 @@
 // search finds a time window's tasks in O(log n)), successors, per-leaf statistics and the
 // intervals in which a core type had ready tasks waiting (to shade bubbles by their cause).
 
+import type { WindowBin } from '../protocol';
 import type { Swimlane } from '../types';
+
+/** What a run drawn from windows (its record left out its tasks) knows beyond the window's tasks. */
+export interface RunWindow {
+  /** The window [start, end] µs answered, and how: its tasks, or per-lane bins. */
+  start: number;
+  end: number;
+  detail: 'boxes' | 'bins';
+  /** Tasks in the whole run, and in the window. */
+  total: number;
+  inWindow: number;
+  bins: WindowBin[];
+  /** The whole run's first start and last end (from its first, whole-run window). */
+  first: number;
+  last: number;
+  /** Lanes that ran a task in the whole run. */
+  active: Uint8Array;
+}
 
 export interface LeafRow {
   leaf: number;
@@ -38,8 +56,13 @@ export class RunData {
   private idIndex: Map<number, number> | null = null;
   private succ: Int32Array[] | null = null;
   private ready = new Map<string, Float64Array>();
+  /** Tasks of the whole run (more than `n` when this is a window of it). */
+  readonly total: number;
+  /** Per lane, the window's bins (a window holding more tasks than the panel draws); null: tasks. */
+  readonly laneBins: WindowBin[][] | null = null;
 
-  constructor(readonly run: Swimlane) {
+  /** `win`: the run is drawn from windows, this one's tasks are `run.tasks`. */
+  constructor(readonly run: Swimlane, readonly win: RunWindow | null = null) {
     const t = run.tasks;
     const n = t.id.length;
     this.n = n;
@@ -73,6 +96,17 @@ export class RunData {
     this.t0 = n ? Math.min(0, lo) : 0;
     this.first = n ? lo : 0;
     this.t1 = n ? hi : 1;
+    this.total = n;
+    if (win) {
+      this.t0 = Math.min(0, win.first);
+      this.first = win.first;
+      this.t1 = win.last > win.first ? win.last : win.first + 1;
+      this.total = win.total;
+      if (win.detail === 'bins') {
+        this.laneBins = run.lanes.map(() => []);
+        for (const b of win.bins) this.laneBins[b.lane]?.push(b);
+      }
+    }
     this.critical = new Uint8Array(n);
     for (const id of run.metrics?.critical_path ?? []) {
       const i = this.indexOf(id);
@@ -82,6 +116,11 @@ export class RunData {
     for (const p of run.pipe_profiles ?? []) for (const k of Object.keys(p)) pipes.add(k);
     const order = ['MTE2', 'MTE1', 'M', 'V', 'FIX', 'MTE3', 'S'];
     this.pipes = [...pipes].sort((a, b) => (order.indexOf(a) + 99) % 99 - (order.indexOf(b) + 99) % 99);
+  }
+
+  /** Whether lane `l` ran a task (in the whole run: a window's idle lane is still a lane that works). */
+  laneActive(l: number): boolean {
+    return this.win ? this.win.active[l] === 1 : this.laneTasks[l].length > 0;
   }
 
   get makespan(): number {
