@@ -403,6 +403,23 @@ def transport(tile: tuple[int, int] = (32, 32)) -> None:
     whole = json.dumps(lists, separators=(",", ":"))
     print(f"\nthe record a panel is sent (JSON): whole {len(whole):,} B, slim {len(slim):,} B "
           f"({len(slim) / len(whole):.0%}), slimmed and dumped in {t_slim:.3f} CPU s")
+    # with its sim run, as the servers hold it: what the graph and swimlane panels get, per top-level key
+    from pypto.record import profile
+
+    ran = profile(record, "sim", {"x": x.numpy(), "out": out.numpy()})
+    doc2, arrays2 = ran.to_document()
+    full = expanded(doc2, arrays2)
+    panel = panel_record(full)
+    size = lambda v: len(json.dumps(v, separators=(",", ":")))  # noqa: E731
+    print(f"\nwith its sim run ({len(full['run']['tasks']['id']):,} tasks): whole {size(full):,} B, the panels' record "
+          f"{size(panel):,} B; per key (whole -> the panels'), the rest asked on demand (omitted: "
+          f"{json.dumps(panel.get('omitted'))}):")
+    for key in sorted(set(full) | set(panel), key=lambda k: -size(full.get(k))):
+        a, b = size(full.get(k)) if (k := key) in full else 0, size(panel[key]) if key in panel else 0
+        if max(a, b) >= 10_000:
+            print(f"  {key:12} {a:>12,} -> {b:>12,}")
+    print("  (the swimlane panel draws the run from pypto/swimlane windows: the whole run's bins or boxes, "
+          "a few kB to ~0.5 MB each)")
 
 
 def memory_top(tile: tuple[int, int] = (32, 32), count: int = 15) -> None:

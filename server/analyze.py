@@ -324,6 +324,8 @@ PANEL_TILE_OPS = 20_000  # above this many tile ops the panels are sent a slim r
 # What a slim record leaves out: the per-tile-op fields the panels read only for one clicked tile
 # (shape, dtype, memory) or never (region, attrs, inputs, the buffers): 14 of the 25 MB of softmax 4096² @32x32.
 PANEL_OMIT_OPS = ("region", "attrs", "inputs", "shape", "dtype")
+# ... and each execute task's GM reads and writes (no view draws them): 3.6 of the 11 MB left of that softmax.
+PANEL_OMIT_TASK = ("reads", "writes")
 # Above this many tasks (or in a record slim for its tile ops) the run is sent without its tasks and pipe
 # profiles: the swimlane panel draws it from windows (`pypto/swimlane`, `GET …/swimlane?max_boxes=`).
 PANEL_TASKS = 5_000
@@ -333,12 +335,13 @@ PANEL_COUNTER_POINTS = 20_000  # a windowed run keeps its ready counters up to t
 def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TASKS) -> Any:
     """The record (as lists) the panels are sent: itself when it has at most `limit` tile ops and its run at
     most `tasks` tasks. Above `limit` tile ops: a copy without `tiles.ops.{region,attrs,inputs,shape,dtype}`,
-    `tiles.buffers` and `memory`. Above `limit` tile ops or `tasks` tasks: its run without `tasks` and
-    `pipe_profiles` (and `counters` above PANEL_COUNTER_POINTS points), which the swimlane panel asks for by
-    window. `omitted` names what was left out in the record's own shape, each list's length in its place
-    (`{"tiles": {"ops": {"region": n, …}, "buffers": b}, "memory": n, "run": {"tasks": t, "pipe_profiles": p}}`).
-    The panels draw every other view from what is kept (ops' id, op, node, instance and coord; subgraphs,
-    blocks, execute, the run's lanes, metrics and info)."""
+    `tiles.buffers`, `memory` and the execute tasks' `reads` and `writes`. Above `limit` tile ops or `tasks`
+    tasks: its run without `tasks` and `pipe_profiles` (and `counters` above PANEL_COUNTER_POINTS points),
+    which the swimlane panel asks for by window, and `aggregates.time_share`. `omitted` names what was left
+    out in the record's own shape, each list's length in its place (`{"tiles": {"ops": {"region": n, …},
+    "buffers": b}, "memory": n, "execute": {"tasks": {"reads": t, "writes": t}}, "run": {"tasks": t,
+    "pipe_profiles": p}}`). The panels draw every other view from what is kept (ops' id, op, node, instance
+    and coord; subgraphs, blocks, the execute tasks' graph, the run's lanes, metrics and info)."""
     if not isinstance(lists, dict):
         return lists
     tiles = lists.get("tiles")
@@ -364,6 +367,15 @@ def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TAS
         out.pop("memory", None)
         out["tiles"] = {**{k: v for k, v in tiles.items() if k != "buffers"},
                         "ops": {k: v for k, v in ops.items() if k not in PANEL_OMIT_OPS}}
+        ex = lists.get("execute")
+        ex_tasks = ex.get("tasks") if isinstance(ex, dict) else None
+        if isinstance(ex_tasks, list) and ex_tasks:
+            assert isinstance(ex, dict)
+            gone_task = {k: len(ex_tasks) for k in PANEL_OMIT_TASK if k in ex_tasks[0]}
+            if gone_task:
+                omitted["execute"] = {"tasks": gone_task}
+                out["execute"] = {**ex, "tasks": [{k: v for k, v in t.items() if k not in PANEL_OMIT_TASK}
+                                                  for t in ex_tasks]}
     if windowed:
         assert isinstance(run, dict)
         gone_run: dict[str, Any] = {"tasks": n_tasks, "pipe_profiles": len(run.get("pipe_profiles") or ())}

@@ -336,7 +336,11 @@ def test_the_panels_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(
     tasks = len(whole["run"]["tasks"]["id"])
     assert rec["omitted"] == {"tiles": {"ops": dict.fromkeys(("region", "attrs", "inputs", "shape", "dtype"), n),
                                         "buffers": len(whole["tiles"]["buffers"])}, "memory": n,
+                              "execute": {"tasks": {"reads": tasks, "writes": tasks}},
                               "run": {"tasks": tasks, "pipe_profiles": len(whole["run"]["pipe_profiles"])}}
+    # the execute tasks without their GM reads and writes (no view draws them), the rest as it was
+    assert rec["execute"]["tasks"] == [{k: v for k, v in x.items() if k not in ("reads", "writes")}
+                                       for x in whole["execute"]["tasks"]]
     assert set(rec["tiles"]["ops"]) == {"id", "op", "node", "instance", "coord"}
     assert all(rec["tiles"]["ops"][k] == whole["tiles"]["ops"][k] for k in rec["tiles"]["ops"])
     assert "memory" not in rec and "buffers" not in rec["tiles"]
@@ -346,8 +350,8 @@ def test_the_panels_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(
     t = whole["run"]["tasks"]
     assert sum(rec["aggregates"]["time_share"].values()) == pytest.approx(
         sum(e - s for s, e in zip(t["start"], t["end"], strict=True)), rel=1e-9)
-    assert {k: v for k, v in rec.items() if k not in ("tiles", "omitted", "run", "aggregates")} == \
-        {k: v for k, v in whole.items() if k not in ("tiles", "memory", "run")}
+    assert {k: v for k, v in rec.items() if k not in ("tiles", "omitted", "run", "aggregates", "execute")} == \
+        {k: v for k, v in whole.items() if k not in ("tiles", "memory", "run", "execute")}
     assert len(slim.content) < 0.5 * len(full.content), (len(slim.content), len(full.content))
     snap = client.get(f"/api/v1/jobs/{jid}/record", params={"panel": True, "snapshots": True}).json()
     assert snap["omitted"] == rec["omitted"] and snap["passes"][0]["snapshot"]["graph"]["nodes"]

@@ -66,7 +66,10 @@ async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client
     gone = rec["omitted"]
     assert gone == {"tiles": {"ops": dict.fromkeys(("region", "attrs", "inputs", "shape", "dtype"), n),
                               "buffers": gone["tiles"]["buffers"]}, "memory": n,
+                    "execute": {"tasks": {"reads": summary["tasks"], "writes": summary["tasks"]}},
                     "run": {"tasks": summary["tasks"], "pipe_profiles": gone["run"]["pipe_profiles"]}}
+    assert not any("reads" in t or "writes" in t for t in rec["execute"]["tasks"])
+    assert all({"id", "subgraph", "leaf", "core", "coord", "preds"} <= set(t) for t in rec["execute"]["tasks"])
     assert gone["tiles"]["buffers"] > 0 and "memory" not in rec and "buffers" not in rec["tiles"]
     assert set(rec["tiles"]["ops"]) == {"id", "op", "node", "instance", "coord"}
     # the run comes without its tasks and pipe profiles: the swimlane panel draws it from windows

@@ -342,6 +342,18 @@ function fillKinds(page) {
   });
 }
 
+/** µs of task time per tensor node (server/analyze.py time_share: each task's duration over its subgraph's tile ops). */
+function timeShareOf(record) {
+  const out = new Map();
+  const byId = new Map(record.execute.tasks.map((t) => [t.id, t]));
+  const t = record.run.tasks;
+  for (let i = 0; i < t.id.length; i++) {
+    const sg = record.subgraphs[byId.get(t.id[i]).subgraph];
+    for (const op of sg.ops) out.set(record.tiles.ops.node[op], (out.get(record.tiles.ops.node[op]) ?? 0) + (t.end[i] - t.start[i]) / sg.ops.length);
+  }
+  return out;
+}
+
 describe('graph panel: a big record sent slim (server/analyze.py panel_record)', () => {
   test('the tiles view draws its grids and a tile\'s ops, subgraph, leaf and task without the per-tile-op bulk', async () => {
     // what the servers send for a record above 20,000 tile ops, made here from the fixture
@@ -356,9 +368,21 @@ describe('graph panel: a big record sent slim (server/analyze.py panel_record)',
       delete prog.tiles.buffers;
       delete prog.memory;
     }
+    // the execute tasks without their GM reads and writes, the run without its tasks (drawn from windows)
+    omitted.execute = { tasks: { reads: r.execute.tasks.length, writes: r.execute.tasks.length } };
+    r.execute.tasks = r.execute.tasks.map(({ reads, writes, ...rest }) => rest);
+    omitted.run = { tasks: r.run.tasks.id.length, pipe_profiles: (r.run.pipe_profiles ?? []).length };
+    r.aggregates = { time_share: Object.fromEntries(timeShareOf(showcase.record)) };
+    delete r.run.tasks;
+    delete r.run.pipe_profiles;
     r.omitted = omitted;
     const p = await openPanel(browser.context, 'graph');
     await send(p.page, { type: 'record', ...showcase, record: r });
+    // the time-share overlay from the server's sums (the run's tasks are not in this record)
+    await p.page.selectOption('.toolbar select >> nth=0', 'time');
+    assert.match(await p.page.textContent('.legend'), /share of task time/);
+    assert.ok(await p.page.$$eval('.graph-svg g.node rect.box', (els) => els.filter((e) => e.style.fill).length) > 0);
+    await p.page.selectOption('.toolbar select >> nth=0', 'none');
     await send(p.page, { type: 'showView', view: 'tiles' });
     assert.equal(await p.page.getAttribute('button.tab.active', 'data-view'), 'tiles');
     assert.ok(await p.page.locator('.graph-svg g.tilegrid').count() > 0);

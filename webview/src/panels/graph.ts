@@ -993,7 +993,7 @@ class GraphPanel implements PanelImpl {
       const omitted = this.record?.omitted;
       if (omitted && !t.shape) {
         // a slim record: the host is asked for these ops' shape, dtype and memory, filled in when they come
-        const note = h('div', { class: 'muted omitted-note' }, `shape, dtype and memory of the ${fmtNum(t.id.length)} tile ops were left out of this big record (${omittedPaths(omitted).join(', ')}): asking for this tile's`);
+        const note = h('div', { class: 'muted omitted-note' }, `shape, dtype and memory of the ${fmtNum(t.id.length)} tile ops were left out of this big record (${omittedPaths(omitted).filter((x) => x.startsWith('tiles.') || x === 'memory').join(', ')}): asking for this tile's`);
         out.append(note);
         const asked = ops.slice(0, 4096);
         this.tileAsk = {

@@ -690,7 +690,7 @@ class SwimlanePanel implements PanelImpl {
     this.winAsked = { id, input, start, end };
     this.windowsAsked++;
     const plot = Math.max(200, (this.runsBox.clientWidth || 1200) - 80);
-    this.shell.post({ type: 'requestSwimlane', id, start, end, maxBoxes: WINDOW_BOXES, bins: Math.min(1000, Math.ceil(plot / 2)),
+    this.shell.post({ type: 'requestSwimlane', id, start, end, maxBoxes: WINDOW_BOXES, bins: Math.min(1000, Math.ceil(plot / 6)),
       slowest: input.slowest ? 0 : TASK_ROWS });
   }
 
