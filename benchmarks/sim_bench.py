@@ -26,16 +26,17 @@ process: 0.36 s, numba imported and loaded from its cache; ~15 s when it compile
 
 (all "same swimlane"). json: `Swimlane.to_json()`, metrics included, of the old board's swimlane
 (LaneTask objects) and of the new one's (columns). Then the cold path (the compiler's columns),
-`git archive 3457cdf | tar -x -C /tmp/sim_cold_old`, `--against /tmp/sim_cold_old`, load 5-7:
+`git archive 3457cdf | tar -x -C /tmp/sim_cold_old`, `--against /tmp/sim_cold_old`, load 0.7-1.2:
 
    tasks  ref s old cold old warm  cold s  warm s +metrics  old tasks/s cold tasks/s warm tasks/s build old build new
-    1000  0.011   0.0019   0.0005  0.0006  0.0005   0.0008      515,713    1,739,624    2,214,972     0.007     0.005
-   16000  0.139   0.0321   0.0051  0.0053  0.0050   0.0081      498,198    3,030,231    3,187,997     0.110     0.134
-  100000  0.960   0.2231   0.0308  0.0320  0.0310   0.0554      448,275    3,125,252    3,226,376     0.742     0.886
+    1000  0.007   0.0015   0.0005  0.0005  0.0004   0.0007      652,944    2,051,379    2,318,448     0.004     0.005
+   16000  0.132   0.0291   0.0051  0.0052  0.0049   0.0084      549,287    3,058,189    3,269,430     0.102     0.121
+  100000  0.957   0.2145   0.0305  0.0309  0.0298   0.0524      466,139    3,236,865    3,357,618     0.703     0.854
 
-(all "same swimlane"; json old / new at 100k: 0.069 / 0.061 s). The first run of a 100k-task
-graph: 0.22 -> 0.032 s; the execute stage pays ~0.1-0.15 s more for it (interning 300k regions
-in Python costs ~0.1 s wherever it is done).
+(all "same swimlane"; json old / new at 100k: 0.069 / 0.062 s). The first run of a 100k-task
+graph: 0.21 -> 0.031 s, with metrics 0.052 s; the execute stage pays 0.15 s more for it
+(interning 300k regions in Python costs ~0.1 s wherever it is done): build plus first run
+0.92 -> 0.89 s.
 
 Part 2 — the model against the published A2/A3 figures of ../shared/spec/board-a2a3.md.
 Every model figure is SIMULATED (the a2a3 board file, 1.8 GHz); the published ones were
