@@ -40,7 +40,9 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 
 from server import history
-from server.analyze import panel_record
+from server.analyze import block_of, panel_record
+from server.analyze import tile_grids as tile_grids_of
+from server.analyze import tile_ops as tile_ops_of
 from server.http_live import Hub, hello, message, record_changed
 from server.http_page import csp, minimal_page, picker_body, picker_page, trace_page, trace_panel_page
 from server.http_safety import Guard, Refused, confine, is_file, needs_token, read_text
@@ -75,7 +77,6 @@ VERSION = "1"
 REPO = Path(__file__).resolve().parent.parent
 log = logging.getLogger("pypto-ide.serve")
 MAX_TRACE_BYTES = 1 << 30  # a trace file larger than this is not loaded (413)
-MAX_TILE_OPS = 4096  # tile ops in one /tile-ops answer
 MAX_BINS = 1_000  # bins per lane in one /swimlane answer
 MAX_SLOWEST = 1_000  # the run's slowest tasks in one /swimlane answer
 
@@ -460,28 +461,48 @@ def create_app(config: ServeConfig) -> Any:
 
     @app.get(f"{API}/jobs/{{job_id}}/tile-ops", tags=["results"])
     def tile_ops(request: Request, job_id: str,
-                 ops: Annotated[str, Query(description="tile op indices (positions in `tiles.ops`), comma-separated, "
-                                                       "at most 4096")]) -> dict[str, Any]:
-        """Shape, dtype and memory of the tile ops asked: what `record?panel=true` left out of a big record."""
+                 ops: Annotated[str | None, Query(description="tile op indices (positions in `tiles.ops`), "
+                                                              "comma-separated, at most 4096")] = None,
+                 node: Annotated[int | None, Query(description="or: the tensor node of a tile grid (`/tile-grids`)")]
+                 = None,
+                 cell: Annotated[int | None, Query(description="… and that grid's cell (row-major)")] = None,
+                 ) -> dict[str, Any]:
+        """Some tile ops (by index, or a tile-grid cell's): their id, op, subgraph, shape, dtype and memory —
+        what `record?panel=true` left out of a big record."""
         st = _st(request)
         j = st.job(job_id)
         try:
-            want = [int(x) for x in ops.split(",") if x.strip()]
+            want = [int(x) for x in (ops or "").split(",") if x.strip()]
         except ValueError:
             raise Refused(422, f"ops must be comma-separated integers, got {ops!r}") from None
-        if len(want) > MAX_TILE_OPS:
-            raise Refused(422, f"at most {MAX_TILE_OPS} tile ops in one request (asked {len(want)})")
-        rec = st.results.record(j)
-        t = (rec.get("tiles") or {}).get("ops")
-        if not t:
-            raise Refused(409, f"job {j.id} has no tile ops")
-        n, memory = len(t["id"]), rec.get("memory") or []
-        bad = [k for k in want if not 0 <= k < n]
-        if bad:
-            raise Refused(422, f"no tile op {bad[0]} in job {j.id} (it has {n})")
-        return {"job": j.id, "ops": want, "shape": [t["shape"][k] for k in want],
-                "dtype": [t["dtype"][k] for k in want],
-                "memory": [memory[k] if k < len(memory) else None for k in want]}
+        if not want and node is None and cell is None:
+            raise Refused(422, "ask for tile ops by ops=… or by node=…&cell=…")
+        try:
+            return {"job": j.id, **tile_ops_of(st.results.record(j), want, node, cell)}
+        except ValueError as e:
+            raise Refused(422, f"job {j.id}: {e}") from None
+
+    @app.get(f"{API}/jobs/{{job_id}}/tile-grids", tags=["results"])
+    def tile_grids(request: Request, job_id: str) -> dict[str, Any]:
+        """The final program's tile grids, as the graph panel's Tiles view draws them (`record?panel=true` of a
+        big record leaves the tile ops out)."""
+        st = _st(request)
+        j = st.job(job_id)
+        try:
+            return {"job": j.id, **tile_grids_of(st.results.record(j))}
+        except ValueError as e:
+            raise Refused(409, f"job {j.id}: {e}") from None
+
+    @app.get(f"{API}/jobs/{{job_id}}/blocks/{{leaf}}", tags=["results"])
+    def block(request: Request, job_id: str, leaf: int) -> dict[str, Any]:
+        """One leaf function's block: its figures and instructions (`{opcode, pipe, tile_op, node, note}`), as the
+        graph panel's Leaves view draws them (`record?panel=true` of a big record leaves them out)."""
+        st = _st(request)
+        j = st.job(job_id)
+        try:
+            return {"job": j.id, **block_of(st.results.record(j), leaf)}
+        except ValueError as e:
+            raise Refused(404, f"job {j.id}: {e}") from None
 
     @app.get(f"{API}/jobs/{{job_id}}/listings", tags=["results"])
     def listings(request: Request, job_id: str) -> dict[str, Any]:

@@ -516,6 +516,16 @@ async def _tile_ops(ls: PyptoLanguageServer, p: P.TileOpsParams) -> P.TileOpsRes
     return await _off_loop(P.TILE_OPS, r, panels.tile_ops, doc, r, await ls.extra_output(doc, r, "record"), p)
 
 
+async def _tile_grids(ls: PyptoLanguageServer, p: P.KernelParams) -> P.TileGridsResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    return await _off_loop(P.TILE_GRIDS, r, panels.tile_grids, doc, r, await ls.extra_output(doc, r, "record"))
+
+
+async def _block(ls: PyptoLanguageServer, p: P.BlockParams) -> P.BlockResult:
+    doc, r = await ls.result(p.uri, p.kernel)
+    return await _off_loop(P.BLOCK, r, panels.block, doc, r, await ls.extra_output(doc, r, "record"), p)
+
+
 async def _report(ls: PyptoLanguageServer, p: P.ReportParams) -> P.ReportResult:
     doc, r = await ls.result(p.uri, p.kernel)
     # one analysis with what was asked (both: one job, whose report has every finding in order)
@@ -660,6 +670,8 @@ def create_server() -> PyptoLanguageServer:
     _custom(ls, P.HISTORY_RUN, P.HistoryRunParams, _history_run)
     _custom(ls, P.PASS, P.PassParams, _pass)
     _custom(ls, P.TILE_OPS, P.TileOpsParams, _tile_ops)
+    _custom(ls, P.TILE_GRIDS, P.KernelParams, _tile_grids)
+    _custom(ls, P.BLOCK, P.BlockParams, _block)
     _custom(ls, P.REPORT, P.ReportParams, _report)
     _custom(ls, P.COMPILE, P.CompileParams, _compile)
     _custom(ls, P.LOAD_TRACE, P.LoadTraceParams, _load_trace)

@@ -23,7 +23,9 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from server import protocol as P
-from server.analyze import graphs_after_passes, panel_record, record_lists, slowest_tasks, window_bins
+from server.analyze import block_of, graphs_after_passes, panel_record, record_lists, slowest_tasks, window_bins
+from server.analyze import tile_grids as tile_grids_of
+from server.analyze import tile_ops as tile_ops_of
 from server.features import CHARS, FINDING_UNIT, SUGGESTION_UNIT, Lines, lines_of, make_range, norm, where_range
 from server.state import Document, Result
 
@@ -387,22 +389,38 @@ def _lists(out: Mapping[str, Json]) -> Json:
 
 
 def tile_ops(doc: Document, r: Result, out: Mapping[str, Json], params: P.TileOpsParams) -> P.TileOpsResult:
-    """Shape, dtype and memory of the tile ops asked: what a slim record (`panel_record`) left out, for
-    the tile a panel shows."""
-    if len(params.ops) > P.MAX_TILE_OPS:
-        raise P.ParamsError(f"at most {P.MAX_TILE_OPS} tile ops in one request (asked {len(params.ops)})")
+    """Tile ops by index, or those of one tile-grid cell: their shape, dtype and memory — what a slim record
+    (`panel_record`) left out — and id, op and subgraph, for the tile a panel shows (`server.analyze.tile_ops`)."""
+    try:
+        got = tile_ops_of(_lists(out), params.ops, params.node, params.cell)
+    except ValueError as e:
+        raise P.ParamsError(f"{r.name}: {e}") from None
+    return P.TileOpsResult(doc.uri, r.name, r.version, got["ops"], got["shape"], got["dtype"], got["memory"],
+                           got["id"], got["op"], got["subgraph"], got["node"], got["cell"])
+
+
+def tile_grids(doc: Document, r: Result, out: Mapping[str, Json]) -> P.TileGridsResult:
+    """The final program's tile grids (`server.analyze.tile_grids`): what the Tiles view draws of a slim record."""
+    try:
+        got = tile_grids_of(_lists(out))
+    except ValueError as e:
+        raise P.ParamsError(f"{r.name}: {e}") from None
+    return P.TileGridsResult(doc.uri, r.name, r.version, got["tile_ops"],
+                             [P.TileGrid(g["node"], g["rows"], g["cols"], g["row_keys"], g["tiles"], g["subgraph"])
+                              for g in got["grids"]])
+
+
+def block(doc: Document, r: Result, out: Mapping[str, Json], params: P.BlockParams) -> P.BlockResult:
+    """One leaf's block (`server.analyze.block_of`): what the Leaves view draws of a slim record."""
     rec = _lists(out)
-    tiles = rec.get("tiles") if isinstance(rec, dict) else None
-    if not isinstance(tiles, dict):
-        raise P.ParamsError(f"{r.name}: this compile has no tile ops")
-    ops, memory = tiles["ops"], rec.get("memory") or []
-    n = len(ops["id"])
-    bad = [k for k in params.ops if not 0 <= k < n]
-    if bad:
-        raise P.ParamsError(f"no tile op {bad[0]} in {r.name} (it has {n})")
-    return P.TileOpsResult(doc.uri, r.name, r.version, list(params.ops), [ops["shape"][k] for k in params.ops],
-                           [ops["dtype"][k] for k in params.ops],
-                           [memory[k] if k < len(memory) else None for k in params.ops])
+    try:
+        b = block_of(rec if isinstance(rec, dict) else {}, params.leaf)
+    except ValueError as e:
+        raise P.ParamsError(f"{r.name}: {e}") from None
+    return P.BlockResult(doc.uri, r.name, r.version, b["leaf"], b.get("core", ""), b.get("tasks", 0),
+                         b.get("peak_bytes") or [], b.get("capacity_bytes") or [], bool(b.get("double_buffered")),
+                         b.get("spills", 0), [P.BlockInstr(i["opcode"], i["pipe"], i["tile_op"], i["node"], i["note"])
+                                              for i in b["instrs"]])
 
 
 def pass_graph(doc: Document, r: Result, out: Mapping[str, Json], params: P.PassParams) -> P.PassResult:

@@ -34,6 +34,8 @@ SOURCE_OF = "pypto/sourceOf"
 RECORD = "pypto/record"
 PASS = "pypto/pass"
 TILE_OPS = "pypto/tileOps"
+TILE_GRIDS = "pypto/tileGrids"
+BLOCK = "pypto/block"
 REPORT = "pypto/report"
 COMPILE = "pypto/compile"
 LOAD_TRACE = "pypto/loadTrace"
@@ -460,12 +462,17 @@ class PassResult:
 class TileOpsParams:
     uri: str
     kernel: str
-    ops: list[int]  # tile op indices (positions in `record.tiles.ops`), at most MAX_TILE_OPS
+    # tile op indices (positions in `record.tiles.ops`), at most MAX_TILE_OPS; or, with `ops` empty, the ops of one
+    # cell of a tile grid (`pypto/tileGrids`): its tensor node and the cell's row-major index
+    ops: list[int] = attrs.Factory(list)
+    node: int | None = None
+    cell: int | None = None
 
 
 @attrs.define
 class TileOpsResult:
-    """The fields a slim record left out of `tiles.ops` (and `memory`) for the tile ops asked, in their order."""
+    """Tile ops, in the order asked (a cell's: its ops in program order): what a slim record left out of `tiles.ops`
+    (and `memory`) for them, and their subgraph (-1: none)."""
 
     uri: str
     kernel: str
@@ -474,6 +481,69 @@ class TileOpsResult:
     shape: list[list[int]]
     dtype: list[str]
     memory: list[str | None]
+    id: list[int] = attrs.Factory(list)
+    op: list[str] = attrs.Factory(list)
+    subgraph: list[int] = attrs.Factory(list)
+    node: int | None = None  # the cell asked, echoed
+    cell: int | None = None
+
+
+@attrs.define
+class TileGrid:
+    """One tensor node's tiles as the Tiles view draws them: `rows` (instance and every coordinate but the last,
+    keyed `instance|coord,…` in `row_keys`) × `cols` (the last coordinate); `tiles` cells hold a tile;
+    `subgraph`: each cell's colour key, run-length encoded `[value, count, …]` row-major — the subgraph of the
+    cell's first op that is not a load or store (-1: not partitioned yet, -2: no tile there)."""
+
+    node: int
+    rows: int
+    cols: int
+    row_keys: list[str]
+    tiles: int
+    subgraph: list[int]
+
+
+@attrs.define
+class TileGridsResult:
+    uri: str
+    kernel: str
+    version: int
+    tile_ops: int
+    grids: list[TileGrid]
+
+
+@attrs.define
+class BlockParams:
+    uri: str
+    kernel: str
+    leaf: int  # a leaf function's id (`record.leaves[].id`)
+
+
+@attrs.define
+class BlockInstr:
+    opcode: str
+    pipe: str
+    tile_op: int  # -1: none
+    node: int  # the tensor node of its tile op (-1: none)
+    note: str
+
+
+@attrs.define
+class BlockResult:
+    """A leaf's block (`record.blocks[]`) as the Leaves view draws it: its figures and instructions, without the
+    instructions' operands and the block's buffers."""
+
+    uri: str
+    kernel: str
+    version: int
+    leaf: int
+    core: str
+    tasks: int
+    peak_bytes: list[list[Json]]
+    capacity_bytes: list[list[Json]]
+    double_buffered: bool
+    spills: int
+    instrs: list[BlockInstr]
 
 
 @attrs.define

@@ -334,36 +334,92 @@ def test_the_panels_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(
     n = len(whole["tiles"]["ops"]["id"])
     assert n == 34_816 and "omitted" not in whole
     tasks = len(whole["run"]["tasks"]["id"])
-    assert rec["omitted"] == {"tiles": {"ops": dict.fromkeys(("region", "attrs", "inputs", "shape", "dtype"), n),
-                                        "buffers": len(whole["tiles"]["buffers"])}, "memory": n,
+    t = whole["tiles"]["ops"]
+    sgs, blocks = whole["subgraphs"], whole["blocks"]
+    assert rec["omitted"] == {"tiles": {"ops": dict.fromkeys(t, n), "buffers": len(whole["tiles"]["buffers"])},
+                              "memory": n, "subgraphs": {"ops": len(sgs)},
+                              "blocks": {"instrs": len(blocks), "buffers": len(blocks)},
                               "execute": {"tasks": {"reads": tasks, "writes": tasks}},
                               "run": {"tasks": tasks, "pipe_profiles": len(whole["run"]["pipe_profiles"])}}
-    # the execute tasks without their GM reads and writes (no view draws them), the rest as it was
+    # the execute tasks without their GM reads and writes (no view draws them), subgraphs without their tile
+    # ops, blocks without their instructions and buffers, the tiles without their ops: the rest as it was
     assert rec["execute"]["tasks"] == [{k: v for k, v in x.items() if k not in ("reads", "writes")}
                                        for x in whole["execute"]["tasks"]]
-    assert set(rec["tiles"]["ops"]) == {"id", "op", "node", "instance", "coord"}
-    assert all(rec["tiles"]["ops"][k] == whole["tiles"]["ops"][k] for k in rec["tiles"]["ops"])
-    assert "memory" not in rec and "buffers" not in rec["tiles"]
+    assert rec["subgraphs"] == [{k: v for k, v in x.items() if k != "ops"} for x in sgs]
+    assert rec["blocks"] == [{k: v for k, v in x.items() if k not in ("instrs", "buffers")} for x in blocks]
+    assert rec["tiles"] == {k: v for k, v in whole["tiles"].items() if k not in ("ops", "buffers")}
+    assert "memory" not in rec
     # the run without its tasks and pipe profiles (the swimlane panel asks /swimlane for windows), and the
     # task time per node the graph's overlay draws, summed here
     assert rec["run"] == {k: v for k, v in whole["run"].items() if k not in ("tasks", "pipe_profiles")}
-    t = whole["run"]["tasks"]
-    assert sum(rec["aggregates"]["time_share"].values()) == pytest.approx(
-        sum(e - s for s, e in zip(t["start"], t["end"], strict=True)), rel=1e-9)
-    assert {k: v for k, v in rec.items() if k not in ("tiles", "omitted", "run", "aggregates", "execute")} == \
-        {k: v for k, v in whole.items() if k not in ("tiles", "memory", "run", "execute")}
-    assert len(slim.content) < 0.5 * len(full.content), (len(slim.content), len(full.content))
+    rt = whole["run"]["tasks"]
+    agg = rec["aggregates"]
+    assert sum(agg["time_share"].values()) == pytest.approx(
+        sum(e - s for s, e in zip(rt["start"], rt["end"], strict=True)), rel=1e-9)
+    # each subgraph's tensor nodes, compute ops' first (a task's source lines), and the buffer use per node
+    moves = ("load", "store", "copy_in", "copy_out")
+    assert agg["tile_ops"] == n and agg["subgraph_nodes"] == [
+        list(dict.fromkeys([t["node"][k] for k in sg["ops"] if t["op"][k] not in moves]
+                           + [t["node"][k] for k in sg["ops"] if t["op"][k] in moves])) for sg in sgs]
+    share = {b["leaf"]: max(p / dict(b["capacity_bytes"])[s] for s, p in b["peak_bytes"]) for b in blocks}
+    use: dict[str, float] = {}
+    for sg in sgs:
+        for k in sg["ops"]:
+            use[str(t["node"][k])] = max(use.get(str(t["node"][k]), 0.0), share[sg["leaf"]])
+    assert agg["buffer_use"] == use
+    assert {k: v for k, v in rec.items() if k not in ("tiles", "omitted", "run", "aggregates", "execute", "subgraphs",
+                                                      "blocks")} == \
+        {k: v for k, v in whole.items() if k not in ("tiles", "memory", "run", "execute", "subgraphs", "blocks")}
+    assert len(slim.content) < 0.1 * len(full.content), (len(slim.content), len(full.content))
     snap = client.get(f"/api/v1/jobs/{jid}/record", params={"panel": True, "snapshots": True}).json()
     assert snap["omitted"] == rec["omitted"] and snap["passes"][0]["snapshot"]["graph"]["nodes"]
     # what was left out, for the tile a panel shows
     got = client.get(f"/api/v1/jobs/{jid}/tile-ops", params={"ops": "7,0,34815"}).json()
-    asked, t = [7, 0, 34815], whole["tiles"]["ops"]
-    assert got == {"job": jid, "ops": asked, "shape": [t["shape"][k] for k in asked],
-                   "dtype": [t["dtype"][k] for k in asked], "memory": [whole["memory"][k] for k in asked]}
-    for bad, why in (("34816", "no tile op 34816"), ("1,x", "comma-separated integers"),
-                     (",".join(["1"] * 4097), "at most 4096")):
-        r = client.get(f"/api/v1/jobs/{jid}/tile-ops", params={"ops": bad})
+    asked = [7, 0, 34815]
+    sg_of = {k: sg["id"] for sg in sgs for k in sg["ops"]}
+    assert got == {"job": jid, "ops": asked, "id": [t["id"][k] for k in asked], "op": [t["op"][k] for k in asked],
+                   "subgraph": [sg_of.get(k, -1) for k in asked], "shape": [t["shape"][k] for k in asked],
+                   "dtype": [t["dtype"][k] for k in asked], "memory": [whole["memory"][k] for k in asked],
+                   "node": None, "cell": None}
+    for bad, why in (({"ops": "34816"}, "no tile op 34816"), ({"ops": "1,x"}, "comma-separated integers"),
+                     ({"ops": ",".join(["1"] * 4097)}, "at most 4096"), ({}, "node=…&cell="),
+                     ({"node": 0, "cell": 0}, "has no tile grid"), ({"ops": "1", "node": 1, "cell": 0}, "not both")):
+        r = client.get(f"/api/v1/jobs/{jid}/tile-ops", params=bad)
         assert r.status_code == 422 and why in r.text, r.text
+    # the Tiles view's grids: per node, rows (instance and coordinates but the last) by columns (the last), each
+    # cell coloured by the subgraph of its first op that is not a load or store
+    grids = client.get(f"/api/v1/jobs/{jid}/tile-grids").json()
+    assert grids["job"] == jid and grids["tile_ops"] == n
+    want: dict[int, dict[str, dict[int, list[int]]]] = {}
+    for k in range(n):
+        coord = t["coord"][k]
+        row = f"{t['instance'][k]}|{','.join(map(str, coord[:-1]))}"
+        want.setdefault(t["node"][k], {}).setdefault(row, {}).setdefault(coord[-1], []).append(k)
+    assert {g["node"] for g in grids["grids"]} == set(want)
+    for g in grids["grids"]:
+        rows = want[g["node"]]
+        assert g["row_keys"] == list(rows) and g["cols"] == 1 + max(c for r in rows.values() for c in r)
+        cells = [v for v, c in zip(g["subgraph"][::2], g["subgraph"][1::2], strict=True) for _ in range(c)]
+        expect = []
+        for row in rows.values():
+            for c in range(g["cols"]):
+                ops = row.get(c, [])
+                rep = next((k for k in ops if t["op"][k] not in ("load", "store")), ops[0]) if ops else None
+                expect.append(-2 if rep is None else sg_of.get(rep, -1))
+        assert cells == expect and g["tiles"] == sum(len(r) for r in rows.values())
+    # a cell's ops, by node and cell (what the panel asks on a click)
+    g = grids["grids"][0]
+    row = want[g["node"]][g["row_keys"][1]]
+    cell = client.get(f"/api/v1/jobs/{jid}/tile-ops", params={"node": g["node"], "cell": g["cols"] + 2}).json()
+    assert cell["ops"] == row[2] and cell["node"] == g["node"] and cell["cell"] == g["cols"] + 2
+    # a leaf's block: its figures and instructions with their tensor nodes (the Leaves view's links)
+    b0 = blocks[0]
+    block = client.get(f"/api/v1/jobs/{jid}/blocks/{b0['leaf']}").json()
+    assert block == {"job": jid, **{k: v for k, v in b0.items() if k not in ("instrs", "buffers")},
+                     "instrs": [{"opcode": i["opcode"], "pipe": i["pipe"], "tile_op": i["tile_op"],
+                                 "node": t["node"][i["tile_op"]] if i["tile_op"] >= 0 else -1, "note": i["note"]}
+                                for i in b0["instrs"]]}
+    assert client.get(f"/api/v1/jobs/{jid}/blocks/99").status_code == 404
 
 
 def test_exports(client: httpx.Client, report_job: dict[str, Any]) -> None:

@@ -61,17 +61,28 @@ async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client
     summary = (await client.records.record(doc.uri, "big", 1))["summary"]
     got = await doc.call("pypto/record", kernel="big")
     rec = got["record"]
-    n = len(rec["tiles"]["ops"]["id"])
-    assert n == 34_816
     gone = rec["omitted"]
-    assert gone == {"tiles": {"ops": dict.fromkeys(("region", "attrs", "inputs", "shape", "dtype"), n),
-                              "buffers": gone["tiles"]["buffers"]}, "memory": n,
+    n = rec["aggregates"]["tile_ops"]
+    assert n == 34_816
+    ops_fields = ("id", "op", "node", "instance", "coord", "shape", "dtype", "inputs", "region", "attrs")
+    assert gone == {"tiles": {"ops": dict.fromkeys(ops_fields, n), "buffers": gone["tiles"]["buffers"]}, "memory": n,
+                    "subgraphs": {"ops": len(rec["subgraphs"])},
+                    "blocks": {"instrs": len(rec["blocks"]), "buffers": len(rec["blocks"])},
                     "execute": {"tasks": {"reads": summary["tasks"], "writes": summary["tasks"]}},
                     "run": {"tasks": summary["tasks"], "pipe_profiles": gone["run"]["pipe_profiles"]}}
     assert not any("reads" in t or "writes" in t for t in rec["execute"]["tasks"])
     assert all({"id", "subgraph", "leaf", "core", "coord", "preds"} <= set(t) for t in rec["execute"]["tasks"])
-    assert gone["tiles"]["buffers"] > 0 and "memory" not in rec and "buffers" not in rec["tiles"]
-    assert set(rec["tiles"]["ops"]) == {"id", "op", "node", "instance", "coord"}
+    assert gone["tiles"]["buffers"] > 0 and "memory" not in rec and set(rec["tiles"]) == {"instances", "outputs"}
+    assert all(set(sg) == {"id", "core", "instance", "peak_bytes", "leaf"} for sg in rec["subgraphs"])
+    assert all("instrs" not in b and b["peak_bytes"] and b["capacity_bytes"] for b in rec["blocks"])
+    # in their place what the views draw from them: each subgraph's tensor nodes (a task's source lines), the
+    # buffer use per node (its overlay)
+    agg = rec["aggregates"]
+    assert len(agg["subgraph_nodes"]) == len(rec["subgraphs"]) and all(agg["subgraph_nodes"])
+    tile_nodes = {x for ns in agg["subgraph_nodes"] for x in ns}
+    assert len(agg["buffer_use"]) == len(tile_nodes)  # (the test client renames keys that are no identifiers)
+    fullest = max(p / dict(b["capacity_bytes"])[s] for b in rec["blocks"] for s, p in b["peak_bytes"])
+    assert max(agg["buffer_use"].values()) == pytest.approx(fullest) and fullest <= 1
     # the run comes without its tasks and pipe profiles: the swimlane panel draws it from windows
     assert "tasks" not in rec["run"] and "pipe_profiles" not in rec["run"] and gone["run"]["pipe_profiles"] > 0
     assert rec["run"]["lanes"] and rec["run"]["metrics"]["critical_path"] and rec["run"]["metrics"]["leaves"]
@@ -89,16 +100,48 @@ async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client
     assert (await doc.call("pypto/swimlane", kernel="big", maxBoxes=5))["slowest"] == []
     with pytest.raises(JsonRpcInvalidParams, match="slowest"):
         await doc.call("pypto/swimlane", kernel="big", slowest=-1)
-    size = len(json.dumps(got, separators=(",", ":")))
-    assert size < 64 * n, f"{size} bytes for {n} tile ops"  # the whole record: 4.4 MB, 125 bytes per tile op
     # what was left out, for the tile a panel shows (pypto/tileOps)
     ops = await doc.call("pypto/tileOps", kernel="big", ops=[7, 0, n - 1])
-    assert ops["ops"] == [7, 0, n - 1] and ops["version"] == got["version"]
+    assert ops["ops"] == [7, 0, n - 1] and ops["version"] == got["version"] and ops["id"] == [7, 0, n - 1]
     assert ops["shape"][1] == [1, 4, 1, 64] and ops["dtype"] == ["fp32"] * 3 and all(ops["memory"])
-    with pytest.raises(JsonRpcInvalidParams, match=f"no tile op {n} in big"):
+    assert ops["op"][1] == "load" and all(0 <= s < len(rec["subgraphs"]) for s in ops["subgraph"])
+    with pytest.raises(JsonRpcInvalidParams, match=f"no tile op {n} "):
         await doc.call("pypto/tileOps", kernel="big", ops=[n])
     with pytest.raises(JsonRpcInvalidParams, match="at most 4096"):
         await doc.call("pypto/tileOps", kernel="big", ops=[0] * 4097)
+    # the Tiles view's grids (pypto/tileGrids): per tensor node its size and each cell's subgraph, run-length encoded
+    grids = await doc.call("pypto/tileGrids", kernel="big")
+    assert grids["tileOps"] == n and {g["node"] for g in grids["grids"]} == tile_nodes
+    cells_of = {}
+    for g in grids["grids"]:
+        runs = g["subgraph"]
+        cells = [v for v, k in zip(runs[::2], runs[1::2], strict=True) for _ in range(k)]
+        assert len(cells) == g["rows"] * g["cols"] == len(g["rowKeys"]) * g["cols"]
+        assert g["tiles"] == sum(c != -2 for c in cells)
+        assert all(-1 <= c < len(rec["subgraphs"]) for c in cells if c != -2)
+        cells_of[g["node"]] = cells
+    # a cell's ops (pypto/tileOps by node and cell): the tile the panel shows on a click, coloured by its subgraph
+    exp = next(g for g in grids["grids"] if g["rows"] > 1)
+    cell = await doc.call("pypto/tileOps", kernel="big", node=exp["node"], cell=exp["cols"] + 1)
+    assert cell["node"] == exp["node"] and cell["cell"] == exp["cols"] + 1 and cell["ops"]
+    rep = next((k for k, op in enumerate(cell["op"]) if op not in ("load", "store")), 0)
+    assert cell["subgraph"][rep] == cells_of[exp["node"]][exp["cols"] + 1]
+    assert len(cell["shape"]) == len(cell["dtype"]) == len(cell["memory"]) == len(cell["ops"])
+    with pytest.raises(JsonRpcInvalidParams, match="no cell"):
+        await doc.call("pypto/tileOps", kernel="big", node=exp["node"], cell=exp["rows"] * exp["cols"])
+    with pytest.raises(JsonRpcInvalidParams, match="not both"):
+        await doc.call("pypto/tileOps", kernel="big", ops=[1], node=exp["node"], cell=0)
+    # a leaf's block (pypto/block): the Leaves view's listing links, each instruction to its tensor node
+    leaf = rec["leaves"][0]
+    block = await doc.call("pypto/block", kernel="big", leaf=leaf["id"])
+    assert block["leaf"] == leaf["id"] and block["core"] == leaf["core"] and block["instrs"]
+    assert {i["node"] for i in block["instrs"] if i["tileOp"] >= 0} <= tile_nodes
+    assert len(block["instrs"]) == sum(1 for line in got["listings"][leaf["id"]].splitlines()
+                                       if line[:6].strip().isdigit())
+    with pytest.raises(JsonRpcInvalidParams, match="no block of leaf 99"):
+        await doc.call("pypto/block", kernel="big", leaf=99)
+    size = len(json.dumps(got, separators=(",", ":")))
+    assert size < 8 * n, f"{size} bytes for {n} tile ops"  # the whole record: 4.4 MB, 125 bytes per tile op
 
 
 async def test_pass_answers_each_pass_graph_and_the_traced_one(client, lsp_kit, tmp_path):
