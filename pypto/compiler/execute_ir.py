@@ -65,8 +65,13 @@ def intern_regions(regions: Iterable[Region]) -> tuple[list[int], np.ndarray, np
     """Each region's id, one per distinct (buffer, offset, shape, layout), numbered in order of first
     appearance; and per id (int64 arrays), its buffer and element count. Grouped by buffer, then
     (layout, shape) (a buffer has few), then offset: one dict lookup of an offset per region, cheaper
-    than hashing a key of all four (measured: ~0.085 s vs ~0.1 s for 300k regions, 200k distinct)."""
-    groups: dict[int, list[tuple[tuple[int, ...], tuple[int, ...], dict[tuple[int, ...], int]]]] = {}
+    than hashing a key of all four when most regions are distinct (measured: 300k regions of 2
+    buffers, 200k distinct, ~0.09 s vs ~0.11 s; 114k of 20k workspace buffers, ~0.045 vs ~0.035 s)."""
+    groups: dict[int, list[tuple[tuple[int, ...], tuple[int, ...], dict[tuple[int, ...], int], int]]] = {}
+    group_buffer: list[int] = []
+    group_elems: list[int] = []
+    group_of_id: list[int] = []  # per region id, its group
+    new_id = group_of_id.append
     ids: list[int] = []
     append = ids.append
     n = 0
@@ -77,23 +82,20 @@ def intern_regions(regions: Iterable[Region]) -> tuple[list[int], np.ndarray, np
             group = groups[b] = []
         for g in group:
             if g[1] == shape and (g[0] is layout or g[0] == layout):
-                by_offset = g[2]
+                _, _, by_offset, k = g
                 break
         else:
-            by_offset = {}
-            group.append((layout, shape, by_offset))
+            by_offset, k = {}, len(group_buffer)
+            group.append((layout, shape, by_offset, k))
+            group_buffer.append(b)
+            group_elems.append(math.prod(shape))
         i = by_offset.setdefault(r.offset, n)
         if i == n:
             n += 1
+            new_id(k)
         append(i)
-    buffers = np.zeros(n, dtype=np.int64)
-    elems = np.zeros(n, dtype=np.int64)
-    for b, group in groups.items():
-        for _, shape, by_offset in group:
-            at = np.fromiter(by_offset.values(), dtype=np.int64, count=len(by_offset))
-            buffers[at] = b
-            elems[at] = math.prod(shape)
-    return ids, buffers, elems
+    at = np.array(group_of_id, dtype=np.int64)
+    return ids, np.array(group_buffer, dtype=np.int64)[at], np.array(group_elems, dtype=np.int64)[at]
 
 
 @dataclass(frozen=True)
