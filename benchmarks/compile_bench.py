@@ -358,7 +358,23 @@ def record_figures(sides: list[tuple[str, Path]], rounds: int, tiles: tuple[tupl
                   f"{r['cli_s']:>10.2f} {r['cli_cpu_s']:>9.2f} {r['cli_rss_mb']:>11.0f}")
 
 
-def transport(tile: tuple[int, int] = (32, 32)) -> None:
+def _panel_record_at(rev: str):  # type: ignore[no-untyped-def]
+    """`server.analyze.panel_record` as it was at git revision `rev` (its module loaded from `git show`)."""
+    import importlib.util
+
+    here = Path(__file__).resolve().parent.parent
+    text = subprocess.run(["git", "show", f"{rev}:server/analyze.py"], cwd=here, check=True, capture_output=True,
+                          text=True).stdout
+    path = Path(tempfile.mkdtemp()) / "analyze_then.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("analyze_then", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.panel_record
+
+
+def transport(tile: tuple[int, int] = (32, 32), against: str | None = None) -> None:
     """What a worker's answer costs to cross to the server (`server.analyze`: pickled through a pipe): the
     record as the lists version 1 had, against version 2's document and its columns' .npz bytes; and what the
     HTTP server's store made of each (compact JSON); and the record a panel is sent, whole and slim
@@ -410,14 +426,28 @@ def transport(tile: tuple[int, int] = (32, 32)) -> None:
     doc2, arrays2 = ran.to_document()
     full = expanded(doc2, arrays2)
     panel = panel_record(full)
+    then = _panel_record_at(against)(full) if against else None
     size = lambda v: len(json.dumps(v, separators=(",", ":")))  # noqa: E731
     print(f"\nwith its sim run ({len(full['run']['tasks']['id']):,} tasks): whole {size(full):,} B, the panels' record "
-          f"{size(panel):,} B; per key (whole -> the panels'), the rest asked on demand (omitted: "
+          f"{size(panel):,} B{f' ({size(then):,} B at {against})' if then is not None else ''}; per key (whole -> "
+          f"{f'at {against} -> ' if then is not None else ''}the panels'), the rest asked on demand (omitted: "
           f"{json.dumps(panel.get('omitted'))}):")
     for key in sorted(set(full) | set(panel), key=lambda k: -size(full.get(k))):
         a, b = size(full.get(k)) if (k := key) in full else 0, size(panel[key]) if key in panel else 0
-        if max(a, b) >= 10_000:
-            print(f"  {key:12} {a:>12,} -> {b:>12,}")
+        c = (size(then[key]) if key in then else 0) if then is not None else None
+        if max(a, b, c or 0) >= 1_000:
+            print(f"  {key:12} {a:>12,} -> {'' if c is None else f'{c:>12,} -> '}{b:>12,}")
+    print(f"  {'(all)':12} {size(full):>12,} -> {'' if then is None else f'{size(then):>12,} -> '}{size(panel):>12,}")
+    # what the graph panel asks for instead, each when a view draws it (server/analyze.py)
+    from server.analyze import block_of, tile_grids, tile_ops
+
+    c0 = time.process_time()
+    grids = tile_grids(full)
+    t_grids = time.process_time() - c0
+    g = grids["grids"][0]
+    print(f"  on demand: the Tiles view's grids {size(grids):,} B ({len(grids['grids'])} grids, made in {t_grids:.3f} "
+          f"CPU s, then cached), a tile's ops {size(tile_ops(full, node=g['node'], cell=0)):,} B, a leaf's block "
+          f"{max(size(block_of(full, b['leaf'])) for b in full['blocks']):,} B at most")
     print("  (the swimlane panel draws the run from pypto/swimlane windows: the whole run's bins or boxes, "
           "a few kB to ~0.5 MB each)")
 
@@ -454,6 +484,8 @@ if __name__ == "__main__":
     ap.add_argument("--transport", action="store_true",
                     help="a worker's answer: the record as lists vs document + columns, pickled; "
                          "the panel's record, whole vs slim (32x32)")
+    ap.add_argument("--panel-against", metavar="REV",
+                    help="with --transport: also the panels' record as server/analyze.py at git revision REV made it")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args()
@@ -464,7 +496,7 @@ if __name__ == "__main__":
     elif args.memory:
         memory_top()
     elif args.transport:
-        transport()
+        transport(against=args.panel_against)
     elif args.against:
         against(args.against, args.rounds, args.reps)
     else:

@@ -23,7 +23,10 @@ import {
 import { describeSource, findInterpreter, interpretProbe, type Candidate, type PythonInfo } from './interpreter';
 import { pickWheel } from './install';
 import type { CompileState, KernelRef, RecordChanged, SearchProgress } from './kernels';
-import type { HistoryResult, HistoryRunResult, PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, SwimlaneParams, SwimlaneResult, TileOpsResult, TraceResult } from './panelData';
+import type {
+  BlockResult, HistoryResult, HistoryRunResult, PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, SwimlaneParams, SwimlaneResult,
+  TileGridsResult, TileOpsParams, TileOpsResult, TraceResult,
+} from './panelData';
 import type { LspTextEdit } from './router';
 import { neutralCwd, pythonExtensionInterpreter, runProbe, which } from './python';
 import { SECTION, serverSettings, type Settings } from './settings';
@@ -242,8 +245,16 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     return this.request('pypto/pass', { uri: ref.uri, kernel: ref.kernel, index });
   }
 
-  tileOps(ref: KernelRef, ops: number[]): Promise<TileOpsResult> {
-    return this.request('pypto/tileOps', { uri: ref.uri, kernel: ref.kernel, ops });
+  tileOps(ref: KernelRef, params: TileOpsParams): Promise<TileOpsResult> {
+    return this.request('pypto/tileOps', { uri: ref.uri, kernel: ref.kernel, ...params });
+  }
+
+  tileGrids(ref: KernelRef): Promise<TileGridsResult> {
+    return this.request('pypto/tileGrids', { uri: ref.uri, kernel: ref.kernel });
+  }
+
+  block(ref: KernelRef, leaf: number): Promise<BlockResult> {
+    return this.request('pypto/block', { uri: ref.uri, kernel: ref.kernel, leaf });
   }
 
   swimlane(ref: KernelRef, params: SwimlaneParams): Promise<SwimlaneResult> {

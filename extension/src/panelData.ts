@@ -7,7 +7,7 @@
 //
 // Pure: no `vscode` import (unit-tested in tests/extension/panelData.test.ts).
 
-import type { HistoryEntry, HostMessage, PanelId } from '../../webview/src/protocol';
+import type { BlockInstrJson, HistoryEntry, HostMessage, PanelId, TileGridJson } from '../../webview/src/protocol';
 import { PROTOCOL_VERSION } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, PrecisionReport, Program, Swimlane } from '../../webview/src/types';
 import type { KernelError, KernelRef, SearchProgress } from './kernels';
@@ -51,7 +51,14 @@ export interface PassResult {
   snapshot: Program | null;
 }
 
-/** `pypto/tileOps` result: what a slim record left out of these tile ops. */
+/** `pypto/tileOps` params (besides the kernel): tile op indices, or one tile-grid cell (`ops` empty). */
+export interface TileOpsParams {
+  ops: number[];
+  node?: number;
+  cell?: number;
+}
+
+/** `pypto/tileOps` result: what a slim record left out of these tile ops (a grid cell's: its ops). */
 export interface TileOpsResult {
   uri: string;
   kernel: string;
@@ -60,6 +67,31 @@ export interface TileOpsResult {
   shape: number[][];
   dtype: string[];
   memory: (string | null)[];
+  id?: number[];
+  op?: string[];
+  subgraph?: number[];
+  node?: number | null;
+  cell?: number | null;
+}
+
+/** `pypto/tileGrids` result: the Tiles view's grids of a slim record. */
+export interface TileGridsResult {
+  uri: string;
+  kernel: string;
+  version: number;
+  tileOps: number;
+  grids: TileGridJson[];
+}
+
+/** `pypto/block` result: a leaf's block (the parts the Leaves view draws). */
+export interface BlockResult {
+  uri: string;
+  kernel: string;
+  version: number;
+  leaf: number;
+  core: string;
+  tasks: number;
+  instrs: BlockInstrJson[];
 }
 
 /** A task box of `pypto/swimlane`. */
@@ -128,7 +160,11 @@ export interface TraceResult {
 export interface PanelServer {
   record(ref: KernelRef): Promise<RecordResult>;
   pass(ref: KernelRef, index: number): Promise<PassResult>;
-  tileOps(ref: KernelRef, ops: number[]): Promise<TileOpsResult>;
+  tileOps(ref: KernelRef, params: TileOpsParams): Promise<TileOpsResult>;
+  /** The Tiles view's grids (`pypto/tileGrids`): what the graph panel draws a slim record's tiles from. */
+  tileGrids(ref: KernelRef): Promise<TileGridsResult>;
+  /** A leaf's block (`pypto/block`): the graph panel's listing links of a slim record. */
+  block(ref: KernelRef, leaf: number): Promise<BlockResult>;
   /** A window of the kernel's run (`pypto/swimlane`): what the swimlane panel draws a big run from. */
   swimlane(ref: KernelRef, params: SwimlaneParams): Promise<SwimlaneResult>;
   report(ref: KernelRef, extras: { suggest?: boolean; precision?: boolean }): Promise<ReportResult>;
@@ -224,10 +260,29 @@ export function passMessage(r: Pick<PassResult, 'index' | 'snapshot'>, err?: unk
   return msg({ type: 'pass', index: r.index, snapshot: null, error: err instanceof Error ? err.message : String(err) });
 }
 
-/** Tile ops' shape, dtype and memory (`pypto/tileOps`), or — with `err` — why they could not be had. */
-export function tileOpsMessage(ops: number[], r: TileOpsResult | null, err?: unknown): HostMessage {
-  if (r !== null && err === undefined) return msg({ type: 'tileOps', ops: r.ops, shape: r.shape, dtype: r.dtype, memory: r.memory });
-  return msg({ type: 'tileOps', ops, shape: ops.map(() => []), dtype: ops.map(() => ''), memory: ops.map(() => null), error: err instanceof Error ? err.message : String(err ?? 'no answer') });
+/** Tile ops' shape, dtype and memory (with their ids, op names and subgraphs when the server sends them) from
+ * `pypto/tileOps`, as the answer to the panel's request `id` (echoing the grid cell asked), or — with `err` — why
+ * they could not be had. */
+export function tileOpsMessage(asked: TileOpsParams & { id?: number }, r: TileOpsResult | null, err?: unknown): HostMessage {
+  const echo = { ...(asked.id !== undefined ? { id: asked.id } : {}), ...(asked.node !== undefined && asked.cell !== undefined ? { node: asked.node, cell: asked.cell } : {}) };
+  if (r !== null && err === undefined) {
+    return msg({ type: 'tileOps', ...echo, ops: r.ops, shape: r.shape, dtype: r.dtype, memory: r.memory,
+      ...(r.id ? { ids: r.id } : {}), ...(r.op ? { names: r.op } : {}), ...(r.subgraph ? { subgraph: r.subgraph } : {}) });
+  }
+  const ops = asked.ops;
+  return msg({ type: 'tileOps', ...echo, ops, shape: ops.map(() => []), dtype: ops.map(() => ''), memory: ops.map(() => null), error: err instanceof Error ? err.message : String(err ?? 'no answer') });
+}
+
+/** The Tiles view's grids (`pypto/tileGrids`) as the answer to the panel's request `id`, or — with `err` — why not. */
+export function tileGridsMessage(id: number, r: TileGridsResult | null, err?: unknown): HostMessage {
+  if (r !== null && err === undefined) return msg({ type: 'tileGrids', id, tileOps: r.tileOps, grids: r.grids });
+  return msg({ type: 'tileGrids', id, tileOps: 0, grids: [], error: err instanceof Error ? err.message : String(err ?? 'no answer') });
+}
+
+/** A leaf's block (`pypto/block`) as the answer to the panel's request `id`, or — with `err` — why not. */
+export function blockMessage(id: number, leaf: number, r: BlockResult | null, err?: unknown): HostMessage {
+  if (r !== null && err === undefined) return msg({ type: 'block', id, leaf: r.leaf, instrs: r.instrs });
+  return msg({ type: 'block', id, leaf, instrs: [], error: err instanceof Error ? err.message : String(err ?? 'no answer') });
 }
 
 /** Box objects as the panel's task columns. */

@@ -32,7 +32,9 @@ export type Action =
   | { kind: 'reveal'; file: string; range: EditorRange; line: number }
   | { kind: 'applyEdit'; edits: EditorEdit[]; label: string }
   | { kind: 'requestPass'; index: number }
-  | { kind: 'requestTileOps'; ops: number[] }
+  | { kind: 'requestTileOps'; ops: number[]; id?: number; node?: number; cell?: number }
+  | { kind: 'requestTileGrids'; id: number }
+  | { kind: 'requestBlock'; id: number; leaf: number }
   | { kind: 'requestSwimlane'; id: number; start: number | null; end: number | null; maxBoxes: number; bins: number; slowest: number }
   | { kind: 'openPanel'; panel: PanelId; file: string | null; line: number | null; view: string | null; task: number | null }
   | { kind: 'pinBaseline'; pin: boolean; entry: number | null }
@@ -105,9 +107,20 @@ export function route(data: unknown, lineLength?: (file: string, line0: number) 
     }
     case 'requestPass':
       return isInt(data.index) && data.index >= 0 ? { kind: 'requestPass', index: data.index } : { kind: 'ignore', reason: 'requestPass: index' };
-    case 'requestTileOps':
+    case 'requestTileOps': {
+      const id = isInt(data.id) ? { id: data.id } : {};
+      // a slim record's tile: one cell of a node's grid
+      if (isInt(data.node) && isInt(data.cell) && data.node >= 0 && data.cell >= 0 && (data.ops === undefined || (Array.isArray(data.ops) && data.ops.length === 0))) {
+        return { kind: 'requestTileOps', ops: [], ...id, node: data.node, cell: data.cell };
+      }
       return Array.isArray(data.ops) && data.ops.length > 0 && data.ops.length <= 4096 && data.ops.every((k) => isInt(k) && k >= 0)
-        ? { kind: 'requestTileOps', ops: data.ops as number[] } : { kind: 'ignore', reason: 'requestTileOps: ops (1 to 4096 tile op indices)' };
+        ? { kind: 'requestTileOps', ops: data.ops as number[], ...id }
+        : { kind: 'ignore', reason: 'requestTileOps: ops (1 to 4096 tile op indices), or node and cell' };
+    }
+    case 'requestTileGrids':
+      return isInt(data.id) ? { kind: 'requestTileGrids', id: data.id } : { kind: 'ignore', reason: 'requestTileGrids: id' };
+    case 'requestBlock':
+      return isInt(data.id) && isInt(data.leaf) && data.leaf >= 0 ? { kind: 'requestBlock', id: data.id, leaf: data.leaf } : { kind: 'ignore', reason: 'requestBlock: id and leaf' };
     case 'requestSwimlane': {
       const t = (x: unknown): x is number | null => x === null || (typeof x === 'number' && Number.isFinite(x));
       const { start, end } = data;

@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import { parseHostMessage } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, Swimlane } from '../../webview/src/types';
 import {
-  clearMessage, doneMessage, errorMessage, historyItems, historyRunMessage, passMessage, precisionMessage, progressMessage, recordMessage, searchMessage,
-  reportMessage, requestErrorMessage, swimlaneWindowMessage, tileOpsMessage, TITLES, traceMessage, uriToPath, VIEW_TYPES, type PassResult,
+  blockMessage, clearMessage, doneMessage, errorMessage, historyItems, historyRunMessage, passMessage, precisionMessage, progressMessage, recordMessage, searchMessage,
+  reportMessage, requestErrorMessage, swimlaneWindowMessage, tileGridsMessage, tileOpsMessage, TITLES, traceMessage, uriToPath, VIEW_TYPES, type PassResult,
 } from '../../extension/src/panelData';
 
 const ref = { uri: 'file:///ws/my%20kernels/softmax.py', kernel: 'softmax_kernel' };
@@ -106,12 +106,38 @@ test('a pass that could not be had: the pass message with the reason and no snap
 });
 
 test('tile ops a slim record left out: their shape, dtype and memory, or why they could not be had', () => {
-  const m = tileOpsMessage([5, 9], { uri: ref.uri, kernel: ref.kernel, version: 2, ops: [5, 9], shape: [[32, 32], [32, 1]], dtype: ['fp32', 'fp32'], memory: ['UB', null] });
+  const m = tileOpsMessage({ ops: [5, 9] }, { uri: ref.uri, kernel: ref.kernel, version: 2, ops: [5, 9], shape: [[32, 32], [32, 1]], dtype: ['fp32', 'fp32'], memory: ['UB', null] });
   accepted(m);
   assert.deepEqual(m, { v: 1, type: 'tileOps', ops: [5, 9], shape: [[32, 32], [32, 1]], dtype: ['fp32', 'fp32'], memory: ['UB', null] });
-  const failed = tileOpsMessage([5], null, new Error('no tile op 5 in softmax_kernel (it has 4)'));
+  const failed = tileOpsMessage({ ops: [5] }, null, new Error('no tile op 5 in softmax_kernel (it has 4)'));
   accepted(failed);
   assert.deepEqual(failed, { v: 1, type: 'tileOps', ops: [5], shape: [[]], dtype: [''], memory: [null], error: 'no tile op 5 in softmax_kernel (it has 4)' });
+  // a slim record's tile: one grid cell's ops, with their ids, op names and subgraphs, answering the request's id
+  const cell = tileOpsMessage({ id: 7, ops: [], node: 5, cell: 130 }, { uri: ref.uri, kernel: ref.kernel, version: 2, ops: [40, 41], shape: [[32, 32], [32, 32]],
+    dtype: ['fp32', 'fp32'], memory: ['UB', 'UB'], id: [40, 41], op: ['load', 'exp'], subgraph: [3, 3], node: 5, cell: 130 });
+  accepted(cell);
+  assert.deepEqual(cell, { v: 1, type: 'tileOps', id: 7, node: 5, cell: 130, ops: [40, 41], shape: [[32, 32], [32, 32]], dtype: ['fp32', 'fp32'], memory: ['UB', 'UB'],
+    ids: [40, 41], names: ['load', 'exp'], subgraph: [3, 3] });
+  const gone = tileOpsMessage({ id: 8, ops: [], node: 5, cell: 99999 }, null, new Error('no cell 99999'));
+  accepted(gone);
+  assert.deepEqual(gone, { v: 1, type: 'tileOps', id: 8, node: 5, cell: 99999, ops: [], shape: [], dtype: [], memory: [], error: 'no cell 99999' });
+});
+
+test('a slim record\'s tile grids (pypto/tileGrids) and a leaf\'s block (pypto/block) as the graph panel\'s answers, or why not', () => {
+  const grid = { node: 5, rows: 2, cols: 3, rowKeys: ['0|0', '0|1'], tiles: 5, subgraph: [0, 3, 1, 2, -2, 1] };
+  const m = tileGridsMessage(3, { uri: ref.uri, kernel: ref.kernel, version: 2, tileOps: 12, grids: [grid] });
+  accepted(m);
+  assert.deepEqual(m, { v: 1, type: 'tileGrids', id: 3, tileOps: 12, grids: [grid] });
+  const noGrids = tileGridsMessage(4, null, new Error('big: this compile has no tile ops'));
+  accepted(noGrids);
+  assert.deepEqual(noGrids, { v: 1, type: 'tileGrids', id: 4, tileOps: 0, grids: [], error: 'big: this compile has no tile ops' });
+  const instrs = [{ opcode: 'TLOAD', pipe: 'MTE2', tileOp: 0, node: 4, note: '' }];
+  const b = blockMessage(5, 1, { uri: ref.uri, kernel: ref.kernel, version: 2, leaf: 1, core: 'AIV', tasks: 8, instrs });
+  accepted(b);
+  assert.deepEqual(b, { v: 1, type: 'block', id: 5, leaf: 1, instrs });
+  const noBlock = blockMessage(6, 9, null, new Error('big: no block of leaf 9'));
+  accepted(noBlock);
+  assert.deepEqual(noBlock, { v: 1, type: 'block', id: 6, leaf: 9, instrs: [], error: 'big: no block of leaf 9' });
 });
 
 test('a window of the run (pypto/swimlane) as the swimlane panel\'s answer: boxes as task columns, bins, the slowest; or why not', () => {

@@ -49,6 +49,10 @@ test('ready, openPanel, requestPass and log', () => {
     { kind: 'openPanel', panel: 'graph', file: null, line: null, view: null, task: null });
   assert.deepEqual(route({ v: 1, type: 'requestPass', index: 3 }), { kind: 'requestPass', index: 3 });
   assert.deepEqual(route({ v: 1, type: 'requestTileOps', ops: [0, 7] }), { kind: 'requestTileOps', ops: [0, 7] });
+  // what a slim record left out, for the view that draws it: a grid cell's tile ops, the tile grids, a leaf's block
+  assert.deepEqual(route({ v: 1, type: 'requestTileOps', id: 4, ops: [], node: 5, cell: 130 }), { kind: 'requestTileOps', ops: [], id: 4, node: 5, cell: 130 });
+  assert.deepEqual(route({ v: 1, type: 'requestTileGrids', id: 2 }), { kind: 'requestTileGrids', id: 2 });
+  assert.deepEqual(route({ v: 1, type: 'requestBlock', id: 3, leaf: 1 }), { kind: 'requestBlock', id: 3, leaf: 1 });
   // a window of a run the record left out: the whole run (null bounds), or [start, end] µs
   assert.deepEqual(route({ v: 1, type: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 5000, bins: 600, slowest: 200 }),
     { kind: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 5000, bins: 600, slowest: 200 });
@@ -76,8 +80,11 @@ test('anything else is ignored, with the reason', () => {
     [{ v: 1, type: 'openPanel', panel: 'terminal' }, 'openPanel: unknown panel'],
     [{ v: 1, type: 'requestPass', index: -1 }, 'requestPass: index'],
     [{ v: 1, type: 'requestPass', index: 1.5 }, 'requestPass: index'],
-    [{ v: 1, type: 'requestTileOps', ops: [] }, 'requestTileOps: ops (1 to 4096 tile op indices)'],
-    [{ v: 1, type: 'requestTileOps', ops: [1, -2] }, 'requestTileOps: ops (1 to 4096 tile op indices)'],
+    [{ v: 1, type: 'requestTileOps', ops: [] }, 'requestTileOps: ops (1 to 4096 tile op indices), or node and cell'],
+    [{ v: 1, type: 'requestTileOps', ops: [1, -2] }, 'requestTileOps: ops (1 to 4096 tile op indices), or node and cell'],
+    [{ v: 1, type: 'requestTileOps', ops: [], node: 5, cell: -1 }, 'requestTileOps: ops (1 to 4096 tile op indices), or node and cell'],
+    [{ v: 1, type: 'requestTileGrids' }, 'requestTileGrids: id'],
+    [{ v: 1, type: 'requestBlock', id: 1, leaf: -1 }, 'requestBlock: id and leaf'],
     [{ v: 1, type: 'requestSwimlane', id: 1, start: 5, end: 1, maxBoxes: 1, bins: 1, slowest: 0 }, 'requestSwimlane: id, and start and end (µs or null, end not before start)'],
     [{ v: 1, type: 'requestSwimlane', id: 1, start: 'x', end: null, maxBoxes: 1, bins: 1, slowest: 0 }, 'requestSwimlane: id, and start and end (µs or null, end not before start)'],
     [{ v: 1, type: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 1, bins: 0, slowest: 0 }, 'requestSwimlane: maxBoxes >= 0, bins >= 1 and slowest >= 0'],

@@ -354,70 +354,176 @@ function timeShareOf(record) {
   return out;
 }
 
-describe('graph panel: a big record sent slim (server/analyze.py panel_record)', () => {
-  test('the tiles view draws its grids and a tile\'s ops, subgraph, leaf and task without the per-tile-op bulk', async () => {
-    // what the servers send for a record above 20,000 tile ops, made here from the fixture
-    // (and from the fixture's pass snapshots, which the servers' records do not carry whole)
-    const r = structuredClone(showcase.record);
-    const omitted = { tiles: { ops: {}, buffers: r.tiles.buffers.length }, memory: r.memory.length };
-    for (const prog of [r, ...r.passes.map((x) => x.snapshot).filter((x) => x?.tiles)]) {
-      for (const k of ['region', 'attrs', 'inputs', 'shape', 'dtype']) {
-        if (prog.tiles.ops[k]) omitted.tiles.ops[k] = prog.tiles.ops[k].length;
-        delete prog.tiles.ops[k];
-      }
-      delete prog.tiles.buffers;
-      delete prog.memory;
+/** Each subgraph's tensor nodes, compute ops' first (server/analyze.py panel_aggregates: a task's nodes). */
+const TASK_MOVES = new Set(['load', 'store', 'copy_in', 'copy_out']);
+function subgraphNodes(record) {
+  const t = record.tiles.ops;
+  return record.subgraphs.map((sg) => [...new Set([...sg.ops.filter((k) => !TASK_MOVES.has(t.op[k])), ...sg.ops.filter((k) => TASK_MOVES.has(t.op[k]))].map((k) => t.node[k]))]);
+}
+
+/** Per tensor node, the fullest on-chip memory (peak / capacity) of the leaves computing it (server/analyze.py panel_aggregates). */
+function bufferUseOf(record) {
+  const fullest = new Map();
+  for (const b of record.blocks) {
+    const cap = new Map(b.capacity_bytes);
+    const share = Math.max(0, ...b.peak_bytes.filter(([s]) => cap.get(s)).map(([s, p]) => p / cap.get(s)));
+    fullest.set(b.leaf, Math.max(fullest.get(b.leaf) ?? 0, share));
+  }
+  const out = {};
+  for (const sg of record.subgraphs) {
+    if (sg.leaf === null || !fullest.has(sg.leaf)) continue;
+    for (const k of sg.ops) {
+      const n = record.tiles.ops.node[k];
+      out[n] = Math.max(out[n] ?? 0, fullest.get(sg.leaf));
     }
-    // the execute tasks without their GM reads and writes, the run without its tasks (drawn from windows)
-    omitted.execute = { tasks: { reads: r.execute.tasks.length, writes: r.execute.tasks.length } };
-    r.execute.tasks = r.execute.tasks.map(({ reads, writes, ...rest }) => rest);
-    omitted.run = { tasks: r.run.tasks.id.length, pipe_profiles: (r.run.pipe_profiles ?? []).length };
-    r.aggregates = { time_share: Object.fromEntries(timeShareOf(showcase.record)) };
-    delete r.run.tasks;
-    delete r.run.pipe_profiles;
-    r.omitted = omitted;
+  }
+  return out;
+}
+
+/** The Tiles view's grids as the servers answer them (server/analyze.py tile_grids), with each cell's ops. */
+function tileGridsOf(record) {
+  const t = record.tiles.ops;
+  const sgOf = new Map();
+  for (const sg of record.subgraphs) for (const k of sg.ops) sgOf.set(k, sg.id);
+  const per = new Map();
+  t.id.forEach((_, k) => {
+    const coord = t.coord[k];
+    const row = `${t.instance[k]}|${coord.slice(0, -1).join(',')}`;
+    if (!per.has(t.node[k])) per.set(t.node[k], new Map());
+    const rows = per.get(t.node[k]);
+    if (!rows.has(row)) rows.set(row, new Map());
+    const cells = rows.get(row);
+    cells.set(coord.at(-1), [...(cells.get(coord.at(-1)) ?? []), k]);
+  });
+  return [...per].map(([node, rows]) => {
+    const cols = 1 + Math.max(...[...rows.values()].flatMap((r) => [...r.keys()]));
+    const cells = [...rows.values()].flatMap((r) => Array.from({ length: cols }, (_, c) => r.get(c) ?? []));
+    const runs = [];
+    for (const ops of cells) {
+      const rep = ops.find((k) => !MOVES.has(t.op[k])) ?? ops[0];
+      const v = ops.length ? sgOf.get(rep) ?? -1 : -2;
+      if (runs.length && runs.at(-2) === v) runs[runs.length - 1] += 1;
+      else runs.push(v, 1);
+    }
+    return { node, rows: rows.size, cols, rowKeys: [...rows.keys()], tiles: cells.filter((c) => c.length).length, subgraph: runs, cells };
+  });
+}
+
+/** What the servers send for a record above 20,000 tile ops (server/analyze.py panel_record), made here from the fixture:
+ * without its tile ops, the subgraphs' ops, the blocks' instructions and buffers, the execute tasks' GM reads and writes and the
+ * run's tasks; with the aggregates the views draw instead. Its passes carry only their graphs, as the servers' do. */
+function slimGraphRecord(whole) {
+  const r = structuredClone(whole);
+  const t = whole.tiles.ops;
+  const n = t.id.length;
+  r.omitted = {
+    tiles: { ops: Object.fromEntries(Object.keys(t).map((k) => [k, n])), buffers: r.tiles.buffers.length }, memory: r.memory.length,
+    subgraphs: { ops: r.subgraphs.length }, blocks: { instrs: r.blocks.length, buffers: r.blocks.length },
+    execute: { tasks: { reads: r.execute.tasks.length, writes: r.execute.tasks.length } },
+    run: { tasks: r.run.tasks.id.length, pipe_profiles: (r.run.pipe_profiles ?? []).length },
+  };
+  delete r.tiles.ops;
+  delete r.tiles.buffers;
+  delete r.memory;
+  for (const p of r.passes) if (p.snapshot) p.snapshot = { graph: p.snapshot.graph };
+  r.subgraphs = r.subgraphs.map(({ ops, ...rest }) => rest);
+  r.blocks = r.blocks.map(({ instrs, buffers, ...rest }) => rest);
+  r.execute.tasks = r.execute.tasks.map(({ reads, writes, ...rest }) => rest);
+  delete r.run.tasks;
+  delete r.run.pipe_profiles;
+  r.aggregates = { time_share: Object.fromEntries(timeShareOf(whole)), tile_ops: n, subgraph_nodes: subgraphNodes(whole), buffer_use: bufferUseOf(whole) };
+  return r;
+}
+
+describe('graph panel: a big record sent slim (server/analyze.py panel_record)', () => {
+  test('every view draws from the aggregates and what it asks the host: the tiles view its grids, a tile its ops, a leaf its block', async () => {
+    const whole = showcase.record;
+    const r = slimGraphRecord(whole);
     const p = await openPanel(browser.context, 'graph');
     await send(p.page, { type: 'record', ...showcase, record: r });
-    // the time-share overlay from the server's sums (the run's tasks are not in this record)
+    // the time-share and buffer-use overlays from the server's sums (the run's tasks and the tile ops are not in this record)
     await p.page.selectOption('.toolbar select >> nth=0', 'time');
     assert.match(await p.page.textContent('.legend'), /share of task time/);
     assert.ok(await p.page.$$eval('.graph-svg g.node rect.box', (els) => els.filter((e) => e.style.fill).length) > 0);
+    await p.page.selectOption('.toolbar select >> nth=0', 'buffer');
+    assert.match(await p.page.textContent('.legend'), /peak on-chip buffer/);
+    const filled = await p.page.$$eval('.graph-svg g.node', (els) => els.filter((e) => e.querySelector('rect.box')?.style.fill).map((e) => Number(e.getAttribute('data-id'))));
+    assert.deepEqual(filled.sort((a, b) => a - b), Object.keys(bufferUseOf(whole)).map(Number).sort((a, b) => a - b));
     await p.page.selectOption('.toolbar select >> nth=0', 'none');
+    // the tiles view asks for its grids and says so until they come; only the answer to its request is drawn
     await send(p.page, { type: 'showView', view: 'tiles' });
     assert.equal(await p.page.getAttribute('button.tab.active', 'data-view'), 'tiles');
+    const [ask] = await sent(p.page, 'requestTileGrids');
+    assert.ok(Number.isInteger(ask.id));
+    assert.match(await p.page.textContent('.loading-note'), new RegExp(`Loading the tile grids of ${whole.tiles.ops.id.length.toLocaleString('en-US')} tile ops`));
+    assert.equal(await p.page.locator('.graph-svg g.tilegrid').count(), 0);
+    const grids = tileGridsOf(whole);
+    const wire = grids.map(({ cells, ...g }) => g);
+    await send(p.page, { type: 'tileGrids', id: ask.id + 1000, tileOps: whole.tiles.ops.id.length, grids: wire.slice(0, 1) });  // not its request: ignored
+    assert.equal(await p.page.locator('.graph-svg g.tilegrid').count(), 0);
+    await send(p.page, { type: 'tileGrids', id: ask.id, tileOps: whole.tiles.ops.id.length, grids: wire });
+    await p.page.locator('.loading-note').waitFor({ state: 'detached' });
     assert.ok(await p.page.locator('.graph-svg g.tilegrid').count() > 0);
-    const exp = flatten(r.graph).find((n) => n.op === 'exp');
-    const t = r.tiles.ops;
-    const first = t.node.indexOf(exp.id);
-    const rowKey = (k) => `${t.instance[k]}|${t.coord[k].slice(0, -1).join(',')}`;
-    const ops = t.id.map((_, k) => k).filter((k) => t.node[k] === exp.id && rowKey(k) === rowKey(first) && t.coord[k].at(-1) === 0);
-    assert.ok(ops.length > 0);
-    const sg = r.subgraphs.find((x) => x.ops.includes(ops.find((k) => !MOVES.has(t.op[k])) ?? ops[0]));
-    const task = r.execute.tasks.find((x) => x.subgraph === sg.id);
+    const exp = flatten(whole.graph).find((n) => n.op === 'exp');
+    const eg = grids.find((g) => g.node === exp.id);
+    assert.match(await p.page.textContent(`.graph-svg g.node[data-id="${exp.id}"]`), new RegExp(`${eg.rows * eg.cols} tiles \\(${eg.rows}×${eg.cols}\\)`));
+    assert.equal((await sent(p.page, 'requestTileGrids')).length, 1);  // asked once per record
+    // a tile of the exp node: its ops asked by node and cell, drawn from the answer
     await p.page.fill('input.search', `%${exp.id}`);
     await p.page.fill('input.search', '');
     const canvas = p.page.locator('.details canvas.tilecanvas');
-    const box = await canvas.boundingBox();
     await canvas.click({ position: { x: 1, y: 1 } });  // the first row's first column: the node's first tile
-    assert.ok(box.width > 0);
+    const [tileAsk] = await sent(p.page, 'requestTileOps');
+    assert.deepEqual({ ...tileAsk, id: 0 }, { v: 1, type: 'requestTileOps', id: 0, ops: [], node: exp.id, cell: 0 });
+    assert.match(await p.page.textContent('.tile-detail .loading-note'), /Loading this tile's ops/);
+    const t = whole.tiles.ops;
+    const ops = eg.cells[0];
+    const sgOf = (k) => whole.subgraphs.find((x) => x.ops.includes(k));
+    const answer = { type: 'tileOps', node: exp.id, cell: 0, ops, ids: ops.map((k) => t.id[k]), names: ops.map((k) => t.op[k]), subgraph: ops.map((k) => sgOf(k)?.id ?? -1),
+      shape: ops.map((k) => t.shape[k]), dtype: ops.map((k) => t.dtype[k]), memory: ops.map((k) => whole.memory[k]) };
+    await send(p.page, { ...answer, id: tileAsk.id - 1, names: ops.map(() => 'stale') });  // an earlier request's: ignored
+    assert.equal(await p.page.locator('.tile-detail .loading-note').count(), 1);
+    await send(p.page, { ...answer, id: tileAsk.id });
+    await p.page.locator('.tile-detail .loading-note').waitFor({ state: 'detached' });
     const detail = await p.page.textContent('.tile-detail');
-    for (const k of ops) assert.ok(detail.includes(`t${t.id[k]} ${t.op[k]}`), `tile op t${t.id[k]} listed: ${detail}`);
-    assert.ok(detail.includes(`subgraph ${sg.id} · leaf ${sg.leaf}`), detail);
-    assert.ok(detail.includes(`task ${task.id} on ${task.core}`), detail);
-    assert.match(await p.page.textContent('.omitted-note'), /left out of this big record \(tiles\.ops\.region, .*memory\): asking/);
-    // the panel asked its host for this tile's ops; the answer fills their shape, dtype and memory in
-    assert.deepEqual((await sent(p.page, 'requestTileOps')).map((m) => m.ops), [ops]);
-    const whole = showcase.record;
-    await send(p.page, { type: 'tileOps', ops: ops.map((k) => k + 1e6), shape: ops.map(() => [1]), dtype: ops.map(() => 'bf16'), memory: ops.map(() => null) });  // not the tile asked: ignored
-    assert.equal(await p.page.locator('.omitted-note').count(), 1);
-    await send(p.page, { type: 'tileOps', ops, shape: ops.map((k) => whole.tiles.ops.shape[k]), dtype: ops.map((k) => whole.tiles.ops.dtype[k]),
-      memory: ops.map((k) => whole.memory[k]) });
-    await p.page.locator('.omitted-note').waitFor({ state: 'detached' });
-    const filled = await p.page.textContent('.tile-detail');
     for (const k of ops) {
-      const want = `t${t.id[k]} ${t.op[k]}[${whole.tiles.ops.shape[k].join(',')}] ${whole.tiles.ops.dtype[k]} · ${whole.memory[k]} · subgraph`;
-      assert.ok(filled.includes(want), `${want} in ${filled}`);
+      const sg = sgOf(k);
+      const want = `t${t.id[k]} ${t.op[k]}[${t.shape[k].join(',')}] ${t.dtype[k]} · ${whole.memory[k]} · subgraph ${sg.id} · leaf ${sg.leaf}`;
+      assert.ok(detail.includes(want), `${want} in ${detail}`);
     }
+    const task = whole.execute.tasks.find((x) => x.subgraph === sgOf(ops[0]).id);
+    assert.ok(detail.includes(`task ${task.id} on ${task.core}`), detail);
+    // the leaves view: an opened leaf asks for its block; its listing's lines link to their source once it comes
+    await p.page.click('button[data-view=leaves]');
+    assert.equal(await p.page.locator('.leaf-card').count(), whole.leaves.length);
+    await p.page.locator('.leaf-card .listing').first().waitFor();
+    const [blockAsk] = await sent(p.page, 'requestBlock');
+    const block = whole.blocks.find((b) => b.leaf === blockAsk.leaf);
+    assert.match(await p.page.textContent('.leaf-card .listing'), /TLOAD/);
+    assert.equal(await p.page.locator('.leaf-card .listing .lrow.link').count(), 0);
+    assert.match(await p.page.textContent('.leaf-card .loading-note'), new RegExp(`Loading leaf ${blockAsk.leaf}'s block`));
+    const instrs = block.instrs.map((i) => ({ opcode: i.opcode, pipe: i.pipe, tileOp: i.tile_op, node: i.tile_op >= 0 ? t.node[i.tile_op] : -1, note: i.note ?? '' }));
+    await send(p.page, { type: 'block', id: blockAsk.id, leaf: blockAsk.leaf, instrs });
+    await p.page.locator('.leaf-card .loading-note').waitFor({ state: 'detached' });
+    const line = p.page.locator('.leaf-card .listing .lrow.link').nth(3);
+    const text = await line.textContent();
+    const ins = block.instrs[Number(/^\s+(\d+)/.exec(text)[1])];
+    assert.ok(text.includes(ins.opcode), `${text} is ${ins.opcode}`);
+    await clearSent(p.page);
+    await line.click();
+    const [reveal] = await sent(p.page, 'revealSource');
+    assert.equal(reveal.range.line, nodeById(whole, t.node[ins.tile_op]).loc[0].line);
+    // the execute view: its tasks, each linked to its source through the server's subgraph nodes
+    await p.page.click('button[data-view=execute]');
+    assert.equal(await p.page.locator('.graph-svg g.node').count(), whole.execute.tasks.length);
+    const some = whole.execute.tasks[Math.floor(whole.execute.tasks.length / 2)];
+    await clearSent(p.page);
+    await p.page.click(`.graph-svg g.node[data-id="t${some.id}"]`);
+    const [toTask] = await sent(p.page, 'revealSource');
+    assert.equal(toTask.range.line, nodeById(whole, taskNodes(whole, some.id)[0]).loc[0].line);
+    const lines = new Set(taskNodes(whole, some.id).flatMap((n) => nodeById(whole, n).loc.map((s) => `${s.file.split('/').at(-1)}:${s.line}`)));
+    const shown = await p.page.$$eval('.details ul.src li', (els) => els.map((e) => e.textContent.replace(' (caller)', '')));
+    assert.deepEqual(new Set(shown), lines);
     await noErrors(p);
     await p.page.close();
   });

@@ -177,6 +177,42 @@ describe('pypto-ide serve in a browser', () => {
     await page.close();
   });
 
+  test('the graph panel of a big kernel (its record slim) draws its tiles, a tile, a leaf and its tasks from what the page asks', async () => {
+    // big.py of the test above: 34,816 tile ops, its record sent without them
+    const { kernels } = await api('/kernels');
+    const job = kernels.find((k) => k.id === 'big.py::softmax_kernel').latest_job;
+    const rec = await api(`/jobs/${job}/record?panel=true`);
+    assert.equal(rec.tiles.ops, undefined);
+    assert.equal(rec.aggregates.tile_ops, rec.omitted.tiles.ops.id);
+    assert.equal(rec.aggregates.subgraph_nodes.length, rec.subgraphs.length);
+    const { page, errors } = await open(`graph.html?kernel=${encodeURIComponent('big.py::softmax_kernel')}&view=tiles`);
+    // the Tiles view's grids from /tile-grids
+    await page.waitForSelector('.graph-svg g.tilegrid', { timeout: WAIT * 3 });
+    assert.equal(await page.locator('.loading-note').count(), 0);
+    const { grids } = await api(`/jobs/${job}/tile-grids`);
+    const exp = page.locator('.graph-svg g.node', { hasText: 'exp' }).first();
+    const expId = Number(await exp.getAttribute('data-id'));
+    const g = grids.find((x) => x.node === expId);
+    assert.match(await exp.textContent(), new RegExp(`${g.rows * g.cols} tiles \\(${g.rows}×${g.cols}\\)`));
+    // a tile's ops from /tile-ops?node=&cell=
+    await page.fill('input.search', `%${expId}`);  // found: selected and centred, its details shown
+    await page.locator('.details canvas.tilecanvas').click({ position: { x: 1, y: 1 } });
+    const cell = await api(`/jobs/${job}/tile-ops?node=${g.node}&cell=0`);
+    await page.waitForFunction((want) => document.querySelector('.tile-detail')?.textContent.includes(want), `t${cell.id[0]} ${cell.op[0]}[${cell.shape[0].join(',')}]`, { timeout: WAIT });
+    // a leaf's listing links from /blocks/{leaf}
+    await page.click('button[data-view=leaves]');
+    const card = page.locator('.leaf-card').first();
+    if (!(await card.evaluate((e) => e.open))) await card.locator('summary').click();
+    await page.waitForSelector('.leaf-card .listing .lrow.link', { timeout: WAIT });
+    // the execute view: a task group's source lines from the record's aggregates
+    await page.click('button[data-view=execute]');
+    await page.locator('.graph-svg g.node').first().click();
+    await page.waitForSelector('.details ul.src li', { timeout: WAIT });
+    await shot(page, 'serve-graph-slim');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('the served graph panel renders the record and shows a node\'s lines', async () => {
     const { page, errors } = await open(`graph.html?kernel=${encodeURIComponent(KERNEL)}`);
     await page.waitForSelector('.graph-svg g.node', { timeout: WAIT });

@@ -14,7 +14,7 @@
 // Outside VS Code the view state lives in sessionStorage: it survives a reload of the page,
 // as getState/setState does in VS Code.
 
-import type { HistoryEntry, PanelId, PanelMessage, RequestSwimlaneMessage } from './protocol';
+import type { HistoryEntry, PanelId, PanelMessage, RequestSwimlaneMessage, RequestTileOpsMessage } from './protocol';
 import { panelMessage, PROTOCOL_VERSION } from './protocol';
 import { SourceView, type SourceLines } from './sourceView';
 import type { KernelReport } from './types';
@@ -198,7 +198,11 @@ class ServerHost implements Host {
     } else if (message.type === 'compareRun') {
       void this.compareRun(message.entry);
     } else if (message.type === 'requestTileOps') {
-      void this.tileOps(message.ops);
+      void this.tileOps(message);
+    } else if (message.type === 'requestTileGrids') {
+      void this.tileGrids(message.id);
+    } else if (message.type === 'requestBlock') {
+      void this.block(message.id, message.leaf);
     } else if (message.type === 'requestSwimlane') {
       void this.swimlaneWindow(message);
     }
@@ -224,15 +228,44 @@ class ServerHost implements Host {
     }
   }
 
-  /** What a slim record left out of these tile ops (`/tile-ops` of the job shown). */
-  private async tileOps(ops: number[]): Promise<void> {
+  /** The URL of the job shown's `what` (`tile-ops`, `tile-grids`, `blocks/3`): a sibling of its record. */
+  private jobUrl(what: string): string {
     const record = this.shown ? String(asObj(this.shown.urls).record ?? '') : '';
+    if (!record) throw new Error('no record shown');
+    return record.replace(/record$/, what);
+  }
+
+  /** What a slim record left out of some tile ops, or of one grid cell's (`/tile-ops` of the job shown). */
+  private async tileOps(m: RequestTileOpsMessage): Promise<void> {
+    const { ops, id = null, node = null, cell = null } = m;
     try {
-      if (!record) throw new Error('no record shown');
-      const got = await this.get(`${record.replace(/record$/, 'tile-ops')}?ops=${ops.join(',')}`);
-      this.deliver({ type: 'tileOps', ops: got.ops, shape: got.shape, dtype: got.dtype, memory: got.memory });
+      const q = node !== null && cell !== null ? `node=${node}&cell=${cell}` : `ops=${ops.join(',')}`;
+      const got = await this.get(`${this.jobUrl('tile-ops')}?${q}`);
+      this.deliver({ type: 'tileOps', id, node, cell, ops: got.ops, ids: got.id, names: got.op, subgraph: got.subgraph, shape: got.shape, dtype: got.dtype, memory: got.memory });
     } catch (e) {
-      this.deliver({ type: 'tileOps', ops, shape: ops.map(() => []), dtype: ops.map(() => ''), memory: ops.map(() => null), error: (e as Error).message });
+      this.deliver({ type: 'tileOps', id, node, cell, ops, shape: ops.map(() => []), dtype: ops.map(() => ''), memory: ops.map(() => null), error: (e as Error).message });
+    }
+  }
+
+  /** The Tiles view's grids of a slim record (`/tile-grids` of the job shown). */
+  private async tileGrids(id: number): Promise<void> {
+    try {
+      const got = await this.get(this.jobUrl('tile-grids'));
+      const grids = (Array.isArray(got.grids) ? got.grids : []).map(asObj).map((g) => ({ node: g.node, rows: g.rows, cols: g.cols, rowKeys: g.row_keys, tiles: g.tiles, subgraph: g.subgraph }));
+      this.deliver({ type: 'tileGrids', id, tileOps: got.tile_ops, grids });
+    } catch (e) {
+      this.deliver({ type: 'tileGrids', id, tileOps: 0, grids: [], error: (e as Error).message });
+    }
+  }
+
+  /** A leaf's block of a slim record (`/blocks/{leaf}` of the job shown). */
+  private async block(id: number, leaf: number): Promise<void> {
+    try {
+      const got = await this.get(this.jobUrl(`blocks/${leaf}`));
+      const instrs = (Array.isArray(got.instrs) ? got.instrs : []).map(asObj).map((i) => ({ opcode: i.opcode, pipe: i.pipe, tileOp: i.tile_op, node: i.node, note: i.note }));
+      this.deliver({ type: 'block', id, leaf, instrs });
+    } catch (e) {
+      this.deliver({ type: 'block', id, leaf, instrs: [], error: (e as Error).message });
     }
   }
 

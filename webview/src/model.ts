@@ -85,9 +85,9 @@ export class RecordIndex {
   /** The subgraph each tile op belongs to (-1: none yet). */
   subgraphOfOps(): Int32Array {
     if (this.subgraphOf) return this.subgraphOf;
-    const n = this.program.tiles ? this.program.tiles.ops.id.length : 0;
+    const n = this.program.tiles?.ops ? this.program.tiles.ops.id.length : 0;
     const out = new Int32Array(n).fill(-1);
-    for (const sg of this.program.subgraphs ?? []) for (const op of sg.ops) if (op < n) out[op] = sg.id;
+    for (const sg of this.program.subgraphs ?? []) for (const op of sg.ops ?? []) if (op < n) out[op] = sg.id;
     this.subgraphOf = out;
     return out;
   }
@@ -108,14 +108,17 @@ export class RecordIndex {
     const cached = this.taskNodeCache.get(taskId);
     if (cached) return cached;
     const t = this.execTask(taskId);
-    const tiles = this.program.tiles;
+    const ops = this.program.tiles?.ops;
     const sg = t && this.program.subgraphs ? this.program.subgraphs[t.subgraph] : undefined;
     const out: number[] = [];
-    if (sg && tiles) {
+    if (sg && ops && sg.ops) {
       const compute: number[] = [];
       const moves: number[] = [];
-      for (const op of sg.ops) (MOVES.has(tiles.ops.op[op]) ? moves : compute).push(tiles.ops.node[op]);
+      for (const op of sg.ops) (MOVES.has(ops.op[op]) ? moves : compute).push(ops.node[op]);
       for (const n of [...compute, ...moves]) if (!out.includes(n)) out.push(n);
+    } else if (t) {
+      // a big record sent without its tile ops: the server's nodes per subgraph, in the same order
+      out.push(...(this.record.aggregates?.subgraph_nodes?.[t.subgraph] ?? []));
     }
     this.taskNodeCache.set(taskId, out);
     return out;

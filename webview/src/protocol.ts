@@ -183,14 +183,64 @@ export interface ClearMessage {
   type: 'clear';
 }
 
-/** Shape, dtype and memory of tile ops a slim record left out (`requestTileOps`), in the order asked. */
+/** Tile ops a slim record left out (`requestTileOps`), in the order asked (a grid cell's: its ops in program
+ * order): their shape, dtype and memory, and — from servers that have them — their tile op ids, op names and
+ * subgraphs (-1: none). `id`, `node` and `cell` echo the request. */
 export interface TileOpsMessage {
   v: 1;
   type: 'tileOps';
+  id?: number | null;
+  node?: number | null;
+  cell?: number | null;
   ops: number[];
+  ids?: number[];
+  names?: string[];
+  subgraph?: number[];
   shape: number[][];
   dtype: string[];
   memory: (string | null)[];
+  error?: string | null;
+}
+
+/** One tensor node's tile grid (`pypto/tileGrids`): `rows` (a tile instance and every coordinate but
+ * the last: `rowKeys`, `instance|coord,…`) by `cols` (the last coordinate); `tiles` cells hold a tile;
+ * `subgraph` each cell's colour key run-length encoded, `[value, count, …]` row-major: the subgraph of
+ * the cell's first op that is not a load or store (-1: none yet, -2: no tile there). */
+export interface TileGridJson {
+  node: number;
+  rows: number;
+  cols: number;
+  rowKeys: string[];
+  tiles: number;
+  subgraph: number[];
+}
+
+/** The Tiles view's grids of a slim record (`record.omitted.tiles`): the answer to `requestTileGrids` `id`. */
+export interface TileGridsMessage {
+  v: 1;
+  type: 'tileGrids';
+  id: number;
+  tileOps: number;
+  grids: TileGridJson[];
+  error?: string | null;
+}
+
+/** One instruction of a leaf's block as the Leaves view links it: `node`, its tile op's tensor node (-1: none). */
+export interface BlockInstrJson {
+  opcode: string;
+  pipe: string;
+  tileOp: number;
+  node: number;
+  note: string;
+}
+
+/** A leaf's block of a slim record (`record.omitted.blocks`): the answer to `requestBlock` `id`. */
+export interface BlockMessage {
+  v: 1;
+  type: 'block';
+  id: number;
+  leaf: number;
+  instrs: BlockInstrJson[];
   error?: string | null;
 }
 
@@ -245,6 +295,8 @@ export type HostMessage =
   | ShowViewMessage
   | HistoryRunMessage
   | TileOpsMessage
+  | TileGridsMessage
+  | BlockMessage
   | ClearMessage;
 
 // ---- panel -> host ---------------------------------------------------------------------------
@@ -278,12 +330,33 @@ export interface RequestPassMessage {
   index: number;
 }
 
-/** The graph panel asks for what a slim record left out of the tile ops of the tile it shows. */
+/** The graph panel asks for what a slim record left out of the tile ops of the tile it shows: by their
+ * indices (`ops`), or — a slim record has no tile ops to index — by a cell of a node's tile grid (`node`,
+ * `cell` row-major). The host answers `tileOps` echoing `id`, `node` and `cell`. */
 export interface RequestTileOpsMessage {
   v: 1;
   type: 'requestTileOps';
-  /** Tile op indices (positions in `record.tiles.ops`), at most 4096. */
+  /** Tile op indices (positions in `record.tiles.ops`), at most 4096; empty with `node` and `cell`. */
   ops: number[];
+  id?: number;
+  node?: number;
+  cell?: number;
+}
+
+/** The graph panel's Tiles view of a slim record asks for its grids; the host answers `tileGrids` with `id`. */
+export interface RequestTileGridsMessage {
+  v: 1;
+  type: 'requestTileGrids';
+  id: number;
+}
+
+/** The graph panel's Leaves view of a slim record asks for a leaf's block (its listing's source links);
+ * the host answers `block` with `id`. */
+export interface RequestBlockMessage {
+  v: 1;
+  type: 'requestBlock';
+  id: number;
+  leaf: number;
 }
 
 /** The swimlane panel asks for a window of a run its record left out (`record.omitted.run`):
@@ -343,6 +416,8 @@ export type PanelMessage =
   | ApplyEditMessage
   | RequestPassMessage
   | RequestTileOpsMessage
+  | RequestTileGridsMessage
+  | RequestBlockMessage
   | RequestSwimlaneMessage
   | OpenPanelMessage
   | PinBaselineMessage
@@ -397,7 +472,13 @@ const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => stri
     ? null : 'historyRun: id, entry (a history entry or null) and run (a swimlane or null)'),
   tileOps: (m) => (Array.isArray(m.ops) && m.ops.every(isNum) && Array.isArray(m.shape) && Array.isArray(m.dtype) && Array.isArray(m.memory)
     && m.shape.length === m.ops.length && m.dtype.length === m.ops.length && m.memory.length === m.ops.length
-    ? null : 'tileOps: ops, and shape, dtype and memory as long as ops'),
+    && [m.ids, m.names, m.subgraph].every((x) => x === undefined || (Array.isArray(x) && x.length === (m.ops as unknown[]).length))
+    ? null : 'tileOps: ops, and shape, dtype and memory (ids, names and subgraph, when given) as long as ops'),
+  tileGrids: (m) => (isNum(m.id) && isNum(m.tileOps) && Array.isArray(m.grids) && m.grids.every((g) => isObj(g) && isNum(g.node) && isNum(g.rows)
+    && isNum(g.cols) && Array.isArray(g.rowKeys) && g.rowKeys.length === g.rows && Array.isArray(g.subgraph) && g.subgraph.length % 2 === 0)
+    ? null : 'tileGrids: id, tileOps and grids ({node, rows, cols, rowKeys (one per row), subgraph (value, count pairs)})'),
+  block: (m) => (isNum(m.id) && isNum(m.leaf) && Array.isArray(m.instrs) && m.instrs.every((i) => isObj(i) && isStr(i.opcode) && isNum(i.node))
+    ? null : 'block: id, leaf and instrs ({opcode, pipe, tileOp, node, note})'),
   swimlaneWindow: (m) => (isNum(m.id) && isNum(m.start) && isNum(m.end) && (m.detail === 'boxes' || m.detail === 'bins') && isNum(m.total)
     && isNum(m.inWindow) && isTasks(m.tasks) && Array.isArray(m.bins) && (m.slowest === undefined || m.slowest === null || isTasks(m.slowest))
     ? null : 'swimlaneWindow: id, start, end, detail, total, inWindow, tasks (id, lane, start, end, leaf) and bins'),

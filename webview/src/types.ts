@@ -61,14 +61,17 @@ export interface TilesJson {
   buffers?: { id: number; shape: Dim[]; dtype: string; kind: string; name: string | null; node: number }[];
   instances: { id: number; root: number; index: Record<string, number> }[];
   outputs: [string, Region][];
-  ops: TileOps;
+  /** Absent in a big record sent to a panel (`CompileRecord.omitted.tiles.ops`): the graph panel asks for
+   * its grids and a tile's ops. */
+  ops?: TileOps;
 }
 
 export interface Subgraph {
   id: number;
   core: string;
   instance: number;
-  ops: number[];
+  /** Absent in a big record sent to a panel (`omitted.subgraphs.ops`): `aggregates.subgraph_nodes` instead. */
+  ops?: number[];
   peak_bytes: number;
   leaf: number | null;
 }
@@ -93,7 +96,8 @@ export interface Block {
   leaf: number;
   core: string;
   tasks: number;
-  instrs: Instr[];
+  /** Absent in a big record sent to a panel (`omitted.blocks.instrs`): the graph panel asks for a leaf's. */
+  instrs?: Instr[];
   peak_bytes: [string, number][];
   capacity_bytes: [string, number][];
   double_buffered: boolean;
@@ -166,7 +170,19 @@ export interface CompileRecord extends Program {
   omitted?: Omitted;
   /** What the server computed for a record sent without its run's tasks: per tensor node id, µs of
    * task time (the graph's time-share overlay). */
-  aggregates?: { time_share?: Record<string, number> };
+  aggregates?: Aggregates;
+}
+
+/** What the server computed for a big record in place of what it left out (docs/protocol.md `pypto/record`). */
+export interface Aggregates {
+  /** Per tensor node id, µs of task time (a run sent without its tasks: the time-share overlay). */
+  time_share?: Record<string, number>;
+  /** How many tile ops the record has (its `tiles.ops` left out). */
+  tile_ops?: number;
+  /** Per subgraph (by position), the tensor nodes of its tile ops, compute ops' first (a task's nodes). */
+  subgraph_nodes?: number[][];
+  /** Per tensor node id, the fullest on-chip memory's peak / capacity of the leaves computing it. */
+  buffer_use?: Record<string, number>;
 }
 
 export interface Omitted {

@@ -220,8 +220,16 @@ export class PanelManager implements vscode.Disposable {
       case 'requestPass':
         host.handlePassRequest(action.index);
         break;
-      case 'requestTileOps':
-        host.handleTileOpsRequest(action.ops);
+      case 'requestTileOps': {
+        const { kind: _kind, ...asked } = action;
+        host.handleTileOpsRequest(asked);
+        break;
+      }
+      case 'requestTileGrids':
+        host.handleTileGridsRequest(action.id);
+        break;
+      case 'requestBlock':
+        host.handleBlockRequest(action.id, action.leaf);
         break;
       case 'requestSwimlane':
         host.handleSwimlaneRequest(action.id, { start: action.start, end: action.end, maxBoxes: action.maxBoxes, bins: action.bins, slowest: action.slowest });

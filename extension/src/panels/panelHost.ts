@@ -27,6 +27,7 @@ import {
   TITLES,
   type PanelServer,
   type SwimlaneParams,
+  type TileOpsParams,
   type RecordResult,
 } from '../panelData';
 import { fillTemplate } from './html';
@@ -193,8 +194,14 @@ export abstract class PanelHost implements vscode.Disposable {
   /** A panel request other than the common ones (graph: requestPass). */
   handlePassRequest(_index: number): void {}
 
-  /** What a slim record left out of some tile ops (graph: requestTileOps). */
-  handleTileOpsRequest(_ops: number[]): void {}
+  /** What a slim record left out of some tile ops, or a grid cell's (graph: requestTileOps). */
+  handleTileOpsRequest(_asked: TileOpsParams & { id?: number }): void {}
+
+  /** A slim record's tile grids (graph: requestTileGrids). */
+  handleTileGridsRequest(_id: number): void {}
+
+  /** A leaf's block a slim record left out (graph: requestBlock). */
+  handleBlockRequest(_id: number, _leaf: number): void {}
 
   /** A window of a run the record left out (swimlane: requestSwimlane). */
   handleSwimlaneRequest(_id: number, _params: SwimlaneParams): void {}

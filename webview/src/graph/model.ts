@@ -5,7 +5,8 @@
 // tasks), and the overlays.
 
 import { flatten, RecordIndex } from '../model';
-import type { CompileRecord, GraphJson, GraphNode, PrecisionPass, Program, Span, Swimlane } from '../types';
+import type { TileGridJson } from '../protocol';
+import type { Aggregates, CompileRecord, GraphJson, GraphNode, PrecisionPass, Program, Span, Swimlane } from '../types';
 
 /** A loop body or the nodes one call of a Python helper made: drawn as a cluster. */
 export interface Scope {
@@ -220,8 +221,14 @@ export interface TileGridModel {
   rows: number;
   cols: number;
   rowKeys: string[];
-  /** Tile op indices per cell (row-major); empty: no tile there. */
-  cells: number[][];
+  /** Each cell's colour key (row-major): the subgraph of the tile op that stands for it (`cellOp`); -1: not
+   * partitioned yet, -2: no tile there. */
+  key: Int32Array;
+  /** Cells holding a tile. */
+  tiles: number;
+  /** Tile op indices per cell (row-major); null: a slim record's grid (`tileGrids` from the host), whose
+   * cells' ops are asked for one at a time. */
+  cells: number[][] | null;
 }
 
 const MOVES = new Set(['load', 'store']);
@@ -230,6 +237,8 @@ export function tileGrids(program: Program): Map<number, TileGridModel> {
   const out = new Map<number, TileGridModel>();
   const ops = program.tiles?.ops;
   if (!ops) return out;
+  const sgOf = new Int32Array(ops.id.length).fill(-1);
+  for (const sg of program.subgraphs ?? []) for (const op of sg.ops ?? []) if (op < sgOf.length) sgOf[op] = sg.id;
   const perNode = new Map<number, { rows: Map<string, number>; maxCol: number; cells: Map<string, number[]> }>();
   for (let k = 0; k < ops.id.length; k++) {
     const node = ops.node[k];
@@ -255,7 +264,30 @@ export function tileGrids(program: Program): Map<number, TileGridModel> {
     rowKeys.forEach((rk, r) => {
       for (let c = 0; c < cols; c++) cells[r * cols + c] = g.cells.get(`${rk}#${c}`) ?? [];
     });
-    out.set(node, { node, rows: rowKeys.length, cols, rowKeys, cells });
+    const key = new Int32Array(cells.length);
+    let tiles = 0;
+    cells.forEach((cell, i) => {
+      const k = cellOp(program, cell);
+      key[i] = k === undefined ? -2 : sgOf[k];
+      if (cell.length) tiles++;
+    });
+    out.set(node, { node, rows: rowKeys.length, cols, rowKeys, key, tiles, cells });
+  }
+  return out;
+}
+
+/** The grids a host sent for a slim record (`tileGrids`): each cell's key from its run-length encoding. */
+export function gridsFromJson(grids: TileGridJson[]): Map<number, TileGridModel> {
+  const out = new Map<number, TileGridModel>();
+  for (const g of grids) {
+    const key = new Int32Array(g.rows * g.cols).fill(-2);
+    let at = 0;
+    for (let i = 0; i + 1 < g.subgraph.length; i += 2) {
+      const end = Math.min(key.length, at + g.subgraph[i + 1]);
+      key.fill(g.subgraph[i], at, end);
+      at = end;
+    }
+    out.set(g.node, { node: g.node, rows: g.rows, cols: g.cols, rowKeys: g.rowKeys, key, tiles: g.tiles, cells: null });
   }
   return out;
 }
@@ -346,7 +378,7 @@ export function timeShare(record: CompileRecord, run: Swimlane | null): Map<numb
   for (let i = 0; i < t.id.length; i++) {
     const task = byId.get(t.id[i]);
     const sg = task ? sgs[task.subgraph] : undefined;
-    if (!sg || sg.ops.length === 0) continue;
+    if (!sg?.ops || sg.ops.length === 0) continue;
     const per = (t.end[i] - t.start[i]) / sg.ops.length;
     for (const op of sg.ops) out.set(ops.node[op], (out.get(ops.node[op]) ?? 0) + per);
   }
@@ -356,10 +388,15 @@ export function timeShare(record: CompileRecord, run: Swimlane | null): Map<numb
 /** Peak on-chip buffer share per tensor node: its leaf's UB/L0/L1 peak against that memory's
  * capacity, the fullest memory — the block stage's allocated peak, double buffers included (the
  * one UB-peak definition of the CLI and the CodeLens: docs/record-schema.md `blocks[].peak_bytes`). */
-export function bufferUse(program: Program): Map<number, number> {
+export function bufferUse(program: Program, aggregates?: Aggregates): Map<number, number> {
   const out = new Map<number, number>();
   const ops = program.tiles?.ops;
   const sgs = program.subgraphs;
+  if (!ops && aggregates?.buffer_use) {
+    // a big record sent without its tile ops: the server's shares, made the same way
+    for (const [k, v] of Object.entries(aggregates.buffer_use)) out.set(Number(k), v);
+    return out;
+  }
   if (!ops || !sgs) return out;
   const fullest = new Map<number, number>();
   for (const b of program.blocks ?? []) {
@@ -374,7 +411,7 @@ export function bufferUse(program: Program): Map<number, number> {
   for (const sg of sgs) {
     const share = sg.leaf !== null ? fullest.get(sg.leaf) : undefined;
     if (share === undefined) continue;
-    for (const op of sg.ops) {
+    for (const op of sg.ops ?? []) {
       const n = ops.node[op];
       out.set(n, Math.max(out.get(n) ?? 0, share));
     }

@@ -10,10 +10,10 @@ import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, passKeySte
 import { GraphView, type Transform, type ViewCluster, type ViewEdge, type ViewNode } from '../graph/view';
 import {
   bufferUse,
-  cellOp,
   collapsedAncestor,
   diffGraphs,
   execView,
+  gridsFromJson,
   loopRuns,
   precisionPassFor,
   tensorView,
@@ -25,9 +25,9 @@ import {
   type TileGridModel,
 } from '../graph/model';
 import { flatten, isKernelOf, kernelKey, nodeHasLine, nodeSpan, RecordIndex, recordError } from '../model';
-import type { HostMessage, TileOpsMessage } from '../protocol';
+import type { BlockInstrJson, BlockMessage, HostMessage, TileOpsMessage } from '../protocol';
 import { coreColor, leafColor, palette, RAMP_CSS, rampColor } from '../theme';
-import type { CompileRecord, GraphNode, Omitted, PrecisionReport, Program } from '../types';
+import type { CompileRecord, GraphNode, PrecisionReport, Program } from '../types';
 
 const VIEWS = ['tensor', 'tiles', 'leaves', 'execute'] as const;
 /** The lowest zoom a fit may leave (11 px labels at 6.6 px and more): below it clusters collapse
@@ -77,8 +77,13 @@ class GraphPanel implements PanelImpl {
   private shell!: Shell;
   private st: GraphState = { ...DEFAULT };
   private record: CompileRecord | null = null;
-  /** The tile whose ops' shape, dtype and memory were asked of the host (a slim record). */
-  private tileAsk: { ops: number[]; fill: (m: TileOpsMessage) => void } | null = null;
+  /** What a slim record left out is asked of the host, each request with its id (only the answer to the latest
+   * is drawn): the tile whose ops the details show, the Tiles view's grids, an opened leaf's block. */
+  private asked = 0;
+  private tileAsk: { id: number; fill: (m: TileOpsMessage) => void } | null = null;
+  private gridAsk: { id: number; grids: Map<number, TileGridModel> | null; error: string | null } | null = null;
+  private blockAsks = new Map<number, { id: number; fill: (m: BlockMessage) => void }>();
+  private blockInstrs = new Map<number, BlockInstrJson[]>();
   /** A task to show that came before any record (a new panel): shown when the record arrives. */
   private pendingTask: { task: number; file: string; line: number } | null = null;
   private listings: Record<string, string> = {};
@@ -204,6 +209,11 @@ class GraphPanel implements PanelImpl {
       this.index = new RecordIndex(r);
       this.snapshots.clear();
       this.requested.clear();
+      // what was asked of the host belongs to the last record: asked again for this one
+      this.tileAsk = null;
+      this.gridAsk = null;
+      this.blockAsks.clear();
+      this.blockInstrs.clear();
       this.timeByNode = null;
       this.listings = {};
       if (Array.isArray(m.listings)) m.listings.forEach((t, i) => (this.listings[String(i)] = t));
@@ -227,8 +237,22 @@ class GraphPanel implements PanelImpl {
       this.shell.saveState();
     } else if (m.type === 'tileOps') {
       const ask = this.tileAsk;
-      if (ask && ask.ops.length === m.ops.length && ask.ops.every((k, i) => k === m.ops[i])) {
+      if (ask && m.id === ask.id) {
         this.tileAsk = null;
+        ask.fill(m);
+      }
+    } else if (m.type === 'tileGrids') {
+      const ask = this.gridAsk;
+      if (ask && m.id === ask.id && !ask.grids) {
+        if (m.error) ask.error = m.error;
+        else ask.grids = gridsFromJson(m.grids);
+        if (this.record && this.st.view === 'tiles') this.render();
+      }
+    } else if (m.type === 'block') {
+      const ask = this.blockAsks.get(m.leaf);
+      if (ask && m.id === ask.id) {
+        this.blockAsks.delete(m.leaf);
+        if (!m.error) this.blockInstrs.set(m.leaf, m.instrs);
         ask.fill(m);
       }
     } else if (m.type === 'pass') {
@@ -472,9 +496,8 @@ class GraphPanel implements PanelImpl {
     const prevProgram = diff ? this.programAt(pos - 1) : null;
     const tv = tensorView(program, diff ? diff.removed : [], prevProgram);
     const tiles = this.st.view === 'tiles';
-    const grids = tiles ? tileGrids(tileProgram) : new Map<number, TileGridModel>();
+    const { grids, loading } = tiles ? this.gridsOf(tileProgram) : { grids: new Map<number, TileGridModel>(), loading: '' };
     this.currentGrids = grids;
-    const sgOf = tiles ? new RecordIndex(r, tileProgram).subgraphOfOps() : null;
     const overlay = this.overlayValues(program, pos);
     // collapsed scopes: their nodes are drawn as one node, the scope's
     const collapsed = new Set(this.st.collapsed.filter((k) => tv.scopes.has(k)));
@@ -506,8 +529,8 @@ class GraphPanel implements PanelImpl {
       if (mark) lines[0] = `${mark === 'added' ? '+ ' : mark === 'removed' ? '− ' : '~ '}${lines[0]}`;
       let grid: ViewNode['grid'] = null;
       const g = grids.get(n.id);
-      if (g && sgOf) {
-        grid = { rows: g.rows, cols: g.cols, colors: g.cells.map((cell) => this.cellColor(tileProgram, sgOf, cell)) };
+      if (g) {
+        grid = { rows: g.rows, cols: g.cols, colors: Array.from(g.key, (k) => this.cellColor(tileProgram, k)) };
         lines.push(`${g.rows * g.cols} tiles (${g.rows}×${g.cols})`);
       }
       const v = overlay?.values.get(n.id);
@@ -587,7 +610,7 @@ class GraphPanel implements PanelImpl {
       parts.push(` vs ${prevName}`);
     } else if (diff && p) {
       const prev = this.programAt(pos - 1);
-      const what = prev ? changesBesideNodes(prev, program) : [];
+      const what = prev ? changesBesideNodes(prev, program, program === r ? r.aggregates?.tile_ops ?? null : null) : [];
       parts.push(p.changed
         ? `changed the program, no tensor node: ${what.length ? what.join(', ') : p.stage === 'tensor' ? 'node details only' : `below the tensor graph (${fmtNum(p.node_count)} tile ops)`}`
         : 'no-op · no node changes');
@@ -597,17 +620,32 @@ class GraphPanel implements PanelImpl {
     const lod = this.lodCollapsed.filter((k) => collapsed.has(k)).length;
     if (lod) parts.push(h('span', { class: 'lod-note muted' }, ` · ${lod} cluster${lod === 1 ? '' : 's'} collapsed to fit (double-click to expand, or Expand all)`));
     if (note && tiles) parts.push(h('span', { class: 'note' }, ` ${note}`));
+    if (loading) parts.push(h('span', { class: 'note loading-note' }, ` ${loading}`));
     parts.push(h('span', { class: 'muted' }, ` · layout: ${this.view.engine}`));
     this.info.append(...parts);
     if (tiles) this.tileLegend(tileProgram);
     if (overlay) this.overlayLegend(overlay);
   }
 
-  private cellColor(program: Program, sgOf: Int32Array, cell: number[]): string {
-    const k = cellOp(program, cell);
-    if (k === undefined) return '';
-    const sgId = sgOf[k];
-    const sg = sgId >= 0 && program.subgraphs ? program.subgraphs[sgId] : undefined;
+  /** The Tiles view's grids: made here from the tile ops, or — a slim record has none — the host's
+   * (`requestTileGrids`, asked once per record; `loading` says what is awaited). */
+  private gridsOf(program: Program): { grids: Map<number, TileGridModel>; loading: string } {
+    if (program.tiles?.ops || !this.record?.omitted?.tiles) return { grids: tileGrids(program), loading: '' };
+    if (!this.gridAsk) {
+      this.gridAsk = { id: ++this.asked, grids: null, error: null };
+      this.shell.post({ type: 'requestTileGrids', id: this.gridAsk.id });
+    }
+    const ask = this.gridAsk;
+    if (ask.grids) return { grids: ask.grids, loading: '' };
+    const n = this.record.aggregates?.tile_ops;
+    return { grids: new Map(), loading: ask.error ? `The tile grids could not be had: ${ask.error}`
+      : `Loading the tile grids${n ? ` of ${fmtNum(n)} tile ops` : ''} (left out of this big record)…` };
+  }
+
+  /** A grid cell's colour from its key (`TileGridModel.key`: a subgraph, -1 none yet, -2 no tile). */
+  private cellColor(program: Program, key: number): string {
+    if (key === -2) return '';
+    const sg = key >= 0 && program.subgraphs ? program.subgraphs[key] : undefined;
     if (!sg) return '#8a8a8a';
     return this.st.colorBy === 'core' ? coreColor(sg.core) : leafColor(sg.leaf ?? sg.id);
   }
@@ -652,7 +690,7 @@ class GraphPanel implements PanelImpl {
     }
     if (this.st.overlay === 'buffer') {
       const pass = r.passes[pos];
-      const use = bufferUse(this.tileProgram(program, pass?.stage ?? 'tensor').program);
+      const use = bufferUse(this.tileProgram(program, pass?.stage ?? 'tensor').program, r.aggregates);
       if (use.size === 0) return this.noOverlay('buffer use: no block stage at this pass');
       return { values: use, color: (v) => rampColor(v), label: (v) => `peak buffer ${fmtPct(v)} of capacity (allocated, double buffers included)`, title: 'peak on-chip buffer of the leaf computing the node, against its memory (allocated, double buffers included: the CLI\'s and the CodeLens\'s UB peak)', lo: '0%', hi: '100%', sum: false };
     }
@@ -789,28 +827,58 @@ class GraphPanel implements PanelImpl {
     if (first && leaves.length <= 4) (first as HTMLDetailsElement).open = true;
   }
 
-  /** A leaf's listing: the host's text (the CLI's), lines with an instruction link to its source. */
+  /** A leaf's listing: the host's text (the CLI's), lines with an instruction link to its source. A slim
+   * record's block has no instructions: the host is asked for them (`requestBlock`) and the lines link once
+   * they come. */
   private listingOf(program: Program, leaf: number): HTMLElement {
     const pre = h('div', { class: 'listing', role: 'list' });
     const block = program.blocks?.find((b) => b.leaf === leaf);
-    const text = this.listings[String(leaf)] ?? (block ? block.instrs.map((ins, i) => `${String(i).padStart(4)}  ${ins.opcode.padEnd(10)} ${ins.pipe}${ins.note ? `  ; ${ins.note}` : ''}`).join('\n') : 'no listing');
-    for (const line of text.split('\n')) {
-      const row = h('div', { class: 'lrow', role: 'listitem' }, line || ' ');
-      const m = /^\s+(\d+)\s+[A-Z_]/.exec(line);
-      const ins = m && block ? block.instrs[Number(m[1])] : undefined;
-      const ops = program.tiles?.ops;
-      if (ins && ops && ins.tile_op >= 0) {
-        const node = this.index?.node(ops.node[ins.tile_op]);
-        const span = nodeSpan(node);
+    const ops = program.tiles?.ops;
+    const fill = (instrs: { opcode: string; pipe: string; note?: string }[] | null, nodeOf: (i: number) => number | undefined): void => {
+      clear(pre);
+      const text = this.listings[String(leaf)] ?? (instrs ? instrs.map((ins, i) => `${String(i).padStart(4)}  ${ins.opcode.padEnd(10)} ${ins.pipe}${ins.note ? `  ; ${ins.note}` : ''}`).join('\n') : 'no listing');
+      for (const line of text.split('\n')) {
+        const row = h('div', { class: 'lrow', role: 'listitem' }, line || ' ');
+        const m = /^\s+(\d+)\s+[A-Z_]/.exec(line);
+        const node = m && instrs ? nodeOf(Number(m[1])) : undefined;
+        const span = node !== undefined ? nodeSpan(this.index?.node(node)) : null;
         if (span) {
           row.classList.add('link');
           row.title = `${span.file}:${span.line}`;
           row.addEventListener('click', () => this.shell.reveal(span));
         }
+        pre.appendChild(row);
       }
-      pre.appendChild(row);
+    };
+    if (block?.instrs || !block || !this.record?.omitted?.blocks) {
+      const instrs = block?.instrs ?? null;
+      fill(instrs, (i) => {
+        const t = instrs?.[i]?.tile_op;
+        return ops && t !== undefined && t >= 0 ? ops.node[t] : undefined;
+      });
+      return pre;
     }
-    return pre;
+    const remote = (instrs: BlockInstrJson[]): void => fill(instrs, (i) => (instrs[i] && instrs[i].node >= 0 ? instrs[i].node : undefined));
+    const got = this.blockInstrs.get(leaf);
+    if (got) {
+      remote(got);
+      return pre;
+    }
+    fill(null, () => undefined);
+    const note = h('div', { class: 'muted loading-note' }, `Loading leaf ${leaf}'s block (left out of this big record) for the source links…`);
+    const id = ++this.asked;
+    this.blockAsks.set(leaf, {
+      id,
+      fill: (m) => {
+        if (m.error) note.textContent = `Leaf ${leaf}'s block could not be had: ${m.error}`;
+        else {
+          note.remove();
+          remote(m.instrs);
+        }
+      },
+    });
+    this.shell.post({ type: 'requestBlock', id, leaf });
+    return h('div', null, note, pre);
   }
 
   // ---- selection, details, search, highlight -------------------------------------------------
@@ -955,66 +1023,77 @@ class GraphPanel implements PanelImpl {
     if (grid && this.currentProgram) this.details.append(h('h4', null, `tiles (${grid.rows}×${grid.cols})`), this.gridCanvas(grid));
   }
 
-  /** The full tile grid of one op: each cell a tile, coloured as in the graph; click to drill down. */
+  /** The full tile grid of one op: each cell a tile, coloured as in the graph; click to drill down (a slim
+   * record's tile: its ops asked of the host, `requestTileOps` by node and cell). */
   private gridCanvas(grid: TileGridModel): HTMLElement {
     const r = this.record!;
     const pos = this.passPos(this.st.pass);
     const program = this.tileProgram(this.currentProgram!, r.passes[pos]?.stage ?? 'tile').program;
-    const sgOf = new RecordIndex(r, program).subgraphOfOps();
     const cell = Math.max(3, Math.min(18, Math.floor(240 / Math.max(grid.cols, 1)), Math.floor(320 / Math.max(grid.rows, 1))));
     const canvas = h('canvas', { class: 'tilecanvas', title: 'click a tile for its tile ops' });
     canvas.width = grid.cols * cell;
     canvas.height = grid.rows * cell;
     const ctx = canvas.getContext('2d')!;
-    grid.cells.forEach((c, i) => {
-      const color = this.cellColor(program, sgOf, c);
+    grid.key.forEach((k, i) => {
+      const color = this.cellColor(program, k);
       if (!color) return;
       ctx.fillStyle = color;
       ctx.fillRect((i % grid.cols) * cell, Math.floor(i / grid.cols) * cell, cell - (cell > 4 ? 1 : 0), cell - (cell > 4 ? 1 : 0));
     });
     const out = h('div', { class: 'tile-detail' });
+    const sgRow = (sgId: number | undefined): string => {
+      const sg = sgId !== undefined && sgId >= 0 && program.subgraphs ? program.subgraphs[sgId] : undefined;
+      return sg ? `subgraph ${sg.id} · leaf ${sg.leaf ?? '–'}` : '';
+    };
+    const taskLine = (sgId: number | undefined): HTMLElement | null => {
+      const task = sgId !== undefined ? program.execute?.tasks.find((x) => x.subgraph === sgId) : undefined;
+      return task ? h('div', { class: 'muted' }, `task ${task.id} on ${task.core}`) : null;
+    };
     canvas.addEventListener('click', (e) => {
       const b = canvas.getBoundingClientRect();
       const col = Math.floor(((e.clientX - b.left) / b.width) * grid.cols);
       const row = Math.floor(((e.clientY - b.top) / b.height) * grid.rows);
-      const ops = grid.cells[row * grid.cols + col] ?? [];
+      const at = row * grid.cols + col;
       clear(out);
-      if (!ops.length) return;
-      const t = program.tiles!.ops;
+      if (grid.key[at] === undefined || grid.key[at] === -2) return;
       const [inst, coord] = grid.rowKeys[row].split('|');
       out.append(h('div', null, h('b', null, `tile [${coord ? `${coord},` : ''}${col}]`), ` · instance ${inst}`));
-      const trs = (fetched?: Map<number, string>): [string, string][] => ops.map((k) => {
-        const sg = sgOf[k] >= 0 && program.subgraphs ? program.subgraphs[sgOf[k]] : undefined;
-        const shape = t.shape && t.dtype ? `[${t.shape[k].join(',')}] ${t.dtype[k]} · ${program.memory?.[k] ?? ''}` : fetched?.get(k) ?? '';
-        return [`t${t.id[k]} ${t.op[k]}`, `${shape}${sg ? `${shape ? ' · ' : ''}subgraph ${sg.id} · leaf ${sg.leaf ?? '–'}` : ''}`];
-      });
-      let shown = table(trs());
-      out.append(shown);
-      const omitted = this.record?.omitted;
-      if (omitted && !t.shape) {
-        // a slim record: the host is asked for these ops' shape, dtype and memory, filled in when they come
-        const note = h('div', { class: 'muted omitted-note' }, `shape, dtype and memory of the ${fmtNum(t.id.length)} tile ops were left out of this big record (${omittedPaths(omitted).filter((x) => x.startsWith('tiles.') || x === 'memory').join(', ')}): asking for this tile's`);
-        out.append(note);
-        const asked = ops.slice(0, 4096);
-        this.tileAsk = {
-          ops: asked,
-          fill: (m) => {
-            if (m.error) {
-              note.textContent = `shape, dtype and memory of this tile's ops could not be had: ${m.error}`;
-              return;
-            }
-            const got = new Map(m.ops.map((k, i) => [k, `[${m.shape[i].join(',')}] ${m.dtype[i]} · ${m.memory[i] ?? ''}`]));
-            const next = table(trs(got));
-            shown.replaceWith(next);
-            shown = next;
-            note.remove();
-          },
-        };
-        this.shell.post({ type: 'requestTileOps', ops: asked });
+      const t = program.tiles?.ops;
+      const ops = grid.cells?.[at];
+      if (t && ops) {
+        const sgOf = new RecordIndex(r, program).subgraphOfOps();
+        out.append(table(ops.map((k) => {
+          const shape = t.shape && t.dtype ? `[${t.shape[k].join(',')}] ${t.dtype[k]} · ${program.memory?.[k] ?? ''}` : '';
+          const sg = sgRow(sgOf[k]);
+          return [`t${t.id[k]} ${t.op[k]}`, `${shape}${sg ? `${shape ? ' · ' : ''}${sg}` : ''}`];
+        })));
+        const task = taskLine(sgOf[ops[0]]);
+        if (task) out.append(task);
+        return;
       }
-      const sg = sgOf[ops[0]];
-      const task = program.execute?.tasks.find((x) => x.subgraph === sg);
-      if (task) out.append(h('div', { class: 'muted' }, `task ${task.id} on ${task.core}`));
+      // a slim record: the host is asked for this tile's ops (the latest click's answer is drawn)
+      const n = r.aggregates?.tile_ops;
+      const note = h('div', { class: 'muted loading-note' }, `Loading this tile's ops (the ${n ? `${fmtNum(n)} ` : ''}tile ops were left out of this big record)…`);
+      out.append(note);
+      const id = ++this.asked;
+      this.tileAsk = {
+        id,
+        fill: (m) => {
+          if (m.error) {
+            note.textContent = `This tile's ops could not be had: ${m.error}`;
+            return;
+          }
+          note.remove();
+          out.append(table(m.ops.map((k, j) => {
+            const shape = `[${m.shape[j].join(',')}] ${m.dtype[j]} · ${m.memory[j] ?? ''}`;
+            const sg = sgRow(m.subgraph?.[j]);
+            return [`t${m.ids?.[j] ?? k} ${m.names?.[j] ?? ''}`, `${shape}${sg ? ` · ${sg}` : ''}`];
+          })));
+          const task = taskLine(m.subgraph?.[0]);
+          if (task) out.append(task);
+        },
+      };
+      this.shell.post({ type: 'requestTileOps', id, ops: [], node: grid.node, cell: at });
     });
     return h('div', null, canvas, out);
   }
@@ -1087,7 +1166,7 @@ class GraphPanel implements PanelImpl {
 
 /** What a pass changed when no tensor node was added, changed or removed: node names or source
  * lines, and the program's tile-level parts (made, or changed in size). */
-function changesBesideNodes(prev: Program, cur: Program): string[] {
+function changesBesideNodes(prev: Program, cur: Program, tileOps: number | null = null): string[] {
   const out: string[] = [];
   const before = new Map(flatten(prev.graph).map((f) => [f.node.id, f.node]));
   let renamed = 0;
@@ -1102,6 +1181,8 @@ function changesBesideNodes(prev: Program, cur: Program): string[] {
   if (moved) out.push(`${moved} node source location${moved === 1 ? '' : 's'}`);
   const size = (x: unknown): number | null => (x === null || x === undefined ? null : Array.isArray(x) ? x.length
     : typeof x === 'object' && Array.isArray((x as { ops?: { id?: unknown[] } }).ops?.id) ? (x as { ops: { id: unknown[] } }).ops.id.length
+      // a slim record's tiles without their ops: the count the server sent
+      : typeof x === 'object' && Array.isArray((x as { instances?: unknown[] }).instances) && tileOps !== null ? tileOps
       : typeof x === 'object' && Array.isArray((x as { tasks?: unknown[] }).tasks) ? (x as { tasks: unknown[] }).tasks.length : 1);
   const parts: [keyof Program, string][] = [['tiles', 'tile ops'], ['subgraphs', 'subgraphs'], ['leaves', 'leaf functions'], ['blocks', 'blocks'], ['execute', 'execute tasks']];
   for (const [k, label] of parts) {
@@ -1111,11 +1192,6 @@ function changesBesideNodes(prev: Program, cur: Program): string[] {
     else if (a !== null && b !== null && a !== b) out.push(`${label} ${fmtNum(a)} → ${fmtNum(b)}`);
   }
   return out;
-}
-
-/** What a slim record left out, as dotted paths: "tiles.ops.shape", "memory". */
-function omittedPaths(o: Omitted, path = ''): string[] {
-  return Object.entries(o).flatMap(([k, v]) => (typeof v === 'number' ? [`${path}${k}`] : omittedPaths(v, `${path}${k}.`)));
 }
 
 function table(rows: [string, string][]): HTMLTableElement {
