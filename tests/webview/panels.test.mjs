@@ -864,14 +864,11 @@ describe('graph and swimlane: a record of a failed compile', () => {
 // ---- swimlane panel -------------------------------------------------------------------------
 
 describe('swimlane panel: a big run drawn from windows (record.omitted.run)', () => {
-  /** What the servers send for a run above 5,000 tasks (server/analyze.py panel_record), made here from the fixture. */
+  /** What the servers send for a big kernel (server/analyze.py panel_record), made here from the fixture: its run
+   * without its tasks, and without its tile ops, the subgraphs' ops and the blocks' instructions (a task's source
+   * lines from `aggregates.subgraph_nodes`). */
   function windowed() {
-    const r = structuredClone(attention.record);
-    const full = r.run.tasks;
-    r.omitted = { run: { tasks: full.id.length, pipe_profiles: (r.run.pipe_profiles ?? []).length } };
-    delete r.run.tasks;
-    delete r.run.pipe_profiles;
-    return { r, full };
+    return { r: slimGraphRecord(attention.record), full: attention.record.run.tasks };
   }
   /** The tasks of `full` overlapping [a, b], as a window answer's columns (what pypto/swimlane's boxes hold). */
   function boxes(full, a, b) {
@@ -954,7 +951,7 @@ describe('swimlane panel: a big run drawn from windows (record.omitted.run)', ()
     assert.match(await p.page.textContent('.sl-head .windowed'), new RegExp(`drawn from a window: ${win.id.length} tasks in view`));
     // a task of the window: hover and click link to its source as in a whole run
     const task = r.execute.tasks.find((t) => t.id === full.id[ti]);
-    const node = nodeById(r, taskNodes(r, task.id)[0]);
+    const node = nodeById(r, taskNodes(attention.record, task.id)[0]);
     const pt = await p.page.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), task.id);
     await clearSent(p.page);
     await p.page.mouse.click(pt.x, pt.y);
