@@ -23,6 +23,8 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 
+from server import analyze
+
 RECORD_CHANGED = "pypto/recordChanged"
 GRAPH = "pypto/graph"
 SWIMLANE = "pypto/swimlane"
@@ -54,8 +56,9 @@ MAX_BINS = 1_000  # pypto/swimlane: bins per lane
 MAX_BOXES = 20_000  # pypto/swimlane: task boxes (a window holding more tasks is answered with bins)
 MAX_NODES = 5_000  # pypto/graph: nodes (a graph with more is aggregated into groups)
 MAX_PASS_NODES = 20_000  # pypto/pass: graph nodes in one page (loop bodies included)
-MAX_TILE_OPS = 4096  # pypto/tileOps: tile ops in one answer
 MAX_SLOWEST = 1_000  # pypto/swimlane: the run's slowest tasks in one answer
+# pypto/tileOps: tile ops in one answer — the bound of the implementation both servers share
+MAX_TILE_OPS = analyze.MAX_TILE_OPS
 
 Json = Any
 
