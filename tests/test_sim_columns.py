@@ -132,3 +132,27 @@ def test_a_graph_without_columns_simulates_from_its_tasks_alike(examples, monkey
                     x, y = getattr(a, f.name), getattr(b, f.name)
                     assert (x.tolist() if isinstance(x, np.ndarray) else list(x)) == \
                         (y.tolist() if isinstance(y, np.ndarray) else list(y)), (name, f.name)
+
+
+def test_the_execute_stage_reads_graph_partitions_copies_alike(examples):
+    """The execute stage of a tile graph graph partition made uses what partition noted of it
+    (`CopyFacts`: the copies' buffers need no GM index, their regions' ids follow from their buffers);
+    the same tiles as another object (no notes) give the same tasks and columns."""
+    from pypto.compiler.execute import build
+    from pypto.compiler.tile_ir import copy_facts
+
+    noted = 0
+    for name, program in examples.items():
+        tiles, subgraphs = program.tiles, program.subgraphs
+        assert tiles is not None and subgraphs is not None
+        facts = copy_facts(tiles)
+        noted += facts is not None and facts.first_xfer < len(tiles.buffers)
+        ours, plain = build(tiles, subgraphs), build(dataclasses.replace(tiles), subgraphs)
+        assert ours == plain == program.execute, name
+        assert ours.columns is not None and plain.columns is not None
+        for f in dataclasses.fields(ours.columns):
+            x, y = getattr(ours.columns, f.name), getattr(plain.columns, f.name)
+            assert (x.tolist() if isinstance(x, np.ndarray) else list(x)) == \
+                (y.tolist() if isinstance(y, np.ndarray) else list(y)), (name, f.name)
+        _check(ours)
+    assert noted >= 3  # examples whose partition made copies

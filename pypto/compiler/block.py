@@ -83,7 +83,7 @@ from typing import Any
 
 from pypto.compiler.block_ir import PEAK_LABEL, PIPES, Block, BufferSpan, Instr, Operand
 from pypto.compiler.manager import PassContext, Program
-from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileOp
+from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileOp, ops_by_id
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
@@ -861,7 +861,7 @@ def build_block(leaf: Leaf, subgraph: Subgraph, ops: Mapping[int, TileOp], buffe
 
 def build_blocks(p: Program, board: Mapping[str, Any]) -> tuple[tuple[Block, ...], list[tuple[str, Loc, str]]]:
     assert p.tiles is not None and p.subgraphs is not None and p.leaves is not None
-    ops = {o.id: o for o in p.tiles.ops}
+    ops = ops_by_id(p.tiles)
     subgraphs = {sg.id: sg for sg in p.subgraphs}
     nodes = p.graph.by_id()
     blocks = []
@@ -908,7 +908,7 @@ def _operand_text(op: Operand, full: bool) -> str:
 def listing(block: Block, program: Program) -> str:
     """The block as text: a header with provenance and memory use, then one line per instruction."""
     nodes = program.graph.by_id()
-    ops = {o.id: o for o in program.tiles.ops} if program.tiles is not None else {}
+    ops = ops_by_id(program.tiles) if program.tiles is not None else {}
     leaf = program.leaves[block.leaf] if program.leaves is not None else None
     by_line: dict[tuple[str, int], list[str]] = {}
     for nid in (leaf.nodes if leaf is not None else ()):

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 from collections import defaultdict
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, compress
+from operator import attrgetter
 
 import numpy as np
 
 from pypto.compiler.execute_ir import CORE_CODES, ExecColumns, ExecGraph, Task, intern_regions
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
 from pypto.compiler.manager import PassContext, Program
-from pypto.compiler.tile_ir import Region, Subgraph, TileGraph
+from pypto.compiler.tile_ir import Region, Subgraph, TileGraph, copy_facts, ops_by_id
 
 
 def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
@@ -33,7 +35,13 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     reads: dict[int, list[Region]] = defaultdict(list)
     writes: dict[int, list[Region]] = defaultdict(list)
     preds: dict[int, set[int]] = defaultdict(set)
-    reshaped, written = reshaped_buffers(tiles.ops, written=True)
+    facts = copy_facts(tiles)
+    if facts is not None:  # graph partition made these tiles: it knows (copies' buffers: see CopyFacts)
+        reshaped, written, first_copy = facts.reshaped, facts.written, facts.first_xfer
+    else:
+        reshaped, written = reshaped_buffers(tiles.ops, written=True)
+        first_copy = len(tiles.buffers)  # none known
+    writer: dict[int, int] = {}  # a copy's buffer -> the task of its one store
     seen: dict[int, Accesses] = defaultdict(Accesses)
     for op in tiles.ops:
         region = op.region
@@ -44,11 +52,20 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
         if kind == "load":
             reads[t].append(region)
             b = region.buffer
+            if b >= first_copy:  # a copy's tile: read after its one write, the only conflict
+                w = writer[b]
+                if w != t:
+                    preds[t].add(w)
+                continue
             if b not in written:
                 continue  # nothing writes this buffer (a read-only parameter): no conflicts
             found = seen[b].visit(flatten(region) if b in reshaped else region, t, False)  # through a reshape
             if found:
                 preds[t] |= found
+            continue
+        if kind == "store" and region.buffer >= first_copy:  # a copy's one write, before any read of it
+            writes[t].append(region)
+            writer[region.buffer] = t
             continue
         for r, is_write in ([(region, True)] if kind == "store" else accesses(op)):
             (writes if is_write else reads)[t].append(r)
@@ -61,7 +78,7 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     order = _topological(subgraphs, preds)
     new_id = {sg_id: k for k, sg_id in enumerate(order)}
     by_id = {sg.id: sg for sg in subgraphs}
-    ops = {o.id: o for o in tiles.ops}
+    ops = ops_by_id(tiles)
     tasks = []
     leaf, core, instance, coords, task_preds = [], [], [], [], []
     task_reads: list[tuple[Region, ...]] = []
@@ -80,8 +97,8 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
         task_reads.append(rs)
         task_writes.append(ws)
     roots = tuple(sorted({-1} | {i.root for i in tiles.instances}))
-    return ExecGraph(tuple(tasks), roots,
-                     exec_columns(leaf, core, instance, coords, task_preds, task_reads, task_writes))
+    return ExecGraph(tuple(tasks), roots, exec_columns(leaf, core, instance, coords, task_preds, task_reads,
+                                                       task_writes, first_copy if facts is not None else -1))
 
 
 def _offsets(lengths: list[int]) -> np.ndarray:
@@ -90,21 +107,59 @@ def _offsets(lengths: list[int]) -> np.ndarray:
     return out
 
 
+_BUFFER = attrgetter("buffer")
+
+
 def exec_columns(leaf: list[int], core: list[str], instance: list[int], coord: list[tuple[int, ...]],
                  preds: list[tuple[int, ...]], reads: Sequence[tuple[Region, ...]],
-                 writes: Sequence[tuple[Region, ...]]) -> ExecColumns:
-    """The columns of tasks 0..n-1 given field by field (`ExecColumns`)."""
+                 writes: Sequence[tuple[Region, ...]], first_copy: int = -1) -> ExecColumns:
+    """The columns of tasks 0..n-1 given field by field (`ExecColumns`). `first_copy` >= 0: buffers from
+    it on are copies' (`CopyFacts`), each accessed as one region, whose id follows from its buffer
+    (array work: only the other regions are interned one by one)."""
     pred_len = list(map(len, preds))
-    reg, reg_buffer, reg_elems = intern_regions(chain(chain.from_iterable(reads), chain.from_iterable(writes)))
+    regions = list(chain(chain.from_iterable(reads), chain.from_iterable(writes)))
+    if first_copy < 0:
+        ids, reg_buffer, reg_elems = intern_regions(regions)
+        reg = np.array(ids, dtype=np.int64)
+    else:
+        reg, reg_buffer, reg_elems = _copy_ids(regions, first_copy)
     nrd = sum(map(len, reads))
     return ExecColumns(
         np.array(leaf, dtype=np.int64), np.array([CORE_CODES.get(c, -1) for c in core], dtype=np.int64),
         np.array(instance, dtype=np.int64), _offsets(pred_len),
         np.fromiter(chain.from_iterable(preds), dtype=np.int64, count=sum(pred_len)),
-        _offsets(list(map(len, reads))), np.array(reg[:nrd], dtype=np.int64),
-        _offsets(list(map(len, writes))), np.array(reg[nrd:], dtype=np.int64),
+        _offsets(list(map(len, reads))), reg[:nrd],
+        _offsets(list(map(len, writes))), reg[nrd:],
         reg_buffer, reg_elems,
         coord, preds, instance)
+
+
+def _copy_ids(regions: list[Region], first_copy: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`intern_regions(regions)` (ids as an array) where every region of a buffer >= `first_copy` is the
+    same: those are numbered by buffer, the others interned, and all renumbered in order of first
+    appearance by array work."""
+    n = len(regions)
+    buffers = np.fromiter(map(_BUFFER, regions), dtype=np.int64, count=n)
+    is_copy = buffers >= first_copy
+    if not is_copy.any():
+        ids, reg_buffer, reg_elems = intern_regions(regions)
+        return np.array(ids, dtype=np.int64), reg_buffer, reg_elems
+    ids, other_buffer, other_elems = intern_regions(compress(regions, (~is_copy).tolist()))
+    k = len(other_buffer)
+    copy_buffers, at = np.unique(buffers[is_copy], return_index=True)  # each copy's buffer, once
+    where = np.flatnonzero(is_copy)
+    prov = np.empty(n, dtype=np.int64)  # provisional ids: the others' first, then the copies' by buffer
+    prov[~is_copy] = ids
+    prov[is_copy] = k + np.searchsorted(copy_buffers, buffers[is_copy])
+    m = k + len(copy_buffers)
+    first = np.full(m, n, dtype=np.int64)
+    np.minimum.at(first, prov, np.arange(n, dtype=np.int64))
+    order = np.argsort(first, kind="stable")  # provisional ids in order of first appearance
+    rank = np.empty(m, dtype=np.int64)
+    rank[order] = np.arange(m, dtype=np.int64)
+    copy_elems = np.array([math.prod(regions[i].shape) for i in where[at].tolist()], dtype=np.int64)
+    return (rank[prov], np.concatenate([other_buffer, copy_buffers])[order],
+            np.concatenate([other_elems, copy_elems])[order])
 
 
 def _topological(subgraphs: tuple[Subgraph, ...], preds: dict[int, set[int]]) -> list[int]:

@@ -29,7 +29,17 @@ from typing import Any
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
 from pypto.compiler.tile_expand import region as make_region
 from pypto.compiler.tile_expand import tile_op
-from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileGraph, TileOp
+from pypto.compiler.tile_ir import (
+    Buffer,
+    CopyFacts,
+    Leaf,
+    Region,
+    Subgraph,
+    TileGraph,
+    TileOp,
+    note_copy_facts,
+    ops_by_id,
+)
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
 from pypto.ir.source import Loc
@@ -255,7 +265,11 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         if o.op == "load" and o.id not in group_of:
             g = new_group("AIV", o.instance)
             add(g, o, [], [])
-    return _insert_copies(tiles, ops, group_of, groups)
+    out, subgraphs = _insert_copies(tiles, ops, group_of, groups)
+    # the copies' buffers are the ones added (each a tile written once, then read): the execute stage
+    # needs no GM index for them, and no scan for what is reshaped or written
+    note_copy_facts(out, CopyFacts(frozenset(reshaped), frozenset(written), len(tiles.buffers)))
+    return out, subgraphs
 
 
 def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int, int],
@@ -426,7 +440,7 @@ if tuple(f.name for f in dataclasses.fields(Subgraph)) != ("id", "core", "instan
 
 
 def merge_leaves(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> tuple[tuple[Subgraph, ...], tuple[Leaf, ...]]:
-    ops = {o.id: o for o in tiles.ops}
+    ops = ops_by_id(tiles)
     leaves: list[dict[str, object]] = []
     out = []
     kinds = Kinds()
