@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import attrgetter
 
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.partition import merge_leaves, partition
 from pypto.compiler.tile_expand import expand, fit_vec_configs
+from pypto.compiler.tile_ir import TileOp
 from pypto.ir.source import Loc
 from pypto.language.tiling import strict_rules
 
@@ -60,18 +64,29 @@ def memory_types(p: Program, ctx: PassContext) -> Program:
     assert p.tiles is not None and p.subgraphs is not None
     aic = {oid for sg in p.subgraphs if sg.core == "AIC" for oid in sg.ops}  # the others are on AIV
     allowed = set(ctx.board["data_paths"]) | {"L0A->L0C", "L0B->L0C"}  # the cube unit itself
-    paths = []
-    append, path_of = paths.append, _PATHS.get
-    checked: set[str] = set()  # a handful of distinct paths: each is checked once
-    for op in p.tiles.ops:
+    ops = p.tiles.ops
+    kinds = list(map(_OP, ops))
+    paths = tuple(map(_PATHS.get, kinds, repeat("UB")))  # by C-level maps: 200k tile ops
+    matmuls = set(compress(map(_ID, ops), map("matmul".__eq__, kinds)))
+    if matmuls != aic or any(seg not in allowed for path in set(paths) for seg in _segments(path)):
+        _check_paths(ops, aic, allowed)  # says which op, as the loop over them did
+    return dataclasses.replace(p, memory=paths)
+
+
+_OP, _ID = attrgetter("op"), attrgetter("id")
+
+
+def _check_paths(ops: Sequence[TileOp], aic: set[int], allowed: set[str]) -> None:
+    """The first tile op (in program order) on the wrong core type or moving data on a path the
+    board does not allow: an AssertionError naming it."""
+    checked: set[str] = set()
+    for op in ops:
         kind = op.op
         if (kind == "matmul") != (op.id in aic):
             raise AssertionError(f"tile op {op.id} ({kind}) sits on a {'AIC' if op.id in aic else 'AIV'} core")
-        path = path_of(kind, "UB")
+        path = _PATHS.get(kind, "UB")
         if path not in checked:
             for seg in _segments(path):
                 if seg not in allowed:
                     raise AssertionError(f"tile op {op.id} ({op.op}) moves data {seg}, which the board does not allow")
             checked.add(path)
-        append(path)
-    return dataclasses.replace(p, memory=tuple(paths))
