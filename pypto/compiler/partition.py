@@ -27,10 +27,10 @@ from collections.abc import Mapping, Set
 from typing import Any
 
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
+from pypto.compiler.tile_expand import buffer as make_buffer
 from pypto.compiler.tile_expand import region as make_region
 from pypto.compiler.tile_expand import tile_op
 from pypto.compiler.tile_ir import (
-    Buffer,
     CopyFacts,
     Leaf,
     Region,
@@ -304,7 +304,7 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
             else:
                 region = stored.get(i)
                 if region is None:
-                    b = Buffer(len(buffers), p.shape, p.dtype, "workspace", f"xfer{i}", p.node)
+                    b = make_buffer(len(buffers), p.shape, p.dtype, "workspace", f"xfer{i}", p.node)
                     buffers.append(b)
                     region = stored[i] = make_region(b.id, p.shape, (0,) * len(p.shape), p.shape)
                     st = tile_op(next_id, "store", p.node, p.instance, p.coord, p.shape, p.dtype, (i,), region)
