@@ -413,6 +413,21 @@ def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TAS
     return out
 
 
+def panel_run(run: Any, tasks: int = PANEL_TASKS) -> Any:
+    """A run of the history (a pinned baseline, a compile picked to compare) as the panels are sent it: itself up
+    to `tasks` tasks, else its figures only — without `tasks`, `pipe_profiles` and `counters`, named in its own
+    `omitted` (`{"tasks": t, "pipe_profiles": p, "counters": c}`); lanes, metrics and info kept. Only the current
+    compile's run is drawn from windows; the panel draws such a run by its figures."""
+    t = run.get("tasks") if isinstance(run, dict) else None
+    n = len(t.get("id") or ()) if isinstance(t, dict) else 0
+    if n <= tasks:
+        return run
+    assert isinstance(run, dict)
+    gone = {"tasks": n, "pipe_profiles": len(run.get("pipe_profiles") or ()),
+            "counters": sum(len(v) for v in (run.get("counters") or {}).values())}
+    return {**{k: v for k, v in run.items() if k not in gone}, "omitted": gone}
+
+
 def panel_aggregates(lists: Mapping[str, Any]) -> dict[str, Any]:
     """What the graph panel would compute from the per-tile-op bulk a slim record leaves out: `subgraph_nodes`
     (per subgraph, by position: the tensor nodes of its tile ops, compute ops' before loads/stores/copies — a
@@ -633,3 +648,83 @@ def window_bins(inside: Sequence[int], lanes_of: Sequence[int], starts: Sequence
                 busy = part.get((lane, i), 0.0) + covered * width
                 out.append((lane, edges[i], edges[i + 1], min(1.0, busy / width), tasks))
     return out
+
+
+MAX_LINKED = 1_000  # a window's dependency cone of one task: tasks at most
+MAX_DEPTH = 5  # levels of predecessors and successors in that cone
+MAX_MATCH_RANGES = 10_000  # id ranges a window's match may name
+
+
+def _position(ids: Sequence[int]) -> Callable[[int], int]:
+    """Task id -> position in the columns (-1: none); ids are usually their positions."""
+    n = len(ids)
+    index: dict[int, int] | None = None
+
+    def pos(task: int) -> int:
+        nonlocal index
+        if 0 <= task < n and ids[task] == task:
+            return task
+        if index is None:
+            index = {int(x): k for k, x in enumerate(ids)}
+        return index.get(task, -1)
+    return pos
+
+
+def dependency_cone(ids: Sequence[int], preds: Sequence[Sequence[int]], around: int, depth: int,
+                    cap: int = MAX_LINKED) -> list[int]:
+    """Positions of task `around` and its predecessors and successors to `depth` levels (at most `cap`, nearest
+    levels first): what the swimlane panel draws arrows to from a selected task, in view or not."""
+    pos = _position(ids)
+    k0 = pos(around)
+    if k0 < 0:
+        return []
+    succ: dict[int, list[int]] = defaultdict(list)
+    for k, ps in enumerate(preds):
+        for p in ps or ():
+            succ[int(p)].append(k)
+    out = [k0]
+    seen = {k0}
+    for step in (lambda k: [pos(int(p)) for p in preds[k] or ()], lambda k: succ.get(int(ids[k]), [])):
+        frontier = [k0]
+        for _ in range(depth):
+            nxt: list[int] = []
+            for k in frontier:
+                for j in step(k):
+                    if j >= 0 and j not in seen and len(out) < cap:
+                        seen.add(j)
+                        out.append(j)
+                        nxt.append(j)
+            frontier = nxt
+    return out
+
+
+def match_positions(ids: Sequence[int], ranges: Sequence[Sequence[int]]) -> list[int]:
+    """Positions of the tasks whose id lies in one of `ranges` ([first, last] inclusive): the tasks a panel's
+    search, line filter or leaf highlight found in the record, placed over the whole run."""
+    spans = sorted((int(r[0]), int(r[1])) for r in ranges if len(r) == 2 and r[0] <= r[1])
+    if not spans:
+        return []
+    firsts = [a for a, _ in spans]
+    out = []
+    for k, x in enumerate(ids):
+        i = bisect.bisect_right(firsts, x) - 1
+        if i >= 0 and x <= spans[i][1]:
+            out.append(k)
+    return out
+
+
+def window_profiles(profile_of: Sequence[int | None] | None, profiles: Sequence[Any],
+                    picks: Sequence[int]) -> tuple[list[int], list[Any]]:
+    """The pipe profiles of the tasks at `picks`, renumbered: (each pick's index in the list or -1, the list) —
+    a window's pipe sub-lanes without the run's every profile."""
+    if not profile_of or not profiles:
+        return [-1] * len(picks), []
+    renumber: dict[int, int] = {}
+    out: list[int] = []
+    for k in picks:
+        p = profile_of[k]
+        if p is None or not 0 <= p < len(profiles):
+            out.append(-1)
+            continue
+        out.append(renumber.setdefault(int(p), len(renumber)))
+    return out, [profiles[p] for p in renumber]

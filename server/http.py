@@ -39,8 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 
-from server import history
-from server.analyze import block_of, panel_record
+from server import analyze, history
+from server.analyze import block_of, panel_record, panel_run
 from server.analyze import tile_grids as tile_grids_of
 from server.analyze import tile_ops as tile_ops_of
 from server.http_live import Hub, hello, message, record_changed
@@ -79,6 +79,8 @@ log = logging.getLogger("pypto-ide.serve")
 MAX_TRACE_BYTES = 1 << 30  # a trace file larger than this is not loaded (413)
 MAX_BINS = 1_000  # bins per lane in one /swimlane answer
 MAX_SLOWEST = 1_000  # the run's slowest tasks in one /swimlane answer
+MAX_DEPTH = analyze.MAX_DEPTH  # levels of a /swimlane `around` dependency cone (at most MAX_LINKED tasks)
+MAX_MATCH_RANGES = analyze.MAX_MATCH_RANGES  # id ranges of one /swimlane `match`
 
 
 @dataclass
@@ -521,7 +523,13 @@ def create_app(config: ServeConfig) -> Any:
                  bins: Annotated[int, Query(ge=1, le=MAX_BINS, description="bins per lane (with max_boxes)")] = 200,
                  slowest: Annotated[int, Query(ge=0, le=MAX_SLOWEST, description="also the run's this many "
                                                                               "longest tasks")] = 0,
-                 pipe_profiles: Annotated[bool, Query(description="with the run's pipe profiles")] = True,
+                 pipe_profiles: Annotated[bool, Query(description="with the run's pipe profiles (false: the "
+                                                                  "page's tasks' own, renumbered)")] = True,
+                 around: Annotated[int | None, Query(description="a task id: also it and its predecessors and "
+                                                                 "successors to `depth` (linked)")] = None,
+                 depth: Annotated[int, Query(ge=0, le=MAX_DEPTH, description="levels of `around`'s cone")] = 1,
+                 match: Annotated[str | None, Query(description="task id ranges a-b,c-d: where those tasks are "
+                                                                "(matched, first_match, match_bins)")] = None,
                  ) -> Response:
         """A window of the swimlane: tasks overlapping [start, end] µs on `lanes`, at most `limit` from `offset`;
         with `max_boxes`, per-lane bins when the window holds more tasks (what the swimlane panel draws)."""
@@ -531,9 +539,19 @@ def create_app(config: ServeConfig) -> Any:
             raise Refused(400, "lanes is a comma-separated list of lane indices") from None
         if not all(math.isfinite(x) for x in (start, end) if x is not None):
             raise Refused(422, "start and end must be finite numbers")
+        try:
+            ranges = None if match is None else [[int(a), int(b or a)] for a, _, b in
+                                                 (x.strip().partition("-") for x in match.split(",") if x.strip())]
+        except ValueError:
+            raise Refused(400, "match is a comma-separated list of task id ranges a-b (or single ids)") from None
+        if ranges is not None and len(ranges) > MAX_MATCH_RANGES:
+            raise Refused(422, f"match: at most {MAX_MATCH_RANGES} id ranges")
         st = _st(request)
-        doc = swimlane_window(st.results.run(st.job(job_id)), start, end, lane_list, limit, offset, max_boxes, bins,
-                              slowest, pipe_profiles)
+        job = st.job(job_id)
+        doc = swimlane_window(st.results.run(job), start, end, lane_list, limit, offset, max_boxes, bins,
+                              slowest, pipe_profiles, around, depth, ranges)
+        # the record answered from: the panel draws a window only over the record it shows
+        doc["job"] = job.id
         return Response(json.dumps(doc), media_type="application/json")
 
     @app.get(f"{API}/jobs/{{job_id}}/tasks/{{task_id}}", tags=["results"])
@@ -588,20 +606,28 @@ def create_app(config: ServeConfig) -> Any:
         return await _st(request).history_of(kernel)
 
     @app.get(f"{API}/history/{{entry}}", tags=["history"])
-    async def history_run(request: Request, entry: int, kernel: str) -> Response:
+    async def history_run(request: Request, entry: int, kernel: str, panel: Annotated[bool, Query(
+            description="a run above 5,000 tasks by its figures only (`run.omitted`), as the panels draw it")] = False,
+            ) -> Response:
         """One compile of the history and its swimlane (`run` null when only its figures are kept)."""
         st = _st(request)
         path, name = st.kernel_path(kernel)
         e, run = await st.in_history(st.history.run, path, name, entry)
+        if panel:
+            run = panel_run(run)
         return Response(json.dumps({"kernel": kernel, "entry": e, "run": run}), media_type="application/json")
 
     @app.get(f"{API}/baseline", tags=["history"])
-    async def baseline(request: Request, kernel: str) -> Response:
+    async def baseline(request: Request, kernel: str, panel: Annotated[bool, Query(
+            description="a run above 5,000 tasks by its figures only (`run.omitted`), as the panels draw it")] = False,
+            ) -> Response:
         """The pinned baseline: its entry and its swimlane (`run` null when only its figures were kept);
         both null when none is pinned."""
         st = _st(request)
         path, name = st.kernel_path(kernel)
         base = await st.in_history(st.history.baseline, path, name) or {"entry": None, "run": None}
+        if panel:
+            base = {**base, "run": panel_run(base["run"])}
         return Response(json.dumps({"kernel": kernel, **base}), media_type="application/json")
 
     @app.post(f"{API}/baseline", response_model=HistoryAnswer, tags=["history"],

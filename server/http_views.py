@@ -16,10 +16,18 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from server.analyze import graphs_after_passes, record_lists, slowest_tasks, window_bins
+from server.analyze import (
+    dependency_cone,
+    graphs_after_passes,
+    match_positions,
+    record_lists,
+    slowest_tasks,
+    window_bins,
+    window_profiles,
+)
 from server.http_safety import Refused
 from server.jobs import Job
 
@@ -238,17 +246,20 @@ def graph_page(view: dict[str, Any], limit: int, offset: int) -> dict[str, Any]:
 
 def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | None, lanes: list[int] | None,
                     limit: int, offset: int = 0, max_boxes: int | None = None, bins: int = 200,
-                    slowest: int = 0, pipes: bool = True) -> dict[str, Any]:
-    """The tasks overlapping [start, end] µs on `lanes` (all by default), in start order, at most
-    `limit` from the `offset`-th (then `truncated`, and `next_offset` the next page's); counters
-    clipped to the window (with the value in force at its start). With `max_boxes`, a window holding
-    more tasks is answered with per-lane `bins` instead of its tasks (`detail: "bins"`, as `pypto/swimlane`);
-    `slowest`: the run's that many longest tasks, longest first, as task columns; `pipes=False`: without the
-    run's pipe profiles."""
+                    slowest: int = 0, pipes: bool = True, around: int | None = None, depth: int = 1,
+                    match: list[list[int]] | None = None) -> dict[str, Any]:
+    """The tasks overlapping [start, end] µs (default: the run's first start to last end) on `lanes` (all by
+    default), in start order, at most `limit` from the `offset`-th (then `truncated`, and `next_offset` the next
+    page's); counters clipped to the window (with the value in force at its start). With `max_boxes`, a window
+    holding more tasks is answered with per-lane `bins` instead of its tasks (`detail: "bins"`, as
+    `pypto/swimlane`); `slowest`: the run's that many longest tasks, longest first, as task columns; `pipes=False`:
+    not the run's pipe profiles but the page's tasks' own (their `profile` column renumbered); `around`: that task
+    and its predecessors and successors to `depth` levels (`linked`); `match`: where the tasks of those id ranges
+    are (`matched`, `matched_in_window`, `first_match`, and `match_bins` with bins)."""
     t = run["tasks"]
     n = len(t["id"])
     makespan = max(t["end"], default=0.0)
-    lo = 0.0 if start is None else start
+    lo = min(t["start"], default=0.0) if start is None else start
     hi = makespan if end is None else end
     if hi < lo:
         raise Refused(400, f"the window ends ({hi}) before it starts ({lo})")
@@ -271,18 +282,36 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
     for name, points in (run.get("counters") or {}).items():
         before = [p for p in points if p[0] < lo][-1:]
         counters[name] = before + [p for p in points if lo <= p[0] <= hi]
+    tasks = {key: [col[k] for k in pick] for key, col in t.items()}
+    profiles = run.get("pipe_profiles", [])
+    if not pipes:
+        tasks["profile"], profiles = window_profiles(t.get("profile"), profiles, pick)
     out = {
         "board": run["board"], "clock": run["clock"], "time_unit": run.get("time_unit", "us"),
         "lanes": [{"index": i, **lane} for i, lane in enumerate(run["lanes"])],
         "window": {"start": lo, "end": hi}, "makespan_us": makespan, "total_tasks": n,
         "in_window": total, "count": len(pick), "truncated": nxt is not None, "offset": offset, "next_offset": nxt,
-        "detail": detail, "tasks": {key: [col[k] for k in pick] for key, col in t.items()}, "bins": binned,
-        "counters": counters, "pipe_profiles": run.get("pipe_profiles", []) if pipes else [],
+        "detail": detail, "tasks": tasks, "bins": binned,
+        "counters": counters, "pipe_profiles": profiles,
         "metrics": {k: v for k, v in (run.get("metrics") or {}).items() if k not in ("critical_path", "leaves")},
     }
+    box = ("id", "lane", "start", "end", "leaf")
+
+    def columns(ks: Sequence[int], keys: Sequence[str] = (*box, "preds")) -> dict[str, Any]:
+        return {key: [t[key][k] for k in ks] for key in keys if key in t}
     if slowest > 0:
-        top = slowest_tasks(t["start"], t["end"], t["id"], slowest)
-        out["slowest"] = {key: [t[key][k] for k in top] for key in ("id", "lane", "start", "end", "leaf")}
+        out["slowest"] = columns(slowest_tasks(t["start"], t["end"], t["id"], slowest), box)
+    if around is not None:
+        out["linked"] = columns(dependency_cone(t["id"], t.get("preds") or [[] for _ in range(n)], around, depth))
+    if match is not None:
+        hits = match_positions(t["id"], match)
+        inside = [k for k in hits if t["end"][k] >= lo and t["start"][k] <= hi]
+        first = min(hits, key=lambda k: (t["start"][k], t["id"][k])) if hits else None
+        out.update(matched=len(hits), matched_in_window=len(inside),
+                   first_match=None if first is None else {k: v[0] for k, v in columns([first]).items()},
+                   match_bins=[] if detail != "bins" else [
+                       {"lane": lane, "start": a, "end": b, "busy": busy, "tasks": c}
+                       for lane, a, b, busy, c in window_bins(inside, t["lane"], t["start"], t["end"], lo, hi, bins)])
     return out
 
 

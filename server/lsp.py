@@ -35,6 +35,7 @@ from pygls.uris import to_fs_path
 
 from server import features, history, panels
 from server import protocol as P
+from server.analyze import panel_run
 from server.live import LiveCompiler, Progress
 from server.state import Document, Result
 from server.worker import JobFailed
@@ -446,7 +447,9 @@ async def _record(ls: PyptoLanguageServer, p: P.KernelParams) -> P.RecordResult:
     doc.panels = True  # a panel follows this document: its next compiles carry the record
     result = panels.record(doc, r, await ls.extra_output(doc, r, "record"))
     h = ls.history(doc.path)
-    result.baseline = await _history_call(ls, h.baseline, doc.path, r.name)
+    base = await _history_call(ls, h.baseline, doc.path, r.name)
+    # a big baseline run: its figures only (only the current compile's run is drawn from windows)
+    result.baseline = {**base, "run": panel_run(base.get("run"))} if base else base
     result.history = (await _history_call(ls, h.entries, doc.path, r.name))[-history.RECENT:]
     return result
 
@@ -483,7 +486,7 @@ async def _history_run(ls: PyptoLanguageServer, p: P.HistoryRunParams) -> P.Hist
     doc = _kernel_doc(ls, p.uri, p.kernel)
     h = ls.history(doc.path)
     e, run = await _history_call(ls, h.run, doc.path, p.kernel, p.entry)
-    return P.HistoryRunResult(doc.uri, p.kernel, e, run)
+    return P.HistoryRunResult(doc.uri, p.kernel, e, panel_run(run))
 
 
 async def _pin_baseline(ls: PyptoLanguageServer, p: P.PinParams) -> P.HistoryResult:

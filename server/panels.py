@@ -23,7 +23,17 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from server import protocol as P
-from server.analyze import block_of, graphs_after_passes, panel_record, record_lists, slowest_tasks, window_bins
+from server.analyze import (
+    block_of,
+    dependency_cone,
+    graphs_after_passes,
+    match_positions,
+    panel_record,
+    record_lists,
+    slowest_tasks,
+    window_bins,
+    window_profiles,
+)
 from server.analyze import tile_grids as tile_grids_of
 from server.analyze import tile_ops as tile_ops_of
 from server.features import CHARS, FINDING_UNIT, SUGGESTION_UNIT, Lines, lines_of, make_range, norm, where_range
@@ -224,36 +234,64 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
     sl = _editor(r).get("swimlane")
     if sl is None:
         raise P.ParamsError(f"{r.name} has no run")
-    if params.max_boxes < 0 or params.bins < 1 or params.slowest < 0:
-        raise P.ParamsError("maxBoxes and slowest must be >= 0 and bins >= 1")
+    if params.max_boxes < 0 or params.bins < 1 or params.slowest < 0 or params.depth < 0:
+        raise P.ParamsError("maxBoxes, slowest and depth must be >= 0 and bins >= 1")
     if not all(math.isfinite(x) for x in (params.start, params.end) if x is not None):
         raise P.ParamsError("start and end must be finite numbers")
+    if params.match is not None and len(params.match) > P.MAX_MATCH_RANGES:
+        raise P.ParamsError(f"match: at most {P.MAX_MATCH_RANGES} id ranges")
+    if params.match is not None and not all(len(m) == 2 for m in params.match):
+        raise P.ParamsError("match: id ranges [first, last]")
     nbins, max_boxes = min(params.bins, P.MAX_BINS), min(params.max_boxes, P.MAX_BOXES)
     c = sl["tasks"]
     ids, lanes_of, starts, ends, leaves = c["id"], c["lane"], c["start"], c["end"], c["leaf"]
+    preds = c.get("preds") or [[] for _ in ids]
     t0 = min(starts, default=0.0)
     t1 = max(ends, default=0.0)
     start = t0 if params.start is None else params.start
     end = t1 if params.end is None else params.end
     if end < start:
         raise P.ParamsError(f"end ({end}) is before start ({start})")
-    inside = [k for k in range(len(ids)) if starts[k] < end and ends[k] > start] if (start, end) != (t0, t1) \
-        else list(range(len(ids)))
+    whole = (start, end) == (t0, t1)
+    inside = [k for k in range(len(ids)) if starts[k] < end and ends[k] > start] if not whole else list(range(len(ids)))
     lanes = [P.Lane(x["name"], x["core"]) for x in sl["lanes"]]
     metrics = dict(sl.get("metrics", {}))
     makespan = float(metrics.get("makespan", t1 - t0))
+
+    def box(k: int, profile: int = -1) -> P.Box:
+        return P.Box(ids[k], lanes_of[k], starts[k], ends[k], leaves[k], list(preds[k] or ()), profile)
+
     boxes: list[P.Box] = []
     bins: list[P.Bin] = []
+    profiles: list[Any] = []
+    counters: dict[str, list[list[float]]] = {}
     if len(inside) <= max_boxes:
         detail = "boxes"
-        boxes = [P.Box(ids[k], lanes_of[k], starts[k], ends[k], leaves[k]) for k in inside]
+        # with the boxes what a small run draws from the record: their pipe profiles and the ready counters
+        # (scheduler bubbles) in the window
+        which, profiles = window_profiles(c.get("profile"), sl.get("pipe_profiles") or [], inside)
+        boxes = [box(k, p) for k, p in zip(inside, which, strict=True)]
+        for name, points in (sl.get("counters") or {}).items():
+            if name.startswith("ReadyCount"):
+                counters[name] = [list(p) for p in points if p[0] < start][-1:] + \
+                    [list(p) for p in points if start <= p[0] <= end]
     else:
         detail = "bins"
         bins = [P.Bin(*b) for b in window_bins(inside, lanes_of, starts, ends, start, end, nbins)]
-    slowest = [P.Box(ids[k], lanes_of[k], starts[k], ends[k], leaves[k])
-               for k in slowest_tasks(starts, ends, ids, min(params.slowest, P.MAX_SLOWEST))]
-    return P.SwimlaneResult(doc.uri, r.name, r.version, sl["board"], sl["clock"], makespan, start, end, detail,
-                            len(ids), len(inside), lanes, boxes, bins, metrics, nbins, max_boxes, slowest)
+    slowest = [box(k) for k in slowest_tasks(starts, ends, ids, min(params.slowest, P.MAX_SLOWEST))]
+    linked = [] if params.around is None else \
+        [box(k) for k in dependency_cone(ids, preds, params.around, min(params.depth, P.MAX_DEPTH))]
+    out = P.SwimlaneResult(doc.uri, r.name, r.version, sl["board"], sl["clock"], makespan, start, end, detail,
+                           len(ids), len(inside), lanes, boxes, bins, metrics, nbins, max_boxes, slowest,
+                           profiles, counters, linked)
+    if params.match is not None:
+        hits = match_positions(ids, params.match)
+        hits_in = [k for k in hits if starts[k] < end and ends[k] > start]
+        out.matched, out.matched_in_window = len(hits), len(hits_in)
+        out.first_match = box(min(hits, key=lambda k: (starts[k], ids[k]))) if hits else None
+        if detail == "bins":
+            out.match_bins = [P.Bin(*b) for b in window_bins(hits_in, lanes_of, starts, ends, start, end, nbins)]
+    return out
 
 
 # ---- reports ------------------------------------------------------------------------------------

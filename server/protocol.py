@@ -57,6 +57,9 @@ MAX_BOXES = 20_000  # pypto/swimlane: task boxes (a window holding more tasks is
 MAX_NODES = 5_000  # pypto/graph: nodes (a graph with more is aggregated into groups)
 MAX_PASS_NODES = 20_000  # pypto/pass: graph nodes in one page (loop bodies included)
 MAX_SLOWEST = 1_000  # pypto/swimlane: the run's slowest tasks in one answer
+MAX_LINKED = analyze.MAX_LINKED  # pypto/swimlane: the tasks of one `around` dependency cone
+MAX_DEPTH = analyze.MAX_DEPTH  # pypto/swimlane: its levels
+MAX_MATCH_RANGES = analyze.MAX_MATCH_RANGES  # pypto/swimlane: id ranges of one `match`
 # pypto/tileOps: tile ops in one answer — the bound of the implementation both servers share
 MAX_TILE_OPS = analyze.MAX_TILE_OPS
 
@@ -223,6 +226,9 @@ class SwimlaneParams:
     max_boxes: int = 2000  # more tasks than this in the window: bins instead of boxes (at most MAX_BOXES)
     bins: int = 200  # bins per lane at the coarse level of detail (at most MAX_BINS)
     slowest: int = 0  # also the run's this many longest tasks, whatever the window (at most MAX_SLOWEST)
+    around: int | None = None  # a task id: also it and its predecessors and successors to `depth`, in view or not
+    depth: int = 1  # levels of that dependency cone (at most MAX_DEPTH; at most MAX_LINKED tasks)
+    match: list[list[int]] | None = None  # task id ranges [first, last]: where those tasks are (<= MAX_MATCH_RANGES)
 
 
 @attrs.define
@@ -238,6 +244,8 @@ class Box:
     start: float
     end: float
     leaf: int
+    preds: list[int] = attrs.Factory(list)  # its predecessors' task ids
+    profile: int = -1  # its pipe profile: an index into the answer's `profiles` (-1: none sent)
 
 
 @attrs.define
@@ -269,6 +277,13 @@ class SwimlaneResult:
     bin_count: int = 0  # bins per lane in force (the request's, at most MAX_BINS)
     max_boxes: int = 0  # the box limit in force (the request's, at most MAX_BOXES)
     slowest: list[Box] = attrs.Factory(list)  # the run's longest tasks, longest first (`slowest` asked)
+    profiles: list[dict[str, list[list[float]]]] = attrs.Factory(list)  # the boxes' pipe profiles (boxes only)
+    counters: dict[str, list[list[float]]] = attrs.Factory(dict)  # ready counters clipped to the window (boxes only)
+    linked: list[Box] = attrs.Factory(list)  # `around` and its dependency cone, nearest first
+    matched: int = 0  # tasks of the run in `match`
+    matched_in_window: int = 0  # of those, in the window
+    first_match: Box | None = None  # the earliest-starting of them
+    match_bins: list[Bin] = attrs.Factory(list)  # bins of them (detail "bins" only)
 
 
 @attrs.define

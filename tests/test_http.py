@@ -301,9 +301,31 @@ def test_swimlane_window_as_the_panel_asks_bins_above_max_boxes_and_the_slowest(
     t = whole["tasks"]
     n = len(t["id"])
     assert whole["detail"] == "boxes" and whole["bins"] == [] and whole["pipe_profiles"]
+    # the whole-run window starts at the first task, as pypto/swimlane's (the panel's axis starts there)
+    assert whole["window"] == {"start": min(t["start"]), "end": max(t["end"])} and whole["job"] == jid
     boxes = client.get(f"/api/v1/jobs/{jid}/swimlane", params={"max_boxes": n, "slowest": 3,
                                                                "pipe_profiles": False}).json()
-    assert boxes["detail"] == "boxes" and boxes["count"] == n and boxes["pipe_profiles"] == []
+    assert boxes["detail"] == "boxes" and boxes["count"] == n
+    # without the run's pipe profiles: the page's tasks' own, renumbered
+    assert [boxes["pipe_profiles"][p] if p >= 0 else None for p in boxes["tasks"]["profile"]] == \
+        [whole["pipe_profiles"][p] if p is not None and p >= 0 else None for p in t["profile"]]
+    few = client.get(f"/api/v1/jobs/{jid}/swimlane", params={"limit": 2, "pipe_profiles": False}).json()
+    assert len(few["pipe_profiles"]) <= 2 and all(0 <= p < len(few["pipe_profiles"]) for p in few["tasks"]["profile"])
+    # a task's dependency cone (`around`), and where the tasks of some id ranges are (`match`)
+    att = finished(client, submit(client, "attention.py::attention_kernel")["id"])["id"]
+    at = client.get(f"/api/v1/jobs/{att}/swimlane").json()["tasks"]
+    task = next(i for i, p in zip(at["id"], at["preds"], strict=True) if p)
+    cone = client.get(f"/api/v1/jobs/{att}/swimlane", params={"max_boxes": 0, "around": task, "depth": 1}).json()
+    succ = {i for i, p in zip(at["id"], at["preds"], strict=True) if task in p}
+    assert cone["linked"]["id"][0] == task
+    assert set(cone["linked"]["id"]) == {task} | set(at["preds"][at["id"].index(task)]) | succ
+    assert set(cone["linked"]) == {"id", "lane", "start", "end", "leaf", "preds"}
+    found = client.get(f"/api/v1/jobs/{jid}/swimlane", params={"max_boxes": 0, "bins": 4, "match": "0-2,5"}).json()
+    hit = [k for k, i in enumerate(t["id"]) if i in (0, 1, 2, 5)]
+    assert found["matched"] == found["matched_in_window"] == len(hit) == 4
+    assert found["first_match"]["id"] == t["id"][min(hit, key=lambda k: (t["start"][k], t["id"][k]))]
+    assert sum(b["tasks"] for b in found["match_bins"]) >= 4
+    assert client.get(f"/api/v1/jobs/{jid}/swimlane", params={"match": "a-b"}).status_code == 400
     longest = sorted(range(n), key=lambda k: (t["start"][k] - t["end"][k], t["id"][k]))[:3]
     assert boxes["slowest"] == {key: [t[key][k] for k in longest] for key in ("id", "lane", "start", "end", "leaf")}
     lo, hi = min(t["start"]), max(t["end"])
@@ -317,7 +339,7 @@ def test_swimlane_window_as_the_panel_asks_bins_above_max_boxes_and_the_slowest(
                for b in binned["bins"])
     busy = sum(e - s for s, e in zip(t["start"], t["end"], strict=True))
     assert sum(b["busy"] * (b["end"] - b["start"]) for b in binned["bins"]) == pytest.approx(busy, rel=1e-6)
-    for bad in ({"bins": 0}, {"bins": 1001}, {"slowest": -1}, {"max_boxes": -1}):
+    for bad in ({"bins": 0}, {"bins": 1001}, {"slowest": -1}, {"max_boxes": -1}, {"depth": 6}):
         assert client.get(f"/api/v1/jobs/{jid}/swimlane", params=bad).status_code == 422, bad
 
 

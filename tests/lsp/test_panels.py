@@ -96,10 +96,43 @@ async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client
     first = await doc.call("pypto/swimlane", kernel="big", maxBoxes=1000, bins=300, slowest=200)
     assert first["detail"] == "bins" and first["windowTasks"] == first["totalTasks"] == 1024 and first["bins"]
     longest = sorted(whole["boxes"], key=lambda b: (b["start"] - b["end"], b["task"]))[:200]
-    assert first["slowest"] == longest
+    assert first["slowest"] == [{**b, "profile": -1} for b in longest]  # (a profile only with the window's boxes)
     assert (await doc.call("pypto/swimlane", kernel="big", maxBoxes=5))["slowest"] == []
     with pytest.raises(JsonRpcInvalidParams, match="slowest"):
         await doc.call("pypto/swimlane", kernel="big", slowest=-1)
+    # a window answers from the compile it names (the panel drops one of another record than the one it shows)
+    assert first["version"] == whole["version"] == got["version"] and first["uri"] == doc.uri
+    # a window of boxes carries what a whole run draws: each task's predecessors (arrows), its pipe profile
+    # (sub-lanes: the window's own, renumbered) and the ready counters in the window (scheduler bubbles)
+    by_id = {b["task"]: b for b in whole["boxes"]}
+    lo, hi = sorted(b["start"] for b in whole["boxes"])[100], sorted(b["start"] for b in whole["boxes"])[160]
+    win = await doc.call("pypto/swimlane", kernel="big", start=lo, end=hi, maxBoxes=5000)
+    assert win["detail"] == "boxes" and win["boxes"] and win["profiles"]
+    assert all(b["preds"] == by_id[b["task"]]["preds"] for b in win["boxes"])
+    assert sorted({b["profile"] for b in win["boxes"]}) == list(range(len(win["profiles"])))
+    assert len(win["profiles"]) <= len(win["boxes"])
+    assert all(set(p) <= {"MTE2", "MTE1", "M", "V", "FIX", "MTE3", "S"} for p in win["profiles"])
+    assert all(k.startswith("ReadyCount") for k in win["counters"])
+    assert all(p[0] <= hi for pts in win["counters"].values() for p in pts)
+    assert first["profiles"] == [] and first["counters"] == {}  # bins: neither
+    # where the tasks a search found are (`match`: id ranges), over the whole run, counted per bin
+    ranges = [[10, 19], [500, 500]]
+    found = await doc.call("pypto/swimlane", kernel="big", maxBoxes=5, bins=50, match=ranges)
+    want = [b for b in whole["boxes"] if 10 <= b["task"] <= 19 or b["task"] == 500]
+    assert found["matched"] == found["matchedInWindow"] == 11
+    assert found["firstMatch"]["task"] == min(want, key=lambda b: (b["start"], b["task"]))["task"]
+    assert sum(b["tasks"] for b in found["matchBins"]) >= 11 and {b["lane"] for b in found["matchBins"]} == \
+        {b["lane"] for b in want}
+    narrow = await doc.call("pypto/swimlane", kernel="big", start=lo, end=hi, match=[[0, 1023]])
+    assert narrow["matched"] == 1024 and narrow["matchedInWindow"] == narrow["windowTasks"] and not narrow["matchBins"]
+    with pytest.raises(JsonRpcInvalidParams, match="match"):
+        await doc.call("pypto/swimlane", kernel="big", match=[[0, 1]] * 10_001)
+    # the pinned baseline and a compile of the history come by their figures only (above 5,000 tasks: here a
+    # smaller limit would be needed, so the server's own helper is checked on this run)
+    from server.analyze import panel_run
+    fig = panel_run({"lanes": [], "metrics": {"makespan_us": 1.0}, "tasks": {"id": [0, 1]}, "pipe_profiles": [{}]}, 1)
+    assert fig == {"lanes": [], "metrics": {"makespan_us": 1.0}, "omitted": {"tasks": 2, "pipe_profiles": 1,
+                                                                             "counters": 0}}
     # what was left out, for the tile a panel shows (pypto/tileOps)
     ops = await doc.call("pypto/tileOps", kernel="big", ops=[7, 0, n - 1])
     assert ops["ops"] == [7, 0, n - 1] and ops["version"] == got["version"] and ops["id"] == [7, 0, n - 1]
@@ -142,6 +175,30 @@ async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client
         await doc.call("pypto/block", kernel="big", leaf=99)
     size = len(json.dumps(got, separators=(",", ":")))
     assert size < 8 * n, f"{size} bytes for {n} tile ops"  # the whole record: 4.4 MB, 125 bytes per tile op
+
+
+async def test_a_window_carries_dependencies_and_a_selected_tasks_cone(client, lsp_kit, tmp_path):
+    """What the swimlane panel draws arrows from in a run it draws by windows: each box's predecessors, and
+    (`around`, `depth`) a selected task's predecessors and successors wherever they are."""
+    from support import EXAMPLES
+    doc = lsp_kit.Doc(client, tmp_path / "attention.py", (EXAMPLES / "attention.py").read_text())
+    await client.records.record(doc.uri, "attention_kernel", 1)
+    whole = await doc.call("pypto/swimlane", kernel="attention_kernel", maxBoxes=20_000)
+    by_id = {b["task"]: b for b in whole["boxes"]}
+    assert any(b["preds"] for b in whole["boxes"]) and all(p in by_id for b in whole["boxes"] for p in b["preds"])
+    mid = next(b["task"] for b in whole["boxes"] if b["preds"] and any(b["task"] in x["preds"] for x in whole["boxes"]))
+    lo, hi = by_id[mid]["start"], by_id[mid]["end"]
+    cone = await doc.call("pypto/swimlane", kernel="attention_kernel", start=lo, end=hi, maxBoxes=0, around=mid,
+                          depth=1)
+    linked = [b["task"] for b in cone["linked"]]
+    one = {mid} | set(by_id[mid]["preds"]) | {b["task"] for b in whole["boxes"] if mid in b["preds"]}
+    assert cone["detail"] == "bins" and linked[0] == mid and set(linked) == one
+    assert all(b == {**by_id[b["task"]], "profile": -1} for b in cone["linked"])
+    deeper = await doc.call("pypto/swimlane", kernel="attention_kernel", maxBoxes=0, around=mid, depth=5)
+    assert set(linked) <= {b["task"] for b in deeper["linked"]}
+    alone = await doc.call("pypto/swimlane", kernel="attention_kernel", maxBoxes=0, around=mid, depth=0)
+    assert [b["task"] for b in alone["linked"]] == [mid]
+    assert (await doc.call("pypto/swimlane", kernel="attention_kernel", maxBoxes=0))["linked"] == []
 
 
 async def test_pass_answers_each_pass_graph_and_the_traced_one(client, lsp_kit, tmp_path):
