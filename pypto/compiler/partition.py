@@ -24,6 +24,7 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Set
+from operator import attrgetter
 from typing import Any
 
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
@@ -45,6 +46,7 @@ from pypto.ir.graph import Node
 from pypto.ir.source import Loc
 
 _NO_DEPS: frozenset[int] = frozenset()
+_NODE = attrgetter("node")
 _MINUS_ONE = itertools.repeat(-1)  # `local`'s default, for map
 _POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs", "at"})  # where a tile sits, not what it computes
 
@@ -397,10 +399,10 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list
     get_kind, get_empty = keys.get, empty.get
     by_value = kinds.by_value
     get_by_value = by_value.get
-    node_of = (nodes if nodes is not None else []).append
-    for oid in members:
-        o = ops[oid]
-        node_of(o.node)
+    members_ops = list(map(ops.__getitem__, members))
+    if nodes is not None:
+        nodes.extend(map(_NODE, members_ops))
+    for o in members_ops:
         attrs, region = o.attrs, o.region
         rshape = None if region is None else region.shape
         if attrs:
