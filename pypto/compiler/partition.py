@@ -96,6 +96,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     group_of: dict[int, int] = {}
     groups: list[_Group] = []
     last_partial: dict[tuple[int, tuple[int, ...]], int] = {}
+    crossing: list[TileOp] = []  # the ops with inputs from other subgraphs (copied), in program order
 
     def new_group(core: str, instance: int) -> _Group:
         g = _Group(len(groups), core, instance)
@@ -256,8 +257,10 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                     raise PyptoError(message, node.loc)
                 noted.add(o.node)
                 notes.append((message, node.loc))
-        for cp in copied:
-            groups[group_of[cp.id]].exported = True
+        if copied:
+            crossing.append(o)
+            for cp in copied:
+                groups[group_of[cp.id]].exported = True
         add(g, o, loads, copied, c if len(loads) < 2 or len({ld.id for ld in loads}) == len(loads) else -1)
         if gm:
             record_gm(g, gm, deps)
@@ -267,7 +270,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         if o.op == "load" and o.id not in group_of:
             g = new_group("AIV", o.instance)
             add(g, o, [], [])
-    out, subgraphs = _insert_copies(tiles, ops, group_of, groups)
+    out, subgraphs = _insert_copies(tiles, ops, group_of, groups, crossing)
     # the copies' buffers are the ones added (each a tile written once, then read): the execute stage
     # needs no GM index for them, and no scan for what is reshaped or written
     note_copy_facts(out, CopyFacts(frozenset(reshaped), frozenset(written), len(tiles.buffers)))
@@ -275,15 +278,16 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
 
 
 def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int, int],
-                   groups: list[_Group]) -> tuple[TileGraph, tuple[Subgraph, ...]]:
-    """Every input that comes from another subgraph is read back from GM."""
+                   groups: list[_Group], crossing: list[TileOp]) -> tuple[TileGraph, tuple[Subgraph, ...]]:
+    """Every input that comes from another subgraph is read back from GM. `crossing`: the ops with such
+    inputs (those that joined a subgraph with copied inputs), in program order; no other op has any."""
     next_id = max(ops, default=-1) + 1
     buffers = list(tiles.buffers)
     stored: dict[int, Region] = {}  # producer id -> workspace region holding its tile
     before: dict[int, list[TileOp]] = {}  # consumer id -> loads to run just before it
     after: dict[int, list[TileOp]] = {}  # producer id -> stores to run just after it
     replaced: dict[int, TileOp] = {}
-    for o in tiles.ops:
+    for o in crossing:
         inputs = o.inputs
         if not inputs:
             continue
