@@ -48,6 +48,22 @@ Per stage at (32, 32), old/new wall s: tile 0.846/0.731, block 0.045/0.047, exec
 of the gain is the collector's pass after the pause (gone) and the tile executor (made on first use).
 Under 5 µs per tile op at every shape, 196,608 tile ops in 0.93 s; flat from 13k to 197k tile ops.
 
+Third round, measured 2026-11-27 at load average ~2 (another session running), old = 3457cdf (before the
+compiler made the execute graph's task columns, which cost +0.05 s at 32x32 and put it at 5.05 µs per tile
+op), new = 1ea0a99, `--against /tmp/sim_cold_old --rounds 3 --reps 2` (`mkdir -p /tmp/sim_cold_old && git
+archive 3457cdf | tar -x -C /tmp/sim_cold_old`):
+
+      tile  tile ops   old s   new s  old µs/op  new µs/op speed-up cpu old µs/op cpu new µs/op cpu speed-up
+ (64, 512)      7040   0.038   0.033       5.38       4.67    1.15x          5.38          4.67        1.15x
+ (32, 512)     13312   0.067   0.059       5.01       4.40    1.14x          5.01          4.40        1.14x
+ (32, 128)     49920   0.245   0.211       4.91       4.22    1.16x          4.91          4.22        1.16x
+  (32, 32)    196608   0.994   0.826       5.06       4.20    1.20x          5.05          4.20        1.20x
+
+Per stage at (32, 32), old/new wall s: tile 0.769/0.692, block 0.050/0.035, execute 0.173/0.096, the task
+columns included: the execute stage takes partition's notes on its copies (`tile_ir.CopyFacts`), tile ops
+are made at half the cost; see ARCHITECTURE.md, "Compile speed". 196,608 tile ops in 0.83 s, 4.2 µs per
+tile op from 13k to 197k tile ops.
+
 The record (issue 19 item 1: for softmax 4096² at 32x32, written in < 0.5 s, < 10 MB on disk, peak RSS of
 the whole compile < 300 MB): `.venv/bin/python benchmarks/compile_bench.py --record [--rounds 2]` prints, at
 the four tile shapes, the compile's µs per tile op, the record's write time (wall and CPU) and bytes on
