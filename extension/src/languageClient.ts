@@ -258,8 +258,9 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
   }
 
   swimlane(ref: KernelRef, params: SwimlaneParams): Promise<SwimlaneResult> {
-    const { start, end, ...rest } = params;
-    return this.request('pypto/swimlane', { uri: ref.uri, kernel: ref.kernel, ...rest, ...(start !== null ? { start } : {}), ...(end !== null ? { end } : {}) });
+    const { start, end, around, match, ...rest } = params;
+    return this.request('pypto/swimlane', { uri: ref.uri, kernel: ref.kernel, ...rest, ...(start !== null ? { start } : {}), ...(end !== null ? { end } : {}),
+      ...(around !== null ? { around } : {}), ...(match !== null ? { match } : {}) });
   }
 
   report(ref: KernelRef, extras: { suggest?: boolean; precision?: boolean }): Promise<ReportResult> {

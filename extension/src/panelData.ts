@@ -101,6 +101,10 @@ export interface SwimlaneBox {
   start: number;
   end: number;
   leaf: number;
+  /** Its predecessors' task ids. */
+  preds?: number[];
+  /** Its pipe profile: an index into the answer's `profiles` (-1: none sent). */
+  profile?: number;
 }
 
 /** `pypto/swimlane` params (besides the kernel). */
@@ -110,6 +114,11 @@ export interface SwimlaneParams {
   maxBoxes: number;
   bins: number;
   slowest: number;
+  /** A task id: also it and its predecessors and successors to `depth` levels (`linked`). */
+  around: number | null;
+  depth: number;
+  /** Task id ranges [first, last]: where those tasks are (`matched`, `firstMatch`, `matchBins`). */
+  match: [number, number][] | null;
 }
 
 /** `pypto/swimlane` result (the parts a panel draws). */
@@ -125,6 +134,13 @@ export interface SwimlaneResult {
   boxes: SwimlaneBox[];
   bins: { lane: number; start: number; end: number; busy: number; tasks: number }[];
   slowest?: SwimlaneBox[];
+  profiles?: Record<string, [number, number][]>[];
+  counters?: Record<string, [number, number][]>;
+  linked?: SwimlaneBox[];
+  matched?: number;
+  matchedInWindow?: number;
+  firstMatch?: SwimlaneBox | null;
+  matchBins?: { lane: number; start: number; end: number; busy: number; tasks: number }[];
 }
 
 /** `pypto/report` result. */
@@ -226,7 +242,7 @@ export function entryName(e: HistoryEntry): string {
 export function recordMessage(r: RecordResult, label?: string): HostMessage {
   const b = r.baseline;
   const baseline = b ? { run: b.run, label: `baseline ${entryName(b.entry)}`, entry: b.entry } : null;
-  return msg({ type: 'record', record: r.record, listings: r.listings, label: label ?? null, ...(r.baseline !== undefined ? { baseline } : {}),
+  return msg({ type: 'record', record: r.record, listings: r.listings, label: label ?? null, key: recordKey(r), ...(r.baseline !== undefined ? { baseline } : {}),
     ...(r.history !== undefined ? { history: r.history ?? null } : {}) });
 }
 
@@ -285,9 +301,15 @@ export function blockMessage(id: number, leaf: number, r: BlockResult | null, er
   return msg({ type: 'block', id, leaf, instrs: [], error: err instanceof Error ? err.message : String(err ?? 'no answer') });
 }
 
-/** Box objects as the panel's task columns. */
-function columns(boxes: SwimlaneBox[]): { id: number[]; lane: number[]; start: number[]; end: number[]; leaf: number[] } {
-  return { id: boxes.map((b) => b.task), lane: boxes.map((b) => b.lane), start: boxes.map((b) => b.start), end: boxes.map((b) => b.end), leaf: boxes.map((b) => b.leaf) };
+/** Box objects as the panel's task columns (with their predecessors and pipe profiles). */
+function columns(boxes: SwimlaneBox[]): { id: number[]; lane: number[]; start: number[]; end: number[]; leaf: number[]; preds: number[][]; profile: number[] } {
+  return { id: boxes.map((b) => b.task), lane: boxes.map((b) => b.lane), start: boxes.map((b) => b.start), end: boxes.map((b) => b.end), leaf: boxes.map((b) => b.leaf),
+    preds: boxes.map((b) => b.preds ?? []), profile: boxes.map((b) => b.profile ?? -1) };
+}
+
+/** Which compile a record or a window is: the panel draws a window only over the record of the same key. */
+export function recordKey(r: { uri: string; kernel: string; version: number }): string {
+  return `${r.uri}#${r.kernel}@${r.version}`;
 }
 
 /** A window of the run (`pypto/swimlane`) as the `swimlaneWindow` answer to the panel's request `id`, or —
@@ -295,7 +317,9 @@ function columns(boxes: SwimlaneBox[]): { id: number[]; lane: number[]; start: n
 export function swimlaneWindowMessage(id: number, asked: SwimlaneParams, r: SwimlaneResult | null, err?: unknown): HostMessage {
   if (r !== null && err === undefined) {
     return msg({ type: 'swimlaneWindow', id, start: r.start, end: r.end, detail: r.detail, total: r.totalTasks, inWindow: r.windowTasks,
-      tasks: columns(r.boxes), bins: r.bins, slowest: r.slowest?.length ? columns(r.slowest) : null });
+      tasks: columns(r.boxes), bins: r.bins, slowest: r.slowest?.length ? columns(r.slowest) : null, key: recordKey(r),
+      profiles: r.profiles ?? [], counters: r.counters ?? {}, linked: r.linked?.length ? columns(r.linked) : null,
+      match: asked.match && r.matched !== undefined ? { matched: r.matched, inWindow: r.matchedInWindow ?? 0, first: r.firstMatch ? columns([r.firstMatch]) : null, bins: r.matchBins ?? [] } : null });
   }
   return msg({ type: 'swimlaneWindow', id, start: asked.start ?? 0, end: asked.end ?? 0, detail: 'boxes', total: 0, inWindow: 0, tasks: columns([]), bins: [],
     slowest: null, error: err instanceof Error ? err.message : String(err ?? 'no answer') });

@@ -35,7 +35,8 @@ export type Action =
   | { kind: 'requestTileOps'; ops: number[]; id?: number; node?: number; cell?: number }
   | { kind: 'requestTileGrids'; id: number }
   | { kind: 'requestBlock'; id: number; leaf: number }
-  | { kind: 'requestSwimlane'; id: number; start: number | null; end: number | null; maxBoxes: number; bins: number; slowest: number }
+  | { kind: 'requestSwimlane'; id: number; start: number | null; end: number | null; maxBoxes: number; bins: number; slowest: number;
+    around: number | null; depth: number; match: [number, number][] | null }
   | { kind: 'openPanel'; panel: PanelId; file: string | null; line: number | null; view: string | null; task: number | null }
   | { kind: 'pinBaseline'; pin: boolean; entry: number | null }
   | { kind: 'compareRun'; entry: number }
@@ -130,7 +131,18 @@ export function route(data: unknown, lineLength?: (file: string, line0: number) 
       if (!isInt(data.maxBoxes) || data.maxBoxes < 0 || !isInt(data.bins) || data.bins < 1 || !isInt(data.slowest) || data.slowest < 0) {
         return { kind: 'ignore', reason: 'requestSwimlane: maxBoxes >= 0, bins >= 1 and slowest >= 0' };
       }
-      return { kind: 'requestSwimlane', id: data.id, start, end, maxBoxes: data.maxBoxes, bins: data.bins, slowest: data.slowest };
+      const around = data.around ?? null;
+      const depth = data.depth ?? 1;
+      const match = data.match ?? null;
+      if ((around !== null && !isInt(around)) || !isInt(depth) || depth < 0 || depth > 5) {
+        return { kind: 'ignore', reason: 'requestSwimlane: around (a task id or null) and depth (0 to 5)' };
+      }
+      if (match !== null && !(Array.isArray(match) && match.length <= 10_000
+        && match.every((r) => Array.isArray(r) && r.length === 2 && isInt(r[0]) && isInt(r[1]) && r[0] <= r[1]))) {
+        return { kind: 'ignore', reason: 'requestSwimlane: match, at most 10,000 task id ranges [first, last]' };
+      }
+      return { kind: 'requestSwimlane', id: data.id, start, end, maxBoxes: data.maxBoxes, bins: data.bins, slowest: data.slowest,
+        around, depth, match: match as [number, number][] | null };
     }
     case 'openPanel':
       if (!isPanel(data.panel)) return { kind: 'ignore', reason: 'openPanel: unknown panel' };

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { parseHostMessage } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, Swimlane } from '../../webview/src/types';
 import {
-  blockMessage, clearMessage, doneMessage, errorMessage, historyItems, historyRunMessage, passMessage, precisionMessage, progressMessage, recordMessage, searchMessage,
+  blockMessage, clearMessage, doneMessage, errorMessage, historyItems, historyRunMessage, passMessage, precisionMessage, progressMessage, recordKey, recordMessage, searchMessage,
   reportMessage, requestErrorMessage, swimlaneWindowMessage, tileGridsMessage, tileOpsMessage, TITLES, traceMessage, uriToPath, VIEW_TYPES, type PassResult,
 } from '../../extension/src/panelData';
 
@@ -140,22 +140,31 @@ test('a slim record\'s tile grids (pypto/tileGrids) and a leaf\'s block (pypto/b
   assert.deepEqual(noBlock, { v: 1, type: 'block', id: 6, leaf: 9, instrs: [], error: 'big: no block of leaf 9' });
 });
 
-test('a window of the run (pypto/swimlane) as the swimlane panel\'s answer: boxes as task columns, bins, the slowest; or why not', () => {
-  const box = (task: number, lane: number, start: number, end: number) => ({ task, lane, start, end, leaf: 0 });
-  const asked = { start: 1, end: 9, maxBoxes: 5000, bins: 600, slowest: 200 };
+test('a window of the run (pypto/swimlane) as the swimlane panel\'s answer: boxes as task columns (preds, profiles), bins, the slowest, linked, matches, the record\'s key; or why not', () => {
+  const box = (task: number, lane: number, start: number, end: number, preds: number[] = [], profile = -1) => ({ task, lane, start, end, leaf: 0, preds, profile });
+  const asked = { start: 1, end: 9, maxBoxes: 5000, bins: 600, slowest: 200, around: 5, depth: 1, match: null };
+  const profiles = [{ V: [[0, 1]] as [number, number][] }];
   const m = swimlaneWindowMessage(4, asked, { uri: ref.uri, kernel: ref.kernel, version: 2, start: 1, end: 9, detail: 'boxes', totalTasks: 10, windowTasks: 2,
-    boxes: [box(3, 1, 1, 2), box(5, 0, 2, 4)], bins: [], slowest: [box(5, 0, 2, 4)] });
+    boxes: [box(3, 1, 1, 2, [], 0), box(5, 0, 2, 4, [3, 0], 0)], bins: [], slowest: [box(5, 0, 2, 4, [3, 0])], profiles, counters: { ReadyCount_AIV: [[1, 2]] },
+    linked: [box(5, 0, 2, 4, [3, 0]), box(3, 1, 1, 2), box(0, 2, 0, 0.5)] });
   assert.deepEqual(m, { v: 1, type: 'swimlaneWindow', id: 4, start: 1, end: 9, detail: 'boxes', total: 10, inWindow: 2,
-    tasks: { id: [3, 5], lane: [1, 0], start: [1, 2], end: [2, 4], leaf: [0, 0] }, bins: [], slowest: { id: [5], lane: [0], start: [2], end: [4], leaf: [0] } });
+    tasks: { id: [3, 5], lane: [1, 0], start: [1, 2], end: [2, 4], leaf: [0, 0], preds: [[], [3, 0]], profile: [0, 0] }, bins: [],
+    slowest: { id: [5], lane: [0], start: [2], end: [4], leaf: [0], preds: [[3, 0]], profile: [-1] }, key: recordKey({ uri: ref.uri, kernel: ref.kernel, version: 2 }),
+    profiles, counters: { ReadyCount_AIV: [[1, 2]] },
+    linked: { id: [5, 3, 0], lane: [0, 1, 2], start: [2, 1, 0], end: [4, 2, 0.5], leaf: [0, 0, 0], preds: [[3, 0], [], []], profile: [-1, -1, -1] }, match: null });
   assert.equal(parseHostMessage(m).ok, true);
+  assert.equal(recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 2, record: {} as never, listings: null }).type === 'record'
+    && (recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 2, record: {} as never, listings: null }) as { key?: string }).key, m.type === 'swimlaneWindow' && m.key);
   const bins = [{ lane: 0, start: 1, end: 5, busy: 0.5, tasks: 3 }];
-  const binned = swimlaneWindowMessage(5, asked, { uri: ref.uri, kernel: ref.kernel, version: 2, start: 1, end: 9, detail: 'bins', totalTasks: 10, windowTasks: 10,
-    boxes: [], bins, slowest: [] });
+  const binned = swimlaneWindowMessage(5, { ...asked, match: [[3, 4]] }, { uri: ref.uri, kernel: ref.kernel, version: 2, start: 1, end: 9, detail: 'bins', totalTasks: 10, windowTasks: 10,
+    boxes: [], bins, slowest: [], matched: 2, matchedInWindow: 1, firstMatch: box(3, 1, 1, 2), matchBins: bins });
   assert.deepEqual([binned.type === 'swimlaneWindow' && binned.bins, binned.type === 'swimlaneWindow' && binned.slowest], [bins, null]);
+  assert.deepEqual(binned.type === 'swimlaneWindow' && binned.match, { matched: 2, inWindow: 1, first: { id: [3], lane: [1], start: [1], end: [2], leaf: [0], preds: [[]], profile: [-1] }, bins });
+  assert.equal(parseHostMessage(binned).ok, true);
   const failed = swimlaneWindowMessage(6, asked, null, new Error('softmax_kernel has no run'));
   assert.equal(parseHostMessage(failed).ok, true);
   assert.deepEqual(failed, { v: 1, type: 'swimlaneWindow', id: 6, start: 1, end: 9, detail: 'boxes', total: 0, inWindow: 0,
-    tasks: { id: [], lane: [], start: [], end: [], leaf: [] }, bins: [], slowest: null, error: 'softmax_kernel has no run' });
+    tasks: { id: [], lane: [], start: [], end: [], leaf: [], preds: [], profile: [] }, bins: [], slowest: null, error: 'softmax_kernel has no run' });
 });
 
 test('each panel\'s title and view type (the contract\'s)', () => {

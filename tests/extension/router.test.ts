@@ -55,9 +55,11 @@ test('ready, openPanel, requestPass and log', () => {
   assert.deepEqual(route({ v: 1, type: 'requestBlock', id: 3, leaf: 1 }), { kind: 'requestBlock', id: 3, leaf: 1 });
   // a window of a run the record left out: the whole run (null bounds), or [start, end] µs
   assert.deepEqual(route({ v: 1, type: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 5000, bins: 600, slowest: 200 }),
-    { kind: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 5000, bins: 600, slowest: 200 });
+    { kind: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 5000, bins: 600, slowest: 200, around: null, depth: 1, match: null });
   assert.deepEqual(route({ v: 1, type: 'requestSwimlane', id: 2, start: 1.5, end: 9, maxBoxes: 5000, bins: 600, slowest: 0 }),
-    { kind: 'requestSwimlane', id: 2, start: 1.5, end: 9, maxBoxes: 5000, bins: 600, slowest: 0 });
+    { kind: 'requestSwimlane', id: 2, start: 1.5, end: 9, maxBoxes: 5000, bins: 600, slowest: 0, around: null, depth: 1, match: null });
+  assert.deepEqual(route({ v: 1, type: 'requestSwimlane', id: 3, start: 1, end: 9, maxBoxes: 5000, bins: 600, slowest: 0, around: 7, depth: 2, match: [[0, 3], [9, 9]] }),
+    { kind: 'requestSwimlane', id: 3, start: 1, end: 9, maxBoxes: 5000, bins: 600, slowest: 0, around: 7, depth: 2, match: [[0, 3], [9, 9]] });
   assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: false }), { kind: 'pinBaseline', pin: false, entry: null });
   assert.deepEqual(route({ v: 1, type: 'pinBaseline', pin: true, entry: 7 }), { kind: 'pinBaseline', pin: true, entry: 7 });
   assert.equal(route({ v: 1, type: 'pinBaseline', pin: 'yes' }).kind, 'ignore');
@@ -88,6 +90,8 @@ test('anything else is ignored, with the reason', () => {
     [{ v: 1, type: 'requestSwimlane', id: 1, start: 5, end: 1, maxBoxes: 1, bins: 1, slowest: 0 }, 'requestSwimlane: id, and start and end (µs or null, end not before start)'],
     [{ v: 1, type: 'requestSwimlane', id: 1, start: 'x', end: null, maxBoxes: 1, bins: 1, slowest: 0 }, 'requestSwimlane: id, and start and end (µs or null, end not before start)'],
     [{ v: 1, type: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 1, bins: 0, slowest: 0 }, 'requestSwimlane: maxBoxes >= 0, bins >= 1 and slowest >= 0'],
+    [{ v: 1, type: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 1, bins: 1, slowest: 0, around: 1.5 }, 'requestSwimlane: around (a task id or null) and depth (0 to 5)'],
+    [{ v: 1, type: 'requestSwimlane', id: 1, start: null, end: null, maxBoxes: 1, bins: 1, slowest: 0, match: [[3, 1]] }, 'requestSwimlane: match, at most 10,000 task id ranges [first, last]'],
     [{ v: 1, type: 'revealSource', file: F, range: { line: 0 } }, 'revealSource: file and range'],
     [{ v: 1, type: 'revealSource', range: { line: 3 } }, 'revealSource: file and range'],
     [{ v: 1, type: 'executeCommand', command: 'workbench.action.terminal.new' }, 'unknown type "executeCommand"'],

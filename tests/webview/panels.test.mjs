@@ -870,13 +870,36 @@ describe('swimlane panel: a big run drawn from windows (record.omitted.run)', ()
   function windowed() {
     return { r: slimGraphRecord(attention.record), full: attention.record.run.tasks };
   }
-  /** The tasks of `full` overlapping [a, b], as a window answer's columns (what pypto/swimlane's boxes hold). */
-  function boxes(full, a, b) {
+  /** The tasks of `full` overlapping [a, b], as a window answer's columns (what pypto/swimlane's boxes hold: with
+   * their predecessors and their pipe profiles, renumbered into `profiles`). */
+  function boxes(full, a, b, profiles = null) {
     const k = full.id.map((_, i) => i).filter((i) => full.start[i] < b && full.end[i] > a);
+    return columns(full, k, profiles);
+  }
+  function columns(full, k, profiles = null) {
     const col = (key) => k.map((i) => full[key][i]);
-    return { id: col('id'), lane: col('lane'), start: col('start'), end: col('end'), leaf: col('leaf') };
+    const renumber = new Map();
+    const profile = k.map((i) => {
+      const p = full.profile?.[i] ?? -1;
+      if (p < 0 || !profiles) return -1;
+      if (!renumber.has(p)) renumber.set(p, renumber.size);
+      return renumber.get(p);
+    });
+    if (profiles) profiles.push(...[...renumber.keys()].map((p) => attention.record.run.pipe_profiles[p]));
+    return { id: col('id'), lane: col('lane'), start: col('start'), end: col('end'), leaf: col('leaf'), preds: col('preds'), profile };
+  }
+  /** A task and its predecessors and successors (one level), as `linked` (pypto/swimlane `around`). */
+  function cone(full, id) {
+    const i = full.id.indexOf(id);
+    const k = [i, ...full.preds[i].map((p) => full.id.indexOf(p)), ...full.id.map((_, j) => j).filter((j) => full.preds[j].includes(id))];
+    return columns(full, k);
   }
   const none = { id: [], lane: [], start: [], end: [], leaf: [] };
+  const windowState = (page) => page.evaluate(() => {
+    const x = window.__pyptoPanel.panel;
+    return { bins: x.runs[0].canvas.binsDrawn, matchBins: x.runs[0].canvas.matchBinsDrawn, n: x.runs[0].data.n, asked: x.windowsAsked, dropped: x.windowsDropped,
+      vp: [x.vp.t0, x.vp.t1], rows: x.runs[0].canvas.rowCount, bubbles: x.runs[0].canvas.bubbleExtent, pipes: x.runs[0].data.pipes.length };
+  });
 
   test('asks for the whole run, draws its bins, then a window per zoom (the latest wins), and a task links to its source', async () => {
     const { r, full } = windowed();
@@ -958,10 +981,13 @@ describe('swimlane panel: a big run drawn from windows (record.omitted.run)', ()
     const [reveal] = await sent(p.page, 'revealSource');
     assert.equal(reveal.range.line, node.loc[0].line);
     assert.match(await p.page.textContent('.sl-side'), new RegExp(`task ${task.id}\\b`));
+    // the selection asks the window in view again with the task's neighbours (its arrows, in view or not)
+    const [again] = await sent(p.page, 'requestSwimlane');
+    assert.deepEqual([again.start, again.end, again.around, again.depth], [c, d, task.id, 1]);
     // zooming inside a window of boxes needs no new window
     await p.page.evaluate(([x, y]) => window.__pyptoPanel.panel.zoomTo(x, y), [c + (d - c) / 4, d - (d - c) / 4]);
     await frames(p.page);
-    assert.equal((await panel()).asked, 3);
+    assert.equal((await panel()).asked, 4);
     // a slowest task outside the window: its row brings it into view (a new window is asked) and reveals its source
     const far = slowest.id.find((id) => { const i = full.id.indexOf(id); return full.end[i] < c || full.start[i] > d; });
     if (far !== undefined) {
@@ -998,6 +1024,181 @@ describe('swimlane panel: a big run drawn from windows (record.omitted.run)', ()
     await p.page.waitForSelector('.sl-run.figures-only');
     assert.match(await p.page.textContent('.sl-run.figures-only'), /before.*makespan.*figures only/s);
     assert.match(await p.page.textContent('.sl-run:not(.figures-only) .sl-head'), /2\.00× faster than before/);
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('a window of another record than the one shown is not drawn (its key); the one of the record shown is', async () => {
+    const { r, full } = windowed();
+    const n = full.id.length;
+    const t0 = Math.min(...full.start);
+    const t1 = Math.max(...full.end);
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'record', record: r, listings: attention.listings, key: 'v2' });
+    const [first] = await sent(p.page, 'requestSwimlane');
+    // the server answered from a newer compile (its record is on its way): dropped
+    await send(p.page, { type: 'swimlaneWindow', id: first.id, start: t0, end: t1, detail: 'boxes', total: n, inWindow: n, tasks: boxes(full, -1, Infinity), bins: [], key: 'v3' });
+    await p.page.waitForFunction(() => window.__pyptoPanel.panel.windowsDropped === 1);
+    assert.equal(await p.page.locator('canvas.sl-canvas').count(), 0, 'not drawn over the record of v2');
+    // the record of v3 arrives: its window is asked and drawn
+    await clearSent(p.page);
+    await send(p.page, { type: 'record', record: r, listings: attention.listings, key: 'v3' });
+    const [second] = await sent(p.page, 'requestSwimlane');
+    await send(p.page, { type: 'swimlaneWindow', id: second.id, start: t0, end: t1, detail: 'boxes', total: n, inWindow: n, tasks: boxes(full, -1, Infinity), bins: [], key: 'v3' });
+    await p.page.waitForSelector('canvas.sl-canvas');
+    assert.deepEqual([(await windowState(p.page)).n, (await windowState(p.page)).dropped], [n, 1]);
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('a selected task\'s arrows reach its predecessors outside the window (asked around it), as on a small run', async () => {
+    const { r, full } = windowed();
+    const n = full.id.length;
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'record', record: r, listings: attention.listings });
+    const [first] = await sent(p.page, 'requestSwimlane');
+    await send(p.page, { type: 'swimlaneWindow', id: first.id, start: Math.min(...full.start), end: Math.max(...full.end), detail: 'bins', total: n, inWindow: n, tasks: none,
+      bins: [...new Set(full.lane)].map((lane) => ({ lane, start: Math.min(...full.start), end: Math.max(...full.end), busy: 0.5, tasks: 2 })) });
+    await p.page.waitForSelector('canvas.sl-canvas');
+    // a task whose predecessor ended before it started, in a window around the task alone
+    const i = full.id.map((_, k) => k).find((k) => full.preds[k].some((q) => full.end[full.id.indexOf(q)] < full.start[k]));
+    const id = full.id[i];
+    const a = full.start[i];
+    const b = full.end[i];
+    const outside = full.preds[i].filter((q) => full.end[full.id.indexOf(q)] <= a);
+    assert.ok(outside.length > 0);
+    await clearSent(p.page);
+    await p.page.evaluate(([x, y]) => window.__pyptoPanel.panel.zoomTo(x, y), [a, b]);
+    await p.page.waitForFunction(() => window.__pyptoTestHost.sent.some((m) => m.type === 'requestSwimlane'));
+    const [zoom] = await sent(p.page, 'requestSwimlane');
+    assert.equal(zoom.around, null);
+    const win = boxes(full, a, b);
+    assert.ok(win.id.includes(id) && outside.every((q) => !win.id.includes(q)));
+    await send(p.page, { type: 'swimlaneWindow', id: zoom.id, start: a, end: b, detail: 'boxes', total: n, inWindow: win.id.length, tasks: win, bins: [] });
+    await frames(p.page);
+    // the window's boxes carry their predecessors: in view, the arrows are there at once
+    await clearSent(p.page);
+    const pt = await p.page.evaluate((t) => window.__pyptoPanel.panel.taskPoint(t), id);
+    await p.page.mouse.click(pt.x, pt.y);
+    const inView = await p.page.evaluate(() => window.__pyptoPanel.panel.linkedIds());
+    assert.deepEqual(inView.filter((q) => outside.includes(q)), [], 'out of view: not known before the answer');
+    const [around] = await sent(p.page, 'requestSwimlane');
+    assert.deepEqual([around.start, around.end, around.around, around.depth], [a, b, id, 1]);
+    await send(p.page, { type: 'swimlaneWindow', id: around.id, start: a, end: b, detail: 'boxes', total: n, inWindow: win.id.length, tasks: win, bins: [], linked: cone(full, id) });
+    await frames(p.page);
+    const linked = await p.page.evaluate(() => window.__pyptoPanel.panel.linkedIds());
+    const succ = full.id.filter((_, k) => full.preds[k].includes(id));
+    assert.deepEqual([...linked].sort((x, y) => x - y), [...new Set([...full.preds[i], ...succ])].sort((x, y) => x - y));
+    assert.match(await p.page.textContent('.sl-side'), new RegExp(`${full.preds[i].length} predecessors · ${succ.length} successors`));
+    assert.equal((await windowState(p.page)).n, new Set([...win.id, ...cone(full, id).id]).size);
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('a bin clicked zooms into it; a search is placed over the whole run (match): counted, marked over bins, the first brought into view', async () => {
+    const { r, full } = windowed();
+    const n = full.id.length;
+    const t0 = Math.min(...full.start);
+    const t1 = Math.max(...full.end);
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'record', record: r, listings: attention.listings });
+    const [first] = await sent(p.page, 'requestSwimlane');
+    const lane = full.lane[0];
+    const half = (t0 + t1) / 2;
+    const bins = [...new Set(full.lane)].flatMap((l) => [{ lane: l, start: t0, end: half, busy: 0.6, tasks: 9 }, { lane: l, start: half, end: t1, busy: 0.3, tasks: 4 }]);
+    await send(p.page, { type: 'swimlaneWindow', id: first.id, start: t0, end: t1, detail: 'bins', total: n, inWindow: n, tasks: none, bins });
+    await p.page.waitForSelector('canvas.sl-canvas');
+    await frames(p.page);
+    // a search: the record's tasks found, asked where they are in the whole run
+    const target = full.id[full.id.length - 1];
+    await clearSent(p.page);
+    await p.page.fill('.search', `t${target}`);
+    await p.page.waitForFunction(() => window.__pyptoTestHost.sent.some((m) => m.type === 'requestSwimlane'));
+    const [found] = await sent(p.page, 'requestSwimlane');
+    assert.deepEqual(found.match, [[target, target]]);
+    const k = full.id.indexOf(target);
+    const one = columns(full, [k]);
+    await send(p.page, { type: 'swimlaneWindow', id: found.id, start: t0, end: t1, detail: 'bins', total: n, inWindow: n, tasks: none, bins,
+      match: { matched: 1, inWindow: 1, first: one, bins: [{ lane: full.lane[k], start: half, end: t1, busy: 0.3, tasks: 1 }] } });
+    await p.page.waitForFunction(() => /1 task · 1 in view/.test(document.querySelector('.count').textContent));
+    await p.page.evaluate((l) => window.__pyptoPanel.panel.lanePoint(l, 0), full.lane[k]);
+    await frames(p.page);
+    assert.ok((await windowState(p.page)).matchBins > 0, 'the bin holding the match is marked');
+    // a bin clicked: the view zooms into it and its window is asked
+    await clearSent(p.page);
+    const pt = await p.page.evaluate(([l, t]) => window.__pyptoPanel.panel.lanePoint(l, t), [lane, half + (t1 - half) / 2]);
+    await p.page.mouse.click(pt.x, pt.y);
+    await p.page.waitForFunction(() => window.__pyptoTestHost.sent.some((m) => m.type === 'requestSwimlane'));
+    const [zoom] = await sent(p.page, 'requestSwimlane');
+    assert.deepEqual([zoom.start, zoom.end], [half, t1]);
+    assert.deepEqual((await windowState(p.page)).vp, [half, t1]);
+    assert.deepEqual(zoom.match, [[target, target]], 'the search goes on with every window');
+    // a match outside the window in view: the view moves to the first one
+    await clearSent(p.page);
+    const early = full.id[full.start.indexOf(t0)];
+    await p.page.fill('.search', `t${early}`);
+    await p.page.waitForFunction(() => window.__pyptoTestHost.sent.some((m) => m.type === 'requestSwimlane'));
+    const [far] = await sent(p.page, 'requestSwimlane');
+    const e = full.id.indexOf(early);
+    await send(p.page, { type: 'swimlaneWindow', id: far.id, start: half, end: t1, detail: 'bins', total: n, inWindow: 4, tasks: none, bins: bins.filter((x) => x.start === half),
+      match: { matched: 1, inWindow: 0, first: columns(full, [e]), bins: [] } });
+    await p.page.waitForFunction((s) => window.__pyptoPanel.panel.vp.t0 <= s && s <= window.__pyptoPanel.panel.vp.t1, full.start[e]);
+    assert.ok(Math.abs(((await windowState(p.page)).vp[1] - (await windowState(p.page)).vp[0]) - (t1 - half)) < 1e-6, 'at the same zoom');
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('a window of boxes draws its pipe sub-lanes and shades idle time only inside the window', async () => {
+    const { r, full } = windowed();
+    const n = full.id.length;
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'record', record: r, listings: attention.listings });
+    const [first] = await sent(p.page, 'requestSwimlane');
+    const t0 = Math.min(...full.start);
+    const t1 = Math.max(...full.end);
+    await send(p.page, { type: 'swimlaneWindow', id: first.id, start: t0, end: t1, detail: 'bins', total: n, inWindow: n, tasks: none,
+      bins: [...new Set(full.lane)].map((lane) => ({ lane, start: t0, end: t1, busy: 0.5, tasks: 2 })) });
+    await p.page.waitForSelector('canvas.sl-canvas');
+    assert.equal(await p.page.locator('label.check:has-text("pipes")').isHidden(), false, 'the record left out pipe profiles: the toggle is there');
+    const a = t0 + (t1 - t0) * 0.4;
+    const b = t0 + (t1 - t0) * 0.6;
+    await clearSent(p.page);
+    await p.page.evaluate(([x, y]) => window.__pyptoPanel.panel.zoomTo(x, y), [a - (b - a), b + (b - a)]);
+    await p.page.waitForFunction(() => window.__pyptoTestHost.sent.some((m) => m.type === 'requestSwimlane'));
+    const [zoom] = await sent(p.page, 'requestSwimlane');
+    const profiles = [];
+    const win = boxes(full, a, b, profiles);
+    assert.ok(profiles.length > 0 && win.id.length > 0);
+    // the answer is the narrower [a, b] (the view shows more): nothing is known of the lanes outside it
+    await send(p.page, { type: 'swimlaneWindow', id: zoom.id, start: a, end: b, detail: 'boxes', total: n, inWindow: win.id.length, tasks: win, bins: [], profiles,
+      counters: { ReadyCount_AIV: [[a, 1], [b, 0]] } });
+    await frames(p.page);
+    const before = await windowState(p.page);
+    assert.ok(before.pipes > 0 && before.bubbles, JSON.stringify(before));
+    assert.ok(before.bubbles[0] >= a - 1e-9 && before.bubbles[1] <= b + 1e-9, `idle shaded only in [${a}, ${b}]: ${before.bubbles}`);
+    await p.page.click('label.check:has-text("pipes") input');
+    await frames(p.page);
+    assert.ok((await windowState(p.page)).rows > before.rows, 'the pipe sub-lanes are drawn');
+    await noErrors(p);
+    await p.page.close();
+  });
+
+  test('a big baseline or compile of the history comes by its figures only: drawn as figures above the windowed run', async () => {
+    const { r, full } = windowed();
+    const n = full.id.length;
+    const run = r.run;
+    const entry = { id: 3, version: 2, time: 1_700_000_000, makespan_us: run.metrics.makespan_us * 2, tasks: 120_000, board: 'sim' };
+    const figures = { ...structuredClone(run), omitted: { tasks: 120_000, pipe_profiles: 40, counters: 0 } };
+    delete figures.tasks;
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'record', record: r, listings: attention.listings, baseline: { run: figures, entry }, history: [entry] });
+    const [first] = await sent(p.page, 'requestSwimlane');
+    await send(p.page, { type: 'swimlaneWindow', id: first.id, start: Math.min(...full.start), end: Math.max(...full.end), detail: 'boxes', total: n, inWindow: n,
+      tasks: boxes(full, -1, Infinity), bins: [] });
+    await p.page.waitForSelector('.sl-run.figures-only');
+    assert.match(await p.page.textContent('.sl-run.figures-only'), /baseline v2.*makespan.*120,000 tasks.*figures only/s);
+    assert.match(await p.page.textContent('.sl-run:not(.figures-only) .sl-head'), /2\.00× faster than the baseline/);
+    assert.equal(await p.page.locator('canvas.sl-canvas').count(), 1);
     await noErrors(p);
     await p.page.close();
   });

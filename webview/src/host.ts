@@ -217,11 +217,23 @@ class ServerHost implements Host {
         slowest: String(m.slowest), pipe_profiles: 'false' });
       if (m.start !== null) q.set('start', String(m.start));
       if (m.end !== null) q.set('end', String(m.end));
+      if (m.around !== null && m.around !== undefined) {
+        q.set('around', String(m.around));
+        q.set('depth', String(m.depth ?? 1));
+      }
+      if (m.match) q.set('match', m.match.map(([a, b]) => (a === b ? String(a) : `${a}-${b}`)).join(','));
       const got = await this.get(`${record.replace(/record$/, 'swimlane')}?${q.toString()}`);
       const t = asObj(got.tasks);
       const w = asObj(got.window);
+      // the window's tasks with their predecessors and pipe profiles (the page's own, renumbered); the ready counters
+      const counters = Object.fromEntries(Object.entries(asObj(got.counters)).filter(([k]) => k.startsWith('ReadyCount')));
+      const cols = (x: Json): Json => ({ id: x.id, lane: x.lane, start: x.start, end: x.end, leaf: x.leaf, preds: x.preds ?? [] });
+      const first = got.first_match === null || got.first_match === undefined ? null : asObj(got.first_match);
       this.deliver({ type: 'swimlaneWindow', id: m.id, start: w.start, end: w.end, detail: got.detail, total: got.total_tasks, inWindow: got.in_window,
-        tasks: { id: t.id, lane: t.lane, start: t.start, end: t.end, leaf: t.leaf }, bins: got.bins, slowest: got.slowest ?? null });
+        tasks: { ...cols(t), profile: ((t.profile ?? []) as (number | null)[]).map((p) => p ?? -1) }, bins: got.bins, slowest: got.slowest ?? null,
+        key: `job:${String(got.job)}`, profiles: got.pipe_profiles ?? [], counters, linked: got.linked ? cols(asObj(got.linked)) : null,
+        match: m.match ? { matched: got.matched, inWindow: got.matched_in_window, bins: got.match_bins ?? [],
+          first: first ? { id: [first.id], lane: [first.lane], start: [first.start], end: [first.end], leaf: [first.leaf], preds: [first.preds ?? []] } : null } : null });
     } catch (e) {
       this.deliver({ type: 'swimlaneWindow', id: m.id, start: m.start ?? 0, end: m.end ?? 0, detail: 'boxes', total: 0, inWindow: 0,
         tasks: { id: [], lane: [], start: [], end: [], leaf: [] }, bins: [], error: (e as Error).message });
@@ -289,7 +301,7 @@ class ServerHost implements Host {
   private async compareRun(id: number): Promise<void> {
     if (this.kernel === null) return;
     try {
-      const got = await this.get(`${this.api}/history/${id}?${new URLSearchParams({ kernel: this.kernel }).toString()}`);
+      const got = await this.get(`${this.api}/history/${id}?${new URLSearchParams({ kernel: this.kernel, panel: 'true' }).toString()}`);
       this.deliver({ type: 'historyRun', id, entry: got.entry ?? null, run: got.run ?? null });
     } catch (e) {
       this.deliver({ type: 'historyRun', id, entry: null, run: null, error: (e as Error).message });
@@ -303,7 +315,7 @@ class ServerHost implements Host {
       const h = await this.get(`${this.api}/history?${q}`);
       const entries = (Array.isArray(h.entries) ? h.entries : []).slice(-HISTORY_SHOWN) as HistoryEntry[];
       const baseline = h.baseline === null || h.baseline === undefined ? null : asObj(h.baseline);
-      const baselineRun = withRun && baseline ? (await this.get(`${this.api}/baseline?${q}`)).run ?? null : null;
+      const baselineRun = withRun && baseline ? (await this.get(`${this.api}/baseline?${q}&panel=true`)).run ?? null : null;
       return { entries, baseline, baselineRun };
     } catch {
       return null; // an older server, or a history it cannot read: the panel offers no pin button
@@ -442,7 +454,7 @@ class ServerHost implements Host {
           const h = await this.history(true);
           const b = h?.baseline;
           const baseline = b ? { run: h.baselineRun, entry: b, label: `baseline v${String(b.version)} (${new Date(Number(b.time) * 1000).toLocaleTimeString('en-GB')})` } : null;
-          this.deliver({ type: 'record', record, listings, ...(h ? { baseline, history: h.entries } : {}) });
+          this.deliver({ type: 'record', record, listings, key: `job:${String(result.job)}`, ...(h ? { baseline, history: h.entries } : {}) });
         }
       }
       if (this.panel === 'health' || this.panel === 'graph') {

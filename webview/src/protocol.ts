@@ -43,6 +43,9 @@ export interface RecordMessage {
   /** The kernel's last compiles, oldest first: the panel offers them to compare with
    * (`compareRun`). Absent: the host keeps no history. */
   history?: HistoryEntry[] | null;
+  /** Which compile this is (VS Code: uri, kernel and version; the browser: the job): a `swimlaneWindow`
+   * of another key is not drawn over it. */
+  key?: string | null;
 }
 
 /** The pinned baseline: its history entry and its run (null: only its figures were kept). */
@@ -251,6 +254,19 @@ export interface WindowTasks {
   start: number[];
   end: number[];
   leaf: number[];
+  /** Each task's predecessors (task ids): the arrows. */
+  preds?: number[][];
+  /** Each task's pipe profile, an index into the window's `profiles` (-1: none). */
+  profile?: number[];
+}
+
+/** Where the tasks a `match` named are, over the whole run: how many, how many in the window, the
+ * earliest-starting one (to jump to) and, in a window of bins, their bins. */
+export interface WindowMatch {
+  matched: number;
+  inWindow: number;
+  first: WindowTasks | null;
+  bins: WindowBin[];
 }
 
 /** Per lane, the share of a bin of the window its tasks ran and how many overlap it. */
@@ -278,6 +294,15 @@ export interface SwimlaneWindowMessage {
   tasks: WindowTasks;
   bins: WindowBin[];
   slowest?: WindowTasks | null;
+  /** The record the window was read from (`RecordMessage.key`): the panel draws only a window of the record it shows. */
+  key?: string | null;
+  /** A window of boxes: their pipe profiles (`tasks.profile` indexes them) and the ready counters in it. */
+  profiles?: Record<string, [number, number][]>[];
+  counters?: Record<string, [number, number][]>;
+  /** `around`'s task and its predecessors and successors (to `depth`), wherever they are. */
+  linked?: WindowTasks | null;
+  /** Where the tasks of `match` are. */
+  match?: WindowMatch | null;
   error?: string | null;
 }
 
@@ -372,6 +397,11 @@ export interface RequestSwimlaneMessage {
   maxBoxes: number;
   bins: number;
   slowest: number;
+  /** A selected task: also it and its predecessors and successors to `depth` levels (the arrows out of view). */
+  around?: number | null;
+  depth?: number;
+  /** Task id ranges [first, last] (a search, a source line, a leaf): where those tasks are in the whole run. */
+  match?: [number, number][] | null;
 }
 
 export interface OpenPanelMessage {
@@ -442,7 +472,8 @@ const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object
 const isStr = (x: unknown): x is string => typeof x === 'string';
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 
-const isRun = (x: unknown): boolean => isObj(x) && Array.isArray(x.lanes) && isObj(x.tasks);
+/** A swimlane: with its tasks, or (a big run of the history) its figures only, `omitted` saying what was left out. */
+const isRun = (x: unknown): boolean => isObj(x) && Array.isArray(x.lanes) && (isObj(x.tasks) || isObj(x.omitted));
 const isTasks = (x: unknown): boolean => isObj(x) && ['id', 'lane', 'start', 'end', 'leaf'].every((k) => Array.isArray(x[k]) && (x[k] as unknown[]).length === (x.id as unknown[]).length);
 const isEntry = (x: unknown): boolean => isObj(x) && isNum(x.id) && isNum(x.version) && isNum(x.time) && isNum(x.makespan_us);
 
@@ -481,6 +512,8 @@ const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => stri
     ? null : 'block: id, leaf and instrs ({opcode, pipe, tileOp, node, note})'),
   swimlaneWindow: (m) => (isNum(m.id) && isNum(m.start) && isNum(m.end) && (m.detail === 'boxes' || m.detail === 'bins') && isNum(m.total)
     && isNum(m.inWindow) && isTasks(m.tasks) && Array.isArray(m.bins) && (m.slowest === undefined || m.slowest === null || isTasks(m.slowest))
+    && (m.linked === undefined || m.linked === null || isTasks(m.linked))
+    && (m.match === undefined || m.match === null || (isObj(m.match) && isNum(m.match.matched) && Array.isArray(m.match.bins)))
     ? null : 'swimlaneWindow: id, start, end, detail, total, inWindow, tasks (id, lane, start, end, leaf) and bins'),
   clear: () => null,
 };

@@ -240,6 +240,9 @@ export interface Swimlane {
   pipe_profiles?: Record<string, [number, number][]>[];
   info?: Record<string, unknown>;
   metrics?: SwimlaneMetrics | null;
+  /** A big run of the history (a baseline, a compile picked) sent by its figures only: what was left out
+   * (`{tasks: t, pipe_profiles: p, counters: c}`); it has no `tasks`. */
+  omitted?: Record<string, number>;
 }
 
 // ---- reports -------------------------------------------------------------------------------

@@ -232,7 +232,8 @@ export class PanelManager implements vscode.Disposable {
         host.handleBlockRequest(action.id, action.leaf);
         break;
       case 'requestSwimlane':
-        host.handleSwimlaneRequest(action.id, { start: action.start, end: action.end, maxBoxes: action.maxBoxes, bins: action.bins, slowest: action.slowest });
+        host.handleSwimlaneRequest(action.id, { start: action.start, end: action.end, maxBoxes: action.maxBoxes, bins: action.bins, slowest: action.slowest,
+          around: action.around, depth: action.depth, match: action.match });
         break;
       case 'pinBaseline':
         if (host.kernel) void this.pinBaseline(host.kernel, action.pin, action.entry ?? undefined);

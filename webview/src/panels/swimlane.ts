@@ -15,13 +15,19 @@
 // tile ops) is drawn from windows the host answers (`requestSwimlane` -> `swimlaneWindow`): the
 // whole run on open (per-lane bins when it holds more tasks than WINDOW_BOXES), a new window after
 // each zoom or pan (debounced, the latest asked wins), so the panel never holds every task. Its
-// table is the server's slowest tasks, its per-leaf statistics the run's metrics; search, the line
-// filter and arrows work on the window's tasks; drawn above it, a run of the same kind is its figures.
+// table is the server's slowest tasks, its per-leaf statistics the run's metrics. A window of boxes
+// carries what a whole run draws: each task's predecessors, its pipe profile, the ready counters (bubbles
+// are shaded only inside the window, which holds its every task); a selected task's predecessors and
+// successors come with each window asked (`around`), wherever they are; a search, a source line or a leaf
+// found in the record's execute graph is asked where it is in the whole run (`match`: counts, the first
+// to jump to, bins holding matches marked); a bin clicked zooms into it. A window of another record than
+// the one shown (its `key`) is not drawn. Drawn above it, a run of the same kind — or a big run of the
+// history or the baseline, which the hosts send by its figures only (`run.omitted`) — is its figures.
 
 import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, checkbox, clear, fmtNum, fmtPct, fmtUs, h, select, typingIn } from '../dom';
 import { isKernelOf, kernelKey, RecordIndex, recordError, sameFile } from '../model';
-import type { BaselineRef, HistoryEntry, HostMessage, SwimlaneWindowMessage, WindowTasks } from '../protocol';
+import type { BaselineRef, HistoryEntry, HostMessage, SwimlaneWindowMessage, WindowBin, WindowMatch, WindowTasks } from '../protocol';
 import { SwimlaneCanvas, type DrawOptions, type Viewport } from '../swimlane/canvas';
 import { RunData, type LeafRow, type RunWindow } from '../swimlane/data';
 import { leafColor } from '../theme';
@@ -98,6 +104,22 @@ interface RunInput {
   slowest?: RunData | null;
   /** A windowed run's first start, last end and working lanes (from its whole-run window). */
   bounds?: { first: number; last: number; active: Uint8Array };
+  /** The compile it is (`RecordMessage.key`): a window of another is not drawn over it. */
+  key?: string | null;
+  /** Where the tasks of the latest `match` asked are (a windowed run). */
+  matchInfo?: WindowMatch | null;
+}
+
+/** Sorted task ids as ranges [first, last] (what a window's `match` names). */
+function idRanges(ids: number[]): [number, number][] {
+  const sorted = [...new Set(ids)].sort((a, b) => a - b);
+  const out: [number, number][] = [];
+  for (const x of sorted) {
+    const last = out[out.length - 1];
+    if (last && x === last[1] + 1) last[1] = x;
+    else out.push([x, x]);
+  }
+  return out;
 }
 
 /** What tells two runs apart: a compile that changed nothing draws no comparison. */
@@ -190,8 +212,11 @@ class SwimlanePanel implements PanelImpl {
   private winAsked: { id: number; input: RunInput; start: number | null; end: number | null } | null = null;
   private winTimer = 0;
   private winKeep = false;
-  /** Windows asked (tests read it). */
+  /** A windowed run: the tasks a search, line or leaf found in the record (ids), asked where they are (`match`). */
+  private winMatch: { ids: Set<number>; ranges: [number, number][]; what: string; jump: boolean } | null = null;
+  /** Windows asked, and answers dropped as of another record than the one shown (tests read them). */
   windowsAsked = 0;
+  windowsDropped = 0;
   /** ms of the last full draw (the benchmark reads it). */
   lastDrawMs = 0;
   draws = 0;
@@ -248,6 +273,7 @@ class SwimlanePanel implements PanelImpl {
       this.hostLine = line ? { file, line: Number(line) } : null;
       if (line) this.highlightSource(file, Number(line), false);
       else {
+        this.winMatch = null;
         this.setHighlight(null, '');
         this.searchCount.textContent = '';
       }
@@ -271,6 +297,7 @@ class SwimlanePanel implements PanelImpl {
         select<string>([['0', 'off'], ['1', '1'], ['2', '2'], ['3', '3'], ['5', '5']], String(this.st.depth), (v) => {
           this.st.depth = Number(v);
           this.changed();
+          this.askAgain(); // a windowed run: the selected task's neighbours to the new depth
         })),
       select<'leaf' | 'core'>([['leaf', 'by leaf'], ['core', 'by core']], this.st.colorBy, (v) => {
         this.st.colorBy = v;
@@ -356,7 +383,7 @@ class SwimlanePanel implements PanelImpl {
         }
         return;
       }
-      const input: RunInput = { run: r.run, label: m.label ?? '', record: r, windowed: !r.run.tasks };
+      const input: RunInput = { run: r.run, label: m.label ?? '', record: r, windowed: !r.run.tasks, key: m.key ?? null };
       if (!same) {
         this.prevCompile = null;
         this.entryRuns.clear();
@@ -395,11 +422,15 @@ class SwimlanePanel implements PanelImpl {
         if (this.afterPick === m.id) this.afterPick = 'current';
       } else {
         this.entryRuns.delete(m.id);
-        this.entryRuns.set(m.id, { run: m.run, label: entryName(m.entry), record: null, entry: m.entry });
+        this.entryRuns.set(m.id, { run: m.run, label: entryName(m.entry), record: null, entry: m.entry, windowed: m.run !== null && !m.run.tasks });
         while (this.entryRuns.size > ENTRY_RUNS) this.entryRuns.delete(this.entryRuns.keys().next().value as number);
         this.compareNote.textContent = '';
         if (m.run === null && this.afterPick === m.id) {
           this.compareNote.textContent = `${entryName(m.entry)}: its swimlane is no longer kept`;
+          this.afterPick = 'current';
+        } else if (m.run && !m.run.tasks && this.afterPick === m.id) {
+          // a big run of the history comes by its figures (only the current compile's is drawn from windows)
+          this.compareNote.textContent = `${entryName(m.entry)}: a big run, drawn by its figures only (above)`;
           this.afterPick = 'current';
         }
       }
@@ -413,7 +444,8 @@ class SwimlanePanel implements PanelImpl {
   /** The pinned baseline (null: none): the run above by default. */
   private setBaseline(b: BaselineRef | null): void {
     const was = this.baselineInput?.entry?.id ?? (this.baselineInput ? -1 : null);
-    this.baselineInput = b ? { run: b.run, label: b.label ?? (b.entry ? `baseline ${entryName(b.entry)}` : 'baseline'), record: null, entry: b.entry ?? null } : null;
+    this.baselineInput = b ? { run: b.run, label: b.label ?? (b.entry ? `baseline ${entryName(b.entry)}` : 'baseline'), record: null, entry: b.entry ?? null,
+      windowed: b.run !== null && !b.run.tasks } : null;
     const now = this.baselineInput?.entry?.id ?? (this.baselineInput ? -1 : null);
     if (was !== now && this.beforePick === 'base') this.beforePick = 'default'; // pinned anew or unpinned: show it
     this.pinned = b !== null;
@@ -455,7 +487,7 @@ class SwimlanePanel implements PanelImpl {
     else above = this.baselineInput ?? this.prevCompile;
     const after = this.afterPick;
     const picked = typeof after === 'number' ? this.entryInput(after) : null;
-    const below = picked?.run ? picked : this.latest; // (only a run can be drawn below)
+    const below = picked?.run && !picked.windowed ? picked : this.latest; // (only a run with its tasks can be drawn below)
     // a windowed run above is drawn by its figures (windows are asked of the current run only)
     this.figuresOnly = above && (!above.run || above.windowed) ? above : null;
     this.previousInput = above && above.run && !above.windowed ? above : null;
@@ -511,13 +543,16 @@ class SwimlanePanel implements PanelImpl {
     clear(this.runsBox);
     this.runs = [];
     const fig = this.st.compare ? this.figuresOnly : null;
-    const figRun = fig && !fig.entry && fig.run ? fig.run : null;
+    const figRun = fig && fig.run && (fig.windowed || !fig.entry) ? fig.run : null;
     if (figRun) {
-      // a big run before this one: its figures (it was drawn from windows while it was the current one)
+      // a big run before this one (it was drawn from windows while it was the current one), or a big run of the
+      // history or the baseline (the host sent its figures only): its figures
       const fm = figRun.metrics;
+      const tasks = figRun.omitted?.tasks ?? fig!.entry?.tasks;
       this.runsBox.appendChild(h('div', { class: 'sl-run figures-only' }, h('div', { class: 'sl-head' },
-        h('b', null, fig!.label), h('span', { class: 'makespan' }, `makespan ${fmtUs(fm?.makespan_us ?? 0)}`),
+        h('b', null, fig!.label), h('span', { class: 'makespan' }, `makespan ${fmtUs(fm?.makespan_us ?? fig!.entry?.makespan_us ?? 0)}`),
         fm ? utilizationText(fm) : '',
+        tasks !== undefined ? h('span', { class: 'muted' }, `${fmtNum(tasks)} tasks`) : '',
         h('span', { class: 'muted' }, 'a big run is drawn from windows of the current compile only: figures only'))));
     } else if (fig?.entry) {
       // a compile whose run is no longer kept: its figures, for the ratio below
@@ -556,7 +591,7 @@ class SwimlanePanel implements PanelImpl {
     const first = this.current();
     const against = this.runs.length > 1 ? this.runs[0].label : fig?.label ?? '';
     this.shell.setTitle(rec?.source.kernel ?? 'swimlane', `${fmtNum(first.data.total)} tasks · ${first.data.run.clock}${against ? ` · against ${against}` : ''}`);
-    this.pipeToggle.hidden = !this.runs.some((r) => r.data.pipes.length > 0);
+    this.pipeToggle.hidden = this.pipesHidden();
     this.compareToggle.hidden = this.previousInput === null && this.figuresOnly === null;
     this.shell.showContent();
     const t0 = Math.min(...this.runs.map((r) => r.data.t0));
@@ -583,6 +618,17 @@ class SwimlanePanel implements PanelImpl {
     this.applySearch();
     this.drawNow();
     this.shell.saveState();
+  }
+
+  /** No run drawn has pipe sub-lanes (a windowed run has when its record left out pipe profiles: its windows of boxes carry them). */
+  private pipesHidden(): boolean {
+    const gone = (this.currentInput?.record?.omitted?.run as Record<string, number> | undefined)?.pipe_profiles;
+    return !this.runs.some((r) => r.data.pipes.length > 0) && !(this.currentInput?.windowed && gone);
+  }
+
+  /** The record's execute tasks (a windowed run's every task, by id and leaf) for which `hit` holds. */
+  private recordTasks(hit: (id: number, leaf: number) => boolean): number[] {
+    return (this.record?.execute?.tasks ?? []).filter((t) => hit(t.id, t.leaf)).map((t) => t.id);
   }
 
   private current(): RunView {
@@ -629,7 +675,15 @@ class SwimlanePanel implements PanelImpl {
       arrows,
       markers: this.st.markers,
       collapsed: new Set(this.st.collapsed),
+      matchBins: isCur && data.laneBins && this.winMatch ? this.matchBinsOf(data) : null,
     };
+  }
+
+  /** Per lane, the bins holding tasks the search, line or leaf found (a windowed run drawn in bins). */
+  private matchBinsOf(data: RunData): WindowBin[][] {
+    const out: WindowBin[][] = data.run.lanes.map(() => []);
+    for (const b of this.currentInput?.matchInfo?.bins ?? []) out[b.lane]?.push(b);
+    return out;
   }
 
   private heads(): void {
@@ -654,7 +708,7 @@ class SwimlanePanel implements PanelImpl {
         h('span', { class: 'muted' }, `${fmtNum(r.data.total)} tasks · ${r.data.run.clock.startsWith(r.data.run.board) ? '' : `${r.data.run.board} · `}${r.data.run.clock}`),
         r.data.win ? h('span', { class: 'muted windowed', title: 'A big run: the panel asks the server for the window shown (per-lane bins when it holds more than '
           + `${fmtNum(WINDOW_BOXES)} tasks) and a new one after each zoom or pan` }, r.data.win.detail === 'bins'
-          ? `${fmtNum(r.data.win.inWindow)} tasks in view, drawn as busy bins: zoom in for tasks` : `drawn from a window: ${fmtNum(r.data.n)} tasks in view`) : '',
+          ? `${fmtNum(r.data.win.inWindow)} tasks in view, drawn as busy bins: click a bin or zoom in for tasks` : `drawn from a window: ${fmtNum(r.data.win.inWindow)} tasks in view`) : '',
         launchNote(r.data),
         droppedNote(r.data.run),
       );
@@ -690,8 +744,17 @@ class SwimlanePanel implements PanelImpl {
     this.winAsked = { id, input, start, end };
     this.windowsAsked++;
     const plot = Math.max(200, (this.runsBox.clientWidth || 1200) - 80);
+    const around = this.st.selected !== null && this.st.depth > 0 ? this.st.selected : null;
     this.shell.post({ type: 'requestSwimlane', id, start, end, maxBoxes: WINDOW_BOXES, bins: Math.min(1000, Math.ceil(plot / 6)),
-      slowest: input.slowest ? 0 : TASK_ROWS });
+      slowest: input.slowest ? 0 : TASK_ROWS, around, depth: this.st.depth, match: this.winMatch?.ranges ?? null });
+  }
+
+  /** A windowed run shown: ask its window in view again now (a selection, a depth, a search changed what it carries). */
+  private askAgain(): void {
+    const cur = this.currentInput;
+    if (!cur?.windowed || !cur.data || !this.runs.length) return;
+    // the view's window (the whole run while it is fitted)
+    this.askWindow(cur, this.st.zoomed ? this.vp.t0 : null, this.st.zoomed ? this.vp.t1 : null);
   }
 
   /** After a frame: when the view left the window drawn (or zoomed into its bins), ask for the view's. */
@@ -724,8 +787,13 @@ class SwimlanePanel implements PanelImpl {
       this.compareNote.textContent = `the run's window: ${m.error}`;
       return;
     }
+    if (m.key && input.key && m.key !== input.key) {
+      // read from another compile than the record shown (a newer one's record is on its way): not drawn
+      this.windowsDropped++;
+      return;
+    }
     const run = input.run!;
-    const cols = (t: WindowTasks): Swimlane['tasks'] => ({ ...t, coord: [], preds: [] });
+    const cols = (t: WindowTasks): Swimlane['tasks'] => ({ ...t, coord: [], preds: t.preds ?? [] });
     if (!input.bounds) {
       // the whole-run window: the run's bounds and working lanes
       const active = new Uint8Array(run.lanes.length);
@@ -738,7 +806,25 @@ class SwimlanePanel implements PanelImpl {
     const win: RunWindow = { start: m.start, end: m.end, detail: m.detail, total: m.total, inWindow: m.inWindow, bins: m.bins,
       first: input.bounds.first, last: input.bounds.last, active: input.bounds.active };
     if (m.slowest) input.slowest = new RunData({ ...run, tasks: cols(m.slowest) }, { ...win, detail: 'boxes', bins: [] });
-    const data = new RunData({ ...run, tasks: cols(m.tasks) }, win);
+    // the window's tasks, and the selected task's neighbours outside it (drawn where they are: its arrows)
+    const tasks = cols(m.tasks);
+    const have = new Set(tasks.id);
+    const l = m.linked;
+    if (l) {
+      for (let k = 0; k < l.id.length; k++) {
+        if (have.has(l.id[k])) continue;
+        have.add(l.id[k]);
+        tasks.id.push(l.id[k]);
+        tasks.lane.push(l.lane[k]);
+        tasks.start.push(l.start[k]);
+        tasks.end.push(l.end[k]);
+        tasks.leaf.push(l.leaf[k]);
+        tasks.preds.push(l.preds?.[k] ?? []);
+        tasks.profile?.push(-1);
+      }
+    }
+    input.matchInfo = m.match ?? null;
+    const data = new RunData({ ...run, tasks, pipe_profiles: m.profiles ?? [], counters: run.counters ?? m.counters }, win);
     const view = input.data ? this.runs.find((r) => r.data === input.data) : undefined;
     input.data = data;
     if (!view) {
@@ -747,12 +833,50 @@ class SwimlanePanel implements PanelImpl {
     }
     view.data = data;
     view.canvas.data = data;
-    this.highlight = null;
-    if (this.hostLine) this.highlightSource(this.hostLine.file, this.hostLine.line, false);
-    this.applySearch();
+    this.pipeToggle.hidden = this.pipesHidden();
+    if (this.winMatch) this.showMatch(view);
+    else {
+      this.highlight = null;
+      if (this.hostLine) this.highlightSource(this.hostLine.file, this.hostLine.line, false);
+      this.applySearch();
+    }
     this.heads();
     this.renderSide();
     this.drawNow();
+  }
+
+  /** A windowed run: ask where the tasks `ids` (found in the record) are, highlight those in the window. */
+  private findInRun(ids: number[], what: string): void {
+    this.winMatch = { ids: new Set(ids), ranges: idRanges(ids), what, jump: true };
+    if (this.currentInput) this.currentInput.matchInfo = null; // (the last answer's is of another search)
+    this.searchCount.textContent = `${fmtNum(ids.length)} task${ids.length === 1 ? '' : 's'}`;
+    if (this.runs.length) this.showMatch(this.current());
+    this.askAgain();
+  }
+
+  /** The window's tasks the search found highlighted; the count over the whole run; the first brought into view. */
+  private showMatch(r: RunView): void {
+    const m = this.winMatch;
+    if (!m) return;
+    const d = r.data;
+    const mask = new Uint8Array(d.n);
+    let count = 0;
+    for (let i = 0; i < d.n; i++) if (m.ids.has(d.ids[i])) {
+      mask[i] = 1;
+      count++;
+    }
+    const info = this.currentInput?.matchInfo;
+    const total = info?.matched ?? m.ids.size;
+    const where = d.win?.detail === 'bins' ? `${fmtNum(info?.inWindow ?? 0)} in view (marked over their bins)` : `${fmtNum(count)} in view`;
+    this.searchCount.textContent = `${fmtNum(total)} task${total === 1 ? '' : 's'} · ${where}`;
+    this.setHighlight(count ? mask : null, `${m.what}: ${fmtNum(total)} tasks in the run, ${where}`);
+    const first = info?.first;
+    if (m.jump && info && first?.id.length && (info.inWindow ?? 0) === 0) {
+      // none in view: bring the first (in time) into it, at the same zoom
+      m.jump = false;
+      const span = this.vp.t1 - this.vp.t0;
+      this.zoomTo(first.start[0] - span * 0.1, first.start[0] + span * 0.9);
+    } else if (info) m.jump = false;
   }
 
   private changed(): void {
@@ -797,6 +921,17 @@ class SwimlanePanel implements PanelImpl {
     if (!rect) return null;
     const b = r.canvas.canvas.getBoundingClientRect();
     return { x: b.left + rect.x + rect.w / 2, y: b.top + rect.y + rect.h / 2 };
+  }
+
+  /** Where lane `lane` is drawn at time `t` on the current run, in page coordinates (tests click a bin there). */
+  lanePoint(lane: number, t: number): { x: number; y: number } | null {
+    const r = this.current();
+    r.canvas.revealLane(lane);
+    r.canvas.draw();
+    const p = r.canvas.lanePoint(lane, t);
+    if (!p) return null;
+    const b = r.canvas.canvas.getBoundingClientRect();
+    return { x: b.left + p.x, y: b.top + p.y };
   }
 
   /** Ids of the tasks linked to the selected one (its predecessors and successors to the
@@ -873,6 +1008,12 @@ class SwimlanePanel implements PanelImpl {
         return;
       }
       const t = r.canvas.tOf(e.clientX - b.left);
+      const bin = row && row.lane >= 0 && !row.pipe && r.data.laneBins ? r.canvas.binAt(row.lane, t) : null;
+      if (bin) {
+        // a bin holds too many tasks to draw: zoom into it (its window is asked)
+        this.zoomTo(bin.start, bin.end);
+        return;
+      }
       const slack = (this.vp.t1 - this.vp.t0) / Math.max(1, b.width) * 3;
       const i = row && row.lane >= 0 ? r.data.taskAt(row.lane, t, slack) : -1;
       if (r !== this.current() && i >= 0) {
@@ -932,9 +1073,18 @@ class SwimlanePanel implements PanelImpl {
       this.tooltip.append(h('div', null, h('b', null, `${g.key}: ${g.lanes.length} lanes`)),
         h('div', { class: 'muted' }, g.collapsed ? 'folded into this row (how busy they are): click to show every lane' : 'click to fold them into one summary row'));
     } else if (i < 0) {
-      this.tooltip.hidden = true;
+      const bin = row && row.lane >= 0 && !row.pipe && r.data.laneBins && x > r.canvas.plotLeft ? r.canvas.binAt(row.lane, t) : null;
+      if (!bin) {
+        this.tooltip.hidden = true;
+        this.hover = -1;
+        r.canvas.canvas.style.cursor = '';
+        return;
+      }
       this.hover = -1;
-      return;
+      r.canvas.canvas.style.cursor = 'zoom-in';
+      clear(this.tooltip);
+      this.tooltip.append(h('div', null, h('b', null, `${fmtNum(bin.tasks)} task${bin.tasks === 1 ? '' : 's'}`), ` · ${r.data.run.lanes[bin.lane]?.name ?? ''} · busy ${fmtPct(bin.busy)}`),
+        h('div', null, `${fmtUs(bin.start)} → ${fmtUs(bin.end)}`), h('div', { class: 'muted' }, 'click to zoom into this bin'));
     }
     if (i >= 0 && i !== this.hover) {
       this.hover = i;
@@ -976,9 +1126,11 @@ class SwimlanePanel implements PanelImpl {
   }
 
   private selectTask(id: number | null, reveal: boolean): void {
+    const was = this.st.selected;
     this.st.selected = id;
     this.changed();
     this.renderSide();
+    if (id !== was && id !== null && this.st.depth > 0) this.askAgain(); // a windowed run: its neighbours, wherever they are
     if (id !== null && reveal) {
       const r = this.current();
       const i = r.data.indexOf(id);
@@ -998,8 +1150,8 @@ class SwimlanePanel implements PanelImpl {
       return;
     }
     this.side.append(...this.describe(r, i));
-    // (a window's tasks carry no dependencies: a windowed run says none)
-    if (!r.data.win) this.side.append(h('div', { class: 'muted' }, `${r.data.preds(i).length} predecessors · ${r.data.succs(i).length} successors`));
+    // (a windowed run: the window's tasks and the selected task's neighbours asked with it)
+    this.side.append(h('div', { class: 'muted' }, `${r.data.preds(i).length} predecessors · ${r.data.succs(i).length} successors`));
     const spans = r.index?.linesOfTask(r.data.ids[i]) ?? [];
     const ul = h('ul', { class: 'src' });
     for (const s of spans) {
@@ -1027,6 +1179,14 @@ class SwimlanePanel implements PanelImpl {
     const r = this.current();
     if (line <= 0 || !r.index) {
       this.setHighlight(null, '');
+      return;
+    }
+    if (r.data.win) {
+      // a windowed run: the line's tasks over the whole run (the record's execute graph), asked where they are
+      if (fromHost) this.lineSelect.value = '';
+      else this.lineSelect.value = [...this.lineSelect.options].find((o) => o.value.endsWith(`\u0000${line}`) && sameFile(o.value.split('\u0000')[0], file))?.value ?? '';
+      const index = r.index;
+      this.findInRun(this.recordTasks((id) => index.taskHasLine(id, file, line)), `${basename(file)}:${line}`);
       return;
     }
     const mask = new Uint8Array(r.data.n);
@@ -1085,12 +1245,26 @@ class SwimlanePanel implements PanelImpl {
     const q = this.st.search.trim().toLowerCase();
     if (!this.runs.length) return;
     if (!q) {
+      if (this.winMatch?.what.startsWith('search')) this.winMatch = null;
       if (this.highlightWhy.startsWith('search')) this.setHighlight(null, '');
       this.searchCount.textContent = '';
       return;
     }
     const r = this.current();
     const d = r.data;
+    if (d.win) {
+      // a windowed run: search the record's execute graph (ids, leaves, lines, ops), then ask where they are
+      const id = /^t?(\d+)$/.exec(q);
+      const leaf = /^(?:leaf\s*|l)(\d+)$/.exec(q);
+      const line = /:(\d+)$/.exec(q);
+      const index = r.index;
+      const file = q.slice(0, q.lastIndexOf(':'));
+      const ids = this.recordTasks((tid, tleaf) => id ? tid === Number(id[1]) : leaf ? tleaf === Number(leaf[1])
+        : line && index ? index.linesOfTask(tid).some((sp) => sp.line === Number(line[1]) && (q.startsWith(':') || sameFile(sp.file, file) || basename(sp.file).toLowerCase() === file))
+          : index ? index.nodesOfTask(tid).some((n) => index.node(n)?.op.toLowerCase() === q) : false);
+      this.findInRun(ids, `search “${q}”`);
+      return;
+    }
     const mask = new Uint8Array(d.n);
     let count = 0;
     const id = /^t?(\d+)$/.exec(q);
@@ -1134,10 +1308,15 @@ class SwimlanePanel implements PanelImpl {
         const on = tr.classList.contains('selected');
         for (const x of tbody.querySelectorAll('tr')) x.classList.remove('selected');
         if (on) {
+          if (this.winMatch?.what.startsWith('leaf')) this.winMatch = null;
           this.setHighlight(null, '');
           return;
         }
         tr.classList.add('selected');
+        if (r.data.win) {
+          this.findInRun(this.recordTasks((_, leaf) => leaf === row.leaf), `leaf ${row.leaf}`);
+          return;
+        }
         const mask = new Uint8Array(r.data.n);
         for (let i = 0; i < r.data.n; i++) if (r.data.leaf[i] === row.leaf) mask[i] = 1;
         this.setHighlight(mask, `leaf ${row.leaf}: ${row.count} tasks`);

@@ -32,6 +32,8 @@ export interface DrawOptions {
   markers: number[];
   /** Core groups (a lane's `core`: AIC, AIV, PLACEHOLDER, …) folded into one summary row. */
   collapsed: Set<string>;
+  /** A run drawn from windows, in bins: per lane, the bins of the tasks a search, line or leaf found (marked under its bins). */
+  matchBins?: WindowBin[][] | null;
 }
 
 const GUTTER = 78;
@@ -101,6 +103,12 @@ export class SwimlaneCanvas {
 
   tOf(x: number): number {
     return this.vp.t0 + ((x - GUTTER) / Math.max(1, this.width - GUTTER)) * (this.vp.t1 - this.vp.t0);
+  }
+
+  /** Where lane `l` is drawn at time `t` (CSS px relative to the canvas; null: its row is not laid out), for tests. */
+  lanePoint(l: number, t: number): { x: number; y: number } | null {
+    const row = this.laneRow.get(l);
+    return row ? { x: this.xOf(t), y: row.y - this.scrollY + row.h / 2 } : null;
   }
 
   /** Where a task is drawn (CSS px relative to the canvas), for tests and arrows. */
@@ -245,6 +253,8 @@ export class SwimlaneCanvas {
     this.labels = [];
     this.groupLabels = [];
     this.binsDrawn = 0;
+    this.matchBinsDrawn = 0;
+    this.bubbleExtent = null;
     for (const row of this.rows) {
       const y = row.y - this.scrollY;
       if (y + row.h < AXIS || y > this.height - this.counterH) continue;
@@ -273,6 +283,7 @@ export class SwimlaneCanvas {
       if (d.laneBins) {
         // a window with more tasks than the panel draws: how busy each bin of the lane was
         if (!row.pipe) this.drawBins(ctx, d.laneBins[row.lane] ?? [], row, y, pxPerUs);
+        if (!row.pipe && o.matchBins?.[row.lane]?.length) this.drawMatchBins(ctx, o.matchBins[row.lane], row, y, pxPerUs, pal.highlight);
         continue;
       }
       if (!row.pipe && o.bubbles) this.drawBubbles(ctx, row, y, list, first, pxPerUs);
@@ -411,8 +422,27 @@ export class SwimlaneCanvas {
     ctx.fillRect(0, y + row.h, this.width, 1);
   }
 
-  /** Bins drawn in the last frame (tests read it). */
+  /** Bins drawn in the last frame, and bins of matching tasks marked (tests read them). */
   binsDrawn = 0;
+  matchBinsDrawn = 0;
+
+  /** The bin of lane `l` under time `t` (null: none): a click zooms into it. */
+  binAt(l: number, t: number): WindowBin | null {
+    return this.data.laneBins?.[l]?.find((b) => b.start <= t && t <= b.end) ?? null;
+  }
+
+  /** Bins holding tasks a search, line or leaf found: a bar under the lane in the highlight colour. */
+  private drawMatchBins(ctx: CanvasRenderingContext2D, bins: WindowBin[], row: Row, y: number, pxPerUs: number, color: string): void {
+    ctx.fillStyle = color;
+    for (const b of bins) {
+      if (b.end < this.vp.t0 || b.start > this.vp.t1) continue;
+      const xa = Math.max(GUTTER, GUTTER + (b.start - this.vp.t0) * pxPerUs);
+      const xb = GUTTER + (b.end - this.vp.t0) * pxPerUs;
+      if (xb <= xa) continue;
+      ctx.fillRect(xa, y, Math.max(1, xb - xa), Math.min(3, row.h));
+      this.matchBinsDrawn++;
+    }
+  }
 
   /** A lane's bins: each as tall as the share of the bin the lane was busy, in its core's colour. */
   private drawBins(ctx: CanvasRenderingContext2D, bins: WindowBin[], row: Row, y: number, pxPerUs: number): void {
@@ -449,13 +479,17 @@ export class SwimlaneCanvas {
     const d = this.data;
     const core = d.run.lanes[row.lane]?.core ?? '';
     const ready = d.readyIntervals(core);
+    // a run drawn from windows: idle only where the window says (its every task is there), nothing beyond it
+    const lo = d.win ? d.win.start : -Infinity;
+    const hi = d.win ? d.win.end : Infinity;
     let prevEnd = first > 0 ? d.end[list[first - 1]] : d.t0;
     for (let k = first; k <= list.length; k++) {
-      const s = k < list.length ? d.start[list[k]] : d.t1;
-      if (prevEnd > this.vp.t1) break;
-      if (s - prevEnd > 0 && (s - prevEnd) * pxPerUs >= 1 && s >= this.vp.t0) {
-        const a = prevEnd;
+      const s = Math.min(hi, k < list.length ? d.start[list[k]] : d.t1);
+      if (prevEnd > this.vp.t1 || prevEnd >= hi) break;
+      const a = Math.max(lo, prevEnd);
+      if (s - a > 0 && (s - a) * pxPerUs >= 1 && s >= this.vp.t0) {
         const b = s;
+        this.bubbleExtent = this.bubbleExtent ? [Math.min(this.bubbleExtent[0], a), Math.max(this.bubbleExtent[1], b)] : [a, b];
         ctx.fillStyle = 'rgba(128,128,128,0.16)';
         // never over the lane names (the window may start after the gap does)
         const gx = Math.max(GUTTER, GUTTER + (a - this.vp.t0) * pxPerUs);
@@ -480,6 +514,9 @@ export class SwimlaneCanvas {
       if (k < list.length) prevEnd = Math.max(prevEnd, d.end[list[k]]);
     }
   }
+
+  /** The earliest start and latest end of the idle gaps shaded in the last frame (tests read it). */
+  bubbleExtent: [number, number] | null = null;
 
   private hatchPattern: CanvasPattern | null = null;
 
