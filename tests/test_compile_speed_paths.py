@@ -44,3 +44,20 @@ def test_memory_types_names_the_op_on_the_wrong_core():
     first = next(o for o in p.tiles.ops if o.op == "matmul")
     with pytest.raises(AssertionError, match=f"tile op {first.id} \\(matmul\\) sits on a AIV core"):
         memory_types(dataclasses.replace(p, memory=None, subgraphs=moved), ctx)
+
+
+def test_a_compiled_program_keeps_partitions_notes_but_not_the_ops_index():
+    """The stages share one ops-by-id dict per tile graph; the compile drops it at its end (a kept
+    program need not hold it), keeping graph partition's notes on its copies (a few numbers)."""
+    from pypto.compiler import tile_ir
+
+    name, record = next((n, r) for n, r in example_records() if r.program.tiles is not None
+                        and tile_ir.copy_facts(r.program.tiles) is not None)
+    tiles = record.program.tiles
+    assert tiles is not None
+    hit = tile_ir._DERIVED.get(id(tiles))
+    assert hit is not None and hit[0]() is tiles and "by_id" not in hit[1], name
+    by_id = tile_ir.ops_by_id(tiles)
+    assert by_id == {o.id: o for o in tiles.ops} and tile_ir.ops_by_id(tiles) is by_id
+    tile_ir.forget_ops_by_id(tiles)
+    assert "by_id" not in hit[1] and tile_ir.copy_facts(tiles) is not None

@@ -144,6 +144,14 @@ def ops_by_id(tiles: TileGraph) -> dict[int, TileOp]:
     return by_id
 
 
+def forget_ops_by_id(tiles: TileGraph) -> None:
+    """Drop `ops_by_id(tiles)` (the compile's end: a program kept for long need not keep it, ~12 MB at
+    200k tile ops; a later reader makes it again)."""
+    hit = _DERIVED.get(id(tiles))
+    if hit is not None and hit[0]() is tiles:
+        hit[1].pop("by_id", None)
+
+
 def copy_facts(tiles: TileGraph) -> CopyFacts | None:
     """What graph partition noted of `tiles` when it made them (None: it did not make this object)."""
     hit = _DERIVED.get(id(tiles))
