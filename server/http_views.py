@@ -251,7 +251,7 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
     """The tasks overlapping [start, end] µs (default: the run's first start to last end) on `lanes` (all by
     default), in start order, at most `limit` from the `offset`-th (then `truncated`, and `next_offset` the next
     page's); counters clipped to the window (with the value in force at its start). With `max_boxes`, a window
-    holding more tasks is answered with per-lane `bins` instead of its tasks (`detail: "bins"`, as
+    holding more tasks is answered with per-lane `bins` instead of its tasks and counters (`detail: "bins"`, as
     `pypto/swimlane`); `slowest`: the run's that many longest tasks, longest first, as task columns; `pipes=False`:
     not the run's pipe profiles but the page's tasks' own (their `profile` column renumbered); `around`: that task
     and its predecessors and successors to `depth` levels (`linked`); `match`: where the tasks of those id ranges
@@ -279,7 +279,7 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
         pick = pick[offset:offset + limit]
     nxt = offset + len(pick) if detail == "boxes" and offset + len(pick) < total else None
     counters: dict[str, list[list[float]]] = {}
-    for name, points in (run.get("counters") or {}).items():
+    for name, points in (run.get("counters") or {}).items() if detail == "boxes" else ():
         before = [p for p in points if p[0] < lo][-1:]
         counters[name] = before + [p for p in points if lo <= p[0] <= hi]
     tasks = {key: [col[k] for k in pick] for key, col in t.items()}
