@@ -75,6 +75,8 @@ const TASK_ROWS = 200;
 
 /** A run drawn from windows: task boxes up to this many in a window, else per-lane bins. */
 const WINDOW_BOXES = 5000;
+/** Task id ranges a window's `match` takes at most (server: MAX_MATCH_RANGES). */
+const MATCH_RANGES = 10_000;
 /** Quiet time after a zoom or pan before the next window is asked. */
 const WINDOW_DEBOUNCE_MS = 120;
 
@@ -746,7 +748,7 @@ class SwimlanePanel implements PanelImpl {
     const plot = Math.max(200, (this.runsBox.clientWidth || 1200) - 80);
     const around = this.st.selected !== null && this.st.depth > 0 ? this.st.selected : null;
     this.shell.post({ type: 'requestSwimlane', id, start, end, maxBoxes: WINDOW_BOXES, bins: Math.min(1000, Math.ceil(plot / 6)),
-      slowest: input.slowest ? 0 : TASK_ROWS, around, depth: this.st.depth, match: this.winMatch?.ranges ?? null });
+      slowest: input.slowest ? 0 : TASK_ROWS, around, depth: this.st.depth, match: this.winMatch?.ranges.length ? this.winMatch.ranges : null });
   }
 
   /** A windowed run shown: ask its window in view again now (a selection, a depth, a search changed what it carries). */
@@ -847,7 +849,9 @@ class SwimlanePanel implements PanelImpl {
 
   /** A windowed run: ask where the tasks `ids` (found in the record) are, highlight those in the window. */
   private findInRun(ids: number[], what: string): void {
-    this.winMatch = { ids: new Set(ids), ranges: idRanges(ids), what, jump: true };
+    // (more id ranges than a window's `match` takes — 10,000 — are not asked: highlighted in the windows, not counted)
+    const ranges = idRanges(ids);
+    this.winMatch = { ids: new Set(ids), ranges: ranges.length <= MATCH_RANGES ? ranges : [], what, jump: true };
     if (this.currentInput) this.currentInput.matchInfo = null; // (the last answer's is of another search)
     this.searchCount.textContent = `${fmtNum(ids.length)} task${ids.length === 1 ? '' : 's'}`;
     if (this.runs.length) this.showMatch(this.current());
