@@ -375,12 +375,14 @@ def record_figures(sides: list[tuple[str, Path]], rounds: int, tiles: tuple[tupl
 
 
 def _panel_record_at(rev: str):  # type: ignore[no-untyped-def]
-    """`server.analyze.panel_record` as it was at git revision `rev` (its module loaded from `git show`)."""
+    """`panel_record` as it was at git revision `rev` (its module loaded from `git show`: server/panel_data.py,
+    or server/analyze.py before that module was split off)."""
     import importlib.util
 
     here = Path(__file__).resolve().parent.parent
-    text = subprocess.run(["git", "show", f"{rev}:server/analyze.py"], cwd=here, check=True, capture_output=True,
-                          text=True).stdout
+    shown = [subprocess.run(["git", "show", f"{rev}:server/{name}.py"], cwd=here, capture_output=True, text=True)
+             for name in ("panel_data", "analyze")]
+    text = next(r.stdout for r in shown if r.returncode == 0)
     path = Path(tempfile.mkdtemp()) / "analyze_then.py"
     path.write_text(text)
     spec = importlib.util.spec_from_file_location("analyze_then", path)
@@ -394,7 +396,7 @@ def transport(tile: tuple[int, int] = (32, 32), against: str | None = None) -> N
     """What a worker's answer costs to cross to the server (`server.analyze`: pickled through a pipe): the
     record as the lists version 1 had, against version 2's document and its columns' .npz bytes; and what the
     HTTP server's store made of each (compact JSON); and the record a panel is sent, whole and slim
-    (`server.analyze.panel_record`). Best of 3, CPU seconds (the machine is shared)."""
+    (`server.panel_data.panel_record`). Best of 3, CPU seconds (the machine is shared)."""
     import pickle
 
     from pypto.ir.columns import npz_bytes
@@ -429,7 +431,7 @@ def transport(tile: tuple[int, int] = (32, 32), against: str | None = None) -> N
           f"{len(pc) / 1e6:>6.1f} {t_jc:>10.3f}")
     print("(v1's lists are made here from v2's columns; the old compiler's to_json made them in about twice that)")
     # what a panel is sent (`pypto/record`, GET /jobs/{id}/record?panel=true): the slim record of a big kernel
-    from server.analyze import panel_record
+    from server.panel_data import panel_record
 
     t_slim, slim = best(lambda: json.dumps(panel_record(lists), separators=(",", ":")))
     whole = json.dumps(lists, separators=(",", ":"))
@@ -454,8 +456,8 @@ def transport(tile: tuple[int, int] = (32, 32), against: str | None = None) -> N
         if max(a, b, c or 0) >= 1_000:
             print(f"  {key:12} {a:>12,} -> {'' if c is None else f'{c:>12,} -> '}{b:>12,}")
     print(f"  {'(all)':12} {size(full):>12,} -> {'' if then is None else f'{size(then):>12,} -> '}{size(panel):>12,}")
-    # what the graph panel asks for instead, each when a view draws it (server/analyze.py)
-    from server.analyze import block_of, tile_grids, tile_ops
+    # what the graph panel asks for instead, each when a view draws it (server/panel_data.py)
+    from server.panel_data import block_of, tile_grids, tile_ops
 
     c0 = time.process_time()
     grids = tile_grids(full)
@@ -501,7 +503,7 @@ if __name__ == "__main__":
                     help="a worker's answer: the record as lists vs document + columns, pickled; "
                          "the panel's record, whole vs slim (32x32)")
     ap.add_argument("--panel-against", metavar="REV",
-                    help="with --transport: also the panels' record as server/analyze.py at git revision REV made it")
+                    help="with --transport: also the panels' record as made at git revision REV")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args()

@@ -39,10 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 
-from server import analyze, history
-from server.analyze import block_of, panel_record, panel_run
-from server.analyze import tile_grids as tile_grids_of
-from server.analyze import tile_ops as tile_ops_of
+from server import history, panel_data
 from server.http_live import Hub, hello, message, record_changed
 from server.http_page import csp, minimal_page, picker_body, picker_page, trace_page, trace_panel_page
 from server.http_safety import Guard, Refused, confine, is_file, needs_token, read_text
@@ -70,6 +67,9 @@ from server.http_views import (
 )
 from server.http_workspace import Workspace, sha256, split_kernel
 from server.jobs import ACTIONS, Job, JobQueue, QueueFull
+from server.panel_data import block_of, panel_record, panel_run
+from server.panel_data import tile_grids as tile_grids_of
+from server.panel_data import tile_ops as tile_ops_of
 from server.worker import JobFailed, WorkerPool
 
 API = "/api/v1"
@@ -79,8 +79,8 @@ log = logging.getLogger("pypto-ide.serve")
 MAX_TRACE_BYTES = 1 << 30  # a trace file larger than this is not loaded (413)
 MAX_BINS = 1_000  # bins per lane in one /swimlane answer
 MAX_SLOWEST = 1_000  # the run's slowest tasks in one /swimlane answer
-MAX_DEPTH = analyze.MAX_DEPTH  # levels of a /swimlane `around` dependency cone (at most MAX_LINKED tasks)
-MAX_MATCH_RANGES = analyze.MAX_MATCH_RANGES  # id ranges of one /swimlane `match`
+MAX_DEPTH = panel_data.MAX_DEPTH  # levels of a /swimlane `around` dependency cone (at most MAX_LINKED tasks)
+MAX_MATCH_RANGES = panel_data.MAX_MATCH_RANGES  # id ranges of one /swimlane `match`
 
 
 @dataclass

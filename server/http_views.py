@@ -19,17 +19,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from server.analyze import (
-    dependency_cone,
-    graphs_after_passes,
-    match_positions,
-    record_lists,
-    slowest_tasks,
-    window_bins,
-    window_profiles,
-)
+from server.analyze import graphs_after_passes, record_lists
 from server.http_safety import Refused
 from server.jobs import Job
+from server.panel_data import dependency_cone, match_positions, slowest_tasks, window_bins, window_profiles
 
 EXPORTS: dict[str, str] = {
     "record": "the CompileRecord JSON (record.json)",

@@ -35,8 +35,8 @@ from pygls.uris import to_fs_path
 
 from server import features, history, panels
 from server import protocol as P
-from server.analyze import panel_run
 from server.live import LiveCompiler, Progress
+from server.panel_data import panel_run
 from server.state import Document, Result
 from server.worker import JobFailed
 

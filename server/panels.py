@@ -23,20 +23,19 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from server import protocol as P
-from server.analyze import (
+from server.analyze import graphs_after_passes, record_lists
+from server.features import CHARS, FINDING_UNIT, SUGGESTION_UNIT, Lines, lines_of, make_range, norm, where_range
+from server.panel_data import (
     block_of,
     dependency_cone,
-    graphs_after_passes,
     match_positions,
     panel_record,
-    record_lists,
     slowest_tasks,
     window_bins,
     window_profiles,
 )
-from server.analyze import tile_grids as tile_grids_of
-from server.analyze import tile_ops as tile_ops_of
-from server.features import CHARS, FINDING_UNIT, SUGGESTION_UNIT, Lines, lines_of, make_range, norm, where_range
+from server.panel_data import tile_grids as tile_grids_of
+from server.panel_data import tile_ops as tile_ops_of
 from server.state import Document, Result
 
 Json = Any
@@ -428,7 +427,7 @@ def _lists(out: Mapping[str, Json]) -> Json:
 
 def tile_ops(doc: Document, r: Result, out: Mapping[str, Json], params: P.TileOpsParams) -> P.TileOpsResult:
     """Tile ops by index, or those of one tile-grid cell: their shape, dtype and memory — what a slim record
-    (`panel_record`) left out — and id, op and subgraph, for the tile a panel shows (`server.analyze.tile_ops`)."""
+    (`panel_record`) left out — and id, op and subgraph, for the tile a panel shows (`server.panel_data.tile_ops`)."""
     try:
         got = tile_ops_of(_lists(out), params.ops, params.node, params.cell)
     except ValueError as e:
@@ -438,7 +437,7 @@ def tile_ops(doc: Document, r: Result, out: Mapping[str, Json], params: P.TileOp
 
 
 def tile_grids(doc: Document, r: Result, out: Mapping[str, Json]) -> P.TileGridsResult:
-    """The final program's tile grids (`server.analyze.tile_grids`): what the Tiles view draws of a slim record."""
+    """The final program's tile grids (`server.panel_data.tile_grids`): what the Tiles view draws of a slim record."""
     try:
         got = tile_grids_of(_lists(out))
     except ValueError as e:
@@ -449,7 +448,7 @@ def tile_grids(doc: Document, r: Result, out: Mapping[str, Json]) -> P.TileGrids
 
 
 def block(doc: Document, r: Result, out: Mapping[str, Json], params: P.BlockParams) -> P.BlockResult:
-    """One leaf's block (`server.analyze.block_of`): what the Leaves view draws of a slim record."""
+    """One leaf's block (`server.panel_data.block_of`): what the Leaves view draws of a slim record."""
     rec = _lists(out)
     try:
         b = block_of(rec if isinstance(rec, dict) else {}, params.leaf)

@@ -23,7 +23,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 
-from server import analyze
+from server import panel_data
 
 RECORD_CHANGED = "pypto/recordChanged"
 GRAPH = "pypto/graph"
@@ -57,11 +57,11 @@ MAX_BOXES = 20_000  # pypto/swimlane: task boxes (a window holding more tasks is
 MAX_NODES = 5_000  # pypto/graph: nodes (a graph with more is aggregated into groups)
 MAX_PASS_NODES = 20_000  # pypto/pass: graph nodes in one page (loop bodies included)
 MAX_SLOWEST = 1_000  # pypto/swimlane: the run's slowest tasks in one answer
-MAX_LINKED = analyze.MAX_LINKED  # pypto/swimlane: the tasks of one `around` dependency cone
-MAX_DEPTH = analyze.MAX_DEPTH  # pypto/swimlane: its levels
-MAX_MATCH_RANGES = analyze.MAX_MATCH_RANGES  # pypto/swimlane: id ranges of one `match`
+MAX_LINKED = panel_data.MAX_LINKED  # pypto/swimlane: the tasks of one `around` dependency cone
+MAX_DEPTH = panel_data.MAX_DEPTH  # pypto/swimlane: its levels
+MAX_MATCH_RANGES = panel_data.MAX_MATCH_RANGES  # pypto/swimlane: id ranges of one `match`
 # pypto/tileOps: tile ops in one answer — the bound of the implementation both servers share
-MAX_TILE_OPS = analyze.MAX_TILE_OPS
+MAX_TILE_OPS = panel_data.MAX_TILE_OPS
 
 Json = Any
 

@@ -129,7 +129,7 @@ async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client
         await doc.call("pypto/swimlane", kernel="big", match=[[0, 1]] * 10_001)
     # the pinned baseline and a compile of the history come by their figures only (above 5,000 tasks: here a
     # smaller limit would be needed, so the server's own helper is checked on this run)
-    from server.analyze import panel_run
+    from server.panel_data import panel_run
     fig = panel_run({"lanes": [], "metrics": {"makespan_us": 1.0}, "tasks": {"id": [0, 1]}, "pipe_profiles": [{}]}, 1)
     assert fig == {"lanes": [], "metrics": {"makespan_us": 1.0}, "omitted": {"tasks": 2, "pipe_profiles": 1,
                                                                              "counters": 0}}

@@ -1,0 +1,428 @@
+"""What the panels are sent of a kernel's record, for both servers: one implementation.
+
+A small record goes to a panel whole. A big one (over `PANEL_TILE_OPS` tile ops, or a run over
+`PANEL_TASKS` tasks) goes slim (`panel_record`): the bulky lists are left out, named in `omitted`,
+with `aggregates` in their place, and each view asks for what it draws when it draws it — the
+Tiles view's grids (`tile_grids`), a tile's ops (`tile_ops`), a leaf's block (`block_of`), and the
+swimlane's windows (`window_bins`, `slowest_tasks`, `dependency_cone`, `match_positions`,
+`window_profiles`). The language server (`server.panels`) and the HTTP server (`server.http`,
+`server.http_views`) call these on the lists `server.analyze.record_lists` made: pure functions of
+the record (plus a small cache of tile indexes), run in the shells, never on user code.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+PANEL_TILE_OPS = 20_000  # above this many tile ops the panels are sent a slim record (`panel_record`)
+# A slim record leaves out every per-tile-op column (`tiles.ops`: 4.9 MB of softmax 4096² @32x32 with its sim run),
+# `tiles.buffers` and `memory`; each subgraph's tile-op list (1.3 MB); each block's instructions and buffers (1.1 MB)
+# and each execute task's GM reads and writes (3.6 MB; no view draws them). What the graph panel draws from them
+# comes as aggregates in the record (`panel_aggregates`) or on demand: the Tiles view's grids (`tile_grids`), a
+# tile's ops (`tile_ops_of`), a leaf's block (`block_of`) — `pypto/tileGrids`, `pypto/tileOps`, `pypto/block`
+# and `GET …/tile-grids`, `…/tile-ops`, `…/blocks/{leaf}`.
+PANEL_OMIT_OPS = ("region", "attrs", "inputs", "shape", "dtype")  # what a whole record's tile ops carry beyond a grid's
+PANEL_OMIT_TASK = ("reads", "writes")
+PANEL_OMIT_SUBGRAPH = ("ops",)
+PANEL_OMIT_BLOCK = ("instrs", "buffers")
+# Above this many tasks (or in a record slim for its tile ops) the run is sent without its tasks and pipe
+# profiles: the swimlane panel draws it from windows (`pypto/swimlane`, `GET …/swimlane?max_boxes=`).
+PANEL_TASKS = 5_000
+PANEL_COUNTER_POINTS = 20_000  # a windowed run keeps its ready counters up to this many points in all
+GRID_MOVES = frozenset(("load", "store"))  # a grid cell stands for its first other op (webview graph/model.ts cellOp)
+TASK_MOVES = frozenset(("load", "store", "copy_in", "copy_out"))  # a task's nodes: others first (webview model.ts)
+MAX_TILE_OPS = 4096  # tile ops in one pypto/tileOps or GET …/tile-ops answer
+
+
+def _drop_each(items: Any, keys: Sequence[str]) -> tuple[Any, dict[str, int]]:
+    """A list of objects without `keys`, and how many of them had each (the `omitted` entry)."""
+    if not isinstance(items, list) or not items:
+        return items, {}
+    gone = {k: len(items) for k in keys if isinstance(items[0], dict) and k in items[0]}
+    if not gone:
+        return items, {}
+    return [{k: v for k, v in x.items() if k not in keys} for x in items], gone
+
+
+def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TASKS) -> Any:
+    """The record (as lists) the panels are sent: itself when it has at most `limit` tile ops and its run at
+    most `tasks` tasks. Above `limit` tile ops: a copy without `tiles.ops` and `tiles.buffers`, `memory`, the
+    subgraphs' `ops`, the blocks' `instrs` and `buffers` and the execute tasks' `reads` and `writes`, with
+    `aggregates` (`panel_aggregates`: each subgraph's tensor nodes, the buffer use per node) in their place; the
+    graph panel asks for the rest when a view draws it (`tile_grids`, `tile_ops_of`, `block_of`). Above `limit`
+    tile ops or `tasks` tasks: its run without `tasks` and `pipe_profiles` (and `counters` above
+    PANEL_COUNTER_POINTS points), which the swimlane panel asks for by window, and `aggregates.time_share`.
+    `omitted` names what was left out in the record's own shape, each list's length in its place (`{"tiles":
+    {"ops": {"id": n, …}, "buffers": b}, "memory": n, "subgraphs": {"ops": s}, "blocks": {"instrs": k, "buffers":
+    k}, "execute": {"tasks": {"reads": t, "writes": t}}, "run": {"tasks": t, "pipe_profiles": p}}`). The panels
+    draw every other view from what is kept (subgraphs' and blocks' figures, leaves, the execute tasks' graph,
+    the tile instances, the run's lanes, metrics and info)."""
+    if not isinstance(lists, dict):
+        return lists
+    tiles = lists.get("tiles")
+    ops = tiles.get("ops") if isinstance(tiles, dict) else None
+    big_tiles = isinstance(ops, dict) and len(ops.get("id") or ()) > limit
+    run = lists.get("run")
+    run_tasks = run.get("tasks") if isinstance(run, dict) else None
+    n_tasks = len(run_tasks.get("id") or ()) if isinstance(run_tasks, dict) else 0
+    windowed = isinstance(run_tasks, dict) and (big_tiles or n_tasks > tasks)
+    if not big_tiles and not windowed:
+        return lists
+    out = dict(lists)
+    omitted: dict[str, Any] = {}
+    aggregates: dict[str, Any] = {}
+    if big_tiles:
+        assert isinstance(tiles, dict) and isinstance(ops, dict)
+        gone_tiles: dict[str, Any] = {"ops": {k: len(v) for k, v in ops.items() if isinstance(v, list)}}
+        if "buffers" in tiles:
+            gone_tiles["buffers"] = len(tiles["buffers"] or ())
+        omitted["tiles"] = gone_tiles
+        if lists.get("memory") is not None:
+            omitted["memory"] = len(lists["memory"])
+        out.pop("memory", None)
+        out["tiles"] = {k: v for k, v in tiles.items() if k not in ("buffers", "ops")}
+        for key, field, drop in (("subgraphs", None, PANEL_OMIT_SUBGRAPH), ("blocks", None, PANEL_OMIT_BLOCK),
+                                 ("execute", "tasks", PANEL_OMIT_TASK)):
+            holder = lists.get(key)
+            items = holder.get(field) if field and isinstance(holder, dict) else holder
+            kept, gone = _drop_each(items, drop)
+            if gone:
+                omitted[key] = {field: gone} if field else gone
+                out[key] = {**holder, field: kept} if field else kept  # type: ignore[dict-item]
+        aggregates.update(panel_aggregates(lists))
+    if windowed:
+        assert isinstance(run, dict)
+        gone_run: dict[str, Any] = {"tasks": n_tasks, "pipe_profiles": len(run.get("pipe_profiles") or ())}
+        counters = run.get("counters") or {}
+        drop = {"tasks", "pipe_profiles"}
+        if sum(len(v) for v in counters.values()) > PANEL_COUNTER_POINTS:
+            gone_run["counters"] = {k: len(v) for k, v in counters.items()}
+            drop.add("counters")
+        omitted["run"] = gone_run
+        out["run"] = {k: v for k, v in run.items() if k not in drop}
+        aggregates["time_share"] = time_share(lists)
+    out["aggregates"] = aggregates
+    out["omitted"] = omitted
+    return out
+
+
+def panel_run(run: Any, tasks: int = PANEL_TASKS) -> Any:
+    """A run of the history (a pinned baseline, a compile picked to compare) as the panels are sent it: itself up
+    to `tasks` tasks, else its figures only — without `tasks`, `pipe_profiles` and `counters`, named in its own
+    `omitted` (`{"tasks": t, "pipe_profiles": p, "counters": c}`); lanes, metrics and info kept. Only the current
+    compile's run is drawn from windows; the panel draws such a run by its figures."""
+    t = run.get("tasks") if isinstance(run, dict) else None
+    n = len(t.get("id") or ()) if isinstance(t, dict) else 0
+    if n <= tasks:
+        return run
+    assert isinstance(run, dict)
+    gone = {"tasks": n, "pipe_profiles": len(run.get("pipe_profiles") or ()),
+            "counters": sum(len(v) for v in (run.get("counters") or {}).values())}
+    return {**{k: v for k, v in run.items() if k not in gone}, "omitted": gone}
+
+
+def panel_aggregates(lists: Mapping[str, Any]) -> dict[str, Any]:
+    """What the graph panel would compute from the per-tile-op bulk a slim record leaves out: `subgraph_nodes`
+    (per subgraph, by position: the tensor nodes of its tile ops, compute ops' before loads/stores/copies — a
+    task's nodes and source lines, webview model.ts `nodesOfTask`) and `buffer_use` (per tensor node id: the
+    fullest on-chip memory of the leaves computing it, peak / capacity — the buffer-use overlay, graph/model.ts
+    `bufferUse`), and `tile_ops`, how many there are."""
+    ops = (lists.get("tiles") or {}).get("ops") or {}
+    node, kind = ops.get("node") or [], ops.get("op") or []
+    sgs = lists.get("subgraphs") or []
+    sg_nodes: list[list[int]] = []
+    for sg in sgs:
+        compute = [node[k] for k in sg.get("ops") or () if kind[k] not in TASK_MOVES]
+        moves = [node[k] for k in sg.get("ops") or () if kind[k] in TASK_MOVES]
+        sg_nodes.append(list(dict.fromkeys(compute + moves)))
+    fullest: dict[int, float] = {}
+    for b in lists.get("blocks") or ():
+        cap = dict((s, c) for s, c in b.get("capacity_bytes") or ())
+        share = max((peak / cap[s] for s, peak in b.get("peak_bytes") or () if cap.get(s)), default=0.0)
+        fullest[b["leaf"]] = max(fullest.get(b["leaf"], 0.0), share)
+    use: dict[int, float] = {}
+    for sg, nodes in zip(sgs, sg_nodes, strict=True):
+        share = fullest.get(sg.get("leaf")) if sg.get("leaf") is not None else None
+        if share is not None:
+            for n in nodes:
+                use[n] = max(use.get(n, 0.0), share)
+    return {"tile_ops": len(ops.get("id") or ()), "subgraph_nodes": sg_nodes,
+            "buffer_use": {str(k): v for k, v in use.items()}}
+
+
+class TileIndex:
+    """The final program's tile grids (one per tensor node with tile ops: rows = instance and every coordinate
+    but the last, columns = the last coordinate, as the graph panel's Tiles view draws them, graph/model.ts
+    `tileGrids`) and which tile ops each cell holds."""
+
+    def __init__(self, lists: Mapping[str, Any]) -> None:
+        ops = (lists.get("tiles") or {}).get("ops") or {}
+        self.ops: Mapping[str, Any] = ops
+        self.memory: Sequence[Any] = lists.get("memory") or ()
+        n = len(ops.get("id") or ())
+        self.subgraph = [-1] * n
+        for sg in lists.get("subgraphs") or ():
+            for k in sg.get("ops") or ():
+                if 0 <= k < n:
+                    self.subgraph[k] = sg["id"]
+        per: dict[int, tuple[dict[str, int], dict[tuple[int, int], list[int]], list[int]]] = {}
+        for k, (node, inst, coord) in enumerate(zip(ops.get("node") or (), ops.get("instance") or (),
+                                                    ops.get("coord") or (), strict=True)):
+            rows, cells, max_col = per.setdefault(node, ({}, {}, [0]))
+            col = coord[-1] if coord else 0
+            row_key = f"{inst}|{','.join(str(c) for c in coord[:-1])}"
+            row = rows.setdefault(row_key, len(rows))
+            max_col[0] = max(max_col[0], col)
+            cells.setdefault((row, col), []).append(k)
+        self.cells: dict[int, list[list[int]]] = {}
+        self.grids: list[dict[str, Any]] = []
+        kind = ops.get("op") or []
+        for node, (rows, cells, max_col) in per.items():
+            ncols = max_col[0] + 1
+            flat = [cells.get((r, c), []) for r in range(len(rows)) for c in range(ncols)]
+            self.cells[node] = flat
+            runs: list[int] = []  # [value, count, value, count, …]: each cell's subgraph (-1: none, -2: empty)
+            for cell in flat:
+                rep = next((k for k in cell if kind[k] not in GRID_MOVES), cell[0]) if cell else -1
+                value = self.subgraph[rep] if cell else -2
+                if runs and runs[-2] == value:
+                    runs[-1] += 1
+                else:
+                    runs += [value, 1]
+            self.grids.append({"node": node, "rows": len(rows), "cols": ncols, "row_keys": list(rows),
+                               "tiles": sum(1 for c in flat if c), "subgraph": runs})
+
+    def cell_ops(self, node: int, cell: int) -> list[int]:
+        """The tile ops in one cell (row-major) of a node's grid; ValueError when there is no such cell."""
+        flat = self.cells.get(node)
+        if flat is None:
+            raise ValueError(f"tensor node {node} has no tile grid")
+        if not 0 <= cell < len(flat):
+            raise ValueError(f"no cell {cell} in the tile grid of node {node} (it has {len(flat)})")
+        return flat[cell]
+
+    def tile_ops_of(self, want: Sequence[int]) -> dict[str, Any]:
+        """Each asked tile op's id, op, subgraph (-1: none), shape, dtype and memory (null), in the order asked;
+        ValueError for an index out of range or more than MAX_TILE_OPS."""
+        if len(want) > MAX_TILE_OPS:
+            raise ValueError(f"at most {MAX_TILE_OPS} tile ops in one request (asked {len(want)})")
+        o, n = self.ops, len(self.subgraph)
+        bad = [k for k in want if not 0 <= k < n]
+        if bad:
+            raise ValueError(f"no tile op {bad[0]} (there are {n})")
+        shape, dtype = o.get("shape"), o.get("dtype")
+        return {"ops": list(want), "id": [o["id"][k] for k in want], "op": [o["op"][k] for k in want],
+                "subgraph": [self.subgraph[k] for k in want],
+                "shape": [shape[k] if shape else [] for k in want], "dtype": [dtype[k] if dtype else "" for k in want],
+                "memory": [self.memory[k] if k < len(self.memory) else None for k in want]}
+
+
+_TILE_INDEX: dict[int, tuple[Any, TileIndex]] = {}  # id(tiles.ops) -> (it, its index): the latest two asked
+_TILE_INDEX_LOCK = threading.Lock()
+
+
+def tile_index(lists: Mapping[str, Any]) -> TileIndex:
+    """The `TileIndex` of a record (as lists), made once for the latest two records asked (a Tiles view's
+    grids, then its clicked tiles); ValueError when the record has no tile ops."""
+    ops = (lists.get("tiles") or {}).get("ops")
+    if not isinstance(ops, dict) or not ops.get("id"):
+        raise ValueError("this compile has no tile ops")
+    with _TILE_INDEX_LOCK:
+        hit = _TILE_INDEX.get(id(ops))
+        if hit is not None and hit[0] is ops:
+            return hit[1]
+    index = TileIndex(lists)
+    with _TILE_INDEX_LOCK:
+        _TILE_INDEX[id(ops)] = (ops, index)
+        while len(_TILE_INDEX) > 2:
+            _TILE_INDEX.pop(next(iter(_TILE_INDEX)))
+    return index
+
+
+def tile_grids(lists: Mapping[str, Any]) -> dict[str, Any]:
+    """`{"tile_ops", "grids": [{"node", "rows", "cols", "row_keys", "tiles", "subgraph"}]}`: what the Tiles view
+    draws — per tensor node its grid's size, its rows' keys (`instance|coord…`), how many cells hold a tile, and
+    each cell's colour key run-length encoded, `[value, count, …]` row-major: the subgraph of the cell's first
+    op that is not a load or store (-1: not partitioned, -2: no tile)."""
+    index = tile_index(lists)
+    return {"tile_ops": len(index.subgraph), "grids": index.grids}
+
+
+def tile_ops(lists: Mapping[str, Any], ops: Sequence[int] | None = None, node: int | None = None,
+             cell: int | None = None) -> dict[str, Any]:
+    """Some tile ops (`ops`, or those of one grid cell: `node` and `cell`) as `TileIndex.tile_ops_of` gives
+    them (with `node` and `cell` echoed); ValueError for what the record does not have."""
+    index = tile_index(lists)
+    if node is not None or cell is not None:
+        if node is None or cell is None or ops:
+            raise ValueError("ask for tile ops by their indices (ops) or by a grid cell (node and cell), not both")
+        return {**index.tile_ops_of(index.cell_ops(node, cell)), "node": node, "cell": cell}
+    return {**index.tile_ops_of(list(ops or ())), "node": None, "cell": None}
+
+
+def block_of(lists: Mapping[str, Any], leaf: int) -> dict[str, Any]:
+    """A leaf function's block as the Leaves view draws it: its figures and its instructions as `{opcode, pipe,
+    tile_op, node, note}` (`node`: the tensor node of the instruction's tile op, -1 none), without their operands
+    and the block's buffers; ValueError when the leaf has no block."""
+    block = next((b for b in lists.get("blocks") or () if b.get("leaf") == leaf), None)
+    if block is None:
+        raise ValueError(f"no block of leaf {leaf}")
+    node = ((lists.get("tiles") or {}).get("ops") or {}).get("node") or []
+    instrs = [{"opcode": i["opcode"], "pipe": i["pipe"], "tile_op": i["tile_op"],
+               "node": node[i["tile_op"]] if 0 <= i["tile_op"] < len(node) else -1, "note": i.get("note") or ""}
+              for i in block.get("instrs") or ()]
+    return {**{k: v for k, v in block.items() if k not in PANEL_OMIT_BLOCK}, "instrs": instrs}
+
+
+def time_share(lists: Mapping[str, Any]) -> dict[str, float]:
+    """µs of task time per tensor node id (str): each task's duration split evenly over its subgraph's tile ops,
+    as the graph panel's time-share overlay sums it from a whole run (webview/src/graph/model.ts `timeShare`)."""
+    run, ex, sgs = lists.get("run") or {}, lists.get("execute") or {}, lists.get("subgraphs")
+    ops = (lists.get("tiles") or {}).get("ops") or {}
+    t, node = run.get("tasks"), ops.get("node")
+    if not t or not sgs or not ex or node is None:
+        return {}
+    subgraph = {task["id"]: task["subgraph"] for task in ex.get("tasks") or ()}
+    out: defaultdict[int, float] = defaultdict(float)
+    for tid, a, b in zip(t["id"], t["start"], t["end"], strict=True):
+        sg = subgraph.get(tid)
+        members = sgs[sg]["ops"] if sg is not None and 0 <= sg < len(sgs) else ()
+        if not members:
+            continue
+        per = (b - a) / len(members)
+        for op in members:
+            out[node[op]] += per
+    return {str(k): v for k, v in out.items()}
+
+
+def slowest_tasks(starts: Sequence[float], ends: Sequence[float], ids: Sequence[int], count: int) -> list[int]:
+    """The positions of the `count` longest tasks, longest first (ties: the lower id first): the swimlane
+    panel's table of a run it draws from windows."""
+    if count <= 0:
+        return []
+    return heapq.nsmallest(count, range(len(starts)), key=lambda k: (starts[k] - ends[k], ids[k]))
+
+
+def window_bins(inside: Sequence[int], lanes_of: Sequence[int], starts: Sequence[float], ends: Sequence[float],
+                start: float, end: float, nbins: int) -> list[tuple[int, float, float, float, int]]:
+    """Per lane and bin of [start, end]: (lane, bin start, bin end, the share of the bin its tasks ran, how many
+    overlap it), non-empty bins only, by lane then time. Linear in tasks + lanes x bins (a task spanning many
+    bins adds to their difference arrays)."""
+    width = (end - start) / nbins if end > start else 1.0
+    edges = [start + i * width for i in range(nbins + 1)]
+    count: dict[int, list[int]] = {}  # lane -> difference array of tasks overlapping each bin
+    full: dict[int, list[int]] = {}  # lane -> difference array of tasks covering each bin whole
+    part: defaultdict[tuple[int, int], float] = defaultdict(float)  # (lane, bin) -> partial overlaps
+    for k in inside:
+        lane = lanes_of[k]
+        a, b = max(starts[k], start), min(ends[k], end)
+        first = min(nbins - 1, max(0, bisect.bisect_right(edges, a) - 1))
+        last = max(first, min(nbins - 1, max(0, bisect.bisect_left(edges, b) - 1)))
+        cd = count.get(lane) or count.setdefault(lane, [0] * (nbins + 1))
+        cd[first] += 1
+        cd[last + 1] -= 1
+        if first == last:
+            part[(lane, first)] += max(0.0, b - a)
+            continue
+        part[(lane, first)] += max(0.0, edges[first + 1] - a)
+        part[(lane, last)] += max(0.0, b - edges[last])
+        if last > first + 1:
+            fd = full.get(lane) or full.setdefault(lane, [0] * (nbins + 1))
+            fd[first + 1] += 1
+            fd[last] -= 1
+    out: list[tuple[int, float, float, float, int]] = []
+    for lane in sorted(count):
+        cd, fd = count[lane], full.get(lane)
+        tasks = covered = 0
+        for i in range(nbins):
+            tasks += cd[i]
+            covered += fd[i] if fd is not None else 0
+            if tasks:
+                busy = part.get((lane, i), 0.0) + covered * width
+                out.append((lane, edges[i], edges[i + 1], min(1.0, busy / width), tasks))
+    return out
+
+
+MAX_LINKED = 1_000  # a window's dependency cone of one task: tasks at most
+MAX_DEPTH = 5  # levels of predecessors and successors in that cone
+MAX_MATCH_RANGES = 10_000  # id ranges a window's match may name
+
+
+def _position(ids: Sequence[int]) -> Callable[[int], int]:
+    """Task id -> position in the columns (-1: none); ids are usually their positions."""
+    n = len(ids)
+    index: dict[int, int] | None = None
+
+    def pos(task: int) -> int:
+        nonlocal index
+        if 0 <= task < n and ids[task] == task:
+            return task
+        if index is None:
+            index = {int(x): k for k, x in enumerate(ids)}
+        return index.get(task, -1)
+    return pos
+
+
+def dependency_cone(ids: Sequence[int], preds: Sequence[Sequence[int]], around: int, depth: int,
+                    cap: int = MAX_LINKED) -> list[int]:
+    """Positions of task `around` and its predecessors and successors to `depth` levels (at most `cap`, nearest
+    levels first): what the swimlane panel draws arrows to from a selected task, in view or not."""
+    pos = _position(ids)
+    k0 = pos(around)
+    if k0 < 0:
+        return []
+    succ: dict[int, list[int]] = defaultdict(list)
+    for k, ps in enumerate(preds):
+        for p in ps or ():
+            succ[int(p)].append(k)
+    out = [k0]
+    seen = {k0}
+    for step in (lambda k: [pos(int(p)) for p in preds[k] or ()], lambda k: succ.get(int(ids[k]), [])):
+        frontier = [k0]
+        for _ in range(depth):
+            nxt: list[int] = []
+            for k in frontier:
+                for j in step(k):
+                    if j >= 0 and j not in seen and len(out) < cap:
+                        seen.add(j)
+                        out.append(j)
+                        nxt.append(j)
+            frontier = nxt
+    return out
+
+
+def match_positions(ids: Sequence[int], ranges: Sequence[Sequence[int]]) -> list[int]:
+    """Positions of the tasks whose id lies in one of `ranges` ([first, last] inclusive): the tasks a panel's
+    search, line filter or leaf highlight found in the record, placed over the whole run."""
+    spans = sorted((int(r[0]), int(r[1])) for r in ranges if len(r) == 2 and r[0] <= r[1])
+    if not spans:
+        return []
+    firsts = [a for a, _ in spans]
+    out = []
+    for k, x in enumerate(ids):
+        i = bisect.bisect_right(firsts, x) - 1
+        if i >= 0 and x <= spans[i][1]:
+            out.append(k)
+    return out
+
+
+def window_profiles(profile_of: Sequence[int | None] | None, profiles: Sequence[Any],
+                    picks: Sequence[int]) -> tuple[list[int], list[Any]]:
+    """The pipe profiles of the tasks at `picks`, renumbered: (each pick's index in the list or -1, the list) —
+    a window's pipe sub-lanes without the run's every profile."""
+    if not profile_of or not profiles:
+        return [-1] * len(picks), []
+    renumber: dict[int, int] = {}
+    out: list[int] = []
+    for k in picks:
+        p = profile_of[k]
+        if p is None or not 0 <= p < len(profiles):
+            out.append(-1)
+            continue
+        out.append(renumber.setdefault(int(p), len(renumber)))
+    return out, [profiles[p] for p in renumber]
