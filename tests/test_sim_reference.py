@@ -266,3 +266,27 @@ def test_pipe_runs_past_the_dense_table_are_found_in_the_dict(monkeypatch):
     _, lw, _, _ = lowered(kernel, *args)
     for options in OPTIONS[:2]:
         _same(lw.program, SLOW_HBM, options)
+
+
+@pytest.mark.skipif(not sim_kernel._NUMBA, reason="numba is not installed")
+def test_the_compiled_functions_are_wrapped_once_when_threads_ask_together():
+    """The loading thread and a big graph's run can ask for the compiled loop at once: each function
+    is wrapped once (wrapping a wrapper raised TypeError in one of them). A fresh process: this one
+    has them already."""
+    import subprocess
+    import sys
+
+    probe = ("import threading\n"
+             "from pypto.boards import sim_kernel\n"
+             "errors = []\n"
+             "def ask():\n"
+             "    try:\n"
+             "        sim_kernel.compiled()\n"
+             "    except Exception as e:\n"
+             "        errors.append(repr(e))\n"
+             "threads = [threading.Thread(target=ask) for _ in range(4)]\n"
+             "for t in threads: t.start()\n"
+             "for t in threads: t.join()\n"
+             "print(errors)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -119,18 +119,27 @@ def compiled() -> SimpleNamespace:
     each function wrapped on the first call, the helpers first so that the loop calls them as
     compiled code; machine code is loaded from numba's on-disk cache, or compiled (seconds) once."""
     global _JITTED
-    if _JITTED is None:
-        import numba
-        from numba.typed import Dict
-
-        jit = numba.njit(cache=True, nogil=True)
-        g = globals()
-        g["Dict"], g["_I64"] = Dict, numba.types.int64
-        for name in ("_heap_push", "_heap_pop", "_pipe_run", "_covered"):
-            g[name] = jit(g[name])
-        _JITTED = SimpleNamespace(**{name: jit(g[name]) for name in (
-            "device_of", "run_events", "ready_level", "waiting_intervals", "lane_waits", "critical_path")})
+    with _COMPILING:  # once: the loading thread and a big graph's run may both come here first
+        if _JITTED is None:
+            _JITTED = _compile()
     return _JITTED
+
+
+_COMPILING = threading.Lock()
+
+
+def _compile() -> SimpleNamespace:
+    """`compiled`'s work, under its lock (wrapping a function twice would wrap a wrapper)."""
+    import numba
+    from numba.typed import Dict
+
+    jit = numba.njit(cache=True, nogil=True)
+    g = globals()
+    g["Dict"], g["_I64"] = Dict, numba.types.int64
+    for name in ("_heap_push", "_heap_pop", "_pipe_run", "_covered"):
+        g[name] = jit(g[name])
+    return SimpleNamespace(**{name: jit(g[name]) for name in (
+        "device_of", "run_events", "ready_level", "waiting_intervals", "lane_waits", "critical_path")})
 
 
 Dict: Any = None  # numba.typed.Dict and numba's int64 type, set by `compiled`
