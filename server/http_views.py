@@ -22,7 +22,15 @@ from typing import Any
 from server.analyze import graphs_after_passes, record_lists
 from server.http_safety import Refused
 from server.jobs import Job
-from server.panel_data import dependency_cone, match_positions, slowest_tasks, window_bins, window_profiles
+from server.panel_data import (
+    dependency_cone,
+    slowest_tasks,
+    window_bins,
+    window_counters,
+    window_match,
+    window_profiles,
+    window_tasks,
+)
 
 EXPORTS: dict[str, str] = {
     "record": "the CompileRecord JSON (record.json)",
@@ -257,8 +265,8 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
     if hi < lo:
         raise Refused(400, f"the window ends ({hi}) before it starts ({lo})")
     wanted = None if lanes is None else set(lanes)
-    pick = [k for k in range(n) if t["end"][k] >= lo and t["start"][k] <= hi
-            and (wanted is None or t["lane"][k] in wanted)]
+    held = window_tasks(t["start"], t["end"], lo, hi)
+    pick = [k for k in held if wanted is None or t["lane"][k] in wanted]
     pick.sort(key=lambda k: (t["start"][k], t["id"][k]))
     total = len(pick)
     binned: list[dict[str, Any]] = []
@@ -271,10 +279,7 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
     else:
         pick = pick[offset:offset + limit]
     nxt = offset + len(pick) if detail == "boxes" and offset + len(pick) < total else None
-    counters: dict[str, list[list[float]]] = {}
-    for name, points in (run.get("counters") or {}).items() if detail == "boxes" else ():
-        before = [p for p in points if p[0] < lo][-1:]
-        counters[name] = before + [p for p in points if lo <= p[0] <= hi]
+    counters = window_counters(run.get("counters") or {}, lo, hi) if detail == "boxes" else {}
     tasks = {key: [col[k] for k in pick] for key, col in t.items()}
     profiles = run.get("pipe_profiles", [])
     if not pipes:
@@ -297,9 +302,7 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
     if around is not None:
         out["linked"] = columns(dependency_cone(t["id"], t.get("preds") or [[] for _ in range(n)], around, depth))
     if match is not None:
-        hits = match_positions(t["id"], match)
-        inside = [k for k in hits if t["end"][k] >= lo and t["start"][k] <= hi]
-        first = min(hits, key=lambda k: (t["start"][k], t["id"][k])) if hits else None
+        hits, inside, first = window_match(t["id"], t["start"], match, held)
         out.update(matched=len(hits), matched_in_window=len(inside),
                    first_match=None if first is None else {k: v[0] for k, v in columns([first]).items()},
                    match_bins=[] if detail != "bins" else [

@@ -300,6 +300,33 @@ def time_share(lists: Mapping[str, Any]) -> dict[str, float]:
     return {str(k): v for k, v in out.items()}
 
 
+def window_tasks(starts: Sequence[float], ends: Sequence[float], start: float, end: float) -> list[int]:
+    """Positions of the tasks a swimlane window [start, end] holds, in position order: those overlapping it
+    (a task that only touches an edge is not in it), every task for the whole run. One rule for both
+    servers' windows, their bins and their matches."""
+    t0, t1 = min(starts, default=0.0), max(ends, default=0.0)
+    if start <= t0 and end >= t1:
+        return list(range(len(starts)))
+    return [k for k in range(len(starts)) if starts[k] < end and ends[k] > start]
+
+
+def window_counters(counters: Mapping[str, Sequence[Sequence[float]]], start: float,
+                    end: float) -> dict[str, list[list[float]]]:
+    """Each counter's points in [start, end], after the one in force at `start`: a window's ready counters."""
+    return {name: [list(p) for p in points if p[0] < start][-1:] + [list(p) for p in points if start <= p[0] <= end]
+            for name, points in counters.items()}
+
+
+def window_match(ids: Sequence[int], starts: Sequence[float], ranges: Sequence[Sequence[int]],
+                 held: Sequence[int]) -> tuple[list[int], list[int], int | None]:
+    """Where a search's tasks (id `ranges`) are: (their positions over the whole run, those of them the window
+    holds — `held`, its `window_tasks` — and the first to start, or None)."""
+    hits = match_positions(ids, ranges)
+    inside = set(held) if hits else set()
+    first = min(hits, key=lambda k: (starts[k], ids[k])) if hits else None
+    return hits, [k for k in hits if k in inside], first
+
+
 def slowest_tasks(starts: Sequence[float], ends: Sequence[float], ids: Sequence[int], count: int) -> list[int]:
     """The positions of the `count` longest tasks, longest first (ties: the lower id first): the swimlane
     panel's table of a run it draws from windows."""

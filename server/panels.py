@@ -28,11 +28,13 @@ from server.features import CHARS, FINDING_UNIT, SUGGESTION_UNIT, Lines, lines_o
 from server.panel_data import (
     block_of,
     dependency_cone,
-    match_positions,
     panel_record,
     slowest_tasks,
     window_bins,
+    window_counters,
+    window_match,
     window_profiles,
+    window_tasks,
 )
 from server.panel_data import tile_grids as tile_grids_of
 from server.panel_data import tile_ops as tile_ops_of
@@ -251,8 +253,7 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
     end = t1 if params.end is None else params.end
     if end < start:
         raise P.ParamsError(f"end ({end}) is before start ({start})")
-    whole = (start, end) == (t0, t1)
-    inside = [k for k in range(len(ids)) if starts[k] < end and ends[k] > start] if not whole else list(range(len(ids)))
+    inside = window_tasks(starts, ends, start, end)
     lanes = [P.Lane(x["name"], x["core"]) for x in sl["lanes"]]
     metrics = dict(sl.get("metrics", {}))
     makespan = float(metrics.get("makespan", t1 - t0))
@@ -270,10 +271,8 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
         # (scheduler bubbles) in the window
         which, profiles = window_profiles(c.get("profile"), sl.get("pipe_profiles") or [], inside)
         boxes = [box(k, p) for k, p in zip(inside, which, strict=True)]
-        for name, points in (sl.get("counters") or {}).items():
-            if name.startswith("ReadyCount"):
-                counters[name] = [list(p) for p in points if p[0] < start][-1:] + \
-                    [list(p) for p in points if start <= p[0] <= end]
+        ready = {name: points for name, points in (sl.get("counters") or {}).items() if name.startswith("ReadyCount")}
+        counters = window_counters(ready, start, end)
     else:
         detail = "bins"
         bins = [P.Bin(*b) for b in window_bins(inside, lanes_of, starts, ends, start, end, nbins)]
@@ -284,10 +283,9 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
                            len(ids), len(inside), lanes, boxes, bins, metrics, nbins, max_boxes, slowest,
                            profiles, counters, linked)
     if params.match is not None:
-        hits = match_positions(ids, params.match)
-        hits_in = [k for k in hits if starts[k] < end and ends[k] > start]
+        hits, hits_in, first = window_match(ids, starts, params.match, inside)
         out.matched, out.matched_in_window = len(hits), len(hits_in)
-        out.first_match = box(min(hits, key=lambda k: (starts[k], ids[k]))) if hits else None
+        out.first_match = None if first is None else box(first)
         if detail == "bins":
             out.match_bins = [P.Bin(*b) for b in window_bins(hits_in, lanes_of, starts, ends, start, end, nbins)]
     return out

@@ -1,0 +1,28 @@
+"""server.panel_data's swimlane-window rules, shared by pypto/swimlane and GET …/swimlane: one edge rule,
+counters clipped with the value in force at the start, a search placed over the run and in the window."""
+
+from __future__ import annotations
+
+from server.panel_data import window_counters, window_match, window_tasks
+
+STARTS = [0.0, 1.0, 2.0, 3.0]
+ENDS = [1.0, 2.0, 3.0, 4.0]
+
+
+def test_a_window_holds_the_tasks_overlapping_it_not_those_touching_an_edge():
+    assert window_tasks(STARTS, ENDS, 1.0, 3.0) == [1, 2]  # tasks 0 and 3 only touch 1.0 and 3.0
+    assert window_tasks(STARTS, ENDS, 1.5, 1.6) == [1]
+    assert window_tasks(STARTS, ENDS, 0.0, 4.0) == [0, 1, 2, 3]
+    assert window_tasks([0.0, 0.0], [0.0, 1.0], 0.0, 1.0) == [0, 1]  # the whole run holds a zero-length task too
+
+
+def test_counters_start_with_the_value_in_force_at_the_windows_start():
+    got = window_counters({"ReadyCount_AIV": [[0.0, 1], [1.5, 2], [2.5, 0], [5.0, 3]]}, 2.0, 3.0)
+    assert got == {"ReadyCount_AIV": [[1.5, 2], [2.5, 0]]}
+
+
+def test_a_search_is_placed_over_the_run_and_in_the_window():
+    ids = [10, 11, 12, 13]
+    held = window_tasks(STARTS, ENDS, 1.0, 3.0)
+    assert window_match(ids, STARTS, [[11, 13]], held) == ([1, 2, 3], [1, 2], 1)
+    assert window_match(ids, STARTS, [[20, 30]], held) == ([], [], None)
