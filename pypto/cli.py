@@ -393,6 +393,9 @@ def swimlane_summary(sl: Swimlane, rows: list[tuple[LaneTask, str]]) -> str:
     if dropped:
         lines.append(f"  not imported ({len(dropped)}):")
         lines += [f"    {d}" for d in dropped]
+    if sl.ignored:
+        lines.append(f"  not followed ({len(sl.ignored)}):")
+        lines += [f"    {d}" for d in sl.ignored]
     return "\n".join(lines)
 
 

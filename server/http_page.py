@@ -286,9 +286,11 @@ fetch(src, {{credentials: "same-origin"}}).then(async r => {{
   const d = await r.json();
   if (!r.ok) throw new Error(typeof d.detail === "string" ? d.detail : `HTTP ${{r.status}}`);
   trace = d;
-  const m = d.run.metrics || {{}}, dropped = (d.run.info || {{}}).dropped || [];
+  const m = d.run.metrics || {{}}, dropped = (d.run.info || {{}}).dropped || [],
+    ignored = (d.run.info || {{}}).ignored || [];
   state.textContent = `${{d.run.tasks.id.length}} tasks on ${{d.run.lanes.length}} lanes · makespan ` +
-    `${{(m.makespan_us || 0).toFixed(2)}} µs` + (dropped.length ? ` · not placed: ${{dropped.join("; ")}}` : "");
+    `${{(m.makespan_us || 0).toFixed(2)}} µs` + (dropped.length ? ` · not placed: ${{dropped.join("; ")}}` : "") +
+    (ignored.length ? ` · not followed: ${{ignored.join("; ")}}` : "");
   send();
 }}).catch(err => {{ state.textContent = err.message; state.className = "err"; }});
 </script>

@@ -31,7 +31,7 @@ from pypto.analysis.findings import SEVERITIES, Finding
 from pypto.analysis.health import health_report
 from pypto.analysis.line_costs import line_costs
 from pypto.analysis.precision import precision_report
-from pypto.boards.swimlane import metrics
+from pypto.boards.swimlane import metrics, ready_times
 from pypto.compiler.manager import Program
 from pypto.frontend.inputs import def_loc, example_arguments
 from pypto.frontend.jit import to_numpy
@@ -355,10 +355,8 @@ def _leaf_class(leaf: int) -> str:
 def _ready_intervals(tasks: Sequence[Any], core_of: Mapping[int, str]) -> dict[str, list[tuple[float, float]]]:
     """Per core type, the disjoint intervals when one of its tasks was ready and not started
     (the panel's red hatching: an idle lane then is a scheduler bubble, not a dependency wait)."""
-    ends = {t.id: t.end for t in tasks}
     spans: dict[str, list[tuple[float, float]]] = {}
-    for t in tasks:
-        ready = t.ready if t.ready is not None else max((ends[p] for p in t.preds if p in ends), default=t.start)
+    for t, ready in zip(tasks, ready_times(tasks)):
         if ready < t.start:
             spans.setdefault(core_of[t.lane], []).append((ready, t.start))
     out: dict[str, list[tuple[float, float]]] = {}

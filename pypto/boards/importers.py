@@ -12,9 +12,11 @@ kept in `LaneTask.name`; times are shifted so the run starts at 0; lanes are nam
 numbers. Every lane the file has is kept, PyPTO's "Fake Core" lane too (core `PLACEHOLDER`:
 its tasks stay in the dependency graph, see `swimlane.metrics`). Whatever a loader reads and
 cannot place (a slice on a thread that is no core, a flow arrow that binds to no slice, a
-dependency naming no task) is counted in `info["dropped"]` (`Swimlane.dropped`), one line
-each, never silently left out. Malformed input raises a ValueError that names the file and
-what is wrong.
+dependency naming no task, an arrow from a task to itself) is counted in `info["dropped"]`
+(`Swimlane.dropped`), one line each, never silently left out; arrows that run back in time
+(real traces have them, and cycles) are kept and counted in `info["ignored"]`
+(`Swimlane.ignored`): the critical path does not follow them. Malformed input raises a
+ValueError that names the file and what is wrong.
 
 `write_l1_prof` and `write_chip_swimlane` write a swimlane in those formats — cheap, and what
 lets the loaders (and a user's own scripts) be tested without hardware.
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pypto.boards.swimlane import PLACEHOLDER, SCHEMA, Lane, LaneTask, Swimlane
+from pypto.boards.swimlane import PLACEHOLDER, SCHEMA, Lane, LaneTask, Swimlane, backward_arrows
 from pypto.boards.trace import paused_gc
 
 Json = Any
@@ -109,14 +111,35 @@ def _build(source: str, fmt: str, raws: Sequence[_Raw], lane_names: Sequence[str
     new_id = {raws[k].key: i for i, k in enumerate(order)}
     t0 = min((r.start for r in raws), default=0.0)
     tasks = []
+    to_self = to_none = 0
     for i, k in enumerate(order):
         r = raws[k]
-        preds = tuple(sorted({new_id[p] for p in r.preds if p in new_id and new_id[p] != i}))
+        ids = [new_id.get(p, -1) for p in r.preds]
+        to_self += ids.count(i)
+        to_none += ids.count(-1)
+        preds = tuple(sorted({p for p in ids if p >= 0 and p != i}))
         tasks.append(LaneTask(i, lane_index[r.lane], r.start - t0, r.end - t0, r.leaf, r.coord, preds,
                               None if r.ready is None else r.ready - t0, -1, r.name))
+    lines = list(dropped)
+    if to_self:
+        lines.append(f"{to_self} dependency arrows from a task to itself")
+    if to_none:
+        lines.append(f"{to_none} dependencies naming no task of the file")
     shifted = {k: [(ts - t0, v) for ts, v in s] for k, s in (counters or {}).items()}
     return Swimlane("imported", f"imported from {Path(source).name}", lanes, tuple(tasks), shifted, (),
-                    {"source": str(source), "format": fmt, **(info or {}), "dropped": list(dropped)})
+                    {"source": str(source), "format": fmt, **(info or {}), "dropped": lines,
+                     "ignored": ignored_arrows(tasks)})
+
+
+def ignored_arrows(tasks: Sequence[LaneTask]) -> list[str]:
+    """What the critical path of `tasks` leaves out (`Swimlane.ignored`): the arrows that run back in
+    time, and how many of them close a cycle (swimlane.backward_arrows) — kept, drawn, not followed."""
+    back, cyclic = backward_arrows(tasks)
+    if not back:
+        return []
+    return [f"{back} dependency arrows run back in time (the predecessor starts after its successor, or with "
+            f"it and ends later; {cyclic} of them close a cycle): kept and drawn, not followed by the critical "
+            f"path"]
 
 
 def _guard(source: str, fn: Any, *args: Any) -> Swimlane:

@@ -694,22 +694,24 @@ def lane_waits(order: np.ndarray, lane_ptr: np.ndarray, lanes: np.ndarray, lane_
 
 
 def critical_path(order: np.ndarray, start: np.ndarray, end: np.ndarray, pred_ptr: np.ndarray,
-                  pred_idx: np.ndarray) -> tuple[np.ndarray, float]:  # pragma: no cover
-    """`swimlane.critical_path` without placeholders, tasks visited in `order` (by start, end, id):
-    the longest chain of durations (task ids, first to last) and its length."""
+                  pred_idx: np.ndarray) -> tuple[np.ndarray, float, int]:  # pragma: no cover
+    """`swimlane.longest_chain` without placeholders, tasks visited in `order` (by start, end, id):
+    the longest chain of durations (task ids, first to last), its length, and how many arrows it
+    could not follow (a predecessor not visited before its task: back in time, itself, no task)."""
     n = start.shape[0]
     best = np.zeros(n)
     has = np.zeros(n, dtype=np.bool_)
     back = np.full(n, -1, dtype=np.int64)
+    ignored = 0
     for k in range(n):
         t = order[k]
         top = 0.0
         arg = -1
         for q in range(pred_ptr[t], pred_ptr[t + 1]):
             p = pred_idx[q]
-            if not has[p]:  # a predecessor visited later: its own duration
-                best[p] = end[p] - start[p]
-                has[p] = True
+            if p < 0 or p >= n or not has[p]:
+                ignored += 1
+                continue
             v = best[p]
             if v > top:
                 top = v
@@ -731,4 +733,4 @@ def critical_path(order: np.ndarray, start: np.ndarray, end: np.ndarray, pred_pt
     for k in range(length - 1, -1, -1):
         path[k] = t
         t = back[t]
-    return path, best[last]
+    return path, best[last], ignored

@@ -15,7 +15,9 @@ profile it ran (`LaneTask.profile`), which keeps 100k-task swimlanes small.
 makespan, per-lane and per-core-type utilization, idle time split into waiting for a
 dependency (nothing of the lane's core type was ready) and waiting for the scheduler
 (something was ready, the lane was idle), the critical path — the longest chain of task
-durations through the dependency DAG, computed here — and per-leaf statistics.
+durations over the dependency arrows that run forward in time, computed here (an imported
+trace's arrows may run back in time and form cycles: those are counted, never followed) — and
+per-leaf statistics.
 """
 
 from __future__ import annotations
@@ -240,6 +242,11 @@ class Swimlane:
         """What an importer read in the file and could not place (one line each, with its count)."""
         return [str(x) for x in self.info.get("dropped", ())]
 
+    @property
+    def ignored(self) -> list[str]:
+        """What an importer kept but the metrics do not follow (arrows back in time, cycles), one line each."""
+        return [str(x) for x in self.info.get("ignored", ())]
+
     def pipes(self, task: LaneTask) -> dict[str, list[tuple[float, float]]]:
         """The task's per-pipe busy intervals in µs (sim board; empty otherwise)."""
         if task.profile < 0:
@@ -328,6 +335,7 @@ class Metrics:
     total_lanes: int = 0  # every lane of the swimlane
     active_utilization: float = 0.0  # busy / (makespan * active_lanes)
     placeholder_tasks: int = 0  # tasks on placeholder lanes (PLACEHOLDER): in the critical path only
+    ignored_arrows: int = 0  # dependency arrows the critical path cannot follow: back in time (imported traces)
 
     @property
     def critical_share(self) -> float:
@@ -351,43 +359,125 @@ class Metrics:
                 "utilization_lanes": {"counted": self.counted_lanes, "ran_tasks": self.active_lanes,
                                       "total": self.total_lanes, "basis": self.utilization_basis},
                 "active_utilization": self.active_utilization, "placeholder_tasks": self.placeholder_tasks,
+                "ignored_arrows": self.ignored_arrows,
                 "leaves": [{"leaf": s.leaf, "count": s.count, "min_us": s.min, "avg_us": s.avg, "max_us": s.max,
                             "total_us": s.total} for s in self.leaves]}
 
 
-def critical_path(tasks: Sequence[LaneTask], free: Collection[int] = ()) -> tuple[tuple[int, ...], float]:
-    """The longest chain of task durations through the dependency DAG (resources ignored); the
-    tasks in `free` (placeholders) are links of a chain that take no time."""
-    by_id = {t.id: t for t in tasks}
+def visit_order(tasks: Sequence[LaneTask]) -> list[LaneTask]:
+    """The tasks by (start, end, id): the order in which a dependency arrow counts as running forward in
+    time (its predecessor comes first). Every walk over `preds` that must end follows this order."""
+    return sorted(tasks, key=lambda x: (x.start, x.end, x.id))
+
+
+def longest_chain(tasks: Sequence[LaneTask], free: Collection[int] = ()) -> tuple[tuple[int, ...], float, int]:
+    """`critical_path`, and how many arrows it could not follow (`backward_arrows` counts them too).
+
+    Tasks are visited in `visit_order`; a task's predecessor counts only if it was visited before
+    it. An arrow from a task that starts after its successor (or with it and ends later), a task's
+    arrow to itself and one naming no task are not links of any chain — so a trace whose arrows
+    form cycles still has a critical path, a real chain of arrows that run forward in time."""
     free = set(free)
-
-    def duration(t: LaneTask) -> float:
-        return 0.0 if t.id in free else t.duration
-
     best: dict[int, float] = {}
     back: dict[int, int] = {}
-    for t in sorted(tasks, key=lambda x: (x.start, x.end, x.id)):  # a task starts after its preds end
+    ignored = 0
+    for t in visit_order(tasks):
         top, arg = 0.0, -1
         for p in t.preds:
             v = best.get(p)
-            if v is None and p in by_id:  # a pred listed later (imported data out of order)
-                v = best.setdefault(p, duration(by_id[p]))
-            if v is not None and (v > top or (arg < 0 and p in free)):  # a placeholder still links the chain
+            if v is None:
+                ignored += 1
+            elif v > top or (arg < 0 and p in free):  # a placeholder still links the chain
                 top, arg = v, p
-        best[t.id] = top + duration(t)
+        best[t.id] = top + (0.0 if t.id in free else t.duration)
         back[t.id] = arg
     if not best:
-        return (), 0.0
+        return (), 0.0, ignored
     end = max(best, key=lambda k: (best[k], -k))
     path = [end]
-    while back.get(path[-1], -1) >= 0:
+    while back.get(path[-1], -1) >= 0 and len(path) <= len(best):  # bounded even if ids repeat
         path.append(back[path[-1]])
-    return tuple(reversed(path)), best[end]
+    return tuple(reversed(path)), best[end], ignored
 
 
-def _ready_times(tasks: Sequence[LaneTask]) -> list[float]:
+def critical_path(tasks: Sequence[LaneTask], free: Collection[int] = ()) -> tuple[tuple[int, ...], float]:
+    """The longest chain of task durations over the dependency arrows that run forward in time
+    (resources ignored; see `longest_chain`); the tasks in `free` (placeholders) are links of a
+    chain that take no time."""
+    path, length, _ = longest_chain(tasks, free)
+    return path, length
+
+
+def backward_arrows(tasks: Sequence[LaneTask]) -> tuple[int, int]:
+    """(arrows that run back in time, how many of them close a cycle) among `tasks`' preds naming
+    another task: the arrows `critical_path` does not follow. An arrow p → t closes a cycle when t
+    reaches p over the arrows (same strongly connected component; iterative Tarjan, linear)."""
+    rank = {t.id: k for k, t in enumerate(visit_order(tasks))}
+    succ: list[list[int]] = [[] for _ in rank]
+    back: list[tuple[int, int]] = []
+    for t in tasks:
+        k = rank[t.id]
+        for p in t.preds:
+            j = rank.get(p)
+            if j is None or j == k:
+                continue
+            succ[j].append(k)
+            if j > k:
+                back.append((j, k))
+    if not back:
+        return 0, 0
+    comp = _components(succ)
+    return len(back), sum(1 for j, k in back if comp[j] == comp[k])
+
+
+def _components(succ: Sequence[Sequence[int]]) -> list[int]:
+    """Strongly connected component of each vertex (Tarjan's algorithm without recursion)."""
+    n = len(succ)
+    index = [-1] * n
+    low = [0] * n
+    comp = [-1] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    counter = ncomp = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        work = [(root, 0)]
+        while work:
+            v, i = work.pop()
+            if i == 0:
+                index[v] = low[v] = counter
+                counter += 1
+                stack.append(v)
+                on_stack[v] = True
+            if i < len(succ[v]):
+                work.append((v, i + 1))
+                w = succ[v][i]
+                if index[w] < 0:
+                    work.append((w, 0))
+                elif on_stack[w]:
+                    low[v] = min(low[v], index[w])
+                continue
+            if low[v] == index[v]:
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    comp[w] = ncomp
+                    if w == v:
+                        break
+                ncomp += 1
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+    return comp
+
+
+def ready_times(tasks: Sequence[LaneTask]) -> list[float]:
+    """When each task became ready: its own `ready`, else when its last predecessor ended — never
+    after it started (an arrow back in time makes no task wait)."""
     ends = {t.id: t.end for t in tasks}
-    return [t.ready if t.ready is not None else max((ends[p] for p in t.preds if p in ends), default=t.start)
+    return [t.ready if t.ready is not None else min(t.start, max((ends[p] for p in t.preds if p in ends),
+                                                                  default=t.start))
             for t in tasks]
 
 
@@ -433,9 +523,9 @@ def metrics(sl: Swimlane) -> Metrics:
     fake = {t.id for t in sl.tasks if t.lane in fake_lanes}
     tasks = [t for t in sl.tasks if t.id not in fake] if fake else sl.tasks
     if not tasks:
-        path, cp = critical_path(sl.tasks, fake)
+        path, cp, ignored = longest_chain(sl.tasks, fake)
         return Metrics(0.0, 0.0, 0.0, tuple(0.0 for _ in sl.lanes), {}, 0.0, 0.0, path, cp, (), 0, 0,
-                       len(sl.lanes), 0.0, len(fake))
+                       len(sl.lanes), 0.0, len(fake), ignored)
     t0 = min(t.start for t in tasks)
     t1 = max(t.end for t in tasks)
     makespan = t1 - t0
@@ -448,7 +538,7 @@ def metrics(sl: Swimlane) -> Metrics:
     active = len(per_lane)
     active_util = math.fsum(busy) / (makespan * active) if makespan > 0 else 0.0
     # idle time per lane, split by whether something of its core type was waiting
-    ready = _ready_times(tasks)
+    ready = ready_times(tasks)
     waiting = {core: _waiting_intervals(tasks, ready, core, sl.lanes) for core in used_cores}
     wait_dep = wait_sched = 0.0
     for i in counted:
@@ -462,14 +552,14 @@ def metrics(sl: Swimlane) -> Metrics:
                 wait_dep += (b - a) - sched
             if t is not None:
                 cursor = max(cursor, t.end)
-    path, cp = critical_path(sl.tasks, fake)
+    path, cp, ignored = longest_chain(sl.tasks, fake)
     durations: dict[int, list[float]] = defaultdict(list)
     for t in tasks:
         durations[t.leaf].append(t.duration)
     leaves = tuple(LeafStats(leaf, len(d), min(d), math.fsum(d) / len(d), max(d), math.fsum(d))
                    for leaf, d in sorted(durations.items()))
     return Metrics(makespan, math.fsum(busy), utilization, lane_util, core_util, wait_dep, wait_sched, path, cp,
-                   leaves, len(counted), active, len(sl.lanes), active_util, len(fake))
+                   leaves, len(counted), active, len(sl.lanes), active_util, len(fake), ignored)
 
 
 def _utilization(lanes: Sequence[Lane], busy: list[float], used_cores: set[str], makespan: float
@@ -528,7 +618,8 @@ def _column_metrics(sl: Swimlane, tc: TaskColumns) -> Metrics:
         by_start, lane_ptr, np.array(counted, dtype=np.int64), core_of_lane, start, end, t0, t1,
         np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
         np.concatenate([p[2] for p in parts]), w_ptr)
-    path, cp = jit.critical_path(np.lexsort((np.arange(n), end, start)), start, end, tc.pred_ptr, tc.pred_idx)
+    path, cp, ignored = jit.critical_path(np.lexsort((np.arange(n), end, start)), start, end, tc.pred_ptr,
+                                          tc.pred_idx)
     by_leaf = np.argsort(leaf, kind="stable")
     leaf_ids, leaf_counts = np.unique(leaf, return_counts=True)
     leaf_durations = duration[by_leaf]
@@ -540,12 +631,13 @@ def _column_metrics(sl: Swimlane, tc: TaskColumns) -> Metrics:
         total = math.fsum(d.tolist())
         leaves.append(LeafStats(lf, count, float(d.min()), total / count, float(d.max()), total))
     return Metrics(makespan, math.fsum(busy), utilization, lane_util, core_util, float(wait_dep), float(wait_sched),
-                   tuple(path.tolist()), float(cp), tuple(leaves), len(counted), active, nlanes, active_util, 0)
+                   tuple(path.tolist()), float(cp), tuple(leaves), len(counted), active, nlanes, active_util, 0,
+                   int(ignored))
 
 
 def ready_counters(tasks: Sequence[LaneTask], lanes: Sequence[Lane]) -> dict[str, list[tuple[float, float]]]:
     """`ReadyCount_<core>` and `ReadyCount_Total`: tasks ready and not yet started, over time."""
-    ready = _ready_times(tasks)
+    ready = ready_times(tasks)
     events: dict[str, list[tuple[float, int]]] = defaultdict(list)
     for t, r in zip(tasks, ready):
         core = lanes[t.lane].core

@@ -574,6 +574,8 @@ def text_trace(sl: Swimlane, record: Any | None = None, max_tasks_per_lane: int 
              f"waiting for the scheduler {m.wait_scheduler:.3f} µs"]
     if sl.dropped:
         lines.append(f"not imported: {'; '.join(sl.dropped)}")
+    if sl.ignored:
+        lines.append(f"not followed: {'; '.join(sl.ignored)}")
     if m.leaves:
         lines.append("leaves:")
         first_task = {}
