@@ -352,18 +352,22 @@ def test_a_wave_of_matmul_tiles_on_threads_equals_the_op_by_op_run():
 
 @pytest.mark.skipif((blas_threads() or 1) < 2, reason="needs OpenBLAS at 2 or more threads")
 def test_the_tiles_bytes_do_not_depend_on_blas_threads():
-    """What the scope guards: at BLAS's own thread count (2 or more here) a 256 x 1024 x 256 tile
-    has other bytes than at one thread, and the executor's are the one-thread ones whatever the
-    count outside."""
+    """What the scope guards: the executor's bytes for a 256 x 1024 x 256 tile are the one-thread
+    ones whatever BLAS's count outside (2 or more here). Where BLAS at that count gives other bytes
+    than at one thread (OpenBLAS splits the sum over threads on some CPUs, not on others: a property
+    of the machine), the test tells the two apart; where it gives the same bytes, it checks what it
+    can and skips, naming the premise."""
     p, ex, arrays = _matmul_executor()
     a, b = arrays["a"][:256], arrays["b"][:, :256]
     many = np.matmul(a, b)
     with one_blas_thread():
         one = np.matmul(a, b)
-    assert many.tobytes() != one.tobytes()
     got = next(iter(ex.run(arrays).values()))
     assert np.ascontiguousarray(got[:256, :256]).tobytes() == one.tobytes()
     assert np.matmul(a, b).tobytes() == many.tobytes()  # the count outside is restored
+    if many.tobytes() == one.tobytes():
+        pytest.skip(f"BLAS gives the same bytes at {blas_threads()} threads as at one on this machine: "
+                    "the executor's bytes cannot be told apart from the many-thread ones here")
 
 
 def test_the_blas_scope_is_counted_and_restores_the_count():

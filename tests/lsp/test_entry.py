@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -28,18 +27,17 @@ def test_the_console_script_runs_the_same_main():
 
 
 @pytest.mark.asyncio
-async def test_python_dash_m_server_answers_initialize_quickly():
+async def test_python_dash_m_server_answers_initialize():
+    """`python -m server` starts and answers `initialize` with its capabilities. How fast is measured by
+    benchmarks/lsp_bench.py (start-up), not here: a wall-clock bound fails on a loaded machine."""
     client = make_test_lsp_client()
-    t0 = time.perf_counter()
     await client.start_io(sys.executable, "-m", "server")
     try:
         result = await client.initialize_session(lsp.InitializeParams(capabilities=lsp.ClientCapabilities()))
-        seconds = time.perf_counter() - t0
         assert result.server_info is not None and result.server_info.name == "pypto-ide-server"
         caps = result.capabilities
         assert caps.hover_provider and caps.code_lens_provider and caps.inlay_hint_provider
         assert caps.code_action_provider
-        assert seconds < 5.0, f"initialize answered after {seconds:.2f} s"  # ~0.6 s on an idle machine
         await client.shutdown_session()
     finally:
         await client.stop()
