@@ -50,6 +50,7 @@ from pypto.language.api import (
     floor,
     full,
     gather,
+    gathermask,
     ge,
     get_cube_tile_shapes,
     get_vec_tile_shapes,
@@ -152,6 +153,8 @@ DT_UINT16 = DataType.DT_UINT16
 DT_UINT32 = DataType.DT_UINT32
 DT_UINT64 = DataType.DT_UINT64
 DT_DOUBLE = DataType.DT_DOUBLE
+DT_FP8E4M3 = DataType.DT_FP8E4M3
+DT_FP8E5M2 = DataType.DT_FP8E5M2
 
 __version__ = "0.1.0"
 

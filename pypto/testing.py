@@ -34,7 +34,7 @@ def _np(x: Any) -> np.ndarray:
         return x
     if hasattr(x, "detach"):
         t = x.detach().cpu()
-        if str(t.dtype) == "torch.bfloat16":
+        if str(t.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):  # no numpy type
             t = t.float()
         return np.asarray(t.numpy())
     return np.asarray(x)

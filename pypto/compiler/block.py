@@ -55,6 +55,7 @@ Opcode table (tile op -> opcode, pipe):
 | combine_arg                     | TARGCOMBINE                             | V    |
 | fill / arange                   | TEXPANDS / TCI                          | V    |
 | transpose                       | TTRANS                                  | V    |
+| gathermask                      | TGATHERMASK, the pattern mode noted     | V    |
 | expand_clone                    | TROWEXPAND (last dim) / TCOLEXPAND      | V    |
 | clone                           | TCOPY  UB->UB                           | V    |
 | bitcast                         | none: the result aliases its input      |      |
@@ -131,6 +132,8 @@ def vector_opcode(o: TileOp, in_shapes: Sequence[tuple[int, ...]]) -> tuple[str,
         return "TCI", f"from {a.get('first')} step {a.get('step')}", False
     if o.op == "transpose":
         return "TTRANS", f"perm {list(a.get('perm', ()))}", False
+    if o.op == "gathermask":
+        return "TGATHERMASK", f"pattern {a.get('pattern_mode')}", False
     notes = []
     if o.op in _COMPARE:
         name = "TCMP"

@@ -127,6 +127,7 @@ FP32_FOR_FP16 = frozenset({"exp", "exp2", "expm1", "log", "log1p", "log2", "log1
                            "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "erfc", "div",
                            "pow", "sum", "prod"})
 _SKIP = frozenset({"cast", "where"})
+_FP32_ALWAYS = frozenset({DataType.DT_BF16, DataType.DT_FP8E4M3, DataType.DT_FP8E5M2})  # every vector op in fp32
 
 
 def _needs_fp32(n: Node, em: Emitter) -> bool:
@@ -134,9 +135,9 @@ def _needs_fp32(n: Node, em: Emitter) -> bool:
         return False
     dts = {em.type_of(v).dtype for v in n.inputs}
     assert n.type is not None
-    if n.type.dtype is DataType.DT_BOOL and dts <= {DataType.DT_BF16}:
-        return True  # comparisons on bf16
-    if DataType.DT_BF16 in dts or n.type.dtype is DataType.DT_BF16:
+    if n.type.dtype is DataType.DT_BOOL and dts <= _FP32_ALWAYS:
+        return True  # comparisons on bf16 (or fp8)
+    if dts & _FP32_ALWAYS or n.type.dtype in _FP32_ALWAYS:
         return True
     return n.op in FP32_FOR_FP16 and (DataType.DT_FP16 in dts or n.type.dtype is DataType.DT_FP16)
 
@@ -151,7 +152,7 @@ def _autocast(n: Node, em: Emitter) -> int | None:
 
 
 def autocast(p: Program, ctx: PassContext) -> Program:
-    """bf16 vector ops (and fp16 transcendentals, div, pow and reductions) compute in fp32:
+    """bf16 and fp8 vector ops (and fp16 transcendentals, div, pow and reductions) compute in fp32:
     cast in, compute, cast back — the rounding the reference semantics already describe."""
     g, next_id = rewrite(p.graph, _autocast, "autocast", p.next_id)
     return p if g is p.graph else dataclasses.replace(p, graph=g, next_id=next_id)

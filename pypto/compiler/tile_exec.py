@@ -93,7 +93,7 @@ from numpy.lib.stride_tricks import as_strided
 from pypto.compiler.blas import blas_controlled, one_blas_thread
 from pypto.compiler.tile_expand import tile_op
 from pypto.compiler.tile_ir import Buffer, Region, TileGraph, TileOp
-from pypto.ir.dtypes import DataType
+from pypto.ir.dtypes import FP8, DataType
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
@@ -104,7 +104,9 @@ _POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs"})  # where a t
 _REDUCE = frozenset({"sum", "prod", "amax", "amin", "argmax", "argmin"})
 _ELEMENTWISE = frozenset(k for k, d in OPS.items() if d.kind in ("unary", "binary", "where")) | {"clone"}
 _OWN = frozenset({"combine", "combine_arg", "fill", "bitcast", "expand_clone", "transpose"})
-_BATCHABLE = _OWN | _REDUCE | _ELEMENTWISE  # every other kind (matmul, arange, …) runs tile by tile
+_FP8_NP = frozenset(d.np for d in FP8)
+_LAST_AXIS = frozenset({"gathermask"})  # kernels that pick along the last axis: any leading axes batch
+_BATCHABLE = _OWN | _REDUCE | _ELEMENTWISE | _LAST_AXIS  # every other kind (matmul, arange, …) runs tile by tile
 # elementwise kinds whose kernel (`pypto.reference.kernels`) is exactly this ufunc on float operands
 # of the compute dtype: a segment's chunk runs them with `out=` (`TileExecutor._into`)
 _INTO_UNARY = {"exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log1p": np.log1p,
@@ -293,6 +295,8 @@ class _Window:
         arr = arenas[self.arena].reshape(self.layout)
         sub = arr[tuple(slice(b, None) for b in self.base)]
         strides = tuple(s * k for s, k in zip(sub.strides, self.step)) + sub.strides[1:]
+        if sub.dtype in _FP8_NP:  # numpy cannot rebuild fp8 from its array interface ('<f1'): stride the bytes
+            return as_strided(sub.view(np.uint8), self.grid + self.shape, strides).view(sub.dtype)
         return as_strided(sub, self.grid + self.shape, strides)
 
     def load(self, arenas: Sequence[np.ndarray], view: bool) -> np.ndarray:

@@ -25,7 +25,7 @@ from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError, window_message
 from pypto.ir.graph import Graph, Node
-from pypto.ir.ops import OPS
+from pypto.ir.ops import GATHERMASK_PATTERNS, OPS
 from pypto.reference.kernels import valid_common_shape, view_extent
 
 COMBINE = {"sum": "add", "amax": "max", "amin": "min", "prod": "mul"}
@@ -387,6 +387,8 @@ class Expander:
             self.elementwise(n, inst)
         elif kind == "reduce":
             self.reduce(n, inst)
+        elif op == "gathermask":
+            self.gathermask(n, inst)
         elif kind == "index":
             self.index_op(n, inst)
         elif op == "transpose":
@@ -501,6 +503,30 @@ class Expander:
                 srcs += [self.tile_for(v, io, iz, n, inst) for v in n.inputs[2:]]
             ids[coord] = self.new(n.op, n, inst, coord, shp, n.type.dtype, tuple(srcs), None, n.attrs)
         self.place[n.id] = Tiles(inst, shape, tile, ids)
+
+    def gathermask(self, n: Node, inst: int) -> None:
+        """PyPTO's gathermask: the vec tile cuts the input (its last entry a multiple of the pattern's
+        stride, checked when traced); each input tile gives the output tile at the same coordinate,
+        its last axis divided by the stride."""
+        assert n.type is not None
+        (v,) = n.inputs
+        stride = GATHERMASK_PATTERNS[n.attrs["pattern_mode"]][1]
+        declared = tuple(S.evaluate(d, self.env) for d in self.types[v].shape)
+        if declared[-1] % stride:
+            raise PyptoError(f"gathermask: pattern_mode {n.attrs['pattern_mode']} needs the last axis to be a "
+                             f"multiple of {stride}; it is {declared[-1]} in this call", n.loc)
+        vshape = self.shape_of(v)
+        tile = self.tile_of(n, vshape)
+        oshape = vshape[:-1] + (vshape[-1] // stride,)
+        otile = tile[:-1] + (max(1, tile[-1] // stride),)
+        ids = {}
+        for coord, off, shp in grid(vshape, tile):
+            oshp = shp[:-1] + (shp[-1] // stride,)
+            if oshp[-1] == 0:  # a valid part's short tail: it keeps nothing
+                continue
+            src = self.tile_for(v, off, shp, n, inst)
+            ids[coord] = self.new("gathermask", n, inst, coord, oshp, n.type.dtype, (src,), None, n.attrs)
+        self.place[n.id] = Tiles(inst, oshape, otile, ids)
 
     def reduce(self, n: Node, inst: int) -> None:
         assert n.type is not None

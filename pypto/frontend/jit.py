@@ -133,9 +133,16 @@ def to_numpy(x: Any) -> np.ndarray:
     t = x.detach()
     if t.device.type != "cpu":
         raise PyptoError(f"tensor on device {t.device} passed to a pypto kernel; this product runs on the CPU")
-    if t.dtype == torch.bfloat16:
-        return t.contiguous().view(torch.int16).numpy().view(DataType.DT_BF16.np)
+    dt = dtypes.from_torch(t.dtype)
+    if dt in BIT_VIEWS:
+        return t.contiguous().view(getattr(torch, BIT_VIEWS[dt].name)).numpy().view(dt.np)
     return t.numpy()
+
+
+# dtypes numpy has no type of its own for (ml_dtypes' bfloat16 and fp8): they cross between torch and
+# numpy as their bytes, through an integer view of the same size
+BIT_VIEWS: dict[DataType, np.dtype] = {DataType.DT_BF16: np.dtype(np.int16), DataType.DT_FP8E4M3: np.dtype(np.uint8),
+                                       DataType.DT_FP8E5M2: np.dtype(np.uint8)}
 
 
 MAX_READ_ELEMENTS = 1 << 22
@@ -165,8 +172,9 @@ def from_numpy_like(arr: np.ndarray, like_torch: bool) -> Any:
     import torch
 
     arr = np.require(arr, requirements="C")  # not ascontiguousarray: it turns a 0-d result into shape [1]
-    if arr.dtype == DataType.DT_BF16.np:
-        return torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
+    dt = dtypes.from_numpy(arr.dtype)
+    if dt in BIT_VIEWS:
+        return torch.from_numpy(arr.view(BIT_VIEWS[dt])).view(dtypes.torch_dtype(dt))
     return torch.from_numpy(arr)
 
 

@@ -1,8 +1,9 @@
 """Data types: the `DataType` enum, its sizes, and the numpy/torch types that carry it on the CPU.
 
-One table maps every PyPTO dtype to its byte size, its numpy dtype (bfloat16 comes from
-`ml_dtypes`, so it is a real bfloat16, never a silent fp32) and its torch name. Type
-promotion between operands follows torch's rules, so kernels compute what users expect.
+One table maps every PyPTO dtype to its byte size, its numpy dtype (bfloat16 and the fp8
+formats come from `ml_dtypes`, so they are real bfloat16 / float8, never a silent fp32) and its
+torch name. Type promotion between operands follows torch's rules, so kernels compute what users
+expect; like torch, no fp8 type promotes with another type (cast first).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
+
+from pypto.ir.errors import ShapeError
 
 
 class DataType(enum.Enum):
@@ -30,6 +33,8 @@ class DataType(enum.Enum):
     DT_UINT32 = "uint32"
     DT_UINT64 = "uint64"
     DT_DOUBLE = "fp64"
+    DT_FP8E4M3 = "fp8e4m3"  # torch.float8_e4m3fn: 4 exponent bits, 3 mantissa bits, no inf
+    DT_FP8E5M2 = "fp8e5m2"  # torch.float8_e5m2: 5 exponent bits, 2 mantissa bits
 
     def __repr__(self) -> str:
         return f"pypto.{self.name}"
@@ -59,12 +64,14 @@ class DataType(enum.Enum):
         return _NP[self]
 
 
-_FLOATS = {DataType.DT_FP32, DataType.DT_FP16, DataType.DT_BF16, DataType.DT_DOUBLE}
+_FLOATS = {DataType.DT_FP32, DataType.DT_FP16, DataType.DT_BF16, DataType.DT_DOUBLE, DataType.DT_FP8E4M3,
+           DataType.DT_FP8E5M2}
+FP8 = frozenset({DataType.DT_FP8E4M3, DataType.DT_FP8E5M2})
 _SIZE = {
     DataType.DT_FP32: 4, DataType.DT_FP16: 2, DataType.DT_BF16: 2, DataType.DT_INT8: 1,
     DataType.DT_INT16: 2, DataType.DT_INT32: 4, DataType.DT_INT64: 8, DataType.DT_UINT8: 1,
     DataType.DT_BOOL: 1, DataType.DT_UINT16: 2, DataType.DT_UINT32: 4, DataType.DT_UINT64: 8,
-    DataType.DT_DOUBLE: 8,
+    DataType.DT_DOUBLE: 8, DataType.DT_FP8E4M3: 1, DataType.DT_FP8E5M2: 1,
 }
 _NP: dict[DataType, np.dtype] = {
     DataType.DT_FP32: np.dtype(np.float32), DataType.DT_FP16: np.dtype(np.float16),
@@ -73,7 +80,8 @@ _NP: dict[DataType, np.dtype] = {
     DataType.DT_INT64: np.dtype(np.int64), DataType.DT_UINT8: np.dtype(np.uint8),
     DataType.DT_BOOL: np.dtype(np.bool_), DataType.DT_UINT16: np.dtype(np.uint16),
     DataType.DT_UINT32: np.dtype(np.uint32), DataType.DT_UINT64: np.dtype(np.uint64),
-    DataType.DT_DOUBLE: np.dtype(np.float64),
+    DataType.DT_DOUBLE: np.dtype(np.float64), DataType.DT_FP8E4M3: np.dtype(ml_dtypes.float8_e4m3fn),
+    DataType.DT_FP8E5M2: np.dtype(ml_dtypes.float8_e5m2),
 }
 _FROM_NP = {v: k for k, v in _NP.items()}
 _BY_SHORT = {d.short: d for d in DataType}
@@ -84,7 +92,7 @@ _TORCH_NAME = {
     DataType.DT_INT8: "int8", DataType.DT_INT16: "int16", DataType.DT_INT32: "int32",
     DataType.DT_INT64: "int64", DataType.DT_UINT8: "uint8", DataType.DT_BOOL: "bool",
     DataType.DT_UINT16: "uint16", DataType.DT_UINT32: "uint32", DataType.DT_UINT64: "uint64",
-    DataType.DT_DOUBLE: "float64",
+    DataType.DT_DOUBLE: "float64", DataType.DT_FP8E4M3: "float8_e4m3fn", DataType.DT_FP8E5M2: "float8_e5m2",
 }
 _FROM_TORCH_NAME = {f"torch.{v}": k for k, v in _TORCH_NAME.items()}
 
@@ -123,6 +131,9 @@ def promote(a: DataType, b: DataType) -> DataType:
     """Result dtype of a binary op on two tensors, as torch computes it."""
     if a is b:
         return a
+    if a in FP8 or b in FP8:
+        raise ShapeError(f"{a.name} and {b.name} do not promote (as in torch, no fp8 type promotes with "
+                         f"another type): cast one of them first")
     ca, cb = _category(a), _category(b)
     if ca != cb:
         return a if ca > cb else b

@@ -335,7 +335,34 @@ def _scatter_update(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) 
     return x
 
 
+# PyPTO's gathermask: a built-in bit pattern keeps, along the last axis, the first or second of each
+# pair (modes 1, 2), one of each four (modes 3-6: the first to the fourth) or everything (mode 7)
+GATHERMASK_PATTERNS: dict[int, tuple[int, int]] = {1: (0, 2), 2: (1, 2), 3: (0, 4), 4: (1, 4), 5: (2, 4),
+                                                   6: (3, 4), 7: (0, 1)}  # mode -> (first kept, stride)
+GATHERMASK_DTYPES = (DataType.DT_INT16, DataType.DT_UINT16, DataType.DT_INT32, DataType.DT_UINT32,
+                     DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP32)
+
+
+def _gathermask(ctx: InferCtx, ts: list[TensorType], attrs: dict[str, Any]) -> TensorType:
+    (x,) = ts
+    mode = attrs["pattern_mode"]
+    if mode not in GATHERMASK_PATTERNS:
+        raise ShapeError(f"gathermask: pattern_mode is 1 to 7, got {mode!r}")
+    if x.dtype not in GATHERMASK_DTYPES:
+        raise ShapeError(f"gathermask: input is {x.dtype.name}; supported: "
+                         f"{', '.join(d.name for d in GATHERMASK_DTYPES)}")
+    if not 1 <= x.rank <= 4:
+        raise ShapeError(f"gathermask: input must have 1 to 4 dims, got shape {fmt_shape(x.shape)}")
+    stride = GATHERMASK_PATTERNS[mode][1]
+    last = x.shape[-1]
+    if isinstance(last, int) and last % stride:
+        raise ShapeError(f"gathermask: pattern_mode {mode} keeps one of every {stride} elements of the last "
+                         f"axis, which must be a multiple of {stride}; got shape {fmt_shape(x.shape)}")
+    return TensorType(x.shape[:-1] + (S.floordiv(last, stride),), x.dtype)
+
+
 _register("gather", "index", _gather, vector=True)
+_register("gathermask", "index", _gathermask, vector=True)
 _register("scatter_update", "index", _scatter_update, vector=True)
 _register("topk", "index", _topk, vector=True)
 _register("index_select", "index", _index_select, vector=True)

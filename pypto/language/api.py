@@ -577,6 +577,17 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return _emit("gather", [x, _tensor(index, "index")], {"dim": _index_dim("gather", x, dim)})
 
 
+def gathermask(self: Tensor, pattern_mode: int) -> Tensor:
+    """PyPTO's gathermask: the elements of the last axis a built-in pattern keeps, in order — mode 1
+    (2) the first (second) of every two, modes 3 to 6 the first to fourth of every four, mode 7 all.
+    The last axis shrinks by 2, 4 or 1; it must be a multiple of that, as must the vec tile's last
+    entry, which cuts the input's last axis (it is never split by a view)."""
+    x = _tensor(self)
+    if isinstance(pattern_mode, bool) or not isinstance(pattern_mode, int):
+        raise PyptoError(f"gathermask: pattern_mode is an int from 1 to 7, got {pattern_mode!r}")
+    return _emit("gathermask", [x], {"pattern_mode": pattern_mode})
+
+
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of `input` along `dim` at the positions of the 1-D `index`, in its order."""
     x = _tensor(input)
@@ -681,6 +692,9 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
             raise PyptoError(f"cannot assign a {type(value).__name__} into a tensor; assign a tensor or a number")
         value = _emit("full", [], {"shape": sizes, "value": s, "dtype": x.type.dtype}, b)
     v = _tensor(value)
+    if _whole(key) and v.type.shape != x.type.shape and _same_but_unit_dims(v.type.shape, x.type.shape):
+        _move(x, v)  # PyPTO's `t[:] = v` is `t.move(v)`: a [1, 1] value into a [1] tensor is accepted
+        return
     if drop and v.type.rank == len(sizes) - len(drop):
         v = reshape(v, list(sizes))
     if v.type.rank != len(sizes):
@@ -694,6 +708,21 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
                 raise PyptoError(f"assigning shape {_fmt(v.type.shape)} to a slice of shape {_fmt(sizes)} "
                                  f"(dim {i}: {S.to_str(v.type.shape[i])} vs {S.to_str(sizes[i])})") from None
     _write(x, v, offs)
+
+
+def _whole(key: Any) -> bool:
+    """PyPTO's "empty slice" key, `t[:]` or `t[:, :]`: its `__setitem__` moves the value into `t`."""
+    if isinstance(key, tuple):
+        return all(_whole(k) for k in key)
+    return isinstance(key, slice) and key.start is None and key.stop is None and key.step is None
+
+
+def _same_but_unit_dims(a: Sequence[S.Dim], b: Sequence[S.Dim]) -> bool:
+    """Whether shapes `a` and `b` are the same once their unit dims are dropped ([1, 1] and [1], [8, 1] and
+    [8]): the same elements in the same order."""
+    ka = [d for d in a if not S.equal(d, 1)]
+    kb = [d for d in b if not S.equal(d, 1)]
+    return len(ka) == len(kb) and all(S.equal(p, q) is True for p, q in zip(ka, kb))
 
 
 def _fmt(shape: Sequence[S.Dim]) -> str:
@@ -986,7 +1015,7 @@ _FORWARDED = (
     "neg", "abs", "isnan", "isfinite", "logical_not", "logical_and", "add", "sub", "mul", "div", "pow",
     "maximum", "minimum", "eq", "ne", "gt", "ge", "lt", "le", "cast", "sum", "amax", "amin", "prod",
     "argmax", "argmin", "var", "softmax", "rms_norm", "reshape", "transpose", "permute", "unsqueeze",
-    "expand_clone", "clone", "where", "gather", "index_select", "scatter", "scatter_", "topk",
+    "expand_clone", "clone", "where", "gather", "gathermask", "index_select", "scatter", "scatter_", "topk",
 )
 
 

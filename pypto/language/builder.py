@@ -22,7 +22,7 @@ from pypto.ir import source
 from pypto.ir import symbolic as S
 from pypto.ir.errors import PyptoError, Related, ShapeError, op_message
 from pypto.ir.graph import Graph, Node, TensorType, TileConfig
-from pypto.ir.ops import OPS
+from pypto.ir.ops import GATHERMASK_PATTERNS, OPS
 from pypto.ir.source import Loc
 from pypto.language import tiling
 
@@ -360,7 +360,8 @@ class Builder:
                     config, dims = self.vec, self.vec.dims
                     if attrs.get("cube_operand"):  # a cube op's own operand move: one row per leading index
                         dims = (1,) * max(0, ty.rank - len(dims)) + tuple(dims)
-                    tiling.check_vec_for_op(dims, ty, in_types, op, _line(self.vec.loc), call=self.vec.loc.span)
+                    tiling.check_vec_for_op(dims, ty, in_types, op, _line(self.vec.loc), call=self.vec.loc.span,
+                                            attrs=attrs)
                 if op == "matmul" and self.cube is not None:
                     config = self.cube
                     m, k, n, _split = self.cube.dims
@@ -395,6 +396,11 @@ class Builder:
         valid = node.attrs.get("valid_shape")
         if valid is not None and len(valid) == ty.rank:
             self.valid[node.id] = tuple(valid)
+        elif node.op == "gathermask":  # its last axis shrinks by the pattern's stride, the valid part's too
+            got = self.valid.get(node.inputs[0])
+            if got is not None:
+                stride = GATHERMASK_PATTERNS[node.attrs["pattern_mode"]][1]
+                self.valid[node.id] = got[:-1] + (S.floordiv(got[-1], stride),)
         elif vector or node.op in ("cast", "clone"):
             for v in node.inputs:
                 got = self.valid.get(v)

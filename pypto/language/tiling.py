@@ -19,13 +19,14 @@ import contextvars
 import linecache
 import math
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pypto.ir import source
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import Fix, ShapeError
 from pypto.ir.graph import TensorType
+from pypto.ir.ops import GATHERMASK_PATTERNS
 from pypto.ir.source import Span
 from pypto.target import buffer_bytes, load
 
@@ -127,9 +128,11 @@ def board_limit(message: str, strict: bool, entry: tuple[int, int | None] | None
 
 
 def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[TensorType], op: str,
-                     call_line: int, strict: bool = False, call: Span | None = None) -> None:
-    """Rules that need the op: enough entries for its rank (an error); a 32-byte aligned last dim and
-    a tile that fits UB (board limits: warnings unless `strict`)."""
+                     call_line: int, strict: bool = False, call: Span | None = None,
+                     attrs: Mapping[str, Any] | None = None) -> None:
+    """Rules that need the op: enough entries for its rank (an error); a gathermask's last entry a
+    multiple of its pattern's stride (an error: it cuts the input's last axis); a 32-byte aligned
+    last dim and a tile that fits UB (board limits: warnings unless `strict`)."""
     types = [out, *inputs]
     rank = max(t.rank for t in types)
     at = f" (set at line {call_line})" if call_line else ""
@@ -141,6 +144,14 @@ def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[Te
         return
     applied = dims[len(dims) - rank:]
     last = applied[-1]
+    if op == "gathermask" and attrs is not None and attrs.get("pattern_mode") in GATHERMASK_PATTERNS:
+        stride = GATHERMASK_PATTERNS[attrs["pattern_mode"]][1]
+        if last % stride:
+            uses = sorted({max(stride, last // stride * stride), math.ceil(last / stride) * stride})
+            raise TileRuleError(f"gathermask pattern_mode {attrs['pattern_mode']} keeps one of every {stride} "
+                                f"elements: the vector tile's last dim {last} in set_vec_tile_shapes{tuple(dims)}"
+                                f"{at} must be a multiple of {stride}; use {' or '.join(map(str, uses))}",
+                                (-1, None), last, uses)
     for t in types:
         if t.dtype is DataType.DT_BOOL:
             continue

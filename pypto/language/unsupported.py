@@ -20,11 +20,11 @@ T2_OPS = (
     "prelu", "axpy_", "atomic_add", "function",
 )
 T3_OPS = (
-    "scaled_mm", "conv", "quant_mx", "pack", "unpack", "interleave", "deinterleave", "gathermask", "uniform",
+    "scaled_mm", "conv", "quant_mx", "pack", "unpack", "interleave", "deinterleave", "uniform",
     "normal", "index_add", "index_add_", "index_put_",
 )
 EXPERIMENTAL = {"online_softmax": "T2", "online_softmax_update": "T2"}
-T3_DTYPES = ("DT_INT4", "DT_FP8", "DT_FP8E4M3", "DT_FP8E5M2", "DT_HF4", "DT_HF8", "DT_FP4", "DT_FP4E2M1",
+T3_DTYPES = ("DT_INT4", "DT_FP8", "DT_HF4", "DT_HF8", "DT_FP4", "DT_FP4E2M1",
              "DT_FP4E1M2")
 
 

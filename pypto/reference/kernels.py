@@ -1,8 +1,9 @@
 """The reference semantics of every op, in numpy: what the right numbers are.
 
 Dtype rules (the hardware's, and torch's on the CPU):
-- fp16 and bf16 values are computed in fp32 and rounded (round-to-nearest-even) to the
-  output dtype after every op, as the vector unit does for its fp32-computing ops;
+- fp16, bf16 and fp8 values are computed in fp32 and rounded (round-to-nearest-even) to the
+  output dtype after every op, as the vector unit does for its fp32-computing ops; a value past
+  fp8 e4m3's range (which has no inf) saturates to its largest finite value, as torch converts;
 - fp32 ops compute in fp32; integer ops in their own dtype (two's-complement wrap);
 - matmul accumulates in fp32 (int32 for int8) whatever the inputs, then rounds once;
 - with `fp64=True` (the precision reference of later issues) every float op computes and
@@ -20,13 +21,15 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from pypto.ir import symbolic as S
-from pypto.ir.dtypes import DataType, from_numpy, promote, promote_scalar
+from pypto.ir.dtypes import FP8, DataType, from_numpy, promote, promote_scalar
 from pypto.ir.enums import CastMode, SaturationMode
 from pypto.ir.errors import PyptoError, window_message
 from pypto.ir.graph import Node
+from pypto.ir.ops import GATHERMASK_PATTERNS
 
 
 class Ctx:
@@ -52,7 +55,19 @@ class Ctx:
 
     def down(self, y: Any, dt: DataType) -> np.ndarray:
         target = np.dtype(np.float64) if (self.fp64 and dt.is_float) else dt.np
-        return np.asarray(y).astype(target, copy=False)  # kernels pass fresh arrays only
+        return narrow(np.asarray(y), target)  # kernels pass fresh arrays only
+
+
+_E4M3 = DataType.DT_FP8E4M3.np
+_E4M3_MAX = float(ml_dtypes.finfo(_E4M3).max)
+
+
+def narrow(x: np.ndarray, target: np.dtype) -> np.ndarray:
+    """`x` as `target`, rounded to nearest even; fp8 e4m3 has no inf, so what lies past its range
+    (an inf too) saturates to ±448 as torch converts, where a plain numpy cast would give NaN."""
+    if target == _E4M3 and x.dtype != _E4M3:
+        x = np.clip(x, -_E4M3_MAX, _E4M3_MAX)  # NaN stays NaN
+    return x.astype(target, copy=False)
 
 
 Kernel = Callable[[Node, list[np.ndarray], Ctx], np.ndarray]
@@ -218,12 +233,12 @@ KERNELS["where"] = _where
 
 # ---- cast --------------------------------------------------------------------------------------
 
-_UINT_OF = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_UINT_OF = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def _float_round(x: np.ndarray, target: np.dtype, mode: CastMode) -> np.ndarray:
     """Round float array `x` to the narrower float `target` with a rounding mode."""
-    y = x.astype(target)
+    y = narrow(x, target)
     if mode in (CastMode.CAST_NONE, CastMode.CAST_RINT, CastMode.CAST_ROUND):
         if mode is CastMode.CAST_ROUND:  # ties away from zero: nudge exact ties outward
             back = y.astype(x.dtype)
@@ -270,14 +285,15 @@ def _cast(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
         if ctx.fp64 and src.is_float:
             return x.astype(np.float64)  # the precision reference: a float stays in fp64
         if src.is_float:
-            if dst.nbytes < src.nbytes or dst is DataType.DT_BF16 and src is not DataType.DT_BF16:
+            if dst.nbytes < src.nbytes or dst is DataType.DT_BF16 and src is not DataType.DT_BF16 \
+                    or dst in FP8 and src is not dst:
                 xf = x.astype(np.float64) if src is DataType.DT_DOUBLE else x.astype(np.float32)
                 if sat:
-                    lim = float(np.finfo(dst.np).max) if dst is not DataType.DT_BF16 else 3.3895313892515355e38
+                    lim = float(ml_dtypes.finfo(dst.np).max)
                     xf = np.clip(xf, -lim, lim)
                 return _float_round(xf, dst.np, mode)
             return x.astype(dst.np)
-        return x.astype(dst.np)
+        return narrow(x, dst.np)
     if dst is DataType.DT_BOOL:
         return x != 0
     info = np.iinfo(dst.np)
@@ -453,7 +469,17 @@ def _scatter_update(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     return out
 
 
+def _gathermask(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
+    """PyPTO's gathermask: along the last axis, the elements its pattern keeps (`GATHERMASK_PATTERNS`:
+    from `first`, every `stride`-th), in order; values are moved, not computed. A valid part whose
+    length is no multiple of the stride keeps length // stride of them, as PyPTO's valid shape."""
+    (x,) = xs
+    first, stride = GATHERMASK_PATTERNS[node.attrs["pattern_mode"]]
+    return np.ascontiguousarray(x[..., first::stride][..., :x.shape[-1] // stride])
+
+
 KERNELS["gather"] = _gather
+KERNELS["gathermask"] = _gathermask
 KERNELS["scatter_update"] = _scatter_update
 KERNELS["topk"] = _topk
 KERNELS["index_select"] = _index_select

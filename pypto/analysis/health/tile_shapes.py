@@ -237,7 +237,7 @@ def _vec_valid(h: HealthContext, c: ConfigUse, dims: tuple[int, ...]) -> bool:
         if n.type is None:
             continue
         try:
-            check_vec_for_op(dims, n.type, types, n.op, 0, strict=True)  # type: ignore[arg-type]
+            check_vec_for_op(dims, n.type, types, n.op, 0, strict=True, attrs=n.attrs)  # type: ignore[arg-type]
         except ShapeError:
             return False
     return True

@@ -20,7 +20,9 @@ from pypto.analysis.precision.rule import HARD_FACTOR, Verdict, json_float
 from pypto.ir.dtypes import DataType
 
 _REDUCTIONS = frozenset({"sum", "prod", "amax", "amin", "argmax", "argmin", "var", "softmax", "rms_norm"})
-_LOW = frozenset({DataType.DT_FP16, DataType.DT_BF16})
+_LOW = frozenset({DataType.DT_FP16, DataType.DT_BF16, DataType.DT_FP8E4M3, DataType.DT_FP8E5M2})
+_HALF_ULP = {DataType.DT_BF16.short: "2^-9", DataType.DT_FP16.short: "2^-11", DataType.DT_FP8E4M3.short: "2^-4",
+             DataType.DT_FP8E5M2.short: "2^-3"}
 
 
 @dataclass
@@ -191,7 +193,7 @@ class PrecisionReport:
             return ("Accumulate in fp32: keep the accumulator in pypto.DT_FP32 (cast each term up) and cast the "
                     "result to the low-precision dtype once, after the loop.")
         if op == "cast" and low:
-            half_ulp = "2^-9" if row.dtype == DataType.DT_BF16.short else "2^-11"
+            half_ulp = _HALF_ULP.get(row.dtype, "2^-11")
             return (f"This cast rounds to {row.dtype} (a relative error up to {half_ulp}): keep the value in fp32 "
                     f"until the output, or judge the result with a {row.dtype} tolerance (pass_verify_error_tol).")
         if low:

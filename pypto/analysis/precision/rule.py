@@ -55,6 +55,10 @@ BY_DTYPE: dict[DataType, tuple[float, float]] = {
     DataType.DT_BF16: (2.0 ** -7, 1e-4),
     DataType.DT_FP16: (1e-3, 1e-3),
     DataType.DT_FP32: (1e-3, 1e-3),
+    # PyPTO's checks name no fp8 figures: one unit in the last place of each format (3 and 2 mantissa
+    # bits), and its smallest subnormal
+    DataType.DT_FP8E4M3: (2.0 ** -3, 2.0 ** -9),
+    DataType.DT_FP8E5M2: (2.0 ** -2, 2.0 ** -16),
 }
 FP32_ACCUMULATED = (3e-3, 3e-3)
 ACCUMULATING_OPS = frozenset({"sum", "prod", "var", "softmax", "rms_norm", "matmul", "combine"})
