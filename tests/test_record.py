@@ -189,6 +189,21 @@ def test_from_json_refuses_other_documents_and_versions(helper_record):
     assert doc["schema"] == SCHEMA
 
 
+def test_a_record_whose_execute_graph_has_a_cycle_is_refused_naming_the_task(example_records):
+    """Every walk over a task's preds (the boards, health) relies on tasks waiting only on earlier ones:
+    an edited or foreign record that breaks it (a cycle, a task waiting on itself) is refused when read."""
+    doc = expanded(example_records[0].to_json())
+    tasks = doc["execute"]["tasks"]
+    assert len(tasks) >= 2
+    tasks[0]["preds"] = [len(tasks) - 1]  # the first task waits on the last: a cycle through their chain
+    with pytest.raises(ValueError, match=rf"task 0 waits on {len(tasks) - 1}, which is not a task before it"):
+        CompileRecord.from_json(doc)
+    tasks[0]["preds"] = []
+    tasks[1]["preds"] = [1]
+    with pytest.raises(ValueError, match="task 1 waits on 1, which is not a task before it"):
+        CompileRecord.from_json(doc)
+
+
 def test_reading_a_version_1_record_file_says_to_compile_again(helper_record, tmp_path):
     """A record.json an older pypto-ide wrote (version 1: one document of lists, no columns file) is refused
     by `CompileRecord.read` with what to do, not a KeyError or a missing-file error."""

@@ -20,6 +20,7 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
+from numbers import Integral
 from operator import attrgetter, is_not
 from typing import Any, Protocol
 
@@ -318,6 +319,17 @@ def execute_columns(e: ExecGraph, name: str, arrays: Arrays) -> Json:
 
 
 def execute_from(d: Mapping[str, Any]) -> ExecGraph:
+    """The execute graph of a record's JSON. Its tasks are numbered 0..n-1 in dependency order, each
+    waiting only on tasks before it (what the execute stage makes): every walk over `preds` (the
+    boards, health) relies on it, so a file that breaks it — an edited or foreign record, a cycle — is
+    refused here with the task named, instead of hanging a reader."""
+    for k, t in enumerate(d["tasks"]):
+        if t["id"] != k:
+            raise ValueError(f"execute graph: task {k} has id {t['id']!r} (ids are 0..n-1 in order)")
+        bad = [p for p in t["preds"] if not (isinstance(p, Integral) and 0 <= p < k)]
+        if bad:
+            raise ValueError(f"execute graph: task {k} waits on {bad[0]!r}, which is not a task before it "
+                             "(a task waits only on earlier tasks; a cycle or an edited record?)")
     return ExecGraph(tuple(Task(t["id"], t["subgraph"], t["leaf"], t["core"], t["instance"], t["root"],
                                 tuple(t["coord"]), tuple(_region_from(r) for r in t["reads"]),  # type: ignore[misc]
                                 tuple(_region_from(r) for r in t["writes"]), tuple(t["preds"]))  # type: ignore[misc]

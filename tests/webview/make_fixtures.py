@@ -142,6 +142,12 @@ def small(out: Path) -> None:
         trace = Path(tmp) / "merged_swimlane.json"
         trace.write_text(json.dumps(merged_doc()))
         write(out, "trace_merged.json", load_any(trace).to_json())
+    # ... and one whose flows form a cycle, its closing arrow back in time (tests/test_swimlane_cycles.py)
+    from test_swimlane_cycles import _cyclic_merged_doc  # noqa: PLC0415
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "merged_swimlane.json"
+        trace.write_text(json.dumps(_cyclic_merged_doc()))
+        write(out, "trace_cyclic.json", load_any(trace).to_json())
     try:
         compile_record(html_error)
         raise AssertionError("html_error compiled")

@@ -1228,6 +1228,21 @@ describe('swimlane panel: a real trace (merged_swimlane.json with a Fake Core la
     await noErrors(p);
     await p.page.close();
   });
+
+  test('a trace whose flows form a cycle: drawn, its critical path outlined, the arrows it did not follow said', async () => {
+    const run = fx('trace_cyclic.json');
+    assert.equal(run.metrics.ignored_arrows, 1);
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'swimlane', run, label: 'merged_swimlane.json' });
+    await p.page.waitForSelector('.sl-head .dropped');
+    const note = await p.page.textContent('.sl-head .dropped');
+    assert.equal(note, `not imported (1): ${run.info.dropped[0]} · not followed (1): ${run.info.ignored[0]}`);
+    assert.match(note, /1 of them close a cycle/);
+    const critical = await p.page.evaluate(() => [...window.__pyptoPanel.panel.runs[0].data.critical]);
+    assert.deepEqual(critical.flatMap((c, i) => (c ? [i] : [])), run.metrics.critical_path);
+    await noErrors(p);
+    await p.page.close();
+  });
 });
 
 describe('swimlane panel', () => {

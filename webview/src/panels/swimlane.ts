@@ -172,13 +172,19 @@ function utilizationText(m: SwimlaneMetrics): HTMLElement {
     l ? `utilization ${fmtPct(m.utilization)} over ${l.counted} of ${l.total} lanes` : `utilization ${fmtPct(m.utilization)}`);
 }
 
-/** What an importer read in a trace and could not place (`info.dropped`, one line each with its
- * count): said, never silently left out. */
+/** What an importer read in a trace and could not place (`info.dropped`), and what it kept but the
+ * critical path does not follow (`info.ignored`: arrows back in time, cycles), one line each with
+ * its count: said, never silently left out. */
 function droppedNote(run: Swimlane): HTMLElement | string {
-  const d = run.info?.dropped;
-  const lines = Array.isArray(d) ? d.map(String) : [];
-  if (!lines.length) return '';
-  return h('span', { class: 'dropped note', title: lines.join('\n') }, `not imported (${lines.length}): ${lines.join('; ')}`);
+  const text = (key: 'dropped' | 'ignored'): string[] => {
+    const d = run.info?.[key];
+    return Array.isArray(d) ? d.map(String) : [];
+  };
+  const dropped = text('dropped'), ignored = text('ignored');
+  if (!dropped.length && !ignored.length) return '';
+  const parts = [dropped.length ? `not imported (${dropped.length}): ${dropped.join('; ')}` : '',
+    ignored.length ? `not followed (${ignored.length}): ${ignored.join('; ')}` : ''].filter(Boolean);
+  return h('span', { class: 'dropped note', title: [...dropped, ...ignored].join('\n') }, parts.join(' · '));
 }
 
 class SwimlanePanel implements PanelImpl {
