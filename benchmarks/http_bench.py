@@ -15,11 +15,20 @@ a 64k-task elementwise kernel, then measures over HTTP and the WebSocket:
 
 Wall-clock on this machine; the makespans inside the results are simulated (sim board).
 Run: `.venv/bin/python benchmarks/http_bench.py` (or `make bench`).
+
+`--load N` measures instead, on an idle machine and then beside N busy loops (`_load.py`), with a
+fresh server each time (`--time-limit`, default 5 s): start until ready, the first `GET /kernels`,
+softmax's first compile job and then `--rounds` more (POST until done), a view of its result
+(`GET …/tasks/0`, as a hover), a kernel doing 2 s of CPU work (its first compile job; a watched
+edit of its file while its job runs, until the newer text's result), and how many jobs failed.
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import json
+import platform
 import re
 import shutil
 import statistics
@@ -27,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -35,6 +45,7 @@ import httpx
 from websockets.sync.client import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _load import busy_loops, cores, loadavg  # noqa: E402
 from _timing import best  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -163,5 +174,154 @@ def _compile_latencies(url: str, kernel: str, concurrency: int, total: int) -> l
         return list(pool.map(one, range(total)))
 
 
+# ---- --load N ------------------------------------------------------------------------------------
+
+WORK = """import pypto
+
+N = {n}  # a fixed amount of Python work when the module runs: about {seconds:g} s of CPU on an idle core
+s = 0
+for i in range(N):
+    s += i
+
+
+@pypto.jit
+def work(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    # edit
+    out[:] = pypto.exp(x)
+"""
+WORK_SECONDS = 2.0
+
+
+def _calibrate(seconds: float) -> int:
+    """Loop iterations of WORK's module code that take `seconds` of CPU here (measured now, idle)."""
+    n = 2_000_000
+    code = compile("s = 0\nfor i in range(N):\n    s += i\n", "<work>", "exec")
+    t0 = time.process_time()
+    exec(code, {"N": n})
+    return int(n * seconds / max(1e-6, time.process_time() - t0))
+
+
+def _start(ws: Path, time_limit: float) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", str(ws), "--port", "0",
+                             "--time-limit", str(time_limit)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        m = re.search(r"ready (\S+)", line)
+        if m:
+            threading.Thread(target=lambda: proc.stdout.read() if proc.stdout else None, daemon=True).start()
+            return proc, m.group(1).rstrip("/")
+    raise RuntimeError("the server did not start")
+
+
+def _under_load(level: int, time_limit: float, work_n: int, rounds: int) -> dict[str, str]:
+    out: dict[str, str] = {}
+    failed: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp, busy_loops(level):
+        ws = Path(tmp)
+        shutil.copy(REPO / "examples" / "softmax.py", ws / "softmax.py")
+        work = ws / "work.py"
+        work.write_text(WORK.format(n=work_n, seconds=WORK_SECONDS))
+        t0 = time.perf_counter()
+        proc, url = _start(ws, time_limit)
+        try:
+            out["start until ready"] = f"{1000 * (time.perf_counter() - t0):.0f} ms"
+            with httpx.Client(base_url=url, timeout=300) as c:
+                t = time.perf_counter()
+                listed = c.get("/api/v1/kernels").json()["kernels"]
+                out["first GET /kernels"] = f"{1000 * (time.perf_counter() - t):.0f} ms ({len(listed)} kernels)"
+
+                def job(kernel: str) -> tuple[float, dict]:
+                    t = time.perf_counter()
+                    j = c.post("/api/v1/jobs", json={"kernel": kernel, "action": "compile"}).json()
+                    while j["status"] in ("queued", "running"):
+                        j = c.get(f"/api/v1/jobs/{j['id']}", params={"wait": 60}).json()
+                    if j["status"] != "done":
+                        failed.append((j.get("failure") or {}).get("kind", j["status"]))
+                    return time.perf_counter() - t, j
+
+                def one(label: str, seconds: float, j: dict) -> None:
+                    bad = "" if j["status"] == "done" else f" ({(j.get('failure') or {}).get('kind')})"
+                    out[label] = f"{1000 * seconds:.0f} ms{bad}"
+
+                seconds, soft = job("softmax.py::softmax_kernel")
+                one("softmax: first compile job", seconds, soft)
+                views = []
+                for _ in range(60):
+                    t = time.perf_counter()
+                    c.get(f"/api/v1/jobs/{soft['id']}/tasks/0")
+                    views.append(time.perf_counter() - t)
+                out["softmax: GET …/tasks/0 (a hover)"] = f"p50 {_pct(views, 50) * 1000:.1f}, " \
+                                                          f"p95 {_pct(views, 95) * 1000:.1f} ms"
+                runs = [job("softmax.py::softmax_kernel") for _ in range(rounds)]
+                bad = sum(j["status"] != "done" for _, j in runs)
+                lat = [s for s, _ in runs]
+                out["softmax: compile job"] = (f"p50 {_pct(lat, 50) * 1000:.0f}, p95 {_pct(lat, 95) * 1000:.0f} ms"
+                                               + (f" ({bad} failed)" if bad else ""))
+                seconds, j = job("work.py::work")
+                one(f"work ({WORK_SECONDS:g} s of CPU): first compile job", seconds, j)
+                lat, bad = [], 0
+                with connect(url.replace("http", "ws", 1) + "/api/v1/ws") as sock:
+                    json.loads(sock.recv(timeout=30))
+                    sock.send(json.dumps({"type": "watch", "kernel": "work.py::work", "action": "compile"}))
+                    text = work.read_text()
+                    for i in range(rounds):  # an edit while the last one's job runs: the newer cancels it
+                        work.write_text(text.replace("# edit", f"# edit {i}a"))
+                        while True:
+                            msg = json.loads(sock.recv(timeout=300))
+                            if msg["type"] == "jobChanged" and msg["job"]["kernel"] == "work.py::work" \
+                                    and msg["job"]["origin"] == "watch" and msg["job"]["status"] == "running":
+                                break
+                        t = time.perf_counter()
+                        newer = text.replace("# edit", f"# edit {i}b")
+                        work.write_text(newer)
+                        digest = hashlib.sha256(newer.encode()).hexdigest()
+                        while True:
+                            msg = json.loads(sock.recv(timeout=300))
+                            j = msg.get("job") if isinstance(msg.get("job"), dict) else {}
+                            if msg["type"] == "recordChanged" and msg["text_sha256"] == digest:
+                                break
+                            if msg["type"] == "jobChanged" and j.get("text_sha256") == digest \
+                                    and j.get("status") == "failed":
+                                bad += 1
+                                failed.append(j["failure"]["kind"])
+                                break
+                        lat.append(time.perf_counter() - t)
+                out["work: watched edit during its job -> result"] = (
+                    f"p50 {_pct(lat, 50) * 1000:.0f}, p95 {_pct(lat, 95) * 1000:.0f} ms"
+                    + (f" ({bad} failed)" if bad else ""))
+                pool = c.get("/api/v1/health").json()["pool"]
+                fails = pool["failures"]
+                out["pool failures (timeout / crashed)"] = (f"{fails.get('timeout', 0)} / {fails.get('crashed', 0)}"
+                                                            f"; jobs failed: {len(failed)}")
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    return out
+
+
+def load_main(levels: list[int], time_limit: float, rounds: int) -> int:
+    print(f"http_bench --load — {platform.processor() or platform.machine()}, {cores()} cores, Python "
+          f"{platform.python_version()}; --time-limit {time_limit:g}, 2 workers; load average before: {loadavg()}")
+    work_n = _calibrate(WORK_SECONDS)
+    cols = {}
+    for level in levels:
+        cols[level] = _under_load(level, time_limit, work_n, rounds)
+        print(f"  (load {level} done; load average {loadavg()})", flush=True)
+    rows = list(dict.fromkeys(k for col in cols.values() for k in col))
+    width = max(len(r) for r in rows)
+    print(f"\n{'':<{width}}  " + "  ".join(f"{f'{n} busy loops':<34}" for n in cols))
+    for row in rows:
+        print(f"{row:<{width}}  " + "  ".join(f"{cols[n].get(row, '-'):<34}" for n in cols))
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--load", type=int, default=None, metavar="N",
+                    help="instead: start, list, compile, view and cancel on an idle machine and beside N busy loops")
+    ap.add_argument("--time-limit", type=float, default=5.0, help="with --load: the server's --time-limit (default 5)")
+    ap.add_argument("--rounds", type=int, default=8, help="with --load: compile jobs and edits per load (default 8)")
+    a = ap.parse_args()
+    sys.exit(main() if a.load is None else load_main(sorted({0, a.load}), a.time_limit, a.rounds))

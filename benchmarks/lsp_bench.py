@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _load import busy_loops, cores, loadavg
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
@@ -87,8 +88,9 @@ def pct(xs: list[float], q: float) -> float:
 
 
 class Bench:
-    def __init__(self) -> None:
+    def __init__(self, progress: bool = False) -> None:
         self.client = LanguageClient("lsp-bench", "1")
+        self.progress = progress  # the client shows `$/progress` (window.workDoneProgress)
         self.records: list[dict[str, Any]] = []
         self.waiters: list[tuple[Any, asyncio.Future[dict[str, Any]]]] = []
         c = self.client
@@ -114,15 +116,50 @@ class Bench:
             pass
 
         self.workers_ready = asyncio.Event()
+        self.logs: list[str] = []
 
         @c.feature(lsp.WINDOW_LOG_MESSAGE)
         def log_message(params: Any) -> None:
-            if "workers ready" in str(getattr(params, "message", "")):
+            self.logs.append(str(getattr(params, "message", "")))
+            if "workers ready" in self.logs[-1]:
                 self.workers_ready.set()
+
+        self.states: list[dict[str, Any]] = []
+        self.state_waiters: list[tuple[Any, asyncio.Future[dict[str, Any]]]] = []
 
         @c.feature("pypto/compileState")
         def compile_state(params: Any) -> None:
-            pass
+            s = plain(params)
+            self.states.append(s)
+            for pred, fut in list(self.state_waiters):
+                if not fut.done() and pred(s):
+                    fut.set_result(s)
+                    self.state_waiters.remove((pred, fut))
+
+        self.progress_messages: list[str] = []  # every `$/progress` message (begin, report, end)
+
+        @c.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def progress_create(params: Any) -> None:
+            return None
+
+        @c.feature(lsp.PROGRESS)
+        def progress_(params: Any) -> None:
+            message = getattr(getattr(params, "value", None), "message", None)
+            if message is None and isinstance(getattr(params, "value", None), dict):
+                message = params.value.get("message")
+            if message:
+                self.progress_messages.append(str(message))
+
+    async def compiling(self, uri: str, version: int) -> dict[str, Any]:
+        """The `pypto/compileState` "started" of the document at `version`."""
+        def pred(s: dict[str, Any]) -> bool:
+            return s["uri"] == uri and s["version"] == version and s["state"] == "started"
+        for s in self.states:
+            if pred(s):
+                return s
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.state_waiters.append((pred, fut))
+        return await asyncio.wait_for(fut, 300)
 
     async def wait(self, uri: str, kernel: str, version: int, after: int = 0) -> dict[str, Any]:
         """The first recordChanged of `kernel` at `version` or later (among those after the `after`-th)."""
@@ -138,7 +175,8 @@ class Bench:
     async def start(self) -> float:
         t0 = time.perf_counter()
         await self.client.start_io(sys.executable, "-m", "server", cwd=str(ROOT))
-        caps = lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(configuration=True))
+        caps = lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(configuration=True),
+                                      window=lsp.WindowClientCapabilities(work_done_progress=self.progress))
         await self.client.initialize_async(lsp.InitializeParams(capabilities=caps, initialization_options=SETTINGS,
                                                                 process_id=os.getpid()))
         seconds = time.perf_counter() - t0
@@ -293,9 +331,145 @@ async def main(edits: int, rss_edits: int) -> None:
     await bench.stop()
 
 
+# ---- --load N: the same figures on an idle machine and beside N busy loops -------------------------
+
+WORK = """import pypto
+
+N = {n}  # a fixed amount of Python work when the module runs: about {seconds:g} s of CPU on an idle core
+s = 0
+for i in range(N):
+    s += i
+
+
+@pypto.jit
+def work(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    # edit
+    out[:] = pypto.exp(x)
+"""
+
+
+def calibrate(seconds: float) -> int:
+    """Loop iterations of WORK's module code that take `seconds` of CPU here (measured now, idle)."""
+    n = 2_000_000
+    code = compile("s = 0\nfor i in range(N):\n    s += i\n", "<work>", "exec")
+    t0 = time.process_time()
+    exec(code, {"N": n})
+    return int(n * seconds / max(1e-6, time.process_time() - t0))
+
+
+class TextDoc(Doc):
+    """A document opened from a text (never written to disk)."""
+
+    def __init__(self, bench: Bench, path: Path, text: str) -> None:
+        self.bench, self.uri, self.text, self.version = bench, path.as_uri(), text, 1
+        bench.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+            lsp.TextDocumentItem(uri=self.uri, language_id="python", version=1, text=text)))
+
+
+def outcome(r: dict[str, Any]) -> str:
+    return "ok" if r.get("error") is None else str(r["error"].get("code"))
+
+
+async def under_load(level: int, time_limit: float, work_n: int, rounds: int) -> dict[str, str]:
+    """One fresh server beside `level` busy loops: start, open, hover, edit, cancel; its figures."""
+    out: dict[str, str] = {}
+    outcomes: list[str] = []
+
+    def one(label: str, seconds: float, r: dict[str, Any]) -> None:
+        outcomes.append(outcome(r))
+        out[label] = f"{1000 * seconds:.0f} ms" + ("" if outcome(r) == "ok" else f" ({outcome(r)})")
+
+    def many(label: str, xs: list[float], rs: list[dict[str, Any]]) -> None:
+        outcomes.extend(outcome(r) for r in rs)
+        bad = [outcome(r) for r in rs if outcome(r) != "ok"]
+        out[label] = (f"p50 {1000 * statistics.median(xs):.0f}, p95 {1000 * pct(xs, 0.95):.0f} ms"
+                      + (f" ({len(bad)} failed)" if bad else ""))
+
+    SETTINGS.update({"debounceMs": 0, "timeLimit": time_limit, "workers": 2})
+    with busy_loops(level):
+        bench = Bench(progress=True)
+        t0 = time.perf_counter()
+        await bench.start()
+        try:
+            await asyncio.wait_for(bench.workers_ready.wait(), 300)
+            out["start -> workers ready"] = f"{1000 * (time.perf_counter() - t0):.0f} ms"
+            t0 = time.perf_counter()
+            soft = Doc(bench, ROOT / "examples" / "softmax.py")
+            r = await bench.wait(soft.uri, "softmax_kernel", 1)
+            one("softmax: first record after open", time.perf_counter() - t0, r)
+            lines = [soft.line_of(x) for x in ("pypto.amax", "pypto.exp(v - m)", "out[i:, ...]")]
+            hovers = []
+            for i in range(60):
+                t0 = time.perf_counter()
+                await bench.client.text_document_hover_async(lsp.HoverParams(
+                    lsp.TextDocumentIdentifier(soft.uri), lsp.Position(lines[i % len(lines)], 8)))
+                hovers.append(time.perf_counter() - t0)
+            out["softmax: hover"] = f"p50 {1000 * statistics.median(hovers):.1f}, p95 {1000 * pct(hovers, 0.95):.1f} ms"
+            line = soft.line_of("# subtract the row maximum")
+            base = soft.text.split("\n")[line]
+            lat, rs = [], []
+            for i in range(rounds):
+                t0 = time.perf_counter()
+                v = soft.replace_line(line, f"{base} (load {i})")
+                rs.append(await bench.wait(soft.uri, "softmax_kernel", v))
+                lat.append(time.perf_counter() - t0)
+            many("softmax: edit -> record", lat, rs)
+            t0 = time.perf_counter()
+            work = TextDoc(bench, ROOT / "benchmarks" / "_load_work.py", WORK.format(n=work_n, seconds=WORK_SECONDS))
+            r = await bench.wait(work.uri, "work", 1)
+            one(f"work ({WORK_SECONDS:g} s of CPU): first record after open", time.perf_counter() - t0, r)
+            line = work.line_of("# edit")
+            lat, rs = [], []
+            for i in range(rounds):  # an edit while the last one compiles: the newer cancels it
+                va = work.replace_line(line, f"    # edit {i}a")
+                await bench.compiling(work.uri, va)
+                t0 = time.perf_counter()
+                vb = work.replace_line(line, f"    # edit {i}b")
+                rs.append(await bench.wait(work.uri, "work", vb))
+                lat.append(time.perf_counter() - t0)
+            many("work: cancel (edit during a compile) -> record", lat, rs)
+            late = [m for m in bench.logs if "warming up a worker failed" in m]
+            failed = [o for o in outcomes if o != "ok"]
+            out["jobs failed (timeout / crashed)"] = (f"{failed.count('worker.timeout')} / "
+                                                      f"{failed.count('worker.crashed')} of {len(outcomes)}"
+                                                      + (f"; warm-up failed {len(late)}" if late else ""))
+            busy = [m for m in bench.progress_messages if "busy" in m]
+            out["progress reports saying 'busy'"] = str(len(busy)) + (f": {busy[-1]!r}" if busy else "")
+        finally:
+            await bench.stop()
+    return out
+
+
+WORK_SECONDS = 2.0
+
+
+async def load_main(levels: list[int], time_limit: float, rounds: int) -> None:
+    print(f"lsp_bench --load — {platform.processor() or platform.machine()}, {cores()} cores, Python "
+          f"{platform.python_version()}; timeLimit {time_limit:g} s, 2 workers, debounceMs 0; "
+          f"load average before: {loadavg()}")
+    work_n = calibrate(WORK_SECONDS)
+    cols = {}
+    for level in levels:
+        cols[level] = await under_load(level, time_limit, work_n, rounds)
+        print(f"  (load {level} done; load average {loadavg()})", flush=True)
+    rows = list(dict.fromkeys(k for c in cols.values() for k in c))
+    width = max(len(r) for r in rows)
+    print(f"\n{'':<{width}}  " + "  ".join(f"{f'{n} busy loops':<34}" for n in cols))
+    for row in rows:
+        print(f"{row:<{width}}  " + "  ".join(f"{cols[n].get(row, '-'):<34}" for n in cols))
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--edits", type=int, default=30)
     ap.add_argument("--rss-edits", type=int, default=500)
+    ap.add_argument("--load", type=int, default=None, metavar="N",
+                    help="instead: start, open, hover, edit and cancel on an idle machine and beside N busy loops")
+    ap.add_argument("--time-limit", type=float, default=5.0, help="with --load: the server's timeLimit (default 5)")
+    ap.add_argument("--rounds", type=int, default=8, help="with --load: edits and cancels per load (default 8)")
     a = ap.parse_args()
-    asyncio.run(main(a.edits, max(11, a.rss_edits)))
+    if a.load is not None:
+        asyncio.run(load_main(sorted({0, a.load}), a.time_limit, a.rounds))
+    else:
+        asyncio.run(main(a.edits, max(11, a.rss_edits)))

@@ -130,6 +130,10 @@ class Progress(BaseModel):
     time_limit_s: float
     position: int | None = Field(None, description="queued: jobs ahead of this one")
     elapsed_s: float | None = None
+    own_s: float | None = Field(None, description="running (after a second): its time counted against time_limit_s — "
+                                                  "elapsed_s less the time it waited for a CPU")
+    cpu_wait_s: float | None = Field(None, description="running (after a second): the time it waited for a CPU on a "
+                                                       "busy machine, which the time limit does not count")
 
 
 class JobInfo(BaseModel):

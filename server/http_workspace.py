@@ -53,7 +53,7 @@ from server.http_live import file_changed, job_changed, kernels_changed, record_
 from server.http_safety import Refused, confine, is_file, read_text
 from server.http_views import store
 from server.jobs import Job, JobQueue
-from server.worker import JobFailed, WorkerPool
+from server.worker import JobFailed, JobTimes, WorkerPool
 
 log = logging.getLogger("pypto-ide.serve")
 
@@ -367,8 +367,12 @@ class Workspace:
         except Refused as e:
             raise JobFailed("error", e.message) from None
         job.text_sha256 = sha256(text)
+
+        def timed(t: JobTimes) -> None:  # how much of its time limit the job has used, and what it waited for a CPU
+            job.times = {"own_s": round(t.own, 3), "cpu_wait_s": round(t.cpu_wait, 3)}
+
         result: dict[str, Any] = await self.pool.run("analyze_kernel", str(path), text, name, job.settings,
-                                                     timeout=job.timeout)
+                                                     timeout=job.timeout, on_times=timed)
         rec = result.get("record")
         if isinstance(rec, dict):  # the tile calls as written, for the kernel's history (server.history)
             job.extra["tile_calls"] = tile_calls((rec.get("source") or {}).get("tile_configs") or (), text)

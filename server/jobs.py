@@ -52,6 +52,7 @@ class Job:
     text_sha256: str | None = None  # of the file text the job compiled
     version: int | None = None  # the kernel's result version this job produced
     extra: dict[str, Any] = field(default_factory=dict)  # server-side derived data (pass graphs, caches)
+    times: dict[str, float] | None = None  # running: {own_s, cpu_wait_s} (server.worker.JobTimes), every second
     task: asyncio.Task[None] | None = field(default=None, repr=False)
 
     @property
@@ -66,6 +67,8 @@ class Job:
             progress["position"] = position
         if self.started is not None:
             progress["elapsed_s"] = round((self.finished or now) - self.started, 3)
+        if self.status == "running" and self.times is not None:
+            progress.update(self.times)
         result = self.result or {}
         return {
             "id": self.id, "kernel": self.kernel, "action": self.action, "origin": self.origin,

@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from server.protocol import Settings
 from server.state import Document, Kernel, Result, parse_kernels
-from server.worker import JobFailed, WorkerPool
+from server.worker import JobFailed, JobTimes, WorkerPool, wall_backstop
 
 log = logging.getLogger("pypto.server")
 Json = Any
@@ -75,6 +75,7 @@ class LiveCompiler:
         self._pool_shape: tuple[int, int] | None = None
         self._slots: asyncio.Semaphore | None = None
         self._old_pools: list[WorkerPool] = []
+        self._times: dict[str, JobTimes] = {}  # kernel key -> its running compile's times (shown as progress)
 
     # ---- the pool ------------------------------------------------------------------------------
 
@@ -90,13 +91,18 @@ class LiveCompiler:
         return self._pool
 
     async def job(self, fn: str, *args: Any, timeout_note: str | None = None,
-                  on_progress: Callable[[Json], None] | None = None) -> Any:
+                  on_progress: Callable[[Json], None] | None = None,
+                  on_times: Callable[[JobTimes], None] | None = None) -> Any:
         """One worker job, at most `workers` at a time (so jobs queue here, not in threads)."""
         pool = self.pool()
         assert self._slots is not None
         async with self._slots:
             return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit), timeout_note=timeout_note,
-                                  on_progress=on_progress)
+                                  on_progress=on_progress, on_times=on_times)
+
+    def deadline(self) -> float:
+        """Seconds a request waits for a compile in flight: the time limit's wall-clock backstop, and 5."""
+        return wall_backstop(max(0.1, self.settings.time_limit)) + 5
 
     async def warm_up(self) -> None:
         """Start the forkserver and every worker (torch and pypto imported, each with a warm child
@@ -132,7 +138,7 @@ class LiveCompiler:
             return []
         names = [k for k in doc.kernels if force or doc.current(k) is None]
         self._schedule(doc, 0.0, force)
-        await self.wait(doc, self.settings.time_limit + 5)
+        await self.wait(doc, self.deadline())
         return names
 
     def change(self, uri: str, version: int, text: str, delay: float | None = None) -> None:
@@ -261,7 +267,11 @@ class LiveCompiler:
         try:
             waiting: set[asyncio.Future[Result]] = {self._analysis(doc, k, text) for k in todo}
             while waiting:
-                finished, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                finished, waiting = await asyncio.wait(waiting, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+                if not finished and progress is not None:  # a long compile: say how long, and whether the
+                    busy = self._still_compiling(doc, todo)  # machine keeps it waiting
+                    if busy:
+                        progress.report(busy, int(100 * done / len(todo)))
                 for fut in finished:
                     if fut.cancelled() or fut.exception() is not None:
                         continue  # cancelled by a newer edit (or a bug, logged by `forget`)
@@ -289,6 +299,25 @@ class LiveCompiler:
             if progress is not None:
                 progress.end(f"{done}/{len(todo)} kernel(s) compiled")
 
+    def _still_compiling(self, doc: Document, todo: list[Kernel]) -> str:
+        """The progress message of an update's compiles running for seconds ("" for none): how long, how
+        much of its time limit each has used, and — when the machine keeps it waiting for a CPU — that
+        it is busy (the time limit counts what the kernel got, not what it waited: busy is slower, not
+        failed)."""
+        parts = []
+        for k in todo:
+            t = self._times.get(k.key)
+            if t is None or doc.kernels.get(k.name) is not k or t.wall < 2:
+                continue
+            if t.cpu_wait >= 1 and t.cpu_wait >= 0.25 * t.wall:
+                parts.append(f"{k.name}: busy, still compiling after {t.wall:.0f} s — the machine is loaded "
+                             f"({t.cpu_wait:.0f} s of it waiting for a CPU; {t.own:.0f} of {t.limit:g} s "
+                             f"of the time limit used)")
+            else:
+                parts.append(f"{k.name}: still compiling after {t.wall:.0f} s ({t.own:.0f} of {t.limit:g} s "
+                             f"of the time limit used)")
+        return "; ".join(parts)
+
     def _analysis(self, doc: Document, k: Kernel, text: str) -> asyncio.Future[Result]:
         fut = doc.pending.get(k.key)
         if fut is None:
@@ -308,8 +337,14 @@ class LiveCompiler:
         r = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line)
         opts = {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(panels)}
         t0 = time.monotonic()
+        running = True
+
+        def timed(t: JobTimes) -> None:  # on the event loop: one that arrives after the job ended is dropped
+            if running:
+                self._times[k.key] = t
+
         try:
-            r.analysis = await self.job("analyze_kernel", path, text, k.name, opts)
+            r.analysis = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed)
             log_output(path, k.name, r.analysis.get("output"))
             err = r.error
             if err is not None and str(err.get("message", "")).startswith("no kernel named"):
@@ -328,6 +363,9 @@ class LiveCompiler:
                 except JobFailed:
                     pass
             log.warning("%s: %s %s: %s", _short(path), k.name, e.kind, e.message.splitlines()[0] if e.message else "")
+        finally:
+            running = False
+            self._times.pop(k.key, None)
         r.seconds = time.monotonic() - t0
         return r
 

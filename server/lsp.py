@@ -342,7 +342,7 @@ class PyptoLanguageServer(LanguageServer):
         if kernel not in doc.kernels:
             names = ", ".join(doc.kernels) or "none"
             raise JsonRpcInvalidParams(f"no kernel {kernel!r} in {uri} (kernels: {names})")
-        await self.live.wait(doc, self.settings.time_limit + 5)
+        await self.live.wait(doc, self.live.deadline())
         r = doc.results.get(kernel)
         if r is None:
             raise JsonRpcException(f"{kernel} has not been compiled yet", code=REQUEST_FAILED)

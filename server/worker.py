@@ -26,7 +26,14 @@ A job is a function of `server.analyze` called with JSON-able arguments. `run()`
 its answer (a dict answer gets the job's `output` added); the pool turns every way a job can
 go wrong into a `JobFailed` with a `kind` (and the `output` so far):
 
-- `timeout` — no answer within the time limit: the job's group and the template are killed, the template replaced;
+- `timeout` — no answer within the time limit: the job's group is killed (the template serves on). The limit
+  counts the job's own time — wall-clock time less what it waited for a CPU (`_Clock`, from Linux's
+  schedstat) — so a loaded machine makes a job slower, not failed: a kernel that loops forever burns
+  its limit in CPU, one that sleeps or blocks forever spends it waiting (both are stopped at the
+  limit, as on an idle machine), and a backstop ends any job after `BACKSTOP` times its limit of
+  wall-clock time. The server's own deadlines (a new template's warm-up, a template's start of a job,
+  its report of a killed job's end) count the same way. `run(on_times=…)` gets a running job's
+  `JobTimes` every second (the servers show "busy, still compiling" from them);
 - `memory` — the job's address space is capped (RLIMIT_AS = the template's size + the limit),
   so an allocation beyond it raises MemoryError in the job (its child ends; the template stays);
 - `crashed` — the job's process died (`os._exit`, a signal, a segfault), or the template did;
@@ -67,8 +74,13 @@ _PRELOAD = ["numpy", "torch", "pypto", "pypto.record", "pypto.boards.sim", "pypt
             "pypto.boards.swimlane", "pypto.frontend.inputs", "pypto.analysis.health", "pypto.analysis.advice",
             "pypto.analysis.advisor", "pypto.analysis.report", "server.analyze"]
 OUTPUT_LIMIT = 256 * 1024  # bytes of a job's output kept (the rest is counted, and read so the job never blocks)
+# Deadlines count a process's own time (`_Clock`: wall-clock time minus what it waited for a CPU), each
+# with a backstop of BACKSTOP times its seconds of wall-clock time: a busy machine makes a job slower, not failed.
+_WARM_WITHIN = 120.0  # seconds for a new template to warm up (1-3 s; 10-20 s the first time after an install)
 _STARTED_WITHIN = 10.0  # seconds for a warm template to fork a job's child (it takes milliseconds)
 _ENDED_WITHIN = 5.0  # seconds for a template to report a killed job's end before it is replaced too
+BACKSTOP = 4.0  # a deadline of N s of a process's own time also ends after BACKSTOP * N s of wall-clock time
+_TIMES_EVERY = 1.0  # seconds between a running job's `JobTimes` reports (`on_times`)
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -80,6 +92,100 @@ class JobFailed(Exception):
         self.kind = kind
         self.message = message
         self.output = output
+
+
+def wall_backstop(limit: float) -> float:
+    """The most wall-clock seconds a job with a time limit of `limit` s can take (on a machine too
+    busy to give it `limit` s of its own time sooner)."""
+    return BACKSTOP * limit
+
+
+@dataclass
+class JobTimes:
+    """A running job's time, as the pool counts it against its time limit (seconds)."""
+
+    wall: float  # since the job started
+    own: float  # counted against the limit: `wall` minus the time it waited for a CPU
+    cpu_wait: float  # waiting in a run queue for a CPU: the machine (or the job's own threads) kept it waiting
+    limit: float
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _run_delays(pid: int) -> dict[int, int]:
+    """Nanoseconds each thread of the process has waited in a run queue, by thread id (Linux's
+    /proc/<pid>/task/<tid>/schedstat; empty where it cannot be read)."""
+    out: dict[int, int] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                out[int(tid)] = int(f.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of all the process's threads (0 where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class _Clock:
+    """A deadline of `seconds` of some processes' own time: the wall-clock time since the clock
+    started minus the time they waited for a CPU (the most any one of their threads waited in a run
+    queue) — at least their CPU time spread over every core, so a job whose own threads outnumber
+    the cores is not let off by waiting for them. A process that sleeps or blocks counts as running
+    (its own time is the wall-clock time, as without this clock); one the scheduler keeps waiting
+    does not. Where Linux's schedstat cannot be read, own time is wall-clock time. The deadline also
+    ends after BACKSTOP times `seconds` of wall-clock time, whatever the processes got."""
+
+    def __init__(self, pids: list[int], seconds: float) -> None:
+        self.pids = pids
+        self.seconds = seconds
+        self.start = time.monotonic()
+        self.base = {pid: _run_delays(pid) for pid in pids}
+        self.cpu_base = {pid: _cpu_seconds(pid) for pid in pids}
+        self.waited = 0.0  # monotone: a thread that ended keeps what it waited
+        self.reported = self.start
+
+    def times(self) -> JobTimes:
+        """Read /proc now (a few small files): the times so far."""
+        wall = time.monotonic() - self.start
+        cpu = 0.0
+        for pid in self.pids:
+            base = self.base[pid]
+            for tid, ns in _run_delays(pid).items():
+                self.waited = max(self.waited, (ns - base.get(tid, 0)) / 1e9)
+            cpu = max(cpu, _cpu_seconds(pid) - self.cpu_base[pid])
+        waited = min(self.waited, wall)
+        return JobTimes(wall, max(wall - waited, min(wall, cpu / _CPUS)), waited, self.seconds)
+
+    def expired(self) -> JobTimes | None:
+        """The times, once the deadline has passed (own time or the backstop); else None. /proc is
+        read only once the wall-clock time has reached the deadline (own time never exceeds it)."""
+        if time.monotonic() - self.start < self.seconds:
+            return None
+        t = self.times()
+        return t if t.own >= self.seconds or t.wall >= BACKSTOP * self.seconds else None
+
+    def due(self) -> bool:
+        """Whether a `JobTimes` report is due (every `_TIMES_EVERY` s)."""
+        now = time.monotonic()
+        if now - self.reported < _TIMES_EVERY:
+            return False
+        self.reported = now
+        return True
 
 
 def _vm_bytes() -> int:
@@ -298,6 +404,19 @@ def _relay(answers: Connection, exited: int | None, conn: Connection) -> None:
             return
 
 
+def _timeout_message(t: JobTimes, note: str | None) -> str:
+    """Why a job was stopped: its time limit (the CPU it got, or what it waited for besides a CPU),
+    or the wall-clock backstop of a machine too busy to give it that."""
+    note = note or "the kernel was stopped; does it loop forever?"
+    if t.own >= t.limit:
+        busy = (f", in {t.wall:.0f} s of wall-clock time: {t.cpu_wait:.0f} s more waiting for a CPU on a busy machine"
+                if t.cpu_wait >= 1 else "")
+        return f"no result after {t.limit:g} s (the time limit){busy}: {note}"
+    return (f"no result after {t.wall:.0f} s of wall-clock time on a machine too busy to give the kernel its "
+            f"{t.limit:g} s (the time limit): it ran {t.own:.1f} s and waited {t.cpu_wait:.0f} s for a CPU; "
+            f"the kernel was stopped")
+
+
 class _Output:
     """What a job's processes write to fd 1 and 2: the first `OUTPUT_LIMIT` bytes kept, the rest counted."""
 
@@ -429,10 +548,12 @@ class WorkerPool:
     def _finish(self, w: _Worker) -> bool:
         """Wait for the end of the worker's last job, which answered before its processes were killed
         and reaped (what it printed after its answer is dropped); whether the template serves on."""
+        if not w.busy:
+            return True
         out = _Output()
-        deadline = time.monotonic() + _ENDED_WITHIN
+        clock = self._end_clock(w)
         try:
-            while w.busy and time.monotonic() < deadline:
+            while w.busy and clock.expired() is None:
                 ready = connection.wait([w.conn] if out.eof else [w.conn, w.output], 0.05)
                 if w.output in ready:
                     out.read(w.output)
@@ -463,15 +584,21 @@ class WorkerPool:
             for _ in range(self.size):
                 self._free.release()
 
+    @staticmethod
+    def _end_clock(w: _Worker) -> _Clock:
+        """The deadline of a job's end: the template's own time, and the dying job's (its exit, freeing its
+        memory, waits for a CPU too)."""
+        return _Clock([w.process.pid, *([w.job] if w.job is not None else [])], _ENDED_WITHIN)
+
     def _stop(self, w: _Worker, out: _Output) -> bool:
         """Kill the job's process group and wait for the template to report its end; whether the
         template is fit for the next job."""
         if not w.busy:
             return True
         self._kill_job(w)
-        deadline = time.monotonic() + _ENDED_WITHIN
+        clock = self._end_clock(w)
         try:
-            while w.job is not None and time.monotonic() < deadline:
+            while w.job is not None and clock.expired() is None:
                 ready = connection.wait([w.conn] if out.eof else [w.conn, w.output], 0.05)
                 if w.output in ready:
                     out.read(w.output)
@@ -483,15 +610,18 @@ class WorkerPool:
 
     def _exchange(self, w: _Worker, fn: str, args: tuple[Any, ...], limit: float, cancel: threading.Event | None,
                   timeout_note: str | None, on_progress: Callable[[Any], None] | None,
-                  out: _Output) -> tuple[str, Any]:
+                  on_times: Callable[[JobTimes], None] | None, out: _Output) -> tuple[str, Any]:
         """Send the job, read its output and messages until the template says its child ended;
-        the child's answer (kind, payload), or JobFailed."""
+        the child's answer (kind, payload), or JobFailed. Three deadlines, each in own time
+        (`_Clock`): a new template's warm-up, the template's start of the job (from "warm" or the
+        send), the job's time limit (from "started")."""
         try:
             w.conn.send((fn, args))
         except (OSError, ValueError) as e:
             raise JobFailed("crashed", f"the worker could not take the job ({e})") from None
         w.busy = True
-        started = time.monotonic()
+        template = w.process.pid
+        clock = _Clock([template], _STARTED_WITHIN if w.warm else _WARM_WITHIN)
         while True:
             ready = connection.wait([w.conn] if out.eof else [w.conn, w.output], 0.05)
             if w.output in ready:
@@ -508,9 +638,10 @@ class WorkerPool:
                                                f"while running the kernel: it called os._exit, was killed "
                                                f"or crashed")
                 if kind == "warm":  # the start's deadline counts from here
-                    w.warm, started = True, time.monotonic()
+                    w.warm, clock = True, _Clock([template], _STARTED_WITHIN)
                 elif kind == "started":
                     w.job = int(payload)
+                    clock = _Clock([w.job], limit)
                 elif kind == "progress":
                     if on_progress is not None:
                         try:
@@ -520,26 +651,35 @@ class WorkerPool:
                 else:  # the answer: returned now; the job's end is collected before the worker's next job
                     return kind, payload
                 continue
-            waited = time.monotonic() - started
-            if w.job is None and w.warm and waited >= _STARTED_WITHIN:
-                raise JobFailed("crashed", f"the worker did not start the job within {_STARTED_WITHIN:g} s")
-            if w.job is None and waited >= limit:
-                raise JobFailed("crashed", f"the worker was still warming up after {limit:g} s")
+            if w.job is not None and on_times is not None and clock.due():
+                try:
+                    on_times(clock.times())
+                except Exception:  # noqa: BLE001 - a listener's bug must not fail the job
+                    traceback.print_exc()
             if w.job is not None and cancel is not None and cancel.is_set():
                 raise JobFailed("cancelled", "a newer request replaced this one")
-            if w.job is not None and waited >= limit:
-                raise JobFailed("timeout", f"no result after {limit:g} s (the time limit): " + (
-                    timeout_note or "the kernel was stopped; does it loop forever?"))
+            t = clock.expired()
+            if t is not None and w.job is None:
+                took = f"{t.own:.0f} s" + (f" ({t.wall:.0f} s of wall-clock time on a busy machine)"
+                                           if t.wall - t.own >= 1 else "")
+                raise JobFailed("crashed", f"the worker did not start the job within {took}" if w.warm else
+                                f"the worker was still warming up after {took}")
+            if t is not None:
+                raise JobFailed("timeout", _timeout_message(t, timeout_note))
             if not ready and not w.process.is_alive():
                 raise JobFailed("crashed", "the worker process died while running the kernel")
 
     def run_blocking(self, fn: str, *args: Any, timeout: float | None = None,
                      cancel: threading.Event | None = None, timeout_note: str | None = None,
-                     on_progress: Callable[[Any], None] | None = None) -> Any:
-        """Run a job and wait for it (from a thread); raises JobFailed. `timeout_note` says what a
-        timeout means for this job (default: the kernel may loop forever). Interim results the job
-        sends (`server.analyze.progress`) go to `on_progress`, in this thread. A dict answer gets
-        the job's `output` (what it wrote to fd 1 and 2) under "output"."""
+                     on_progress: Callable[[Any], None] | None = None,
+                     on_times: Callable[[JobTimes], None] | None = None) -> Any:
+        """Run a job and wait for it (from a thread); raises JobFailed. `timeout` (default: the
+        pool's `time_limit`) is in the job's own time (`_Clock`: a job the machine keeps waiting for
+        a CPU gets longer, up to `wall_backstop(timeout)`). `timeout_note` says what a timeout means
+        for this job (default: the kernel may loop forever). Interim results the job sends
+        (`server.analyze.progress`) go to `on_progress`, and its `JobTimes` every second while it
+        runs to `on_times`, in this thread. A dict answer gets the job's `output` (what it wrote to
+        fd 1 and 2) under "output"."""
         if self._closed:
             raise JobFailed("error", "the worker pool is closed")
         limit = self.time_limit if timeout is None else timeout
@@ -554,7 +694,7 @@ class WorkerPool:
                 w = self._start()
             _Output().read(w.output)  # written by what escaped an earlier job's group: not this job's
             try:
-                kind, payload = self._exchange(w, fn, args, limit, cancel, timeout_note, on_progress, out)
+                kind, payload = self._exchange(w, fn, args, limit, cancel, timeout_note, on_progress, on_times, out)
             except JobFailed as e:
                 if self._stop(w, out):  # the job's group is gone: nothing it started outlives it
                     keep = w
@@ -579,15 +719,18 @@ class WorkerPool:
             self._give(keep)
 
     async def run(self, fn: str, *args: Any, timeout: float | None = None, timeout_note: str | None = None,
-                  on_progress: Callable[[Any], None] | None = None) -> Any:
+                  on_progress: Callable[[Any], None] | None = None,
+                  on_times: Callable[[JobTimes], None] | None = None) -> Any:
         """Run a job without blocking the event loop; cancelling the awaiting task kills the job (the
         cancellation completes when the job's process group is gone).
-        `on_progress` gets the job's interim results on the event loop."""
+        `on_progress` gets the job's interim results, `on_times` its times, on the event loop."""
         cancel = threading.Event()
         loop = asyncio.get_running_loop()
         relay = None if on_progress is None else (lambda data: loop.call_soon_threadsafe(on_progress, data))
+        times = None if on_times is None else (lambda t: loop.call_soon_threadsafe(on_times, t))
         fut = loop.run_in_executor(None, lambda: self.run_blocking(fn, *args, timeout=timeout, cancel=cancel,
-                                                                   timeout_note=timeout_note, on_progress=relay))
+                                                                   timeout_note=timeout_note, on_progress=relay,
+                                                                   on_times=times))
         try:
             return await asyncio.shield(fut)
         except asyncio.CancelledError:

@@ -3,6 +3,8 @@ diagnostic at its def line — never the server, the other kernels of the file, 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from lsprotocol import types as lsp
 from support import HOSTILE_KERNELS
@@ -57,3 +59,33 @@ async def test_each_failure_is_a_diagnostic_at_its_def_line_and_the_rest_keeps_w
     assert retried["error"]["code"] == "worker.timeout" and "after 3 s" in retried["error"]["message"]
     await doc.hover(0)
     assert {x["kernel"] for x in client.records.items[n:] if x["uri"] == doc.uri} == {"hang"}
+
+
+# the kernel keeps itself waiting for a CPU, whatever the machine's load: on one core beside a busy process
+# (in its job's group: it ends with the job), at the least priority (nice 19) — then it loops
+STARVING = """    cpu = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    rival = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    os.sched_setaffinity(rival.pid, {cpu})
+    os.nice(19)
+    while True:
+        pass
+"""
+STARVED = ("import os, subprocess, sys\nimport pypto\n\n\n@pypto.jit\n"
+           "def starved(x: pypto.Tensor([8, 8], pypto.DT_FP32), out: pypto.Tensor([8, 8], pypto.DT_FP32)):\n"
+           + STARVING + "    out[:] = pypto.exp(x)\n")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/schedstat"), reason="Linux's schedstat")
+async def test_a_compile_kept_waiting_for_a_cpu_is_shown_busy_not_failed(client, lsp_kit, tmp_path):
+    """A busy machine makes a compile slower, not failed: the progress says so while it runs."""
+    doc = lsp_kit.Doc(client, tmp_path / "busy.py", STARVED)
+    busy = await client.progress.wait(lambda p: isinstance(p.value, dict)
+                                      and (p.value.get("message") or "").startswith("starved: busy"))
+    assert busy.value["message"].startswith("starved: busy, still compiling after"), busy.value
+    assert "the machine is loaded" in busy.value["message"] and "waiting for a CPU" in busy.value["message"]
+    assert "s of the time limit used" in busy.value["message"]
+    v = doc.replace(STARVING, "")  # an edit: the running compile is cancelled, the new text's answers
+    r = await client.records.record(doc.uri, "starved", v)
+    assert r["error"] is None and r["summary"]["tasks"] > 0
+    assert [x["version"] for x in client.records.items if x["uri"] == doc.uri] == [v]
