@@ -202,6 +202,15 @@ def _finding_message(f: Mapping[str, Json]) -> str:
     return out
 
 
+def _module_message(message: str, kernel: str) -> str:
+    """What stopped the module importing, and that `kernel` was not compiled: an exception it raised
+    (`KeyboardInterrupt`, `SystemExit: 3` and `GeneratorExit` too) reads "KeyboardInterrupt while
+    importing the module: k was not compiled"."""
+    if message.endswith(" while importing"):
+        return f"{message} the module: {kernel} was not compiled"
+    return f"{message} (while importing the module to compile {kernel})"
+
+
 def kernel_diagnostics(doc: Document, r: Result, lines: Lines) -> list[lsp.Diagnostic]:
     out: list[lsp.Diagnostic] = []
     data = {"kernel": r.name}
@@ -212,8 +221,8 @@ def kernel_diagnostics(doc: Document, r: Result, lines: Lines) -> list[lsp.Diagn
         rule = str(e.get("rule", "python.import"))
         rng = make_range(lines, int(e["line"]), int(e.get("col", 0)), int(e.get("end_line", 0)),
                          int(e.get("end_col", 0)), CHARS if rule == "python.syntax" else UTF8)
-        out.append(_diag(rng, f"{e['message']} (while importing the module to compile {r.name})",
-                         lsp.DiagnosticSeverity.Error, rule, data))
+        out.append(_diag(rng, _module_message(str(e["message"]), r.name), lsp.DiagnosticSeverity.Error, rule,
+                         data))
         return out
     if r.failure is not None:
         kind, message = r.failure

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import os
 import re
+import textwrap
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -205,3 +206,103 @@ def test_five_tile_entries_warn_at_the_users_line() -> None:
     torch.testing.assert_close(out, x + 1.0)
     w = [r for r in record if issubclass(r.category, pypto.PyptoWarning)][0]
     assert os.path.samefile(w.filename, __file__) and w.lineno == line, (w.filename, w.lineno)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    ("pypto.loop(0, 8, 0.5)", "pypto.loop: step must be an int or a symbolic scalar, got float 0.5"),
+    ("pypto.loop(0.0, 8)", "pypto.loop: start must be an int or a symbolic scalar, got float 0.0"),
+    ("pypto.loop(8.0)", "pypto.loop: stop must be an int or a symbolic scalar, got float 8.0"),
+    ("pypto.loop(0, '8')", "pypto.loop: stop must be an int or a symbolic scalar, got str '8'"),
+    ("pypto.loop(0, 8, True)", "pypto.loop: step must be an int or a symbolic scalar, got bool True"),
+])
+def test_a_loop_argument_that_is_not_an_int_is_named_at_the_loop(call: str, message: str) -> None:
+    """Issue 27: `pypto.loop(0, 8, 0.5)` said "expected an int or symbolic scalar, got float 0.5",
+    naming neither the loop nor its step."""
+    scope: dict[str, object] = {}
+    exec(compile(textwrap.dedent(f'''
+        import pypto
+
+
+        @pypto.frontend.jit
+        def rows(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(1, 64)
+            for i in {call}:
+                out[i:i + 1, :] = x[i:i + 1, :]
+        '''), __file__ + ":loop", "exec"), scope)
+    with pytest.raises(pypto.PyptoError) as info:
+        scope["rows"](torch.randn(8, 64), torch.empty(8, 64))  # type: ignore[operator]
+    assert info.value.message == message
+    assert info.value.line == 8  # the `for` line
+
+
+def test_a_loop_unroll_argument_that_is_not_an_int_is_named_at_the_loop() -> None:
+    @pypto.frontend.jit
+    def rows(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 64)
+        for i, _ in pypto.loop_unroll(0, 8, 0.5, unroll_list=[2]):
+            out[i:i + 1, :] = x[i:i + 1, :]
+
+    with pytest.raises(pypto.PyptoError) as info:
+        rows(torch.randn(8, 64), torch.empty(8, 64))
+    assert info.value.message == "pypto.loop_unroll: step must be an int or a symbolic scalar, got float 0.5"
+    assert info.value.line == rows.__wrapped__.__code__.co_firstlineno + 3
+
+
+def test_loop_bounds_that_are_ints_or_symbolic_scalars_still_work() -> None:
+    """numpy integers and a DYNAMIC dim (a symbolic scalar) are loop bounds as before."""
+
+    @pypto.frontend.jit
+    def rows(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+             out: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(2, 64)
+        for i in pypto.loop(np.int64(0), x.shape[0], np.int32(2)):
+            out[i:i + 2, :] = x[i:i + 2, :] + 1.0
+
+    x, out = torch.randn(8, 64), torch.zeros(8, 64)
+    rows(x, out)
+    torch.testing.assert_close(out, x + 1.0)
+
+
+@pytest.mark.parametrize(("statement", "message"), [
+    ("out[0:1, :] = x[9:10, :]", "slice 9:10 of dim 0 starts past its end (size 8)"),  # getitem
+    ("out[9:10, :] = x[0:1, :]", "slice 9:10 of dim 0 starts past its end (size 8)"),  # setitem
+    ("out[0:1, :] = x[8:9, :]", "slice 8:9 of dim 0 starts past its end (size 8)"),  # row 8 of rows 0-7
+    ("out[:, 0:8] = x[0:1, 70:]", "slice 70: of dim 1 starts past its end (size 64)"),
+    ("out[0:1, :] = x[-1:, :][3:4, :]", "slice 3:4 of dim 0 starts past its end (size 1)"),
+])
+def test_a_slice_that_starts_past_the_end_of_its_dim_is_an_error_at_the_slice(statement: str, message: str) -> None:
+    """Issue 27: `x[9:10, :]` of an 8-row tensor said "assigning shape [0, 64] to a slice of shape
+    [1, 64]" (or crashed at run time); the slice is the mistake, where it is taken."""
+    scope: dict[str, object] = {}
+    exec(compile(textwrap.dedent(f'''
+        import pypto
+
+
+        @pypto.frontend.jit
+        def rows(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(1, 64)
+            {statement}
+        '''), __file__ + ":slice", "exec"), scope)
+    with pytest.raises(pypto.PyptoError) as info:
+        scope["rows"](torch.randn(8, 64), torch.zeros(8, 64))  # type: ignore[operator]
+    assert info.value.message == message
+    assert info.value.line == 8
+
+
+def test_slices_pypto_accepts_are_not_refused() -> None:
+    """Only a static start past a static size is refused: a stop past the end reads and writes the
+    part inside (as before), an empty slice at the end is no error, and symbolic starts are not
+    checked while tracing."""
+
+    @pypto.frontend.jit
+    def tail(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(2, 64)
+        out[6:10, :] = x[6:10, :] * 2.0
+        _ = x[8:, :]  # empty: unused, but no error
+        for i in pypto.loop(0, 6, 2):
+            out[i:i + 2, :] = x[i:i + 2, :] + 1.0
+
+    x, out = torch.randn(8, 64), torch.zeros(8, 64)
+    tail(x, out)
+    torch.testing.assert_close(out[6:], x[6:] * 2.0)
+    torch.testing.assert_close(out[:6], x[:6] + 1.0)

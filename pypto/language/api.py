@@ -541,6 +541,7 @@ def _index(x: Tensor, key: Any) -> tuple[tuple[S.Dim, ...], tuple[S.Dim, ...], l
                 start += d
             if isinstance(stop, int) and stop < 0 and isinstance(d, int):
                 stop += d
+            _check_slice_start(k, i, start, stop, d)
             if isinstance(stop, int) and isinstance(d, int):
                 stop = min(stop, d)
             if k.start is None and k.stop is None:
@@ -560,6 +561,18 @@ def _index(x: Tensor, key: Any) -> tuple[tuple[S.Dim, ...], tuple[S.Dim, ...], l
             sizes.append(1)
             drop.append(i)
     return tuple(offs), tuple(sizes), drop, exact
+
+
+def _check_slice_start(k: slice, dim: int, start: S.Dim, stop: S.Dim, size: S.Dim) -> None:
+    """A slice must start inside its dim, as a view must (PyPTO takes `x[a:b]` as the view at offset `a`):
+    a static start past a static size (`x[9:10]`, `x[9:]` of 8 rows), or at it with rows asked for
+    (`x[8:9]`), is an error at the slice. A stop past the end is fine (the window's data is the part
+    inside), and so is an empty slice at the end (`x[8:]`); symbolic bounds are not checked here."""
+    if not (isinstance(start, int) and isinstance(size, int)):
+        return
+    if start > size or start == size and isinstance(stop, int) and stop > size:
+        text = ":".join("" if v is None else S.to_str(as_dim(v)) for v in (k.start, k.stop))
+        raise PyptoError(f"slice {text} of dim {dim} starts past its end (size {size})")
 
 
 # ---- indexing along one dim -----------------------------------------------------------------------
@@ -738,7 +751,7 @@ def loop(*args: Any, name: str | None = None, idx_name: str | None = None, submi
     b = _b.require("pypto.loop")
     loc = b.loc()
     _ignored_keywords("pypto.loop", kwargs, loc)
-    start, stop, step = _loop_range("pypto.loop", args)
+    start, stop, step = _loop_range("pypto.loop", args, loc)
     if isinstance(step, int) and step == 0:
         raise PyptoError("pypto.loop step must not be 0", loc)
     index = b.fresh_symbol(idx_name or _for_target(loc) or "i")
@@ -843,10 +856,19 @@ def is_loop_end(idx: Any) -> int | SymbolicScalar:
     return wrap(S.le(attrs["stop"], S.add(as_dim(idx), attrs["step"])))
 
 
-def _loop_range(what: str, args: tuple[Any, ...]) -> tuple[Any, Any, Any]:
+def _loop_range(what: str, args: tuple[Any, ...], loc: Loc | None = None) -> tuple[Any, Any, Any]:
+    """(start, stop, step) of a loop's positional arguments, each an int or a symbolic scalar: anything
+    else (`pypto.loop(0, 8, 0.5)`) is an error at the loop naming the argument."""
     if not 1 <= len(args) <= 3:
-        raise PyptoError(f"{what} takes (stop) or (start, stop[, step]), got {len(args)} arguments")
-    return (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        raise PyptoError(f"{what} takes (stop) or (start, stop[, step]), got {len(args)} arguments", loc)
+    bounds = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    for role, v in zip(("start", "stop", "step"), bounds):
+        try:
+            as_dim(v)
+        except PyptoError:
+            raise PyptoError(f"{what}: {role} must be an int or a symbolic scalar, got {type(v).__name__} {v!r}",
+                             loc) from None
+    return bounds
 
 
 def loop_unroll(*args: Any, name: str | None = None, idx_name: str | None = None,
@@ -858,8 +880,9 @@ def loop_unroll(*args: Any, name: str | None = None, idx_name: str | None = None
     factor, with `factor` a plain int, and covers `factor` steps per iteration. Other keywords are
     ignored, as `pypto.loop` ignores them."""
     b = _b.require("pypto.loop_unroll")
-    _ignored_keywords("pypto.loop_unroll", kwargs, b.loc())
-    start, stop, step = _loop_range("pypto.loop_unroll", args)
+    loc = b.loc()
+    _ignored_keywords("pypto.loop_unroll", kwargs, loc)
+    start, stop, step = _loop_range("pypto.loop_unroll", args, loc)
     factors = sorted({int(u) for u in (unroll_list or [1])} | {1}, reverse=True)
     if any(f <= 0 for f in factors):
         raise PyptoError(f"pypto.loop_unroll: unroll_list entries must be positive, got {list(unroll_list or [])}")
