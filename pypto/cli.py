@@ -51,11 +51,13 @@ from pypto.boards.trace import write_trace
 from pypto.compiler.block_ir import PEAK_LABEL, buffer_peak
 from pypto.compiler.instruments import write_pass_file
 from pypto.compiler.manager import STAGES, PassRecord
+from pypto.compiler.tensor_passes import RUN_MODE_NPU_RULE
 from pypto.frontend.inputs import def_loc, example_arguments
 from pypto.frontend.jit import JitKernel, to_numpy
 from pypto.ir.columns import inline as inline_columns
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph
+from pypto.npu import prepare_for_user_code
 from pypto.record import COLUMNS_FILE, RECORD_FILE, CompileRecord, InputInfo, compile_record, profile, slowest
 from pypto.testing import Check
 from pypto.userfiles import enter_folder
@@ -65,7 +67,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 def load_module(path: Path, prefix: str = "pypto_example_") -> ModuleType:
     """Import a user file by path (registered in sys.modules, as dataclasses and pickle need); its
-    folder goes first on sys.path, so it imports its own sibling modules (pypto.userfiles)."""
+    folder goes first on sys.path, so it imports its own sibling modules (pypto.userfiles); a program
+    written for the NPU imports as it is (the NPU stand-in, pypto.npu)."""
+    prepare_for_user_code()
     enter_folder(str(path.resolve().parent))
     name = f"{prefix}{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -330,6 +334,8 @@ def run_compile(target: str, stage: str | None = None, dump: Path | None = None,
             if not as_json:
                 print(f"{record.source.kernel}  {_def_where(k)}  ({', '.join(_shape_text(i) for i in record.inputs)})")
                 print(pass_table(record))
+                for note in (d.message for p in record.passes for d in p.diagnostics if d.rule == RUN_MODE_NPU_RULE):
+                    print(f"    note: {note}")
                 if record.program.execute is not None:
                     print(lowering_summary(record))
                 if show_listing and record.program.blocks is not None:

@@ -13,6 +13,10 @@ folder), and the modules imported from the folder of the previous file are forgo
 file of another folder comes — two folders of a library may each have a `helpers.py`, and the
 second must not get the first's from `sys.modules`. (The servers' workers run each job in a
 fresh child process, so every job imports a file's sibling modules anew: `server/worker.py`.)
+
+A program written for the NPU (`import torch_npu`, `.npu()`, `torch.npu.set_device`) imports as it is:
+`load_text` and the CLI's loader put the NPU stand-in in place first (`pypto.npu`, docs/npu.md), in this
+process only.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import linecache
 import os
 import sys
 import types
+
+from pypto.npu import prepare_for_user_code
 
 _current: str | None = None
 _loaded: dict[tuple[str, str], types.ModuleType] = {}  # one version: (path, sha256 of text) -> module
@@ -33,6 +39,7 @@ def load_text(path: str, text: str, prefix: str) -> types.ModuleType:
     key = (path, hashlib.sha256(text.encode()).hexdigest())
     mod = _loaded.get(key)
     if mod is None:
+        prepare_for_user_code()
         linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)  # mtime None: kept
         folder = os.path.dirname(path)
         if folder and os.path.isdir(folder):

@@ -15,11 +15,21 @@ import pytest
 import torch
 
 import pypto
+import pypto.npu
 from pypto.testing import compare
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)
 # half an ulp at 1.0 is the rounding error of one op; allow a few ulps of the result's magnitude
 EPS = {torch.float16: 2.0 ** -10, torch.bfloat16: 2.0 ** -7}
+
+
+@pytest.fixture(autouse=True)
+def _a_users_process() -> Any:
+    """Every test starts as a user's own process: a kernel with `run_mode: NPU` is refused until a test
+    loads a user file the tools' way (`pypto.cli.load_module`, `load_text`: pypto.npu.for_tools)."""
+    before = pypto.npu.set_for_tools(False)
+    yield
+    pypto.npu.set_for_tools(before)
 
 
 def vec_tile(rank: int, *dts: Any, last: int | None = None, lead: int = 8) -> list[int]:

@@ -32,6 +32,8 @@ TORCH = "optional dependency: imported only when the user passes torch tensors (
 ALLOWED_LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("pypto.ir.dtypes", "torch"): TORCH,
     ("pypto.frontend.jit", "torch"): TORCH,
+    ("pypto.npu", "pypto.npu.torch_side"): "optional dependency (torch): the NPU stand-in loads torch only when the "
+                                            "user's program imports torch or torch_npu (docs/npu.md)",
     ("pypto.frontend.inputs", "torch"): TORCH,
     ("pypto.analysis.executors", "distributed"): "optional dependency (dask): only `check --executor dask://…`",
     ("pypto.cli", "pypto.export"): "start-up time: networkx and pydot load only for `compile --export`",

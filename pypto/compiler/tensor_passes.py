@@ -14,6 +14,7 @@ from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.rewrite import INFER, Emitter, rewrite
 from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
+from pypto.ir.enums import RunMode
 from pypto.ir.errors import ShapeError
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
@@ -58,7 +59,21 @@ def verify(p: Program, ctx: PassContext) -> Program:
 
     by_id = p.graph.by_id()
     block(p.graph, set())
+    _note_run_mode(ctx)
     return p
+
+
+RUN_MODE_NPU_RULE = "run_mode.npu"
+
+
+def _note_run_mode(ctx: PassContext) -> None:
+    """A kernel whose options ask for `run_mode: NPU` reaches the pipeline only in the tools (a plain run
+    is refused: no NPU is present), which compile and simulate it: the record says so, once."""
+    mode = ctx.options.get("runtime_options", {}).get("run_mode")
+    if mode is None or RunMode(mode) is not RunMode.NPU or any(d.rule == RUN_MODE_NPU_RULE for d in ctx.diagnostics):
+        return
+    ctx.report("info", "run_mode NPU: no NPU runs this kernel here; the tools compile it and simulate it on the "
+               "sim board (its values come from the CPU)", rule=RUN_MODE_NPU_RULE)
 
 
 # ---- decompose ----------------------------------------------------------------------------------
