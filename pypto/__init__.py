@@ -7,6 +7,7 @@ public surface; each name is defined in the module that owns it.
 """
 
 from pypto import experimental, frontend, operation, pypto_impl, runtime
+from pypto.frontend import capture as _capture
 from pypto.frontend.jit import JitKernel, jit, npu_available
 from pypto.frontend.jit import set_pass_verifier as _set_pass_verifier
 from pypto.ir.dtypes import DataType, bytes_of
@@ -169,6 +170,7 @@ def _verify_compiled(ck: object, arrays: dict) -> object:
 
 
 _set_pass_verifier(_verify_compiled)
+_capture.install()  # every kernel call is recorded when PYPTO_CAPTURE is set (`pypto-ide capture`)
 
 __all__ = [n for n in dir() if not n.startswith("_")]
 

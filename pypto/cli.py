@@ -27,19 +27,36 @@ place. `profile TRACE` does the same; `report TRACE` points to `open`.
 
 `pypto-ide report FILE[::KERNEL] [--format text|json|md|html|junit|sarif] [--precision]
 [--suggest] [--fail-on COND]` is the health report (pypto.analysis) for people and for CI.
+
+`pypto-ide capture [--store DIR] [--all] [--timeout S] -- COMMAND…` runs the user's own test or
+script with every kernel call's arguments recorded (`pypto.frontend.capture`); the commands above
+then compile a kernel for its captured inputs, and find a kernel made inside a function by its
+name (docs/capture.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
+import os
+import re
+import shlex
+import signal
+import subprocess
 import sys
 import time
 import traceback
+import uuid
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+try:
+    import resource  # Unix: the captured command's memory cap
+except ImportError:  # pragma: no cover - Windows
+    resource = None  # type: ignore[assignment]
 
 from pypto.analysis import check
 from pypto.analysis.executors import open_executor, parse_executor, report_all
@@ -52,13 +69,23 @@ from pypto.compiler.block_ir import PEAK_LABEL, buffer_peak
 from pypto.compiler.instruments import write_pass_file
 from pypto.compiler.manager import STAGES, PassRecord
 from pypto.compiler.tensor_passes import RUN_MODE_NPU_RULE
+from pypto.frontend import capture
 from pypto.frontend.inputs import def_loc, example_arguments
 from pypto.frontend.jit import JitKernel, to_numpy
 from pypto.ir.columns import inline as inline_columns
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph
 from pypto.npu import prepare_for_user_code
-from pypto.record import COLUMNS_FILE, RECORD_FILE, CompileRecord, InputInfo, compile_record, profile, slowest
+from pypto.record import (
+    COLUMNS_FILE,
+    RECORD_FILE,
+    CompileRecord,
+    InputInfo,
+    captured_text,
+    compile_record,
+    profile,
+    slowest,
+)
 from pypto.testing import Check
 from pypto.userfiles import enter_folder
 
@@ -204,13 +231,30 @@ def find_kernels(target: str) -> tuple[Path, list[JitKernel]]:
                 kernels.append(value)
             named[attr] = named.get(attr, value)
             named.setdefault(value.name, value)
+    nested, not_made = capture.nested_kernels(str(path), vars(mod))  # made inside functions, and captured
+    for k in nested:
+        kernels.append(k)
+        for alias in (k.fn.__qualname__, k.fn.__qualname__.replace(".<locals>.", "."), k.name, k.__name__):
+            named.setdefault(alias, k)
+    for qualname, why in not_made.items():
+        print(f"{path}: note: the captured kernel {qualname} cannot be made again: {why}", file=sys.stderr)
+    # a `@…jit` indented under a function: a kernel made inside one, found once it is captured
+    hint = ("; a kernel made inside a function is found once captured: `pypto-ide capture -- COMMAND` "
+            "(docs/capture.md)") if re.search(r"^[ \t]+@.*\bjit\b", path.read_text(errors="replace"), re.M) else ""
     if not kernels:
-        raise CliError(f"{path}:1", "no @pypto.jit kernels in this file")
+        raise CliError(f"{path}:1", f"no @pypto.jit kernels in this file{hint}")
     if name:
         if name not in named:
-            raise CliError(f"{path}:1", f"no kernel named {name!r} (kernels: {', '.join(k.name for k in kernels)})")
+            raise CliError(f"{path}:1", f"no kernel named {name!r} (kernels: {', '.join(k.name for k in kernels)})"
+                                        f"{hint}")
         return path, [named[name]]
     return path, kernels
+
+
+def inputs_line(record: CompileRecord) -> str | None:
+    """`  inputs: captured from `COMMAND` at TIME (FILE)` when a capture gave the record's inputs."""
+    text = captured_text(record.source)
+    return None if text is None else f"  inputs: {text}"
 
 
 def _shape_text(i: InputInfo) -> str:
@@ -333,6 +377,8 @@ def run_compile(target: str, stage: str | None = None, dump: Path | None = None,
             records.append(record)
             if not as_json:
                 print(f"{record.source.kernel}  {_def_where(k)}  ({', '.join(_shape_text(i) for i in record.inputs)})")
+                if inputs_line(record):
+                    print(inputs_line(record))
                 print(pass_table(record))
                 for note in (d.message for p in record.passes for d in p.diagnostics if d.rule == RUN_MODE_NPU_RULE):
                     print(f"    note: {note}")
@@ -492,6 +538,8 @@ def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt:
             docs.append(record.to_json())
         else:
             print(f"{record.source.kernel}  {_def_where(k)}  ({', '.join(_shape_text(i) for i in record.inputs)})")
+            if inputs_line(record):
+                print(inputs_line(record))
             print(profile_summary(record, top))
         if trace is not None:
             out = _trace_path(trace, record.source.kernel, len(kernels) > 1)
@@ -603,6 +651,89 @@ def run_check(paths: list[str], baseline: Path, update: bool = False, fmt: str =
     return 1 if failed else 0
 
 
+# ---- capture ------------------------------------------------------------------------------------
+
+CAPTURE_TIMEOUT = 600.0  # seconds the captured command may run (--timeout)
+CAPTURE_MEMORY_MB = 8192  # its address space (--memory-limit-mb; 0: no limit)
+
+
+def _capture_limits(memory_mb: int) -> Any:
+    def limit() -> None:  # in the child, before it executes the command
+        if memory_mb > 0 and resource is not None:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+    return limit
+
+
+def run_capture(command: list[str], store: Path | None = None, every: bool = False,
+                timeout: float = CAPTURE_TIMEOUT, memory_mb: int = CAPTURE_MEMORY_MB) -> int:
+    """Run the user's own COMMAND (a test, a script) with this `pypto` first on its path and every jit
+    call recorded (`pypto.frontend.capture`) into STORE; print what was captured. The command runs in
+    its own process group, under a time limit (the whole group is stopped at it) and a memory cap."""
+    command = command[1:] if command[:1] == ["--"] else list(command)
+    if not command:
+        print("capture: error: no command: pypto-ide capture [--store DIR] [--all] -- COMMAND…", file=sys.stderr)
+        return 1
+    folder = (store if store is not None else Path.cwd() / capture.STORE).resolve()
+    session = uuid.uuid4().hex
+    argv = list(command)
+    if argv[0] in ("python", "python3"):  # the interpreter pypto-ide runs under: it has pypto's dependencies
+        argv[0] = sys.executable
+    text = shlex.join(command)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    env.update({capture.ENV_STORE: str(folder), capture.ENV_MODE: "all" if every else "first",
+                capture.ENV_SESSION: session, capture.ENV_COMMAND: text})
+    print(f"capture: running `{text}` (captures to {folder}; time limit {timeout:g} s)", file=sys.stderr, flush=True)
+    try:
+        proc = subprocess.Popen(argv, env=env, start_new_session=True,  # noqa: S603 - the user's own command
+                                preexec_fn=_capture_limits(memory_mb))  # noqa: PLW1509
+    except OSError as e:
+        print(f"capture: error: cannot run `{text}`: {e.strerror or e}", file=sys.stderr)
+        return 1
+    problem = None
+    try:
+        code = proc.wait(timeout=timeout)
+        if code != 0:
+            problem = (f"`{text}` exited with status {code}" if code > 0 else
+                       f"`{text}` was killed by signal {-code}")
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        problem = f"`{text}` did not finish within {timeout:g} s (--timeout): stopped"
+    except KeyboardInterrupt:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        problem = f"`{text}` interrupted"
+    made = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            c = capture.read(path)
+        except ValueError:
+            continue
+        if c.doc.get("session") == session:
+            made.append(c)
+    made.sort(key=lambda c: (c.kernel.file, c.kernel.line, c.captured_at))
+    for c in made:
+        kid = c.kernel
+        print(f"captured {kid.qualname}  {kid.file}:{kid.line}  {c.summary()}")
+        for name, why in c.unstored.items():
+            print(f"    not stored: {name}: {why}")
+        print(f"    -> {c.path}")
+    if problem:
+        kept = f"; the {len(made)} capture(s) made before are kept" if made else "; nothing was captured"
+        print(f"capture: error: {problem}{kept}", file=sys.stderr)
+        return 1
+    if not made:
+        print(f"capture: error: `{text}` called no @pypto.jit kernel (with this pypto, {REPO / 'pypto'}): "
+              "nothing captured", file=sys.stderr)
+        return 1
+    print(f"capture: {len(made)} capture(s) in {folder}", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pypto-ide", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -668,7 +799,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="of --trace: chrome (Perfetto), merged (PyPTO merged_swimlane.json), swimlane, text")
     op.add_argument("--top", type=int, default=5, help="how many of the slowest tasks to list")
     op.add_argument("--json", action="store_true", help="print the imported swimlane as JSON (with its metrics)")
+    cp = sub.add_parser("capture", help="run your own test or script and record every kernel call's inputs "
+                                        "for the other commands")
+    cp.add_argument("--store", type=Path, metavar="DIR",
+                    help=f"where to write the captures (default: ./{capture.STORE.as_posix()})")
+    cp.add_argument("--all", action="store_true", dest="every",
+                    help="record every call (default: each kernel's first call)")
+    cp.add_argument("--timeout", type=float, default=CAPTURE_TIMEOUT,
+                    help=f"seconds the command may run (default {CAPTURE_TIMEOUT:g})")
+    cp.add_argument("--memory-limit-mb", type=int, default=CAPTURE_MEMORY_MB,
+                    help=f"the command's address space (default {CAPTURE_MEMORY_MB}; 0: no limit)")
+    cp.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND…",
+                    help="the command to run, after --: python -m pytest tests/test_x.py::test_ifa, python kernel.py")
     args = parser.parse_args(argv)
+    if args.cmd == "capture":
+        return run_capture(args.command, args.store, args.every, args.timeout, args.memory_limit_mb)
     if args.cmd == "examples":
         return run_examples(Path(args.directory).resolve())
     if args.cmd == "compile":

@@ -54,7 +54,7 @@ from pypto.compiler.serialize import (
     program_from,
     program_json,
 )
-from pypto.frontend.inputs import example_arguments, has_values
+from pypto.frontend.inputs import example_arguments, has_values, inputs_from
 from pypto.frontend.jit import CompiledKernel, read_bindings
 from pypto.ir import columns as C
 from pypto.ir import dtypes
@@ -89,6 +89,17 @@ class SourceInfo:
     text_sha256: str | None  # of the kernel's file; None when it cannot be read
     options: dict[str, Json]  # the effective options, JSON-safe
     tile_configs: tuple[TileConfig, ...]
+    # where the inputs came from when a capture gave them (`pypto-ide capture`): its file, command,
+    # time, signature and the parameters it gave; None: the docstring block, annotations, defaults
+    inputs_from: dict[str, Json] | None = None
+
+
+def captured_text(source: SourceInfo) -> str | None:
+    """`captured from `COMMAND` at TIME (FILE)` when a capture gave the inputs (what the commands print)."""
+    src = source.inputs_from
+    if not src:
+        return None
+    return f"captured from `{src.get('command')}` at {src.get('captured_at')} ({src.get('file')})"
 
 
 @dataclass(frozen=True)
@@ -250,7 +261,8 @@ class CompileRecord:
             "schema": SCHEMA, "version": VERSION,
             "source": {"file": self.source.file, "kernel": self.source.kernel,
                        "text_sha256": self.source.text_sha256, "options": self.source.options,
-                       "tile_configs": [tile_config_json(t) for t in self.source.tile_configs]},
+                       "tile_configs": [tile_config_json(t) for t in self.source.tile_configs],
+                       "inputs_from": self.source.inputs_from},
             "inputs": [_input_json(i) for i in self.inputs],
             "bindings": dict(self.bindings),
             "passes": [p.to_json() for p in self.passes],
@@ -307,7 +319,7 @@ class CompileRecord:
         d = expanded(d, arrays)
         s = d["source"]
         src = SourceInfo(s["file"], s["kernel"], s.get("text_sha256"), dict(s.get("options", {})),
-                         tuple(tile_config_from(t) for t in s.get("tile_configs", ())))
+                         tuple(tile_config_from(t) for t in s.get("tile_configs", ())), s.get("inputs_from"))
         inputs = [InputInfo(i["name"], i.get("dtype"), tuple(i["shape"]) if i.get("shape") is not None else None,
                             i.get("value")) for i in d["inputs"]]
         err = d.get("error")
@@ -657,7 +669,9 @@ def compile_record(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: 
     The default inputs are made without values (`example_arguments(values=False)`: a compile reads
     shapes and dtypes), unless the kernel reads scalars from one of them: then they are made again
     with their values, which fix what the later stages lower. Either way the record is the same."""
-    args = dict(inputs) if inputs is not None else example_arguments(kernel, values=False)
+    made = inputs if inputs is not None else example_arguments(kernel, values=False)
+    origin = inputs_from(made)  # a capture's inputs (example_arguments says which), recorded in source
+    args = dict(made)
     scope = options(host_options={"compile_stage": stage_option(stage)}) if stage else contextlib.nullcontext()
     with scope:
         ck = kernel.compile(**args)
@@ -666,4 +680,7 @@ def compile_record(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: 
     binds = bind(ck.graph, args)
     if stop_stage(ck.options) != "tensor" and hasattr(ck, "lower"):
         ck.lower(binds)
-    return CompileRecord.from_compiled(ck, args, binds)
+    record = CompileRecord.from_compiled(ck, args, binds)
+    if origin is not None:
+        record = dataclasses.replace(record, source=dataclasses.replace(record.source, inputs_from=origin))
+    return record

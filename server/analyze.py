@@ -96,12 +96,17 @@ def _exception_text(e: BaseException) -> str:
 
 
 def _kernels(mod: types.ModuleType, path: str) -> dict[str, Any]:
+    """The module's kernels by name, and those made inside its functions that have a capture
+    (`pypto-ide capture`), made again from it: each is shown at its `def` like any other."""
+    from pypto.frontend.capture import nested_kernels
     from pypto.frontend.jit import JitKernel
 
     out: dict[str, Any] = {}
     for value in vars(mod).values():
         if isinstance(value, JitKernel) and value.fn.__code__.co_filename == path and value.name not in out:
             out[value.name] = value
+    for value in nested_kernels(path, vars(mod))[0]:
+        out.setdefault(value.name, value)
     return out
 
 

@@ -132,6 +132,20 @@ def _is_jit(decorator: ast.expr) -> bool:
     return _dotted(decorator).split(".")[-1] == "jit"
 
 
+def _defs(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The module's functions, and those made inside them (a kernel a factory makes: the worker
+    compiles it once `pypto-ide capture` has recorded it, docs/capture.md, and else finds no such
+    kernel, which is then not shown); a kernel is not looked for inside another kernel."""
+    out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(node)
+            if not any(_is_jit(d) for d in node.decorator_list):
+                out += [n for n in ast.walk(node) if n is not node and isinstance(n, (ast.FunctionDef,
+                                                                                     ast.AsyncFunctionDef))]
+    return sorted(out, key=lambda n: n.lineno)
+
+
 def parse_kernels(text: str, path: str, settings: dict[str, Json]) -> tuple[list[Kernel], dict[str, Json] | None]:
     """The kernels of a version (with keys) and None, or [] and the syntax error."""
     try:
@@ -143,8 +157,8 @@ def parse_kernels(text: str, path: str, settings: dict[str, Json]) -> tuple[list
                     "end_line": e.end_lineno or line, "end_col": max(col + 1, (e.end_offset or 0) - 1),
                     "rule": "python.syntax"}
     found: list[tuple[str, int, int, int, int]] = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(_is_jit(d) for d in node.decorator_list):
+    for node in _defs(tree.body):
+        if any(_is_jit(d) for d in node.decorator_list):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             # the decorator's "@" is one column left of the expression
             line_text = _line(text, node.lineno)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.analysis.report import KernelReport, make_report
+from pypto.frontend.capture import nested_kernels
 from pypto.frontend.inputs import def_loc
 from pypto.frontend.jit import JitKernel
 from pypto.userfiles import load_text
@@ -88,6 +89,9 @@ def report_one(work: Work) -> KernelReport:
         return _failed(work, f"{type(e).__name__} while importing {Path(work.path).name}: {e}")
     for value in vars(mod).values():
         if isinstance(value, JitKernel) and value.name == work.kernel and value.fn.__code__.co_filename == work.path:
+            return make_report(value, work.board, precision=work.precision).without_program()
+    for value in nested_kernels(work.path, vars(mod))[0]:  # made inside a function, and captured
+        if value.name == work.kernel:
             return make_report(value, work.board, precision=work.precision).without_program()
     return _failed(work, f"no kernel named {work.kernel!r} in {work.path}")
 

@@ -36,7 +36,7 @@ from pypto.compiler.manager import Program
 from pypto.frontend.inputs import def_loc, example_arguments
 from pypto.frontend.jit import to_numpy
 from pypto.ir.errors import PyptoError
-from pypto.record import compile_record, profile, slowest
+from pypto.record import captured_text, compile_record, profile, slowest
 
 FORMATS = ("text", "json", "md", "html", "junit", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -90,7 +90,9 @@ class KernelReport:
                 "precision": None if self.precision is None else self.precision.to_json(),
                 "suggestions": [s.to_json() for s in self.suggestions], "search": self.search,
                 "line_costs": [{"file": c.file, "line": c.line, **c.to_json()} for c in self.line_costs],
-                "findings": [f.to_json() for f in self.findings]}
+                "findings": [f.to_json() for f in self.findings],
+                # the capture the inputs came from (`pypto-ide capture`), else null
+                "inputs_from": None if self.record is None else self.record.source.inputs_from}
 
 
 def make_report(kernel: Any, board: str = "sim", precision: bool = False, suggest: bool = False,
@@ -185,6 +187,8 @@ def render_text(reports: Sequence[KernelReport]) -> str:
         m = r.metrics()
         run = r.record.run
         lines.append(f"  board {run.board} · {run.clock}")
+        if captured_text(r.record.source):
+            lines.append(f"  inputs: {captured_text(r.record.source)}")
         lines.append(f"  makespan {m.makespan:,.2f} µs · {len(run.tasks)} tasks · utilization {m.utilization:.0%} · "
                      f"critical path {m.critical_share:.0%} · scheduler wait {m.wait_scheduler:,.1f} µs")
         counts = {s: sum(1 for f in r.findings if f.severity == s) for s in SEVERITIES}

@@ -50,6 +50,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     resource = None  # type: ignore[assignment]
 
+from pypto.frontend import capture
 from pypto.frontend.jit import JitKernel, ParamSpec, from_numpy_like
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DataType
@@ -372,9 +373,55 @@ def _torch_available() -> bool:
     return True
 
 
-def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None, values: bool = True) -> dict[str, Any]:
+class Arguments(dict[str, Any]):
+    """Example arguments (parameter name -> argument), and the capture they came from (None: the
+    docstring block, annotations and defaults)."""
+
+    capture: capture.Capture | None = None
+    from_capture: tuple[str, ...] = ()  # the parameters whose argument is the captured one
+
+
+def inputs_from(args: Any) -> dict[str, Any] | None:
+    """What a CompileRecord says of where its inputs came from: the capture's `info()`, or None."""
+    cap = getattr(args, "capture", None)
+    return None if cap is None else cap.info() | {"parameters": list(getattr(args, "from_capture", ()))}
+
+
+def _captured(kernel: JitKernel, make: Any, like_torch: bool, specs: dict[str, ParamSpec],
+              where: _Where) -> tuple[capture.Capture | None, dict[str, Any]]:
+    """The kernel's newest capture and the arguments it gives (a tensor without kept values made as a
+    generated one of its dtype and shape; a parameter whose captured value cannot be made again, or
+    no longer agrees with its annotation, is left to the other sources)."""
+    cap = capture.find(kernel)
+    if cap is None:
+        return None, {}
+    loc = _loc(where, where.def_line, where.def_col)
+
+    def missing(name: str, dt: DataType, shape: tuple[int, ...], _torch: bool) -> Any:
+        return make(name, TensorSpec(dt, shape), loc)
+
+    out: dict[str, Any] = {}
+    for name, value in capture.arguments(cap, kernel, missing).items():
+        spec = specs.get(name)
+        if spec is not None:
+            if not hasattr(value, "shape"):
+                continue
+            dt = dtypes.from_numpy(value.dtype) if isinstance(value, np.ndarray) else dtypes.from_torch(value.dtype)
+            try:
+                _check_against(name, TensorSpec(dt, tuple(int(d) for d in value.shape)), spec, loc)  # type: ignore[arg-type]
+            except PyptoError:
+                continue
+        out[name] = value
+    return cap, out
+
+
+def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None, values: bool = True,
+                      use_capture: bool = True) -> Arguments:
     """Every parameter's example argument, in parameter order (torch tensors when torch is
     installed, else numpy arrays). Raises PyptoError when a parameter has no source.
+    A parameter's argument is its newest capture's (`pypto.frontend.capture`, `pypto-ide capture`)
+    when there is one (`use_capture=False`: never), else from the docstring block, the annotation
+    or the default; the result's `capture` says which capture was used.
     `values=False`: each tensor the block does not give values for is a `NoValues` placeholder
     (for a compile: no memory and no torch; inputs too large to make are refused all the same)."""
     fn = kernel.fn
@@ -396,11 +443,17 @@ def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None, value
     def make(name: str, t: TensorSpec, loc: Loc) -> Any:
         return budget.make(name, t, rng, like_torch, loc, values or t.values is not None)
 
-    out: dict[str, Any] = {}
+    cap, captured = _captured(kernel, make, like_torch, specs, w) if use_capture else (None, {})
+    out = Arguments()
+    if captured:
+        out.capture, out.from_capture = cap, tuple(p.name for p in params if p.name in captured)
     missing: list[str] = []
     for p in params:
         spec = specs.get(p.name)
         entry = given.get(p.name)
+        if p.name in captured:
+            out[p.name] = captured[p.name]
+            continue
         if entry is not None:
             if isinstance(entry.value, TensorSpec):
                 if spec is not None:
@@ -434,5 +487,5 @@ def example_inputs(kernel: JitKernel, *, use_torch: bool | None = None) -> list[
     return list(example_arguments(kernel, use_torch=use_torch).values())
 
 
-__all__: Sequence[str] = ("Entry", "NoValues", "TensorSpec", "example_arguments", "example_inputs", "has_values",
-                          "make_tensor", "no_values", "parse_block", "parse_value")
+__all__: Sequence[str] = ("Arguments", "Entry", "NoValues", "TensorSpec", "example_arguments", "example_inputs",
+                          "has_values", "inputs_from", "make_tensor", "no_values", "parse_block", "parse_value")

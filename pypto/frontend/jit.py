@@ -215,6 +215,20 @@ def set_pass_verifier(verify: PassVerifier) -> None:
     _pass_verifier = verify
 
 
+# ---- recording calls (`pypto-ide capture`), installed from above ---------------------------------
+
+CallRecorder = Callable[["JitKernel", tuple[Any, ...], dict[str, Any]], None]
+_call_recorder: CallRecorder | None = None
+
+
+def set_call_recorder(record: CallRecorder | None) -> None:
+    """Install what every kernel call hands its arguments to before it compiles and runs:
+    `pypto.frontend.capture.record_call`, which stores them when `PYPTO_CAPTURE` is set
+    (`pypto-ide capture`; docs/capture.md). `pypto/__init__.py` installs it."""
+    global _call_recorder
+    _call_recorder = record
+
+
 # ---- compiled kernels -------------------------------------------------------------------------
 
 @dataclass
@@ -351,6 +365,11 @@ class JitKernel:
         except (OSError, TypeError):
             text = repr(fn.__code__.co_code) + repr(fn.__code__.co_consts)
         self.source_hash = hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def decorating_scope(self) -> dict[str, Any]:
+        """The locals of the function the kernel was decorated in ({} at module level)."""
+        return self._def_scope
 
     def add_options(self, opts: dict[str, Any]) -> None:
         """Options for this kernel (`@jit(...)` keywords, `@pypto.options(...)`). The group dicts are
@@ -492,6 +511,8 @@ class JitKernel:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         loc = source.capture(skip=2)
+        if _call_recorder is not None:
+            _call_recorder(self, args, kwargs)
         try:
             ck, tensors, arrays = self._prepare(args, kwargs, loc)
             results = ck.run(arrays, loc)

@@ -1,0 +1,338 @@
+"""`pypto-ide capture -- COMMAND`: a kernel's real inputs recorded from the user's own run, and used by
+every command that compiles it (docs/capture.md).
+
+- The store: one versioned JSON (+ .npz) per kernel and input signature, the newest kept; every kind of
+  argument a capture keeps comes back as it went in, and what it cannot keep is named.
+- The user's pytest file calls a DYNAMIC-shaped kernel with a config object and an int tensor that
+  drives a loop, and a kernel made inside a factory; `capture` records both; `compile FILE::NAME`
+  compiles each with the captured shapes and values and says which capture it used; the record says
+  so too; the language server's listing shows the factory's kernel at its `def`.
+- A hostile command (raises, hangs, calls no kernel, does not exist) is one clear error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+from collections import namedtuple
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+import pypto
+from pypto.frontend import capture
+from pypto.frontend.inputs import example_arguments
+from pypto.record import CompileRecord, compile_record
+
+CLI = Path(sys.executable).parent / "pypto-ide"
+
+KERNEL = '''
+from dataclasses import dataclass
+
+import pypto
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    rows: int
+    tile: int
+
+
+@pypto.frontend.jit
+def ragged(x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32),
+           lens: pypto.Tensor([pypto.DYNAMIC], pypto.DT_INT32),
+           out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32), cfg, scale):
+    pypto.set_vec_tile_shapes(1, cfg.tile)
+    for b in pypto.loop(cfg.rows):
+        for t in pypto.loop(lens[b]):
+            out[b:b + 1, t * cfg.tile:(t + 1) * cfg.tile] = \\
+                pypto.exp(x[b:b + 1, t * cfg.tile:(t + 1) * cfg.tile]) * scale
+
+
+def make_kernel(cfg):
+    width = cfg.tile * 4
+
+    @pypto.frontend.jit
+    def doubled(x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32),
+                out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, cfg.tile)
+        for b in pypto.loop(cfg.rows):
+            out[b:b + 1, 0:width] = x[b:b + 1, 0:width] * 2.0
+
+    return doubled
+'''
+
+TEST = '''
+import torch
+
+from kern import TileConfig, make_kernel, ragged
+
+
+def test_ragged():
+    cfg = TileConfig(rows=4, tile=16)
+    x = torch.randn(4, 64)
+    out = torch.zeros(4, 64)
+    ragged(x, torch.tensor([1, 4, 0, 2], dtype=torch.int32), out, cfg, 0.5)
+    ragged(torch.randn(6, 64), torch.tensor([1, 1, 1, 1], dtype=torch.int32), torch.zeros(6, 64), cfg, 0.5)
+    want = torch.zeros(4, 64)
+    for b, n in enumerate([1, 4, 0, 2]):
+        want[b, :n * 16] = torch.exp(x[b, :n * 16]) * 0.5
+    torch.testing.assert_close(out, want)
+    k = make_kernel(TileConfig(rows=2, tile=8))
+    k(torch.randn(2, 32), torch.zeros(2, 32))
+'''
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # the timeout is a safety net for a broken CLI, not what a test measures
+    return subprocess.run([str(CLI), *args], cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The user's project: a kernel file and its pytest file, captured once."""
+    root = tmp_path_factory.mktemp("project")
+    (root / "kern.py").write_text(KERNEL)
+    (root / "test_kern.py").write_text(TEST)
+    proc = _cli("capture", "--", "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_kern.py", cwd=root)
+    return root, proc
+
+
+def test_capture_runs_the_users_pytest_and_records_each_kernels_first_call(captured):
+    root, proc = captured
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout  # the user's test ran, under this pypto, and passed
+    store = root / ".pypto" / "captures"
+    docs = {c.kernel.qualname: c for c in map(capture.read, store.glob("*.json"))}
+    assert set(docs) == {"ragged", "make_kernel.<locals>.doubled"}  # the second call of ragged: not recorded
+    ragged = docs["ragged"]
+    assert ragged.kernel.file == str(root / "kern.py") and ragged.kernel.line == 14  # the def, not the decorator
+    assert ragged.command == "python -m pytest -q -p no:cacheprovider test_kern.py"
+    args = ragged.doc["arguments"]
+    assert args["x"]["$tensor"]["shape"] == [4, 64] and args["lens"]["$tensor"]["dtype"] == "int32"
+    assert args["cfg"] == {"$dataclass": {"module": "kern", "qualname": "TileConfig", "file": str(root / "kern.py"),
+                                          "fields": {"rows": 4, "tile": 16}}}
+    assert args["scale"] == 0.5
+    assert ragged.arrays()[args["lens"]["$tensor"]["values"]].tolist() == [1, 4, 0, 2]
+    doubled = docs["make_kernel.<locals>.doubled"]
+    assert doubled.doc["closure"]["width"] == 32 and doubled.kernel.line == 28
+    # what the command printed: each kernel, where, its signature, the file
+    assert "captured ragged  " + f"{root / 'kern.py'}:14" in proc.stdout
+    assert "cfg=TileConfig(rows=4, tile=16)" in proc.stdout and "lens: int32[4] + values" in proc.stdout
+
+
+def test_compile_uses_the_capture_and_says_so(captured):
+    root, _ = captured
+    proc = _cli("compile", "kern.py::ragged", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("ragged  ") and "x: fp32[4, 64]" in lines[0] and "scale=0.5" in lines[0]
+    assert lines[1].startswith("  inputs: captured from `python -m pytest -q -p no:cacheprovider test_kern.py` at ")
+    # the captured lens [1, 4, 0, 2] drive the inner loop: 7 tiles of exp, each one task
+    assert "tasks 7 " in proc.stdout
+
+
+def test_a_kernel_made_inside_a_factory_compiles_by_its_name_or_qualified_name(captured):
+    root, _ = captured
+    for name in ("doubled", "make_kernel.<locals>.doubled", "make_kernel.doubled"):
+        proc = _cli("compile", f"kern.py::{name}", cwd=root)
+        assert proc.returncode == 0, proc.stderr
+        head = proc.stdout.splitlines()[0]
+        assert head.startswith(f"doubled  {root / 'kern.py'}:28  ") and "x: fp32[2, 32]" in head
+        assert "inputs: captured from" in proc.stdout and "tasks 8 " in proc.stdout  # rows=2, 4 tiles each
+    whole = _cli("compile", "kern.py", cwd=root)  # every kernel of the file, the factory's among them
+    assert whole.returncode == 0 and [ln.split()[0] for ln in whole.stdout.splitlines()
+                                      if ln.startswith(("ragged ", "doubled "))] == ["ragged", "doubled"]
+
+
+def test_the_record_and_the_language_servers_listing_see_captures(captured, monkeypatch):
+    from server import analyze
+
+    root, _ = captured
+    monkeypatch.syspath_prepend(str(root))
+    path = str(root / "kern.py")
+    listing = analyze.list_kernels(path, (root / "kern.py").read_text())
+    # each at its first decorator's line, the factory's kernel as the module's
+    assert [(k["name"], k["line"]) for k in listing["kernels"]] == [("ragged", 13), ("doubled", 27)]
+    result = analyze.analyze_kernel(path, (root / "kern.py").read_text(), "doubled", {"board": "sim"})
+    assert result["error"] is None, result["error"]
+    src = result["record"]["source"]["inputs_from"]
+    assert src["kind"] == "capture" and src["qualname"] == "make_kernel.<locals>.doubled"
+    assert src["parameters"] == ["x", "out"] and src["command"].startswith("python -m pytest")
+
+
+def test_the_language_servers_parse_offers_kernels_made_inside_functions_and_report_names_the_capture(captured):
+    from server.state import parse_kernels
+
+    root, _ = captured
+    kernels, error = parse_kernels((root / "kern.py").read_text(), str(root / "kern.py"), {})
+    assert error is None and [(k.name, k.line, k.def_line) for k in kernels] == [("ragged", 13, 14),
+                                                                                 ("doubled", 27, 28)]
+    proc = _cli("report", "kern.py::doubled", "--format", "json", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    (doc,) = json.loads(proc.stdout)
+    assert doc["kernel"] == "doubled" and doc["inputs_from"]["qualname"] == "make_kernel.<locals>.doubled"
+
+
+def test_a_capture_comes_before_the_docstring_block_and_the_record_keeps_which(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "doc_kernel.py").write_text(textwrap.dedent('''
+        import pypto
+
+
+        @pypto.frontend.jit
+        def scaled(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+                   out: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), factor):
+            """pypto-inputs:
+                x: fp32[8, 64]
+                out: fp32[8, 64]
+                factor: 3.0
+            """
+            pypto.set_vec_tile_shapes(1, 64)
+            out[:] = x * factor
+    '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import doc_kernel
+
+    kernel = doc_kernel.scaled
+    assert example_arguments(kernel, values=False)["x"].shape == (8, 64)  # no capture yet: the block
+    monkeypatch.setenv(capture.ENV_STORE, str(tmp_path / ".pypto" / "captures"))
+    monkeypatch.setenv(capture.ENV_COMMAND, "python run.py")
+    kernel(np.ones((2, 64), np.float32), np.zeros((2, 64), np.float32), 0.25)
+    monkeypatch.delenv(capture.ENV_STORE)
+    args = example_arguments(kernel, values=False)
+    assert args["x"].shape == (2, 64) and args["factor"] == 0.25 and args.capture is not None
+    assert example_arguments(kernel, values=False, use_capture=False)["x"].shape == (8, 64)
+    record = compile_record(kernel)
+    assert record.source.inputs_from is not None and record.source.inputs_from["command"] == "python run.py"
+    again = CompileRecord.from_json(json.loads(json.dumps(record.to_json())))
+    assert again.source.inputs_from == record.source.inputs_from
+    assert [i.shape for i in record.inputs if i.name == "x"] == [(2, 64)]
+
+
+# ---- the store ----------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Config:
+    block: tuple[int, int]
+    dtype: pypto.DataType
+    scale: float
+
+
+Pair = namedtuple("Pair", "a b")
+
+
+class Mode(enum.Enum):
+    FAST = 1
+
+
+class Plain:
+    def __init__(self) -> None:
+        self.depth = 3
+        self.names = ["q", "k"]
+
+
+@pypto.frontend.jit
+def anything(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32), table, big, wide, cfg, pair, mode, plain, odd,
+             lock, weird):
+    pypto.set_vec_tile_shapes(1, 8)
+    x[:] = x * 2.0
+
+
+def test_the_store_round_trips_every_kind_of_argument_and_names_what_it_cannot_keep(tmp_path):
+    x = torch.arange(16, dtype=torch.float32).reshape(2, 8)
+    table = np.arange(12, dtype=np.int32).reshape(3, 4)
+    big = np.zeros(capture.SMALL_BYTES // 4 + 1, np.float32)  # over the bound: shape and dtype only
+    wide = np.ones(capture.SMALL_BYTES * 2, np.int8)  # an int tensor over the small bound: kept
+    cfg = Config((16, 32), pypto.DT_BF16, float("inf"))
+    odd = {1: (2, 3), "$x": None}
+    bound = anything.signature.bind(x, table, big, wide, cfg, Pair(1, [2.5]), Mode.FAST, Plain(), odd,
+                                    threading.Lock(), lambda: 1).arguments
+    doc, arrays = capture.capture_document(anything, bound, "python t.py", "s1")
+    assert set(doc["unstored"]) == {"lock", "weird"} and "_thread.lock" in doc["unstored"]["lock"]
+    path = capture.write(tmp_path, doc, arrays)
+    again = capture.read(path)
+    assert again.doc["format"] == "pypto-ide/capture" and again.doc["version"] == capture.VERSION
+    assert "not_kept" in again.doc["arguments"]["big"]["$tensor"]
+
+    def missing(name, dt, shape, was_torch):
+        return ("generated", name, dt.short, shape)
+
+    got = capture.arguments(again, anything, missing)
+    assert isinstance(got["x"], torch.Tensor) and torch.equal(got["x"], x)  # torch in, torch out
+    assert isinstance(got["table"], np.ndarray) and np.array_equal(got["table"], table)
+    assert got["big"] == ("generated", "big", "fp32", (capture.SMALL_BYTES // 4 + 1,))
+    assert np.array_equal(got["wide"], wide)
+    assert got["cfg"] == cfg and got["pair"] == Pair(1, [2.5]) and got["mode"] is Mode.FAST
+    assert isinstance(got["plain"], Plain) and vars(got["plain"]) == {"depth": 3, "names": ["q", "k"]}
+    assert got["odd"] == odd and "lock" not in got and "weird" not in got
+    # a newer call of the same signature replaces the capture (its values file too); another signature is
+    # a capture of its own
+    doc2, arrays2 = capture.capture_document(anything, bound, "python t.py", "s2")
+    capture.write(tmp_path, doc2, arrays2)
+    assert len(list(tmp_path.glob("*.json"))) == 1 and len(list(tmp_path.glob("*.npz"))) == 1
+    assert capture.read(path).doc["session"] == "s2"
+    other = dict(bound, x=torch.zeros(5, 8))
+    capture.write(tmp_path, *capture.capture_document(anything, other, "python t.py", "s3"))
+    assert len(list(tmp_path.glob("*.json"))) == 2
+
+
+def test_a_class_that_cannot_be_found_comes_back_as_a_namespace_of_its_fields(tmp_path):
+    doc, arrays = capture.capture_document(anything, {"cfg": Config((1, 2), pypto.DT_FP16, 0.5)}, "", "")
+    doc["arguments"]["cfg"]["$dataclass"]["module"] = "no_such_module_here"
+    doc["arguments"]["cfg"]["$dataclass"]["qualname"] = "Gone"
+    got = capture.arguments(capture.read(capture.write(tmp_path, doc, arrays)), anything, lambda *a: None)
+    assert got["cfg"] == SimpleNamespace(block=(1, 2), dtype=pypto.DT_FP16, scale=0.5)
+
+
+# ---- hostile commands ---------------------------------------------------------------------------
+
+def test_a_command_that_raises_hangs_calls_no_kernel_or_does_not_exist_is_one_clear_error(tmp_path):
+    (tmp_path / "boom.py").write_text("raise RuntimeError('the user script failed')\n")
+    proc = _cli("capture", "--", "python", "boom.py", cwd=tmp_path)
+    assert proc.returncode == 1 and "RuntimeError: the user script failed" in proc.stderr  # the command's own output
+    assert "capture: error: `python boom.py` exited with status 1; nothing was captured" in proc.stderr
+
+    (tmp_path / "spin.py").write_text("while True:\n    pass\n")
+    proc = _cli("capture", "--timeout", "1", "--", "python", "spin.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "capture: error: `python spin.py` did not finish within 1 s (--timeout): stopped" in proc.stderr
+
+    (tmp_path / "idle.py").write_text("import pypto\nprint('no kernels here')\n")
+    proc = _cli("capture", "--", "python", "idle.py", cwd=tmp_path)
+    assert proc.returncode == 1 and "called no @pypto.jit kernel" in proc.stderr and "Traceback" not in proc.stderr
+
+    proc = _cli("capture", "--", "no-such-program-here", cwd=tmp_path)
+    assert proc.returncode == 1 and "capture: error: cannot run `no-such-program-here`" in proc.stderr
+    proc = _cli("capture", cwd=tmp_path)
+    assert proc.returncode == 1 and "no command" in proc.stderr
+
+
+def test_all_records_every_call_and_store_puts_captures_where_asked(tmp_path):
+    (tmp_path / "twice.py").write_text(textwrap.dedent('''
+        import numpy as np
+        import pypto
+
+
+        @pypto.frontend.jit
+        def double(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(1, 8)
+            x[:] = x * 2.0
+
+
+        for rows in (1, 2, 2):
+            double(np.ones((rows, 8), np.float32))
+    '''))
+    proc = _cli("capture", "--all", "--store", "elsewhere", "--", "python", "twice.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    files = sorted((tmp_path / "elsewhere").glob("*.json"))
+    assert len(files) == 2 and not (tmp_path / ".pypto").exists()  # two signatures; rows=2 kept once
+    assert proc.stdout.count("captured double ") == 2
