@@ -46,6 +46,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import uuid
@@ -665,15 +666,47 @@ def _capture_limits(memory_mb: int) -> Any:
     return limit
 
 
+# put first on the captured command's path (a folder of its own, removed after the run): every Python process
+# the command starts gets the torch_npu stand-in (pypto.npu, docs/npu.md) as the tools' processes do, then runs
+# the sitecustomize it would have run
+CAPTURE_SITE = """# written by pypto-ide capture (docs/capture.md): the torch_npu stand-in for the captured command
+import os as _os
+import sys as _sys
+
+try:
+    import pypto.npu as _npu
+
+    _npu.prepare_for_user_code()
+except Exception as _e:  # noqa: BLE001
+    print(f"pypto capture: the torch_npu stand-in is not in place: {_e}", file=_sys.stderr)
+_here = _os.path.dirname(_os.path.abspath(__file__))
+for _d in _sys.path:
+    _p = _os.path.join(_d, "sitecustomize.py")
+    if _os.path.abspath(_d or ".") != _here and _os.path.isfile(_p):
+        with open(_p) as _f:
+            exec(compile(_f.read(), _p, "exec"), {"__name__": "sitecustomize", "__file__": _p})
+        break
+"""
+
+
 def run_capture(command: list[str], store: Path | None = None, every: bool = False,
-                timeout: float = CAPTURE_TIMEOUT, memory_mb: int = CAPTURE_MEMORY_MB) -> int:
+                timeout: float = CAPTURE_TIMEOUT, memory_mb: int = CAPTURE_MEMORY_MB, npu: bool = True) -> int:
     """Run the user's own COMMAND (a test, a script) with this `pypto` first on its path and every jit
     call recorded (`pypto.frontend.capture`) into STORE; print what was captured. The command runs in
-    its own process group, under a time limit (the whole group is stopped at it) and a memory cap."""
+    its own process group, under a time limit (the whole group is stopped at it) and a memory cap; with
+    `npu`, `import torch_npu` finds the stand-in (unless a real one is installed)."""
     command = command[1:] if command[:1] == ["--"] else list(command)
     if not command:
         print("capture: error: no command: pypto-ide capture [--store DIR] [--all] -- COMMAND…", file=sys.stderr)
         return 1
+    with tempfile.TemporaryDirectory(prefix="pypto-capture-") as site:
+        if npu:
+            (Path(site) / "sitecustomize.py").write_text(CAPTURE_SITE)
+        return _capture(command, store, every, timeout, memory_mb, [site] if npu else [])
+
+
+def _capture(command: list[str], store: Path | None, every: bool, timeout: float, memory_mb: int,
+             path: list[str]) -> int:
     folder = (store if store is not None else Path.cwd() / capture.STORE).resolve()
     session = uuid.uuid4().hex
     argv = list(command)
@@ -681,7 +714,7 @@ def run_capture(command: list[str], store: Path | None = None, every: bool = Fal
         argv[0] = sys.executable
     text = shlex.join(command)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    env["PYTHONPATH"] = os.pathsep.join([*path, str(REPO), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     env.update({capture.ENV_STORE: str(folder), capture.ENV_MODE: "all" if every else "first",
                 capture.ENV_SESSION: session, capture.ENV_COMMAND: text})
     print(f"capture: running `{text}` (captures to {folder}; time limit {timeout:g} s)", file=sys.stderr, flush=True)
@@ -809,11 +842,14 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"seconds the command may run (default {CAPTURE_TIMEOUT:g})")
     cp.add_argument("--memory-limit-mb", type=int, default=CAPTURE_MEMORY_MB,
                     help=f"the command's address space (default {CAPTURE_MEMORY_MB}; 0: no limit)")
+    cp.add_argument("--no-npu-standin", action="store_false", dest="npu",
+                    help="do not give the command the torch_npu stand-in (default: `import torch_npu` finds it, "
+                         "unless a real torch_npu is installed; docs/npu.md)")
     cp.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND…",
                     help="the command to run, after --: python -m pytest tests/test_x.py::test_ifa, python kernel.py")
     args = parser.parse_args(argv)
     if args.cmd == "capture":
-        return run_capture(args.command, args.store, args.every, args.timeout, args.memory_limit_mb)
+        return run_capture(args.command, args.store, args.every, args.timeout, args.memory_limit_mb, args.npu)
     if args.cmd == "examples":
         return run_examples(Path(args.directory).resolve())
     if args.cmd == "compile":

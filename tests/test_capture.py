@@ -23,6 +23,7 @@ from collections import namedtuple
 from pathlib import Path
 from types import SimpleNamespace
 
+import jsonschema
 import numpy as np
 import pytest
 import torch
@@ -33,6 +34,8 @@ from pypto.frontend.inputs import example_arguments
 from pypto.record import CompileRecord, compile_record
 
 CLI = Path(sys.executable).parent / "pypto-ide"
+SCHEMA = jsonschema.Draft202012Validator(
+    json.loads((Path(__file__).resolve().parents[1] / "docs" / "compile-record.schema.json").read_text()))
 
 KERNEL = '''
 from dataclasses import dataclass
@@ -213,9 +216,21 @@ def test_a_capture_comes_before_the_docstring_block_and_the_record_keeps_which(t
     assert example_arguments(kernel, values=False, use_capture=False)["x"].shape == (8, 64)
     record = compile_record(kernel)
     assert record.source.inputs_from is not None and record.source.inputs_from["command"] == "python run.py"
-    again = CompileRecord.from_json(json.loads(json.dumps(record.to_json())))
+    doc = json.loads(json.dumps(record.to_json()))
+    SCHEMA.validate(doc)
+    again = CompileRecord.from_json(doc)
     assert again.source.inputs_from == record.source.inputs_from
     assert [i.shape for i in record.inputs if i.name == "x"] == [(2, 64)]
+
+    # a captured tensor too large to make here (its values not kept, as a big one's are not): refused (as a
+    # docstring's would be), naming the capture, which comes before the docstring block
+    path = Path(record.source.inputs_from["file"])
+    big = json.loads(path.read_text())
+    big["arguments"]["x"]["$tensor"].update(shape=[1 << 40, 64], values=None)
+    path.write_text(json.dumps(big))
+    with pytest.raises(pypto.PyptoError, match=r"x: its captured input \(fp32\[1099511627776, 64\], from .*\) "
+                                               r"needs 256\.0 TB.*delete that capture"):
+        example_arguments(kernel)
 
 
 # ---- the store ----------------------------------------------------------------------------------
@@ -314,6 +329,33 @@ def test_a_command_that_raises_hangs_calls_no_kernel_or_does_not_exist_is_one_cl
     assert proc.returncode == 1 and "capture: error: cannot run `no-such-program-here`" in proc.stderr
     proc = _cli("capture", cwd=tmp_path)
     assert proc.returncode == 1 and "no command" in proc.stderr
+
+
+def test_a_program_written_for_the_npu_is_captured_with_the_torch_npu_stand_in(tmp_path):
+    (tmp_path / "npu_run.py").write_text(textwrap.dedent('''
+        import torch
+        import torch_npu  # noqa: F401
+
+        import pypto
+
+
+        @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+        def double(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(1, 8)
+            x[:] = x * 2.0
+
+
+        torch.npu.set_device(0)
+        x = torch.ones(3, 8).npu()
+        double(x)
+        torch.npu.synchronize()
+        print("result", x.cpu()[0, 0].item())
+    '''))
+    proc = _cli("capture", "--", "python", "npu_run.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "result 2.0" in proc.stdout and "captured double  " in proc.stdout and "x: fp32[3, 8]" in proc.stdout
+    off = _cli("capture", "--no-npu-standin", "--", "python", "npu_run.py", cwd=tmp_path)
+    assert off.returncode == 1 and "No module named 'torch_npu'" in off.stderr
 
 
 def test_all_records_every_call_and_store_puts_captures_where_asked(tmp_path):

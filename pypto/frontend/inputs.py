@@ -398,7 +398,15 @@ def _captured(kernel: JitKernel, make: Any, like_torch: bool, specs: dict[str, P
     loc = _loc(where, where.def_line, where.def_col)
 
     def missing(name: str, dt: DataType, shape: tuple[int, ...], _torch: bool) -> Any:
-        return make(name, TensorSpec(dt, shape), loc)
+        try:
+            return make(name, TensorSpec(dt, shape), loc)
+        except PyptoError as e:  # too large to make here: the capture comes first, so a docstring entry would not do
+            if e.rule != "inputs.too-large":
+                raise
+            raise PyptoError(f"{name}: its captured input ({TensorSpec(dt, shape)}, from {cap.path}) needs "
+                             f"{_size(dt.nbytes * math.prod(shape))}, more than the example inputs may take on this "
+                             "machine: capture a smaller run, or delete that capture to use the docstring block",
+                             loc, rule="inputs.too-large") from None
 
     out: dict[str, Any] = {}
     for name, value in capture.arguments(cap, kernel, missing).items():
