@@ -1,0 +1,63 @@
+"""A kernel made inside a factory function, over stdio: once `pypto-ide capture` has recorded it, the
+language server compiles it from its capture and shows it at its `def` like any other kernel (its
+record names the capture); before, it is not shown (docs/capture.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+SERVER_SETTINGS = {"debounceMs": 30}
+CLI = Path(sys.executable).parent / "pypto-ide"
+
+SRC = textwrap.dedent('''
+    import pypto
+
+
+    def make_kernel(rows, tile):
+        @pypto.frontend.jit
+        def halved(x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32),
+                   out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(1, tile)
+            for b in pypto.loop(rows):
+                out[b:b + 1, :] = x[b:b + 1, :] * 0.5
+
+        return halved
+
+
+    @pypto.frontend.jit
+    def plain(x: pypto.Tensor([8, 32], pypto.DT_FP32), out: pypto.Tensor([8, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        out[:] = x + 1.0
+''')
+
+RUN = textwrap.dedent('''
+    import numpy as np
+
+    from factory import make_kernel
+
+    make_kernel(3, 16)(np.ones((3, 32), np.float32), np.zeros((3, 32), np.float32))
+''')
+
+
+async def test_a_captured_factory_kernel_is_compiled_and_shown_at_its_def(client, lsp_kit, tmp_path):
+    (tmp_path / "run.py").write_text(RUN)
+    (tmp_path / "factory.py").write_text(SRC)
+    proc = subprocess.run([str(CLI), "capture", "--", "python", "run.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, check=False)  # a safety net, not a measure
+    assert proc.returncode == 0, proc.stderr
+    doc = lsp_kit.Doc(client, tmp_path / "factory.py", SRC)
+    record = await client.records.record(doc.uri, "halved", 1)
+    assert record["error"] is None and record["summary"] is not None, record
+    await client.records.record(doc.uri, "plain", 1)
+    lenses = [x for x in await doc.lenses() if x.command is not None and x.command.title.startswith("pypto")]
+    # each kernel's lens at its decorator, the factory's kernel as the module's
+    assert {x.range.start.line for x in lenses} >= {doc.line_of("def halved") - 1, doc.line_of("def plain") - 1}
+    full = await doc.call("pypto/record", kernel="halved")
+    assert full["record"]["source"]["inputs_from"]["command"] == "python run.py"
+    assert [i["shape"] for i in full["record"]["inputs"]] == [[3, 32], [3, 32]]
