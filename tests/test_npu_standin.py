@@ -142,6 +142,17 @@ def test_a_real_torch_npu_is_left_alone(tmp_path: Path) -> None:
     assert out.stdout.split() == ["True", "False", "True"]
 
 
+def test_torch_gets_its_npu_device_when_it_loads_without_torch_npu() -> None:
+    """As a real torch_npu registers itself when torch loads: `.npu()` works in a file that never
+    imports torch_npu, and the stand-in imports no torch before the program does."""
+    code = ("import sys, pypto.npu as n; n.prepare_for_user_code(); assert 'torch' not in sys.modules; "
+            "import torch; x = torch.ones(2); y = x.npu(); torch.npu.synchronize(); "
+            "print(y.device, y is x, torch.zeros(1, device='npu:0').device)")
+    out = _run("-c", code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["cpu", "False", "cpu"]
+
+
 # ---- the stand-in's device and functions, in this process --------------------------------------
 
 @pytest.fixture(scope="module")
