@@ -133,12 +133,14 @@ def _is_jit(decorator: ast.expr) -> bool:
 
 
 def _defs(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The module's functions, and those made inside them (a kernel a factory makes: the worker
+    """The module's functions and its classes' methods, and those made inside them (a kernel a factory makes: the worker
     compiles it once `pypto-ide capture` has recorded it, docs/capture.md, and else finds no such
     kernel, which is then not shown); a kernel is not looked for inside another kernel."""
     out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(node, ast.ClassDef):  # a kernel that is a class attribute (found once captured, too)
+            out += _defs(node.body)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             out.append(node)
             if not any(_is_jit(d) for d in node.decorator_list):
                 out += [n for n in ast.walk(node) if n is not node and isinstance(n, (ast.FunctionDef,

@@ -185,6 +185,70 @@ def test_the_language_servers_parse_offers_kernels_made_inside_functions_and_rep
     assert doc["kernel"] == "doubled" and doc["inputs_from"]["qualname"] == "make_kernel.<locals>.doubled"
 
 
+def test_a_factory_kernel_using_a_helper_made_beside_it_and_a_class_attribute_kernel(tmp_path):
+    (tmp_path / "model.py").write_text(textwrap.dedent('''
+        import pypto
+
+
+        def build(cfg):
+            scale = cfg["scale"]
+
+            def rows_of(t):
+                return t * scale
+
+            @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+            def scaled(x: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32)):
+                pypto.set_vec_tile_shapes(1, 16)
+                x[:] = rows_of(x)
+
+            return scaled
+
+
+        class Layer:
+            @pypto.frontend.jit
+            def bump(x: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32)):
+                pypto.set_vec_tile_shapes(1, 16)
+                x[:] = x + 1.0
+
+
+        def lonely(cfg):
+            lock = cfg["lock"]
+
+            @pypto.frontend.jit
+            def guarded(x: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32)):
+                pypto.set_vec_tile_shapes(1, 16)
+                if lock.locked():
+                    x[:] = x * 0.0
+
+            return guarded
+    '''))
+    (tmp_path / "run.py").write_text(textwrap.dedent('''
+        import threading
+
+        import numpy as np
+
+        from model import Layer, build, lonely
+
+        build({"scale": 3.0})(np.ones((5, 16), np.float32))
+        Layer.bump(np.ones((2, 16), np.float32))
+        lonely({"lock": threading.Lock()})(np.ones((1, 16), np.float32))
+    '''))
+    proc = _cli("capture", "--", "python", "run.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "not stored: closure.lock: a _thread.lock" in proc.stdout
+    scaled = _cli("compile", "model.py::scaled", cwd=tmp_path)
+    assert scaled.returncode == 0, scaled.stderr
+    assert "x: fp32[5, 16]" in scaled.stdout and "inputs: captured from `python run.py`" in scaled.stdout
+    bump = _cli("compile", "model.py::Layer.bump", cwd=tmp_path)
+    assert bump.returncode == 0, bump.stderr
+    assert "x: fp32[2, 16]" in bump.stdout and "inputs: captured from" in bump.stdout
+    guarded = _cli("compile", "model.py::guarded", cwd=tmp_path)
+    assert guarded.returncode == 1
+    assert ("note: the captured kernel lonely.<locals>.guarded cannot be made again: it uses values of the function "
+            "it is made in that a capture cannot keep: lock (a _thread.lock)") in guarded.stderr
+    assert "no kernel named 'guarded'" in guarded.stderr
+
+
 def test_a_capture_comes_before_the_docstring_block_and_the_record_keeps_which(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "doc_kernel.py").write_text(textwrap.dedent('''

@@ -24,7 +24,8 @@ What a capture keeps of each argument (`encode`):
   plain object whose attributes are all of these, by class and fields (a class that cannot be found
   when the capture is used becomes a `types.SimpleNamespace` of the same fields: what a kernel body
   reads, `cfg.block_m`, reads the same);
-- a module-level function or class by module and qualified name.
+- a module-level function or class by module and qualified name; a function made inside a function
+  (a helper beside a factory's kernel) by file, qualified name and closure, made again from its `def`.
 
 Anything else (a lock, an open file, a generator) is not stored: the capture names the argument
 and its type under `unstored`, and a tool using the capture falls back to that parameter's other
@@ -104,6 +105,7 @@ class _Encoder:
 
     def __init__(self) -> None:
         self.arrays: dict[str, np.ndarray] = {}
+        self.making: set[int] = set()  # the local functions being encoded (one that refers to itself: refused)
 
     def tensor(self, x: Any, where: str) -> Json:
         arr = to_numpy(x)
@@ -151,6 +153,8 @@ class _Encoder:
                 return {k: self.value(x, f"{where}[{k!r}]", depth + 1) for k, x in v.items()}
             return {"$dict": [[self.value(k, where, depth + 1), self.value(x, f"{where}[{k!r}]", depth + 1)]
                               for k, x in v.items()]}
+        if isinstance(v, types.FunctionType) and "<locals>" in v.__qualname__:
+            return self.local_function(v, where, depth)
         if isinstance(v, (types.FunctionType, type)):
             if "<locals>" in v.__qualname__ or v.__module__ is None:
                 raise Unstorable(f"{v.__qualname__}, made inside a function")
@@ -167,12 +171,40 @@ class _Encoder:
         raise Unstorable(f"a {type(v).__module__}.{type(v).__qualname__}")
 
 
+    def local_function(self, fn: types.FunctionType, where: str, depth: int) -> Json:
+        """A helper made inside a function (the kernel's factory): kept as its file, qualified name
+        and closure, made again from its source (`_compile_def`), as the kernel itself is."""
+        code = fn.__code__
+        if code.co_filename.startswith("<") or fn.__name__ == "<lambda>":
+            raise Unstorable(f"{fn.__qualname__}, made inside a function and without a def in a file")
+        if id(fn) in self.making:
+            raise Unstorable(f"{fn.__qualname__}, a function made inside a function that refers to itself")
+        self.making.add(id(fn))
+        try:
+            closure = {}
+            for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+                try:
+                    value = cell.cell_contents
+                except ValueError:
+                    continue
+                try:
+                    closure[name] = self.value(value, f"{where}.{name}", depth + 1)
+                except Unstorable as e:
+                    raise Unstorable(f"{fn.__qualname__}, whose {name} is {e}") from None
+        finally:
+            self.making.discard(id(fn))
+        return {"$local": {"file": os.path.abspath(code.co_filename), "qualname": fn.__qualname__,
+                           "closure": closure}}
+
+
 class _Decoder:
     """JSON back to values: tensors through `tensor(entry)`, classes through `resolve(ref)`."""
 
-    def __init__(self, tensor: Callable[[dict[str, Any]], Any], resolve: Callable[[dict[str, Any]], Any]) -> None:
+    def __init__(self, tensor: Callable[[dict[str, Any]], Any], resolve: Callable[[dict[str, Any]], Any],
+                 module_globals: Mapping[str, Any] | None = None) -> None:
         self.tensor = tensor
         self.resolve = resolve
+        self.module_globals = module_globals or {}
 
     def value(self, j: Json) -> Any:
         if isinstance(j, list):
@@ -201,6 +233,13 @@ class _Decoder:
                 return obj
             if tag in ("$dataclass", "$namedtuple", "$object"):
                 return self._instance(tag, body)
+            if tag == "$local":
+                namespace = dict(self.module_globals)
+                namespace.update({k: self.value(x) for k, x in body["closure"].items()})
+                try:
+                    return _compile_def(body["file"], body["qualname"], namespace)[0]
+                except NotRebuilt as e:
+                    raise Unstorable(f"{body['qualname']}: {e}") from None
         return {k: self.value(x) for k, x in j.items()}
 
     def _instance(self, tag: str, body: dict[str, Any]) -> Any:
@@ -624,7 +663,7 @@ def arguments(capture: Capture, kernel: JitKernel,
             return from_numpy_like(np.array(arr), bool(entry.get("torch")) and _torch_ok())
         return missing(current[0], dt, shape, bool(entry.get("torch")))
 
-    dec = _Decoder(tensor, resolve)
+    dec = _Decoder(tensor, resolve, kernel.fn.__globals__)
     out: dict[str, Any] = {}
     for name, j in capture.doc["arguments"].items():
         current[0] = name
@@ -671,12 +710,10 @@ class NotRebuilt(Exception):
     """Why a captured kernel made inside a function cannot be made again (the message)."""
 
 
-def kernel_from_capture(capture: Capture, module_globals: Mapping[str, Any]) -> JitKernel:
-    """A kernel made inside a function, made again from its capture without running the function:
-    its `def` (as the file's text now has it, found by qualified name) compiled at its own line with
-    the captured closure and decorating locals as globals, then decorated with the captured options."""
-    kid = capture.kernel
-    file = kid.file
+def _compile_def(file: str, qualname: str, namespace: dict[str, Any]) -> tuple[Any, ast.AST]:
+    """The function `qualname` of `file` (its text as `linecache` has it now: the editor's, in the
+    language server), its `def` compiled on its own at its line with `namespace` as its globals,
+    without its decorators; and its `def` node. NotRebuilt says why not."""
     lines = linecache.getlines(file)
     if not lines:
         raise NotRebuilt(f"{file} cannot be read")
@@ -684,9 +721,28 @@ def kernel_from_capture(capture: Capture, module_globals: Mapping[str, Any]) -> 
         tree = ast.parse("".join(lines), file)
     except SyntaxError as e:
         raise NotRebuilt(f"{file} does not parse: {e.msg}") from None
-    node = _find_def(tree, kid.qualname)
+    node = _find_def(tree, qualname)
     if node is None:
-        raise NotRebuilt(f"no def of {kid.qualname} in {file} now")
+        raise NotRebuilt(f"no def of {qualname} in {file} now")
+    start, end = node.lineno, node.end_lineno or node.lineno
+    code = "\n" * (start - 2) + "if 1:\n" + "".join(lines[start - 1:end])
+    try:
+        exec(compile(code, file, "exec"), namespace)  # noqa: S102 - the user's own def, as the factory runs it
+    except SyntaxError as e:  # `nonlocal` outside its function, for one
+        raise NotRebuilt(f"its def cannot be compiled on its own: {e.msg}") from None
+    fn = namespace[node.name]
+    fn.__qualname__ = qualname
+    if node.decorator_list:  # its code starts at its first decorator, as the factory's function's does
+        fn.__code__ = fn.__code__.replace(co_firstlineno=min(d.lineno for d in node.decorator_list))
+    return fn, node
+
+
+def kernel_from_capture(capture: Capture, module_globals: Mapping[str, Any]) -> JitKernel:
+    """A kernel made inside a function, made again from its capture without running the function:
+    its `def` (as the file's text now has it, found by qualified name) compiled at its own line with
+    the captured closure and decorating locals as globals, then decorated with the captured options."""
+    kid = capture.kernel
+    file = kid.file
     missing = [k for k in capture.unstored if k.startswith("closure.")]
     resolve = _resolver(module_globals, file)
 
@@ -700,7 +756,7 @@ def kernel_from_capture(capture: Capture, module_globals: Mapping[str, Any]) -> 
             return no_tensor(entry)
         return arrays[entry["values"]].astype(dtypes.from_short(entry["dtype"]).np, copy=False)
 
-    dec = _Decoder(tensor, resolve)
+    dec = _Decoder(tensor, resolve, module_globals)
     namespace = dict(module_globals)
     try:
         namespace.update({k: dec.value(v) for k, v in (capture.doc.get("scope") or {}).items()})
@@ -711,27 +767,24 @@ def kernel_from_capture(capture: Capture, module_globals: Mapping[str, Any]) -> 
     if missing:
         names = ", ".join(f"{k.removeprefix('closure.')} ({capture.unstored[k]})" for k in missing)
         raise NotRebuilt(f"it uses values of the function it is made in that a capture cannot keep: {names}")
-    start, end = node.lineno, node.end_lineno or node.lineno
-    code = "\n" * (start - 2) + "if 1:\n" + "".join(lines[start - 1:end])
-    try:
-        exec(compile(code, file, "exec"), namespace)  # noqa: S102 - the user's own def, as the factory runs it
-    except SyntaxError as e:  # `nonlocal` outside its function, for one
-        raise NotRebuilt(f"its def cannot be compiled on its own: {e.msg}") from None
-    fn = namespace[node.name]
-    fn.__qualname__ = kid.qualname
-    if node.decorator_list:  # its code starts at its first decorator, as the factory's function's does
-        fn.__code__ = fn.__code__.replace(co_firstlineno=min(d.lineno for d in node.decorator_list))
+    fn, _ = _compile_def(file, kid.qualname, namespace)
     scope = {k: namespace[k] for k in (capture.doc.get("scope") or {}) if k in namespace}
     return JitKernel(fn, scope, **opts)
 
 
 def nested_kernels(file: str, module_globals: Mapping[str, Any]) -> tuple[list[JitKernel], dict[str, str]]:
-    """The kernels made inside functions of `file` that have captures, made again
-    (`kernel_from_capture`), in line order; and, by qualified name, why those that could not be were not."""
+    """The kernels of `file` a tool does not find among its module's names but has captures of: those made
+    inside functions, made again (`kernel_from_capture`), and those that are class attributes
+    (`Attention.kernel`), found by qualified name; in line order. And, by qualified name, why those
+    that could not be made again were not."""
     kernels: list[tuple[int, JitKernel]] = []
     failed: dict[str, str] = {}
     for q, c in newest(file).items():
         if not c.kernel.nested:
+            if "." in q:  # a class attribute
+                k = _resolver(module_globals, file)({"module": "", "qualname": q, "file": file})
+                if isinstance(k, JitKernel) and os.path.abspath(k.fn.__code__.co_filename) == os.path.abspath(file):
+                    kernels.append((k.fn.__code__.co_firstlineno, k))
             continue
         try:
             k = kernel_from_capture(c, module_globals)
