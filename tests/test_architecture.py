@@ -34,6 +34,7 @@ ALLOWED_LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("pypto.frontend.jit", "torch"): TORCH,
     ("pypto.npu", "pypto.npu.torch_side"): "optional dependency (torch): the NPU stand-in loads torch only when the "
                                             "user's program imports torch or torch_npu (docs/npu.md)",
+    ("pypto.npu", "torch"): "as pypto.npu.torch_side: `import torch_npu` in the user's program loads torch first",
     ("pypto.frontend.inputs", "torch"): TORCH,
     ("pypto.analysis.executors", "distributed"): "optional dependency (dask): only `check --executor dask://…`",
     ("pypto.cli", "pypto.export"): "start-up time: networkx and pydot load only for `compile --export`",

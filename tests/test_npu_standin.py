@@ -151,6 +151,10 @@ def test_torch_gets_its_npu_device_when_it_loads_without_torch_npu() -> None:
     out = _run("-c", code)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["cpu", "False", "cpu"]
+    first = _run("-c", "import pypto.npu as n; n.prepare_for_user_code(); import torch_npu; import torch; "
+                       "print(torch.ones(1).npu().device, torch_npu.npu_swiglu(torch.ones(2, 4)).shape[-1])")
+    assert first.returncode == 0, first.stderr  # torch_npu before torch: the stand-in loads torch first
+    assert first.stdout.split() == ["cpu", "2"]
 
 
 # ---- the stand-in's device and functions, in this process --------------------------------------

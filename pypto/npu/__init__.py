@@ -117,9 +117,11 @@ class StandinLoader(importlib.abc.Loader):
     """Makes `torch_npu` and its served submodules from `pypto.npu.torch_side`."""
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        from pypto.npu import torch_side  # imports torch: the program asked for torch_npu
+        import torch  # noqa: F401 - loaded first (and patched as it loads), so torch_side finds it whole
 
         patch_torch()
+        from pypto.npu import torch_side  # the program asked for torch_npu
+
         return torch_side.module(spec.name)
 
     def exec_module(self, module: types.ModuleType) -> None:
