@@ -205,6 +205,7 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         doc, arrays = record.to_document()
         out["record"], out["record_columns"] = doc, npz_bytes(arrays)
     out["health"] = health.to_json()
+    out["inputs_from"] = record.source.inputs_from  # the capture the inputs came from (docs/capture.md), or None
     out["summary"] = {
         "board": record.run.board, "clock": record.run.clock, "makespan_us": m.makespan, "tasks": len(record.run.tasks),
         "utilization": m.utilization, "core_utilization": dict(m.core_utilization), "bound": bound, "why": why,

@@ -423,6 +423,10 @@ def code_lenses(doc: Document) -> list[lsp.CodeLens]:
         out.append(lsp.CodeLens(range=at, command=_command(title, "pypto.openReport", args)))
         out.append(lsp.CodeLens(range=at, command=_command("graph", "pypto.openGraph", args)))
         out.append(lsp.CodeLens(range=at, command=_command("swimlane", "pypto.openSwimlane", args)))
+        captured = (shown.analysis or {}).get("inputs_from")
+        if captured:  # the inputs came from `pypto-ide capture` (docs/capture.md): say which run
+            out.append(lsp.CodeLens(range=at, command=_command(
+                f"inputs: captured from `{captured.get('command')}` at {captured.get('captured_at')}", "", args)))
         if stale or doc.aligned(k.name) is None:
             continue  # the calls' lines may have moved: wait for a new good record
         for tc in r.editor["tile_configs"] if r.editor else ():

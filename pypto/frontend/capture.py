@@ -55,6 +55,7 @@ import math
 import os
 import re
 import sys
+import time
 import types
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -303,6 +304,11 @@ class Capture:
         return str(self.doc.get("captured_at") or "?")
 
     @property
+    def order(self) -> tuple[int, str]:
+        """Newer captures sort later."""
+        return int(self.doc.get("captured_ns") or 0), self.captured_at
+
+    @property
     def signature(self) -> str:
         return str(self.doc["signature"])
 
@@ -488,6 +494,7 @@ def capture_document(kernel: JitKernel, arguments: Mapping[str, Any], command: s
         "kernel": dataclasses.asdict(kid) | {"source_sha256": kernel.source_hash},
         "command": command, "cwd": os.getcwd(), "session": session,
         "captured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "captured_ns": time.time_ns(),  # orders captures made within one second
         "params": list(kernel.signature.parameters), "arguments": args,
     }
     if kid.nested:
@@ -598,7 +605,7 @@ def newest(file: str, qualname: str | None = None) -> dict[str, Capture]:
         q = c.kernel.qualname
         if qualname is not None and q != qualname:
             continue
-        if q not in out or c.captured_at > out[q].captured_at:
+        if q not in out or c.order > out[q].order:
             out[q] = c
     return out
 
@@ -630,18 +637,23 @@ def _resolver(module_globals: Mapping[str, Any], kernel_file: str) -> Callable[[
     def resolve(ref: dict[str, Any]) -> Any:
         module, qualname = ref["module"], ref["qualname"]
         file = ref.get("file")
-        obj = walk(module_globals, qualname)
-        if obj is not None and (file is None or os.path.abspath(str(file)) == os.path.abspath(kernel_file)
-                                or getattr(obj, "__qualname__", None) == qualname):
-            return obj
-        mod = sys.modules.get(module)
+        here = walk(module_globals, qualname)
+        if here is not None and (file is None or os.path.abspath(str(file)) == os.path.abspath(kernel_file)):
+            return here  # defined in the kernel's own file (under another module name when a tool loads it)
+        mod = sys.modules.get(module) if module and module != "__main__" else None
+        found = walk(mod, qualname) if mod is not None else None
+        if found is not None:
+            return found
+        if here is not None and getattr(here, "__qualname__", None) == qualname:
+            return here  # imported into the kernel's module under its name
         last = module.rsplit(".", 1)[-1]
-        if mod is None and not (last.startswith("test") or last == "conftest" or module == "__main__"):
-            try:
-                mod = importlib.import_module(module)
-            except Exception:  # noqa: BLE001 - not importable here: the caller falls back
-                mod = None
-        return walk(mod, qualname) if mod is not None else None
+        if not module or last.startswith("test") or last == "conftest" or module == "__main__":
+            return None
+        try:
+            mod = importlib.import_module(module)
+        except Exception:  # noqa: BLE001 - not importable here: the caller falls back
+            return None
+        return walk(mod, qualname)
 
     return resolve
 

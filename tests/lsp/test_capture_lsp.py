@@ -58,6 +58,9 @@ async def test_a_captured_factory_kernel_is_compiled_and_shown_at_its_def(client
     lenses = [x for x in await doc.lenses() if x.command is not None and x.command.title.startswith("pypto")]
     # each kernel's lens at its decorator, the factory's kernel as the module's
     assert {x.range.start.line for x in lenses} >= {doc.line_of("def halved") - 1, doc.line_of("def plain") - 1}
+    (said,) = [x.command.title for x in await doc.lenses()
+               if x.command is not None and x.command.title.startswith("inputs: captured")]
+    assert said.startswith("inputs: captured from `python run.py` at ")
     full = await doc.call("pypto/record", kernel="halved")
     assert full["record"]["source"]["inputs_from"]["command"] == "python run.py"
     assert [i["shape"] for i in full["record"]["inputs"]] == [[3, 32], [3, 32]]
