@@ -442,3 +442,30 @@ def test_all_records_every_call_and_store_puts_captures_where_asked(tmp_path):
     files = sorted((tmp_path / "elsewhere").glob("*.json"))
     assert len(files) == 2 and not (tmp_path / ".pypto").exists()  # two signatures; rows=2 kept once
     assert proc.stdout.count("captured double ") == 2
+
+
+# ---- serve ----------------------------------------------------------------------------------------
+
+def test_serve_lists_a_captured_factory_kernel_and_its_job_says_which_capture(tmp_path):
+    import httpx
+    from test_http import WAIT, Server, finished, submit
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "kern.py").write_text(KERNEL)
+    (ws / "test_kern.py").write_text(TEST)
+    proc = _cli("capture", "--", "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_kern.py", cwd=ws)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    server = Server([str(ws), "--port", "0", "--workers", "1", "--no-watch",
+                     "--webview", str(tmp_path / "no-bundle")])
+    try:
+        with httpx.Client(base_url=server.url, timeout=WAIT) as client:
+            ids = {k["id"]: k for k in client.get("/api/v1/kernels").json()["kernels"]}
+            assert {"kern.py::ragged", "kern.py::doubled"} <= set(ids) and ids["kern.py::doubled"]["line"] == 27
+            job = submit(client, "kern.py::doubled", "profile")
+            assert finished(client, job["id"])["status"] == "done"
+            result = client.get(f"/api/v1/jobs/{job['id']}/result").json()
+            assert result["error"] is None and result["summary"]["tasks"] == 8
+            assert result["inputs_from"]["qualname"] == "make_kernel.<locals>.doubled"
+    finally:
+        server.stop()
