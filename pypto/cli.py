@@ -752,6 +752,8 @@ def _capture(command: list[str], store: Path | None, every: bool, timeout: float
     for c in made:
         kid = c.kernel
         print(f"captured {kid.qualname}  {kid.file}:{kid.line}  {c.summary()}")
+        if c.doc.get("closure"):
+            print(f"    closure: {c.closure_text()}")
         for name, why in c.unstored.items():
             print(f"    not stored: {name}: {why}")
         print(f"    -> {c.path}")

@@ -130,6 +130,7 @@ def test_capture_runs_the_users_pytest_and_records_each_kernels_first_call(captu
     # what the command printed: each kernel, where, its signature, the file
     assert "captured ragged  " + f"{root / 'kern.py'}:14" in proc.stdout
     assert "cfg=TileConfig(rows=4, tile=16)" in proc.stdout and "lens: int32[4] + values" in proc.stdout
+    assert "    closure: cfg=TileConfig(rows=2, tile=8), width=32" in proc.stdout
 
 
 def test_compile_uses_the_capture_and_says_so(captured):

@@ -342,6 +342,10 @@ class Capture:
         parts += [f"{name}=<{why}>" for name, why in self.unstored.items() if name in self.doc.get("params", ())]
         return f"{self.kernel.name}({', '.join(parts)})"
 
+    def closure_text(self) -> str:
+        """`cfg=TileConfig(rows=4, tile=16), width=64`: a kernel made inside a function's captured closure."""
+        return ", ".join(f"{k}={_short(v)}" for k, v in (self.doc.get("closure") or {}).items())
+
 
 def _is_tensor_json(j: Json) -> bool:
     return isinstance(j, dict) and set(j) == {"$tensor"}
@@ -363,6 +367,8 @@ def _short(j: Json) -> str:
             return "(" + ", ".join(_short(x) for x in body) + ")"
         if tag == "$float":
             return str(body)
+        if tag in ("$local", "$global"):
+            return f"<{body['qualname']}>"
     text = json.dumps(j)
     return text if len(text) <= 60 else text[:57] + "..."
 
