@@ -99,7 +99,8 @@ def captured_text(source: SourceInfo) -> str | None:
     src = source.inputs_from
     if not src:
         return None
-    return f"captured from `{src.get('command')}` at {src.get('captured_at')} ({src.get('file')})"
+    changed = "; the kernel has changed since" if src.get("kernel_changed") else ""
+    return f"captured from `{src.get('command')}` at {src.get('captured_at')} ({src.get('file')}{changed})"
 
 
 @dataclass(frozen=True)

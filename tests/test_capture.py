@@ -30,7 +30,7 @@ import torch
 
 import pypto
 from pypto.frontend import capture
-from pypto.frontend.inputs import example_arguments
+from pypto.frontend.inputs import example_arguments, inputs_from
 from pypto.record import CompileRecord, compile_record
 
 CLI = Path(sys.executable).parent / "pypto-ide"
@@ -152,6 +152,7 @@ def test_a_kernel_made_inside_a_factory_compiles_by_its_name_or_qualified_name(c
         head = proc.stdout.splitlines()[0]
         assert head.startswith(f"doubled  {root / 'kern.py'}:28  ") and "x: fp32[2, 32]" in head
         assert "inputs: captured from" in proc.stdout and "tasks 8 " in proc.stdout  # rows=2, 4 tiles each
+        assert "changed since" not in proc.stdout  # made again from its capture, it is the kernel captured
     whole = _cli("compile", "kern.py", cwd=root)  # every kernel of the file, the factory's among them
     assert whole.returncode == 0 and [ln.split()[0] for ln in whole.stdout.splitlines()
                                       if ln.startswith(("ragged ", "doubled "))] == ["ragged", "doubled"]
@@ -281,6 +282,10 @@ def test_a_capture_comes_before_the_docstring_block_and_the_record_keeps_which(t
     assert example_arguments(kernel, values=False, use_capture=False)["x"].shape == (8, 64)
     record = compile_record(kernel)
     assert record.source.inputs_from is not None and record.source.inputs_from["command"] == "python run.py"
+    assert record.source.inputs_from["kernel_changed"] is False
+    edited = kernel.fresh()  # the same kernel, as if its source had changed since the capture
+    edited.source_hash = "edited since"
+    assert inputs_from(example_arguments(edited, values=False))["kernel_changed"] is True
     doc = json.loads(json.dumps(record.to_json()))
     SCHEMA.validate(doc)
     again = CompileRecord.from_json(doc)

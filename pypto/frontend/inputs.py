@@ -379,12 +379,16 @@ class Arguments(dict[str, Any]):
 
     capture: capture.Capture | None = None
     from_capture: tuple[str, ...] = ()  # the parameters whose argument is the captured one
+    kernel_changed: bool = False  # the kernel's source is not the one captured (the inputs may no longer fit)
 
 
 def inputs_from(args: Any) -> dict[str, Any] | None:
     """What a CompileRecord says of where its inputs came from: the capture's `info()`, or None."""
     cap = getattr(args, "capture", None)
-    return None if cap is None else cap.info() | {"parameters": list(getattr(args, "from_capture", ()))}
+    if cap is None:
+        return None
+    return cap.info() | {"parameters": list(getattr(args, "from_capture", ())),
+                         "kernel_changed": bool(getattr(args, "kernel_changed", False))}
 
 
 def _captured(kernel: JitKernel, make: Any, like_torch: bool, specs: dict[str, ParamSpec],
@@ -455,6 +459,7 @@ def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None, value
     out = Arguments()
     if captured:
         out.capture, out.from_capture = cap, tuple(p.name for p in params if p.name in captured)
+        out.kernel_changed = (cap.doc.get("kernel") or {}).get("source_sha256") != kernel.source_hash
     missing: list[str] = []
     for p in params:
         spec = specs.get(p.name)
