@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -249,6 +250,15 @@ def test_a_factory_kernel_using_a_helper_made_beside_it_and_a_class_attribute_ke
     assert ("note: the captured kernel lonely.<locals>.guarded cannot be made again: it uses values of the function "
             "it is made in that a capture cannot keep: lock (a _thread.lock)") in guarded.stderr
     assert "no kernel named 'guarded'" in guarded.stderr
+
+    # the checkout moves (the old one gone): its captures move with it, the kernel and its helper are made
+    # from the files where they are now
+    moved = tmp_path.parent / f"{tmp_path.name}-moved"
+    shutil.copytree(tmp_path, moved)
+    (tmp_path / "model.py").unlink()
+    again = _cli("compile", "model.py::scaled", cwd=moved)
+    assert again.returncode == 0, again.stderr
+    assert f"scaled  {moved / 'model.py'}:" in again.stdout and f"({moved / '.pypto' / 'captures'}" in again.stdout
 
 
 def test_a_capture_comes_before_the_docstring_block_and_the_record_keeps_which(tmp_path, monkeypatch):

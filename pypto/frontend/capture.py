@@ -202,10 +202,11 @@ class _Decoder:
     """JSON back to values: tensors through `tensor(entry)`, classes through `resolve(ref)`."""
 
     def __init__(self, tensor: Callable[[dict[str, Any]], Any], resolve: Callable[[dict[str, Any]], Any],
-                 module_globals: Mapping[str, Any] | None = None) -> None:
+                 module_globals: Mapping[str, Any] | None = None, moved: Mapping[str, str] | None = None) -> None:
         self.tensor = tensor
         self.resolve = resolve
         self.module_globals = module_globals or {}
+        self.moved = dict(moved or {})  # a file as captured -> where it is now (a checkout moved)
 
     def value(self, j: Json) -> Any:
         if isinstance(j, list):
@@ -238,7 +239,7 @@ class _Decoder:
                 namespace = dict(self.module_globals)
                 namespace.update({k: self.value(x) for k, x in body["closure"].items()})
                 try:
-                    return _compile_def(body["file"], body["qualname"], namespace)[0]
+                    return _compile_def(self.moved.get(body["file"], body["file"]), body["qualname"], namespace)[0]
                 except NotRebuilt as e:
                     raise Unstorable(f"{body['qualname']}: {e}") from None
         return {k: self.value(x) for k, x in j.items()}
@@ -755,12 +756,13 @@ def _compile_def(file: str, qualname: str, namespace: dict[str, Any]) -> tuple[A
     return fn, node
 
 
-def kernel_from_capture(capture: Capture, module_globals: Mapping[str, Any]) -> JitKernel:
+def kernel_from_capture(capture: Capture, module_globals: Mapping[str, Any], file: str | None = None) -> JitKernel:
     """A kernel made inside a function, made again from its capture without running the function:
     its `def` (as the file's text now has it, found by qualified name) compiled at its own line with
-    the captured closure and decorating locals as globals, then decorated with the captured options."""
+    the captured closure and decorating locals as globals, then decorated with the captured options.
+    `file`: where the kernel's file is now (default: where it was captured; a checkout may have moved)."""
     kid = capture.kernel
-    file = kid.file
+    file = os.path.abspath(file) if file is not None else kid.file
     missing = [k for k in capture.unstored if k.startswith("closure.")]
     resolve = _resolver(module_globals, file)
 
@@ -774,7 +776,7 @@ def kernel_from_capture(capture: Capture, module_globals: Mapping[str, Any]) -> 
             return no_tensor(entry)
         return arrays[entry["values"]].astype(dtypes.from_short(entry["dtype"]).np, copy=False)
 
-    dec = _Decoder(tensor, resolve, module_globals)
+    dec = _Decoder(tensor, resolve, module_globals, {kid.file: file})
     namespace = dict(module_globals)
     try:
         namespace.update({k: dec.value(v) for k, v in (capture.doc.get("scope") or {}).items()})
@@ -805,7 +807,7 @@ def nested_kernels(file: str, module_globals: Mapping[str, Any]) -> tuple[list[J
                     kernels.append((k.fn.__code__.co_firstlineno, k))
             continue
         try:
-            k = kernel_from_capture(c, module_globals)
+            k = kernel_from_capture(c, module_globals, file)
         except NotRebuilt as e:
             failed[q] = str(e)
             continue
