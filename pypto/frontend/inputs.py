@@ -1,7 +1,9 @@
 """Example inputs: how a tool compiles a kernel without running the user's program.
 
-The IDE, the CLI and the language server compile a kernel from its file alone. A
-kernel's annotations often fix every tensor's shape and dtype — then inputs are
+The IDE, the CLI and the language server compile a kernel from its file alone. When the user has
+run their own test or script under `pypto-ide capture`, a kernel's newest capture gives its real
+arguments first (`pypto.frontend.capture`, docs/capture.md; the result's `capture` says which).
+Otherwise, a kernel's annotations often fix every tensor's shape and dtype — then inputs are
 synthesized from them. When they do not (a `DYNAMIC` axis, `pypto.Tensor()`, a
 non-tensor parameter without a default), the kernel's docstring says what to use:
 
