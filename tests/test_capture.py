@@ -363,6 +363,8 @@ def test_the_store_round_trips_every_kind_of_argument_and_names_what_it_cannot_k
 
     got = capture.arguments(again, anything, missing)
     assert isinstance(got["x"], torch.Tensor) and torch.equal(got["x"], x)  # torch in, torch out
+    as_numpy = capture.arguments(again, anything, missing, like_torch=False)["x"]  # unless asked for numpy
+    assert isinstance(as_numpy, np.ndarray) and np.array_equal(as_numpy, x.numpy())
     assert isinstance(got["table"], np.ndarray) and np.array_equal(got["table"], table)
     assert got["big"] == ("generated", "big", "fp32", (capture.SMALL_BYTES // 4 + 1,))
     assert np.array_equal(got["wide"], wide)

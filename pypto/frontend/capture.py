@@ -666,10 +666,12 @@ def _resolver(module_globals: Mapping[str, Any], kernel_file: str) -> Callable[[
 
 
 def arguments(capture: Capture, kernel: JitKernel,
-              missing: Callable[[str, dtypes.DataType, tuple[int, ...], bool], Any]) -> dict[str, Any]:
+              missing: Callable[[str, dtypes.DataType, tuple[int, ...], bool], Any],
+              like_torch: bool | None = None) -> dict[str, Any]:
     """The captured arguments of `kernel`'s parameters (those stored and made again; one that cannot
     be, an enum whose class is gone, is left out): a tensor whose values were kept is made from them
-    (torch when it was torch); one whose values were not is `missing(name, dtype, shape, torch)`."""
+    (a torch tensor when `like_torch`; None: when it was one and torch is here); one whose values were
+    not is `missing(name, dtype, shape, torch)`."""
     arrays = capture.arrays()
     resolve = _resolver(kernel.fn.__globals__, kernel.fn.__code__.co_filename)
     current = [""]
@@ -679,7 +681,8 @@ def arguments(capture: Capture, kernel: JitKernel,
         shape = tuple(int(d) for d in entry["shape"])
         if entry.get("values") is not None:
             arr = arrays[entry["values"]].astype(dt.np, copy=False).reshape(shape)
-            return from_numpy_like(np.array(arr), bool(entry.get("torch")) and _torch_ok())
+            torch_ = bool(entry.get("torch")) and _torch_ok() if like_torch is None else like_torch
+            return from_numpy_like(np.array(arr), torch_)
         return missing(current[0], dt, shape, bool(entry.get("torch")))
 
     dec = _Decoder(tensor, resolve, kernel.fn.__globals__)

@@ -415,7 +415,7 @@ def _captured(kernel: JitKernel, make: Any, like_torch: bool, specs: dict[str, P
                              loc, rule="inputs.too-large") from None
 
     out: dict[str, Any] = {}
-    for name, value in capture.arguments(cap, kernel, missing).items():
+    for name, value in capture.arguments(cap, kernel, missing, like_torch).items():
         spec = specs.get(name)
         if spec is not None:
             if not hasattr(value, "shape"):
