@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -95,9 +96,10 @@ def test_ragged():
 '''
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     # the timeout is a safety net for a broken CLI, not what a test measures
-    return subprocess.run([str(CLI), *args], cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
+    return subprocess.run([str(CLI), *args], cwd=cwd, capture_output=True, text=True, timeout=600, check=False,
+                          env=None if env is None else {**os.environ, **env})
 
 
 @pytest.fixture(scope="module")
@@ -460,6 +462,12 @@ def test_all_records_every_call_and_store_puts_captures_where_asked(tmp_path):
     files = sorted((tmp_path / "elsewhere").glob("*.json"))
     assert len(files) == 2 and not (tmp_path / ".pypto").exists()  # two signatures; rows=2 kept once
     assert proc.stdout.count("captured double ") == 2
+    # a store elsewhere is found through PYPTO_CAPTURE_PATH; the newest capture is used
+    plain = _cli("compile", "twice.py", cwd=tmp_path)
+    assert plain.returncode == 1 and "cannot make example inputs for 'x'" in plain.stderr
+    found = _cli("compile", "twice.py", cwd=tmp_path, env={"PYPTO_CAPTURE_PATH": str(tmp_path / "elsewhere")})
+    assert found.returncode == 0, found.stderr
+    assert "x: fp32[2, 8]" in found.stdout and "inputs: captured from `python twice.py`" in found.stdout
 
 
 # ---- serve ----------------------------------------------------------------------------------------
