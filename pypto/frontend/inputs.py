@@ -492,8 +492,9 @@ def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None, value
         block = "\n".join(f"        {_template(specs.get(n), n)}" for n in missing)
         what = ", ".join(repr(n) for n in missing)
         raise PyptoError(f"{kernel.name}: cannot make example inputs for {what} (the annotations do not fix "
-                         f"shape and dtype); add to the kernel's docstring:\n    {HEADER}\n{block}",
-                         _loc(w, w.def_line, w.def_col))
+                         f"shape and dtype); capture them from your own test or script (`pypto-ide capture -- "
+                         f"python -m pytest …`, docs/capture.md), or add to the kernel's docstring:\n    {HEADER}\n"
+                         f"{block}", _loc(w, w.def_line, w.def_col))
     return out
 
 
