@@ -384,6 +384,14 @@ def test_the_store_round_trips_every_kind_of_argument_and_names_what_it_cannot_k
     assert len(list(tmp_path.glob("*.json"))) == 2
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float8_e4m3fn, torch.float16, torch.int64, torch.bool])
+def test_tensor_values_of_every_dtype_come_back_bit_for_bit(tmp_path, dtype):
+    x = (torch.randn(3, 5) * 4).to(dtype)
+    doc, arrays = capture.capture_document(anything, {"x": x}, "", "")
+    got = capture.arguments(capture.read(capture.write(tmp_path, doc, arrays)), anything, lambda *a: None)["x"]
+    assert got.dtype == dtype and torch.equal(got.view(torch.uint8), x.view(torch.uint8))
+
+
 def test_a_class_that_cannot_be_found_comes_back_as_a_namespace_of_its_fields(tmp_path):
     doc, arrays = capture.capture_document(anything, {"cfg": Config((1, 2), pypto.DT_FP16, 0.5)}, "", "")
     doc["arguments"]["cfg"]["$dataclass"]["module"] = "no_such_module_here"

@@ -65,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.frontend.jit import JitKernel, from_numpy_like, set_call_recorder, to_numpy
+from pypto.frontend.jit import BIT_VIEWS, JitKernel, from_numpy_like, set_call_recorder, to_numpy
 from pypto.ir import dtypes
 
 FORMAT = "pypto-ide/capture"
@@ -119,7 +119,9 @@ class _Encoder:
                                  "torch": _is_torch(x), "values": None}
         if small or integral:
             key = f"a{len(self.arrays)}"
-            self.arrays[key] = np.ascontiguousarray(arr).copy()
+            # bf16 and fp8 (ml_dtypes) as their bytes: an .npz read back would give them as raw void
+            self.arrays[key] = np.ascontiguousarray(arr).view(BIT_VIEWS[dt]) if dt in BIT_VIEWS else \
+                np.ascontiguousarray(arr).copy()
             entry["values"] = key
         else:
             bound = INT_BYTES if (dt.is_int or dt is dtypes.DataType.DT_BOOL) else SMALL_BYTES
@@ -680,7 +682,7 @@ def arguments(capture: Capture, kernel: JitKernel,
         dt = dtypes.from_short(entry["dtype"])
         shape = tuple(int(d) for d in entry["shape"])
         if entry.get("values") is not None:
-            arr = arrays[entry["values"]].astype(dt.np, copy=False).reshape(shape)
+            arr = _values(arrays[entry["values"]], dt).reshape(shape)
             torch_ = bool(entry.get("torch")) and _torch_ok() if like_torch is None else like_torch
             return from_numpy_like(np.array(arr), torch_)
         return missing(current[0], dt, shape, bool(entry.get("torch")))
@@ -694,6 +696,11 @@ def arguments(capture: Capture, kernel: JitKernel,
         except (Unstorable, KeyError, ValueError, TypeError, AttributeError):
             continue
     return out
+
+
+def _values(raw: np.ndarray, dt: dtypes.DataType) -> np.ndarray:
+    """A kept tensor's values as its dtype (bf16 and fp8 are kept as their bytes)."""
+    return raw.view(dt.np) if dt in BIT_VIEWS else raw.astype(dt.np, copy=False)
 
 
 def _torch_ok() -> bool:
@@ -777,7 +784,7 @@ def kernel_from_capture(capture: Capture, module_globals: Mapping[str, Any], fil
     def tensor(entry: dict[str, Any]) -> Any:
         if entry.get("values") is None:
             return no_tensor(entry)
-        return arrays[entry["values"]].astype(dtypes.from_short(entry["dtype"]).np, copy=False)
+        return _values(arrays[entry["values"]], dtypes.from_short(entry["dtype"]))
 
     dec = _Decoder(tensor, resolve, module_globals, {kid.file: file})
     namespace = dict(module_globals)
