@@ -227,6 +227,13 @@ def test_format_and_dtype_casts(torch_npu: object) -> None:
     assert tn.get_npu_format(x) == 2  # type: ignore[attr-defined]
     nz = tn.npu_format_cast(x, tn.Format.FRACTAL_NZ)  # type: ignore[attr-defined]
     assert tn.get_npu_format(nz) == 29 and nz.shape == x.shape and torch.equal(nz, x)  # type: ignore[attr-defined]
+    # a format-cast tensor says it is on the NPU (programs check that before asking for its format); back
+    # on the host it is a copy that says cpu; everything else says cpu
+    assert nz.device == torch.device("npu", 0) and nz.is_cpu
+    assert x.device.type == "cpu" and (nz + 1).device.type == "cpu"
+    for back in (nz.cpu(), nz.to("cpu")):
+        assert back.device.type == "cpu" and back is not nz and torch.equal(back, x)
+    assert torch.zeros(2, device=nz.device).device.type == "cpu"
     assert tn.get_npu_format(x.npu_format_cast_(29)) == 29  # type: ignore[attr-defined]
     assert tn.npu_dtype_cast(x, torch.float32).dtype == torch.float32  # type: ignore[attr-defined]
     with pytest.raises(NotImplementedError, match="hifloat8"):

@@ -13,7 +13,9 @@ the tools; docs/npu.md is the list of what is covered. How the device works on t
   wrapped to ask for the CPU instead; `Tensor.npu()` and `.to("npu")` return a copy, as a host-to-device
   transfer does, so a kernel writing into the copy leaves the original alone.
 
-Every tensor is a CPU tensor: `t.device` says `cpu`, and `.cpu()` returns the tensor itself.
+Every tensor is a CPU tensor: `t.device` says `cpu`, and `.cpu()` returns the tensor itself — except a
+tensor `npu_format_cast` made: it says `npu:N` (programs ask a device tensor for its storage format only
+once they see it is on the NPU), and `.cpu()` / `.to("cpu")` of it is a copy that says `cpu`.
 """
 
 from __future__ import annotations
@@ -49,6 +51,11 @@ def is_npu_device(d: Any) -> bool:
     if isinstance(d, str):
         return d == "npu" or d.startswith("npu:")
     return isinstance(d, torch.device) and d.type == "npu"
+
+
+def _is_cpu_device(d: Any) -> bool:
+    return (isinstance(d, str) and (d == "cpu" or d.startswith("cpu:"))) or (isinstance(d, torch.device)
+                                                                              and d.type == "cpu")
 
 
 def _on_cpu(v: Any) -> Any:
@@ -253,7 +260,9 @@ def _wrap_to(orig: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     def to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
         npu = bool(args) and is_npu_device(args[0]) or is_npu_device(kwargs.get("device"))
         if not npu:
-            return orig(self, *args, **kwargs)
+            out = orig(self, *args, **kwargs)
+            to_cpu = bool(args) and _is_cpu_device(args[0]) or _is_cpu_device(kwargs.get("device"))
+            return out.clone() if to_cpu and out is self and _cast_to_a_format(self) else out
         out = orig(self, *[_on_cpu(a) for a in args], **{k: _on_cpu(v) for k, v in kwargs.items()})
         return out.clone() if out is self else out  # a transfer to the device is a copy
     to.__doc__ = orig.__doc__
@@ -268,6 +277,27 @@ def _wrap_device_kwarg(orig: Callable[..., Any]) -> Callable[..., Any]:
     wrapped.__doc__ = orig.__doc__
     wrapped.__name__ = getattr(orig, "__name__", "wrapped")
     return wrapped
+
+
+def _cast_to_a_format(t: torch.Tensor) -> bool:
+    return ops.FORMAT_ATTR in getattr(t, "__dict__", ())
+
+
+def _wrap_device(real: Any) -> property:
+    """`Tensor.device`: a tensor npu_format_cast made says `npu:N` (a program asks a device tensor for its
+    storage format only after checking that it is on the NPU); every other tensor its real device."""
+    def device(self: torch.Tensor) -> torch.device:
+        d: torch.device = real.__get__(self)
+        return torch.device("npu", _device["index"]) if d.type == "cpu" and _cast_to_a_format(self) else d
+    return property(device, doc=real.__doc__)
+
+
+def _wrap_cpu(orig: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    def cpu(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+        out = orig(self, *args, **kwargs)
+        return out.clone() if out is self and _cast_to_a_format(self) else out  # back from the "device": a copy
+    cpu.__doc__ = orig.__doc__
+    return cpu
 
 
 def tensor_npu(self: torch.Tensor, device: Any = None, non_blocking: bool = False,
@@ -292,6 +322,8 @@ def install() -> None:
     torch.Tensor.to = _wrap_to(torch.Tensor.to)  # type: ignore[method-assign]
     torch.Tensor.new_tensor = _wrap_device_kwarg(torch.Tensor.new_tensor)  # type: ignore[method-assign]
     torch.tensor = _wrap_device_kwarg(torch.tensor)
+    torch.Tensor.device = _wrap_device(torch._C.TensorBase.device)  # type: ignore[assignment]
+    torch.Tensor.cpu = _wrap_cpu(torch.Tensor.cpu)  # type: ignore[method-assign]
     torch.Tensor.npu = tensor_npu  # type: ignore[attr-defined]
     torch.Tensor.npu_format_cast_ = ops.npu_format_cast_  # type: ignore[attr-defined]
     torch.nn.Module.npu = module_npu  # type: ignore[attr-defined]
