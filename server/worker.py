@@ -106,7 +106,7 @@ class JobTimes:
 
     wall: float  # since the job started
     own: float  # counted against the limit: `wall` minus the time it waited for a CPU
-    cpu_wait: float  # waiting in a run queue for a CPU: the machine (or the job's own threads) kept it waiting
+    cpu_wait: float  # `wall - own`: waiting in a run queue for a CPU that other work had (the machine is busy)
     limit: float
 
 
@@ -114,10 +114,11 @@ _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _run_delays(pid: int) -> dict[int, int]:
-    """Nanoseconds each thread of the process has waited in a run queue, by thread id (Linux's
-    /proc/<pid>/task/<tid>/schedstat; empty where it cannot be read)."""
-    out: dict[int, int] = {}
+def _sched(pid: int) -> dict[int, tuple[int, int]]:
+    """Nanoseconds each thread of the process has run and has waited in a run queue, by thread id
+    (Linux's /proc/<pid>/task/<tid>/schedstat; empty where it cannot be read). A thread's wait is
+    added when it next runs: one waiting now is not in it yet."""
+    out: dict[int, tuple[int, int]] = {}
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -125,59 +126,111 @@ def _run_delays(pid: int) -> dict[int, int]:
     for tid in tids:
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                out[int(tid)] = int(f.read().split()[1])
-        except (OSError, ValueError, IndexError):
+                ran, waited = f.read().split()[:2]
+            out[int(tid)] = (int(ran), int(waited))
+        except (OSError, ValueError):
             pass
     return out
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of all the process's threads (0 where it cannot be read)."""
+def _runnable(pid: int, tid: int) -> bool:
+    """Whether the thread is running or waiting to run (state R)."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _TICKS
-    except (OSError, ValueError, IndexError):
-        return 0.0
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "R"
+    except (OSError, IndexError):
+        return False
+
+
+def _cpu_seconds(pid: int, tree: bool = False) -> float:
+    """User + system CPU time of all the process's threads (0 where it cannot be read); with `tree`,
+    and of its descendants, living (at most 256 processes) or reaped (their parent's cutime)."""
+    total, todo, seen = 0.0, [pid], set()
+    while todo and len(seen) < 256:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15 if tree else 13]) / _TICKS
+        except (OSError, ValueError, IndexError):
+            continue
+        if tree:
+            todo.extend(_children_of(p))
+    return total
+
+
+def _children_of(pid: int) -> list[int]:
+    """The process's child processes (of every thread)."""
+    out: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out.extend(int(x) for x in f.read().split())
+        except (OSError, ValueError):
+            pass
+    return out
 
 
 class _Clock:
     """A deadline of `seconds` of some processes' own time: the wall-clock time since the clock
     started minus the time they waited for a CPU (the most any one of their threads waited in a run
-    queue) — at least their CPU time spread over every core, so a job whose own threads outnumber
-    the cores is not let off by waiting for them. A process that sleeps or blocks counts as running
-    (its own time is the wall-clock time, as without this clock); one the scheduler keeps waiting
-    does not. Where Linux's schedstat cannot be read, own time is wall-clock time. The deadline also
-    ends after BACKSTOP times `seconds` of wall-clock time, whatever the processes got."""
+    queue) — at least their CPU time spread over every core (with `tree`, their descendants' too), so
+    a job whose own threads or processes outnumber the cores is not let off by waiting for them. A
+    process that sleeps or blocks counts as running (its own time is the wall-clock time, as without
+    this clock); one the scheduler keeps waiting does not. Where Linux's schedstat cannot be read,
+    own time is wall-clock time. The deadline also ends after BACKSTOP times `seconds` of wall-clock
+    time, whatever the processes got."""
 
-    def __init__(self, pids: list[int], seconds: float) -> None:
+    def __init__(self, pids: list[int], seconds: float, tree: bool = False) -> None:
         self.pids = pids
         self.seconds = seconds
+        self.tree = tree
         self.start = time.monotonic()
-        self.base = {pid: _run_delays(pid) for pid in pids}
-        self.cpu_base = {pid: _cpu_seconds(pid) for pid in pids}
+        self.base = {pid: _sched(pid) for pid in pids}
+        self.cpu_base = {pid: _cpu_seconds(pid, tree) for pid in pids}
         self.waited = 0.0  # monotone: a thread that ended keeps what it waited
+        self.ran: dict[tuple[int, int], int] = {}  # (pid, tid) -> its run time at the last look
+        self.idle: list[tuple[int, int]] = []  # threads that had not run since the look before
         self.reported = self.start
 
     def times(self) -> JobTimes:
         """Read /proc now (a few small files): the times so far."""
         wall = time.monotonic() - self.start
         cpu = 0.0
+        idle = []
         for pid in self.pids:
             base = self.base[pid]
-            for tid, ns in _run_delays(pid).items():
-                self.waited = max(self.waited, (ns - base.get(tid, 0)) / 1e9)
-            cpu = max(cpu, _cpu_seconds(pid) - self.cpu_base[pid])
-        waited = min(self.waited, wall)
-        return JobTimes(wall, max(wall - waited, min(wall, cpu / _CPUS)), waited, self.seconds)
+            for tid, (ran, waited) in _sched(pid).items():
+                self.waited = max(self.waited, (waited - base.get(tid, (0, 0))[1]) / 1e9)
+                if self.ran.get((pid, tid)) == ran:
+                    idle.append((pid, tid))
+                self.ran[(pid, tid)] = ran
+            cpu = max(cpu, _cpu_seconds(pid, self.tree) - self.cpu_base[pid])
+        self.idle = idle
+        own = max(wall - min(self.waited, wall), min(wall, cpu / _CPUS))
+        return JobTimes(wall, own, wall - own, self.seconds)
 
     def expired(self) -> JobTimes | None:
         """The times, once the deadline has passed (own time or the backstop); else None. /proc is
-        read only once the wall-clock time has reached the deadline (own time never exceeds it)."""
+        read only once the wall-clock time has reached the deadline (own time never exceeds it). Own
+        time is taken to have passed it only when no thread is waiting to run at the look and had
+        not run since the one before (its wait, not counted yet, would be over-counted as its own)."""
         if time.monotonic() - self.start < self.seconds:
             return None
+        looked = bool(self.ran)
         t = self.times()
-        return t if t.own >= self.seconds or t.wall >= BACKSTOP * self.seconds else None
+        if t.wall >= BACKSTOP * self.seconds:
+            return t
+        if t.own < self.seconds or not looked or any(_runnable(pid, tid) for pid, tid in self.idle):
+            return None
+        return t
 
     def due(self) -> bool:
         """Whether a `JobTimes` report is due (every `_TIMES_EVERY` s)."""
@@ -410,7 +463,7 @@ def _timeout_message(t: JobTimes, note: str | None) -> str:
     note = note or "the kernel was stopped; does it loop forever?"
     if t.own >= t.limit:
         busy = (f", in {t.wall:.0f} s of wall-clock time: {t.cpu_wait:.0f} s more waiting for a CPU on a busy machine"
-                if t.cpu_wait >= 1 else "")
+                if t.cpu_wait >= 1 else "")  # own time reached the limit: the rest of the wall-clock time was waiting
         return f"no result after {t.limit:g} s (the time limit){busy}: {note}"
     return (f"no result after {t.wall:.0f} s of wall-clock time on a machine too busy to give the kernel its "
             f"{t.limit:g} s (the time limit): it ran {t.own:.1f} s and waited {t.cpu_wait:.0f} s for a CPU; "
@@ -641,7 +694,7 @@ class WorkerPool:
                     w.warm, clock = True, _Clock([template], _STARTED_WITHIN)
                 elif kind == "started":
                     w.job = int(payload)
-                    clock = _Clock([w.job], limit)
+                    clock = _Clock([w.job], limit, tree=True)
                 elif kind == "progress":
                     if on_progress is not None:
                         try:

@@ -56,7 +56,7 @@ async def test_each_failure_is_a_diagnostic_at_its_def_line_and_the_rest_keeps_w
     client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
     retried = await client.records.wait(lambda x: x["uri"] == doc.uri and x["kernel"] == "hang"
                                         and client.records.items.index(x) >= n)
-    assert retried["error"]["code"] == "worker.timeout" and "after 3 s" in retried["error"]["message"]
+    assert retried["error"]["code"] == "worker.timeout" and "3 s (the time limit)" in retried["error"]["message"]
     await doc.hover(0)
     assert {x["kernel"] for x in client.records.items[n:] if x["uri"] == doc.uri} == {"hang"}
 
