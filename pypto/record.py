@@ -263,7 +263,8 @@ class CompileRecord:
             "source": {"file": self.source.file, "kernel": self.source.kernel,
                        "text_sha256": self.source.text_sha256, "options": self.source.options,
                        "tile_configs": [tile_config_json(t) for t in self.source.tile_configs],
-                       "inputs_from": self.source.inputs_from},
+                       # only when a capture gave the inputs: the document is otherwise as it was
+                       **({"inputs_from": self.source.inputs_from} if self.source.inputs_from else {})},
             "inputs": [_input_json(i) for i in self.inputs],
             "bindings": dict(self.bindings),
             "passes": [p.to_json() for p in self.passes],
