@@ -79,7 +79,7 @@ OUTPUT_LIMIT = 256 * 1024  # bytes of a job's output kept (the rest is counted, 
 _WARM_WITHIN = 120.0  # seconds for a new template to warm up (1-3 s; 10-20 s the first time after an install)
 _STARTED_WITHIN = 10.0  # seconds for a warm template to fork a job's child (it takes milliseconds)
 _ENDED_WITHIN = 5.0  # seconds for a template to report a killed job's end before it is replaced too
-BACKSTOP = 4.0  # a deadline of N s of a process's own time also ends after BACKSTOP * N s of wall-clock time
+BACKSTOP = 10.0  # a deadline of N s of a process's own time also ends after BACKSTOP * N s of wall-clock time
 _TIMES_EVERY = 1.0  # seconds between a running job's `JobTimes` reports (`on_times`)
 _PR_SET_CHILD_SUBREAPER = 36
 

@@ -64,7 +64,7 @@ export const SETTINGS: Specs = {
   },
   timeLimit: {
     key: 'timeLimit', kind: 'number', default: 60, minimum: 1, restart: false, server: true,
-    description: 'Seconds one kernel\'s compile (or tile search, or precision diff) may run before it is stopped; time it waits for a CPU on a busy machine does not count (up to 4 times the limit of wall-clock time).',
+    description: 'Seconds one kernel\'s compile (or tile search, or precision diff) may run before it is stopped; time it waits for a CPU on a busy machine does not count (up to 10 times the limit of wall-clock time).',
   },
   memoryLimitMb: {
     key: 'memoryLimitMb', kind: 'integer', default: 2048, minimum: 64, restart: false, server: true,
