@@ -28,9 +28,10 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from _timing import best
 
 from pypto.boards.importers import load_any
 from pypto.boards.swimlane import metrics
@@ -85,15 +86,6 @@ def merged_trace(slices: int, threads: int, seed: int = 27, back_share: float = 
     return {"traceEvents": ev}
 
 
-def best_of(fn: Any, reps: int) -> float:
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="113,10000,100000", help="slices per trace, comma-separated")
@@ -111,10 +103,10 @@ def main() -> None:
             arrows = sum(len(t.preds) for t in sl.tasks)
             ignored = sl.ignored[0] if sl.ignored else ""
             cyclic = ignored.split("; ")[1].split(" of them")[0] if ignored else "0"
-            t_load = best_of(lambda p=path: load_any(p), 3)
-            t_metrics = best_of(lambda s=sl: metrics(s), 3)
+            t_load = best(lambda p=path: load_any(p), 3)
+            t_metrics = best(lambda s=sl: metrics(s), 3)
             reps = 3 if n <= 10_000 else 1
-            t_open = best_of(lambda p=path: subprocess.run([sys.executable, "-m", "pypto.cli", "open", str(p)],
+            t_open = best(lambda p=path: subprocess.run([sys.executable, "-m", "pypto.cli", "open", str(p)],
                                                            check=True, capture_output=True, timeout=600), reps)
             print(f"{n:>8} {len(sl.tasks):>8} {arrows:>8} {m.ignored_arrows:>6} {cyclic:>7} {t_load:>8.3f} "
                   f"{t_metrics:>10.3f} {t_open:>17.3f}  critical path {m.critical_path_us:,.1f} µs, "

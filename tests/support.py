@@ -137,3 +137,39 @@ def scale_exp(x: pypto.Tensor([64, 256], pypto.DT_FP32), out: pypto.Tensor([64, 
     y = pypto.exp(x) * 2.0
     out[:] = y + x
 '''
+
+
+# ---- bad input the servers must name at its line (tests/lsp/test_bad_input.py, tests/test_http_bad_input.py)
+
+BAD_LOOP_STEP = '''import pypto
+
+
+@pypto.jit
+def rows(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(1, 64)
+    for i in pypto.loop(0, 8, 0.5):
+        out[i:i + 1, :] = x[i:i + 1, :]
+'''
+
+# `reads` and `writes` start past the end of dim 0; `runs_past` only stops past it, which PyPTO takes
+BAD_SLICES = '''import pypto
+
+
+@pypto.jit
+def reads(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([1, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(1, 64)
+    row = x[9:10, :]
+    out[:] = pypto.exp(row)
+
+
+@pypto.jit
+def writes(x: pypto.Tensor([1, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(1, 64)
+    out[9:10, :] = pypto.exp(x)
+
+
+@pypto.jit
+def runs_past(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(2, 64)
+    out[6:10, :] = pypto.exp(x[6:10, :])
+'''

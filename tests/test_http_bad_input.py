@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from support import BAD_LOOP_STEP, BAD_SLICES
 from test_http import WAIT, Server, finished, submit
 
 INTERRUPTED = textwrap.dedent('''
@@ -29,39 +30,7 @@ EXITS = INTERRUPTED.replace("raise KeyboardInterrupt", "raise SystemExit(3)")
 
 GOOD = INTERRUPTED.replace("raise KeyboardInterrupt\n", "")
 
-LOOP = textwrap.dedent('''
-    import pypto
 
-
-    @pypto.jit
-    def rows(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(1, 64)
-        for i in pypto.loop(0, 8, 0.5):
-            out[i:i + 1, :] = x[i:i + 1, :]
-''')
-
-SLICES = textwrap.dedent('''
-    import pypto
-
-
-    @pypto.jit
-    def reads(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([1, 64], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(1, 64)
-        row = x[9:10, :]
-        out[:] = pypto.exp(row)
-
-
-    @pypto.jit
-    def writes(x: pypto.Tensor([1, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(1, 64)
-        out[9:10, :] = pypto.exp(x)
-
-
-    @pypto.jit
-    def runs_past(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(2, 64)
-        out[6:10, :] = pypto.exp(x[6:10, :])
-''')
 
 
 def line_of(text: str, needle: str) -> int:
@@ -72,8 +41,8 @@ def line_of(text: str, needle: str) -> int:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     ws = tmp_path_factory.mktemp("bad_input")
-    for name, text in (("interrupted.py", INTERRUPTED), ("exits.py", EXITS), ("good.py", GOOD), ("loop_step.py", LOOP),
-                       ("slices.py", SLICES)):
+    for name, text in (("interrupted.py", INTERRUPTED), ("exits.py", EXITS), ("good.py", GOOD),
+                       ("loop_step.py", BAD_LOOP_STEP), ("slices.py", BAD_SLICES)):
         (ws / name).write_text(text)
     s = Server([str(ws), "--port", "0", "--workers", "2", "--time-limit", "30", "--no-watch"])
     yield s
@@ -109,7 +78,7 @@ def test_a_loop_step_that_is_not_an_int_names_the_loop_and_its_step_at_its_line(
     assert done["status"] == "done" and done["summary"] is None, done
     error = done["error"]
     assert error["message"] == "pypto.loop: step must be an int or a symbolic scalar, got float 0.5", error
-    assert error["line"] == line_of(LOOP, "pypto.loop(0, 8, 0.5)")
+    assert error["line"] == line_of(BAD_LOOP_STEP, "pypto.loop(0, 8, 0.5)")
 
 
 def test_a_slice_that_starts_past_the_end_is_an_error_at_the_slice(client: httpx.Client) -> None:
@@ -118,6 +87,6 @@ def test_a_slice_that_starts_past_the_end_is_an_error_at_the_slice(client: httpx
         assert done["status"] == "done" and done["summary"] is None, done
         error = done["error"]
         assert error["message"] == "slice 9:10 of dim 0 starts past its end (size 8)", error
-        assert error["line"] == line_of(SLICES, statement)
+        assert error["line"] == line_of(BAD_SLICES, statement)
     ok = finished(client, submit(client, "slices.py::runs_past")["id"])  # only its stop runs past the end
     assert ok["status"] == "done" and ok["error"] is None and ok["summary"]["tasks"] > 0, ok

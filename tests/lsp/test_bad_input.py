@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types as lsp
+from support import BAD_LOOP_STEP, BAD_SLICES
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER_SETTINGS = {"debounceMs": 30, "timeLimit": 30, "workers": 2}
@@ -59,19 +60,10 @@ async def test_an_exit_at_import_is_a_diagnostic_at_its_line_and_nothing_else_is
     assert not errors(bad)
 
 
-LOOP = '''import pypto
-
-
-@pypto.jit
-def rows(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(1, 64)
-    for i in pypto.loop(0, 8, 0.5):
-        out[i:i + 1, :] = x[i:i + 1, :]
-'''
 
 
 async def test_a_loop_step_that_is_not_an_int_names_the_loop_and_its_step_at_its_line(client, lsp_kit, tmp_path):
-    doc = lsp_kit.Doc(client, tmp_path / "loop_step.py", LOOP)
+    doc = lsp_kit.Doc(client, tmp_path / "loop_step.py", BAD_LOOP_STEP)
     r = await client.records.record(doc.uri, "rows", 1)
     message = "pypto.loop: step must be an int or a symbolic scalar, got float 0.5"
     line = doc.line_of("pypto.loop(0, 8, 0.5)")
@@ -81,31 +73,10 @@ async def test_a_loop_step_that_is_not_an_int_names_the_loop_and_its_step_at_its
     assert errors(doc) == [("compile.error", line, message)]
 
 
-SLICES = '''import pypto
-
-
-@pypto.jit
-def reads(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([1, 64], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(1, 64)
-    row = x[9:10, :]
-    out[:] = pypto.exp(row)
-
-
-@pypto.jit
-def writes(x: pypto.Tensor([1, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(1, 64)
-    out[9:10, :] = pypto.exp(x)
-
-
-@pypto.jit
-def runs_past(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(2, 64)
-    out[6:10, :] = pypto.exp(x[6:10, :])
-'''
 
 
 async def test_a_slice_that_starts_past_the_end_is_an_error_at_the_slice(client, lsp_kit, tmp_path):
-    doc = lsp_kit.Doc(client, tmp_path / "slices.py", SLICES)
+    doc = lsp_kit.Doc(client, tmp_path / "slices.py", BAD_SLICES)
     message = "slice 9:10 of dim 0 starts past its end (size 8)"
     for kernel, statement in (("reads", "row = x[9:10, :]"), ("writes", "out[9:10, :] = pypto.exp(x)")):
         r = await client.records.record(doc.uri, kernel, 1)
