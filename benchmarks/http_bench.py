@@ -16,11 +16,32 @@ a 64k-task elementwise kernel, then measures over HTTP and the WebSocket:
 Wall-clock on this machine; the makespans inside the results are simulated (sim board).
 Run: `.venv/bin/python benchmarks/http_bench.py` (or `make bench`).
 
-`--load N` measures instead, on an idle machine and then beside N busy loops (`_load.py`), with a
+`--load N` measures instead, on the machine as it is and then beside N busy loops (`_load.py`), with a
 fresh server each time (`--time-limit`, default 5 s): start until ready, the first `GET /kernels`,
 softmax's first compile job and then `--rounds` more (POST until done), a view of its result
 (`GET …/tasks/0`, as a hover), a kernel doing 2 s of CPU work (its first compile job; a watched
 edit of its file while its job runs, until the newer text's result), and how many jobs failed.
+`.venv/bin/python benchmarks/http_bench.py --load 4`, on 2 cores shared with other sessions' test
+runs (their load average before each run: 11.4 and 2.7 before, 6.2 and 8.3 after), two runs each,
+"a / b", before = 2461926 (wall-clock deadlines), after = this change (own time; backstop 4x in the
+first after run, 10x in the second — neither acted):
+
+| figure | before, idle | before, 4 loops | after, idle | after, 4 loops |
+|---|---|---|---|---|
+| start until ready | 1.2 / 0.4 s | 5.3 / 1.0 s | 0.3 / 0.5 s | 2.5 / 1.2 s |
+| GET /kernels (of 2) | 10.5 s, 1 / 4.1 s, 2 | 23.6 s, 1 / 8.6 s, 1 | 4.2 s, 2 / 6.3 s, 2 | 24.0 s, 2 / 12.3 s, 2 |
+| softmax: first compile job | 1.5 / 0.45 s | 3.2 / 1.2 s | 0.65 / 0.46 s | 2.5 / 1.3 s |
+| softmax: GET …/tasks/0 p95 | 1.2 / 1.2 ms | 13.6 / 9.0 ms | 1.2 / 1.1 ms | 17.5 / 6.0 ms |
+| softmax: compile job p50 | 863 / 240 ms | 2436 / 672 ms | 367 / 376 ms | 1423 / 688 ms |
+| work: first compile job | timeout 5.0 s / 2.5 s | timeout 5.1 / 5.1 s | 2.6 / 4.2 s | 14.3 / 7.1 s |
+| work: watched edit during its job p50 | 8 failed / 4.9 s | 8 failed / 8 failed | 9.3 / 10.3 s | 16.2 / 15.5 s |
+| pool timeouts (jobs and listings) | 33 / 0 | 32 / 33 | 0 / 0 | 0 / 0 |
+
+Before, the listing of the work kernel's file (its module runs: 2 s of work) timed out under load, so
+discovery lost the kernel; every job of it failed. After, nothing failed; a running job's
+`progress` carries `own_s` and `cpu_wait_s`. The other sessions' load moved the "idle" figures too
+(the after runs had more of it: the watched edit, a listing and a compile of 2 s each, took 4.9 s
+before at an ambient 2.7 and 9-10 s after at 6-8).
 """
 
 from __future__ import annotations

@@ -21,6 +21,35 @@ server RSS bounded (no growth with the number of edits beyond noise). Every figu
 wall-clock, measured on this machine.
 
 Run: `.venv/bin/python benchmarks/lsp_bench.py [--edits 30] [--rss-edits 500]`.
+
+Under load (issue 27): `.venv/bin/python benchmarks/lsp_bench.py --load 4 [--time-limit 5] [--rounds 8]`
+measures instead, with a fresh server on the machine as it is and then beside 4 busy loops
+(`_load.py`: plain Python loops at normal priority, killed at the end): start -> "workers ready",
+softmax's first record after open (its diagnostics are published with it), hovers, edits ->
+record, a kernel whose module does 2 s of Python work (its first record after open; an edit while
+its compile runs, which cancels it, -> the newer text's record: "cancel"), how many of the 18
+records were `worker.timeout` / `worker.crashed`, and the `$/progress` reports saying "busy". The
+time limit is 5 s: the kernel's compile takes half of it on an idle core. Measured on 2 cores shared
+with other sessions' test runs (their load average before each run: 4.4 and 5.0 before, 4.8 and
+7.3 after); two runs each, "a / b", before = 2461926 (wall-clock deadlines), after = this change
+(own time, backstop 10x; the first after run had a 4x backstop, which did not act):
+
+| figure | before, idle | before, 4 loops | after, idle | after, 4 loops |
+|---|---|---|---|---|
+| start -> workers ready | 3.9 / 2.2 s | 24.5 / 6.0 s | 3.0 / 3.4 s | 13.9 / 13.1 s |
+| softmax: first record after open | 521 / 370 ms | 3059 / 1043 ms | 553 / 439 ms | 2370 / 1720 ms |
+| softmax: hover p95 (p50 0.4-2.3) | 0.6 / 2.2 ms | 15.5 / 4.5 ms | 4.9 / 0.6 ms | 12.4 / 43.6 ms |
+| softmax: edit -> record p50 | 510 / 219 ms | 3139 (2 timeouts) / 639 ms | 394 / 374 ms | 1375 / 1393 ms |
+| work: first record after open | 3.9 / 2.3 s | timeout 5.2 / 5.1 s | 2.7 / 2.7 s | 11.9 / 9.4 s |
+| work: cancel -> record p50 | 4.3 (2 timeouts) / 2.5 s | 8 timeouts / 8 timeouts | 2.9 / 3.0 s | 7.8 / 13.1 s |
+| records failed (timeout) | 2 / 0 of 18 | 11 / 9 of 18 | 0 / 0 of 18 | 0 / 0 of 18 |
+| `$/progress` saying "busy" | 0 | 0 | 0 | 63 / 90 |
+
+Before, a compile the machine kept waiting failed at 5 s of wall-clock time (`worker.timeout`, "does
+it loop forever?"); after, it takes longer and says so ("work: busy, still compiling after 10 s —
+the machine is loaded (8 s of it waiting for a CPU; 2 of 5 s of the time limit used)"). A run at an
+ambient load of 7.8 with the 4x backstop stopped the work kernel's first compile once, at 20 s
+(hence 10x). Hover stays a dictionary lookup; its p95 under load is the server's own scheduling.
 """
 
 from __future__ import annotations
