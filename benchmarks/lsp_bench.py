@@ -60,6 +60,7 @@ import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -416,7 +417,7 @@ async def under_load(level: int, time_limit: float, work_n: int, rounds: int) ->
                       + (f" ({len(bad)} failed)" if bad else ""))
 
     SETTINGS.update({"debounceMs": 0, "timeLimit": time_limit, "workers": 2})
-    with busy_loops(level):
+    with tempfile.TemporaryDirectory() as scratch, busy_loops(level):
         bench = Bench(progress=True)
         t0 = time.perf_counter()
         await bench.start()
@@ -445,7 +446,8 @@ async def under_load(level: int, time_limit: float, work_n: int, rounds: int) ->
                 lat.append(time.perf_counter() - t0)
             many("softmax: edit -> record", lat, rs)
             t0 = time.perf_counter()
-            work = TextDoc(bench, ROOT / "benchmarks" / "_load_work.py", WORK.format(n=work_n, seconds=WORK_SECONDS))
+            # never written; its folder gets the server's compile history (.pypto/): a temporary one
+            work = TextDoc(bench, Path(scratch) / "work.py", WORK.format(n=work_n, seconds=WORK_SECONDS))
             r = await bench.wait(work.uri, "work", 1)
             one(f"work ({WORK_SECONDS:g} s of CPU): first record after open", time.perf_counter() - t0, r)
             line = work.line_of("# edit")
