@@ -162,8 +162,9 @@ def _cpu_seconds(pid: int, tree: bool = False) -> float:
     return total
 
 
-def _children_of(pid: int) -> list[int]:
-    """The process's child processes (of every thread)."""
+def _children_of(pid: int | str) -> list[int]:
+    """The process's child processes (of every thread: an orphan is reparented to any of them);
+    `"self"` for this process."""
     out: list[int] = []
     try:
         tids = os.listdir(f"/proc/{pid}/task")
@@ -263,22 +264,6 @@ def _death(status: int) -> str | None:
     return f"exit code {code}"
 
 
-def _children() -> set[int]:
-    """This process's child processes (of every thread: an orphan is reparented to any of them)."""
-    out: set[int] = set()
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return out
-    for tid in tasks:
-        try:
-            with open(f"/proc/self/task/{tid}/children") as f:
-                out.update(int(x) for x in f.read().split())
-        except (OSError, ValueError):
-            pass
-    return out
-
-
 def _end_group(pgid: int) -> None:
     """Kill what is left of a job's process group and reap it, then every other child of the template
     (there is no other job's child then): processes that left the group (setsid, a daemon's double
@@ -294,7 +279,7 @@ def _end_group(pgid: int) -> None:
         except ChildProcessError:
             break
     for _ in range(1000):  # each round: the strays now; their children are reparented here as they die
-        strays = _children()
+        strays = set(_children_of("self"))
         if not strays:
             break
         for pid in strays:
