@@ -12,6 +12,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,3 +49,31 @@ def loadavg() -> str:
 
 def cores() -> int:
     return os.cpu_count() or 1
+
+
+# A kernel file whose module does a fixed amount of Python work when it runs (`work_kernel`): what the
+# benches time under load beside the example kernels, a compile that is CPU-bound by construction.
+WORK = """import pypto
+
+N = {n}  # a fixed amount of Python work when the module runs: about {seconds:g} s of CPU on an idle core
+s = 0
+for i in range(N):
+    s += i
+
+
+@pypto.jit
+def work(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    # edit
+    out[:] = pypto.exp(x)
+"""
+WORK_SECONDS = 2.0
+
+
+def calibrate(seconds: float) -> int:
+    """Loop iterations of WORK's module code that take `seconds` of CPU here (measured now, idle)."""
+    n = 2_000_000
+    code = compile("s = 0\nfor i in range(N):\n    s += i\n", "<work>", "exec")
+    t0 = time.process_time()
+    exec(code, {"N": n})
+    return int(n * seconds / max(1e-6, time.process_time() - t0))

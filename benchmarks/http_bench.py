@@ -66,7 +66,7 @@ import httpx
 from websockets.sync.client import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _load import busy_loops, cores, loadavg  # noqa: E402
+from _load import WORK, WORK_SECONDS, busy_loops, calibrate, cores, loadavg  # noqa: E402
 from _timing import best  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -197,32 +197,6 @@ def _compile_latencies(url: str, kernel: str, concurrency: int, total: int) -> l
 
 # ---- --load N ------------------------------------------------------------------------------------
 
-WORK = """import pypto
-
-N = {n}  # a fixed amount of Python work when the module runs: about {seconds:g} s of CPU on an idle core
-s = 0
-for i in range(N):
-    s += i
-
-
-@pypto.jit
-def work(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(16, 64)
-    # edit
-    out[:] = pypto.exp(x)
-"""
-WORK_SECONDS = 2.0
-
-
-def _calibrate(seconds: float) -> int:
-    """Loop iterations of WORK's module code that take `seconds` of CPU here (measured now, idle)."""
-    n = 2_000_000
-    code = compile("s = 0\nfor i in range(N):\n    s += i\n", "<work>", "exec")
-    t0 = time.process_time()
-    exec(code, {"N": n})
-    return int(n * seconds / max(1e-6, time.process_time() - t0))
-
-
 def _start(ws: Path, time_limit: float) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", str(ws), "--port", "0",
                              "--time-limit", str(time_limit)], cwd=REPO,
@@ -325,7 +299,7 @@ def _under_load(level: int, time_limit: float, work_n: int, rounds: int) -> dict
 def load_main(levels: list[int], time_limit: float, rounds: int) -> int:
     print(f"http_bench --load — {platform.processor() or platform.machine()}, {cores()} cores, Python "
           f"{platform.python_version()}; --time-limit {time_limit:g}, 2 workers; load average before: {loadavg()}")
-    work_n = _calibrate(WORK_SECONDS)
+    work_n = calibrate(WORK_SECONDS)
     cols = {}
     for level in levels:
         cols[level] = _under_load(level, time_limit, work_n, rounds)

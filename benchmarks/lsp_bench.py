@@ -65,7 +65,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _load import busy_loops, cores, loadavg
+from _load import WORK, WORK_SECONDS, busy_loops, calibrate, cores, loadavg
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
@@ -363,31 +363,6 @@ async def main(edits: int, rss_edits: int) -> None:
 
 # ---- --load N: the same figures on an idle machine and beside N busy loops -------------------------
 
-WORK = """import pypto
-
-N = {n}  # a fixed amount of Python work when the module runs: about {seconds:g} s of CPU on an idle core
-s = 0
-for i in range(N):
-    s += i
-
-
-@pypto.jit
-def work(x: pypto.Tensor([64, 128], pypto.DT_FP32), out: pypto.Tensor([64, 128], pypto.DT_FP32)):
-    pypto.set_vec_tile_shapes(16, 64)
-    # edit
-    out[:] = pypto.exp(x)
-"""
-
-
-def calibrate(seconds: float) -> int:
-    """Loop iterations of WORK's module code that take `seconds` of CPU here (measured now, idle)."""
-    n = 2_000_000
-    code = compile("s = 0\nfor i in range(N):\n    s += i\n", "<work>", "exec")
-    t0 = time.process_time()
-    exec(code, {"N": n})
-    return int(n * seconds / max(1e-6, time.process_time() - t0))
-
-
 class TextDoc(Doc):
     """A document opened from a text (never written to disk)."""
 
@@ -472,7 +447,6 @@ async def under_load(level: int, time_limit: float, work_n: int, rounds: int) ->
     return out
 
 
-WORK_SECONDS = 2.0
 
 
 async def load_main(levels: list[int], time_limit: float, rounds: int) -> None:
