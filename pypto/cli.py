@@ -83,6 +83,7 @@ from pypto.record import (
     CompileRecord,
     InputInfo,
     captured_text,
+    compile_for,
     compile_record,
     profile,
     slowest,
@@ -521,8 +522,8 @@ def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt:
     docs = []
     for k in kernels:
         try:
-            args = example_arguments(k)
-            record = compile_record(k, args)
+            # the sim board reads shapes only: values are made for the cpu board (and where the kernel reads them)
+            record, args = compile_for(k, example_arguments(k) if board != "sim" else None)
             inputs = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
             record = profile(record, board, inputs, workers)
         except PyptoError as e:

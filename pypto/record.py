@@ -666,23 +666,33 @@ def compile_record(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: 
     """Compile `kernel` (a JitKernel) for `inputs` (parameter name -> argument; default: its
     example inputs, see `pypto.frontend.inputs`) through `stage` (default: every stage) without running
     it, and return the record. A user mistake raises PyptoError (with `records` attached when
-    a pass found it).
+    a pass found it). `compile_for` also returns the arguments it compiled for."""
+    return compile_for(kernel, inputs, stage)[0]
+
+
+def compile_for(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: str | None = None
+                ) -> tuple[CompileRecord, Mapping[str, Any]]:
+    """`compile_record`, and the arguments the record was compiled for.
 
     The default inputs are made without values (`example_arguments(values=False)`: a compile reads
-    shapes and dtypes), unless the kernel reads scalars from one of them: then they are made again
-    with their values, which fix what the later stages lower. Either way the record is the same."""
+    shapes and dtypes; a generated tensor of a production size would take seconds to fill). Where the
+    kernel reads scalars from an input that has none (a `NoValues` placeholder, given or made), the
+    inputs are made again with their values, which fix what the later stages lower. Either way the
+    record is the same. The sim board needs no values either; the cpu board and a precision check
+    do: give them `example_arguments(kernel)`."""
     made = inputs if inputs is not None else example_arguments(kernel, values=False)
     origin = inputs_from(made)  # a capture's inputs (example_arguments says which), recorded in source
     args = dict(made)
     scope = options(host_options={"compile_stage": stage_option(stage)}) if stage else contextlib.nullcontext()
     with scope:
         ck = kernel.compile(**args)
-    if inputs is None and any(not has_values(args.get(name)) for name in scalar_reads(ck.graph)):
-        args = example_arguments(kernel)
+    if any(not has_values(args.get(name)) for name in scalar_reads(ck.graph)):
+        made = example_arguments(kernel)
+        args = dict(made)
     binds = bind(ck.graph, args)
     if stop_stage(ck.options) != "tensor" and hasattr(ck, "lower"):
         ck.lower(binds)
     record = CompileRecord.from_compiled(ck, args, binds)
     if origin is not None:
         record = dataclasses.replace(record, source=dataclasses.replace(record.source, inputs_from=origin))
-    return record
+    return record, made

@@ -157,7 +157,7 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     from pypto.frontend.jit import to_numpy
     from pypto.ir.columns import npz_bytes
     from pypto.ir.errors import PyptoError
-    from pypto.record import compile_record, profile
+    from pypto.record import compile_for, profile
 
     opts = dict(settings or {})
     try:
@@ -170,17 +170,18 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     if kernel is None:
         return {"name": name, "error": _error(f"no kernel named {name!r} in this version of the file", 1)}
     line = kernel.fn.__code__.co_firstlineno
+    board = str(opts.get("board", "sim"))
     out: dict[str, Any] = {"name": name, "line": line, "error": None, "record": None, "health": None,
                            "summary": None, "suggestions": [], "precision": None}
     try:
-        args = example_arguments(kernel)
+        # the sim board reads shapes only (compile_for makes values where the kernel reads them)
+        args = example_arguments(kernel, values=board != "sim" or bool(opts.get("precision")))
     except PyptoError as e:
         out["error"] = _where_error(e, path, line)
         out["error"]["rule"] = e.rule or "inputs.missing"
         return out
-    board = str(opts.get("board", "sim"))
     try:
-        record = compile_record(kernel, args)
+        record, args = compile_for(kernel, args)
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         record = profile(record, board, arrays, opts.get("workers"))
         health = health_report(record)

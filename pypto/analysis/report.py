@@ -36,7 +36,7 @@ from pypto.compiler.manager import Program
 from pypto.frontend.inputs import def_loc, example_arguments
 from pypto.frontend.jit import to_numpy
 from pypto.ir.errors import PyptoError
-from pypto.record import captured_text, compile_record, profile, slowest
+from pypto.record import captured_text, compile_for, profile, slowest
 
 FORMATS = ("text", "json", "md", "html", "junit", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -102,8 +102,9 @@ def make_report(kernel: Any, board: str = "sim", precision: bool = False, sugges
     span = def_loc(kernel.fn).span
     rep = KernelReport(kernel.name, span.file if span else "", span.line if span else 0)
     try:
-        args = dict(inputs) if inputs is not None else example_arguments(kernel)
-        record = compile_record(kernel, args)
+        if inputs is None and (board != "sim" or precision):  # the sim board reads shapes only
+            inputs = example_arguments(kernel)
+        record, args = compile_for(kernel, inputs)
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         rep.record = profile(record, board, arrays, workers)
         rep.health = health_report(rep.record)
