@@ -24,10 +24,12 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from server.capture_runner import Found, Target
 from server.state import Document, Kernel, Result
 
 Json = Any
 SOURCE = "pypto"
+CAPTURE_COMMAND = "pypto.capture"  # workspace/executeCommand: run `pypto-ide capture` (server.capture_runner)
 SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
             "info": lsp.DiagnosticSeverity.Information}
 # what a buffer peak is (pypto.compiler.block_ir.PEAK_LABEL, the CLI's and the listing's words): the
@@ -301,8 +303,37 @@ def results_at(doc: Document, line1: int) -> list[tuple[Result, Mapping[str, Jso
     return out
 
 
+def capture_text(doc: Document, line1: int) -> list[str]:
+    """On a kernel's decorator or `def` line: where its inputs came from, when a capture gave them
+    (docs/capture.md): the command, when it ran, in which folder, the capture's file."""
+    out = []
+    for k in doc.kernels.values():
+        if not k.line <= line1 <= k.def_line:
+            continue
+        r = doc.results.get(k.name)
+        shown = r if r is None or r.ok else r.last_good
+        got = (shown.analysis or {}).get("inputs_from") if shown is not None else None
+        if not isinstance(got, Mapping):
+            continue
+        text = [f"**pypto** · `{k.name}` · inputs captured from `{got.get('command')}` at {got.get('captured_at')}", ""]
+        if got.get("cwd"):
+            text.append(f"- ran in `{got['cwd']}`")
+        if got.get("file"):
+            text.append(f"- capture: `{got['file']}`")
+        if got.get("signature"):
+            params = got.get("parameters")
+            kept = f" ({', '.join(map(str, params))})" if isinstance(params, list) and params else ""
+            text.append(f"- signature `{got['signature']}`{kept}")
+        if got.get("kernel_changed"):
+            text.append("- the kernel has changed since it was captured: its inputs may no longer fit it")
+        if shown is not r:
+            text.append("- (the last good compile's; the kernel's latest compile failed)")
+        out.append("\n".join(text))
+    return out
+
+
 def hover_text(doc: Document, line1: int) -> str | None:
-    parts = []
+    parts = capture_text(doc, line1)
     for r, entry in results_at(doc, line1):
         ed = r.editor
         s = r.summary or {}
@@ -447,6 +478,21 @@ def code_lenses(doc: Document) -> list[lsp.CodeLens]:
     return out
 
 
+def capture_lenses(doc: Document, targets: Iterable[Target], cwd: str) -> list[lsp.CodeLens]:
+    """"pypto: Capture" on each test function and main block of the document: runs the test (or the
+    script) under `pypto-ide capture` in `cwd` (server.capture_runner)."""
+    out = []
+    for t in targets:
+        at = lsp.Range(lsp.Position(t.line - 1, 0), lsp.Position(t.line - 1, 0))
+        words = t.command(doc.path, cwd)
+        out.append(lsp.CodeLens(range=at, command=lsp.Command(
+            title="pypto: Capture", command=CAPTURE_COMMAND,
+            arguments=[{"command": words, "cwd": cwd, "uri": doc.uri}],
+            tooltip=f"record the inputs of every kernel this {'test' if t.kind == 'test' else 'script'} calls: "
+                    f"pypto-ide capture -- {' '.join(words)} (in {cwd})")))
+    return out
+
+
 # ---- inlay hints --------------------------------------------------------------------------------
 
 def inlay_hints(doc: Document, rng: lsp.Range) -> list[lsp.InlayHint]:
@@ -556,6 +602,32 @@ def error_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnosti
             out.append(lsp.CodeAction(title=f"pypto: {fx.get('title') or 'use ' + str(fx['text'])}",
                                       kind=lsp.CodeActionKind.QuickFix, diagnostics=diags or None, edit=edit,
                                       is_preferred=not out))
+    return out
+
+
+def missing_inputs(doc: Document, rng: lsp.Range,
+                   context: Iterable[lsp.Diagnostic]) -> list[tuple[str, lsp.Diagnostic]]:
+    """(kernel, diagnostic) of each "cannot make example inputs" warning under the range."""
+    out = []
+    for d in context:
+        data = d.data if isinstance(d.data, Mapping) else {}
+        kernel = data.get("kernel")
+        if d.code == "inputs.missing" and isinstance(kernel, str) and kernel in doc.kernels and overlaps(d.range, rng):
+            out.append((kernel, d))
+    return out
+
+
+def capture_actions(kernel: str, diag: lsp.Diagnostic, found: Iterable[Found], cwd: str) -> list[lsp.CodeAction]:
+    """"Capture inputs from TEST" for each test found that names the kernel (server.capture_runner)."""
+    out = []
+    for f in found:
+        words = f.target.command(f.path, cwd)
+        where = os.path.relpath(f.path, cwd) if f.path.startswith(cwd.rstrip(os.sep) + os.sep) else f.path
+        title = f"pypto: Capture inputs from {where}::{f.target.name}"
+        out.append(lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diag],
+                                  is_preferred=not out, command=lsp.Command(
+                                      title=title, command=CAPTURE_COMMAND,
+                                      arguments=[{"command": words, "cwd": cwd, "kernel": kernel}])))
     return out
 
 

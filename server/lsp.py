@@ -33,7 +33,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
-from server import features, history, panels
+from server import capture_runner, features, history, panels
 from server import protocol as P
 from server.live import LiveCompiler, Progress
 from server.panel_data import panel_run
@@ -42,6 +42,7 @@ from server.worker import JobFailed
 
 VERSION = "0.1.0"
 REQUEST_FAILED = -32803
+SCAN_TTL = 10.0  # seconds a scan for the tests naming a kernel is reused (the capture quick fix)
 LOG_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO, "debug": logging.DEBUG}
 log = logging.getLogger("pypto.server")
 T = TypeVar("T")
@@ -201,6 +202,8 @@ class PyptoLanguageServer(LanguageServer):
         self._tasks: set[asyncio.Task[Any]] = set()
         self.log_handler: logging.Handler | None = None  # window/logMessage, once initialized
         self.history_io = history.Store()  # every read and write of .pypto/history/, in order, off the loop
+        self.captures = capture_runner.CaptureRunner()  # `pypto-ide capture` runs (pypto.capture), one at a time
+        self._scans: dict[tuple[str, str], tuple[float, list[capture_runner.Found]]] = {}  # tests naming a kernel
 
     # ---- helpers -------------------------------------------------------------------------------
 
@@ -275,9 +278,9 @@ class PyptoLanguageServer(LanguageServer):
         if r.not_a_kernel:
             return
         params = P.RecordChangedParams(doc.uri, r.name, version, features.def_range(lines, r), summary, error,
-                                       round(r.seconds, 4))
+                                       round(r.seconds, 4), r.interim)
         self.protocol.notify(P.RECORD_CHANGED, P.dump(params))
-        if r.ok and r.summary is not None and doc.syntax_error is None:
+        if r.ok and r.summary is not None and doc.syntax_error is None and not r.interim:
             # kept on the history thread (a read-only workspace: logged, the IDE works on without it)
             self.history_io.submit(f"the compile history of {r.name}", _append, self.history(doc.path), doc.path,
                                    r.name, _history_line(doc, r), (r.editor or {}).get("swimlane"))
@@ -327,6 +330,68 @@ class PyptoLanguageServer(LanguageServer):
         if window is None or not window.work_done_progress:
             return _NoProgress()
         return _ClientProgress(self, title)
+
+    def folders(self) -> list[str]:
+        try:
+            return [to_fs_path(f.uri) or "" for f in self.workspace.folders.values()]
+        except RuntimeError:  # not initialized
+            return []
+
+    async def tests_calling(self, root: str, kernel: str) -> list[capture_runner.Found]:
+        """The workspace's tests naming `kernel` (a bounded scan on a thread, kept for SCAN_TTL s: the
+        lightbulb asks again at every cursor move)."""
+        key = (root, kernel)
+        got = self._scans.get(key)
+        if got is not None and time.monotonic() - got[0] < SCAN_TTL:
+            return got[1]
+        found = await asyncio.to_thread(capture_runner.tests_calling, root, kernel)
+        if len(self._scans) > 64:
+            self._scans.clear()
+        self._scans[key] = (time.monotonic(), found)
+        return found
+
+    async def capture(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Run `pypto-ide capture` (the pypto.capture command): its output to the client's log as it
+        comes, a progress while it runs, a message when it is done; then the open documents of the
+        kernels it captured are compiled again (with their captures)."""
+        words = capture_runner.parse_command(args.get("command"))
+        timeout: Any
+        uri = args.get("uri")
+        path = to_fs_path(uri) if isinstance(uri, str) else None
+        cwd = args.get("cwd")
+        if not isinstance(cwd, str) or not cwd:
+            cwd = capture_runner.folder_for(path, self.folders()) if path else (self.folders() or [os.getcwd()])[0]
+        timeout = args.get("timeout")
+        if not isinstance(timeout, (int, float)) or timeout <= 0:
+            timeout = capture_runner.DEFAULT_TIMEOUT
+        text = " ".join(words)
+        progress = self.progress(f"pypto: capturing `{text}`")
+        progress.report(f"running in {cwd}")
+        last = [0.0]
+
+        def line(s: str) -> None:
+            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Log, message=f"[capture] {s}"))
+            now = time.monotonic()
+            if now - last[0] > 0.5:  # the progress shows the latest line, at most twice a second
+                last[0] = now
+                progress.report(s[:200])
+
+        log.info("capture: running `%s` in %s (time limit %g s)", text, cwd, timeout)
+        try:
+            out = await self.captures.run(words, cwd, timeout, line, bool(args.get("all")))
+        finally:
+            progress.end("done")
+        kind = lsp.MessageType.Info if out.ok else lsp.MessageType.Error
+        message = out.message()
+        if not out.ok:
+            message += " (the PyPTO output has the command's output)"
+        self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
+        log.log(logging.INFO if out.ok else logging.WARNING, "%s", message)
+        files = {features.norm(c["file"]) for c in out.captures}
+        for doc in list(self.live.docs.values()):
+            if features.norm(doc.path) in files:
+                self.spawn(self.live.compile_now(doc.uri, True))
+        return out.json()
 
     # ---- custom requests -----------------------------------------------------------------------
 
@@ -587,6 +652,7 @@ def create_server() -> PyptoLanguageServer:
 
     @ls.feature(lsp.SHUTDOWN)
     def shutdown(params: None) -> None:
+        ls.captures.close()
         ls.live.close()
 
     @ls.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -638,7 +704,11 @@ def create_server() -> PyptoLanguageServer:
     @ls.feature(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False))
     def code_lens(params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
         doc = ls.live.docs.get(params.text_document.uri)
-        return [] if doc is None else features.code_lenses(doc)
+        if doc is None:
+            return []
+        found = capture_runner.targets(doc.text, doc.path)
+        cwd = capture_runner.folder_for(doc.path, ls.folders())
+        return features.code_lenses(doc) + features.capture_lenses(doc, found, cwd)
 
     @ls.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
     def inlay_hint(params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
@@ -658,7 +728,22 @@ def create_server() -> PyptoLanguageServer:
             found = _search_now(ls, doc, r)
             if found is not None:
                 actions += features.suggestion_actions(doc, r, found, tc["id"])
+        for kernel, diag in features.missing_inputs(doc, params.range, params.context.diagnostics):
+            cwd = capture_runner.folder_for(doc.path, ls.folders())
+            actions += features.capture_actions(kernel, diag, await ls.tests_calling(cwd, kernel), cwd)
         return actions
+
+    @ls.command(features.CAPTURE_COMMAND)
+    async def capture(*args: Any) -> dict[str, Any]:
+        """pypto.capture {command: str | [str], cwd?, uri?, timeout?, all?}: run `pypto-ide capture`."""
+        value = P.plain(args[0]) if len(args) == 1 else None
+        if not isinstance(value, dict):
+            raise JsonRpcInvalidParams(f"{features.CAPTURE_COMMAND}: one argument, "
+                                       "{command: str | [str], cwd?, uri?, timeout?, all?}")
+        try:
+            return await ls.capture(value)
+        except ValueError as e:
+            raise JsonRpcInvalidParams(f"{features.CAPTURE_COMMAND}: {e}") from None
 
     _custom(ls, P.GRAPH, P.GraphParams, _graph)
     _custom(ls, P.SWIMLANE, P.SwimlaneParams, _swimlane)

@@ -1,0 +1,368 @@
+"""`pypto-ide capture` from the editor (docs/capture.md, "In VS Code").
+
+The language server offers to capture a kernel's inputs from the user's own test or script: a
+CodeLens on each pytest test function (`def test_…` at module level or in a `Test…` class of a
+`test_*.py` / `*_test.py` file) and on each `if __name__ == "__main__":` line, a quick fix on a
+kernel's "cannot make example inputs" warning naming the tests that mention it, and the command
+`pypto.capture` (workspace/executeCommand) behind all three and "PyPTO: Capture from…".
+
+This module finds those targets (by parsing the document's text, or by a bounded text scan of the
+workspace's test files) and runs the capture: `pypto-ide capture --timeout S -- COMMAND…` as a
+subprocess of the server's own interpreter (`python -m server.cli`, the console script's module) in
+a process group of its own, read without blocking the event loop. It never imports `pypto`: the
+capture command does, in its own process. User code is hostile: the command may hang (the capture
+command stops it at its time limit; this module stops the capture command itself at that limit
+plus a grace), print without end (the lines forwarded are bounded, each line cut) or fail (its exit
+status and its `capture: error:` line are the outcome).
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import os
+import re
+import shlex
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_TIMEOUT = 600.0  # seconds the captured command may run (the CLI's own default)
+GRACE = 30.0  # seconds the capture command gets past the limit to stop its command and list captures
+MAX_LINES = 2000  # lines of the command's output forwarded to the client's log (then counted only)
+MAX_LINE_CHARS = 2000  # a line longer than this is cut
+TAIL_LINES = 50  # the last lines kept for the outcome (its error line, what failed)
+MAX_TEXT = 1 << 20  # a document bigger than this gets no Capture lens (it is not parsed for them)
+
+# the workspace scan for tests that mention a kernel (the quick fix): bounded in every direction
+SCAN_FILES = 5000  # directory entries looked at
+SCAN_TEST_FILES = 300  # test files read
+SCAN_FILE_BYTES = 512 * 1024  # of each test file, at most
+SCAN_TOTAL_BYTES = 16 << 20  # of all of them
+SCAN_RESULTS = 8  # quick fixes offered at most
+SCAN_SECONDS = 2.0  # and no longer than this
+SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", ".pypto", "build", "dist",
+             "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+
+_CAPTURED = re.compile(r"^captured (\S+)  (.+?):(\d+)  ")
+_ERROR = "capture: error: "
+
+
+def is_test_file(path: str) -> bool:
+    """pytest's default `python_files`: test_*.py and *_test.py."""
+    name = os.path.basename(path)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+@dataclass(frozen=True)
+class Target:
+    """Something a capture can run: a test (`name` "test_x" or "TestK::test_x") or a main block."""
+
+    kind: str  # "test" | "main"
+    name: str
+    line: int  # 1-based: the `def` (after its decorators) or the `if __name__` line
+
+    def command(self, path: str, cwd: str) -> list[str]:
+        """The command line the capture runs, in `cwd`."""
+        rel = os.path.relpath(path, cwd) if _under(path, cwd) else path
+        if self.kind == "test":
+            return ["python", "-m", "pytest", "-q", f"{rel}::{self.name}"]
+        return ["python", rel]
+
+
+def _under(path: str, folder: str) -> bool:
+    real, root = os.path.realpath(path), os.path.realpath(folder)
+    return real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _is_main_test(node: ast.stmt) -> bool:
+    """`if __name__ == "__main__":` (either side)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare) or len(node.test.ops) != 1:
+        return False
+    if not isinstance(node.test.ops[0], ast.Eq):
+        return False
+    sides = [node.test.left, node.test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(consts) == 1
+
+
+def targets(text: str, path: str) -> list[Target]:
+    """The tests (in a test file) and main blocks of a document's text; [] when it does not parse."""
+    if len(text) > MAX_TEXT or ("def test" not in text and "__main__" not in text):
+        return []
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    out: list[Target] = []
+    test_file = is_test_file(path)
+    for node in tree.body:
+        if _is_main_test(node):
+            out.append(Target("main", "__main__", node.lineno))
+        elif not test_file:
+            continue
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            out.append(Target("test", node.name, node.lineno))
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            for m in node.body:
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"):
+                    out.append(Target("test", f"{node.name}::{m.name}", m.lineno))
+    return out
+
+
+def folder_for(path: str, folders: list[str]) -> str:
+    """Where a capture for `path` runs: the (innermost) workspace folder holding it, else the file's own
+    folder. Its captures go to `.pypto/captures/` there, which every kernel file below it finds."""
+    inside = [f for f in folders if _under(path, f)]
+    return max(inside, key=len) if inside else os.path.dirname(os.path.abspath(path))
+
+
+# ---- the workspace scan (the quick fix) -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Found:
+    path: str
+    target: Target
+
+
+def _test_files(root: str, budget: dict[str, float]) -> Iterator[str]:
+    """test_*.py / *_test.py files under root, breadth first, within the budget's entries and time."""
+    todo = deque([root])
+    while todo:
+        d = todo.popleft()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            budget["entries"] -= 1
+            if budget["entries"] < 0 or time.monotonic() > budget["deadline"]:
+                return
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if e.name not in SKIP_DIRS and not e.name.startswith("."):
+                        todo.append(e.path)
+                elif e.is_file(follow_symlinks=False) and is_test_file(e.name):
+                    yield e.path
+            except OSError:
+                continue
+
+
+def tests_calling(root: str, kernel: str) -> list[Found]:
+    """The test functions under `root` whose text names `kernel` (a word), found by a bounded scan: at
+    most SCAN_FILES entries, SCAN_TEST_FILES files of SCAN_FILE_BYTES each, SCAN_TOTAL_BYTES in all,
+    SCAN_SECONDS, SCAN_RESULTS found. A test that reaches the kernel through a helper is not found."""
+    word = re.compile(rf"\b{re.escape(kernel)}\b")
+    budget: dict[str, float] = {"entries": SCAN_FILES, "deadline": time.monotonic() + SCAN_SECONDS}
+    files = read = 0
+    out: list[Found] = []
+    for path in _test_files(root, budget):
+        if files >= SCAN_TEST_FILES or read >= SCAN_TOTAL_BYTES or len(out) >= SCAN_RESULTS:
+            break
+        files += 1
+        try:
+            with open(path, "rb") as f:
+                data = f.read(SCAN_FILE_BYTES + 1)
+        except OSError:
+            continue
+        read += len(data)
+        if len(data) > SCAN_FILE_BYTES:
+            continue  # too big to parse here
+        text = data.decode("utf-8", errors="replace")
+        if not word.search(text):
+            continue
+        lines = text.splitlines()
+        for t in targets(text, path):
+            if t.kind != "test":
+                continue
+            end = _end_of(text, t)
+            if any(word.search(x) for x in lines[t.line - 1:end]):
+                out.append(Found(path, t))
+                if len(out) >= SCAN_RESULTS:
+                    break
+    return out
+
+
+def _end_of(text: str, t: Target) -> int:
+    """The last line of the test `t` (its function)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return t.line
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == t.line:
+            return node.end_lineno or t.line
+    return t.line
+
+
+# ---- running a capture ----------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    """What a capture run did: its captures ({kernel, qualname, file, line}) and, when it failed, why."""
+
+    command: str
+    cwd: str
+    ok: bool = False
+    exit_code: int | None = None
+    captures: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    lines: int = 0  # lines of output
+    tail: list[str] = field(default_factory=list)
+
+    def json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "command": self.command, "cwd": self.cwd, "exitCode": self.exit_code,
+                "captures": self.captures, "error": self.error, "outputLines": self.lines, "tail": self.tail}
+
+    def message(self) -> str:
+        """The one line the user is shown."""
+        if self.ok:
+            names = ", ".join(f"{c['kernel']} ({os.path.basename(c['file'])}:{c['line']})" for c in self.captures[:6])
+            more = f" and {len(self.captures) - 6} more" if len(self.captures) > 6 else ""
+            return f"pypto: captured {names}{more} from `{self.command}`"
+        return f"pypto: capture from `{self.command}` failed: {self.error}"
+
+
+def parse_command(value: Any) -> list[str]:
+    """A command line as a list of words (given as one, or as a shell-like string); ValueError if none."""
+    if isinstance(value, str):
+        words = shlex.split(value)
+    elif isinstance(value, list) and all(isinstance(w, str) for w in value):
+        words = list(value)
+    else:
+        raise ValueError("command: a string or a list of strings")
+    if words[:1] == ["--"]:
+        words = words[1:]
+    if not words:
+        raise ValueError("command: empty")
+    return words
+
+
+class CaptureRunner:
+    """One capture at a time, as a subprocess: `run` returns its Outcome; `close` stops it."""
+
+    def __init__(self) -> None:
+        self.running: str | None = None  # the command of the capture running now
+        self._proc: asyncio.subprocess.Process | None = None
+
+    async def run(self, words: list[str], cwd: str, timeout: float, on_line: Callable[[str], None],
+                  every: bool = False) -> Outcome:
+        text = shlex.join(words)
+        out = Outcome(text, cwd)
+        if self.running is not None:
+            out.error = f"a capture is running already (`{self.running}`); run one at a time"
+            return out
+        if not os.path.isdir(cwd):
+            out.error = f"no folder {cwd}"
+            return out
+        argv = [sys.executable, "-m", "server.cli", "capture", "--timeout", f"{timeout:g}",
+                *(["--all"] if every else []), "--", *words]
+        self.running = text
+        try:
+            return await self._run(argv, out, timeout, on_line)
+        finally:
+            self.running = None
+            self._proc = None
+
+    async def _run(self, argv: list[str], out: Outcome, timeout: float, on_line: Callable[[str], None]) -> Outcome:
+        env = dict(os.environ)
+        env["PYTHONUNBUFFERED"] = "1"  # the command's lines as they are printed
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=out.cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+        except OSError as e:
+            out.error = f"cannot start the capture: {e.strerror or e}"
+            return out
+        self._proc = proc
+        tail: deque[str] = deque(maxlen=TAIL_LINES)
+        error: str | None = None
+
+        def line(s: str) -> None:
+            nonlocal error
+            s = s.rstrip("\r")
+            if len(s) > MAX_LINE_CHARS:
+                s = s[:MAX_LINE_CHARS] + f" … ({len(s) - MAX_LINE_CHARS} more characters)"
+            out.lines += 1
+            tail.append(s)
+            if s.startswith(_ERROR):
+                error = s[len(_ERROR):]
+            m = _CAPTURED.match(s)
+            if m and len(out.captures) < 1000 and os.path.isabs(m.group(2)):
+                qual = m.group(1)
+                out.captures.append({"kernel": qual.rsplit(".", 1)[-1], "qualname": qual, "file": m.group(2),
+                                     "line": int(m.group(3))})
+            if out.lines <= MAX_LINES:
+                on_line(s)
+            elif out.lines == MAX_LINES + 1:
+                on_line(f"… (more output not shown here: only the first {MAX_LINES} lines are)")
+
+        try:
+            await asyncio.wait_for(self._read(proc, line), timeout + GRACE)
+            code = await asyncio.wait_for(proc.wait(), GRACE)
+        except asyncio.TimeoutError:
+            await self._stop(proc)
+            out.error = f"the capture did not finish within {timeout + GRACE:g} s: stopped"
+            out.tail = list(tail)
+            return out
+        except asyncio.CancelledError:
+            await asyncio.shield(self._stop(proc))
+            raise
+        out.exit_code = code
+        out.tail = list(tail)
+        if code == 0:
+            out.ok = True
+            if not out.captures:  # the CLI says no kernel was called with an error; this is a safety net
+                out.ok, out.error = False, "nothing was captured"
+        else:
+            out.error = error or f"the capture exited with status {code}"
+        return out
+
+    @staticmethod
+    async def _read(proc: asyncio.subprocess.Process, line: Callable[[str], None]) -> None:
+        """The output in chunks (a line without end is cut, never held whole), split into lines."""
+        assert proc.stdout is not None
+        pending = ""
+        while True:
+            chunk = await proc.stdout.read(65536)
+            if not chunk:
+                break
+            pending += chunk.decode("utf-8", errors="replace")
+            *whole, pending = pending.split("\n")
+            for s in whole:
+                line(s)
+            if len(pending) > 4 * MAX_LINE_CHARS:  # a line with no end in sight: cut it here
+                line(pending)
+                pending = ""
+        if pending:
+            line(pending)
+
+    @staticmethod
+    async def _stop(proc: asyncio.subprocess.Process) -> None:
+        """Stop the capture command: SIGINT first (it then stops its own command's process group and
+        lists what was captured), SIGKILL to its group if it is still there after a few seconds."""
+        if proc.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            proc.send_signal(signal.SIGINT)
+        try:
+            await asyncio.wait_for(proc.wait(), 5.0)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(proc.wait(), 5.0)
+
+    def close(self) -> None:
+        """At shutdown: the capture running now, and its command, stopped (not waited for)."""
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                proc.send_signal(signal.SIGINT)

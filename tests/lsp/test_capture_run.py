@@ -1,0 +1,157 @@
+"""Capturing from the editor, over stdio (docs/capture.md, "In VS Code"): the "pypto: Capture" CodeLens on
+pytest tests and main blocks, the pypto.capture command (workspace/executeCommand) running `pypto-ide
+capture` as the server's subprocess, the quick fix on a kernel with no example inputs naming the tests
+that call it, the capture's origin in the kernel's hover; a failing or hanging command is a clear
+message and the server goes on."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any, Union
+
+import pytest
+from lsprotocol import types as lsp
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+SERVER_SETTINGS = {"debounceMs": 30}
+
+KERNEL = textwrap.dedent('''
+    import pypto
+
+
+    @pypto.frontend.jit
+    def scaled(x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32),
+               out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        out[:] = x * 3.0
+''')
+
+TESTS = textwrap.dedent('''
+    import numpy as np
+
+    from kern import scaled
+
+
+    def test_scaled():
+        x = np.ones((8, 64), np.float32)
+        out = np.zeros((8, 64), np.float32)
+        scaled(x, out)
+        assert (out == 3.0).all()
+
+
+    def test_other():
+        assert True
+
+
+    class TestKern:
+        def test_in_class(self):
+            assert True
+
+
+    if __name__ == "__main__":
+        test_scaled()
+''')
+
+FAILS = "import sys\nprint('about to fail')\nsys.exit(3)\n"
+HANGS = "import time\nprint('hanging', flush=True)\ntime.sleep(600)\n"
+
+
+def _lens_args(lenses: list[lsp.CodeLens]) -> dict[int, dict]:
+    return {x.range.start.line: x.command.arguments[0] for x in lenses
+            if x.command is not None and x.command.command == "pypto.capture"}
+
+
+def _read_code_actions_as_vscode_does(client) -> None:
+    """lsprotocol's client side takes any `command` key for a Command: a CodeAction carrying a command
+    (these quick fixes) would arrive as a Command. VS Code tells them apart by `command` being a string."""
+    conv = client.protocol._converter
+
+    def hook(obj: Any, _: type) -> Any:
+        cls = lsp.Command if isinstance(obj.get("command"), str) else lsp.CodeAction
+        return conv.structure(obj, cls)
+
+    conv.register_structure_hook(Union[lsp.Command, lsp.CodeAction], hook)  # noqa: UP007 - the hook's own key
+
+
+async def _execute(client, args: dict) -> dict:
+    got = await client.workspace_execute_command_async(lsp.ExecuteCommandParams("pypto.capture", [args]))
+    return dict(got)
+
+
+async def test_lenses_on_tests_and_main_blocks(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "test_kern.py", TESTS)
+    script = lsp_kit.Doc(client, tmp_path / "run_it.py", "def test_not_collected():\n    pass\n\n\n"
+                                                         "if __name__ == '__main__':\n    pass\n")
+    by_line = _lens_args(await doc.lenses())
+    assert by_line[doc.line_of("def test_scaled")]["command"] == ["python", "-m", "pytest", "-q",
+                                                                 "test_kern.py::test_scaled"]
+    assert by_line[doc.line_of("def test_other")]["command"][-1] == "test_kern.py::test_other"
+    assert by_line[doc.line_of("def test_in_class")]["command"][-1] == "test_kern.py::TestKern::test_in_class"
+    assert by_line[doc.line_of("if __name__")]["command"] == ["python", "test_kern.py"]
+    assert len(by_line) == 4
+    # outside the workspace folder (the repository): the capture runs in the file's own folder
+    assert {a["cwd"] for a in by_line.values()} == {str(tmp_path)}
+    titles = {x.command.title for x in await doc.lenses() if x.command is not None}
+    assert "pypto: Capture" in titles
+    # not a test file: its test_ function is not pytest's, its main block is a script
+    assert list(_lens_args(await script.lenses()).values()) == [
+        {"command": ["python", "run_it.py"], "cwd": str(tmp_path), "uri": script.uri}]
+
+
+async def test_quick_fix_captures_from_the_test_and_the_kernel_compiles(client, lsp_kit, tmp_path):
+    (tmp_path / "test_kern.py").write_text(TESTS)
+    doc = lsp_kit.Doc(client, tmp_path / "kern.py", KERNEL)
+    first = await client.records.record(doc.uri, "scaled", 1)
+    assert first["error"]["code"] == "inputs.missing", first
+    await client.published.wait(lambda p: p.uri == doc.uri and any(d.code == "inputs.missing" for d in p.diagnostics))
+    _read_code_actions_as_vscode_does(client)
+    actions = await doc.actions(doc.line_of("def scaled"), 6)
+    titles = [a.title for a in actions]
+    assert "pypto: Capture inputs from test_kern.py::test_scaled" in titles, titles
+    assert not any("test_other" in t or "test_in_class" in t for t in titles), titles  # they do not name it
+    (fix,) = [a for a in actions if a.title.endswith("test_kern.py::test_scaled")]
+    assert fix.kind == lsp.CodeActionKind.QuickFix and fix.command is not None
+    assert fix.diagnostics and fix.diagnostics[0].code == "inputs.missing"
+
+    out = await _execute(client, fix.command.arguments[0])
+    assert out["ok"] is True, out
+    assert [c["kernel"] for c in out["captures"]] == ["scaled"]
+    assert out["captures"][0]["file"] == str(tmp_path / "kern.py")
+    assert (tmp_path / ".pypto" / "captures").is_dir()
+    said = next(m for m in client.messages if "captured scaled" in m.message)
+    assert said.type == lsp.MessageType.Info and "python -m pytest -q test_kern.py::test_scaled" in said.message
+    # the server compiles the open kernel again, now from its capture: a record, no warning
+    record = await client.records.wait(lambda r: r["uri"] == doc.uri and r["kernel"] == "scaled"
+                                       and r["error"] is None and r["summary"] is not None)
+    assert record["summary"]["tasks"] > 0
+    await client.published.wait(lambda p: p.uri == doc.uri and not p.diagnostics)
+    # the command's output reached the client's log
+    assert any("[capture]" in m.message and "passed" in m.message for m in client.log_messages)
+    # the hover on the def line says where the inputs came from
+    hover = await doc.hover(doc.line_of("def scaled"), 6)
+    assert hover is not None and "inputs captured from `python -m pytest -q test_kern.py::test_scaled`" in hover
+    assert ".pypto/captures/" in hover
+    full = await doc.call("pypto/record", kernel="scaled")
+    assert full["record"]["source"]["inputs_from"]["command"] == "python -m pytest -q test_kern.py::test_scaled"
+
+
+async def test_a_failing_or_hanging_command_is_a_clear_message_and_the_server_goes_on(client, lsp_kit, tmp_path):
+    (tmp_path / "fails.py").write_text(FAILS)
+    out = await _execute(client, {"command": "python fails.py", "cwd": str(tmp_path)})
+    assert out["ok"] is False and out["exitCode"] == 1, out
+    assert "`python fails.py` exited with status 3" in out["error"], out
+    said = next(m for m in client.messages if "fails.py" in m.message)
+    assert said.type == lsp.MessageType.Error and "exited with status 3" in said.message
+    assert any("about to fail" in m.message for m in client.log_messages)
+
+    (tmp_path / "hangs.py").write_text(HANGS)
+    out = await _execute(client, {"command": ["python", "hangs.py"], "cwd": str(tmp_path), "timeout": 2})
+    assert out["ok"] is False and "did not finish within 2 s" in out["error"], out
+
+    out = await _execute(client, {"command": "no-such-program-pypto --x", "cwd": str(tmp_path)})
+    assert out["ok"] is False and "cannot run" in out["error"], out
+    with pytest.raises(Exception, match="command"):
+        await _execute(client, {"cwd": str(tmp_path)})
+    # the server answers as before
+    doc, _ = await lsp_kit.open_softmax(client, tmp_path)
+    assert await doc.hover(doc.line_of("pypto.exp"), 8)
