@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { PanelId } from '../../webview/src/protocol';
+import { captureDefault } from './capture';
 import { commandLine, installPlan } from './install';
 import { workingPython } from './interpreter';
 import type { ActiveKernel, KernelRef } from './kernels';
@@ -51,6 +52,8 @@ function documentUri(arg: unknown, active: ActiveKernel): vscode.Uri | undefined
   const current = active.get();
   return current ? vscode.Uri.parse(current.uri) : undefined;
 }
+
+const LAST_CAPTURE = 'pypto.lastCaptureCommand';
 
 export function registerCommands(d: CommandDeps): vscode.Disposable[] {
   const openPanel = (id: PanelId) => async (arg?: unknown): Promise<void> => {
@@ -143,6 +146,31 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
       await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'PyPTO: compiling' },
         () => d.server.compile(uri.toString(), true)).then(undefined, (e: unknown) => {
         void vscode.window.showErrorMessage(`PyPTO IDE: compile failed: ${(e as Error).message}`);
+      });
+    }),
+
+    reg('pypto.captureFrom', async (arg?: unknown) => {
+      // a folder to run in: the active file's workspace folder, else the first one, else the file's own
+      const editor = vscode.window.activeTextEditor?.document;
+      const file = editor?.uri.scheme === 'file' ? editor : undefined;
+      const folder = (file && vscode.workspace.getWorkspaceFolder(file.uri)) ?? vscode.workspace.workspaceFolders?.[0];
+      const cwd = folder?.uri.fsPath ?? (file ? join(file.uri.fsPath, '..') : undefined);
+      if (!cwd) return void vscode.window.showWarningMessage('PyPTO IDE: open a folder (or a Python file) first: a capture runs in it.');
+      const given = typeof arg === 'string' ? arg : typeof (arg as { command?: unknown } | null)?.command === 'string' ? (arg as { command: string }).command : undefined;
+      const last = d.context.workspaceState.get<string>(LAST_CAPTURE);
+      const command = given ?? await vscode.window.showInputBox({
+        title: 'PyPTO: Capture from…',
+        prompt: `A command that calls your kernels (a test, a script), run in ${cwd} under pypto-ide capture: every kernel call's inputs are recorded into .pypto/captures/`,
+        value: captureDefault(file?.uri.fsPath, file?.getText(), cwd, last),
+        ignoreFocusOut: true,
+        validateInput: (v) => (v.trim() ? null : 'a command, e.g. python -m pytest -q tests/test_kernel.py'),
+      });
+      if (!command?.trim()) return;
+      await d.context.workspaceState.update(LAST_CAPTURE, command.trim());
+      // the server shows the outcome (a message, the output in the PyPTO output channel) and compiles again
+      return d.server.capture({ command: command.trim(), cwd }).then((r) => r, (e: unknown) => {
+        void vscode.window.showErrorMessage(`PyPTO IDE: capture failed: ${(e as Error).message}`);
+        return null;
       });
     }),
 

@@ -59,6 +59,27 @@ export function bundledWheel(extensionPath: string): string | null {
   }
 }
 
+/** The argument of the server's pypto.capture command. */
+export interface CaptureArgs {
+  command: string | string[];
+  cwd?: string;
+  uri?: string;
+  timeout?: number;
+  all?: boolean;
+}
+
+/** What pypto.capture answers. */
+export interface CaptureOutcome {
+  ok: boolean;
+  command: string;
+  cwd: string;
+  exitCode: number | null;
+  captures: { kernel: string; qualname: string; file: string; line: number }[];
+  error: string | null;
+  outputLines: number;
+  tail: string[];
+}
+
 export class PyptoServer implements PanelServer, vscode.Disposable {
   private client: LanguageClient | null = null;
   /** Clients stopped on purpose (a restart, the end): never adopted again when they change state. */
@@ -278,6 +299,12 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
   /** Recompile the document's kernels now (`force`: even those whose text did not change). */
   compile(uri: string, force: boolean): Promise<{ uri: string; version: number; kernels: string[] }> {
     return this.request('pypto/compile', { uri, force });
+  }
+
+  /** Run `pypto-ide capture -- COMMAND` in `cwd` through the server's pypto.capture command (docs/capture.md,
+   * "In VS Code"); resolves when the capture has finished, with what it captured or why it failed. */
+  capture(args: CaptureArgs): Promise<CaptureOutcome> {
+    return this.request('workspace/executeCommand', { command: 'pypto.capture', arguments: [args] });
   }
 
   loadTrace(path: string): Promise<TraceResult> {
