@@ -278,9 +278,9 @@ class PyptoLanguageServer(LanguageServer):
         if r.not_a_kernel:
             return
         params = P.RecordChangedParams(doc.uri, r.name, version, features.def_range(lines, r), summary, error,
-                                       round(r.seconds, 4), r.interim)
+                                       round(r.seconds, 4))
         self.protocol.notify(P.RECORD_CHANGED, P.dump(params))
-        if r.ok and r.summary is not None and doc.syntax_error is None and not r.interim:
+        if r.ok and r.summary is not None and doc.syntax_error is None:
             # kept on the history thread (a read-only workspace: logged, the IDE works on without it)
             self.history_io.submit(f"the compile history of {r.name}", _append, self.history(doc.path), doc.path,
                                    r.name, _history_line(doc, r), (r.editor or {}).get("swimlane"))
