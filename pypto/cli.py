@@ -703,18 +703,24 @@ def run_capture(command: list[str], store: Path | None = None, every: bool = Fal
     with tempfile.TemporaryDirectory(prefix="pypto-capture-") as site:
         if npu:
             (Path(site) / "sitecustomize.py").write_text(CAPTURE_SITE)
-        return _capture(command, store, every, timeout, memory_mb, [site] if npu else [])
+        return _capture(command, store, every, timeout, memory_mb, [site] if npu else [],
+                        NPU_ENVIRONMENT if npu else {})
+
+
+# what an Ascend machine's environment says and an NPU program reads before it runs (PyPTO's scripts skip
+# their run without a device id): with the stand-in, the command sees it unless it sets its own
+NPU_ENVIRONMENT = {"TILE_FWK_DEVICE_ID": "0"}
 
 
 def _capture(command: list[str], store: Path | None, every: bool, timeout: float, memory_mb: int,
-             path: list[str]) -> int:
+             path: list[str], defaults: dict[str, str]) -> int:
     folder = (store if store is not None else Path.cwd() / capture.STORE).resolve()
     session = uuid.uuid4().hex
     argv = list(command)
     if argv[0] in ("python", "python3"):  # the interpreter pypto-ide runs under: it has pypto's dependencies
         argv[0] = sys.executable
     text = shlex.join(command)
-    env = dict(os.environ)
+    env = {**defaults, **os.environ}
     env["PYTHONPATH"] = os.pathsep.join([*path, str(REPO), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     env.update({capture.ENV_STORE: str(folder), capture.ENV_MODE: "all" if every else "first",
                 capture.ENV_SESSION: session, capture.ENV_COMMAND: text})

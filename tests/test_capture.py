@@ -450,6 +450,39 @@ def test_a_program_written_for_the_npu_is_captured_with_the_torch_npu_stand_in(t
     assert off.returncode == 1 and "No module named 'torch_npu'" in off.stderr
 
 
+def test_an_npu_script_that_runs_only_on_a_machine_with_a_device_id_is_captured(tmp_path):
+    (tmp_path / "device_run.py").write_text(textwrap.dedent('''
+        import os
+
+        import numpy as np
+
+        import pypto
+
+
+        @pypto.frontend.jit
+        def double(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(1, 8)
+            x[:] = x * 2.0
+
+
+        if "TILE_FWK_DEVICE_ID" not in os.environ:  # as PyPTO's scripts: no device, no run
+            print("no device")
+        else:
+            print("device", os.environ["TILE_FWK_DEVICE_ID"])
+            double(np.ones((3, 8), np.float32))
+    '''))
+    env = {k: v for k, v in os.environ.items() if k != "TILE_FWK_DEVICE_ID"}
+    proc = subprocess.run([str(CLI), "capture", "--", "python", "device_run.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600, check=False, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "device 0" in proc.stdout and "captured double  " in proc.stdout
+    own = _cli("capture", "--", "python", "device_run.py", cwd=tmp_path, env={"TILE_FWK_DEVICE_ID": "3"})
+    assert "device 3" in own.stdout  # the user's own setting wins
+    off = subprocess.run([str(CLI), "capture", "--no-npu-standin", "--", "python", "device_run.py"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, check=False, env=env)
+    assert "no device" in off.stdout and off.returncode == 1
+
+
 def test_all_records_every_call_and_store_puts_captures_where_asked(tmp_path):
     (tmp_path / "twice.py").write_text(textwrap.dedent('''
         import numpy as np

@@ -189,6 +189,31 @@ def test_tensors_on_the_npu_are_cpu_tensors_and_transfers_copy(torch_npu: object
     torch.testing.assert_close(a, torch.randn(5))
 
 
+def test_a_tensor_already_on_the_npu_moves_to_itself(torch_npu: object) -> None:
+    host = torch.zeros(4, 8)
+    y = host.npu()
+    assert y is not host and y.npu() is y and y.to("npu") is y and y.to("npu:0") is y
+    assert y[1:].npu()._base is y  # a view of a device tensor is on the device too
+    made = [torch.zeros(3, device="npu"), torch.tensor([1.0], device="npu"), torch.empty_like(host, device="npu:0")]
+    assert all(t.npu() is t for t in made)
+    assert host.npu() is not host and y.to("npu", torch.float16) is not y  # a host tensor, a cast: copies
+    y.npu().add_(1)  # a kernel writing into `y.npu()` writes into y, as on the device
+    torch.testing.assert_close(y, torch.ones(4, 8))
+    torch.testing.assert_close(host, torch.zeros(4, 8))
+
+
+def test_a_kernel_writes_into_the_device_tensor_it_was_given_twice_moved(torch_npu: object) -> None:
+    @pypto.frontend.jit
+    def double(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 16)
+        out[:] = x + x
+
+    x = torch.randn(8, 16)
+    y = torch.zeros_like(x).npu()  # the models' way: an output made on the device, then `.npu()` again
+    double(x.npu(), y.npu())
+    torch.testing.assert_close(y, 2 * x)
+
+
 def test_the_torch_npu_namespace(torch_npu: object) -> None:
     npu = torch.npu  # type: ignore[attr-defined]
     assert torch_npu.npu is npu  # type: ignore[attr-defined]

@@ -11,7 +11,10 @@ the tools; docs/npu.md is the list of what is covered. How the device works on t
   with the CPU as the device, in every thread;
 - what torch would copy between devices itself (`Tensor.to`, `torch.tensor`, `Tensor.new_tensor`) is
   wrapped to ask for the CPU instead; `Tensor.npu()` and `.to("npu")` return a copy, as a host-to-device
-  transfer does, so a kernel writing into the copy leaves the original alone.
+  transfer does, so a kernel writing into the copy leaves the original alone;
+- a tensor "on the NPU" (one such a copy, a factory given an NPU device or `npu_format_cast` made, or a
+  view of one) is marked so: its own `.npu()` / `.to("npu")` is the tensor itself, as torch_npu returns a
+  tensor already on the device (`y = torch.zeros(n).npu(); kernel(y.npu())` writes into `y`).
 
 Every tensor is a CPU tensor: `t.device` says `cpu`, and `.cpu()` returns the tensor itself — except a
 tensor `npu_format_cast` made: it says `npu:N` (programs ask a device tensor for its storage format only
@@ -251,9 +254,30 @@ def _npu_namespace() -> types.ModuleType:
 
 # ---- tensors on the npu device -----------------------------------------------------------------
 
+RESIDENT_ATTR = "pypto_npu_resident"  # the tensor is on the "device": its .npu() is itself
+
+
+def _resident(t: torch.Tensor) -> bool:
+    """Whether the tensor is on the NPU as the program sees it: made there, moved there, or a view of one."""
+    while t is not None:
+        if RESIDENT_ATTR in getattr(t, "__dict__", ()) or _cast_to_a_format(t):
+            return True
+        t = t._base
+    return False
+
+
+def _mark(out: Any) -> Any:
+    """`out` (a tensor, or a tuple or list of them) is on the NPU from now on."""
+    for t in out if isinstance(out, (tuple, list)) else (out,):
+        if isinstance(t, torch.Tensor):
+            setattr(t, RESIDENT_ATTR, True)
+    return out
+
+
 def _fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
-    """An op dispatched to the NPU (a factory function given an NPU device) runs on the CPU."""
-    return op(*[_on_cpu(a) for a in args], **{k: _on_cpu(v) for k, v in kwargs.items()})
+    """An op dispatched to the NPU (a factory function given an NPU device) runs on the CPU; its result is
+    on the NPU."""
+    return _mark(op(*[_on_cpu(a) for a in args], **{k: _on_cpu(v) for k, v in kwargs.items()}))
 
 
 def _wrap_to(orig: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
@@ -264,7 +288,9 @@ def _wrap_to(orig: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
             to_cpu = bool(args) and _is_cpu_device(args[0]) or _is_cpu_device(kwargs.get("device"))
             return out.clone() if to_cpu and out is self and _cast_to_a_format(self) else out
         out = orig(self, *[_on_cpu(a) for a in args], **{k: _on_cpu(v) for k, v in kwargs.items()})
-        return out.clone() if out is self else out  # a transfer to the device is a copy
+        if out is self and _resident(self):  # already on the device: itself, as torch_npu returns it
+            return out
+        return _mark(out.clone() if out is self else out)  # a transfer to the device is a copy
     to.__doc__ = orig.__doc__
     return to
 
@@ -273,6 +299,7 @@ def _wrap_device_kwarg(orig: Callable[..., Any]) -> Callable[..., Any]:
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         if is_npu_device(kwargs.get("device")):
             kwargs["device"] = CPU
+            return _mark(orig(*args, **kwargs))
         return orig(*args, **kwargs)
     wrapped.__doc__ = orig.__doc__
     wrapped.__name__ = getattr(orig, "__name__", "wrapped")
@@ -302,8 +329,12 @@ def _wrap_cpu(orig: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
 
 def tensor_npu(self: torch.Tensor, device: Any = None, non_blocking: bool = False,
                memory_format: torch.memory_format = torch.preserve_format) -> torch.Tensor:
-    """`Tensor.npu()`: a copy of the tensor (on the CPU), as a host-to-device transfer is a copy."""
-    return self.clone(memory_format=memory_format)
+    """`Tensor.npu()`: a copy of the tensor (on the CPU), as a host-to-device transfer is a copy; a tensor
+    already on the NPU is itself (torch_npu's `.npu()` of a device tensor is that tensor)."""
+    if _resident(self) and memory_format in (torch.preserve_format, torch.contiguous_format) and (
+            memory_format == torch.preserve_format or self.is_contiguous()):
+        return self
+    return _mark(self.clone(memory_format=memory_format))
 
 
 def module_npu(self: torch.nn.Module, device: Any = None) -> torch.nn.Module:
