@@ -456,3 +456,26 @@ def test_compile_record_makes_inputs_without_values_unless_the_kernel_reads_them
         return doc
 
     assert content(got) == content(with_values)
+
+
+def test_compile_for_given_placeholders_makes_values_where_the_kernel_reads_them():
+    """The tools hand compile_for inputs made without values (the sim board reads shapes only); where the
+    kernel reads scalars from one (`lens`), the inputs are made again with values — the arguments it
+    returns have them, for the advisor's candidates — and the record is the one compiled with values."""
+    from pypto.frontend.inputs import NoValues, example_arguments, has_values
+    from pypto.record import compile_for
+
+    placeholders = example_arguments(ragged, values=False)
+    assert isinstance(placeholders["lens"], NoValues)
+    got, args = compile_for(ragged.fresh(), placeholders)
+    assert has_values(args["lens"]) and has_values(args["x"])
+    want = compile_record(ragged.fresh(), example_arguments(ragged))
+    assert got.bindings == want.bindings and got.bindings["lens[1]"] == int(args["lens"][1])
+
+    @pypto.jit
+    def plain(x: pypto.Tensor([64, 64], pypto.DT_FP32), out: pypto.Tensor([64, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        out[:] = pypto.exp(x)
+
+    _, kept = compile_for(plain, example_arguments(plain, values=False))
+    assert isinstance(kept["x"], NoValues), "a kernel that reads no scalars keeps its placeholders"
