@@ -214,6 +214,31 @@ def test_a_kernel_writes_into_the_device_tensor_it_was_given_twice_moved(torch_n
     torch.testing.assert_close(y, 2 * x)
 
 
+def test_work_captured_into_an_npu_graph_runs_and_a_replay_leaves_its_results(torch_npu: object) -> None:
+    @pypto.frontend.jit
+    def plus_one(x: pypto.Tensor([4, 16], pypto.DT_FP32), out: pypto.Tensor([4, 16], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        out[:] = x + 1.0
+
+    x, out = torch.randn(4, 16, device="npu:0"), torch.zeros(4, 16, device="npu:0")
+    g = torch.npu.NPUGraph()  # type: ignore[attr-defined]
+    assert not torch.npu.is_current_stream_capturing()  # type: ignore[attr-defined]
+    with torch.npu.graph(g):  # type: ignore[attr-defined]
+        assert torch.npu.is_current_stream_capturing()  # type: ignore[attr-defined]
+        plus_one(x, out)
+    g.replay()
+    torch.testing.assert_close(out, x + 1)
+    assert not torch.npu.is_current_stream_capturing() and torch.npu.graph_pool_handle() is not None  # type: ignore
+
+
+def test_rand_of_an_integer_dtype_on_the_npu_is_a_buffer_of_zeros(torch_npu: object) -> None:
+    ids = torch.rand((3, 2), dtype=torch.int32, device="npu:0")
+    assert ids.dtype == torch.int32 and ids.shape == (3, 2) and not ids.any() and ids.npu() is ids
+    assert torch.rand(2, 3, dtype=torch.float16, device="npu").dtype == torch.float16
+    with pytest.raises(NotImplementedError):  # off the NPU, torch's own rand (and refusal) as ever
+        torch.rand(2, dtype=torch.int32)
+
+
 def test_the_torch_npu_namespace(torch_npu: object) -> None:
     npu = torch.npu  # type: ignore[attr-defined]
     assert torch_npu.npu is npu  # type: ignore[attr-defined]
@@ -229,7 +254,7 @@ def test_the_torch_npu_namespace(torch_npu: object) -> None:
     assert npu.current_device() == 0
     npu.config.allow_internal_format = True
     with pytest.raises(AttributeError, match="not part of PyPTO IDE's NPU stand-in"):
-        npu.NPUGraph  # noqa: B018
+        npu.make_graphed_callables  # noqa: B018
     with pytest.raises(AttributeError, match="docs/npu.md"):
         torch_npu.npu_fused_infer_attention_score  # type: ignore[attr-defined]  # noqa: B018
 

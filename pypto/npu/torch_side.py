@@ -195,7 +195,60 @@ def device(d: Any) -> Iterator[None]:
 
 
 def is_current_stream_capturing() -> bool:
-    return False
+    return bool(_capturing)
+
+
+_capturing: list[NPUGraph] = []  # the graphs being captured (torch.npu.graph), innermost last
+
+
+class NPUGraph:
+    """torch_npu's graph of captured device work (as CUDA graphs: capture once, replay many times). Here
+    nothing is deferred: the work inside `torch.npu.graph(g)` runs as it is captured, on the CPU, so the
+    first `replay()` has nothing left to do and does nothing — the outputs hold what one replay leaves in
+    them. (A later replay after the inputs changed would, on the device, compute again: here it does not.)"""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.captured = False
+        self.replays = 0
+
+    def capture_begin(self, pool: Any = None, capture_error_mode: str = "global") -> None:
+        _capturing.append(self)
+
+    def capture_end(self) -> None:
+        if self in _capturing:
+            _capturing.remove(self)
+        self.captured = True
+
+    def replay(self) -> None:
+        """The captured work already ran when it was captured."""
+        self.replays += 1
+
+    def reset(self) -> None:
+        self.captured = False
+
+    def pool(self) -> tuple[int, int]:
+        return (0, id(self))
+
+    def enable_debug_mode(self) -> None:
+        """Nothing to debug: no graph is built."""
+
+    def debug_dump(self, path: str) -> None:
+        """Nothing is written."""
+
+
+@contextlib.contextmanager
+def graph(npu_graph: NPUGraph, pool: Any = None, stream: Any = None, capture_error_mode: str = "global",
+          **kwargs: Any) -> Iterator[NPUGraph]:
+    """Capture the block's device work into `npu_graph`: here the block runs as it is (see NPUGraph)."""
+    npu_graph.capture_begin(pool, capture_error_mode)
+    try:
+        yield npu_graph
+    finally:
+        npu_graph.capture_end()
+
+
+def graph_pool_handle() -> tuple[int, int]:
+    return (0, 0)
 
 
 def set_stream_limit(stream: Any, cube_num: int = -1, vector_num: int = -1) -> None:
@@ -240,13 +293,14 @@ def _npu_namespace() -> types.ModuleType:
     for f in (set_device, current_device, device_count, is_available, is_initialized, init, synchronize,
               get_device_name, get_device_properties, current_stream, default_stream, stream, device,
               is_current_stream_capturing, set_stream_limit, set_device_limit, empty_cache, reset_peak_memory_stats,
-              manual_seed, seed, initial_seed, _is_in_bad_fork):
+              manual_seed, seed, initial_seed, _is_in_bad_fork, graph, graph_pool_handle):
         setattr(m, f.__name__, f)
     for name in ("memory_allocated", "memory_reserved", "max_memory_allocated", "max_memory_reserved"):
         setattr(m, name, _zero_bytes)
     m.manual_seed_all = manual_seed
     m.Stream = Stream
     m.Event = Event
+    m.NPUGraph = NPUGraph
     m.config = types.SimpleNamespace(allow_internal_format=False)
     m.__getattr__ = _not_covered("torch.npu")  # type: ignore[method-assign]
     return m
@@ -306,6 +360,22 @@ def _wrap_device_kwarg(orig: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
+def _wrap_rand(orig: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """`torch.rand(…, dtype=<an integer dtype>, device=npu)`, which programs use to make an int output
+    buffer the kernel overwrites: the device makes one, the CPU refuses; here zeros (uniform [0, 1) rounded
+    toward zero)."""
+    def rand(*args: Any, **kwargs: Any) -> torch.Tensor:
+        dtype = kwargs.get("dtype")
+        if is_npu_device(kwargs.get("device")) and isinstance(dtype, torch.dtype) and not (
+                dtype.is_floating_point or dtype.is_complex):
+            keep = {k: v for k, v in kwargs.items() if k in ("dtype", "layout", "requires_grad", "pin_memory")}
+            size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)) else args
+            return _mark(torch.zeros(*size, device=CPU, **keep))
+        return orig(*args, **kwargs)
+    rand.__doc__ = orig.__doc__
+    return rand
+
+
 def _cast_to_a_format(t: torch.Tensor) -> bool:
     return ops.FORMAT_ATTR in getattr(t, "__dict__", ())
 
@@ -353,6 +423,7 @@ def install() -> None:
     torch.Tensor.to = _wrap_to(torch.Tensor.to)  # type: ignore[method-assign]
     torch.Tensor.new_tensor = _wrap_device_kwarg(torch.Tensor.new_tensor)  # type: ignore[method-assign]
     torch.tensor = _wrap_device_kwarg(torch.tensor)
+    torch.rand = _wrap_rand(torch.rand)
     torch.Tensor.device = _wrap_device(torch._C.TensorBase.device)  # type: ignore[assignment]
     torch.Tensor.cpu = _wrap_cpu(torch.Tensor.cpu)  # type: ignore[method-assign]
     torch.Tensor.npu = tensor_npu  # type: ignore[attr-defined]
