@@ -656,7 +656,18 @@ def run_check(paths: list[str], baseline: Path, update: bool = False, fmt: str =
 # ---- capture ------------------------------------------------------------------------------------
 
 CAPTURE_TIMEOUT = 600.0  # seconds the captured command may run (--timeout)
-CAPTURE_MEMORY_MB = 8192  # its address space (--memory-limit-mb; 0: no limit)
+def _capture_memory_mb() -> int:
+    """The captured command's default address-space cap: three quarters of this machine's memory, at least
+    8 GiB (a model's test may hold 10 GiB of tensors on a machine that has them; the cap is there to stop a
+    runaway command before the machine swaps, not to refuse a test that fits)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8192
+    return max(8192, (total * 3 // 4) >> 20)
+
+
+CAPTURE_MEMORY_MB = _capture_memory_mb()  # its address space (--memory-limit-mb; 0: no limit)
 
 
 def _capture_limits(memory_mb: int) -> Any:

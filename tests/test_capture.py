@@ -536,3 +536,10 @@ def test_serve_lists_a_captured_factory_kernel_and_its_job_says_which_capture(tm
             assert result["inputs_from"]["qualname"] == "make_kernel.<locals>.doubled"
     finally:
         server.stop()
+
+
+def test_the_default_memory_cap_is_three_quarters_of_the_machine_and_at_least_8_gib():
+    from pypto.cli import CAPTURE_MEMORY_MB
+
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert CAPTURE_MEMORY_MB == max(8192, (total * 3 // 4) >> 20)
