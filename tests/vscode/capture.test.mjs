@@ -1,0 +1,122 @@
+// Capturing a kernel's inputs from its test, in a real VS Code (code-server) (issue 28, item 1;
+// docs/capture.md, "In VS Code"): a workspace whose kernel has only DYNAMIC dims — no example inputs,
+// so it is not compiled ("no example inputs", the quick fix names the test) — and a pytest test that
+// calls it. Clicking the test's "pypto: Capture" CodeLens runs `pypto-ide capture` through the language
+// server; the kernel is then compiled from its capture (its CodeLens shows a makespan), its graph and
+// swimlane panels open with content, and a tile-shape edit in the kernel updates both.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as H from './harness.mjs';
+
+const KERNEL = 'tripled_kern.py'; // no name a substring (nor a fuzzy match) of the other's: quick open, tabs
+const TEST = 'test_tripled.py';
+const SHAPE = 'pypto.set_vec_tile_shapes(8, 32)';
+const WIDER = 'pypto.set_vec_tile_shapes(8, 64)';
+const KERNEL_SRC = `import pypto
+
+
+@pypto.frontend.jit
+def tripled(x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32),
+            out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32)):
+    ${SHAPE}
+    out[:] = x * 3.0
+`;
+const TEST_SRC = `import numpy as np
+
+from tripled_kern import tripled
+
+
+def test_tripled():
+    x = np.ones((16, 256), np.float32)
+    out = np.zeros_like(x)
+    tripled(x, out)
+    assert (out == 3.0).all()
+`;
+const skip = H.missing();
+
+/** A workspace of its own: the kernel and its test, nothing else to compile. */
+function captureWorkspace() {
+  const root = mkdtempSync(join(tmpdir(), 'pypto-e2e-capture-'));
+  writeFileSync(join(root, KERNEL), KERNEL_SRC);
+  writeFileSync(join(root, TEST), TEST_SRC);
+  return { root, folder: root, remove: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+describe('capture from a test in VS Code (code-server)', { skip: skip ? `missing: ${skip}` : false }, () => {
+  let s, page, ws;
+
+  before(async () => {
+    ws = captureWorkspace();
+    s = await H.session({ label: 'capture', ws });
+    page = s.page;
+  });
+
+  after(async () => {
+    await s?.close();
+  });
+
+  /** The record a panel shows: its tile configs' dims (null before one arrived). */
+  const shownDims = (frame) => frame.evaluate(() => {
+    const r = window.__pyptoPanel?.panel.record;
+    return r ? JSON.stringify(r.source.tile_configs.map((t) => t.dims)) : null;
+  });
+
+  test('the test\'s Capture CodeLens captures; the kernel compiles; its graph and swimlane follow a tile-shape edit', async () => {
+    // the kernel first: not compiled, for want of inputs
+    await H.openFile(page, KERNEL);
+    await H.activeEditor(page, KERNEL).locator('.codelens-decoration', { hasText: 'pypto: not compiled (inputs.missing)' })
+      .first().waitFor({ timeout: 120_000 });
+    // the test file: a Capture CodeLens over its test; clicked
+    await H.openFile(page, TEST);
+    const capture = H.activeEditor(page, TEST).locator('.codelens-decoration a', { hasText: 'pypto: Capture' }).first();
+    await capture.waitFor({ timeout: 60_000 });
+    await H.shot(page, 'vscode-capture-lens');
+    await capture.click();
+    const done = page.locator('.notification-toast', { hasText: 'pypto: captured tripled' }).first();
+    await done.waitFor({ timeout: 180_000 });
+    assert.match(await done.innerText(), /python -m pytest -q test_tripled\.py::test_tripled/);
+    assert.ok(existsSync(join(ws.folder, '.pypto', 'captures')), 'the captures are in the workspace folder');
+    await H.shot(page, 'vscode-capture-done');
+
+    // back to the kernel (its tab): compiled from its capture
+    await H.focusEditor(page, KERNEL);
+    const lens = H.kernelLens(page, KERNEL);
+    await lens.waitFor({ timeout: 120_000 });
+    await H.activeEditor(page, KERNEL).locator('.codelens-decoration', { hasText: 'inputs: captured from `python -m pytest -q test_tripled.py::test_tripled`' })
+      .first().waitFor({ timeout: 30_000 });
+
+    // its graph and swimlane panels, with content
+    await H.runCommand(page, 'PyPTO: Open Graph Panel');
+    const graphTab = page.locator('.tab', { hasText: 'PyPTO Graph' }).first();
+    await graphTab.waitFor({ timeout: 30_000 });
+    let graph = await H.findFrame(page, '.shell.panel-graph .graph-svg');
+    await H.until(async () => (await shownDims(graph)) === '[[8,32]]', { what: 'the graph panel showing the captured kernel' });
+    await H.focusEditor(page, KERNEL);
+    await H.runCommand(page, 'PyPTO: Open Swimlane Panel');
+    const laneTab = page.locator('.tab', { hasText: 'PyPTO Swimlane' }).first();
+    await laneTab.waitFor({ timeout: 30_000 });
+    let lane = await H.findFrame(page, '.shell.panel-swimlane .makespan');
+    await H.until(async () => (await lane.evaluate(() => window.__pyptoPanel.state())) === 'content' && (await shownDims(lane)) === '[[8,32]]',
+      { what: 'the swimlane drawn for the captured kernel' });
+    const before = (await lane.locator('.makespan').last().textContent()).trim();
+    await H.shot(page, 'vscode-capture-panels');
+
+    // a tile-shape edit: both panels follow
+    const line = KERNEL_SRC.split('\n').findIndex((l) => l.includes(SHAPE)) + 1;
+    await H.replaceLine(page, line, WIDER, KERNEL);
+    await page.keyboard.press('Control+S');
+    await H.until(() => readFileSync(join(ws.folder, KERNEL), 'utf8').includes(WIDER), { what: 'the wider tile shape saved' });
+    await H.until(async () => (await shownDims(lane)) === '[[8,64]]' && (await lane.evaluate(() => window.__pyptoPanel.state())) === 'content',
+      { timeout: 120_000, what: 'the swimlane redrawn for the wider tiles' });
+    const after = (await lane.locator('.makespan').last().textContent()).trim();
+    assert.notEqual(after, before, 'the makespan of the wider tiles differs');
+    await graphTab.click();
+    graph = await H.findFrame(page, '.shell.panel-graph .graph-svg');
+    await H.until(async () => (await shownDims(graph)) === '[[8,64]]', { timeout: 120_000, what: 'the graph redrawn for the wider tiles' });
+    await H.shot(page, 'vscode-capture-edited');
+  });
+});
