@@ -384,6 +384,71 @@ def test_the_store_round_trips_every_kind_of_argument_and_names_what_it_cannot_k
     assert len(list(tmp_path.glob("*.json"))) == 2
 
 
+@dataclasses.dataclass
+class SetInInit:  # `@dataclass` over a class without annotations: every attribute set by its own __init__
+    def __init__(self) -> None:
+        self.unroll = [8, 4, 2, 1]
+        self.tile = 16
+
+
+class Marker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+MARK = Marker("MARK")  # a sentinel compared by identity, as pypto.DYNAMIC
+
+
+def test_sentinels_come_back_as_themselves_and_a_dataclass_keeps_what_its_init_set(tmp_path):
+    cfg = SetInInit()
+    cfg.unroll = [2, 1]  # as the program changed it before the call
+    changed = Marker("MARK")
+    sentinels = (pypto.DYNAMIC, pypto.STATIC, MARK, torch.bfloat16)
+    doc, arrays = capture.capture_document(anything, {"cfg": cfg, "pair": sentinels, "plain": changed}, "", "")
+    assert doc["unstored"] == {}
+    got = capture.arguments(capture.read(capture.write(tmp_path, doc, arrays)), anything, lambda *a: None)
+    assert all(a is b for a, b in zip(got["pair"], sentinels, strict=True))
+    assert isinstance(got["cfg"], SetInInit) and vars(got["cfg"]) == {"unroll": [2, 1], "tile": 16}
+    assert got["plain"] is not MARK and vars(got["plain"]) == {"name": "MARK"}  # not a module's object
+    MARK.name = "renamed"  # a module's object changed since the capture: a copy of the one captured
+    try:
+        doc, arrays = capture.capture_document(anything, {"plain": MARK}, "", "")
+        MARK.name = "MARK"
+        got = capture.arguments(capture.read(capture.write(tmp_path, doc, arrays)), anything, lambda *a: None)
+        assert got["plain"] is not MARK and vars(got["plain"]) == {"name": "renamed"}
+    finally:
+        MARK.name = "MARK"
+
+
+def test_a_factory_kernel_whose_shapes_use_pypto_dynamic_from_the_factory_is_made_again(tmp_path):
+    (tmp_path / "fact.py").write_text(textwrap.dedent('''
+        import numpy as np
+
+        import pypto
+
+
+        def make(width):
+            rows = pypto.DYNAMIC
+            shape = [rows, width]
+
+            @pypto.frontend.jit
+            def scaled(x: pypto.Tensor(shape, pypto.DT_FP32)):
+                pypto.set_vec_tile_shapes(1, width)
+                x[:] = x * 2.0
+
+            return scaled
+
+
+        if __name__ == "__main__":
+            make(16)(np.ones((3, 16), np.float32))
+    '''))
+    proc = _cli("capture", "--", "python", "fact.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = _cli("compile", "fact.py::scaled", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "x: fp32[3, 16]" in out.stdout and "inputs: captured from `python fact.py`" in out.stdout
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float8_e4m3fn, torch.float16, torch.int64, torch.bool])
 def test_tensor_values_of_every_dtype_come_back_bit_for_bit(tmp_path, dtype):
     x = (torch.randn(3, 5) * 4).to(dtype)

@@ -101,6 +101,27 @@ def _class_ref(cls: type) -> dict[str, Any]:
                                                                                     "__file__", None)}
 
 
+def _module_constant(v: Any) -> dict[str, Any] | None:
+    """`v` as a name of the module its class is defined in, when that module holds this very object at
+    module level (`DYNAMIC = _DynamicMarker("DYNAMIC")`): a sentinel a kernel compares by identity."""
+    cls = type(v)
+    mod = sys.modules.get(cls.__module__)
+    if mod is None or cls.__module__ in ("builtins", "__main__") or isinstance(v, (type, types.ModuleType)):
+        return None
+    names = [k for k, x in vars(mod).items() if x is v and not k.startswith("__")]
+    if not names:
+        return None
+    names.sort(key=lambda k: (k.startswith("_"), k))
+    return {"module": cls.__module__, "qualname": names[0], "file": getattr(mod, "__file__", None)}
+
+
+def _attrs_beyond_fields(v: Any) -> bool:
+    """A dataclass whose own `__init__` sets attributes that are no fields (`@dataclass` over a class
+    without annotations): kept by its attributes, as a plain object, or they would be lost."""
+    attrs = getattr(v, "__dict__", None)
+    return isinstance(attrs, dict) and bool(set(attrs) - {f.name for f in dataclasses.fields(v)})
+
+
 class _Encoder:
     """Values to JSON; tensor values go to `arrays` (the .npz), keyed by the argument path."""
 
@@ -163,7 +184,18 @@ class _Encoder:
                 raise Unstorable(f"{v.__qualname__}, made inside a function")
             return {"$global": _class_ref(v) if isinstance(v, type) else
                     {"module": v.__module__, "qualname": v.__qualname__, "file": v.__code__.co_filename}}
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        named = _module_constant(v)
+        if named is not None:  # a sentinel such as pypto.DYNAMIC: the same object, by its name, not a copy
+            attrs = getattr(v, "__dict__", None)
+            if isinstance(attrs, dict) and attrs:  # and its state, should the program have changed it
+                try:
+                    named["class"] = _class_ref(type(v))
+                    named["attrs"] = {k: self.value(x, f"{where}.{k}", depth + 1) for k, x in attrs.items()}
+                except Unstorable:
+                    named.pop("class", None)
+                    named.pop("attrs", None)
+            return {"$global": named}
+        if dataclasses.is_dataclass(v) and not isinstance(v, type) and not _attrs_beyond_fields(v):
             return {"$dataclass": {**_class_ref(type(v)),
                                    "fields": {f.name: self.value(getattr(v, f.name), f"{where}.{f.name}", depth + 1)
                                               for f in dataclasses.fields(v)}}}
@@ -232,6 +264,9 @@ class _Decoder:
                 return cls[body["name"]]
             if tag == "$global":
                 obj = self.resolve(body)
+                if "attrs" in body and (obj is None or vars(obj) != self.value(body["attrs"])):
+                    # a module's object whose state the program changed (or that is gone): a copy as it was
+                    return self._instance("$object", {**body["class"], "attrs": body["attrs"]})
                 if obj is None:
                     raise Unstorable(f"{body['module']}.{body['qualname']} cannot be imported")
                 return obj
