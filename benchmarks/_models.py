@@ -1,0 +1,264 @@
+"""Shared by models_open.py and production_bench.py: PyPTO's models/ exported from the mirror into a
+temporary folder (never into this repository: PyPTO's code is not ours to copy), its jit kernels
+found by a scan of the files' text, its tests, and `pypto-ide capture` run on them.
+
+Nothing here edits an exported file: the captures go to `.pypto/captures/` beside the tests (the
+IDE's store), and `fingerprint` lets a caller check that the user's files are as exported.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+MIRROR = Path("/work/.mirror/hicann+pypto/repo")
+COMMIT = "883e7dfb0"
+SKIP_DIRS = {".pypto", "__pycache__", ".pytest_cache", "output", "kernel_meta"}
+
+
+def export_models(dest: Path, mirror: Path = MIRROR, commit: str = COMMIT) -> Path:
+    """`git archive COMMIT models | tar x -C DEST`; the models/ folder."""
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "-C", str(mirror), "archive", commit, "models"], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "x", "-C", str(dest)], input=archive, check=True)
+    return dest / "models"
+
+
+def python_files(models: Path) -> list[Path]:
+    return sorted(p for p in models.rglob("*.py") if not SKIP_DIRS & set(p.relative_to(models).parts))
+
+
+def fingerprint(models: Path) -> dict[str, str]:
+    """sha256 of every file the export holds (the IDE's and Python's caches left out)."""
+    out = {}
+    for p in sorted(models.rglob("*")):
+        if p.is_file() and not SKIP_DIRS & set(p.relative_to(models).parts):
+            out[str(p.relative_to(models))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+@dataclass(frozen=True)
+class KernelSite:
+    """A `@…jit` decorated `def` found in a file's text."""
+
+    file: Path
+    qualname: str  # `make.<locals>.attn` for one made inside a function, `Layer.bump` in a class
+    line: int  # the def's line
+    nested: bool  # made inside a function
+    first_line: int = 0  # its first decorator's line (a function's code starts there)
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+
+def _is_jit(dec: ast.expr) -> bool:
+    target = dec.func if isinstance(dec, ast.Call) else dec
+    text = ast.unparse(target)
+    return text == "jit" or text.endswith(".jit")
+
+
+def kernel_sites(path: Path) -> list[KernelSite]:
+    """Every jit kernel of the file, module-level or made inside functions or classes (an ast scan: the
+    file is not run)."""
+    try:
+        tree = ast.parse(path.read_text(errors="replace"), str(path))
+    except SyntaxError:
+        return []
+    out: list[KernelSite] = []
+
+    def walk(node: ast.AST, prefix: str, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                q = prefix + child.name
+                if any(_is_jit(d) for d in child.decorator_list):
+                    first = min(d.lineno for d in child.decorator_list)
+                    out.append(KernelSite(path, q, child.lineno, in_function, first))
+                walk(child, q + ".<locals>.", True)
+            elif isinstance(child, ast.ClassDef):
+                walk(child, prefix + child.name + ".", in_function)
+            else:
+                walk(child, prefix, in_function)
+
+    walk(tree, "", False)
+    return out
+
+
+def has_pytest_tests(path: Path) -> bool:
+    text = path.read_text(errors="replace")
+    return bool(re.search(r"^(def test_\w*\(|class Test\w*)", text, re.M))
+
+
+def test_command(path: Path) -> list[str] | None:
+    """How the file's tests run: pytest on a file with test functions (wherever they are, the kernel's
+    file too), `python FILE` for a test_*.py that is a script (`if __name__ == "__main__":`)."""
+    if has_pytest_tests(path):
+        return ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", path.name]
+    if path.name.startswith("test_") and re.search(r"^if __name__ == .__main__.:", path.read_text(errors="replace"),
+                                                   re.M):
+        return ["python", path.name]
+    return None
+
+
+def tests_of(site: KernelSite, tests: list[Path]) -> list[Path]:
+    """The test files that may call the kernel: the kernel's own file when it holds tests, and the test
+    files of its folder that name its module."""
+    stem = site.file.stem
+    out = []
+    for t in tests:
+        if t == site.file or (t.parent == site.file.parent and re.search(rf"\b{re.escape(stem)}\b",
+                                                                           t.read_text(errors="replace"))):
+            out.append(t)
+    return out
+
+
+@dataclass
+class TestRun:
+    file: Path
+    command: list[str]
+    code: int | None = None  # None: stopped at the time limit
+    seconds: float = 0.0
+    summary: str = ""  # pytest's last line, or the capture's error
+    captured: list[str] = field(default_factory=list)  # the qualified names `capture` printed
+    log: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.code == 0
+
+    def count(self, what: str) -> int:
+        """How many tests pytest says `what` ("passed", "failed", "skipped") in its last line."""
+        m = re.search(rf"(\d+) {what}\b", self.summary.split(" | ")[0])
+        return int(m.group(1)) if m else 0
+
+    @property
+    def runs(self) -> str:
+        """"yes": the file passed; "partly": some of its tests passed, others failed; "skipped": every test
+        was skipped by its authors; "no"."""
+        if self.passed:
+            return "yes"
+        if self.count("passed"):
+            return "partly"
+        if self.count("skipped") and not (self.count("failed") or self.count("error")):
+            return "skipped"
+        return "no"
+
+
+def tree_env(tree: Path) -> dict[str, str]:
+    """The environment that makes `python` import `tree`'s pypto and server (this checkout or another)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(tree)
+    env.pop("PYPTO_CAPTURE_PATH", None)
+    return env
+
+
+def run_capture(test: Path, tree: Path, timeout: float, memory_mb: int | None = None) -> TestRun:
+    """`pypto-ide capture --timeout T -- COMMAND` in the test's folder, with `tree`'s pypto (its memory cap
+    unless `memory_mb`)."""
+    command = test_command(test)
+    assert command is not None
+    cap = [] if memory_mb is None else ["--memory-limit-mb", str(memory_mb)]
+    argv = [sys.executable, "-m", "server.cli", "capture", "--timeout", f"{timeout:g}", *cap, "--", *command]
+    run = TestRun(test, command)
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(argv, cwd=test.parent, env=tree_env(tree), capture_output=True, text=True,
+                           timeout=timeout + 120)
+        out = p.stdout + p.stderr
+        run.code = p.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        run.code = None
+    run.seconds = time.perf_counter() - t0
+    run.log = out
+    run.captured = re.findall(r"^captured (\S+)", out, re.M)
+    if "did not finish within" in out:
+        run.code = None
+    results = re.findall(r"^=*\s*(\d+ (?:passed|failed|error|errors|skipped|deselected)\b.*?)\s*=*$", out, re.M)
+    err = re.findall(r"^capture: error: (.*)$", out, re.M)
+    run.summary = (results[-1] if results else "") + (f" | {err[-1]}" if err else "")
+    return run
+
+
+# What the language server's worker runs to open a kernel (server/live.py: LiveAnalysis with the panels
+# open), in a fresh process with the worker's memory cap; one JSON line after the marker. With `warm`, the
+# worker's warm-up kernel first (a worker's job starts warm); without, the process is cold.
+OPEN_DRIVER = r"""
+import json, os, resource, sys, time
+t_start = time.perf_counter()
+import pypto
+import server.analyze as A
+from pypto.frontend.capture import nested_kernels
+from server.protocol import Settings
+
+path, name, memory_mb, warm = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "warm"
+lines = range(int(sys.argv[5]), int(sys.argv[6]) + 1)  # the decorator's first line to the def's
+if warm:
+    A.warm_up()
+with open(f"/proc/{os.getpid()}/status") as f:
+    vm = next(int(l.split()[1]) for l in f if l.startswith("VmSize:")) * 1024
+if memory_mb > 0:
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (memory_mb << 20), vm + (memory_mb << 20)))
+text = open(path).read()
+opts = {**Settings().analysis(), "editor": True, "report": True, "record": True, "snapshots": True,
+        "listings": True}
+out = {"pypto": pypto.__file__}
+t0 = time.perf_counter()
+try:
+    listed = A.list_kernels(path, text)
+    out["listed"] = [k["name"] for k in listed["kernels"]]
+    out["list_error"] = listed["error"]
+    other = [k["line"] for k in listed["kernels"] if k["name"] == name and k["line"] not in lines]
+    if other and not [k for k in listed["kernels"] if k["name"] == name and k["line"] in lines]:
+        out["shadowed_by"] = other[0]  # the server knows a file's kernels by name: another of this name won
+    if listed["error"] is None and name not in out["listed"]:
+        mod = A._load(path, text)
+        out["not_made"] = nested_kernels(path, vars(mod))[1]
+    t1 = time.perf_counter()
+    r = A.analyze_kernel(path, text, name, opts)
+    out["analyze_seconds"] = time.perf_counter() - t1
+    rec = r.get("record") or {}
+    graph = rec.get("graph") or {}
+    out.update(error=r.get("error"), summary=r.get("summary"), inputs_from=bool(r.get("inputs_from")),
+               graph_nodes=len(graph.get("nodes") or ()) if isinstance(graph, dict) else 0,
+               tile_lines=sorted({f["line"] for tc in (rec.get("source") or {}).get("tile_configs") or ()
+                                  for f in tc.get("loc") or () if f.get("file") == path}),
+               record_json_bytes=len(json.dumps(rec).encode()) if rec else 0,
+               record_columns_bytes=len(r.get("record_columns") or b""))
+except MemoryError:
+    out["error"] = {"message": "the kernel ran out of its memory limit", "line": 0}
+except BaseException as e:
+    import traceback
+    out["error"] = {"message": f"worker crashed: {type(e).__name__}: {e}", "line": 0,
+                    "trace": traceback.format_exc(limit=-6)}
+out["seconds"] = time.perf_counter() - t0
+out["process_seconds"] = time.perf_counter() - t_start
+print("\n@@open@@" + json.dumps(out, default=str))
+"""
+
+
+def open_in_process(file: Path, name: str, cwd: Path, tree: Path, timeout: float, memory_mb: int,
+                    warm: bool, lines: tuple[int, int] = (0, 10**9)) -> dict[str, Any]:
+    """OPEN_DRIVER's answer for the kernel `name` of `file`, in a fresh `python` with `tree`'s pypto and
+    server; {"died": why} when it gave none. Raises subprocess.TimeoutExpired."""
+    argv = [sys.executable, "-c", OPEN_DRIVER, str(file), name, str(memory_mb), "warm" if warm else "cold",
+            str(lines[0]), str(lines[1])]
+    p = subprocess.run(argv, cwd=cwd, env=tree_env(tree), capture_output=True, text=True, timeout=timeout,
+                       stdin=subprocess.DEVNULL)
+    marker = p.stdout.rfind("@@open@@")
+    if marker < 0:
+        tail = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        return {"died": f"worker died (exit {p.returncode}): {tail}"}
+    out: dict[str, Any] = json.loads(p.stdout[marker + len("@@open@@"):].strip().splitlines()[0])
+    return out

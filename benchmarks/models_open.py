@@ -1,0 +1,216 @@
+"""How many of PyPTO's production kernels open in the IDE after one capture of their tests (issue 28).
+
+The yardstick: "of the jit kernels in PyPTO's models/ whose tests run on this CPU, >= 90 % open in the
+IDE with a graph and a swimlane and no edit to the user's files, after one capture of their test;
+kernels made inside functions included".
+
+1. models/ of hicann/pypto at 883e7dfb0 is exported from the mirror into a temporary folder (`--keep DIR`
+   keeps it there; PyPTO's code never enters this repository);
+2. every `@…jit` kernel is found by an ast scan of the files (module level, inside functions, in classes);
+3. every file with tests (pytest functions — some model files hold theirs beside the kernels — or a
+   `test_*.py` script with a `__main__` block) runs once under `pypto-ide capture` in its folder, with a
+   time limit (`--timeout`), `-j` at a time; whether it passed is kept;
+4. each kernel is opened as the language server opens it: a fresh process runs
+   `server.analyze.list_kernels` and then `server.analyze.analyze_kernel(path, text, name, opts)` with the
+   options the server's live analysis passes when the panels are open (`LiveAnalysis`: the settings'
+   `analysis()`, `editor`, `report`, and `record`/`snapshots`/`listings`), the worker's memory cap (2 GiB
+   above its size) and a time limit. (`pypto-ide profile FILE::KERNEL --board sim` finds the same kernels
+   and inputs — `find_kernels` and `analyze._kernels` both add `capture.nested_kernels` to the module's —
+   but skips the health report, the advisor's check, the editor view and the module loader the workers
+   use, so it is not what opens a kernel in the editor.) A kernel is **opened** when the answer has no
+   error, a record whose graph has nodes and a sim swimlane with tasks; **no capture** when no capture of
+   it exists (its tests did not call it, or failed before); **error** (the first line); **timeout**.
+5. the files' hashes before and after say whether anything edited the user's files.
+
+Totals: kernels, kernels whose tests run on this CPU (a test file that may call them — the kernel's own
+file, or a test file of its folder naming its module — ran with at least one test passing: "yes" every
+test passed, "partly" some failed; "skipped": its authors skip every test), opened among those, %.
+
+Run: `.venv/bin/python benchmarks/models_open.py [-j 2] [--timeout 900] [--open-timeout 300] [--keep DIR]
+[--mirror REPO] [--tree CHECKOUT] [--only SUBSTR]`. `--tree` runs another checkout's pypto and server
+(`PYTHONPATH`), e.g. a worktree of an earlier commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from _models import (
+    COMMIT,
+    MIRROR,
+    ROOT,
+    KernelSite,
+    TestRun,
+    export_models,
+    fingerprint,
+    kernel_sites,
+    open_in_process,
+    python_files,
+    run_capture,
+    test_command,
+    tests_of,
+)
+
+
+@dataclass
+class Opened:
+    site: KernelSite
+    status: str  # opened / no capture / error / timeout
+    detail: str = ""
+    seconds: float = 0.0
+    tasks: int = 0
+    tile_ops: int = 0
+    nodes: int = 0
+    pypto: str = ""
+
+
+def has_capture(site: KernelSite, models: Path) -> bool:
+    """A capture of the kernel in a store of its folder or a parent (the lookup the tools make)."""
+    for folder in [site.file.parent, *site.file.parents]:
+        store = folder / ".pypto" / "captures"
+        if store.is_dir():
+            for p in store.glob("*.json"):
+                try:
+                    doc = json.loads(p.read_text())
+                except (OSError, ValueError):
+                    continue
+                k = doc.get("kernel", {})
+                if k.get("file") == str(site.file) and k.get("qualname") == site.qualname:
+                    return True
+        if folder == models.parent:
+            break
+    return False
+
+
+def open_kernel(site: KernelSite, models: Path, tree: Path, timeout: float, memory_mb: int) -> Opened:
+    t0 = time.perf_counter()
+    try:
+        out = open_in_process(site.file, site.name, models, tree, timeout, memory_mb, warm=True,
+                              lines=(site.first_line, site.line))
+    except subprocess.TimeoutExpired:
+        return Opened(site, "timeout", f"no answer within {timeout:g} s", time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    if "died" in out:
+        return Opened(site, "error", out["died"], seconds)
+    err = out.get("error")
+    s = out.get("summary") or {}
+    o = Opened(site, "opened", "", seconds, int(s.get("tasks") or 0), int(s.get("tile_ops") or 0),
+               int(out.get("graph_nodes") or 0), str(out.get("pypto", "")))
+    if out.get("shadowed_by"):
+        o.status = "error"
+        o.detail = (f"the server knows a file's kernels by name: the {site.name} at line {out['shadowed_by']} is "
+                    "opened in its place (server/analyze.py _kernels)")
+    elif err is not None:
+        o.status = "error"
+        msg = str(err.get("message", "")).strip().splitlines()
+        o.detail = f"line {err.get('line')}: {msg[0] if msg else ''}"
+        if out.get("not_made"):
+            o.detail += f" [not made again: {json.dumps(out['not_made'])[:200]}]"
+        if out.get("list_error"):
+            o.detail = f"module: {out['list_error'].get('message', '')} ({o.detail})"
+    elif not (o.nodes and o.tasks):
+        o.status = "error"
+        o.detail = f"no graph ({o.nodes} nodes) or no swimlane ({o.tasks} tasks)"
+    if o.status == "error" and not has_capture(site, models):
+        o.status, o.detail = "no capture", o.detail
+    return o
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="test files captured at a time (default 1)")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test file's capture (default 900)")
+    ap.add_argument("--open-timeout", type=float, default=300.0, help="seconds to open one kernel (default 300)")
+    ap.add_argument("--memory-limit-mb", type=int, default=2048, help="the worker's cap above its size (2048)")
+    ap.add_argument("--capture-memory-mb", type=int, default=None, help="the capture's cap (default: capture's)")
+    ap.add_argument("--mirror", type=Path, default=MIRROR, help=f"the hicann/pypto git mirror ({MIRROR})")
+    ap.add_argument("--commit", default=COMMIT)
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="export into DIR and keep it (reused, with its captures, when DIR/models exists)")
+    ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose pypto and server run (this one)")
+    ap.add_argument("--only", default=None, help="only files whose path (under models/) contains this")
+    ap.add_argument("--no-capture", action="store_true", help="with --keep: open with the captures already there")
+    a = ap.parse_args()
+
+    scratch = None
+    if a.keep is not None:
+        base = a.keep.resolve()
+        models = base / "models" if (base / "models").is_dir() else export_models(base, a.mirror, a.commit)
+    else:
+        scratch = tempfile.mkdtemp(prefix="pypto-models-")
+        models = export_models(Path(scratch), a.mirror, a.commit)
+    tree = a.tree.resolve()
+    print(f"models_open — models/ of {a.mirror} at {a.commit} in {models}; pypto and server of {tree}; "
+          f"-j {a.jobs}, capture timeout {a.timeout:g} s, open timeout {a.open_timeout:g} s", flush=True)
+    try:
+        before = fingerprint(models)
+        files = [f for f in python_files(models) if a.only is None or a.only in str(f.relative_to(models))]
+        sites = [s for f in files for s in kernel_sites(f)]
+        tests = [f for f in python_files(models) if test_command(f) is not None]
+        used = sorted({t for s in sites for t in tests_of(s, tests)})
+        runs: dict[Path, TestRun] = {}
+        if not a.no_capture:
+            def one(t: Path) -> TestRun:
+                r = run_capture(t, tree, a.timeout, a.capture_memory_mb)
+                status = "TIMEOUT" if r.code is None else r.runs
+                print(f"  capture {t.relative_to(models)}: {status} in {r.seconds:.0f} s; {r.summary}; "
+                      f"captured {len(r.captured)}", flush=True)
+                return r
+            with ThreadPoolExecutor(max(1, a.jobs)) as pool:
+                for r in pool.map(one, used):
+                    runs[r.file] = r
+        else:
+            runs = {t: TestRun(t, test_command(t) or [], 0) for t in used}
+        results: list[Opened] = []
+        for s in sites:
+            o = open_kernel(s, models, tree, a.open_timeout, a.memory_limit_mb)
+            results.append(o)
+            print(f"  open {s.file.relative_to(models)}::{s.qualname}: {o.status} in {o.seconds:.0f} s {o.detail}",
+                  flush=True)
+        after = fingerprint(models)
+        edited = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+
+        print(f"\npypto imported from: {sorted({o.pypto for o in results if o.pypto})}")
+        print("\ntest files (one capture each):")
+        for t in used:
+            r = runs.get(t)
+            if r is None:
+                continue
+            status = "timeout" if r.code is None else r.runs
+            print(f"  {str(t.relative_to(models)):<58} {status:<8} {r.seconds:6.0f} s  {r.summary[:110]}")
+        print(f"\n{'kernel':<84} {'nested':<6} {'test runs':<9} {'status':<10} {'nodes':>6} {'tile ops':>9} "
+              f"{'tasks':>7} {'open s':>7}  detail")
+        runs_cpu = opened = opened_runs = 0
+        rank = {"yes": 3, "partly": 2, "skipped": 1, "no": 0}
+        for o in results:
+            s = o.site
+            how = max((runs[t].runs for t in tests_of(s, tests) if t in runs), key=rank.__getitem__, default="none")
+            ok = how in ("yes", "partly")
+            runs_cpu += ok
+            opened += o.status == "opened"
+            opened_runs += ok and o.status == "opened"
+            print(f"{str(s.file.relative_to(models)) + '::' + s.qualname:<84} {'yes' if s.nested else '':<6} "
+                  f"{how:<9} {o.status:<10} {o.nodes:>6} {o.tile_ops:>9,} {o.tasks:>7,} "
+                  f"{o.seconds:7.1f}  {o.detail[:240]}")
+        pct = 100 * opened_runs / runs_cpu if runs_cpu else 0.0
+        print(f"\nkernels: {len(results)} ({sum(s.nested for s in sites)} made inside functions); "
+              f"kernels whose tests run on this CPU: {runs_cpu}; opened among those: {opened_runs} ({pct:.0f} %); "
+              f"opened in all: {opened}")
+        print("user's files edited: " + (", ".join(edited) if edited else "none"))
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

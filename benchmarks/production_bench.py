@@ -1,0 +1,280 @@
+"""Production kernels in the IDE: cold compile, a tile-shape edit through the language server, the record's
+size (issue 28, item 5).
+
+For a list of PyPTO's production kernels (models/ of hicann/pypto at 883e7dfb0, exported from the mirror
+into a temporary folder: PyPTO's code never enters this repository), each kernel's own test runs once under
+`pypto-ide capture`, then:
+
+- **cold**: a fresh `python` runs the language server's job for the kernel (`server.analyze.analyze_kernel`
+  with the options the server passes when the panels are open; see models_open.py) without the worker's
+  warm-up: process start -> record (imports, the module, the capture's inputs, compile, sim run, health,
+  editor view, record document);
+- **edit**: `python -m server` over stdio, driven by an LSP client (lsp_bench's `Bench`): the kernel file is
+  opened (didOpen of its text), its first `pypto/recordChanged` awaited, then one number of a
+  `set_vec_tile_shapes` / `set_cube_tile_shapes` call in the kernel's body (else elsewhere in the file) is
+  halved — a didChange only, never written to disk — and the time to the new version's record taken; each
+  edit halves another number (a text the server has not compiled yet); p50 over `--edits`; "changed" counts
+  the edits whose record differs from the first one (tile ops, tasks or makespan: the edited call was on the
+  path the kernel ran);
+- **record**: the bytes the server keeps of the record: its JSON document and its columns' .npz.
+
+Run: `.venv/bin/python benchmarks/production_bench.py [--kernels a,b] [--edits 5] [--mirror REPO] [--keep DIR]
+[--tree CHECKOUT]`. `--tree` runs another checkout's pypto and server (`PYTHONPATH`, the server's cwd), e.g.
+`git worktree add /tmp/before b0231a8`; the table says which `pypto` each process imported. The captures
+are made by this checkout's `capture` (`--capture-tree`): its NPU stand-in runs tests an older one did not.
+
+Before (b0231a8, `--tree /tmp/before`, 2 cores shared with other sessions, `--edits 5`): see BEFORE below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from _models import COMMIT, MIRROR, ROOT, export_models, open_in_process, run_capture, tree_env
+from lsp_bench import Bench, Doc
+from lsprotocol import types as lsp
+
+BEFORE = """(filled in below)"""
+
+
+@dataclass(frozen=True)
+class Kernel:
+    key: str  # what --kernels names
+    file: str  # under models/
+    name: str  # the kernel's name (its def's name)
+    test: str  # the test file that calls it (under models/)
+
+
+KERNELS = [
+    Kernel("hc_pre", "deepseek_v4/hc_pre_impl.py", "hc_pre_kernel", "deepseek_v4/test_hc_pre.py"),
+    Kernel("compressor", "deepseek_v4/compressor_impl.py", "compressor_ratio_128_kernel",
+           "deepseek_v4/test_compressor.py"),
+    Kernel("compress_fa", "deepseek_v4/compress_flash_attention_impl.py", "c128_decode_impl",
+           "deepseek_v4/test_compress_flash_attention.py"),
+    Kernel("glm_attention", "glm_v4_5/glm_attention.py", "ifa_func_kernel", "glm_v4_5/glm_attention.py"),
+    Kernel("gated_delta_rule", "qwen3_next/gated_delta_rule_impl.py", "kernel",  # chunk_gated_delta_rule.<locals>
+           "qwen3_next/qwen3_next_gated_delta_rule.py"),
+    Kernel("block_attn_res", "kimi/block_attn_res_impl.py", "ai_infra_block_attn_res_forward_kernel_l_max_32",
+           "kimi/test_block_attn_res.py"),
+]
+
+TILE_CALL = re.compile(r"\bset_(vec|cube)_tile_shapes\(")
+NUMBER = re.compile(r"(?<![\w.*/])(\d+)(?![\w.])")
+PAIR = re.compile(r"\[\s*(\d+)\s*,\s*(\d+)\s*\]")
+
+
+@dataclass
+class Row:
+    kernel: Kernel
+    tile_ops: int = 0
+    tasks: int = 0
+    cold: float | None = None
+    edits: list[float] = field(default_factory=list)
+    changed: int = 0
+    record_bytes: int = 0
+    note: str = ""
+    pypto: str = ""
+    tile_lines: list[int] = field(default_factory=list)  # the tile-shape calls the record used (1-based)
+
+
+def kernel_lines(text: str, name: str) -> tuple[int, int]:
+    """The kernel's def line and the line its body ends at (0-based; indentation decides)."""
+    lines = text.split("\n")
+    start = next(i for i, t in enumerate(lines) if re.match(rf"\s*def {re.escape(name)}\(", t))
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = start + 1
+    while end < len(lines):
+        t = lines[end]
+        if t.strip() and len(t) - len(t.lstrip()) <= indent and not t.lstrip().startswith(")"):
+            break
+        end += 1
+    return start, end
+
+
+def edit_variants(text: str, name: str, n: int, used: list[int]) -> list[tuple[int, str]]:
+    """Up to `n` edits, each (line, new text) with one tile shape halved: a number of a vec call, or both
+    numbers of a cube call's `[m0, m1]` / `[k0, k1]` / `[n0, n1]` pair (k, n, then m: a pair stays a valid
+    L0/L1 pair). The calls the kernel's record used (`used`, 1-based lines) first, then the others of its
+    body, then the file's; then quartered."""
+    lines = text.split("\n")
+    start, end = kernel_lines(text, name)
+    calls = [i for i, t in enumerate(lines) if TILE_CALL.search(t) and not t.lstrip().startswith("#")]
+    calls.sort(key=lambda i: (i + 1 not in used, not start <= i < end, i))
+    out: list[tuple[int, str]] = []
+    for divisor in (2, 4):
+        for i in calls:
+            t = lines[i]
+            head = TILE_CALL.search(t)
+            assert head is not None
+            if head.group(1) == "cube":
+                pairs = list(PAIR.finditer(t, head.end()))
+                for m in [*pairs[1:], *pairs[:1]]:
+                    a, b = int(m.group(1)), int(m.group(2))
+                    if a % divisor == 0 and b % divisor == 0 and a >= 16 * divisor:
+                        out.append((i, f"{t[:m.start()]}[{a // divisor}, {b // divisor}]{t[m.end():]}"))
+            else:
+                for m in NUMBER.finditer(t, head.end()):
+                    v = int(m.group(1))
+                    if v >= divisor and v % divisor == 0:
+                        out.append((i, t[:m.start()] + str(v // divisor) + t[m.end():]))
+            if len(out) >= n:
+                return out[:n]
+    return out
+
+
+class TreeBench(Bench):
+    """lsp_bench's client, starting the server of another checkout (`tree`) with the settings given."""
+
+    def __init__(self, tree: Path, settings: dict[str, Any]) -> None:
+        super().__init__()
+        self.tree = tree
+        import lsp_bench
+
+        lsp_bench.SETTINGS.clear()
+        lsp_bench.SETTINGS.update(settings)
+
+    async def start(self) -> float:
+        from lsp_bench import SETTINGS
+
+        t0 = time.perf_counter()
+        await self.client.start_io(sys.executable, "-m", "server", cwd=str(self.tree), env=tree_env(self.tree))
+        caps = lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(configuration=True))
+        await self.client.initialize_async(lsp.InitializeParams(capabilities=caps, initialization_options=SETTINGS,
+                                                                process_id=os.getpid()))
+        self.client.initialized(lsp.InitializedParams())
+        return time.perf_counter() - t0
+
+
+def shape(r: dict[str, Any]) -> tuple[Any, ...]:
+    s = r.get("summary") or {}
+    return s.get("tileOps"), s.get("tasks"), s.get("makespanUs")
+
+
+async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits: int) -> None:
+    doc = Doc(bench, path)
+    first = await bench.wait(doc.uri, k.name, 1)
+    if first.get("error") is not None:
+        row.note += f" first record: {first['error'].get('message', '')[:100]}"
+        return
+    base = shape(first)
+    original = doc.text
+    for line, new in edit_variants(original, k.name, edits, row.tile_lines):
+        old_line = doc.text.split("\n")[line]
+        t0 = time.perf_counter()
+        v = doc.replace_line(line, new)
+        r = await bench.wait(doc.uri, k.name, v)
+        dt = time.perf_counter() - t0
+        doc.replace_line(line, old_line)  # back to the original text (not timed; its record is awaited)
+        back = await bench.wait(doc.uri, k.name, doc.version)
+        if r.get("error") is not None:
+            row.note += f" edit {new.strip()!r}: {r['error'].get('message', '')[:80]};"
+            continue
+        row.edits.append(dt)
+        row.changed += shape(r) != base
+        assert back.get("error") is None
+
+
+def cold(path: Path, k: Kernel, models: Path, tree: Path, row: Row, timeout: float) -> None:
+    try:
+        out = open_in_process(path, k.name, models, tree, timeout, 0, warm=False)
+    except subprocess.TimeoutExpired:
+        row.note += f" cold: no record within {timeout:g} s;"
+        return
+    if "died" in out:
+        row.note += f" cold: {out['died']};"
+        return
+    row.pypto = str(out.get("pypto", ""))
+    if out.get("error") is not None:
+        row.note += f" cold: line {out['error'].get('line')}: {str(out['error'].get('message', '')).splitlines()[0]};"
+        return
+    s = out.get("summary") or {}
+    row.tile_ops, row.tasks = int(s.get("tile_ops") or 0), int(s.get("tasks") or 0)
+    row.tile_lines = [int(x) for x in out.get("tile_lines") or ()]
+    row.cold = float(out["process_seconds"])
+    row.record_bytes = int(out.get("record_json_bytes", 0)) + int(out.get("record_columns_bytes", 0))
+
+
+async def main_async(a: argparse.Namespace) -> None:
+    chosen = [k for k in KERNELS if not a.kernels or k.key in a.kernels.split(",")]
+    scratch = None
+    if a.keep is not None:
+        base = a.keep.resolve()
+        models = base / "models" if (base / "models").is_dir() else export_models(base, a.mirror, a.commit)
+    else:
+        scratch = tempfile.mkdtemp(prefix="pypto-models-")
+        models = export_models(Path(scratch), a.mirror, a.commit)
+    tree = a.tree.resolve()
+    print(f"production_bench — models/ at {a.commit} in {models}; pypto and server of {tree}; {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.1f}; --edits {a.edits}", flush=True)
+    rows = [Row(k) for k in chosen]
+    try:
+        if not a.no_capture:
+            for test in dict.fromkeys(k.test for k in chosen):
+                r = run_capture(models / test, a.capture_tree.resolve(), a.timeout)
+                print(f"  capture {test}: {'passed' if r.passed else 'FAILED'} in {r.seconds:.0f} s; {r.summary}",
+                      flush=True)
+        for row in rows:
+            cold(models / row.kernel.file, row.kernel, models, tree, row, a.open_timeout)
+            print(f"  cold {row.kernel.key}: {row.cold if row.cold is None else round(row.cold, 1)} s {row.note}",
+                  flush=True)
+        bench = TreeBench(tree, {"debounceMs": 0, "workers": 2, "timeLimit": a.open_timeout})
+        await bench.start()
+        try:
+            await asyncio.wait_for(bench.workers_ready.wait(), 300)
+            for row in rows:
+                if row.cold is None:
+                    continue
+                try:
+                    await edit_through_lsp(bench, models / row.kernel.file, row.kernel, row, a.edits)
+                except (TimeoutError, asyncio.TimeoutError):
+                    row.note += " edit: no record within 300 s;"
+                p50 = statistics.median(row.edits) if row.edits else None
+                print(f"  edits {row.kernel.key}: {[round(x, 2) for x in row.edits]} p50 {p50}", flush=True)
+        finally:
+            await bench.stop()
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    print(f"\npypto imported from: {sorted({r.pypto for r in rows if r.pypto})}")
+    print("\n| kernel | tile ops | tasks | cold s | edit p50 s | edit/cold % | changed | record size | note |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        p50 = statistics.median(r.edits) if r.edits else None
+        ratio = f"{100 * p50 / r.cold:.0f}" if p50 is not None and r.cold else "-"
+        print(f"| {r.kernel.key} | {r.tile_ops:,} | {r.tasks:,} | {'-' if r.cold is None else f'{r.cold:.1f}'} | "
+              f"{'-' if p50 is None else f'{p50:.2f}'} | {ratio} | {r.changed}/{len(r.edits)} | "
+              f"{r.record_bytes / 1e6:.1f} MB | {r.note.strip()} |")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kernels", default=None, help=f"comma-separated, of: {', '.join(k.key for k in KERNELS)}")
+    ap.add_argument("--edits", type=int, default=5, help="tile-shape edits per kernel (default 5)")
+    ap.add_argument("--mirror", type=Path, default=MIRROR, help=f"the hicann/pypto git mirror ({MIRROR})")
+    ap.add_argument("--commit", default=COMMIT)
+    ap.add_argument("--keep", type=Path, default=None, help="export into DIR and keep it (reused when it exists)")
+    ap.add_argument("--no-capture", action="store_true", help="with --keep: use the captures already there")
+    ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose pypto and server run (this one)")
+    ap.add_argument("--capture-tree", type=Path, default=ROOT,
+                    help="the checkout whose `pypto-ide capture` records the inputs (this one: its NPU stand-in "
+                         "runs the tests; the capture format is the same)")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test's capture (default 900)")
+    ap.add_argument("--open-timeout", type=float, default=600.0, help="seconds for one record (default 600)")
+    asyncio.run(main_async(ap.parse_args()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
