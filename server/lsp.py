@@ -20,6 +20,7 @@ import asyncio
 import inspect
 import json
 import logging
+import math
 import os
 import time
 import uuid
@@ -278,9 +279,9 @@ class PyptoLanguageServer(LanguageServer):
         if r.not_a_kernel:
             return
         params = P.RecordChangedParams(doc.uri, r.name, version, features.def_range(lines, r), summary, error,
-                                       round(r.seconds, 4))
+                                       round(r.seconds, 4), r.interim)
         self.protocol.notify(P.RECORD_CHANGED, P.dump(params))
-        if r.ok and r.summary is not None and doc.syntax_error is None:
+        if r.ok and r.summary is not None and doc.syntax_error is None and not r.interim:
             # kept on the history thread (a read-only workspace: logged, the IDE works on without it)
             self.history_io.submit(f"the compile history of {r.name}", _append, self.history(doc.path), doc.path,
                                    r.name, _history_line(doc, r), (r.editor or {}).get("swimlane"))
@@ -362,7 +363,7 @@ class PyptoLanguageServer(LanguageServer):
         if not isinstance(cwd, str) or not cwd:
             cwd = capture_runner.folder_for(path, self.folders()) if path else (self.folders() or [os.getcwd()])[0]
         timeout = args.get("timeout")
-        if not isinstance(timeout, (int, float)) or timeout <= 0:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
             timeout = capture_runner.DEFAULT_TIMEOUT
         text = " ".join(words)
         progress = self.progress(f"pypto: capturing `{text}`")
@@ -401,13 +402,17 @@ class PyptoLanguageServer(LanguageServer):
             raise JsonRpcInvalidParams(f"{uri} is not an open document")
         return doc
 
-    async def result(self, uri: str, kernel: str) -> tuple[Document, Result]:
-        """The kernel's result, waiting for a compile in flight; InvalidParams / RequestFailed."""
+    async def result(self, uri: str, kernel: str, interim: bool = False) -> tuple[Document, Result]:
+        """The kernel's result, waiting for a compile in flight (`interim`: for its record, graph or
+        swimlane, which an interim result has already — not for its advice); InvalidParams / RequestFailed."""
         doc = self.document(uri)
         if kernel not in doc.kernels:
             names = ", ".join(doc.kernels) or "none"
             raise JsonRpcInvalidParams(f"no kernel {kernel!r} in {uri} (kernels: {names})")
-        await self.live.wait(doc, self.live.deadline())
+        if interim:
+            await self.live.wait_current(doc, kernel, self.live.deadline())
+        else:
+            await self.live.wait(doc, self.live.deadline())
         r = doc.results.get(kernel)
         if r is None:
             raise JsonRpcException(f"{kernel} has not been compiled yet", code=REQUEST_FAILED)
@@ -463,12 +468,12 @@ def _serialize(result: Any) -> Serialized:
 
 
 async def _graph(ls: PyptoLanguageServer, p: P.GraphParams) -> P.GraphResult:
-    doc, r = await ls.result(p.uri, p.kernel)
+    doc, r = await ls.result(p.uri, p.kernel, interim=True)
     return await _off_loop(P.GRAPH, r, panels.graph, doc, r, p)
 
 
 async def _swimlane(ls: PyptoLanguageServer, p: P.SwimlaneParams) -> P.SwimlaneResult:
-    doc, r = await ls.result(p.uri, p.kernel)
+    doc, r = await ls.result(p.uri, p.kernel, interim=True)
     return await _off_loop(P.SWIMLANE, r, panels.swimlane, doc, r, p)
 
 
@@ -503,12 +508,12 @@ async def _nodes_at(ls: PyptoLanguageServer, p: P.NodesAtParams) -> P.NodesAtRes
 
 
 async def _source_of(ls: PyptoLanguageServer, p: P.SourceOfParams) -> P.SourceOfResult:
-    doc, r = await ls.result(p.uri, p.kernel)
+    doc, r = await ls.result(p.uri, p.kernel, interim=True)
     return panels.source_of(doc, r, p)
 
 
 async def _record(ls: PyptoLanguageServer, p: P.KernelParams) -> P.RecordResult:
-    doc, r = await ls.result(p.uri, p.kernel)
+    doc, r = await ls.result(p.uri, p.kernel, interim=True)
     doc.panels = True  # a panel follows this document: its next compiles carry the record
     result = panels.record(doc, r, await ls.extra_output(doc, r, "record"))
     h = ls.history(doc.path)
@@ -575,22 +580,22 @@ def _pin(h: history.History, path: str, kernel: str, line: dict[str, Any], run: 
 
 
 async def _pass(ls: PyptoLanguageServer, p: P.PassParams) -> P.PassResult:
-    doc, r = await ls.result(p.uri, p.kernel)
+    doc, r = await ls.result(p.uri, p.kernel, interim=True)
     return await _off_loop(P.PASS, r, panels.pass_graph, doc, r, await ls.extra_output(doc, r, "record"), p)
 
 
 async def _tile_ops(ls: PyptoLanguageServer, p: P.TileOpsParams) -> P.TileOpsResult:
-    doc, r = await ls.result(p.uri, p.kernel)
+    doc, r = await ls.result(p.uri, p.kernel, interim=True)
     return await _off_loop(P.TILE_OPS, r, panels.tile_ops, doc, r, await ls.extra_output(doc, r, "record"), p)
 
 
 async def _tile_grids(ls: PyptoLanguageServer, p: P.KernelParams) -> P.TileGridsResult:
-    doc, r = await ls.result(p.uri, p.kernel)
+    doc, r = await ls.result(p.uri, p.kernel, interim=True)
     return await _off_loop(P.TILE_GRIDS, r, panels.tile_grids, doc, r, await ls.extra_output(doc, r, "record"))
 
 
 async def _block(ls: PyptoLanguageServer, p: P.BlockParams) -> P.BlockResult:
-    doc, r = await ls.result(p.uri, p.kernel)
+    doc, r = await ls.result(p.uri, p.kernel, interim=True)
     return await _off_loop(P.BLOCK, r, panels.block, doc, r, await ls.extra_output(doc, r, "record"), p)
 
 
@@ -722,6 +727,8 @@ def create_server() -> PyptoLanguageServer:
         only = params.context.only
         if doc is None or (only and not any(str(k).startswith(lsp.CodeActionKind.QuickFix) for k in only)):
             return []
+        if any(r.interim for r in doc.results.values()):  # its advice is being checked: offer the checked one
+            await ls.live.wait(doc, min(10.0, ls.live.deadline()))  # (VS Code drops an answer held much longer)
         actions = features.error_actions(doc, params.range, params.context.diagnostics)
         actions += features.finding_actions(doc, params.range, params.context.diagnostics)
         for r, tc in features.tile_calls_at(doc, params.range):
