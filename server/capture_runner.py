@@ -66,6 +66,7 @@ class Target:
     kind: str  # "test" | "main"
     name: str
     line: int  # 1-based: the `def` (after its decorators) or the `if __name__` line
+    end: int = 0  # its last line
 
     def command(self, path: str, cwd: str) -> list[str]:
         """The command line the capture runs, in `cwd`."""
@@ -104,15 +105,15 @@ def targets(text: str, path: str) -> list[Target]:
     test_file = is_test_file(path)
     for node in tree.body:
         if _is_main_test(node):
-            out.append(Target("main", "__main__", node.lineno))
+            out.append(Target("main", "__main__", node.lineno, node.end_lineno or node.lineno))
         elif not test_file:
             continue
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            out.append(Target("test", node.name, node.lineno))
+            out.append(Target("test", node.name, node.lineno, node.end_lineno or node.lineno))
         elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
             for m in node.body:
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"):
-                    out.append(Target("test", f"{node.name}::{m.name}", m.lineno))
+                    out.append(Target("test", f"{node.name}::{m.name}", m.lineno, m.end_lineno or m.lineno))
     return out
 
 
@@ -180,26 +181,13 @@ def tests_calling(root: str, kernel: str) -> list[Found]:
             continue
         lines = text.splitlines()
         for t in targets(text, path):
-            if t.kind != "test":
-                continue
-            end = _end_of(text, t)
-            if any(word.search(x) for x in lines[t.line - 1:end]):
+            if t.kind == "test" and any(word.search(x) for x in lines[t.line - 1:t.end]):
                 out.append(Found(path, t))
                 if len(out) >= SCAN_RESULTS:
                     break
+        if time.monotonic() > budget["deadline"]:
+            break
     return out
-
-
-def _end_of(text: str, t: Target) -> int:
-    """The last line of the test `t` (its function)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return t.line
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == t.line:
-            return node.end_lineno or t.line
-    return t.line
 
 
 # ---- running a capture ----------------------------------------------------------------------------

@@ -1,0 +1,91 @@
+"""server/capture_runner.py on its own: the tests and main blocks a document offers, the bounded scan for
+the tests naming a kernel, and a capture whose command prints without end (the lines forwarded are
+bounded, each line cut, the outcome still says why it failed)."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+
+from server import capture_runner as C
+
+TESTS = textwrap.dedent('''
+    import pytest
+    from kern import scaled
+
+
+    @pytest.mark.parametrize("n", [1, 2])
+    def test_scaled(n):
+        scaled(n)
+
+
+    async def test_async():
+        pass
+
+
+    class TestK:
+        def test_method(self):
+            scaled(2)
+
+        def helper(self):
+            scaled(3)
+
+
+    class Helper:
+        def test_not_collected(self):
+            pass
+
+
+    if "__main__" == __name__:
+        test_scaled(1)
+''')
+
+
+def test_targets_of_a_test_file_and_a_script():
+    got = [(t.kind, t.name) for t in C.targets(TESTS, "/w/test_k.py")]
+    assert got == [("test", "test_scaled"), ("test", "test_async"), ("test", "TestK::test_method"),
+                   ("main", "__main__")]
+    # not a test file: only its main block; a file that does not parse: nothing
+    assert [(t.kind, t.name) for t in C.targets(TESTS, "/w/k.py")] == [("main", "__main__")]
+    assert C.targets("def test_x(:\n", "/w/test_k.py") == []
+    (t,) = [t for t in C.targets(TESTS, "/w/tests/test_k.py") if t.name == "TestK::test_method"]
+    want = ["python", "-m", "pytest", "-q", "tests/test_k.py::TestK::test_method"]
+    assert t.command("/w/tests/test_k.py", "/w") == want
+    assert C.Target("main", "__main__", 1).command("/elsewhere/run.py", "/w") == ["python", "/elsewhere/run.py"]
+    assert C.is_test_file("a/k_test.py") and C.is_test_file("test_k.py") and not C.is_test_file("testk.py")
+
+
+def test_the_folder_a_capture_runs_in(tmp_path):
+    inner = tmp_path / "ws" / "sub"
+    inner.mkdir(parents=True)
+    f = inner / "test_k.py"
+    assert C.folder_for(str(f), [str(tmp_path / "ws"), str(inner)]) == str(inner)  # the innermost
+    assert C.folder_for(str(f), [str(tmp_path / "other")]) == str(inner)  # in none: the file's own
+
+
+def test_the_scan_finds_the_tests_naming_the_kernel_within_its_bounds(tmp_path, monkeypatch):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_k.py").write_text(TESTS)
+    (tmp_path / "tests" / "test_other.py").write_text("def test_x():\n    scaledish()\n")
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "test_k.py").write_text(TESTS)  # skipped folder
+    (tmp_path / "big_test.py").write_text("def test_big():\n    scaled()\n" + "#" * (C.SCAN_FILE_BYTES + 10))
+    found = C.tests_calling(str(tmp_path), "scaled")
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.target.name) for f in found] == [
+        ("tests/test_k.py", "test_scaled"), ("tests/test_k.py", "TestK::test_method")]
+    # bounded: one directory entry looked at finds nothing below it
+    monkeypatch.setattr(C, "SCAN_FILES", 1)
+    assert C.tests_calling(str(tmp_path), "scaled") == []
+
+
+def test_endless_output_is_bounded_and_the_failure_said(tmp_path):
+    (tmp_path / "loud.py").write_text(
+        "import sys\nfor i in range(5000):\n    print('line', i)\nsys.stdout.write('x' * 300000)\n")
+    shown: list[str] = []
+    out = asyncio.run(C.CaptureRunner().run(["python", "loud.py"], str(tmp_path), 60, shown.append))
+    assert not out.ok and out.exit_code == 1 and "called no @pypto.jit kernel" in (out.error or ""), out
+    assert out.lines > C.MAX_LINES and len(shown) == C.MAX_LINES + 1
+    assert shown[-1].startswith("… (more output not shown here")
+    assert max(len(x) for x in out.tail) <= C.MAX_LINE_CHARS + 40  # the 300 000 characters, cut
+    assert out.json()["tail"] == out.tail and len(out.tail) <= C.TAIL_LINES
