@@ -20,7 +20,10 @@ the process boundary and are what the shells hold:
   merged_swimlane.json and run outputs: `pypto.boards.importers.load_any`) as a swimlane.
 
 A long job streams interim results through `progress` (the worker sends them to the server as
-they come): the tile search's best shape so far, at most twice a second.
+they come): the tile search's best shape so far, at most twice a second; and, when the settings ask
+for it (`interim`, the language server does), the whole answer before the sim board has checked the
+tile shapes its health findings propose (each such finding withheld: `pypto.analysis.advice.withheld`),
+whose final answer then leaves out what the interim one had (`INTERIM`).
 
 A user mistake is a result, not an exception: `error` carries the message and the line. So is
 every exception the user's code raises, `BaseException`s included (`KeyboardInterrupt`,
@@ -51,6 +54,11 @@ def no_progress(data: Any) -> None:
 # A long job's interim results (the tile search's best so far), JSON-able: the worker sets this to
 # send them to the server while the job runs (server.worker), and back to `no_progress` after.
 progress: Callable[[Any], None] = no_progress
+
+
+# What a job that sent its result early (`interim` setting) leaves out of its final answer: the server
+# has it from the interim result, which differs from the final one in its health findings only.
+INTERIM = ("record", "record_columns", "editor")
 
 
 def _error(message: str, line: int, col: int = 0, end_line: int = 0, end_col: int = 0,
@@ -148,7 +156,7 @@ def _raised(e: BaseException, path: str, name: str, line: int) -> dict[str, Any]
 
 def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Compile, profile and report one kernel of the module: JSON, and the record's columns as bytes."""
-    from pypto.analysis.advice import proposes, verify_advice
+    from pypto.analysis.advice import proposes, verify_advice, withheld
     from pypto.analysis.advisor import Advisor
     from pypto.analysis.health import health_report
     from pypto.boards.profile import bottleneck
@@ -185,10 +193,6 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         record = profile(record, board, arrays, opts.get("workers"))
         health = health_report(record)
-        advisor = None
-        if proposes(health):  # a shape is offered only when the sim board finds it faster
-            advisor = Advisor(kernel, args, record=record)
-            health = verify_advice(health, advisor)
     except PyptoError as e:
         out["error"] = _where_error(e, path, line)
         return out
@@ -205,7 +209,6 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     if opts.get("record", True):  # the version-2 document, and its columns as .npz bytes (one object to pickle)
         doc, arrays = record.to_document()
         out["record"], out["record_columns"] = doc, npz_bytes(arrays)
-    out["health"] = health.to_json()
     out["inputs_from"] = record.source.inputs_from  # the capture the inputs came from (docs/capture.md), or None
     out["summary"] = {
         "board": record.run.board, "clock": record.run.clock, "makespan_us": m.makespan, "tasks": len(record.run.tasks),
@@ -215,6 +218,24 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     precision, suggestions = None, []
     if opts.get("editor"):
         out["editor"] = editor_view(record, path)
+    advisor = None
+    if proposes(health):  # a shape is offered only when the sim board finds it faster
+        if opts.get("interim"):  # the record now, the checked advice when the board has run it (INTERIM)
+            progress({"kernel": name, "interim": {**out, "health": withheld(health, board).to_json()}})
+            for key in INTERIM:
+                out.pop(key, None)
+            out["interim_sent"] = True
+        try:
+            advisor = Advisor(kernel, args, record=record)
+            health = verify_advice(health, advisor)
+        except PyptoError:
+            health = withheld(health, board)  # a candidate failed to compile: nothing unchecked is offered
+        except MemoryError:
+            raise
+        except BaseException as e:  # noqa: BLE001 - a candidate's trace raised (KeyboardInterrupt too)
+            out["error"] = _raised(e, path, name, line)
+            return out
+    out["health"] = health.to_json()
     if opts.get("precision"):
         from pypto.analysis.precision import precision_report
         try:

@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from server.analyze import INTERIM
 from server.protocol import Settings
 from server.state import Document, Kernel, Result, parse_kernels
 from server.worker import JobFailed, JobTimes, WorkerPool, wall_backstop
@@ -217,6 +218,20 @@ class LiveCompiler:
             if not done:
                 return
 
+    async def wait_current(self, doc: Document, name: str, timeout: float) -> None:
+        """Until the kernel has a result for the document's latest version — an interim one will do
+        (its record is the final one's) — or the update ends, or `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while doc.current(name) is None and doc.update is not None and not doc.update.done():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            accepted = asyncio.ensure_future(doc.accepted.wait())
+            try:
+                await asyncio.wait({accepted, doc.update}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                accepted.cancel()
+
     # ---- one update ----------------------------------------------------------------------------
 
     async def _update(self, doc: Document, version: int, text: str, delay: float, force: bool = False) -> None:
@@ -277,17 +292,8 @@ class LiveCompiler:
                         continue  # cancelled by a newer edit (or a bug, logged by `forget`)
                     r = fut.result()
                     done += 1
-                    if doc.kernels.get(r.name) is None or doc.kernels[r.name].key != r.key:
+                    if not self._accept(doc, r):
                         continue  # superseded while it ran
-                    r.version = doc.version  # its key is current: it holds for the latest version
-                    old = doc.results.get(r.name)
-                    if old is not None and old is not r and old.key != r.key:
-                        old.cancel_extras()
-                    if not r.ok and old is not None and old is not r:  # keep the last good run, to show stale
-                        r.last_good = old if old.ok else old.last_good
-                    doc.results[r.name] = r
-                    self.sink.publish(doc)
-                    self.sink.record_changed(doc, r)
                     if progress is not None:
                         progress.report(f"{r.name} done ({done}/{len(todo)})", int(100 * done / len(todo)))
             self.sink.refresh()
@@ -298,6 +304,25 @@ class LiveCompiler:
             self.sink.compile_state(doc, version, names, "finished")
             if progress is not None:
                 progress.end(f"{done}/{len(todo)} kernel(s) compiled")
+
+    def _accept(self, doc: Document, r: Result) -> bool:
+        """Make `r` the kernel's result and publish it, unless an edit superseded it while it ran."""
+        if doc.kernels.get(r.name) is None or doc.kernels[r.name].key != r.key:
+            return False
+        r.version = doc.version  # its key is current: it holds for the latest version
+        old = doc.results.get(r.name)
+        if old is not None and old is not r and old.key != r.key:
+            old.cancel_extras()
+        elif old is not None and old is not r and old.interim:  # the final answer of the interim one shown
+            r.extras = {**old.extras, **r.extras}
+        if not r.ok and old is not None and old is not r:  # keep the last good run, to show stale
+            r.last_good = old if old.ok else old.last_good
+        doc.results[r.name] = r
+        doc.accepted.set()  # wakes `wait_current`; a fresh event for the next result
+        doc.accepted = asyncio.Event()
+        self.sink.publish(doc)
+        self.sink.record_changed(doc, r)
+        return True
 
     def _still_compiling(self, doc: Document, todo: list[Kernel]) -> str:
         """The progress message of an update's compiles running for seconds ("" for none): how long, how
@@ -321,7 +346,7 @@ class LiveCompiler:
     def _analysis(self, doc: Document, k: Kernel, text: str) -> asyncio.Future[Result]:
         fut = doc.pending.get(k.key)
         if fut is None:
-            fut = asyncio.ensure_future(self._analyze(doc.path, text, k, doc.panels))
+            fut = asyncio.ensure_future(self._analyze(doc.path, text, k, doc.panels, doc))
             doc.pending[k.key] = fut
 
             def forget(f: asyncio.Future[Result], key: str = k.key) -> None:
@@ -333,18 +358,34 @@ class LiveCompiler:
             fut.add_done_callback(forget)
         return fut
 
-    async def _analyze(self, path: str, text: str, k: Kernel, panels: bool = False) -> Result:
+    async def _analyze(self, path: str, text: str, k: Kernel, panels: bool = False,
+                       doc: Document | None = None) -> Result:
         r = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line)
-        opts = {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(panels)}
+        opts = {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(panels),
+                "interim": doc is not None}
         t0 = time.monotonic()
         running = True
+        interim: dict[str, Json] = {}
 
         def timed(t: JobTimes) -> None:  # on the event loop: one that arrives after the job ended is dropped
             if running:
                 self._times[k.key] = t
 
+        def early(data: Json) -> None:
+            """The record before the board has checked the advice (`server.analyze.INTERIM`): shown now,
+            its proposals held back until the job's answer."""
+            if not running or doc is None or not isinstance(data, dict) or not isinstance(data.get("interim"), dict):
+                return
+            interim.update(data["interim"])
+            shown = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line, analysis=dict(interim),
+                           interim=True, seconds=time.monotonic() - t0)
+            self._accept(doc, shown)
+
         try:
-            r.analysis = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed)
+            answer = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed, on_progress=early)
+            if answer.get("interim_sent"):  # the parts it left out are the interim result's
+                answer = {**{key: interim[key] for key in INTERIM if key in interim}, **answer}
+            r.analysis = answer
             log_output(path, k.name, r.analysis.get("output"))
             err = r.error
             if err is not None and str(err.get("message", "")).startswith("no kernel named"):

@@ -128,6 +128,9 @@ class RecordChangedParams:
     summary: Summary | None
     error: KernelError | None
     seconds: float  # the job: waiting for a worker (or starting one), compiling, profiling, indexing
+    # the record before the board has checked the advice's tile shapes: a second notification for the same
+    # version (interim false) follows with the checked advice; the record itself is the same
+    interim: bool = False
 
 
 @attrs.define

@@ -57,6 +57,7 @@ class Result:
     extras: dict[str, asyncio.Future[Any]] = field(default_factory=dict)  # "suggest"/"precision"/"record" -> job
     # this result is an error or a failure: the kernel's last good result, shown marked stale
     last_good: Result | None = None
+    interim: bool = False  # shown before its job ended: the advice's tile shapes are still being simulated
 
     @property
     def error(self) -> dict[str, Json] | None:
@@ -101,6 +102,7 @@ class Document:
     changed_at: float = 0.0  # time.monotonic() of the latest change
     panels: bool = False  # a client asked for records (pypto/record): compiles include them from now on
     encoding: str = "utf-16"  # the client's position encoding (LSP positionEncoding): what columns count
+    accepted: asyncio.Event = field(default_factory=asyncio.Event)  # set as each result is taken (LiveCompiler)
 
     def current(self, name: str) -> Result | None:
         """The kernel's result if it matches the latest version's key (else None)."""

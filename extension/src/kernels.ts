@@ -45,6 +45,8 @@ export interface RecordChanged {
   summary: Summary | null;
   error: KernelError | null;
   seconds: number;
+  /** Sent before the board has checked the advice; the same version's final one follows (docs/protocol.md). */
+  interim?: boolean;
 }
 
 /** `pypto/compileState` params. */
@@ -86,6 +88,8 @@ export interface KernelInfo extends KernelRef {
   previous: Summary | null;
   /** While the latest compile failed (or the file does not parse): the last good summary, shown stale. */
   stale?: Summary | null;
+  /** The latest record is interim: its version's final one (the checked advice) is on its way. */
+  interim?: boolean;
 }
 
 export const sameKernel = (a: KernelRef | null | undefined, b: KernelRef | null | undefined): boolean =>
@@ -104,7 +108,10 @@ export class KernelTable {
 
   recordChanged(p: RecordChanged): KernelInfo {
     const k = this.entry(p.uri, p.kernel);
-    if (p.summary && k.summary) k.previous = k.summary;
+    // the final record of the version an interim one announced keeps the summary before that version
+    const sameRun = !!k.interim && k.version === p.version;
+    if (p.summary && k.summary && !sameRun) k.previous = k.summary;
+    k.interim = !!p.interim;
     k.stale = p.summary ? null : p.error ? (k.summary ?? k.stale ?? null) : null;
     k.defLine = p.range.start.line;
     k.version = p.version;

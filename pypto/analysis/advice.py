@@ -67,6 +67,19 @@ def proposes(health: HealthReport) -> bool:
     return any(f.numbers.get("try") for f in health.findings)
 
 
+def withheld(health: HealthReport, board: str = "sim") -> HealthReport:
+    """`health` as it may be shown before `verify_advice` has run: each finding that proposes a tile
+    shape keeps its diagnosis and says its proposal is being simulated, without the shape, the figures
+    or the edits (nothing unchecked is offered)."""
+    def hold(f: Finding) -> Finding:
+        if not f.numbers.get("try"):
+            return f
+        numbers = {k: v for k, v in f.numbers.items() if k != "try"} | {"checking_on": board}
+        return dataclasses.replace(f, numbers=numbers, edits=(), fixes=(),
+                                   suggestion=f"its tile shape is being simulated on the {board} board…")
+    return dataclasses.replace(health, findings=tuple(hold(f) for f in health.findings))
+
+
 def verify_advice(health: HealthReport, advisor: Advisor, board: str = "sim") -> HealthReport:
     """`health` with each finding's proposed tile shapes simulated: kept (with the figure) when
     faster than the kernel as written, else removed with the figure that ruled them out."""

@@ -31,6 +31,19 @@ test('records and compile states per kernel; the previous summary is kept for be
   assert.equal(t.get({ uri: U, kernel: 'first' })?.stale, null, 'a good compile clears it');
 });
 
+test('an interim record and its final one are one compile: before → after compares with the version before', () => {
+  const t = new KernelTable();
+  t.recordChanged(rc('first', 4, summary(10)));
+  const early = t.recordChanged({ ...rc('first', 4, summary(7), 2), interim: true });
+  assert.equal(early.interim, true);
+  assert.equal(early.previous?.makespanUs, 10);
+  const final = t.recordChanged(rc('first', 4, summary(7), 2));
+  assert.equal(final.interim, false);
+  assert.equal(final.previous?.makespanUs, 10, 'not the interim summary of the same version');
+  t.recordChanged(rc('first', 4, summary(6), 3));
+  assert.equal(t.get({ uri: U, kernel: 'first' })?.previous?.makespanUs, 7, 'the next version compares with it');
+});
+
 test('the kernel around a line is the last def at or above it (the first before any)', () => {
   const t = new KernelTable();
   t.recordChanged(rc('second', 30, summary(2)));

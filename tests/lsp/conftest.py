@@ -59,10 +59,13 @@ class Inbox:
             raise AssertionError(f"no matching notification within {timeout:g} s; got {seen}") from None
 
     async def record(self, uri: str, kernel: str, version: int | None = None, **more: Any) -> dict[str, Any]:
-        """The recordChanged of `kernel` in `uri` (at `version` or later)."""
+        """The recordChanged of `kernel` in `uri` (at `version` or later), its final one (`interim=True`: the
+        one sent before the board has checked the advice)."""
+        more.setdefault("interim", False)
+
         def match(r: dict[str, Any]) -> bool:
             return (r["uri"] == uri and r["kernel"] == kernel and (version is None or r["version"] >= version)
-                    and all(r.get(k) == v for k, v in more.items()))
+                    and all(r.get(k, False if k == "interim" else None) == v for k, v in more.items()))
         return await self.wait(match)
 
 
