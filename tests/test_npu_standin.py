@@ -239,6 +239,15 @@ def test_rand_of_an_integer_dtype_on_the_npu_is_a_buffer_of_zeros(torch_npu: obj
         torch.rand(2, dtype=torch.int32)
 
 
+def test_an_unsorted_topk_comes_in_the_npus_order_sorted(torch_npu: object) -> None:
+    x = torch.randn(4, 40)
+    want = torch.topk(x, 8, dim=-1, sorted=True)
+    for got in (torch.topk(x, 8, dim=-1, sorted=False), x.topk(8, -1, True, False), torch.topk(x, 8, -1, True, False)):
+        torch.testing.assert_close(got.values, want.values)
+        assert torch.equal(got.indices, want.indices)
+    assert torch.equal(x.topk(3, largest=False, sorted=False).values, torch.sort(x)[0][:, :3])
+
+
 def test_the_torch_npu_namespace(torch_npu: object) -> None:
     npu = torch.npu  # type: ignore[attr-defined]
     assert torch_npu.npu is npu  # type: ignore[attr-defined]

@@ -376,6 +376,20 @@ def _wrap_rand(orig: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]
     return rand
 
 
+def _wrap_topk(orig: Callable[..., Any]) -> Callable[..., Any]:
+    """`torch.topk(…, sorted=False)`: any order is a right answer, and the NPU's is the sorted one (the
+    models' goldens, computed on the device, compare a kernel's sorted top-k with it); the CPU's is another.
+    Here: sorted."""
+    def topk(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("sorted") is False:
+            kwargs["sorted"] = True
+        elif len(args) >= 5 and args[4] is False:  # topk(input, k, dim, largest, sorted)
+            args = (*args[:4], True, *args[5:])
+        return orig(*args, **kwargs)
+    topk.__doc__ = orig.__doc__
+    return topk
+
+
 def _cast_to_a_format(t: torch.Tensor) -> bool:
     return ops.FORMAT_ATTR in getattr(t, "__dict__", ())
 
@@ -424,6 +438,8 @@ def install() -> None:
     torch.Tensor.new_tensor = _wrap_device_kwarg(torch.Tensor.new_tensor)  # type: ignore[method-assign]
     torch.tensor = _wrap_device_kwarg(torch.tensor)
     torch.rand = _wrap_rand(torch.rand)
+    torch.topk = _wrap_topk(torch.topk)
+    torch.Tensor.topk = _wrap_topk(torch.Tensor.topk)  # type: ignore[method-assign]
     torch.Tensor.device = _wrap_device(torch._C.TensorBase.device)  # type: ignore[assignment]
     torch.Tensor.cpu = _wrap_cpu(torch.Tensor.cpu)  # type: ignore[method-assign]
     torch.Tensor.npu = tensor_npu  # type: ignore[attr-defined]
