@@ -22,6 +22,7 @@ import json
 import logging
 import math
 import os
+import shlex
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -87,9 +88,10 @@ class _ClientProgress:
     """A server-initiated `$/progress` token: created, begun, reported, ended — in that order
     even when the work ends before the client answered the create request."""
 
-    def __init__(self, ls: PyptoLanguageServer, title: str) -> None:
+    def __init__(self, ls: PyptoLanguageServer, title: str, on_cancel: Callable[[], None] | None = None) -> None:
         self.ls = ls
         self.title = title
+        self.on_cancel = on_cancel  # given: the progress has a Cancel button (VS Code shows it as a notification)
         self.token = f"pypto-{uuid.uuid4().hex[:12]}"
         self.message: str | None = None
         self.percentage: int | None = None
@@ -105,8 +107,13 @@ class _ClientProgress:
             log.debug("progress not created: %s", e)
             return
         wdp.begin(self.token, lsp.WorkDoneProgressBegin(title=self.title, message=self.message,
-                                                        percentage=self.percentage, cancellable=False))
+                                                        percentage=self.percentage,
+                                                        cancellable=self.on_cancel is not None))
         self.begun = True
+        cancelled = wdp.tokens.get(self.token)  # pygls cancels it on window/workDoneProgress/cancel
+        if self.on_cancel is not None and cancelled is not None:
+            loop, on_cancel = asyncio.get_running_loop(), self.on_cancel
+            cancelled.add_done_callback(lambda f: loop.call_soon_threadsafe(on_cancel) if f.cancelled() else None)
         if self.ended is not None:
             wdp.end(self.token, lsp.WorkDoneProgressEnd(message=self.ended))
 
@@ -326,11 +333,11 @@ class PyptoLanguageServer(LanguageServer):
                 fut = send(None)
                 fut.add_done_callback(lambda f: f.exception())  # an error answer is not ours to raise
 
-    def progress(self, title: str) -> Progress:
+    def progress(self, title: str, on_cancel: Callable[[], None] | None = None) -> Progress:
         window = self._caps().window
         if window is None or not window.work_done_progress:
             return _NoProgress()
-        return _ClientProgress(self, title)
+        return _ClientProgress(self, title, on_cancel)
 
     def folders(self) -> list[str]:
         try:
@@ -366,7 +373,16 @@ class PyptoLanguageServer(LanguageServer):
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
             timeout = capture_runner.DEFAULT_TIMEOUT
         text = " ".join(words)
-        progress = self.progress(f"pypto: capturing `{text}`")
+        run: asyncio.Task[capture_runner.Outcome] | None = None
+        stopped = False
+
+        def cancel() -> None:  # the progress's Cancel: the capture stopped, the command answered
+            nonlocal stopped
+            if run is not None and not run.done():
+                stopped = True
+                run.cancel()
+
+        progress = self.progress(f"pypto: capturing `{text}`", cancel)
         progress.report(f"running in {cwd}")
         last = [0.0]
 
@@ -378,11 +394,17 @@ class PyptoLanguageServer(LanguageServer):
                 progress.report(s[:200])
 
         log.info("capture: running `%s` in %s (time limit %g s)", text, cwd, timeout)
+        run = asyncio.ensure_future(self.captures.run(words, cwd, timeout, line, bool(args.get("all"))))
         try:
-            out = await self.captures.run(words, cwd, timeout, line, bool(args.get("all")))
+            out = await run
+        except asyncio.CancelledError:
+            if not stopped:
+                run.cancel()
+                raise  # the request itself was cancelled
+            out = capture_runner.Outcome(shlex.join(words), cwd, error="cancelled (its command was stopped)")
         finally:
             progress.end("done")
-        kind = lsp.MessageType.Info if out.ok else lsp.MessageType.Error
+        kind = lsp.MessageType.Info if out.ok else lsp.MessageType.Warning if stopped else lsp.MessageType.Error
         message = out.message()
         if not out.ok:
             message += " (the PyPTO output has the command's output)"

@@ -6,11 +6,15 @@ message and the server goes on."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import textwrap
 from typing import Any, Union
 
 import pytest
 from lsprotocol import types as lsp
+
+from server import protocol as P
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER_SETTINGS = {"debounceMs": 30}
@@ -71,6 +75,18 @@ def _read_code_actions_as_vscode_does(client) -> None:
         return conv.structure(obj, cls)
 
     conv.register_structure_hook(Union[lsp.Command, lsp.CodeAction], hook)  # noqa: UP007 - the hook's own key
+
+
+def _processes_running(needle: str) -> bool:
+    """Whether a process on this machine has `needle` in its command line."""
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if needle.encode() in f.read():
+                    return True
+        except (OSError, ValueError):
+            continue
+    return False
 
 
 async def _execute(client, args: dict) -> dict:
@@ -147,6 +163,25 @@ async def test_a_failing_or_hanging_command_is_a_clear_message_and_the_server_go
     (tmp_path / "hangs.py").write_text(HANGS)
     out = await _execute(client, {"command": ["python", "hangs.py"], "cwd": str(tmp_path), "timeout": 2})
     assert out["ok"] is False and "did not finish within 2 s" in out["error"], out
+    assert not _processes_running("hangs.py")
+
+    # the progress's Cancel stops it: the command answers, its processes are gone
+    (tmp_path / "hangs2.py").write_text(HANGS)
+    running = asyncio.ensure_future(_execute(client, {"command": "python hangs2.py", "cwd": str(tmp_path)}))
+
+    def begun(p: Any) -> bool:
+        v = p.value if isinstance(p.value, dict) else P.plain(p.value)
+        return isinstance(v, dict) and v.get("kind") == "begin" and "hangs2.py" in str(v.get("title"))
+
+    began = await client.progress.wait(begun)
+    assert began.value["cancellable"] is True
+    await client.logs.wait(lambda m: "[capture] hanging" in m.message)  # the command runs
+    client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=began.token))
+    out = await asyncio.wait_for(running, lsp_kit.WAIT)
+    assert out["ok"] is False and out["error"].startswith("cancelled"), out
+    said = next(m for m in client.messages if "hangs2.py" in m.message)
+    assert said.type == lsp.MessageType.Warning
+    assert not _processes_running("hangs2.py")
 
     out = await _execute(client, {"command": "no-such-program-pypto --x", "cwd": str(tmp_path)})
     assert out["ok"] is False and "cannot run" in out["error"], out
