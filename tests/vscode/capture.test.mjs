@@ -119,4 +119,15 @@ describe('capture from a test in VS Code (code-server)', { skip: skip ? `missing
     await H.until(async () => (await shownDims(graph)) === '[[8,64]]', { timeout: 120_000, what: 'the graph redrawn for the wider tiles' });
     await H.shot(page, 'vscode-capture-edited');
   });
+
+  test('"PyPTO: Capture from…" offers pytest on the active test file and runs it', async () => {
+    await H.focusEditor(page, TEST);
+    await H.runCommand(page, 'PyPTO: Capture from', { picker: true });
+    const input = page.locator('.quick-input-widget input');
+    await H.until(async () => (await input.inputValue()) === 'python -m pytest -q test_tripled.py', { timeout: 10_000, what: 'the command line prefilled' });
+    await page.keyboard.press('Enter');
+    const done = page.locator('.notification-toast', { hasText: 'from `python -m pytest -q test_tripled.py`' }).first();
+    await done.waitFor({ timeout: 180_000 });
+    assert.match(await done.innerText(), /pypto: captured tripled/);
+  });
 });
