@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import codecs
 import contextlib
 import os
 import re
@@ -318,11 +319,13 @@ class CaptureRunner:
         """The output in chunks (a line without end is cut, never held whole), split into lines."""
         assert proc.stdout is not None
         pending = ""
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a character split between chunks
         while True:
             chunk = await proc.stdout.read(65536)
             if not chunk:
+                pending += decoder.decode(b"", final=True)
                 break
-            pending += chunk.decode("utf-8", errors="replace")
+            pending += decoder.decode(chunk)
             *whole, pending = pending.split("\n")
             for s in whole:
                 line(s)
