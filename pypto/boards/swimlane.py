@@ -516,7 +516,16 @@ def _covered(starts: list[float], ends: list[float], cum: list[float], x: float)
 
 def metrics(sl: Swimlane) -> Metrics:
     """The figures of `sl`'s boxes. Tasks on placeholder lanes (PLACEHOLDER) stay in the critical path
-    (at 0 µs) and nowhere else."""
+    (at 0 µs) and nowhere else. Computed once per swimlane (it is immutable): the health rules, the
+    bottleneck, the summary and the report each ask for them (13 times for one language-server job)."""
+    known = sl.__dict__.get("_metrics")
+    if known is None:
+        known = _metrics(sl)
+        object.__setattr__(sl, "_metrics", known)  # not a field: equality, replace() and to_json ignore it
+    return known  # type: ignore[no-any-return]
+
+
+def _metrics(sl: Swimlane) -> Metrics:
     fake_lanes = {i for i, ln in enumerate(sl.lanes) if ln.core == PLACEHOLDER}
     if not fake_lanes and isinstance(sl.tasks, TaskColumns) and len(sl.tasks):
         return _column_metrics(sl, sl.tasks)
