@@ -36,6 +36,21 @@ def test_tripled():
     tripled(x, out)
     assert (out == 3.0).all()
 `;
+/** A second kernel and its test, for the quick fix. */
+const KERNEL2 = 'doubled_kern.py';
+const TEST2 = 'test_doubled.py';
+const KERNEL2_SRC = KERNEL_SRC.replace('def tripled(', 'def doubled(').replace('x * 3.0', 'x * 2.0').replace('            out:', '           out:');
+const TEST2_SRC = `import numpy as np
+
+from doubled_kern import doubled
+
+
+def test_doubled():
+    x = np.ones((8, 64), np.float32)
+    out = np.zeros_like(x)
+    doubled(x, out)
+    assert (out == 2.0).all()
+`;
 const skip = H.missing();
 
 /** A workspace of its own: the kernel and its test, nothing else to compile. */
@@ -43,6 +58,8 @@ function captureWorkspace() {
   const root = mkdtempSync(join(tmpdir(), 'pypto-e2e-capture-'));
   writeFileSync(join(root, KERNEL), KERNEL_SRC);
   writeFileSync(join(root, TEST), TEST_SRC);
+  writeFileSync(join(root, KERNEL2), KERNEL2_SRC);
+  writeFileSync(join(root, TEST2), TEST2_SRC);
   return { root, folder: root, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
 
@@ -129,5 +146,25 @@ describe('capture from a test in VS Code (code-server)', { skip: skip ? `missing
     const done = page.locator('.notification-toast', { hasText: 'from `python -m pytest -q test_tripled.py`' }).first();
     await done.waitFor({ timeout: 180_000 });
     assert.match(await done.innerText(), /pypto: captured tripled/);
+  });
+
+  test('Ctrl+. on a kernel without example inputs offers "Capture inputs from" its test, which captures it', async () => {
+    await H.openFile(page, KERNEL2);
+    await H.activeEditor(page, KERNEL2).locator('.codelens-decoration', { hasText: 'pypto: not compiled (inputs.missing)' })
+      .first().waitFor({ timeout: 120_000 });
+    const defLine = KERNEL2_SRC.split('\n').findIndex((l) => l.startsWith('def doubled')) + 1;
+    await H.gotoLine(page, defLine, 6, KERNEL2);
+    await page.keyboard.press('Control+.');
+    const widget = page.locator('.action-widget');
+    const title = 'pypto: Capture inputs from test_doubled.py::test_doubled';
+    await widget.locator('.monaco-list-row', { hasText: title }).first().waitFor({ timeout: 30_000 });
+    await H.shot(page, 'vscode-capture-quickfix');
+    const focused = widget.locator('.monaco-list-row.focused');
+    for (let k = 0; k < 20 && !((await focused.count()) && (await focused.first().innerText()).includes(title)); k++) {
+      await page.keyboard.press('ArrowDown');
+    }
+    await page.keyboard.press('Enter');
+    await page.locator('.notification-toast', { hasText: 'pypto: captured doubled' }).first().waitFor({ timeout: 180_000 });
+    await H.kernelLens(page, KERNEL2).waitFor({ timeout: 120_000 });
   });
 });
