@@ -363,13 +363,12 @@ class PyptoLanguageServer(LanguageServer):
         comes, a progress while it runs, a message when it is done; then the open documents of the
         kernels it captured are compiled again (with their captures)."""
         words = capture_runner.parse_command(args.get("command"))
-        timeout: Any
         uri = args.get("uri")
         path = to_fs_path(uri) if isinstance(uri, str) else None
         cwd = args.get("cwd")
         if not isinstance(cwd, str) or not cwd:
             cwd = capture_runner.folder_for(path, self.folders()) if path else (self.folders() or [os.getcwd()])[0]
-        timeout = args.get("timeout")
+        timeout: Any = args.get("timeout")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
             timeout = capture_runner.DEFAULT_TIMEOUT
         text = " ".join(words)
