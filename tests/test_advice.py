@@ -85,3 +85,31 @@ def test_a_tail_fix_the_board_finds_faster_keeps_its_edit(tmp_path):
     assert f.edits and f.numbers["try"][0]["faster"] and "simulated on the sim board" in f.suggestion
     fixed = apply_edits(path.read_text(), f.edits)
     assert "set_vec_tile_shapes(16, 200)" in fixed
+
+
+def test_the_check_is_bounded_and_a_shape_it_did_not_reach_is_not_offered(tmp_path):
+    """With its time spent, `verify_advice` starts no new simulation: every proposed shape it did not
+    reach loses its edits and fixes, its finding says the check stopped at its bound; a shape the
+    advisor simulated before is still checked (it costs nothing)."""
+    from pypto.analysis.advice import proposes, verify_advice
+    from pypto.analysis.advisor import Advisor
+    from pypto.analysis.health import health_report
+    from pypto.record import compile_for, profile
+
+    path = _softmax_with(tmp_path, "1, 4, 1, 64")
+    kernel = load_module(path, "advice_bound_").softmax_kernel
+    record, args = compile_for(kernel)
+    record = profile(record, "sim")
+    health = health_report(record)
+    assert proposes(health)
+    advisor = Advisor(kernel, args, record=record)
+    spent = verify_advice(health, advisor, seconds=0.0)
+    unreached = [f for f in spent.findings if any(t.get("unchecked") for t in f.numbers.get("try", ()))]
+    assert unreached, "a bound of 0 s reaches no shape the advisor had not simulated"
+    for f in unreached:
+        assert not f.edits and not f.fixes and "stopped at its time bound (0 s)" in f.suggestion
+    assert advisor.evaluations == 1, "only the kernel as written was simulated"
+    full = verify_advice(health, advisor)  # the default bound: every shape simulated
+    assert not [t for f in full.findings for t in f.numbers.get("try", ()) if t.get("unchecked")]
+    again = verify_advice(health, advisor, seconds=0.0)  # simulated now: the spent bound checks them all the same
+    assert [f.to_json() for f in again.findings] == [f.to_json() for f in full.findings]

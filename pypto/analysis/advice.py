@@ -9,30 +9,51 @@ proposal only when the simulated makespan is lower than the current one. The fin
 how much and carries the edit of the fastest proposal (so the health panel shows Apply and the
 editor a quick fix); otherwise it keeps its diagnosis, loses the shape and its edits, and says what the board
 found. So health, quick fixes and the advisor never contradict each other: a shape is offered only
-with a simulated figure that beats the kernel as written.
+with a simulated figure that beats the kernel as written. The check is bounded in time
+(`ADVICE_SECONDS`): a shape it did not reach is not offered either.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from pypto.analysis.advisor import Advisor, Evaluation
 from pypto.analysis.findings import Finding
 from pypto.analysis.health import HealthReport
 
+# The default bound of `verify_advice`, in seconds. A shape is offered only once simulated, so a check cut
+# short offers fewer shapes, never an unchecked one; a kernel whose compile is quick checks all of them.
+ADVICE_SECONDS = 20.0
+
 
 def _dims(v: Any) -> Any:
     return tuple(_dims(x) for x in v) if isinstance(v, list) else v
 
 
-def _checked(f: Finding, advisor: Advisor, before: float, board: str) -> Finding:
+@dataclass(frozen=True)
+class _Bound:
+    seconds: float | None  # the check's time bound (None: none)
+    deadline: float | None  # time.monotonic() at which it ends
+
+    def over(self, advisor: Advisor, overrides: Any) -> bool:
+        """The bound is spent and this shape was not simulated already (a known one costs nothing)."""
+        return self.deadline is not None and time.monotonic() > self.deadline and overrides not in advisor.cache
+
+
+def _checked(f: Finding, advisor: Advisor, before: float, board: str, bound: _Bound = _Bound(None, None)) -> Finding:
     tries = [dict(t) for t in f.numbers.get("try", ())]
     if not tries:
         return f
     better: list[tuple[dict[str, Any], Evaluation]] = []
     for t in tries:
-        ev = advisor.evaluate(advisor.normalize({int(t["config"]): _dims(t["dims"])}))
+        overrides = advisor.normalize({int(t["config"]): _dims(t["dims"])})
+        if bound.over(advisor, overrides):
+            t["unchecked"] = True  # not simulated: not offered
+            continue
+        ev = advisor.evaluate(overrides)
         t["makespan_us"] = ev.makespan
         t["faster"] = ev.makespan is not None and ev.makespan < before
         if ev.error:
@@ -48,6 +69,13 @@ def _checked(f: Finding, advisor: Advisor, before: float, board: str) -> Finding
         _, edit = advisor.edit_for(int(t["config"]), _dims(t["dims"]))  # the fastest proposal, as an Apply / quick fix
         edits = f.edits or ((edit,) if edit is not None else ())
         return dataclasses.replace(f, suggestion=f.suggestion + note, numbers=numbers, edits=edits)
+    if any(t.get("unchecked") for t in tries):
+        calls = ", ".join(str(t["call"]) for t in tries if t.get("unchecked"))
+        return dataclasses.replace(
+            f, numbers=numbers, edits=(), fixes=(),
+            suggestion=(f"no tile shape is offered here: the {board} board's check of the advice stopped at its "
+                        f"time bound ({bound.seconds:g} s) before it simulated {calls}; the tuning suggestions "
+                        f"list shapes that are faster"))
     shown = "; ".join(f"{t['call']}: {_figure(t)}" for t in tries)
     return dataclasses.replace(
         f, numbers=numbers, edits=(),
@@ -80,11 +108,15 @@ def withheld(health: HealthReport, board: str = "sim") -> HealthReport:
     return dataclasses.replace(health, findings=tuple(hold(f) for f in health.findings))
 
 
-def verify_advice(health: HealthReport, advisor: Advisor, board: str = "sim") -> HealthReport:
+def verify_advice(health: HealthReport, advisor: Advisor, board: str = "sim",
+                  seconds: float | None = ADVICE_SECONDS) -> HealthReport:
     """`health` with each finding's proposed tile shapes simulated: kept (with the figure) when
-    faster than the kernel as written, else removed with the figure that ruled them out."""
+    faster than the kernel as written, else removed with the figure that ruled them out. Bounded:
+    a shape not simulated within `seconds` (None: no bound) is not offered, and its finding says so
+    (each shape is a compile of its own: a production kernel's can take 10 s)."""
     base = advisor.baseline
     if base is None or base.makespan is None:
         return health
-    findings = tuple(_checked(f, advisor, base.makespan, board) for f in health.findings)
+    bound = _Bound(seconds, None if seconds is None else time.monotonic() + seconds)
+    findings = tuple(_checked(f, advisor, base.makespan, board, bound) for f in health.findings)
     return dataclasses.replace(health, findings=findings)
