@@ -22,9 +22,11 @@ kernels made inside functions included".
    it exists (its tests did not call it, or failed before); **error** (the first line); **timeout**.
 5. the files' hashes before and after say whether anything edited the user's files.
 
-Totals: kernels, kernels whose tests run on this CPU (a test file that may call them — the kernel's own
-file, or a test file of its folder naming its module — ran with at least one test passing: "yes" every
-test passed, "partly" some failed; "skipped": its authors skip every test), opened among those, %.
+Totals: kernels; kernels called by their tests on this CPU (a capture of them exists: a test ran up to the
+call) and how many of those opened — the yardstick's figure; kernels in test files with a passing test (a
+test file that may call them — the kernel's own file, or a test file of its folder naming its module — ran
+with at least one test passing: "yes" every test passed, "partly" some failed; "skipped": its authors
+skip every test), which also counts the variants no running test calls, and how many opened; opened in all.
 
 Run: `.venv/bin/python benchmarks/models_open.py [-j 2] [--timeout 900] [--open-timeout 300] [--keep DIR]
 [--mirror REPO] [--tree CHECKOUT] [--only SUBSTR]`. `--tree` runs another checkout's pypto and server
@@ -59,6 +61,8 @@ from _models import (
     test_command,
     tests_of,
 )
+
+RUNS_FILE = "capture_runs.json"  # with --keep DIR: the tests' outcomes, in DIR beside models/
 
 
 @dataclass
@@ -100,7 +104,7 @@ def open_kernel(site: KernelSite, models: Path, tree: Path, timeout: float, memo
         return Opened(site, "timeout", f"no answer within {timeout:g} s", time.perf_counter() - t0)
     seconds = time.perf_counter() - t0
     if "died" in out:
-        return Opened(site, "error", out["died"], seconds)
+        return Opened(site, "error" if has_capture(site, models) else "no capture", out["died"], seconds)
     err = out.get("error")
     s = out.get("summary") or {}
     o = Opened(site, "opened", "", seconds, int(s.get("tasks") or 0), int(s.get("tile_ops") or 0),
@@ -168,8 +172,20 @@ def main() -> int:
             with ThreadPoolExecutor(max(1, a.jobs)) as pool:
                 for r in pool.map(one, used):
                     runs[r.file] = r
+            if a.keep is not None:  # beside models/, never in it: a later --no-capture run reads the outcomes
+                logs = models.parent / "capture_logs"
+                logs.mkdir(exist_ok=True)
+                for r in runs.values():
+                    (logs / (str(r.file.relative_to(models)).replace("/", "__") + ".log")).write_text(r.log)
+                (models.parent / RUNS_FILE).write_text(json.dumps({
+                    str(r.file): {"code": r.code, "seconds": r.seconds, "summary": r.summary, "captured": r.captured}
+                    for r in runs.values()}, indent=1))
         else:
-            runs = {t: TestRun(t, test_command(t) or [], 0) for t in used}
+            saved = models.parent / RUNS_FILE
+            old = json.loads(saved.read_text()) if saved.is_file() else {}
+            runs = {t: TestRun(t, test_command(t) or [], old.get(str(t), {}).get("code", 0),
+                               old.get(str(t), {}).get("seconds", 0.0), old.get(str(t), {}).get("summary", "(kept)"),
+                               old.get(str(t), {}).get("captured", [])) for t in used}
         results: list[Opened] = []
         for s in sites:
             o = open_kernel(s, models, tree, a.open_timeout, a.memory_limit_mb)
@@ -189,7 +205,7 @@ def main() -> int:
             print(f"  {str(t.relative_to(models)):<58} {status:<8} {r.seconds:6.0f} s  {r.summary[:110]}")
         print(f"\n{'kernel':<84} {'nested':<6} {'test runs':<9} {'status':<10} {'nodes':>6} {'tile ops':>9} "
               f"{'tasks':>7} {'open s':>7}  detail")
-        runs_cpu = opened = opened_runs = 0
+        runs_cpu = opened = opened_runs = called = opened_called = 0
         rank = {"yes": 3, "partly": 2, "skipped": 1, "no": 0}
         for o in results:
             s = o.site
@@ -198,13 +214,21 @@ def main() -> int:
             runs_cpu += ok
             opened += o.status == "opened"
             opened_runs += ok and o.status == "opened"
+            called += o.status != "no capture"
+            opened_called += o.status == "opened"
             print(f"{str(s.file.relative_to(models)) + '::' + s.qualname:<84} {'yes' if s.nested else '':<6} "
                   f"{how:<9} {o.status:<10} {o.nodes:>6} {o.tile_ops:>9,} {o.tasks:>7,} "
                   f"{o.seconds:7.1f}  {o.detail[:240]}")
-        pct = 100 * opened_runs / runs_cpu if runs_cpu else 0.0
-        print(f"\nkernels: {len(results)} ({sum(s.nested for s in sites)} made inside functions); "
-              f"kernels whose tests run on this CPU: {runs_cpu}; opened among those: {opened_runs} ({pct:.0f} %); "
-              f"opened in all: {opened}")
+
+        def pct(a: int, b: int) -> str:
+            return f"{a} of {b} ({100 * a / b:.0f} %)" if b else "0 of 0"
+
+        print(f"\nkernels: {len(results)} ({sum(s.nested for s in sites)} made inside functions)")
+        print(f"called by their tests on this CPU (captured: the test ran up to the call): {called}; "
+              f"opened: {pct(opened_called, called)}")
+        print(f"in test files with a passing test ('yes' / 'partly'; some never called by the tests that run): "
+              f"{runs_cpu}; opened: {pct(opened_runs, runs_cpu)}")
+        print(f"opened in all: {pct(opened, len(results))}")
         print("user's files edited: " + (", ".join(edited) if edited else "none"))
     finally:
         if scratch is not None:

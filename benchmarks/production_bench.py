@@ -29,6 +29,7 @@ Before (b0231a8, `--tree /tmp/before`, 2 cores shared with other sessions, `--ed
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import os
 import re
@@ -46,7 +47,7 @@ from _models import COMMIT, MIRROR, ROOT, export_models, open_in_process, run_ca
 from lsp_bench import Bench, Doc
 from lsprotocol import types as lsp
 
-BEFORE = """(filled in below)"""
+WAIT_SECONDS = 1200.0  # for one record through the language server
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,39 @@ def edit_variants(text: str, name: str, n: int, used: list[int]) -> list[tuple[i
                     v = int(m.group(1))
                     if v >= divisor and v % divisor == 0:
                         out.append((i, t[:m.start()] + str(v // divisor) + t[m.end():]))
+            out += [(i, x) for x in halved_expressions(t, head.group(1), divisor)]
             if len(out) >= n:
                 return out[:n]
+    return out
+
+
+def halved_expressions(line: str, kind: str, divisor: int) -> list[str]:
+    """A tile-shape call whose shapes are expressions (`set_vec_tile_shapes(tile[0], tile[1])`, a cube
+    call of config lists): each expression argument divided (`(tile[0]) // 2`; a cube pair `[x // 2 for x
+    in pair]`, k and n), as a person would halve it in place. Only a call on one line."""
+    head = TILE_CALL.search(line)
+    assert head is not None
+    start = head.start() + line[head.start():].index("(")
+    try:
+        call = ast.parse(line[line.rfind(" ", 0, head.start()) + 1:].strip()).body[0]
+    except (SyntaxError, IndexError):
+        return []
+    if not isinstance(call, ast.Expr) or not isinstance(call.value, ast.Call):
+        return []
+    args = [a for a in call.value.args if not isinstance(a, (ast.Constant, ast.List, ast.Starred))]
+    if not args:
+        return []
+    out = []
+    texts = [ast.unparse(a) for a in call.value.args]
+    chosen = range(len(texts)) if kind == "vec" else [i for i in (1, 2) if i < len(texts)]
+    for i in chosen:
+        a = call.value.args[i]
+        if isinstance(a, (ast.Constant, ast.List, ast.Starred)):
+            continue
+        new = list(texts)
+        new[i] = f"({texts[i]}) // {divisor}" if kind == "vec" else f"[x // {divisor} for x in {texts[i]}]"
+        kw = [ast.unparse(k) for k in call.value.keywords]
+        out.append(f"{line[:start]}({', '.join(new + kw)})")
     return out
 
 
@@ -144,6 +176,18 @@ class TreeBench(Bench):
 
         lsp_bench.SETTINGS.clear()
         lsp_bench.SETTINGS.update(settings)
+
+    async def wait(self, uri: str, kernel: str, version: int, after: int = 0) -> dict[str, Any]:
+        """lsp_bench's wait, with a production kernel's patience: an edit of a file of five kernels recompiles
+        them all (their keys hold the code outside every kernel), two workers at a time."""
+        def pred(r: dict[str, Any]) -> bool:
+            return r["uri"] == uri and r["kernel"] == kernel and r["version"] >= version
+        for r in self.records[after:]:
+            if pred(r):
+                return r
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.waiters.append((pred, fut))
+        return await asyncio.wait_for(fut, WAIT_SECONDS)
 
     async def start(self) -> float:
         from lsp_bench import SETTINGS
@@ -239,7 +283,7 @@ async def main_async(a: argparse.Namespace) -> None:
                 try:
                     await edit_through_lsp(bench, models / row.kernel.file, row.kernel, row, a.edits)
                 except (TimeoutError, asyncio.TimeoutError):
-                    row.note += " edit: no record within 300 s;"
+                    row.note += f" edit: no record within {WAIT_SECONDS:g} s;"
                 p50 = statistics.median(row.edits) if row.edits else None
                 print(f"  edits {row.kernel.key}: {[round(x, 2) for x in row.edits]} p50 {p50}", flush=True)
         finally:
