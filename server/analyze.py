@@ -105,7 +105,9 @@ def _exception_text(e: BaseException) -> str:
 
 def _kernels(mod: types.ModuleType, path: str) -> dict[str, Any]:
     """The module's kernels by name, and those made inside its functions that have a capture
-    (`pypto-ide capture`), made again from it: each is shown at its `def` like any other."""
+    (`pypto-ide capture`), made again from it: each is shown at its `def` like any other. A kernel made
+    inside a function is also found by its qualified name (`make.<locals>.kernel`): the language server
+    names kernels of one name made in different functions so (`server.state.parse_kernels`)."""
     from pypto.frontend.capture import nested_kernels
     from pypto.frontend.jit import JitKernel
 
@@ -115,6 +117,7 @@ def _kernels(mod: types.ModuleType, path: str) -> dict[str, Any]:
             out[value.name] = value
     for value in nested_kernels(path, vars(mod))[0]:
         out.setdefault(value.name, value)
+        out.setdefault(value.fn.__qualname__, value)
     return out
 
 

@@ -94,6 +94,12 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def is_kernel_name(name: str) -> bool:
+    """A kernel's name (an identifier) or qualified name (`make.<locals>.kernel`, `Attention.kernel`)."""
+    return bool(name) and all(part.isidentifier() or part == "<locals>" for part in name.split(".")) \
+        and name.split(".")[-1].isidentifier()
+
+
 class History:
     """The history and baselines of the kernels of files under `root` (a workspace folder)."""
 
@@ -103,10 +109,11 @@ class History:
     # ---- files
 
     def _stem(self, path: str, kernel: str) -> Path:
-        if not kernel.isidentifier():  # it names files: never a path
+        if not is_kernel_name(kernel):  # it names files: never a path
             raise HistoryError(f"{kernel!r} is not a kernel name")
         digest = hashlib.sha1(f"{os.path.realpath(path)}::{kernel}".encode()).hexdigest()[:12]
-        return self.dir / f"{Path(path).stem[:60]}.{kernel[:60]}-{digest}"  # short names: the digest tells apart
+        plain = kernel.replace("<locals>", "locals")[:60]
+        return self.dir / f"{Path(path).stem[:60]}.{plain}-{digest}"  # short names: the digest tells apart
 
     def _lines(self, path: str, kernel: str) -> Path:
         stem = self._stem(path, kernel)

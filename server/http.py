@@ -267,7 +267,7 @@ class _State:
     def kernel_path(self, kernel_id: str) -> tuple[str, str]:
         """(the file's path, the kernel's name) of a kernel id, for its history; 400/403/404 as for jobs."""
         rel, name = split_kernel(kernel_id)
-        if not name.isidentifier():
+        if not history.is_kernel_name(name):
             raise Refused(400, f"{name!r} is not a kernel name")
         real, rel = self.workspace.confine(rel)
         if not is_file(real):

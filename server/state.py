@@ -21,6 +21,7 @@ import ast
 import asyncio
 import hashlib
 import json
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,6 +151,24 @@ def _defs(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     return sorted(out, key=lambda n: n.lineno)
 
 
+def _qualnames(tree: ast.Module) -> dict[ast.AST, str]:
+    """Each function's qualified name as Python spells it (`make.<locals>.kernel`, `Attention.kernel`)."""
+    out: dict[ast.AST, str] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[child] = f"{prefix}{child.name}"
+                visit(child, f"{prefix}{child.name}.<locals>.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return out
+
+
 def parse_kernels(text: str, path: str, settings: dict[str, Json]) -> tuple[list[Kernel], dict[str, Json] | None]:
     """The kernels of a version (with keys) and None, or [] and the syntax error."""
     try:
@@ -161,13 +180,22 @@ def parse_kernels(text: str, path: str, settings: dict[str, Json]) -> tuple[list
                     "end_line": e.end_lineno or line, "end_col": max(col + 1, (e.end_offset or 0) - 1),
                     "rule": "python.syntax"}
     found: list[tuple[str, int, int, int, int]] = []
-    for node in _defs(tree.body):
-        if any(_is_jit(d) for d in node.decorator_list):
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            # the decorator's "@" is one column left of the expression
-            line_text = _line(text, node.lineno)
-            col = line_text.find(node.name, max(0, node.col_offset))
-            found.append((node.name, first, node.end_lineno or node.lineno, node.lineno, max(col, 0)))
+    jitted = [node for node in _defs(tree.body) if any(_is_jit(d) for d in node.decorator_list)]
+    qualname = _qualnames(tree)
+    # kernels are known by name; kernels of one name made in different functions (two factories that each
+    # make a `kernel`) by their qualified names, as the worker finds them (`server.analyze._kernels`)
+    places: dict[str, set[str]] = defaultdict(set)
+    for node in jitted:
+        places[node.name].add(qualname.get(node, node.name))
+    for node in jitted:
+        name = node.name
+        if len(places[name]) > 1 and "<locals>" in qualname.get(node, ""):
+            name = qualname[node]
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        # the decorator's "@" is one column left of the expression
+        line_text = _line(text, node.lineno)
+        col = line_text.find(node.name, max(0, node.col_offset))
+        found.append((name, first, node.end_lineno or node.lineno, node.lineno, max(col, 0)))
     lines = text.splitlines()
     inside = [False] * (len(lines) + 2)
     for _, first, last, _, _ in found:

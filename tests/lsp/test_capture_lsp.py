@@ -64,3 +64,56 @@ async def test_a_captured_factory_kernel_is_compiled_and_shown_at_its_def(client
     full = await doc.call("pypto/record", kernel="halved")
     assert full["record"]["source"]["inputs_from"]["command"] == "python run.py"
     assert [i["shape"] for i in full["record"]["inputs"]] == [[3, 32], [3, 32]]
+
+
+TWINS = textwrap.dedent('''
+    import pypto
+
+
+    def make_scale(tile):
+        @pypto.frontend.jit
+        def kernel(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+                   out: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(tile, 64)
+            out[:] = x * 3.0
+
+        return kernel
+
+
+    def make_shift(tile):
+        @pypto.frontend.jit
+        def kernel(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+                   out: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(tile, 64)
+            out[:] = x + 1.0
+
+        return kernel
+''')
+
+RUN_TWINS = textwrap.dedent('''
+    import numpy as np
+
+    from twins import make_scale, make_shift
+
+    make_scale(4)(np.ones((8, 64), np.float32), np.zeros((8, 64), np.float32))
+    make_shift(2)(np.ones((6, 64), np.float32), np.zeros((6, 64), np.float32))
+''')
+
+
+async def test_two_factories_kernels_of_one_name_are_known_by_their_qualified_names(client, lsp_kit, tmp_path):
+    """Qwen3-Next's gated delta rule file has two factories that each make a `kernel`: each is shown at its
+    own def, named by its qualified name, with its own capture's inputs."""
+    (tmp_path / "run_twins.py").write_text(RUN_TWINS)
+    (tmp_path / "twins.py").write_text(TWINS)
+    proc = subprocess.run([str(CLI), "capture", "--", "python", "run_twins.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, check=False)  # a safety net, not a measure
+    assert proc.returncode == 0, proc.stderr
+    doc = lsp_kit.Doc(client, tmp_path / "twins.py", TWINS)
+    scale = await client.records.record(doc.uri, "make_scale.<locals>.kernel", 1)
+    shift = await client.records.record(doc.uri, "make_shift.<locals>.kernel", 1)
+    assert scale["error"] is None and shift["error"] is None, (scale, shift)
+    defs = [i for i, line in enumerate(TWINS.splitlines()) if line.strip().startswith("def kernel")]
+    assert [scale["range"]["start"]["line"], shift["range"]["start"]["line"]] == defs
+    for name, rows in (("make_scale.<locals>.kernel", 8), ("make_shift.<locals>.kernel", 6)):
+        full = await doc.call("pypto/record", kernel=name)
+        assert [i["shape"] for i in full["record"]["inputs"]] == [[rows, 64], [rows, 64]]
