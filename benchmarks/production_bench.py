@@ -23,7 +23,28 @@ Run: `.venv/bin/python benchmarks/production_bench.py [--kernels a,b] [--edits 5
 `git worktree add /tmp/before b0231a8`; the table says which `pypto` each process imported. The captures
 are made by this checkout's `capture` (`--capture-tree`): its NPU stand-in runs tests an older one did not.
 
-Before (b0231a8, `--tree /tmp/before`, 2 cores shared with other sessions, `--edits 5`): see BEFORE below.
+Before: b0231a8 (`git worktree add /tmp/before b0231a8`, `--tree /tmp/before`: every process printed
+`/tmp/before/pypto/__init__.py`), on 2 cores shared with other sessions (load average 0.7-1.9 at the starts),
+captures from this tree at 7aad0c1 (`models_open.py --keep`, `--no-capture` here); hc_pre, compressor and
+block_attn_res with `--edits 5`, the others with `--edits 2` (a second run, the first having waited 300 s):
+
+| kernel | tile ops | tasks | cold s | edit p50 s | edit/cold % | changed | record size | note |
+|---|---|---|---|---|---|---|---|---|
+| hc_pre (deepseek_v4) | 2,928 | 131 | 2.2 | 0.92 | 42 | 2/5 | 0.7 MB | |
+| compressor (ratio 128) | 9,682 | 2,513 | 2.9 | 1.76 | 60 | 3/5 | 1.8 MB | |
+| compress_fa (c128 decode) | 9,344 | 2,304 | 5.0 | - | - | - | 1.6 MB | (a) |
+| glm_attention (ifa_func_kernel) | 24,408 | 4,600 | 4.0 | 8.57 (14.1, 3.0) | 214 | 0/2 | 3.0 MB | (b) |
+| gated_delta_rule (qwen3_next) | 195,552 | 76,016 | 51-56 | - | - | - | 29.5 MB | (c) |
+| block_attn_res (kimi, forward l_max 32) | 139,840 | 41,024 | 14.4 | 13.41 | 93 | 2/5 | 61.7 MB | |
+
+(a) no record through the server: its worker (2 GiB cap) refuses the captured win_kv, bf16[4096, 128, 1,
+512], as too large for the example inputs; the cold process, uncapped, opens it. (b) glm_attention.py's five
+kernels all recompile on an edit outside them, 2 workers at a time. (c) no record after the first edit (a vec
+tile 16 -> 8 in the kernel's loop): the server went idle without sending one; stopped after 8 min.
+
+"cold" is process start -> record (imports included: ~1.5 s of it); an edit through the server runs in a
+warm worker, yet takes 40-90 % of a cold process for the small kernels (the whole kernel is compiled again,
+and the file's other kernels with it when the edit is outside them) and about as long for the large ones.
 """
 
 from __future__ import annotations
