@@ -204,6 +204,7 @@ from server.protocol import Settings
 
 path, name, memory_mb, warm = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "warm"
 lines = range(int(sys.argv[5]), int(sys.argv[6]) + 1)  # the decorator's first line to the def's
+qualname = sys.argv[7] if len(sys.argv) > 7 else name
 if warm:
     A.warm_up()
 with open(f"/proc/{os.getpid()}/status") as f:
@@ -219,6 +220,8 @@ try:
     listed = A.list_kernels(path, text)
     out["listed"] = [k["name"] for k in listed["kernels"]]
     out["list_error"] = listed["error"]
+    if qualname != name and qualname in out["listed"]:  # a server that names such kernels by qualified name
+        name = qualname
     other = [k["line"] for k in listed["kernels"] if k["name"] == name and k["line"] not in lines]
     if other and not [k for k in listed["kernels"] if k["name"] == name and k["line"] in lines]:
         out["shadowed_by"] = other[0]  # the server knows a file's kernels by name: another of this name won
@@ -249,11 +252,11 @@ print("\n@@open@@" + json.dumps(out, default=str))
 
 
 def open_in_process(file: Path, name: str, cwd: Path, tree: Path, timeout: float, memory_mb: int,
-                    warm: bool, lines: tuple[int, int] = (0, 10**9)) -> dict[str, Any]:
+                    warm: bool, lines: tuple[int, int] = (0, 10**9), qualname: str | None = None) -> dict[str, Any]:
     """OPEN_DRIVER's answer for the kernel `name` of `file`, in a fresh `python` with `tree`'s pypto and
     server; {"died": why} when it gave none. Raises subprocess.TimeoutExpired."""
     argv = [sys.executable, "-c", OPEN_DRIVER, str(file), name, str(memory_mb), "warm" if warm else "cold",
-            str(lines[0]), str(lines[1])]
+            str(lines[0]), str(lines[1]), qualname or name]
     p = subprocess.run(argv, cwd=cwd, env=tree_env(tree), capture_output=True, text=True, timeout=timeout,
                        stdin=subprocess.DEVNULL)
     marker = p.stdout.rfind("@@open@@")
