@@ -105,20 +105,33 @@ def _exception_text(e: BaseException) -> str:
 
 def _kernels(mod: types.ModuleType, path: str) -> dict[str, Any]:
     """The module's kernels by name, and those made inside its functions that have a capture
-    (`pypto-ide capture`), made again from it: each is shown at its `def` like any other. A kernel made
-    inside a function is also found by its qualified name (`make.<locals>.kernel`): the language server
-    names kernels of one name made in different functions so (`server.state.parse_kernels`)."""
+    (`pypto-ide capture`), made again from it: each is shown at its `def` like any other. Kernels of one
+    name made in different functions (two factories that each make a `kernel`) are listed by their
+    qualified names (`make.<locals>.kernel`), as the language server names them
+    (`server.state.parse_kernels`); `_kernel` finds any kernel by its qualified name too."""
     from pypto.frontend.capture import nested_kernels
     from pypto.frontend.jit import JitKernel
 
-    out: dict[str, Any] = {}
+    found: list[Any] = []
     for value in vars(mod).values():
-        if isinstance(value, JitKernel) and value.fn.__code__.co_filename == path and value.name not in out:
-            out[value.name] = value
-    for value in nested_kernels(path, vars(mod))[0]:
-        out.setdefault(value.name, value)
-        out.setdefault(value.fn.__qualname__, value)
+        if isinstance(value, JitKernel) and value.fn.__code__.co_filename == path \
+                and value.name not in {k.name for k in found}:
+            found.append(value)
+    found += nested_kernels(path, vars(mod))[0]
+    places: dict[str, set[str]] = {}
+    for k in found:
+        places.setdefault(k.name, set()).add(k.fn.__qualname__)
+    out: dict[str, Any] = {}
+    for k in found:
+        name = k.fn.__qualname__ if len(places[k.name]) > 1 and "<locals>" in k.fn.__qualname__ else k.name
+        out.setdefault(name, k)
     return out
+
+
+def _kernel(mod: types.ModuleType, path: str, name: str) -> Any:
+    """The kernel `name` names: as `_kernels` lists it, or by its qualified name; None if none."""
+    kernels = _kernels(mod, path)
+    return kernels.get(name) or next((k for k in kernels.values() if k.fn.__qualname__ == name), None)
 
 
 def list_kernels(path: str, text: str) -> dict[str, Any]:
@@ -177,7 +190,7 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         raise  # the worker reports it
     except BaseException as e:  # noqa: BLE001 - the user's module raised (KeyboardInterrupt, sys.exit too)
         return {"name": name, "error": _module_error(path, e), "import_failed": True}
-    kernel = _kernels(mod, path).get(name)
+    kernel = _kernel(mod, path, name)
     if kernel is None:
         return {"name": name, "error": _error(f"no kernel named {name!r} in this version of the file", 1)}
     line = kernel.fn.__code__.co_firstlineno
