@@ -146,6 +146,7 @@ class LiveCompiler:
         doc = self.docs.get(uri)
         if doc is None:
             return
+        doc.edited_line = _first_difference(doc.text, text) or doc.edited_line
         doc.version, doc.text, doc.changed_at = version, text, time.monotonic()
         self._parse(doc)
         self._schedule(doc, self.settings.debounce_ms / 1000 if delay is None else delay)
@@ -252,6 +253,11 @@ class LiveCompiler:
         for name in [n for n in doc.results if n not in doc.kernels]:
             doc.results.pop(name).cancel_extras()
         todo = [k for k in kernels if force or doc.current(k.name) is None]
+        # the kernel the user is editing first (then the nearest): jobs start in this order, `workers` at a
+        # time, and an edit outside the kernels (a shared helper, a constant) recompiles all of them
+        edited = doc.edited_line
+        todo.sort(key=lambda k: (not k.line <= edited <= k.end_line,
+                                 min(abs(k.line - edited), abs(k.end_line - edited))))
         for k in kernels:  # unchanged kernels: their results hold for this version too
             r = doc.results.get(k.name)
             if r is not None and r.key == k.key:
@@ -452,6 +458,17 @@ class LiveCompiler:
 
             fut = r.extras[what] = asyncio.ensure_future(run())
         return await asyncio.shield(fut)
+
+
+def _first_difference(old: str, new: str) -> int:
+    """The first line (1-based) where two texts differ; 0 when they are the same."""
+    if old == new:
+        return 0
+    a, b = old.split("\n"), new.split("\n")
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i + 1
+    return min(len(a), len(b)) + 1
 
 
 def log_output(path: str, kernel: str, output: Any) -> None:

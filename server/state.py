@@ -104,6 +104,7 @@ class Document:
     panels: bool = False  # a client asked for records (pypto/record): compiles include them from now on
     encoding: str = "utf-16"  # the client's position encoding (LSP positionEncoding): what columns count
     accepted: asyncio.Event = field(default_factory=asyncio.Event)  # set as each result is taken (LiveCompiler)
+    edited_line: int = 0  # the first line the latest edit changed (1-based; 0: none yet): its kernel compiles first
 
     def current(self, name: str) -> Result | None:
         """The kernel's result if it matches the latest version's key (else None)."""
