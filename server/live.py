@@ -8,7 +8,8 @@ this module decides the rest:
   version cancels the older one's task.
 - **what to run** — the version is parsed here (`server.state.parse_kernels`): each kernel
   has a key (its text and position, the code outside all kernels, the settings). A kernel
-  whose latest result has the current key is not recompiled.
+  whose latest result has the current key is not recompiled. Those that are start in order of
+  their distance from the edit (the kernel it is in first).
 - **cancellation** — analyses in flight are shared futures keyed by kernel key. The moment
   a change arrives, every analysis of that document whose key the new version no longer
   has is cancelled, which kills its worker job (`WorkerPool.run`); one whose key survives
