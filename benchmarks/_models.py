@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,16 @@ ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path("/work/.mirror/hicann+pypto/repo")
 COMMIT = "883e7dfb0"
 SKIP_DIRS = {".pypto", "__pycache__", ".pytest_cache", "output", "kernel_meta"}
+
+
+def models_folder(keep: Path | None, mirror: Path = MIRROR, commit: str = COMMIT) -> tuple[Path, str | None]:
+    """The models/ folder to work in and the scratch folder to delete after (None): `keep`'s (exported
+    there unless it is already), else a fresh export into a temporary folder."""
+    if keep is not None:
+        base = keep.resolve()
+        return (base / "models" if (base / "models").is_dir() else export_models(base, mirror, commit)), None
+    scratch = tempfile.mkdtemp(prefix="pypto-models-")
+    return export_models(Path(scratch), mirror, commit), scratch
 
 
 def export_models(dest: Path, mirror: Path = MIRROR, commit: str = COMMIT) -> Path:

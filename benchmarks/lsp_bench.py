@@ -191,6 +191,8 @@ class Bench:
         self.state_waiters.append((pred, fut))
         return await asyncio.wait_for(fut, 300)
 
+    patience = 300.0  # seconds a record is waited for
+
     async def wait(self, uri: str, kernel: str, version: int, after: int = 0) -> dict[str, Any]:
         """The first recordChanged of `kernel` at `version` or later (among those after the `after`-th)."""
         def pred(r: dict[str, Any]) -> bool:
@@ -200,7 +202,7 @@ class Bench:
                 return r
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.waiters.append((pred, fut))
-        return await asyncio.wait_for(fut, 300)
+        return await asyncio.wait_for(fut, self.patience)
 
     async def start(self) -> float:
         t0 = time.perf_counter()

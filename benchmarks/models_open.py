@@ -67,7 +67,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -79,9 +78,9 @@ from _models import (
     ROOT,
     KernelSite,
     TestRun,
-    export_models,
     fingerprint,
     kernel_sites,
+    models_folder,
     open_in_process,
     python_files,
     run_capture,
@@ -172,13 +171,7 @@ def main() -> int:
     ap.add_argument("--no-capture", action="store_true", help="with --keep: open with the captures already there")
     a = ap.parse_args()
 
-    scratch = None
-    if a.keep is not None:
-        base = a.keep.resolve()
-        models = base / "models" if (base / "models").is_dir() else export_models(base, a.mirror, a.commit)
-    else:
-        scratch = tempfile.mkdtemp(prefix="pypto-models-")
-        models = export_models(Path(scratch), a.mirror, a.commit)
+    models, scratch = models_folder(a.keep, a.mirror, a.commit)
     tree = a.tree.resolve()
     print(f"models_open — models/ of {a.mirror} at {a.commit} in {models}; pypto and server of {tree}; "
           f"-j {a.jobs}, capture timeout {a.timeout:g} s, open timeout {a.open_timeout:g} s", flush=True)

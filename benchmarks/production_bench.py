@@ -69,13 +69,12 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _models import COMMIT, MIRROR, ROOT, export_models, open_in_process, run_capture, tree_env
+from _models import COMMIT, MIRROR, ROOT, models_folder, open_in_process, run_capture, tree_env
 from lsp_bench import Bench, Doc
 from lsprotocol import types as lsp
 
@@ -214,17 +213,9 @@ class TreeBench(Bench):
         lsp_bench.SETTINGS.clear()
         lsp_bench.SETTINGS.update(settings)
 
-    async def wait(self, uri: str, kernel: str, version: int, after: int = 0) -> dict[str, Any]:
-        """lsp_bench's wait, with a production kernel's patience: an edit of a file of five kernels recompiles
-        them all (their keys hold the code outside every kernel), two workers at a time."""
-        def pred(r: dict[str, Any]) -> bool:
-            return r["uri"] == uri and r["kernel"] == kernel and r["version"] >= version
-        for r in self.records[after:]:
-            if pred(r):
-                return r
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.waiters.append((pred, fut))
-        return await asyncio.wait_for(fut, WAIT_SECONDS)
+    # a production kernel's patience: an edit of a file of five kernels recompiles them all (their keys hold
+    # the code outside every kernel), two workers at a time
+    patience = WAIT_SECONDS
 
     async def start(self) -> float:
         from lsp_bench import SETTINGS
@@ -269,7 +260,7 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
 
 def cold(path: Path, k: Kernel, models: Path, tree: Path, row: Row, timeout: float) -> None:
     try:
-        out = open_in_process(path, k.name, models, tree, timeout, 0, warm=False)
+        out = open_in_process(path, k.name, models, tree, timeout, 0, warm=False, qualname=k.shown)
     except subprocess.TimeoutExpired:
         row.note += f" cold: no record within {timeout:g} s;"
         return
@@ -289,13 +280,7 @@ def cold(path: Path, k: Kernel, models: Path, tree: Path, row: Row, timeout: flo
 
 async def main_async(a: argparse.Namespace) -> None:
     chosen = [k for k in KERNELS if not a.kernels or k.key in a.kernels.split(",")]
-    scratch = None
-    if a.keep is not None:
-        base = a.keep.resolve()
-        models = base / "models" if (base / "models").is_dir() else export_models(base, a.mirror, a.commit)
-    else:
-        scratch = tempfile.mkdtemp(prefix="pypto-models-")
-        models = export_models(Path(scratch), a.mirror, a.commit)
+    models, scratch = models_folder(a.keep, a.mirror, a.commit)
     tree = a.tree.resolve()
     print(f"production_bench — models/ at {a.commit} in {models}; pypto and server of {tree}; {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f}; --edits {a.edits}", flush=True)

@@ -45,12 +45,17 @@ RUN = textwrap.dedent('''
 ''')
 
 
-async def test_a_captured_factory_kernel_is_compiled_and_shown_at_its_def(client, lsp_kit, tmp_path):
-    (tmp_path / "run.py").write_text(RUN)
-    (tmp_path / "factory.py").write_text(SRC)
-    proc = subprocess.run([str(CLI), "capture", "--", "python", "run.py"], cwd=tmp_path, capture_output=True,
+def _captured(folder: Path, files: dict[str, str], script: str, text: str) -> None:
+    """`files` and `script` written into `folder`, and `pypto-ide capture -- python SCRIPT` run there."""
+    for name, body in {**files, script: text}.items():
+        (folder / name).write_text(body)
+    proc = subprocess.run([str(CLI), "capture", "--", "python", script], cwd=folder, capture_output=True,
                           text=True, timeout=300, check=False)  # a safety net, not a measure
     assert proc.returncode == 0, proc.stderr
+
+
+async def test_a_captured_factory_kernel_is_compiled_and_shown_at_its_def(client, lsp_kit, tmp_path):
+    _captured(tmp_path, {"factory.py": SRC}, "run.py", RUN)
     doc = lsp_kit.Doc(client, tmp_path / "factory.py", SRC)
     record = await client.records.record(doc.uri, "halved", 1)
     assert record["error"] is None and record["summary"] is not None, record
@@ -103,11 +108,7 @@ RUN_TWINS = textwrap.dedent('''
 async def test_two_factories_kernels_of_one_name_are_known_by_their_qualified_names(client, lsp_kit, tmp_path):
     """Qwen3-Next's gated delta rule file has two factories that each make a `kernel`: each is shown at its
     own def, named by its qualified name, with its own capture's inputs."""
-    (tmp_path / "run_twins.py").write_text(RUN_TWINS)
-    (tmp_path / "twins.py").write_text(TWINS)
-    proc = subprocess.run([str(CLI), "capture", "--", "python", "run_twins.py"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300, check=False)  # a safety net, not a measure
-    assert proc.returncode == 0, proc.stderr
+    _captured(tmp_path, {"twins.py": TWINS}, "run_twins.py", RUN_TWINS)
     doc = lsp_kit.Doc(client, tmp_path / "twins.py", TWINS)
     scale = await client.records.record(doc.uri, "make_scale.<locals>.kernel", 1)
     shift = await client.records.record(doc.uri, "make_shift.<locals>.kernel", 1)
