@@ -42,20 +42,24 @@ block_attn_res with `--edits 5`, the others with `--edits 2` (a second run, the 
 kernels all recompile on an edit outside them, 2 workers at a time. (c) no record after the first edit (a vec
 tile 16 -> 8 in the kernel's loop): the server went idle without sending one; stopped after 8 min.
 
-For comparison, this tree at 83d6f76 (the compiler work in progress; the first `recordChanged` of a version
-counts, which since 6387869 may be the interim one sent before the advice is checked), `--edits 3`, load 0.8:
+After: this tree at a469290 (2026-11-28 16:40-16:50, load average 0.4-0.7, `--keep DIR --no-capture --edits 3`;
+the first `recordChanged` of a version counts: since 6387869 the server sends the record before the advice's
+tile shapes are checked, `interim: true`, when the kernel's findings propose any):
 
 | kernel | tile ops | tasks | cold s | edit p50 s | edit/cold % | changed | record size |
 |---|---|---|---|---|---|---|---|
-| hc_pre | 2,928 | 131 | 2.5 | 0.25 | 10 | 1/3 | 0.7 MB |
-| compressor | 9,682 | 2,513 | 3.0 | 0.48 | 16 | 2/3 | 1.8 MB |
-| compress_fa | 9,344 | 2,304 | 2.6 | 0.50 | 19 | 2/3 | 1.6 MB |
-| glm_attention | 24,408 | 4,600 | 3.8 | 1.36 | 36 | 2/3 | 3.0 MB |
-| block_attn_res | 139,840 | 41,024 | 14.1 | 19.18 | 136 | 2/3 | 61.7 MB |
+| hc_pre | 2,928 | 131 | 2.5 | 0.27 | 11 | 1/3 | 0.7 MB |
+| compressor | 9,682 | 2,513 | 3.2 | 0.53 | 16 | 2/3 | 1.8 MB |
+| compress_fa | 9,344 | 2,304 | 2.8 | 0.48 | 17 | 2/3 | 1.6 MB |
+| glm_attention | 24,408 | 4,600 | 4.0 | 1.34 | 33 | 2/3 | 3.0 MB |
+| gated_delta_rule | 195,552 | 76,016 | 32.6 | 8.24 | 25 | 1/3 | 29.5 MB |
+| block_attn_res | 139,840 | 41,024 | 14.4 | 20.01 | 139 | 2/3 | 61.7 MB |
 
-"cold" is process start -> record (imports included: ~1.5 s of it); an edit through the server runs in a
-warm worker, yet takes 40-90 % of a cold process for the small kernels (the whole kernel is compiled again,
-and the file's other kernels with it when the edit is outside them) and about as long for the large ones.
+"cold" is process start -> the whole answer (imports included, ~1.5 s; the advice's check too, bounded at 20 s
+since 3904f43: gated_delta_rule's was 89 s). block_attn_res's tile calls are in a helper outside its kernels, so
+an edit recompiles the file's four captured kernels (up to 405k tile ops), two workers on two cores; its own job
+is 12.3 s alone, 65 % of it in `gm_index.Accesses.conflicts` (many tasks meeting in one cell: 8.5 M overlap
+tests). An edit still compiles the whole kernel again (docs/ARCHITECTURE.md, "The compile cache").
 """
 
 from __future__ import annotations
