@@ -58,8 +58,8 @@ tile shapes are checked, `interim: true`, when the kernel's findings propose any
 "cold" is process start -> the whole answer (imports included, ~1.5 s; the advice's check too, bounded at 20 s
 since 3904f43: gated_delta_rule's was 89 s). block_attn_res's tile calls are in a helper outside its kernels, so
 an edit recompiles the file's four captured kernels (up to 405k tile ops), two workers on two cores; its own job
-is 12.3 s alone, 65 % of it in `gm_index.Accesses.conflicts` (many tasks meeting in one cell: 8.5 M overlap
-tests). An edit still compiles the whole kernel again (docs/ARCHITECTURE.md, "The compile cache").
+is 12.3 s alone, 65 % of it in `gm_index.Accesses.conflicts` under cProfile (large boxes against small-tile
+grids: 8.6 M cells walked). An edit still compiles the whole kernel again (docs/ARCHITECTURE.md, "The compile cache").
 """
 
 from __future__ import annotations
