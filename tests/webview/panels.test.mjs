@@ -837,6 +837,23 @@ describe('graph and swimlane: a record of a failed compile', () => {
     await p.page.close();
   });
 
+  test("another kernel's failure is shown as an error, not over this kernel's graph or run as its last good one", async () => {
+    for (const [panel, doc] of [['graph', showcase], ['swimlane', attention]]) {
+      const p = await openPanel(browser.context, panel);
+      await send(p.page, { type: 'record', ...doc });
+      assert.equal(await state(p.page), 'content');
+      const other = failed(doc, 12);
+      other.record = { ...other.record, source: { ...other.record.source, kernel: `${doc.record.source.kernel}_other` } };
+      await send(p.page, { type: 'record', ...other });
+      assert.equal(await state(p.page), 'error', `${panel}: a plain error state, nothing dimmed under it`);
+      await send(p.page, { type: 'record', ...failed(doc, 13) });  // its own kernel failing next: still nothing of it to dim
+      await send(p.page, { type: 'record', ...doc });
+      assert.equal(await state(p.page), 'content');
+      await noErrors(p);
+      await p.page.close();
+    }
+  });
+
   test('swimlane: its error (message and line) over the dimmed last good run; it stays for the next record', async () => {
     const p = await openPanel(browser.context, 'swimlane');
     await send(p.page, { type: 'record', ...attention });

@@ -193,9 +193,10 @@ class GraphPanel implements PanelImpl {
       const r = m.record;
       const failed = recordError(r);
       if (failed) {
-        // the last good graph stays behind the error, ready for the next compile
+        // the last good graph stays behind the error, ready for the next compile — the same kernel's only:
+        // another kernel's failure replaces it (its graph is not this kernel's last good result)
         this.shell.setTitle(r.source.kernel, 'compile failed');
-        this.shell.showError(failed.message, failed.file, failed.line);
+        this.shell.showError(failed.message, failed.file, failed.line, !isKernelOf(this.st.kernel, r));
         return;
       }
       const kernel = kernelKey(r);
