@@ -58,7 +58,7 @@ progress: Callable[[Any], None] = no_progress
 
 # What a job that sent its result early (`interim` setting) leaves out of its final answer: the server
 # has it from the interim result, which differs from the final one in its health findings only.
-INTERIM = ("record", "record_columns", "editor")
+INTERIM = ("record", "record_columns", "editor", "pass_graphs", "listings")
 
 
 def _error(message: str, line: int, col: int = 0, end_line: int = 0, end_col: int = 0,
@@ -234,6 +234,18 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
     precision, suggestions = None, []
     if opts.get("editor"):
         out["editor"] = editor_view(record, path)
+    if opts.get("snapshots"):  # the tensor graph after each pass; null: the previous one, unchanged
+        from pypto.ir.serialize import graph_json
+        prev = record.traced.graph if record.traced is not None else None
+        graphs: list[Any] = []
+        for p_ in record.passes:
+            g = p_.snapshot.graph if p_.snapshot is not None else None
+            graphs.append(None if g is None or g is prev else graph_json(g))
+            prev = g if g is not None else prev
+        out["pass_graphs"] = {"traced": None if record.traced is None else graph_json(record.traced.graph),
+                              "passes": graphs}
+    if opts.get("listings"):  # each leaf function's PTO-ISA-style listing, with its source lines
+        out["listings"] = [record.listing(leaf) for leaf in range(len(p.blocks))] if p.blocks is not None else None
     advisor = None
     if proposes(health):  # a shape is offered only when the sim board finds it faster
         if opts.get("interim"):  # the record now, the checked advice when the board has run it (INTERIM)
@@ -275,18 +287,6 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
         except BaseException as e:  # noqa: BLE001 - a candidate's trace raised (KeyboardInterrupt too)
             out["suggestions"] = []
             out["suggest_error"] = _raised(e, path, name, line)
-    if opts.get("snapshots"):  # the tensor graph after each pass; null: the previous one, unchanged
-        from pypto.ir.serialize import graph_json
-        prev = record.traced.graph if record.traced is not None else None
-        graphs: list[Any] = []
-        for p_ in record.passes:
-            g = p_.snapshot.graph if p_.snapshot is not None else None
-            graphs.append(None if g is None or g is prev else graph_json(g))
-            prev = g if g is not None else prev
-        out["pass_graphs"] = {"traced": None if record.traced is None else graph_json(record.traced.graph),
-                              "passes": graphs}
-    if opts.get("listings"):  # each leaf function's PTO-ISA-style listing, with its source lines
-        out["listings"] = [record.listing(leaf) for leaf in range(len(p.blocks))] if p.blocks is not None else None
     if opts.get("report") or opts.get("html"):
         from pypto.analysis.report import KernelReport, render_html
         kr = KernelReport(name, path, line, record, health, precision, suggestions)

@@ -116,21 +116,33 @@ _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _sched(pid: int) -> dict[int, tuple[int, int]]:
-    """Nanoseconds each thread of the process has run and has waited in a run queue, by thread id
-    (Linux's /proc/<pid>/task/<tid>/schedstat; empty where it cannot be read). A thread's wait is
-    added when it next runs: one waiting now is not in it yet."""
-    out: dict[int, tuple[int, int]] = {}
+def _per_thread(pid: int | str, name: str) -> dict[int, str]:
+    """The text of /proc/<pid>/task/<tid>/<name> of each thread of the process, by thread id (those
+    that cannot be read left out; none where the process is gone)."""
+    out: dict[int, str] = {}
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return out
     for tid in tids:
         try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                ran, waited = f.read().split()[:2]
-            out[int(tid)] = (int(ran), int(waited))
+            with open(f"/proc/{pid}/task/{tid}/{name}") as f:
+                out[int(tid)] = f.read()
         except (OSError, ValueError):
+            pass
+    return out
+
+
+def _sched(pid: int) -> dict[int, tuple[int, int]]:
+    """Nanoseconds each thread of the process has run and has waited in a run queue, by thread id
+    (Linux's /proc/<pid>/task/<tid>/schedstat; empty where it cannot be read). A thread's wait is
+    added when it next runs: one waiting now is not in it yet."""
+    out: dict[int, tuple[int, int]] = {}
+    for tid, text in _per_thread(pid, "schedstat").items():
+        try:
+            ran, waited = text.split()[:2]
+            out[tid] = (int(ran), int(waited))
+        except ValueError:
             pass
     return out
 
@@ -168,15 +180,10 @@ def _children_of(pid: int | str) -> list[int]:
     """The process's child processes (of every thread: an orphan is reparented to any of them);
     `"self"` for this process."""
     out: list[int] = []
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tids:
+    for text in _per_thread(pid, "children").values():
         try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out.extend(int(x) for x in f.read().split())
-        except (OSError, ValueError):
+            out.extend(int(x) for x in text.split())
+        except ValueError:
             pass
     return out
 
