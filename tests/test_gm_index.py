@@ -1,6 +1,8 @@
 """The GM dependency index (`pypto.compiler.gm_index.Accesses`): the owners an access conflicts with
 are exactly those a scan of every earlier access finds (RAW, WAR, WAW on overlapping boxes; two
-reads never conflict), over random boxes of several shapes, aligned or not, many of them repeats."""
+reads never conflict), over random boxes of several shapes, aligned or not, many of them repeats —
+also when writes are rare, so that the index's memory of what a box's read meets is used and must
+be forgotten at the next write."""
 
 from __future__ import annotations
 
@@ -25,14 +27,15 @@ def _boxes(rng: np.random.Generator, n: int) -> list[Region]:
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("use_visit", [True, False])
-def test_conflicts_are_those_of_a_scan_of_every_earlier_access(seed, use_visit):
+@pytest.mark.parametrize("write_share", [0.25, 0.03])
+def test_conflicts_are_those_of_a_scan_of_every_earlier_access(seed, use_visit, write_share):
     rng = np.random.default_rng(seed)
     pool = _boxes(rng, 24)  # few distinct boxes: the same regions are read and written again and again
     index = Accesses()
     earlier: list[tuple[Region, int, bool]] = []
     for k in range(600):
         r = pool[int(rng.integers(0, len(pool)))]
-        owner, write = int(rng.integers(0, 40)), bool(rng.random() < 0.25)
+        owner, write = int(rng.integers(0, 40)), bool(rng.random() < write_share)
         want = {o for other, o, w in earlier if (write or w) and o != owner and overlap(r, other)}
         if use_visit:
             got = index.visit(r, owner, write)
@@ -41,3 +44,15 @@ def test_conflicts_are_those_of_a_scan_of_every_earlier_access(seed, use_visit):
             index.add(r, owner, write)
         assert got == want, k
         earlier.append((r, owner, write))
+
+
+def test_a_write_forgets_what_reads_met_on_every_path():
+    """A read that straddles cells is remembered; a later aligned write of the grid's own shape (the
+    one-cell path of `visit`) must make the same read meet it."""
+    index = Accesses()
+    tile, straddle = (8, 8), Region(0, (64, 64), (4, 4), (8, 8))
+    assert index.visit(Region(0, (64, 64), (0, 0), tile), owner=1, write=True) == set()
+    assert index.visit(straddle, owner=2, write=False) == {1}
+    assert index.visit(Region(0, (64, 64), (8, 8), tile), owner=3, write=True) == {2}  # WAR on the straddle
+    assert index.visit(straddle, owner=4, write=False) == {1, 3}
+    assert index.conflicts(straddle, False, owner=3) == {1}

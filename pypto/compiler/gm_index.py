@@ -84,14 +84,20 @@ class Accesses:
     variant) in the cells its box touches. A grid whose cells the box would touch outnumber its
     accesses is scanned whole instead, so a big box against small tiles costs what they number.
     A cell keeps its writes and its reads apart: a read conflicts only with writes, so the many
-    reads of one region (a loop-invariant value every tile loads) are not scanned by each other."""
+    reads of one region (a loop-invariant value every tile loads) are not scanned by each other.
+    What a read meets depends only on the writes filed, so the owners a box's read meets are kept
+    until the next write: the many reads of one big box (every task reading a whole buffer that
+    many tasks wrote in slabs) cost one walk, then a copy each."""
 
-    __slots__ = ("grids",)
+    __slots__ = ("grids", "_reads_meet")
 
     def __init__(self) -> None:
         # access shape -> cell -> (writes, reads) filed there, each (region, owner)
         self.grids: dict[tuple[int, ...], dict[tuple[int, ...], tuple[list[tuple[Region, int]],
                                                                      list[tuple[Region, int]]]]] = {}
+        # (offset, shape) of a multi-cell read -> every owner it meets (owner filter not applied);
+        # emptied by each write
+        self._reads_meet: dict[tuple[tuple[int, ...], tuple[int, ...]], frozenset[int]] = {}
 
     @staticmethod
     def _spans(r: Region, cell: tuple[int, ...]) -> list[range]:
@@ -99,8 +105,21 @@ class Accesses:
 
     def conflicts(self, r: Region, write: bool, owner: int = -1) -> set[int]:
         """The other owners of earlier accesses this one conflicts with (RAW, WAR, WAW)."""
+        if not write:
+            known = self._reads_meet.get((r.offset, r.shape))
+            if known is not None:
+                found = set(known)
+                found.discard(owner)
+                return found
+        found = self._meets(r, write)
+        found.discard(owner)
+        return found
+
+    def _meets(self, r: Region, write: bool) -> set[int]:
+        """Every owner of an earlier access this one conflicts with, its own included."""
         found: set[int] = set()
         off, shp = r.offset, r.shape
+        multi = False
         for cell, grid in self.grids.items():
             key = _one_cell(off, shp, cell)
             if key is not None:  # the common case: a tile of this grid's shape, aligned to it: one cell
@@ -109,10 +128,11 @@ class Accesses:
                     for entries in (cellv if write else cellv[:1]):
                         for other, o in entries:
                             # an access of the same box needs no overlap test (every extent is >= 1 here)
-                            if o != owner and o not in found and \
+                            if o not in found and \
                                     ((other.offset == off and other.shape == shp) or overlap(r, other)):
                                 found.add(o)
                 continue
+            multi = True
             spans = self._spans(r, cell)
             if math.prod(len(s) for s in spans) > len(grid):
                 cells: Iterable[tuple[list[tuple[Region, int]], list[tuple[Region, int]]]] = grid.values()
@@ -121,11 +141,15 @@ class Accesses:
             for cellv in cells:
                 for entries in (cellv if write else cellv[:1]):
                     for other, o in entries:
-                        if o != owner and o not in found and overlap(r, other):
+                        if o not in found and overlap(r, other):
                             found.add(o)
+        if multi and not write:  # worth keeping: it walked cells or whole grids
+            self._reads_meet[(off, shp)] = frozenset(found)
         return found
 
     def add(self, r: Region, owner: int, write: bool) -> None:
+        if write and self._reads_meet:
+            self._reads_meet.clear()
         shp = r.shape
         cell = shp if 0 not in shp else tuple(max(1, n) for n in shp)
         grid = self.grids.get(cell)
@@ -162,6 +186,8 @@ class Accesses:
                                 ((other.offset == off and other.shape == shp) or overlap(r, other)):
                             found.add(o)
                     if write:
+                        if self._reads_meet:
+                            self._reads_meet.clear()
                         for other, o in reads:
                             if o != owner and o not in found and \
                                     ((other.offset == off and other.shape == shp) or overlap(r, other)):
