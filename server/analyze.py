@@ -172,7 +172,7 @@ def _raised(e: BaseException, path: str, name: str, line: int) -> dict[str, Any]
 
 def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Compile, profile and report one kernel of the module: JSON, and the record's columns as bytes."""
-    from pypto.analysis.advice import proposes, verify_advice, withheld
+    from pypto.analysis.advice import adopt_known, proposes, verify_advice, withheld
     from pypto.analysis.advisor import Advisor
     from pypto.analysis.health import health_report
     from pypto.boards.profile import bottleneck
@@ -280,6 +280,8 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
                                           progress=lambda s: progress({"kernel": name, "search": s}))
             out["suggestions"] = [s.to_json() for s in suggestions]
             out["search"] = advisor.search_summary()
+            health = adopt_known(health, advisor)  # each finding's Apply: the best shape known for its call
+            out["health"] = health.to_json()
         except PyptoError:
             out["suggestions"] = []
         except MemoryError:

@@ -11,18 +11,27 @@ editor a quick fix); otherwise it keeps its diagnosis, loses the shape and its e
 found. So health, quick fixes and the advisor never contradict each other: a shape is offered only
 with a simulated figure that beats the kernel as written. The check is bounded in time
 (`ADVICE_SECONDS`): a shape it did not reach is not offered either.
+
+A finding that offers a shape carries its verified gain (`numbers["gain"]`: speedup, makespan
+before and after, the board, the call), so every door ranks health advice and tuning
+suggestions as one list, the best verified gain first. After the tuning advisor's search,
+`adopt_known` gives each such finding the fastest shape the board has simulated for its call (a
+worse one never sits above a better one). A warning whose every proposed shape the board found
+slower becomes `info`: the rule of thumb said "this is waste a tile shape wins back", and the
+simulation says it is not — the observation stays, with the figure that ruled it out.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from pypto.analysis.advisor import Advisor, Evaluation
 from pypto.analysis.findings import Finding
-from pypto.analysis.health import HealthReport
+from pypto.analysis.health import HealthReport, sorted_findings
 
 # The default bound of `verify_advice`, in seconds. A shape is offered only once simulated, so a check cut
 # short offers fewer shapes, never an unchecked one; a kernel whose compile is quick checks all of them.
@@ -41,6 +50,17 @@ class _Bound:
     def over(self, advisor: Advisor, overrides: Any) -> bool:
         """The bound is spent and this shape was not simulated already (a known one costs nothing)."""
         return self.deadline is not None and time.monotonic() > self.deadline and overrides not in advisor.cache
+
+
+def _gain(before: float, after: float, board: str, call: str, source: str) -> dict[str, Any]:
+    """What a finding's offered shape wins, as every door ranks it (`numbers["gain"]`)."""
+    return {"speedup": before / after, "makespan_us": after, "before_us": before, "board": board, "call": call,
+            "from": source}
+
+
+def _note(before: float, after: float, board: str) -> str:
+    return (f"simulated on the {board} board: {after:,.2f} µs against {before:,.2f} µs now "
+            f"({before / after:.2f}x faster)")
 
 
 def _checked(f: Finding, advisor: Advisor, before: float, board: str, bound: _Bound = _Bound(None, None)) -> Finding:
@@ -64,24 +84,78 @@ def _checked(f: Finding, advisor: Advisor, before: float, board: str, bound: _Bo
     if better:
         t, ev = min(better, key=lambda p: p[1].makespan or 0.0)
         after = float(ev.makespan or 0.0)
-        note = (f" — simulated on the {board} board: {after:,.2f} µs against {before:,.2f} µs now "
-                f"({before / after:.2f}x faster)")
         _, edit = advisor.edit_for(int(t["config"]), _dims(t["dims"]))  # the fastest proposal, as an Apply / quick fix
         edits = f.edits or ((edit,) if edit is not None else ())
-        return dataclasses.replace(f, suggestion=f.suggestion + note, numbers=numbers, edits=edits)
+        numbers["gain"] = _gain(before, after, board, str(t["call"]), "rule")
+        return dataclasses.replace(f, suggestion=f"{f.suggestion} — {_note(before, after, board)}", numbers=numbers,
+                                   edits=edits)
     if any(t.get("unchecked") for t in tries):
         calls = ", ".join(str(t["call"]) for t in tries if t.get("unchecked"))
         return dataclasses.replace(
             f, numbers=numbers, edits=(), fixes=(),
             suggestion=(f"no tile shape is offered here: the {board} board's check of the advice stopped at its "
-                        f"time bound ({bound.seconds:g} s) before it simulated {calls}; the tuning suggestions "
-                        f"list shapes that are faster"))
+                        f"time bound ({bound.seconds:g} s) before it simulated {calls}, and nothing unchecked is "
+                        f"offered"))
     shown = "; ".join(f"{t['call']}: {_figure(t)}" for t in tries)
+    # every shape the rule of thumb proposed is slower (or illegal): what it called waste a tile shape wins
+    # back is not, at these shapes; a warning says so as info (an error stays an error)
+    severity = "info" if f.severity == "warning" else f.severity
+    if severity != f.severity:
+        numbers["refuted"] = f.severity
     return dataclasses.replace(
-        f, numbers=numbers, edits=(),
-        suggestion=(f"no tile shape is offered here: the one this rule of thumb proposes is not faster on the "
-                    f"{board} board ({shown}, against {before:,.2f} µs now); the tuning suggestions list "
-                    f"shapes that are"))
+        f, severity=severity, numbers=numbers, edits=(),
+        suggestion=(f"no tile shape is offered here: the shape this rule of thumb proposes is slower on the "
+                    f"{board} board ({shown}, against {before:,.2f} µs now), so at these shapes this costs no "
+                    f"time that shape would win back"))
+
+
+def adopt_known(health: HealthReport, advisor: Advisor, board: str = "sim") -> HealthReport:
+    """`health` (checked by `verify_advice`) with each finding that offers a tile shape offering the
+    fastest one the board has simulated for its call — the tuning search's, when it found one faster
+    than the rule of thumb's. Simulates nothing: it reads the advisor's cache, so call it after
+    `Advisor.suggest`. A shape that changes other calls too is left to the tuning suggestions."""
+    base = advisor.baseline
+    if base is None or base.makespan is None:
+        return health
+    before = base.makespan
+    fastest: dict[int, Evaluation] = {}
+    for ev in list(advisor.cache.values()):
+        if not ev.legal or len(ev.overrides) != 1 or ev.makespan is None or ev.makespan >= before:
+            continue
+        cid = ev.overrides[0][0]
+        if cid not in fastest or (ev.makespan, ev.overrides) < (fastest[cid].makespan or 0.0, fastest[cid].overrides):
+            fastest[cid] = ev
+
+    def adopt(f: Finding) -> Finding:
+        gain = f.numbers.get("gain")
+        tries = f.numbers.get("try") or ()
+        if not isinstance(gain, dict) or not tries or gain.get("from") == "search":
+            return f
+        own = min((t for t in tries if t.get("faster")), key=lambda t: float(t["makespan_us"]), default=None)
+        if own is None:
+            return f
+        ev = fastest.get(int(own["config"]))
+        if ev is None or ev.makespan is None or ev.makespan >= float(gain["makespan_us"]):
+            return f
+        cid, dims = ev.overrides[0]
+        text, edit = advisor.edit_for(cid, dims)
+        if edit is None:
+            return f
+        after = float(ev.makespan)
+        suggestion = (f"use {text}: the fastest shape the {board} board has simulated for this call — "
+                      f"{_note(before, after, board)}; the shape this rule of thumb proposes, {own['call']}, "
+                      f"gives {float(own['makespan_us']):,.2f} µs ({before / float(own['makespan_us']):.2f}x)")
+        numbers = {**f.numbers, "gain": _gain(before, after, board, text, "search")}
+        return dataclasses.replace(f, suggestion=suggestion, numbers=numbers, edits=(edit,), fixes=())
+
+    return dataclasses.replace(health, findings=tuple(adopt(f) for f in health.findings))
+
+
+def best_gain(health: HealthReport, suggestions: Iterable[Any] = ()) -> float | None:
+    """The best verified speedup any advice offers (a finding's shape or a tuning suggestion), or None."""
+    gains = [float(f.numbers["gain"]["speedup"]) for f in health.findings if isinstance(f.numbers.get("gain"), dict)]
+    gains += [float(s.speedup) for s in suggestions]
+    return max(gains, default=None)
 
 
 def _figure(t: dict[str, Any]) -> str:
@@ -118,5 +192,5 @@ def verify_advice(health: HealthReport, advisor: Advisor, board: str = "sim",
     if base is None or base.makespan is None:
         return health
     bound = _Bound(seconds, None if seconds is None else time.monotonic() + seconds)
-    findings = tuple(_checked(f, advisor, base.makespan, board, bound) for f in health.findings)
-    return dataclasses.replace(health, findings=findings)
+    findings = [_checked(f, advisor, base.makespan, board, bound) for f in health.findings]
+    return dataclasses.replace(health, findings=tuple(sorted_findings(findings)))

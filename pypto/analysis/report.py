@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.analysis import health, thresholds
-from pypto.analysis.advice import proposes, verify_advice
+from pypto.analysis.advice import adopt_known, proposes, verify_advice
 from pypto.analysis.advisor import Advisor, search_text
 from pypto.analysis.findings import SEVERITIES, Finding
 from pypto.analysis.health import health_report
@@ -118,6 +118,7 @@ def make_report(kernel: Any, board: str = "sim", precision: bool = False, sugges
         if suggest and advisor is not None:
             rep.suggestions = advisor.suggest(budget=budget, seconds=seconds)
             rep.search = advisor.search_summary()
+            rep.health = adopt_known(rep.health, advisor)  # each finding's Apply: the best shape known for its call
     except PyptoError as e:
         rep.error = e.message
         rep.error_line = e.loc.span.line if e.loc.span is not None and e.loc.span.file == rep.file else rep.line

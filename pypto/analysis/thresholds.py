@@ -34,7 +34,8 @@ is worth a warning.
 | `block.spills`            | error | spills > `spills = 0` (warning when | live tiles stored to GM and loaded back:  |
 |                           |       | the tile cannot shrink)             | the tiles do not fit the buffer           |
 | `block.schedule-gap`      | warn  | scheduled >= `schedule_gap = 2.0` x | the pipes wait on each other (latency,    |
-|                           |       | the busiest pipe's cycles           | flags, single buffering)                  |
+|                           |       | (the busiest pipe's cycles + one GM | flags, single buffering) beyond the one   |
+|                           |       | read's and one write's latency)     | round trip no task avoids                 |
 | `block.pipe-bound`        | info  | scheduled <= `pipe_bound = 1.25` x  | the busiest pipe is the limit: reduce its |
 |                           |       | the busiest pipe's cycles           | work                                      |
 |   (block rules)           |       | leaves under `min_leaf_share =      | not worth a finding                       |
@@ -43,8 +44,13 @@ is worth a warning.
 | `board.scheduler-bound`   | warn  | idle-with-ready-task share of lane  | the scheduler dispatches slower than the  |
 |                           |       | time >= `scheduler_bubble = 0.30`   | cores finish                              |
 | `board.dependency-bound`  | warn  | critical path >= `critical_path =   | tasks wait on each other: more cores      |
-|                           |       | 0.80` of the makespan, >= 2 tasks   | would not help                            |
+|                           |       | 0.80` of the makespan, >=           | would not help (a producer and its one    |
+|                           |       | `critical_path_tasks = 3` tasks     | consumer is every kernel's least chain)   |
 | `board.bound`             | info  | none (always, with a board run)     | what limits the run                       |
+
+A warning that proposes tile shapes claims waste a tile shape wins back; the sim board checks
+that claim (`pypto.analysis.advice.verify_advice`). When every shape it proposes is slower, the
+finding stays, as `info`, with the figure that ruled its shape out (`numbers["refuted"]`).
 """
 
 from __future__ import annotations
@@ -75,6 +81,7 @@ class Thresholds:
     utilization: float = 0.50
     scheduler_bubble: float = 0.30
     critical_path: float = 0.80
+    critical_path_tasks: int = 3
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -30,7 +30,7 @@ order and the `HealthReport`). This package's namespace keeps what the rest of P
 
 from __future__ import annotations
 
-from pypto.analysis.health.assemble import HealthReport, health_report
+from pypto.analysis.health.assemble import HealthReport, health_report, sorted_findings
 from pypto.analysis.health.context import LEVEL_NAMES, RULES
 
-__all__ = ["LEVEL_NAMES", "RULES", "HealthReport", "health_report"]
+__all__ = ["LEVEL_NAMES", "RULES", "HealthReport", "health_report", "sorted_findings"]

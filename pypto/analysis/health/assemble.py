@@ -5,6 +5,7 @@ sorted by severity, then line, into a `HealthReport`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,9 +50,14 @@ def health_report(record: CompileRecord, thresholds: Thresholds = THRESHOLDS) ->
     """The health report of `record` (compiled through any stage; board rules need `record.run`)."""
     h = HealthContext(record, thresholds)
     run_levels(h)
-    order = sorted(h.findings, key=lambda f: (_SEVERITY_ORDER.get(f.severity, 3),
-                                              f.where.line if f.where is not None else 0, f.rule))
-    return HealthReport(record.source.kernel, record.source.file, h.stats, tuple(order), thresholds)
+    return HealthReport(record.source.kernel, record.source.file, h.stats, tuple(sorted_findings(h.findings)),
+                        thresholds)
+
+
+def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings in report order: by severity, then line, then rule."""
+    return sorted(findings, key=lambda f: (_SEVERITY_ORDER.get(f.severity, 3),
+                                           f.where.line if f.where is not None else 0, f.rule))
 
 
 def run_levels(h: HealthContext) -> None:

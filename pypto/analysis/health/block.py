@@ -38,6 +38,8 @@ def block_level(h: HealthContext) -> None:
         h.core_model = CoreModel(blocks, h.board)
     cm = h.core_model
     rows = []
+    mem = h.board.get("memory", {})
+    read_lat, write_lat = float(mem.get("gm_read_latency", 0)), float(mem.get("gm_write_latency", 0))
     counts = Counter(t.leaf for t in h.p.execute.tasks) if h.p.execute is not None else \
         Counter({b.leaf: b.tasks for b in blocks})
     for b in blocks:
@@ -47,10 +49,16 @@ def block_level(h: HealthContext) -> None:
             sched = h.leaf_cycles[b.leaf] = cm.run(b.leaf, 0.0, 1.0)[0]
         busiest = max(pipes, key=lambda p: pipes[p]) if pipes else ""
         theory = pipes.get(busiest, 0.0)
+        # the shortest a task can be however well its pipes overlap: its busiest pipe's work, plus the latency
+        # of its first GM read (nothing can use the data before it lands) and of its last GM write
+        reads, _, writes, _ = cm.hbm_occupancy(b.leaf)
+        exposed = (read_lat if reads else 0.0) + (write_lat if writes else 0.0)
+        floor = theory + exposed
         rows.append({"leaf": b.leaf, "core": b.core, "tasks": counts.get(b.leaf, b.tasks),
                      "instructions": len(b.instrs), "pipe_cycles": {p: rounded(c, 1) for p, c in pipes.items()},
                      "busiest_pipe": busiest, "min_cycles": rounded(theory, 1), "scheduled_cycles": rounded(sched, 1),
                      "gap": rounded(sched / theory) if theory else 0.0,
+                     "floor_cycles": rounded(floor, 1), "floor_gap": rounded(sched / floor) if floor else 0.0,
                      "peak_bytes": dict(b.peak_bytes), "double_buffered": b.double_buffered, "spills": b.spills})
     total = sum(r["scheduled_cycles"] * r["tasks"] for r in rows) or 1.0
     for r in rows:
@@ -87,11 +95,12 @@ def block_level(h: HealthContext) -> None:
               sugg, h.leaf_where(r["leaf"]),
               {"leaf": r["leaf"], "spills": r["spills"], "tasks": r["tasks"], "peak_bytes": r["peak_bytes"],
                "leaves": [g["leaf"] for g in group], "spills_total": spills, "threshold": h.th.spills})
-    lat = float(h.board.get("memory", {}).get("gm_read_latency", 0))
     ranked = [r for r in rows if r["share"] >= h.th.min_leaf_share and r["min_cycles"]]
-    gaps = _grouped(h, [r for r in ranked if r["gap"] >= h.th.schedule_gap], lambda r: (r["double_buffered"],))
+    # measured against what the task cannot avoid (its busiest pipe and one GM round trip), not the busiest
+    # pipe alone: a short task of one load, one op and one store is all latency, and no schedule hides that
+    gaps = _grouped(h, [r for r in ranked if r["floor_gap"] >= h.th.schedule_gap], lambda r: (r["double_buffered"],))
     for r, group in gaps:
-        gap, pipe = r["gap"], r["busiest_pipe"]
+        gap, pipe = r["floor_gap"], r["busiest_pipe"]
         cid = h.leaf_cfg.get(r["leaf"])
         tc = h.configs.get(cid) if cid is not None else None
         if not r["double_buffered"]:
@@ -105,13 +114,14 @@ def block_level(h: HealthContext) -> None:
                     "streaming while one tile waits" if bigger is not None and tc is not None else
                     "give each task more independent work (tiles along an axis that is not reduced), so "
                     "the pipes stream instead of waiting")
-            cause = (f"each pipe waits for the one before it (a GM read alone is {lat:,.0f} cycles of "
-                     "latency before its data can be used) and a task this short cannot hide that")
+            cause = ("its pipes wait on each other in turn (each GM read is "
+                     f"{read_lat:,.0f} cycles of latency before its data can be used) instead of streaming")
         others = f" ({len(group) - 1} more leaves too)" if len(group) > 1 else ""
         h.add("block.schedule-gap", "warning",
-              f"leaf {r['leaf']} takes {r['scheduled_cycles']:,.0f} cycles, {gap:.1f}x its busiest pipe "
-              f"({pipe}, {r['min_cycles']:,.0f}){others}",
-              f"The pipes could finish in {r['min_cycles']:,.0f} cycles if they overlapped fully; {cause}.",
+              f"leaf {r['leaf']} takes {r['scheduled_cycles']:,.0f} cycles, {gap:.1f}x what its busiest pipe "
+              f"({pipe}, {r['min_cycles']:,.0f}) and one GM round trip need{others}",
+              f"Its pipes could finish in {r['floor_cycles']:,.0f} cycles ({pipe}'s work and the latency of one GM "
+              f"read and one write) if they overlapped fully; {cause}.",
               sugg, h.leaf_where(r["leaf"]),
               {**_leaf_numbers(r, group), "threshold": h.th.schedule_gap})
     bound = _grouped(h, [r for r in ranked if r["gap"] <= h.th.pipe_bound], lambda r: (r["busiest_pipe"],))
@@ -138,5 +148,6 @@ def _grouped(h: HealthContext, rows: list[dict[str, Any]],
 def _leaf_numbers(r: Mapping[str, Any], group: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"leaf": r["leaf"], "tasks": r["tasks"], "scheduled_cycles": r["scheduled_cycles"],
             "min_cycles": r["min_cycles"], "busiest_pipe": r["busiest_pipe"], "pipe_cycles": r["pipe_cycles"],
-            "ratio": r["gap"], "share_of_task_cycles": r["share"], "double_buffered": r["double_buffered"],
+            "ratio": r["gap"], "floor_cycles": r["floor_cycles"], "floor_ratio": r["floor_gap"],
+            "share_of_task_cycles": r["share"], "double_buffered": r["double_buffered"],
             "leaves": [g["leaf"] for g in group]}

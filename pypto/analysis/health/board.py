@@ -65,7 +65,7 @@ def board_level(h: HealthContext) -> None:
               where, {"scheduler_bubble_share": rounded(sched_share), "wait_scheduler_us": rounded(m.wait_scheduler),
                       "avg_task_us": rounded(avg_us), "tasks": len(sl.tasks),
                       "threshold": h.th.scheduler_bubble})
-    if m.critical_share >= h.th.critical_path and len(m.critical_path) >= 2:
+    if m.critical_share >= h.th.critical_path and len(m.critical_path) >= h.th.critical_path_tasks:
         lines: Counter[int] = Counter()
         for tid in m.critical_path[:256]:
             for nid in _nodes_of_task(h, tid):
@@ -125,6 +125,9 @@ def _bound_advice(bound: str) -> str:
         return "fewer, larger tasks (larger tiles)"
     if bound == "dependency":
         return "more independent tasks: smaller tiles along the axes that are not reduced, or split serial chains"
+    if bound == "latency":
+        return ("more independent tiles per task (a larger tile along an axis that is not reduced), so one tile's "
+                "loads overlap another's compute; the block.schedule-gap finding names the leaf")
     if bound == "memory":
         return PIPE_ADVICE["MTE2"]
     if bound == "vector":

@@ -121,7 +121,7 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
             sugg = (f"pad the last dim from {d} to {padded} (a multiple of {step} elements = {h.align} "
                     f"bytes) where the tensor is made, and slice the result")
         else:  # the tensor is aligned, some tiles are not
-            what = f"tiles {', '.join(map(str, tile_dims))} wide (of a last dim of {d})"
+            what = f"tiles {', '.join(map(str, tile_dims))} wide" + (f" (of a last dim of {d})" if d else "")
             sugg = f"choose a tile whose last dim is a multiple of {step} elements ({h.align} bytes)"
             call = _unaligned_call(h, nids, step)
             if call is not None:  # the call's last tile size is the culprit: report it there, the ops related
