@@ -1,6 +1,8 @@
-// The health & tuning panel: findings grouped by severity (numbers, source link, quick fix),
-// tile-shape suggestions with the predicted (simulated) makespan and speedup and an Apply
-// button that asks the host to edit the file, and — after an edit — the previous and the
+// The health & tuning panel: one list of advice ranked by verified gain — every tile shape a
+// health finding offers and every shape the tile search found, each simulated on the named board
+// (its makespan before and after, the speedup, an Apply button that asks the host to edit the
+// file, the findings it answers), the best first (`rankAdvice`); then the findings no shape was
+// verified to help, grouped by severity (numbers, source link); and — after an edit — the previous and the
 // current figures side by side. A new report of the same kernel updates the page in place;
 // when the host does not say what came before (`previous` absent) and the figures changed,
 // the report shown until then is the "previous" one. Where the host keeps a history, the
@@ -13,7 +15,7 @@ import { sameFile } from '../model';
 import { plot } from '../plot';
 import type { HistoryEntry, HostMessage } from '../protocol';
 import { palette } from '../theme';
-import type { Finding, KernelReport, TextEdit, TileSearch } from '../types';
+import type { Finding, KernelReport, Suggestion, TextEdit, TileSearch } from '../types';
 
 const SEVERITIES = ['error', 'warning', 'info'] as const;
 
@@ -110,8 +112,9 @@ class HealthPanel implements PanelImpl {
       r.board ? h('span', { class: 'muted' }, `board ${r.board}`) : '',
       this.baselineText(r)));
     if (this.previous) this.renderCompare(this.previous, r);
-    this.renderFindings(r.findings.filter((f) => f.level !== 'tuning'));
-    this.renderSuggestions(r);
+    const { ranked, rest } = rankAdvice(r);
+    this.renderAdvice(r, ranked);
+    this.renderFindings(rest, rest.length < r.findings.filter((f) => f.level !== 'tuning').length);
     this.renderHistoryCompare(r);
     this.renderHistory();
     if (this.highlight) this.highlightSource(this.highlight.file, this.highlight.line, false);
@@ -278,10 +281,10 @@ class HealthPanel implements PanelImpl {
     return a;
   }
 
-  private renderFindings(findings: Finding[]): void {
-    const section = h('section', { class: 'block', 'data-findings': '1' }, h('h2', null, `Findings (${findings.length})`));
+  private renderFindings(findings: Finding[], answered: boolean): void {
+    const section = h('section', { class: 'block', 'data-findings': '1' }, h('h2', null, `Findings without a verified gain (${findings.length})`));
     this.page.appendChild(section);
-    if (!findings.length) section.append(h('p', { class: 'pass-text' }, 'No findings: nothing looks wasteful.'));
+    if (!findings.length) section.append(h('p', { class: 'pass-text' }, answered ? 'None: each finding is answered by a shape in the advice above.' : 'No findings: nothing looks wasteful.'));
     for (const sev of SEVERITIES) {
       const group = findings.filter((f) => f.severity === sev);
       if (!group.length) continue;
@@ -308,32 +311,45 @@ class HealthPanel implements PanelImpl {
     }
   }
 
-  private finding(f: Finding): HTMLElement {
+  private finding(f: Finding, applied = false): HTMLElement {
     const nums = Object.entries(f.numbers).filter(([, v]) => typeof v !== 'object' || v === null).map(([k, v]) => `${k} ${fmtNum(v)}`).join(' · ');
     const el = h('div', { class: `finding sev-${f.severity}`, 'data-rule': f.rule, 'data-line': f.where?.line ?? 0, 'data-file': f.where?.file ?? '' },
       h('div', null, h('span', { class: 'title' }, f.title), ' ', h('span', { class: 'rule' }, `${f.rule} · ${f.level}`), ' · ', this.whereLink(f)),
       h('p', null, f.why),
       h('p', null, h('b', null, 'Try: '), f.suggestion),
       nums ? h('div', { class: 'numbers' }, nums) : '');
-    if (f.edits.length) el.append(button('Apply fix', () => this.apply(f.edits, f.title), { class: 'primary', title: f.edits.map((e) => `line ${e.where.line}: ${e.text}`).join('\n') }));
+    if (f.edits.length && !applied) el.append(button('Apply fix', () => this.apply(f.edits, f.title), { class: 'primary', title: f.edits.map((e) => `line ${e.where.line}: ${e.text}`).join('\n') }));
     return el;
   }
 
-  private renderSuggestions(r: KernelReport): void {
-    const section = h('section', { class: 'block', 'data-suggestions': '1' }, h('h2', null, `Tuning suggestions (${r.suggestions.length})`));
+  /** The advice, best verified gain first: one row per tile shape, with what it answers. */
+  private renderAdvice(r: KernelReport, ranked: Advice[]): void {
+    const board = ranked[0]?.board ?? r.board ?? 'sim';
+    const section = h('section', { class: 'block', 'data-advice': '1', 'data-suggestions': '1' },
+      h('h2', null, `Advice (${ranked.length})`, h('span', { class: 'muted' }, ` · ranked by verified gain: each shape simulated on the ${board} board`)));
     this.page.appendChild(section);
     if (r.search) section.append(h('p', { class: 'muted', 'data-search': '1' }, searchText(r.search)));
-    if (!r.suggestions.length) {
-      section.append(h('p', { class: 'muted' }, 'No tile shape is predicted to be faster — or the advisor was not asked (pypto-ide report --suggest).'));
+    if (!ranked.length) {
+      section.append(h('p', { class: 'muted' }, r.search
+        ? `No tile shape the ${board} board simulated is faster than the kernel as written.`
+        : 'No finding offers a tile shape the board found faster; the tile search has not run for this compile.'));
       return;
     }
-    for (const s of r.suggestions) {
-      const row = h('div', { class: 'suggestion', 'data-rank': s.rank },
-        h('span', { class: 'speedup' }, `${s.speedup.toFixed(2)}×`),
-        h('div', null, h('code', null, s.text), h('div', null, h('b', null, `predicted makespan ${fmtUs(s.makespan_before_us)} → ${fmtUs(s.makespan_after_us)}`), h('span', { class: 'muted' }, ` (simulated) · ${s.reason.replace(/^simulated [\d.]+ → [\d.]+ µs; /, '')}`))),
-        button('Apply', () => this.apply(s.edits, s.text), { class: 'primary', title: s.edits.map((e) => `${basename(e.where.file)}:${e.where.line}: ${e.text}`).join('\n') }));
+    ranked.forEach((a, i) => {
+      const answers = a.findings.length ? h('div', { class: 'answers' },
+        h('div', { class: 'muted' }, a.findings.length === 1 ? 'Answers this finding:' : `Answers these ${a.findings.length} findings:`),
+        ...a.findings.map((f) => this.finding(f, true))) : '';
+      const from = a.suggestion ? h('span', { class: 'muted' }, ` · the tile search's #${a.suggestion.rank}`) : '';
+      const reason = a.suggestion ? h('div', { class: 'muted' }, a.suggestion.reason.replace(/^simulated [\d.,]+ → [\d.,]+ µs; /, '')) : '';
+      const row = h('div', { class: `advice${a.suggestion ? ' suggestion' : ''}`, 'data-rank': i + 1, 'data-speedup': a.speedup.toFixed(4) },
+        h('span', { class: 'speedup' }, `${a.speedup.toFixed(2)}×`),
+        h('div', null, h('code', null, a.text),
+          h('div', null, h('b', null, `predicted makespan ${fmtUs(a.before)} → ${fmtUs(a.after)}`), h('span', { class: 'muted' }, ` (simulated, ${a.board} board)`), from),
+          reason),
+        button('Apply', () => this.apply(a.edits, a.text), { class: 'primary', title: a.edits.map((e) => `${basename(e.where.file)}:${e.where.line}: ${e.text}`).join('\n') }),
+        answers);
       section.appendChild(row);
-    }
+    });
   }
 }
 
@@ -357,6 +373,49 @@ function figures(r: KernelReport): string {
   const m = r.metrics;
   const count = (s: string): number => r.findings.filter((f) => f.severity === s).length;
   return JSON.stringify([m?.makespan_us, m?.utilization, m?.critical_path_us, count('error'), count('warning'), count('info'), r.suggestions.length]);
+}
+
+/** One tile shape to apply: its verified gain, its edits, the findings it answers, the search's entry. */
+export interface Advice {
+  speedup: number;
+  before: number;
+  after: number;
+  board: string;
+  text: string;
+  edits: TextEdit[];
+  findings: Finding[];
+  suggestion: Suggestion | null;
+}
+
+const editsKey = (edits: TextEdit[]): string => edits.map((e) => `${e.where.line}:${e.text}`).join('\n');
+
+/** Health findings and tuning suggestions as one list: every tile shape with a verified gain (a finding's
+ * `numbers.gain`, a suggestion's speedup), one row per shape (its findings and search entry together),
+ * the best gain first; `rest`, the findings no shape was verified to help, in the report's order. */
+export function rankAdvice(r: KernelReport): { ranked: Advice[]; rest: Finding[] } {
+  const byKey = new Map<string, Advice>();
+  const rest: Finding[] = [];
+  for (const f of r.findings) {
+    if (f.level === 'tuning') continue;
+    const g = f.numbers.gain as { speedup?: number; makespan_us?: number; before_us?: number; board?: string; call?: string } | undefined;
+    if (!g || typeof g.speedup !== 'number' || !(g.speedup > 1) || !f.edits.length) {
+      rest.push(f);
+      continue;
+    }
+    const key = editsKey(f.edits);
+    const a = byKey.get(key);
+    if (a) a.findings.push(f);
+    else byKey.set(key, { speedup: g.speedup, before: g.before_us ?? 0, after: g.makespan_us ?? 0, board: g.board ?? r.board ?? 'sim', text: g.call ?? f.edits[0].text, edits: f.edits, findings: [f], suggestion: null });
+  }
+  for (const s of r.suggestions) {
+    const key = editsKey(s.edits);
+    const a = byKey.get(key);
+    const own = { speedup: s.speedup, before: s.makespan_before_us, after: s.makespan_after_us, text: s.text, edits: s.edits, suggestion: s };
+    if (a) Object.assign(a, own);
+    else byKey.set(key, { ...own, board: r.board ?? 'sim', findings: [] });
+  }
+  const ranked = [...byKey.values()].sort((a, b) => b.speedup - a.speedup || (a.suggestion?.rank ?? 99) - (b.suggestion?.rank ?? 99));
+  return { ranked, rest };
 }
 
 start(new HealthPanel());
