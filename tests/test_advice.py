@@ -113,3 +113,45 @@ def test_the_check_is_bounded_and_a_shape_it_did_not_reach_is_not_offered(tmp_pa
     assert not [t for f in full.findings for t in f.numbers.get("try", ()) if t.get("unchecked")]
     again = verify_advice(health, advisor, seconds=0.0)  # simulated now: the spent bound checks them all the same
     assert [f.to_json() for f in again.findings] == [f.to_json() for f in full.findings]
+
+
+def test_after_the_search_each_finding_offers_the_best_shape_known_for_its_call(tmp_path):
+    """Softmax at (1, 4, 1, 64): the rule of thumb's shape is faster (verified), the tile search's best is
+    faster still; the finding then offers the search's best, with its figure, so one ranked list never
+    has a worse shape above a better one (the panel's `rankAdvice` reads `numbers["gain"]`)."""
+    from pypto.analysis.advice import best_gain
+
+    path = _softmax_with(tmp_path, "1, 4, 1, 64")
+    rep = make_report(load_module(path, "advice_rank_").softmax_kernel, suggest=True)
+    assert rep.health is not None and rep.suggestions
+    offering = [f for f in rep.health.findings if f.edits and f.numbers.get("try")]
+    assert offering, "a finding offers a shape"
+    top = rep.suggestions[0]
+    for f in offering:
+        gain = f.numbers["gain"]
+        own = min(t["makespan_us"] for t in f.numbers["try"] if t["faster"])
+        assert gain["makespan_us"] <= own  # never worse than its own proposal
+        assert gain["speedup"] == pytest.approx(top.speedup) and gain["from"] == "search"
+        assert [e.text for e in f.edits] == [e.text for e in top.edits] and gain["call"] == top.text
+        assert f"{top.speedup:.2f}x faster" in f.suggestion and f.severity == "warning"
+    assert best_gain(rep.health, rep.suggestions) == pytest.approx(top.speedup)
+    # independently: the shape the finding offers, applied to the file, gives the figure it claims
+    new_dims = top.text.split("(", 1)[1].rstrip(")")
+    assert _makespan(_softmax_with(tmp_path, new_dims)) == pytest.approx(offering[0].numbers["gain"]["makespan_us"],
+                                                                          rel=1e-6)
+
+
+def test_a_warning_whose_every_shape_is_slower_is_info_with_the_figure(tmp_path):
+    """At softmax's best tile the rules of thumb still fire, and the board finds their shapes slower: the
+    observation stays, as info, saying what it ruled out; nothing is cut off mid-sentence."""
+    path = _softmax_with(tmp_path, "1, 32, 1, 256")
+    rep = make_report(load_module(path, "advice_refuted_").softmax_kernel)
+    assert rep.health is not None
+    refuted = [f for f in rep.health.findings if f.numbers.get("refuted")]
+    assert refuted, "32 tasks on 48 cores: the low-parallelism rule proposes smaller tiles, which are slower"
+    for f in refuted:
+        assert f.severity == "info" and f.numbers["refuted"] == "warning" and not f.edits
+        assert all(not t["faster"] for t in f.numbers["try"])
+        assert f.suggestion.endswith("so at these shapes this costs no time that shape would win back")
+    for f in rep.health.findings:
+        assert not f.suggestion.endswith("shapes that are") and "pypto-ide" not in f.suggestion
