@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lsprotocol import types as lsp
 
+from server import quickfix
 from server.capture_runner import Found, Target
 from server.state import Document, Kernel, Result
 
@@ -424,6 +425,29 @@ def stale_mark(doc: Document, r: Result) -> str:
     return f"{r.failure[0]} at line {r.def_line}" if r.failure is not None else "not compiled"
 
 
+def best_gain(r: Result) -> tuple[float, str, str] | None:
+    """(speedup, clock word, board) of the best verified gain a kernel's advice offers — a health
+    finding's checked tile shape (`numbers.gain`) or a tuning suggestion, from its compile or its
+    finished tile search — or None: what the health panel's advice list has at its top."""
+    outs = [r.analysis or {}]
+    fut = r.extras.get("suggest")
+    if fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None:
+        outs.append(fut.result() or {})
+    best: tuple[float, str, str] | None = None
+    clock = clock_word(r.summary or {})
+    for out in outs:
+        found = []
+        for f in ((out.get("health") or {}).get("findings") or ()):
+            g = (f.get("numbers") or {}).get("gain")
+            if isinstance(g, Mapping) and f.get("edits"):
+                found.append((float(g["speedup"]), clock, str(g.get("board", ""))))
+        found += [(float(x["speedup"]), clock, str((r.summary or {}).get("board", ""))) for x in out.get("suggestions") or ()]
+        for x in found:
+            if x[0] > 1.0 and (best is None or x[0] > best[0]):
+                best = x
+    return best
+
+
 def code_lenses(doc: Document) -> list[lsp.CodeLens]:
     lines = lines_of(doc)
     out: list[lsp.CodeLens] = []
@@ -449,6 +473,9 @@ def code_lenses(doc: Document) -> list[lsp.CodeLens]:
             continue
         title = (f"pypto: {us(float(s['makespan_us']))} {clock_word(s)} · {n(int(s['tasks']))} tasks · "
                  f"{pct(float(s['utilization']))} utilized · {s['board']} board · {s['bound']}-bound")
+        gain = best_gain(shown)
+        if gain is not None and not stale:  # the best verified gain any advice offers: the health panel's top
+            title += f" · best advice {gain[0]:.2f}× faster ({gain[1]}, {gain[2]} board)"
         if stale:  # the last good run, marked: the numbers are not the current text's
             title = f"pypto (stale: {stale}): " + title.removeprefix("pypto: ")
         out.append(lsp.CodeLens(range=at, command=_command(title, "pypto.openReport", args)))
@@ -580,20 +607,38 @@ def finding_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnos
     return out
 
 
-def error_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnostic]) -> list[lsp.CodeAction]:
-    """A compile error's `fixes` (each "use N" of its message, as an edit of the call's argument) under
-    the requested range: the error's own range or the fix's."""
+def erring_tile_calls(doc: Document) -> list[str]:
+    """The kernels whose current result is an error about a tile entry and that keep no last good result
+    (after a restart): their compile history may know the call's last shape that compiled."""
+    out = []
+    for k in doc.kernels.values():
+        r = doc.current(k.name)
+        err = r.error if r is not None else None
+        if r is not None and isinstance(err, Mapping) and err.get("tile_entry") and r.last_good is None:
+            out.append(k.name)
+    return out
+
+
+def error_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnostic],
+                  past: Mapping[str, Sequence[Mapping[str, Json]]] | None = None) -> list[lsp.CodeAction]:
+    """A compile error's `fixes` under the requested range (the error's own range or the fix's): each
+    "use N" of its message, as an edit of the call's argument or of a literal shape; for a tile entry
+    also, first, the call's last shape that compiled (server.quickfix; `past`: kernel -> its compile
+    history, for a kernel with no last good result in memory)."""
     lines = lines_of(doc)
     out = []
     ctx = list(context)
     for k in doc.kernels.values():
         r = doc.current(k.name)
         err = r.error if r is not None and r.analysis is not None else None
-        if r is None or not isinstance(err, Mapping) or not err.get("fixes"):
+        if r is None or not isinstance(err, Mapping):
+            continue
+        fixes = quickfix.tile_entry_fixes(r, err, doc.text, (past or {}).get(k.name, ())) + list(err.get("fixes") or ())
+        if not fixes:
             continue
         where = make_range(lines, int(err["line"]), int(err.get("col", 0)), int(err.get("end_line", 0)),
                            int(err.get("end_col", 0)))
-        for fx in err["fixes"]:
+        for fx in fixes:
             at = make_range(lines, int(fx["line"]), int(fx["col"]), int(fx.get("end_line", 0)), int(fx["end_col"]))
             if not (overlaps(where, rng) or overlaps(at, rng)):
                 continue

@@ -750,7 +750,13 @@ def create_server() -> PyptoLanguageServer:
             return []
         if any(r.interim for r in doc.results.values()):  # its advice is being checked: offer the checked one
             await ls.live.wait(doc, min(10.0, ls.live.deadline()))  # (VS Code drops an answer held much longer)
-        actions = features.error_actions(doc, params.range, params.context.diagnostics)
+        past = {}  # a tile-entry error with no last good result in memory (a restart): the history's shapes
+        for name in features.erring_tile_calls(doc):
+            try:
+                past[name] = await ls.history_io.call(ls.history(doc.path).entries, doc.path, name)
+            except history.HistoryError as e:
+                log.debug("no compile history of %s for its quick fixes: %s", name, e)
+        actions = features.error_actions(doc, params.range, params.context.diagnostics, past)
         actions += features.finding_actions(doc, params.range, params.context.diagnostics)
         for r, tc in features.tile_calls_at(doc, params.range):
             found = _search_now(ls, doc, r)

@@ -32,28 +32,51 @@ class Fix:
     title: str
 
 
+@dataclass(frozen=True)
+class TileEntry:
+    """A `set_*_tile_shapes` call one of whose entries breaks a rule of the call alone (not a positive
+    int; a cube L1 not a multiple of its L0), as data for an editor that knows the call's earlier
+    shapes: `kind` "vec" or "cube", the `call`'s span, `args` the span of its shape arguments as written
+    (where another whole shape goes; None when they are not plain positional arguments) and `entry`
+    the bad argument — (index into the vector shape, None) or (cube m=0 / k=1 / n=2, index into its
+    list or None for an int)."""
+
+    kind: str
+    call: Span
+    args: Span | None
+    entry: tuple[int, int | None]
+
+
 class PyptoError(Exception):
     """A user error: `message` names the problem, `loc` is where in the user's code."""
 
     def __init__(self, message: str, loc: Loc | None = None, *, rule: str = "",
-                 related: tuple[Related, ...] = (), fixes: tuple[Fix, ...] = ()) -> None:
+                 related: tuple[Related, ...] = (), fixes: tuple[Fix, ...] = (),
+                 tile_entry: TileEntry | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.loc = loc if loc else _user_loc()
         self.rule = rule
         self.related = related
         self.fixes = fixes
+        self.tile_entry = tile_entry
 
     def details(self, path: str) -> dict[str, Any]:
         """The related places and fixes in file `path`, JSON-able, for an error dict (`related`:
         [{line, col, end_line, end_col, message}], `fixes`: [{line, col, end_line, end_col, text,
-        title}]; 1-based lines, columns in UTF-8 bytes as Python counts them)."""
+        title}], and `tile_entry`: {kind, call, args, entry} when set; 1-based lines, columns in UTF-8
+        bytes as Python counts them)."""
         def where(s: Span) -> dict[str, Any]:
             return {"line": s.line, "col": s.col, "end_line": s.end_line or s.line, "end_col": s.end_col}
 
-        return {"related": [{**where(r.span), "message": r.message} for r in self.related if r.span.file == path],
-                "fixes": [{**where(f.span), "text": f.text, "title": f.title} for f in self.fixes
-                          if f.span.file == path]}
+        out: dict[str, Any] = {
+            "related": [{**where(r.span), "message": r.message} for r in self.related if r.span.file == path],
+            "fixes": [{**where(f.span), "text": f.text, "title": f.title} for f in self.fixes if f.span.file == path]}
+        t = self.tile_entry
+        if t is not None and t.call.file == path:
+            out["tile_entry"] = {"kind": t.kind, "call": where(t.call), "args": where(t.args) if t.args else None,
+                                 "entry": list(t.entry)}
+        return out
 
     @property
     def file(self) -> str:

@@ -22,7 +22,7 @@ import numpy as np
 from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import CastMode, PrecisionType, SaturationMode, TopKAlgo
-from pypto.ir.errors import PyptoError, ShapeError, op_message
+from pypto.ir.errors import PyptoError, ShapeError, TileEntry, op_message
 from pypto.ir.ops import norm_dim
 from pypto.ir.source import Loc
 from pypto.language import builder as _b
@@ -914,13 +914,24 @@ def set_matrix_size(size: Sequence[Any]) -> None:
         raise PyptoError(f"pypto.set_matrix_size takes a list [m, k, n], got {type(size).__name__}")
 
 
+def _tile_call_error(what: str, e: ShapeError, loc: Loc | None) -> PyptoError:
+    """A rule of the call alone broken in a kernel's `set_*_tile_shapes` call: an error at the call
+    (`tile.shape`) with a fix per nearest legal value of the bad entry, and the entry as data (the
+    language server also offers the call's last shape that compiled)."""
+    span = loc.span if loc is not None else None
+    if not isinstance(e, tiling.TileRuleError) or span is None or e.entry is None:
+        return PyptoError(op_message(what, e), loc)
+    entry = TileEntry("vec" if what == "set_vec_tile_shapes" else "cube", span, tiling.shape_args(span), e.entry)
+    return PyptoError(op_message(what, e), loc, rule="tile.shape", fixes=tiling.call_fixes(span, e), tile_entry=entry)
+
+
 def set_vec_tile_shapes(*dims: Any) -> None:
     b = _b.current()
     loc = b.loc() if b else None
     try:
         shape = tiling.check_vec_call(list(dims))
     except ShapeError as e:
-        raise PyptoError(op_message("set_vec_tile_shapes", e), loc) from None
+        raise _tile_call_error("set_vec_tile_shapes", e, loc) from None
     if b is not None:
         assert loc is not None
         b.set_vec(shape, loc)
@@ -942,7 +953,7 @@ def set_cube_tile_shapes(m: Any, k: Any, n: Any, enable_split_k: bool = False) -
     try:
         dims = (*tiling.check_cube_call(m, k, n), bool(enable_split_k))
     except ShapeError as e:
-        raise PyptoError(op_message("set_cube_tile_shapes", e), loc) from None
+        raise _tile_call_error("set_cube_tile_shapes", e, loc) from None
     if b is not None:
         assert loc is not None
         b.set_cube(dims, loc)

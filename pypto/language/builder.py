@@ -24,7 +24,7 @@ from pypto.ir.errors import PyptoError, Related, ShapeError, op_message
 from pypto.ir.graph import Graph, Node, TensorType, TileConfig
 from pypto.ir.ops import GATHERMASK_PATTERNS, OPS
 from pypto.ir.source import Loc
-from pypto.language import tiling
+from pypto.language import shape_fixes, tiling
 
 _state = threading.local()
 
@@ -376,7 +376,9 @@ class Builder:
                 raise PyptoError(op_message(op, e), config.loc, rule="tile.shape", related=related,
                                  fixes=tiling.call_fixes(config.loc.span, e)) from None
             except ShapeError as e:
-                raise PyptoError(op_message(op, e), loc) from None
+                fixes = (shape_fixes.broadcast_fixes(loc, [self._producer(v) for v in inputs], self.types)
+                         if opdef.kind == "binary" and len(inputs) == 2 else ())
+                raise PyptoError(op_message(op, e), loc, fixes=fixes) from None
             # matmul tiles by the cube config; vector math and the copies that assemble, concat
             # and reshape may make by the vec config in force
             tile = (self.cube.id if op == "matmul" and self.cube else
@@ -386,6 +388,11 @@ class Builder:
         self._track_window(node)
         self._track_valid(node, opdef.vector)
         return self._append(node)
+
+    def _producer(self, value: int) -> Node | None:
+        """The node that made `value` (None for a value no scope holds)."""
+        sc = self.value_scope.get(value)
+        return next((n for n in sc.nodes if n.id == value), None) if sc is not None else None
 
     def _track_valid(self, node: Node, vector: bool) -> None:
         """`Tensor.valid_shape`: a view, full or reshape given `valid_shape` has it; vector math on

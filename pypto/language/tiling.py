@@ -19,7 +19,7 @@ import contextvars
 import linecache
 import math
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pypto.ir import source
@@ -43,7 +43,7 @@ class TileRuleError(ShapeError):
     vector shape, None) or (cube argument m=0 / k=1 / n=2, index into its list or None for an int) —,
     `bad` its value and `uses` the values that fix it (the message's "use N")."""
 
-    def __init__(self, message: str, entry: tuple[int, int | None] | None = None, bad: int = 0,
+    def __init__(self, message: str, entry: tuple[int, int | None] | None = None, bad: object = 0,
                  uses: Sequence[int] = ()) -> None:
         super().__init__(message)
         self.entry = entry
@@ -51,15 +51,57 @@ class TileRuleError(ShapeError):
         self.uses = tuple(uses)
 
 
-def _positive_ints(values: Sequence[object], what: str) -> tuple[int, ...]:
+def _positive_ints(values: Sequence[object], what: str, entry: Callable[[int], tuple[int, int | None]] | None = None,
+                   legal: Callable[[int, object], Sequence[int]] | None = None) -> tuple[int, ...]:
+    """The entries as ints, or a `TileRuleError` about the first that is not a positive int: its
+    argument `entry(i)` and the nearest values the call takes there (`legal(i, bad)`; else
+    `nearest_positive`), so that an editor can offer them."""
     out = []
     for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ShapeError(f"{what} entry {i} is {v!r}; tile sizes must be positive ints")
-        if v <= 0:
-            raise ShapeError(f"{what} entry {i} is {v}; every tile size must be > 0")
-        out.append(v)
+        bad = isinstance(v, bool) or not isinstance(v, int)
+        if bad or v <= 0:  # type: ignore[operator]
+            msg = (f"{what} entry {i} is {v!r}; tile sizes must be positive ints" if bad
+                   else f"{what} entry {i} is {v}; every tile size must be > 0")
+            uses = (legal or (lambda _i, x: nearest_positive(x)))(i, v)
+            if uses:
+                msg += f"; use {' or '.join(map(str, uses))}"
+            raise TileRuleError(msg, entry(i) if entry else (i, None), v, uses)
+        out.append(v)  # type: ignore[arg-type]
     return tuple(out)
+
+
+def _number(v: object) -> float | None:
+    """`v` as a real number (an int, a float, a numpy scalar …), or None (a bool, a string, a list, nan)."""
+    if isinstance(v, bool) or isinstance(v, (str, bytes)):
+        return None
+    try:
+        x = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def nearest_positive(v: object) -> tuple[int, ...]:
+    """The positive ints nearest a tile entry that is not one: 1 for zero or a negative entry, the
+    int itself for an integral float (64.0), the ints on either side of a fraction (32.5: 32 and 33);
+    nothing for what is not a number. Every vector tile entry the call takes is a positive int."""
+    x = _number(v)
+    if x is None:
+        return ()
+    if x < 1:
+        return (1,)
+    return tuple(sorted({math.floor(x), math.ceil(x)}))
+
+
+def nearest_legal(v: object, ok: Callable[[int], bool], step: int = 1, limit: int = 1 << 16) -> tuple[int, ...]:
+    """The multiples of `step` for which `ok` holds nearest `v`: the largest at or below it and the
+    smallest at or above it (one when they agree, or when `v` is below every legal value)."""
+    x = _number(v)
+    if x is None:
+        return ()
+    below = [c for c in range(step, min(limit, math.floor(x)) + 1, step) if ok(c)]
+    above = next((c for c in range(max(step, math.ceil(x / step) * step), limit + 1, step) if ok(c)), None)
+    return tuple(sorted({c for c in (below[-1] if below else None, above) if c is not None}))
 
 
 def check_vec_call(dims: Sequence[object]) -> tuple[int, ...]:
@@ -179,22 +221,54 @@ def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[Te
             break
 
 
-def _pair(v: object, what: str, allow3: bool = False) -> tuple[int, ...]:
-    if isinstance(v, int) and not isinstance(v, bool):
+def _cube_steps(what: str) -> tuple[int, ...]:
+    """The steps an offered cube size keeps to, the first that gives one: k on every dtype's fractal
+    (a k off its dtype's fractal is an error at the matmul, and the call does not know the dtype), m
+    and n on the cube's 16-row fractal (off it is a board warning)."""
+    fractal = load()["cube_fractal_elements"]
+    if what == "k":
+        return math.lcm(*(int(f) for f in fractal.values())), int(fractal["default"]), 1
+    return int(fractal["default"]), 1
+
+
+def _cube_nearest(vals: Sequence[object], i: int, bad: object, what: str) -> tuple[int, ...]:
+    """The sizes nearest `bad` that entry `i` of a cube [L0, L1(, L1)] list can take with its other
+    entries (those that are positive ints): L0 <= each L1 and each L1 a multiple of L0."""
+    def ok(c: int) -> bool:
+        got = [c if j == i else x for j, x in enumerate(vals)]
+        l0 = got[0]
+        if not (isinstance(l0, int) and not isinstance(l0, bool) and l0 > 0):
+            return True
+        return all(x >= l0 and x % l0 == 0 for x in got[1:] if isinstance(x, int) and not isinstance(x, bool) and x > 0)
+
+    for step in _cube_steps(what):
+        found = nearest_legal(bad, ok, step)
+        if found:
+            return found
+    return ()
+
+
+def _pair(v: object, what: str, allow3: bool = False, arg: int = 0) -> tuple[int, ...]:
+    whole = isinstance(v, int) and not isinstance(v, bool)
+    if whole:
         v = [v, v]
     if not isinstance(v, (list, tuple)) or len(v) not in ((2, 3) if allow3 else (2,)):
         form = "[L0, L1] or [kL0, kAL1, kBL1]" if allow3 else "[L0, L1]"
         raise ShapeError(f"cube tile {what} must be {form}, got {v!r}")
-    vals = _positive_ints(v, f"cube tile {what}")
-    for l1 in vals[1:]:
+    given = list(v)
+    vals = _positive_ints(given, f"cube tile {what}", lambda i: (arg, None if whole else i),
+                          lambda i, bad: _cube_nearest([bad] * len(given) if whole else given, i, bad, what))
+    for j, l1 in enumerate(vals[1:], 1):
         if l1 < vals[0] or l1 % vals[0]:
-            raise ShapeError(f"cube tile {what}={list(vals)}: L1 size {l1} must be a multiple of "
-                             f"the L0 size {vals[0]} (L0 <= L1 and L1 % L0 == 0)")
+            uses = _cube_nearest(vals, j, l1, what)
+            raise TileRuleError(f"cube tile {what}={list(vals)}: L1 size {l1} must be a multiple of "
+                                f"the L0 size {vals[0]} (L0 <= L1 and L1 % L0 == 0)"
+                                + (f"; use {' or '.join(map(str, uses))}" if uses else ""), (arg, j), l1, uses)
     return vals
 
 
 def check_cube_call(m: object, k: object, n: object) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    return _pair(m, "m"), _pair(k, "k", allow3=True), _pair(n, "n")
+    return _pair(m, "m", arg=0), _pair(k, "k", allow3=True, arg=1), _pair(n, "n", arg=2)
 
 
 def check_cube_for_matmul(m: tuple[int, ...], k: tuple[int, ...], n: tuple[int, ...],
@@ -274,6 +348,25 @@ def call_fixes(call: Span | None, e: TileRuleError) -> tuple[Fix, ...]:
     span = Span(call.file, target.lineno, target.col_offset, target.lineno, target.end_col_offset or 0)
     what = "set_vec_tile_shapes" if vec else "set_cube_tile_shapes"
     return tuple(Fix(span, str(u), f"use {u} for {text} in {what}") for u in e.uses)
+
+
+def shape_args(call: Span) -> Span | None:
+    """Where the shape arguments of the `set_*_tile_shapes` call at `call` are written — a vector
+    call's entries (inside the brackets of a single list), a cube call's m, k and n — as one span to
+    put another whole shape in; None when they are not plain positional arguments."""
+    node = _call_node(call)
+    if node is None or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    args: list[ast.expr] = list(node.args)
+    if _callee(node).endswith("set_vec_tile_shapes"):
+        if len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
+            args = list(args[0].elts)
+    else:
+        args = args[:3] if len(args) >= 3 else []
+    if not args or any(isinstance(a, ast.Starred) for a in args):
+        return None
+    return Span(call.file, args[0].lineno, args[0].col_offset, args[-1].end_lineno or args[-1].lineno,
+                args[-1].end_col_offset or 0)
 
 
 def _callee(node: ast.Call) -> str:
