@@ -425,6 +425,30 @@ def stale_mark(doc: Document, r: Result) -> str:
     return f"{r.failure[0]} at line {r.def_line}" if r.failure is not None else "not compiled"
 
 
+def best_gain(r: Result) -> tuple[float, str, str] | None:
+    """(speedup, clock word, board) of the best verified gain a kernel's advice offers — a health
+    finding's checked tile shape (`numbers.gain`) or a tuning suggestion, from its compile or its
+    finished tile search — or None: what the health panel's advice list has at its top."""
+    outs = [r.analysis or {}]
+    fut = r.extras.get("suggest")
+    if fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None:
+        outs.append(fut.result() or {})
+    best: tuple[float, str, str] | None = None
+    clock = clock_word(r.summary or {})
+    for out in outs:
+        found = []
+        for f in ((out.get("health") or {}).get("findings") or ()):
+            g = (f.get("numbers") or {}).get("gain")
+            if isinstance(g, Mapping) and f.get("edits"):
+                found.append((float(g["speedup"]), clock, str(g.get("board", ""))))
+        board = str((r.summary or {}).get("board", ""))
+        found += [(float(x["speedup"]), clock, board) for x in out.get("suggestions") or ()]
+        for x in found:
+            if x[0] > 1.0 and (best is None or x[0] > best[0]):
+                best = x
+    return best
+
+
 def code_lenses(doc: Document) -> list[lsp.CodeLens]:
     lines = lines_of(doc)
     out: list[lsp.CodeLens] = []
@@ -450,6 +474,9 @@ def code_lenses(doc: Document) -> list[lsp.CodeLens]:
             continue
         title = (f"pypto: {us(float(s['makespan_us']))} {clock_word(s)} · {n(int(s['tasks']))} tasks · "
                  f"{pct(float(s['utilization']))} utilized · {s['board']} board · {s['bound']}-bound")
+        gain = best_gain(shown)
+        if gain is not None and not stale:  # the best verified gain any advice offers: the health panel's top
+            title += f" · best advice {gain[0]:.2f}× faster ({gain[1]}, {gain[2]} board)"
         if stale:  # the last good run, marked: the numbers are not the current text's
             title = f"pypto (stale: {stale}): " + title.removeprefix("pypto: ")
         out.append(lsp.CodeLens(range=at, command=_command(title, "pypto.openReport", args)))

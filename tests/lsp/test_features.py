@@ -68,6 +68,19 @@ async def test_code_lenses_sit_above_each_kernel_and_each_tile_shape_call(client
     assert tiles.command.arguments[0]["level"] == "tile"
 
 
+async def test_the_kernels_lens_names_the_best_verified_gain_of_its_advice(client, lsp_kit, tmp_path):
+    """The tail fix the sim board found faster is the kernel's best advice: its lens says by how much,
+    simulated, on which board — the figure at the top of the health panel."""
+    doc = lsp_kit.Doc(client, tmp_path / "gain.py", TAIL)
+    await client.records.record(doc.uri, "tail_vec", 1)
+    (tail,) = [d for d in doc.diagnostics() if d.code == "tile.tail-waste"]
+    m = re.search(r"simulated on the sim board: [\d.,]+ µs against [\d.,]+ µs now \(([\d.]+)x faster\)", tail.message)
+    assert m, tail.message
+    lenses = await doc.lenses()
+    (summary,) = [x.command.title for x in lenses if x.command and x.command.command == "pypto.openReport"]
+    assert summary.endswith(f" · best advice {float(m.group(1)):.2f}× faster (simulated, sim board)"), summary
+
+
 async def test_inlay_hints_give_each_op_line_its_shape_and_tile_count(client, lsp_kit, tmp_path):
     doc = lsp_kit.Doc(client, tmp_path / "hints.py", SRC)
     await client.records.record(doc.uri, "scale_exp", 1)
