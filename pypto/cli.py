@@ -60,8 +60,17 @@ except ImportError:  # pragma: no cover - Windows
     resource = None  # type: ignore[assignment]
 
 from pypto.analysis import check
+from pypto.analysis.advisor import SEARCH_SECONDS
 from pypto.analysis.executors import open_executor, parse_executor, report_all
-from pypto.analysis.report import check_fail_on, failures, make_report, render
+from pypto.analysis.report import (
+    KernelReport,
+    check_fail_on,
+    failures,
+    make_report,
+    render,
+    text_findings,
+    text_suggestions,
+)
 from pypto.boards.importers import load_any
 from pypto.boards.profile import bottleneck
 from pypto.boards.swimlane import PLACEHOLDER, LaneTask, Swimlane, metrics
@@ -576,7 +585,15 @@ def kernels_in(target: str) -> list[JitKernel]:
 
 def run_report(target: str, fmt: str = "text", board: str = "sim", precision: bool = False, suggest: bool = False,
                fail_on: list[str] | None = None, output: Path | None = None, budget: int | None = None,
-               seconds: float | None = None) -> int:
+               seconds: float | None = SEARCH_SECONDS, exhaustive: bool = False) -> int:
+    """`pypto-ide report`. The text report on the terminal comes in two steps per kernel: its findings
+    as soon as they are known, then (with `--suggest`) the tile search's suggestions once it ends, its
+    progress on stderr meanwhile; the search (and the check of the findings' proposed shapes) is bounded
+    by `seconds` (`SEARCH_SECONDS`; 0 or None: no bound). `exhaustive`: no bound on time or evaluations."""
+    if seconds is not None and seconds < 0:
+        print(f"--time {seconds:g}: seconds, at least 0 (0: no time bound)", file=sys.stderr)
+        return 1
+    bound = None if exhaustive or not seconds else seconds
     try:
         for spec in fail_on or ():
             try:
@@ -587,17 +604,47 @@ def run_report(target: str, fmt: str = "text", board: str = "sim", precision: bo
     except CliError as e:
         print(e, file=sys.stderr)
         return 1
-    reports = [make_report(k, board, precision, suggest, budget=budget, seconds=seconds) for k in kernels]
-    for r in reports:
+    stream = fmt == "text" and output is None  # the terminal's report: findings first, suggestions as they come
+    reports = []
+    for k in kernels:
+        told: list[bool] = []
+
+        def shown(r: KernelReport, told: list[bool] = told) -> None:
+            told.append(True)
+            if stream:
+                sys.stdout.write("\n".join(text_findings(r)) + "\n")
+                sys.stdout.flush()
+            if suggest and r.error is None:
+                limit = "no time bound" if bound is None else f"up to {bound:g} s; --time 0: no bound"
+                print(f"{r.kernel}: searching tile shapes on the sim board ({limit})…", file=sys.stderr, flush=True)
+
+        best: list[float] = []
+
+        def progress(p: dict[str, Any], name: str = k.name, best: list[float] = best) -> None:
+            if p.get("best") and p.get("best_us") is not None and (not best or p["best_us"] < best[-1] - 1e-9):
+                best.append(float(p["best_us"]))
+                speedup = f" ({p['baseline_us'] / p['best_us']:.2f}x)" if p.get("baseline_us") else ""
+                print(f"{name}: {p['seconds']:.1f} s, {p['searched']:,} of {p['space']:,} shapes: best so far "
+                      f"{p['best_us']:,.2f} µs{speedup} with {p['best']}", file=sys.stderr, flush=True)
+
+        r = make_report(k, board, precision, suggest, budget=budget, seconds=bound, on_findings=shown,
+                        progress=progress if suggest else None, exhaustive=exhaustive)
         if r.error is not None:
+            if stream and not told:
+                sys.stdout.write("\n".join(text_findings(r)) + "\n")
             print(f"{r.file}:{r.error_line or r.line}: error: {r.error}", file=sys.stderr)
-    text = render(reports, fmt)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text)
-        print(f"wrote {output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+        if stream:
+            sys.stdout.write("\n".join([*text_suggestions(r), ""]) + "\n")
+            sys.stdout.flush()
+        reports.append(r)
+    if not stream:
+        text = render(reports, fmt, fail_on or ())
+        if output is not None:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text)
+            print(f"wrote {output}", file=sys.stderr)
+        else:
+            sys.stdout.write(text)
     failed = failures(reports, fail_on or ())
     for line in failed:
         print(f"fail: {line}", file=sys.stderr)
@@ -640,7 +687,7 @@ def run_check(paths: list[str], baseline: Path, update: bool = False, fmt: str =
         base.setdefault("tolerance", {})["makespan"] = makespan_tol
     if utilization_tol is not None:
         base.setdefault("tolerance", {})["utilization"] = utilization_tol
-    results = check.compare(reports, base, root)
+    results = check.compare(reports, base, root, check.scope_of(paths or ["."]))
     failed = [c for c in results if not c.passed]
     text = check.render(results, reports, fmt)
     if output is not None:
@@ -788,11 +835,19 @@ def _capture(command: list[str], store: Path | None, every: bool, timeout: float
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="pypto-ide", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="pypto-ide", description="PyPTO IDE: compile, profile, report and "
+                                                                   "check PyPTO kernels")
     sub = parser.add_subparsers(dest="cmd", required=True)
-    ex = sub.add_parser("examples", help="compile and run the examples, compare each with torch")
+    ex = sub.add_parser("examples", help="compile and run the examples, compare each with torch",
+                        description="Import every example of DIRECTORY (default: the repository's examples/), run "
+                                    "its check() — compile, run on this machine's CPU, compare with torch — and "
+                                    "print each example's kernels and comparisons. Exit 1 if anything failed.")
     ex.add_argument("directory", nargs="?", default=str(REPO / "examples"))
-    co = sub.add_parser("compile", help="compile a file's kernels without running them; show every pass")
+    co = sub.add_parser("compile", help="compile a file's kernels without running them; show every pass",
+                        description="Compile a file's kernels (or FILE::KERNEL) for their example inputs without "
+                                    "running them, and print every pass: stage, whether it changed the graph, "
+                                    "nodes, time. --json prints the CompileRecord, --dump/--record write it, "
+                                    "--listing adds each leaf function's PTO listing.")
     co.add_argument("target", metavar="FILE[::KERNEL]", help="a Python file, optionally ::the kernel to compile")
     co.add_argument("--stage", choices=STAGES, help="stop after this stage (default: every stage)")
     co.add_argument("--dump", metavar="DIR", type=Path,
@@ -806,7 +861,12 @@ def main(argv: list[str] | None = None) -> int:
     co.add_argument("--listing", action="store_true", help="print each leaf function's PTO-ISA-style listing")
     co.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"),
                     help=f"write the final graph as one of: {', '.join(EXPORTS)}")
-    pr = sub.add_parser("profile", help="compile and run a file's kernels on a board; print the swimlane summary")
+    pr = sub.add_parser("profile", help="compile and run a file's kernels on a board; print the swimlane summary",
+                        description="Compile a file's kernels and run them on a board — the simulated A2/A3 chip "
+                                    "(sim, times simulated) or this machine's cores (cpu, times measured) — and "
+                                    "print the makespan, utilization, what bounds the run and the slowest tasks "
+                                    "with their source lines; --trace writes the swimlane (Chrome/Perfetto, "
+                                    "PyPTO's merged_swimlane.json, …). A trace file is read as `open` reads it.")
     pr.add_argument("target", metavar="FILE[::KERNEL]", help="a Python file, optionally ::the kernel to profile")
     pr.add_argument("--board", choices=("sim", "cpu"), default="sim",
                     help="sim: the simulated A2/A3 chip (default); cpu: this machine's cores, measured")
@@ -816,7 +876,13 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--workers", type=int, help="cpu board: worker threads (default: one per core)")
     pr.add_argument("--top", type=int, default=5, help="how many of the slowest tasks to list")
     pr.add_argument("--json", action="store_true", help="print the CompileRecord with its run as JSON")
-    rp = sub.add_parser("report", help="health report (and precision, tuning suggestions) of a file's kernels")
+    rp = sub.add_parser("report", help="health report (and precision, tuning suggestions) of a file's kernels",
+                        description="The health report of a file's (or a folder's) kernels: the profile's figures "
+                                    "and findings pointing at source lines; --precision compares every op with "
+                                    "fp64, --suggest searches tile shapes on the sim board (bounded by --time). "
+                                    "Formats for people (text, md, html) and for CI (json, junit, sarif: a "
+                                    "failure only for what --fail-on fails on). Exit 1 when a kernel does not "
+                                    "compile or a --fail-on condition is met.")
     rp.add_argument("target", metavar="FILE[::KERNEL]|DIR",
                     help="a Python file, optionally ::the kernel to report on, or a folder of them")
     rp.add_argument("--format", choices=("text", "json", "md", "html", "junit", "sarif"), default="text")
@@ -824,14 +890,27 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--precision", action="store_true", help="compare every op with an fp64 reference, per pass")
     rp.add_argument("--suggest", action="store_true", help="search tile shapes on the sim board and suggest edits")
     rp.add_argument("--budget", type=int, help="--suggest: evaluations at most (default: 10%% of the space)")
-    rp.add_argument("--time", type=float, metavar="SECONDS",
-                    help="--suggest: wall-clock seconds to search, then the best found so far (default: no limit)")
+    rp.add_argument("--time", type=float, metavar="SECONDS", default=SEARCH_SECONDS,
+                    help=f"wall-clock seconds for the sim board's work on tile shapes (checking the findings' "
+                         f"proposed shapes, then the --suggest search), then the best found so far "
+                         f"(default {SEARCH_SECONDS:g}, as in the editor and `serve`; 0: no time bound)")
+    rp.add_argument("--exhaustive", action="store_true",
+                    help="--suggest: no time bound and no evaluation budget: search until nothing is left to "
+                         "explore (minutes to hours on a large kernel)")
     rp.add_argument("--fail-on", action="append", metavar="COND",
                     help="exit 1 when met: a severity (error, warning, info), 'precision', or a condition such as "
                          "'utilization<0.5' / 'makespan>120' (µs); repeatable")
     rp.add_argument("--output", "-o", type=Path, help="write the report to this file instead of stdout")
     ck = sub.add_parser("check", help="CI gate: every kernel's makespan, utilization, precision and errors "
-                                      "against a baseline file")
+                                      "against a baseline file",
+                        description="The regression gate for CI: report every kernel under PATHs (sim board, "
+                                    "health, precision) and compare it with the baseline file. Exit 1 on a "
+                                    "regression — makespan above the baseline or utilization below it by more "
+                                    "than the tolerance, precision that passed and fails now, a new "
+                                    "error-severity finding, a kernel that no longer compiles — and on nothing "
+                                    "else: JUnit has a <failure>, SARIF an error, exactly per regression. Only "
+                                    "the kernels under PATHs are reported. --update-baseline writes the current "
+                                    "figures as the baseline.")
     ck.add_argument("paths", nargs="*", metavar="PATH", help="files (FILE[::KERNEL]) or folders (default: .)")
     ck.add_argument("--baseline", type=Path, required=True, help="the baseline JSON (committed with the kernels)")
     ck.add_argument("--update-baseline", action="store_true", help="write the current figures as the baseline")
@@ -845,7 +924,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="local (a process pool, the default), dask://HOST:PORT (an existing Dask cluster) or "
                          "dask://local (a Dask cluster of --workers processes on 127.0.0.1 for this run)")
     op = sub.add_parser("open", help="read a run's trace (merged_swimlane.json, chip_swimlane_records.json, …); "
-                                     "print the swimlane summary")
+                                     "print the swimlane summary",
+                        description="Read a real run's trace — PyPTO's merged_swimlane.json, "
+                                    "tilefwk_L1_prof_data.json with dyn_topo.txt, chip_swimlane_records.json with "
+                                    "deps.json, a Chrome trace, our swimlane JSON, or a folder holding one — and "
+                                    "print the same summary as `profile`, with what the import could not place.")
     op.add_argument("trace_file", metavar="TRACE", help="a trace file, or a folder of PyPTO run outputs")
     op.add_argument("--trace", metavar="OUT", type=Path, help="also write the swimlane to OUT (converted)")
     op.add_argument("--format", choices=TRACE_FORMATS, default="chrome",
@@ -853,7 +936,11 @@ def main(argv: list[str] | None = None) -> int:
     op.add_argument("--top", type=int, default=5, help="how many of the slowest tasks to list")
     op.add_argument("--json", action="store_true", help="print the imported swimlane as JSON (with its metrics)")
     cp = sub.add_parser("capture", help="run your own test or script and record every kernel call's inputs "
-                                        "for the other commands")
+                                        "for the other commands",
+                        description="Run COMMAND (your own test or script, after --) with this pypto first on its "
+                                    "path, in a process group of its own under a time limit and a memory cap, "
+                                    "and record every kernel call's arguments; the other commands then compile "
+                                    "a kernel for its captured inputs (docs/capture.md).")
     cp.add_argument("--store", type=Path, metavar="DIR",
                     help=f"where to write the captures (default: ./{capture.STORE.as_posix()})")
     cp.add_argument("--all", action="store_true", dest="every",
@@ -881,7 +968,7 @@ def main(argv: list[str] | None = None) -> int:
                          args.workers)
     if args.cmd == "report":
         return run_report(args.target, args.format, args.board, args.precision, args.suggest, args.fail_on,
-                          args.output, args.budget, args.time)
+                          args.output, args.budget, args.time, args.exhaustive)
     if args.cmd == "profile":
         return run_profile(args.target, args.board, args.trace, args.format, args.workers, args.top, args.json)
     if args.cmd == "open":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,7 @@ from pypto.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = Path(sys.executable).parent / "pypto-ide"
+JENKINS_JUNIT = REPO / "tests" / "data" / "jenkins-junit-10.xsd"  # tests/data/README.md: where it comes from
 SARIF_SCHEMA = REPO / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas" / "sarif-2.1.0-rtm.5.json"
 
 KERNELS = textwrap.dedent('''
@@ -80,23 +82,50 @@ def test_sarif_validates_against_the_sarif_schema(kernels, capsys):
     schema = json.loads(SARIF_SCHEMA.read_text())
     jsonschema.Draft4Validator(schema).validate(doc)
     results = doc["runs"][0]["results"]
-    assert any(r["ruleId"] == "compile.error" and r["level"] == "error" for r in results)
+    # without --fail-on the gate fails on the kernel that does not compile, and so does the file: its one error
+    assert [r["ruleId"] for r in results if r["level"] == "error"] == ["compile.error"]
+    assert any(r["level"] == "warning" and r["properties"]["severity"] == "warning" for r in results)
     located = [r for r in results if r["ruleId"] != "compile.error"]
     assert located and all(r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1 for r in located)
+    # with --fail-on warning, each warning finding is an error too: what the exit code fails on
+    code, out, err = _report(capsys, f"{kernels}", "--format", "sarif", "--fail-on", "warning")
+    results = json.loads(out)["runs"][0]["results"]
+    jsonschema.Draft4Validator(schema).validate(json.loads(out))
+    assert code == 1 and "finding(s) at or above warning" in err
+    errors = [r for r in results if r["level"] == "error"]
+    assert {r["ruleId"] for r in errors} == {"compile.error"} | {
+        r["ruleId"] for r in results if r["properties"].get("severity") in ("warning", "error")}
 
 
-def test_junit_has_a_testcase_per_rule_per_kernel_and_fails_the_broken_one(kernels, capsys, tmp_path):
+def _junit_failures(path: Path) -> dict[tuple[str, str], str]:
+    """(suite, testcase) -> failure text, after validating against the schema Jenkins' xUnit plugin reads."""
+    xmlschema.XMLSchema(str(JENKINS_JUNIT)).validate(str(path))
+    xml = JUnitXml.fromfile(str(path))
+    return {(s.name, c.name): c.result[0].text or "" for s in xml for c in s if not c.is_passed}
+
+
+def test_junit_fails_exactly_what_the_gate_fails_on(kernels, capsys, tmp_path):
     out_file = tmp_path / "report.xml"
     code, _, _ = _report(capsys, str(kernels), "--format", "junit", "-o", str(out_file))
-    xmlschema.XMLSchema(str(REPO / "docs" / "schemas" / "junit.xsd")).validate(str(out_file))
+    assert code == 1
     xml = JUnitXml.fromfile(str(out_file))
     suites = {s.name: s for s in xml}
     assert set(suites) == {"soft", "broken"}
-    soft_cases = {c.name for c in suites["soft"]}
-    assert {"compile", *known_rules()} <= soft_cases
-    broken = {c.name: c for c in suites["broken"]}
-    assert not broken["compile"].is_passed
-    assert all(c.is_passed for c in suites["soft"] if c.name == "compile")
+    assert {"compile", *known_rules()} <= {c.name for c in suites["soft"]}
+    # no --fail-on: the broken kernel's compile is the one failure; soft's warnings are its rules' system-out
+    failed = _junit_failures(out_file)
+    assert list(failed) == [("broken", "compile")] and "needs at least 2 entries" in failed[("broken", "compile")]
+    warned = {c.name for c in suites["soft"] if c.system_out and ": warning: " in c.system_out}
+    assert warned, "the fixture's softmax in tiles of (4, 64) has warnings: the test needs one"
+    # --fail-on warning: exactly those rules fail too, and the exit code says so
+    code, _, err = _report(capsys, str(kernels), "--format", "junit", "-o", str(out_file), "--fail-on", "warning")
+    assert code == 1 and "finding(s) at or above warning" in err
+    assert set(_junit_failures(out_file)) == {("broken", "compile")} | {("soft", rule) for rule in warned}
+    # a condition on the profile is a testcase of its own
+    code, _, _ = _report(capsys, f"{kernels}::soft", "--format", "junit", "-o", str(out_file),
+                         "--fail-on", "utilization<1.01", "--fail-on", "makespan>1e9")
+    assert code == 1 and list(_junit_failures(out_file)) == [("soft", "utilization<1.01")]
+    assert JUnitXml.fromfile(str(out_file)).failures == 1
 
 
 def test_json_md_and_self_contained_html(kernels, capsys, tmp_path):
@@ -144,3 +173,25 @@ def test_suggest_then_apply_the_first_edit_improves_the_report(kernels, capsys, 
     _, out, _ = _report(capsys, f"{kernels}::soft", "--format", "json")
     after = json.loads(out)[0]
     assert after["metrics"]["makespan_us"] == pytest.approx(first["makespan_after_us"])
+
+
+def test_the_terminal_report_shows_findings_before_the_bounded_search_and_says_how_far_it_got(kernels):
+    """`report --suggest` on a terminal: the findings first, then the search's line and its suggestions; a
+    search its time bound ends says "searched N of M shapes in T s (the time budget ran out)"."""
+    p = subprocess.run([str(CLI), "report", f"{kernels}::soft", "--suggest", "--time", "0.001"],
+                       capture_output=True, text=True, timeout=600, check=False)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    at = {key: next(i for i, ln in enumerate(lines) if key in ln) for key in ("findings:", "tile search:")}
+    assert at["findings:"] < at["tile search:"]
+    m = re.search(r"tile search: searched ([\d,]+) of ([\d,]+) shapes in [\d.]+ s \(the time budget ran out\)",
+                  lines[at["tile search:"]])
+    assert m and int(m.group(1).replace(",", "")) < int(m.group(2).replace(",", ""))
+    assert "--time 0 searches without a time bound" in lines[at["tile search:"]]
+    assert "searching tile shapes on the sim board (up to 0.001 s" in p.stderr
+    # --time 0: no time bound (the evaluation budget ends it)
+    p = subprocess.run([str(CLI), "report", f"{kernels}::soft", "--suggest", "--time", "0", "--budget", "3",
+                        "--format", "json"], capture_output=True, text=True, timeout=600, check=False)
+    assert p.returncode == 0, p.stderr
+    search = json.loads(p.stdout)[0]["search"]
+    assert search["stopped"] == "budget" and search["time_bound_s"] is None and "no time bound" in p.stderr

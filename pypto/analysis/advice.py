@@ -29,13 +29,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.analysis.advisor import Advisor, Evaluation
+from pypto.analysis.advisor import SEARCH_SECONDS, Advisor, Evaluation
 from pypto.analysis.findings import Finding
 from pypto.analysis.health import HealthReport, sorted_findings
 
-# The default bound of `verify_advice`, in seconds. A shape is offered only once simulated, so a check cut
-# short offers fewer shapes, never an unchecked one; a kernel whose compile is quick checks all of them.
-ADVICE_SECONDS = 20.0
+# The default bound of `verify_advice`, in seconds: every search's (`advisor.SEARCH_SECONDS`). A shape is
+# offered only once simulated, so a check cut short offers fewer shapes, never an unchecked one; a kernel
+# whose compile is quick checks all of them.
+ADVICE_SECONDS = SEARCH_SECONDS
 
 
 def _dims(v: Any) -> Any:

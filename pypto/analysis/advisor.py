@@ -48,6 +48,13 @@ from pypto.target import load as load_board
 Dims = tuple[Any, ...]
 Overrides = tuple[tuple[int, Dims], ...]  # (tile config index, dims), sorted
 
+# The default wall-clock bound, in seconds, of every tile-shape search and of the check of the health
+# findings' proposed shapes (`advice.ADVICE_SECONDS`), whichever door asks: `pypto-ide report --suggest`
+# and `check`, `pypto-ide serve`'s jobs and the language server (its `pypto.tileSearchSeconds` setting
+# defaults to the same 10). A search the bound cuts answers with the best shapes found by then and says
+# how far it got (`search_text`); `--time 0` (no bound) is for the patient.
+SEARCH_SECONDS = 10.0
+
 
 @dataclass(frozen=True)
 class Evaluation:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pypto.analysis.report import KernelReport, render_junit, render_sarif
+from pypto.analysis.report import KernelReport, junit_document, junit_suite, render_sarif
 
 SCHEMA = "pypto-ide/baseline"
 VERSION = 1
@@ -62,14 +62,15 @@ class Comparison:
     baseline: dict[str, Any] | None
     regressions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    missing: bool = False  # in the baseline, under the paths checked, and not found now: neither passed nor failed
 
     @property
     def passed(self) -> bool:
         return not self.regressions
 
     def to_json(self) -> dict[str, Any]:
-        return {"kernel": self.key, "passed": self.passed, "current": self.current, "baseline": self.baseline,
-                "regressions": self.regressions, "notes": self.notes}
+        return {"kernel": self.key, "passed": self.passed, "missing": self.missing, "current": self.current,
+                "baseline": self.baseline, "regressions": self.regressions, "notes": self.notes}
 
 
 def load_baseline(path: Path) -> dict[str, Any]:
@@ -94,7 +95,40 @@ def baseline_doc(reports: Sequence[KernelReport], root: Path, tolerance: Mapping
             "kernels": {kernel_key(r, root): figures(r) for r in reports}}
 
 
-def compare(reports: Sequence[KernelReport], baseline: Mapping[str, Any], root: Path) -> list[Comparison]:
+Scope = Sequence[tuple[str, "str | None", bool]]  # (absolute path, the kernel it names or None, is a folder)
+
+
+def scope_of(paths: Sequence[str]) -> list[tuple[str, str | None, bool]]:
+    """What `check PATHS` covers: per path, (its absolute path, the one kernel it names (FILE::KERNEL)
+    or None, whether it is a folder)."""
+    out = []
+    for p in paths:
+        target, sep, name = p.partition("::")
+        real = Path(target).resolve()
+        out.append((str(real), name if sep else None, real.is_dir()))
+    return out
+
+
+def in_scope(key: str, root: Path, scope: Scope | None) -> bool:
+    """Whether the baseline's kernel `key` (relative to `root`, the baseline's folder) is one that
+    `check` was asked about (`scope_of`; None: all of them)."""
+    if scope is None:
+        return True
+    file, _, name = key.partition("::")
+    where = os.path.normpath(os.path.join(root, file))
+    for path, kernel, folder in scope:
+        if folder and (where == path or where.startswith(path.rstrip(os.sep) + os.sep)):
+            return True
+        if not folder and where == path and (kernel is None or kernel == name):
+            return True
+    return False
+
+
+def compare(reports: Sequence[KernelReport], baseline: Mapping[str, Any], root: Path,
+            scope: Scope | None = None) -> list[Comparison]:
+    """Each report against its baseline entry, and the baseline's kernels in `scope` (`scope_of` of the
+    paths checked; None: the whole baseline) that were not found (`missing`). A kernel of the baseline
+    outside the paths checked is not reported at all: checking one file reports that file's kernels."""
     tol = {**DEFAULT_TOLERANCE, **baseline.get("tolerance", {})}
     known: Mapping[str, Any] = baseline.get("kernels", {})
     out = []
@@ -125,29 +159,39 @@ def compare(reports: Sequence[KernelReport], baseline: Mapping[str, Any], root: 
                 c.regressions.append(f"new error finding(s): {', '.join(new_errors)}")
         out.append(c)
     for key in sorted(set(known) - {c.key for c in out}):
-        out.append(Comparison(key, {}, known[key], notes=["in the baseline but not found now"]))
+        if in_scope(key, root, scope):
+            out.append(Comparison(key, {}, known[key], notes=["in the baseline but not found now"], missing=True))
     return out
 
 
 def render(results: Sequence[Comparison], reports: Sequence[KernelReport], fmt: str) -> str:
-    """The check's result as text, md, json, junit (the reports' suites plus a `check` suite
-    with a testcase per kernel) or sarif (the reports' findings plus one error per regression)."""
+    """The check's result as text, md, json, junit or sarif. The gate fails on regressions and on
+    nothing else, and so do the files: JUnit has a `<failure>` only in the `check` suite's testcase
+    of a regressed kernel (the kernels' own suites carry their findings as `<system-out>`, never as
+    failures; a kernel of the baseline not found now is `<skipped>`), SARIF an `error` result only per
+    regressed kernel (`check.regression`; findings are `warning`s and `note`s)."""
     failed = [c for c in results if not c.passed]
+    missing = [c for c in results if c.missing]
     if fmt == "json":
         return json.dumps({"passed": not failed, "kernels": [c.to_json() for c in results]}, indent=1) + "\n"
     if fmt == "junit":
-        root = ET.fromstring(render_junit(reports).split("\n", 1)[1])
-        suite = ET.SubElement(root, "testsuite", name="check", tests=str(len(results)), failures=str(len(failed)))
+        root = ET.Element("testsuites", name="pypto-ide check")
+        for r in reports:  # a compile error is the check's regression: not a failure of the kernel's suite too
+            junit_suite(root, r, {})
+        suite = ET.SubElement(root, "testsuite", name="check", tests=str(len(results)), failures=str(len(failed)),
+                              errors="0", skipped=str(len(missing)))
         for c in results:
             case = ET.SubElement(suite, "testcase", name=c.key, classname="pypto.check")
             if not c.passed:
                 ET.SubElement(case, "failure", message="; ".join(c.regressions)[:500], type="regression").text = \
                     "\n".join(c.regressions)
-        root.set("tests", str(int(root.get("tests", "0")) + len(results)))
-        root.set("failures", str(int(root.get("failures", "0")) + len(failed)))
-        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+            elif c.missing:
+                ET.SubElement(case, "skipped", message="; ".join(c.notes)[:500])
+            if c.notes and not c.missing:
+                ET.SubElement(case, "system-out").text = "\n".join(c.notes)
+        return junit_document(root)
     if fmt == "sarif":
-        doc = json.loads(render_sarif(reports))
+        doc = json.loads(render_sarif(reports, compile_fails=False))
         run = doc["runs"][0]
         for c in failed:
             file, _, name = c.key.partition("::")
@@ -155,17 +199,27 @@ def render(results: Sequence[Comparison], reports: Sequence[KernelReport], fmt: 
                                    "message": {"text": f"{name}: " + "; ".join(c.regressions)},
                                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": file},
                                                                        "region": {"startLine": 1}}}]})
+        for c in missing:
+            file, _, name = c.key.partition("::")
+            run["results"].append({"ruleId": "check.missing", "level": "note",
+                                   "message": {"text": f"{name}: " + "; ".join(c.notes)},
+                                   "locations": [{"physicalLocation": {"artifactLocation": {"uri": file},
+                                                                       "region": {"startLine": 1}}}]})
         if failed:
             run["tool"]["driver"]["rules"].append(
                 {"id": "check.regression", "shortDescription": {"text": "a kernel got worse than its baseline"}})
+        if missing:
+            run["tool"]["driver"]["rules"].append(
+                {"id": "check.missing", "shortDescription": {"text": "a kernel of the baseline was not found"}})
         return json.dumps(doc, indent=1) + "\n"
     lines = []
     for c in results:
         cur = c.current
         fig = (f"{cur['makespan_us']:,.2f} µs, utilization {cur['utilization']:.0%}" if "makespan_us" in cur
                else cur.get("error", ""))
-        lines.append(f"{'ok  ' if c.passed else 'FAIL'} {c.key}: {fig}")
+        lines.append(f"{'FAIL' if not c.passed else 'gone' if c.missing else 'ok  '} {c.key}: {fig}")
         lines += [f"       regression: {r}" for r in c.regressions] + [f"       note: {n}" for n in c.notes]
-    lines.append(f"{len(results) - len(failed)} passed, {len(failed)} regressed")
+    lines.append(f"{len(results) - len(failed) - len(missing)} passed, {len(failed)} regressed"
+                 + (f", {len(missing)} missing (in the baseline, not found)" if missing else ""))
     body = "\n".join(lines)
     return (body if fmt == "text" else f"# pypto-ide check\n\n```\n{body}\n```") + "\n"

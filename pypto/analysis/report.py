@@ -18,15 +18,16 @@ import html
 import json
 import math
 import re
+import time
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pypto.analysis import health, thresholds
 from pypto.analysis.advice import adopt_known, proposes, verify_advice
-from pypto.analysis.advisor import Advisor, search_text
+from pypto.analysis.advisor import SEARCH_SECONDS, Advisor, search_text
 from pypto.analysis.findings import SEVERITIES, Finding
 from pypto.analysis.health import health_report
 from pypto.analysis.line_costs import line_costs
@@ -97,8 +98,17 @@ class KernelReport:
 
 def make_report(kernel: Any, board: str = "sim", precision: bool = False, suggest: bool = False,
                 inputs: Mapping[str, Any] | None = None, budget: int | None = None, workers: int | None = None,
-                rtol: float | None = None, atol: float | None = None, seconds: float | None = None) -> KernelReport:
-    """Compile, profile and analyse one kernel; a user error becomes the report's `error`."""
+                rtol: float | None = None, atol: float | None = None, seconds: float | None = SEARCH_SECONDS,
+                on_findings: Callable[[KernelReport], None] | None = None,
+                progress: Callable[[dict[str, Any]], None] | None = None, exhaustive: bool = False) -> KernelReport:
+    """Compile, profile and analyse one kernel; a user error becomes the report's `error`.
+
+    The sim board's work on tile shapes — checking the shapes health findings propose
+    (`verify_advice`), then with `suggest` the tile search — shares one bound of `seconds` (None: no
+    bound; `SEARCH_SECONDS` by default, as in every other door): the check first, the search in what is
+    left. `on_findings(report)` is called once the findings are known and before the search starts (a
+    caller shows them at once), `progress` with the search's `progress_summary()` as it goes.
+    `exhaustive`: the search has no evaluation budget either (it stops when nothing is left to explore)."""
     span = def_loc(kernel.fn).span
     rep = KernelReport(kernel.name, span.file if span else "", span.line if span else 0)
     try:
@@ -110,14 +120,20 @@ def make_report(kernel: Any, board: str = "sim", precision: bool = False, sugges
         rep.health = health_report(rep.record)
         if board == "sim":
             rep.line_costs = sorted(line_costs(rep.record).values(), key=lambda c: -c.cycles)
+        deadline = None if seconds is None else time.monotonic() + seconds
         advisor = Advisor(kernel, args, record=rep.record) if suggest or proposes(rep.health) else None
         if advisor is not None and proposes(rep.health):  # a shape is offered only when the board finds it faster
-            rep.health = verify_advice(rep.health, advisor)
+            rep.health = verify_advice(rep.health, advisor, seconds=seconds)
         if precision:
             rep.precision = precision_report(kernel, args, rtol=rtol, atol=atol)
+        if on_findings is not None:
+            on_findings(rep)
         if suggest and advisor is not None:
-            rep.suggestions = advisor.suggest(budget=budget, seconds=seconds)
-            rep.search = advisor.search_summary()
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if exhaustive:
+                budget, left = advisor.space_size(), None
+            rep.suggestions = advisor.suggest(budget=budget, seconds=left, progress=progress)
+            rep.search = {**advisor.search_summary(), "time_bound_s": seconds}
             rep.health = adopt_known(rep.health, advisor)  # each finding's Apply: the best shape known for its call
     except PyptoError as e:
         rep.error = e.message
@@ -140,36 +156,57 @@ def check_fail_on(spec: str) -> str:
                      f"critical_share / wait_scheduler / tasks such as 'utilization<0.5' or 'makespan>120'")
 
 
-def failures(reports: Sequence[KernelReport], specs: Iterable[str]) -> list[str]:
-    """Why CI should fail: one line per kernel and condition met (empty: pass)."""
-    out = []
+def kernel_failures(r: KernelReport, specs: Iterable[str]) -> dict[str, list[str]]:
+    """What the gate fails one kernel on, by what fails (the JUnit testcase's name): `compile` (a kernel
+    that does not compile always fails), a health rule (its findings at or above a severity of
+    `specs`; tuning suggestions never fail), `precision` (a failing pass, with the `precision` spec), or a
+    condition on the profile, named by the condition. Empty: the kernel passes. `failures` and the
+    JUnit/SARIF renderings read this one answer, so the exit code and the files agree."""
+    if r.error is not None:
+        return {"compile": [f"does not compile: {r.error}"]}
     order = {s: i for i, s in enumerate(SEVERITIES)}
+    out: dict[str, list[str]] = {}
     for spec in (check_fail_on(s) for s in specs):
-        for r in reports:
-            name = f"{r.kernel} ({r.file}:{r.line})"
-            if r.error is not None:
-                out.append(f"{name}: does not compile: {r.error}")
+        if spec in SEVERITIES:
+            for f in r.findings:
+                line = f"{_where(f)}: {f.severity}: {f.title} — {f.suggestion}"
+                if order.get(f.severity, 9) <= order[spec] and f.level != "tuning" and line not in out.get(f.rule, ()):
+                    out.setdefault(f.rule, []).append(line)
+        elif spec == "precision":
+            if r.precision is not None and not r.precision.passed:
+                out["precision"] = [f"precision fails ({r.precision.message()})"]
+        elif spec != "compile":
+            m = _CONDITION.match(spec)
+            assert m is not None
+            what, op, limit = m.group(1), m.group(2), float(m.group(3))
+            mm = r.metrics()
+            if mm is None:
                 continue
-            if spec in SEVERITIES:
-                bad = [f for f in r.findings if order.get(f.severity, 9) <= order[spec] and f.level != "tuning"]
-                if bad:
-                    out.append(f"{name}: {len(bad)} finding(s) at or above {spec}: "
-                               + ", ".join(sorted({f.rule for f in bad})))
-            elif spec == "precision":
-                if r.precision is not None and not r.precision.passed:
-                    out.append(f"{name}: precision fails ({r.precision.message()})")
-            elif spec != "compile":
-                m = _CONDITION.match(spec)
-                assert m is not None
-                what, op, limit = m.group(1), m.group(2), float(m.group(3))
-                mm = r.metrics()
-                if mm is None:
-                    continue
-                value = {"utilization": mm.utilization, "makespan": mm.makespan, "critical_share": mm.critical_share,
-                         "wait_scheduler": mm.wait_scheduler, "tasks": float(len(r.record.run.tasks))}[what]
-                hit = {"<": value < limit, ">": value > limit, "<=": value <= limit, ">=": value >= limit}[op]
-                if hit:
-                    out.append(f"{name}: {what} = {value:.4g} ({spec})")
+            value = {"utilization": mm.utilization, "makespan": mm.makespan, "critical_share": mm.critical_share,
+                     "wait_scheduler": mm.wait_scheduler, "tasks": float(len(r.record.run.tasks))}[what]
+            hit = {"<": value < limit, ">": value > limit, "<=": value <= limit, ">=": value >= limit}[op]
+            if hit:
+                out[spec] = [f"{what} = {value:.4g} ({spec})"]
+    return out
+
+
+def failures(reports: Sequence[KernelReport], specs: Iterable[str]) -> list[str]:
+    """Why CI should fail: one line per kernel and condition met (empty: pass); from `kernel_failures`."""
+    specs = [check_fail_on(s) for s in specs]
+    out = []
+    for r in reports:
+        name = f"{r.kernel} ({r.file}:{r.line})"
+        if r.error is not None:
+            if specs:
+                out.append(f"{name}: does not compile: {r.error}")
+            continue
+        for spec in specs:
+            failed = kernel_failures(r, [spec])
+            if spec in SEVERITIES and failed:
+                n = sum(len(v) for v in failed.values())
+                out.append(f"{name}: {n} finding(s) at or above {spec}: " + ", ".join(sorted(failed)))
+            elif failed:
+                out += [f"{name}: {m}" for msgs in failed.values() for m in msgs]
     return out
 
 
@@ -180,36 +217,59 @@ def _where(f: Finding) -> str:
 
 
 def render_text(reports: Sequence[KernelReport]) -> str:
+    """Per kernel: `text_findings`, then `text_suggestions` (what `pypto-ide report` prints in two steps,
+    the findings before the tile search starts and its suggestions once it ends)."""
     lines: list[str] = []
     for r in reports:
-        lines.append(f"{r.kernel}  {r.file}:{r.line}")
-        if r.error is not None:
-            lines.append(f"  error: {r.error}")
-            continue
-        m = r.metrics()
-        run = r.record.run
-        lines.append(f"  board {run.board} · {run.clock}")
-        if captured_text(r.record.source):
-            lines.append(f"  inputs: {captured_text(r.record.source)}")
-        lines.append(f"  makespan {m.makespan:,.2f} µs · {len(run.tasks)} tasks · utilization {m.utilization:.0%} · "
-                     f"critical path {m.critical_share:.0%} · scheduler wait {m.wait_scheduler:,.1f} µs")
-        counts = {s: sum(1 for f in r.findings if f.severity == s) for s in SEVERITIES}
-        lines.append("  findings: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
-        for f in r.findings:
-            lines.append(f"  {f.severity:<7} {f.rule:<28} {_where(f)}  {f.title}")
-            lines.append(f"          why: {f.why}")
-            lines.append(f"          try: {f.suggestion}")
-        if r.precision is not None:
-            lines.append(f"  precision: {'pass' if r.precision.passed else 'FAIL'} — {r.precision.message()}")
-        if r.line_costs:
-            top = ", ".join(f"{Path(c.file).name}:{c.line} {c.share:.0%} ({max(c.pipes, key=c.pipes.get)})"
-                            for c in r.line_costs[:5])
-            lines.append(f"  heaviest lines (instruction cycles, the sim board's core model): {top}")
-        if r.search is not None:
-            lines.append(f"  tile search: {search_text(r.search)}; {len(r.suggestions)} faster shape"
-                         f"{'s' if len(r.suggestions) != 1 else ''} found")
-        lines.append("")
+        lines += text_findings(r) + text_suggestions(r) + [""]
     return "\n".join(lines)
+
+
+def _finding_lines(f: Finding) -> list[str]:
+    return [f"  {f.severity:<7} {f.rule:<28} {_where(f)}  {f.title}", f"          why: {f.why}",
+            f"          try: {f.suggestion}"]
+
+
+def text_findings(r: KernelReport) -> list[str]:
+    """One kernel's text report up to its tile search: figures, findings, precision, heaviest lines."""
+    lines = [f"{r.kernel}  {r.file}:{r.line}"]
+    if r.error is not None:
+        return lines + [f"  error: {r.error}"]
+    m = r.metrics()
+    run = r.record.run
+    lines.append(f"  board {run.board} · {run.clock}")
+    if captured_text(r.record.source):
+        lines.append(f"  inputs: {captured_text(r.record.source)}")
+    lines.append(f"  makespan {m.makespan:,.2f} µs · {len(run.tasks)} tasks · utilization {m.utilization:.0%} · "
+                 f"critical path {m.critical_share:.0%} · scheduler wait {m.wait_scheduler:,.1f} µs")
+    shown = [f for f in r.findings if f.level != "tuning"]
+    counts = {s: sum(1 for f in shown if f.severity == s) for s in SEVERITIES}
+    lines.append("  findings: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    for f in shown:
+        lines += _finding_lines(f)
+    if r.precision is not None:
+        lines.append(f"  precision: {'pass' if r.precision.passed else 'FAIL'} — {r.precision.message()}")
+    if r.line_costs:
+        top = ", ".join(f"{Path(c.file).name}:{c.line} {c.share:.0%} ({max(c.pipes, key=c.pipes.get)})"
+                        for c in r.line_costs[:5])
+        lines.append(f"  heaviest lines (instruction cycles, the sim board's core model): {top}")
+    return lines
+
+
+def text_suggestions(r: KernelReport) -> list[str]:
+    """One kernel's tile search in text: how far it got ("searched N of M shapes in T s"), and the
+    faster shapes it found (empty when no search ran)."""
+    if r.error is not None or r.search is None:
+        return []
+    n = len(r.suggestions)
+    line = f"  tile search: {search_text(r.search)}; {n} faster shape{'s' if n != 1 else ''} found"
+    if r.search.get("stopped") == "time":
+        line += " (--time 0 searches without a time bound)"
+    lines = [line]
+    for f in r.findings:
+        if f.level == "tuning":
+            lines += _finding_lines(f)
+    return lines
 
 
 def _md_cell(text: Any) -> str:
@@ -248,60 +308,109 @@ def known_rules() -> list[str]:
     return sorted(set(re.findall(r"^\| `([a-z]+\.[a-z0-9-]+)`", thresholds.__doc__ or "", re.M)))
 
 
-def render_junit(reports: Sequence[KernelReport]) -> str:
-    """One testsuite per kernel; a testcase per health rule (a failure when a warning or an
-    error fired), plus `compile` and, when checked, `precision`."""
-    rules = known_rules()
-    root = ET.Element("testsuites", name="pypto-ide report")
-    total = fails = 0
-    for r in reports:
-        suite = ET.SubElement(root, "testsuite", name=f"{r.kernel}", file=r.file)
-        cases: list[tuple[str, list[str]]] = [("compile", [r.error] if r.error else [])]
-        if r.error is None:
-            by_rule: dict[str, list[Finding]] = {}
-            for f in r.findings:
-                by_rule.setdefault(f.rule, []).append(f)
-            for rule in sorted(set(rules) | {k for k in by_rule if not k.startswith(("tuning.", "precision."))}):
-                bad = [f for f in by_rule.get(rule, []) if f.severity in ("error", "warning")]
-                cases.append((rule, [f"{_where(f)}: {f.severity}: {f.title} — {f.suggestion}" for f in bad]))
-            if r.precision is not None:
-                cases.append(("precision", [] if r.precision.passed else [r.precision.message()]))
-        suite.set("tests", str(len(cases)))
-        suite.set("failures", str(sum(1 for _, msgs in cases if msgs)))
-        for name, msgs in cases:
-            case = ET.SubElement(suite, "testcase", name=name, classname=f"pypto.{r.kernel}")
-            if msgs:
-                fail = ET.SubElement(case, "failure", message=msgs[0][:500], type=name)
-                fail.text = "\n".join(msgs)
-            total += 1
-            fails += bool(msgs)
-    root.set("tests", str(total))
-    root.set("failures", str(fails))
+def _finding_text(f: Finding) -> str:
+    return f"{_where(f)}: {f.severity}: {f.title} — {f.suggestion}"
+
+
+def junit_suite(root: ET.Element, r: KernelReport, failed: Mapping[str, list[str]]) -> tuple[int, int, int]:
+    """One kernel's testsuite under `root`: a testcase for `compile`, each health rule, `precision`
+    (when checked) and each condition in `failed`; a `<failure>` only where `failed` (the gate's
+    verdict: `kernel_failures`) names the testcase. A finding the gate does not fail on is the
+    testcase's `<system-out>`; the kernel's figures are the suite's properties; the tuning suggestions
+    its `<system-out>`. Returns (tests, failures, skipped)."""
+    suite = ET.SubElement(root, "testsuite", name=r.kernel, file=r.file)
+    props = ET.SubElement(suite, "properties")
+    shown: dict[str, str] = {"file": f"{r.file}:{r.line}"}
+    m = r.metrics()
+    if m is not None:
+        shown |= {"board": r.record.run.board, "clock": r.record.run.clock, "makespan_us": f"{m.makespan:.6g}",
+                  "utilization": f"{m.utilization:.4g}", "tasks": str(len(r.record.run.tasks))}
+    if r.search is not None:
+        shown["tile_search"] = search_text(r.search)
+    for k, v in shown.items():
+        ET.SubElement(props, "property", name=k, value=v)
+    cases: list[tuple[str, list[str]]] = [("compile", [r.error] if r.error else [])]
+    if r.error is None:
+        by_rule: dict[str, list[Finding]] = {}
+        for f in r.findings:
+            by_rule.setdefault(f.rule, []).append(f)
+        for rule in sorted(set(known_rules()) | {k for k in by_rule if not k.startswith(("tuning.", "precision."))}):
+            cases.append((rule, [_finding_text(f) for f in by_rule.get(rule, [])]))
+        if r.precision is not None:
+            cases.append(("precision", [f"{'pass' if r.precision.passed else 'FAIL'}: {r.precision.message()}"]))
+        cases += [(name, []) for name in failed if name not in {c for c, _ in cases}]  # conditions on the profile
+    fails = 0
+    for name, notes in cases:
+        case = ET.SubElement(suite, "testcase", name=name, classname=f"pypto.{r.kernel}")
+        msgs = failed.get(name, [])
+        if msgs:
+            fail = ET.SubElement(case, "failure", message=msgs[0][:500], type=name)
+            fail.text = "\n".join(msgs)
+            fails += 1
+        rest = [n for n in notes if not any(n in m for m in msgs)]  # what the gate does not fail on
+        if rest:
+            ET.SubElement(case, "system-out").text = "\n".join(rest)
+    tuning = [_finding_text(f) for f in r.findings if f.level == "tuning"]
+    if tuning:
+        ET.SubElement(suite, "system-out").text = "tuning suggestions (simulated):\n" + "\n".join(tuning)
+    suite.set("tests", str(len(cases)))
+    suite.set("failures", str(fails))
+    suite.set("errors", "0")
+    suite.set("skipped", "0")
+    return len(cases), fails, 0
+
+
+def junit_document(root: ET.Element) -> str:
+    """`root` (a `<testsuites>`) with its totals summed from its suites, as the file's text."""
+    for key in ("tests", "failures", "errors"):  # (the schema has no `skipped` total)
+        root.set(key, str(sum(int(s.get(key, "0")) for s in root.findall("testsuite"))))
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def render_junit(reports: Sequence[KernelReport], fail_on: Iterable[str] = ()) -> str:
+    """JUnit XML as Jenkins, GitLab and GitHub read it (valid against the schema Jenkins' xUnit plugin
+    reads, tests/data/jenkins-junit-10.xsd): one testsuite per kernel (`junit_suite`). A `<failure>` is
+    exactly what `--fail-on` fails on (`kernel_failures`: a kernel that does not compile, and the
+    findings and conditions the specs name), so the file agrees with the exit code; every other
+    finding is its rule's `<system-out>`."""
+    specs = [check_fail_on(s) for s in fail_on]
+    root = ET.Element("testsuites", name="pypto-ide report")
+    for r in reports:
+        junit_suite(root, r, kernel_failures(r, specs))
+    return junit_document(root)
 
 
 # ---- SARIF ---------------------------------------------------------------------------------------
 
-_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+_LEVEL = {"error": "warning", "warning": "warning", "info": "note"}  # "error" is the gate's alone
 
 
-def render_sarif(reports: Sequence[KernelReport]) -> str:
+def render_sarif(reports: Sequence[KernelReport], fail_on: Iterable[str] = (), compile_fails: bool = True) -> str:
+    """SARIF 2.1.0: every finding at its source region (with its fix, where there is one). A result's
+    level is `error` exactly where the gate fails (`kernel_failures` of `fail_on`; a kernel that does
+    not compile unless `compile_fails` is off: `check` reports that as its regression); other error and
+    warning findings are `warning`s, info `note`s (the finding's own severity is in its properties)."""
+    specs = [check_fail_on(s) for s in fail_on]
     rules: dict[str, dict[str, Any]] = {}
     results = []
     for r in reports:
         if r.error is not None:
-            results.append({"ruleId": "compile.error", "level": "error", "message": {"text": r.error},
-                            "locations": [_location(r.file, r.error_line or r.line)]})
+            results.append({"ruleId": "compile.error", "level": "error" if compile_fails else "warning",
+                            "message": {"text": r.error}, "locations": [_location(r.file, r.error_line or r.line)],
+                            "properties": {"kernel": r.kernel, "severity": "error"}})
             rules.setdefault("compile.error", {"id": "compile.error",
                                                "shortDescription": {"text": "the kernel does not compile"}})
             continue
+        failed = kernel_failures(r, specs)
         for f in r.findings:
             rules.setdefault(f.rule, {"id": f.rule, "shortDescription": {"text": f.title[:200]},
                                       "fullDescription": {"text": f.why},
                                       "help": {"text": f.suggestion}})
-            res: dict[str, Any] = {"ruleId": f.rule, "level": _LEVEL.get(f.severity, "note"),
+            gate = f.rule in failed and any(_finding_text(f) == m for m in failed[f.rule])
+            res: dict[str, Any] = {"ruleId": f.rule, "level": "error" if gate else _LEVEL.get(f.severity, "note"),
                                    "message": {"text": f"{f.title}. {f.why} Try: {f.suggestion}"},
-                                   "properties": {"kernel": r.kernel, "numbers": _json_safe(f.numbers)}}
+                                   "properties": {"kernel": r.kernel, "severity": f.severity,
+                                                  "numbers": _json_safe(f.numbers)}}
             w = f.where
             res["locations"] = [_location(w.file, w.line, w.col, w.end_line, w.end_col) if w is not None
                                 else _location(r.file, r.line)]
@@ -314,6 +423,18 @@ def render_sarif(reports: Sequence[KernelReport]) -> str:
                                                           "insertedContent": {"text": e.text}}]}
                                                      for e in f.edits]}]
             results.append(res)
+        for spec in (k for k in failed if _CONDITION.match(k)):  # a condition on the profile the gate fails on
+            rules.setdefault("profile.condition", {"id": "profile.condition", "shortDescription": {
+                "text": "a --fail-on condition on the kernel's profile is met"}})
+            results.append({"ruleId": "profile.condition", "level": "error",
+                            "message": {"text": f"{r.kernel}: {failed[spec][0]}"},
+                            "locations": [_location(r.file, r.line)], "properties": {"kernel": r.kernel}})
+        if "precision" in failed:
+            rules.setdefault("precision.fails", {"id": "precision.fails", "shortDescription": {
+                "text": "the kernel's precision check fails"}})
+            results.append({"ruleId": "precision.fails", "level": "error",
+                            "message": {"text": f"{r.kernel}: {failed['precision'][0]}"},
+                            "locations": [_location(r.file, r.line)], "properties": {"kernel": r.kernel}})
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0",
            "runs": [{"tool": {"driver": {"name": "pypto-ide", "informationUri": "https://example.invalid/pypto-ide",
                                          "rules": list(rules.values())}},
@@ -606,7 +727,8 @@ def render_html(reports: Sequence[KernelReport]) -> str:
     return "\n".join(parts)
 
 
-def render(reports: Sequence[KernelReport], fmt: str) -> str:
+def render(reports: Sequence[KernelReport], fmt: str, fail_on: Iterable[str] = ()) -> str:
+    """`reports` in format `fmt`; JUnit and SARIF mark as failures exactly what `fail_on` fails on."""
     if fmt == "text":
         return render_text(reports)
     if fmt == "json":
@@ -616,7 +738,7 @@ def render(reports: Sequence[KernelReport], fmt: str) -> str:
     if fmt == "html":
         return render_html(reports)
     if fmt == "junit":
-        return render_junit(reports)
+        return render_junit(reports, fail_on)
     if fmt == "sarif":
-        return render_sarif(reports)
+        return render_sarif(reports, fail_on)
     raise ValueError(f"unknown report format {fmt!r}; one of {', '.join(FORMATS)}")
