@@ -23,10 +23,20 @@ from pypto.compiler.tile_ir import Region, TileOp
 
 def flatten(r: Region) -> Region:
     """The region as one flat range of its buffer (conservative: covers the rows between)."""
-    strides = [math.prod(r.layout[i + 1:]) for i in range(len(r.layout))]
-    start = sum(o * s for o, s in zip(r.offset, strides))
-    last = sum((o + n - 1) * s for o, n, s in zip(r.offset, r.shape, strides))
-    return Region(r.buffer, (math.prod(r.layout),), (start,), (last + 1 - start,))
+    layout = r.layout
+    known = _FLAT.get(layout)
+    if known is None:
+        known = _FLAT[layout] = (tuple(math.prod(layout[i + 1:]) for i in range(len(layout))), (math.prod(layout),))
+    strides, size = known
+    start = last = 0
+    for o, n, s in zip(r.offset, r.shape, strides):
+        start += o * s
+        last += (o + n - 1) * s
+    return Region(r.buffer, size, (start,), (last + 1 - start,))
+
+
+# layout -> (its strides, its flat layout): a kernel has a few layouts and 10^5 accesses through them
+_FLAT: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int]]] = {}
 
 
 def overlap(a: Region, b: Region) -> bool:
