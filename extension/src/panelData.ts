@@ -8,6 +8,7 @@
 // Pure: no `vscode` import (unit-tested in tests/extension/panelData.test.ts).
 
 import type { BlockInstrJson, HistoryEntry, HostMessage, PanelId, TileGridJson } from '../../webview/src/protocol';
+import { runName } from '../../webview/src/format';
 import { PROTOCOL_VERSION } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, PrecisionReport, Program, Swimlane } from '../../webview/src/types';
 import type { KernelError, KernelRef, SearchProgress } from './kernels';
@@ -234,9 +235,9 @@ export function requestErrorMessage(ref: KernelRef, err: unknown): HostMessage {
   return msg({ type: 'error', message: text, file: uriToPath(ref.uri), line: null });
 }
 
-/** "v3 (10:00:00)": a compile of the history as the panels name it. */
+/** "#3 · 10:00:00": a compile of the history as the panels name it (webview/src/format.ts). */
 export function entryName(e: HistoryEntry): string {
-  return `v${e.version} (${new Date(e.time * 1000).toLocaleTimeString('en-GB')})`;
+  return runName(e);
 }
 
 export function recordMessage(r: RecordResult, label?: string): HostMessage {
@@ -246,7 +247,7 @@ export function recordMessage(r: RecordResult, label?: string): HostMessage {
     ...(r.history !== undefined ? { history: r.history ?? null } : {}) });
 }
 
-/** The kernel's history as quick-pick items, newest first: "v5 (10:01:02) · 12.34 µs", when it
+/** The kernel's history as quick-pick items, newest first: "#5 · 10:01:02 · 12.34 µs", when it
  * is the baseline or the fastest, its tile calls as written. */
 export function historyItems(h: HistoryResult): { label: string; description: string; detail: string; id: number }[] {
   const best = Math.min(...h.entries.map((e) => e.makespan_us));

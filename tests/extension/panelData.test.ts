@@ -59,7 +59,8 @@ test('a record carries the pinned baseline run (labelled) and the history when t
   accepted(m);
   assert.equal(m.baseline?.run, run);
   assert.equal(m.baseline?.entry, entry);
-  assert.match(m.baseline?.label ?? '', /^baseline v3 \(\d\d:\d\d:\d\d\)$/);
+  // named by its compile number in the history (id 2) and its time, not by the document version (3)
+  assert.match(m.baseline?.label ?? '', /^baseline #2 · \d\d:\d\d:\d\d$/);
   assert.deepEqual(m.history, [entry]);
   // a baseline pinned from an entry whose run is no longer kept: its figures only
   const figures = recordMessage({ uri: ref.uri, kernel: ref.kernel, version: 5, record, listings: null, baseline: { entry, run: null } });
@@ -87,7 +88,7 @@ test('the history as quick-pick items: newest first, the baseline and the fastes
     tile_calls: [{ kind: 'vec', dims: [1, id], line: 11, text }] });
   const items = historyItems({ uri: ref.uri, kernel: ref.kernel, entries: [e(1, 33.93, 'pypto.set_vec_tile_shapes(1, 1)'), e(2, 5.1, 'pypto.set_vec_tile_shapes(1, 2)')], baseline: e(1, 33.93, '') });
   assert.deepEqual(items.map((i) => i.id), [2, 1]);
-  assert.match(items[0].label, /^v3 \(\d\d:\d\d:\d\d\) · 5\.10 µs$/);
+  assert.match(items[0].label, /^#2 · \d\d:\d\d:\d\d · 5\.10 µs$/);
   assert.equal(items[0].description, '64 tasks · sim · the fastest');
   assert.equal(items[1].description, '64 tasks · sim · the baseline · figures only');
   assert.equal(items[1].detail, 'pypto.set_vec_tile_shapes(1, 1)');

@@ -1213,7 +1213,7 @@ describe('swimlane panel: a big run drawn from windows (record.omitted.run)', ()
     await send(p.page, { type: 'swimlaneWindow', id: first.id, start: Math.min(...full.start), end: Math.max(...full.end), detail: 'boxes', total: n, inWindow: n,
       tasks: boxes(full, -1, Infinity), bins: [] });
     await p.page.waitForSelector('.sl-run.figures-only');
-    assert.match(await p.page.textContent('.sl-run.figures-only'), /baseline v2.*makespan.*120,000 tasks.*figures only/s);
+    assert.match(await p.page.textContent('.sl-run.figures-only'), /baseline #3 · \d\d:\d\d:\d\d.*makespan.*120,000 tasks.*figures only/s);
     assert.match(await p.page.textContent('.sl-run:not(.figures-only) .sl-head'), /2\.00× faster than the baseline/);
     assert.equal(await p.page.locator('canvas.sl-canvas').count(), 1);
     await noErrors(p);
@@ -1543,10 +1543,10 @@ describe('swimlane panel: a pinned baseline', () => {
     const { page, errors } = await openPanel(browser.context, 'swimlane');
     const cur = fx('softmax_after_record.json');
     const entry = { id: 1, version: 1, time: 1764028800, makespan_us: 100, tasks: 512, utilization: 0.25, board: 'sim', has_run: false };
-    await send(page, { type: 'record', ...cur, baseline: { run: null, label: 'baseline v1 (10:00:00)', entry }, history: [entry] });
+    await send(page, { type: 'record', ...cur, baseline: { run: null, label: 'baseline #1 · 10:00:00', entry }, history: [entry] });
     assert.equal(await page.locator('canvas.sl-canvas').count(), 1);
     const fig = await page.textContent('.sl-run.figures-only');
-    assert.ok(fig.startsWith('baseline v1') && fig.includes(`makespan ${fmtUs(100)}`) && fig.includes('512 tasks') && fig.includes('no longer kept'), fig);
+    assert.ok(fig.startsWith('baseline #1 · 10:00:00') && fig.includes(`makespan ${fmtUs(100)}`) && fig.includes('512 tasks') && fig.includes('no longer kept'), fig);
     const now = cur.record.run.metrics.makespan_us;
     assert.ok((await page.locator('.sl-head').nth(1).textContent()).includes(`${(100 / now).toFixed(2)}× faster than the baseline`));
     assert.deepEqual(errors, []);
@@ -1561,9 +1561,10 @@ describe('swimlane panel: any two compiles of the history', () => {
     const cur = fx('softmax_after_record.json');
     const a = old.record.run.metrics.makespan_us;
     const b = cur.record.run.metrics.makespan_us;
-    const e1 = { id: 1, version: 1, time: 1764028800, makespan_us: a, tasks: old.record.run.tasks.id.length, board: 'sim', has_run: true };
-    const e2 = { id: 2, version: 2, time: 1764028830, makespan_us: 77.5, tasks: 9, board: 'sim', has_run: false };
-    const e3 = { id: 3, version: 3, time: 1764028860, makespan_us: b, tasks: cur.record.run.tasks.id.length, board: 'sim', has_run: true };
+    // the document versions of three compiles (v13, v44, v79): the runs are named by compile number and time
+    const e1 = { id: 1, version: 13, time: 1764028800, makespan_us: a, tasks: old.record.run.tasks.id.length, board: 'sim', has_run: true };
+    const e2 = { id: 2, version: 44, time: 1764028830, makespan_us: 77.5, tasks: 9, board: 'sim', has_run: false };
+    const e3 = { id: 3, version: 79, time: 1764028860, makespan_us: b, tasks: cur.record.run.tasks.id.length, board: 'sim', has_run: true };
     const history = [e1, e2, e3];
     // without a history (a host that keeps none): no pickers
     await send(page, { type: 'record', ...cur });
@@ -1582,19 +1583,19 @@ describe('swimlane panel: any two compiles of the history', () => {
     await send(page, { type: 'historyRun', id: 1, entry: e1, run: old.record.run });
     assert.equal(await page.locator('canvas.sl-canvas').count(), 2);
     let heads = await page.locator('.sl-head').allTextContents();
-    assert.match(heads[0], /^v1 \(\d\d:\d\d:\d\d\)/);
+    assert.match(heads[0], /^#1 · \d\d:\d\d:\d\d/);
     assert.ok(heads[0].includes(`makespan ${fmtUs(a)}`));
-    assert.ok(heads[1].includes(`than v1`), heads[1]);
+    assert.ok(heads[1].includes(`than #1`), heads[1]);
     // a recompile keeps the pick
     await send(page, { type: 'record', ...cur, baseline: null, history });
-    assert.match((await page.locator('.sl-head').first().textContent()), /^v1 /);
+    assert.match((await page.locator('.sl-head').first().textContent()), /^#1 · /);
     // above: compile 2, whose run is no longer kept: its figures
     await clearSent(page);
     await page.selectOption('select.compare-before', '2');
     await send(page, { type: 'historyRun', id: 2, entry: e2, run: null });
     assert.equal(await page.locator('canvas.sl-canvas').count(), 1);
     assert.ok((await page.textContent('.sl-run.figures-only')).includes(`makespan ${fmtUs(77.5)}`));
-    assert.ok((await page.locator('.sl-head').nth(1).textContent()).includes(`${(77.5 / b).toFixed(2)}× faster than v2`));
+    assert.ok((await page.locator('.sl-head').nth(1).textContent()).includes(`${(77.5 / b).toFixed(2)}× faster than #2`));
     // below: compile 1 (its run is here already: not asked again) — and the pin button pins that compile
     await clearSent(page);
     await page.selectOption('select.compare-before', 'default');
@@ -1614,7 +1615,7 @@ describe('swimlane panel: any two compiles of the history', () => {
     // a run dropped from the history meanwhile cannot be drawn below: said, and the current run stays
     await page.selectOption('select.compare-after', '3');
     await send(page, { type: 'historyRun', id: 3, entry: { ...e3, has_run: false }, run: null });
-    assert.match(await page.textContent('.compare-note'), /^v3 .*no longer kept/);
+    assert.match(await page.textContent('.compare-note'), /^#3 · .*no longer kept/);
     assert.equal(await page.inputValue('select.compare-after'), 'current');
     assert.equal(await page.locator('canvas.sl-canvas').count(), 1);
     await shot(page, 'swimlane-history-compare');
@@ -1817,8 +1818,8 @@ describe('health and tuning panel', () => {
     const p = await openPanel(browser.context, 'health');
     const report = fx('softmax_report.json');
     const now = report.metrics.makespan_us;
-    await send(p.page, { type: 'report', report, baseline: { id: 3, version: 3, time: 1764028800, makespan_us: now * 2, board: 'sim' } });
-    assert.match(await p.page.textContent('.summary-line .baseline'), new RegExp(`^baseline v3 \\(\\d\\d:\\d\\d:\\d\\d\\) ${fmtUs(now * 2).replace('.', '\\.')}: 2\\.00× faster$`));
+    await send(p.page, { type: 'report', report, baseline: { id: 3, version: 7, time: 1764028800, makespan_us: now * 2, board: 'sim' } });
+    assert.match(await p.page.textContent('.summary-line .baseline'), new RegExp(`^baseline #3 · \\d\\d:\\d\\d:\\d\\d ${fmtUs(now * 2).replace('.', '\\.')}: 2\\.00× faster$`));
     await send(p.page, { type: 'report', report, baseline: { id: 4, version: 4, time: 1764028800, makespan_us: now / 2, board: 'sim' } });
     assert.match(await p.page.textContent('.summary-line .baseline'), /: 2\.00× slower$/);
     await send(p.page, { type: 'report', report, baseline: null }); // unpinned
@@ -1826,12 +1827,14 @@ describe('health and tuning panel', () => {
     // the compiles kept: newest first, the fastest marked, the pinned one in bold
     const history = [
       { id: 1, version: 1, time: 1764028800, makespan_us: now * 2, tasks: 64, tile_calls: [{ kind: 'vec', dims: [1, 4, 1, 64], line: 21 }] },
-      { id: 2, version: 2, time: 1764028860, makespan_us: now, tasks: 16, tile_calls: [{ kind: 'vec', dims: [1, 8, 1, 256], line: 21 }] },
+      { id: 2, version: 9, time: 1764028860, makespan_us: now, tasks: 16, tile_calls: [{ kind: 'vec', dims: [1, 8, 1, 256], line: 21 }] },
     ];
     await send(p.page, { type: 'report', report, baseline: history[0], history });
     const rows = await p.page.locator('table.history tbody tr').allTextContents();
     assert.equal(rows.length, 2);
-    assert.ok(rows[0].includes('v2') && rows[0].includes('vec [1,8,1,256]') && rows[1].includes('baseline'), rows.join(' | '));
+    assert.ok(rows[0].includes('#2') && rows[0].includes('vec [1,8,1,256]') && rows[1].includes('baseline'), rows.join(' | '));
+    // the compile's number in the history (id 2), not the document version (9)
+    assert.equal(await p.page.locator('table.history tbody tr').first().locator('td').nth(2).textContent(), '#2');
     assert.equal(await p.page.locator('table.history tr.pinned').count(), 1);
     assert.equal(await p.page.locator('table.history td.better').count(), 1);
     await noErrors(p);
@@ -1865,13 +1868,13 @@ describe('health and tuning panel', () => {
     // one ticked: against the current run
     await p.page.check('tr[data-entry="4"] input.pick');
     const one = await p.page.textContent('[data-history-compare]');
-    assert.match(one, /^Compare v1 \(\d\d:\d\d:\d\d\) baseline with current/);
-    assert.ok(one.includes('current is 3.00× faster than v1'), one);
+    assert.match(one, /^Compare #4 · \d\d:\d\d:\d\d baseline with current/);
+    assert.ok(/current is 3\.00× faster than #4 · \d\d:\d\d:\d\d/.test(one), one);
     assert.ok(one.includes(fmtUs(now * 3)) && one.includes(fmtUs(now)));
     // two ticked: with each other, older first
     await p.page.check('tr[data-entry="5"] input.pick');
     const two = await p.page.textContent('[data-history-compare]');
-    assert.ok(two.includes('v2 (') && two.includes('is 2.00× faster than v1'), two);
+    assert.ok(/#5 · \d\d:\d\d:\d\d is 2\.00× faster than #4 · /.test(two), two);
     assert.ok(two.includes('pypto.set_vec_tile_shapes(1, 4, 1, 64)') && two.includes('pypto.set_vec_tile_shapes(1, 8, 1, 64)'));
     assert.ok(two.includes('-50%'), 'tasks 64 → 32');
     // the ticks stay over a new report of the same kernel; Clear drops them

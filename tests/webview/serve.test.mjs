@@ -289,7 +289,7 @@ describe('pypto-ide serve in a browser', () => {
     writeFileSync(file, readFileSync(file, 'utf8').replace('pypto.set_vec_tile_shapes(1, 4, 1, 64)', 'pypto.set_vec_tile_shapes(1, 8, 1, 128)'));
     await page.waitForFunction((old) => {
       const shown = [...document.querySelectorAll('.makespan')].map((e) => e.textContent);
-      return shown.length === 2 && shown[1] !== old && document.querySelector('.sl-head b')?.textContent.startsWith('baseline v1');
+      return shown.length === 2 && shown[1] !== old && document.querySelector('.sl-head b')?.textContent.startsWith('baseline #1 · ');
     }, first, { timeout: WAIT });
     const heads = await page.locator('.sl-head').allTextContents();
     assert.ok(heads[0].includes(first), heads[0]);
@@ -311,7 +311,7 @@ describe('pypto-ide serve in a browser', () => {
 
     // the page's picker: the first compile above, asked for over HTTP
     await page.selectOption('select.compare-before', String(e1.id));
-    await page.waitForFunction(() => /^v1 \(/.test(document.querySelector('.sl-head b')?.textContent ?? ''), null, { timeout: WAIT });
+    await page.waitForFunction(() => /^#1 · /.test(document.querySelector('.sl-head b')?.textContent ?? ''), null, { timeout: WAIT });
     assert.equal(await page.locator('canvas.sl-canvas').count(), 2);
     await page.selectOption('select.compare-before', 'prev');
     await page.waitForFunction(() => document.querySelector('.sl-head b')?.textContent === 'before', null, { timeout: WAIT });
@@ -343,7 +343,7 @@ describe('pypto-ide serve in a browser', () => {
     // the health page gives the makespan against the baseline
     const health = await open(`health.html?${q}`);
     await health.page.waitForSelector('.summary-line .baseline', { timeout: WAIT });
-    assert.match(await health.page.textContent('.summary-line .baseline'), /^baseline v1 \(\d\d:\d\d:\d\d\) .*: [\d.]+× (faster|slower)$/);
+    assert.match(await health.page.textContent('.summary-line .baseline'), /^baseline #1 · \d\d:\d\d:\d\d .*: [\d.]+× (faster|slower)$/);
     assert.equal(await health.page.locator('table.history tr.pinned').count(), 1);
     assert.deepEqual(health.errors, []);
     await health.page.close();

@@ -28,6 +28,13 @@ export function fmtBytes(b: number): string {
   return `${b} B`;
 }
 
+/** "#3 · 17:42:10": a compile of a kernel's history as every panel, the served page and the extension name
+ * it — its number in the kernel's compile history (the server's entry id: 1, 2, 3 … per kernel) and when
+ * it ran, in local time; not the editor's document version, which counts keystrokes (v13, v44, v79). */
+export function runName(e: { id: number; time: number }): string {
+  return `#${e.id} · ${new Date(e.time * 1000).toLocaleTimeString('en-GB')}`;
+}
+
 export function fmtPct(x: number): string {
   return Number.isFinite(x) ? `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%` : '–';
 }

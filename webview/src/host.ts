@@ -15,6 +15,7 @@
 // as getState/setState does in VS Code.
 
 import type { HistoryEntry, PanelId, PanelMessage, RequestSwimlaneMessage, RequestTileOpsMessage } from './protocol';
+import { runName } from './format';
 import { panelMessage, PROTOCOL_VERSION } from './protocol';
 import { SourceView, type SourceLines } from './sourceView';
 import type { KernelReport } from './types';
@@ -453,7 +454,7 @@ class ServerHost implements Host {
         } else {
           const h = await this.history(true);
           const b = h?.baseline;
-          const baseline = b ? { run: h.baselineRun, entry: b, label: `baseline v${String(b.version)} (${new Date(Number(b.time) * 1000).toLocaleTimeString('en-GB')})` } : null;
+          const baseline = b ? { run: h.baselineRun, entry: b, label: `baseline ${runName({ id: Number(b.id), time: Number(b.time) })}` } : null;
           this.deliver({ type: 'record', record, listings, key: `job:${String(result.job)}`, ...(h ? { baseline, history: h.entries } : {}) });
         }
       }

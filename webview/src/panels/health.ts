@@ -13,6 +13,7 @@ import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, clear, fmtNum, fmtPct, fmtUs, h } from '../dom';
 import { sameFile } from '../model';
 import { plot } from '../plot';
+import { runName } from '../format';
 import type { HistoryEntry, HostMessage } from '../protocol';
 import { palette } from '../theme';
 import type { Finding, KernelReport, Suggestion, TextEdit, TileSearch } from '../types';
@@ -139,7 +140,7 @@ class HealthPanel implements PanelImpl {
       return h('tr', { class: pinned ? 'pinned' : '', 'data-entry': e.id },
         h('td', null, tick),
         h('td', { class: 'l' }, new Date(e.time * 1000).toLocaleTimeString('en-GB')),
-        h('td', null, `v${e.version}`),
+        h('td', null, `#${e.id}`),
         h('td', { class: e.makespan_us === best ? 'better' : '' }, fmtUs(e.makespan_us)),
         h('td', null, e.tasks !== undefined ? fmtNum(e.tasks) : '–'),
         h('td', { class: 'l mono' }, calls(e)),
@@ -148,7 +149,7 @@ class HealthPanel implements PanelImpl {
     });
     this.page.append(h('section', { class: 'block', 'data-history': '1' },
       h('h2', null, `History (${this.history.length} compiles kept)`, h('span', { class: 'muted' }, ' · newest first; the fastest in green; tick one or two to compare')),
-      h('table', { class: 'grid history' }, h('thead', null, h('tr', null, h('th', null, ''), h('th', { class: 'l' }, 'when'), h('th', null, 'version'),
+      h('table', { class: 'grid history' }, h('thead', null, h('tr', null, h('th', null, ''), h('th', { class: 'l' }, 'when'), h('th', null, 'compile'),
         h('th', null, 'makespan'), h('th', null, 'tasks'), h('th', { class: 'l' }, 'tile calls'), h('th', { class: 'l' }, ''), h('th', null, ''))),
       h('tbody', null, ...rows))));
   }
@@ -174,7 +175,7 @@ class HealthPanel implements PanelImpl {
       utilization: r.metrics?.utilization, board: r.board ?? undefined, calls: '',
     };
     const side = (e: HistoryEntry): Side => ({
-      name: `v${e.version} (${new Date(e.time * 1000).toLocaleTimeString('en-GB')})${this.isPinned(e) ? ' baseline' : ''}`,
+      name: `${runName(e)}${this.isPinned(e) ? ' baseline' : ''}`,
       makespan: e.makespan_us, tasks: e.tasks, utilization: e.utilization, board: e.board, calls: calls(e),
     });
     const [a, b] = chosen.length === 2 ? [side(chosen[0]), side(chosen[1])] : [side(chosen[0]), current];
@@ -210,17 +211,16 @@ class HealthPanel implements PanelImpl {
       }, { class: 'clear-compare' })));
   }
 
-  /** "baseline v3 (10:00:00) 33.93 µs: 1.69× faster" — against the pinned run, on the same board. */
+  /** "baseline #3 · 10:00:00 33.93 µs: 1.69× faster" — against the pinned run, on the same board. */
   private baselineText(r: KernelReport): HTMLElement | string {
     const b = this.baseline;
     const now = r.metrics?.makespan_us;
     if (!b || now === undefined || !(now > 0)) return '';
-    const when = new Date(b.time * 1000).toLocaleTimeString('en-GB');
     const other = b.board && r.board && b.board !== r.board ? ` (on the ${b.board} board)` : '';
     const ratio = b.makespan_us / now;
     const verdict = Math.abs(ratio - 1) < 0.005 ? 'the same' : ratio > 1 ? `${ratio.toFixed(2)}× faster` : `${(1 / ratio).toFixed(2)}× slower`;
     return h('span', { class: `baseline ${ratio >= 1 ? 'pass-text' : 'fail-text'}`, title: 'against the pinned baseline (PyPTO: Pin the Current Run as the Kernel\'s Baseline)' },
-      `baseline v${b.version} (${when}) ${fmtUs(b.makespan_us)}${other}: ${verdict}`);
+      `baseline ${runName(b)} ${fmtUs(b.makespan_us)}${other}: ${verdict}`);
   }
 
   private renderCompare(prev: KernelReport, cur: KernelReport): void {

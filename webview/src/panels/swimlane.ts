@@ -32,6 +32,7 @@ import { SwimlaneCanvas, type DrawOptions, type Viewport } from '../swimlane/can
 import { RunData, type LeafRow, type RunWindow } from '../swimlane/data';
 import { leafColor } from '../theme';
 import type { CompileRecord, Span, Swimlane, SwimlaneMetrics } from '../types';
+import { runName } from '../format';
 
 interface SwimState {
   /** `file::kernel` the state belongs to (a record of another kernel starts afresh). */
@@ -129,9 +130,9 @@ function signature(input: RunInput): string {
   return (input.sig ??= input.run ? runSignature(input.run) : `entry ${input.entry?.id ?? ''}`);
 }
 
-/** "v5 (10:01:02)" */
+/** "#5 · 10:01:02" (format.ts) */
 function entryName(e: HistoryEntry): string {
-  return `v${e.version} (${new Date(e.time * 1000).toLocaleTimeString('en-GB')})`;
+  return runName(e);
 }
 
 /** What the run above (`before`) or the one below (`after`) is: the default, the pinned baseline,
