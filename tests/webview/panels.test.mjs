@@ -249,10 +249,21 @@ describe('graph panel', () => {
     assert.equal(msg.range.line, node.loc[0].line);
   });
 
-  test('the execute graph: its tasks', async () => {
+  test('the execute graph: its tasks, grouped by leaf and depth when one by one they would not read fitted, each with its µs', async () => {
     const r = showcase.record;
     await p.page.click('button[data-view=execute]');
-    assert.equal(await p.page.locator('.graph-svg g.node').count(), r.execute.tasks.length);
+    // 32 tasks, their widest level side by side: wider than 1280 px at a readable scale, so grouped
+    const d = depths(r.execute.tasks);
+    const groups = new Map();
+    for (const t of r.execute.tasks) groups.set(`L${t.leaf}@${d.get(t.id)}`, [...(groups.get(`L${t.leaf}@${d.get(t.id)}`) ?? []), t.id]);
+    assert.deepEqual((await nodeIds(p.page)).sort(), [...groups.keys()].sort());
+    // each group's label: its tasks' average and total time on the board
+    const us = new Map(r.run.tasks.id.map((id, i) => [id, r.run.tasks.end[i] - r.run.tasks.start[i]]));
+    for (const [key, ids] of groups) {
+      const total = ids.reduce((a, id) => a + us.get(id), 0);
+      const text = await p.page.textContent(`.graph-svg g.node[data-id="${key}"] text.label`);
+      assert.ok(text.includes(`${ids.length} task`) && text.includes(`${fmtUs(total / ids.length)} avg · ${fmtUs(total)}`), text);
+    }
     await shots(p.page, 'graph-execute');
     await p.page.click('button[data-view=tensor]');
     await noErrors(p);
@@ -513,10 +524,12 @@ describe('graph panel: a big record sent slim (server/analyze.py panel_record)',
     await line.click();
     const [reveal] = await sent(p.page, 'revealSource');
     assert.equal(reveal.range.line, nodeById(whole, t.node[ins.tile_op]).loc[0].line);
-    // the execute view: its tasks, each linked to its source through the server's subgraph nodes
+    // the execute view: its tasks (grouped at this size: a group opened), each linked to its source through the server's subgraph nodes
     await p.page.click('button[data-view=execute]');
-    assert.equal(await p.page.locator('.graph-svg g.node').count(), whole.execute.tasks.length);
     const some = whole.execute.tasks[Math.floor(whole.execute.tasks.length / 2)];
+    const group = `L${some.leaf}@${depths(whole.execute.tasks).get(some.id)}`;
+    await p.page.dblclick(`.graph-svg g.node[data-id="${group}"]`);
+    await p.page.evaluate((id) => window.__pyptoPanel.panel.view.center(id), `t${some.id}`);
     await clearSent(p.page);
     await p.page.click(`.graph-svg g.node[data-id="t${some.id}"]`);
     const [toTask] = await sent(p.page, 'revealSource');
@@ -1377,16 +1390,17 @@ describe('swimlane panel', () => {
     const box = await p.page.locator('canvas.sl-canvas').boundingBox();
     const [w0, w1] = (await viewState(p.page)).window;
     const left = 78; // the lane-name gutter
+    const axisY = box.y + 8 + await p.page.evaluate(() => window.__pyptoPanel.panel.runs[0].canvas.axisTop); // the time axis, under the legend
     const tAt = (x) => w0 + ((x - left) / (box.width - left)) * (w1 - w0);
     const [xa, xb] = [left + (box.width - left) * 0.4, left + (box.width - left) * 0.6];
-    await p.page.mouse.move(box.x + xa, box.y + 8);
+    await p.page.mouse.move(box.x + xa, axisY);
     await p.page.mouse.down();
-    await p.page.mouse.move(box.x + (xa + xb) / 2, box.y + 8);
-    await p.page.mouse.move(box.x + xb, box.y + 8);
+    await p.page.mouse.move(box.x + (xa + xb) / 2, axisY);
+    await p.page.mouse.move(box.x + xb, axisY);
     await p.page.mouse.up();
     const zoomed = (await viewState(p.page)).window;
     assert.ok(Math.abs(zoomed[0] - tAt(xa)) < (w1 - w0) * 0.005 && Math.abs(zoomed[1] - tAt(xb)) < (w1 - w0) * 0.005, `${zoomed} ≈ ${tAt(xa)}, ${tAt(xb)}`);
-    await p.page.mouse.click(box.x + left + (box.width - left) / 2, box.y + 8);
+    await p.page.mouse.click(box.x + left + (box.width - left) / 2, axisY);
     const markers = (await viewState(p.page)).markers;
     assert.equal(markers.length, 1);
     assert.ok(Math.abs(markers[0] - (zoomed[0] + zoomed[1]) / 2) < (zoomed[1] - zoomed[0]) * 0.01);

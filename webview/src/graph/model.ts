@@ -317,6 +317,31 @@ export interface ExecView {
   aggregated: boolean;
 }
 
+/** An execute node's room in the layout (px, separations included): two lines of about 24 characters. */
+const EXEC_NODE_W = 190;
+const EXEC_NODE_H = 82;
+/** The scale the execute view keeps at fit so its 11 px labels read (about 9.4 px). */
+export const EXEC_READABLE_K = 0.85;
+
+/** How many tasks the execute view shows one by one in a view of w × h px: up to 120 when they
+ * fit it at a readable scale (the widest dependency level side by side, the levels one under
+ * another), else none — grouped by leaf and depth, so the graph fitted is read, not squinted at. */
+export function execIndividualMax(program: Program, w: number, h: number): number {
+  const tasks = program.execute?.tasks ?? [];
+  if (tasks.length > 120 || w <= 0 || h <= 0) return 120;
+  const depth = new Map<number, number>();
+  const perLevel: number[] = [];
+  for (const t of tasks) {
+    let d = 0;
+    for (const p of t.preds) d = Math.max(d, (depth.get(p) ?? 0) + 1);
+    depth.set(t.id, d);
+    perLevel[d] = (perLevel[d] ?? 0) + 1;
+  }
+  const widest = Math.max(0, ...perLevel.map((n) => n ?? 0));
+  const k = Math.min(w / (widest * EXEC_NODE_W + 40), h / (perLevel.length * EXEC_NODE_H + 40));
+  return k >= EXEC_READABLE_K ? 120 : 0;
+}
+
 /** Tasks one by one when few, else grouped by (leaf, depth in the dependency DAG); the
  * groups named in `open` are shown as their tasks (drill-down). */
 export function execView(program: Program, individualMax = 120, open: ReadonlySet<string> = new Set()): ExecView {

@@ -388,9 +388,15 @@ export class GraphView {
     this.onViewChange(this.transform);
   }
 
+  /** The view's size (CSS px). */
+  viewBox(): { w: number; h: number } {
+    return this.measure();
+  }
+
   /** The whole graph in view; with `minK`, never below that scale (a graph that would be smaller is
-   * shown from its top, centred when it is narrower than the view). */
-  fit(minK = 0): void {
+   * shown from its top, centred when it is narrower than the view); `whole`: the whole graph
+   * however small (the Fit button). */
+  fit(minK = 0, whole = false): void {
     if (!this.layout || this.layout.pos.size === 0) {
       this.apply({ x: 0, y: 0, k: 1 });
       return;
@@ -400,7 +406,7 @@ export class GraphView {
     const h = Math.max(1, vh);
     const kFit = Math.min(w / Math.max(1, this.layout.width), h / Math.max(1, this.layout.height), 1.2);
     // a tall or huge graph is shown from its top at a readable scale rather than as a speck
-    const k = Math.max(kFit, Math.min(1, w / Math.max(1, this.layout.width)), minK);
+    const k = whole ? kFit : Math.max(kFit, Math.min(1, w / Math.max(1, this.layout.width)), minK);
     const x = this.layout.width * k <= w ? (w - this.layout.width * k) / 2 : 8;
     const y = kFit >= k ? (h - this.layout.height * k) / 2 : 8;
     this.apply({ x, y, k });

@@ -12,6 +12,7 @@ import {
   bufferUse,
   collapsedAncestor,
   diffGraphs,
+  execIndividualMax,
   execView,
   gridsFromJson,
   loopRuns,
@@ -170,10 +171,17 @@ class GraphPanel implements PanelImpl {
       this.searchCount,
       button('Collapse all', () => this.collapseAll(), { class: 'collapse-all', title: 'Draw every loop body and helper call as one node (click a cluster\'s title to collapse just it; double-click a node to expand it)' }),
       button('Expand all', () => this.expandAll(), { class: 'expand-all', title: 'Draw every loop body and helper call node by node (the whole graph fitted, however small)' }),
-      button('Fit', () => this.view.fit(), { title: 'Fit the graph in the view' }),
+      button('Fit', () => this.fitWhole(), { class: 'fit', title: 'The whole graph in the view, however small' }),
     );
     content.append(this.strip, this.toolbar, this.info, h('div', { class: 'graph-main' }, this.area, this.details));
     document.addEventListener('keydown', (e) => this.onKey(e));
+  }
+
+  /** The Fit button: the whole graph in view (a first render stops at a readable scale instead). */
+  fitWhole(): void {
+    this.view.fit(0, true);
+    this.st.transform = this.view.transform;
+    this.shell.saveState();
   }
 
   restore(state: unknown): void {
@@ -297,7 +305,7 @@ class GraphPanel implements PanelImpl {
       program = programOf();
     }
     if (!program) return;
-    const ev = execView(program, 120, new Set(this.st.openGroups));
+    const ev = execView(program, this.execMax(program), new Set(this.st.openGroups));
     const g = ev.groups.find((x) => x.tasks.includes(task));
     if (g && ev.aggregated && g.openedFrom === null) this.st.openGroups = [...this.st.openGroups, g.key];
     const key = `t${task}`;
@@ -748,23 +756,58 @@ class GraphPanel implements PanelImpl {
     }));
   }
 
+  /** Tasks the execute view shows one by one: none (grouped) when they would not be readable fitted in the view. */
+  private execMax(program: Program): number {
+    const { w, h } = this.view.viewBox();
+    return execIndividualMax(program, w, h);
+  }
+
+  /** Each task's µs in the record's run (empty: no run, or one drawn from windows). */
+  private taskUs(): Map<number, number> {
+    const run = this.record?.run;
+    if (this.taskUsOf?.run !== run) {
+      const m = new Map<number, number>();
+      const t = run?.tasks;
+      if (t) for (let i = 0; i < t.id.length; i++) m.set(t.id[i], t.end[i] - t.start[i]);
+      this.taskUsOf = { run, us: m };
+    }
+    return this.taskUsOf!.us;
+  }
+
+  private taskUsOf: { run: unknown; us: Map<number, number> } | null = null;
+
+  /** A leaf's ops, data movement left out ("amax·sub·exp"), cut to `max` characters. */
+  private leafOps(program: Program, leaf: number, max: number): string {
+    const l = program.leaves?.find((x) => x.id === leaf);
+    const ops = [...new Set((l?.nodes ?? []).map((n) => this.index?.node(n)?.op).filter((op): op is string => !!op && op !== 'assemble' && op !== 'view'))].join('·');
+    return ops.length > max ? `${ops.slice(0, max - 1)}…` : ops;
+  }
+
   private renderExecute(program: Program, note: string): void {
-    const ev = execView(program, 120, new Set(this.st.openGroups));
+    const ev = execView(program, this.execMax(program), new Set(this.st.openGroups));
     this.currentExec = ev;
     this.currentNodes.clear();
     this.currentScopes.clear();
+    const us = this.taskUs();
     const nodes: ViewNode[] = ev.groups.map((g) => {
       const group = ev.aggregated && g.openedFrom === null;
       const fill = this.st.colorBy === 'core' ? coreColor(g.core) : leafColor(g.leaf);
+      // their time on the board: a task's µs, a group's average and total
+      const times = g.tasks.map((id) => us.get(id)).filter((x): x is number => x !== undefined);
+      const total = times.reduce((a, x) => a + x, 0);
+      const ops = this.leafOps(program, g.leaf, 14);
+      const n = g.tasks.length;
       return {
         id: g.key,
         lines: group
-          ? [`▸ leaf ${g.leaf} · ${g.core}`, `${g.tasks.length} task${g.tasks.length > 1 ? 's' : ''} · depth ${g.depth}`]
-          : [`task ${g.tasks[0]}`, `leaf ${g.leaf} · ${g.core}`],
+          ? [`▸ leaf ${g.leaf} · ${g.core} · ${n} task${n > 1 ? 's' : ''}`, times.length ? `${fmtUs(total / times.length)} avg · ${fmtUs(total)}` : `depth ${g.depth}${ops ? ` · ${ops}` : ''}`]
+          : [`task ${g.tasks[0]}${times.length ? ` · ${fmtUs(total)}` : ''}`, `leaf ${g.leaf} · ${g.core}${ops ? ` · ${ops}` : ''}`],
         classes: ['op-task', group ? 'task-group' : 'task-one'],
         fill,
         parent: g.openedFrom ? `c:${g.openedFrom}` : null,
-        tooltip: group ? `${g.tasks.length} tasks of leaf ${g.leaf} at dependency depth ${g.depth}\ndouble-click to show them one by one` : `task ${g.tasks[0]} · leaf ${g.leaf} · ${g.core}`,
+        tooltip: group
+          ? `${n} tasks of leaf ${g.leaf} (${this.leafOps(program, g.leaf, 200)}) at dependency depth ${g.depth}${times.length ? `: ${fmtUs(total / times.length)} on average, ${fmtUs(total)} in all` : ''}\ndouble-click to show them one by one`
+          : `task ${g.tasks[0]} · leaf ${g.leaf} (${this.leafOps(program, g.leaf, 200)}) · ${g.core}${times.length ? ` · ${fmtUs(total)}` : ''}`,
       };
     });
     // an opened group: its tasks in a cluster whose title closes it again

@@ -8,9 +8,14 @@
 // is one, and the user can pick any two compiles of the history instead (their runs are asked
 // for with `compareRun`; an entry whose run is no longer kept is shown by its figures).
 // A short panel (VS Code opens it below the code) gives the lanes the height: the tables below
-// fold to a strip (the slowest tasks' first rows) and open in one click, and core groups (AIC,
-// AIV, …) fold into one summary row each, in one run and before/after alike; both choices are
-// kept in the view state.
+// fold to a strip (the slowest tasks' first rows) and open in one click (or by dragging the bar
+// between lanes and tables: its height is kept), lanes shrink until every lane of a core type is
+// on screen, and core groups (AIC, AIV, …) fold into one summary row each — the smaller groups by
+// themselves when the lanes cannot all fit, else as the user clicks —, in one run and before/after
+// alike; these choices are kept in the view state. A legend on the canvas names the colours
+// (leaves by their ops) and the marks; boxes carry their leaf's ops. The selected task is kept
+// across compiles by what it is (leaf, tile coordinates, loop instance), not by its id, which a
+// recompile renumbers.
 // A big run the record leaves out (`record.omitted.run`: above 5,000 tasks, or a record slim for its
 // tile ops) is drawn from windows the host answers (`requestSwimlane` -> `swimlaneWindow`): the
 // whole run on open (per-lane bins when it holds more tasks than WINDOW_BOXES), a new window after
@@ -31,7 +36,7 @@ import type { BaselineRef, HistoryEntry, HostMessage, SwimlaneWindowMessage, Win
 import { SwimlaneCanvas, type DrawOptions, type Viewport } from '../swimlane/canvas';
 import { RunData, type LeafRow, type RunWindow } from '../swimlane/data';
 import { leafColor } from '../theme';
-import type { CompileRecord, Span, Swimlane, SwimlaneMetrics } from '../types';
+import type { CompileRecord, ExecTask, Span, Swimlane, SwimlaneMetrics } from '../types';
 import { runName } from '../format';
 
 interface SwimState {
@@ -57,19 +62,41 @@ interface SwimState {
   taskSortDesc: boolean;
   /** The tables below the lanes: 'auto' folds them on a panel lower than FOLD_BELOW px. */
   tables: 'auto' | 'open' | 'folded';
-  /** Core groups folded into their summary row (every run drawn alike). */
+  /** Core groups folded into their summary row (every run drawn alike), once the user chose
+   * (`foldChosen`); until then the canvas folds the smaller groups when the lanes do not fit. */
   collapsed: string[];
+  foldChosen: boolean;
+  /** The open tables' height (px) the user dragged them to (null: the stylesheet's). */
+  tablesH: number | null;
+  /** What the selected task is (leaf|coord|instance): a recompile's run selects the same task. */
+  selectedKey: string | null;
 }
 
 type TaskSortKey = 'id' | 'lane' | 'leaf' | 'start' | 'dur' | 'wait' | 'line';
 
 const DEFAULT: SwimState = {
   kernel: null, compare: true, pipes: false, critical: true, bubbles: true, hideIdle: true, depth: 1, colorBy: 'leaf', window: null, selected: null, markers: [], search: '',
-  zoomed: false, taskSort: 'dur', taskSortDesc: true, tables: 'auto', collapsed: [],
+  zoomed: false, taskSort: 'dur', taskSortDesc: true, tables: 'auto', collapsed: [], foldChosen: false, tablesH: null, selectedKey: null,
 };
+
+/** Ops that move data, left out of a leaf's name. */
+const MOVES = new Set(['assemble', 'view', 'reshape', 'load', 'store', 'copy']);
+
+/** Each leaf's ops in order, once each, as the legend and the boxes name it ("amax·sub·exp"). */
+function leafOps(record: CompileRecord | null, index: RecordIndex | null): Map<number, string> {
+  const out = new Map<number, string>();
+  if (!record || !index) return out;
+  for (const l of record.leaves ?? []) {
+    const ops = [...new Set(l.nodes.map((n) => index.node(n)?.op).filter((op): op is string => !!op && !MOVES.has(op)))];
+    if (ops.length) out.set(l.id, ops.join('·'));
+  }
+  return out;
+}
 
 /** Below this panel height (CSS px) the tables start folded, so the lanes get the height. */
 const FOLD_BELOW = 720;
+/** The open tables' least height (px) when dragged. */
+const MIN_TABLES = 90;
 
 /** Rows of the task table drawn at most (the slowest, or the first by the chosen order). */
 const TASK_ROWS = 200;
@@ -87,6 +114,8 @@ interface RunView {
   canvas: SwimlaneCanvas;
   head: HTMLElement;
   index: RecordIndex | null;
+  /** The record whose execute graph the run's task ids are of (null: a run alone). */
+  record: CompileRecord | null;
 }
 
 /** A run to draw and the record that explains its tasks (null: a bare swimlane). */
@@ -252,6 +281,11 @@ class SwimlanePanel implements PanelImpl {
   private beforeSelect = h('select', { class: 'compare-before', title: 'The run drawn above: the baseline, the previous compile or one from the history' });
   private afterSelect = h('select', { class: 'compare-after', title: 'The run drawn below: the current one or one from the history' });
   private compareNote = h('span', { class: 'muted compare-note' });
+  /** Shown while there are markers. */
+  private clearMarkers = button('Clear markers', () => {
+    this.st.markers = [];
+    this.changed();
+  }, { title: 'Time markers: click the time axis to add one, m at the pointer' });
 
   mount(content: HTMLElement, shell: Shell): void {
     this.shell = shell;
@@ -317,13 +351,11 @@ class SwimlanePanel implements PanelImpl {
       this.searchInput,
       this.searchCount,
       button('Fit', () => this.fit(), { title: 'Show the whole run (f)' }),
-      button('Clear markers', () => {
-        this.st.markers = [];
-        this.changed();
-      }, { title: 'Time markers: click the time axis to add one, m at the pointer' }),
+      this.clearMarkers,
     );
     this.bottom.append(h('div', { class: 'sl-bottom-bar' }, this.tablesToggle, this.tablesNote), h('div', { class: 'sl-bottom-body' }, this.stats, this.side));
-    content.append(this.toolbar, this.runsBox, this.bottom);
+    this.wireSplitter();
+    content.append(this.toolbar, this.runsBox, this.splitter, this.bottom);
     this.applyFold();
     window.addEventListener('resize', () => this.applyFold());
     new ResizeObserver(() => this.redraw()).observe(this.runsBox);
@@ -344,12 +376,53 @@ class SwimlanePanel implements PanelImpl {
   private applyFold(): void {
     const folded = this.tablesFolded();
     this.bottom.classList.toggle('folded', folded);
+    // open at the height the user dragged them to (never more than the panel leaves the lanes)
+    const hgt = !folded && this.st.tablesH !== null ? Math.min(this.st.tablesH, Math.max(MIN_TABLES, window.innerHeight - 220)) : null;
+    this.bottom.style.height = hgt !== null ? `${hgt}px` : '';
+    this.bottom.style.maxHeight = hgt !== null ? 'none' : '';
+    this.bottom.style.minHeight = hgt !== null ? '0' : '';
+    this.splitter.setAttribute('aria-valuenow', String(Math.round(folded ? 0 : this.bottom.getBoundingClientRect().height)));
     this.tablesToggle.textContent = folded ? '▸ show the tables' : '▾ fold the tables';
     this.tablesToggle.setAttribute('aria-expanded', String(!folded));
     this.tablesToggle.title = folded
       ? 'Open the task table (all tasks, sortable), the per-leaf statistics and the task details'
       : 'Fold the tables to a strip, so the lanes get the height';
     this.tablesNote.textContent = folded ? 'the slowest tasks first; the per-leaf statistics and details open with the tables' : '';
+  }
+
+  /** The bar between the lanes and the tables: dragged (or ↑/↓ on it) it gives one the other's
+   * height; dragged below MIN_TABLES it folds the tables, dragged up from folded it opens them. */
+  private splitter = h('div', { class: 'sl-splitter', role: 'separator', 'aria-orientation': 'horizontal', tabindex: 0, 'aria-valuemin': '0',
+    title: 'Drag to share the height between the lanes and the tables (↑/↓ when focused)' });
+
+  private wireSplitter(): void {
+    let from: { y: number; h: number } | null = null;
+    const set = (px: number): void => {
+      if (px < MIN_TABLES / 2) this.st.tables = 'folded';
+      else {
+        this.st.tables = 'open';
+        this.st.tablesH = Math.round(Math.max(MIN_TABLES, px));
+      }
+      this.applyFold();
+      this.shell.saveState();
+    };
+    this.splitter.addEventListener('pointerdown', (e) => {
+      from = { y: e.clientY, h: this.tablesFolded() ? 0 : this.bottom.getBoundingClientRect().height };
+      this.splitter.setPointerCapture(e.pointerId);
+      e.preventDefault();
+    });
+    this.splitter.addEventListener('pointermove', (e) => {
+      if (from) set(from.h + from.y - e.clientY);
+    });
+    this.splitter.addEventListener('pointerup', () => {
+      from = null;
+    });
+    this.splitter.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
+      e.preventDefault();
+      const now = this.tablesFolded() ? 0 : this.bottom.getBoundingClientRect().height;
+      set(now + (e.key === 'ArrowUp' ? 40 : -40));
+    });
   }
 
   /** Open or fold the tables (kept in the view state: a reload keeps the choice). */
@@ -359,8 +432,13 @@ class SwimlanePanel implements PanelImpl {
     this.shell.saveState();
   }
 
-  /** Fold or unfold a core group's lanes, in every run drawn. */
+  /** Fold or unfold a core group's lanes, in every run drawn (from then on the user's choice: the
+   * groups folded to fit stay folded until clicked). */
   toggleGroup(key: string): void {
+    if (!this.st.foldChosen) {
+      this.st.collapsed = this.runs.length ? this.current().canvas.groups.filter((g) => g.collapsed).map((g) => g.key) : [];
+      this.st.foldChosen = true;
+    }
     const on = this.st.collapsed.includes(key);
     this.st.collapsed = on ? this.st.collapsed.filter((k) => k !== key) : [...this.st.collapsed, key];
     this.tooltip.hidden = true;
@@ -589,11 +667,12 @@ class SwimlanePanel implements PanelImpl {
       const wrap = h('div', { class: 'sl-canvas-wrap' });
       box.append(head, wrap);
       this.runsBox.appendChild(box);
-      const canvas = new SwimlaneCanvas(wrap, data, this.vp, this.options(data));
       // the record explains tasks (leaf -> tile ops -> source) when it is this run's compile
       if (input.index === undefined) input.index = record && record.execute && record.execute.tasks.length === data.total ? new RecordIndex(record) : null;
       const index = input.index;
-      const view: RunView = { data, label, canvas, head, index };
+      const own = index ? record : null;
+      const canvas = new SwimlaneCanvas(wrap, data, this.vp, this.options(data, own));
+      const view: RunView = { data, label, canvas, head, index, record: own };
       this.runs.push(view);
       this.wire(view);
     }
@@ -617,7 +696,15 @@ class SwimlanePanel implements PanelImpl {
       this.st.markers = [];
       this.hostLine = null;
     }
-    if (this.st.selected !== null && first.data.indexOf(this.st.selected) < 0) this.st.selected = null;
+    // the task selected before: the same task of this run (by what it is: a recompile renumbers tasks)
+    this.lostTask = null;
+    if (keep && this.st.selected !== null && this.st.selectedKey) {
+      const id = this.taskByKey(first, this.st.selectedKey);
+      if (id === null) this.lostTask = `t${this.st.selected} (${this.st.selectedKey.split('|').map((x, k) => ['leaf ', 'tile [', 'instance '][k] + x + (k === 1 ? ']' : '')).join(' · ')})`;
+      this.st.selected = id;
+    }
+    if (this.st.selected !== null && first.data.indexOf(this.st.selected) < 0 && !first.data.win) this.st.selected = null;
+    if (this.st.selected === null) this.st.selectedKey = null;
     this.highlight = null;
     this.highlightWhy = '';
     this.heads();
@@ -645,12 +732,54 @@ class SwimlanePanel implements PanelImpl {
     return this.runs[this.runs.length - 1];
   }
 
-  private options(data: RunData): DrawOptions {
+  /** The leaf names of a record (made once per record). */
+  private namesOf(record: CompileRecord | null): Map<number, string> {
+    if (!record) return new Map();
+    let got = this.leafNames.get(record);
+    if (!got) this.leafNames.set(record, (got = leafOps(record, new RecordIndex(record))));
+    return got;
+  }
+
+  private leafNames = new WeakMap<CompileRecord, Map<number, string>>();
+
+  /** What identifies task `id` of a run across compiles: leaf | tile coordinates | loop instance (the
+   * record's execute graph when the run has one, else the run's own columns: coordinates and name). */
+  private keyOf(r: RunView, id: number): string | null {
+    const t = this.execTask(r.record, id);
+    if (t) return `${t.leaf}|${t.coord.join(',')}|${t.instance}`;
+    const i = r.data.indexOf(id);
+    const cols = r.data.run.tasks;
+    if (i < 0 || !cols?.coord?.[i]) return null;
+    return `${r.data.leaf[i]}|${cols.coord[i].join(',')}|${cols.name?.[i] ?? ''}`;
+  }
+
+  /** The id of the task of run `r` that `key` names (null: none is). */
+  private taskByKey(r: RunView, key: string): number | null {
+    const ex = r.record?.execute?.tasks;
+    if (ex) return ex.find((t) => `${t.leaf}|${t.coord.join(',')}|${t.instance}` === key)?.id ?? null;
+    for (let i = 0; i < r.data.n; i++) if (this.keyOf(r, r.data.ids[i]) === key) return r.data.ids[i];
+    return null;
+  }
+
+  private execIndex = new WeakMap<CompileRecord, Map<number, ExecTask>>();
+
+  private execTask(record: CompileRecord | null, id: number): ExecTask | undefined {
+    if (!record?.execute) return undefined;
+    let m = this.execIndex.get(record);
+    if (!m) this.execIndex.set(record, (m = new Map(record.execute.tasks.map((t) => [t.id, t]))));
+    return m.get(id);
+  }
+
+  /** The task selected before the last compile that this run does not have (said in the details). */
+  private lostTask: string | null = null;
+
+  private options(data: RunData, record: CompileRecord | null = null): DrawOptions {
     const cur = this.runs.length ? this.current() : null;
     const isCur = !cur || cur.data === data;
     const sel = this.st.selected !== null && isCur ? data.indexOf(this.st.selected) : -1;
     const linked = new Set<number>();
     const arrows: [number, number][] = [];
+    const names = this.namesOf(record);
     if (sel >= 0 && this.st.depth > 0) {
       let frontier = [sel];
       for (let d = 0; d < this.st.depth && frontier.length; d++) {
@@ -684,7 +813,17 @@ class SwimlanePanel implements PanelImpl {
       linked,
       arrows,
       markers: this.st.markers,
-      collapsed: new Set(this.st.collapsed),
+      collapsed: this.st.foldChosen ? new Set(this.st.collapsed) : null,
+      legend: !this.runs.length || this.runs[0].data === data,
+      leafLabel: (leaf) => {
+        const ops = names.get(leaf);
+        return leaf < 0 ? 'no leaf' : ops ? `leaf ${leaf}: ${ops}` : `leaf ${leaf}`;
+      },
+      taskLabel: (i) => {
+        const leaf = data.leaf[i];
+        const ops = names.get(leaf);
+        return ops ? `L${leaf} ${ops}` : leaf >= 0 ? `leaf ${leaf}` : `t${data.ids[i]}`;
+      },
       matchBins: isCur && data.laneBins && this.winMatch ? this.matchBinsOf(data) : null,
     };
   }
@@ -722,6 +861,8 @@ class SwimlanePanel implements PanelImpl {
         launchNote(r.data),
         droppedNote(r.data.run),
       );
+      // one line: what it cuts off is in its title
+      r.head.title = [...r.head.children].map((c) => c.textContent ?? '').filter(Boolean).join(' · ');
     }
   }
 
@@ -735,8 +876,9 @@ class SwimlanePanel implements PanelImpl {
 
   drawNow(): void {
     const t0 = performance.now();
+    this.clearMarkers.hidden = this.st.markers.length === 0;
     for (const r of this.runs) {
-      r.canvas.setOptions(this.options(r.data));
+      r.canvas.setOptions(this.options(r.data, r.record));
       r.canvas.draw();
     }
     this.lastDrawMs = performance.now() - t0;
@@ -1014,6 +1156,12 @@ class SwimlanePanel implements PanelImpl {
         this.changed();
         return;
       }
+      const item = r.canvas.legendAt(e.clientX - b.left, e.clientY - b.top);
+      if (item) {
+        // a leaf's entry: its tasks highlighted (as its row of the statistics table)
+        if (item.kind === 'leaf') (this.stats.querySelector(`tr[data-leaf="${item.key}"]`) as HTMLElement | null)?.click();
+        return;
+      }
       const row = r.canvas.rowAt(e.clientY - b.top);
       if (row?.group) {
         this.toggleGroup(row.group.key);
@@ -1077,8 +1225,26 @@ class SwimlanePanel implements PanelImpl {
     const slack = ((this.vp.t1 - this.vp.t0) / Math.max(1, b.width)) * 2;
     const i = row && row.lane >= 0 && x > r.canvas.plotLeft ? r.data.taskAt(row.lane, t, slack) : -1;
     this.hoverT = t;
-    r.canvas.canvas.style.cursor = row?.group ? 'pointer' : '';
-    if (row?.group) {
+    const item = r.canvas.legendAt(x, y);
+    r.canvas.canvas.style.cursor = row?.group || item?.kind === 'leaf' ? 'pointer' : '';
+    if (item) {
+      this.hover = -1;
+      clear(this.tooltip);
+      const why: Record<string, string> = {
+        leaf: 'tasks of this leaf function: click to highlight them (again: all)',
+        core: 'tasks on this core type (colour by leaf to tell leaves apart)',
+        more: 'more leaves: colour by leaf, the statistics table lists them all',
+        critical: 'red outline: the task is on the critical path (the chain of dependencies that sets the makespan)',
+        wait: 'grey: the lane is idle and nothing of its core type was ready (waiting for a dependency)',
+        bubble: 'red hatching: the lane is idle while a task of its core type was ready (a scheduler bubble)',
+      };
+      this.tooltip.append(h('div', null, h('b', null, item.label)), h('div', { class: 'muted' }, why[item.kind]));
+    } else if (row && !row.group && x < r.canvas.plotLeft) {
+      // the lane names (a dense run names every few lanes): this lane's
+      this.hover = -1;
+      clear(this.tooltip);
+      this.tooltip.append(h('div', null, h('b', null, r.data.run.lanes[row.lane]?.name ?? ''), row.pipe ? ` · ${row.pipe}` : ''));
+    } else if (row?.group) {
       const g = row.group;
       this.hover = -1;
       clear(this.tooltip);
@@ -1140,6 +1306,8 @@ class SwimlanePanel implements PanelImpl {
   private selectTask(id: number | null, reveal: boolean): void {
     const was = this.st.selected;
     this.st.selected = id;
+    this.st.selectedKey = id !== null && this.runs.length ? this.keyOf(this.current(), id) : null;
+    this.lostTask = null;
     this.changed();
     this.renderSide();
     if (id !== was && id !== null && this.st.depth > 0) this.askAgain(); // a windowed run: its neighbours, wherever they are
@@ -1156,8 +1324,8 @@ class SwimlanePanel implements PanelImpl {
     const r = this.runs.length ? this.current() : null;
     const i = r && this.st.selected !== null ? r.data.indexOf(this.st.selected) : -1;
     if (!r || i < 0) {
-      this.side.append(h('div', { class: 'muted' }, 'Click a task for its details, dependencies and source line. Drag the time axis to zoom into a window; click it to set a marker. Wheel zooms, shift+wheel pans, alt+wheel scrolls lanes.'),
-        h('p', { class: 'muted' }, 'Idle time: grey = nothing of the lane\'s core type was ready (dependency wait); red hatching = a task was ready but not started (scheduler bubble). Red outline: critical path.'));
+      if (this.lostTask) this.side.append(h('p', { class: 'note lost-task' }, `The task selected before this compile, ${this.lostTask}, is not in this run.`));
+      this.side.append(h('div', { class: 'muted' }, 'Click a task for its details, dependencies and source line. Drag the time axis to zoom into a window; click it to set a marker. Wheel zooms, shift+wheel pans, alt+wheel scrolls lanes. The legend above the lanes says what colours and marks mean (click a leaf there for its tasks).'));
       if (this.highlightWhy) this.side.append(h('p', null, this.highlightWhy));
       return;
     }
@@ -1436,10 +1604,12 @@ class SwimlanePanel implements PanelImpl {
       this.st.zoomed = true;
     }
     const core = d.run.lanes[d.lane[i]]?.core || 'other';
-    if (this.st.collapsed.includes(core)) {
+    if (r.canvas.groups.some((g) => g.key === core && g.collapsed)) {
       // the task's lanes are folded: show them, so the selected task is drawn
+      if (!this.st.foldChosen) this.st.collapsed = r.canvas.groups.filter((g) => g.collapsed).map((g) => g.key);
+      this.st.foldChosen = true;
       this.st.collapsed = this.st.collapsed.filter((k) => k !== core);
-      for (const x of this.runs) x.canvas.setOptions(this.options(x.data));
+      for (const x of this.runs) x.canvas.setOptions(this.options(x.data, x.record));
       r.canvas.draw();
     }
     r.canvas.revealLane(d.lane[i]);

@@ -4,8 +4,11 @@
 // level of detail: tasks narrower than a pixel are merged per lane into one run of pixels, so
 // a frame draws at most a few boxes per pixel column however many tasks the window holds.
 // Lanes come in core groups (AIC, AIV, a trace's Fake Core lane, …); with more than one group
-// each has a header row that folds its lanes into one summary row (how busy they are), so a
-// short panel can still show the lanes that matter at a readable height.
+// each has a header row that folds its lanes into one summary row (how busy they are). Lanes
+// shrink to fit the canvas (down to 2 px, every few lanes named), so a short panel shows every
+// lane of a core type at once; when even that does not fit, the smaller groups start folded
+// (unless the user chose what to fold). A legend row on top says what the colours, the hatching
+// and the outlines mean, and boxes wide enough carry their leaf's ops.
 
 import { fmtUs } from '../dom';
 import { coreColor, leafColor, palette, textOn } from '../theme';
@@ -30,8 +33,15 @@ export interface DrawOptions {
   linked: Set<number>;
   arrows: [number, number][];
   markers: number[];
-  /** Core groups (a lane's `core`: AIC, AIV, PLACEHOLDER, …) folded into one summary row. */
-  collapsed: Set<string>;
+  /** Core groups (a lane's `core`: AIC, AIV, PLACEHOLDER, …) folded into one summary row; null:
+   * chosen to fit (the smaller groups fold when every lane cannot be drawn at the densest pitch). */
+  collapsed: Set<string> | null;
+  /** Draw the legend row (the top run of a comparison only). */
+  legend: boolean;
+  /** What a leaf is called in the legend and on its boxes ("L0 amax·sub·exp"). */
+  leafLabel: (leaf: number) => string;
+  /** A box's label (wide enough boxes carry it; a trace's op name, else its leaf's). */
+  taskLabel: (i: number) => string;
   /** A run drawn from windows, in bins: per lane, the bins of the tasks a search, line or leaf found (marked under its bins). */
   matchBins?: WindowBin[][] | null;
 }
@@ -44,8 +54,18 @@ const COUNTER = 26;
 const COUNTER_SHORT = 13;
 const SHORT = 300;
 const PIPE_H = 9;
-/** The lowest lane: its name (11 px) fits, so every lane is labelled. */
+/** The lowest lane with pipe sub-lanes (its name fits). */
 const MIN_LANE = 12;
+/** The densest lane pitch (px per lane): lanes this thin still show their tasks; every few are named. */
+const MIN_PITCH = 2;
+/** The tallest lane. */
+const MAX_LANE = 18;
+/** Lane names are 10–11 px and this far apart at least (a dense run names every few lanes). */
+const LABEL_GAP = 12;
+/** The legend row above the time axis. */
+const LEGEND_H = 17;
+/** A box this wide (px) and lane this tall carries a label. */
+const LABEL_MIN_W = 26;
 /** A core group's header row (expanded) and its summary row (collapsed). */
 const GROUP_H = 13;
 const SUMMARY_H = 18;
@@ -57,11 +77,25 @@ export interface LaneGroup {
   collapsed: boolean;
 }
 
+/** An entry of the legend row, where it is drawn (CSS px in the canvas): tests and clicks read it. */
+export interface LegendItem {
+  kind: 'leaf' | 'core' | 'more' | 'critical' | 'wait' | 'bubble';
+  /** The leaf id or core type (leaf, core). */
+  key: string;
+  label: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
 interface Row {
   /** -1: a group's row (header or summary). */
   lane: number;
   /** Which shown lane this is (0, 1, …). */
   k: number;
+  /** Its place in its group (a dense run names every few lanes). */
+  at?: number;
   pipe: string | null;
   y: number;
   h: number;
@@ -79,6 +113,11 @@ export class SwimlaneCanvas {
   private height = 0;
   /** The ready-count strip's height in this frame. */
   private counterH = COUNTER;
+  /** The legend row's height in this frame (0: none), and where the lanes start (legend + axis). */
+  private legendH = 0;
+  private top = AXIS;
+  /** Px per lane in the last layout (lane, gap and pipe sub-lanes). */
+  pitch = 0;
   lastDrawMs = 0;
 
   constructor(parent: HTMLElement, public data: RunData, private readonly vp: Viewport, private opts: DrawOptions) {
@@ -124,7 +163,7 @@ export class SwimlaneCanvas {
     const d = this.data;
     const rows: Row[] = [];
     const lanes = d.run.lanes.map((_, i) => i).filter((l) => !this.opts.hideIdle || d.laneActive(l));
-    const avail = Math.max(40, this.height - AXIS - this.counterH);
+    const avail = this.lanesH;
     const pipes = this.opts.pipes ? d.pipes : [];
     // lanes by core group (AIC, AIV, a trace's PLACEHOLDER "Fake Core", …) in the order they
     // come; with two groups or more each has a header row that folds its lanes into one row
@@ -137,14 +176,29 @@ export class SwimlaneCanvas {
     }
     const headed = byKey.size > 1;
     const groups = [...byKey.values()];
-    for (const g of groups) g.collapsed = headed && this.opts.collapsed.has(g.key);
+    const extra = pipes.length * PIPE_H;
+    const minPitch = pipes.length ? MIN_LANE + 1 + extra : MIN_PITCH;
+    const fixedOf = (): number => (headed ? groups.reduce((a, g) => a + (g.collapsed ? SUMMARY_H : GROUP_H) + 1, 0) : 0);
+    const openOf = (): number => groups.filter((g) => !g.collapsed).reduce((a, g) => a + g.lanes.length, 0);
+    const chosen = this.opts.collapsed;
+    if (chosen) for (const g of groups) g.collapsed = headed && chosen.has(g.key);
+    else if (headed && !pipes.length) {
+      // nothing chosen: the smaller groups fold (smallest first) until every lane of the rest fits
+      // (not with pipe sub-lanes: asked for, they are drawn, and scroll)
+      for (const g of [...groups].sort((a, b) => a.lanes.length - b.lanes.length)) {
+        if ((avail - fixedOf()) / Math.max(1, openOf()) >= minPitch || groups.filter((x) => !x.collapsed).length <= 1) break;
+        g.collapsed = true;
+      }
+    }
     this.groups = headed ? groups : [];
-    const open = groups.filter((g) => !g.collapsed).reduce((a, g) => a + g.lanes.length, 0);
-    const fixed = headed ? groups.reduce((a, g) => a + (g.collapsed ? SUMMARY_H : GROUP_H) + 1, 0) : 0;
-    // every lane carries its name: lanes are at least MIN_LANE px (the name's height), taller
-    // when they fit; more lanes than fit scroll (wheel over the names, alt+wheel, drag)
-    const laneH = Math.max(MIN_LANE, Math.min(18, Math.floor((avail - fixed) / Math.max(1, open)) - 1 - pipes.length * PIPE_H));
-    let y = AXIS;
+    const open = openOf();
+    // every lane in view when it fits at MIN_PITCH (more scroll: wheel over the names, alt+wheel, drag);
+    // without pipe sub-lanes the pitch is fractional (lanes of n and n+1 px fill the height)
+    const fit = (avail - fixedOf()) / Math.max(1, open);
+    const pitch = Math.max(minPitch, Math.min(MAX_LANE + 1 + extra, pipes.length ? Math.floor(fit) : fit));
+    const gap = pitch - extra >= 7 ? 1 : 0;
+    this.pitch = pitch;
+    let y = this.top;
     let k = 0;
     this.laneRow.clear();
     for (const g of groups) {
@@ -154,20 +208,28 @@ export class SwimlaneCanvas {
         y += hh + 1;
       }
       if (g.collapsed) continue;
-      for (const l of g.lanes) {
-        const row = { lane: l, k: k++, pipe: null, y, h: laneH };
+      const y0 = y;
+      g.lanes.forEach((l, at) => {
+        const ya = pipes.length ? y : Math.round(y0 + at * pitch);
+        const laneH = pipes.length ? pitch - extra - gap : Math.round(y0 + (at + 1) * pitch) - ya - gap;
+        const row: Row = { lane: l, k: k++, pipe: null, y: ya, h: laneH, at };
         rows.push(row);
         this.laneRow.set(l, row);
-        y += laneH + 1;
+        y = ya + laneH + gap;
         for (const p of pipes) {
           rows.push({ lane: l, k: row.k, pipe: p, y, h: PIPE_H - 1 });
           y += PIPE_H;
         }
-      }
+      });
     }
     this.rows = rows;
-    this.contentH = y - AXIS;
+    this.contentH = y - this.top;
     this.scrollY = Math.max(0, Math.min(this.scrollY, this.contentH - avail));
+  }
+
+  /** The height the lanes have (between the axis and the ready counter). */
+  private get lanesH(): number {
+    return Math.max(40, this.height - this.top - this.counterH);
   }
 
   /** The core groups shown with a header row (none when the lanes are of one group). */
@@ -180,6 +242,12 @@ export class SwimlaneCanvas {
 
   /** The lane names drawn in the last frame and where (CSS px, their text box): tests read it. */
   labels: { name: string; y: number; h: number }[] = [];
+  /** The legend drawn in the last frame (tests read it; a click on a leaf's entry selects its tasks). */
+  legendItems: LegendItem[] = [];
+  /** The lanes drawn whole in the last frame, in order (names, CSS px in the canvas): tests read it. */
+  lanesShown: { name: string; y: number; h: number }[] = [];
+  /** Box labels drawn in the last frame (tests read them). */
+  boxLabels: { task: number; text: string }[] = [];
   /** The group rows drawn in the last frame (their names, where, folded or not): tests read it. */
   groupLabels: { name: string; y: number; h: number; collapsed: boolean; lanes: number }[] = [];
 
@@ -187,8 +255,8 @@ export class SwimlaneCanvas {
   revealLane(lane: number): void {
     const row = this.laneRow.get(lane);
     if (!row) return;
-    const avail = Math.max(40, this.height - AXIS - this.counterH);
-    const top = row.y - AXIS;
+    const avail = this.lanesH;
+    const top = row.y - this.top;
     if (top < this.scrollY || top + row.h > this.scrollY + avail) this.scrollY = Math.max(0, top - avail / 2);
   }
 
@@ -201,8 +269,19 @@ export class SwimlaneCanvas {
     return this.rows.find((r) => yy >= r.y && yy < r.y + r.h + 1);
   }
 
+  /** Where the time axis starts (CSS px from the canvas's top: under the legend). */
+  get axisTop(): number {
+    return this.legendH;
+  }
+
   inAxis(y: number): boolean {
-    return y < AXIS;
+    return y >= this.legendH && y < this.top;
+  }
+
+  /** The legend entry at (x, y) (CSS px in the canvas), if any. */
+  legendAt(x: number, y: number): LegendItem | null {
+    if (y >= this.legendH) return null;
+    return this.legendItems.find((it) => x >= it.x && x <= it.x + it.w) ?? null;
   }
 
   color(i: number): string {
@@ -223,6 +302,8 @@ export class SwimlaneCanvas {
     this.width = w;
     this.height = h;
     this.counterH = h < SHORT ? COUNTER_SHORT : COUNTER;
+    this.legendH = this.opts.legend ? LEGEND_H : 0;
+    this.top = this.legendH + AXIS;
     this.layoutRows();
     const ctx = c.getContext('2d')!;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -232,12 +313,13 @@ export class SwimlaneCanvas {
     ctx.font = `11px ${pal.font}`;
     ctx.save();
     ctx.beginPath();
-    ctx.rect(0, AXIS, w, h - AXIS - this.counterH);
+    ctx.rect(0, this.top, w, h - this.top - this.counterH);
     ctx.clip();
     this.drawRows(ctx, pal);
     ctx.restore();
     this.drawScrollbar(ctx, pal);
     this.drawAxis(ctx, pal);
+    this.drawLegend(ctx, pal);
     this.drawCounter(ctx, pal);
     this.drawMarkers(ctx, pal);
     this.lastDrawMs = performance.now() - t0;
@@ -252,14 +334,21 @@ export class SwimlaneCanvas {
     const dim = o.highlight !== null || o.linked.size > 0;
     this.labels = [];
     this.groupLabels = [];
+    this.boxLabels = [];
+    this.lanesShown = [];
     this.binsDrawn = 0;
     this.matchBinsDrawn = 0;
     this.bubbleExtent = null;
+    // lane names: every lane's when lanes are tall enough, else every `every`-th of a group (never two overlapping)
+    const every = Math.max(1, Math.ceil(LABEL_GAP / Math.max(1, this.pitch)));
+    let labelEnd = -Infinity;
+    const bottom = this.height - this.counterH;
     for (const row of this.rows) {
       const y = row.y - this.scrollY;
-      if (y + row.h < AXIS || y > this.height - this.counterH) continue;
+      if (y + row.h < this.top || y > bottom) continue;
       if (row.group) {
         this.drawGroupRow(ctx, row, row.group, y, pal);
+        labelEnd = y + row.h;
         continue;
       }
       // lane name
@@ -269,15 +358,22 @@ export class SwimlaneCanvas {
         ctx.font = `8px ${pal.font}`;
         ctx.fillText(row.pipe, 36, y + row.h / 2);
         ctx.font = `11px ${pal.font}`;
-      } else {
-        const size = Math.min(11, row.h);
-        ctx.font = `${size}px ${pal.font}`;
-        ctx.fillText(d.run.lanes[row.lane].name, 6, y + row.h / 2, GUTTER - 10);
-        if (y >= AXIS - 1 && y + row.h <= this.height - this.counterH + 1) this.labels.push({ name: d.run.lanes[row.lane].name, y: y + row.h / 2 - size / 2, h: size });
-        ctx.font = `11px ${pal.font}`;
+      } else if (y >= this.top - 0.5 && y + row.h <= bottom + 0.5) this.lanesShown.push({ name: d.run.lanes[row.lane].name, y, h: row.h });
+      if (!row.pipe && (row.at ?? 0) % every === 0) {
+        const size = Math.max(10, Math.min(11, row.h));
+        // a lane as tall as its name: the name beside it; a dense lane: the name from its top down
+        const ty = every > 1 ? y : y + row.h / 2 - size / 2;
+        if (ty >= labelEnd && ty >= this.top - 1 && ty + size <= bottom + 1) {
+          ctx.font = `${size}px ${pal.font}`;
+          ctx.fillText(d.run.lanes[row.lane].name, 6, ty + size / 2, GUTTER - 10);
+          if (every > 1) ctx.fillRect(GUTTER - 4, y, 3, Math.max(1, row.h)); // which lane the name is of
+          this.labels.push({ name: d.run.lanes[row.lane].name, y: ty, h: size });
+          labelEnd = ty + size;
+          ctx.font = `11px ${pal.font}`;
+        }
       }
       ctx.fillStyle = pal.border;
-      ctx.fillRect(x0, y + row.h, this.width - x0, row.pipe ? 0 : 0.5);
+      if (row.h >= 6) ctx.fillRect(x0, y + row.h, this.width - x0, row.pipe ? 0 : 0.5);
       const list = d.laneTasks[row.lane];
       const first = d.firstAt(row.lane, t0);
       if (d.laneBins) {
@@ -339,9 +435,15 @@ export class SwimlaneCanvas {
         ctx.fillRect(cx, y, Math.max(1, xb - cx - (xb - xa > 4 ? 1 : 0)), row.h);
         if (o.critical && d.critical[i]) {
           ctx.globalAlpha = 1;
-          ctx.strokeStyle = pal.error;
-          ctx.lineWidth = 2;
-          ctx.strokeRect(cx + 1, y + 1, Math.max(1, xb - cx - 2), row.h - 2);
+          if (row.h >= 6) {
+            ctx.strokeStyle = pal.error;
+            ctx.lineWidth = 2;
+            ctx.strokeRect(cx + 1, y + 1, Math.max(1, xb - cx - 2), row.h - 2);
+          } else {
+            // a dense lane: its top pixel in the outline colour
+            ctx.fillStyle = pal.error;
+            ctx.fillRect(cx, y, Math.max(1, xb - cx), 1);
+          }
         }
         if ((on && dim && o.highlight !== null && o.highlight[i] === 1) || i === o.selected || o.linked.has(i)) {
           ctx.globalAlpha = 1;
@@ -349,10 +451,15 @@ export class SwimlaneCanvas {
           ctx.lineWidth = i === o.selected ? 2.5 : 1.5;
           ctx.strokeRect(cx + 0.5, y + 0.5, Math.max(1, xb - cx - 1), row.h - 1);
         }
-        if (xb - xa > 46 && row.h >= 10) {
-          ctx.globalAlpha = alpha;
-          ctx.fillStyle = textOn(color);
-          ctx.fillText(`t${d.ids[i]}`, cx + 3, y + row.h / 2, xb - cx - 5);
+        if (xb - cx > LABEL_MIN_W && row.h >= 10) {
+          // the box's leaf and ops ("L0 amax·sub·exp…"), cut to its width
+          const text = this.fitText(ctx, o.taskLabel(i), Math.min(xb, this.width) - cx - 6);
+          if (text) {
+            ctx.globalAlpha = alpha;
+            ctx.fillStyle = textOn(color);
+            ctx.fillText(text, cx + 3, y + row.h / 2);
+            this.boxLabels.push({ task: d.ids[i], text });
+          }
         }
       }
       flush();
@@ -361,6 +468,109 @@ export class SwimlaneCanvas {
     }
     ctx.globalAlpha = 1;
     this.drawArrows(ctx, pal);
+  }
+
+  private textW = new Map<string, number>();
+
+  /** `text` cut (with an ellipsis) to `w` px; '' when not even two characters fit. */
+  private fitText(ctx: CanvasRenderingContext2D, text: string, w: number): string {
+    const width = (t: string): number => {
+      let x = this.textW.get(t);
+      if (x === undefined) {
+        x = ctx.measureText(t).width;
+        if (this.textW.size > 4000) this.textW.clear();
+        this.textW.set(t, x);
+      }
+      return x;
+    };
+    if (width(text) <= w) return text;
+    let lo = 0;
+    let hi = text.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (width(`${text.slice(0, mid)}…`) <= w) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo >= 2 ? `${text.slice(0, lo)}…` : '';
+  }
+
+  /** The legend row: the colours (leaves by their time, or core types), then what the critical
+   * outline, the grey idle shading and the red hatching mean. Leaves that do not fit are "+N". */
+  private drawLegend(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
+    this.legendItems = [];
+    if (!this.legendH) return;
+    const d = this.data;
+    const o = this.opts;
+    const h = this.legendH;
+    ctx.fillStyle = pal.bg;
+    ctx.fillRect(0, 0, this.width, h);
+    ctx.font = `11px ${pal.font}`;
+    ctx.textBaseline = 'middle';
+    const sw = 10;
+    const cy = h / 2;
+    const itemW = (label: string): number => sw + 4 + ctx.measureText(label).width + 12;
+    // the meanings first (right-aligned), then the colours from the left in what is left
+    const marks: { kind: LegendItem['kind']; label: string }[] = [];
+    if (o.critical && d.critical.some((x) => x === 1)) marks.push({ kind: 'critical', label: 'critical path' });
+    if (o.bubbles && !d.laneBins) marks.push({ kind: 'wait', label: 'waiting for a dependency' }, { kind: 'bubble', label: 'ready, not started' });
+    let right = this.width - 4;
+    for (const m of [...marks].reverse()) {
+      const w = itemW(m.label);
+      right -= w;
+      this.legendItems.unshift({ kind: m.kind, key: '', label: m.label, x: right, y: 0, w, h });
+    }
+    const colours: { kind: 'leaf' | 'core'; key: string; label: string; color: string }[] = o.colorBy === 'core'
+      ? [...new Set(d.run.lanes.map((l) => l.core || 'other'))].filter((c) => d.run.lanes.some((l, i) => (l.core || 'other') === c && d.laneActive(i)))
+        .map((c) => ({ kind: 'core' as const, key: c, label: c, color: coreColor(c) }))
+      : d.leafOrder().map((leaf) => ({ kind: 'leaf' as const, key: String(leaf), label: o.leafLabel(leaf), color: leafColor(leaf) }));
+    let x = 6;
+    const placed: LegendItem[] = [];
+    for (let k = 0; k < colours.length; k++) {
+      const c = colours[k];
+      const left = colours.length - k - 1;
+      const more = left ? itemW(`+${left} more`) : 0;
+      let label = c.label;
+      let w = itemW(label);
+      if (x + w + more > right) {
+        // the last that fits: cut its label, else say how many are left
+        label = this.fitText(ctx, c.label, right - more - x - sw - 16);
+        w = itemW(label);
+        if (!label || x + w + more > right) {
+          const rest = colours.length - k;
+          const text = `+${rest} more`;
+          placed.push({ kind: 'more', key: '', label: text, x, y: 0, w: ctx.measureText(text).width + 8, h });
+          break;
+        }
+      }
+      placed.push({ kind: c.kind, key: c.key, label, x, y: 0, w, h });
+      ctx.fillStyle = c.color;
+      ctx.fillRect(x, cy - sw / 2, sw, sw);
+      x += w;
+    }
+    this.legendItems = [...placed, ...this.legendItems];
+    for (const it of this.legendItems) {
+      const sx = it.x;
+      if (it.kind === 'more') {
+        ctx.fillStyle = pal.muted;
+        ctx.fillText(it.label, sx, cy);
+        continue;
+      }
+      if (it.kind === 'critical') {
+        ctx.strokeStyle = pal.error;
+        ctx.lineWidth = 2;
+        ctx.strokeRect(sx + 1, cy - sw / 2 + 1, sw - 2, sw - 2);
+      } else if (it.kind === 'wait') {
+        ctx.fillStyle = 'rgba(128,128,128,0.35)';
+        ctx.fillRect(sx, cy - sw / 2, sw, sw);
+      } else if (it.kind === 'bubble') {
+        ctx.fillStyle = 'rgba(128,128,128,0.16)';
+        ctx.fillRect(sx, cy - sw / 2, sw, sw);
+        ctx.fillStyle = this.hatch(ctx);
+        ctx.fillRect(sx, cy - sw / 2, sw, sw);
+      }
+      ctx.fillStyle = pal.fg;
+      ctx.fillText(it.label, sx + sw + 4, cy);
+    }
   }
 
   /** A group's row: its name, lane count and fold mark in the gutter, and in the plot how busy
@@ -379,7 +589,7 @@ export class SwimlaneCanvas {
     const name = `${g.collapsed ? '▸' : '▾'} ${g.key} ×${g.lanes.length}`;
     ctx.fillText(name, 4, y + row.h / 2, GUTTER - 6);
     ctx.font = `11px ${pal.font}`;
-    if (y >= AXIS - 1 && y + row.h <= this.height - this.counterH + 1) {
+    if (y >= this.top - 1 && y + row.h <= this.height - this.counterH + 1) {
       this.groupLabels.push({ name: g.key, y: y + row.h / 2 - size / 2, h: size, collapsed: g.collapsed, lanes: g.lanes.length });
     }
     const cols = Math.max(1, Math.ceil(plotW / 2));
@@ -569,7 +779,7 @@ export class SwimlaneCanvas {
     if (over <= 1) return;
     const avail = this.contentH - over;
     const h = Math.max(16, (avail * avail) / this.contentH);
-    const y = AXIS + (this.scrollY / over) * (avail - h);
+    const y = this.top + (this.scrollY / over) * (avail - h);
     ctx.globalAlpha = 0.55;
     ctx.fillStyle = pal.muted;
     ctx.fillRect(this.width - 5, y, 4, h);
@@ -584,24 +794,25 @@ export class SwimlaneCanvas {
 
   /** Lanes below the view (a test and the scroll thumb read it). */
   get overflow(): number {
-    return Math.max(0, this.contentH - (this.height - AXIS - this.counterH));
+    return Math.max(0, this.contentH - (this.height - this.top - this.counterH));
   }
 
   private drawAxis(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
+    const y0 = this.legendH;
     ctx.fillStyle = pal.bg;
-    ctx.fillRect(0, 0, this.width, AXIS);
+    ctx.fillRect(0, y0, this.width, AXIS);
     ctx.fillStyle = pal.border;
-    ctx.fillRect(GUTTER, AXIS - 1, this.width - GUTTER, 1);
+    ctx.fillRect(GUTTER, y0 + AXIS - 1, this.width - GUTTER, 1);
     const span = this.vp.t1 - this.vp.t0;
     const step = niceStep(span / Math.max(1, (this.width - GUTTER) / 110));
     ctx.fillStyle = pal.muted;
     ctx.textBaseline = 'middle';
     for (let t = Math.ceil(this.vp.t0 / step) * step; t <= this.vp.t1; t += step) {
       const x = this.xOf(t);
-      ctx.fillRect(x, AXIS - 5, 1, 5);
-      ctx.fillText(fmtUs(t), x + 3, AXIS / 2 - 1);
+      ctx.fillRect(x, y0 + AXIS - 5, 1, 5);
+      ctx.fillText(fmtUs(t), x + 3, y0 + AXIS / 2 - 1);
     }
-    ctx.fillText('µs', 4, AXIS / 2 - 1);
+    ctx.fillText('µs', 4, y0 + AXIS / 2 - 1);
   }
 
   private drawCounter(ctx: CanvasRenderingContext2D, pal: ReturnType<typeof palette>): void {
@@ -640,11 +851,11 @@ export class SwimlaneCanvas {
       const x = this.xOf(t);
       if (x < GUTTER || x > this.width) return;
       ctx.beginPath();
-      ctx.moveTo(x, AXIS);
+      ctx.moveTo(x, this.top);
       ctx.lineTo(x, this.height - this.counterH);
       ctx.stroke();
       const label = k > 0 ? `${fmtUs(t)} (+${fmtUs(t - ms[k - 1])})` : fmtUs(t);
-      ctx.fillText(label, x + 3, AXIS + 8);
+      ctx.fillText(label, x + 3, this.top + 8);
     });
     ctx.setLineDash([]);
   }

@@ -206,6 +206,13 @@ export class RunData {
     return arr;
   }
 
+  private leaves: number[] | null = null;
+
+  /** The leaves that ran, the most task time first (the legend's order). */
+  leafOrder(): number[] {
+    return (this.leaves ??= this.leafRows().map((r) => r.leaf));
+  }
+
   /** Per leaf: its tasks' count and durations (as the CLI's and `metrics.leaves`: a placeholder
    * lane's slices are not counted) and the core types it ran on. */
   leafRows(): LeafRow[] {
