@@ -21,9 +21,10 @@ the process boundary and are what the shells hold:
 
 A long job streams interim results through `progress` (the worker sends them to the server as
 they come): the tile search's best shape so far, at most twice a second; and, when the settings ask
-for it (`interim`, the language server does), the whole answer before the sim board has checked the
-tile shapes its health findings propose (each such finding withheld: `pypto.analysis.advice.withheld`),
-whose final answer then leaves out what the interim one had (`INTERIM`).
+for it (`interim`: the language server and `pypto-ide serve` do), the whole answer before the sim board
+has checked the tile shapes its health findings propose (each such finding withheld:
+`pypto.analysis.advice.withheld`) or searched tile shapes, whose final answer then leaves out what the
+interim one had (`INTERIM`).
 
 A user mistake is a result, not an exception: `error` carries the message and the line. So is
 every exception the user's code raises, `BaseException`s included (`KeyboardInterrupt`,
@@ -38,6 +39,7 @@ from __future__ import annotations
 import gc
 import linecache
 import sys
+import time
 import traceback
 import types
 from collections.abc import Callable, Mapping
@@ -263,15 +265,21 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     if opts.get("listings"):  # each leaf function's PTO-ISA-style listing, with its source lines
         out["listings"] = [record.listing(leaf) for leaf in range(len(p.blocks))] if p.blocks is not None else None
     advisor = None
+    if opts.get("interim") and (proposes(health) or opts.get("suggest")):
+        # the record and the findings now; the checked advice and the tile search's suggestions when the
+        # board has run them (INTERIM)
+        progress({"kernel": name, "interim": {**out, "health": withheld(health, board).to_json()}})
+        for key in INTERIM:
+            out.pop(key, None)
+        out["interim_sent"] = True
+    # one bound for the board's work on tile shapes, as in every door: the check of the findings' shapes,
+    # then the search in what is left (pypto.analysis.report.make_report)
+    bound = opts.get("tile_search_seconds") if opts.get("suggest") else None
+    deadline = None if bound is None else time.monotonic() + float(bound)
     if proposes(health):  # a shape is offered only when the sim board finds it faster
-        if opts.get("interim"):  # the record now, the checked advice when the board has run it (INTERIM)
-            progress({"kernel": name, "interim": {**out, "health": withheld(health, board).to_json()}})
-            for key in INTERIM:
-                out.pop(key, None)
-            out["interim_sent"] = True
         try:
             advisor = Advisor(kernel, args, record=record)
-            health = verify_advice(health, advisor)
+            health = verify_advice(health, advisor, **({} if bound is None else {"seconds": float(bound)}))
         except PyptoError:
             health = withheld(health, board)  # a candidate failed to compile: nothing unchecked is offered
         except MemoryError:
@@ -289,10 +297,10 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             out["precision"] = {"error": _where_error(e, path, line)}
     if opts.get("suggest"):
         budget = opts.get("tile_search_budget")
-        seconds = opts.get("tile_search_seconds")
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
             advisor = advisor or Advisor(kernel, args, record=record)
-            suggestions = advisor.suggest(budget=budget, seconds=float(seconds) if seconds is not None else None,
+            suggestions = advisor.suggest(budget=budget, seconds=left,
                                           progress=lambda s: progress({"kernel": name, "search": s}))
             out["suggestions"] = [s.to_json() for s in suggestions]
             out["search"] = advisor.search_summary()

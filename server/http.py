@@ -81,6 +81,9 @@ MAX_BINS = 1_000  # bins per lane in one /swimlane answer
 MAX_SLOWEST = 1_000  # the run's slowest tasks in one /swimlane answer
 MAX_DEPTH = panel_data.MAX_DEPTH  # levels of a /swimlane `around` dependency cone (at most MAX_LINKED tasks)
 MAX_MATCH_RANGES = panel_data.MAX_MATCH_RANGES  # id ranges of one /swimlane `match`
+# A suggest job's default bound on the sim board's work on tile shapes: pypto.analysis.advisor.SEARCH_SECONDS,
+# every door's (this process imports no pypto; tests/test_search_bound.py checks that they agree).
+SEARCH_SECONDS = 10.0
 
 
 @dataclass
@@ -120,6 +123,11 @@ class JobRequest(BaseModel):
     precision: bool | None = Field(None, description="also compare with fp64 (default: action == precision)")
     suggest: bool | None = Field(None, description="also search tile shapes (default: action == suggest)")
     budget: int | None = Field(None, ge=1, le=10_000, description="suggest: evaluations at most")
+    search_seconds: float | None = Field(None, ge=0, le=3600, description=(
+        f"suggest: seconds the sim board may spend on tile shapes (checking the findings' shapes, then the "
+        f"search), then the best found by then (default {SEARCH_SECONDS:g}, as in the editor and the CLI; 0: "
+        f"no bound but the job's time limit, at which the job ends with the findings and the search's best "
+        f"so far)"))
     workers: int | None = Field(None, ge=1, le=64, description="cpu board: threads")
     snapshots: bool = Field(True, description="keep the tensor graph after every pass (for /graph?pass=N)")
     timeout_s: float | None = Field(None, gt=0, description="seconds the job may run (at most the server's limit)")
@@ -228,6 +236,8 @@ def _settings(req: JobRequest) -> dict[str, Any]:
         out["html"] = True
     if req.budget is not None:
         out["tile_search_budget"] = req.budget
+    if out["suggest"]:  # bounded (None: only by the job's time limit)
+        out["tile_search_seconds"] = SEARCH_SECONDS if req.search_seconds is None else (req.search_seconds or None)
     if req.workers is not None:
         out["workers"] = req.workers
     return out
@@ -437,11 +447,17 @@ def create_app(config: ServeConfig) -> Any:
 
     @app.get(f"{API}/jobs/{{job_id}}/result", tags=["results"])
     async def result(request: Request, job_id: str) -> dict[str, Any]:
-        """Everything but the record: summary, health report, precision, suggestions, the kernel's error."""
+        """Everything but the record: summary, health report, precision, suggestions, the kernel's error.
+        A running suggest job answers with its interim result once its findings are in (`interim`: true,
+        `search`: the tile search's progress so far; the proposed shapes not yet checked are withheld)."""
         st = _st(request)
         j = st.job(job_id)
+        if j.status == "running" and "interim" in j.extra:
+            return {"job": j.id, "kernel": j.kernel, "version": None, **j.extra["interim"], "interim": True,
+                    "search": j.extra.get("search_progress"), "has_record": False, "has_html": False,
+                    "has_pass_graphs": False}
         res = result_of(j)
-        return {"job": j.id, "kernel": j.kernel, "version": j.version, **res,
+        return {"job": j.id, "kernel": j.kernel, "version": j.version, **res, "interim": False,
                 "has_record": "record" in j.extra, "has_html": "html" in j.extra,
                 "has_pass_graphs": "pass_graphs" in j.extra}
 

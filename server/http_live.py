@@ -1,7 +1,8 @@
 """Live push: the WebSocket clients of `pypto-ide serve` and the messages they are sent.
 
 An open page stays current without polling: the server publishes a message when a file
-in the workspace changes, when the kernel list changes, when a job changes state and when
+in the workspace changes, when the kernel list changes, when a job changes state or has news before its result
+(`jobProgress`: its findings ready, its tile search's best so far) and when
 a kernel has a new result (`recordChanged`, after an edit in any editor re-ran it). Every
 message is a JSON object `{"v": 1, "type": ..., ...}` (docs/http-api.md lists them); the
 bulk (records, swimlanes, graphs) is fetched over HTTP with the ids a message names.
@@ -51,6 +52,15 @@ def record_changed(kernel: str, version: int, job: dict[str, Any]) -> dict[str, 
                    summary=job["summary"], error=job["error"],
                    urls={"job": base, "result": f"{base}/result", "record": f"{base}/record",
                          "swimlane": f"{base}/swimlane", "graph": f"{base}/graph"})
+
+
+def job_progress(job: dict[str, Any], interim: bool, search: dict[str, Any] | None) -> dict[str, Any]:
+    """A running job's news before its result: `interim` — its findings (and record) are ready at
+    `urls.result` before the sim board's work on tile shapes ends; `search` — how far the tile search
+    has got (`searched` of `space` shapes in `seconds`, `best_us` and `best`, the call, so far)."""
+    return message("jobProgress", kernel=job["kernel"], job=job["id"], action=job["action"], interim=interim,
+                   search=search, urls={"job": f"/api/v1/jobs/{job['id']}",
+                                        "result": f"/api/v1/jobs/{job['id']}/result"})
 
 
 class _Client:

@@ -48,8 +48,9 @@ from typing import Any
 
 from watchfiles import awatch
 
+from server.analyze import INTERIM
 from server.history import tile_calls
-from server.http_live import file_changed, job_changed, kernels_changed, record_changed
+from server.http_live import file_changed, job_changed, job_progress, kernels_changed, record_changed
 from server.http_safety import Refused, confine, is_file, read_text
 from server.http_views import store
 from server.jobs import Job, JobQueue
@@ -122,7 +123,8 @@ def split_kernel(kernel_id: str) -> tuple[str, str]:
 def _covers(have: dict[str, Any], want: dict[str, Any]) -> bool:
     """A result made with settings `have` answers a request for `want`: same board and workers, and
     every analysis asked for (precision, suggestions, pass graphs, HTML) was made."""
-    return all(have.get(k) == want.get(k) for k in ("board", "workers", "tile_search_budget")) and all(
+    return all(have.get(k) == want.get(k) for k in ("board", "workers", "tile_search_budget", "tile_search_seconds")) \
+        and all(
         have.get(k) for k in ("precision", "suggest", "snapshots", "html") if want.get(k))
 
 
@@ -288,7 +290,8 @@ class Workspace:
                              "board": summary.get("board") if summary else None,
                              "stale": summary is not None and job is not None and (job.result or {}).get(
                                  "summary") is not summary,
-                             "message": (error or {}).get("message") or (failure or {}).get("message")})
+                             "message": (error or {}).get("message") or (failure or {}).get("message")
+                             or (job.result or {}).get("search_cut") if job is not None else None})
             files.append({"file": f.rel, "kernels": rows, "error": f.error})
         return files
 
@@ -371,13 +374,49 @@ class Workspace:
         def timed(t: JobTimes) -> None:  # how much of its time limit the job has used, and what it waited for a CPU
             job.times = {"own_s": round(t.own, 3), "cpu_wait_s": round(t.cpu_wait, 3)}
 
-        result: dict[str, Any] = await self.pool.run("analyze_kernel", str(path), text, name, job.settings,
-                                                     timeout=job.timeout, on_times=timed)
+        settings = job.settings
+        if settings.get("suggest"):  # the findings before the search (`progress`): the page shows them at once
+            settings = {**settings, "interim": True}
+
+        def news(data: Any) -> None:  # a running job's interim result or its search's progress
+            if not isinstance(data, dict):
+                return
+            if isinstance(data.get("interim"), dict):
+                interim = dict(data["interim"])
+                job.extra["interim_bulk"] = {k: interim.pop(k) for k in INTERIM if k in interim}
+                job.extra["interim"] = interim
+            if isinstance(data.get("search"), dict):
+                job.extra["search_progress"] = data["search"]
+            self.publish(job_progress(self.queue.info(job), "interim" in job.extra, job.extra.get("search_progress")))
+
+        try:
+            result: dict[str, Any] = await self.pool.run("analyze_kernel", str(path), text, name, settings,
+                                                         timeout=job.timeout, on_times=timed, on_progress=news)
+        except JobFailed as e:
+            if e.kind != "timeout" or "interim" not in job.extra:
+                raise
+            result = self.cut(job, e)  # the findings were in: a search the time limit cut is not a failure
+        bulk = job.extra.pop("interim_bulk", None)
+        if result.pop("interim_sent", False) and bulk:  # what the worker sent early, it left out of its answer
+            result = {**bulk, **result}
+        job.extra.pop("interim", None)
         rec = result.get("record")
         if isinstance(rec, dict):  # the tile calls as written, for the kernel's history (server.history)
             job.extra["tile_calls"] = tile_calls((rec.get("source") or {}).get("tile_configs") or (), text)
         await asyncio.to_thread(store, job, result)  # the bulk as JSON bytes in the job (server.http_views)
         return result
+
+    @staticmethod
+    def cut(job: Job, e: JobFailed) -> dict[str, Any]:
+        """The result of a job whose time limit ended its tile search: the findings of its interim result
+        (the proposed shapes not checked: withheld), no suggestions, and the search's progress so far."""
+        searched = job.extra.get("search_progress")
+        note = (f"the job's time limit ({job.timeout:g} s) ended the tile search"
+                + (f" after {searched['searched']:,} of {searched['space']:,} shapes" if searched else "")
+                + "; the findings are complete, the suggestions are not")
+        search = {**searched, "stopped": "job time limit"} if searched else None
+        return {**job.extra["interim"], "suggestions": [], "search": search, "search_cut": note,
+                "interim_sent": True, "output": getattr(e, "output", "")}
 
     def _job_changed(self, job: Job) -> None:
         st = self.state(job.kernel)

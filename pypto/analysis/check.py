@@ -4,7 +4,9 @@
 precision) and compares each with the baseline file: a makespan above the baseline by more
 than the tolerance, a utilization below it by more than the tolerance, a precision check
 that passed and now fails, or an error-severity finding whose rule the baseline did not
-have, is a regression; CI fails on any. `--update-baseline` writes the current figures.
+have, is a regression; CI fails on any, and on nothing else (its JUnit and SARIF files say the same:
+`render`). Only the kernels under the paths checked are compared (`scope_of`, `in_scope`): checking one
+file reports that file's kernels. `--update-baseline` writes the current figures.
 
 Baseline file (JSON, committed with the kernels):
 

@@ -6,8 +6,12 @@ without scripts: the swimlane as an inline SVG drawn like the panel's — leaf c
 and scheduler bubbles, the critical path — the slowest tasks, the findings, the pass list and
 the precision table),
 JUnit XML (one testcase per health rule per kernel, plus compile and precision) or SARIF
-2.1.0 (findings anchored to source lines, for code scanning). `failures(reports, specs)`
-evaluates `--fail-on` conditions for CI. Nothing here computes an analysis: it presents.
+2.1.0 (findings anchored to source lines, for code scanning). `kernel_failures(report, specs)` is
+what the gate fails on (`--fail-on`, a kernel that does not compile): `failures` (the exit code), the
+JUnit `<failure>`s and the SARIF `error`s all read it, so CI's files agree with its exit code; every
+other finding is a JUnit `<system-out>` or a SARIF warning or note. `make_report` bounds the sim
+board's work on tile shapes by one time (`advisor.SEARCH_SECONDS` unless told), as every door does.
+Nothing here computes an analysis: it presents.
 """
 
 from __future__ import annotations

@@ -158,6 +158,9 @@ class ServerHost implements Host {
   private opening: { view: string | null; file: string | null; line: number; task: number | null } | null = null;
   /** The latest result shown (its urls and error), to show again after a pin. */
   private shown: { urls: Json; error: unknown } | null = null;
+  /** Suggest jobs whose interim findings were shown, and jobs whose final result came (`jobProgress`). */
+  private readonly interimShown = new Set<string>();
+  private readonly finished = new Set<string>();
 
   constructor(private readonly panel: PanelId) {
     this.state = new SessionState(`pypto-webview:${panel}`);
@@ -408,7 +411,17 @@ class ServerHost implements Host {
         const f = asObj(job.failure);
         this.deliver({ type: 'error', message: `${String(f.kind ?? 'failed')}: ${String(f.message ?? '')}` });
       }
+    } else if (type === 'jobProgress' && msg.kernel === this.kernel && this.panel === 'health') {
+      // a suggest job's findings before its bounded tile search ends (`interim`), then the search's progress
+      const job = String(msg.job);
+      if (msg.interim === true && !this.interimShown.has(job) && !this.finished.has(job)) {
+        this.interimShown.add(job);
+        await this.fetchResult(asObj(msg.urls), null, () => !this.finished.has(job));
+      }
+      const s = msg.search === null || msg.search === undefined ? null : asObj(msg.search);
+      if (s !== null && !this.finished.has(job)) this.deliver({ type: 'progress', message: searchProgress(s) });
     } else if (type === 'recordChanged' && msg.kernel === this.kernel) {
+      this.finished.add(String(msg.job));
       await this.fetchResult(asObj(msg.urls), msg.error);
     } else if (type === 'error' && typeof msg.message === 'string') {
       this.deliver({ type: 'error', message: msg.message });
@@ -433,7 +446,7 @@ class ServerHost implements Host {
     return asObj(await res.json());
   }
 
-  private async fetchResult(urls: Json, error: unknown): Promise<void> {
+  private async fetchResult(urls: Json, error: unknown, wanted: () => boolean = () => true): Promise<void> {
     this.shown = { urls, error };
     const [file] = (this.kernel ?? '').split('::');
     if (error !== null && error !== undefined) {
@@ -443,6 +456,7 @@ class ServerHost implements Host {
     }
     try {
       const result = await this.get(String(urls.result));
+      if (!wanted()) return; // an interim result the job's final one overtook
       if (this.panel === 'graph' || this.panel === 'swimlane') {
         const graphs = result.has_pass_graphs === true ? '?snapshots=true' : '';
         const record = await this.get(`${String(urls.record)}?panel=true${graphs.replace('?', '&')}`);
@@ -468,6 +482,7 @@ class ServerHost implements Host {
           metrics: { makespan_us: Number(summary.makespan_us ?? 0), utilization: Number(summary.utilization ?? 0) },
           health: health as unknown as KernelReport['health'], precision: (result.precision ?? null) as KernelReport['precision'],
           suggestions: (result.suggestions ?? []) as KernelReport['suggestions'], findings: findings as KernelReport['findings'],
+          search: (result.search ?? null) as KernelReport['search'],
         };
         const h = this.panel === 'health' ? await this.history(false) : null;
         this.deliver({ type: 'report', report, ...(h ? { baseline: h.baseline, history: h.entries } : {}) });
@@ -477,6 +492,15 @@ class ServerHost implements Host {
       this.deliver({ type: 'error', message: `Could not fetch the result: ${(e as Error).message}` });
     }
   }
+}
+
+/** A running tile search in words: "Searching tile shapes on the sim board: 40 of 41,664 in 3.1 s; best so far …". */
+function searchProgress(s: Json): string {
+  const n = (v: unknown): string => Number(v ?? 0).toLocaleString('en-US');
+  const best = typeof s.best === 'string' && s.best && typeof s.best_us === 'number'
+    ? `; best so far ${s.best_us.toFixed(2)} µs${typeof s.baseline_us === 'number' && s.best_us > 0 ? ` (${(s.baseline_us / s.best_us).toFixed(2)}x, simulated)` : ''}: ${s.best}`
+    : '';
+  return `Searching tile shapes on the sim board: ${n(s.searched)} of ${n(s.space)} in ${Number(s.seconds ?? 0).toFixed(1)} s${best}`;
 }
 
 /** The host this page runs in: VS Code when its API exists, else what the page's
