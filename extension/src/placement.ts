@@ -4,6 +4,9 @@
 // above it. `beside` is VS Code's usual split (half width); `active` opens the panel as a tab of
 // the editor's own group (full size, the code behind it).
 //
+// A group the panels open in first is locked by VS Code (the manifest's `workbench.editor.autoLockGroups`
+// default for their view types), so Quick Open with a panel focused opens the file beside the code.
+//
 // This module decides; panels/manager.ts carries the plan out (`vscode.setEditorLayout`, then
 // `createWebviewPanel` in the planned column). Pure: no `vscode` import (unit-tested in
 // tests/extension/placement.test.ts).

@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BELOW_SHARE, leafCount, planPanel, type EditorLayout, type Workbench } from '../../extension/src/placement';
 import { defaults, resolveSettings } from '../../extension/src/settings';
+import { VIEW_TYPES } from '../../extension/src/panelData';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const single: EditorLayout = { orientation: 0, groups: [{ size: 1200 }] };
 const sideBySide: EditorLayout = { orientation: 0, groups: [{ size: 600 }, { size: 600 }] };
@@ -54,4 +57,13 @@ test('an unknown placement falls back to below, with a line saying why', () => {
   assert.equal(settings.panelPlacement, 'below');
   assert.deepEqual(problems, ['pypto.panelPlacement: "left" is not one of below, beside, active (using "below")']);
   assert.equal(resolveSettings((k) => (k === 'panelPlacement' ? 'beside' : undefined)).settings.panelPlacement, 'beside');
+});
+
+test('the panels\' group is locked by VS Code: every panel\'s view type (and the report\'s) auto-locks the group it opens first in', () => {
+  // a file opened while a panel has the focus (Quick Open) then goes to the code's group (tests/vscode/quickopen.test.mjs)
+  const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
+  const locks = manifest.contributes.configurationDefaults['workbench.editor.autoLockGroups'];
+  for (const viewType of [...Object.values(VIEW_TYPES), 'pypto.report']) {
+    assert.equal(locks[`mainThreadWebview-${viewType}`], true, viewType);
+  }
 });
