@@ -95,6 +95,12 @@ def test_sarif_validates_against_the_sarif_schema(kernels, capsys):
     errors = [r for r in results if r["level"] == "error"]
     assert {r["ruleId"] for r in errors} == {"compile.error"} | {
         r["ruleId"] for r in results if r["properties"].get("severity") in ("warning", "error")}
+    # a condition on the profile the gate fails on is an error result of its own, and only that
+    code, out, _ = _report(capsys, f"{kernels}::soft", "--format", "sarif", "--fail-on", "utilization<1.01")
+    jsonschema.Draft4Validator(schema).validate(json.loads(out))
+    errors = [r for r in json.loads(out)["runs"][0]["results"] if r["level"] == "error"]
+    assert code == 1 and [r["ruleId"] for r in errors] == ["profile.condition"]
+    assert "utilization" in errors[0]["message"]["text"]
 
 
 def _junit_failures(path: Path) -> dict[tuple[str, str], str]:
