@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 import textwrap
+from typing import Any
 
 import numpy as np
+import pytest
 
 from pypto.cli import load_module
 from pypto.compiler.tile_ir import TileGraph
@@ -173,3 +176,15 @@ def runs_past(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([8, 64]
     pypto.set_vec_tile_shapes(2, 64)
     out[6:10, :] = pypto.exp(x[6:10, :])
 '''
+
+
+SARIF_SCHEMA = (pathlib.Path(__file__).resolve().parent.parent / "node_modules" / "@microsoft" / "jest-sarif" / "lib"
+                / "schemas" / "sarif-2.1.0-rtm.5.json")
+
+
+def sarif_schema() -> dict[str, Any]:
+    """The SARIF 2.1.0 schema (OASIS's, not bundled here: its terms are not an open licence), from the
+    npm dev dependency @microsoft/jest-sarif that `make setup` installs; skips naming it when absent."""
+    if not SARIF_SCHEMA.exists():
+        pytest.skip(f"the SARIF 2.1.0 schema is not installed ({SARIF_SCHEMA}): run `make setup` (npm ci)")
+    return json.loads(SARIF_SCHEMA.read_text())

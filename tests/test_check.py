@@ -10,11 +10,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 import xmlschema
+from support import sarif_schema
 
 from pypto.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-SARIF_SCHEMA = REPO / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas" / "sarif-2.1.0-rtm.5.json"
 KERNEL = textwrap.dedent('''
     import pypto
 
@@ -92,7 +92,7 @@ def _junit(path: Path) -> ET.Element:
 
 def _sarif(path: Path) -> list[dict]:
     doc = json.loads(path.read_text())
-    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(doc)
+    jsonschema.Draft4Validator(sarif_schema()).validate(doc)
     return doc["runs"][0]["results"]
 
 

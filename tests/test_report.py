@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 import xmlschema
 from junitparser import JUnitXml
+from support import sarif_schema
 
 from pypto.analysis.advisor import apply_edits
 from pypto.analysis.findings import TextEdit
@@ -22,7 +23,6 @@ from pypto.cli import main
 REPO = Path(__file__).resolve().parent.parent
 CLI = Path(sys.executable).parent / "pypto-ide"
 JENKINS_JUNIT = REPO / "tests" / "data" / "jenkins-junit-10.xsd"  # tests/data/README.md: where it comes from
-SARIF_SCHEMA = REPO / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas" / "sarif-2.1.0-rtm.5.json"
 
 KERNELS = textwrap.dedent('''
     import pypto
@@ -79,7 +79,7 @@ def test_text_report_names_findings_at_their_lines_and_the_compile_error(kernels
 def test_sarif_validates_against_the_sarif_schema(kernels, capsys):
     code, out, _ = _report(capsys, f"{kernels}", "--format", "sarif")
     doc = json.loads(out)
-    schema = json.loads(SARIF_SCHEMA.read_text())
+    schema = sarif_schema()
     jsonschema.Draft4Validator(schema).validate(doc)
     results = doc["runs"][0]["results"]
     # without --fail-on the gate fails on the kernel that does not compile, and so does the file: its one error
