@@ -394,6 +394,6 @@ export interface KernelReport {
 export interface TileSearch {
   searched: number;
   space: number;
-  stopped: 'time' | 'budget' | 'explored';
+  stopped: 'time' | 'budget' | 'explored' | 'job time limit';
   seconds: number;
 }
