@@ -9,6 +9,9 @@ into a temporary folder: PyPTO's code never enters this repository), each kernel
   with the options the server passes when the panels are open; see models_open.py) without the worker's
   warm-up: process start -> record (imports, the module, the capture's inputs, compile, sim run, health,
   editor view, record document);
+- **open**: through that server (below, its two workers warm): didOpen of the kernel file -> the kernel's first
+  `pypto/recordChanged` (the record a user sees first: `interim` when its advice is still being checked; the
+  server compiles every kernel of the file, two at a time);
 - **edit**: `python -m server` over stdio, driven by an LSP client (lsp_bench's `Bench`): the kernel file is
   opened (didOpen of its text), its first `pypto/recordChanged` awaited, then one number of a
   `set_vec_tile_shapes` / `set_cube_tile_shapes` call in the kernel's body (else elsewhere in the file) is
@@ -122,6 +125,7 @@ class Row:
     tile_ops: int = 0
     tasks: int = 0
     cold: float | None = None
+    open: float | None = None  # didOpen -> the kernel's first recordChanged through the server (warm workers)
     edits: list[float] = field(default_factory=list)
     changed: int = 0
     record_bytes: int = 0
@@ -239,8 +243,10 @@ def shape(r: dict[str, Any]) -> tuple[Any, ...]:
 
 
 async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits: int) -> None:
+    t0 = time.perf_counter()
     doc = Doc(bench, path)
     first = await bench.wait(doc.uri, k.shown, 1)
+    row.open = time.perf_counter() - t0
     if first.get("error") is not None:
         row.note += f" first record: {first['error'].get('message', '')[:100]}"
         return
@@ -318,12 +324,13 @@ async def main_async(a: argparse.Namespace) -> None:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     print(f"\npypto imported from: {sorted({r.pypto for r in rows if r.pypto})}")
-    print("\n| kernel | tile ops | tasks | cold s | edit p50 s | edit/cold % | changed | record size | note |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| kernel | tile ops | tasks | cold s | open s | edit p50 s | edit/cold % | changed | record size | note |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         p50 = statistics.median(r.edits) if r.edits else None
         ratio = f"{100 * p50 / r.cold:.0f}" if p50 is not None and r.cold else "-"
         print(f"| {r.kernel.key} | {r.tile_ops:,} | {r.tasks:,} | {'-' if r.cold is None else f'{r.cold:.1f}'} | "
+              f"{'-' if r.open is None else f'{r.open:.1f}'} | "
               f"{'-' if p50 is None else f'{p50:.2f}'} | {ratio} | {r.changed}/{len(r.edits)} | "
               f"{r.record_bytes / 1e6:.1f} MB | {r.note.strip()} |")
 
