@@ -195,18 +195,14 @@ def render(results: Sequence[Comparison], reports: Sequence[KernelReport], fmt: 
     if fmt == "sarif":
         doc = json.loads(render_sarif(reports, compile_fails=False))
         run = doc["runs"][0]
-        for c in failed:
-            file, _, name = c.key.partition("::")
-            run["results"].append({"ruleId": "check.regression", "level": "error",
-                                   "message": {"text": f"{name}: " + "; ".join(c.regressions)},
-                                   "locations": [{"physicalLocation": {"artifactLocation": {"uri": file},
-                                                                       "region": {"startLine": 1}}}]})
-        for c in missing:
-            file, _, name = c.key.partition("::")
-            run["results"].append({"ruleId": "check.missing", "level": "note",
-                                   "message": {"text": f"{name}: " + "; ".join(c.notes)},
-                                   "locations": [{"physicalLocation": {"artifactLocation": {"uri": file},
-                                                                       "region": {"startLine": 1}}}]})
+        for rule, level, cases in (("check.regression", "error", failed), ("check.missing", "note", missing)):
+            for c in cases:
+                file, _, name = c.key.partition("::")
+                why = c.regressions if level == "error" else c.notes
+                run["results"].append({"ruleId": rule, "level": level,
+                                       "message": {"text": f"{name}: " + "; ".join(why)},
+                                       "locations": [{"physicalLocation": {"artifactLocation": {"uri": file},
+                                                                           "region": {"startLine": 1}}}]})
         if failed:
             run["tool"]["driver"]["rules"].append(
                 {"id": "check.regression", "shortDescription": {"text": "a kernel got worse than its baseline"}})
