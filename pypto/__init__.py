@@ -23,7 +23,8 @@ from pypto.ir.enums import (
     TopKAlgo,
 )
 from pypto.ir.errors import PyptoError
-from pypto.language.api import (
+from pypto.platform import platform
+from pypto.tracing.api import (
     Element,
     abs,
     add,
@@ -114,8 +115,8 @@ from pypto.language.api import (
     where,
     zeros,
 )
-from pypto.language.composite import fillpad
-from pypto.language.options import (
+from pypto.tracing.composite import fillpad
+from pypto.tracing.options import (
     get_codegen_options,
     get_debug_options,
     get_host_options,
@@ -131,12 +132,11 @@ from pypto.language.options import (
     set_runtime_options,
     set_verify_options,
 )
-from pypto.language.scalar import SymbolicScalar, ceildiv, symbolic_scalar
-from pypto.language.scalar import scalar_max as max  # noqa: A004 - PyPTO's name
-from pypto.language.scalar import scalar_min as min  # noqa: A004 - PyPTO's name
-from pypto.language.tensor import DYNAMIC, STATIC, Tensor
-from pypto.language.tiling import PyptoWarning
-from pypto.platform import platform
+from pypto.tracing.scalar import SymbolicScalar, ceildiv, symbolic_scalar
+from pypto.tracing.scalar import scalar_max as max  # noqa: A004 - PyPTO's name
+from pypto.tracing.scalar import scalar_min as min  # noqa: A004 - PyPTO's name
+from pypto.tracing.tensor import DYNAMIC, STATIC, Tensor
+from pypto.tracing.tiling import PyptoWarning
 
 DYN = DYNAMIC
 ReLuType = ReluType  # PyPTO's spelling
@@ -175,7 +175,7 @@ _capture.install()  # every kernel call is recorded when PYPTO_CAPTURE is set (`
 __all__ = [n for n in dir() if not n.startswith("_")]
 
 # Tier T2/T3 names: present, and rejected with a PyptoError at the user's line when used.
-from pypto.language import unsupported as _unsupported  # noqa: E402
+from pypto.tracing import unsupported as _unsupported  # noqa: E402
 
 globals().update(_unsupported.functions())
 globals().update(_unsupported.dtypes)

@@ -12,9 +12,9 @@ from typing import Any
 
 from pypto.frontend.jit import last_compile_seconds
 from pypto.ir.errors import PyptoError
-from pypto.language import options
-from pypto.language.api import Element, div
-from pypto.language.tensor import Tensor
+from pypto.tracing import options
+from pypto.tracing.api import Element, div
+from pypto.tracing.tensor import Tensor
 
 _GROUPS = {"pass": "pass_options", "runtime": "runtime_options", "host": "host_options",
            "codegen": "codegen_options", "verify": "verify_options", "debug": "debug_options",

@@ -71,8 +71,8 @@ from pypto.ir.serialize import (
     tile_config_json,
 )
 from pypto.ir.source import Loc, Span
-from pypto.language.options import options
 from pypto.target import load as load_board
+from pypto.tracing.options import options
 
 SCHEMA = "pypto-ide/compile-record"
 RECORD_FILE = "record.json"

@@ -11,8 +11,8 @@ import pypto
 from pypto.analysis.advisor import Advisor, apply_edits
 from pypto.boards.swimlane import metrics
 from pypto.cli import load_module
-from pypto.language.builder import tile_overrides
 from pypto.record import compile_record, profile
+from pypto.tracing.builder import tile_overrides
 
 BADLY_TILED = textwrap.dedent('''
     import pypto
@@ -119,7 +119,7 @@ def _matmul_then_exp():  # type: ignore[no-untyped-def]
 
 
 def test_cube_shapes_that_overflow_an_on_chip_buffer_are_pruned_before_any_compile():
-    from pypto.language.tiling import cube_overflows
+    from pypto.tracing.tiling import cube_overflows
 
     a, b = torch.randn(256, 256).half(), torch.randn(256, 256).half()
     adv = Advisor(_matmul_then_exp(), {"a": a, "b": b, "out": torch.empty(256, 256)})

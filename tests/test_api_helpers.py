@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import pypto
-from pypto.language.scalar import SymbolicScalar
+from pypto.tracing.scalar import SymbolicScalar
 
 WIDTH = 64
 

@@ -25,8 +25,8 @@ from pypto.compiler.manager import Program
 from pypto.compiler.pipeline import PIPELINE
 from pypto.frontend.inputs import example_arguments
 from pypto.frontend.jit import JitKernel, to_numpy
-from pypto.language.tiling import strict_tile_rules
 from pypto.target import load as load_board
+from pypto.tracing.tiling import strict_tile_rules
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 SOURCE = pathlib.Path(__file__).read_text().splitlines()

@@ -12,7 +12,7 @@ import torch
 
 import pypto
 import pypto.record  # noqa: F401 - pypto.record.compile_record below
-from pypto.language.tiling import strict_tile_rules
+from pypto.tracing.tiling import strict_tile_rules
 
 DIR = Path(__file__).parent / "board_limits"
 _MARK = re.compile(r"#\s*WARNING:\s*(?P<regex>.*?)\s*$")

@@ -1,4 +1,4 @@
-"""The ops built from others (`pypto.language.composite`): `fillpad` and the experimental
+"""The ops built from others (`pypto.tracing.composite`): `fillpad` and the experimental
 `transposed_batchmatmul`, `gather_in_ub`, `gather_in_l1`, against torch over dtypes and tails,
 and their mistakes at the user's line; `Tensor.valid_shape` is readable."""
 

@@ -13,8 +13,8 @@ import torch
 
 import pypto
 from pypto.cli import load_module
-from pypto.language.tiling import PyptoWarning, nearest_legal, nearest_positive
 from pypto.record import compile_record
+from pypto.tracing.tiling import PyptoWarning, nearest_legal, nearest_positive
 
 VEC = '''import pypto
 

@@ -177,7 +177,7 @@ def test_tool_keeps_working_after_a_trace_error() -> None:
     x, out = torch.randn(8, 64), torch.zeros(8, 64)
     with pytest.raises(pypto.PyptoError, match="every tile size must be > 0"):
         scaled_exp(x, out, 0)
-    assert pypto.language.builder.current() is None
+    assert pypto.tracing.builder.current() is None
     scaled_exp(x, out, 16)
     torch.testing.assert_close(out, torch.exp(x) * 2.0)
 

@@ -8,7 +8,7 @@ import pytest
 
 import pypto
 import pypto.experimental
-from pypto.language.options import DEFAULTS
+from pypto.tracing.options import DEFAULTS
 
 # (group, key, a value PyPTO accepts for it): PyPTO's configuration schema, key by key
 SCHEMA = [

@@ -18,8 +18,8 @@ import pypto
 from pypto.analysis.findings import Finding
 from pypto.analysis.health import health_report
 from pypto.cli import load_module
-from pypto.language.tiling import PyptoWarning
 from pypto.record import compile_record, profile
+from pypto.tracing.tiling import PyptoWarning
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 

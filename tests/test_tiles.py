@@ -130,7 +130,7 @@ def test_an_op_whose_tiles_cannot_fit_ub_even_alone_warns_with_the_numbers_and_r
     assert d.loc.span is not None and d.loc.span.file == __file__
     assert pathlib.Path(__file__).read_text().splitlines()[d.loc.span.line - 1].strip().endswith("# LINE")
     # the tuning advisor's strict rules refuse it, at the same line
-    from pypto.language.tiling import strict_tile_rules
+    from pypto.tracing.tiling import strict_tile_rules
     with strict_tile_rules(), pytest.raises(pypto.PyptoError, match=r"add: its tiles need [\d,]+ bytes of UB") as e:
         pypto.record.compile_record(pypto.jit(k.fn), {"x": x, "y": x, "out": out})
     assert e.value.file == __file__

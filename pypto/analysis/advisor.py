@@ -40,10 +40,10 @@ from pypto.boards.swimlane import metrics
 from pypto.ir import symbolic as S
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import TileConfig
-from pypto.language.builder import tile_overrides
-from pypto.language.tiling import cube_overflows, strict_tile_rules
 from pypto.record import bind, compile_record
 from pypto.target import load as load_board
+from pypto.tracing.builder import tile_overrides
+from pypto.tracing.tiling import cube_overflows, strict_tile_rules
 
 Dims = tuple[Any, ...]
 Overrides = tuple[tuple[int, Dims], ...]  # (tile config index, dims), sorted

@@ -90,7 +90,7 @@ from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
 from pypto.ir.ops import OPS
 from pypto.ir.source import Loc
-from pypto.language.tiling import strict_rules
+from pypto.tracing.tiling import strict_rules
 
 EVENTS_PER_PAIR = 8  # the default; the board file's events_per_pipe_pair decides
 MEMORIES = {"AIV": ("UB",), "AIC": ("L1", "L0A", "L0B", "L0C")}

@@ -18,7 +18,7 @@ from pypto.ir.enums import RunMode
 from pypto.ir.errors import ShapeError
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
-from pypto.language.options import freeze
+from pypto.tracing.options import freeze
 
 F32 = DataType.DT_FP32
 

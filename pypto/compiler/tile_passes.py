@@ -12,7 +12,7 @@ from pypto.compiler.partition import merge_leaves, partition
 from pypto.compiler.tile_expand import expand, fit_vec_configs
 from pypto.compiler.tile_ir import TileOp
 from pypto.ir.source import Loc
-from pypto.language.tiling import strict_rules
+from pypto.tracing.tiling import strict_rules
 
 
 def tile_expand(p: Program, ctx: PassContext) -> Program:

@@ -8,9 +8,9 @@ trace by calling the function, so the same meaning needs the body changed: it is
 its source with
 
 - each call of the builtin `min` / `max` routed through `scalar_min` / `scalar_max`
-  (`pypto.language.scalar`), which fall back to the builtins for everything else;
+  (`pypto.tracing.scalar`), which fall back to the builtins for everything else;
 - each `if` statement given a run-time path: when its condition is a symbolic scalar, both
-  sides are traced, each inside `runtime_branch` (`pypto.language.api`), a region that runs when
+  sides are traced, each inside `runtime_branch` (`pypto.tracing.api`), a region that runs when
   the condition holds (or not); a condition known now takes Python's path, as before. An `if`
   whose sides `return`, `break` or `continue` keeps Python's meaning only.
 
@@ -36,8 +36,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from pypto.language.api import branch_merge, runtime_branch
-from pypto.language.scalar import SymbolicScalar, scalar_max, scalar_min
+from pypto.tracing.api import branch_merge, runtime_branch
+from pypto.tracing.scalar import SymbolicScalar, scalar_max, scalar_min
 
 
 def _is_runtime(condition: Any) -> bool:

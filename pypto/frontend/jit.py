@@ -36,12 +36,12 @@ from pypto.ir.enums import RunMode
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, TensorType, scalar_reads
 from pypto.ir.source import Loc
-from pypto.language import builder as _b
-from pypto.language import options
-from pypto.language.scalar import SymbolicScalar
-from pypto.language.tensor import DYNAMIC, STATIC, Tensor, trace_of, traced_tensor
 from pypto.npu import for_tools
 from pypto.reference.interpreter import Interpreter
+from pypto.tracing import builder as _b
+from pypto.tracing import options
+from pypto.tracing.scalar import SymbolicScalar
+from pypto.tracing.tensor import DYNAMIC, STATIC, Tensor, trace_of, traced_tensor
 
 
 def npu_available() -> bool:

@@ -98,7 +98,7 @@ def capture(stop_code: types.CodeType | None = None, skip: int = 1) -> Loc:
     return Loc(tuple(frames))
 
 
-# The kernel body being traced on this thread (innermost last). The tracer (`pypto.language.builder`)
+# The kernel body being traced on this thread (innermost last). The tracer (`pypto.tracing.builder`)
 # pushes it while a body runs, so that an error raised anywhere below reports the chain of user
 # lines out to the body: this layer owns the slot, the layer above fills it.
 _traced = threading.local()

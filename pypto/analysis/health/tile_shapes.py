@@ -18,7 +18,7 @@ from pypto.analysis.findings import TextEdit, Where
 from pypto.analysis.health.context import ConfigUse, HealthContext, call_text
 from pypto.ir.errors import ShapeError
 from pypto.ir.graph import TileConfig
-from pypto.language.tiling import check_cube_call, check_cube_for_matmul, check_vec_for_op
+from pypto.tracing.tiling import check_cube_call, check_cube_for_matmul, check_vec_for_op
 
 
 def literal_call(h: HealthContext, tc: TileConfig) -> tuple[Where, str] | None:

@@ -30,7 +30,7 @@ from pypto.analysis.precision.passes import precision_report
 from pypto.analysis.precision.results import PrecisionReport
 from pypto.compiler.instruments import new_run_dir
 from pypto.ir.source import is_user_frame
-from pypto.language.tiling import PyptoWarning
+from pypto.tracing.tiling import PyptoWarning
 
 
 class PrecisionWarning(PyptoWarning):

@@ -8,7 +8,7 @@ methods forward to the module functions in `pypto.frontend.api`.
 
 Tensors can share storage: `pypto.reshape(x, shape, inplace=True)` is another view of `x`'s memory,
 so a write into either is seen through both. Each handle keeps the group it shares storage with
-(`share_storage`, `storage_sharers`); a write rebinds every member (`pypto.language.api`).
+(`share_storage`, `storage_sharers`); a write rebinds every member (`pypto.tracing.api`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import CachePolicy, TileOpFormat
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import TensorType
-from pypto.language.builder import Binding, Builder, current
-from pypto.language.scalar import as_dim, wrap
-from pypto.language.unsupported import UnsupportedDataType
+from pypto.tracing.builder import Binding, Builder, current
+from pypto.tracing.scalar import as_dim, wrap
+from pypto.tracing.unsupported import UnsupportedDataType
 
 
 class _DynamicMarker:
@@ -39,7 +39,7 @@ STATIC = _DynamicMarker("STATIC")
 class Tensor:
     """A tensor annotation (spec mode) or a tensor value inside a kernel (traced mode)."""
 
-    # `__pypto_tensor__`: `symbolic scalar * tensor` defers to the tensor (pypto.language.scalar)
+    # `__pypto_tensor__`: `symbolic scalar * tensor` defers to the tensor (pypto.tracing.scalar)
     __pypto_tensor__ = True
     trace: Binding | None  # inside a kernel: what this handle holds; None for an annotation
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pypto.ir.enums import CompStage, RunMode
 from pypto.ir.errors import PyptoError, ShapeError
-from pypto.language import builder, tiling
+from pypto.tracing import builder, tiling
 
 # PyPTO's whole configuration schema (its framework's config file, at the commit the spec pins), plus
 # a few older key names that kernels still pass: a key PyPTO accepts is never refused here. Most keys

@@ -25,11 +25,11 @@ from pypto.ir.enums import CastMode, PrecisionType, SaturationMode, TopKAlgo
 from pypto.ir.errors import PyptoError, ShapeError, TileEntry, op_message
 from pypto.ir.ops import norm_dim
 from pypto.ir.source import Loc
-from pypto.language import builder as _b
-from pypto.language import tiling
-from pypto.language.options import global_tile_shapes, set_global_tile_shapes
-from pypto.language.scalar import SymbolicScalar, as_dim, wrap
-from pypto.language.tensor import (
+from pypto.tracing import builder as _b
+from pypto.tracing import tiling
+from pypto.tracing.options import global_tile_shapes, set_global_tile_shapes
+from pypto.tracing.scalar import SymbolicScalar, as_dim, wrap
+from pypto.tracing.tensor import (
     Tensor,
     as_tensor,
     share_storage,
@@ -37,7 +37,7 @@ from pypto.language.tensor import (
     trace_of,
     traced_tensor,
 )
-from pypto.language.unsupported import UnsupportedDataType
+from pypto.tracing.unsupported import UnsupportedDataType
 
 
 class Element:

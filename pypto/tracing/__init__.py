@@ -1,4 +1,4 @@
-"""The tile language: what a kernel body is written in, and how it is traced into a graph.
+"""The tile language of CANN PyPTO: what a kernel body is written in, and how it is traced into a graph.
 
 `api.py` is PyPTO's op functions, `tensor.py` the `Tensor` handle, `scalar.py` symbolic
 scalars, `builder.py` the trace state every op call appends to, `options.py` PyPTO's option

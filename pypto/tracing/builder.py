@@ -24,7 +24,7 @@ from pypto.ir.errors import PyptoError, Related, ShapeError, op_message
 from pypto.ir.graph import Graph, Node, TensorType, TileConfig
 from pypto.ir.ops import GATHERMASK_PATTERNS, OPS
 from pypto.ir.source import Loc
-from pypto.language import shape_fixes, tiling
+from pypto.tracing import shape_fixes, tiling
 
 _state = threading.local()
 
@@ -67,7 +67,7 @@ class Scope:
 
 @dataclass(eq=False)
 class Binding:
-    """What a traced tensor (`pypto.language.tensor.Tensor`) holds: the trace it belongs to, its
+    """What a traced tensor (`pypto.tracing.tensor.Tensor`) holds: the trace it belongs to, its
     current value (a node id; writing into the tensor rebinds it), the scope it was made in and
     its name. The builder reads and rebinds bindings, never the tensors around them."""
 

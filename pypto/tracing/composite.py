@@ -14,9 +14,9 @@ from typing import Any
 from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError
-from pypto.language import api
-from pypto.language.scalar import wrap
-from pypto.language.tensor import Tensor, as_tensor, trace_of, traced_tensor
+from pypto.tracing import api
+from pypto.tracing.scalar import wrap
+from pypto.tracing.tensor import Tensor, as_tensor, trace_of, traced_tensor
 
 
 def _fill_value(value: Any, dtype: DataType) -> float | int:
