@@ -13,6 +13,8 @@ import secrets
 import sys
 from pathlib import Path
 
+from server.worker import MEMORY_LIMIT_MB
+
 # the core commands and their one-line help (tests/test_http.py checks they match pypto.cli's)
 CORE = {
     "examples": "compile and run the examples, compare each with torch",
@@ -40,7 +42,8 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:  
     sv.add_argument("--queue", type=int, default=8, dest="queue_size",
                     help="jobs that may wait beyond the running ones before requests get 429 (default 8)")
     sv.add_argument("--time-limit", type=float, default=120.0, help="seconds a job may run (default 120)")
-    sv.add_argument("--memory-limit-mb", type=int, default=2048, help="memory per worker process (default 2048)")
+    sv.add_argument("--memory-limit-mb", type=int, default=MEMORY_LIMIT_MB,
+                    help=f"memory per worker process (default {MEMORY_LIMIT_MB})")
     sv.add_argument("--max-body", type=int, default=2**20, help="bytes of a request body (default 1 MiB)")
     sv.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                     help="a browser origin allowed to call the API (repeatable; default: none)")

@@ -70,7 +70,7 @@ from server.jobs import ACTIONS, Job, JobQueue, QueueFull
 from server.panel_data import block_of, panel_record, panel_run
 from server.panel_data import tile_grids as tile_grids_of
 from server.panel_data import tile_ops as tile_ops_of
-from server.worker import JobFailed, WorkerPool
+from server.worker import MEMORY_LIMIT_MB, JobFailed, WorkerPool
 
 API = "/api/v1"
 VERSION = "1"
@@ -95,7 +95,7 @@ class ServeConfig:
     workers: int = 2  # worker processes = jobs running at once
     queue_size: int = 8  # requested jobs that may wait beyond the running ones (then 429)
     time_limit: float = 120.0  # seconds a job may run at most (a request may ask for less)
-    memory_limit_mb: int = 2048  # per worker process, beyond its size at start
+    memory_limit_mb: int = MEMORY_LIMIT_MB  # per worker process, beyond its size at start
     max_body: int = 2**20  # bytes of a request body (then 413)
     max_file_bytes: int = 2 * 2**20  # a workspace file larger is not read (413)
     cors_origins: list[str] = field(default_factory=list)  # browser origins allowed besides the server's own

@@ -79,7 +79,7 @@ class Settings:
     board: Literal["sim", "cpu"] = "sim"
     debounce_ms: int = 300  # quiet time after a change before recompiling
     time_limit: float = 60.0  # seconds per kernel compile in a worker
-    memory_limit_mb: int = 2048  # per worker process, above its size at start
+    memory_limit_mb: int = 4096  # per worker process, above its size at start (server.worker.MEMORY_LIMIT_MB)
     tile_search_budget: int | None = None  # advisor candidates (None: its default)
     tile_search_seconds: float | None = 10.0  # the advisor's wall-clock budget per search (None: no limit)
     workers: int = 2  # worker processes

@@ -526,10 +526,16 @@ class _Worker:
     warm: bool = False  # the template said its warm-up is done
 
 
+# What a job may allocate above its size at start, by default (the language server's `memoryLimitMb`, serve's
+# --memory-limit-mb). Production kernels of 1.5-2 M tile ops need ~2.5 GiB to compile, profile and report (qat's
+# per-tensor backward, 1.58 M: 2.5 GiB above the start); 2 workers at 4 GiB stay within 8 GiB.
+MEMORY_LIMIT_MB = 4096
+
+
 class WorkerPool:
     """`size` template processes; `run(fn, *args)` runs `server.analyze.<fn>(*args)` in a child of one."""
 
-    def __init__(self, size: int = 1, time_limit: float = 60.0, memory_limit_mb: int = 2048) -> None:
+    def __init__(self, size: int = 1, time_limit: float = 60.0, memory_limit_mb: int = MEMORY_LIMIT_MB) -> None:
         self.size = max(1, size)
         self.time_limit = time_limit
         self.memory_limit = memory_limit_mb * 2**20

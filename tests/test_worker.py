@@ -182,3 +182,18 @@ def test_a_kernel_that_sleeps_or_blocks_spends_its_limit_waiting():
         assert pool.replaced == 0
     finally:
         pool.close()
+
+
+def test_every_door_has_the_workers_memory_default() -> None:
+    """The language server's setting, its VS Code manifest, serve's configuration and the pool agree."""
+    import json
+    from pathlib import Path
+
+    from server.http import ServeConfig as Config
+    from server.protocol import Settings
+    from server.worker import MEMORY_LIMIT_MB
+
+    manifest = json.loads((Path(__file__).resolve().parent.parent / "package.json").read_text())
+    setting = manifest["contributes"]["configuration"]["properties"]["pypto.memoryLimitMb"]["default"]
+    assert Settings().memory_limit_mb == Config(Path(".")).memory_limit_mb == setting == MEMORY_LIMIT_MB
+    assert WorkerPool.__init__.__defaults__[-1] == MEMORY_LIMIT_MB  # type: ignore[index]

@@ -67,7 +67,7 @@ export const SETTINGS: Specs = {
     description: 'Seconds one kernel\'s compile (or tile search, or precision diff) may run before it is stopped; time it waits for a CPU on a busy machine does not count (up to 10 times the limit of wall-clock time).',
   },
   memoryLimitMb: {
-    key: 'memoryLimitMb', kind: 'integer', default: 2048, minimum: 64, restart: false, server: true,
+    key: 'memoryLimitMb', kind: 'integer', default: 4096, minimum: 64, restart: false, server: true,
     description: 'Memory (MiB) a compile worker may allocate before it is stopped.',
   },
   workers: {

@@ -30,7 +30,7 @@ test('the contract settings exist with their server defaults (docs/protocol.md)'
   assert.equal(d.board, 'sim');
   assert.equal(d.debounceMs, 300);
   assert.equal(d.timeLimit, 60);
-  assert.equal(d.memoryLimitMb, 2048);
+  assert.equal(d.memoryLimitMb, 4096);
   assert.equal(d.tileSearchBudget, null);
   assert.equal(d.tileSearchSeconds, 10, 'the advisor answers within 10 s by default');
   assert.equal(d.interpreter, '');
@@ -53,7 +53,7 @@ test('invalid values are replaced by the default, each with a line saying why', 
   assert.equal(settings.board, 'sim');
   assert.equal(settings.debounceMs, 300);
   assert.equal(settings.timeLimit, 60);
-  assert.equal(settings.memoryLimitMb, 2048);
+  assert.equal(settings.memoryLimitMb, 4096);
   assert.equal(settings.tileSearchBudget, null, 'null is allowed for the budget');
   assert.equal(settings.suggest, false);
   assert.equal(settings.logLevel, 'info');
