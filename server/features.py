@@ -24,6 +24,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from server import protocol as P
 from server import quickfix
 from server.capture_runner import Found, Target
 from server.state import Document, Kernel, Result
@@ -425,28 +426,48 @@ def stale_mark(doc: Document, r: Result) -> str:
     return f"{r.failure[0]} at line {r.def_line}" if r.failure is not None else "not compiled"
 
 
-def best_gain(r: Result) -> tuple[float, str, str] | None:
-    """(speedup, clock word, board) of the best verified gain a kernel's advice offers — a health
-    finding's checked tile shape (`numbers.gain`) or a tuning suggestion, from its compile or its
-    finished tile search — or None: what the health panel's advice list has at its top."""
+def best_gain(doc: Document, r: Result) -> P.BestGain | None:
+    """The best verified gain the kernel's advice offers — a health finding's checked tile shape
+    (`numbers.gain`) or a tuning suggestion, from its compile or its finished tile search — or None:
+    what the health panel's advice list has at its top. The kernel's CodeLens and its
+    `pypto/recordChanged` (the status bar) both say this one figure. None while the result is
+    interim (its advice's shapes are still being simulated: nothing is verified yet), stale (the run
+    shown is not the current text's) or failed, and when no checked shape is faster."""
+    if r.interim or not r.ok or stale_mark(doc, r):
+        return None
     outs = [r.analysis or {}]
-    fut = r.extras.get("suggest")
-    if fut is not None and fut.done() and not fut.cancelled() and fut.exception() is None:
-        outs.append(fut.result() or {})
-    best: tuple[float, str, str] | None = None
-    clock = clock_word(r.summary or {})
+    for what, fut in r.extras.items():  # "suggest", "suggest+precision": a tile search's answer
+        if "suggest" in what.split("+") and fut.done() and not fut.cancelled() and fut.exception() is None:
+            outs.append(fut.result() or {})
+    summary = r.summary or {}
+    clock, board = clock_word(summary), str(summary.get("board", ""))
+
+    def line(edits: Any) -> int | None:  # the first call the advice changes, if it is in this document
+        where = edits[0].get("where") if isinstance(edits, Sequence) and edits and isinstance(edits[0], Mapping) \
+            else None
+        if not isinstance(where, Mapping) or norm(str(where.get("file", ""))) != norm(doc.path):
+            return None
+        return int(where["line"])
+
+    best: P.BestGain | None = None
     for out in outs:
         found = []
         for f in ((out.get("health") or {}).get("findings") or ()):
             g = (f.get("numbers") or {}).get("gain")
             if isinstance(g, Mapping) and f.get("edits"):
-                found.append((float(g["speedup"]), clock, str(g.get("board", ""))))
-        board = str((r.summary or {}).get("board", ""))
-        found += [(float(x["speedup"]), clock, board) for x in out.get("suggestions") or ()]
+                found.append(P.BestGain(float(g["speedup"]), clock, str(g.get("board", "")), str(g.get("call", "")),
+                                        line(f["edits"])))
+        found += [P.BestGain(float(x["speedup"]), clock, board, str(x.get("text", "")), line(x.get("edits")))
+                  for x in out.get("suggestions") or ()]
         for x in found:
-            if x[0] > 1.0 and (best is None or x[0] > best[0]):
+            if x.speedup > 1.0 and (best is None or x.speedup > best.speedup):
                 best = x
     return best
+
+
+def gain_text(g: P.BestGain) -> str:
+    """How the CodeLens and the status bar name it: "best advice 1.27× faster (simulated, sim board)"."""
+    return f"best advice {g.speedup:.2f}× faster ({g.clock}, {g.board} board)"
 
 
 def code_lenses(doc: Document) -> list[lsp.CodeLens]:
@@ -474,9 +495,9 @@ def code_lenses(doc: Document) -> list[lsp.CodeLens]:
             continue
         title = (f"pypto: {us(float(s['makespan_us']))} {clock_word(s)} · {n(int(s['tasks']))} tasks · "
                  f"{pct(float(s['utilization']))} utilized · {s['board']} board · {s['bound']}-bound")
-        gain = best_gain(shown)
-        if gain is not None and not stale:  # the best verified gain any advice offers: the health panel's top
-            title += f" · best advice {gain[0]:.2f}× faster ({gain[1]}, {gain[2]} board)"
+        gain = best_gain(doc, r)
+        if gain is not None:  # the best verified gain any advice offers: the health panel's top
+            title += " · " + gain_text(gain)
         if stale:  # the last good run, marked: the numbers are not the current text's
             title = f"pypto (stale: {stale}): " + title.removeprefix("pypto: ")
         out.append(lsp.CodeLens(range=at, command=_command(title, "pypto.openReport", args)))

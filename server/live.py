@@ -62,6 +62,8 @@ class Sink(Protocol):
 
     def search_progress(self, doc: Document, result: Result, search: Json) -> None: ...
 
+    def advice_changed(self, doc: Document, result: Result) -> None: ...
+
     def refresh(self) -> None: ...
 
     def progress(self, title: str) -> Progress: ...
@@ -458,7 +460,18 @@ class LiveCompiler:
                 return out
 
             fut = r.extras[what] = asyncio.ensure_future(run())
+            if "suggest" in what.split("+"):  # its suggestions may hold the kernel's best gain: the lens and
+                fut.add_done_callback(lambda f: self._searched(doc, r.name, what, f))  # the status bar say it
         return await asyncio.shield(fut)
+
+
+    def _searched(self, doc: Document, name: str, what: str, fut: asyncio.Future[Json]) -> None:
+        """A tile search ended: the kernel's current result, if the search is still its own (an interim
+        result's search is its final one's), may offer a better gain now."""
+        cur = doc.results.get(name)
+        if (not fut.cancelled() and fut.exception() is None and cur is not None and cur.extras.get(what) is fut
+                and self.docs.get(doc.uri) is doc):
+            self.sink.advice_changed(doc, cur)
 
 
 def _first_difference(old: str, new: str) -> int:

@@ -267,6 +267,39 @@ class PyptoLanguageServer(LanguageServer):
             uri=doc.uri, version=doc.version, diagnostics=features.diagnostics(doc)))
 
     def record_changed(self, doc: Document, r: Result) -> None:
+        params = self._record_params(doc, r)
+        if params is None:
+            return
+        self._notify_record(doc, params)
+        if r.ok and r.summary is not None and doc.syntax_error is None and not r.interim:
+            # kept on the history thread (a read-only workspace: logged, the IDE works on without it)
+            self.history_io.submit(f"the compile history of {r.name}", _append, self.history(doc.path), doc.path,
+                                   r.name, _history_line(doc, r), (r.editor or {}).get("swimlane"))
+        summary = params.summary
+        if summary is not None and doc.syntax_error is None:
+            log.info("%s %s v%d: %.2f µs %s, %d tasks, %.0f%% utilized, %s-bound (%.0f ms in the worker pool)",
+                     doc.uri.rsplit("/", 1)[-1], r.name, r.version, summary.makespan_us,
+                     summary.clock.split(" (")[0], summary.tasks, 100 * summary.utilization, summary.bound,
+                     1000 * r.seconds)
+
+    def advice_changed(self, doc: Document, r: Result) -> None:
+        """A tile search of the kernel's current result finished: if the best gain its advice offers
+        changed, the same record again with the new figure (the status bar), and the lenses redrawn."""
+        params = self._record_params(doc, r)
+        if params is not None and params.best_gain != doc.gains.get(r.name):
+            self._notify_record(doc, params)
+
+    def _notify_record(self, doc: Document, params: P.RecordChangedParams) -> None:
+        """Send a recordChanged; when the best gain it names is not the one the kernel's last said,
+        the CodeLens (which names it too) is asked for again."""
+        changed = params.best_gain != doc.gains.get(params.kernel)
+        doc.gains[params.kernel] = params.best_gain
+        self.protocol.notify(P.RECORD_CHANGED, P.dump(params))
+        if changed:
+            self.refresh()
+
+    def _record_params(self, doc: Document, r: Result) -> P.RecordChangedParams | None:
+        """The kernel's recordChanged (None for a function that is not a kernel)."""
         lines = features.lines_of(doc)
         summary = None
         if r.ok and r.summary is not None:
@@ -284,19 +317,9 @@ class PyptoLanguageServer(LanguageServer):
             d = diags[0]
             error = P.KernelError(d.message, str(d.code), d.range)
         if r.not_a_kernel:
-            return
-        params = P.RecordChangedParams(doc.uri, r.name, version, features.def_range(lines, r), summary, error,
-                                       round(r.seconds, 4), r.interim)
-        self.protocol.notify(P.RECORD_CHANGED, P.dump(params))
-        if r.ok and r.summary is not None and doc.syntax_error is None and not r.interim:
-            # kept on the history thread (a read-only workspace: logged, the IDE works on without it)
-            self.history_io.submit(f"the compile history of {r.name}", _append, self.history(doc.path), doc.path,
-                                   r.name, _history_line(doc, r), (r.editor or {}).get("swimlane"))
-        if summary is not None and doc.syntax_error is None:
-            log.info("%s %s v%d: %.2f µs %s, %d tasks, %.0f%% utilized, %s-bound (%.0f ms in the worker pool)",
-                     doc.uri.rsplit("/", 1)[-1], r.name, r.version, summary.makespan_us,
-                     summary.clock.split(" (")[0], summary.tasks, 100 * summary.utilization, summary.bound,
-                     1000 * r.seconds)
+            return None
+        return P.RecordChangedParams(doc.uri, r.name, version, features.def_range(lines, r), summary, error,
+                                     round(r.seconds, 4), r.interim, features.best_gain(doc, r))
 
     def history(self, path: str) -> history.History:
         """The compile history of the workspace folder holding `path` (else of the file's folder)."""
@@ -331,7 +354,7 @@ class PyptoLanguageServer(LanguageServer):
                  self.workspace_inlay_hint_refresh)):
             if supported:
                 fut = send(None)
-                fut.add_done_callback(lambda f: f.exception())  # an error answer is not ours to raise
+                fut.add_done_callback(lambda f: f.cancelled() or f.exception())  # an error answer is not ours to raise
 
     def progress(self, title: str, on_cancel: Callable[[], None] | None = None) -> Progress:
         window = self._caps().window

@@ -120,6 +120,17 @@ class KernelError:
 
 
 @attrs.define
+class BestGain:
+    """The best verified gain a kernel's advice offers: the top of the health panel's advice list."""
+
+    speedup: float  # the kernel as written against the advice's shape, simulated on `board`
+    clock: str  # "simulated" (the word the summary's clock starts with)
+    board: str  # the board that checked it
+    shape: str  # the call(s) the advice writes, e.g. "pypto.set_vec_tile_shapes(16, 200)"
+    line: int | None  # 1-based line of the call it changes in this document; None: elsewhere or unknown
+
+
+@attrs.define
 class RecordChangedParams:
     uri: str
     kernel: str
@@ -131,6 +142,10 @@ class RecordChangedParams:
     # the record before the board has checked the advice's tile shapes: a second notification for the same
     # version (interim false) follows with the checked advice; the record itself is the same
     interim: bool = False
+    # the best verified gain the kernel's advice offers (the CodeLens's "best advice"); None while interim,
+    # stale or without a faster checked shape. A tile search that finishes with a better one re-sends the
+    # same version's record, only this changed.
+    best_gain: BestGain | None = None
 
 
 @attrs.define

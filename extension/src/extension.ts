@@ -74,10 +74,11 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     output, statusBar, srv, panels, traces,
     srv.onRecordChanged((p) => {
+      const repeat = kernels.repeats(p); // the same run, only its best gain new: the status bar says it
       const info = kernels.recordChanged(p);
       // first the panels already on this kernel (they refresh here), then a change of the active
       // kernel (the panels that follow it refresh in follow()): each panel asks once
-      panels.recordChanged(info);
+      if (!repeat) panels.recordChanged(info);
       const line = cursorIn(p.uri);
       const moved = line !== null && active.cursor(kernels, p.uri, line);
       if (active.offer(info) || moved) activeChanged();

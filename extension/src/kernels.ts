@@ -36,6 +36,18 @@ export interface KernelError {
   range: Range0;
 }
 
+/** docs/protocol.md `pypto/recordChanged` `bestGain`: the best verified gain the kernel's advice offers. */
+export interface BestGain {
+  speedup: number;
+  /** "simulated" (the first word of the summary's clock). */
+  clock: string;
+  board: string;
+  /** The call(s) the advice writes. */
+  shape: string;
+  /** 1-based line of the call it changes in this document; null: elsewhere. */
+  line: number | null;
+}
+
 /** `pypto/recordChanged` params. */
 export interface RecordChanged {
   uri: string;
@@ -47,6 +59,8 @@ export interface RecordChanged {
   seconds: number;
   /** Sent before the board has checked the advice; the same version's final one follows (docs/protocol.md). */
   interim?: boolean;
+  /** Null while interim, stale or with no faster checked shape (docs/protocol.md). */
+  bestGain?: BestGain | null;
 }
 
 /** `pypto/compileState` params. */
@@ -90,6 +104,8 @@ export interface KernelInfo extends KernelRef {
   stale?: Summary | null;
   /** The latest record is interim: its version's final one (the checked advice) is on its way. */
   interim?: boolean;
+  /** The best verified gain the kernel's advice offers (the CodeLens's "best advice"). */
+  bestGain?: BestGain | null;
 }
 
 export const sameKernel = (a: KernelRef | null | undefined, b: KernelRef | null | undefined): boolean =>
@@ -106,12 +122,24 @@ export class KernelTable {
     return k;
   }
 
+  /**
+   * The kernel's final record of `p`'s version again, with the same figures: only its best gain
+   * changed (a tile search finished) — the panels need not ask for the record again.
+   */
+  repeats(p: RecordChanged): boolean {
+    const k = this.get(p);
+    return !!k && !k.interim && !p.interim && k.version === p.version && !k.compiling &&
+      JSON.stringify(k.summary) === JSON.stringify(p.summary) && JSON.stringify(k.error) === JSON.stringify(p.error);
+  }
+
   recordChanged(p: RecordChanged): KernelInfo {
     const k = this.entry(p.uri, p.kernel);
-    // the final record of the version an interim one announced keeps the summary before that version
-    const sameRun = !!k.interim && k.version === p.version;
+    // the final record of the version an interim one announced keeps the summary before that version,
+    // and so does a repeat that only names a new best gain
+    const sameRun = (!!k.interim && k.version === p.version) || this.repeats(p);
     if (p.summary && k.summary && !sameRun) k.previous = k.summary;
     k.interim = !!p.interim;
+    k.bestGain = p.interim ? null : (p.bestGain ?? null);
     k.stale = p.summary ? null : p.error ? (k.summary ?? k.stale ?? null) : null;
     k.defLine = p.range.start.line;
     k.version = p.version;

@@ -1,12 +1,14 @@
 // What the status-bar item says for the active kernel: its name, makespan and
 // utilization, a spinner (`$(sync~spin)`) while it compiles, its clock (simulated or
-// measured) in the tooltip; after an error, the last good makespan marked stale with where the
-// error is; the server's state when there is no kernel to show.
+// measured) in the tooltip; the best verified gain the kernel's advice offers (the server's
+// `bestGain`, what the CodeLens names: "best advice 1.27× faster (simulated, sim board)"); after an
+// error, the last good makespan marked stale with where the error is; the server's state when there
+// is no kernel to show.
 //
 // Pure: no `vscode` import (unit-tested); statusBar.ts shows it.
 
 import { fmtUs } from '../../webview/src/format';
-import type { KernelInfo } from './kernels';
+import type { BestGain, KernelInfo } from './kernels';
 
 export type ServerState = 'stopped' | 'starting' | 'running' | 'failed';
 
@@ -15,6 +17,11 @@ export interface StatusView {
   tooltip: string;
   command: string | undefined;
   error: boolean;
+}
+
+/** The CodeLens's words for it: "best advice 1.27× faster (simulated, sim board)". */
+export function gainText(g: BestGain): string {
+  return `best advice ${g.speedup.toFixed(2)}× faster (${g.clock}, ${g.board} board)`;
 }
 
 export function statusText(k: KernelInfo | undefined, server: ServerState, serverMessage: string | null): StatusView {
@@ -26,14 +33,18 @@ export function statusText(k: KernelInfo | undefined, server: ServerState, serve
   const spin = k.compiling ? '$(sync~spin) ' : '';
   if (k.summary) {
     const s = k.summary;
+    // an interim record's advice is not checked yet: it claims no gain
+    const gain = k.interim ? null : (k.bestGain ?? null);
     const tip = [
       `${k.kernel}: makespan ${fmtUs(s.makespanUs)} (${s.clock})`,
       `${s.tasks} tasks · ${Math.round(100 * s.utilization)}% utilized · ${s.bound}-bound: ${s.why}`,
       `board ${s.board}${k.previous ? ` · before the last edit: ${fmtUs(k.previous.makespanUs)}` : ''}`,
+      ...(gain ? [`${gainText(gain)}: ${gain.shape}${gain.line !== null ? ` at line ${gain.line}` : ''}`] : []),
       k.compiling ? 'compiling…' : 'click: open the swimlane',
     ].join('\n');
     return {
-      text: `${spin || '$(pulse) '}${k.kernel} ${fmtUs(s.makespanUs)} · ${Math.round(100 * s.utilization)}% util`,
+      text: `${spin || '$(pulse) '}${k.kernel} ${fmtUs(s.makespanUs)} · ${Math.round(100 * s.utilization)}% util` +
+        (gain ? ` · best advice ${gain.speedup.toFixed(2)}×` : ''),
       tooltip: tip,
       command: 'pypto.openSwimlane',
       error: false,

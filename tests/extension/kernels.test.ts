@@ -31,6 +31,27 @@ test('records and compile states per kernel; the previous summary is kept for be
   assert.equal(t.get({ uri: U, kernel: 'first' })?.stale, null, 'a good compile clears it');
 });
 
+test('a record that only names a new best gain (a tile search finished) is a repeat: the same run, the previous kept', () => {
+  const t = new KernelTable();
+  const gain = (speedup: number) => ({ speedup, clock: 'simulated', board: 'sim', shape: 'pypto.set_vec_tile_shapes(1, 8)', line: 5 });
+  t.recordChanged(rc('first', 4, summary(10)));
+  t.recordChanged({ ...rc('first', 4, summary(7), 2), interim: true, bestGain: null });
+  const final = { ...rc('first', 4, summary(7), 2), bestGain: gain(1.1) };
+  assert.equal(t.repeats(final), false, 'the final record of an interim one is news for the panels');
+  assert.equal(t.recordChanged(final).bestGain?.speedup, 1.1);
+  const searched = { ...final, bestGain: gain(2.5) };
+  assert.equal(t.repeats(searched), true);
+  const k = t.recordChanged(searched);
+  assert.equal(k.bestGain?.speedup, 2.5);
+  assert.equal(k.previous?.makespanUs, 10, 'not the same run\'s summary');
+  assert.equal(t.repeats({ ...searched, summary: summary(6) }), false, 'other figures: a new run');
+  assert.equal(t.repeats({ ...searched, version: 3 }), false, 'another version: a new run');
+  t.compileState({ uri: U, version: 2, kernels: ['first'], state: 'started' });
+  assert.equal(t.repeats(searched), false, 'a compile running: its record is a new run');
+  assert.equal(t.recordChanged({ ...rc('first', 4, summary(7), 3), interim: true, bestGain: gain(3) }).bestGain, null,
+    'an interim record claims no gain');
+});
+
 test('an interim record and its final one are one compile: before → after compares with the version before', () => {
   const t = new KernelTable();
   t.recordChanged(rc('first', 4, summary(10)));

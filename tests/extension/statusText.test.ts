@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KernelInfo } from '../../extension/src/kernels';
-import { statusText } from '../../extension/src/statusText';
+import { gainText, statusText } from '../../extension/src/statusText';
 import { fmtUs } from '../../webview/src/format';
 
 const k = (over: Partial<KernelInfo> = {}): KernelInfo => ({
@@ -57,4 +57,23 @@ test('an error after a good run: the last good makespan, marked stale with where
   assert.match(v.tooltip, /last good run .* is stale — tile\.shape: set_vec_tile_shapes\(8\) needs 2 entries/);
   const syntax = statusText(k({ summary: null, stale, error: { message: "'(' was never closed", code: 'python.syntax', range } }), 'running', null);
   assert.equal(syntax.text, '$(warning) softmax_kernel 33.93 µs (stale: syntax error at line 25)');
+});
+
+test("the best verified gain of the kernel's advice: in the text, and in the tooltip as the CodeLens words it", () => {
+  const bestGain = { speedup: 1.2749, clock: 'simulated', board: 'sim', shape: 'pypto.set_vec_tile_shapes(16, 200)', line: 6 };
+  const v = statusText(k({ bestGain }), 'running', null);
+  assert.equal(v.text, '$(pulse) softmax_kernel 33.93 µs · 67% util · best advice 1.27×');
+  assert.match(v.tooltip, /^best advice 1\.27× faster \(simulated, sim board\): pypto\.set_vec_tile_shapes\(16, 200\) at line 6$/m);
+  assert.equal(gainText(bestGain), 'best advice 1.27× faster (simulated, sim board)');
+  const elsewhere = statusText(k({ bestGain: { ...bestGain, line: null } }), 'running', null);
+  assert.match(elsewhere.tooltip, /: pypto\.set_vec_tile_shapes\(16, 200\)$/m);
+  // none: nothing claimed; an interim record (its advice not checked yet) claims none either
+  for (const none of [k(), k({ bestGain: null }), k({ bestGain, interim: true })]) {
+    const s = statusText(none, 'running', null);
+    assert.equal(s.text, '$(pulse) softmax_kernel 33.93 µs · 67% util');
+    assert.doesNotMatch(s.tooltip, /best advice/);
+  }
+  // a stale run (an error since) names no gain: the advice was for the last good text
+  const stale = statusText(k({ summary: null, stale: k().summary, bestGain: null, error: { message: 'boom', code: 'tile.shape', range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } } } }), 'running', null);
+  assert.doesNotMatch(`${stale.text}\n${stale.tooltip}`, /best advice/);
 });
