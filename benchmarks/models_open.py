@@ -88,6 +88,8 @@ from _models import (
     tests_of,
 )
 
+from server.worker import MEMORY_LIMIT_MB  # the language server's own cap
+
 RUNS_FILE = "capture_runs.json"  # with --keep DIR: the tests' outcomes, in DIR beside models/
 
 
@@ -160,7 +162,8 @@ def main() -> int:
     ap.add_argument("-j", "--jobs", type=int, default=1, help="test files captured at a time (default 1)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test file's capture (default 900)")
     ap.add_argument("--open-timeout", type=float, default=300.0, help="seconds to open one kernel (default 300)")
-    ap.add_argument("--memory-limit-mb", type=int, default=2048, help="the worker's cap above its size (2048)")
+    ap.add_argument("--memory-limit-mb", type=int, default=MEMORY_LIMIT_MB,
+                    help=f"the worker's cap above its size (the server's default, {MEMORY_LIMIT_MB})")
     ap.add_argument("--capture-memory-mb", type=int, default=None, help="the capture's cap (default: capture's)")
     ap.add_argument("--mirror", type=Path, default=MIRROR, help=f"the hicann/pypto git mirror ({MIRROR})")
     ap.add_argument("--commit", default=COMMIT)
