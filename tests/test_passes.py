@@ -133,6 +133,10 @@ def _user_mistake(p: M.Program, ctx: M.PassContext) -> M.Program:
     raise pypto.PyptoError("a tile does not fit", p.graph.nodes[0].loc)
 
 
+def _out_of_memory(p: M.Program, ctx: M.PassContext) -> M.Program:
+    raise MemoryError
+
+
 def test_a_failing_pass_is_named_and_leaves_the_snapshots_before_it():
     ck = _compiled()
     passes = [*PIPELINE[:3], M.Pass("boom", "tensor", _boom, "fails"), *PIPELINE[3:]]
@@ -149,6 +153,10 @@ def test_a_failing_pass_is_named_and_leaves_the_snapshots_before_it():
         M.PassManager([PIPELINE[0], M.Pass("tiles", "tile", _user_mistake, "x")], [rec2]).run(
             M.Program(ck.graph), M.PassContext({}, {}))
     assert rec2.records[-1].error.startswith("PyptoError")
+    # the process's memory cap is not a compiler bug: it stays a MemoryError (the worker says "ran out")
+    with pytest.raises(MemoryError):
+        M.PassManager([PIPELINE[0], M.Pass("big", "tile", _out_of_memory, "x")], []).run(
+            M.Program(ck.graph), M.PassContext({}, {}))
 
 
 def test_run_pipeline_attaches_records_to_the_error(monkeypatch):

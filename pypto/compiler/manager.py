@@ -4,8 +4,9 @@ Passes are pure functions `(Program, PassContext) -> Program` and know nothing a
 recording. Everything observational — timing, "changed" fingerprints, snapshots, dumps,
 stopping after a stage — is an `Instrument` (or the manager's stage cut-off), in the
 manner of MLIR's pass instrumentation. A pass that raises still leaves the snapshot of
-its input and the error in the record; a user mistake stays a `PyptoError`, anything else
-becomes an `InternalCompilerError` naming the pass.
+its input and the error in the record; a user mistake stays a `PyptoError`, a `MemoryError` stays
+itself (the memory cap of the process, which its owner reports), anything else becomes an
+`InternalCompilerError` naming the pass.
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ class PassManager:
                 ins.before(index, p, program, ctx)
             try:
                 result = p.fn(program, ctx)
+            except MemoryError:
+                raise  # the process's memory cap, not a compiler bug: its owner reports it (the worker: "ran out")
             except PyptoError as e:
                 for ins in self.instruments:
                     ins.failed(index, p, program, ctx, e)
