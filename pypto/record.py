@@ -92,6 +92,9 @@ class SourceInfo:
     # where the inputs came from when a capture gave them (`pypto-ide capture`): its file, command,
     # time, signature and the parameters it gave; None: the docstring block, annotations, defaults
     inputs_from: dict[str, Json] | None = None
+    # the language the kernel is written in: "cann" (`pypto.frontend.jit`) or "pypto3" (`pypto.language`'s
+    # `@pl.jit`); both lower into the one pipeline, and the tools read which one a file is from here
+    dialect: str = "cann"
 
 
 def captured_text(source: SourceInfo) -> str | None:
@@ -221,7 +224,8 @@ class CompileRecord:
         if lowered is not None:
             passes += [PassInfo.from_pass_record(r) for r in lowered.passes]
             program = lowered.program
-        return cls.build(ck.name, ck.file, ck.options, passes, program, Program(ck.graph), inputs, binds)
+        return cls.build(ck.name, ck.file, ck.options, passes, program, Program(ck.graph), inputs, binds,
+                         dialect=getattr(ck, "dialect", "cann"))
 
     @classmethod
     def from_failure(cls, kernel: str, file: str, options: Mapping[str, Any], error: BaseException,
@@ -242,7 +246,8 @@ class CompileRecord:
     @classmethod
     def build(cls, kernel: str, file: str, options: Mapping[str, Any], passes: list[PassInfo], program: Program,
               traced: Program | None = None, inputs: Mapping[str, Any] | None = None,
-              bindings: Mapping[str, int] | None = None, error: ErrorInfo | None = None) -> CompileRecord:
+              bindings: Mapping[str, int] | None = None, error: ErrorInfo | None = None,
+              dialect: str = "cann") -> CompileRecord:
         base = traced.graph if traced is not None else program.graph
         if inputs is not None:
             infos = [_input_info(k, v) for k, v in inputs.items()]
@@ -252,7 +257,8 @@ class CompileRecord:
                                tuple(dim_json(d) for d in p.type.shape))
                      for p in base.params() if p.type is not None]
             binds = dict(bindings or {})
-        src = SourceInfo(file, kernel, _file_sha256(file), json_safe(dict(options)), base.tile_configs)
+        src = SourceInfo(file, kernel, _file_sha256(file), json_safe(dict(options)), base.tile_configs,
+                         dialect=dialect)
         return cls(src, infos, binds, passes, program, traced, error)
 
     # ---- JSON
@@ -264,7 +270,9 @@ class CompileRecord:
                        "text_sha256": self.source.text_sha256, "options": self.source.options,
                        "tile_configs": [tile_config_json(t) for t in self.source.tile_configs],
                        # only when a capture gave the inputs: the document is otherwise as it was
-                       **({"inputs_from": self.source.inputs_from} if self.source.inputs_from else {})},
+                       **({"inputs_from": self.source.inputs_from} if self.source.inputs_from else {}),
+                       # only for a kernel of another dialect than CANN's: a CANN record is as it was
+                       **({"dialect": self.source.dialect} if self.source.dialect != "cann" else {})},
             "inputs": [_input_json(i) for i in self.inputs],
             "bindings": dict(self.bindings),
             "passes": [p.to_json() for p in self.passes],
@@ -321,7 +329,8 @@ class CompileRecord:
         d = expanded(d, arrays)
         s = d["source"]
         src = SourceInfo(s["file"], s["kernel"], s.get("text_sha256"), dict(s.get("options", {})),
-                         tuple(tile_config_from(t) for t in s.get("tile_configs", ())), s.get("inputs_from"))
+                         tuple(tile_config_from(t) for t in s.get("tile_configs", ())), s.get("inputs_from"),
+                         str(s.get("dialect", "cann")))
         inputs = [InputInfo(i["name"], i.get("dtype"), tuple(i["shape"]) if i.get("shape") is not None else None,
                             i.get("value")) for i in d["inputs"]]
         err = d.get("error")

@@ -262,6 +262,7 @@ class CompiledKernel:
     interpreter: Interpreter = dataclasses.field(init=False, repr=False)
     lowered: dict[tuple[tuple[str, int], ...], Lowered] = dataclasses.field(default_factory=dict, repr=False)
     precision: Any = dataclasses.field(default=None, repr=False)  # the last enable_pass_verify report
+    dialect: str = "cann"  # the language the kernel is written in: "cann", or "pypto3" (`pypto.language`)
 
     def __post_init__(self) -> None:
         t0 = time.perf_counter()
@@ -343,6 +344,8 @@ class CompiledKernel:
 
 class JitKernel:
     """A function decorated with `@pypto.frontend.jit` / `@pypto.jit`."""
+
+    dialect = "cann"  # the language of its body; PyPTO 3's `@pl.jit` kernels (`pypto.language`) say "pypto3"
 
     def __init__(self, fn: Callable[..., Any], _scope: dict[str, Any] | None = None, **opts: Any) -> None:
         self.fn = fn
@@ -507,7 +510,8 @@ class JitKernel:
                 if trace_of(h).value != initial[k]:
                     outputs.append((k, trace_of(h).value))
             graph = b.finish(outputs)
-        return CompiledKernel(self.name, graph, eff, tuple(tensors), tuple(returns), self.fn.__code__.co_filename)
+        return CompiledKernel(self.name, graph, eff, tuple(tensors), tuple(returns), self.fn.__code__.co_filename,
+                              dialect=self.dialect)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         loc = source.capture(skip=2)

@@ -1,0 +1,128 @@
+"""PyPTO 3's loops and scopes in a `@pl.jit` body: `pl.range`, `pl.parallel`, `pl.at`, `pl.Level`.
+
+Why it exists: PyPTO 3 parses a kernel's source, so a Python name rebound in a loop
+(`acc = pl.add(acc, t)`) is a loop-carried value and an `if` on the loop index picks a branch per
+iteration. We trace by running the body, so the loops are chosen to keep that meaning:
+
+- `pl.range(...)` with bounds known when the kernel is traced is a Python loop over the indices:
+  each iteration is traced (unrolled), so rebinding, `if kb == 0:` and `pl.matmul_acc` chains mean
+  what they mean upstream. With a bound only known at run time (a `pl.dynamic` dim, an enclosing
+  `pl.parallel` index) it is the tracer's `pypto.loop`, traced once: tensors written by slice
+  assignment carry across iterations, a rebound Python name does not (docs/pypto3.md).
+- `pl.parallel(...)` is the tracer's parallel `pypto.loop`, traced once: its iterations are
+  independent chunks, each its own tasks in the execute graph; an `if` on its index is a run-time
+  branch (`pypto.frontend.body`).
+- `with pl.at(level=pl.Level.CORE_GROUP, name_hint=...)` labels the ops inside with `name_hint` (the
+  graph, the tasks and the swimlane carry it) and marks them in-core. Each op's tile is the whole
+  slice it works on (the kernel's tile shapes are the slice sizes, as in PyPTO 3), so one scope
+  instance's ops run as the tasks of its loop iteration.
+"""
+
+from __future__ import annotations
+
+import builtins
+import enum
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any
+
+from pypto.ir.errors import PyptoError
+from pypto.tracing import api
+from pypto.tracing import builder as _b
+from pypto.tracing.scalar import SymbolicScalar
+
+
+class Level(enum.Enum):
+    """Where a `pl.at` scope runs, from one core up to a cluster. Only `CORE_GROUP` (an in-core task)
+    is compiled here."""
+
+    AIV = "AIV"
+    AIC = "AIC"
+    CORE_GROUP = "CORE_GROUP"
+    CHIP_DIE = "CHIP_DIE"
+    CHIP = "CHIP"
+    HOST = "HOST"
+    CLUSTER_0 = "CLUSTER_0"
+    CLUSTER_1 = "CLUSTER_1"
+    CLUSTER_2 = "CLUSTER_2"
+    GLOBAL = "GLOBAL"
+
+
+def _bounds(what: str, args: tuple[Any, ...]) -> tuple[Any, Any, Any]:
+    if not 1 <= len(args) <= 3:
+        raise PyptoError(f"pl.{what} takes (stop), (start, stop) or (start, stop, step), got {len(args)} arguments")
+    if len(args) == 1:
+        return 0, args[0], 1
+    return args[0], args[1], args[2] if len(args) == 3 else 1
+
+
+def _known(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, SymbolicScalar) and v.is_concrete():
+        return int(v.concrete())
+    return None
+
+
+def _no_init_values(what: str, init_values: Any) -> None:
+    if init_values is not None:
+        raise PyptoError(f"pl.{what}(..., init_values=...) (explicit iteration arguments with pl.yield_) is not "
+                         f"supported yet; rebind the name in the loop body instead (docs/pypto3.md)")
+
+
+def range(*args: Any, init_values: Any = None) -> Iterator[Any]:  # noqa: A001 - PyPTO 3's name
+    """`pl.range(stop)` / `pl.range(start, stop[, step])`: a sequential loop."""
+    _no_init_values("range", init_values)
+    start, stop, step = _bounds("range", args)
+    known = [_known(v) for v in (start, stop, step)]
+    if all(k is not None for k in known):
+        a, z, s = (int(k) for k in known if k is not None)
+        if s == 0:
+            raise PyptoError("pl.range: step must not be 0")
+        return iter(builtins.range(a, z, s))
+    return api.loop(start, stop, step)
+
+
+def parallel(*args: Any, init_values: Any = None) -> Iterator[Any]:
+    """`pl.parallel(stop)` / `pl.parallel(start, stop[, step])`: independent iterations."""
+    _no_init_values("parallel", init_values)
+    start, stop, step = _bounds("parallel", args)
+    if isinstance(step, int) and step == 0:
+        raise PyptoError("pl.parallel: step must not be 0")
+    return api.loop(start, stop, step, parallel=True)
+
+
+class AtScope:
+    """`with pl.at(level=..., name_hint=...)`: the ops inside carry `name_hint` as their label."""
+
+    def __init__(self, level: Level, name_hint: str) -> None:
+        if not isinstance(level, Level):
+            raise PyptoError(f"pl.at: level must be a pl.Level, got {level!r}")
+        if level is not Level.CORE_GROUP:
+            raise PyptoError(f"pl.at(level=pl.Level.{level.name}): only pl.Level.CORE_GROUP (an in-core task) is "
+                             f"supported yet (docs/pypto3.md)")
+        self.level = level
+        self.name_hint = name_hint
+        self._saved: str | None = None
+        self._builder: _b.Builder | None = None
+
+    def __enter__(self) -> AtScope:
+        b = _b.require("pl.at")
+        self._builder = b
+        self._saved = b.label
+        b.label = self.name_hint or "incore"
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._builder is not None:
+            self._builder.label = self._saved
+
+
+def at(level: Level, role: Any = None, *, optimizations: Any = None, deps: Any = None, no_dep_args: Any = None,
+       dumps: Any = None, allow_early_resolve: bool = False, name_hint: str = "", windowize: bool = False) -> AtScope:
+    """`pl.at(level=pl.Level.CORE_GROUP, name_hint="...")`: the region one in-core task runs.
+    `role`, `optimizations`, `deps`, `no_dep_args`, `dumps`, `allow_early_resolve` and `windowize` are
+    the runtime's scheduling hints: accepted, with no effect on this board."""
+    return AtScope(level, str(name_hint or ""))

@@ -1,0 +1,210 @@
+"""`@pl.jit` and `@pl.jit.inline`: PyPTO 3 kernels compiled by our one jit.
+
+Why it exists: PyPTO 3's decorators parse a kernel's source into their own IR; the body never runs
+as Python upstream. Here a `@pl.jit` kernel is a `JitKernel` (`pypto.frontend.jit`) whose parameters
+come from `pl.Tensor[...]` / `pl.Out[...]` / `pl.Scalar[...]` annotations: the body is traced with
+our tensor handles (its `if`s rewritten as for CANN kernels, `pypto.frontend.body`), and the graph
+goes through the same tensor -> tile -> block -> execute pipeline and CompileRecord, which says
+`dialect: "pypto3"`. What differs from a CANN kernel:
+
+- a call takes `config=RunConfig(...)` (`pypto.runtime`), and returns the caller's own tensors for
+  the parameters the kernel returns (PyPTO 3 kernels end with `return out`);
+- tile shapes are not set: one tile covers each op's slice (`pl.at` scopes work on slices sized to
+  fit on a core, so the slice sizes are the tiles);
+- a `pl.Scalar` parameter is a value of the trace: another value compiles again.
+
+`kernel.compile(*args, config=RunConfig(...))` gives a `CompiledProgram` with an `output_dir`, what
+`pypto.runtime.execute_compiled(output_dir, args)` runs: the pair pypto-lib's `golden` runner uses.
+"""
+
+from __future__ import annotations
+
+import inspect
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.frontend.body import traced_body
+from pypto.frontend.jit import CompiledKernel, JitKernel, ParamSpec
+from pypto.ir.errors import PyptoError
+from pypto.language.annotation import spec_of
+
+DIALECT = "pypto3"
+# the platforms a RunConfig may name: PyPTO 3's A2/A3 device and its simulator are this product's
+# simulated A2/A3 board (values computed on this machine's CPU); A5 is not modelled
+PLATFORMS = ("a2a3", "a2a3sim")
+# one tile covers each op's whole slice: a vector tile shape larger than any slice (clipped to it)
+WHOLE_SLICE = [1 << 20] * 4
+
+
+def check_platform(platform: Any) -> str:
+    """The platform a RunConfig names, when this product runs it; else a PyptoError saying why not."""
+    p = str(platform)
+    if p not in PLATFORMS:
+        raise PyptoError(f"platform {p!r}: this product runs PyPTO 3 kernels on its simulated A2/A3 board "
+                         f"(platform 'a2a3sim' or 'a2a3'); {p} is not modelled")
+    return p
+
+
+def _scalar_value(v: Any) -> Any:
+    """A scalar argument as a Python number: ctypes values (what a runner hands over), 0-d tensors."""
+    value = getattr(v, "value", None)
+    if value is not None and type(v).__module__ == "ctypes":
+        return value
+    if hasattr(v, "item") and getattr(v, "ndim", None) == 0:
+        return v.item()
+    return v
+
+
+class PlKernel(JitKernel):
+    """A `@pl.jit` kernel: a JitKernel whose parameter specs come from PyPTO 3's annotations."""
+
+    dialect = DIALECT
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__(fn, None, vec_tile_shapes=WHOLE_SLICE)
+        self._pl_specs: dict[str, ParamSpec] | None = None
+        self._pl_scalars: frozenset[str] = frozenset()
+
+    def _pl_annotations(self) -> dict[str, Any]:
+        raw = dict(getattr(self.fn, "__annotations__", {}))
+        out = {}
+        for k, v in raw.items():
+            if isinstance(v, str):  # `from __future__ import annotations`: evaluated in the module
+                try:
+                    v = eval(v, dict(self.fn.__globals__))  # noqa: S307 - the user's own annotation text
+                except Exception as e:  # noqa: BLE001
+                    raise PyptoError(f"cannot evaluate the annotation of {k!r} ({v!r}): {e}", self.def_loc) from None
+            out[k] = v
+        return out
+
+    def specs(self) -> dict[str, ParamSpec]:
+        if self._pl_specs is None:
+            anns = self._pl_annotations()
+            specs: dict[str, ParamSpec] = {}
+            for i, pname in enumerate(self.signature.parameters):
+                if pname in anns:
+                    try:
+                        spec = spec_of(pname, i, anns[pname])
+                    except PyptoError as e:
+                        raise PyptoError(e.message, self.def_loc) from None
+                    if spec is not None:
+                        specs[pname] = spec
+            self._pl_scalars = frozenset(p for p in self.signature.parameters if p not in specs)
+            self._pl_specs = specs
+        return self._pl_specs
+
+    def _pl_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The arguments with scalars as Python numbers and `config` taken out (its platform checked)."""
+        config = kwargs.pop("config", None)
+        if config is not None:
+            check_platform(getattr(config, "platform", "a2a3sim"))
+        self.specs()
+        names = list(self.signature.parameters)
+        args = tuple(_scalar_value(a) if i < len(names) and names[i] in self._pl_scalars else a
+                     for i, a in enumerate(args))
+        kwargs = {k: _scalar_value(v) if k in self._pl_scalars else v for k, v in kwargs.items()}
+        return args, kwargs
+
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
+        """Compile for these arguments. With `config=RunConfig(...)` (PyPTO 3's form): a
+        `CompiledProgram` that `pypto.runtime.execute_compiled` runs; without: the CompiledKernel."""
+        with_config = "config" in kwargs
+        args, kwargs = self._pl_args(args, dict(kwargs))
+        ck = super().compile(*args, **kwargs)
+        if not with_config:
+            return ck
+        return CompiledProgram.register(self, ck)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args, kwargs = self._pl_args(args, dict(kwargs))
+        ck = super().compile(*args, **kwargs)
+        results = super().__call__(*args, **kwargs)
+        if not ck.returns:
+            return results
+        rets = list(results) if len(ck.returns) > 1 else [results]
+        bound = self.signature.bind(*args, **kwargs).arguments
+        outputs = dict(ck.graph.outputs)
+        for k, r in enumerate(ck.returns):
+            for pname, value in bound.items():  # a returned parameter is the caller's own tensor
+                final = outputs.get(pname, _param_node(ck, pname))
+                if pname in ck.param_names and final == outputs[r]:
+                    rets[k] = value
+                    break
+        return rets[0] if len(rets) == 1 else tuple(rets)
+
+    def __repr__(self) -> str:
+        return f"<pl.jit kernel {self.name}>"
+
+
+def _param_node(ck: CompiledKernel, pname: str) -> int | None:
+    """The id of parameter `pname`'s node in the traced graph."""
+    for n in ck.graph.params():
+        if n.attrs.get("name") == pname:
+            return n.id
+    return None
+
+
+@dataclass
+class CompiledProgram:
+    """What `kernel.compile(..., config=RunConfig(...))` gives: the compiled kernel and the folder
+    PyPTO 3 names its artifacts by (`output_dir`, made empty here; a runner may save data in it)."""
+
+    kernel: PlKernel
+    compiled: CompiledKernel
+    output_dir: str
+    param_names: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def register(cls, kernel: PlKernel, ck: CompiledKernel) -> CompiledProgram:
+        out = tempfile.mkdtemp(prefix=f"pypto_{kernel.name}_")
+        prog = cls(kernel, ck, out, tuple(kernel.signature.parameters))
+        _PROGRAMS[out] = prog
+        return prog
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        """Run it on these arguments (tensors written in place), as `kernel(*args)` does."""
+        if config is not None:
+            check_platform(getattr(config, "platform", "a2a3sim"))
+        return self.kernel(*args)
+
+
+_PROGRAMS: dict[str, CompiledProgram] = {}
+
+
+def program_at(output_dir: Any) -> CompiledProgram:
+    """The program compiled into `output_dir` in this process (`pypto.runtime.execute_compiled`)."""
+    prog = _PROGRAMS.get(str(output_dir))
+    if prog is None:
+        raise PyptoError(f"no PyPTO 3 kernel was compiled into {str(output_dir)!r} in this process; compile it "
+                         f"with kernel.compile(*args, config=RunConfig(...)) first")
+    return prog
+
+
+def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`@pl.jit.inline`: a helper traced where a kernel calls it (its body inlined), with a kernel
+    body's meaning (`if` on a run-time value, `pypto.frontend.body`)."""
+    if not inspect.isfunction(fn):
+        raise PyptoError(f"@pl.jit.inline decorates a function, got {type(fn).__name__}")
+    return traced_body(fn)
+
+
+class Jit:
+    """`pl.jit`: `@pl.jit` makes a kernel, `@pl.jit.inline` an inlined helper."""
+
+    inline = staticmethod(inline)
+
+    def __call__(self, fn: Callable[..., Any] | None = None, **opts: Any) -> Any:
+        if fn is None:
+            return lambda f: self(f, **opts)
+        if not inspect.isfunction(fn):
+            raise PyptoError(f"@pl.jit decorates a function, got {type(fn).__name__}")
+        return PlKernel(fn)
+
+    def __repr__(self) -> str:
+        return "pl.jit"
+
+
+jit = Jit()
+

@@ -1,0 +1,277 @@
+"""PyPTO 3's tensor-level ops (`pl.add`, `pl.row_sum`, `pl.matmul_acc`, ...), each written in the
+tracer's ops (`pypto.tracing.api`), so that a `@pl.jit` body lands in the same tensor graph as a
+CANN kernel and goes through the one pipeline.
+
+Why it exists: PyPTO 3 names and shapes its ops its own way — `row_sum(x)` keeps a `[rows, 1]`
+column, `row_expand_mul(x, r)` broadcasts such a column along each row, `matmul` defaults its
+output dtype from its inputs, `matmul_acc(acc, a, b)` adds into an accumulator, `cast` takes
+`target_type` and a rounding-mode name. Each function here checks what PyPTO 3's user
+documentation says its operands must be (a row-expand operand is `[rows, 1]`, a col-expand one
+`[1, cols]`) and emits the equivalent graph. Only the tensor forms exist: a `pl.Tile` operand
+(the `@pl.program` dialect) is not supported yet (docs/pypto3.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import CastMode
+from pypto.ir.errors import PyptoError
+from pypto.tracing import api
+from pypto.tracing.tensor import Tensor
+
+_CAST_MODES = {"none": CastMode.CAST_NONE, "rint": CastMode.CAST_RINT, "round": CastMode.CAST_ROUND,
+               "floor": CastMode.CAST_FLOOR, "ceil": CastMode.CAST_CEIL, "trunc": CastMode.CAST_TRUNC,
+               "odd": CastMode.CAST_ODD}
+
+
+def _tensor(op: str, x: Any, role: str = "input") -> Tensor:
+    if not isinstance(x, Tensor) or x.trace is None:
+        raise PyptoError(f"pl.{op}: {role} must be a tensor inside a @pl.jit kernel, got {type(x).__name__} "
+                         f"(pl.Tile operands, the @pl.program dialect, are not supported yet)")
+    return x
+
+
+def _operand(op: str, x: Any) -> Any:
+    """A right-hand operand: a tensor or a Python number / symbolic scalar (the scalar form)."""
+    if isinstance(x, Tensor):
+        return _tensor(op, x, "rhs")
+    return x
+
+
+# ---- elementwise ----------------------------------------------------------------------------------
+
+def add(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.add(lhs, rhs)`: elementwise sum; a number on the right is the scalar form."""
+    return api.add(_tensor("add", lhs, "lhs"), _operand("add", rhs))
+
+
+def sub(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.sub(lhs, rhs)`: elementwise difference."""
+    return api.sub(_tensor("sub", lhs, "lhs"), _operand("sub", rhs))
+
+
+def mul(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.mul(lhs, rhs)`: elementwise product."""
+    return api.mul(_tensor("mul", lhs, "lhs"), _operand("mul", rhs))
+
+
+def div(lhs: Any, rhs: Any, high_precision: bool = False) -> Tensor:
+    """`pl.div(lhs, rhs)`: elementwise quotient (`high_precision` selects an A5 path: no effect here)."""
+    return api.div(_tensor("div", lhs, "lhs"), _operand("div", rhs))
+
+
+def maximum(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.maximum(lhs, rhs)`: elementwise maximum."""
+    return api.maximum(_tensor("maximum", lhs, "lhs"), _operand("maximum", rhs))
+
+
+def minimum(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.minimum(lhs, rhs)`: elementwise minimum."""
+    return api.minimum(_tensor("minimum", lhs, "lhs"), _operand("minimum", rhs))
+
+
+def exp(input: Any) -> Tensor:  # noqa: A002 - PyPTO 3's parameter name
+    """`pl.exp(x)`."""
+    return api.exp(_tensor("exp", input))
+
+
+def sqrt(input: Any) -> Tensor:  # noqa: A002
+    """`pl.sqrt(x)`."""
+    return api.sqrt(_tensor("sqrt", input))
+
+
+def rsqrt(input: Any, high_precision: bool = False) -> Tensor:  # noqa: A002
+    """`pl.rsqrt(x)`: 1 / sqrt(x) (`high_precision` changes nothing on this board)."""
+    return api.rsqrt(_tensor("rsqrt", input))
+
+
+def neg(input: Any) -> Tensor:  # noqa: A002
+    """`pl.neg(x)`."""
+    return api.neg(_tensor("neg", input))
+
+
+def abs(input: Any) -> Tensor:  # noqa: A001, A002
+    """`pl.abs(x)`."""
+    return api.abs(_tensor("abs", input))
+
+
+def cast(input: Any, target_type: DataType, mode: str | int = "round") -> Tensor:  # noqa: A002
+    """`pl.cast(x, target_type, mode="round")`: convert the dtype; `mode` names the rounding
+    ("none", "rint", "round", "floor", "ceil", "trunc", "odd", or 0-6)."""
+    if not isinstance(target_type, DataType):
+        raise PyptoError(f"pl.cast: target_type must be a pl dtype such as pl.FP32, got {target_type!r}")
+    if isinstance(mode, str):
+        if mode not in _CAST_MODES:
+            raise PyptoError(f"pl.cast: mode {mode!r} is not one of {sorted(_CAST_MODES)}")
+        cm = _CAST_MODES[mode]
+    else:
+        cm = CastMode(int(mode))
+    return api.cast(_tensor("cast", input), target_type, cm)
+
+
+# ---- shape and creation ---------------------------------------------------------------------------
+
+def reshape(input: Any, shape: Sequence[Any]) -> Tensor:  # noqa: A002
+    """`pl.reshape(x, shape)`: the same elements in another shape."""
+    return api.reshape(_tensor("reshape", input), list(shape))
+
+
+def full(shape: Sequence[Any], dtype: DataType, value: int | float) -> Tensor:
+    """`pl.full(shape, dtype, value)`: a tensor filled with `value`."""
+    return api.full(list(shape), value, dtype)
+
+
+def create_tensor(shape: Sequence[Any], dtype: DataType, layout: Any = None, manual_dep: bool = False,
+                  init_value: int | float | None = None) -> Tensor:
+    """`pl.create_tensor(shape, dtype)`: a new tensor (zero-filled here; `init_value` fills it with
+    that value; `layout` and `manual_dep` are the runtime's and change nothing on this board)."""
+    if init_value is not None:
+        return api.full(list(shape), init_value, dtype)
+    return api.tensor(list(shape), dtype)
+
+
+def slice(input: Any, shape: Sequence[Any], offset: Sequence[Any],  # noqa: A001, A002
+          valid_shape: Sequence[Any] | None = None) -> Tensor:
+    """`pl.slice(x, shape, offset)`: the sub-region of `shape` at `offset` (`x[a:b, c:d]` too)."""
+    return api.view(_tensor("slice", input), list(shape), list(offset),
+                    valid_shape=list(valid_shape) if valid_shape is not None else None)
+
+
+def assemble(target: Any, source: Any, offset: Sequence[Any]) -> Tensor:
+    """`pl.assemble(target, source, offset)`: write `source` into `target` at `offset`; the updated
+    target (`target[a:b, c:d] = source` too)."""
+    t = _tensor("assemble", target, "target")
+    api.assemble(_tensor("assemble", source, "source"), list(offset), t)
+    return t
+
+
+# ---- reductions and broadcasts -----------------------------------------------------------------------
+
+def _rank2(op: str, x: Tensor) -> None:
+    if len(x.shape) < 1:
+        raise PyptoError(f"pl.{op}: the input must have at least one dim, got a scalar tensor")
+
+
+def row_sum(input: Any) -> Tensor:  # noqa: A002
+    """`pl.row_sum(x)`: each row's sum, kept as a column (`[rows, cols]` -> `[rows, 1]`)."""
+    x = _tensor("row_sum", input)
+    _rank2("row_sum", x)
+    return api.sum(x, dim=-1, keepdim=True)
+
+
+def row_max(input: Any) -> Tensor:  # noqa: A002
+    """`pl.row_max(x)`: each row's maximum, as a `[rows, 1]` column."""
+    x = _tensor("row_max", input)
+    _rank2("row_max", x)
+    return api.amax(x, dim=-1, keepdim=True)
+
+
+def row_min(input: Any) -> Tensor:  # noqa: A002
+    """`pl.row_min(x)`: each row's minimum, as a `[rows, 1]` column."""
+    x = _tensor("row_min", input)
+    _rank2("row_min", x)
+    return api.amin(x, dim=-1, keepdim=True)
+
+
+def _one(d: Any) -> bool:
+    return isinstance(d, int) and d == 1
+
+
+def _same(a: Any, b: Any) -> bool:
+    return not (isinstance(a, int) and isinstance(b, int)) or a == b
+
+
+def _row_operand(op: str, lhs: Any, rhs: Any) -> tuple[Tensor, Tensor]:
+    """`lhs [..., rows, cols]` and a `[..., rows, 1]` column to broadcast along each row."""
+    x, r = _tensor(op, lhs, "lhs"), _tensor(op, rhs, "rhs")
+    xs, rs = tuple(x.shape), tuple(r.shape)
+    if len(xs) != len(rs) or len(xs) < 2 or not _one(rs[-1]) or not all(_same(a, b) for a, b in zip(xs[:-1], rs[:-1])):
+        raise PyptoError(f"pl.{op}: rhs must be a [rows, 1] column of lhs {list(xs)} (row_sum / row_max make "
+                         f"one), got {list(rs)}")
+    return x, r
+
+
+def _col_operand(op: str, lhs: Any, rhs: Any) -> tuple[Tensor, Tensor]:
+    """`lhs [..., rows, cols]` and a `[..., 1, cols]` row to broadcast down each column."""
+    x, c = _tensor(op, lhs, "lhs"), _tensor(op, rhs, "rhs")
+    xs, cs = tuple(x.shape), tuple(c.shape)
+    if len(xs) != len(cs) or len(xs) < 2 or not _one(cs[-2]) or not _same(xs[-1], cs[-1]) \
+            or not all(_same(a, b) for a, b in zip(xs[:-2], cs[:-2])):
+        raise PyptoError(f"pl.{op}: rhs must be a [1, cols] row of lhs {list(xs)}, got {list(cs)}")
+    return x, c
+
+
+def row_expand_add(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.row_expand_add(x, r)`: `x[i, j] + r[i, 0]`."""
+    return api.add(*_row_operand("row_expand_add", lhs, rhs))
+
+
+def row_expand_sub(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.row_expand_sub(x, r)`: `x[i, j] - r[i, 0]`."""
+    return api.sub(*_row_operand("row_expand_sub", lhs, rhs))
+
+
+def row_expand_mul(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.row_expand_mul(x, r)`: `x[i, j] * r[i, 0]`."""
+    return api.mul(*_row_operand("row_expand_mul", lhs, rhs))
+
+
+def row_expand_div(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.row_expand_div(x, r)`: `x[i, j] / r[i, 0]`."""
+    return api.div(*_row_operand("row_expand_div", lhs, rhs))
+
+
+def col_expand_add(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.col_expand_add(x, c)`: `x[i, j] + c[0, j]`."""
+    return api.add(*_col_operand("col_expand_add", lhs, rhs))
+
+
+def col_expand_sub(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.col_expand_sub(x, c)`: `x[i, j] - c[0, j]`."""
+    return api.sub(*_col_operand("col_expand_sub", lhs, rhs))
+
+
+def col_expand_mul(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.col_expand_mul(x, c)`: `x[i, j] * c[0, j]`."""
+    return api.mul(*_col_operand("col_expand_mul", lhs, rhs))
+
+
+def col_expand_div(lhs: Any, rhs: Any) -> Tensor:
+    """`pl.col_expand_div(x, c)`: `x[i, j] / c[0, j]`."""
+    return api.div(*_col_operand("col_expand_div", lhs, rhs))
+
+
+# ---- cube ---------------------------------------------------------------------------------------------
+
+def _acc_dtype(a: Tensor, b: Tensor) -> DataType:
+    """What the cube accumulates in: FP32 for float operands, INT32 for integer ones."""
+    return DataType.DT_FP32 if a.dtype.is_float or b.dtype.is_float else DataType.DT_INT32
+
+
+def matmul(lhs: Any, rhs: Any, out_dtype: DataType | None = None, a_trans: bool = False, b_trans: bool = False,
+           c_matrix_nz: bool = False) -> Tensor:
+    """`pl.matmul(a, b, out_dtype=None, a_trans=False, b_trans=False)`: `a @ b`, accumulated in FP32
+    (INT32 for integers) and given as `out_dtype` (default: the accumulator's dtype)."""
+    a, b = _tensor("matmul", lhs, "lhs"), _tensor("matmul", rhs, "rhs")
+    return api.matmul(a, b, out_dtype or _acc_dtype(a, b), a_trans=a_trans, b_trans=b_trans,
+                      c_matrix_nz=c_matrix_nz)
+
+
+def matmul_acc(acc: Any, lhs: Any, rhs: Any, a_trans: bool = False, b_trans: bool = False,
+               init_cond: Any = None) -> Tensor:
+    """`pl.matmul_acc(acc, a, b)`: `acc + a @ b`, in `acc`'s dtype. `init_cond` (the split-K
+    `k == 0` idiom) overwrites instead where it holds; here it must be known when the kernel is
+    traced (a Python bool, or a `pl.range` index compared with a number)."""
+    c = _tensor("matmul_acc", acc, "acc")
+    a, b = _tensor("matmul_acc", lhs, "lhs"), _tensor("matmul_acc", rhs, "rhs")
+    product = api.matmul(a, b, c.dtype, a_trans=a_trans, b_trans=b_trans)
+    if init_cond is not None:
+        if not isinstance(init_cond, (bool, int)):
+            raise PyptoError("pl.matmul_acc: init_cond must be known when the kernel is traced here (a run-time "
+                             "condition is not supported yet); write `if k == 0: acc = pl.matmul(...)`")
+        if init_cond:
+            return product
+    return api.add(c, product)
