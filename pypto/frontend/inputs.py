@@ -486,6 +486,9 @@ def example_arguments(kernel: JitKernel, *, use_torch: bool | None = None, value
             out[p.name] = make(p.name, fixed, _loc(w, line, col))
         elif spec is None and p.default is not inspect.Parameter.empty:
             out[p.name] = p.default
+        elif spec is None and getattr(kernel, "example_scalar", None) is not None \
+                and kernel.example_scalar(p.name) is not None:  # a declared scalar (PyPTO 3's pl.Scalar[dtype])
+            out[p.name] = kernel.example_scalar(p.name)
         else:
             missing.append(p.name)
     if missing:

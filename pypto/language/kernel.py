@@ -28,7 +28,7 @@ from typing import Any
 from pypto.frontend.body import traced_body
 from pypto.frontend.jit import CompiledKernel, JitKernel, ParamSpec
 from pypto.ir.errors import PyptoError
-from pypto.language.annotation import spec_of
+from pypto.language.annotation import ScalarType, spec_of
 
 DIALECT = "pypto3"
 # the platforms a RunConfig may name: PyPTO 3's A2/A3 device and its simulator are this product's
@@ -94,6 +94,14 @@ class PlKernel(JitKernel):
             self._pl_scalars = frozenset(p for p in self.signature.parameters if p not in specs)
             self._pl_specs = specs
         return self._pl_specs
+
+    def example_scalar(self, name: str) -> int | float | None:
+        """An example value for a `pl.Scalar[dtype]` parameter (1.0, or 1 for an integer dtype): what the
+        tools compile the kernel with when no call gave one (`pypto.frontend.inputs`); None otherwise."""
+        ann = self._pl_annotations().get(name)
+        if not isinstance(ann, ScalarType):
+            return None
+        return 1.0 if ann.dtype.is_float else 1
 
     def _pl_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The arguments with scalars as Python numbers and `config` taken out (its platform checked)."""
