@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.analysis.findings import Finding, TextEdit, Where
+from pypto.analysis.knobs import Knob, find_knobs, knob_values
 from pypto.boards.profile import bottleneck
 from pypto.boards.sim import simulate
 from pypto.boards.swimlane import metrics
@@ -46,7 +47,8 @@ from pypto.tracing.builder import tile_overrides
 from pypto.tracing.tiling import cube_overflows, strict_tile_rules
 
 Dims = tuple[Any, ...]
-Overrides = tuple[tuple[int, Dims], ...]  # (tile config index, dims), sorted
+# (tile config index, dims), sorted; a PyPTO 3 kernel's knob j (`knobs.Knob`) is index -1 - j, its dims (value,)
+Overrides = tuple[tuple[int, Dims], ...]
 
 # The default wall-clock bound, in seconds, of every tile-shape search and of the check of the health
 # findings' proposed shapes (`advice.ADVICE_SECONDS`), whichever door asks: `pypto-ide report --suggest`
@@ -75,8 +77,8 @@ class Evaluation:
 @dataclass(frozen=True)
 class Suggestion:
     rank: int
-    config: int  # tile config index (trace order)
-    kind: str  # "vec" | "cube"
+    config: int  # tile config index (trace order); a knob: -1 - its index in `Advisor.knobs`
+    kind: str  # "vec" | "cube" | "const" (a PyPTO 3 kernel's slice-size constant)
     old: Dims
     new: Dims
     text: str  # the new call
@@ -93,9 +95,11 @@ class Suggestion:
 
     def finding(self) -> Finding:
         where = self.edit.where if self.edit is not None else None
+        fix = f"set {self.text} (and re-profile)" if self.kind == "const" else \
+            f"replace the call with {self.text} (and re-profile)"
         return Finding("tuning.tile-shape", "info", "tuning",
                        f"try {self.text}: {self.makespan_after:,.2f} µs simulated, {self.speedup:.2f}x faster",
-                       self.reason, f"replace the call with {self.text} (and re-profile)", where,
+                       self.reason, fix, where,
                        {"makespan_before_us": self.makespan_before, "makespan_after_us": self.makespan_after,
                         "speedup": self.speedup, "old": _jsonable(self.old), "new": _jsonable(self.new)},
                        self.edits or ((self.edit,) if self.edit is not None else ()))
@@ -132,6 +136,7 @@ class Advisor:
     _tiled: dict[int, list[tuple[int, ...]]] = field(default_factory=dict)  # call -> shapes of the ops it tiles
     _rate: float = 0.0  # seconds per unit of `cost` (the slowest evaluation so far): what a candidate will take
     _floor: float = 0.0  # the quickest legal evaluation so far: what any candidate takes at least (tracing, passes)
+    knobs: tuple[Knob, ...] = ()  # a PyPTO 3 kernel's slice-size constants (`knobs.find_knobs`): searched as calls are
 
     record: Any = None  # the kernel as written, compiled (and profiled) already: reused, not redone
 
@@ -141,6 +146,9 @@ class Advisor:
         self.configs = tuple(record.source.tile_configs)
         self._by_id = {tc.id: tc for tc in self.configs}
         self.choices = {tc.id: self._choices(tc) for tc in self.configs}
+        self.knobs = find_knobs(self.kernel)
+        for j, kb in enumerate(self.knobs):
+            self.choices[-1 - j] = [(v,) for v in kb.values]
         run = record.run if not self.runtime_options else None
         program = record.program
         if (run is None or run.board != "sim") and program is not None and program.execute is not None \
@@ -224,9 +232,18 @@ class Advisor:
                 out.append(dims)
         return out or [tuple(tc.dims)]
 
+    def _own(self) -> dict[int, Dims]:
+        """Each call's dims and each knob's value as the kernel is written."""
+        return {tc.id: tuple(tc.dims) for tc in self.configs} | {-1 - j: (kb.value,) for j, kb in enumerate(self.knobs)}
+
     def _tiles(self, i: int, dims: Dims) -> int:
         """How many tiles call `i` cuts its ops into with `dims` (cube: output tiles; their k
-        steps stay inside one task): what a candidate's compile and simulation time grow with."""
+        steps stay inside one task): what a candidate's compile and simulation time grow with.
+        A knob: the kernel's tile ops scaled by how many more slices the value makes."""
+        if i < 0:
+            tiles = self.record.program.tiles if self.record.program is not None else None
+            ops = len(tiles.ops) if tiles is not None else 1
+            return max(1, round(ops * self.knobs[-1 - i].value / max(1, int(dims[0]))))
         tc = self._by_id[i]
         shapes = self._tiled.setdefault(i, [shape for shape, _ in self._shapes_of(tc)])
         if tc.kind == "cube":
@@ -240,13 +257,16 @@ class Advisor:
     def cost(self, ov: Overrides) -> float:
         """A candidate's tiles relative to the kernel as written (1.0: as many): the evaluation time
         to expect, in units of the baseline's."""
-        own = {tc.id: tuple(tc.dims) for tc in self.configs}
+        own = self._own()
         cur = {**own, **dict(ov)}
         return sum(self._tiles(i, d) for i, d in cur.items()) / max(1, sum(self._tiles(i, d) for i, d in own.items()))
 
     def edit_for(self, config: int, dims: Dims) -> tuple[str, TextEdit | None]:
         """The call that sets `dims` on tile call `config`, and the exact edit of it in the file
-        (None when the call's span cannot be edited in place)."""
+        (None when the call's span cannot be edited in place); a knob: its line `NAME = value`."""
+        if config < 0:
+            kb = self.knobs[-1 - config]
+            return kb.text(int(dims[0])), kb.edit(int(dims[0]))
         return _call_edit(self._by_id[config], dims)
 
     def space_size(self) -> int:
@@ -259,7 +279,7 @@ class Advisor:
 
     def normalize(self, ov: Mapping[int, Dims]) -> Overrides:
         """Overrides without the entries equal to the kernel's own dims, sorted."""
-        own = {tc.id: tuple(tc.dims) for tc in self.configs}
+        own = self._own()
         return tuple(sorted((i, tuple(d)) for i, d in ov.items() if tuple(d) != own.get(i)))
 
     # ---- evaluating
@@ -270,8 +290,11 @@ class Advisor:
             return hit
         t0 = time.perf_counter()
         fresh = self.kernel.fresh()  # an empty cache
+        calls = {i: d for i, d in overrides if i >= 0}
+        consts = {self.knobs[-1 - i].name: int(d[0]) for i, d in overrides if i < 0}
         try:
-            with tile_overrides(dict(overrides)), strict_tile_rules():  # board limits make a candidate illegal
+            # board limits make a candidate illegal
+            with tile_overrides(calls), strict_tile_rules(), knob_values(self.kernel, consts):
                 ck = fresh.compile(**self.inputs)
                 lw = ck.lower(bind(ck.graph, self.inputs))
             program = lw.program
@@ -300,7 +323,7 @@ class Advisor:
     # ---- searching
 
     def _neighbours(self, ov: Overrides) -> list[Overrides]:
-        cur = {tc.id: tuple(tc.dims) for tc in self.configs}
+        cur = self._own()
         cur.update(dict(ov))
         out = []
         for i, dims in cur.items():
@@ -312,8 +335,8 @@ class Advisor:
 
     def _step_again(self, before: Overrides, after: Overrides) -> Overrides | None:
         """`after` moved one entry of one call one step from `before`: the same move again."""
-        cur_b = {tc.id: tuple(tc.dims) for tc in self.configs} | dict(before)
-        cur_a = {tc.id: tuple(tc.dims) for tc in self.configs} | dict(after)
+        cur_b = self._own() | dict(before)
+        cur_a = self._own() | dict(after)
         changed = [i for i in cur_a if cur_a[i] != cur_b[i]]
         if len(changed) != 1:
             return None
@@ -378,7 +401,7 @@ class Advisor:
         out = {**self.search_summary(), "seconds": round(time.perf_counter() - self._t0, 3),
                "baseline_us": base.makespan if base is not None else None, "best_us": best.makespan, "best": ""}
         if best.overrides and best.legal:
-            out["best"] = "; ".join(call_text(self._by_id[i], d) for i, d in best.overrides)
+            out["best"] = "; ".join(self.edit_for(i, d)[0] for i, d in best.overrides)
         return out
 
     def _search(self, budget: int, deadline: float, evaluate: Callable[[Overrides], Evaluation]) -> Evaluation:
@@ -406,7 +429,7 @@ class Advisor:
         expand(evaluate(()))
         # the largest tiles that compile: per call with the others as written (calls tile
         # different ops, so their best shapes are nearly independent), then all of them at once
-        own = {tc.id: tuple(tc.dims) for tc in self.configs}
+        own = self._own()
         biggest: dict[int, Dims] = {}
         def fits(ov: Overrides) -> bool:  # would it finish before the deadline (as fast as the slowest so far,
             # and no faster than the quickest: a candidate of few tiles still traces and lowers the kernel)?
@@ -501,8 +524,7 @@ class Advisor:
         edits: list[TextEdit] = []
         texts = []
         for i, dims in ev.overrides:
-            tc = by_id[i]
-            text, edit = _call_edit(tc, dims)
+            text, edit = self.edit_for(i, dims)
             texts.append(text)
             if edit is not None:
                 edits.append(edit)
@@ -510,7 +532,9 @@ class Advisor:
         reason = (f"simulated {base.makespan:,.2f} → {ev.makespan:,.2f} µs; was {base.bound}-bound "
                   f"({base.why}); now {base.tasks} → {ev.tasks} tasks, utilization "
                   f"{base.utilization:.0%} → {ev.utilization:.0%}, {ev.bound}-bound")
-        return Suggestion(rank, first_id, by_id[first_id].kind, tuple(by_id[first_id].dims), first_dims,
+        kind, old = (("const", (self.knobs[-1 - first_id].value,)) if first_id < 0
+                     else (by_id[first_id].kind, tuple(by_id[first_id].dims)))
+        return Suggestion(rank, first_id, kind, old, first_dims,
                           "; ".join(texts), edits[0] if edits else None, base.makespan, ev.makespan, reason,
                           ev.overrides, tuple(edits))
 

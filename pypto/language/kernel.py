@@ -95,6 +95,13 @@ class PlKernel(JitKernel):
             self._pl_specs = specs
         return self._pl_specs
 
+    def fresh(self) -> PlKernel:
+        """The same `@pl.jit` kernel with an empty compile cache (what the tuning advisor traces a
+        candidate with): a PlKernel, so its parameters still come from PyPTO 3's annotations."""
+        twin = PlKernel(self.fn)
+        twin._body = self._body
+        return twin
+
     def example_scalar(self, name: str) -> int | float | None:
         """An example value for a `pl.Scalar[dtype]` parameter (1.0, or 1 for an integer dtype): what the
         tools compile the kernel with when no call gave one (`pypto.frontend.inputs`); None otherwise."""
