@@ -252,6 +252,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     precision, suggestions = None, []
     if opts.get("editor"):
         out["editor"] = editor_view(record, path)
+        out["editor"]["knobs"] = knob_view(kernel)
     if opts.get("snapshots"):  # the tensor graph after each pass; null: the previous one, unchanged
         from pypto.ir.serialize import graph_json
         prev = record.traced.graph if record.traced is not None else None
@@ -321,6 +322,16 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         if opts.get("html"):  # the self-contained HTML report of these results
             out["html"] = render_html([kr])
     return out
+
+
+def knob_view(kernel: Any) -> list[dict[str, Any]]:
+    """A PyPTO 3 kernel's slice-size constants (`pypto.analysis.knobs`): where each is set, for the
+    editor's lens and the advisor's quick fixes on its line ([] for a CANN kernel)."""
+    from pypto.analysis.knobs import find_knobs
+
+    return [{"config": -1 - j, "name": k.name, "value": k.value, "extents": list(k.extents), "values": list(k.values),
+             "span": {"file": k.file, "line": k.line, "col": k.col, "end_line": k.line, "end_col": k.end_col}}
+            for j, k in enumerate(find_knobs(kernel))]
 
 
 WARM_UP_PATH = "<pypto warm-up>"

@@ -524,6 +524,16 @@ def code_lenses(doc: Document) -> list[lsp.CodeLens]:
             start = lsp.Range(rng.start, rng.start)
             out.append(lsp.CodeLens(range=start, command=_command(
                 title, "pypto.openGraph", {**args, "level": "tile", "tileConfig": tc["id"]})))
+        tasks = int((r.summary or {}).get("tasks") or 0)
+        for knob in r.editor.get("knobs") or () if r.editor else ():  # a PyPTO 3 slice-size constant
+            rng = where_range(lines, knob.get("span"), doc.path)
+            if rng is None:
+                continue
+            value, extent = int(knob["value"]), max(int(e) for e in knob["extents"])
+            title = (f"{knob['name']}: {n(-(-extent // value))} steps of {n(extent)} · "
+                     f"{k.name}: {n(tasks)} tasks")
+            out.append(lsp.CodeLens(range=lsp.Range(lsp.Position(rng.start.line, 0), lsp.Position(rng.start.line, 0)),
+                                    command=_command(title, "pypto.openSwimlane", args)))
     return out
 
 
@@ -710,6 +720,22 @@ def tile_calls_at(doc: Document, rng: lsp.Range) -> list[tuple[Result, Mapping[s
             where = where_range(lines, tc.get("span"), doc.path)
             if where is not None and overlaps(where, rng):
                 out.append((r, tc))
+    return out
+
+
+def knobs_at(doc: Document, rng: lsp.Range) -> list[tuple[Result, Mapping[str, Json]]]:
+    """(result, knob) of every PyPTO 3 slice-size constant under the range (current results only): the
+    lines the advisor's values for them edit (`pypto.analysis.knobs`)."""
+    lines = lines_of(doc)
+    out = []
+    for k in doc.kernels.values():
+        r = doc.current(k.name)
+        if r is None or not r.ok or r.editor is None:
+            continue
+        for knob in r.editor.get("knobs") or ():
+            where = where_range(lines, knob.get("span"), doc.path)
+            if where is not None and overlaps(lsp.Range(lsp.Position(where.start.line, 0), where.end), rng):
+                out.append((r, knob))
     return out
 
 

@@ -785,6 +785,10 @@ def create_server() -> PyptoLanguageServer:
             found = _search_now(ls, doc, r)
             if found is not None:
                 actions += features.suggestion_actions(doc, r, found, tc["id"])
+        for r, knob in features.knobs_at(doc, params.range):  # a PyPTO 3 kernel's slice-size constant
+            found = _search_now(ls, doc, r)
+            if found is not None:
+                actions += features.suggestion_actions(doc, r, found, int(knob["config"]))
         for kernel, diag in features.missing_inputs(doc, params.range, params.context.diagnostics):
             cwd = capture_runner.folder_for(doc.path, ls.folders())
             actions += features.capture_actions(kernel, diag, await ls.tests_calling(cwd, kernel), cwd)
