@@ -452,6 +452,10 @@ def swimlane_summary(sl: Swimlane, rows: list[tuple[LaneTask, str]]) -> str:
         name = f"task {t.name}" if sl.board == "imported" and t.name else t.name
         lines.append(f"    #{t.id:<6} {sl.lanes[t.lane].name:<7} leaf {t.leaf:<3} {t.duration:9.3f} µs  "
                      f"{' '.join(x for x in (tile, name) if x)}  {where}".rstrip())
+    notes = sl.info.get("notes")
+    if isinstance(notes, list) and notes:  # what a reader found beside the tasks (pypto.boards.dfx)
+        lines.append("  from the run's files:")
+        lines += [f"    {n}" for n in notes]
     dropped = sl.dropped
     if dropped:
         lines.append(f"  not imported ({len(dropped)}):")
@@ -513,6 +517,24 @@ def run_open(target: str, trace: Path | None = None, fmt: str = "chrome", top: i
         _write_swimlane(sl, trace, fmt)
         if not as_json:
             print(f"  wrote {trace}")
+    return 0
+
+
+def run_passes(directory: str, diff: int | None = None) -> int:
+    """PyPTO 3's passes_dump/: the pass table, or one pass's diff against the one before."""
+    from pypto.boards.passes_dump import pass_table, read_passes_dump
+
+    try:
+        dump = read_passes_dump(directory)
+        if diff is None:
+            print(pass_table(dump))
+            return 0
+        text = dump.diff(diff)
+    except ValueError as e:
+        print(f"{directory}: error: {str(e).removeprefix(f'{directory}: ')}", file=sys.stderr)
+        return 1
+    snap = dump.snapshots[dump.find(diff)]
+    print(text if text else f"{snap.path.name}: no change against the snapshot before it", end="" if text else "\n")
     return 0
 
 
@@ -935,6 +957,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="of --trace: chrome (Perfetto), merged (PyPTO merged_swimlane.json), swimlane, text")
     op.add_argument("--top", type=int, default=5, help="how many of the slowest tasks to list")
     op.add_argument("--json", action="store_true", help="print the imported swimlane as JSON (with its metrics)")
+    ps = sub.add_parser("passes", help="read a PyPTO 3 passes_dump/ folder: the pass table, a pass's diff",
+                        description="Read PyPTO 3's per-pass IR dumps (passes_dump/00_frontend.py, "
+                                    "NN_after_<Pass>.py): print one line per pass with what it changed, or with "
+                                    "--diff NN the unified diff of pass NN against the one before.")
+    ps.add_argument("directory", metavar="DIR", help="a passes_dump/ folder, or the build folder holding one")
+    ps.add_argument("--diff", type=int, metavar="NN", help="print snapshot NN's diff against the previous one")
     cp = sub.add_parser("capture", help="run your own test or script and record every kernel call's inputs "
                                         "for the other commands",
                         description="Run COMMAND (your own test or script, after --) with this pypto first on its "
@@ -973,6 +1001,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_profile(args.target, args.board, args.trace, args.format, args.workers, args.top, args.json)
     if args.cmd == "open":
         return run_open(args.trace_file, args.trace, args.format, args.top, args.json)
+    if args.cmd == "passes":
+        return run_passes(args.directory, args.diff)
     return 2
 
 

@@ -23,6 +23,7 @@ CORE = {
     "report": "health report (and precision, tuning suggestions) of a file's kernels",
     "check": "CI gate: every kernel's makespan, utilization, precision and errors against a baseline file",
     "open": "read a run's trace (merged_swimlane.json, chip_swimlane_records.json, …); print the swimlane summary",
+    "passes": "read a PyPTO 3 passes_dump/ folder: the pass table, a pass's diff",
     "capture": "run your own test or script and record every kernel call's inputs for the other commands",
 }
 

@@ -92,8 +92,10 @@ def _lane(name: str) -> Lane:
 
 def _build(source: str, fmt: str, raws: Sequence[_Raw], lane_names: Sequence[str] = (),
            counters: Mapping[str, Sequence[tuple[float, float]]] | None = None,
-           info: Mapping[str, Json] | None = None, dropped: Sequence[str] = ()) -> Swimlane:
-    """The swimlane of `raws`: lanes sorted AIC, AIV, AICPU, CPU by index; ids by start order; times from 0."""
+           info: Mapping[str, Json] | None = None, dropped: Sequence[str] = (),
+           new_ids: dict[Hashable, int] | None = None) -> Swimlane:
+    """The swimlane of `raws`: lanes sorted AIC, AIV, AICPU, CPU by index; ids by start order; times from 0
+    (`new_ids`, when given, is filled with each raw key's task id)."""
     for r in raws:
         if not (math.isfinite(r.start) and math.isfinite(r.end)):
             raise _Malformed(f"task {r.name}: non-finite time ({r.start}, {r.end})")
@@ -109,6 +111,8 @@ def _build(source: str, fmt: str, raws: Sequence[_Raw], lane_names: Sequence[str
     lane_index = {n: i for i, n in enumerate(names)}
     order = sorted(range(len(raws)), key=lambda k: (raws[k].start, lane_index[raws[k].lane], k))
     new_id = {raws[k].key: i for i, k in enumerate(order)}
+    if new_ids is not None:
+        new_ids.update(new_id)
     t0 = min((r.start for r in raws), default=0.0)
     tasks = []
     to_self = to_none = 0
@@ -664,7 +668,12 @@ def load_any(path: PathLike) -> Swimlane:
     merged_swimlane.json), tilefwk_L1_prof_data.json (with dyn_topo.txt beside it, if there),
     chip_swimlane_records.json (with deps.json beside it, if there). A directory is searched
     for those file names."""
+    from pypto.boards import dfx  # PyPTO 3's dfx_outputs/ (it reads with this module's helpers)
+
     p = Path(path)
+    records = dfx.records_in(p) if p.is_dir() else None
+    if records is not None:  # chip swimlane records, here or in dfx_outputs/ (a build_output folder)
+        return load_any(records)
     if p.is_dir():
         for name in (CHIP_RECORDS, L1_PROF, MERGED):
             if (p / name).exists():
@@ -684,6 +693,8 @@ def load_any(path: PathLike) -> Swimlane:
     if isinstance(doc, list) and all(isinstance(c, Mapping) and "coreType" in c for c in doc):
         topo = p.parent / DYN_TOPO
         return _guard(str(p), _l1, str(p), doc, topo if topo.exists() else None, TICKS_PER_US)
+    if dfx.is_dfx_records(doc):  # the runtime's own layout (chip_swimlane_level, aicpu rows joined to aicore)
+        return dfx.load_dfx(p, doc=doc)
     if isinstance(doc, Mapping) and ("aicore_tasks" in doc or "aicpu_tasks" in doc):
         deps = p.parent / CHIP_DEPS
         return _guard(str(p), _chip, str(p), doc, deps if deps.exists() else None, None)
