@@ -185,8 +185,8 @@ def test_passes_dump_reads_in_order_and_says_what_it_skipped() -> None:
     with pytest.raises(ValueError, match="the first snapshot"):
         dump.diff(0)
     table = pass_table(dump).splitlines()
-    assert table[3].split() == ["01", "ConvertToSSA", "6", "+3", "-3"]
-    assert table[4].split() == ["02", "FlattenCallExpr", "6", "no", "change"]
+    assert table[3].split() == ["01", "ConvertToSSA", "7", "+3", "-3"]
+    assert table[4].split() == ["02", "FlattenCallExpr", "7", "no", "change"]
     assert "1 warning line (03_after_OutlineIncoreScopes.log)" in table[5]
 
 
