@@ -219,8 +219,10 @@ def is_trace(target: str) -> bool:
     """Whether `target` names a trace file (or a folder of run outputs) rather than a kernel file."""
     path = Path(target)
     if path.is_dir():
-        return any((path / n).is_file() for n in ("merged_swimlane.json", "tilefwk_L1_prof_data.json",
-                                                  "chip_swimlane_records.json"))
+        from pypto.boards.dfx import records_in  # PyPTO 3's records, here or in dfx_outputs/
+
+        return any((path / n).is_file() for n in ("merged_swimlane.json", "tilefwk_L1_prof_data.json")) or \
+            records_in(path) is not None
     return path.suffix.lower() in TRACE_SUFFIXES and path.is_file()
 
 

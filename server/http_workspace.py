@@ -61,7 +61,7 @@ log = logging.getLogger("pypto-ide.serve")
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
 # trace files known by name (pypto.boards.importers: MERGED, L1_PROF, CHIP_RECORDS; the server imports no pypto)
 TRACE_NAMES = {"merged_swimlane.json": "merged", "tilefwk_L1_prof_data.json": "l1-prof",
-               "chip_swimlane_records.json": "chip-records"}
+               "chip_swimlane_records.json": "chip-records", "l2_swimlane_records.json": "chip-records"}
 TRACE_HEAD = 4096  # bytes read to recognise a trace by content
 MAX_TRACES = 500
 

@@ -204,3 +204,16 @@ def test_passes_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     assert "no snapshot 09 (there are 00, 01, 02, 03, 05)" in capsys.readouterr().err
     assert main(["passes", str(tmp_path)]) == 1
     assert capsys.readouterr().err.startswith(f"{tmp_path}: error: no 00_frontend.py or NN_after_<Pass>.py")
+
+
+def test_a_build_folder_and_the_older_file_name_are_traces_in_every_door(tmp_path: Path) -> None:
+    """`profile DIR` (cli.is_trace) takes a build folder whose records are in dfx_outputs/, and the
+    workspace's trace list (serve) knows the runtime's older file name."""
+    from pypto.cli import is_trace
+    from server.http_workspace import trace_kind
+
+    assert is_trace(str(RUN)) and is_trace(str(LEVEL1))
+    assert not is_trace(str(tmp_path))
+    older = tmp_path / "l2_swimlane_records.json"
+    shutil.copy(LEVEL1 / "chip_swimlane_records.json", older)
+    assert trace_kind(older) == "chip-records"
