@@ -15,7 +15,8 @@ the process boundary and are what the shells hold:
   version 1 had, for the panels; pickling lists took seconds for a big kernel) — (the HTTP server also
   asks for `snapshots`: the tensor graph after each pass, and `html`: the report page; the
   language server for the panels asks for `listings`, each leaf's PTO listing, and `report`,
-  the kernel's entry of `pypto-ide report --format json`);
+  the kernel's entry of `pypto-ide report --format json`; the MCP server asks for `agent`:
+  `pypto.analysis.agent.agent_view`, and with `health: False` for nothing after it);
 - `load_trace(path)` reads a trace file (ours, a Chrome/Perfetto trace, PyPTO's
   merged_swimlane.json and run outputs: `pypto.boards.importers.load_any`) as a swimlane.
 
@@ -249,6 +250,11 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         "utilization": m.utilization, "core_utilization": dict(m.core_utilization), "bound": bound, "why": why,
         "tile_ops": len(p.tiles.ops) if p.tiles is not None else 0, "leaves": len(p.leaves or ()),
     }
+    if opts.get("agent") is not None:  # what an MCP tool reads (server.mcp): small JSON, figures with their lines
+        from pypto.analysis.agent import agent_view
+        out["agent"] = agent_view(record, opts["agent"])
+        if opts.get("health") is False:  # compile, profile, swimlane_text: no findings, no board checks of them
+            return out
     precision, suggestions = None, []
     if opts.get("editor"):
         out["editor"] = editor_view(record, path)

@@ -1,9 +1,10 @@
-"""`pypto-ide`: the core commands of `pypto.cli` plus `serve`, the HTTP server.
+"""`pypto-ide`: the core commands of `pypto.cli` plus `serve`, the HTTP server, and `mcp`, the MCP server.
 
 The core (`pypto`) must import nothing from `server/`, so its CLI cannot offer `serve`;
 this module is the console script instead. `pypto-ide serve [WORKSPACE]` runs
 `server.http`; every other subcommand (`examples`, `compile`, `profile`, `report`,
 `check`) is handed unchanged to `pypto.cli.main`, so their options and help are theirs.
+`pypto-ide mcp [FOLDER]` runs `server.mcp`, the tools for agents over MCP's stdio (docs/agents.md).
 """
 
 from __future__ import annotations
@@ -54,13 +55,28 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:  
     return sv
 
 
+def _mcp_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+    mc = sub.add_parser("mcp", help="serve the optimize loop to an agent: Model Context Protocol tools over stdio",
+                        description="An MCP server over stdin/stdout (docs/agents.md): list_kernels, compile, "
+                                    "profile, swimlane_text, health, suggest, try_tile_shapes, apply. Every tool "
+                                    "runs the user's code in worker processes with a time and a memory limit.")
+    mc.add_argument("folder", nargs="?", default=".", metavar="FOLDER",
+                    help="where relative kernel paths are read from (default: .)")
+    mc.add_argument("--workers", type=int, default=1, help="worker processes: tool calls running at once (default 1)")
+    mc.add_argument("--time-limit", type=float, default=120.0, help="seconds a tool's job may run (default 120)")
+    mc.add_argument("--memory-limit-mb", type=int, default=MEMORY_LIMIT_MB,
+                    help=f"memory per worker process (default {MEMORY_LIMIT_MB})")
+    return mc
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pypto-ide", description="PyPTO IDE: compile, profile, report, check and serve "
                                                               "PyPTO kernels")
-    sub = p.add_subparsers(dest="cmd", required=True, metavar="{" + ",".join([*CORE, "serve"]) + "}")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="{" + ",".join([*CORE, "serve", "mcp"]) + "}")
     for name, text in CORE.items():
         sub.add_parser(name, help=text, add_help=False)
     _serve_parser(sub)
+    _mcp_parser(sub)
     return p
 
 
@@ -90,6 +106,17 @@ def run_serve(args: argparse.Namespace) -> int:
         return 0
 
 
+def run_mcp(args: argparse.Namespace) -> int:
+    from server.mcp import McpConfig, run
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        print(f"{args.folder}: error: not a folder", file=sys.stderr)
+        return 1
+    return run(McpConfig(root=folder.resolve(), workers=args.workers, time_limit=args.time_limit,
+                         memory_limit_mb=args.memory_limit_mb))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in CORE:
@@ -98,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.cmd == "serve":
         return run_serve(args)
+    if args.cmd == "mcp":
+        return run_mcp(args)
     return 2
 
 

@@ -44,6 +44,7 @@ ALLOWED_LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("server.__main__", "server.lsp"): "start-up time: `pypto-ide-server --version` answers without pygls",
     ("server.cli", "server.http"): "start-up time: FastAPI and uvicorn load only for `pypto-ide serve`",
     ("server.cli", "server.http_safety"): "start-up time: as server.http, only `serve` needs it",
+    ("server.cli", "server.mcp"): "start-up time: the mcp SDK loads only for `pypto-ide mcp`",
     ("server.worker", "server.analyze"): "process boundary: the server process never loads pypto; the worker does",
     ("server.http_views", "networkx"): "start-up time: networkx loads only for a GraphML or DOT export",
     ("pypto.boards.sim_kernel", "numba"): "optional dependency (the fast extra) and start-up time: numba loads "

@@ -344,7 +344,7 @@ def test_text_trace() -> None:
     assert "2 idle lanes: AIC_0, AIC_1" in text
     lane_block = text[text.index("AIV_0:"):].splitlines()
     assert lane_block[0].startswith("AIV_0: utilization ") and lane_block[0].endswith("64 tasks")
-    assert re.fullmatch(r"  #\d+ leaf0:\S+ \d+\.\d{3}–\d+\.\d{3} µs \(\d+\.\d{3}\)", lane_block[1])
+    assert re.fullmatch(r"  #\d+ leaf0:\S+ \d+\.\d{3}–\d+\.\d{3} µs \(\d+\.\d{3}\) softmax\.py:\d+", lane_block[1])
     assert "1 task" in text_trace(Swimlane("t", "c", (Lane("AIV_0", "AIV"),), (LaneTask(0, 0, 0.0, 1.0),)))
     assert "0 tasks" in text_trace(empty())
 
@@ -632,3 +632,20 @@ def test_load_any_malformed(tmp_path: Path) -> None:
         assert message in str(info.value)
     with pytest.raises(ValueError, match="no chip_swimlane_records.json"):
         load_any(tmp_path)
+
+
+def test_text_trace_lanes_window_and_bound() -> None:
+    rec = records()["softmax.softmax_kernel"]
+    sl = schedule(rec)
+    text = text_trace(sl, rec, max_tasks_per_lane=1000)
+    assert "critical path lines: softmax.py:" in text
+    one = text_trace(sl, rec, lanes=["AIV_1"], max_tasks_per_lane=1000)
+    assert "AIV_1: utilization" in one and "AIV_0:" not in one and "AIV_2:" not in one
+    assert "AIV_0:" in text_trace(sl, rec, lanes=["AIV"]) and "AIV_3:" in text_trace(sl, rec, lanes=["AIV"])
+    half = sl.tasks[len(sl.tasks) // 2].start
+    early = text_trace(sl, rec, window=(0.0, half), max_tasks_per_lane=1000)
+    late = [t for t in sl.tasks if t.start > half]
+    assert late and f"#{late[-1].id} " not in early and f"in 0.000–{half:.3f} µs" in early
+    small = text_trace(sl, rec, max_tasks_per_lane=1000, max_chars=2000)
+    assert len(small) <= 2000 and small.splitlines()[-1].startswith("… truncated: ")
+    assert text.startswith(small.rsplit("\n", 2)[0])  # what is kept is the start, unchanged

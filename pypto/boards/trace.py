@@ -553,15 +553,49 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+# The most characters `text_trace` returns by default, whatever the run's size: ~16k tokens, what an agent
+# can read in one go. Past it, whole lines are dropped from the lanes' part and a last line says how many.
+TEXT_TRACE_MAX_CHARS = 64_000
+
+
+def _lane_wanted(lane: Any, index: int, lanes: Sequence[str | int] | None) -> bool:
+    """Whether a lane is asked for: by its index, its name (`AIV_3`) or its core type (`AIV`: every AIV lane)."""
+    if lanes is None:
+        return True
+    return any(x == index if isinstance(x, int) else (x == lane.name or x == lane.core) for x in lanes)
+
+
 @paused_gc()
-def text_trace(sl: Swimlane, record: Any | None = None, max_tasks_per_lane: int = 20) -> str:
-    """A compact text form of the swimlane for agents: a header with the figures a tuner reads
-    first, the leaves, then each lane's tasks (at most `max_tasks_per_lane`, then "… N more")."""
+def text_trace(sl: Swimlane, record: Any | None = None, max_tasks_per_lane: int = 20,
+               lanes: Sequence[str | int] | None = None, window: tuple[float, float] | None = None,
+               max_chars: int = TEXT_TRACE_MAX_CHARS) -> str:
+    """The swimlane as text, for agents (the MCP tool `swimlane_text`, `pypto-ide profile --text`, serve's
+    `trace.txt`): one trace, read by a person in the swimlane panel and by an agent here.
+
+    Order: a header with the figures a tuner reads first (tasks, lanes, makespan, utilization per core
+    type, the critical path as task ids, idle time, the critical path as source lines), the leaves (count, times, source
+    lines), then each lane with a task in the window, in the board's lane order: `NAME: utilization U,
+    N tasks`, then its tasks by start time, `#id leaf start–end µs (duration) file:line` — at most
+    `max_tasks_per_lane`, then `… N more`. `lanes` keeps the lanes named (index, name such as `AIV_3`, or
+    core type such as `AIV`); `window=(t0, t1)` keeps the tasks that overlap [t0, t1] µs, and a lane's
+    utilization is then its busy share of the window.
+
+    Size: at most `max_chars` characters (default `TEXT_TRACE_MAX_CHARS`, whatever the run's size; 0: no
+    bound): past it, the last lines are dropped and `… truncated: N more lines (narrow with lanes= or
+    window=)` ends the text. The header and leaves come first, so they are kept before any lane."""
     view = _RecordView(record)
     m = metrics(sl)
     cores: dict[str, int] = defaultdict(int)
     for ln in sl.lanes:
         cores[ln.core] += 1
+    with_record = record is not None
+    crit_lines: list[str] = []
+    if with_record:
+        for t in m.critical_path:
+            for src in view.sources(t)[:1]:
+                short = os.path.basename(src)
+                if not crit_lines or crit_lines[-1] != short:
+                    crit_lines.append(short)
     lines = [f"swimlane: board {sl.board}; clock {sl.clock}",
              f"{_n(len(sl.tasks), 'task')} on {_n(len(sl.lanes), 'lane')} ("
              + ", ".join(f"{c} {n}" for c, n in cores.items()) + f"); makespan {m.makespan:.3f} µs",
@@ -569,9 +603,11 @@ def text_trace(sl: Swimlane, record: Any | None = None, max_tasks_per_lane: int 
              + ", ".join(f"{c} {_pct(u)}" for c, u in m.core_utilization.items()) + f") {m.utilization_basis}",
              f"critical path {m.critical_path_us:.3f} µs = {_pct(m.critical_share)} of makespan, "
              f"{_n(len(m.critical_path), 'task')}: " + " → ".join(f"#{i}" for i in m.critical_path[:12])
-             + (" → …" if len(m.critical_path) > 12 else ""),
-             f"idle lane time: waiting for dependencies {m.wait_dependency:.3f} µs, "
-             f"waiting for the scheduler {m.wait_scheduler:.3f} µs"]
+             + (" → …" if len(m.critical_path) > 12 else "")]
+    lines.append(f"idle lane time: waiting for dependencies {m.wait_dependency:.3f} µs, "
+                 f"waiting for the scheduler {m.wait_scheduler:.3f} µs")
+    if crit_lines:
+        lines.append("critical path lines: " + " → ".join(crit_lines[:16]) + (" → …" if len(crit_lines) > 16 else ""))
     if sl.dropped:
         lines.append(f"not imported: {'; '.join(sl.dropped)}")
     if sl.ignored:
@@ -583,30 +619,59 @@ def text_trace(sl: Swimlane, record: Any | None = None, max_tasks_per_lane: int 
             first_task.setdefault(t.leaf, t.id)
         for st in m.leaves:
             name = view.leaf_name(st.leaf) if st.leaf >= 0 else "unknown leaf"
-            src = view.sources(first_task[st.leaf]) if record is not None else []
+            src = view.sources(first_task[st.leaf]) if with_record else []
             where = f"  [{', '.join(os.path.basename(s) for s in src[:3])}{', …' if len(src) > 3 else ''}]" \
                 if src else ""
             lines.append(f"  {name} ×{st.count}: avg {st.avg:.3f} µs (min {st.min:.3f}, max {st.max:.3f}), "
                          f"total {st.total:.3f} µs{where}")
+    t0, t1 = (float(window[0]), float(window[1])) if window is not None else (0.0, m.makespan)
     per_lane: dict[int, list[LaneTask]] = defaultdict(list)
     for t in sl.tasks:
-        per_lane[t.lane].append(t)
-    idle = [ln.name for i, ln in enumerate(sl.lanes) if i not in per_lane]
-    lines.append("lanes:")
-    for i, ln in enumerate(sl.lanes):
+        if window is None or (t.end >= t0 and t.start <= t1):
+            per_lane[t.lane].append(t)
+    shown = [i for i, ln in enumerate(sl.lanes) if _lane_wanted(ln, i, lanes)]
+    idle = [sl.lanes[i].name for i in shown if i not in per_lane]
+    scope = ("" if lanes is None else f" {', '.join(str(x) for x in lanes)}") \
+        + ("" if window is None else f" in {t0:.3f}–{t1:.3f} µs")
+    lines.append(f"lanes{scope}:")
+    span = max(t1 - t0, 1e-12)
+    for i in shown:
+        ln = sl.lanes[i]
         ts = sorted(per_lane.get(i, ()), key=lambda x: (x.start, x.id))
         if not ts:
             continue
-        lines.append(f"{ln.name}: utilization {_pct(m.lane_utilization[i])}, {_n(len(ts), 'task')}")
+        util = m.lane_utilization[i] if window is None else \
+            sum(max(0.0, min(t.end, t1) - max(t.start, t0)) for t in ts) / span
+        lines.append(f"{ln.name}: utilization {_pct(util)}, {_n(len(ts), 'task')}")
         for t in ts[:max_tasks_per_lane]:
             name = view.leaf_name(t.leaf) if t.leaf >= 0 else (t.name or "task")
             label = f" [{t.name}]" if t.name else ""  # an imported task's id in its file
-            lines.append(f"  #{t.id} {name}{label} {t.start:.3f}–{t.end:.3f} µs ({t.duration:.3f})")
+            src = view.sources(t.id)[:1] if with_record else []
+            where = f" {os.path.basename(src[0])}" if src else ""
+            lines.append(f"  #{t.id} {name}{label} {t.start:.3f}–{t.end:.3f} µs ({t.duration:.3f}){where}")
         if len(ts) > max_tasks_per_lane:
             lines.append(f"  … {len(ts) - max_tasks_per_lane} more")
     if idle:
         lines.append(f"{len(idle)} idle lanes: {', '.join(idle[:8])}{', …' if len(idle) > 8 else ''}")
-    return "\n".join(lines) + "\n"
+    return _bounded(lines, max_chars)
+
+
+def _bounded(lines: list[str], max_chars: int) -> str:
+    """The lines joined, each ending in a newline, in at most `max_chars` characters (0: no bound): the
+    first lines that fit, then one that says how many were dropped."""
+    text = "\n".join(lines) + "\n"
+    if max_chars <= 0 or len(text) <= max_chars:
+        return text
+    out: list[str] = []
+    used = 0
+    reserve = 80  # the closing line
+    for k, line in enumerate(lines):
+        if used + len(line) + 1 > max_chars - reserve:
+            out.append(f"… truncated: {len(lines) - k} more lines (narrow with lanes= or window=)")
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out) + "\n"
 
 
 # ---- files ----------------------------------------------------------------------------------------------

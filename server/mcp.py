@@ -1,0 +1,406 @@
+"""`pypto-ide mcp`: the optimize loop as Model Context Protocol tools, for agents (docs/agents.md).
+
+The language server serves a person in an editor and `serve` the panels; this shell serves an agent
+over MCP's stdio transport (the official `mcp` SDK's `MCPServer`). Each tool has typed parameters (the
+SDK publishes their JSON schema) and answers small JSON or text with every figure beside its source
+line, so an agent can close the loop: list the kernels, profile one, read why it is slow, try a tile
+shape on a copy of the text, apply the verified suggestion as a unified diff, profile again.
+
+Like the other shells it never runs user code: every tool that reads a kernel is a job of
+`server.analyze` in the same `WorkerPool` as the language server and `serve`, with the same time and
+memory limits. A user's mistake (an exception at a line, a tile shape the rules refuse, a kernel that
+loops past the time limit, one that eats its memory) is a tool error naming `file:line`; the server
+itself answers the next call. Kernels are named `FILE::KERNEL` as everywhere else (`FILE` alone when
+it holds one kernel), paths relative to the folder the server was started for.
+
+`suggest` keeps its suggestions (by kernel, with a hash of the text they were made for) so that
+`apply(kernel, suggestion_id)` can make their edit: refused once the file has changed since.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import difflib
+import hashlib
+import threading
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from server.worker import MEMORY_LIMIT_MB, JobFailed, WorkerPool
+
+SEARCH_SECONDS = 10.0  # suggest's default bound: every door's (pypto.analysis.advisor.SEARCH_SECONDS)
+MAX_FILES = 200  # list_kernels of a folder: at most this many .py files are executed
+SKIP_DIRS = frozenset({"node_modules", "__pycache__", ".venv", "venv", "build", "output"})
+
+INSTRUCTIONS = """PyPTO tile kernels: compile, profile on the simulated Ascend A2/A3 board, find what is slow and
+which source line causes it, try tile shapes, apply verified edits. Kernels are named FILE::KERNEL.
+A loop: list_kernels -> profile -> swimlane_text (where the time goes) -> suggest -> try_tile_shapes ->
+apply(write=true) -> profile. Times are simulated µs (board "sim") or measured on this CPU ("cpu")."""
+
+
+# the tools' parameter types (module-level: the SDK resolves the string annotations in this module's globals)
+Kernel = Annotated[str, Field(description="FILE::KERNEL (FILE alone if it holds one kernel); FILE relative to the "
+                                          "server's folder or absolute")]
+Board = Annotated[str, Field(description="sim: the simulated Ascend A2/A3 chip (simulated µs, default); cpu: this "
+                                         "machine's cores (measured µs)", pattern="^(sim|cpu)$")]
+
+
+@dataclass
+class McpConfig:
+    root: Path = field(default_factory=Path.cwd)  # relative kernel paths are read from here
+    workers: int = 1
+    time_limit: float = 120.0  # seconds of a job's own time (server.worker)
+    memory_limit_mb: int = MEMORY_LIMIT_MB
+
+
+@dataclass
+class _Kept:
+    """`suggest`'s answer for one kernel: the text it was made for (its hash) and the suggestions."""
+
+    digest: str
+    suggestions: dict[str, dict[str, Any]]
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def def_line(text: str, name: str) -> int:
+    """The line of `def NAME` (the last part of a qualified name) in the text: where a kernel that never
+    answered is reported; 1 when the text does not parse or has none."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return 1
+    short = name.rsplit(".", 1)[-1]
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == short:
+            return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return 1
+
+
+def _render(shape: Any) -> str:
+    if isinstance(shape, (list, tuple)):
+        return "[" + ", ".join(_render(x) for x in shape) + "]"
+    return str(int(shape))
+
+
+def with_tile_shapes(text: str, call_line: int, shapes: Sequence[Any]) -> tuple[str, str, str]:
+    """The text with the `set_*_tile_shapes(…)` call on `call_line` given `shapes` as its positional
+    arguments (its keywords kept): (new text, old call, new call). ValueError when there is no such call."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        raise ValueError(f"line {e.lineno}: SyntaxError: {e.msg}") from None
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == call_line
+             and (getattr(n.func, "attr", None) or getattr(n.func, "id", "")).endswith("_tile_shapes")]
+    if not calls:
+        raise ValueError(f"line {call_line}: no set_vec_tile_shapes / set_cube_tile_shapes call on this line")
+    call = calls[0]
+    lines = text.split("\n")
+    old = ast.get_source_segment(text, call) or ""
+    func = ast.get_source_segment(text, call.func) or ""
+    kws = [ast.get_source_segment(text, k) or "" for k in call.keywords]
+    new = f"{func}({', '.join([*(_render(s) for s in shapes), *kws])})"
+    assert call.end_lineno is not None and call.end_col_offset is not None
+    first, last = lines[call.lineno - 1], lines[call.end_lineno - 1]
+    # ast's columns are UTF-8 byte offsets
+    start = len(first.encode()[:call.col_offset].decode(errors="replace"))
+    end = len(last.encode()[:call.end_col_offset].decode(errors="replace"))
+    lines[call.lineno - 1:call.end_lineno] = [first[:start] + new + last[end:]]
+    return "\n".join(lines), old, new
+
+
+def apply_text_edits(text: str, edits: Sequence[dict[str, Any]]) -> str:
+    """The text with edits `{"where": {line, col, end_line, end_col}, "text"}` applied (1-based lines, 0-based
+    columns; `end_line` 0: the same line), right to left."""
+    lines = text.split("\n")
+    for e in sorted(edits, key=lambda e: (e["where"]["line"], e["where"]["col"]), reverse=True):
+        w = e["where"]
+        line, end_line = int(w["line"]), int(w.get("end_line") or w["line"])
+        if not 1 <= line <= end_line <= len(lines):
+            raise ValueError(f"line {line}: the edit is outside the file")
+        head, tail = lines[line - 1][:int(w["col"])], lines[end_line - 1][int(w["end_col"]):]
+        lines[line - 1:end_line] = (head + str(e["text"]) + tail).split("\n")
+    return "\n".join(lines)
+
+
+class Tools:
+    """The tools' state: the worker pool (made on the first call, once MCP owns stdio) and `suggest`'s answers."""
+
+    def __init__(self, config: McpConfig) -> None:
+        self.config = config
+        self._pool: WorkerPool | None = None
+        self._pool_lock = threading.Lock()
+        self._kept: dict[tuple[str, str], _Kept] = {}
+
+    def pool(self) -> WorkerPool:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = WorkerPool(self.config.workers, self.config.time_limit, self.config.memory_limit_mb)
+            return self._pool
+
+    def close(self) -> None:
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+    # ---- names and files ----------------------------------------------------------------------------
+
+    def path(self, name: str) -> Path:
+        p = Path(name).expanduser()
+        return (p if p.is_absolute() else self.config.root / p).resolve()
+
+    def read(self, path: Path) -> str:
+        try:
+            return path.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ToolError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+
+    async def job(self, fn: str, *args: Any, where: str, timeout_note: str | None = None) -> dict[str, Any]:
+        """Run `server.analyze.<fn>` in a worker; every way it fails is a ToolError at `where` (file:line)."""
+        pool = await asyncio.to_thread(self.pool)
+        try:
+            res = await pool.run(fn, *args, timeout_note=timeout_note)
+        except JobFailed as e:
+            raise ToolError(f"{where}: {e.kind}: {e.message}") from None
+        if not isinstance(res, dict):
+            raise ToolError(f"{where}: the worker answered {type(res).__name__}")
+        return res
+
+    async def kernel(self, kernel: str) -> tuple[Path, str, str]:
+        """(path, kernel name, text) of `FILE::KERNEL`, or of `FILE` when it holds one kernel."""
+        file, _, name = kernel.partition("::")
+        path = self.path(file)
+        if path.suffix != ".py" or not path.is_file():
+            raise ToolError(f"{file}: not a Python file (name kernels FILE.py::KERNEL)")
+        text = self.read(path)
+        if name:
+            return path, name, text
+        listed = await self.job("list_kernels", str(path), text, where=f"{path}:1")
+        if listed.get("error"):
+            raise ToolError(self.where_error(path, listed["error"]))
+        names = [k["name"] for k in listed["kernels"]]
+        if len(names) != 1:
+            raise ToolError(f"{path}: {'no kernels' if not names else 'kernels ' + ', '.join(names)}: "
+                            f"name one as {file}::KERNEL")
+        return path, names[0], text
+
+    @staticmethod
+    def where_error(path: Path, err: dict[str, Any]) -> str:
+        rule = f" [{err['rule']}]" if err.get("rule") else ""
+        return f"{path}:{err.get('line') or 1}: {err.get('message')}{rule}"
+
+    async def analyze(self, path: Path, name: str, text: str, settings: dict[str, Any]) -> dict[str, Any]:
+        """`server.analyze.analyze_kernel` without the record; a user error is a ToolError at its line."""
+        line = def_line(text, name)
+        res = await self.job("analyze_kernel", str(path), text, name, {"record": False, **settings},
+                             where=f"{path}:{line}",
+                             timeout_note=f"kernel {name} (defined at line {line}) may loop forever, or needs "
+                                          f"more than the server's --time-limit")
+        if res.get("error"):
+            raise ToolError(self.where_error(path, res["error"]))
+        return res
+
+    def keep(self, path: Path, name: str, text: str, suggestions: list[dict[str, Any]]) -> None:
+        self._kept[(str(path), name)] = _Kept(_digest(text), {s["id"]: s for s in suggestions})
+
+    def kept_names(self, path: Path) -> set[str]:
+        """The kernels of the file that `suggest` has answered for."""
+        return {n for p, n in self._kept if p == str(path)}
+
+    def kept(self, path: Path, name: str, text: str, suggestion_id: str) -> dict[str, Any]:
+        k = self._kept.get((str(path), name))
+        if k is None:
+            raise ToolError(f"{path}::{name}: no suggestions yet: call suggest first")
+        if k.digest != _digest(text):
+            raise ToolError(f"{path}::{name}: the file changed since suggest: call suggest again")
+        s = k.suggestions.get(suggestion_id)
+        if s is None:
+            raise ToolError(f"{path}::{name}: no suggestion {suggestion_id!r} (have: {', '.join(k.suggestions)})")
+        return s
+
+
+def _suggestion(i: int, s: dict[str, Any]) -> dict[str, Any]:
+    edits = s.get("edits") or []
+    before, after = float(s["makespan_before_us"]), float(s["makespan_after_us"])
+    return {"id": f"S{i + 1}", "call_line": edits[0]["where"]["line"] if edits else None, "kind": s["kind"],
+            "shapes": s["new"], "old_shapes": s["old"], "text": s["text"], "makespan_before_us": before,
+            "makespan_after_us": after, "gain_us": before - after, "speedup": round(float(s["speedup"]), 4),
+            "reason": s["reason"], "edits": edits}
+
+
+def _finding(f: dict[str, Any]) -> dict[str, Any]:
+    w = f.get("where") or {}
+    out = {"rule": f["rule"], "severity": f["severity"], "title": f["title"], "why": f["why"],
+           "fix": f["suggestion"], "line": w.get("line")}
+    gain = (f.get("numbers") or {}).get("gain")
+    if gain:
+        out["gain"] = gain
+    if f.get("edits"):
+        out["edits"] = f["edits"]
+    return out
+
+
+def build(config: McpConfig) -> MCPServer[Any]:
+    """The MCP server and its tools (`run(config)` serves it over stdio)."""
+    tools = Tools(config)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
+        try:
+            yield None
+        finally:
+            await asyncio.to_thread(tools.close)
+
+    mcp: MCPServer[Any] = MCPServer("pypto-ide", instructions=INSTRUCTIONS, lifespan=lifespan)
+
+    @mcp.tool(description="List the @pypto.jit kernels of a Python file, or of every .py file under a folder "
+                          "(executes each file in a worker; at most 200 files). Returns kernel names as "
+                          "FILE::KERNEL with their def lines.")
+    async def list_kernels(
+            path: Annotated[str, Field(description="a .py file or a folder")] = ".") -> dict[str, Any]:
+        root = tools.path(path)
+        if root.is_dir():
+            files = sorted(p for p in root.rglob("*.py")
+                           if not any(part.startswith(".") or part in SKIP_DIRS
+                                      for part in p.relative_to(root).parts[:-1]))[:MAX_FILES]
+        elif root.is_file():
+            files = [root]
+        else:
+            raise ToolError(f"{path}: no such file or folder")
+        kernels, errors = [], []
+        for f in files:
+            text = tools.read(f)
+            if "pypto" not in text:  # a file that never names pypto has no kernel: not executed
+                continue
+            res = await tools.job("list_kernels", str(f), text, where=f"{f}:1")
+            shown = str(f.relative_to(config.root)) if f.is_relative_to(config.root) else str(f)
+            if res.get("error"):
+                errors.append(tools.where_error(f, res["error"]))
+            kernels += [{"kernel": f"{shown}::{k['name']}", "line": k["line"], "end_line": k["end_line"]}
+                        for k in res["kernels"]]
+        return {"kernels": kernels, "errors": errors}
+
+    @mcp.tool(name="compile",
+              description="Compile a kernel for its example inputs without judging it: the pass table (stage, "
+                          "pass, changed, nodes, ms), counts (tensor nodes, tile ops, leaves, tasks) and the "
+                          "compiler's warnings with their lines. Costs one compile (~0.1-10 s).")
+    async def compile_kernel(kernel: Kernel) -> dict[str, Any]:
+        path, name, text = await tools.kernel(kernel)
+        res = await tools.analyze(path, name, text, {"agent": {}, "health": False})
+        return {"kernel": f"{path}::{name}", "line": res["line"], **res["agent"]["compile"]}
+
+    @mcp.tool(description="Compile and run a kernel on a board: makespan (µs), utilization per core type, what "
+                          "bounds it, the critical path as source lines and the slowest tasks with their lines. "
+                          "Costs one compile + one board run (sim: well under a second for 10k tasks).")
+    async def profile(kernel: Kernel, board: Board = "sim",
+                      top: Annotated[int, Field(ge=1, le=50, description="slowest tasks listed")] = 5
+                      ) -> dict[str, Any]:
+        path, name, text = await tools.kernel(kernel)
+        res = await tools.analyze(path, name, text, {"board": board, "agent": {"top": top}, "health": False})
+        return {"kernel": f"{path}::{name}", "line": res["line"], **res["agent"]["profile"]}
+
+    @mcp.tool(description="The run as a per-lane text trace (the agent's view of the swimlane panel): a header "
+                          "(makespan, utilization per core type, critical path with lines), the leaves, then per "
+                          "lane its utilization and tasks by start time: #id leaf start–end µs (duration) "
+                          "file:line. At most max_chars characters (default 64000, whatever the run's size); "
+                          "narrow with lanes (names like AIV_3 or core types AIC/AIV) and window [t0, t1] µs.")
+    async def swimlane_text(
+            kernel: Kernel, board: Board = "sim",
+            lanes: Annotated[list[str] | None, Field(description="lane names (AIV_0) or core types (AIV, AIC)")] = None,
+            window: Annotated[list[float] | None, Field(min_length=2, max_length=2,
+                                                        description="[start_us, end_us]: tasks overlapping it")] = None,
+            max_tasks_per_lane: Annotated[int, Field(ge=1, le=10000)] = 20,
+            max_chars: Annotated[int, Field(ge=1000, le=1_000_000)] = 64_000) -> str:
+        path, name, text = await tools.kernel(kernel)
+        sw = {"lanes": lanes, "window": window, "max_tasks_per_lane": max_tasks_per_lane, "max_chars": max_chars}
+        res = await tools.analyze(path, name, text, {"board": board, "agent": {"swimlane": sw}, "health": False})
+        return str(res["agent"]["swimlane_text"])
+
+    @mcp.tool(description="The health report: findings (rule, severity, why, fix) at their source lines; a "
+                          "finding that proposes a tile shape carries its edit and simulated gain only when the "
+                          "sim board found it faster. Costs a profile + up to 10 s of board checks.")
+    async def health(kernel: Kernel) -> dict[str, Any]:
+        path, name, text = await tools.kernel(kernel)
+        res = await tools.analyze(path, name, text, {"agent": {}})
+        findings = (res.get("health") or {}).get("findings") or []
+        return {"kernel": f"{path}::{name}", "makespan_us": res["agent"]["profile"]["makespan_us"],
+                "findings": [_finding(f) for f in findings]}
+
+    @mcp.tool(description="Search tile shapes on the simulated board for at most budget_s seconds: the verified "
+                          "suggestions (each strictly faster when simulated), best first, with id, call_line, "
+                          "shapes, makespan before/after and gain. Pass an id to apply, or call_line + shapes "
+                          "to try_tile_shapes. Costs budget_s seconds (default 10).")
+    async def suggest(kernel: Kernel,
+                      budget_s: Annotated[float, Field(gt=0, le=600, description="seconds of search")] = SEARCH_SECONDS
+                      ) -> dict[str, Any]:
+        path, name, text = await tools.kernel(kernel)
+        res = await tools.analyze(path, name, text, {"agent": {}, "suggest": True, "tile_search_seconds": budget_s})
+        suggestions = [_suggestion(i, s) for i, s in enumerate(res.get("suggestions") or [])]
+        tools.keep(path, name, text, suggestions)
+        out: dict[str, Any] = {"kernel": f"{path}::{name}", "makespan_us": res["agent"]["profile"]["makespan_us"],
+                               "suggestions": suggestions, "search": res.get("search")}
+        if res.get("suggest_error"):
+            out["error"] = tools.where_error(path, res["suggest_error"])
+        return out
+
+    @mcp.tool(description="Profile the kernel with the set_vec_tile_shapes / set_cube_tile_shapes call on "
+                          "call_line given new shapes, WITHOUT touching the file (an edited copy of its text is "
+                          "compiled in a worker). shapes: the call's positional arguments, e.g. [1, 4, 1, 128] or "
+                          "[[16, 16], [256, 256], [128, 128]]. Returns the call tried and the profile.")
+    async def try_tile_shapes(kernel: Kernel, call_line: Annotated[int, Field(ge=1)],
+                              shapes: Annotated[list[int | list[int]], Field(min_length=1)],
+                              board: Board = "sim") -> dict[str, Any]:
+        path, name, text = await tools.kernel(kernel)
+        try:
+            edited, old, new = with_tile_shapes(text, call_line, shapes)
+        except ValueError as e:
+            raise ToolError(f"{path}:{e}") from None
+        res = await tools.analyze(path, name, edited, {"board": board, "agent": {}, "health": False})
+        return {"kernel": f"{path}::{name}", "call_line": call_line, "old": old, "new": new,
+                **res["agent"]["profile"]}
+
+    @mcp.tool(description="The edit of a suggestion from the last suggest call on this kernel, as a unified diff; "
+                          "written to the file only when write=true. Refused if the file changed since suggest. "
+                          "Costs nothing (no compile).")
+    async def apply(kernel: Kernel, suggestion_id: Annotated[str, Field(description="S1, S2, … from suggest")],
+                    write: bool = False) -> dict[str, Any]:
+        file, _, name = kernel.partition("::")
+        path = tools.path(file)
+        if not name:  # the name suggest kept it under
+            names = tools.kept_names(path)
+            if len(names) != 1:
+                raise ToolError(f"{file}: name the kernel as {file}::KERNEL")
+            name = names.pop()
+        text = tools.read(path)
+        s = tools.kept(path, name, text, suggestion_id)
+        if not s["edits"]:
+            raise ToolError(f"{path}::{name}: suggestion {suggestion_id} has no edit in the file (set it in options)")
+        try:
+            new = apply_text_edits(text, s["edits"])
+        except (ValueError, KeyError) as e:
+            raise ToolError(f"{path}:{e}") from None
+        diff = "".join(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
+                                            f"a/{path.name}", f"b/{path.name}"))
+        if write:
+            path.write_text(new)
+        return {"kernel": f"{path}::{name}", "suggestion": suggestion_id, "diff": diff, "written": write,
+                "makespan_after_us": s["makespan_after_us"]}
+
+    return mcp
+
+
+def run(config: McpConfig) -> int:
+    """Serve over stdio until the client closes it."""
+    build(config).run("stdio")
+    return 0
