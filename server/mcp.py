@@ -99,11 +99,11 @@ def with_tile_shapes(text: str, call_line: int, shapes: Sequence[Any]) -> tuple[
     try:
         tree = ast.parse(text)
     except SyntaxError as e:
-        raise ValueError(f"line {e.lineno}: SyntaxError: {e.msg}") from None
+        raise ValueError(f"{e.lineno}: SyntaxError: {e.msg}") from None
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == call_line
              and (getattr(n.func, "attr", None) or getattr(n.func, "id", "")).endswith("_tile_shapes")]
     if not calls:
-        raise ValueError(f"line {call_line}: no set_vec_tile_shapes / set_cube_tile_shapes call on this line")
+        raise ValueError(f"{call_line}: no set_vec_tile_shapes / set_cube_tile_shapes call on this line")
     call = calls[0]
     lines = text.split("\n")
     old = ast.get_source_segment(text, call) or ""
@@ -127,7 +127,7 @@ def apply_text_edits(text: str, edits: Sequence[dict[str, Any]]) -> str:
         w = e["where"]
         line, end_line = int(w["line"]), int(w.get("end_line") or w["line"])
         if not 1 <= line <= end_line <= len(lines):
-            raise ValueError(f"line {line}: the edit is outside the file")
+            raise ValueError(f"{line}: the edit is outside the file")
         head, tail = lines[line - 1][:int(w["col"])], lines[end_line - 1][int(w["end_col"]):]
         lines[line - 1:end_line] = (head + str(e["text"]) + tail).split("\n")
     return "\n".join(lines)
@@ -262,11 +262,12 @@ def build(config: McpConfig) -> MCPServer[Any]:
         finally:
             await asyncio.to_thread(tools.close)
 
-    mcp: MCPServer[Any] = MCPServer("pypto-ide", instructions=INSTRUCTIONS, lifespan=lifespan)
+    mcp: MCPServer[Any] = MCPServer("pypto-ide", instructions=INSTRUCTIONS, lifespan=lifespan,
+                                      log_level="WARNING")
 
     @mcp.tool(description="List the @pypto.jit kernels of a Python file, or of every .py file under a folder "
                           "(executes each file in a worker; at most 200 files). Returns kernel names as "
-                          "FILE::KERNEL with their def lines.")
+                          "FILE::KERNEL with their def lines, and the files that failed to import with their line.")
     async def list_kernels(
             path: Annotated[str, Field(description="a .py file or a folder")] = ".") -> dict[str, Any]:
         root = tools.path(path)
@@ -285,6 +286,8 @@ def build(config: McpConfig) -> MCPServer[Any]:
                 continue
             res = await tools.job("list_kernels", str(f), text, where=f"{f}:1")
             shown = str(f.relative_to(config.root)) if f.is_relative_to(config.root) else str(f)
+            if res.get("error") and f == root:  # the one file asked for: its error is the tool's
+                raise ToolError(tools.where_error(f, res["error"]))
             if res.get("error"):
                 errors.append(tools.where_error(f, res["error"]))
             kernels += [{"kernel": f"{shown}::{k['name']}", "line": k["line"], "end_line": k["end_line"]}
@@ -310,7 +313,8 @@ def build(config: McpConfig) -> MCPServer[Any]:
         res = await tools.analyze(path, name, text, {"board": board, "agent": {"top": top}, "health": False})
         return {"kernel": f"{path}::{name}", "line": res["line"], **res["agent"]["profile"]}
 
-    @mcp.tool(description="The run as a per-lane text trace (the agent's view of the swimlane panel): a header "
+    @mcp.tool(structured_output=False,
+              description="The run as a per-lane text trace (the agent's view of the swimlane panel): a header "
                           "(makespan, utilization per core type, critical path with lines), the leaves, then per "
                           "lane its utilization and tasks by start time: #id leaf start–end µs (duration) "
                           "file:line. At most max_chars characters (default 64000, whatever the run's size); "

@@ -1,0 +1,199 @@
+"""`pypto-ide mcp` through the official `mcp` SDK's own client over stdio, as an agent would drive it.
+
+The server is a real subprocess (`python -m server.cli mcp FOLDER`) with real workers: the tests run the
+optimize loop on a scratch copy of examples/softmax.py (list → profile → suggest → try → apply → profile)
+and hand it hostile kernels, waiting on each response (no sleeps, no timing asserts).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult
+
+from server.mcp import apply_text_edits, with_tile_shapes
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = {"list_kernels", "compile", "profile", "swimlane_text", "health", "suggest", "try_tile_shapes", "apply"}
+GENEROUS = 240.0  # seconds for any one answer on a loaded 2-core machine: a hang fails, slowness does not
+
+
+def session(folder: Path, body: Callable[[ClientSession], Awaitable[None]], *flags: str) -> None:
+    """Start `pypto-ide mcp FOLDER`, initialize a client session, run `body` with it, close the server."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "server.cli", "mcp", str(folder), *flags],
+                                   cwd=str(ROOT))
+
+    async def main() -> None:
+        with anyio.fail_after(10 * GENEROUS):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                await body(s)
+
+    anyio.run(main)
+
+
+async def call(s: ClientSession, tool: str, **arguments: Any) -> CallToolResult:
+    with anyio.fail_after(GENEROUS):
+        return await s.call_tool(tool, arguments)
+
+
+async def ok(s: ClientSession, tool: str, **arguments: Any) -> Any:
+    """A tool's answer that must not be an error: its JSON (or its text)."""
+    res = await call(s, tool, **arguments)
+    text = "".join(getattr(c, "text", "") for c in res.content)
+    assert not res.is_error, f"{tool}: {text}"
+    if res.structured_content is not None and set(res.structured_content) != {"result"}:
+        return res.structured_content
+    return text
+
+
+async def error(s: ClientSession, tool: str, **arguments: Any) -> str:
+    res = await call(s, tool, **arguments)
+    text = "".join(getattr(c, "text", "") for c in res.content)
+    assert res.is_error, f"{tool} should have failed: {text[:500]}"
+    return text
+
+
+def test_optimize_loop_on_a_copy(tmp_path: Path) -> None:
+    work, keep = tmp_path / "work", tmp_path / "keep"
+    work.mkdir()
+    keep.mkdir()
+    original = (ROOT / "examples" / "softmax.py").read_bytes()
+    shutil.copy(ROOT / "examples" / "softmax.py", work / "softmax.py")
+    shutil.copy(ROOT / "examples" / "softmax.py", keep / "softmax.py")
+    seen: dict[str, Any] = {}
+
+    async def body(s: ClientSession) -> None:
+        with anyio.fail_after(GENEROUS):
+            listed = await s.list_tools()
+        assert {t.name for t in listed.tools} == TOOLS
+        for t in listed.tools:
+            assert t.description and t.input_schema["type"] == "object" and t.input_schema["properties"]
+        try_schema = next(t for t in listed.tools if t.name == "try_tile_shapes").input_schema
+        assert set(try_schema["required"]) == {"kernel", "call_line", "shapes"}
+
+        kernels = (await ok(s, "list_kernels", path="."))["kernels"]
+        assert [k["kernel"] for k in kernels] == ["softmax.py::softmax_kernel"]
+        kernel = kernels[0]["kernel"]
+
+        before = await ok(s, "profile", kernel=kernel)
+        assert before["makespan_us"] > 0 and "AIV" in before["utilization_per_core_type"]
+        assert before["critical_path_lines"] and all(w.startswith("softmax.py:") for w in before["critical_path_lines"])
+        assert before["slowest_tasks"][0]["lines"][0].startswith("softmax.py:")
+
+        compiled = await ok(s, "compile", kernel=kernel)
+        assert [p["pass"] for p in compiled["passes"]][-1] == "execute_graph"
+        assert compiled["counts"]["tasks"] == before["tasks"] and compiled["counts"]["leaves"] >= 1
+
+        lane = await ok(s, "swimlane_text", kernel=kernel, lanes=["AIV_0"], max_tasks_per_lane=3)
+        assert "AIV_0: utilization" in lane and "AIV_1:" not in lane and "softmax.py:" in lane
+
+        suggested = await ok(s, "suggest", kernel=kernel, budget_s=5)
+        best = suggested["suggestions"][0]
+        assert best["id"] == "S1" and best["makespan_after_us"] < best["makespan_before_us"]
+        assert best["gain_us"] > 0 and best["call_line"] is not None
+
+        tried = await ok(s, "try_tile_shapes", kernel=kernel, call_line=best["call_line"], shapes=best["shapes"])
+        assert tried["new"] == best["text"]
+        assert abs(tried["makespan_us"] - best["makespan_after_us"]) <= 1e-6 * best["makespan_after_us"]
+        assert (work / "softmax.py").read_bytes() == original  # tried on a copy of the text, not the file
+
+        dry = await ok(s, "apply", kernel=kernel, suggestion_id="S1")
+        assert not dry["written"] and f"+    {best['text']}" in dry["diff"]
+        assert (work / "softmax.py").read_bytes() == original
+        done = await ok(s, "apply", kernel=kernel, suggestion_id="S1", write=True)
+        assert done["written"] and done["diff"] == dry["diff"]
+        assert best["text"] in (work / "softmax.py").read_text()
+        # the file changed: the suggestions were made for the old text
+        assert "changed since suggest" in await error(s, "apply", kernel=kernel, suggestion_id="S1")
+
+        after = await ok(s, "profile", kernel=kernel)
+        seen.update(before=before["makespan_us"], after=after["makespan_us"])
+
+    session(work, body)
+    assert seen["after"] < seen["before"]
+    assert (keep / "softmax.py").read_bytes() == original
+    assert (ROOT / "examples" / "softmax.py").read_bytes() == original
+
+
+HOSTILE = {
+    "raises.py": '''
+        import pypto
+
+
+        @pypto.jit
+        def raises(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(8, 16)
+            raise ValueError("no kernel today")
+        ''',
+    "spins.py": '''
+        import pypto
+
+
+        @pypto.jit
+        def spins(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(8, 16)
+            while True:
+                pass
+        ''',
+    "module.py": '''
+        import pypto
+
+        1 / 0
+        ''',
+    "good.py": '''
+        import pypto
+
+
+        @pypto.jit
+        def good(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32)):
+            pypto.set_vec_tile_shapes(8, 16)
+            out[:] = pypto.exp(x) + x
+        ''',
+}
+
+
+def test_hostile_kernels_are_tool_errors_at_their_line(tmp_path: Path) -> None:
+    for name, text in HOSTILE.items():
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip("\n"))
+
+    async def body(s: ClientSession) -> None:
+        raised = await error(s, "profile", kernel="raises.py::raises")
+        assert f"{tmp_path / 'raises.py'}:7:" in raised and "no kernel today" in raised
+        assert (await ok(s, "profile", kernel="good.py"))["makespan_us"] > 0  # the server lives
+
+        spun = await error(s, "profile", kernel="spins.py::spins")
+        assert f"{tmp_path / 'spins.py'}:4:" in spun and "timeout" in spun  # the kernel's @pypto.jit line
+        assert (await ok(s, "compile", kernel="good.py::good"))["counts"]["tasks"] >= 1
+
+        module = await error(s, "list_kernels", path="module.py")
+        assert f"{tmp_path / 'module.py'}:3:" in module and "ZeroDivisionError" in module
+        assert "no such file" in await error(s, "list_kernels", path="absent")
+        assert "not a Python file" in await error(s, "profile", kernel="absent.py::k")
+        no_call = await error(s, "try_tile_shapes", kernel="good.py::good", call_line=5, shapes=[8, 16])
+        assert f"{tmp_path / 'good.py'}:5: no set_vec_tile_shapes" in no_call
+        illegal = await error(s, "try_tile_shapes", kernel="good.py::good", call_line=6, shapes=[8, 0])
+        assert f"{tmp_path / 'good.py'}:6:" in illegal and "> 0" in illegal
+        assert (tmp_path / "good.py").read_text() == textwrap.dedent(HOSTILE["good.py"]).lstrip("\n")
+        assert "call suggest first" in await error(s, "apply", kernel="good.py::good", suggestion_id="S1")
+        assert (await ok(s, "list_kernels", path="."))["kernels"]  # and still answers
+
+    session(tmp_path, body, "--time-limit", "3")
+
+
+def test_with_tile_shapes_and_edits() -> None:
+    text = "import pypto\n\ndef k():\n    pypto.set_cube_tile_shapes([16, 16],\n        [64, 64], [32, 32], " \
+           "enable_split_k=True)  # tiles\n"
+    new, old, call = with_tile_shapes(text, 4, [[32, 32], [128, 128], [64, 64]])
+    assert old.startswith("pypto.set_cube_tile_shapes([16, 16],") and old.endswith("enable_split_k=True)")
+    assert call == "pypto.set_cube_tile_shapes([32, 32], [128, 128], [64, 64], enable_split_k=True)"
+    assert new.splitlines()[3] == f"    {call}  # tiles" and len(new.splitlines()) == 4
+    edit = {"where": {"line": 4, "col": 4, "end_line": 4, "end_col": 9}, "text": "PYPTO"}
+    assert apply_text_edits(text, [edit]).splitlines()[3].startswith("    PYPTO.set_cube")
