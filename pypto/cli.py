@@ -74,7 +74,7 @@ from pypto.analysis.report import (
 from pypto.boards.importers import load_any
 from pypto.boards.profile import bottleneck
 from pypto.boards.swimlane import PLACEHOLDER, LaneTask, Swimlane, metrics
-from pypto.boards.trace import write_trace
+from pypto.boards.trace import text_trace, write_trace
 from pypto.compiler.block_ir import PEAK_LABEL, buffer_peak
 from pypto.compiler.instruments import write_pass_file
 from pypto.compiler.manager import STAGES, PassRecord
@@ -541,7 +541,10 @@ def run_passes(directory: str, diff: int | None = None) -> int:
 
 
 def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt: str = "chrome",
-                workers: int | None = None, top: int = 5, as_json: bool = False) -> int:
+                workers: int | None = None, top: int = 5, as_json: bool = False, text: bool = False,
+                lanes: list[str] | None = None, window: tuple[float, float] | None = None) -> int:
+    """Profile the file's kernels and print the summary (or, with `text`, the per-lane text trace an agent
+    reads through MCP: `pypto.boards.trace.text_trace`, narrowed to `lanes` and `window`)."""
     if is_trace(target):  # a run that already happened: read it, as `open` does
         return run_open(target, trace, fmt, top, as_json)
     try:
@@ -571,6 +574,9 @@ def run_profile(target: str, board: str = "sim", trace: Path | None = None, fmt:
         assert record.run is not None
         if as_json:
             docs.append(record.to_json())
+        elif text:
+            print(f"{record.source.kernel}  {_def_where(k)}")
+            print(text_trace(record.run, record, lanes=lanes, window=window), end="")
         else:
             print(f"{record.source.kernel}  {_def_where(k)}  ({', '.join(_shape_text(i) for i in record.inputs)})")
             if inputs_line(record):
@@ -900,6 +906,13 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--workers", type=int, help="cpu board: worker threads (default: one per core)")
     pr.add_argument("--top", type=int, default=5, help="how many of the slowest tasks to list")
     pr.add_argument("--json", action="store_true", help="print the CompileRecord with its run as JSON")
+    pr.add_argument("--text", action="store_true",
+                    help="print the per-lane text trace instead of the summary (what MCP's swimlane_text answers; "
+                         "at most 64000 characters, docs/agents.md)")
+    pr.add_argument("--lanes", nargs="+", metavar="LANE",
+                    help="with --text: only these lanes (AIV_3) or core types (AIV)")
+    pr.add_argument("--window", nargs=2, type=float, metavar=("T0", "T1"),
+                    help="with --text: only tasks overlapping [T0, T1] µs")
     rp = sub.add_parser("report", help="health report (and precision, tuning suggestions) of a file's kernels",
                         description="The health report of a file's (or a folder's) kernels: the profile's figures "
                                     "and findings pointing at source lines; --precision compares every op with "
@@ -1000,7 +1013,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_report(args.target, args.format, args.board, args.precision, args.suggest, args.fail_on,
                           args.output, args.budget, args.time, args.exhaustive)
     if args.cmd == "profile":
-        return run_profile(args.target, args.board, args.trace, args.format, args.workers, args.top, args.json)
+        return run_profile(args.target, args.board, args.trace, args.format, args.workers, args.top, args.json,
+                           args.text, args.lanes, tuple(args.window) if args.window else None)
     if args.cmd == "open":
         return run_open(args.trace_file, args.trace, args.format, args.top, args.json)
     if args.cmd == "passes":

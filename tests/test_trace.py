@@ -649,3 +649,16 @@ def test_text_trace_lanes_window_and_bound() -> None:
     small = text_trace(sl, rec, max_tasks_per_lane=1000, max_chars=2000)
     assert len(small) <= 2000 and small.splitlines()[-1].startswith("… truncated: ")
     assert text.startswith(small.rsplit("\n", 2)[0])  # what is kept is the start, unchanged
+
+
+def test_text_trace_of_100k_tasks_stays_under_its_bound() -> None:
+    from pypto.boards.trace import TEXT_TRACE_MAX_CHARS
+
+    lanes = tuple(Lane(f"AIV_{i}", "AIV") for i in range(48))
+    tasks = tuple(LaneTask(k, k % 48, (k // 48) * 1.0, (k // 48) * 1.0 + 0.9, leaf=k % 7) for k in range(100_000))
+    sl = Swimlane("sim", "made up", lanes, tasks)
+    every = text_trace(sl, max_tasks_per_lane=100_000)
+    assert len(every) <= TEXT_TRACE_MAX_CHARS and every.splitlines()[-1].startswith("… truncated: ")
+    assert len(text_trace(sl)) <= TEXT_TRACE_MAX_CHARS
+    one = text_trace(sl, lanes=["AIV_5"], window=(10.0, 12.0), max_tasks_per_lane=100_000)
+    assert one.count("\n  #") == 3 and "AIV_5: utilization 90.0%, 3 tasks" in one  # 0.9 of 1 µs per step
