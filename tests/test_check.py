@@ -164,7 +164,7 @@ def test_every_command_describes_itself_in_its_help(capsys):
     from server.cli import CORE
     from server.cli import main as console
 
-    for cmd in [*CORE, "serve"]:
+    for cmd in [*CORE, "serve", "mcp"]:
         with pytest.raises(SystemExit) as done:
             console([cmd, "--help"])
         assert done.value.code == 0
