@@ -71,6 +71,8 @@ from pypto.analysis.report import (
     text_findings,
     text_suggestions,
 )
+from pypto.boards import passes_dump
+from pypto.boards.dfx import records_in
 from pypto.boards.importers import load_any
 from pypto.boards.profile import bottleneck
 from pypto.boards.swimlane import PLACEHOLDER, LaneTask, Swimlane, metrics
@@ -219,8 +221,6 @@ def is_trace(target: str) -> bool:
     """Whether `target` names a trace file (or a folder of run outputs) rather than a kernel file."""
     path = Path(target)
     if path.is_dir():
-        from pypto.boards.dfx import records_in  # PyPTO 3's records, here or in dfx_outputs/
-
         return any((path / n).is_file() for n in ("merged_swimlane.json", "tilefwk_L1_prof_data.json")) or \
             records_in(path) is not None
     return path.suffix.lower() in TRACE_SUFFIXES and path.is_file()
@@ -524,12 +524,11 @@ def run_open(target: str, trace: Path | None = None, fmt: str = "chrome", top: i
 
 def run_passes(directory: str, diff: int | None = None) -> int:
     """PyPTO 3's passes_dump/: the pass table, or one pass's diff against the one before."""
-    from pypto.boards.passes_dump import pass_table, read_passes_dump
 
     try:
-        dump = read_passes_dump(directory)
+        dump = passes_dump.read_passes_dump(directory)
         if diff is None:
-            print(pass_table(dump))
+            print(passes_dump.pass_table(dump))
             return 0
         text = dump.diff(diff)
     except ValueError as e:

@@ -42,22 +42,22 @@ from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pypto.boards.importers import (
+from pypto.boards.reading import (
     CHIP_DEPS,
     CHIP_RECORDS,
     Json,
+    Malformed,
     PathLike,
-    _build,
-    _core_lanes,
-    _get,
-    _guard,
-    _id,
-    _int,
-    _list,
-    _Malformed,
-    _Raw,
-    _read_json,
-    _read_text,
+    Raw,
+    build,
+    core_lanes,
+    get_field,
+    guard,
+    read_json,
+    read_text,
+    to_id,
+    to_int,
+    to_list,
 )
 from pypto.boards.swimlane import LaneTask, Swimlane
 
@@ -101,21 +101,21 @@ def load_dfx(path: PathLike, doc: Json = None, deps: PathLike | None = None, nam
             raise ValueError(f"{p}: no {CHIP_RECORDS} here or in {DFX_DIR}/")
         p = found
     if doc is None:
-        doc = _read_json(p)
+        doc = read_json(p)
     side = p.parent
     deps_p = Path(deps) if deps is not None else (side / CHIP_DEPS if (side / CHIP_DEPS).is_file() else None)
     maps = [Path(name_map)] if name_map is not None else sorted(side.glob("name_map*.json"))
     pmu_p = Path(pmu) if pmu is not None else (side / PMU_CSV if (side / PMU_CSV).is_file() else None)
-    return _guard(str(p), _dfx, str(p), doc, deps_p, maps, pmu_p)
+    return guard(str(p), _dfx, str(p), doc, deps_p, maps, pmu_p)
 
 
 # ---- the records --------------------------------------------------------------------------------------------
 
 class _Run:
-    """What is read, before `_build` numbers the tasks."""
+    """What is read, before `build` numbers the tasks."""
 
     def __init__(self) -> None:
-        self.raws: list[_Raw] = []
+        self.raws: list[Raw] = []
         self.task_of: list[str] = []  # raw index -> the runtime's task id
         self.core_of: list[int] = []
         self.rows_of: dict[str, list[int]] = defaultdict(list)  # task id -> raw indices
@@ -129,68 +129,68 @@ class _Run:
 
 
 def _cycles(v: Any, what: str) -> int:
-    c = _int(v, what)
+    c = to_int(v, what)
     if c < 0:
-        raise _Malformed(f"{what} is {c}, negative")
+        raise Malformed(f"{what} is {c}, negative")
     return c
 
 
-def _base(doc: Mapping[str, Any], core_rows: list[Any], cpu_rows: list[Any]) -> int:
+def _time_base(doc: Mapping[str, Any], core_rows: list[Any], cpu_rows: list[Any]) -> int:
     """The earliest stamped (non-zero) cycle of the run: times are counted from it, exactly (the
     runtime's counters are absolute, ~1e13 cycles, beyond what a float keeps to the cycle)."""
     stamps = [c for r in core_rows if isinstance(r, list) and len(r) >= 5
-              for c in (_int(r[3], "start_cycles"), _int(r[4], "end_cycles")) if c > 0]
+              for c in (to_int(r[3], "start_cycles"), to_int(r[4], "end_cycles")) if c > 0]
     stamps += [c for r in cpu_rows if isinstance(r, list) and len(r) >= 4
-               for c in (_int(r[2], "dispatch_cycles"), _int(r[3], "finish_cycles")) if c > 0]
+               for c in (to_int(r[2], "dispatch_cycles"), to_int(r[3], "finish_cycles")) if c > 0]
     return min(stamps, default=0)
 
 
 def _dfx(source: str, doc: Json, deps: Path | None, maps: Sequence[Path], pmu: Path | None) -> Swimlane:
-    level = _int(_get(doc, "chip_swimlane_level", "the document"), "chip_swimlane_level")
+    level = to_int(get_field(doc, "chip_swimlane_level", "the document"), "chip_swimlane_level")
     if not 0 <= level <= 4:
-        raise _Malformed(f"chip_swimlane_level is {level}, expected 0..4")
-    meta = _get(doc, "metadata", "the document")
+        raise Malformed(f"chip_swimlane_level is {level}, expected 0..4")
+    meta = get_field(doc, "metadata", "the document")
     if not isinstance(meta, Mapping):
-        raise _Malformed(f"metadata is {type(meta).__name__}, expected an object")
-    clock = _int(_get(meta, "clock_freq_hz", "metadata"), "metadata.clock_freq_hz")
+        raise Malformed(f"metadata is {type(meta).__name__}, expected an object")
+    clock = to_int(get_field(meta, "clock_freq_hz", "metadata"), "metadata.clock_freq_hz")
     if clock <= 0:
-        raise _Malformed(f"metadata.clock_freq_hz is {clock}, not positive")
+        raise Malformed(f"metadata.clock_freq_hz is {clock}, not positive")
     per_us = clock / 1e6
-    core_rows = _list(doc.get("aicore_tasks", []), "aicore_tasks")
-    cpu_rows = _list(doc.get("aicpu_tasks", []), "aicpu_tasks")
+    core_rows = to_list(doc.get("aicore_tasks", []), "aicore_tasks")
+    cpu_rows = to_list(doc.get("aicpu_tasks", []), "aicpu_tasks")
     run = _Run()
     unknown = sorted(str(k) for k in doc if k not in TOP_FIELDS)
     unknown += sorted(f"metadata.{k}" for k in meta if k not in META_FIELDS)
     if unknown:
         run.dropped.append(f"{len(unknown)} fields the documented layout does not have (not read): "
                            f"{', '.join(unknown[:8])}{' …' if len(unknown) > 8 else ''}")
-    base = _base(doc, core_rows, cpu_rows)
+    base = _time_base(doc, core_rows, cpu_rows)
 
     def us(c: int) -> float:
         return (c - base) / per_us
 
-    max_core = max((_int(r[0], f"aicore_tasks row {k} core_id") for k, r in enumerate(core_rows)
+    max_core = max((to_int(r[0], f"aicore_tasks row {k} core_id") for k, r in enumerate(core_rows)
                     if isinstance(r, list) and r), default=-1)
-    num_cores = max(_int(meta.get("num_cores", 0), "metadata.num_cores"), max_core + 1)
-    lanes = _core_lanes(meta.get("core_types"), num_cores)
+    num_cores = max(to_int(meta.get("num_cores", 0), "metadata.num_cores"), max_core + 1)
+    lanes = core_lanes(meta.get("core_types"), num_cores)
     by_reg: dict[tuple[int, str], list[int]] = defaultdict(list)
     untimed = wide = 0
     for k, row in enumerate(core_rows):
         what = f"aicore_tasks row {k}"
         if not isinstance(row, list) or len(row) < 5:
-            raise _Malformed(f"{what} is {row!r}, expected [core_id, task_id, reg_task_id, start_cycles, "
+            raise Malformed(f"{what} is {row!r}, expected [core_id, task_id, reg_task_id, start_cycles, "
                              "end_cycles(, receive_to_start_cycles)]")
-        core = _int(row[0], f"{what} core_id")
+        core = to_int(row[0], f"{what} core_id")
         if core < 0:
-            raise _Malformed(f"{what} core_id {core} is negative")
-        task, reg = _id(row[1], f"{what} task_id"), _id(row[2], f"{what} reg_task_id")
+            raise Malformed(f"{what} core_id {core} is negative")
+        task, reg = to_id(row[1], f"{what} task_id"), to_id(row[2], f"{what} reg_task_id")
         start, end = _cycles(row[3], f"{what} start_cycles"), _cycles(row[4], f"{what} end_cycles")
         wide += len(row) > 6
         if start == 0 or end == 0:  # never stamped: a record the AICPU did not commit
             untimed += 1
             continue
         i = len(run.raws)
-        run.raws.append(_Raw(i, task, lanes[core], us(start), us(end)))
+        run.raws.append(Raw(i, task, lanes[core], us(start), us(end)))
         run.task_of.append(task)
         run.core_of.append(core)
         run.rows_of[task].append(i)
@@ -219,7 +219,7 @@ def _dfx(source: str, doc: Json, deps: Path | None, maps: Sequence[Path], pmu: P
     if isinstance(meta.get("core_to_thread"), list):
         run.info["core_to_thread"] = meta["core_to_thread"]
     new_ids: dict[Hashable, int] = {}
-    sl = _build(source, FORMAT, run.raws, lanes, run.counters, run.info, run.dropped, new_ids)
+    sl = build(source, FORMAT, run.raws, lanes, run.counters, run.info, run.dropped, new_ids)
     return _finish(sl, run, new_ids, pmu)
 
 
@@ -229,8 +229,8 @@ def _join_aicpu(run: _Run, rows: list[Any], by_reg: Mapping[tuple[int, str], lis
     for k, row in enumerate(rows):
         what = f"aicpu_tasks row {k}"
         if not isinstance(row, list) or len(row) < 4:
-            raise _Malformed(f"{what} is {row!r}, expected [core_id, reg_task_id, dispatch_cycles, finish_cycles]")
-        key = (_int(row[0], f"{what} core_id"), _id(row[1], f"{what} reg_task_id"))
+            raise Malformed(f"{what} is {row!r}, expected [core_id, reg_task_id, dispatch_cycles, finish_cycles]")
+        key = (to_int(row[0], f"{what} core_id"), to_id(row[1], f"{what} reg_task_id"))
         d, f = _cycles(row[2], f"{what} dispatch_cycles"), _cycles(row[3], f"{what} finish_cycles")
         hits = by_reg.get(key, [])
         if not hits:
@@ -259,14 +259,14 @@ def _phases(run: _Run, doc: Mapping[str, Any], level: int, us: Any) -> None:
     a summary note, and a 0/1 counter per thread (1 while a phase runs)."""
     for key, prefix, what in (("aicpu_scheduler_phases", "sched", "scheduler"),
                               ("aicpu_orchestrator_phases", "orch", "orchestrator")):
-        threads = _list(doc.get(key, []), key)
+        threads = to_list(doc.get(key, []), key)
         total: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
         bad = 0
         for t, recs in enumerate(threads):
             points: list[tuple[float, float]] = []
-            for j, rec in enumerate(_list(recs, f"{key}[{t}]")):
+            for j, rec in enumerate(to_list(recs, f"{key}[{t}]")):
                 if not isinstance(rec, Mapping):
-                    raise _Malformed(f"{key}[{t}][{j}] is {type(rec).__name__}, expected an object")
+                    raise Malformed(f"{key}[{t}][{j}] is {type(rec).__name__}, expected an object")
                 s = _cycles(rec.get("start_cycles", 0), f"{key}[{t}][{j}].start_cycles")
                 e = _cycles(rec.get("end_cycles", 0), f"{key}[{t}][{j}].end_cycles")
                 if s == 0 or e < s:
@@ -297,7 +297,7 @@ def _kernel(kernel_ids: Any, core: str, what: str) -> int:
     an AIV block takes aiv0, else aiv1 (the records do not say which AIV slot ran)."""
     if not isinstance(kernel_ids, list) or len(kernel_ids) != 3:
         return -1
-    ids = [_int(x, what) for x in kernel_ids]
+    ids = [to_int(x, what) for x in kernel_ids]
     if core == "AIC":
         return ids[0] if ids[0] >= 0 else -1
     return next((x for x in ids[1:] if x >= 0), -1)
@@ -306,25 +306,25 @@ def _kernel(kernel_ids: Any, core: str, what: str) -> int:
 def _deps(run: _Run, path: Path, lanes: Sequence[str], leaf: list[int], preds: dict[int, set[int]]) -> None:
     try:
         try:
-            doc = _read_json(path)
+            doc = read_json(path)
         except ValueError as e:
-            raise _Malformed(str(e)) from None
-        tasks = _list(doc.get("tasks", []) if isinstance(doc, Mapping) else None, "tasks")
-        edges = _list(_get(doc, "edges", "the document"), "edges")
+            raise Malformed(str(e)) from None
+        tasks = to_list(doc.get("tasks", []) if isinstance(doc, Mapping) else None, "tasks")
+        edges = to_list(get_field(doc, "edges", "the document"), "edges")
         listed: set[str] = set()
         spmd = 0
         for k, t in enumerate(tasks):
-            tid = _id(_get(t, "task_id", f"task {k}"), f"task {k} task_id")
+            tid = to_id(get_field(t, "task_id", f"task {k}"), f"task {k} task_id")
             listed.add(tid)
             spmd += isinstance(t.get("block_num"), int) and t["block_num"] > 1
             for i in run.rows_of.get(tid, ()):
                 leaf[i] = _kernel(t.get("kernel_ids"), lanes[run.core_of[i]].split("_")[0], f"task {k} kernel_ids")
         pairs: set[tuple[str, str]] = set()
         for k, e in enumerate(edges):
-            pairs.add((_id(_get(e, "pred", f"edge {k}"), f"edge {k} pred"),
-                       _id(_get(e, "succ", f"edge {k}"), f"edge {k} succ")))
-    except _Malformed as e:
-        raise _Malformed(f"{path}: {e}") from None
+            pairs.add((to_id(get_field(e, "pred", f"edge {k}"), f"edge {k} pred"),
+                       to_id(get_field(e, "succ", f"edge {k}"), f"edge {k} succ")))
+    except Malformed as e:
+        raise Malformed(f"{path}: {e}") from None
     run.info.update({"deps_tasks": len(tasks), "deps_edges": len(edges), "deps_pairs": len(pairs)})
     if spmd:
         run.notes.append(f"{_n(spmd, 'SPMD task')} (block_num > 1) in {path.name}: one box per block")
@@ -459,11 +459,11 @@ def _name_map(run: _Run, maps: Sequence[Path], leaf: Sequence[int]) -> dict[int,
     docs = []
     for m in maps:
         try:
-            doc = _read_json(m)
+            doc = read_json(m)
         except ValueError as e:
-            raise _Malformed(str(e)) from None
+            raise Malformed(str(e)) from None
         if not isinstance(doc, Mapping) or not isinstance(doc.get("callable_id_to_name"), Mapping):
-            raise _Malformed(f"{m}: not a name map ({{level, orchestrator_name, callable_id_to_name}})")
+            raise Malformed(f"{m}: not a name map ({{level, orchestrator_name, callable_id_to_name}})")
         docs.append((m, doc))
     chip = [(m, d) for m, d in docs if d.get("level", 2) == 2]
     if len(chip) != 1:
@@ -496,7 +496,7 @@ def _finish(sl: Swimlane, run: _Run, new_ids: Mapping[Hashable, int], pmu: Path 
     """The per-task extras by the swimlane's task ids, the PMU counters, the notes."""
     info = dict(sl.info)
     n = len(sl.tasks)
-    t0 = min((r.start for r in run.raws), default=0.0)  # _build counted the times from the first start
+    t0 = min((r.start for r in run.raws), default=0.0)  # build counted the times from the first start
     if run.dispatch or run.finish:
         disp: list[float | None] = [None] * n
         fin: list[float | None] = [None] * n
@@ -524,16 +524,16 @@ def _pmu(run: _Run, info: dict[str, Json], tasks: Sequence[LaneTask], ids: Mappi
     its rows in start order); per-task values in `info["pmu"]`, and each counter's share of the
     total cycles per core type in a note."""
     try:
-        text = _read_text(path)
+        text = read_text(path)
     except ValueError as e:
-        raise _Malformed(str(e)) from None
+        raise Malformed(str(e)) from None
     rows = list(csv.reader(io.StringIO(text)))
     if not rows:
-        raise _Malformed(f"{path}: the file is empty")
+        raise Malformed(f"{path}: the file is empty")
     head = [h.strip() for h in rows[0]]
     missing = [c for c in PMU_FIXED if c not in head]
     if missing:
-        raise _Malformed(f"{path}: no column {', '.join(missing)} (expected {', '.join(PMU_FIXED)}, counters, "
+        raise Malformed(f"{path}: no column {', '.join(missing)} (expected {', '.join(PMU_FIXED)}, counters, "
                          "event_type)")
     col = {h: i for i, h in enumerate(head)}
     counters = [h for h in head if h not in PMU_FIXED and h != "event_type"]
@@ -550,10 +550,10 @@ def _pmu(run: _Run, info: dict[str, Json], tasks: Sequence[LaneTask], ids: Mappi
             if not any(c.strip() for c in row):
                 continue
             if len(row) < len(head):
-                raise _Malformed(f"line {n} has {len(row)} cells, the header {len(head)}")
-            key = (_int(row[col["core_id"]], f"line {n} core_id"), _id(row[col["task_id"]], f"line {n} task_id"))
-            vals = [float(_int(row[col["pmu_total_cycles"]], f"line {n} pmu_total_cycles"))]
-            vals += [float(_int(row[col[c]], f"line {n} {c}")) for c in counters]
+                raise Malformed(f"line {n} has {len(row)} cells, the header {len(head)}")
+            key = (to_int(row[col["core_id"]], f"line {n} core_id"), to_id(row[col["task_id"]], f"line {n} task_id"))
+            vals = [float(to_int(row[col["pmu_total_cycles"]], f"line {n} pmu_total_cycles"))]
+            vals += [float(to_int(row[col[c]], f"line {n} {c}")) for c in counters]
             if "event_type" in col:
                 events.add(row[col["event_type"]].strip())
             hits = on_core.get(key, [])
@@ -567,8 +567,8 @@ def _pmu(run: _Run, info: dict[str, Json], tasks: Sequence[LaneTask], ids: Mappi
             acc = share[run.raws[i].lane.split("_")[0]]
             for j, v in enumerate(vals):
                 acc[j] += v
-    except _Malformed as e:
-        raise _Malformed(f"{path}: {e}") from None
+    except Malformed as e:
+        raise Malformed(f"{path}: {e}") from None
     info["pmu"] = {"event_type": sorted(events), "columns": ["pmu_total_cycles", *counters], "tasks": per_task}
     if unmatched:
         run.dropped.append(f"{unmatched} rows of {path.name} join no box by (core_id, task_id): not imported")

@@ -26,221 +26,86 @@ from __future__ import annotations
 
 import bisect
 import json
-import math
 import os
 import re
 from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pypto.boards.swimlane import PLACEHOLDER, SCHEMA, Lane, LaneTask, Swimlane, backward_arrows
-from pypto.boards.trace import paused_gc
-
-Json = Any
-PathLike = str | os.PathLike[str]
+from pypto.boards import dfx
+from pypto.boards.reading import (
+    CHIP_DEPS,
+    CHIP_RECORDS,
+    FAKE_RE,
+    LANE_RE,
+    Json,
+    Malformed,
+    PathLike,
+    Raw,
+    build,
+    core_lanes,
+    get_field,
+    guard,
+    read_json,
+    read_text,
+    to_id,
+    to_int,
+    to_list,
+    to_num,
+)
+from pypto.boards.swimlane import SCHEMA, LaneTask, Swimlane
 
 TICKS_PER_US = 50.0  # PyPTO's trace counter on A2/A3 (board-a2a3.md)
 CLOCK_HZ = 1.8e9  # A2/A3 core clock for cycle -> time (board-a2a3.md)
-CORE_ORDER = ("AIC", "AIV", "AICPU", "CPU")
 L1_PROF = "tilefwk_L1_prof_data.json"
 DYN_TOPO = "dyn_topo.txt"
-CHIP_RECORDS = "chip_swimlane_records.json"
-CHIP_DEPS = "deps.json"
 MERGED = "merged_swimlane.json"
 TOPO_HEADER = ("seqNo,taskId,rootIndex,rootHash,opmagic,leafIndex,leafHash,coreType,psgId,wrapId,"
                "staticSuccCount,successors...")
-_LANE_RE = re.compile(r"^(AICPU|AIC|AIV|CPU)[_\-\s]?(\d+)$", re.IGNORECASE)
-_FAKE_RE = re.compile(r"^fake[\s_-]*core", re.IGNORECASE)  # PyPTO's placeholder lane ("Fake Core_0")
 _PIPE_LANE_RE = re.compile(r"^(AICPU|AIC|AIV|CPU)[_\-\s]?\d+\.\w+$", re.IGNORECASE)  # our pipe sub-lanes
 _MERGED_NAME_RE = re.compile(r"^(\d+)-(.+)-(\d+)-(\d+)-(\d+)\((.*)\)$")
 _TOL = 1e-6  # µs
 
 
-class _Malformed(Exception):
-    """A problem found while reading; the loader's entry point turns it into a ValueError naming the file."""
 
 
 # ---- the shared builder -----------------------------------------------------------------------------
 
-@dataclass
-class _Raw:
-    key: Hashable  # the task's identity in the file
-    name: str  # the file's id, kept in LaneTask.name
-    lane: str  # lane name (AIV_3)
-    start: float  # µs, not yet shifted
-    end: float
-    leaf: int = -1
-    coord: tuple[int, ...] = ()
-    ready: float | None = None
-    preds: list[Hashable] = field(default_factory=list)
 
 
-def _lane_key(name: str) -> tuple[int, int, str]:
-    m = _LANE_RE.match(name)
-    core = m.group(1).upper() if m else ""
-    return (CORE_ORDER.index(core) if core in CORE_ORDER else len(CORE_ORDER), int(m.group(2)) if m else 0, name)
 
 
-def _lane(name: str) -> Lane:
-    m = _LANE_RE.match(name)
-    if m:
-        return Lane(name, m.group(1).upper())
-    return Lane(name, PLACEHOLDER if _FAKE_RE.match(name) else name.split("_")[0])
 
 
-def _build(source: str, fmt: str, raws: Sequence[_Raw], lane_names: Sequence[str] = (),
-           counters: Mapping[str, Sequence[tuple[float, float]]] | None = None,
-           info: Mapping[str, Json] | None = None, dropped: Sequence[str] = (),
-           new_ids: dict[Hashable, int] | None = None) -> Swimlane:
-    """The swimlane of `raws`: lanes sorted AIC, AIV, AICPU, CPU by index; ids by start order; times from 0
-    (`new_ids`, when given, is filled with each raw key's task id)."""
-    for r in raws:
-        if not (math.isfinite(r.start) and math.isfinite(r.end)):
-            raise _Malformed(f"task {r.name}: non-finite time ({r.start}, {r.end})")
-        if r.end < r.start:
-            raise _Malformed(f"task {r.name} ends ({r.end} µs) before it starts ({r.start} µs)")
-    seen: dict[Hashable, str] = {}
-    for r in raws:
-        if r.key in seen:
-            raise _Malformed(f"task id {r.name} appears twice")
-        seen[r.key] = r.name
-    names = sorted(set(lane_names) | {r.lane for r in raws}, key=_lane_key)
-    lanes = tuple(_lane(n) for n in names)
-    lane_index = {n: i for i, n in enumerate(names)}
-    order = sorted(range(len(raws)), key=lambda k: (raws[k].start, lane_index[raws[k].lane], k))
-    new_id = {raws[k].key: i for i, k in enumerate(order)}
-    if new_ids is not None:
-        new_ids.update(new_id)
-    t0 = min((r.start for r in raws), default=0.0)
-    tasks = []
-    to_self = to_none = 0
-    for i, k in enumerate(order):
-        r = raws[k]
-        ids = [new_id.get(p, -1) for p in r.preds]
-        to_self += ids.count(i)
-        to_none += ids.count(-1)
-        preds = tuple(sorted({p for p in ids if p >= 0 and p != i}))
-        tasks.append(LaneTask(i, lane_index[r.lane], r.start - t0, r.end - t0, r.leaf, r.coord, preds,
-                              None if r.ready is None else r.ready - t0, -1, r.name))
-    lines = list(dropped)
-    if to_self:
-        lines.append(f"{to_self} dependency arrows from a task to itself")
-    if to_none:
-        lines.append(f"{to_none} dependencies naming no task of the file")
-    shifted = {k: [(ts - t0, v) for ts, v in s] for k, s in (counters or {}).items()}
-    return Swimlane("imported", f"imported from {Path(source).name}", lanes, tuple(tasks), shifted, (),
-                    {"source": str(source), "format": fmt, **(info or {}), "dropped": lines,
-                     "ignored": ignored_arrows(tasks)})
 
 
-def ignored_arrows(tasks: Sequence[LaneTask]) -> list[str]:
-    """What the critical path of `tasks` leaves out (`Swimlane.ignored`): the arrows that run back in
-    time, and how many of them close a cycle (swimlane.backward_arrows) — kept, drawn, not followed."""
-    back, cyclic = backward_arrows(tasks)
-    if not back:
-        return []
-    return [f"{back} dependency arrows run back in time (the predecessor starts after its successor, or with "
-            f"it and ends later; {cyclic} of them close a cycle): kept and drawn, not followed by the critical "
-            f"path"]
 
 
-def _guard(source: str, fn: Any, *args: Any) -> Swimlane:
-    """Run a loader body; any problem becomes a ValueError naming `source`."""
-    try:
-        with paused_gc():
-            return fn(*args)
-    except _Malformed as e:
-        raise ValueError(f"{source}: {e}") from None
-    except (KeyError, TypeError, IndexError, AttributeError, ValueError, OverflowError, RecursionError) as e:
-        raise ValueError(f"{source}: malformed input ({type(e).__name__}: {e})") from None
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text()
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not a text file ({e})") from None
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read it ({e.strerror or e})") from None
 
 
-def _read_json(path: Path) -> Json:
-    text = _read_text(path)
-    if not text.strip():
-        raise ValueError(f"{path}: the file is empty")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not valid JSON ({e})") from None
-    except RecursionError:
-        raise ValueError(f"{path}: nested too deeply to be a trace") from None
 
 
 def _source(path_or_doc: Any, default: str) -> tuple[str, Json]:
     if isinstance(path_or_doc, (str, os.PathLike)):
         p = Path(path_or_doc)
-        return str(p), _read_json(p)
+        return str(p), read_json(p)
     return default, path_or_doc
 
 
-def _num(v: Any, what: str) -> float:
-    if isinstance(v, bool):
-        raise _Malformed(f"{what} is {v!r}, not a number")
-    if isinstance(v, (int, float)):
-        if not math.isfinite(v):
-            raise _Malformed(f"{what} is {v!r}, not a finite number")
-        return float(v)
-    if isinstance(v, str):
-        try:
-            return float(int(v, 16)) if v.strip().lower().startswith("0x") else float(v)
-        except ValueError:
-            pass
-    raise _Malformed(f"{what} is {v!r}, not a number")
 
 
-def _int(v: Any, what: str) -> int:
-    if isinstance(v, str):
-        s = v.strip()
-        try:
-            return int(s, 16) if s.lower().startswith("0x") else int(s)
-        except ValueError:
-            raise _Malformed(f"{what} is {v!r}, not an integer") from None
-    if isinstance(v, int) and not isinstance(v, bool):
-        return v  # exactly: 64-bit ids do not survive a float
-    x = _num(v, what)
-    if x != int(x):
-        raise _Malformed(f"{what} is {v!r}, not an integer")
-    return int(x)
 
 
-def _id(v: Any, what: str) -> str:
-    """An id as a canonical string (64-bit ids come as strings or ints; "0x…" and decimal agree)."""
-    if isinstance(v, str) and v.strip():
-        s = v.strip()
-        try:
-            return str(int(s, 16)) if s.lower().startswith("0x") else str(int(s))
-        except ValueError:
-            return s
-    return str(_int(v, what))
 
 
-def _get(d: Any, key: str, what: str) -> Any:
-    if not isinstance(d, Mapping):
-        raise _Malformed(f"{what} is {type(d).__name__}, expected an object")
-    if key not in d:
-        raise _Malformed(f"{what} has no {key!r}")
-    return d[key]
 
 
-def _list(v: Any, what: str) -> list[Any]:
-    if not isinstance(v, list):
-        raise _Malformed(f"{what} is {type(v).__name__}, expected an array")
-    return v
 
 
-def _seq_names(raws: list[_Raw], seqs: Sequence[int]) -> None:
+def _seq_names(raws: list[Raw], seqs: Sequence[int]) -> None:
     """Name tasks by their file id; with several sequences (device tasks), `seq:id`."""
     if len(set(seqs)) > 1:
         for r, s in zip(raws, seqs):
@@ -295,12 +160,12 @@ def _hint(text: Any, key: str) -> str | None:
 
 def _merged(source: str, doc: Json) -> Swimlane:
     events = doc.get("traceEvents") if isinstance(doc, Mapping) else doc
-    events = _list(events, "traceEvents")
+    events = to_list(events, "traceEvents")
     procs: dict[Any, str] = {}
     threads: dict[tuple[Any, Any], str] = {}
     for i, ev in enumerate(events):
         if not isinstance(ev, Mapping):
-            raise _Malformed(f"event {i} is {type(ev).__name__}, expected an object")
+            raise Malformed(f"event {i} is {type(ev).__name__}, expected an object")
         if ev.get("ph") == "M" and isinstance(ev.get("args"), Mapping):
             name = ev["args"].get("name")
             if ev.get("name") == "process_name":
@@ -313,16 +178,16 @@ def _merged(source: str, doc: Json) -> Swimlane:
     for (pid, tid), name in threads.items():
         if machine and pid not in machine:
             continue
-        m = _LANE_RE.match(name.strip())
+        m = LANE_RE.match(name.strip())
         if m:
             lane_of[(pid, tid)] = f"{m.group(1).upper()}_{int(m.group(2))}"
-        elif _FAKE_RE.match(name.strip()):
+        elif FAKE_RE.match(name.strip()):
             lane_of[(pid, tid)] = name.strip()  # kept by its own name; core PLACEHOLDER
         elif _PIPE_LANE_RE.match(name.strip()):
             pipe_threads.add((pid, tid))  # our chrome_trace's per-pipe detail of tasks read from their lanes
-    if not any(_LANE_RE.match(n) for n in lane_of.values()):
-        raise _Malformed("no thread named AIC_<i>, AIV_<i>, AICPU_<i> or CPU_<i> (thread_name metadata)")
-    raws: list[_Raw] = []
+    if not any(LANE_RE.match(n) for n in lane_of.values()):
+        raise Malformed("no thread named AIC_<i>, AIV_<i>, AICPU_<i> or CPU_<i> (thread_name metadata)")
+    raws: list[Raw] = []
     elsewhere: dict[str, int] = defaultdict(int)  # X slices on threads that are no lane, by thread name
     seqs: list[int] = []
     slices: dict[tuple[Any, Any], _Slices] = defaultdict(_Slices)
@@ -335,27 +200,27 @@ def _merged(source: str, doc: Json) -> Swimlane:
             if (ev.get("pid"), ev.get("tid")) not in pipe_threads:
                 elsewhere[threads.get((ev.get("pid"), ev.get("tid")), f"pid {ev.get('pid')} tid {ev.get('tid')}")] += 1
             continue
-        ts = _num(_get(ev, "ts", where), f"{where} ts")
-        dur = _num(_get(ev, "dur", where), f"{where} dur")
+        ts = to_num(get_field(ev, "ts", where), f"{where} ts")
+        dur = to_num(get_field(ev, "dur", where), f"{where} dur")
         args = ev.get("args") if isinstance(ev.get("args"), Mapping) else {}
         hint = args.get("event-hint")
         m = _MERGED_NAME_RE.match(str(ev.get("name", "")))
         task: Any = args.get("taskId", args.get("task", _hint(hint, "TaskId")))
         if task is None and m:
             task = m.group(3)
-        task_id = _id(task, f"{where} taskId") if task is not None else f"#{len(raws)}"
-        seq = _int(args.get("seqNo", m.group(1) if m else 0), f"{where} seqNo")
+        task_id = to_id(task, f"{where} taskId") if task is not None else f"#{len(raws)}"
+        seq = to_int(args.get("seqNo", m.group(1) if m else 0), f"{where} seqNo")
         leaf_arg = args.get("leafIndex", args.get("leaf"))
         if leaf_arg is not None:
-            leaf = _int(leaf_arg, f"{where} leafIndex")
+            leaf = to_int(leaf_arg, f"{where} leafIndex")
         else:
             lh = _hint(hint, "leafHash")
             leaf = leaf_hashes.setdefault(lh, len(leaf_hashes)) if lh is not None else -1
         coord = args.get("coord")
-        coord_t = tuple(_int(c, f"{where} coord") for c in coord) if isinstance(coord, list) else ()
+        coord_t = tuple(to_int(c, f"{where} coord") for c in coord) if isinstance(coord, list) else ()
         ready = args.get("ready")
-        raws.append(_Raw((seq, task_id), task_id, lane_of[(ev["pid"], ev["tid"])], ts, ts + dur, leaf, coord_t,
-                         None if ready is None else _num(ready, f"{where} ready")))
+        raws.append(Raw((seq, task_id), task_id, lane_of[(ev["pid"], ev["tid"])], ts, ts + dur, leaf, coord_t,
+                         None if ready is None else to_num(ready, f"{where} ready")))
         seqs.append(seq)
         slices[(ev["pid"], ev["tid"])].add(ts, ts + dur, len(raws) - 1)
     for s in slices.values():
@@ -369,7 +234,7 @@ def _merged(source: str, doc: Json) -> Swimlane:
             continue
         th = slices.get((ev.get("pid"), ev.get("tid")))
         ts = ev.get("ts")
-        k = th.bind(_num(ts, "flow ts"), ph, ph == "s" or ev.get("bp") == "e") if th is not None else None
+        k = th.bind(to_num(ts, "flow ts"), ph, ph == "s" or ev.get("bp") == "e") if th is not None else None
         if k is None:
             unbound += 1
             continue
@@ -386,7 +251,7 @@ def _merged(source: str, doc: Json) -> Swimlane:
             args = ev.get("args")
             if isinstance(args, Mapping) and args:
                 value = args.get("value", next(iter(args.values())))
-                counters[ev["name"]].append((_num(ev.get("ts"), "counter ts"), _num(value, "counter value")))
+                counters[ev["name"]].append((to_num(ev.get("ts"), "counter ts"), to_num(value, "counter value")))
     _seq_names(raws, seqs)
     info = {"unbound_flow_endpoints": unbound, "unpaired_flows": unpaired} if unbound or unpaired else {}
     dropped = []
@@ -398,7 +263,7 @@ def _merged(source: str, doc: Json) -> Swimlane:
         dropped.append(f"{unbound} flow arrow ends bind to no task slice (their dependencies are not imported)")
     if unpaired:
         dropped.append(f"{unpaired} flow arrows have a start or a finish only (not imported)")
-    return _build(source, "merged_swimlane", raws, list(lane_of.values()),
+    return build(source, "merged_swimlane", raws, list(lane_of.values()),
                   {k: sorted(v, key=lambda x: x[0]) for k, v in counters.items()}, info, dropped)
 
 
@@ -407,7 +272,7 @@ def load_merged_swimlane(path_or_doc: PathLike | Mapping[str, Json] | list[Json]
     `chrome_trace`): one task per X slice on a core thread, task id from args `taskId` (or `task`,
     or the event name), preds from the flow arrows, ReadyCount counters kept."""
     source, doc = _source(path_or_doc, MERGED)
-    return _guard(source, _merged, source, doc)
+    return guard(source, _merged, source, doc)
 
 
 # ---- tilefwk_L1_prof_data.json + dyn_topo.txt ------------------------------------------------------------
@@ -431,7 +296,7 @@ def _succ_column(header: list[str] | None, rows: list[tuple[int, list[str]]]) ->
         for i, h in enumerate(names):
             if h.startswith("successor"):
                 return i
-        raise _Malformed(f"line 1: a header without a successors column ({','.join(header)}); "
+        raise Malformed(f"line 1: a header without a successors column ({','.join(header)}); "
                          f"expected one of: {' | '.join(TOPO_LAYOUTS.values())}")
     for col in (9, 10):
         if rows and all(len(c) > col and c[col] == "" for _, c in rows):
@@ -443,7 +308,7 @@ def _topo_succs(path: Path) -> dict[tuple[int, str], list[str]]:
     """(seqNo, taskId) -> successor task ids, from dyn_topo.txt in any of its layouts."""
     header: list[str] | None = None
     rows: list[tuple[int, list[str]]] = []
-    for n, line in enumerate(_read_text(path).splitlines(), 1):
+    for n, line in enumerate(read_text(path).splitlines(), 1):
         cells = [c.strip() for c in line.split(",")]
         if not line.strip():
             continue
@@ -455,49 +320,49 @@ def _topo_succs(path: Path) -> dict[tuple[int, str], list[str]]:
     out: dict[tuple[int, str], list[str]] = {}
     for n, cells in rows:
         if len(cells) < col:
-            raise _Malformed(f"line {n} has {len(cells)} fields; a row of this layout has at least {col} "
+            raise Malformed(f"line {n} has {len(cells)} fields; a row of this layout has at least {col} "
                              f"({TOPO_LAYOUTS.get(col, ','.join(header or ()))})")
-        seq = _int(cells[0], f"line {n} seqNo")
-        task = str(_int(cells[1], f"line {n} taskId"))
-        out.setdefault((seq, task), []).extend(str(_int(c, f"line {n} successor")) for c in cells[col:] if c)
+        seq = to_int(cells[0], f"line {n} seqNo")
+        task = str(to_int(cells[1], f"line {n} taskId"))
+        out.setdefault((seq, task), []).extend(str(to_int(c, f"line {n} successor")) for c in cells[col:] if c)
     return out
 
 
 def _l1(source: str, data: Json, topo: Path | None, ticks_per_us: float) -> Swimlane:
     if ticks_per_us <= 0:
-        raise _Malformed(f"ticks_per_us must be positive, not {ticks_per_us}")
-    cores = _list(data, "the document")
-    raws: list[_Raw] = []
+        raise Malformed(f"ticks_per_us must be positive, not {ticks_per_us}")
+    cores = to_list(data, "the document")
+    raws: list[Raw] = []
     seqs: list[int] = []
     lanes: list[str] = []
     for c, core in enumerate(cores):
         where = f"core {c}"
-        kind = str(_get(core, "coreType", where)).upper()
+        kind = str(get_field(core, "coreType", where)).upper()
         if kind not in _L1_CORES:
-            raise _Malformed(f"{where} coreType {kind!r} (expected AIC, AIV or AI-CPU)")
-        lane = f"{_L1_CORES[kind]}_{_int(_get(core, 'blockIdx', where), f'{where} blockIdx')}"
+            raise Malformed(f"{where} coreType {kind!r} (expected AIC, AIV or AI-CPU)")
+        lane = f"{_L1_CORES[kind]}_{to_int(get_field(core, 'blockIdx', where), f'{where} blockIdx')}"
         lanes.append(lane)
-        for k, t in enumerate(_list(_get(core, "tasks", where), f"{where} tasks")):
+        for k, t in enumerate(to_list(get_field(core, "tasks", where), f"{where} tasks")):
             w = f"{where} task {k}"
-            seq = _int(t.get("seqNo", 0), f"{w} seqNo") if isinstance(t, Mapping) else 0
-            task = _id(_get(t, "taskId", w), f"{w} taskId")
-            start = _num(_get(t, "execStart", w), f"{w} execStart") / ticks_per_us
-            end = _num(_get(t, "execEnd", w), f"{w} execEnd") / ticks_per_us
-            leaf = _int(t.get("leafIndex", -1), f"{w} leafIndex")
-            raws.append(_Raw((seq, task), task, lane, start, end, leaf))
+            seq = to_int(t.get("seqNo", 0), f"{w} seqNo") if isinstance(t, Mapping) else 0
+            task = to_id(get_field(t, "taskId", w), f"{w} taskId")
+            start = to_num(get_field(t, "execStart", w), f"{w} execStart") / ticks_per_us
+            end = to_num(get_field(t, "execEnd", w), f"{w} execEnd") / ticks_per_us
+            leaf = to_int(t.get("leafIndex", -1), f"{w} leafIndex")
+            raws.append(Raw((seq, task), task, lane, start, end, leaf))
             seqs.append(seq)
     dropped: list[str] = []
     if topo is not None:
         try:
             succs = _topo_succs(topo)
-        except _Malformed as e:
-            raise _Malformed(f"{topo}: {e}") from None
+        except Malformed as e:
+            raise Malformed(f"{topo}: {e}") from None
         dropped = _topo_deps(raws, succs, topo.name)
     _seq_names(raws, seqs)
-    return _build(source, "tilefwk_L1_prof_data", raws, lanes, None, {"ticks_per_us": ticks_per_us}, dropped)
+    return build(source, "tilefwk_L1_prof_data", raws, lanes, None, {"ticks_per_us": ticks_per_us}, dropped)
 
 
-def _topo_deps(raws: list[_Raw], succs: Mapping[tuple[int, str], list[str]], topo: str) -> list[str]:
+def _topo_deps(raws: list[Raw], succs: Mapping[tuple[int, str], list[str]], topo: str) -> list[str]:
     """Add the topology's dependencies to `raws`. A task the topology has and the profile lacks (PyPTO
     draws it on its "Fake Core" lane at made-up times) is bridged: a -> untimed -> b becomes a -> b,
     so the critical path still follows the file's order. Returns what could not be placed."""
@@ -550,63 +415,55 @@ def load_l1_prof(prof_path: PathLike, topo_path: PathLike | None = None,
     """CANN PyPTO's `tilefwk_L1_prof_data.json` (cores with their tasks, times in counter ticks,
     `ticks_per_us` of them per µs) and, if given, `dyn_topo.txt` for the dependencies."""
     p = Path(prof_path)
-    return _guard(str(p), _l1, str(p), _read_json(p), Path(topo_path) if topo_path is not None else None,
+    return guard(str(p), _l1, str(p), read_json(p), Path(topo_path) if topo_path is not None else None,
                   ticks_per_us)
 
 
 # ---- chip_swimlane_records.json + deps.json (PyPTO 3.0) -----------------------------------------------------
 
-def _core_lanes(core_types: Any, num_cores: int) -> list[str]:
-    """Lane names of aicore ids 0..num_cores-1: `<type>_<id>`, the absolute core id (the runtime's
-    own traces name AIV_24 the core 24 is), the type from `core_types` (one per core, any case; a
-    single type means every core has it); a core with no type is `AICORE_<id>`."""
-    types = [str(t).upper() for t in core_types] if isinstance(core_types, list) else []
-    if len(types) == 1:
-        types = types * num_cores
-    return [f"{types[i] if i < len(types) else 'AICORE'}_{i}" for i in range(num_cores)]
 
 
 def _chip(source: str, doc: Json, deps: Path | None, clock_hz: float | None) -> Swimlane:
-    meta = _get(doc, "metadata", "the document")
+    meta = get_field(doc, "metadata", "the document")
     clock = meta.get("clock_freq_hz", clock_hz) if isinstance(meta, Mapping) else clock_hz
     if clock is None:
-        raise _Malformed("metadata has no clock_freq_hz (pass clock_hz=… to read it anyway)")
-    clock = _num(clock, "metadata.clock_freq_hz")
+        raise Malformed("metadata has no clock_freq_hz (pass clock_hz=… to read it anyway)")
+    clock = to_num(clock, "metadata.clock_freq_hz")
     if clock <= 0:
-        raise _Malformed(f"metadata.clock_freq_hz is {clock}, not positive")
+        raise Malformed(f"metadata.clock_freq_hz is {clock}, not positive")
     per_us = clock / 1e6
-    core_rows = _list(doc.get("aicore_tasks", []), "aicore_tasks")
-    cpu_rows = _list(doc.get("aicpu_tasks", []), "aicpu_tasks")
-    max_core = max((_int(r[0], f"aicore_tasks row {k} core_id") for k, r in enumerate(core_rows)
+    core_rows = to_list(doc.get("aicore_tasks", []), "aicore_tasks")
+    cpu_rows = to_list(doc.get("aicpu_tasks", []), "aicpu_tasks")
+    max_core = max((to_int(r[0], f"aicore_tasks row {k} core_id") for k, r in enumerate(core_rows)
                     if isinstance(r, list) and r), default=-1)
-    num_cores = max(_int(meta.get("num_cores", 0), "metadata.num_cores"), max_core + 1)
-    core_lanes = _core_lanes(meta.get("core_types"), num_cores)
-    raws: list[_Raw] = []
+    num_cores = max(to_int(meta.get("num_cores", 0), "metadata.num_cores"), max_core + 1)
+    lanes_of_cores = core_lanes(meta.get("core_types"), num_cores)
+    raws: list[Raw] = []
     by_task: dict[str, list[Hashable]] = defaultdict(list)  # the runtime's task id -> its rows (one per block)
     by_reg: dict[str, list[Hashable]] = defaultdict(list)  # reg_task_id (aicore) / task id (aicpu) -> rows
     for k, row in enumerate(core_rows):
         what = f"aicore_tasks row {k}"
         if not isinstance(row, list) or len(row) < 5:
-            raise _Malformed(f"{what} is {row!r}, expected [core_id, task_id, reg_task_id, start_cycles, "
+            raise Malformed(f"{what} is {row!r}, expected [core_id, task_id, reg_task_id, start_cycles, "
                              "end_cycles, …]")
-        core = _int(row[0], f"{what} core_id")
+        core = to_int(row[0], f"{what} core_id")
         if core < 0:
-            raise _Malformed(f"{what} core_id {core} is negative")
-        task, reg = _id(row[1], f"{what} task_id"), _id(row[2], f"{what} reg_task_id")
-        raws.append(_Raw(("aicore", k), task, core_lanes[core], _num(row[3], f"{what} start_cycles") / per_us,
-                         _num(row[4], f"{what} end_cycles") / per_us))
+            raise Malformed(f"{what} core_id {core} is negative")
+        task, reg = to_id(row[1], f"{what} task_id"), to_id(row[2], f"{what} reg_task_id")
+        raws.append(Raw(("aicore", k), task, lanes_of_cores[core], to_num(row[3], f"{what} start_cycles") / per_us,
+                         to_num(row[4], f"{what} end_cycles") / per_us))
         by_task[task].append(("aicore", k))
         by_reg[reg].append(("aicore", k))
     cpu_lanes = []
     for k, row in enumerate(cpu_rows):
         what = f"aicpu_tasks row {k}"
         if not isinstance(row, list) or len(row) < 4:
-            raise _Malformed(f"{what} is {row!r}, expected [core_id, task_id, dispatch_cycles, finish_cycles]")
-        lane = f"AICPU_{_int(row[0], f'{what} core_id')}"
+            raise Malformed(f"{what} is {row!r}, expected [core_id, task_id, dispatch_cycles, finish_cycles]")
+        lane = f"AICPU_{to_int(row[0], f'{what} core_id')}"
         cpu_lanes.append(lane)
-        reg = _id(row[1], f"{what} task_id")
-        raws.append(_Raw(("aicpu", k), reg, lane, _num(row[2], f"{what} dispatch_cycles") / per_us,
-                         _num(row[3], f"{what} finish_cycles") / per_us))
+        reg = to_id(row[1], f"{what} task_id")
+        raws.append(Raw(("aicpu", k), reg, lane, to_num(row[2], f"{what} dispatch_cycles") / per_us,
+                         to_num(row[3], f"{what} finish_cycles") / per_us))
         by_reg[reg].append(("aicpu", k))
 
     def rows_of(ident: str) -> list[Hashable]:
@@ -622,20 +479,20 @@ def _chip(source: str, doc: Json, deps: Path | None, clock_hz: float | None) -> 
         by_key = {r.key: r for r in raws}
         try:
             try:
-                deps_doc = _read_json(deps)
+                deps_doc = read_json(deps)
             except ValueError as e:
-                raise _Malformed(str(e)) from None
-            edges = _list(_get(deps_doc, "edges", "the document"), "edges")
+                raise Malformed(str(e)) from None
+            edges = to_list(get_field(deps_doc, "edges", "the document"), "edges")
             unmatched = 0
             for k, e in enumerate(edges):
-                preds = rows_of(_id(_get(e, "pred", f"edge {k}"), f"edge {k} pred"))
-                succs = rows_of(_id(_get(e, "succ", f"edge {k}"), f"edge {k} succ"))
+                preds = rows_of(to_id(get_field(e, "pred", f"edge {k}"), f"edge {k} pred"))
+                succs = rows_of(to_id(get_field(e, "succ", f"edge {k}"), f"edge {k} succ"))
                 if not preds or not succs:
                     unmatched += 1
                 for s in succs:
                     by_key[s].preds.extend(preds)
-        except _Malformed as e:
-            raise _Malformed(f"{deps}: {e}") from None
+        except Malformed as e:
+            raise Malformed(f"{deps}: {e}") from None
         if unmatched:
             info["unmatched_edges"] = unmatched
             dropped.append(f"{unmatched} edges of {deps.name} name a task with no record in {CHIP_RECORDS} "
@@ -645,7 +502,7 @@ def _chip(source: str, doc: Json, deps: Path | None, clock_hz: float | None) -> 
     for r in raws:
         if r.key[0] == "aicpu" and r.name in core_names:
             r.name = f"aicpu:{r.name}"
-    return _build(source, "chip_swimlane_records", raws, core_lanes + cpu_lanes, None, info, dropped)
+    return build(source, "chip_swimlane_records", raws, lanes_of_cores + cpu_lanes, None, info, dropped)
 
 
 def load_chip_swimlane(records_path: PathLike, deps_path: PathLike | None = None,
@@ -657,7 +514,7 @@ def load_chip_swimlane(records_path: PathLike, deps_path: PathLike | None = None
     row per block, each bound by the task's edges. Edge ids are matched against the task ids, then
     against a reg_task_id (or aicpu task id) that names one row only."""
     p = Path(records_path)
-    return _guard(str(p), _chip, str(p), _read_json(p), Path(deps_path) if deps_path is not None else None,
+    return guard(str(p), _chip, str(p), read_json(p), Path(deps_path) if deps_path is not None else None,
                   clock_hz)
 
 
@@ -668,7 +525,6 @@ def load_any(path: PathLike) -> Swimlane:
     merged_swimlane.json), tilefwk_L1_prof_data.json (with dyn_topo.txt beside it, if there),
     chip_swimlane_records.json (with deps.json beside it, if there). A directory is searched
     for those file names."""
-    from pypto.boards import dfx  # PyPTO 3's dfx_outputs/ (it reads with this module's helpers)
 
     p = Path(path)
     records = dfx.records_in(p) if p.is_dir() else None
@@ -681,7 +537,7 @@ def load_any(path: PathLike) -> Swimlane:
         raise ValueError(f"{p}: no {CHIP_RECORDS}, {L1_PROF} or {MERGED} in this directory")
     if p.name == DYN_TOPO:
         raise ValueError(f"{p}: a {DYN_TOPO} holds dependencies only; load {L1_PROF} (it is read beside it)")
-    doc = _read_json(p)
+    doc = read_json(p)
     if isinstance(doc, Mapping) and doc.get("schema") == SCHEMA:
         try:
             return Swimlane.from_json(doc)
@@ -692,12 +548,12 @@ def load_any(path: PathLike) -> Swimlane:
         return load_merged_swimlane(p)
     if isinstance(doc, list) and all(isinstance(c, Mapping) and "coreType" in c for c in doc):
         topo = p.parent / DYN_TOPO
-        return _guard(str(p), _l1, str(p), doc, topo if topo.exists() else None, TICKS_PER_US)
+        return guard(str(p), _l1, str(p), doc, topo if topo.exists() else None, TICKS_PER_US)
     if dfx.is_dfx_records(doc):  # the runtime's own layout (chip_swimlane_level, aicpu rows joined to aicore)
         return dfx.load_dfx(p, doc=doc)
     if isinstance(doc, Mapping) and ("aicore_tasks" in doc or "aicpu_tasks" in doc):
         deps = p.parent / CHIP_DEPS
-        return _guard(str(p), _chip, str(p), doc, deps if deps.exists() else None, None)
+        return guard(str(p), _chip, str(p), doc, deps if deps.exists() else None, None)
     if isinstance(doc, Mapping) and "edges" in doc:
         raise ValueError(f"{p}: a deps.json holds dependencies only; load {CHIP_RECORDS} (it is read beside it)")
     raise ValueError(f"{p}: not a swimlane format this pypto reads (our swimlane JSON, a Chrome trace, "
@@ -711,7 +567,7 @@ def _per_core_index(sl: Swimlane) -> list[int]:
     count: dict[str, int] = defaultdict(int)
     out = []
     for ln in sl.lanes:
-        m = _LANE_RE.match(ln.name)
+        m = LANE_RE.match(ln.name)
         out.append(int(m.group(2)) if m and m.group(1).upper() == ln.core else count[ln.core])
         count[ln.core] += 1
     return out
