@@ -7,6 +7,7 @@ lowers them into our one pipeline: `pl.jit` kernels are traced by the jit CANN k
 What is supported, name by name, and what is not: docs/pypto3.md.
 """
 
+from pypto.language import tile
 from pypto.language.annotation import (
     BF16,
     BOOL,
@@ -27,17 +28,28 @@ from pypto.language.annotation import (
     Tensor,
     dynamic,
 )
-from pypto.language.control import Level, at, parallel, range  # noqa: A004 - PyPTO 3's names
+from pypto.language.control import (
+    Level,
+    SplitMode,
+    at,
+    cross_core_slot,
+    parallel,
+    range,  # noqa: A004 - PyPTO 3's name
+    split,
+)
 from pypto.language.kernel import CompiledProgram, PlKernel, jit
 from pypto.language.ops import (
+    AtomicType,
     abs,  # noqa: A004 - PyPTO 3's name
     add,
     assemble,
     cast,
+    col_expand,
     col_expand_add,
     col_expand_div,
     col_expand_mul,
     col_expand_sub,
+    concat,
     create_tensor,
     div,
     exp,
@@ -48,7 +60,10 @@ from pypto.language.ops import (
     minimum,
     mul,
     neg,
+    recip,
+    relu,
     reshape,
+    row_expand,
     row_expand_add,
     row_expand_div,
     row_expand_mul,
@@ -61,8 +76,11 @@ from pypto.language.ops import (
     sqrt,
     sub,
 )
+from pypto.language.tile import Mem, MemorySpace, PadValue, Tile, create_tile, load, move, store
 
 __all__ = [
+    "AtomicType", "Mem", "MemorySpace", "PadValue", "SplitMode", "Tile", "col_expand", "concat", "create_tile",
+    "cross_core_slot", "load", "move", "recip", "relu", "row_expand", "split", "store", "tile",
     "BF16", "BOOL", "FP16", "FP32", "INDEX", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32",
     "UINT64", "CompiledProgram", "InOut", "Level", "Out", "PlKernel", "Scalar", "Tensor", "abs", "add", "assemble",
     "at", "cast", "col_expand_add", "col_expand_div", "col_expand_mul", "col_expand_sub", "create_tensor", "div",

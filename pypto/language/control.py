@@ -120,9 +120,48 @@ class AtScope:
             self._builder.label = self._saved
 
 
+class SplitMode(enum.Enum):
+    """How a mixed cube/vector scope is split across the two vector lanes: by rows (`UP_DOWN`), by
+    columns (`LEFT_RIGHT`), or not at all (`NONE`)."""
+
+    NONE = "NONE"
+    UP_DOWN = "UP_DOWN"
+    LEFT_RIGHT = "LEFT_RIGHT"
+
+
+class Optimization:
+    """An entry of `pl.at(..., optimizations=[...])`: a hint to the runtime's scheduler. Accepted and
+    checked; our pipeline partitions a mixed scope by core type itself, so it changes nothing here."""
+
+    def __init__(self, kind: str, value: Any) -> None:
+        self.kind = kind
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"pl.{self.kind}({self.value!r})"
+
+
+def split(mode: SplitMode) -> Optimization:
+    """`pl.split(pl.SplitMode.UP_DOWN)`: split a mixed cube/vector scope's tiles across the vector lanes."""
+    if not isinstance(mode, SplitMode):
+        raise PyptoError(f"pl.split: mode must be a pl.SplitMode, got {mode!r}")
+    return Optimization("split", mode)
+
+
+def cross_core_slot(slot_num: int) -> Optimization:
+    """`pl.cross_core_slot(slot_num=N)`: the depth of the cube-to-vector ring of a mixed scope."""
+    if isinstance(slot_num, bool) or not isinstance(slot_num, int) or slot_num < 1:
+        raise PyptoError(f"pl.cross_core_slot: slot_num must be a positive int, got {slot_num!r}")
+    return Optimization("cross_core_slot", slot_num)
+
+
 def at(level: Level, role: Any = None, *, optimizations: Any = None, deps: Any = None, no_dep_args: Any = None,
        dumps: Any = None, allow_early_resolve: bool = False, name_hint: str = "", windowize: bool = False) -> AtScope:
     """`pl.at(level=pl.Level.CORE_GROUP, name_hint="...")`: the region one in-core task runs.
     `role`, `optimizations`, `deps`, `no_dep_args`, `dumps`, `allow_early_resolve` and `windowize` are
     the runtime's scheduling hints: accepted, with no effect on this board."""
+    for o in optimizations or ():
+        if not isinstance(o, Optimization):
+            raise PyptoError(f"pl.at: optimizations= takes pl.split(...) and pl.cross_core_slot(...) entries, "
+                             f"got {o!r}")
     return AtScope(level, str(name_hint or ""))

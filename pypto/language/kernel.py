@@ -15,6 +15,10 @@ goes through the same tensor -> tile -> block -> execute pipeline and CompileRec
 
 `kernel.compile(*args, config=RunConfig(...))` gives a `CompiledProgram` with an `output_dir`, what
 `pypto.runtime.execute_compiled(output_dir, args)` runs: the pair pypto-lib's `golden` runner uses.
+
+`@pl.jit.incore` marks a function as one in-core task: called from a kernel being traced, its body
+is inlined inside a `pl.at(level=CORE_GROUP)` scope named after it (its ops are one scope instance,
+labelled with its name in the graph and the swimlane); called on its own, it is a kernel.
 """
 
 from __future__ import annotations
@@ -28,7 +32,10 @@ from typing import Any
 from pypto.frontend.body import traced_body
 from pypto.frontend.jit import CompiledKernel, JitKernel, ParamSpec
 from pypto.ir.errors import PyptoError
-from pypto.language.annotation import ScalarType, spec_of
+from pypto.language.annotation import ScalarType, TensorType, spec_of
+from pypto.language.control import AtScope, Level
+from pypto.tracing import builder as _b
+from pypto.tracing.tensor import Tensor
 
 DIALECT = "pypto3"
 # the platforms a RunConfig may name: PyPTO 3's A2/A3 device and its simulator are this product's
@@ -153,6 +160,48 @@ class PlKernel(JitKernel):
         return f"<pl.jit kernel {self.name}>"
 
 
+class PlIncore(PlKernel):
+    """A `@pl.jit.incore` function: inlined as one in-core scope where a kernel calls it."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _b.current() is None:  # called from Python: compiled and run as a kernel of its own
+            return super().__call__(*args, **kwargs)
+        kwargs.pop("config", None)
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise PyptoError(f"{self.name}(...): {e}") from None
+        self._check_operands(bound.arguments)
+        with AtScope(Level.CORE_GROUP, self.name):
+            return self.body()(*args, **kwargs)
+
+    def _check_operands(self, arguments: dict[str, Any]) -> None:
+        """A tensor argument must match its parameter's declared shape and dtype (the dims known when traced)."""
+        anns = self._pl_annotations()
+        for pname, value in arguments.items():
+            ann = anns.get(pname)
+            if not isinstance(ann, TensorType) or not isinstance(value, Tensor):
+                continue
+            if ann.dtype is not None and value.dtype != ann.dtype:
+                raise PyptoError(f"{self.name}(...): argument {pname!r} is {value.dtype.name}, the parameter is "
+                                 f"declared {ann.dtype.name}")
+            if ann.shape is not None:
+                got = list(value.shape)
+                ok = len(got) == len(ann.shape) and all(
+                    not (isinstance(w, int) and isinstance(g, int)) or w == g for w, g in zip(ann.shape, got))
+                if not ok:
+                    raise PyptoError(f"{self.name}(...): argument {pname!r} has shape {got}, the parameter is "
+                                     f"declared {list(ann.shape)}")
+
+    def fresh(self) -> PlIncore:
+        twin = PlIncore(self.fn)
+        twin._body = self._body
+        return twin
+
+    def __repr__(self) -> str:
+        return f"<pl.jit.incore function {self.name}>"
+
+
 def _param_node(ck: CompiledKernel, pname: str) -> int | None:
     """The id of parameter `pname`'s node in the traced graph."""
     for n in ck.graph.params():
@@ -205,10 +254,21 @@ def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
     return traced_body(fn)
 
 
+def incore(fn: Callable[..., Any] | None = None, **opts: Any) -> Any:
+    """`@pl.jit.incore`: a function that is one in-core task where a kernel calls it."""
+    if fn is None:
+        return lambda f: incore(f, **opts)
+    if not inspect.isfunction(fn):
+        raise PyptoError(f"@pl.jit.incore decorates a function, got {type(fn).__name__}")
+    return PlIncore(fn)
+
+
 class Jit:
-    """`pl.jit`: `@pl.jit` makes a kernel, `@pl.jit.inline` an inlined helper."""
+    """`pl.jit`: `@pl.jit` makes a kernel, `@pl.jit.inline` an inlined helper, `@pl.jit.incore` an
+    in-core function."""
 
     inline = staticmethod(inline)
+    incore = staticmethod(incore)
 
     def __call__(self, fn: Callable[..., Any] | None = None, **opts: Any) -> Any:
         if fn is None:

@@ -7,12 +7,14 @@ column, `row_expand_mul(x, r)` broadcasts such a column along each row, `matmul`
 output dtype from its inputs, `matmul_acc(acc, a, b)` adds into an accumulator, `cast` takes
 `target_type` and a rounding-mode name. Each function here checks what PyPTO 3's user
 documentation says its operands must be (a row-expand operand is `[rows, 1]`, a col-expand one
-`[1, cols]`) and emits the equivalent graph. Only the tensor forms exist: a `pl.Tile` operand
-(the `@pl.program` dialect) is not supported yet (docs/pypto3.md).
+`[1, cols]`) and emits the equivalent graph. A `pl.Tile` (`pypto/language/tile.py`) is a tensor of
+the trace too, so each op takes tiles as it takes tensors: the tile forms (`row_max(tile, tmp_tile)`)
+accept their scratch-tile argument, which changes nothing here.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,8 +31,7 @@ _CAST_MODES = {"none": CastMode.CAST_NONE, "rint": CastMode.CAST_RINT, "round": 
 
 def _tensor(op: str, x: Any, role: str = "input") -> Tensor:
     if not isinstance(x, Tensor) or x.trace is None:
-        raise PyptoError(f"pl.{op}: {role} must be a tensor inside a @pl.jit kernel, got {type(x).__name__} "
-                         f"(pl.Tile operands, the @pl.program dialect, are not supported yet)")
+        raise PyptoError(f"pl.{op}: {role} must be a tensor or tile inside a PyPTO 3 kernel, got {type(x).__name__}")
     return x
 
 
@@ -98,6 +99,16 @@ def abs(input: Any) -> Tensor:  # noqa: A001, A002
     return api.abs(_tensor("abs", input))
 
 
+def relu(input: Any) -> Tensor:  # noqa: A002
+    """`pl.relu(x)`: `max(x, 0)`."""
+    return api.relu(_tensor("relu", input))
+
+
+def recip(input: Any, high_precision: bool = False) -> Tensor:  # noqa: A002
+    """`pl.recip(x)`: `1 / x` (`high_precision` selects an A5 path: no effect here)."""
+    return api.reciprocal(_tensor("recip", input))
+
+
 def cast(input: Any, target_type: DataType, mode: str | int = "round") -> Tensor:  # noqa: A002
     """`pl.cast(x, target_type, mode="round")`: convert the dtype; `mode` names the rounding
     ("none", "rint", "round", "floor", "ceil", "trunc", "odd", or 0-6)."""
@@ -140,12 +151,40 @@ def slice(input: Any, shape: Sequence[Any], offset: Sequence[Any],  # noqa: A001
                     valid_shape=list(valid_shape) if valid_shape is not None else None)
 
 
-def assemble(target: Any, source: Any, offset: Sequence[Any]) -> Tensor:
+class AtomicType(enum.Enum):
+    """How a write combines with what the tensor holds: overwrite (`None_`, the default) or add (`Add`,
+    the split-K idiom: each core adds its partial product into one output)."""
+
+    None_ = "None"
+    Add = "Add"
+
+
+def write_region(out: Tensor, src: Tensor, offsets: Sequence[Any], atomic: Any = None) -> Tensor:
+    """Write `src` into `out` at `offsets` (added into the region's contents for `AtomicType.Add`); `out`."""
+    if atomic is None or atomic is AtomicType.None_:
+        api.assemble(src, list(offsets), out)
+        return out
+    if atomic is not AtomicType.Add:
+        raise PyptoError(f"atomic={atomic!r}: must be pl.AtomicType.Add or pl.AtomicType.None_")
+    region = api.view(out, list(src.shape), list(offsets))
+    api.assemble(api.add(region, src), list(offsets), out)
+    return out
+
+
+def assemble(target: Any, source: Any, offset: Sequence[Any], atomic: Any = None) -> Tensor:
     """`pl.assemble(target, source, offset)`: write `source` into `target` at `offset`; the updated
-    target (`target[a:b, c:d] = source` too)."""
+    target (`target[a:b, c:d] = source` too). `atomic=pl.AtomicType.Add` adds it in instead."""
     t = _tensor("assemble", target, "target")
-    api.assemble(_tensor("assemble", source, "source"), list(offset), t)
-    return t
+    return write_region(t, _tensor("assemble", source, "source"), offset, atomic)
+
+
+def concat(src0: Any, src1: Any) -> Tensor:
+    """`pl.concat(a, b)`: `a` and `b` side by side, joined along the columns (the last dim)."""
+    a, b = _tensor("concat", src0, "src0"), _tensor("concat", src1, "src1")
+    if len(a.shape) != len(b.shape) or not all(_same(x, y) for x, y in zip(a.shape[:-1], b.shape[:-1])):
+        raise PyptoError(f"pl.concat: the operands must agree on all but the last dim, got {list(a.shape)} and "
+                         f"{list(b.shape)}")
+    return api.concat([a, b], dim=-1)
 
 
 # ---- reductions and broadcasts -----------------------------------------------------------------------
@@ -155,25 +194,37 @@ def _rank2(op: str, x: Tensor) -> None:
         raise PyptoError(f"pl.{op}: the input must have at least one dim, got a scalar tensor")
 
 
-def row_sum(input: Any) -> Tensor:  # noqa: A002
+def row_sum(input: Any, tmp_tile: Any = None) -> Tensor:  # noqa: A002
     """`pl.row_sum(x)`: each row's sum, kept as a column (`[rows, cols]` -> `[rows, 1]`)."""
     x = _tensor("row_sum", input)
     _rank2("row_sum", x)
     return api.sum(x, dim=-1, keepdim=True)
 
 
-def row_max(input: Any) -> Tensor:  # noqa: A002
+def row_max(input: Any, tmp_tile: Any = None) -> Tensor:  # noqa: A002
     """`pl.row_max(x)`: each row's maximum, as a `[rows, 1]` column."""
     x = _tensor("row_max", input)
     _rank2("row_max", x)
     return api.amax(x, dim=-1, keepdim=True)
 
 
-def row_min(input: Any) -> Tensor:  # noqa: A002
+def row_min(input: Any, tmp_tile: Any = None) -> Tensor:  # noqa: A002
     """`pl.row_min(x)`: each row's minimum, as a `[rows, 1]` column."""
     x = _tensor("row_min", input)
     _rank2("row_min", x)
     return api.amin(x, dim=-1, keepdim=True)
+
+
+def row_expand(target: Any, row_vec: Any) -> Tensor:
+    """`pl.row_expand(x, r)`: the `[rows, 1]` column `r` repeated along each row of `x`'s shape."""
+    x, r = _row_operand("row_expand", target, row_vec)
+    return api.expand_clone(r, list(x.shape))
+
+
+def col_expand(target: Any, col_vec: Any) -> Tensor:
+    """`pl.col_expand(x, c)`: the `[1, cols]` row `c` repeated down each column of `x`'s shape."""
+    x, c = _col_operand("col_expand", target, col_vec)
+    return api.expand_clone(c, list(x.shape))
 
 
 def _one(d: Any) -> bool:
