@@ -3,8 +3,8 @@
 `_device_synchronize()` waits for the NPU's queued work in PyPTO; a kernel call here returns
 when its results are written, so there is nothing to wait for.
 
-It is also PyPTO 3's `pypto.runtime` (the two share the name upstream): `RunConfig` and
-`execute_compiled`, what `@pl.jit` kernels and pypto-lib's runner call.
+It is also PyPTO 3's `pypto.runtime` (the two share the name upstream): `RunConfig`,
+`execute_compiled` and `run`, what `@pl.jit` kernels, `@pl.program`s and pypto-lib's runner call.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pypto.ir.errors import PyptoError
-from pypto.language.kernel import check_platform, program_at
+from pypto.language.kernel import PlKernel, Program, check_platform, program_at
 
 
 def _device_synchronize() -> None:
@@ -75,3 +75,15 @@ def execute_compiled(work_dir: str | os.PathLike[str], args: Sequence[Any], *, p
     values. `dfx` (swimlane, PMU and dump flags) is accepted and writes nothing here."""
     check_platform(platform)
     program_at(os.fspath(work_dir)).kernel(*args)
+
+
+def run(program: Any, *args: Any, config: RunConfig | None = None, **kwargs: Any) -> Any:
+    """Run a `@pl.program` (its Orchestration entry) or a `@pl.jit` kernel on `args`: tensors are written
+    in place, and what the entry returns is returned. `config` (a RunConfig) names the platform."""
+    if config is not None:
+        check_platform(getattr(config, "platform", "a2a3sim"))
+    if isinstance(program, Program):
+        return program.entry(*args, **kwargs)
+    if isinstance(program, PlKernel):
+        return program(*args, **kwargs)
+    raise PyptoError(f"pypto.runtime.run takes a @pl.program or a @pl.jit kernel, got {type(program).__name__}")

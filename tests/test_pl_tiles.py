@@ -228,3 +228,76 @@ def test_tile_annotations_and_hints_are_checked() -> None:
         pl.split("UP_DOWN")
     with pytest.raises(PyptoError, match="positive int"):
         pl.cross_core_slot(slot_num=0)
+
+
+# ---- @pl.program with @pl.function(type=...), run by pypto.runtime.run ---------------------------------
+
+@pl.function(type=pl.FunctionType.InCore)
+def shift_rows(x: pl.Tensor[[RT, COLS], pl.FP32], out: pl.Out[pl.Tensor[[RT, COLS], pl.FP32]]):
+    t = pl.load(x, [0, 0], [RT, COLS])
+    return pl.store(pl.row_expand_sub(t, pl.row_max(t)), [0, 0], out)
+
+
+@pl.program
+class ShiftThenSquare:
+    @pl.function(type=pl.FunctionType.InCore)
+    def square(self, x: pl.Tensor[[RT, COLS], pl.FP32], out: pl.Out[pl.Tensor[[RT, COLS], pl.FP32]]):
+        t = pl.load(x, [0, 0], [RT, COLS])
+        return pl.store(pl.mul(t, t), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Inline)
+    def halve(self, t: Any) -> Any:
+        return pl.mul(t, 0.5)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def entry(self, x: pl.Tensor[[RT, COLS], pl.FP32], y: pl.Out[pl.Tensor[[RT, COLS], pl.FP32]]):
+        shifted = pl.create_tensor([RT, COLS], dtype=pl.FP32)
+        shifted = shift_rows(x, shifted)  # a module-level function called from the program
+        y = self.square(shifted, y)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="halve"):
+            y[:, :] = self.halve(y)
+        return y
+
+
+def test_a_program_runs_its_orchestration_entry_with_runtime_run() -> None:
+    from pypto.runtime import run
+
+    x = torch.randn(RT, COLS)
+    y = torch.zeros(RT, COLS)
+    run(ShiftThenSquare, x, y, config=CFG)
+    shifted = x - x.max(dim=-1, keepdim=True).values
+    torch.testing.assert_close(y, 0.5 * shifted * shifted, rtol=1e-5, atol=1e-5)
+    assert ShiftThenSquare.entry_name == "entry"
+    rec = compile_record(ShiftThenSquare.entry)
+    labels = {n.label for n in _all_nodes(rec.program.graph) if n.op == "mul"}
+    assert labels == {"square", "halve"}
+
+
+def test_an_incore_method_called_from_python_runs_as_a_kernel() -> None:
+    x = torch.randn(RT, COLS)
+    out = torch.zeros(RT, COLS)
+    ShiftThenSquare.square(x, out, config=CFG)
+    torch.testing.assert_close(out, x * x)
+
+
+def test_program_errors() -> None:
+    from pypto.runtime import run
+
+    with pytest.raises(PyptoError, match="one must be type=pl.FunctionType.Orchestration"):
+        @pl.program
+        class TwoLeaves:
+            @pl.function(type=pl.FunctionType.InCore)
+            def a(self, x: pl.Tensor): return x
+
+            @pl.function(type=pl.FunctionType.InCore)
+            def b(self, x: pl.Tensor): return x
+    with pytest.raises(PyptoError, match="no @pl.function methods"):
+        @pl.program
+        class Empty:
+            pass
+    with pytest.raises(PyptoError, match="must be a pl.FunctionType"):
+        pl.function(type="InCore")(lambda x: x)
+    with pytest.raises(PyptoError, match="takes a @pl.program or a @pl.jit kernel"):
+        run(len, torch.zeros(2))
+    with pytest.raises(PyptoError, match="not modelled"):
+        run(ShiftThenSquare, torch.zeros(RT, COLS), torch.zeros(RT, COLS), config=RunConfig(platform="a5"))

@@ -37,7 +37,7 @@ from pypto.language.control import (
     range,  # noqa: A004 - PyPTO 3's name
     split,
 )
-from pypto.language.kernel import CompiledProgram, PlKernel, jit
+from pypto.language.kernel import CompiledProgram, FunctionType, PlKernel, Program, function, jit, program
 from pypto.language.ops import (
     AtomicType,
     abs,  # noqa: A004 - PyPTO 3's name
@@ -79,7 +79,8 @@ from pypto.language.ops import (
 from pypto.language.tile import Mem, MemorySpace, PadValue, Tile, create_tile, load, move, store
 
 __all__ = [
-    "AtomicType", "Mem", "MemorySpace", "PadValue", "SplitMode", "Tile", "col_expand", "concat", "create_tile",
+    "AtomicType", "FunctionType", "Program", "function", "program",
+    "Mem", "MemorySpace", "PadValue", "SplitMode", "Tile", "col_expand", "concat", "create_tile",
     "cross_core_slot", "load", "move", "recip", "relu", "row_expand", "split", "store", "tile",
     "BF16", "BOOL", "FP16", "FP32", "INDEX", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32",
     "UINT64", "CompiledProgram", "InOut", "Level", "Out", "PlKernel", "Scalar", "Tensor", "abs", "add", "assemble",

@@ -23,6 +23,8 @@ labelled with its name in the graph and the swimlane); called on its own, it is 
 
 from __future__ import annotations
 
+import builtins
+import enum
 import inspect
 import tempfile
 from collections.abc import Callable
@@ -69,10 +71,23 @@ class PlKernel(JitKernel):
 
     dialect = DIALECT
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], bound_self: Any = None) -> None:
         super().__init__(fn, None, vec_tile_shapes=WHOLE_SLICE)
         self._pl_specs: dict[str, ParamSpec] | None = None
         self._pl_scalars: frozenset[str] = frozenset()
+        # a `@pl.program` method: `self` is the program's namespace, not a parameter of the kernel
+        self.bound_self = bound_self
+        if bound_self is not None:
+            params = list(self.signature.parameters.values())
+            if not params or params[0].name != "self":
+                raise PyptoError(f"@pl.program method {self.name} must take `self` first", self.def_loc)
+            self.signature = self.signature.replace(parameters=params[1:])
+
+    def body(self) -> Callable[..., Any]:
+        raw = super().body()
+        if self.bound_self is None:
+            return raw
+        return _BoundBody(raw, self.bound_self)
 
     def _pl_annotations(self) -> dict[str, Any]:
         raw = dict(getattr(self.fn, "__annotations__", {}))
@@ -105,7 +120,7 @@ class PlKernel(JitKernel):
     def fresh(self) -> PlKernel:
         """The same `@pl.jit` kernel with an empty compile cache (what the tuning advisor traces a
         candidate with): a PlKernel, so its parameters still come from PyPTO 3's annotations."""
-        twin = PlKernel(self.fn)
+        twin = PlKernel(self.fn, self.bound_self)
         twin._body = self._body
         return twin
 
@@ -194,12 +209,114 @@ class PlIncore(PlKernel):
                                      f"declared {list(ann.shape)}")
 
     def fresh(self) -> PlIncore:
-        twin = PlIncore(self.fn)
+        twin = PlIncore(self.fn, self.bound_self)
         twin._body = self._body
         return twin
 
     def __repr__(self) -> str:
         return f"<pl.jit.incore function {self.name}>"
+
+
+class _BoundBody:
+    """A `@pl.program` method's traced body with its `self` given: what the tracer calls (it reads
+    `__code__` for the source file, as of a plain function)."""
+
+    def __init__(self, fn: Callable[..., Any], bound_self: Any) -> None:
+        self.fn = fn
+        self.bound_self = bound_self
+        self.__code__ = fn.__code__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(self.bound_self, *args, **kwargs)
+
+
+class FunctionType(enum.Enum):
+    """What a `@pl.function` is: a standalone building block (`Opaque`, the default), an in-core task
+    (`InCore`), the control plane that creates tensors and dispatches tasks (`Orchestration`), or a
+    body spliced where it is called (`Inline`)."""
+
+    Opaque = "Opaque"
+    InCore = "InCore"
+    Orchestration = "Orchestration"
+    Inline = "Inline"
+
+
+@dataclass
+class _Method:
+    """A `@pl.function` written in a `@pl.program` class: made a kernel when the class is."""
+
+    fn: Callable[..., Any]
+    type: FunctionType
+
+
+def function(fn: Callable[..., Any] | None = None, *, type: FunctionType = FunctionType.Opaque,  # noqa: A002
+             **opts: Any) -> Any:
+    """`@pl.function(type=pl.FunctionType.InCore)`: an in-core function (inlined as one labelled in-core
+    scope where it is called, as `@pl.jit.incore`); `Orchestration`: a kernel (traced as `@pl.jit`);
+    `Inline`: spliced at the call site; `Opaque`: as `InCore`. A method of a `@pl.program` class (its first
+    parameter is `self`) is made when the class is. `level=`, `role=` and `attrs=` are accepted, unused."""
+    if fn is None:
+        return lambda f: function(f, type=type, **opts)
+    if not inspect.isfunction(fn):
+        raise PyptoError(f"@pl.function decorates a function, got {builtins.type(fn).__name__}")
+    if not isinstance(type, FunctionType):
+        raise PyptoError(f"@pl.function: type must be a pl.FunctionType, got {type!r}")
+    params = list(inspect.signature(fn).parameters)
+    if params and params[0] == "self":
+        return _Method(fn, type)
+    return _made(fn, type, None)
+
+
+
+def _made(fn: Callable[..., Any], kind: FunctionType, bound_self: Any) -> Any:
+    if kind is FunctionType.Orchestration:
+        return PlKernel(fn, bound_self)
+    if kind is FunctionType.Inline:
+        body = traced_body(fn)
+        return body if bound_self is None else _BoundBody(body, bound_self)
+    return PlIncore(fn, bound_self)
+
+
+class Program:
+    """A `@pl.program` class made into a program: its `@pl.function` methods, each a kernel or an in-core
+    function whose `self` is the program (so `self.kernel(...)` calls another), and its entry — the
+    `Orchestration` function, or the only function. `pypto.runtime.run(program, *args)` runs the entry."""
+
+    def __init__(self, cls: type) -> None:
+        self.name = cls.__name__
+        self.functions: dict[str, Any] = {}
+        methods = {k: v for k, v in vars(cls).items() if isinstance(v, _Method)}
+        if not methods:
+            raise PyptoError(f"@pl.program {self.name} has no @pl.function methods")
+        for k, m in methods.items():
+            made = _made(m.fn, m.type, self)
+            self.functions[k] = made
+            setattr(self, k, made)
+        orch = [k for k, m in methods.items() if m.type is FunctionType.Orchestration]
+        if len(orch) > 1:
+            raise PyptoError(f"@pl.program {self.name} has {len(orch)} Orchestration functions ({', '.join(orch)}); "
+                             f"it takes one")
+        entry = orch[0] if orch else (next(iter(methods)) if len(methods) == 1 else None)
+        if entry is None:
+            raise PyptoError(f"@pl.program {self.name}: with several functions, one must be "
+                             f"type=pl.FunctionType.Orchestration (the entry)")
+        self.entry_name = entry
+        entry_fn = self.functions[entry]
+        self.entry = entry_fn if isinstance(entry_fn, PlKernel) and not isinstance(entry_fn, PlIncore) \
+            else PlKernel(methods[entry].fn, self)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.entry(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<pl.program {self.name}>"
+
+
+def program(cls: type) -> Program:
+    """`@pl.program`: a class whose `@pl.function` methods make one program."""
+    if not inspect.isclass(cls):
+        raise PyptoError(f"@pl.program decorates a class, got {builtins.type(cls).__name__}")
+    return Program(cls)
 
 
 def _param_node(ck: CompiledKernel, pname: str) -> int | None:
