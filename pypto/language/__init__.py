@@ -76,9 +76,11 @@ from pypto.language.ops import (
     sqrt,
     sub,
 )
+from pypto.language.sort import arange, gather, mrgsort, sort32
 from pypto.language.tile import Mem, MemorySpace, PadValue, Tile, create_tile, load, move, store
 
 __all__ = [
+    "arange", "gather", "mrgsort", "sort32",
     "AtomicType", "FunctionType", "Program", "function", "program",
     "Mem", "MemorySpace", "PadValue", "SplitMode", "Tile", "col_expand", "concat", "create_tile",
     "cross_core_slot", "load", "move", "recip", "relu", "row_expand", "split", "store", "tile",

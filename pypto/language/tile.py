@@ -64,6 +64,8 @@ from pypto.language.ops import (  # the ops that take tiles are the tensor-level
     sub,
     write_region,
 )
+from pypto.language.sort import MaskPattern, SortPairs, arange, ci, mrgsort, sort32
+from pypto.language.sort import gather as _gather
 from pypto.tracing import api
 from pypto.tracing.tensor import Tensor, trace_of, traced_tensor
 
@@ -261,7 +263,13 @@ def fillpad(tile: Any, pad_value: PadValue | int | float = PadValue.zero) -> Ten
     return t
 
 
+def gather_mask(src: Tensor | SortPairs, mask_pattern: int, *, output_dtype: DataType | None = None) -> Tensor:
+    """`pl.tile.gather_mask(src, mask_pattern, output_dtype=None)`: `pl.gather`'s mask form."""
+    return _gather(src, mask_pattern=mask_pattern, output_dtype=output_dtype)
+
+
 __all__ = [
+    "MaskPattern", "arange", "ci", "gather_mask", "mrgsort", "sort32",
     "AtomicType", "Mem", "MemorySpace", "PadValue", "Tile", "TileType", "abs", "add", "cast", "col_expand",
     "col_expand_add", "col_expand_div", "col_expand_mul", "col_expand_sub", "concat", "create", "create_tile", "div",
     "exp", "fillpad", "load", "matmul", "matmul_acc", "maximum", "memory_of", "minimum", "move", "mul", "neg",
