@@ -63,6 +63,27 @@ since 3904f43: gated_delta_rule's was 89 s). block_attn_res's tile calls are in 
 an edit recompiles the file's four captured kernels (up to 405k tile ops), two workers on two cores; its own job
 is 12.3 s alone, 65 % of it in `gm_index.Accesses.conflicts` under cProfile (large boxes against small-tile
 grids: 8.6 M cells walked). An edit still compiles the whole kernel again (docs/ARCHITECTURE.md, "The compile cache").
+
+After (session 15, 2026-11-28): a read's GM conflicts kept until the next write (320c166: block_attn_res's
+compile 9.0 -> 2.9 s), the record frozen from the collector in a job (88d9cd7), flatten per layout (322fba8),
+the advice's check bounded at 10 s (every door's search budget). Two runs, `--keep DIR --no-capture --edits 3`:
+the edit column from a tree at 0276b94 (18:07-18:17, load average 1.1 at the start, other sessions' agents
+idle), the "open" column from a tree at 3abbaca (18:17-18:25; its compressor, compress_fa and glm edits ran
+beside a test run, 0.76 / 0.94 / 2.53 s, and are not used):
+
+| kernel | tile ops | tasks | cold s | open s | edit p50 s | edit/cold % | changed | record size |
+|---|---|---|---|---|---|---|---|---|
+| hc_pre | 2,928 | 131 | 2.6 | 0.8 | 0.28 | 11 | 1/3 | 0.7 MB |
+| compressor | 9,682 | 2,513 | 3.5 | 1.1 | 0.50 | 14 | 2/3 | 1.8 MB |
+| compress_fa | 9,344 | 2,304 | 2.7 | 0.7 | 0.45 | 17 | 2/3 | 1.6 MB |
+| glm_attention | 24,408 | 4,600 | 4.1 | 1.9 | 1.36 | 33 | 2/3 | 3.0 MB |
+| gated_delta_rule | 195,552 | 76,016 | 29.9 | 10.6 | 8.09 | 27 | 1/3 | 29.5 MB |
+| block_attn_res | 139,840 | 41,024 | 8.0 | 5.1 | 8.75 | 109 | 2/3 | 61.7 MB |
+
+"open" is the first record a user sees (didOpen -> recordChanged, interim while the advice is checked): every
+kernel's first record is within 15 s. gated_delta_rule's edit is its compile (4.2 s of one process: tile
+expansion, partition and execute graph) plus health, record document and editor view (~3 s); block_attn_res's
+edit recompiles the file's four kernels, two at a time.
 """
 
 from __future__ import annotations
