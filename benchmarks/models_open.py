@@ -13,8 +13,9 @@ kernels made inside functions included".
 4. each kernel is opened as the language server opens it: a fresh process runs
    `server.analyze.list_kernels` and then `server.analyze.analyze_kernel(path, text, name, opts)` with the
    options the server's live analysis passes when the panels are open (`LiveAnalysis`: the settings'
-   `analysis()`, `editor`, `report`, and `record`/`snapshots`/`listings`), the worker's memory cap (2 GiB
-   above its size) and a time limit. (`pypto-ide profile FILE::KERNEL --board sim` finds the same kernels
+   `analysis()`, `editor`, `report`, and `record`/`snapshots`/`listings`), the worker's memory cap (the
+   server's default above its size: 2 GiB until 75ca9c1, 4 GiB since) and a time limit. (`pypto-ide profile
+   FILE::KERNEL --board sim` finds the same kernels
    and inputs — `find_kernels` and `analyze._kernels` both add `capture.nested_kernels` to the module's —
    but skips the health report, the advisor's check, the editor view and the module loader the workers
    use, so it is not what opens a kernel in the editor.) A kernel is **opened** when the answer has no
@@ -48,6 +49,12 @@ called kernels that do not open:
   Since effee41 the server names such kernels by qualified name and it opens (26,968 tile ops, 10,436 tasks;
   `--only qwen3_next --no-capture`, which opens a kernel by its qualified name when the server lists it so):
   **32 of 34 (94 %)**.
+
+Since 75ca9c1 (the workers' default cap 4 GiB; 2026-11-28, `--keep DIR --no-capture --only qat_impl` and
+`--only glm_attention_fusion`): qat's per-tensor backward opens (1,579,842 tile ops, 90,134 tasks, 36.6 s; it
+needs 2.5 GiB above its start), so **33 of 34 (97 %)**; glm's ifa_func_kernel still runs out (its compile alone
+takes 35 s and 4.0 GB; the answer would pickle to 570 MB), now reported as "ran out of its memory limit"
+(f233302) instead of an internal error.
 
 Before this work's capture fixes (the first run): hc_pre's test compared zeros (`y.npu()` of a device tensor
 was a copy), glm's gate/moe/select tests stopped at `torch.npu.NPUGraph` and an integer `torch.rand`, arctic's
