@@ -23,6 +23,7 @@ import ast
 import asyncio
 import difflib
 import hashlib
+import re
 import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -39,6 +40,9 @@ from server.worker import MEMORY_LIMIT_MB, JobFailed, WorkerPool
 SEARCH_SECONDS = 10.0  # suggest's default bound: every door's (pypto.analysis.advisor.SEARCH_SECONDS)
 MAX_FILES = 200  # list_kernels of a folder: at most this many .py files are executed
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", ".venv", "venv", "build", "output"})
+RUN_ID = re.compile(r"R[0-9]+")
+RUNS_KEPT = 32  # the runs `compare` and the resources can name: the last 32 of this server's process
+SHOWN = 12  # compare: leaves and lanes listed (the largest changes first; then how many more)
 
 INSTRUCTIONS = """PyPTO tile kernels: compile, profile on the simulated Ascend A2/A3 board, find what is slow and
 which source line causes it, try tile shapes, apply verified edits. Kernels are named FILE::KERNEL.
@@ -67,6 +71,30 @@ class _Kept:
 
     digest: str
     suggestions: dict[str, dict[str, Any]]
+
+
+@dataclass
+class Run:
+    """One run of a kernel, as `profile` and `try_tile_shapes` made it: the exact text compiled (the file's,
+    or its copy with a tile shape tried) and the board, so a resource can make its record again, and the
+    figures `compare` reads (`pypto.analysis.agent.run_view`)."""
+
+    id: str
+    path: Path
+    name: str
+    text: str
+    board: str
+    change: str | None  # what try_tile_shapes changed: "line 12: old -> new"
+    profile: dict[str, Any]
+    figures: dict[str, Any]
+
+    @property
+    def kernel(self) -> str:
+        return f"{self.path}::{self.name}"
+
+    def brief(self) -> dict[str, Any]:
+        return {"run": self.id, "kernel": self.kernel, "board": self.board, "change": self.change,
+                "makespan_us": self.profile["makespan_us"]}
 
 
 def _digest(text: str) -> str:
@@ -141,6 +169,8 @@ class Tools:
         self._pool: WorkerPool | None = None
         self._pool_lock = threading.Lock()
         self._kept: dict[tuple[str, str], _Kept] = {}
+        self.runs: dict[str, Run] = {}  # the last RUNS_KEPT, oldest first
+        self._run_count = 0
 
     def pool(self) -> WorkerPool:
         with self._pool_lock:
@@ -211,6 +241,33 @@ class Tools:
             raise ToolError(self.where_error(path, res["error"]))
         return res
 
+    def add_run(self, path: Path, name: str, text: str, board: str, res: dict[str, Any],
+                change: str | None = None) -> Run:
+        self._run_count += 1
+        run = Run(f"R{self._run_count}", path, name, text, board, change, res["agent"]["profile"],
+                  res["agent"]["run"])
+        self.runs[run.id] = run
+        while len(self.runs) > RUNS_KEPT:
+            self.runs.pop(next(iter(self.runs)))
+        return run
+
+    def run(self, run_id: str) -> Run:
+        r = self.runs.get(run_id.strip())
+        if r is None:
+            kept = f"{next(iter(self.runs))}…{next(reversed(self.runs))}" if self.runs else "none yet"
+            raise ToolError(f"{run_id}: no such run (runs kept: {kept}, the last {RUNS_KEPT}; profile or "
+                            f"try_tile_shapes make one)")
+        return r
+
+    def latest_run(self, kernel: str) -> Run:
+        """The newest kept run of `FILE::KERNEL` (or of `FILE`'s one kernel run here)."""
+        file, _, name = kernel.partition("::")
+        path = self.path(file)
+        for r in reversed(self.runs.values()):
+            if r.path == path and (not name or r.name == name):
+                return r
+        raise ToolError(f"{kernel}: no run kept: call profile first")
+
     def keep(self, path: Path, name: str, text: str, suggestions: list[dict[str, Any]]) -> None:
         self._kept[(str(path), name)] = _Kept(_digest(text), {s["id"]: s for s in suggestions})
 
@@ -249,6 +306,85 @@ def _finding(f: dict[str, Any]) -> dict[str, Any]:
     if f.get("edits"):
         out["edits"] = f["edits"]
     return out
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _side(a: float, b: float) -> dict[str, float]:
+    return {"a": round(a, 4), "b": round(b, 4), "delta": round(b - a, 4)}
+
+
+def compare_runs(a: Run, b: Run) -> dict[str, Any]:
+    """Run `b` against run `a`: which is faster, by how much, and where the time went — per leaf (matched
+    by the first source line it runs, `pypto.analysis.agent.leaf_key`), per core type, per lane, on the
+    critical path — with `why`, the largest changes in words. Deltas are b - a (negative: b is faster)."""
+    fa, fb = a.figures, b.figures
+    ma, mb = float(fa["makespan_us"]), float(fb["makespan_us"])
+    faster = None if ma == mb else (a.id if ma < mb else b.id)
+    la = {e["leaf"]: e for e in fa["leaves"]}
+    lb = {e["leaf"]: e for e in fb["leaves"]}
+    leaves = []
+    for key in [*la, *(k for k in lb if k not in la)]:
+        x, y = la.get(key, {}), lb.get(key, {})
+        leaves.append({"leaf": key, "lines": (x or y)["lines"], "names_a": x.get("leaves", []),
+                       "names_b": y.get("leaves", []), "tasks": _side(x.get("tasks", 0), y.get("tasks", 0)),
+                       "total_us": _side(x.get("total_us", 0.0), y.get("total_us", 0.0)),
+                       "avg_us": _side(x.get("avg_us", 0.0), y.get("avg_us", 0.0)),
+                       "critical_us": _side(x.get("critical_us", 0.0), y.get("critical_us", 0.0)),
+                       "only_in": None if x and y else (a.id if x else b.id)})
+    leaves.sort(key=lambda e: -abs(e["total_us"]["delta"]) - abs(e["critical_us"]["delta"]))
+    cores = {}
+    for core in dict.fromkeys([*fa["core_types"], *fb["core_types"]]):
+        x, y = fa["core_types"].get(core, {}), fb["core_types"].get(core, {})
+        if x.get("tasks") or y.get("tasks"):
+            cores[core] = {"tasks": _side(x.get("tasks", 0), y.get("tasks", 0)),
+                           "busy_us": _side(x.get("busy_us", 0.0), y.get("busy_us", 0.0)),
+                           "utilization": _side(x.get("utilization", 0.0), y.get("utilization", 0.0))}
+    lane_a = {ln["lane"]: ln for ln in fa["lanes"]}
+    lane_b = {ln["lane"]: ln for ln in fb["lanes"]}
+    lanes = []
+    for name in dict.fromkeys([*lane_a, *lane_b]):
+        x, y = lane_a.get(name, {}), lane_b.get(name, {})
+        if x.get("tasks") or y.get("tasks"):
+            lanes.append({"lane": name, "tasks": _side(x.get("tasks", 0), y.get("tasks", 0)),
+                          "busy_us": _side(x.get("busy_us", 0.0), y.get("busy_us", 0.0)),
+                          "utilization": _side(x.get("utilization", 0.0), y.get("utilization", 0.0))})
+    lanes.sort(key=lambda e: -abs(e["busy_us"]["delta"]))
+    ca, cb = fa["critical_path"], fb["critical_path"]
+    crit = {"us": _side(ca["us"], cb["us"]), "tasks": _side(ca["tasks"], cb["tasks"]),
+            "share": _side(ca["share"], cb["share"]), "lines_a": ca["lines"], "lines_b": cb["lines"]}
+
+    why = []
+    if faster is None:
+        why.append(f"{a.id} and {b.id} take the same time: {ma:.3f} µs")
+    else:
+        slow, fast = (ma, mb) if faster == b.id else (mb, ma)
+        why.append(f"{faster} is faster: makespan {ma:.3f} µs ({a.id}) -> {mb:.3f} µs ({b.id}), "
+                   f"{slow / fast:.2f}x ({mb - ma:+.3f} µs)")
+    for r in (a, b):
+        if r.change:
+            why.append(f"{r.id} tried {r.change}")
+    for e in leaves[:3]:
+        t, n, v = e["total_us"], e["tasks"], e["avg_us"]
+        if e["only_in"]:
+            why.append(f"leaf {e['leaf']} runs only in {e['only_in']} ({max(n['a'], n['b']):g} tasks, "
+                       f"{max(t['a'], t['b']):.3f} µs)")
+        elif t["delta"] or n["delta"]:
+            why.append(f"leaf {e['leaf']}: {n['a']:g} -> {n['b']:g} tasks of {v['a']:.3f} -> {v['b']:.3f} µs, "
+                       f"total {t['a']:.3f} -> {t['b']:.3f} µs; on the critical path {e['critical_us']['a']:.3f} -> "
+                       f"{e['critical_us']['b']:.3f} µs")
+    why.append(f"critical path {ca['us']:.3f} -> {cb['us']:.3f} µs ({ca['tasks']} -> {cb['tasks']} tasks, "
+               f"{_pct(ca['share'])} -> {_pct(cb['share'])} of the makespan)")
+    for core, c in cores.items():
+        u = c["utilization"]
+        why.append(f"{core} utilization {_pct(u['a'])} -> {_pct(u['b'])} ({c['tasks']['a']:g} -> "
+                   f"{c['tasks']['b']:g} tasks, busy {c['busy_us']['a']:.3f} -> {c['busy_us']['b']:.3f} µs)")
+    return {"faster": faster, "run_a": a.brief(), "run_b": b.brief(), "makespan_us": _side(ma, mb),
+            "speedup": round(max(ma, mb) / min(ma, mb), 4) if min(ma, mb) > 0 else None, "why": why,
+            "leaves": leaves[:SHOWN], "more_leaves": max(0, len(leaves) - SHOWN), "core_types": cores,
+            "lanes": lanes[:SHOWN], "more_lanes": max(0, len(lanes) - SHOWN), "critical_path": crit}
 
 
 def build(config: McpConfig) -> MCPServer[Any]:
@@ -304,29 +440,38 @@ def build(config: McpConfig) -> MCPServer[Any]:
         return {"kernel": f"{path}::{name}", "line": res["line"], **res["agent"]["compile"]}
 
     @mcp.tool(description="Compile and run a kernel on a board: makespan (µs), utilization per core type, what "
-                          "bounds it, the critical path as source lines and the slowest tasks with their lines. "
+                          "bounds it, the critical path as source lines and the slowest tasks with their lines; "
+                          "`run` (R1, R2, …) names this run for compare and the resources. "
                           "Costs one compile + one board run (sim: well under a second for 10k tasks).")
     async def profile(kernel: Kernel, board: Board = "sim",
                       top: Annotated[int, Field(ge=1, le=50, description="slowest tasks listed")] = 5
                       ) -> dict[str, Any]:
         path, name, text = await tools.kernel(kernel)
         res = await tools.analyze(path, name, text, {"board": board, "agent": {"top": top}, "health": False})
-        return {"kernel": f"{path}::{name}", "line": res["line"], **res["agent"]["profile"]}
+        run = tools.add_run(path, name, text, board, res)
+        return {"kernel": f"{path}::{name}", "run": run.id, "line": res["line"], **res["agent"]["profile"]}
 
     @mcp.tool(structured_output=False,
               description="The run as a per-lane text trace (the agent's view of the swimlane panel): a header "
                           "(makespan, utilization per core type, critical path with lines), the leaves, then per "
                           "lane its utilization and tasks by start time: #id leaf start–end µs (duration) "
-                          "file:line. At most max_chars characters (default 64000, whatever the run's size); "
+                          "file:line. Of the kernel's file now, or of a kept run (kernel=R3). At most "
+                          "max_chars characters (default 64000, whatever the run's size); "
                           "narrow with lanes (names like AIV_3 or core types AIC/AIV) and window [t0, t1] µs.")
     async def swimlane_text(
-            kernel: Kernel, board: Board = "sim",
+            kernel: Annotated[str, Field(description="FILE::KERNEL (its file now), or a run id (R3) from profile "
+                                                     "or try_tile_shapes (the text and board of that run)")],
+            board: Board = "sim",
             lanes: Annotated[list[str] | None, Field(description="lane names (AIV_0) or core types (AIV, AIC)")] = None,
             window: Annotated[list[float] | None, Field(min_length=2, max_length=2,
                                                         description="[start_us, end_us]: tasks overlapping it")] = None,
             max_tasks_per_lane: Annotated[int, Field(ge=1, le=10000)] = 20,
             max_chars: Annotated[int, Field(ge=1000, le=1_000_000)] = 64_000) -> str:
-        path, name, text = await tools.kernel(kernel)
+        if RUN_ID.fullmatch(kernel.strip()):
+            r = tools.run(kernel)
+            path, name, text, board = r.path, r.name, r.text, r.board
+        else:
+            path, name, text = await tools.kernel(kernel)
         sw = {"lanes": lanes, "window": window, "max_tasks_per_lane": max_tasks_per_lane, "max_chars": max_chars}
         res = await tools.analyze(path, name, text, {"board": board, "agent": {"swimlane": sw}, "health": False})
         return str(res["agent"]["swimlane_text"])
@@ -361,7 +506,8 @@ def build(config: McpConfig) -> MCPServer[Any]:
     @mcp.tool(description="Profile the kernel with the set_vec_tile_shapes / set_cube_tile_shapes call on "
                           "call_line given new shapes, WITHOUT touching the file (an edited copy of its text is "
                           "compiled in a worker). shapes: the call's positional arguments, e.g. [1, 4, 1, 128] or "
-                          "[[16, 16], [256, 256], [128, 128]]. Returns the call tried and the profile.")
+                          "[[16, 16], [256, 256], [128, 128]]. Returns the call tried, the profile and its `run` id "
+                          "(compare it with the profile's run).")
     async def try_tile_shapes(kernel: Kernel, call_line: Annotated[int, Field(ge=1)],
                               shapes: Annotated[list[int | list[int]], Field(min_length=1)],
                               board: Board = "sim") -> dict[str, Any]:
@@ -371,7 +517,8 @@ def build(config: McpConfig) -> MCPServer[Any]:
         except ValueError as e:
             raise ToolError(f"{path}:{e}") from None
         res = await tools.analyze(path, name, edited, {"board": board, "agent": {}, "health": False})
-        return {"kernel": f"{path}::{name}", "call_line": call_line, "old": old, "new": new,
+        run = tools.add_run(path, name, edited, board, res, change=f"line {call_line}: {old} -> {new}")
+        return {"kernel": f"{path}::{name}", "run": run.id, "call_line": call_line, "old": old, "new": new,
                 **res["agent"]["profile"]}
 
     @mcp.tool(description="The edit of a suggestion from the last suggest call on this kernel, as a unified diff; "
@@ -400,6 +547,15 @@ def build(config: McpConfig) -> MCPServer[Any]:
             path.write_text(new)
         return {"kernel": f"{path}::{name}", "suggestion": suggestion_id, "diff": diff, "written": write,
                 "makespan_after_us": s["makespan_after_us"]}
+
+    @mcp.tool(description="Compare two kept runs (ids from profile / try_tile_shapes; the last 32 are kept): "
+                          "which is faster and by how much, and why: per leaf (tasks, avg and total µs, µs on the "
+                          "critical path, source lines; largest change first), per core type and per lane "
+                          "(tasks, busy µs, utilization), the critical path (µs, tasks, lines); `why` says the "
+                          "largest changes in words. Deltas are b - a. Costs nothing (no compile).")
+    async def compare(run_a: Annotated[str, Field(description="a run id, e.g. R1")],
+                      run_b: Annotated[str, Field(description="a run id, e.g. R2")]) -> dict[str, Any]:
+        return compare_runs(tools.run(run_a), tools.run(run_b))
 
     return mcp
 

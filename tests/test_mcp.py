@@ -21,7 +21,8 @@ from mcp.types import CallToolResult
 from server.mcp import apply_text_edits, with_tile_shapes
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOLS = {"list_kernels", "compile", "profile", "swimlane_text", "health", "suggest", "try_tile_shapes", "apply"}
+TOOLS = {"list_kernels", "compile", "profile", "swimlane_text", "health", "suggest", "try_tile_shapes", "apply",
+         "compare"}
 GENEROUS = 240.0  # seconds for any one answer on a loaded 2-core machine: a hang fails, slowness does not
 
 
@@ -104,6 +105,25 @@ def test_optimize_loop_on_a_copy(tmp_path: Path) -> None:
         assert tried["new"] == best["text"]
         assert abs(tried["makespan_us"] - best["makespan_after_us"]) <= 1e-6 * best["makespan_after_us"]
         assert (work / "softmax.py").read_bytes() == original  # tried on a copy of the text, not the file
+
+        # compare the profile's run with the tried one: the faster is named, and why, per leaf
+        assert before["run"] != tried["run"]
+        cmp = await ok(s, "compare", run_a=before["run"], run_b=tried["run"])
+        assert cmp["faster"] == tried["run"] and cmp["makespan_us"]["delta"] < 0
+        assert cmp["run_b"]["change"] == f"line {best['call_line']}: {tried['old']} -> {tried['new']}"
+        leaf = cmp["leaves"][0]
+        assert leaf["lines"][0].startswith("softmax.py:") and leaf["total_us"]["delta"] != 0
+        assert leaf["tasks"]["a"] == before["tasks"] and leaf["tasks"]["b"] == tried["tasks"]
+        assert cmp["core_types"]["AIV"]["tasks"]["b"] == tried["tasks"] and cmp["lanes"]
+        assert cmp["critical_path"]["us"]["a"] == round(before["critical_path_us"], 4)
+        assert cmp["why"][0].startswith(f"{tried['run']} is faster") and "softmax.py:" in " ".join(cmp["why"])
+        back = await ok(s, "compare", run_a=tried["run"], run_b=before["run"])
+        assert back["faster"] == tried["run"] and back["makespan_us"]["delta"] == -cmp["makespan_us"]["delta"]
+        assert "no such run" in await error(s, "compare", run_a=before["run"], run_b="R999")
+        # the text trace of a kept run: the tried shapes, not the file's
+        tried_lane = await ok(s, "swimlane_text", kernel=tried["run"], lanes=["AIV"], max_tasks_per_lane=1)
+        assert f"makespan {tried['makespan_us']:.3f} µs" in tried_lane
+        assert f"makespan {before['makespan_us']:.3f} µs" not in tried_lane
 
         dry = await ok(s, "apply", kernel=kernel, suggestion_id="S1")
         assert not dry["written"] and f"+    {best['text']}" in dry["diff"]

@@ -9,7 +9,10 @@ edit. `agent_view(record)` makes them from a profiled record, in the worker that
 - `profile`: makespan, utilization per core type, the bound, the critical path as source lines
   (consecutive repeats folded) and the slowest tasks with their lines (`pypto.record.slowest`);
 - `swimlane_text` (when asked): `pypto.boards.trace.text_trace`, the one per-lane text trace that
-  `pypto-ide profile --text` prints and serve's `trace.txt` sends, with its size bound.
+  `pypto-ide profile --text` prints and serve's `trace.txt` sends, with its size bound;
+- `run`: the figures `compare` sets side by side (`run_view`): per leaf, per lane, per core type and
+  on the critical path;
+- `chrome_trace` (when asked): the run as Chrome Trace Event JSON (`pypto.boards.trace.chrome_trace`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 from pypto.boards.profile import bottleneck
 from pypto.boards.swimlane import metrics
-from pypto.boards.trace import TEXT_TRACE_MAX_CHARS, text_trace
+from pypto.boards.trace import TEXT_TRACE_MAX_CHARS, chrome_trace, leaf_names, text_trace
 from pypto.record import CompileRecord, slowest
 
 CRITICAL_LINES = 24  # source lines of the critical path kept (then "…")
@@ -80,11 +83,76 @@ def profile_view(record: CompileRecord, top: int = 5) -> dict[str, Any]:
             "slowest_tasks": slow}
 
 
+def leaf_key(name: str, lines: list[str]) -> str:
+    """A leaf as `compare` matches it across two runs: the first source line it runs (`softmax.py:33`), or
+    its ops without one. Leaf numbers and even ops change with tile shapes (a row that fits one tile needs
+    no `combine`), the user's line does not; leaves starting at the same line are one entry."""
+    return lines[0] if lines else name.partition(":")[2] or name
+
+
+def run_view(record: CompileRecord) -> dict[str, Any]:
+    """What `compare` reads of one run: per leaf (tasks, total/avg/max µs, µs on the critical path, source
+    lines), per lane and per core type (tasks, busy µs, utilization), the critical path (µs, tasks, lines).
+    Leaves that start at the same source line are one entry (`leaf_key`)."""
+    sl = record.run
+    assert sl is not None, "profile the record first (pypto.record.profile)"
+    m = metrics(sl)
+    name_of, sources = leaf_names(record)
+    first_task: dict[int, int] = {}
+    for t in sl.tasks:
+        first_task.setdefault(t.leaf, t.id)
+    key_of: dict[int, str] = {}
+    leaves: dict[str, dict[str, Any]] = {}
+    for st in m.leaves:
+        lines = [_where(*s.rsplit(":", 1)) for s in sources(first_task[st.leaf])[:3]] if st.leaf in first_task else []
+        name = name_of(st.leaf) if st.leaf >= 0 else "unknown leaf"
+        key = key_of[st.leaf] = leaf_key(name, lines)
+        e = leaves.setdefault(key, {"leaf": key, "leaves": [], "lines": lines, "tasks": 0, "total_us": 0.0,
+                                    "max_us": 0.0, "critical_us": 0.0})
+        e["leaves"].append(name)
+        e["tasks"] += st.count
+        e["total_us"] += st.total
+        e["max_us"] = max(e["max_us"], st.max)
+    by_id = {t.id: t for t in sl.tasks}
+    for tid in m.critical_path:
+        t = by_id.get(tid)
+        if t is not None and t.leaf in key_of:
+            leaves[key_of[t.leaf]]["critical_us"] += t.duration
+    busy = [0.0] * len(sl.lanes)
+    count = [0] * len(sl.lanes)
+    for t in sl.tasks:
+        busy[t.lane] += t.duration
+        count[t.lane] += 1
+    lanes = [{"lane": ln.name, "core": ln.core, "tasks": count[i], "busy_us": busy[i],
+              "utilization": m.lane_utilization[i] if i < len(m.lane_utilization) else 0.0}
+             for i, ln in enumerate(sl.lanes)]
+    cores: dict[str, dict[str, Any]] = {}
+    for ln in lanes:
+        c = cores.setdefault(ln["core"], {"lanes": 0, "tasks": 0, "busy_us": 0.0})
+        c["lanes"] += 1
+        c["tasks"] += ln["tasks"]
+        c["busy_us"] += ln["busy_us"]
+    for core, u in m.core_utilization.items():
+        if core in cores:
+            cores[core]["utilization"] = u
+    crit = profile_view(record, top=1)["critical_path_lines"]
+    return {"makespan_us": m.makespan, "tasks": len(sl.tasks), "utilization": m.utilization,
+            "leaves": [{**e, "avg_us": e["total_us"] / e["tasks"] if e["tasks"] else 0.0} for e in leaves.values()],
+            "lanes": lanes, "core_types": cores,
+            "critical_path": {"us": m.critical_path_us, "tasks": len(m.critical_path), "share": m.critical_share,
+                              "lines": crit}}
+
+
 def agent_view(record: CompileRecord, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """`compile` and `profile` of a profiled record, and `swimlane_text` when `options["swimlane"]` is a
-    mapping of `text_trace`'s `lanes`, `window`, `max_tasks_per_lane`, `max_chars`."""
+    """`compile`, `profile` and `run` of a profiled record; `swimlane_text` when `options["swimlane"]` is a
+    mapping of `text_trace`'s `lanes`, `window`, `max_tasks_per_lane`, `max_chars`; `chrome_trace` when
+    `options["chrome"]`."""
     opts = dict(options or {})
-    out: dict[str, Any] = {"compile": compile_view(record), "profile": profile_view(record, int(opts.get("top", 5)))}
+    out: dict[str, Any] = {"compile": compile_view(record), "profile": profile_view(record, int(opts.get("top", 5))),
+                           "run": run_view(record)}
+    if opts.get("chrome"):
+        assert record.run is not None
+        out["chrome_trace"] = chrome_trace(record.run, record)
     sw = opts.get("swimlane")
     if isinstance(sw, Mapping):
         assert record.run is not None

@@ -28,7 +28,7 @@ import json
 import math
 import os
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -243,6 +243,13 @@ class _RecordView:
     def root_index(self, task_id: int) -> int:
         task = self._tasks.get(task_id)
         return 0 if task is None else self._roots.get(task[1], 0)
+
+
+def leaf_names(record: Any | None) -> tuple[Callable[[int], str], Callable[[int], list[str]]]:
+    """(leaf name, source lines of a task) as the text trace names them: `leaf3:amax+combine+sub+…` and
+    `file:line` strings (`pypto.analysis.agent.run_view` keys its per-leaf figures by these)."""
+    view = _RecordView(record)
+    return view.leaf_name, view.sources
 
 
 def _short_hash(text: str) -> str:
