@@ -23,6 +23,7 @@ import ast
 import asyncio
 import difflib
 import hashlib
+import json
 import re
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from pydantic import Field
 
 from server.worker import MEMORY_LIMIT_MB, JobFailed, WorkerPool
@@ -268,6 +269,18 @@ class Tools:
                 return r
         raise ToolError(f"{kernel}: no run kept: call profile first")
 
+    async def resource(self, run: Run, part: str) -> str:
+        """One resource of a kept run, made again in a worker from the run's own text and board (the sim
+        board is deterministic: the same run; board cpu measures again)."""
+        res = await self.analyze(run.path, run.name, run.text, {"board": run.board, **RESOURCES[part][1]})
+        if part == "record":
+            from server.analyze import record_lists  # pypto's record reader: no user code
+
+            return json.dumps(record_lists(res["record"], res.get("record_columns")), separators=(",", ":"))
+        if part == "trace":
+            return json.dumps(res["agent"]["chrome_trace"], separators=(",", ":"))
+        return json.dumps(res["health"])
+
     def keep(self, path: Path, name: str, text: str, suggestions: list[dict[str, Any]]) -> None:
         self._kept[(str(path), name)] = _Kept(_digest(text), {s["id"]: s for s in suggestions})
 
@@ -306,6 +319,16 @@ def _finding(f: dict[str, Any]) -> dict[str, Any]:
     if f.get("edits"):
         out["edits"] = f["edits"]
     return out
+
+
+RESOURCES = {  # part -> (its description, what the worker is asked for)
+    "record": ("the CompileRecord of the run as JSON (the lists serve's record export sends: passes, graph, "
+               "tiles, leaves, execute, run)", {"record": True, "agent": {}, "health": False}),
+    "trace": ("the run's swimlane as Chrome Trace Event JSON (chrome://tracing, Perfetto; what serve's trace.json "
+              "export sends)", {"agent": {"chrome": True}, "health": False}),
+    "health": ("the health report of the run (findings with rule, severity, why, fix, source lines; shapes "
+               "offered only when the sim board found them faster)", {"agent": {}}),
+}
 
 
 def _pct(x: float) -> str:
@@ -556,6 +579,46 @@ def build(config: McpConfig) -> MCPServer[Any]:
     async def compare(run_a: Annotated[str, Field(description="a run id, e.g. R1")],
                       run_b: Annotated[str, Field(description="a run id, e.g. R2")]) -> dict[str, Any]:
         return compare_runs(tools.run(run_a), tools.run(run_b))
+
+    @mcp.resource("pypto://runs", name="runs", mime_type="application/json",
+                  description=f"The runs this server keeps (the last {RUNS_KEPT}), oldest first: id, kernel, board, "
+                              f"what it tried, makespan, and the URIs of its record, trace and health report.")
+    def runs() -> str:
+        return json.dumps([{**r.brief(), "resources": {p: f"pypto://run/{r.id}/{p}" for p in RESOURCES}}
+                           for r in tools.runs.values()])
+
+    def by_kernel(part: str) -> Any:
+        async def read(kernel: str) -> str:
+            try:
+                run = tools.latest_run(kernel)
+            except ToolError as e:
+                raise ResourceNotFoundError(str(e)) from None
+            try:
+                return await tools.resource(run, part)
+            except ToolError as e:
+                raise ResourceError(str(e)) from None
+        return read
+
+    def by_run(part: str) -> Any:
+        async def read(run: str) -> str:
+            try:
+                kept = tools.run(run)
+            except ToolError as e:
+                raise ResourceNotFoundError(str(e)) from None
+            try:
+                return await tools.resource(kept, part)
+            except ToolError as e:
+                raise ResourceError(str(e)) from None
+        return read
+
+    for part, (what, _) in RESOURCES.items():
+        mcp.resource(f"pypto://kernel/{{kernel}}/{part}", name=f"kernel-{part}", mime_type="application/json",
+                     description=f"The latest kept run of a kernel (FILE::KERNEL, relative to the server's folder; "
+                                 f"a / in FILE as %2F): {what}. Made again from the run's text in a worker: "
+                                 f"costs a profile.")(by_kernel(part))
+        mcp.resource(f"pypto://run/{{run}}/{part}", name=f"run-{part}", mime_type="application/json",
+                     description=f"A kept run by id (R1, R2, … from profile / try_tile_shapes): {what}. Made again "
+                                 f"from the run's text in a worker: costs a profile.")(by_run(part))
 
     return mcp
 

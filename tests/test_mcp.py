@@ -7,6 +7,8 @@ and hand it hostile kernels, waiting on each response (no sleeps, no timing asse
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import sys
 import textwrap
@@ -15,9 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.types import CallToolResult
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, TextResourceContents
 
+from pypto.boards.trace import validate_chrome_trace
 from server.mcp import apply_text_edits, with_tile_shapes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,6 +58,16 @@ async def ok(s: ClientSession, tool: str, **arguments: Any) -> Any:
     if res.structured_content is not None and set(res.structured_content) != {"result"}:
         return res.structured_content
     return text
+
+
+async def read(s: ClientSession, uri: str) -> str:
+    """A resource's text (one content, JSON)."""
+    with anyio.fail_after(GENEROUS):
+        res = await s.read_resource(uri)
+    assert len(res.contents) == 1 and res.contents[0].mime_type == "application/json"
+    content = res.contents[0]
+    assert isinstance(content, TextResourceContents)
+    return content.text
 
 
 async def error(s: ClientSession, tool: str, **arguments: Any) -> str:
@@ -136,6 +151,29 @@ def test_optimize_loop_on_a_copy(tmp_path: Path) -> None:
 
         after = await ok(s, "profile", kernel=kernel)
         seen.update(before=before["makespan_us"], after=after["makespan_us"])
+
+        # resources: the latest run of the kernel (the last profile, of the applied file), and a run by id
+        with anyio.fail_after(GENEROUS):
+            templates = {t.uri_template for t in (await s.list_resource_templates()).resource_templates}
+            static = {str(r.uri) for r in (await s.list_resources()).resources}
+        assert templates == {f"pypto://{by}/{part}" for by in ("kernel/{kernel}", "run/{run}")
+                             for part in ("record", "trace", "health")}
+        assert static == {"pypto://runs"}
+        runs = json.loads(await read(s, "pypto://runs"))
+        assert [r["run"] for r in runs][-3:] == [before["run"], tried["run"], after["run"]]
+        assert runs[-1]["resources"]["trace"] == f"pypto://run/{after['run']}/trace"
+        record = json.loads(await read(s, f"pypto://kernel/{kernel}/record"))
+        assert record["source"]["kernel"] == "softmax_kernel"
+        assert record["source"]["text_sha256"] == hashlib.sha256((work / "softmax.py").read_bytes()).hexdigest()
+        tried_record = json.loads(await read(s, f"pypto://run/{tried['run']}/record"))
+        assert tried_record["source"]["tile_configs"][0]["dims"] == best["shapes"]
+        assert tried_record["source"]["text_sha256"] != hashlib.sha256(original).hexdigest()  # the tried copy
+        trace = json.loads(await read(s, f"pypto://kernel/{kernel}/trace"))
+        assert validate_chrome_trace(trace) == [] and trace["traceEvents"]
+        health = json.loads(await read(s, f"pypto://run/{before['run']}/health"))
+        assert health["findings"] and all("rule" in f for f in health["findings"])
+        with anyio.fail_after(GENEROUS), pytest.raises(MCPError, match="no run kept"):
+            await s.read_resource("pypto://kernel/other.py::k/record")
 
     session(work, body)
     assert seen["after"] < seen["before"]
