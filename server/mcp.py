@@ -188,8 +188,11 @@ class Tools:
     # ---- names and files ----------------------------------------------------------------------------
 
     def path(self, name: str) -> Path:
-        p = Path(name).expanduser()
-        return (p if p.is_absolute() else self.config.root / p).resolve()
+        try:
+            p = Path(name).expanduser()
+            return (p if p.is_absolute() else self.config.root / p).resolve()
+        except (OSError, RuntimeError, ValueError) as e:  # a symlink loop, a NUL byte, an unknown ~user
+            raise ToolError(f"{name}: {e}") from None
 
     def read(self, path: Path) -> str:
         try:
@@ -440,7 +443,13 @@ def build(config: McpConfig) -> MCPServer[Any]:
             raise ToolError(f"{path}: no such file or folder")
         kernels, errors = [], []
         for f in files:
-            text = tools.read(f)
+            try:
+                text = tools.read(f)
+            except ToolError as e:  # a folder named x.py, a file that is not UTF-8: listed, not fatal
+                if f == root:
+                    raise
+                errors.append(str(e))
+                continue
             if "pypto" not in text:  # a file that never names pypto has no kernel: not executed
                 continue
             res = await tools.job("list_kernels", str(f), text, where=f"{f}:1")
