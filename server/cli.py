@@ -13,6 +13,7 @@ import argparse
 import secrets
 import sys
 from pathlib import Path
+from typing import Any
 
 from server.worker import MEMORY_LIMIT_MB
 
@@ -52,6 +53,8 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:  
     sv.add_argument("--no-watch", action="store_true", help="do not watch the workspace for edits")
     sv.add_argument("--poll", action="store_true", help="watch by polling (file systems without inotify)")
     sv.add_argument("--webview", type=Path, help="a built panel bundle to serve at / (default: webview/dist)")
+    sv.add_argument("--no-mcp", action="store_true",
+                    help="do not serve the MCP tools (docs/agents.md) over streamable HTTP at /mcp")
     return sv
 
 
@@ -97,8 +100,16 @@ def run_serve(args: argparse.Namespace) -> int:
                          memory_limit_mb=args.memory_limit_mb, max_body=args.max_body,
                          cors_origins=list(args.cors_origin), watch=not args.no_watch, force_polling=args.poll,
                          webview_dir=args.webview)
+    routes: list[Any] = []
+    lifespans: list[Any] = []
+    if not args.no_mcp:  # the agents' tools at /mcp, behind the same guard and token, confined to the workspace
+        from server.mcp import McpConfig, streamable_http
+
+        routes, lifespan = streamable_http(McpConfig(root=workspace.resolve(), workers=1, time_limit=args.time_limit,
+                                                     memory_limit_mb=args.memory_limit_mb, confine=True))
+        lifespans = [lifespan]
     try:
-        return serve(config)
+        return serve(config, routes, lifespans)
     except OSError as e:
         print(f"pypto-ide serve: error: cannot bind {args.host}:{args.port}: {e.strerror or e}", file=sys.stderr)
         return 1

@@ -27,7 +27,7 @@ import secrets
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -37,6 +37,7 @@ from fastapi import FastAPI, Query, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import BaseRoute
 from starlette.staticfiles import StaticFiles
 
 from server import history, panel_data
@@ -340,8 +341,11 @@ def _st(request: Request | WebSocket) -> _State:
     return request.app.state.serve  # type: ignore[no-any-return]
 
 
-def create_app(config: ServeConfig) -> Any:
-    """The ASGI app: the FastAPI routes wrapped in the guard (token, Host/Origin, body size)."""
+def create_app(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
+               extra_lifespans: Sequence[Callable[[], contextlib.AbstractAsyncContextManager[Any]]] = ()) -> Any:
+    """The ASGI app: the FastAPI routes wrapped in the guard (token, Host/Origin, body size). `extra_routes`
+    are served behind the same guard, with `extra_lifespans` entered after the server's own start: the
+    CLI mounts `server.mcp.streamable_http` at /mcp this way (this module does not import the MCP shell)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -349,7 +353,10 @@ def create_app(config: ServeConfig) -> Any:
         app.state.serve = state
         await state.start()
         try:
-            yield
+            async with contextlib.AsyncExitStack() as stack:
+                for extra in extra_lifespans:
+                    await stack.enter_async_context(extra())
+                yield
         finally:
             await state.close()
 
@@ -357,6 +364,8 @@ def create_app(config: ServeConfig) -> Any:
                   description="Kernels of a workspace: compile, profile, report, precision, tile suggestions; "
                               "records, swimlane windows, pass graphs, exports; live updates over the WebSocket "
                               f"`{API}/ws`. See docs/http-api.md.")
+
+    app.router.routes.extend(extra_routes)
 
     @app.exception_handler(Refused)
     async def refused(_request: Request, e: Refused) -> JSONResponse:
@@ -819,7 +828,8 @@ def url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/"
 
 
-def serve(config: ServeConfig) -> int:
+def serve(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
+          extra_lifespans: Sequence[Callable[[], contextlib.AbstractAsyncContextManager[Any]]] = ()) -> int:
     """Run the server until interrupted; prints one line `pypto-ide serve: ready <url>` once it accepts."""
     if config.token == "" or (needs_token(config.host) and config.token is None):
         print(f"pypto-ide serve: error: --token is empty; give a token (binding {config.host}"
@@ -828,7 +838,7 @@ def serve(config: ServeConfig) -> int:
         return 2
     sock = bind(config.host, config.port)
     port = sock.getsockname()[1]
-    app = create_app(config)
+    app = create_app(config, extra_routes, extra_lifespans)
     if config.cors_origins:
         app = _with_cors(app, config.cors_origins)
     where = url(config.host, port)

@@ -224,9 +224,10 @@ class Guard:
                                                     "msg": "Input should be a finite number", "input": where[1]}]})
                 return
             replay: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
+            outer = receive  # after the body: the client's next messages (http.disconnect, which SSE answers wait on)
 
             async def buffered_receive() -> Message:
-                return replay.pop() if replay else await receive()
+                return replay.pop() if replay else await outer()
 
             receive = buffered_receive
 

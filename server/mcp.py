@@ -13,6 +13,11 @@ loops past the time limit, one that eats its memory) is a tool error naming `fil
 itself answers the next call. Kernels are named `FILE::KERNEL` as everywhere else (`FILE` alone when
 it holds one kernel), paths relative to the folder the server was started for.
 
+`profile` and `try_tile_shapes` keep their run (R1, R2, …; the last RUNS_KEPT, in memory) for `compare`
+and the resources (`pypto://kernel/{kernel}/record|trace|health`, `pypto://run/{run}/…`). Over
+streamable HTTP (`streamable_http`, mounted by `pypto-ide serve` at /mcp behind its token) the tools
+are confined to the served folder.
+
 `suggest` keeps its suggestions (by kernel, with a hash of the text they were made for) so that
 `apply(kernel, suggestion_id)` can make their edit: refused once the file has changed since.
 """
@@ -26,7 +31,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +39,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
 from server.worker import MEMORY_LIMIT_MB, JobFailed, WorkerPool
@@ -64,6 +70,7 @@ class McpConfig:
     workers: int = 1
     time_limit: float = 120.0  # seconds of a job's own time (server.worker)
     memory_limit_mb: int = MEMORY_LIMIT_MB
+    confine: bool = False  # only paths inside `root` (over HTTP: a remote agent reads and writes only the workspace)
 
 
 @dataclass
@@ -189,10 +196,13 @@ class Tools:
 
     def path(self, name: str) -> Path:
         try:
-            p = Path(name).expanduser()
-            return (p if p.is_absolute() else self.config.root / p).resolve()
+            p = Path(name) if self.config.confine else Path(name).expanduser()
+            resolved = (p if p.is_absolute() else self.config.root / p).resolve()
         except (OSError, RuntimeError, ValueError) as e:  # a symlink loop, a NUL byte, an unknown ~user
             raise ToolError(f"{name}: {e}") from None
+        if self.config.confine and not resolved.is_relative_to(self.config.root.resolve()):
+            raise ToolError(f"{name}: outside the served folder {self.config.root}")
+        return resolved
 
     def read(self, path: Path) -> str:
         try:
@@ -413,16 +423,19 @@ def compare_runs(a: Run, b: Run) -> dict[str, Any]:
             "lanes": lanes[:SHOWN], "more_lanes": max(0, len(lanes) - SHOWN), "critical_path": crit}
 
 
-def build(config: McpConfig) -> MCPServer[Any]:
-    """The MCP server and its tools (`run(config)` serves it over stdio)."""
-    tools = Tools(config)
+def build(config: McpConfig, tools: Tools | None = None) -> MCPServer[Any]:
+    """The MCP server and its tools (`run(config)` serves it over stdio). With `tools` given, their owner
+    closes them (over HTTP the SDK runs the server's lifespan once per session; the pool outlives them)."""
+    owned = tools is None
+    tools = Tools(config) if tools is None else tools
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
         try:
             yield None
         finally:
-            await asyncio.to_thread(tools.close)
+            if owned:
+                await asyncio.to_thread(tools.close)
 
     mcp: MCPServer[Any] = MCPServer("pypto-ide", instructions=INSTRUCTIONS, lifespan=lifespan,
                                       log_level="WARNING")
@@ -443,6 +456,8 @@ def build(config: McpConfig) -> MCPServer[Any]:
             raise ToolError(f"{path}: no such file or folder")
         kernels, errors = [], []
         for f in files:
+            if config.confine and not f.resolve().is_relative_to(config.root.resolve()):
+                continue  # a symlink out of the served folder
             try:
                 text = tools.read(f)
             except ToolError as e:  # a folder named x.py, a file that is not UTF-8: listed, not fatal
@@ -630,6 +645,27 @@ def build(config: McpConfig) -> MCPServer[Any]:
                                  f"from the run's text in a worker: costs a profile.")(by_run(part))
 
     return mcp
+
+
+def streamable_http(config: McpConfig, path: str = "/mcp") -> tuple[list[Any], Callable[[], Any]]:
+    """The routes of the SDK's streamable-HTTP transport at `path` and the lifespan that runs its session
+    manager and closes the worker pool after: what `pypto-ide serve` mounts behind its guard (token, Host,
+    Origin, body size; `server.http.create_app(extra_routes=…, extra_lifespans=…)`). The SDK's own DNS-rebinding
+    check is off: serve's guard makes the same checks, and the token when one is set."""
+    tools = Tools(config)
+    mcp = build(config, tools)
+    app = mcp.streamable_http_app(streamable_http_path=path,
+                                  transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        try:
+            async with mcp.session_manager.run():
+                yield None
+        finally:
+            await asyncio.to_thread(tools.close)
+
+    return list(app.routes), lifespan
 
 
 def run(config: McpConfig) -> int:

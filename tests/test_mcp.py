@@ -18,11 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
+import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextResourceContents
 from support import HOSTILE_KERNELS
+from test_http import Server
 
 from pypto.boards.trace import validate_chrome_trace
 from server.mcp import apply_text_edits, with_tile_shapes
@@ -337,6 +341,53 @@ def test_the_bad_kernel_corpus_through_profile(tmp_path: Path) -> None:
     session(tmp_path, body, "--time-limit", "30")
     assert set(outcomes) == {p.name for p in corpus}
     assert sum(o == "error at the marked line" for o in outcomes.values()) >= 25, outcomes
+
+
+def test_streamable_http_behind_serves_token(tmp_path: Path) -> None:
+    """`pypto-ide serve` (a real uvicorn) mounts the tools at /mcp behind its token; the SDK's streamable-HTTP
+    client drives them; a request without the token is refused; paths outside the workspace are refused."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "good.py").write_text(textwrap.dedent(HOSTILE["good.py"]).lstrip("\n"))
+    (tmp_path / "outside.py").write_text(textwrap.dedent(HOSTILE["good.py"]).lstrip("\n"))
+    token = "mcp-test-token"
+    srv = Server([str(ws), "--port", "0", "--token", token, "--no-watch", "--workers", "1"])
+    seen: dict[str, Any] = {}
+    try:
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "t", "version": "0"}}}
+        accept = {"Accept": "application/json, text/event-stream"}
+        refused = httpx.post(f"{srv.url}/mcp", json=initialize, headers=accept, timeout=GENEROUS)
+        assert refused.status_code == 401
+        wrong = httpx.post(f"{srv.url}/mcp", json=initialize, timeout=GENEROUS,
+                           headers={**accept, "Authorization": "Bearer not-it"})
+        assert wrong.status_code == 401
+
+        async def main() -> None:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                          timeout=httpx2.Timeout(GENEROUS)) as http, \
+                    streamable_http_client(f"{srv.url}/mcp", http_client=http) as (read_s, write_s), \
+                    ClientSession(read_s, write_s) as s:
+                with anyio.fail_after(GENEROUS):
+                    await s.initialize()
+                    listed = await s.list_tools()
+                assert {t.name for t in listed.tools} == TOOLS
+                profiled = await ok(s, "profile", kernel="good.py")
+                seen["profile"] = profiled
+                assert "outside the served folder" in await error(s, "profile", kernel="../outside.py::good")
+                assert "outside the served folder" in await error(s, "profile", kernel=str(tmp_path / "outside.py"))
+                record = json.loads(await read(s, "pypto://kernel/good.py::good/record"))
+                assert record["source"]["kernel"] == "good"
+
+        anyio.run(main)
+        # the rest of serve answers as before, with the same token
+        health = httpx.get(f"{srv.url}/api/v1/health", headers={"Authorization": f"Bearer {token}"}, timeout=GENEROUS)
+        assert health.status_code == 200 and health.json()["status"] == "ok"
+    finally:
+        srv.stop()
+    assert seen["profile"]["makespan_us"] > 0 and seen["profile"]["run"] == "R1"
+    assert (tmp_path / "outside.py").read_text() == textwrap.dedent(HOSTILE["good.py"]).lstrip("\n")
 
 
 def test_with_tile_shapes_and_edits() -> None:
