@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pypto.boards.profile import bottleneck
-from pypto.boards.swimlane import metrics
+from pypto.boards.swimlane import Metrics, metrics
 from pypto.boards.trace import TEXT_TRACE_MAX_CHARS, chrome_trace, leaf_names, text_trace
 from pypto.record import CompileRecord, slowest
 
@@ -56,11 +56,12 @@ def compile_view(record: CompileRecord) -> dict[str, Any]:
     return {"passes": passes, "counts": counts, "warnings": warnings}
 
 
-def profile_view(record: CompileRecord, top: int = 5) -> dict[str, Any]:
-    """Makespan, utilization per core type, the bound, the critical path's lines, the slowest tasks."""
+def profile_view(record: CompileRecord, top: int = 5, m: Metrics | None = None) -> dict[str, Any]:
+    """Makespan, utilization per core type, the bound, the critical path's lines, the slowest tasks (`m`:
+    the run's metrics when already made)."""
     sl = record.run
     assert sl is not None, "profile the record first (pypto.record.profile)"
-    m = metrics(sl)
+    m = metrics(sl) if m is None else m
     bound, why = bottleneck(sl)
     crit: list[str] = []
     has_tasks = record.program.execute is not None
@@ -90,13 +91,14 @@ def leaf_key(name: str, lines: list[str]) -> str:
     return lines[0] if lines else name.partition(":")[2] or name
 
 
-def run_view(record: CompileRecord) -> dict[str, Any]:
+def run_view(record: CompileRecord, m: Metrics | None = None,
+             critical_lines: list[str] | None = None) -> dict[str, Any]:
     """What `compare` reads of one run: per leaf (tasks, total/avg/max µs, µs on the critical path, source
     lines), per lane and per core type (tasks, busy µs, utilization), the critical path (µs, tasks, lines).
     Leaves that start at the same source line are one entry (`leaf_key`)."""
     sl = record.run
     assert sl is not None, "profile the record first (pypto.record.profile)"
-    m = metrics(sl)
+    m = metrics(sl) if m is None else m
     name_of, sources = leaf_names(record)
     first_task: dict[int, int] = {}
     for t in sl.tasks:
@@ -135,7 +137,7 @@ def run_view(record: CompileRecord) -> dict[str, Any]:
     for core, u in m.core_utilization.items():
         if core in cores:
             cores[core]["utilization"] = u
-    crit = profile_view(record, top=1)["critical_path_lines"]
+    crit = profile_view(record, 1, m)["critical_path_lines"] if critical_lines is None else critical_lines
     return {"makespan_us": m.makespan, "tasks": len(sl.tasks), "utilization": m.utilization,
             "leaves": [{**e, "avg_us": e["total_us"] / e["tasks"] if e["tasks"] else 0.0} for e in leaves.values()],
             "lanes": lanes, "core_types": cores,
@@ -148,8 +150,11 @@ def agent_view(record: CompileRecord, options: Mapping[str, Any] | None = None) 
     mapping of `text_trace`'s `lanes`, `window`, `max_tasks_per_lane`, `max_chars`; `chrome_trace` when
     `options["chrome"]`."""
     opts = dict(options or {})
-    out: dict[str, Any] = {"compile": compile_view(record), "profile": profile_view(record, int(opts.get("top", 5))),
-                           "run": run_view(record)}
+    assert record.run is not None, "profile the record first (pypto.record.profile)"
+    m = metrics(record.run)
+    prof = profile_view(record, int(opts.get("top", 5)), m)
+    out: dict[str, Any] = {"compile": compile_view(record), "profile": prof,
+                           "run": run_view(record, m, prof["critical_path_lines"])}
     if opts.get("chrome"):
         assert record.run is not None
         out["chrome_trace"] = chrome_trace(record.run, record)
