@@ -253,7 +253,9 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     if opts.get("agent") is not None:  # what an MCP tool reads (server.mcp): small JSON, figures with their lines
         from pypto.analysis.agent import agent_view
         out["agent"] = agent_view(record, opts["agent"])
-        if opts.get("health") is False:  # compile, profile, swimlane_text: no findings, no board checks of them
+        if opts.get("health") is False:  # compile, profile, swimlane_text, precision: no findings, no board checks
+            if opts.get("precision"):
+                out["precision"] = _precision(kernel, args, path, line)[1]
             return out
     precision, suggestions = None, []
     if opts.get("editor"):
@@ -296,12 +298,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             return out
     out["health"] = health.to_json()
     if opts.get("precision"):
-        from pypto.analysis.precision import precision_report
-        try:
-            precision = precision_report(kernel, args)
-            out["precision"] = precision.to_json()
-        except PyptoError as e:
-            out["precision"] = {"error": _where_error(e, path, line)}
+        precision, out["precision"] = _precision(kernel, args, path, line)
     if opts.get("suggest"):
         budget = opts.get("tile_search_budget")
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -338,6 +335,18 @@ def knob_view(kernel: Any) -> list[dict[str, Any]]:
     return [{"config": -1 - j, "name": k.name, "value": k.value, "extents": list(k.extents), "values": list(k.values),
              "span": {"file": k.file, "line": k.line, "col": k.col, "end_line": k.line, "end_col": k.end_col}}
             for j, k in enumerate(find_knobs(kernel))]
+
+
+def _precision(kernel: Any, args: Mapping[str, Any], path: str, line: int) -> tuple[Any, dict[str, Any]]:
+    """The precision diff (`pypto.analysis.precision`) and its JSON; a user mistake is the JSON's `error`."""
+    from pypto.analysis.precision import precision_report
+    from pypto.ir.errors import PyptoError
+
+    try:
+        report = precision_report(kernel, args)
+    except PyptoError as e:
+        return None, {"error": _where_error(e, path, line)}
+    return report, report.to_json()
 
 
 WARM_UP_PATH = "<pypto warm-up>"

@@ -533,6 +533,21 @@ def build(config: McpConfig, tools: Tools | None = None) -> MCPServer[Any]:
         return {"kernel": f"{path}::{name}", "makespan_us": res["agent"]["profile"]["makespan_us"],
                 "findings": [_finding(f) for f in findings]}
 
+    @mcp.tool(description="The precision check: the kernel run on the CPU in its device dtypes against an fp64 "
+                          "reference, op by op after each compile stage; passed, the tolerance, the first failing "
+                          "op (its source line, error figures) and what to do about it. Costs a compile and two "
+                          "runs of the kernel's values on the CPU.")
+    async def precision(kernel: Kernel) -> dict[str, Any]:
+        path, name, text = await tools.kernel(kernel)
+        res = await tools.analyze(path, name, text, {"agent": {}, "precision": True, "health": False})
+        rep = res.get("precision") or {}
+        if rep.get("error"):
+            raise ToolError(tools.where_error(path, rep["error"]))
+        first = rep.get("first_failing_op")
+        return {"kernel": f"{path}::{name}", "passed": rep.get("passed"), "tolerance": rep.get("tolerance"),
+                "first_failing_pass": rep.get("first_failing_pass"), "first_failing_op": first,
+                "findings": [_finding(f) for f in rep.get("findings") or []]}
+
     @mcp.tool(description="Search tile shapes on the simulated board for at most budget_s seconds: the verified "
                           "suggestions (each strictly faster when simulated), best first, with id, call_line, "
                           "shapes, makespan before/after and gain. Pass an id to apply, or call_line + shapes "

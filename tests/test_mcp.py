@@ -32,8 +32,8 @@ from pypto.boards.trace import validate_chrome_trace
 from server.mcp import apply_text_edits, with_tile_shapes
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOLS = {"list_kernels", "compile", "profile", "swimlane_text", "health", "suggest", "try_tile_shapes", "apply",
-         "compare"}
+TOOLS = {"list_kernels", "compile", "profile", "swimlane_text", "health", "precision", "suggest", "try_tile_shapes",
+         "apply", "compare"}
 GENEROUS = 240.0  # seconds for any one answer on a loaded 2-core machine: a hang fails, slowness does not
 
 
@@ -399,3 +399,37 @@ def test_with_tile_shapes_and_edits() -> None:
     assert new.splitlines()[3] == f"    {call}  # tiles" and len(new.splitlines()) == 4
     edit = {"where": {"line": 4, "col": 4, "end_line": 4, "end_col": 9}, "text": "PYPTO"}
     assert apply_text_edits(text, [edit]).splitlines()[3].startswith("    PYPTO.set_cube")
+
+
+PRECISION = '''import pypto
+
+
+@pypto.jit
+def acc16(x: pypto.Tensor([8, 4096], pypto.DT_FP16), out: pypto.Tensor([8, 1], pypto.DT_FP16)):
+    pypto.set_vec_tile_shapes(8, 256)
+    for i in pypto.loop(0, 4096, 16):
+        part = pypto.sum(pypto.view(x, [8, 16], [0, i]), dim=-1, keepdim=True)
+        out[:] = out + part  # ACCUMULATE
+
+
+@pypto.jit
+def exact(x: pypto.Tensor([16, 256], pypto.DT_FP32), out: pypto.Tensor([16, 256], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 128)
+    out[:] = x * 3.0 + 1.0
+'''
+
+
+def test_precision_names_the_first_failing_op_at_its_line(tmp_path: Path) -> None:
+    """fp16 accumulation fails its tolerance at the accumulating line; an fp32 affine map passes."""
+    path = tmp_path / "acc.py"
+    path.write_text(PRECISION)
+    line = PRECISION.split("\n").index(next(t for t in PRECISION.split("\n") if "ACCUMULATE" in t)) + 1
+
+    async def body(s: ClientSession) -> None:
+        bad = await ok(s, "precision", kernel=f"{path}::acc16")
+        assert bad["passed"] is False and bad["tolerance"]
+        assert bad["first_failing_op"]["where"]["line"] == line and bad["first_failing_op"]["op"] == "add"
+        good = await ok(s, "precision", kernel=f"{path}::exact")
+        assert good["passed"] is True and good["first_failing_op"] is None
+
+    session(tmp_path, body)
