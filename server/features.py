@@ -708,35 +708,34 @@ def capture_actions(kernel: str, diag: lsp.Diagnostic, found: Iterable[Found], c
     return out
 
 
-def tile_calls_at(doc: Document, rng: lsp.Range) -> list[tuple[Result, Mapping[str, Json]]]:
-    """(result, tile config) of every set_*_tile_shapes call under the range (current results only)."""
+def _editor_items_at(doc: Document, rng: lsp.Range, key: str,
+                     from_line_start: bool) -> list[tuple[Result, Mapping[str, Json]]]:
+    """(result, item) of every item of the current results' editor view `key` whose span meets the range
+    (from its line's start with `from_line_start`)."""
     lines = lines_of(doc)
     out = []
     for k in doc.kernels.values():
         r = doc.current(k.name)
         if r is None or not r.ok or r.editor is None:
             continue
-        for tc in r.editor["tile_configs"]:
-            where = where_range(lines, tc.get("span"), doc.path)
+        for item in r.editor.get(key) or ():
+            where = where_range(lines, item.get("span"), doc.path)
+            if where is not None and from_line_start:
+                where = lsp.Range(lsp.Position(where.start.line, 0), where.end)
             if where is not None and overlaps(where, rng):
-                out.append((r, tc))
+                out.append((r, item))
     return out
+
+
+def tile_calls_at(doc: Document, rng: lsp.Range) -> list[tuple[Result, Mapping[str, Json]]]:
+    """(result, tile config) of every set_*_tile_shapes call under the range (current results only)."""
+    return _editor_items_at(doc, rng, "tile_configs", from_line_start=False)
 
 
 def knobs_at(doc: Document, rng: lsp.Range) -> list[tuple[Result, Mapping[str, Json]]]:
     """(result, knob) of every PyPTO 3 slice-size constant under the range (current results only): the
     lines the advisor's values for them edit (`pypto.analysis.knobs`)."""
-    lines = lines_of(doc)
-    out = []
-    for k in doc.kernels.values():
-        r = doc.current(k.name)
-        if r is None or not r.ok or r.editor is None:
-            continue
-        for knob in r.editor.get("knobs") or ():
-            where = where_range(lines, knob.get("span"), doc.path)
-            if where is not None and overlaps(lsp.Range(lsp.Position(where.start.line, 0), where.end), rng):
-                out.append((r, knob))
-    return out
+    return _editor_items_at(doc, rng, "knobs", from_line_start=True)
 
 
 def suggestion_actions(doc: Document, r: Result, suggestions: Iterable[Mapping[str, Json]],
