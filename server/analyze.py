@@ -197,6 +197,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     from pypto.ir.columns import npz_bytes
     from pypto.ir.errors import PyptoError
     from pypto.record import compile_for, profile
+    from pypto.tracing.options import options as pypto_options
 
     opts = dict(settings or {})
     try:
@@ -220,7 +221,10 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         out["error"]["rule"] = e.rule or "inputs.missing"
         return out
     try:
-        record, args = compile_for(kernel, args)
+        # `compile_options`: a `with pypto.options(...)` scope around the compile (an agent's compile tool;
+        # the kernel's decorator keywords still win, as in PyPTO); an unknown key is a PyptoError
+        with pypto_options(**dict(opts.get("compile_options") or {})):
+            record, args = compile_for(kernel, args)
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         record = profile(record, board, arrays, opts.get("workers"))
         # A job's process lives for this one answer, and the record (10^5-10^6 objects, none garbage

@@ -480,10 +480,14 @@ def build(config: McpConfig, tools: Tools | None = None) -> MCPServer[Any]:
     @mcp.tool(name="compile",
               description="Compile a kernel for its example inputs without judging it: the pass table (stage, "
                           "pass, changed, nodes, ms), counts (tensor nodes, tile ops, leaves, tasks) and the "
-                          "compiler's warnings with their lines. Costs one compile (~0.1-10 s).")
-    async def compile_kernel(kernel: Kernel) -> dict[str, Any]:
+                          "compiler's warnings with their lines. options: PyPTO option groups applied as a "
+                          "`with pypto.options(...)` scope around the compile, e.g. {\"pass_options\": {...}, "
+                          "\"vec_tile_shapes\": [64, 64]} (the kernel's own decorator keywords still win; an "
+                          "unknown key is an error listing the known ones). Costs one compile (~0.1-10 s).")
+    async def compile_kernel(kernel: Kernel, options: Annotated[dict[str, Any] | None, Field(
+            description="PyPTO option groups for this compile (docs/options.md)")] = None) -> dict[str, Any]:
         path, name, text = await tools.kernel(kernel)
-        res = await tools.analyze(path, name, text, {"agent": {}, "health": False})
+        res = await tools.analyze(path, name, text, {"agent": {}, "health": False, "compile_options": options or {}})
         return {"kernel": f"{path}::{name}", "line": res["line"], **res["agent"]["compile"]}
 
     @mcp.tool(description="Compile and run a kernel on a board: makespan (µs), utilization per core type, what "

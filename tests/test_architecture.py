@@ -46,6 +46,8 @@ ALLOWED_LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("server.cli", "server.http_safety"): "start-up time: as server.http, only `serve` needs it",
     ("server.cli", "server.mcp"): "start-up time: the mcp SDK loads only for `pypto-ide mcp`",
     ("server.worker", "server.analyze"): "process boundary: the server process never loads pypto; the worker does",
+    ("server.mcp", "server.analyze"): "process boundary: the MCP server's process loads pypto only to read a "
+                                      "record resource (record_lists); its tools run in workers",
     ("server.http_views", "networkx"): "start-up time: networkx loads only for a GraphML or DOT export",
     ("pypto.boards.sim_kernel", "numba"): "optional dependency (the fast extra) and start-up time: numba loads "
                                           "on the first compiled sim run, not with the board",

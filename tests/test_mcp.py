@@ -433,3 +433,26 @@ def test_precision_names_the_first_failing_op_at_its_line(tmp_path: Path) -> Non
         assert good["passed"] is True and good["first_failing_op"] is None
 
     session(tmp_path, body)
+
+
+def test_compile_takes_pypto_options(tmp_path: Path) -> None:
+    """compile's options are a `pypto.options` scope: a default vec tile shape changes the tile count of a
+    kernel that sets none; an unknown key is a tool error naming it."""
+    path = tmp_path / "plain.py"
+    path.write_text(textwrap.dedent('''
+        import pypto
+
+
+        @pypto.jit
+        def plain(x: pypto.Tensor([64, 256], pypto.DT_FP32), out: pypto.Tensor([64, 256], pypto.DT_FP32)):
+            out[:] = pypto.exp(x) + x
+        '''))
+
+    async def body(s: ClientSession) -> None:
+        kernel = f"{path}::plain"
+        small = await ok(s, "compile", kernel=kernel, options={"vec_tile_shapes": [16, 64]})
+        large = await ok(s, "compile", kernel=kernel, options={"vec_tile_shapes": [64, 256]})
+        assert small["counts"]["tile_ops"] == 16 * large["counts"]["tile_ops"]
+        assert "no_such_group" in await error(s, "compile", kernel=kernel, options={"no_such_group": {}})
+
+    session(tmp_path, body)
