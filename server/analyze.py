@@ -37,6 +37,7 @@ which has run `warm_up` once: every job executes the module anew, from a clean s
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import linecache
 import sys
@@ -223,7 +224,8 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     try:
         # `compile_options`: a `with pypto.options(...)` scope around the compile (an agent's compile tool;
         # the kernel's decorator keywords still win, as in PyPTO); an unknown key is a PyptoError
-        with pypto_options(**dict(opts.get("compile_options") or {})):
+        given = opts.get("compile_options")
+        with pypto_options(**dict(given)) if given else contextlib.nullcontext():
             record, args = compile_for(kernel, args)
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         record = profile(record, board, arrays, opts.get("workers"))
