@@ -420,6 +420,17 @@ def test_sentinels_come_back_as_themselves_and_a_dataclass_keeps_what_its_init_s
         MARK.name = "MARK"
 
 
+def test_a_capture_made_before_the_tracer_moved_finds_its_sentinels_under_the_new_module(tmp_path):
+    """Captures made before session 15 name pypto.language.tensor.DYNAMIC (the tracer is pypto.tracing now,
+    pypto.language is PyPTO 3's): they still come back as the sentinels, not as namespaces of their fields."""
+    doc, arrays = capture.capture_document(anything, {"pair": (pypto.DYNAMIC, pypto.STATIC)}, "", "")
+    text = json.dumps(doc)
+    assert '"pypto.tracing.tensor"' in text
+    old = json.loads(text.replace('"pypto.tracing.', '"pypto.language.'))
+    got = capture.arguments(capture.read(capture.write(tmp_path, old, arrays)), anything, lambda *a: None)
+    assert got["pair"][0] is pypto.DYNAMIC and got["pair"][1] is pypto.STATIC
+
+
 def test_a_factory_kernel_whose_shapes_use_pypto_dynamic_from_the_factory_is_made_again(tmp_path):
     (tmp_path / "fact.py").write_text(textwrap.dedent('''
         import numpy as np

@@ -666,6 +666,19 @@ def find(kernel: JitKernel) -> Capture | None:
 
 # ---- using a capture ----------------------------------------------------------------------------
 
+# Our own modules that moved since a capture could have named them: the old prefix, the new one. Session 15
+# renamed the tracing layer (pypto.language became PyPTO 3's `pl`); captures made before still name
+# pypto.language.tensor.DYNAMIC and the like.
+MOVED_MODULES = {"pypto.language.": "pypto.tracing."}
+
+
+def _moved(module: str) -> str | None:
+    for old, new in MOVED_MODULES.items():
+        if module.startswith(old):
+            return new + module[len(old):]
+    return None
+
+
 def _resolver(module_globals: Mapping[str, Any], kernel_file: str) -> Callable[[dict[str, Any]], Any]:
     """How a captured class, enum or function is found again: in the kernel's module when it was
     defined there (or is imported there under its name), else in an imported module, else by
@@ -693,11 +706,16 @@ def _resolver(module_globals: Mapping[str, Any], kernel_file: str) -> Callable[[
         last = module.rsplit(".", 1)[-1]
         if not module or last.startswith("test") or last == "conftest" or module == "__main__":
             return None
-        try:
-            mod = importlib.import_module(module)
-        except Exception:  # noqa: BLE001 - not importable here: the caller falls back
-            return None
-        return walk(mod, qualname)
+        for name in (module, _moved(module)):
+            if name is None:
+                continue
+            try:
+                found = walk(importlib.import_module(name), qualname)
+            except Exception:  # noqa: BLE001 - not importable here: the caller falls back
+                continue
+            if found is not None:
+                return found
+        return None
 
     return resolve
 
