@@ -185,7 +185,7 @@ def task_columns(exe: ExecGraph, elem_bytes: Sequence[int]) -> _Columns | None:
         # every field read by C-level maps (attrgetter), no Python loop per task
         ec = exec_columns(*(list(map(attrgetter(f), tasks))
                             for f in ("leaf", "core", "instance", "coord", "preds", "reads", "writes")))
-    if n and int(ec.core.min()) < 0:
+    if n and (int(ec.core.min()) < 0 or int(ec.core.max()) > 1):  # another core type, or MIX (the Python loop)
         return None
     pred_idx = ec.pred_idx
     # successors: each predecessor's dependants in task order, as the Python loop appends them
@@ -288,6 +288,13 @@ class _Chip:
         self.bucket = 1000.0  # cycles per bandwidth-ledger bucket
         self.ledger: list[float] = []  # HBM bytes reserved per bucket
 
+    def clusters(self) -> list[tuple[int, int, int]]:
+        """Per cluster, lowest first: its AIC lane and its two AIV lanes (AIC_c with AIV_2c and AIV_2c+1,
+        A2/A3's 1 cube + 2 vector cores): where a MIX task runs."""
+        aic = [i for i, ln in enumerate(self.lanes) if ln.core == "AIC"]
+        aiv = [i for i, ln in enumerate(self.lanes) if ln.core == "AIV"]
+        return [(aic[c], aiv[2 * c], aiv[2 * c + 1]) for c in range(min(len(aic), len(aiv) // 2))]
+
     def run_compiled(self) -> Swimlane | None:
         """`run` on columns, by `sim_kernel.run_events`: the same swimlane, tasks as columns
         (`TaskColumns`). None where it does not apply (task ids not their positions, a pipe run's
@@ -353,8 +360,8 @@ class _Chip:
         succs: list[list[int]] = [[] for _ in range(n)]
         indeg = [0] * n
         leaf_of = [0] * n
-        core_of = [0] * n  # 0: AIC, 1: AIV
-        core_index = {"AIC": 0, "AIV": 1}
+        core_of = [0] * n  # 0: AIC, 1: AIV, 2: MIX (a cluster's AIC and its two AIVs at once)
+        core_index = {"AIC": 0, "AIV": 1, "MIX": 2}
         for t in tasks:
             tid = t.id
             preds = t.preds
@@ -379,7 +386,7 @@ class _Chip:
         finished = [0.0] * ndev
         launch_cost, dispatch_cost, complete_cost = self.launch_cost, self.dispatch_cost, self.complete_cost
 
-        ready_q: tuple[deque[int], deque[int]] = (deque(), deque())
+        ready_q: tuple[deque[int], deque[int], deque[int]] = (deque(), deque(), deque())
         affinity = self.mode in (1, 3)
         affine: list[deque[int]] = [deque() for _ in self.lanes]
         taken = [False] * n
@@ -388,6 +395,12 @@ class _Chip:
         for i, c in enumerate(lane_core):
             if c >= 0:
                 idle[c].append(i)
+        clusters = self.clusters()  # per cluster: its AIC lane and its two AIV lanes (for MIX tasks)
+        held_by: dict[int, tuple[int, int]] = {}  # a running MIX task's AIC lane -> the AIV lanes it holds
+        held_of: dict[int, tuple[int, int]] = {}  # MIX task -> the AIV lanes it held
+        order = (2, 0, 1) if 2 in core_of else (0, 1)
+        if order[0] == 2 and not clusters:
+            raise ValueError("MIX tasks need clusters of one AIC and two AIV cores; the board has none")
         thread_free = [0.0] * threads
         ready_at = [0.0] * n
         start = [0.0] * n
@@ -445,6 +458,11 @@ class _Chip:
                 continue  # nothing was freed or made ready: no lane can take a task now
             else:  # _RESOLVED: the core is free, the successors' counters drop
                 heappush(idle[lane_core[b]], b)
+                if held_by:
+                    pair = held_by.pop(b, None)
+                    if pair is not None:  # a MIX task ended: its cluster's AIV lanes are free too
+                        heappush(idle[1], pair[0])
+                        heappush(idle[1], pair[1])
                 for sc in succs[a]:
                     indeg[sc] -= 1
                     if indeg[sc] == 0:
@@ -454,7 +472,7 @@ class _Chip:
                             continue
                         ready_at[sc] = now
                         ready_q[core_of[sc]].append(sc)
-                        if affinity:
+                        if affinity and core_of[sc] != 2:
                             affine[b].append(sc)
                 d = device[a]
                 left_in_device[d] -= 1
@@ -462,12 +480,26 @@ class _Chip:
                     st = stitched[d + 1]
                     heappush(events, ((st if st > now else now) + launch_cost, seq, _RELEASE, d + 1, 0))
                     seq += 1
-            # dispatch: each idle lane, lowest first, takes a ready task of its core type
-            for c in (0, 1):
-                free_lanes = idle[c]
+            # dispatch: MIX tasks first (FIFO), each on the lowest cluster whose AIC and both AIVs are idle;
+            # then each idle lane, lowest first, takes a ready task of its core type
+            for c in order:
+                free_lanes = idle[c] if c < 2 else idle[0]
                 rq = ready_q[c]
                 while free_lanes:
-                    if affinity:
+                    if c == 2:
+                        if not rq:
+                            break
+                        cl = next((cl for cl in clusters if cl[0] in idle[0] and cl[1] in idle[1]
+                                   and cl[2] in idle[1]), None)
+                        if cl is None:
+                            break
+                        for i, ln in ((0, cl[0]), (1, cl[1]), (1, cl[2])):
+                            idle[i].remove(ln)
+                            heapq.heapify(idle[i])
+                        lane = cl[0]
+                        tid = rq.popleft()
+                        held_by[lane] = held_of[tid] = (cl[1], cl[2])
+                    elif affinity:
                         while rq and taken[rq[0]]:
                             rq.popleft()
                         if not rq:
@@ -569,15 +601,18 @@ class _Chip:
         start_us, end_us, ready_us = ((np.array(x, dtype=np.float64) * us).tolist() for x in (start, end, ready_at))
         lane_tasks = tuple(map(lane_task, [t.id for t in tasks], lane_of, start_us, end_us, leaf_of,
                                [t.coord for t in tasks], [t.preds for t in tasks], ready_us, profile,
-                               [label[t.instance] for t in tasks]))
+                               [label[t.instance] for t in tasks], [held_of.get(t.id, ()) for t in tasks]))
         info = {"board": str(self.board.get("name", "")), "clock_ghz": self.clock_ghz,
                 "device_sched_mode": self.mode, "stitch_function_max_num": self.stitch_max,
                 "device_tasks": ndev, "l2_hit_bytes": self.l2_hits, "l2_miss_bytes": self.l2_misses,
                 "cycles": last_end, "end_to_end_us": last_end * us,
                 "kernel_us": sum(f - s for s, f in zip(launched, finished)) * us}
         task_core = np.array(lane_core, dtype=np.int64)[np.array(lane_of, dtype=np.int64)] if n else np.zeros(0, int)
+        if held_of:  # MIX tasks: a ready counter of their own
+            task_core[np.array(sorted(held_of), dtype=np.int64)] = 2
+            info["mix_tasks"] = len(held_of)
         counters = _ready_counters(np.array(ready_us, dtype=np.float64), np.array(start_us, dtype=np.float64),
-                                   task_core, ("AIC", "AIV"))
+                                   task_core, ("AIC", "AIV", "MIX"))
         return Swimlane("sim", f"simulated ({self.board.get('name', 'board')} model, {self.clock_ghz} GHz)",
                         self.lanes, lane_tasks, counters, tuple(self.core.profiles), info)
 

@@ -62,6 +62,13 @@ class LaneTask:
     ready: float | None = None  # µs when its last predecessor was resolved (None: not known)
     profile: int = -1  # index into Swimlane.pipe_profiles (sim), -1 none
     name: str = ""  # a label: the loop indices of its root-function instance (`i=3`); imported: the original id
+    # the further lanes the task holds while it runs: a MIX task (a PyPTO 3 scope with cube and vector
+    # work) sits on its cluster's AIC lane (`lane`) and holds that cluster's two AIV lanes; () otherwise
+    held: tuple[int, ...] = ()
+
+    @property
+    def mix(self) -> bool:
+        return bool(self.held)
 
     @property
     def duration(self) -> float:
@@ -88,15 +95,16 @@ def _lane_task_constructor() -> Callable[..., LaneTask]:
     dataclass's __init__ sets each field through object.__setattr__, which costs more than the
     rest of building a 100k-task swimlane. The plain constructor if LaneTask's fields are not
     the ones expected or it has a __post_init__."""
-    names = ("id", "lane", "start", "end", "leaf", "coord", "preds", "ready", "profile", "name")
+    names = ("id", "lane", "start", "end", "leaf", "coord", "preds", "ready", "profile", "name", "held")
     if tuple(f.name for f in dataclasses.fields(LaneTask)) != names or hasattr(LaneTask, "__post_init__"):
         return LaneTask
     new = object.__new__
-    s_id, s_lane, s_start, s_end, s_leaf, s_coord, s_preds, s_ready, s_profile, s_name = (
+    s_id, s_lane, s_start, s_end, s_leaf, s_coord, s_preds, s_ready, s_profile, s_name, s_held = (
         getattr(LaneTask, n).__set__ for n in names)
 
     def make(id_: int, lane: int, start: float, end: float, leaf: int, coord: tuple[int, ...],
-             preds: tuple[int, ...], ready: float | None, profile: int, name: str) -> LaneTask:
+             preds: tuple[int, ...], ready: float | None, profile: int, name: str,
+             held: tuple[int, ...] = ()) -> LaneTask:
         t = new(LaneTask)
         s_id(t, id_)
         s_lane(t, lane)
@@ -108,6 +116,7 @@ def _lane_task_constructor() -> Callable[..., LaneTask]:
         s_ready(t, ready)
         s_profile(t, profile)
         s_name(t, name)
+        s_held(t, held)
         return t
     return make
 
@@ -267,6 +276,8 @@ class Swimlane:
             "ready": [None if x.ready is None else round(x.ready, 6) for x in t],
             "profile": [x.profile for x in t], "name": [x.name for x in t],
         }
+        if not isinstance(t, TaskColumns) and any(x.held for x in t):  # MIX tasks: only then (older readers)
+            columns["held"] = [list(x.held) for x in t]
         return {
             "schema": SCHEMA, "version": VERSION, "board": self.board, "clock": self.clock, "time_unit": "us",
             "lanes": [{"name": ln.name, "core": ln.core} for ln in self.lanes],
@@ -286,9 +297,10 @@ class Swimlane:
             raise ValueError(f"swimlane version {d.get('version')!r}; this pypto reads version {VERSION}")
         c = d["tasks"]
         n = len(c["id"])
+        held = c.get("held") or [()] * n
         tasks = tuple(LaneTask(c["id"][k], c["lane"][k], c["start"][k], c["end"][k], c["leaf"][k],
                                tuple(c["coord"][k]), tuple(c["preds"][k]), c["ready"][k], c["profile"][k],
-                               c["name"][k]) for k in range(n))
+                               c["name"][k], tuple(held[k])) for k in range(n))
         return cls(d["board"], d["clock"], tuple(Lane(x["name"], x["core"]) for x in d["lanes"]), tasks,
                    {k: [(a, b) for a, b in v] for k, v in d.get("counters", {}).items()},
                    tuple({p: [(a, b) for a, b in s] for p, s in prof.items()} for prof in d.get("pipe_profiles", ())),
@@ -541,8 +553,10 @@ def _metrics(sl: Swimlane) -> Metrics:
     per_lane: dict[int, list[LaneTask]] = defaultdict(list)
     for t in tasks:
         per_lane[t.lane].append(t)
+        for h in t.held:  # a MIX task keeps its cluster's AIV lanes busy too
+            per_lane[h].append(t)
     busy = [sum(t.duration for t in per_lane.get(i, ())) for i in range(len(sl.lanes))]
-    used_cores = {sl.lanes[t.lane].core for t in tasks}
+    used_cores = {sl.lanes[i].core for i in per_lane}
     lane_util, core_util, counted, utilization = _utilization(sl.lanes, busy, used_cores, makespan)
     active = len(per_lane)
     active_util = math.fsum(busy) / (makespan * active) if makespan > 0 else 0.0

@@ -93,7 +93,8 @@ from pypto.ir.source import Loc
 from pypto.tracing.tiling import strict_rules
 
 EVENTS_PER_PAIR = 8  # the default; the board file's events_per_pipe_pair decides
-MEMORIES = {"AIV": ("UB",), "AIC": ("L1", "L0A", "L0B", "L0C")}
+# a MIX leaf (a PyPTO 3 scope with cube and vector work, 1c2v) uses both: the AIC's and an AIV's memories
+MEMORIES = {"AIV": ("UB",), "AIC": ("L1", "L0A", "L0B", "L0C"), "MIX": ("UB", "L1", "L0A", "L0B", "L0C")}
 _UNSPILLABLE = frozenset({"L0A", "L0B"})  # no path from L0A/L0B back to GM on A2/A3
 
 

@@ -66,7 +66,7 @@ class Block:
     """One leaf function as the instruction list of its core; every task of the leaf runs it."""
 
     leaf: int
-    core: str  # "AIV" | "AIC"
+    core: str  # "AIV" | "AIC" | "MIX" (cube and vector instructions, one list: see boards/sim.py)
     tasks: int  # how many tasks instantiate the leaf
     template: int  # the subgraph the instructions were made from (its offsets are shown)
     instrs: tuple[Instr, ...]

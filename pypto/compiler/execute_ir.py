@@ -32,7 +32,9 @@ class Task:
     preds: tuple[int, ...]
 
 
-CORE_CODES = {"AIC": 0, "AIV": 1}  # `ExecColumns.core`: a task's core type as a number (-1: another)
+# `ExecColumns.core`: a task's core type as a number (-1: another); MIX: a PyPTO 3 scope's cube and
+# vector work as one task on a cluster's AIC and its two AIVs together (1c2v)
+CORE_CODES = {"AIC": 0, "AIV": 1, "MIX": 2}
 
 
 @dataclass(frozen=True, eq=False)

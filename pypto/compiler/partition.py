@@ -184,10 +184,39 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         for r, w in gm:
             seen[r.buffer].add(r, g.id, w)
 
+    # PyPTO 3's `pl.at` scopes (nodes with a `scope`; none in a CANN kernel): all tile ops of one scope
+    # instance (scope, root instance) are one subgraph, its core type settled at the end by what it holds
+    scoped = {nid: n.scope for nid, n in nodes.items() if n.scope is not None}
+    scope_groups: dict[tuple[int, int], _Group] = {}
+    has_cube: set[int] = set()
+    has_vector: set[int] = set()
+
+    def place_in_scope(o: TileOp, key: tuple[int, int]) -> None:
+        g = scope_groups.get(key)
+        if g is None:
+            g = scope_groups[key] = new_group("", o.instance)  # no core yet: no other op joins it
+        loads = [load_ops[i] for i in o.inputs if i not in group_of and i in load_ops]
+        copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != g.id]
+        gm = gm_accesses(o, loads)
+        deps = gm_deps(gm) if gm else _NO_DEPS
+        if copied:
+            crossing.append(o)
+            for cp in copied:
+                groups[group_of[cp.id]].exported = True
+        add(g, o, loads, copied)
+        if gm:
+            record_gm(g, gm, deps)
+        (has_cube if o.op == "matmul" else has_vector).add(g.id)
+
     for o in tiles.ops:
         kind = o.op
         if kind == "load":
             continue  # placed with its first consumer
+        if scoped:
+            sc = scoped.get(o.node)
+            if sc is not None:
+                place_in_scope(o, (sc, o.instance))
+                continue
         if kind == "matmul":
             g = new_group("AIC", o.instance)
             gm = gm_accesses(o, [])
@@ -270,6 +299,8 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         if o.op == "load" and o.id not in group_of:
             g = new_group("AIV", o.instance)
             add(g, o, [], [])
+    for g in scope_groups.values():  # cube and vector work: one MIX task on a cluster's AIC and two AIVs
+        g.core = ("MIX" if g.id in has_vector else "AIC") if g.id in has_cube else "AIV"
     out, subgraphs = _insert_copies(tiles, ops, group_of, groups, crossing)
     # the copies' buffers are the ones added (each a tile written once, then read): the execute stage
     # needs no GM index for them, and no scan for what is reshaped or written
@@ -397,7 +428,7 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list
     node of each op is appended to `nodes`."""
     members = sg.ops
     local = dict(zip(members, range(len(members)))).get
-    out: list[int] = [0 if sg.core == "AIV" else 1]
+    out: list[int] = [0 if sg.core == "AIV" else 1 if sg.core == "AIC" else 2]
     extend = out.extend
     keys, empty = kinds.keys, kinds.empty
     get_kind, get_empty = keys.get, empty.get

@@ -53,7 +53,8 @@ class Emitter:
         """Emit `op` (type inferred) located and labelled like `like`, made from `like`."""
         ty = OPS[op].infer(INFER, [self.types[i] for i in inputs], attrs)
         node = Node(self.next_id, op, tuple(inputs), ty, attrs, like.loc, None, like.label, like.tile,
-                    origin=(like.id,) + tuple(o for o in like.origin if o != like.id), made_by=self.pass_name)
+                    origin=(like.id,) + tuple(o for o in like.origin if o != like.id), made_by=self.pass_name,
+                    scope=like.scope)
         self.next_id += 1
         self.out.append(node)
         self.types[node.id] = ty

@@ -204,7 +204,7 @@ _NO_CSE = frozenset({"param", "loop", "carry", "loop_out", "assume", "tensor"})
 def _cse(n: Node, em: Emitter) -> int | None:
     if n.op in _NO_CSE:
         return None
-    key = (n.op, n.inputs, n.type, freeze(n.attrs), n.tile, n.label)
+    key = (n.op, n.inputs, n.type, freeze(n.attrs), n.tile, n.label, n.scope)
     found = em.lookup(key)
     if found is not None:
         return found

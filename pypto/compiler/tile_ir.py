@@ -87,7 +87,7 @@ class Subgraph:
     """Tile ops that run together as one task on one core (graph partition's unit)."""
 
     id: int
-    core: str  # "AIV" (vector) | "AIC" (cube)
+    core: str  # "AIV" (vector) | "AIC" (cube) | "MIX" (a PyPTO 3 scope with both: one AIC + two AIVs)
     instance: int
     ops: tuple[int, ...]  # tile op ids, in execution order
     peak_bytes: int  # on-chip bytes at the busiest point (UB for AIV, L1 for AIC)

@@ -68,6 +68,9 @@ def memory_types(p: Program, ctx: PassContext) -> Program:
     kinds = list(map(_OP, ops))
     paths = tuple(map(_PATHS.get, kinds, repeat("UB")))  # by C-level maps: 200k tile ops
     matmuls = set(compress(map(_ID, ops), map("matmul".__eq__, kinds)))
+    mixed = {oid for sg in p.subgraphs if sg.core == "MIX" for oid in sg.ops}
+    if mixed:  # a MIX task (a PyPTO 3 scope): its matmuls on its cluster's AIC, the rest on its AIVs
+        aic |= mixed & matmuls
     if matmuls != aic or any(seg not in allowed for path in set(paths) for seg in _segments(path)):
         _check_paths(ops, aic, allowed)  # says which op, as the loop over them did
     return dataclasses.replace(p, memory=paths)

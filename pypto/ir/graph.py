@@ -59,6 +59,9 @@ class Node:
     body: Graph | None = None  # loop bodies
     origin: tuple[int, ...] = ()  # provenance: ids of the nodes a pass made this one from
     made_by: str | None = None  # provenance: the pass that made it (None: the frontend)
+    # the `pl.at` scope it was traced in (one per `with` entry; None outside one, and in every CANN
+    # kernel): graph partition makes all tile ops of one scope instance one task
+    scope: int | None = None
 
     def attr(self, key: str, default: Any = None) -> Any:
         return self.attrs.get(key, default)

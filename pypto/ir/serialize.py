@@ -83,12 +83,15 @@ def tile_config_from(d: Mapping[str, Json]) -> TileConfig:
 
 
 def node_json(n: Node) -> dict[str, Json]:
-    return {
+    d = {
         "id": n.id, "op": n.op, "inputs": list(n.inputs), "type": type_json(n.type),
         "attrs": {k: attr_text(v) for k, v in n.attrs.items()}, "loc": loc_json(n.loc),
         "name": n.name, "label": n.label, "tile": n.tile, "origin": list(n.origin), "made_by": n.made_by,
         "body": graph_json(n.body) if n.body is not None else None,
     }
+    if n.scope is not None:  # a `pl.at` scope's op (PyPTO 3 kernels only)
+        d["scope"] = n.scope
+    return d
 
 
 def node_from(d: Mapping[str, Json]) -> Node:
@@ -96,7 +99,7 @@ def node_from(d: Mapping[str, Json]) -> Node:
     return Node(d["id"], d["op"], tuple(d["inputs"]), type_from(d["type"]),
                 {k: attr_value(v) for k, v in d["attrs"].items()}, loc_from(d["loc"]), d.get("name"),
                 d.get("label"), d.get("tile"), graph_from(body) if body is not None else None,
-                tuple(d.get("origin", ())), d.get("made_by"))
+                tuple(d.get("origin", ())), d.get("made_by"), d.get("scope"))
 
 
 def graph_json(g: Graph) -> dict[str, Json]:

@@ -13,8 +13,9 @@ Every line is valid Python syntax, so the parser is `ast` plus a small decoder:
       return {'out': %11}
 
 `%N` are node ids; the comment is the source location with its callsite chain (`<`).
-Node metadata that is not an op attribute is written as `_name`, `_label`, `_tile`, and the
-provenance a pass gives the nodes it makes as `_from` (source node ids) and `_pass`.
+Node metadata that is not an op attribute is written as `_name`, `_label`, `_tile`, the `pl.at`
+scope as `_scope`, and the provenance a pass gives the nodes it makes as `_from` (source node ids)
+and `_pass`.
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ def node_line(n: Node) -> str:
         args.append(f"_from={fmt_value(n.origin)}")
     if n.made_by is not None:
         args.append(f"_pass={n.made_by!r}")
+    if n.scope is not None:
+        args.append(f"_scope={n.scope}")
     comment = f"  # {fmt_loc(n.loc)}" if n.loc.frames else ""
     return f"%{n.id}: {fmt_type(n.type)} = {n.op}({', '.join(args)}){comment}"
 
@@ -278,4 +281,4 @@ def _node(stmt: ast.AnnAssign, loc: Loc, parse_body: Any) -> Node:
         nodes, outputs = parse_body(attrs.get("name", "loop"))
         body = Graph(attrs.get("name", "loop"), nodes, outputs)
     return Node(nid, op, inputs, typ, attrs, loc, meta.get("_name"), meta.get("_label"), meta.get("_tile"), body,
-                tuple(meta.get("_from", ())), meta.get("_pass"))
+                tuple(meta.get("_from", ())), meta.get("_pass"), meta.get("_scope"))

@@ -106,18 +106,20 @@ class AtScope:
         self.level = level
         self.name_hint = name_hint
         self._saved: str | None = None
+        self._saved_incore: int | None = None
         self._builder: _b.Builder | None = None
 
     def __enter__(self) -> AtScope:
         b = _b.require("pl.at")
         self._builder = b
-        self._saved = b.label
+        self._saved, self._saved_incore = b.label, b.incore
         b.label = self.name_hint or "incore"
+        b.incore = b.new_incore()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._builder is not None:
-            self._builder.label = self._saved
+            self._builder.label, self._builder.incore = self._saved, self._saved_incore
 
 
 class SplitMode(enum.Enum):

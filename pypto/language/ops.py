@@ -18,11 +18,13 @@ import enum
 from collections.abc import Sequence
 from typing import Any
 
+from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import CastMode
 from pypto.ir.errors import PyptoError
+from pypto.ir.graph import Node
 from pypto.tracing import api
-from pypto.tracing.tensor import Tensor
+from pypto.tracing.tensor import Tensor, trace_of, traced_tensor
 
 _CAST_MODES = {"none": CastMode.CAST_NONE, "rint": CastMode.CAST_RINT, "round": CastMode.CAST_ROUND,
                "floor": CastMode.CAST_FLOOR, "ceil": CastMode.CAST_CEIL, "trunc": CastMode.CAST_TRUNC,
@@ -318,11 +320,61 @@ def matmul_acc(acc: Any, lhs: Any, rhs: Any, a_trans: bool = False, b_trans: boo
     traced (a Python bool, or a `pl.range` index compared with a number)."""
     c = _tensor("matmul_acc", acc, "acc")
     a, b = _tensor("matmul_acc", lhs, "lhs"), _tensor("matmul_acc", rhs, "rhs")
+    if init_cond is not None and not isinstance(init_cond, (bool, int)):
+        raise PyptoError("pl.matmul_acc: init_cond must be known when the kernel is traced here (a run-time "
+                         "condition is not supported yet); write `if k == 0: acc = pl.matmul(...)`")
+    if not init_cond and not a_trans and not b_trans:
+        joined = _k_chain(c, a, b)
+        if joined is not None:
+            return joined
     product = api.matmul(a, b, c.dtype, a_trans=a_trans, b_trans=b_trans)
-    if init_cond is not None:
-        if not isinstance(init_cond, (bool, int)):
-            raise PyptoError("pl.matmul_acc: init_cond must be known when the kernel is traced here (a run-time "
-                             "condition is not supported yet); write `if k == 0: acc = pl.matmul(...)`")
-        if init_cond:
-            return product
+    if init_cond:
+        return product
     return api.add(c, product)
+
+
+_PLAIN_MATMUL = {"out_dtype", "a_trans", "b_trans", "c_matrix_nz"}
+
+
+def _k_chain(acc: Tensor, a: Tensor, b: Tensor) -> Tensor | None:
+    """`acc + a @ b` as one matmul over the joined K range, when `acc` is a plain matmul of windows of
+    the same two tensors that end, along K, where `a`'s and `b`'s windows begin (a K loop of
+    `pl.matmul` then `pl.matmul_acc`, as pypto-lib writes a tiled K reduction). Upstream the
+    accumulator stays in the cube's L0C across the loop; here the loop becomes the one matmul's k
+    steps (the block stage's TMATMULs accumulating in L0C), so the scope's K loop is cube work, not
+    a vector add per step. The result is accumulated in FP32 and rounded to `acc`'s dtype once.
+    None when the pattern does not hold (the add is then traced as written)."""
+    bld = trace_of(acc).builder
+    prev = bld.producer(trace_of(acc).value)
+    if prev is None or prev.op != "matmul" or set(prev.attrs) - _PLAIN_MATMUL or prev.attrs.get("a_trans") \
+            or prev.attrs.get("b_trans") or len(prev.inputs) != 2:
+        return None
+    pa, pb = bld.producer(prev.inputs[0]), bld.producer(prev.inputs[1])
+    na, nb = bld.producer(trace_of(a).value), bld.producer(trace_of(b).value)
+    ka = _k_window(pa, na, -1)
+    kb = _k_window(pb, nb, -2)
+    if ka is None or kb is None or pa is None or pb is None:
+        return None
+    src_a, src_b = traced_tensor(bld, pa.inputs[0]), traced_tensor(bld, pb.inputs[0])
+    wa = api.view(src_a, ka, pa.attrs["offsets"])
+    wb = api.view(src_b, kb, pb.attrs["offsets"])
+    return api.matmul(wa, wb, acc.dtype, c_matrix_nz=bool(prev.attrs.get("c_matrix_nz")))
+
+
+def _k_window(prev: Node | None, new: Node | None, k: int) -> tuple[S.Dim, ...] | None:
+    """The shape of `prev`'s window joined with `new`'s along axis `k`, when both are plain views of one
+    tensor, equal but for `new` starting (a known number of elements) where `prev` ends along `k`."""
+    if prev is None or new is None or prev.op != "view" or new.op != "view" or prev.inputs != new.inputs:
+        return None
+    if set(prev.attrs) != {"shape", "offsets"} or set(new.attrs) != {"shape", "offsets"}:
+        return None
+    ps, po, ns, no = prev.attrs["shape"], prev.attrs["offsets"], new.attrs["shape"], new.attrs["offsets"]
+    if len(ps) < 2 or len(ps) != len(ns):
+        return None
+    k %= len(ps)
+    for d in range(len(ps)):
+        if d != k and (S.to_str(ps[d]) != S.to_str(ns[d]) or S.to_str(po[d]) != S.to_str(no[d])):
+            return None
+    if not all(isinstance(v, int) for v in (ps[k], po[k], ns[k], no[k])) or po[k] + ps[k] != no[k]:
+        return None
+    return tuple(ps[d] if d != k else ps[k] + ns[k] for d in range(len(ps)))

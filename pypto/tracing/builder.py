@@ -136,6 +136,9 @@ class Builder:
         self.vec: TileConfig | None = None
         self.cube: TileConfig | None = None
         self.label: str | None = None
+        # the `pl.at` scope in force (PyPTO 3: one number per `with` entry, `new_incore`), None outside
+        self.incore: int | None = None
+        self.incore_count = 0
         self.symbols: set[str] = set()
         self.broken_loops: list[Loc] = []
         self._assumed: set[tuple[int, str, str]] = set()
@@ -383,11 +386,20 @@ class Builder:
             # and reshape may make by the vec config in force
             tile = (self.cube.id if op == "matmul" and self.cube else
                     self.vec.id if self.vec and (opdef.vector or op in _COPIES) else None)
-        node = Node(self.new_id(), op, tuple(inputs), ty, attrs, loc, name, self.label, tile, body)
+        node = Node(self.new_id(), op, tuple(inputs), ty, attrs, loc, name, self.label, tile, body, scope=self.incore)
         self._track_readable(node)
         self._track_window(node)
         self._track_valid(node, opdef.vector)
         return self._append(node)
+
+    def new_incore(self) -> int:
+        """A new `pl.at` scope number (each `with` entry is one: its ops are one task per instance)."""
+        self.incore_count += 1
+        return self.incore_count - 1
+
+    def producer(self, value: int) -> Node | None:
+        """The node that made `value` (None for a value no scope holds)."""
+        return self._producer(value)
 
     def _producer(self, value: int) -> Node | None:
         """The node that made `value` (None for a value no scope holds)."""

@@ -1,0 +1,162 @@
+"""One `pl.at` scope instance is one in-core task (issue 30, item 2): a PyPTO 3 kernel's scope, per
+`pl.parallel` iteration, is one task whose core type is what it holds — AIV (vector only), AIC (cube
+only: a `pl.matmul` / `pl.matmul_acc` K loop is one matmul's k steps) or MIX (both: one task on a
+cluster's AIC and its two AIVs). Dependencies between scope instances come from what they read and
+write. The kernels are our own small ones."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+import torch
+
+import pypto.language as pl
+from pypto.boards.swimlane import Swimlane, metrics
+from pypto.record import compile_record, profile
+
+ROWS, COLS, RT = 512, 64, 64
+
+
+@pl.jit
+def rms_rows(x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    for r in pl.parallel(0, ROWS, RT):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="rms"):
+            t = x[r:r + RT, :]
+            ms = pl.mul(pl.row_sum(pl.mul(t, t)), 1.0 / COLS)
+            y[r:r + RT, :] = pl.row_expand_mul(t, pl.rsqrt(pl.add(ms, 1e-6)))
+    return y
+
+
+M = N = K = 128
+MT = NT = KT = 32
+
+
+@pl.jit
+def gemm(a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32], c: pl.Out[pl.Tensor[[M, N], pl.FP32]]):
+    for mb in pl.parallel(0, M, MT):
+        for nb in pl.parallel(0, N, NT):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="gemm_tile"):
+                acc = pl.create_tensor([MT, NT], dtype=pl.FP32)
+                for kb in pl.range(K // KT):
+                    ta = a[mb:mb + MT, kb * KT:(kb + 1) * KT]
+                    tb = b[kb * KT:(kb + 1) * KT, nb:nb + NT]
+                    if kb == 0:
+                        acc = pl.matmul(ta, tb)
+                    else:
+                        acc = pl.matmul_acc(acc, ta, tb)
+                c[mb:mb + MT, nb:nb + NT] = acc
+    return c
+
+
+B, H, HK, HN = 16, 256, 64, 64
+
+
+@pl.jit
+def gemm_add(a: pl.Tensor[[B, H], pl.BF16], h: pl.Tensor[[B, H], pl.BF16], w: pl.Tensor[[H, H], pl.BF16],
+             out: pl.Out[pl.Tensor[[B, H], pl.FP32]]):
+    for n0 in pl.parallel(0, H, HN):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="gemm_add"):
+            acc = pl.create_tensor([B, HN], dtype=pl.FP32)
+            for kb in pl.range(H // HK):
+                ta = a[:, kb * HK:(kb + 1) * HK]
+                tw = w[kb * HK:(kb + 1) * HK, n0:n0 + HN]
+                if kb == 0:
+                    acc = pl.matmul(ta, tw, out_dtype=pl.FP32)
+                else:
+                    acc = pl.matmul_acc(acc, ta, tw)
+            out[:, n0:n0 + HN] = pl.add(acc, pl.cast(h[:, n0:n0 + HN], target_type=pl.FP32))
+    return out
+
+
+@pl.jit
+def two_scopes(x: pl.Tensor[[ROWS, COLS], pl.FP32], tmp: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+               y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    for r in pl.parallel(0, ROWS, RT):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="first"):
+            tmp[r:r + RT, :] = pl.exp(x[r:r + RT, :])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="second"):
+            y[r:r + RT, :] = pl.add(tmp[r:r + RT, :], 1.0)
+    return tmp, y
+
+
+def _tasks(kernel: object) -> collections.Counter[str]:
+    rec = compile_record(kernel)
+    assert rec.error is None and rec.program is not None and rec.program.execute is not None
+    return collections.Counter(t.core for t in rec.program.execute.tasks)
+
+
+def test_a_vector_scope_per_parallel_chunk_is_one_aiv_task() -> None:
+    assert _tasks(rms_rows) == {"AIV": ROWS // RT}
+    x = torch.randn(ROWS, COLS)
+    y = torch.zeros(ROWS, COLS)
+    rms_rows(x, y)
+    torch.testing.assert_close(y, x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6), rtol=1e-5, atol=1e-5)
+
+
+def test_a_matmul_acc_k_loop_scope_is_one_aic_task_per_chunk() -> None:
+    assert _tasks(gemm) == {"AIC": (M // MT) * (N // NT)}
+    rec = compile_record(gemm)
+    assert rec.program is not None and rec.program.leaves is not None
+    assert len(rec.program.leaves) == 1  # every chunk runs the same leaf: one matmul over the whole K
+    a, b, c = torch.randn(M, K), torch.randn(K, N), torch.zeros(M, N)
+    gemm(a, b, c)
+    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_a_scope_with_cube_and_vector_work_is_one_mix_task_on_a_cluster() -> None:
+    assert _tasks(gemm_add) == {"MIX": H // HN}
+    rec = compile_record(gemm_add)
+    assert rec.program is not None and rec.program.blocks is not None
+    (block,) = rec.program.blocks
+    assert block.core == "MIX" and {"M", "V"} <= {i.pipe for i in block.instrs}
+    run = profile(rec, "sim").run
+    assert run is not None
+    lanes = run.lanes
+    for t in run.tasks:  # the cluster's AIC lane, and its two AIV lanes held
+        c = int(lanes[t.lane].name.split("_")[1])
+        assert lanes[t.lane].core == "AIC"
+        assert [lanes[h].name for h in t.held] == [f"AIV_{2 * c}", f"AIV_{2 * c + 1}"]
+    starts = [t.start for t in run.tasks]
+    assert len(set(starts)) == 1  # 4 clusters free: all four start together
+    m = metrics(run)
+    assert m.active_lanes == 3 * (H // HN)
+    doc = run.to_json()
+    assert doc["tasks"]["held"] and "ReadyCount_MIX" in doc["counters"] and doc["info"]["mix_tasks"] == H // HN
+    back = Swimlane.from_json(json.loads(json.dumps(doc)))
+    assert [t.held for t in back.tasks] == [t.held for t in run.tasks]
+    a, h, w = torch.randn(B, H).bfloat16(), torch.randn(B, H).bfloat16(), torch.randn(H, H).bfloat16()
+    out = torch.zeros(B, H)
+    gemm_add(a, h, w, out)
+    torch.testing.assert_close(out, a.float() @ w.float() + h.float(), rtol=1e-3, atol=1e-3)
+
+
+def test_scopes_depend_on_each_other_through_what_they_write_and_read() -> None:
+    rec = compile_record(two_scopes)
+    assert rec.program is not None and rec.program.execute is not None
+    tasks = rec.program.execute.tasks
+    assert collections.Counter(t.core for t in tasks) == {"AIV": 2 * (ROWS // RT)}
+    by_instance = collections.defaultdict(list)
+    for t in tasks:
+        by_instance[t.instance].append(t)
+    for group in by_instance.values():  # per chunk: "second" waits for "first", nothing else
+        first, second = sorted(group, key=lambda t: t.id)
+        assert first.preds == () and second.preds == (first.id,)
+    x = torch.randn(ROWS, COLS)
+    tmp, y = torch.zeros(ROWS, COLS), torch.zeros(ROWS, COLS)
+    two_scopes(x, tmp, y)
+    torch.testing.assert_close(y, torch.exp(x) + 1.0, rtol=1e-5, atol=1e-5)
+
+
+def test_a_cann_kernel_has_no_scopes() -> None:
+    import pypto
+
+    @pypto.frontend.jit
+    def double(x: pypto.Tensor([64, 64], pypto.DT_FP32), y: pypto.Tensor([64, 64], pypto.DT_FP32)) -> None:
+        pypto.set_vec_tile_shapes(32, 32)
+        y[:] = x + x
+
+    rec = compile_record(double)
+    assert rec.program is not None and rec.program.execute is not None
+    assert all(n.scope is None for n in rec.program.graph.walk())
+    assert collections.Counter(t.core for t in rec.program.execute.tasks) == {"AIV": 4}
