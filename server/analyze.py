@@ -18,7 +18,9 @@ the process boundary and are what the shells hold:
   the kernel's entry of `pypto-ide report --format json`; the MCP server asks for `agent`:
   `pypto.analysis.agent.agent_view`, and with `health: False` for nothing after it);
 - `load_trace(path)` reads a trace file (ours, a Chrome/Perfetto trace, PyPTO's
-  merged_swimlane.json and run outputs: `pypto.boards.importers.load_any`) as a swimlane.
+  merged_swimlane.json and run outputs: `pypto.boards.importers.load_any`) as a swimlane;
+- `load_pass_dump(path, source)` / `load_pass_dump_pass(path, index, source)` read a PyPTO 3 `passes_dump/`
+  folder: its pass table, one pass's text and diff (`pypto.boards.passes_dump`; no user code runs).
 
 A long job streams interim results through `progress` (the worker sends them to the server as
 they come): the tile search's best shape so far, at most twice a second; and, when the settings ask
@@ -410,6 +412,28 @@ def load_trace(path: str) -> dict[str, Any]:
     except (ValueError, OSError) as e:
         return {"path": path, "error": str(e)}
     return {"path": path, "format": run.board, "label": Path(path).name, "run": run.to_json()}
+
+
+def load_pass_dump(path: str, source: str | None = None) -> dict[str, Any]:
+    """A `passes_dump/` folder's pass table (`pypto.boards.passes_dump.dump_json`); a folder that is none is
+    {"error": message}."""
+    from pypto.boards.passes_dump import dump_json
+
+    try:
+        return dump_json(path, source)
+    except (ValueError, OSError) as e:
+        return {"path": path, "error": str(e)}
+
+
+def load_pass_dump_pass(path: str, index: int, source: str | None = None) -> dict[str, Any]:
+    """One snapshot of a `passes_dump/` folder with its diff against the one before
+    (`pypto.boards.passes_dump.pass_json`); {"error": message} when there is no such folder or snapshot."""
+    from pypto.boards.passes_dump import pass_json
+
+    try:
+        return pass_json(path, index, source)
+    except (ValueError, OSError) as e:
+        return {"path": path, "error": str(e)}
 
 
 def file_path(uri_or_path: str) -> str:

@@ -672,6 +672,26 @@ async def _load_trace(ls: PyptoLanguageServer, p: P.LoadTraceParams) -> P.TraceR
     return P.TraceResult(out["path"], out["format"], out["label"], out["run"])
 
 
+async def _pass_dump(ls: PyptoLanguageServer, p: P.PassDumpParams) -> dict[str, Any]:
+    return await _dump_job(ls, "load_pass_dump", p.path, p.source)
+
+
+async def _pass_dump_pass(ls: PyptoLanguageServer, p: P.PassDumpPassParams) -> dict[str, Any]:
+    return await _dump_job(ls, "load_pass_dump_pass", p.path, p.index, p.source)
+
+
+async def _dump_job(ls: PyptoLanguageServer, fn: str, path: str, *args: Any) -> dict[str, Any]:
+    """A passes_dump/ read in a worker (bounded: the reader's size limits, the diff's time bound, the job's)."""
+    try:
+        out: dict[str, Any] = await ls.live.job(fn, path, *args)
+    except JobFailed as e:
+        raise JsonRpcException(f"{path}: reading the pass dump failed ({e.kind}): {e.message.splitlines()[0]}",
+                               code=REQUEST_FAILED) from None
+    if out.get("error"):
+        raise JsonRpcException(str(out["error"]), code=REQUEST_FAILED)
+    return out
+
+
 def create_server() -> PyptoLanguageServer:
     ls = PyptoLanguageServer()
 
@@ -824,4 +844,6 @@ def create_server() -> PyptoLanguageServer:
     _custom(ls, P.REPORT, P.ReportParams, _report)
     _custom(ls, P.COMPILE, P.CompileParams, _compile)
     _custom(ls, P.LOAD_TRACE, P.LoadTraceParams, _load_trace)
+    _custom(ls, P.PASS_DUMP, P.PassDumpParams, _pass_dump)
+    _custom(ls, P.PASS_DUMP_PASS, P.PassDumpPassParams, _pass_dump_pass)
     return ls

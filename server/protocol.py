@@ -41,6 +41,8 @@ BLOCK = "pypto/block"
 REPORT = "pypto/report"
 COMPILE = "pypto/compile"
 LOAD_TRACE = "pypto/loadTrace"
+PASS_DUMP = "pypto/passDump"
+PASS_DUMP_PASS = "pypto/passDumpPass"
 COMPILE_STATE = "pypto/compileState"
 SEARCH_PROGRESS = "pypto/searchProgress"
 HISTORY = "pypto/history"
@@ -616,6 +618,19 @@ class CompileResult:
 @attrs.define
 class LoadTraceParams:
     path: str
+
+
+@attrs.define
+class PassDumpParams:
+    path: str  # a passes_dump/ folder, the build folder holding one, or a file in it
+    source: str | None = None  # the kernel file its functions link to (default: looked for near the build output)
+
+
+@attrs.define
+class PassDumpPassParams:
+    path: str
+    index: int  # the snapshot's NN
+    source: str | None = None
 
 
 @attrs.define
