@@ -4,11 +4,11 @@
 
 import { randomBytes } from 'node:crypto';
 
-export const PANELS = ['graph', 'swimlane', 'precision', 'health'];
+export const PANELS = ['graph', 'swimlane', 'precision', 'health', 'passes'];
 /** Panels that draw charts with plotly (its strict bundle: no eval, no new Function). */
 export const PLOTTING = ['precision', 'health'];
 
-const TITLES = { graph: 'Passes & graphs', swimlane: 'Swimlane', precision: 'Precision', health: 'Health & tuning' };
+const TITLES = { graph: 'Passes & graphs', swimlane: 'Swimlane', precision: 'Precision', health: 'Health & tuning', passes: 'Pass dump' };
 
 function page(panel, { csp, host, base, nonce, extraAttrs = '' }) {
   const n = nonce ? ` nonce="${nonce}"` : '';

@@ -8,7 +8,7 @@ import {
   parseHostMessage,
   type ErrorMessage,
   type HostMessage,
-  type PanelId,
+  type PageId,
   type PanelMessageBody,
 } from './protocol';
 import { onThemeChange } from './theme';
@@ -30,7 +30,7 @@ export interface Shell {
 }
 
 export interface PanelImpl {
-  readonly id: PanelId;
+  readonly id: PageId;
   /** What the panel says when it has nothing to show. */
   readonly emptyText: string;
   mount(content: HTMLElement, shell: Shell): void;
@@ -49,7 +49,7 @@ export interface PanelImpl {
 
 declare global {
   interface Window {
-    __pyptoPanel?: { id: PanelId; state: () => ShownState; panel: PanelImpl };
+    __pyptoPanel?: { id: PageId; state: () => ShownState; panel: PanelImpl };
   }
 }
 

@@ -14,7 +14,7 @@
 // Outside VS Code the view state lives in sessionStorage: it survives a reload of the page,
 // as getState/setState does in VS Code.
 
-import type { HistoryEntry, PanelId, PanelMessage, RequestSwimlaneMessage, RequestTileOpsMessage } from './protocol';
+import type { HistoryEntry, PageId, PanelMessage, RequestSwimlaneMessage, RequestTileOpsMessage } from './protocol';
 import { runName } from './format';
 import { panelMessage, PROTOCOL_VERSION } from './protocol';
 import { SourceView, type SourceLines } from './sourceView';
@@ -86,7 +86,7 @@ class TestHost implements Host {
   readonly kind = 'test';
   private readonly state: SessionState;
   private readonly record = { sent: [] as PanelMessage[], received: 0 };
-  constructor(panel: PanelId) {
+  constructor(panel: PageId) {
     this.state = new SessionState(`pypto-webview:${panel}`);
     window.__pyptoTestHost = this.record;
   }
@@ -111,7 +111,7 @@ class TestHost implements Host {
 class ParentHost implements Host {
   readonly kind = 'parent';
   private readonly state: SessionState;
-  constructor(panel: PanelId, private readonly origin: string) {
+  constructor(panel: PageId, private readonly origin: string) {
     this.state = new SessionState(`pypto-webview:${panel}`);
   }
   post(message: PanelMessage): void {
@@ -162,7 +162,7 @@ class ServerHost implements Host {
   private readonly interimShown = new Set<string>();
   private readonly finished = new Set<string>();
 
-  constructor(private readonly panel: PanelId) {
+  constructor(private readonly panel: PageId) {
     this.state = new SessionState(`pypto-webview:${panel}`);
     const params = new URLSearchParams(window.location.search);
     this.kernel = params.get('kernel');
@@ -177,7 +177,11 @@ class ServerHost implements Host {
   }
 
   post(message: PanelMessage): void {
-    if (message.type === 'ready') {
+    if (message.type === 'ready' && this.panel === 'passes') {
+      void this.passDump(); // a passes_dump/ folder of the workspace (`?dump=`), not a kernel: no WebSocket
+    } else if (message.type === 'requestPassDumpPass') {
+      void this.passDumpPass(message.index);
+    } else if (message.type === 'ready') {
       this.connect();
     } else if (message.type === 'revealSource') {
       // no editor here: the page highlights the line in its panel and shows the lines in its source view
@@ -209,6 +213,35 @@ class ServerHost implements Host {
       void this.block(message.id, message.leaf);
     } else if (message.type === 'requestSwimlane') {
       void this.swimlaneWindow(message);
+    }
+  }
+
+  /** The pass table of the dump named by `?dump=` (`/passdumps/table`), as `passDump` (`?select=`: the pass to open on). */
+  private async passDump(): Promise<void> {
+    const params = new URLSearchParams(window.location.search);
+    const path = params.get('dump');
+    if (!path) {
+      this.deliver({ type: 'clear' });
+      return;
+    }
+    this.deliver({ type: 'progress', message: `Reading ${path}…` });
+    try {
+      const dump = await this.get(`${this.api}/passdumps/table?${new URLSearchParams({ path }).toString()}`);
+      const select = Number(params.get('select') ?? Number.NaN);
+      this.deliver({ type: 'passDump', dump, select: Number.isInteger(select) ? select : null });
+    } catch (e) {
+      this.deliver({ type: 'error', message: `Could not read the pass dump: ${(e as Error).message}` });
+    }
+  }
+
+  /** One snapshot of the dump shown (`/passdumps/pass`), as `passDumpPass`. */
+  private async passDumpPass(index: number): Promise<void> {
+    const path = new URLSearchParams(window.location.search).get('dump') ?? '';
+    try {
+      const got = await this.get(`${this.api}/passdumps/pass?${new URLSearchParams({ path, index: String(index) }).toString()}`);
+      this.deliver({ type: 'passDumpPass', index, pass: got });
+    } catch (e) {
+      this.deliver({ type: 'passDumpPass', index, pass: null, error: (e as Error).message });
     }
   }
 
@@ -505,7 +538,7 @@ function searchProgress(s: Json): string {
 
 /** The host this page runs in: VS Code when its API exists, else what the page's
  * `<html data-host>` names (`server`, `parent`, `test`). */
-export function createHost(panel: PanelId): Host {
+export function createHost(panel: PageId): Host {
   if (typeof window.acquireVsCodeApi === 'function') return new VsCodeHost(window.acquireVsCodeApi());
   const kind = document.documentElement.dataset.host;
   if (kind === 'test') return new TestHost(panel);

@@ -17,6 +17,9 @@ export const PROTOCOL_VERSION = 1;
 
 export type PanelId = 'graph' | 'swimlane' | 'precision' | 'health';
 export const PANELS: readonly PanelId[] = ['graph', 'swimlane', 'precision', 'health'];
+/** Every page of the bundle: the kernel panels above (they follow a kernel), and `passes`, PyPTO 3's
+ * passes_dump/ folder (it follows a folder, not a kernel). */
+export type PageId = PanelId | 'passes';
 
 /** A source range: 1-based lines, 0-based columns (the record's spans); end_line 0 = unknown. */
 export interface SourceRange {
@@ -306,7 +309,107 @@ export interface SwimlaneWindowMessage {
   error?: string | null;
 }
 
+// ---- PyPTO 3's passes_dump/ (the passes panel; docs/protocol.md `pypto/passDump`) -------------
+
+/** Where a snapshot's function comes from in the user's kernel file: its `def` (`def`), the scope a pass
+ * outlined it from (`scope`: a `name_hint=`, or the function's n-th unnamed scope), or only the function it was
+ * outlined from (`outlined`). */
+export interface DumpSourceLink {
+  file: string;
+  line: number;
+  how: 'def' | 'scope' | 'outlined' | string;
+}
+
+export interface DumpFunction {
+  name: string;
+  /** Its `def` line in the snapshot (1-based) and its last line. */
+  line: number;
+  end_line: number;
+  type?: string | null;
+  source: DumpSourceLink | null;
+}
+
+/** The kernel file a dump's functions link to: given, found near the build output, or none (`note` says why). */
+export interface DumpSource {
+  file: string | null;
+  how: 'given' | 'found' | null;
+  note: string;
+}
+
+export interface DumpSnapshot {
+  index: number;
+  name: string;
+  file: string;
+  lines: number;
+  bytes: number;
+  /** Lines added and removed against the snapshot before (`exact` false: part compared as whole blocks). */
+  added: number;
+  removed: number;
+  exact: boolean;
+  /** null for the first snapshot. */
+  changed: boolean | null;
+  /** Non-blank lines of its `.log` (the pass's warnings), and the log itself (cut at 64 KiB). */
+  warnings: number;
+  log: string | null;
+}
+
+/** A passes_dump/ folder's pass table (`pypto.boards.passes_dump.dump_json`). */
+export interface PassDumpDoc {
+  path: string;
+  program: string | null;
+  snapshots: DumpSnapshot[];
+  ignored: string[];
+  source: DumpSource;
+  functions: DumpFunction[];
+}
+
+/** A diff row: `['@', aLine, bLine, '']` opens a hunk; `[' ', a, b, text]`, `['-', a, 0, text]`, `['+', 0, b, text]`. */
+export type DumpDiffRow = [string, number, number, string];
+
+/** One snapshot (`pypto.boards.passes_dump.pass_json`): its text (cut: `text_cut`), functions, log and diff. */
+export interface PassDumpPassDoc {
+  path: string;
+  index: number;
+  name: string;
+  file: string;
+  lines: number;
+  text: string;
+  text_cut: string | null;
+  log: string | null;
+  functions: DumpFunction[];
+  source: DumpSource;
+  diff: {
+    against: { index: number; name: string; file: string };
+    rows: DumpDiffRow[];
+    added: number;
+    removed: number;
+    exact: boolean;
+    /** Why part of the diff is not shown, or not line by line (null: all of it, exact). */
+    cut: string | null;
+    functions_before: { name: string; line: number; end_line: number }[];
+  } | null;
+}
+
+/** A passes_dump/ folder to show; `select`: the snapshot to open on (its NN; default: the first that changed). */
+export interface PassDumpMessage {
+  v: 1;
+  type: 'passDump';
+  dump: PassDumpDoc;
+  select?: number | null;
+}
+
+/** One snapshot of the dump shown, answering `requestPassDumpPass` (null with `error`). */
+export interface PassDumpPassMessage {
+  v: 1;
+  type: 'passDumpPass';
+  index: number;
+  pass: PassDumpPassDoc | null;
+  error?: string | null;
+}
+
 export type HostMessage =
+  | PassDumpMessage
+  | PassDumpPassMessage
   | RecordMessage
   | SwimlaneWindowMessage
   | PassMessage
@@ -329,7 +432,7 @@ export type HostMessage =
 export interface ReadyMessage {
   v: 1;
   type: 'ready';
-  panel: PanelId;
+  panel: PageId;
   /** The view state the panel restored (its selected pass, so a host can send that snapshot). */
   state: unknown;
 }
@@ -433,6 +536,13 @@ export interface CompareRunMessage {
   entry: number;
 }
 
+/** The passes panel asks for one snapshot of the dump it shows (its NN): the host answers `passDumpPass`. */
+export interface RequestPassDumpPassMessage {
+  v: 1;
+  type: 'requestPassDumpPass';
+  index: number;
+}
+
 export interface LogMessage {
   v: 1;
   type: 'log';
@@ -452,6 +562,7 @@ export type PanelMessage =
   | OpenPanelMessage
   | PinBaselineMessage
   | CompareRunMessage
+  | RequestPassDumpPassMessage
   | LogMessage;
 
 type Body<M> = M extends unknown ? Omit<M, 'v'> : never;
@@ -516,6 +627,13 @@ const REQUIRED: Record<HostMessage['type'], (m: Record<string, unknown>) => stri
     && (m.match === undefined || m.match === null || (isObj(m.match) && isNum(m.match.matched) && Array.isArray(m.match.bins)))
     ? null : 'swimlaneWindow: id, start, end, detail, total, inWindow, tasks (id, lane, start, end, leaf) and bins'),
   clear: () => null,
+  passDump: (m) => (isObj(m.dump) && isStr(m.dump.path) && Array.isArray(m.dump.snapshots) && m.dump.snapshots.length > 0
+    && m.dump.snapshots.every((x) => isObj(x) && isNum(x.index) && isStr(x.name)) && isObj(m.dump.source) && Array.isArray(m.dump.functions)
+    && (m.select === undefined || m.select === null || isNum(m.select))
+    ? null : 'passDump: dump ({path, snapshots (each with index and name), source, functions})'),
+  passDumpPass: (m) => (isNum(m.index) && (m.pass === null || (isObj(m.pass) && isStr(m.pass.text) && Array.isArray(m.pass.functions)
+    && (m.pass.diff === null || (isObj(m.pass.diff) && Array.isArray(m.pass.diff.rows)))))
+    ? null : 'passDumpPass: index and pass ({text, functions, diff: {rows} or null}) or null'),
 };
 
 /** What a host sent, checked: ours (`v` and `type`), this version, the fields a panel needs. */
