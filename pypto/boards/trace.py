@@ -357,8 +357,15 @@ def chrome_trace(sl: Swimlane, record: Any | None = None, pipes: bool = True) ->
             src = view.sources(t.id)
             if src:
                 args["source"] = src
-        events.append({"ph": "X", "name": f"{base} #{t.id}", "cat": sl.lanes[t.lane].core, "pid": PID,
-                       "tid": t.lane + 1, "ts": _us(s), "dur": _us(e - s), "args": args})
+        if t.held:  # a MIX task: on its cluster's AIC lane, and the same slice on the AIV lanes it holds
+            args["core"] = "MIX"
+            args["held"] = [sl.lanes[h].name for h in t.held]
+        events.append({"ph": "X", "name": f"{base} #{t.id}", "cat": "MIX" if t.held else sl.lanes[t.lane].core,
+                       "pid": PID, "tid": t.lane + 1, "ts": _us(s), "dur": _us(e - s), "args": args})
+        for h in t.held:
+            events.append({"ph": "X", "name": f"{base} #{t.id} (MIX)", "cat": "MIX", "pid": PID, "tid": h + 1,
+                           "ts": _us(s), "dur": _us(e - s),
+                           "args": {"task": t.id, "core": "MIX", "held_by": sl.lanes[t.lane].name}})
     events += _flows(sl, spans, FLOW_CAT)
     events += _counter_events(sl)
     if pipes and sl.pipe_profiles:

@@ -68,6 +68,7 @@ export function leafColor(leaf: number): string {
 }
 
 export function coreColor(core: string): string {
+  if (core === 'MIX') return '#e15759';
   if (core.startsWith('AIC')) return '#4e79a7';
   if (core.startsWith('AIV')) return '#59a14f';
   if (core.startsWith('CPU')) return '#b07aa1';

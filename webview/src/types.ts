@@ -225,6 +225,9 @@ export interface SwimlaneTasks {
   ready?: (number | null)[];
   profile?: number[];
   name?: string[];
+  /** The further lanes each task holds while it runs (a MIX task: its cluster's two AIV lanes; its
+   * `lane` is the AIC's); present only when some task is MIX. */
+  held?: number[][];
 }
 
 export interface Swimlane {

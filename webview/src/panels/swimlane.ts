@@ -1283,7 +1283,7 @@ class SwimlanePanel implements PanelImpl {
     const dur = d.end[i] - d.start[i];
     const ready = t.ready?.[i];
     const lines: HTMLElement[] = [
-      h('div', null, h('b', null, `task ${d.ids[i]}`), ` · ${d.run.lanes[d.lane[i]]?.name ?? ''}${t.name?.[i] ? ` · ${t.name[i]}` : ''}`),
+      h('div', null, h('b', null, `task ${d.ids[i]}`), ` · ${d.mix[i] ? `MIX on ${d.laneNames(i).join(' + ')}` : d.run.lanes[d.lane[i]]?.name ?? ''}${t.name?.[i] ? ` · ${t.name[i]}` : ''}`),
       h('div', null, `leaf ${d.leaf[i]} · tile [${(t.coord?.[i] ?? []).join(', ')}]`),
       h('div', null, `${fmtUs(d.start[i])} → ${fmtUs(d.end[i])} · ${fmtUs(dur)}`),
     ];

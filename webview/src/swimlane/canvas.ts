@@ -285,7 +285,8 @@ export class SwimlaneCanvas {
   }
 
   color(i: number): string {
-    return this.opts.colorBy === 'core' ? coreColor(this.data.run.lanes[this.data.lane[i]]?.core ?? '') : leafColor(this.data.leaf[i]);
+    if (this.opts.colorBy === 'core') return coreColor(this.data.mix[i] ? 'MIX' : this.data.run.lanes[this.data.lane[i]]?.core ?? '');
+    return leafColor(this.data.leaf[i]);
   }
 
   draw(): void {
@@ -433,6 +434,13 @@ export class SwimlaneCanvas {
         ctx.fillStyle = color;
         const cx = Math.max(xa, x0 - 2);
         ctx.fillRect(cx, y, Math.max(1, xb - cx - (xb - xa > 4 ? 1 : 0)), row.h);
+        if (d.mix[i] && row.h >= 4) {
+          // a MIX task (one task on a cluster's AIC and two AIVs): a band along its bottom on every lane it holds
+          ctx.globalAlpha = alpha;
+          ctx.fillStyle = coreColor('MIX');
+          ctx.fillRect(cx, y + row.h - Math.max(2, row.h / 5), Math.max(1, xb - cx - (xb - xa > 4 ? 1 : 0)), Math.max(2, row.h / 5));
+          ctx.fillStyle = color;
+        }
         if (o.critical && d.critical[i]) {
           ctx.globalAlpha = 1;
           if (row.h >= 6) {
@@ -453,7 +461,7 @@ export class SwimlaneCanvas {
         }
         if (xb - cx > LABEL_MIN_W && row.h >= 10) {
           // the box's leaf and ops ("L0 amax·sub·exp…"), cut to its width
-          const text = this.fitText(ctx, o.taskLabel(i), Math.min(xb, this.width) - cx - 6);
+          const text = this.fitText(ctx, d.mix[i] ? `MIX ${o.taskLabel(i)}` : o.taskLabel(i), Math.min(xb, this.width) - cx - 6);
           if (text) {
             ctx.globalAlpha = alpha;
             ctx.fillStyle = textOn(color);

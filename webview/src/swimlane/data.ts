@@ -43,7 +43,9 @@ export class RunData {
   readonly lane: Int32Array;
   readonly leaf: Int32Array;
   readonly ids: Int32Array;
-  /** Task indices of each lane, by start time. */
+  /** 1 for a MIX task (a PyPTO 3 scope's cube and vector work at once: an AIC lane and two AIV lanes held). */
+  readonly mix: Uint8Array;
+  /** Task indices of each lane, by start time (a MIX task in each lane it holds too). */
   readonly laneTasks: Int32Array[];
   /** Per lane, the longest task (a window search starts that far before the window). */
   readonly laneMaxDur: Float64Array;
@@ -71,11 +73,24 @@ export class RunData {
     this.lane = Int32Array.from(t.lane);
     this.leaf = t.leaf ? Int32Array.from(t.leaf) : new Int32Array(n).fill(-1);
     this.ids = Int32Array.from(t.id);
+    // a MIX task is drawn on its AIC lane and on each lane it holds (its cluster's two AIVs)
+    const held = t.held;
+    this.mix = new Uint8Array(n);
     const counts = new Int32Array(run.lanes.length);
-    for (let i = 0; i < n; i++) counts[this.lane[i]]++;
+    for (let i = 0; i < n; i++) {
+      counts[this.lane[i]]++;
+      const hl = held?.[i];
+      if (hl?.length) {
+        this.mix[i] = 1;
+        for (const l of hl) if (l >= 0 && l < counts.length) counts[l]++;
+      }
+    }
     const lists = Array.from(counts, (c) => new Int32Array(c));
     const fill = new Int32Array(run.lanes.length);
-    for (let i = 0; i < n; i++) lists[this.lane[i]][fill[this.lane[i]]++] = i;
+    for (let i = 0; i < n; i++) {
+      lists[this.lane[i]][fill[this.lane[i]]++] = i;
+      if (this.mix[i]) for (const l of held?.[i] ?? []) if (l >= 0 && l < counts.length) lists[l][fill[l]++] = i;
+    }
     this.laneMaxDur = new Float64Array(run.lanes.length);
     for (let l = 0; l < lists.length; l++) {
       const list = lists[l];
@@ -116,6 +131,12 @@ export class RunData {
     for (const p of run.pipe_profiles ?? []) for (const k of Object.keys(p)) pipes.add(k);
     const order = ['MTE2', 'MTE1', 'M', 'V', 'FIX', 'MTE3', 'S'];
     this.pipes = [...pipes].sort((a, b) => (order.indexOf(a) + 99) % 99 - (order.indexOf(b) + 99) % 99);
+  }
+
+  /** The names of the lanes task `i` runs on: its own, then those it holds (a MIX task's AIVs). */
+  laneNames(i: number): string[] {
+    const lanes = [this.lane[i], ...(this.run.tasks.held?.[i] ?? [])];
+    return lanes.map((l) => this.run.lanes[l]?.name ?? '');
   }
 
   /** Whether lane `l` ran a task (in the whole run: a window's idle lane is still a lane that works). */
