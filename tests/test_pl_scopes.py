@@ -13,6 +13,7 @@ import torch
 
 import pypto.language as pl
 from pypto.boards.swimlane import Swimlane, metrics
+from pypto.boards.trace import chrome_trace, validate_chrome_trace
 from pypto.record import compile_record, profile
 
 ROWS, COLS, RT = 512, 64, 64
@@ -125,6 +126,10 @@ def test_a_scope_with_cube_and_vector_work_is_one_mix_task_on_a_cluster() -> Non
     assert doc["tasks"]["held"] and "ReadyCount_MIX" in doc["counters"] and doc["info"]["mix_tasks"] == H // HN
     back = Swimlane.from_json(json.loads(json.dumps(doc)))
     assert [t.held for t in back.tasks] == [t.held for t in run.tasks]
+    trace = chrome_trace(run)
+    assert validate_chrome_trace(trace) == []
+    mix = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "MIX"]
+    assert len(mix) == 3 * (H // HN)  # each MIX task on its AIC lane and its two AIV lanes
     a, h, w = torch.randn(B, H).bfloat16(), torch.randn(B, H).bfloat16(), torch.randn(H, H).bfloat16()
     out = torch.zeros(B, H)
     gemm_add(a, h, w, out)
@@ -160,3 +165,33 @@ def test_a_cann_kernel_has_no_scopes() -> None:
     assert rec.program is not None and rec.program.execute is not None
     assert all(n.scope is None for n in rec.program.graph.walk())
     assert collections.Counter(t.core for t in rec.program.execute.tasks) == {"AIV": 4}
+
+
+BR, BC, BRT = 1024, 1024, 256
+
+
+@pl.jit
+def big_slices(x: pl.Tensor[[BR, BC], pl.FP32], y: pl.Out[pl.Tensor[[BR, BC], pl.FP32]]):
+    for r in pl.parallel(0, BR, BRT):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="big"):
+            y[r:r + BRT, :] = pl.exp(pl.add(x[r:r + BRT, :], 1.0))
+    return y
+
+
+def test_buffer_limits_of_a_pl_kernel_name_its_slices_not_a_placeholder_tile() -> None:
+    import warnings
+
+    from pypto.analysis.health import health_report
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rec = compile_record(big_slices)
+    said = [str(w.message) for w in caught] + [d.message for p in rec.passes for d in p.diagnostics]
+    assert any("its slice [256, 1024] of fp32 needs 1,048,576 bytes" in m for m in said), said
+    assert any("use smaller slices" in m for m in said), said
+    assert not any("1048576" in m or "1,048,576, " in m or "tile.ub-split" in m for m in said), said
+    report = health_report(rec).to_json()
+    assert report["stats"]["tile"]["tail_waste"] == {}  # no tile-shape call to measure
+    text = json.dumps(report["findings"])
+    assert "set_vec_tile_shapes" not in text and "[1048576" not in text
+    assert "use smaller slices: the slices must fit" in text

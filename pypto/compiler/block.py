@@ -841,9 +841,10 @@ def build_block(leaf: Leaf, subgraph: Subgraph, ops: Mapping[int, TileOp], buffe
                 raise PyptoError(f"{node.op if node else o.op}: {e.vi.opcode} needs {e.size} bytes of {e.space} at "
                                  f"once, more than the {caps[e.space]}-byte {e.space}; use smaller tiles",
                                  node.loc if node else Loc()) from None
+            unit = "slice" if node is not None and node.scope is not None else "tile"  # PyPTO 3: slices are tiles
             over.append((f"{node.op if node else o.op}: {e.vi.opcode} needs {e.size:,} bytes of {e.space} at once "
                          f"with its operands, more than the board's {caps[e.space]:,}-byte {e.space}: the sim models "
-                         f"it as if it fit (on the chip the tile would have to be split); use smaller tiles",
+                         f"it as if it fit (on the chip the {unit} would have to be split); use smaller {unit}s",
                          node.loc if node else Loc()))
             room[e.space] = max(2 * room[e.space], e.size)
     instrs, where = insert_sync(done.instrs, int(board.get("events_per_pipe_pair", EVENTS_PER_PAIR)))

@@ -27,6 +27,7 @@ from pypto.ir.errors import PyptoError, window_message
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import GATHERMASK_PATTERNS, OPS
 from pypto.reference.kernels import valid_common_shape, view_extent
+from pypto.tracing.tiling import whole_slice
 
 COMBINE = {"sum": "add", "amax": "max", "amin": "min", "prod": "mul"}
 _new = object.__new__
@@ -798,8 +799,8 @@ def fit_vec_configs(graph: Graph, bindings: dict[str, int], ub_bytes: int) -> tu
     configs = list(graph.tile_configs)
     notes: list[tuple[str, Node]] = []
     for cid, (nbytes, node) in need.items():
-        if nbytes <= ub_bytes:
-            continue
+        if nbytes <= ub_bytes or whole_slice(configs[cid].dims):
+            continue  # fits; or PyPTO 3's one tile per slice, which halving its placeholder would not change
         dims = list(configs[cid].dims)
         size = nbytes
         while size > ub_bytes:

@@ -37,6 +37,7 @@ from pypto.ir.errors import PyptoError
 from pypto.language.annotation import ScalarType, TensorType, spec_of
 from pypto.language.control import AtScope, Level
 from pypto.tracing import builder as _b
+from pypto.tracing import tiling
 from pypto.tracing.tensor import Tensor
 
 DIALECT = "pypto3"
@@ -44,7 +45,7 @@ DIALECT = "pypto3"
 # simulated A2/A3 board (values computed on this machine's CPU); A5 is not modelled
 PLATFORMS = ("a2a3", "a2a3sim")
 # one tile covers each op's whole slice: a vector tile shape larger than any slice (clipped to it)
-WHOLE_SLICE = [1 << 20] * 4
+WHOLE_SLICE = list(tiling.WHOLE_SLICE)
 
 
 def check_platform(platform: Any) -> str:

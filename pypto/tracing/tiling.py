@@ -31,6 +31,14 @@ from pypto.ir.source import Span
 from pypto.target import buffer_bytes, load
 
 ALIGN_BYTES = int(load()["alignment_bytes"])  # a tile's last dim, in bytes
+# PyPTO 3 kernels (`pypto.language`) set no tile shapes: one tile covers each op's whole slice, by a vec
+# tile shape larger than any slice (clipped to it). Messages about such a "tile" name the slice instead.
+WHOLE_SLICE = (1 << 20,) * 4
+
+
+def whole_slice(dims: Sequence[Any]) -> bool:
+    """Whether a vec tile shape is PyPTO 3's one-tile-per-slice placeholder (`WHOLE_SLICE`)."""
+    return bool(dims) and all(isinstance(d, int) and d >= WHOLE_SLICE[0] for d in dims)
 
 
 class PyptoWarning(UserWarning):
@@ -206,9 +214,20 @@ def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[Te
                 f"{' or '.join(map(str, alts))}", strict, (-1, None), last, alts, call)
             break
     ub = buffer_bytes("UB")
+    slices = whole_slice(dims)
     for t in types:
         shape = t.shape[len(t.shape) - min(len(t.shape), len(applied)):]
         tile = applied[len(applied) - len(shape):]
+        if slices:  # a PyPTO 3 op: its tile is its slice, when the slice is known
+            if not all(isinstance(d, int) for d in t.shape):
+                continue
+            need = math.prod(t.shape) * t.dtype.nbytes
+            if need > ub:
+                board_limit(f"{op}: its slice {list(t.shape)} of {t.dtype.short} needs {need:,} bytes, more than the "
+                            f"{ub:,}-byte UB (vector buffer); make the scope's slices at most "
+                            f"{ub // t.dtype.nbytes:,} elements", strict, call=call)
+                break
+            continue
         elems = 1
         for d, s in zip(shape, tile):
             elems *= min(d, s) if isinstance(d, int) else s

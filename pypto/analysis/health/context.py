@@ -23,6 +23,7 @@ from pypto.ir.graph import Node, TileConfig
 from pypto.ir.source import Span
 from pypto.record import CompileRecord
 from pypto.target import load as load_board
+from pypto.tracing.tiling import whole_slice
 
 LEVEL_NAMES = ("tensor", "tile", "execute", "block", "board")
 RULES = (  # every rule id, tabled with its threshold in pypto/analysis/thresholds.py
@@ -90,7 +91,12 @@ class HealthContext:
         self.graph = self.p.graph
         self.nodes: dict[int, Node] = self.graph.by_id()
         cfgs = self.graph.tile_configs or record.source.tile_configs
-        self.configs: dict[int, TileConfig] = {tc.id: tc for tc in cfgs}
+        # a PyPTO 3 kernel sets no tile shapes (its slices are its tiles): its one-tile-per-slice placeholder
+        # is no call to measure or propose changes to; its knobs are the slice sizes (analysis/knobs.py)
+        self.pl = record.source.dialect == "pypto3"
+        self.unit = "slice" if self.pl else "tile"  # what a finding tells the user to make smaller
+        self.configs: dict[int, TileConfig] = {tc.id: tc for tc in cfgs
+                                               if not (self.pl and tc.kind == "vec" and whole_slice(tc.dims))}
         self.env: dict[str, int] = dict(self.p.bindings or ()) or dict(record.bindings)
         board_name = str(record.run.info.get("board", "a2a3")) if record.run is not None else "a2a3"
         try:

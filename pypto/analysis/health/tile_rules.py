@@ -195,11 +195,11 @@ def rule_buffer_peak(h: HealthContext) -> None:
             smaller = shrunk(h, cid)
             tc = h.configs.get(cid) if cid is not None else None
             hint = f"use {h.propose(tc, smaller)}" if smaller is not None and tc is not None else \
-                "use smaller tiles"
+                f"use smaller {h.unit}s"
             if sev == "warning":
                 suggestion = f"{hint}: half the tile leaves room for two copies of each load, so MTE2 overlaps V"
             elif sev == "error":
-                suggestion = f"{hint}: the tiles must fit the {cap:,}-byte {space}"
+                suggestion = f"{hint}: the {h.unit}s must fit the {cap:,}-byte {space}"
             else:
                 suggestion = f"fine as it is; do not grow the tile (larger tiles would spill). To double-check: " \
                              f"{hint} halves the peak"
