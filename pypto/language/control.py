@@ -13,9 +13,10 @@ iteration. We trace by running the body, so the loops are chosen to keep that me
   independent chunks, each its own tasks in the execute graph; an `if` on its index is a run-time
   branch (`pypto.frontend.body`).
 - `with pl.at(level=pl.Level.CORE_GROUP, name_hint=...)` labels the ops inside with `name_hint` (the
-  graph, the tasks and the swimlane carry it) and marks them in-core. Each op's tile is the whole
-  slice it works on (the kernel's tile shapes are the slice sizes, as in PyPTO 3), so one scope
-  instance's ops run as the tasks of its loop iteration.
+  graph, the tasks and the swimlane carry it) and gives them the scope's number (`Node.scope`, one per
+  `with` entry). Each op's tile is the whole slice it works on (the kernel's tile shapes are the slice
+  sizes, as in PyPTO 3), and graph partition makes each scope instance (the scope in one loop
+  iteration) one task: AIV, AIC, or MIX when it holds both cube and vector work.
 """
 
 from __future__ import annotations
@@ -133,7 +134,8 @@ class SplitMode(enum.Enum):
 
 class Optimization:
     """An entry of `pl.at(..., optimizations=[...])`: a hint to the runtime's scheduler. Accepted and
-    checked; our pipeline partitions a mixed scope by core type itself, so it changes nothing here."""
+    checked; a mixed scope is one MIX task either way and the split of its vector work across the two
+    AIVs is not modelled, so it changes nothing here."""
 
     def __init__(self, kind: str, value: Any) -> None:
         self.kind = kind
