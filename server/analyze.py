@@ -414,24 +414,25 @@ def load_trace(path: str) -> dict[str, Any]:
     return {"path": path, "format": run.board, "label": Path(path).name, "run": run.to_json()}
 
 
-def load_pass_dump(path: str, source: str | None = None) -> dict[str, Any]:
-    """A `passes_dump/` folder's pass table (`pypto.boards.passes_dump.dump_json`); a folder that is none is
-    {"error": message}."""
+def load_pass_dump(path: str, source: str | None = None, within: str | None = None) -> dict[str, Any]:
+    """A `passes_dump/` folder's pass table (`pypto.boards.passes_dump.dump_json`; the kernel file looked for
+    only `within` that folder when given); a folder that is none is {"error": message}."""
     from pypto.boards.passes_dump import dump_json
 
     try:
-        return dump_json(path, source)
+        return dump_json(path, source, within)
     except (ValueError, OSError) as e:
         return {"path": path, "error": str(e)}
 
 
-def load_pass_dump_pass(path: str, index: int, source: str | None = None) -> dict[str, Any]:
+def load_pass_dump_pass(path: str, index: int, source: str | None = None,
+                        within: str | None = None) -> dict[str, Any]:
     """One snapshot of a `passes_dump/` folder with its diff against the one before
     (`pypto.boards.passes_dump.pass_json`); {"error": message} when there is no such folder or snapshot."""
     from pypto.boards.passes_dump import pass_json
 
     try:
-        return pass_json(path, index, source)
+        return pass_json(path, index, source, within=within)
     except (ValueError, OSError) as e:
         return {"path": path, "error": str(e)}
 

@@ -749,6 +749,44 @@ def create_app(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
             trace_cache[key] = body
         return Response(body, media_type="application/json")
 
+    @app.get(f"{API}/passdumps", tags=["passdumps"])
+    async def pass_dumps(request: Request) -> dict[str, Any]:
+        """The workspace's PyPTO 3 `passes_dump/` folders (found by name, not read): `{workspace, dumps: [{path,
+        snapshots, modified}], truncated}`. Each opens in the passes panel (`/passes.html?dump=PATH`)."""
+        st = _st(request)
+        found, truncated = await asyncio.to_thread(st.workspace.pass_dumps)
+        return {"workspace": str(st.root), "dumps": found, "truncated": truncated}
+
+    async def dump_job(request: Request, path: str, fn: str, *args: Any) -> dict[str, Any]:
+        """A passes_dump/ read in a worker, confined to the workspace (the folder, and the kernel file its functions
+        link to: looked for only inside the workspace); paths in the answer relative to the workspace."""
+        st = _st(request)
+        real, rel = confine(st.root, path, ())
+        if not real.exists():
+            raise Refused(404, f"no such folder or file in the workspace: {rel}")
+        try:
+            async with st.queue.slot():
+                out = await st.pool.run(fn, str(real), *args, None, str(st.root), timeout=config.time_limit)
+        except JobFailed as e:
+            raise Refused(500, f"reading {rel} failed ({e.kind}): {e.message}") from None
+        if out.get("error"):
+            raise Refused(422, str(out["error"]).replace(str(real), rel).replace(str(st.root) + "/", ""))
+        return relative_paths(out, st.root)
+
+    @app.get(f"{API}/passdumps/table", tags=["passdumps"],
+             responses={422: {"description": "not a passes_dump/ folder (the message says why)"}})
+    async def pass_dump_table(request: Request, path: str) -> dict[str, Any]:
+        """A passes_dump/ folder's pass table (`pypto.boards.passes_dump.dump_json`; docs/protocol.md
+        `pypto/passDump`): `path` a passes_dump/ folder, the build folder holding one, or a file in it."""
+        return await dump_job(request, path, "load_pass_dump")
+
+    @app.get(f"{API}/passdumps/pass", tags=["passdumps"],
+             responses={422: {"description": "no such snapshot, or not a passes_dump/ folder"}})
+    async def pass_dump_pass(request: Request, path: str, index: Annotated[int, Query(ge=0)]) -> dict[str, Any]:
+        """One snapshot of a passes_dump/ folder with its bounded diff against the one before
+        (`pypto.boards.passes_dump.pass_json`; docs/protocol.md `pypto/passDumpPass`)."""
+        return await dump_job(request, path, "load_pass_dump_pass", index)
+
     # the panels: the webview bundle at / when it has an index.html; else the minimal page at /
     # (and a bundle without index.html, e.g. one HTML file per panel, under /webview/)
     webview = config.webview_dir if config.webview_dir is not None else default_webview_dir()
@@ -781,8 +819,9 @@ def create_app(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
             with contextlib.suppress(TimeoutError):  # a page before the first discovery: what is known
                 await asyncio.wait_for(st.workspace.discovered.wait(), 10)
             found, truncated = await asyncio.to_thread(st.workspace.traces)
+            dumps, _ = await asyncio.to_thread(st.workspace.pass_dumps)
             nonce = secrets.token_hex(16)
-            body = picker_body(st.workspace.overview(), found, truncated, bundle_base)
+            body = picker_body(st.workspace.overview(), found, truncated, bundle_base, dumps)
             return own_page(picker_page(str(st.root), body, nonce, bundle_base), csp(nonce))
     else:
         @app.get("/", include_in_schema=False)
@@ -794,6 +833,24 @@ def create_app(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
         app.mount(root, StaticFiles(directory=webview, html=True), name="webview")
 
     return Guard(app, token=config.token, max_body=config.max_body, origins=config.cors_origins)
+
+
+def relative_paths(doc: dict[str, Any], root: Path) -> dict[str, Any]:
+    """A pass dump document with its file paths (`path`, `source.file`, each function's `source.file`) relative to
+    the served folder, as every path the HTTP API gives."""
+    def rel(p: Any) -> Any:
+        if isinstance(p, str) and Path(p).is_absolute():
+            with contextlib.suppress(ValueError):
+                return Path(p).resolve().relative_to(root).as_posix()
+        return p
+
+    out = dict(doc)
+    out["path"] = rel(doc.get("path"))
+    if isinstance(doc.get("source"), dict):
+        out["source"] = {**doc["source"], "file": rel(doc["source"].get("file"))}
+    out["functions"] = [{**f, "source": {**f["source"], "file": rel(f["source"]["file"])} if f.get("source") else None}
+                        for f in doc.get("functions") or []]
+    return out
 
 
 def default_webview_dir() -> Path:

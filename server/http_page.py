@@ -176,9 +176,11 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def picker_body(files: list[dict[str, Any]], traces: list[dict[str, Any]], truncated: bool, base: str) -> str:
+def picker_body(files: list[dict[str, Any]], traces: list[dict[str, Any]], truncated: bool, base: str,
+                dumps: list[dict[str, Any]] | None = None) -> str:
     """The picker's HTML (every text escaped): files → kernels with status and latest makespan, each
-    linking to its panels; the traces, each opening in the swimlane panel (`/traces/view`)."""
+    linking to its panels; the traces, each opening in the swimlane panel (`/traces/view`); PyPTO 3's
+    `passes_dump/` folders, each opening in the passes panel (`passes.html?dump=`)."""
     e = html.escape
     rows = []
     for f in files:
@@ -210,7 +212,11 @@ def picker_body(files: list[dict[str, Any]], traces: list[dict[str, Any]], trunc
         "<p class='muted' id='traces'>No trace files in the workspace (a swimlane JSON, a Chrome trace, "
         "<code>merged_swimlane.json</code>, <code>tilefwk_L1_prof_data.json</code>, "
         "<code>chip_swimlane_records.json</code>).</p>")
-    return f"<h3>Kernels</h3>{kernels}<h3>Traces</h3>{trace_html}"
+    drows = [f"<tr class='passdump'><td><a href='{e(base)}passes.html?{e(urlencode({'dump': d['path']}))}'>"
+             f"{e(d['path'])}</a></td><td class='num'>{int(d['snapshots'])} snapshots</td></tr>" for d in dumps or []]
+    dump_html = ("<h3>Pass dumps</h3><table id='passdumps'><tr><th>PyPTO 3 passes_dump/</th><th>passes</th></tr>"
+                 + "".join(drows) + "</table>") if drows else ""
+    return f"<h3>Kernels</h3>{kernels}<h3>Traces</h3>{trace_html}{dump_html}"
 
 
 def picker_page(workspace: str, body: str, nonce: str, base: str) -> str:

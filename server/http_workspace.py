@@ -23,6 +23,8 @@ knows about it:
   recognised by name or by their first 4 KiB — never parsed here (a trace can be hundreds of
   MB); a file's answer is cached by its size and modification time. A worker loads one when
   it is opened (`server.analyze.load_trace`).
+- **pass dumps** — PyPTO 3's `passes_dump/` folders (by name, holding `00_frontend.py` or
+  `NN_after_<Pass>.py`); a worker reads one when it is opened (`server.analyze.load_pass_dump`).
 - **the front page's picker** (`overview`) — files, their kernels, each kernel's status (the
   newest job's: queued, running, done, error, failed, cancelled, or never run) and its latest
   makespan.
@@ -64,6 +66,11 @@ TRACE_NAMES = {"merged_swimlane.json": "merged", "tilefwk_L1_prof_data.json": "l
                "chip_swimlane_records.json": "chip-records", "l2_swimlane_records.json": "chip-records"}
 TRACE_HEAD = 4096  # bytes read to recognise a trace by content
 MAX_TRACES = 500
+# PyPTO 3's per-pass IR dumps (pypto.boards.passes_dump: the server imports no pypto): folders of this name
+# holding 00_frontend.py or NN_after_<Pass>.py
+PASSES_DIR = "passes_dump"
+SNAPSHOT_NAME = re.compile(r"^(00_frontend|\d+_after_.+)\.py$")
+MAX_DUMPS = 200
 
 
 def trace_kind(path: Path) -> str | None:
@@ -259,6 +266,28 @@ class Workspace:
                 break
         self._trace_cache = seen if not truncated else {**self._trace_cache, **seen}
         return out, truncated
+
+    def pass_dumps(self) -> tuple[list[dict[str, Any]], bool]:
+        """The workspace's PyPTO 3 `passes_dump/` folders, `[{path, snapshots, modified}]` by path (at most
+        MAX_DUMPS; True when there were more): a folder of that name holding a snapshot file, found by name
+        (never read here), skipping what discovery skips. Blocking: call it in a thread."""
+        out: list[dict[str, Any]] = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if not self._skip_dir(d, os.path.join(dirpath, d)))
+            if os.path.basename(dirpath) != PASSES_DIR:
+                continue
+            snaps = [f for f in filenames if SNAPSHOT_NAME.match(f)]
+            if not snaps:
+                continue
+            try:
+                real, rel = confine(self.root, Path(dirpath).relative_to(self.root).as_posix(), ())
+                modified = max(os.stat(real / f).st_mtime for f in snaps)
+            except (Refused, OSError):
+                continue
+            if len(out) >= MAX_DUMPS:
+                return out, True
+            out.append({"path": rel, "snapshots": len(snaps), "modified": modified})
+        return out, False
 
     def overview(self) -> list[dict[str, Any]]:
         """The picker's rows: per file (by path) its kernels, each with its status — the newest job's

@@ -29,6 +29,8 @@ export interface CommandDeps {
   output: vscode.OutputChannel;
   /** The active kernel changed by a command: panels and status bar follow. */
   activeChanged(): void;
+  /** A PyPTO 3 passes_dump/ folder (or the build folder holding one, or a file in it) in the passes panel. */
+  openPassDump(path: string): void;
 }
 
 /** `{uri, kernel}` from a command argument (CodeLens, status bar, another extension). */
@@ -184,6 +186,18 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
         uri = picked?.[0];
       }
       if (uri) await vscode.commands.executeCommand('vscode.openWith', uri, TRACE_VIEW_TYPE);
+    }),
+
+    reg('pypto.openPassDump', async (arg?: unknown) => {
+      let uri = arg instanceof vscode.Uri ? arg : undefined;
+      if (!uri) {
+        const picked = await vscode.window.showOpenDialog({
+          title: 'Open a PyPTO 3 pass dump: its passes_dump/ folder, the build folder holding one, or a file in it',
+          canSelectFiles: true, canSelectFolders: true, canSelectMany: false, openLabel: 'Open Pass Dump',
+        });
+        uri = picked?.[0];
+      }
+      if (uri) d.openPassDump(uri.fsPath);
     }),
 
     reg('pypto.restartServer', () => d.server.restart('the command "PyPTO: Restart Language Server"', 0)),

@@ -6,6 +6,7 @@
 //   panels/            the four webview panels               router.ts          what a panel message asks
 //   commands.ts        every command                         traceEditor.ts     trace files in the swimlane
 //   report.ts          the HTML health report                 placement.ts       where a new panel opens
+//   passDump.ts        PyPTO 3's passes_dump/ in the passes panel
 //
 // docs/extension.md describes each file.
 
@@ -13,6 +14,7 @@ import * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { ActiveKernel, KernelTable } from './kernels';
 import { PyptoServer } from './languageClient';
+import { PassDumpViewer } from './passDump';
 import { PanelManager } from './panels/manager';
 import { onPythonEnvironmentChange } from './python';
 import { resolveSettings, restartKeys, SECTION, type Settings } from './settings';
@@ -71,8 +73,16 @@ export function activate(context: vscode.ExtensionContext): void {
     log,
   });
 
+  const passDumps = new PassDumpViewer({
+    mediaRoot,
+    passDump: (path) => srv.passDump(path),
+    passDumpPass: (path, index) => srv.passDumpPass(path, index),
+    reveal: (file, range, line) => void panels.reveal(file, range, line),
+    log,
+  });
+
   context.subscriptions.push(
-    output, statusBar, srv, panels, traces,
+    output, statusBar, srv, panels, traces, passDumps,
     srv.onRecordChanged((p) => {
       const repeat = kernels.repeats(p); // the same run, only its best gain new: the status bar says it
       const info = kernels.recordChanged(p);
@@ -109,7 +119,8 @@ export function activate(context: vscode.ExtensionContext): void {
       const keys = restartKeys(old, settings);
       if (keys.length) srv.restart(`${keys.map((k) => `${SECTION}.${k}`).join(', ')} changed`);
     }),
-    ...registerCommands({ context, server: srv, panels, active, settings: () => settings, output, activeChanged }),
+    ...registerCommands({ context, server: srv, panels, active, settings: () => settings, output, activeChanged,
+      openPassDump: (path) => void passDumps.open(path) }),
   );
   void onPythonEnvironmentChange(() => {
     if (settings.interpreter === '') srv.restart("the Python extension's environment changed");

@@ -27,6 +27,7 @@ import type {
   BlockResult, HistoryResult, HistoryRunResult, PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, SwimlaneParams, SwimlaneResult,
   TileGridsResult, TileOpsParams, TileOpsResult, TraceResult,
 } from './panelData';
+import type { PassDumpDoc, PassDumpPassDoc } from '../../webview/src/protocol';
 import type { LspTextEdit } from './router';
 import { neutralCwd, pythonExtensionInterpreter, runProbe, which } from './python';
 import { SECTION, serverSettings, type Settings } from './settings';
@@ -309,6 +310,16 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
 
   loadTrace(path: string): Promise<TraceResult> {
     return this.request('pypto/loadTrace', { path });
+  }
+
+  /** A PyPTO 3 passes_dump/ folder's pass table (`path`: the folder, its build folder, or a file in it). */
+  passDump(path: string): Promise<PassDumpDoc> {
+    return this.request('pypto/passDump', { path });
+  }
+
+  /** One snapshot of a passes_dump/ folder with its diff against the one before. */
+  passDumpPass(path: string, index: number): Promise<PassDumpPassDoc> {
+    return this.request('pypto/passDumpPass', { path, index });
   }
 
   dispose(): void {

@@ -490,25 +490,29 @@ def _read_small(p: Path) -> str:
     return p.read_text(encoding="utf-8", errors="replace")
 
 
-def find_kernel_source(dump: PassDump) -> tuple[KernelSource | None, str]:
+def find_kernel_source(dump: PassDump, within: str | Path | None = None) -> tuple[KernelSource | None, str]:
     """The user's kernel file for a dump — PyPTO 3 writes its path nowhere in the build folder — and how it
     was chosen (or why none was). Looked for near the build output: the `.py` files of the folders above the
     dump (`build_output/<Program>_<time>/passes_dump`: the build folder, `build_output`, the run's folder), then
     — when the dump is under a `build_output` folder — under the folder holding it, 3 levels deep (hidden
     folders, virtualenvs and build outputs skipped; at most `SOURCE_FILES` files).
     A file scores 10 for a `class` named as the program and 1 for each `def` named as a
-    function of the first snapshot; the best one wins (the nearest, then the newest, on a tie)."""
+    function of the first snapshot; the best one wins (the nearest, then the newest, on a tie). `within`: no
+    file outside that folder is looked at (`pypto-ide serve`: the workspace)."""
     first = dump.snapshots[0].text
     program = program_name(first)
     names = {f.name for f in functions(first)}
     if not names and program is None:
         return None, "the first snapshot names no function or program"
     here = dump.directory.resolve()
-    ancestors = list(here.parents)[:3]
+    bound = Path(within).resolve() if within is not None else None
+    ancestors = [a for a in list(here.parents)[:3] if bound is None or a == bound or bound in a.parents]
     files: list[tuple[int, Path]] = []  # (distance, file)
     for dist, d in enumerate(ancestors):
         files.extend((dist, f) for f in (sorted(d.glob("*.py")) if d.is_dir() else []))
     top = next((a.parent for a in here.parents if a.name == "build_output"), None)
+    if top is not None and bound is not None and not (top == bound or bound in top.parents):
+        top = bound if bound in here.parents else None
     if top is not None:  # the run's folder: where the program that compiled it most likely is
         for root, dirs, fs in os.walk(top):
             depth = len(Path(root).relative_to(top).parts)
@@ -523,7 +527,7 @@ def find_kernel_source(dump: PassDump) -> tuple[KernelSource | None, str]:
     for dist, f in files[:SOURCE_FILES]:
         try:
             f = f.resolve(strict=True)
-            if f in seen or here in f.parents or not f.is_file():
+            if f in seen or here in f.parents or not f.is_file() or (bound is not None and bound not in f.parents):
                 continue
             seen.add(f)
             text = _read_small(f)
@@ -576,13 +580,14 @@ def _source_json(ks: KernelSource | None, note: str, given: bool) -> dict[str, o
             "note": note}
 
 
-def _resolve_source(dump: PassDump, source: str | None) -> tuple[KernelSource | None, str, bool]:
+def _resolve_source(dump: PassDump, source: str | None,
+                    within: str | Path | None = None) -> tuple[KernelSource | None, str, bool]:
     if source:
         try:
             return kernel_source(source), "the kernel file given", True
         except (OSError, ValueError) as e:
             return None, f"{source}: cannot read it ({e})", True
-    ks, note = find_kernel_source(dump)
+    ks, note = find_kernel_source(dump, within)
     return ks, note, False
 
 
@@ -595,13 +600,14 @@ def _links(ks: KernelSource | None, fns: list[IrFunction]) -> list[dict[str, obj
     return out
 
 
-def dump_json(path: str | Path, source: str | None = None) -> dict[str, object]:
+def dump_json(path: str | Path, source: str | None = None, within: str | Path | None = None) -> dict[str, object]:
     """The pass table of a dump as a client shows it: each snapshot's index, pass, file, lines, what it changed
     against the one before (`changed` null for the first; `exact` false when part of the diff was compared as
     whole blocks), its warnings (the `.log`, cut at `LOG_BYTES`); the program, what was not read, and the kernel
-    file the functions link to (`source`: given, or found near the build output, or why none was)."""
+    file the functions link to (`source`: given, or found near the build output — within `within`, when given —
+    or why none was)."""
     dump = read_passes_dump(path)
-    ks, note, given = _resolve_source(dump, source)
+    ks, note, given = _resolve_source(dump, source, within)
     snaps: list[dict[str, object]] = []
     prev: Snapshot | None = None
     for s in dump.snapshots:
@@ -627,7 +633,8 @@ def dump_json(path: str | Path, source: str | None = None) -> dict[str, object]:
 
 
 def pass_json(path: str | Path, index: int, source: str | None = None, context: int = 3,
-              max_rows: int = DIFF_ROWS, max_bytes: int = TEXT_BYTES) -> dict[str, object]:
+              max_rows: int = DIFF_ROWS, max_bytes: int = TEXT_BYTES,
+              within: str | Path | None = None) -> dict[str, object]:
     """One snapshot as a client shows it: its text (cut at `max_bytes`, `text_cut` saying so), its functions
     (IR lines, and the kernel file's line each comes from), its `.log`, and its diff against the snapshot before
     (`diff.rows` as `hunks` makes them, at most `max_rows`; `diff.cut` why part of it is not shown or not line
@@ -635,7 +642,7 @@ def pass_json(path: str | Path, index: int, source: str | None = None, context: 
     dump = read_passes_dump(path)
     k = dump.find(index)
     s = dump.snapshots[k]
-    ks, note, given = _resolve_source(dump, source)
+    ks, note, given = _resolve_source(dump, source, within)
     text, text_cut = _cut_text(s.text, max_bytes)
     diff: dict[str, object] | None = None
     prev = dump.snapshots[k - 1] if k > 0 else None

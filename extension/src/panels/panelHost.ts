@@ -13,7 +13,7 @@
 
 import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
-import type { HostMessage, PanelId } from '../../../webview/src/protocol';
+import type { HostMessage, PageId, PanelId } from '../../../webview/src/protocol';
 import type { KernelInfo, KernelRef } from '../kernels';
 import { sameKernel } from '../kernels';
 import {
@@ -50,7 +50,7 @@ export function webviewOptions(mediaRoot: vscode.Uri): vscode.WebviewOptions & v
 }
 
 /** The panel's page for this webview: the built template, filled with a fresh nonce. */
-export function panelHtml(webview: vscode.Webview, mediaRoot: vscode.Uri, panel: PanelId): string {
+export function panelHtml(webview: vscode.Webview, mediaRoot: vscode.Uri, panel: PageId): string {
   const file = vscode.Uri.joinPath(mediaRoot, 'templates', `${panel}.html`).fsPath;
   let template: string;
   try {
