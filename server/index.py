@@ -5,7 +5,7 @@ requests in milliseconds by looking things up in plain dicts; parsing a CompileR
 back into objects costs a few hundred milliseconds for a kernel of 10^4 tile ops, and
 serializing all of it costs more than this summary. So the worker that compiled the
 kernel also runs `editor_view(record, path)` (`server.analyze.analyze_kernel` with the
-setting `editor`) and ships, as JSON:
+setting `editor`) and ships, as plain data (JSON's types, but the tile columns numpy arrays):
 
 - `lines`: per source line of the document, the tensor nodes made there, the tile ops,
   leaves and tasks they lower into, and those tasks' share of the run;
@@ -15,7 +15,8 @@ setting `editor`) and ships, as JSON:
 - `tile_configs`: per `set_*_tile_shapes` call, its span, the tiles made under it and the
   on-chip buffer use of the leaves that run them;
 - `passes` + `graphs`: each pass's tensor graph (deduplicated: unchanged passes share one);
-- `tiles` (columnar): the final tile graph, for the tile-level graph panel;
+- `tiles` (columnar, numpy: `shape` and `inputs` are `Ragged`): the final tile graph, for the
+  tile-level graph panel;
 - `swimlane`: the run (`Swimlane.to_json`, already columnar).
 
 Line numbers are 1-based and columns 0-based, as in the record; the server converts.
@@ -25,7 +26,12 @@ from __future__ import annotations
 
 import os
 from collections import Counter, defaultdict
+from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import Any
+
+import numpy as np
 
 Json = Any
 
@@ -100,6 +106,129 @@ def _branches(record: Any, durations: dict[int, tuple[float, float]]) -> dict[in
             for nid, n in marked.items()}
 
 
+@dataclass(frozen=True)
+class Ragged:
+    """Rows of ints of varying length as two arrays (row i is `flat[start[i]:start[i + 1]]`): a tile graph's
+    shapes and inputs at 10^5-10^6 ops, which as lists of lists cost more to make and to pickle than the
+    rest of the view."""
+
+    flat: np.ndarray
+    start: np.ndarray
+
+    @classmethod
+    def of(cls, rows: list[tuple[int, ...]]) -> Ragged:
+        lengths = np.fromiter(map(len, rows), np.int64, len(rows))
+        start = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(lengths, out=start[1:])
+        return cls(np.fromiter(chain.from_iterable(rows), np.int64, int(start[-1])), start)
+
+    def __len__(self) -> int:
+        return len(self.start) - 1
+
+    def __getitem__(self, i: int) -> list[int]:
+        return self.flat[self.start[i]:self.start[i + 1]].tolist()
+
+
+@dataclass
+class _TileIndex:
+    """What the editor view needs of the tile ops, per tensor node: its ops' kinds (in order of first
+    appearance), shapes and instances, the tasks and leaves that run them; per task, its tensor nodes;
+    and the tile graph's columns. Made with numpy over the ops' fields: at 10^5-10^6 tile ops a loop of
+    dict and set updates per op was most of the view's time."""
+
+    kinds: dict[int, dict[str, int]]
+    shapes: dict[int, tuple[int, ...]]  # the most common tile shape (the first seen among equals)
+    instances: dict[int, int]
+    node_tasks: dict[int, np.ndarray]  # sorted task ids
+    node_leaves: dict[int, list[int]]  # sorted leaf ids
+    task_nodes: dict[int, tuple[int, ...]]  # sorted node ids
+    columns: dict[str, Json]
+
+
+def _pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (a, b) pairs of two non-negative int arrays, sorted by a then b: their a, b, first
+    position and count (one 1-d key per pair: numpy's unique over rows is many times slower)."""
+    width = int(b.max()) + 1 if len(b) else 1
+    keys, first, counts = np.unique(a * width + b, return_index=True, return_counts=True)
+    return keys // width, keys % width, first, counts
+
+
+def _groups(keys: np.ndarray, values: np.ndarray) -> dict[int, np.ndarray]:
+    """{key: its values, sorted and unique} for parallel non-negative int arrays."""
+    if not len(keys):
+        return {}
+    k, v, _, _ = _pairs(keys, values)
+    starts = np.flatnonzero(np.diff(k, prepend=-1))
+    ends = np.append(starts[1:], len(k))
+    return {key: v[a:b] for key, a, b in zip(k[starts].tolist(), starts.tolist(), ends.tolist(), strict=True)}
+
+
+def _tile_columns(ops: Any, p: Any) -> _TileIndex:
+    n = len(ops)
+    ids = np.fromiter(map(attrgetter("id"), ops), np.int64, n)
+    node = np.fromiter(map(attrgetter("node"), ops), np.int64, n)
+    inst = np.fromiter(map(attrgetter("instance"), ops), np.int64, n)
+    op_index: dict[str, int] = {}
+    col_op = [op_index.setdefault(o, len(op_index)) for o in map(attrgetter("op"), ops)]
+    op_names = list(op_index)
+    shape_of = list(map(attrgetter("shape"), ops))
+    shape_index: dict[tuple[int, ...], int] = {}
+    shape_code = np.fromiter((shape_index.setdefault(s, len(shape_index)) for s in shape_of), np.int64, n)
+    shape_list = list(shape_index)
+
+    # each op's subgraph, task and leaf (-1: none); an op in two subgraphs is the later one's, a subgraph
+    # that two tasks run the later task's
+    sgs = p.subgraphs or ()
+    size = int(ids.max()) + 1 if n else 0
+    sub = np.full(size, -1, np.int64)
+    if sgs and n:
+        lengths = np.fromiter(map(len, map(attrgetter("ops"), sgs)), np.int64, len(sgs))
+        members = np.fromiter(chain.from_iterable(map(attrgetter("ops"), sgs)), np.int64, int(lengths.sum()))
+        keep = members < size
+        sub[members[keep]] = np.repeat(np.fromiter(map(attrgetter("id"), sgs), np.int64, len(sgs)), lengths)[keep]
+    sub_ids = [sg.id for sg in sgs]
+    width = max(sub_ids, default=-1) + 1
+    task_of_sub = np.full(width + 1, -1, np.int64)  # the last entry: no subgraph
+    leaf_of_sub = np.full(width + 1, -1, np.int64)
+    for task in (p.execute.tasks if p.execute is not None else ()):
+        if 0 <= task.subgraph < width:
+            task_of_sub[task.subgraph] = task.id
+    for sg in sgs:
+        leaf_of_sub[sg.id] = sg.leaf
+    op_sub = np.where(sub[ids] >= 0, sub[ids], width) if n else np.zeros(0, np.int64)
+    task = task_of_sub[op_sub]
+    leaf = leaf_of_sub[op_sub]
+
+    kinds: dict[int, dict[str, int]] = defaultdict(dict)
+    shapes: dict[int, tuple[int, ...]] = {}
+    instances: dict[int, int] = {}
+    if n:
+        a, b, first, counts = _pairs(node, np.asarray(col_op, np.int64))
+        for k in np.argsort(first, kind="stable").tolist():  # a node's kinds in the order its ops come
+            kinds[int(a[k])][op_names[int(b[k])]] = int(counts[k])
+        a, b, first, counts = _pairs(node, shape_code)
+        for k in np.lexsort((first, -counts, a)).tolist():  # per node: most ops, then seen first
+            shapes.setdefault(int(a[k]), shape_list[int(b[k])])
+        a, _, _, _ = _pairs(node, inst)
+        distinct, per = np.unique(a, return_counts=True)
+        instances = dict(zip(distinct.tolist(), per.tolist(), strict=True))
+    run = task >= 0
+    node_tasks = _groups(node[run], task[run])
+    task_nodes = {k: tuple(v.tolist()) for k, v in _groups(task[run], node[run]).items()}
+    has_leaf = leaf >= 0
+    node_leaves = {k: v.tolist() for k, v in _groups(node[has_leaf], leaf[has_leaf]).items()}
+    columns = {"names": op_names, "op": np.asarray(col_op, np.int64), "node": node, "instance": inst,
+               "shape": Ragged.of(shape_of), "inputs": Ragged.of(list(map(attrgetter("inputs"), ops))), "task": task}
+    return _TileIndex(dict(kinds), shapes, instances, node_tasks, node_leaves, task_nodes, columns)
+
+
+def _union(arrays: list[np.ndarray]) -> list[int]:
+    """The sorted union of sorted int arrays."""
+    if not arrays:
+        return []
+    return np.unique(np.concatenate(arrays)).tolist() if len(arrays) > 1 else arrays[0].tolist()
+
+
 def editor_view(record: Any, path: str) -> dict[str, Json]:
     """The lookups the language server and the panels need, from a profiled CompileRecord."""
     from pypto.ir.serialize import dim_json, graph_json
@@ -107,46 +236,9 @@ def editor_view(record: Any, path: str) -> dict[str, Json]:
     p = record.program
     run = record.run
     tiles = p.tiles
-    tile_ops = tiles.ops if tiles is not None else ()
-    sub_of = {oid: sg.id for sg in (p.subgraphs or ()) for oid in sg.ops}
-    task_of_sub = {t.subgraph: t.id for t in (p.execute.tasks if p.execute is not None else ())}
-    leaf_of_sub = {sg.id: sg.leaf for sg in (p.subgraphs or ())}
-
-    kinds: dict[int, Counter[str]] = defaultdict(Counter)
-    shapes: dict[int, Counter[tuple[int, ...]]] = defaultdict(Counter)
-    instances: dict[int, set[int]] = defaultdict(set)
-    node_tasks: dict[int, set[int]] = defaultdict(set)
-    node_leaves: dict[int, set[int]] = defaultdict(set)
-    task_nodes: dict[int, set[int]] = defaultdict(set)
-    op_names: list[str] = []
-    op_index: dict[str, int] = {}
-    col_op: list[int] = []
-    col_node: list[int] = []
-    col_instance: list[int] = []
-    col_shape: list[list[int]] = []
-    col_inputs: list[list[int]] = []
-    col_task: list[int] = []
-    for o in tile_ops:
-        kinds[o.node][o.op] += 1
-        shapes[o.node][o.shape] += 1
-        instances[o.node].add(o.instance)
-        sg = sub_of.get(o.id)
-        task = task_of_sub.get(sg, -1) if sg is not None else -1
-        if task >= 0:
-            node_tasks[o.node].add(task)
-            task_nodes[task].add(o.node)
-        if sg is not None and leaf_of_sub.get(sg, -1) >= 0:
-            node_leaves[o.node].add(leaf_of_sub[sg])
-        k = op_index.get(o.op)
-        if k is None:
-            k = op_index[o.op] = len(op_names)
-            op_names.append(o.op)
-        col_op.append(k)
-        col_node.append(o.node)
-        col_instance.append(o.instance)
-        col_shape.append(list(o.shape))
-        col_inputs.append(list(o.inputs))
-        col_task.append(task)
+    t = _tile_columns(tiles.ops if tiles is not None else (), p)
+    kinds, shapes, instances = t.kinds, t.shapes, t.instances
+    node_tasks, node_leaves = t.node_tasks, t.node_leaves
 
     durations: dict[int, tuple[float, float]] = {}
     makespan = 0.0
@@ -159,20 +251,20 @@ def editor_view(record: Any, path: str) -> dict[str, Json]:
     configs = {tc.id: tc for tc in record.source.tile_configs}
     nodes: dict[str, Json] = {}
     for n in record.graph.walk():
-        k = kinds.get(n.id, Counter())
+        k = kinds.get(n.id, {})
         # the node's own tiles: ops named like it (a store for an assemble), else all of them
         own = k.get(n.op, 0) or k.get("store", 0) or k.get("matmul", 0) or sum(k.values())
-        shape_counts = shapes.get(n.id)
+        shape = shapes.get(n.id)
         tc = configs.get(n.tile) if n.tile is not None else None
         nodes[str(n.id)] = {
             "id": n.id, "op": n.op, "name": n.name,
             "shape": None if n.type is None else [dim_json(d) for d in n.type.shape],
             "dtype": None if n.type is None else n.type.dtype.short,
             "tile_config": n.tile, "tile_dims": None if tc is None else _dims(tc.dims),
-            "tile_shape": list(shape_counts.most_common(1)[0][0]) if shape_counts else None,
+            "tile_shape": list(shape) if shape is not None else None,
             "tiles": own, "tile_ops": sum(k.values()), "tile_kinds": dict(k),
-            "instances": len(instances.get(n.id, ())),
-            "leaves": sorted(node_leaves.get(n.id, ())), "tasks": len(node_tasks.get(n.id, ())),
+            "instances": instances.get(n.id, 0),
+            "leaves": node_leaves.get(n.id, []), "tasks": len(node_tasks.get(n.id, ())),
             "spans": [_span(s) for s in record.source_of(n.id)],
         }
         if n.id in branches:
@@ -188,11 +280,8 @@ def editor_view(record: Any, path: str) -> dict[str, Json]:
         if _norm(file) != target:
             continue
         ids = record.nodes_at(file, line)
-        tasks: set[int] = set()
-        leaves: set[int] = set()
-        for i in ids:
-            tasks |= node_tasks.get(i, set())
-            leaves |= node_leaves.get(i, set())
+        tasks = _union([node_tasks[i] for i in ids if i in node_tasks])
+        leaves = {lf for i in ids for lf in node_leaves.get(i, ())}
         spans = [durations[t] for t in tasks if t in durations]
         busy = sum(b - a for a, b in spans)
         lines[str(line)] = {
@@ -208,8 +297,8 @@ def editor_view(record: Any, path: str) -> dict[str, Json]:
     sets: list[list[int]] = []
     set_index: dict[tuple[int, ...], int] = {}
     col_task_set: list[int] = []
-    for t in (p.execute.tasks if p.execute is not None else ()):
-        key = tuple(sorted(task_nodes.get(t.id, ())))
+    for task in (p.execute.tasks if p.execute is not None else ()):
+        key = t.task_nodes.get(task.id, ())
         if key not in set_index:
             set_index[key] = len(sets)
             sets.append(list(key))
@@ -258,8 +347,7 @@ def editor_view(record: Any, path: str) -> dict[str, Json]:
         "task_nodes": {"sets": sets, "task": col_task_set},
         "tile_configs": tile_configs,
         "passes": passes, "graphs": graphs, "final_graph": final,
-        "tiles": {"names": op_names, "op": col_op, "node": col_node, "instance": col_instance,
-                  "shape": col_shape, "inputs": col_inputs, "task": col_task},
+        "tiles": t.columns,
         "swimlane": None if run is None else run.to_json(),
         "makespan_us": makespan, "busy_us": busy_total,
     }

@@ -9,7 +9,8 @@ this module decides the rest:
 - **what to run** — the version is parsed here (`server.state.parse_kernels`): each kernel
   has a key (its text and position, the code outside all kernels, the settings). A kernel
   whose latest result has the current key is not recompiled. Those that are start in order of
-  their distance from the edit (the kernel it is in first).
+  their distance from the edit (the kernel it is in first, then the kernel the panels show:
+  the last one a `pypto/record` asked for).
 - **cancellation** — analyses in flight are shared futures keyed by kernel key. The moment
   a change arrives, every analysis of that document whose key the new version no longer
   has is cancelled, which kills its worker job (`WorkerPool.run`); one whose key survives
@@ -256,10 +257,11 @@ class LiveCompiler:
         for name in [n for n in doc.results if n not in doc.kernels]:
             doc.results.pop(name).cancel_extras()
         todo = [k for k in kernels if force or doc.current(k.name) is None]
-        # the kernel the user is editing first (then the nearest): jobs start in this order, `workers` at a
-        # time, and an edit outside the kernels (a shared helper, a constant) recompiles all of them
+        # the kernel the user is editing first, then the one the panels show, then the nearest: jobs start
+        # in this order, `workers` at a time, and an edit outside the kernels (a shared helper, a constant)
+        # recompiles all of them
         edited = doc.edited_line
-        todo.sort(key=lambda k: (not k.line <= edited <= k.end_line,
+        todo.sort(key=lambda k: (not k.line <= edited <= k.end_line, k.name != doc.watched,
                                  min(abs(k.line - edited), abs(k.end_line - edited))))
         for k in kernels:  # unchanged kernels: their results hold for this version too
             r = doc.results.get(k.name)

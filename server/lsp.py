@@ -559,6 +559,7 @@ async def _source_of(ls: PyptoLanguageServer, p: P.SourceOfParams) -> P.SourceOf
 async def _record(ls: PyptoLanguageServer, p: P.KernelParams) -> P.RecordResult:
     doc, r = await ls.result(p.uri, p.kernel, interim=True)
     doc.panels = True  # a panel follows this document: its next compiles carry the record
+    doc.watched = r.name  # and shows this kernel: after an edit outside it, it compiles first
     result = panels.record(doc, r, await ls.extra_output(doc, r, "record"))
     h = ls.history(doc.path)
     base = await _history_call(ls, h.baseline, doc.path, r.name)

@@ -184,12 +184,13 @@ def graph(doc: Document, r: Result, params: P.GraphParams) -> P.GraphResult:
 def _tile_graph(doc: Document, r: Result, params: P.GraphParams, info: P.PassInfo | None,
                 passes: list[P.PassInfo], lines: Lines) -> P.GraphResult:
     ed = _editor(r)
-    t = ed["tiles"]
+    t = ed["tiles"]  # numpy columns; shape and inputs Ragged (server.index)
     count = len(t["op"])
+    node_of, op_of = t["node"].tolist(), t["op"].tolist()
     tensor_nodes = ed["nodes"]
     nodes: dict[str, P.GraphNode] = {}
     parents: dict[str, str | None] = {}
-    for nid, size in Counter(t["node"]).items():
+    for nid, size in Counter(node_of).items():
         tn = tensor_nodes.get(str(nid), {})
         spans = tn.get("spans") or []
         rng = where_range(lines, spans[-1], doc.path) if spans else None
@@ -207,22 +208,25 @@ def _tile_graph(doc: Document, r: Result, params: P.GraphParams, info: P.PassInf
     per_group: Counter[int] = Counter()
     edges: list[tuple[str, str]] = []
     for i in range(count):
-        node = t["node"][i]
+        node = node_of[i]
         if not (show_all or node in wanted):
             continue
         if not show_all and per_group[node] >= params.max_nodes:
             continue  # a huge group: the first max_nodes of its tiles
         per_group[node] += 1
         tid = f"t{i}"
-        name = t["names"][t["op"][i]]
+        name = t["names"][op_of[i]]
         gid = f"g:node{node}"
-        nodes[tid] = P.GraphNode(tid, "node", name, f"{name} {t['shape'][i]}", t["shape"][i],
+        shape = t["shape"][i]
+        nodes[tid] = P.GraphNode(tid, "node", name, f"{name} {shape}", shape,
                                  tensor_nodes.get(str(node), {}).get("dtype"), gid, 1, nodes[gid].range)
         parents[tid] = gid
+    inputs = t["inputs"]
+    flat, start = inputs.flat.tolist(), inputs.start.tolist()
     for i in range(count):
-        for j in t["inputs"][i]:
-            a = f"t{j}" if f"t{j}" in nodes else f"g:node{t['node'][j]}"
-            b = f"t{i}" if f"t{i}" in nodes else f"g:node{t['node'][i]}"
+        for j in flat[start[i]:start[i + 1]]:
+            a = f"t{j}" if f"t{j}" in nodes else f"g:node{node_of[j]}"
+            b = f"t{i}" if f"t{i}" in nodes else f"g:node{node_of[i]}"
             edges.append((a, b))
     collapsed = set() if show_all else {g for g in nodes if g.startswith("g:") and g not in expand}
     visible, agg_edges = _assemble(nodes, parents, edges, collapsed)

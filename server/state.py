@@ -105,6 +105,7 @@ class Document:
     encoding: str = "utf-16"  # the client's position encoding (LSP positionEncoding): what columns count
     accepted: asyncio.Event = field(default_factory=asyncio.Event)  # set as each result is taken (LiveCompiler)
     edited_line: int = 0  # the first line the latest edit changed (1-based; 0: none yet): its kernel compiles first
+    watched: str | None = None  # the kernel the panels last asked a record of: next after the edited one
     gains: dict[str, Any] = field(default_factory=dict)  # kernel -> the best gain its last recordChanged said
 
     def current(self, name: str) -> Result | None:

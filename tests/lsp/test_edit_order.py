@@ -37,3 +37,18 @@ async def test_an_edit_near_the_last_kernel_compiles_it_first(client, lsp_kit, t
     v = doc.replace("    out[:] = x * SECOND", "    out[:] = x * SECOND + 1.0")  # inside `second`: it alone
     second = await client.records.record(doc.uri, "second", v)
     assert second["error"] is None
+
+
+async def test_after_the_edited_kernel_the_one_the_panels_show_compiles_first(client, lsp_kit, tmp_path):
+    """The panels asked for `first`'s record: an edit beside `third` recompiles all three, `first` right
+    after none (no kernel holds the edit), though it is the farthest."""
+    doc = lsp_kit.Doc(client, tmp_path / "watched.py", SRC)
+    for name in ("first", "second", "third"):
+        await client.records.record(doc.uri, name, 1)
+    await doc.call("pypto/record", kernel="first")
+    n = len(client.records.items)
+    v = doc.replace("THIRD = 4.0", "THIRD = 6.0")
+    for name in ("first", "second", "third"):
+        await client.records.record(doc.uri, name, v)
+    order = [r["kernel"] for r in client.records.items[n:] if r["version"] == v and not r.get("interim")]
+    assert order == ["first", "third", "second"], order
