@@ -18,7 +18,10 @@ into a temporary folder: PyPTO's code never enters this repository), each kernel
   halved — a didChange only, never written to disk — and the time to the new version's record taken; each
   edit halves another number (a text the server has not compiled yet); p50 over `--edits`; "changed" counts
   the edits whose record differs from the first one (tile ops, tasks or makespan: the edited call was on the
-  path the kernel ran);
+  path the kernel ran). With the panels open (the default; `--no-panels` for the figures before 2026-11-28
+  evening): after the first record the client asks for the kernel's `pypto/record`, as the graph and swimlane
+  panels do, so the document's compiles carry their records (the pass snapshots and listings too) and the
+  kernel is the one the panels show; "panel record" is each edit -> recordChanged -> that record answered;
 - **record**: the bytes the server keeps of the record: its JSON document and its columns' .npz.
 
 Run: `.venv/bin/python benchmarks/production_bench.py [--kernels a,b] [--edits 5] [--mirror REPO] [--keep DIR]
@@ -148,6 +151,7 @@ class Row:
     cold: float | None = None
     open: float | None = None  # didOpen -> the kernel's first recordChanged through the server (warm workers)
     edits: list[float] = field(default_factory=list)
+    drawn: list[float] = field(default_factory=list)  # edit -> recordChanged -> pypto/record answered (panels open)
     changed: int = 0
     record_bytes: int = 0
     note: str = ""
@@ -263,7 +267,12 @@ def shape(r: dict[str, Any]) -> tuple[Any, ...]:
     return s.get("tileOps"), s.get("tasks"), s.get("makespanUs")
 
 
-async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits: int) -> None:
+async def panel_record(bench: Bench, uri: str, kernel: str) -> Any:
+    """What the graph and swimlane panels ask for on a recordChanged: the kernel's record."""
+    return await bench.client.protocol.send_request_async("pypto/record", {"uri": uri, "kernel": kernel})
+
+
+async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits: int, panels: bool) -> None:
     t0 = time.perf_counter()
     doc = Doc(bench, path)
     first = await bench.wait(doc.uri, k.shown, 1)
@@ -271,6 +280,8 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
     if first.get("error") is not None:
         row.note += f" first record: {first['error'].get('message', '')[:100]}"
         return
+    if panels:  # the panels are open on the kernel: the document's compiles carry its record from now on
+        await panel_record(bench, doc.uri, k.shown)
     base = shape(first)
     original = doc.text
     for line, new in edit_variants(original, k.name, edits, row.tile_lines):
@@ -279,6 +290,9 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
         v = doc.replace_line(line, new)
         r = await bench.wait(doc.uri, k.shown, v)
         dt = time.perf_counter() - t0
+        if panels and r.get("error") is None:
+            await panel_record(bench, doc.uri, k.shown)
+            row.drawn.append(time.perf_counter() - t0)
         doc.replace_line(line, old_line)  # back to the original text (not timed; its record is awaited)
         back = await bench.wait(doc.uri, k.shown, doc.version)
         if r.get("error") is not None:
@@ -334,25 +348,28 @@ async def main_async(a: argparse.Namespace) -> None:
                 if row.cold is None:
                     continue
                 try:
-                    await edit_through_lsp(bench, models / row.kernel.file, row.kernel, row, a.edits)
+                    await edit_through_lsp(bench, models / row.kernel.file, row.kernel, row, a.edits, a.panels)
                 except (TimeoutError, asyncio.TimeoutError):
                     row.note += f" edit: no record within {WAIT_SECONDS:g} s;"
                 p50 = statistics.median(row.edits) if row.edits else None
-                print(f"  edits {row.kernel.key}: {[round(x, 2) for x in row.edits]} p50 {p50}", flush=True)
+                print(f"  edits {row.kernel.key}: {[round(x, 2) for x in row.edits]} p50 {p50}; with the panels' "
+                      f"record {[round(x, 2) for x in row.drawn]}", flush=True)
         finally:
             await bench.stop()
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     print(f"\npypto imported from: {sorted({r.pypto for r in rows if r.pypto})}")
-    print("\n| kernel | tile ops | tasks | cold s | open s | edit p50 s | edit/cold % | changed | record size | note |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("\n| kernel | tile ops | tasks | cold s | open s | edit p50 s | edit/cold % | panel record p50 s | changed "
+          "| record size | note |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         p50 = statistics.median(r.edits) if r.edits else None
+        drawn = f"{statistics.median(r.drawn):.2f}" if r.drawn else "-"
         ratio = f"{100 * p50 / r.cold:.0f}" if p50 is not None and r.cold else "-"
         print(f"| {r.kernel.key} | {r.tile_ops:,} | {r.tasks:,} | {'-' if r.cold is None else f'{r.cold:.1f}'} | "
               f"{'-' if r.open is None else f'{r.open:.1f}'} | "
-              f"{'-' if p50 is None else f'{p50:.2f}'} | {ratio} | {r.changed}/{len(r.edits)} | "
+              f"{'-' if p50 is None else f'{p50:.2f}'} | {ratio} | {drawn} | {r.changed}/{len(r.edits)} | "
               f"{r.record_bytes / 1e6:.1f} MB | {r.note.strip()} |")
 
 
@@ -364,6 +381,8 @@ def main() -> int:
     ap.add_argument("--commit", default=COMMIT)
     ap.add_argument("--keep", type=Path, default=None, help="export into DIR and keep it (reused when it exists)")
     ap.add_argument("--no-capture", action="store_true", help="with --keep: use the captures already there")
+    ap.add_argument("--no-panels", dest="panels", action="store_false",
+                    help="edit with no panel open (before 2026-11-28 evening: the compiles carry no record)")
     ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose pypto and server run (this one)")
     ap.add_argument("--capture-tree", type=Path, default=ROOT,
                     help="the checkout whose `pypto-ide capture` records the inputs (this one: its NPU stand-in "
