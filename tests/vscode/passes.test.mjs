@@ -1,0 +1,57 @@
+// A PyPTO 3 passes_dump/ folder in a real VS Code (code-server): a snapshot file opened as text offers the pass
+// viewer; the passes panel opens on that pass (the language server read the folder: pypto/passDump,
+// pypto/passDumpPass); a function's source link opens the kernel file at the line it comes from (found by name
+// near the build output); "Reopen Editor With… PyPTO Pass Dump" opens a snapshot file in the panel too. The
+// folder is our fixture (tests/data/pypto3_passes/app).
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
+import * as H from './harness.mjs';
+
+const skip = H.missing();
+
+describe('a pass dump in the passes panel (code-server)', { skip: skip ? `missing: ${skip}` : false }, () => {
+  let s, page;
+
+  before(async () => {
+    const ws = H.workspace();
+    cpSync(join(H.REPO, 'tests', 'data', 'pypto3_passes', 'app'), join(ws.folder, 'app'), { recursive: true });
+    s = await H.session({ label: 'passes', ws });
+    page = s.page;
+  });
+
+  after(async () => {
+    await s?.close();
+  });
+
+  test('a snapshot opened as text offers the viewer; its functions open the kernel file at their lines', async () => {
+    await H.openFile(page, '02_after_OutlineIncoreScopes.py');
+    const note = page.locator('.notification-list-item', { hasText: 'is a PyPTO 3 pass dump snapshot' }).first();
+    await note.waitFor({ timeout: 90_000 });
+    await note.locator('.monaco-button', { hasText: 'Open in Pass Viewer' }).click();
+    const frame = await H.findFrame(page, '.dump-functions .fn', 120_000);
+    assert.equal(await frame.locator('.pass.selected').getAttribute('data-index'), '2', 'the pass of the file opened');
+    assert.equal(await frame.locator('.passstrip .pass').count(), 5);
+    const fns = await frame.locator('.dump-functions .fn').allTextContents();
+    assert.deepEqual(fns, ['add_bias rowscale.py:12', 'scale_rows scope rowscale.py:19', 'main_incore_0 scope rowscale.py:22', 'main rowscale.py:16']);
+    await H.shot(page, 'vscode-passes');
+    await frame.locator('.dump-functions .fn').nth(1).locator('.src-link').click();
+    await page.locator('.tabs-container .tab.active', { hasText: 'rowscale.py' }).waitFor({ timeout: 30_000 });
+    await H.until(async () => (await H.cursorLine(page, 'rowscale.py')) === 19, { timeout: 30_000, what: 'the cursor on the scope\'s line' });
+  });
+
+  test('Reopen Editor With… PyPTO Pass Dump: the panel on that pass', async () => {
+    await H.openFile(page, '04_after_FoldScalarOps.py');
+    await H.runCommand(page, 'View: Reopen Editor With...', { picker: true });
+    await H.pick(page, 'PyPTO Pass Dump (passes panel)');
+    await H.until(async () => {
+      for (const f of page.frames()) {
+        const sel = await f.locator('.pass.selected').getAttribute('data-index', { timeout: 200 }).catch(() => null);
+        if (sel === '4' && await f.locator('.dump-head').count()) return true;
+      }
+      return false;
+    }, { timeout: 120_000, what: 'a passes panel on pass 04' });
+  });
+});
