@@ -195,3 +195,26 @@ def test_buffer_limits_of_a_pl_kernel_name_its_slices_not_a_placeholder_tile() -
     text = json.dumps(report["findings"])
     assert "set_vec_tile_shapes" not in text and "[1048576" not in text
     assert "use smaller slices: the slices must fit" in text
+
+
+@pl.jit.incore
+def _bump(t: pl.Tensor[[RT, COLS], pl.FP32]) -> pl.Tensor[[RT, COLS], pl.FP32]:
+    return pl.add(t, 1.0)
+
+
+@pl.jit
+def nested(x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    for r in pl.parallel(0, ROWS, RT):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="outer"):
+            t = pl.exp(x[r:r + RT, :])
+            u = _bump(t)
+            y[r:r + RT, :] = pl.mul(u, t)
+    return y
+
+
+def test_an_incore_call_inside_a_scope_is_part_of_its_task() -> None:
+    assert _tasks(nested) == {"AIV": ROWS // RT}
+    x = torch.randn(ROWS, COLS)
+    y = torch.zeros(ROWS, COLS)
+    nested(x, y)
+    torch.testing.assert_close(y, (torch.exp(x) + 1.0) * torch.exp(x), rtol=1e-5, atol=1e-5)

@@ -115,7 +115,8 @@ class AtScope:
         self._builder = b
         self._saved, self._saved_incore = b.label, b.incore
         b.label = self.name_hint or "incore"
-        b.incore = b.new_incore()
+        if b.incore is None:  # a scope (or `@pl.jit.incore` call) inside a scope is part of its task
+            b.incore = b.new_incore()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:

@@ -18,6 +18,8 @@ Every file is what a host would send a panel, produced here by `pypto` itself:
 - `accumulate.json`: `{record, listings}` of that fp16 kernel compiled to its tensor stage (a
   loop: a collapsible cluster; with precision.json, the graph's error overlay);
 - `activations.json`: examples/activations.py's activations_kernel (helper calls: clusters);
+- `mix.json`: a PyPTO 3 kernel (`mix_kernels.gemm_add`) whose scope instances are MIX tasks, each on
+  a cluster's AIC lane and holding its two AIV lanes;
 - `attention24.json`: attention with 24 heads, profiled, without pass snapshots (144 tasks:
   the execute graph is grouped, and its groups open into their tasks);
 - `html.json`: a record of a kernel whose name is HTML, `html_report.json` its report with
@@ -125,6 +127,9 @@ def small(out: Path) -> None:
 
     activations = load_module(REPO / "examples" / "activations.py").activations_kernel
     write(out, "activations.json", with_listings(profiled(activations)))
+    from mix_kernels import gemm_add  # noqa: PLC0415 - a PyPTO 3 kernel: one MIX task per scope instance
+
+    write(out, "mix.json", with_listings(profiled(gemm_add)))
     rng = np.random.default_rng(0)
     heads = {n: rng.standard_normal((24, 128, 64)).astype(np.float16) for n in "qkv"}
     heads["out"] = np.zeros((24, 128, 64), np.float32)

@@ -1275,6 +1275,38 @@ describe('swimlane panel: a real trace (merged_swimlane.json with a Fake Core la
   });
 });
 
+describe('swimlane panel: MIX tasks (a PyPTO 3 scope with cube and vector work)', () => {
+  test('a MIX task is drawn on its AIC lane and the two AIV lanes it holds, and says so', async () => {
+    const mix = fx('mix.json');
+    const run = mix.record.run;
+    assert.ok(run.tasks.held.every((h) => h.length === 2), 'every task of the fixture is MIX');
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'record', ...mix });
+    await p.page.waitForSelector('canvas.sl-canvas');
+    await frames(p.page);
+    const used = new Set([...run.tasks.lane, ...run.tasks.held.flat()]).size;
+    assert.equal(used, 3 * run.tasks.id.length);
+    const rows = await p.page.evaluate(() => window.__pyptoPanel.panel.rowCounts());
+    assert.equal(rows.reduce((a, x) => a + x.rows, 0), used, JSON.stringify(rows));
+    const i = 0;
+    const names = [run.tasks.lane[i], ...run.tasks.held[i]].map((l) => run.lanes[l].name);
+    for (const lane of run.tasks.held[i]) {
+      // hovering the task on a held AIV lane finds the MIX task
+      const pt = await p.page.evaluate(([l, t]) => window.__pyptoPanel.panel.lanePoint(l, t),
+        [lane, (run.tasks.start[i] + run.tasks.end[i]) / 2]);
+      await p.page.mouse.move(pt.x, pt.y);
+      await p.page.waitForSelector('.tooltip:not([hidden])');
+      const tip = await p.page.textContent('.tooltip');
+      assert.ok(tip.includes(`task ${run.tasks.id[i]} · MIX on ${names.join(' + ')}`), tip);
+      await p.page.mouse.move(5, 5);
+    }
+    assert.equal(await p.page.textContent('.leaf-stats tbody tr td:nth-child(2)'), 'MIX');
+    await shots(p.page, 'swimlane-mix');
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
 describe('swimlane panel', () => {
   let p;
   before(async () => {

@@ -1574,7 +1574,7 @@ class SwimlanePanel implements PanelImpl {
         this.shell.reveal(span);
       });
       const tr = h('tr', { 'data-task': d.ids[i], class: this.st.selected === d.ids[i] ? 'selected' : '' },
-        h('td', null, `t${d.ids[i]}`), h('td', { class: 'l' }, d.run.lanes[d.lane[i]]?.name ?? ''), h('td', null, String(d.leaf[i])),
+        h('td', null, `t${d.ids[i]}`), h('td', { class: 'l' }, `${d.run.lanes[d.lane[i]]?.name ?? ''}${d.mix[i] ? ' (MIX)' : ''}`), h('td', null, String(d.leaf[i])),
         h('td', null, fmtUs(d.start[i])), h('td', null, fmtUs(d.end[i] - d.start[i])), h('td', null, ready ? fmtUs(wait(i)) : ''), h('td', { class: 'l mono' }, src));
       tr.addEventListener('click', () => this.goToTask(d.ids[i]));
       tbody.appendChild(tr);

@@ -239,7 +239,7 @@ export class RunData {
   leafRows(): LeafRow[] {
     const rows = new Map<number, LeafRow>();
     for (let i = 0; i < this.n; i++) {
-      const core = this.run.lanes[this.lane[i]]?.core ?? '';
+      const core = this.mix[i] ? 'MIX' : this.run.lanes[this.lane[i]]?.core ?? '';
       if (core === PLACEHOLDER) continue;
       const d = this.end[i] - this.start[i];
       const leaf = this.leaf[i];
