@@ -333,11 +333,12 @@ def lowering_summary(record: CompileRecord) -> str:
     """One line to compare tile shapes by: what the lowering made of the kernel."""
     p = record.program
     assert p.tiles is not None and p.subgraphs is not None and p.leaves is not None and p.execute is not None
-    cores = {c: sum(1 for t in p.execute.tasks if t.core == c) for c in ("AIV", "AIC")}
+    cores = {c: sum(1 for t in p.execute.tasks if t.core == c) for c in ("AIV", "AIC", "MIX")}
+    mix = f", MIX {cores['MIX']}" if cores["MIX"] else ""  # PyPTO 3 scopes with cube and vector work
     blocks = p.blocks or ()
     ub = buffer_peak(blocks, "UB")
     return (f"    tile ops {len(p.tiles.ops)} · tasks {len(p.execute.tasks)} "
-            f"(AIV {cores['AIV']}, AIC {cores['AIC']}) · "
+            f"(AIV {cores['AIV']}, AIC {cores['AIC']}{mix}) · "
             f"leaves {len(p.leaves)} · widest level {p.execute.width()} tasks · UB peak {ub:,} B ({PEAK_LABEL}) · "
             f"double-buffered leaves {sum(b.double_buffered for b in blocks)}/{len(blocks)} · "
             f"spills {sum(b.spills for b in blocks)}")

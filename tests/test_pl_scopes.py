@@ -218,3 +218,14 @@ def test_an_incore_call_inside_a_scope_is_part_of_its_task() -> None:
     y = torch.zeros(ROWS, COLS)
     nested(x, y)
     torch.testing.assert_close(y, (torch.exp(x) + 1.0) * torch.exp(x), rtol=1e-5, atol=1e-5)
+
+
+def test_health_counts_mix_tasks_against_clusters() -> None:
+    from pypto.analysis.health import health_report
+
+    rec = profile(compile_record(gemm_add), "sim")
+    report = health_report(rec).to_json()
+    per_core = report["stats"]["execute"]["per_core"]
+    assert per_core["MIX"]["tasks"] == H // HN and per_core["MIX"]["cores"] == 24  # A2/A3: 24 clusters
+    titles = [f["title"] for f in report["findings"]]
+    assert f"{H // HN} MIX task(s), at most {H // HN} at once, for 24 clusters (1 AIC + 2 AIV each)" in titles

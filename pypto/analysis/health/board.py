@@ -106,8 +106,10 @@ def _utilization_advice(h: HealthContext, bound: str) -> str:
     """Fewer tasks than cores is the first thing to fix; else what bounds the run."""
     sl = h.record.run
     assert sl is not None
-    tasks = Counter(sl.lanes[t.lane].core for t in sl.tasks)
+    tasks = Counter("MIX" if t.held else sl.lanes[t.lane].core for t in sl.tasks)
     lanes = Counter(ln.core for ln in sl.lanes)
+    if "MIX" in tasks:  # a MIX task takes a cluster: one AIC lane and two AIV lanes
+        lanes["MIX"] = min(lanes["AIC"], lanes["AIV"] // 2)
     for core, n in sorted(tasks.items()):
         if n < lanes[core]:
             cid = h.main_config(core)
@@ -116,7 +118,8 @@ def _utilization_advice(h: HealthContext, bound: str) -> str:
             tc = h.configs.get(cid) if cid is not None else None
             more = f"use {h.propose(tc, smaller)} for more, smaller tasks" if smaller is not None and \
                 tc is not None else "give the kernel more work per call"
-            return f"only {n} {core} tasks ran on {lanes[core]} {core} cores: {more}"
+            on = "clusters" if core == "MIX" else f"{core} cores"
+            return f"only {n} {core} tasks ran on {lanes[core]} {on}: {more}"
     return _bound_advice(bound)
 
 

@@ -44,6 +44,8 @@ def execute_level(h: HealthContext) -> None:
         count[t.core] += 1
         leaves_of[t.core].add(t.leaf)
     cores = {k: int(v) for k, v in h.board["cores"].items()}
+    if "MIX" in count:  # a MIX task (a PyPTO 3 scope) takes a cluster: one AIC and two AIVs
+        cores["MIX"] = min(cores.get("AIC", 0), cores.get("AIV", 0) // 2)
     cyc = [h.leaf_cycles[t.leaf] for t in tasks if t.leaf in h.leaf_cycles]
     clock = float(h.board.get("clock_ghz", 1.0))
     cpu = h.board.get("aicpu", {})
@@ -85,13 +87,13 @@ def execute_level(h: HealthContext) -> None:
             if smaller is not None and tc is not None:
                 more = round(s["tasks"] * tile_ratio(h, cid, smaller))
                 sugg = (f"use {h.propose(tc, smaller)} (about {more} tasks) so that "
-                        f"more of the {n_cores} {core} cores get work; only worth it if the kernel's time matters")
+                        f"more of the {n_cores} {_cores(core)} get work; only worth it if the kernel's time matters")
                 sev = "warning"
             else:
-                sugg = f"the tensors are too small to split over {n_cores} {core} cores: batch more work per call"
+                sugg = f"the tensors are too small to split over {n_cores} {_cores(core)}: batch more work per call"
                 sev = "info"
             h.add("execute.low-parallelism", sev,
-                  f"{s['tasks']} {core} task(s), at most {s['max_width']} at once, for {n_cores} {core} cores",
+                  f"{s['tasks']} {core} task(s), at most {s['max_width']} at once, for {n_cores} {_cores(core)}",
                   "Cores without a task idle whatever the scheduler does.",
                   sugg, h.main_where(core),
                   {"core": core, "tasks": s["tasks"], "max_width": s["max_width"], "cores": n_cores,
@@ -131,3 +133,8 @@ def execute_level(h: HealthContext) -> None:
               hint, h.main_where(),
               {"leaves": n_leaves, "tasks": n_tasks, "homogeneity": rounded(n_leaves / n_tasks, 6), "run_once": once,
                "threshold": h.th.heterogeneity, "min_tasks": h.th.heterogeneity_min_tasks})
+
+
+def _cores(core: str) -> str:
+    """What runs tasks of a core type, in words: `AIV cores`; a MIX task's clusters."""
+    return "clusters (1 AIC + 2 AIV each)" if core == "MIX" else f"{core} cores"
