@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from pypto.boards.sim import simulate
-from pypto.boards.swimlane import Swimlane, metrics
+from pypto.boards.swimlane import Swimlane, TaskColumns, metrics
 from pypto.boards.trace import write_trace
 
 BOARDS = ("sim", "cpu")
@@ -45,14 +45,28 @@ def run_board(program: Any, board: str = "sim", inputs: Mapping[str, np.ndarray]
 
 
 def pipe_busy(sl: Swimlane) -> dict[str, float]:
-    """µs each pipe was busy, summed over the sim board's tasks (empty for other boards)."""
+    """µs each pipe was busy, summed over the sim board's tasks (empty for other boards): per profile,
+    its tasks' total time times the share of it each pipe is busy (from the columns when the board gave
+    them: no object per task)."""
+    tasks = sl.tasks
+    n = len(sl.pipe_profiles)
+    if isinstance(tasks, TaskColumns):
+        _, start, end, _, _ = tasks.columns()
+        profile = tasks.profile_column()
+        ran = profile >= 0
+        total = np.bincount(profile[ran], weights=(end - start)[ran], minlength=n).tolist()
+        used = np.bincount(profile[ran], minlength=n).tolist()
+    else:
+        total, used = [0.0] * n, [0] * n
+        for t in tasks:
+            if t.profile >= 0:
+                total[t.profile] += t.duration
+                used[t.profile] += 1
     out: dict[str, float] = {}
-    for t in sl.tasks:
-        if t.profile < 0:
-            continue
-        d = t.duration
-        for pipe, spans in sl.pipe_profiles[t.profile].items():
-            out[pipe] = out.get(pipe, 0.0) + sum(b - a for a, b in spans) * d
+    for k, prof in enumerate(sl.pipe_profiles):
+        if used[k]:
+            for pipe, spans in prof.items():
+                out[pipe] = out.get(pipe, 0.0) + sum(b - a for a, b in spans) * total[k]
     return out
 
 

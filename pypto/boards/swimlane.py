@@ -150,6 +150,10 @@ class TaskColumns(Sequence[LaneTask]):
         """(lane, start, end, leaf, ready): the numpy arrays."""
         return self._lane, self._start, self._end, self._leaf, self._ready
 
+    def profile_column(self) -> Any:
+        """Each task's pipe profile (an index into `Swimlane.pipe_profiles`, -1: none), a numpy array."""
+        return self._profile
+
     def names(self) -> list[str]:
         label = self._labels
         return [label[i] for i in self._instance]
