@@ -149,6 +149,23 @@ def test_the_diff_is_bounded_and_says_where_it_cut(tmp_path: Path) -> None:
     assert (table[1]["added"], table[1]["removed"], table[1]["exact"]) == (4286, 4286, True)
 
 
+def test_the_pass_table_has_a_time_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `TABLE_SECONDS` the remaining pairs are counted with their common head and tail cut off and the
+    rest as one block: quick, and not exact (said)."""
+    import pypto.boards.passes_dump as pd
+
+    d = tmp_path / "passes_dump"
+    d.mkdir()
+    base = [f"x_{i} = pl.add(y_{i}, 1)" for i in range(100)]
+    (d / "00_frontend.py").write_text("\n".join(base) + "\n")
+    (d / "01_after_A.py").write_text("\n".join(base[:10] + ["new"] + base[10:50] + base[51:]) + "\n")
+    exact = dump_json(d)["snapshots"][1]
+    assert (exact["added"], exact["removed"], exact["exact"]) == (1, 1, True)
+    monkeypatch.setattr(pd, "TABLE_SECONDS", 0.0)
+    rough = dump_json(d)["snapshots"][1]
+    assert (rough["added"], rough["removed"], rough["exact"]) == (41, 41, False)
+
+
 def test_the_worker_jobs_answer_errors_as_results(tmp_path: Path) -> None:
     assert load_pass_dump(str(DUMP))["program"] == "RowScale"
     assert load_pass_dump_pass(str(DUMP), 4)["diff"]["added"] == 1

@@ -164,6 +164,7 @@ def pass_table(dump: PassDump) -> str:
 
 MATCH_LINES = 4000  # lines a side SequenceMatcher is given at once
 DIFF_SECONDS = 2.0  # per diff; then the rest is compared as whole blocks
+TABLE_SECONDS = 10.0  # every diff of a pass table together; then each pair's middle is one block
 DIFF_ROWS = 5000  # rows of one diff handed to a client
 TEXT_BYTES = 4 * 2**20  # snapshot text handed to a client
 LOG_BYTES = 64 * 2**10  # a pass's .log handed to a client
@@ -603,18 +604,21 @@ def _links(ks: KernelSource | None, fns: list[IrFunction]) -> list[dict[str, obj
 def dump_json(path: str | Path, source: str | None = None, within: str | Path | None = None) -> dict[str, object]:
     """The pass table of a dump as a client shows it: each snapshot's index, pass, file, lines, what it changed
     against the one before (`changed` null for the first; `exact` false when part of the diff was compared as
-    whole blocks), its warnings (the `.log`, cut at `LOG_BYTES`); the program, what was not read, and the kernel
+    whole blocks: also every pair left when the table's `TABLE_SECONDS` are spent), its warnings (the `.log`, cut
+    at `LOG_BYTES`); the program, what was not read, and the kernel
     file the functions link to (`source`: given, or found near the build output — within `within`, when given —
     or why none was)."""
     dump = read_passes_dump(path)
     ks, note, given = _resolve_source(dump, source, within)
     snaps: list[dict[str, object]] = []
     prev: Snapshot | None = None
+    deadline = time.monotonic() + TABLE_SECONDS
     for s in dump.snapshots:
         added = removed = 0
         exact = True
         if prev is not None and prev.text != s.text:
-            d = line_diff(prev.text.splitlines(), s.text.splitlines())
+            left = max(0.0, min(DIFF_SECONDS, deadline - time.monotonic()))
+            d = line_diff(prev.text.splitlines(), s.text.splitlines(), seconds=left)
             added, removed, exact = d.added, d.removed, d.cut is None
         log = s.log
         log_text, _ = _cut_text(log, LOG_BYTES) if log is not None else (None, None)
