@@ -61,6 +61,15 @@ describe('passes panel', () => {
     assert.deepEqual((await sent(page, 'requestPassDumpPass')).map((m) => m.index), [2]);
     await answer(page, 2);
     assert.match(await page.textContent('.dump-log'), /Warnings \(02_after_OutlineIncoreScopes\.log\)warning: scope_rows captures 4 values/);
+    assert.equal(await page.textContent('.dump-touches'), 'changes: scale_rows (new), main_incore_0 (new), main');
+    // one function: its hunks only; its lines only in the whole text
+    assert.equal(await page.$$eval('.hunk-head', (els) => els.length), 1);
+    await page.selectOption('.toolbar select.fn-filter', 'main');
+    assert.equal(await page.textContent('.filter-note'), 'main: 1 of 1 hunk');
+    await page.selectOption('.toolbar select.fn-filter', 'add_bias');
+    assert.equal(await page.textContent('.filter-note'), 'add_bias: 0 of 1 hunk');
+    assert.equal(await page.$$eval('.ir-diff.unified .ir-line', (els) => els.length), 0);
+    await page.selectOption('.toolbar select.fn-filter', '');
     const fns = await page.$$eval('.dump-functions .fn', (els) => els.map((e) => e.textContent));
     assert.deepEqual(fns, ['add_bias rowscale.py:12', 'scale_rows scope rowscale.py:19', 'main_incore_0 scope rowscale.py:22', 'main rowscale.py:16']);
     // a function's source link asks the host to reveal the kernel file's line
@@ -81,6 +90,9 @@ describe('passes panel', () => {
     // the whole text: each def line linked; a function name scrolls to its def
     await page.selectOption('.toolbar select', 'text');
     assert.equal(await page.$$eval('.ir-text .ir-line', (els) => els.length), 29);
+    await page.selectOption('.toolbar select.fn-filter', 'scale_rows');
+    assert.deepEqual(await page.$$eval('.ir-text .ir-line', (els) => els.map((e) => e.dataset.b)), ['12', '13', '14', '15', '16']);
+    await page.selectOption('.toolbar select.fn-filter', '');
     assert.deepEqual(await page.$$eval('.ir-text .ir-def', (els) => els.map((e) => e.dataset.b)), ['8', '13', '19', '24']);
     await page.click('.dump-functions .fn:nth-child(4) .fn-name');
     assert.equal(await page.$eval('.ir-line.flash', (e) => e.dataset.b), '19');
@@ -116,7 +128,7 @@ describe('passes panel', () => {
     await page.reload();
     await page.waitForFunction(() => window.__pyptoTestHost?.sent.some((m) => m.type === 'ready'));
     const ready = (await sent(page, 'ready'))[0];
-    assert.deepEqual(ready.state, { path: docs.table.path, index: 4, mode: 'unified', changedOnly: true });
+    assert.deepEqual(ready.state, { path: docs.table.path, index: 4, mode: 'unified', changedOnly: true, fn: null });
     await send(page, { type: 'passDump', dump: docs.table });
     assert.equal(await page.$eval('.pass.selected', (e) => e.dataset.index), '4', 'the same dump opens on the pass it showed');
     assert.deepEqual(errors, []);

@@ -1,7 +1,8 @@
 // The passes panel: a PyPTO 3 `passes_dump/` folder (00_frontend.py, NN_after_<Pass>.py, their .log). The pass
 // strip (NN, pass, changed / no-op, +added −removed, warnings; ←/→ [ ] p n j k Home End move; "changed only"
 // hides the no-ops), the chosen snapshot's diff against the one before — unified or side by side, or its whole
-// text — its warnings, and its functions, each linked to the line of the user's kernel file it comes from
+// text; all of it, or one function's hunks or lines — the functions the pass changed, added or removed, its
+// warnings, and its functions, each linked to the line of the user's kernel file it comes from
 // (`revealSource`). The printed IR carries no source locations: the host links functions by name (their `def`,
 // the scope a pass outlined them from), and the panel says which kernel file it linked to and how it was found.
 //
@@ -21,13 +22,17 @@ interface PassesState {
   index: number | null;
   mode: Mode;
   changedOnly: boolean;
+  /** Show only this function (its hunks; its lines of the text): null, every function. */
+  fn: string | null;
 }
+
+type Span = { name: string; line: number; end_line: number };
 
 class PassesPanel implements PanelImpl {
   readonly id = 'passes' as const;
   readonly emptyText = 'Open a PyPTO 3 passes_dump/ folder (or a NN_after_<Pass>.py file in one): "PyPTO: Open Pass Dump…", or a pass dump listed by pypto-ide serve.';
   private shell!: Shell;
-  private st: PassesState = { path: null, index: null, mode: 'unified', changedOnly: false };
+  private st: PassesState = { path: null, index: null, mode: 'unified', changedOnly: false, fn: null };
   private dump: PassDumpDoc | null = null;
   private cache = new Map<number, PassDumpPassDoc>();
   private errors = new Map<number, string>();
@@ -36,12 +41,19 @@ class PassesPanel implements PanelImpl {
   private highlight: { file: string; line: number } | null = null;
   private strip = h('div', { class: 'passstrip', role: 'listbox', 'aria-label': 'passes', tabindex: 0 });
   private toolbar = h('div', { class: 'toolbar' });
+  private fnSelect = h('select', { title: 'show one function only', class: 'fn-filter' });
   private info = h('div', { class: 'dump-info' });
   private body = h('div', { class: 'dump-body' });
 
   mount(content: HTMLElement, shell: Shell): void {
     this.shell = shell;
     content.append(this.strip, this.toolbar, this.info, this.body);
+    this.fnSelect.addEventListener('change', () => {
+      this.st.fn = this.fnSelect.value || null;
+      this.shownLines = LINES_SHOWN;
+      this.shell.saveState();
+      this.renderPass();
+    });
     document.addEventListener('keydown', (e) => this.onKey(e));
     this.renderToolbar();
   }
@@ -53,6 +65,7 @@ class PassesPanel implements PanelImpl {
     if (typeof s.changedOnly === 'boolean') this.st.changedOnly = s.changedOnly;
     if (typeof s.path === 'string') this.st.path = s.path;
     if (typeof s.index === 'number') this.st.index = s.index;
+    if (typeof s.fn === 'string') this.st.fn = s.fn;
   }
 
   viewState(): PassesState {
@@ -164,6 +177,7 @@ class PassesPanel implements PanelImpl {
         this.shell.saveState();
         this.renderPass();
       }, 'what to show of the chosen pass'),
+      this.fnSelect,
       checkbox('changed only', this.st.changedOnly, (v) => {
         this.st.changedOnly = v;
         this.shell.saveState();
@@ -171,6 +185,19 @@ class PassesPanel implements PanelImpl {
       }, 'hide the passes that changed nothing'),
       h('span', { class: 'muted' }, '←/→ j/k [ ] move between passes'),
     );
+  }
+
+  /** The function filter's options: every function of the pass shown (and the one chosen, kept when absent). */
+  private fillFunctions(doc: PassDumpPassDoc | undefined): void {
+    clear(this.fnSelect);
+    const names = [...new Set([...(doc?.functions ?? []).map((f) => f.name), ...(doc?.diff?.functions_before ?? []).map((f) => f.name)])];
+    if (this.st.fn && !names.includes(this.st.fn)) names.push(this.st.fn);
+    for (const [v, label] of [['', 'every function'], ...names.map((n) => [n, n === this.st.fn && !doc?.functions.some((f) => f.name === n) && !doc?.diff?.functions_before.some((f) => f.name === n) ? `${n} (not in this pass)` : n])]) {
+      const o = h('option', null, label);
+      o.value = v;
+      o.selected = v === (this.st.fn ?? '');
+      this.fnSelect.appendChild(o);
+    }
   }
 
   private render(): void {
@@ -199,6 +226,7 @@ class PassesPanel implements PanelImpl {
     if (!snap) return;
     const doc = this.cache.get(snap.index);
     const error = this.errors.get(snap.index);
+    this.fillFunctions(doc);
     this.info.append(this.sourceNote());
     if (dump.ignored.length) this.info.append(h('div', { class: 'note' }, `Not read: ${dump.ignored.join('; ')}`));
     if (!doc) {
@@ -219,6 +247,11 @@ class PassesPanel implements PanelImpl {
       d ? h('span', null, ` · against ${d.against.file}: `, h('span', { class: 'added' }, `+${fmtNum(d.added)}`), ' ', h('span', { class: 'removed' }, `−${fmtNum(d.removed)}`),
         d.added + d.removed === 0 ? h('span', { class: 'muted' }, ' (no change)') : null) : h('span', { class: 'muted' }, ' · the input of the first pass')));
     for (const cut of [doc.text_cut, d?.cut]) if (cut) this.info.append(h('div', { class: 'note cut-note' }, cut));
+    const touched = d ? this.touches(doc) : [];
+    if (touched.length) {
+      this.info.append(h('div', { class: 'dump-touches' }, h('span', { class: 'muted' }, 'changes: '),
+        ...touched.flatMap(([name, what], k) => [k ? ', ' : '', h('span', { class: `touch touch-${what}` }, what === 'changed' ? name : `${name} (${what})`)])));
+    }
     if (doc.log) {
       const log = h('details', { class: 'dump-log' }, h('summary', null, `Warnings (${doc.file.replace(/\.py$/, '.log')})`), h('pre', null, doc.log));
       log.open = true;
@@ -269,6 +302,12 @@ class PassesPanel implements PanelImpl {
       this.renderPass();
       el = this.body.querySelector<HTMLElement>(`[data-b="${line}"]`);
     }
+    if (!el && this.st.fn) {
+      this.st.fn = null; // the line is in another function than the one shown
+      this.shell.saveState();
+      this.renderPass();
+      el = this.body.querySelector<HTMLElement>(`[data-b="${line}"]`);
+    }
     if (el) {
       el.scrollIntoView({ block: 'center' });
       for (const x of this.body.querySelectorAll('.flash')) x.classList.remove('flash');
@@ -277,32 +316,89 @@ class PassesPanel implements PanelImpl {
   }
 
   /** The function of `fns` holding line `line` (1-based), or undefined. */
-  private fnAt(fns: { name: string; line: number; end_line: number }[], line: number): { name: string; line: number; end_line: number } | undefined {
-    let best: { name: string; line: number; end_line: number } | undefined;
+  private fnAt(fns: Span[], line: number): Span | undefined {
+    let best: Span | undefined;
     for (const f of fns) if (f.line <= line && line <= f.end_line && (!best || f.line >= best.line)) best = f;
     // a decorator line above a def: that def's
     return best ?? fns.find((f) => f.line > line && f.line - line <= 3);
+  }
+
+  /** The functions a diff touches, in order of first touch: each `changed`, `new` (only after the pass) or
+   * `removed` (only before it). */
+  private touches(doc: PassDumpPassDoc): [string, 'changed' | 'new' | 'removed'][] {
+    const after = new Set(doc.functions.map((f) => f.name));
+    const before = new Set((doc.diff?.functions_before ?? []).map((f) => f.name));
+    const seen = new Map<string, 'changed' | 'new' | 'removed'>();
+    for (const name of this.rowFunctions(doc, doc.diff?.rows ?? [])) {
+      if (!seen.has(name)) seen.set(name, after.has(name) && before.has(name) ? 'changed' : after.has(name) ? 'new' : 'removed');
+    }
+    return [...seen];
+  }
+
+  /** The functions the changed rows of `rows` are in (after the pass for an addition, before it for a removal). */
+  private rowFunctions(doc: PassDumpPassDoc, rows: DumpDiffRow[]): string[] {
+    const out: string[] = [];
+    for (const r of rows) {
+      const f = r[0] === '+' ? this.fnAt(doc.functions, r[2]) : r[0] === '-' ? this.fnAt(doc.diff?.functions_before ?? [], r[1]) : undefined;
+      if (f && !out.includes(f.name)) out.push(f.name);
+    }
+    return out;
+  }
+
+  /** The diff's hunks (each its head row and rows) — only those touching the chosen function, when one is. */
+  private hunkList(doc: PassDumpPassDoc): DumpDiffRow[][] {
+    const all: DumpDiffRow[][] = [];
+    for (const r of doc.diff?.rows ?? []) {
+      if (r[0] === '@' || all.length === 0) all.push([]);
+      all[all.length - 1].push(r);
+    }
+    const fn = this.st.fn;
+    return fn ? all.filter((g) => this.rowFunctions(doc, g).includes(fn)) : all;
+  }
+
+  private filterNote(doc: PassDumpPassDoc, shown: number): HTMLElement | null {
+    if (!this.st.fn) return null;
+    const total = this.hunkCount(doc);
+    return h('div', { class: 'muted filter-note' }, `${this.st.fn}: ${shown} of ${total} hunk${total === 1 ? '' : 's'}`);
+  }
+
+  private hunkCount(doc: PassDumpPassDoc): number {
+    return (doc.diff?.rows ?? []).filter((r) => r[0] === '@').length;
   }
 
   private textView(doc: PassDumpPassDoc): HTMLElement {
     const lines = doc.text.split('\n');
     if (lines.length && lines[lines.length - 1] === '') lines.pop();
     const defs = new Map(doc.functions.map((f) => [f.line, f]));
-    const n = Math.min(lines.length, this.shownLines);
+    const only: Span | undefined = this.st.fn ? doc.functions.find((f) => f.name === this.st.fn) : undefined;
     const box = h('div', { class: 'ir-text mono', role: 'list' });
-    for (let i = 0; i < n; i++) {
+    if (this.st.fn && !only) {
+      box.append(h('div', { class: 'muted filter-note' }, `${this.st.fn} is not in ${doc.file}.`));
+      return box;
+    }
+    const from = only ? Math.max(0, only.line - 1 - this.decorators(lines, only.line)) : 0;
+    const to = only ? Math.min(lines.length, only.end_line) : lines.length;
+    const n = Math.min(to, from + this.shownLines);
+    for (let i = from; i < n; i++) {
       const f = defs.get(i + 1);
       box.append(h('div', { class: `ir-line${f ? ' ir-def' : ''}`, 'data-b': i + 1 },
         h('span', { class: 'ln' }, String(i + 1)), h('span', { class: 'code' }, lines[i]), f ? this.srcLink(f) : null));
     }
-    if (n < lines.length) {
-      box.append(h('div', { class: 'more' }, h('span', { class: 'muted' }, `lines ${fmtNum(n + 1)}–${fmtNum(lines.length)} not drawn yet `),
-        button(`Show ${fmtNum(Math.min(LINES_SHOWN, lines.length - n))} more`, () => {
+    if (n < to) {
+      box.append(h('div', { class: 'more' }, h('span', { class: 'muted' }, `lines ${fmtNum(n + 1)}–${fmtNum(to)} not drawn yet `),
+        button(`Show ${fmtNum(Math.min(LINES_SHOWN, to - n))} more`, () => {
           this.shownLines += LINES_SHOWN;
           this.renderPass();
         })));
     }
     return box;
+  }
+
+  /** Decorator lines right above a def at `line` (1-based). */
+  private decorators(lines: string[], line: number): number {
+    let k = 0;
+    while (line - 2 - k >= 0 && lines[line - 2 - k].trimStart().startsWith('@')) k++;
+    return k;
   }
 
   private hunkHead(doc: PassDumpPassDoc, r: DumpDiffRow, rows: DumpDiffRow[], k: number): HTMLElement {
@@ -317,9 +413,12 @@ class PassesPanel implements PanelImpl {
   }
 
   private unified(doc: PassDumpPassDoc): HTMLElement {
-    const rows = doc.diff!.rows;
+    const hunks = this.hunkList(doc);
+    const rows = hunks.flat();
     const defs = new Map(doc.functions.map((f) => [f.line, f]));
     const box = h('div', { class: 'ir-diff unified mono' });
+    const note = this.filterNote(doc, hunks.length);
+    if (note) box.append(note);
     rows.forEach((r, k) => {
       if (r[0] === '@') {
         box.append(this.hunkHead(doc, r, rows, k));
@@ -335,8 +434,11 @@ class PassesPanel implements PanelImpl {
   }
 
   private split(doc: PassDumpPassDoc): HTMLElement {
-    const rows = doc.diff!.rows;
+    const hunks = this.hunkList(doc);
+    const rows = hunks.flat();
     const box = h('div', { class: 'ir-diff split mono' });
+    const note = this.filterNote(doc, hunks.length);
+    if (note) box.append(note);
     const cell = (kind: string, n: number, text: string | null): HTMLElement[] => [
       h('span', { class: `ln ${kind}` }, n ? String(n) : ''), h('span', { class: `code ${kind}` }, text ?? '')];
     let k = 0;
