@@ -75,8 +75,8 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const passDumps = new PassDumpViewer({
     mediaRoot,
-    passDump: (path) => srv.passDump(path),
-    passDumpPass: (path, index) => srv.passDumpPass(path, index),
+    passDump: (path, source) => srv.passDump(path, source),
+    passDumpPass: (path, index, source) => srv.passDumpPass(path, index, source),
     reveal: (file, range, line) => void panels.reveal(file, range, line),
     log,
   });

@@ -313,13 +313,13 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
   }
 
   /** A PyPTO 3 passes_dump/ folder's pass table (`path`: the folder, its build folder, or a file in it). */
-  passDump(path: string): Promise<PassDumpDoc> {
-    return this.request('pypto/passDump', { path });
+  passDump(path: string, source?: string | null): Promise<PassDumpDoc> {
+    return this.request('pypto/passDump', source ? { path, source } : { path });
   }
 
   /** One snapshot of a passes_dump/ folder with its diff against the one before. */
-  passDumpPass(path: string, index: number): Promise<PassDumpPassDoc> {
-    return this.request('pypto/passDumpPass', { path, index });
+  passDumpPass(path: string, index: number, source?: string | null): Promise<PassDumpPassDoc> {
+    return this.request('pypto/passDumpPass', source ? { path, index, source } : { path, index });
   }
 
   dispose(): void {

@@ -9,7 +9,8 @@
 // - "Open With…" on such a file: the read-only custom editor `pypto.passDumpFile` (never the default).
 //
 // Clicking a function's source link reveals the kernel file's line (the same `revealSource` the other panels
-// send); the server found that file by name near the build output (the printed IR has no source locations).
+// send); the server found that file by name near the build output (the printed IR has no source locations), or
+// the user picked it ("Link to a kernel file…" in the panel: `chooseDumpSource`, then `source` in the requests).
 
 import { basename, dirname } from 'node:path';
 import * as vscode from 'vscode';
@@ -24,8 +25,8 @@ const SNAPSHOT = /^(?:00_frontend|(\d+)_after_.+)\.py$/;
 
 export interface PassDumpDeps {
   mediaRoot: vscode.Uri;
-  passDump(path: string): Promise<PassDumpDoc>;
-  passDumpPass(path: string, index: number): Promise<PassDumpPassDoc>;
+  passDump(path: string, source: string | null): Promise<PassDumpDoc>;
+  passDumpPass(path: string, index: number, source: string | null): Promise<PassDumpPassDoc>;
   reveal(file: string, range: EditorRange, line: number): void;
   log(line: string): void;
 }
@@ -40,11 +41,22 @@ export function snapshotIndex(path: string): number | null {
 const message = (body: Record<string, unknown>): HostMessage => ({ v: PROTOCOL_VERSION, ...body }) as HostMessage;
 
 /** Wire one webview to the passes panel of `path`, opening on pass `select` (null: the first that changed). */
-function attach(panel: vscode.WebviewPanel, deps: PassDumpDeps, path: string, select: number | null): vscode.Disposable {
+function attach(panel: vscode.WebviewPanel, deps: PassDumpDeps, path: string, opening: number | null): vscode.Disposable {
+  let select = opening;
   const w = panel.webview;
   w.options = webviewOptions(deps.mediaRoot);
   w.html = panelHtml(w, deps.mediaRoot, 'passes');
   let folder = path; // the dump's folder once read: its passes are asked for by it
+  let source: string | null = null; // the kernel file the user chose (null: the server looks for one)
+  const read = (): void => {
+    void w.postMessage(message({ type: 'progress', message: `Reading ${path}…` }));
+    deps.passDump(path, source).then((dump) => {
+      folder = dump.path;
+      panel.title = `Passes: ${dump.program ?? basename(dirname(dump.path))}`;
+      void w.postMessage(message({ type: 'passDump', dump, select, canChooseSource: true }));
+      select = null; // read again (another kernel file): the pass shown stays
+    }, (e: unknown) => fail('reading it failed', e));
+  };
   const fail = (what: string, e: unknown): void => {
     const text = e instanceof Error ? e.message : String(e);
     deps.log(`pass dump ${path}: ${what}: ${text}`);
@@ -53,17 +65,23 @@ function attach(panel: vscode.WebviewPanel, deps: PassDumpDeps, path: string, se
   const sub = w.onDidReceiveMessage((data: unknown) => {
     const m = data as { v?: unknown; type?: unknown; index?: unknown } | null;
     if (m && m.v === PROTOCOL_VERSION && m.type === 'ready') {
-      void w.postMessage(message({ type: 'progress', message: `Reading ${path}…` }));
-      deps.passDump(path).then((dump) => {
-        folder = dump.path;
-        panel.title = `Passes: ${dump.program ?? basename(dirname(dump.path))}`;
-        void w.postMessage(message({ type: 'passDump', dump, select }));
-      }, (e: unknown) => fail('reading it failed', e));
+      read();
+      return;
+    }
+    if (m && m.v === PROTOCOL_VERSION && m.type === 'chooseDumpSource') {
+      void vscode.window.showOpenDialog({
+        title: 'The kernel file this pass dump was compiled from', canSelectMany: false, openLabel: 'Link to This File',
+        filters: { Python: ['py'] }, defaultUri: vscode.Uri.file(dirname(folder)),
+      }).then((picked) => {
+        if (!picked?.[0]) return;
+        source = picked[0].fsPath;
+        read();
+      });
       return;
     }
     if (m && m.v === PROTOCOL_VERSION && m.type === 'requestPassDumpPass' && typeof m.index === 'number' && Number.isInteger(m.index)) {
       const index = m.index;
-      deps.passDumpPass(folder, index).then(
+      deps.passDumpPass(folder, index, source).then(
         (pass) => void w.postMessage(message({ type: 'passDumpPass', index, pass })),
         (e: unknown) => void w.postMessage(message({ type: 'passDumpPass', index, pass: null, error: e instanceof Error ? e.message : String(e) })),
       );

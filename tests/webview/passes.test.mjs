@@ -147,6 +147,14 @@ describe('passes panel', () => {
     await page.keyboard.press('Home');
     await page.keyboard.press('j');
     assert.equal(await page.textContent('.dump-error'), 'no snapshot 01');
+    // no kernel file found: a host that can ask the user offers to link one
+    const unlinked = { ...docs.table, source: { file: null, how: null, note: 'no kernel file defining class RowScale near the build output' }, functions: [] };
+    await send(page, { type: 'passDump', dump: unlinked });
+    assert.equal(await page.textContent('.dump-source'), 'Not linked to source: no kernel file defining class RowScale near the build output. ');
+    await send(page, { type: 'passDump', dump: unlinked, canChooseSource: true });
+    await clearSent(page);
+    await page.click('.dump-source .choose-source');
+    assert.equal((await sent(page, 'chooseDumpSource')).length, 1);
     await send(page, { type: 'passDump', dump: { path: 'x', snapshots: [] } });
     assert.equal(await page.evaluate(() => window.__pyptoPanel.state()), 'error');
     assert.match(await page.textContent('.error-message'), /malformed message: passDump: dump/);

@@ -396,6 +396,8 @@ export interface PassDumpMessage {
   type: 'passDump';
   dump: PassDumpDoc;
   select?: number | null;
+  /** The host can ask the user for the kernel file the functions link to (`chooseDumpSource`). */
+  canChooseSource?: boolean;
 }
 
 /** One snapshot of the dump shown, answering `requestPassDumpPass` (null with `error`). */
@@ -543,6 +545,13 @@ export interface RequestPassDumpPassMessage {
   index: number;
 }
 
+/** The passes panel asks the host to let the user pick the kernel file the dump's functions link to (when none
+ * was found near the build output, or another one); the host answers with a new `passDump` read with it. */
+export interface ChooseDumpSourceMessage {
+  v: 1;
+  type: 'chooseDumpSource';
+}
+
 export interface LogMessage {
   v: 1;
   type: 'log';
@@ -563,6 +572,7 @@ export type PanelMessage =
   | PinBaselineMessage
   | CompareRunMessage
   | RequestPassDumpPassMessage
+  | ChooseDumpSourceMessage
   | LogMessage;
 
 type Body<M> = M extends unknown ? Omit<M, 'v'> : never;

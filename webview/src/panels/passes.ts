@@ -39,6 +39,7 @@ class PassesPanel implements PanelImpl {
   private requested = new Set<number>();
   private shownLines = LINES_SHOWN;
   private highlight: { file: string; line: number } | null = null;
+  private canChoose = false;
   private strip = h('div', { class: 'passstrip', role: 'listbox', 'aria-label': 'passes', tabindex: 0 });
   private toolbar = h('div', { class: 'toolbar' });
   private fnSelect = h('select', { title: 'show one function only', class: 'fn-filter' });
@@ -89,6 +90,7 @@ class PassesPanel implements PanelImpl {
       const same = this.dump !== null && this.dump.path === m.dump.path;
       const restored = !same && this.st.path === m.dump.path ? this.st.index : null;
       this.dump = m.dump;
+      this.canChoose = m.canChooseSource === true;
       this.cache.clear();
       this.errors.clear();
       this.requested.clear();
@@ -208,13 +210,19 @@ class PassesPanel implements PanelImpl {
 
   private sourceNote(): HTMLElement {
     const src = this.dump!.source;
-    if (!src.file) return h('div', { class: 'dump-source muted' }, `Not linked to source: ${src.note}.`);
+    const choose = this.canChoose ? h('a', { class: 'link choose-source', tabindex: 0, role: 'link' }, src.file ? 'another kernel file…' : 'Link to a kernel file…') : null;
+    if (choose) {
+      const ask = (): void => this.shell.post({ type: 'chooseDumpSource' });
+      choose.addEventListener('click', ask);
+      choose.addEventListener('keydown', (e) => e.key === 'Enter' && ask());
+    }
+    if (!src.file) return h('div', { class: 'dump-source muted' }, `Not linked to source: ${src.note}. `, choose);
     const link = h('a', { class: 'link', tabindex: 0, role: 'link' }, basename(src.file));
     const first = this.dump!.functions.find((f) => f.source)?.source;
     const open = (): void => this.shell.reveal({ file: src.file!, line: first?.line ?? 1, col: 0, end_line: 0, end_col: 0 });
     link.addEventListener('click', open);
     link.addEventListener('keydown', (e) => e.key === 'Enter' && open());
-    return h('div', { class: 'dump-source muted' }, 'Functions linked by name to ', link, ` (${src.note}).`);
+    return h('div', { class: 'dump-source muted' }, 'Functions linked by name to ', link, ` (${src.note}).`, choose ? ' ' : null, choose);
   }
 
   private renderPass(): void {
