@@ -523,16 +523,32 @@ def run_open(target: str, trace: Path | None = None, fmt: str = "chrome", top: i
     return 0
 
 
-def run_passes(directory: str, diff: int | None = None) -> int:
-    """PyPTO 3's passes_dump/: the pass table, or one pass's diff against the one before."""
+def run_passes(directory: str, diff: int | None = None, as_json: bool = False, source: str | None = None) -> int:
+    """PyPTO 3's passes_dump/: the pass table (with the kernel file its functions link to), or one pass's diff
+    against the one before; `as_json`: the documents the passes panel reads (`dump_json`, `pass_json`)."""
 
     try:
+        if as_json:
+            doc = (passes_dump.dump_json(directory, source) if diff is None
+                   else passes_dump.pass_json(directory, diff, source))
+            print(json.dumps(doc, indent=1))
+            return 0
         dump = passes_dump.read_passes_dump(directory)
         if diff is None:
             print(passes_dump.pass_table(dump))
+            ks, note = (passes_dump.kernel_source(source), "the kernel file given") if source else \
+                passes_dump.find_kernel_source(dump)
+            if ks is None:
+                print(f"  functions not linked to source: {note}")
+            else:
+                print(f"  functions link to {ks.path} ({note}):")
+                for f in passes_dump.functions(dump.snapshots[-1].text):
+                    got = ks.link(f.name)
+                    where = f"line {got[0]} ({got[1]})" if got else "not linked"
+                    print(f"    {f.name:<36} {where}")
             return 0
         text = dump.diff(diff)
-    except ValueError as e:
+    except (ValueError, OSError) as e:
         print(f"{directory}: error: {str(e).removeprefix(f'{directory}: ')}", file=sys.stderr)
         return 1
     snap = dump.snapshots[dump.find(diff)]
@@ -978,6 +994,11 @@ def main(argv: list[str] | None = None) -> int:
                                     "--diff NN the unified diff of pass NN against the one before.")
     ps.add_argument("directory", metavar="DIR", help="a passes_dump/ folder, or the build folder holding one")
     ps.add_argument("--diff", type=int, metavar="NN", help="print snapshot NN's diff against the previous one")
+    ps.add_argument("--json", action="store_true", dest="as_json",
+                    help="print the passes panel's document: the pass table, or with --diff NN that pass (its text, "
+                         "bounded diff, functions linked to the kernel file)")
+    ps.add_argument("--source", metavar="FILE",
+                    help="the kernel file the functions link to (default: looked for near the build output)")
     cp = sub.add_parser("capture", help="run your own test or script and record every kernel call's inputs "
                                         "for the other commands",
                         description="Run COMMAND (your own test or script, after --) with this pypto first on its "
@@ -1018,7 +1039,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "open":
         return run_open(args.trace_file, args.trace, args.format, args.top, args.json)
     if args.cmd == "passes":
-        return run_passes(args.directory, args.diff)
+        return run_passes(args.directory, args.diff, args.as_json, args.source)
     return 2
 
 

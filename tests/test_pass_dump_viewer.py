@@ -8,6 +8,7 @@ hand in the printer's layout (a renaming pass, an outlining pass with warnings, 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -172,3 +173,21 @@ def test_the_worker_jobs_answer_errors_as_results(tmp_path: Path) -> None:
     bad = load_pass_dump(str(tmp_path))
     assert bad["error"].startswith(f"{tmp_path}: no 00_frontend.py or NN_after_<Pass>.py snapshots")
     assert "no snapshot 09" in load_pass_dump_pass(str(DUMP), 9)["error"]
+
+
+def test_the_passes_command_links_functions_and_speaks_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from pypto.cli import main
+
+    assert main(["passes", str(BUILD)]) == 0
+    out = capsys.readouterr().out
+    assert f"functions link to {KERNEL.resolve()} (found near the build output: class RowScale" in out
+    scope = _line(KERNEL, "with pl.at(level=pl.Level.CORE_GROUP):")
+    assert out.splitlines()[-2].split() == ["main_incore_0", "line", str(scope), "(scope)"]
+    assert main(["passes", str(DUMP), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["program"] == "RowScale"
+    assert main(["passes", str(DUMP), "--diff", "4", "--json", "--source", str(KERNEL)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["diff"]["added"] == 1 and doc["source"]["how"] == "given"
+    assert main(["passes", str(DUMP), "--diff", "4"]) == 0
+    head = "--- 03_after_Simplify.py\n+++ 04_after_FoldScalarOps.py\n@@ -11,7 +11,7 @@\n"
+    assert capsys.readouterr().out.startswith(head)

@@ -56,14 +56,35 @@ class PassDump:
         raise ValueError(f"{self.directory}: no snapshot {index:02d} (there are {have})")
 
     def diff(self, index: int, context: int = 3) -> str:
-        """The unified diff of snapshot NN against the one before it ('' when the pass changed nothing)."""
+        """The unified diff of snapshot NN against the one before it ('' when the pass changed nothing), in
+        difflib's format, bounded as `line_diff` is: a last line `# not line by line: …` says where it was."""
         k = self.find(index)
         if k == 0:
             raise ValueError(f"{self.directory}: {self.snapshots[k].path.name} is the first snapshot: nothing "
                              "before it to compare with")
         a, b = self.snapshots[k - 1], self.snapshots[k]
-        return "".join(difflib.unified_diff(a.text.splitlines(keepends=True), b.text.splitlines(keepends=True),
-                                            a.path.name, b.path.name, n=context))
+        la, lb = a.text.splitlines(), b.text.splitlines()
+        d = line_diff(la, lb)
+        groups = _grouped(d.opcodes, context)
+        if not groups:
+            return ""
+
+        def span(lo: int, hi: int) -> str:  # difflib's unified range: 1-based start, length when not 1
+            n = hi - lo
+            return f"{lo + 1}" if n == 1 else f"{lo if n == 0 else lo + 1},{n}"
+
+        out = [f"--- {a.path.name}\n", f"+++ {b.path.name}\n"]
+        for g in groups:
+            out.append(f"@@ -{span(g[0][1], g[-1][2])} +{span(g[0][3], g[-1][4])} @@\n")
+            for t, i1, i2, j1, j2 in g:
+                if t == "equal":
+                    out.extend(f" {ln}\n" for ln in la[i1:i2])
+                else:
+                    out.extend(f"-{ln}\n" for ln in la[i1:i2])
+                    out.extend(f"+{ln}\n" for ln in lb[j1:j2])
+        if d.cut:
+            out.append(f"# not line by line: {d.cut}\n")
+        return "".join(out)
 
     def rows(self) -> list[tuple[Snapshot, int, int]]:
         """Each snapshot with the lines added and removed against the one before (0, 0 for the first)."""
@@ -551,8 +572,9 @@ def find_kernel_source(dump: PassDump, within: str | Path | None = None) -> tupl
             ties.append(f)
     if best is None:
         where = ", ".join(str(a) for a in ancestors[:2])
-        what = f"class {program}" if program else ""
-        what += (" or " if what else "") + ", ".join(f"def {n}" for n in sorted(names)[:4]) if names else what
+        parts = ([f"class {program}"] if program else []) + (
+            [", ".join(f"def {n}" for n in sorted(names)[:4])] if names else [])
+        what = " or ".join(parts)
         return None, f"no kernel file defining {what} near the build output ({where}, …)"
     note = f"found near the build output: {best[0]} name{'s' if best[0] != 1 else ''} matched"
     if program and program in best[3].classes:
