@@ -13,10 +13,11 @@ import * as H from './harness.mjs';
 const skip = H.missing();
 
 describe('a pass dump in the passes panel (code-server)', { skip: skip ? `missing: ${skip}` : false }, () => {
-  let s, page;
+  let s, page, folder;
 
   before(async () => {
     const ws = H.workspace();
+    folder = ws.folder;
     cpSync(join(H.REPO, 'tests', 'data', 'pypto3_passes', 'app'), join(ws.folder, 'app'), { recursive: true });
     s = await H.session({ label: 'passes', ws });
     page = s.page;
@@ -40,6 +41,25 @@ describe('a pass dump in the passes panel (code-server)', { skip: skip ? `missin
     await frame.locator('.dump-functions .fn').nth(1).locator('.src-link').click();
     await page.locator('.tabs-container .tab.active', { hasText: 'rowscale.py' }).waitFor({ timeout: 30_000 });
     await H.until(async () => (await H.cursorLine(page, 'rowscale.py')) === 19, { timeout: 30_000, what: 'the cursor on the scope\'s line' });
+  });
+
+  test('PyPTO: Open Pass Dump… with the build folder typed into the file dialog', async () => {
+    await H.runCommand(page, 'PyPTO: Open Pass Dump…');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 15_000 });
+    // the simple file dialog (code-server): typed into, a folder path ending in / is entered; OK accepts it
+    await input.fill(join(folder, 'app', 'build_output', 'RowScale_20261128_101500') + '/');
+    await page.waitForTimeout(1000); // the dialog lists the folder typed (no event to wait for)
+    await H.shot(page, 'vscode-passes-dialog');
+    await page.locator('.quick-input-widget .monaco-button', { hasText: 'Open Pass Dump' }).click();
+    await page.locator('.tab.active', { hasText: 'Passes: RowScale' }).waitFor({ timeout: 120_000 });
+    await H.until(async () => {
+      for (const f of page.frames()) {
+        const sel = await f.locator('.pass.selected').getAttribute('data-index', { timeout: 200 }).catch(() => null);
+        if (sel === '1' && await f.locator('.ir-diff.unified').count()) return true;
+      }
+      return false;
+    }, { timeout: 60_000, what: 'the panel on the first pass that changed' });
   });
 
   test('Reopen Editor With… PyPTO Pass Dump: the panel on that pass', async () => {
