@@ -417,7 +417,7 @@ def functions(text: str) -> list[IrFunction]:
                 break
         found.append((m.group(2), k + 1, len(m.group(1).expandtabs()), ftype))
     out: list[IrFunction] = []
-    for n, (name, line, indent, ftype) in enumerate(found):
+    for name, line, indent, ftype in found:
         end = len(lines)
         for k in range(line, len(lines)):  # the first non-blank line at or left of the def's indent
             s = lines[k]
@@ -426,8 +426,6 @@ def functions(text: str) -> list[IrFunction]:
                 break
         while end > line and not lines[end - 1].strip():
             end -= 1
-        if n + 1 < len(found) and found[n + 1][2] > indent and found[n + 1][1] <= end:
-            pass  # a nested def: its enclosing one still ends where its body does
         out.append(IrFunction(name, line, max(line, end), ftype))
     return out
 
@@ -479,7 +477,7 @@ def kernel_source(path: str | Path, text: str | None = None) -> KernelSource:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         for k, ln in enumerate(text.splitlines(), 1):  # a file mid-edit: the lines that look like them
-            m = re.match(r"\s*def\s+(\w+)", ln) or None
+            m = re.match(r"\s*def\s+(\w+)", ln)
             if m:
                 defs.setdefault(m.group(1), k)
             m = re.match(r"\s*class\s+(\w+)", ln)
