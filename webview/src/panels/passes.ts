@@ -448,7 +448,7 @@ class PassesPanel implements PanelImpl {
     const note = this.filterNote(doc, hunks.length);
     if (note) box.append(note);
     const cell = (kind: string, n: number, text: string | null): HTMLElement[] => [
-      h('span', { class: `ln ${kind}` }, n ? String(n) : ''), h('span', { class: `code ${kind}` }, text ?? '')];
+      h('span', { class: `ln ${kind}` }, n ? String(n) : ''), h('span', { class: `code ${kind}`, title: text ?? undefined }, text ?? '')];
     let k = 0;
     while (k < rows.length) {
       const r = rows[k];
