@@ -16,7 +16,9 @@ the process boundary and are what the shells hold:
   asks for `snapshots`: the tensor graph after each pass, and `html`: the report page; the
   language server for the panels asks for `listings`, each leaf's PTO listing, and `report`,
   the kernel's entry of `pypto-ide report --format json`; the MCP server asks for `agent`:
-  `pypto.analysis.agent.agent_view`, and with `health: False` for nothing after it);
+  `pypto.analysis.agent.agent_view`, and with `health: False` for nothing after it; the language
+  server's job for the panels' record only says `check_advice: False`: its findings' tile shapes are
+  withheld, not run on the sim board);
 - `load_trace(path)` reads a trace file (ours, a Chrome/Perfetto trace, PyPTO's
   merged_swimlane.json and run outputs: `pypto.boards.importers.load_any`) as a swimlane;
 - `load_pass_dump(path, source)` / `load_pass_dump_pass(path, index, source)` read a PyPTO 3 `passes_dump/`
@@ -293,7 +295,9 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     # then the search in what is left (pypto.analysis.report.make_report)
     bound = opts.get("tile_search_seconds") if opts.get("suggest") else None
     deadline = None if bound is None else time.monotonic() + float(bound)
-    if proposes(health):  # a shape is offered only when the sim board finds it faster
+    if proposes(health) and opts.get("check_advice") is False:
+        health = withheld(health, board)  # a job for the panels' record only: nothing unchecked is offered
+    elif proposes(health):  # a shape is offered only when the sim board finds it faster
         try:
             advisor = Advisor(kernel, args, record=record)
             health = verify_advice(health, advisor, **({} if bound is None else {"seconds": float(bound)}))

@@ -440,7 +440,10 @@ class LiveCompiler:
         fut = r.extras.get(what)
         if fut is None or fut.cancelled():
             text = doc.text
+            # the record's job makes the panels' data (no reader takes its findings): the sim board does not
+            # check its advice's tile shapes, which the kernel's own compile does
             opts = {**self.settings.analysis(), "report": True, **_record_opts(what == "record"),
+                    **({"check_advice": False} if what == "record" else {}),
                     "suggest": "suggest" in what.split("+"), "precision": "precision" in what.split("+")}
 
             note = ("the kernel compiled in time before; one tile-shape candidate of the search took longer than "
