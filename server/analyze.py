@@ -269,7 +269,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             return out
     precision, suggestions = None, []
     if opts.get("editor"):
-        out["editor"] = editor_view(record, path)
+        out["editor"] = editor_view(record, path, (out["record"] or {}).get("run"))
         out["editor"]["knobs"] = knob_view(kernel)
     if opts.get("snapshots"):  # the tensor graph after each pass; null: the previous one, unchanged
         from pypto.ir.serialize import graph_json

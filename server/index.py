@@ -229,8 +229,10 @@ def _union(arrays: list[np.ndarray]) -> list[int]:
     return np.unique(np.concatenate(arrays)).tolist() if len(arrays) > 1 else arrays[0].tolist()
 
 
-def editor_view(record: Any, path: str) -> dict[str, Json]:
-    """The lookups the language server and the panels need, from a profiled CompileRecord."""
+def editor_view(record: Any, path: str, run_json: Json = None) -> dict[str, Json]:
+    """The lookups the language server and the panels need, from a profiled CompileRecord. `run_json`: the
+    run's `to_json()` when the caller made it already (the record document's `run`): the view shares it, and
+    a pickle of both carries it once."""
     from pypto.ir.serialize import dim_json, graph_json
 
     p = record.program
@@ -348,6 +350,6 @@ def editor_view(record: Any, path: str) -> dict[str, Json]:
         "tile_configs": tile_configs,
         "passes": passes, "graphs": graphs, "final_graph": final,
         "tiles": t.columns,
-        "swimlane": None if run is None else run.to_json(),
+        "swimlane": None if run is None else run_json if run_json is not None else run.to_json(),
         "makespan_us": makespan, "busy_us": busy_total,
     }
