@@ -229,3 +229,24 @@ def test_health_counts_mix_tasks_against_clusters() -> None:
     assert per_core["MIX"]["tasks"] == H // HN and per_core["MIX"]["cores"] == 24  # A2/A3: 24 clusters
     titles = [f["title"] for f in report["findings"]]
     assert f"{H // HN} MIX task(s), at most {H // HN} at once, for 24 clusters (1 AIC + 2 AIV each)" in titles
+
+
+@pl.jit
+def branchy(x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    for r in pl.parallel(0, ROWS, RT):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="branchy"):
+            t = pl.exp(x[r:r + RT, :])
+            if r == 0:
+                t = pl.add(t, 1.0)
+            y[r:r + RT, :] = pl.mul(t, 2.0)
+    return y
+
+
+def test_a_run_time_if_inside_a_scope_stays_in_the_scope_instances_task() -> None:
+    assert _tasks(branchy) == {"AIV": ROWS // RT}
+    x = torch.randn(ROWS, COLS)
+    y = torch.zeros(ROWS, COLS)
+    branchy(x, y)
+    want = torch.exp(x)
+    want[:RT] += 1.0
+    torch.testing.assert_close(y, want * 2.0, rtol=1e-5, atol=1e-5)

@@ -188,13 +188,14 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     # instance (scope, root instance) are one subgraph, its core type settled at the end by what it holds
     scoped = {nid: n.scope for nid, n in nodes.items() if n.scope is not None}
     scope_groups: dict[tuple[int, int], _Group] = {}
+    scope_instance = _scope_instances(tiles, scoped) if scoped else {}
     has_cube: set[int] = set()
     has_vector: set[int] = set()
 
     def place_in_scope(o: TileOp, key: tuple[int, int]) -> None:
         g = scope_groups.get(key)
         if g is None:
-            g = scope_groups[key] = new_group("", o.instance)  # no core yet: no other op joins it
+            g = scope_groups[key] = new_group("", key[1])  # no core yet: no other op joins it
         loads = [load_ops[i] for i in o.inputs if i not in group_of and i in load_ops]
         copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != g.id]
         gm = gm_accesses(o, loads)
@@ -215,7 +216,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         if scoped:
             sc = scoped.get(o.node)
             if sc is not None:
-                place_in_scope(o, (sc, o.instance))
+                place_in_scope(o, (sc, scope_instance[(sc, o.instance)]))
                 continue
         if kind == "matmul":
             g = new_group("AIC", o.instance)
@@ -306,6 +307,36 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     # needs no GM index for them, and no scan for what is reshaped or written
     note_copy_facts(out, CopyFacts(frozenset(reshaped), frozenset(written), len(tiles.buffers)))
     return out, subgraphs
+
+
+def _scope_instances(tiles: TileGraph, scoped: Mapping[int, int]) -> dict[tuple[int, int], int]:
+    """(scope, root instance of a tile op) -> the instance the scope runs in: the ancestor of the op's
+    instance at the depth of the scope's shallowest ops. A scope holding a loop traced as a root
+    function (a run-time-bounded `pl.range`, a run-time `if`) has ops in that loop's iterations, which
+    are instances of their own: they are still the scope instance's task (else the task before the
+    loop and the one after it would each wait on the other)."""
+    instances = tiles.instances
+    parent: list[int] = []
+    latest: dict[tuple[tuple[str, int], ...], int] = {}  # loop indices -> the latest instance with them
+    for inst in instances:  # made parent first, then its loops' iterations, in order
+        parent.append(latest.get(inst.index[:-1], 0) if inst.index else -1)
+        latest[inst.index] = inst.id
+    depth: dict[int, int] = {}
+    seen: set[tuple[int, int]] = set()
+    for o in tiles.ops:
+        sc = scoped.get(o.node)
+        if sc is not None and (sc, o.instance) not in seen:
+            seen.add((sc, o.instance))
+            d = len(instances[o.instance].index)
+            if d < depth.get(sc, d + 1):
+                depth[sc] = d
+    out: dict[tuple[int, int], int] = {}
+    for sc, i in seen:
+        a = i
+        while len(instances[a].index) > depth[sc]:
+            a = parent[a]
+        out[(sc, i)] = a
+    return out
 
 
 def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int, int],
