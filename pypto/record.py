@@ -571,9 +571,11 @@ def document_arrays(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | No
                      "it: read the folder with CompileRecord.read(path)")
 
 
-def expanded(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = None) -> dict[str, Json]:
+def expanded(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = None,
+             leave_out: frozenset[str] = frozenset()) -> dict[str, Json]:
     """A version-2 document as lists — every `{"$columns"}` rebuilt, every `{"$same"}` resolved, no
-    `columns` — the content version 1 stored, for readers that walk the JSON (the panels)."""
+    `columns` — the content version 1 stored, for readers that walk the JSON (the panels). `leave_out`:
+    dotted paths of the final program whose columns stand as Nones (`pypto.ir.columns.expand`)."""
     check_document(d)
     cols = document_arrays(d, arrays)
     with gc_paused():
@@ -588,7 +590,7 @@ def expanded(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = No
                         raise ValueError(f"{where}{k} refers to {v['$same']!r}, which is not written before it")
                     prog[k] = done[v["$same"]]
                 else:
-                    prog[k] = C.expand(v, cols)
+                    prog[k] = C.expand(v, cols, leave_out if not where else frozenset(), k)
                 done[f"{where}{k}"] = prog[k]
             return prog
 

@@ -406,6 +406,22 @@ def record_lists(record: Mapping[str, Any] | None, columns: bytes | None) -> Any
     return expanded(record, read_npz(columns))
 
 
+def panel_lists(record: Mapping[str, Any] | None, columns: bytes | None, leave_out: frozenset[str],
+                tile_ops: int) -> Any:
+    """`record_lists`, but when the record has more than `tile_ops` tile ops (the panels are sent it slim:
+    `server.panel_data.panel_record`) without decoding the columns at `leave_out`, which stand as Nones: what
+    the slim record leaves out costs nothing to leave out. The whole lists (`record_lists`) are for the views
+    that ask for that bulk."""
+    if record is None or columns is None:
+        return record
+    from pypto.ir.columns import MARK, read_npz
+    from pypto.record import expanded
+
+    ids = ((record.get("tiles") or {}).get("ops") or {}).get("id")
+    n = int(ids[MARK]["n"]) if isinstance(ids, dict) and MARK in ids else len(ids or ())
+    return expanded(record, read_npz(columns), leave_out if n > tile_ops else frozenset())
+
+
 def load_trace(path: str) -> dict[str, Any]:
     """{"path", "format", "label", "run"}: a trace file as our swimlane JSON; a file that is not a
     trace this pypto reads is {"error": message} (naming the file and what is wrong)."""

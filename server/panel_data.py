@@ -27,6 +27,11 @@ PANEL_TILE_OPS = 20_000  # above this many tile ops the panels are sent a slim r
 # tile's ops (`tile_ops_of`), a leaf's block (`block_of`) — `pypto/tileGrids`, `pypto/tileOps`, `pypto/block`
 # and `GET …/tile-grids`, `…/tile-ops`, `…/blocks/{leaf}`.
 PANEL_OMIT_OPS = ("region", "attrs", "inputs", "shape", "dtype")  # what a whole record's tile ops carry beyond a grid's
+# What a slim record is made without decoding (`server.analyze.panel_lists`): all it leaves out but the tile ops'
+# ids, ops and tensor nodes and the subgraphs' ops, which its aggregates are made of.
+PANEL_LEAVE_OUT = frozenset({*(f"tiles.ops.{k}" for k in ("instance", "coord", *PANEL_OMIT_OPS)), "tiles.buffers",
+                             "memory", "blocks.instrs", "blocks.buffers", "execute.tasks.reads",
+                             "execute.tasks.writes"})
 PANEL_OMIT_TASK = ("reads", "writes")
 PANEL_OMIT_SUBGRAPH = ("ops",)
 PANEL_OMIT_BLOCK = ("instrs", "buffers")

@@ -23,9 +23,11 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from server import protocol as P
-from server.analyze import graphs_after_passes, record_lists
+from server.analyze import graphs_after_passes, panel_lists, record_lists
 from server.features import CHARS, FINDING_UNIT, SUGGESTION_UNIT, Lines, lines_of, make_range, norm, where_range
 from server.panel_data import (
+    PANEL_LEAVE_OUT,
+    PANEL_TILE_OPS,
     block_of,
     dependency_cone,
     panel_record,
@@ -395,7 +397,7 @@ def record(doc: Document, r: Result, out: Mapping[str, Json]) -> P.RecordResult:
     """The record of `out` (the analysis holding it) with the traced graph as `traced`; the
     passes' graphs are answered one at a time by `pass_graph`. A big record is sent slim (`panel_record`:
     its per-tile-op bulk left out and named in `omitted`)."""
-    rec = panel_record(_lists(out))
+    rec = panel_record(_slim_lists(out))
     if not isinstance(rec, dict):
         raise P.ParamsError(f"{r.name}: this compile has no record")
     graphs = out.get("pass_graphs") or {}
@@ -425,6 +427,19 @@ def _lists(out: Mapping[str, Json]) -> Json:
         while len(_LISTS) > 2:
             _LISTS.popitem(last=False)
     return lists
+
+
+def _slim_lists(out: Mapping[str, Json]) -> Json:
+    """What `panel_record` needs of the analysis's record: the whole lists when they are made already (or the
+    record is small), else lists without the bulk a slim record leaves out (`server.analyze.panel_lists`)."""
+    cols = out.get("record_columns")
+    if not isinstance(cols, bytes):
+        return out.get("record")
+    with _LISTS_LOCK:
+        hit = _LISTS.get(id(cols))
+        if hit is not None and hit[0] is cols:
+            return hit[1]
+    return panel_lists(out.get("record"), cols, PANEL_LEAVE_OUT, PANEL_TILE_OPS)  # type: ignore[arg-type]
 
 
 def tile_ops(doc: Document, r: Result, out: Mapping[str, Json], params: P.TileOpsParams) -> P.TileOpsResult:

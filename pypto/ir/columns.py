@@ -294,8 +294,10 @@ def columnize(value: Json, name: str, arrays: Arrays, min_rows: int = MIN_ROWS) 
 
 # ---- decoding ---------------------------------------------------------------------------------------
 
-def decode(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> list[Json]:
-    """The list a spec describes (`encode`'s inverse)."""
+def decode(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], leave_out: frozenset[str] = frozenset()
+           ) -> list[Json]:
+    """The list a spec describes (`encode`'s inverse); of a list of objects, the fields named in `leave_out`
+    as Nones (`expand`)."""
     n = int(spec["n"])
     if "int" in spec or "float" in spec:
         a = arrays[spec["int"] if "int" in spec else spec["float"]]
@@ -327,7 +329,7 @@ def decode(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> list[J
         cols = [decode(s, arrays) for s in spec["tuple"]]
         return _checked([list(row) for row in zip(*cols)], n, spec)
     if "dict" in spec:
-        return _checked(_decode_dicts(spec, arrays, n), n, spec)
+        return _checked(_decode_dicts(spec, arrays, n, leave_out), n, spec)
     if "json" in spec:
         return _checked(list(spec["json"]), n, spec)
     raise ValueError(f"unknown column spec (keys {sorted(spec)})")
@@ -342,9 +344,10 @@ def _copier(v: Json) -> Callable[[], Json]:
     return lambda: v
 
 
-def _decode_dicts(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], n: int) -> list[dict[str, Json]]:
+def _decode_dicts(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], n: int,
+                  leave_out: frozenset[str] = frozenset()) -> list[dict[str, Json]]:
     shapes = [tuple(s) for s in spec["shapes"]]
-    cols = {k: decode(s, arrays) for k, s in spec["dict"].items()}
+    cols = {k: [None] * int(s["n"]) if k in leave_out else decode(s, arrays) for k, s in spec["dict"].items()}
     if len(shapes) == 1:
         keys = shapes[0]
         return [dict(zip(keys, row)) for row in zip(*(cols[k] for k in keys))] if keys else [{} for _ in range(n)]
@@ -360,14 +363,22 @@ def _checked(values: list[Json], n: int, spec: Mapping[str, Json]) -> list[Json]
     return values
 
 
-def expand(value: Json, arrays: Mapping[str, np.ndarray]) -> Json:
-    """`value` with every `{"$columns": spec}` replaced by the list it stores (`columnize`'s inverse)."""
+def expand(value: Json, arrays: Mapping[str, np.ndarray], leave_out: frozenset[str] = frozenset(),
+           path: str = "") -> Json:
+    """`value` with every `{"$columns": spec}` replaced by the list it stores (`columnize`'s inverse).
+    `leave_out`: dotted paths (from `path`, the value's own; a list's entries share their list's path) whose
+    columns are not decoded but stand as that many Nones — a field of a list of objects stored as columns
+    too (`tiles.ops.region`, `execute.tasks.reads`): a reader that drops them (`server.panel_data.panel_record`)
+    need not build them."""
     if isinstance(value, dict):
         if MARK in value and len(value) == 1:
-            return decode(value[MARK], arrays)
-        return {k: expand(v, arrays) for k, v in value.items()}
+            if path in leave_out:
+                return [None] * int(value[MARK]["n"])
+            inner = frozenset(p[len(path) + 1:] for p in leave_out if p.startswith(path + ".")) if path else leave_out
+            return decode(value[MARK], arrays, inner)
+        return {k: expand(v, arrays, leave_out, f"{path}.{k}" if path else k) for k, v in value.items()}
     if isinstance(value, list):
-        return [expand(v, arrays) for v in value]
+        return [expand(v, arrays, leave_out, path) for v in value]
     return value
 
 
