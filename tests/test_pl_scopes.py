@@ -250,3 +250,15 @@ def test_a_run_time_if_inside_a_scope_stays_in_the_scope_instances_task() -> Non
     want = torch.exp(x)
     want[:RT] += 1.0
     torch.testing.assert_close(y, want * 2.0, rtol=1e-5, atol=1e-5)
+
+
+def test_the_html_report_and_the_agents_view_put_a_mix_task_on_its_three_lanes() -> None:
+    from pypto.analysis.agent import run_view
+    from pypto.analysis.report import make_report, render_html
+
+    rec = profile(compile_record(gemm_add), "sim")
+    lanes = {x["lane"]: x for x in run_view(rec)["lanes"]}
+    assert lanes["AIC_0"]["tasks"] == lanes["AIV_0"]["tasks"] == lanes["AIV_1"]["tasks"] == 1
+    assert lanes["AIV_1"]["busy_us"] == lanes["AIC_0"]["busy_us"] > 0
+    html = render_html([make_report(gemm_add)])
+    assert all(f">AIV_{k}<" in html for k in range(2 * (H // HN))), html[:2000]

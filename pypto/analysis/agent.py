@@ -125,6 +125,9 @@ def run_view(record: CompileRecord, m: Metrics | None = None,
     for t in sl.tasks:
         busy[t.lane] += t.duration
         count[t.lane] += 1
+        for h in t.held:  # a MIX task keeps its cluster's AIV lanes too
+            busy[h] += t.duration
+            count[h] += 1
     lanes = [{"lane": ln.name, "core": ln.core, "tasks": count[i], "busy_us": busy[i],
               "utilization": m.lane_utilization[i] if i < len(m.lane_utilization) else 0.0}
              for i, ln in enumerate(sl.lanes)]

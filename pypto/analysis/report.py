@@ -564,6 +564,8 @@ def swimlane_svg(run: Any, title: str = "", critical: Sequence[int] | None = Non
     per_lane: dict[int, list[Any]] = {}
     for t in sorted(tasks, key=lambda t: (t.start, t.id)):
         per_lane.setdefault(t.lane, []).append(t)
+        for h in t.held:  # a MIX task is drawn on the AIV lanes it holds too
+            per_lane.setdefault(h, []).append(t)
     lanes = sorted(per_lane)
     row = {ln: k for k, ln in enumerate(lanes)}
     core_of = {i: ln.core for i, ln in enumerate(run.lanes)}
