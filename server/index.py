@@ -29,9 +29,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 Json = Any
 
@@ -117,6 +118,8 @@ class Ragged:
 
     @classmethod
     def of(cls, rows: list[tuple[int, ...]]) -> Ragged:
+        import numpy as np
+
         lengths = np.fromiter(map(len, rows), np.int64, len(rows))
         start = np.zeros(len(rows) + 1, np.int64)
         np.cumsum(lengths, out=start[1:])
@@ -148,6 +151,8 @@ class _TileIndex:
 def _pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The distinct (a, b) pairs of two non-negative int arrays, sorted by a then b: their a, b, first
     position and count (one 1-d key per pair: numpy's unique over rows is many times slower)."""
+    import numpy as np
+
     width = int(b.max()) + 1 if len(b) else 1
     keys, first, counts = np.unique(a * width + b, return_index=True, return_counts=True)
     return keys // width, keys % width, first, counts
@@ -155,6 +160,8 @@ def _pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def _groups(keys: np.ndarray, values: np.ndarray) -> dict[int, np.ndarray]:
     """{key: its values, sorted and unique} for parallel non-negative int arrays."""
+    import numpy as np
+
     if not len(keys):
         return {}
     k, v, _, _ = _pairs(keys, values)
@@ -164,6 +171,8 @@ def _groups(keys: np.ndarray, values: np.ndarray) -> dict[int, np.ndarray]:
 
 
 def _tile_columns(ops: Any, p: Any) -> _TileIndex:
+    import numpy as np
+
     n = len(ops)
     ids = np.fromiter(map(attrgetter("id"), ops), np.int64, n)
     node = np.fromiter(map(attrgetter("node"), ops), np.int64, n)
@@ -224,6 +233,8 @@ def _tile_columns(ops: Any, p: Any) -> _TileIndex:
 
 def _union(arrays: list[np.ndarray]) -> list[int]:
     """The sorted union of sorted int arrays."""
+    import numpy as np
+
     if not arrays:
         return []
     return np.unique(np.concatenate(arrays)).tolist() if len(arrays) > 1 else arrays[0].tolist()
