@@ -262,3 +262,37 @@ def test_the_html_report_and_the_agents_view_put_a_mix_task_on_its_three_lanes()
     assert lanes["AIV_1"]["busy_us"] == lanes["AIC_0"]["busy_us"] > 0
     html = render_html([make_report(gemm_add)])
     assert all(f">AIV_{k}<" in html for k in range(2 * (H // HN))), html[:2000]
+
+
+WH, WN = 2048, 64
+
+
+@pl.jit
+def wide_gemm_add(a: pl.Tensor[[B, WH], pl.BF16], h: pl.Tensor[[B, WH], pl.BF16], w: pl.Tensor[[WH, WH], pl.BF16],
+                  out: pl.Out[pl.Tensor[[B, WH], pl.FP32]]):
+    for n0 in pl.parallel(0, WH, WN):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="gemm_add"):
+            acc = pl.create_tensor([B, WN], dtype=pl.FP32)
+            for kb in pl.range(WH // 512):
+                ta = a[:, kb * 512:(kb + 1) * 512]
+                tw = w[kb * 512:(kb + 1) * 512, n0:n0 + WN]
+                if kb == 0:
+                    acc = pl.matmul(ta, tw, out_dtype=pl.FP32)
+                else:
+                    acc = pl.matmul_acc(acc, ta, tw)
+            out[:, n0:n0 + WN] = pl.add(acc, pl.cast(h[:, n0:n0 + WN], target_type=pl.FP32))
+    return out
+
+
+def test_more_mix_tasks_than_clusters_wait_for_a_whole_cluster() -> None:
+    run = profile(compile_record(wide_gemm_add), "sim").run
+    assert run is not None
+    tasks = list(run.tasks)
+    assert len(tasks) == WH // WN == 32
+    by_start = sorted(tasks, key=lambda t: (t.start, t.id))
+    wave, later = by_start[:24], by_start[24:]  # one per cluster of A2/A3 (dispatches staggered per AICPU thread)
+    assert len({t.lane for t in wave}) == 24 and all(t.start < min(w.end for w in wave) for t in wave)
+    assert all(t.start >= min(w.end for w in wave) for t in later)  # the rest wait for a cluster to free
+    for lane in range(len(run.lanes)):  # no lane runs two tasks at once, held lanes included
+        on = sorted((t.start, t.end) for t in tasks if lane == t.lane or lane in t.held)
+        assert all(a[1] <= b[0] for a, b in zip(on, on[1:])), (run.lanes[lane].name, on)
