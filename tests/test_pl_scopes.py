@@ -296,3 +296,27 @@ def test_more_mix_tasks_than_clusters_wait_for_a_whole_cluster() -> None:
     for lane in range(len(run.lanes)):  # no lane runs two tasks at once, held lanes included
         on = sorted((t.start, t.end) for t in tasks if lane == t.lane or lane in t.held)
         assert all(a[1] <= b[0] for a, b in zip(on, on[1:])), (run.lanes[lane].name, on)
+
+
+def test_the_compiled_sim_loop_runs_mix_tasks_as_the_python_loop_does(monkeypatch: object) -> None:
+    import pytest
+
+    from pypto.boards import sim
+
+    mp: pytest.MonkeyPatch = monkeypatch  # type: ignore[assignment]
+    program = compile_record(wide_gemm_add).program
+    assert program is not None
+    for mode in (0, 1):
+        opts = {"device_sched_mode": mode, "stitch_function_max_num": 8}
+        mp.setenv("PYPTO_SIM_JIT", "0")
+        slow = sim.simulate(program, runtime_options=opts)
+        mp.setenv("PYPTO_SIM_JIT", "1")
+        with mp.context() as m:
+
+            def no_python_loop(self: object) -> None:
+                raise AssertionError("the Python loop ran")
+
+            m.setattr(sim._Chip, "run", no_python_loop)
+            fast = sim.simulate(program, runtime_options=opts)
+        assert json.dumps(fast.to_json()) == json.dumps(slow.to_json())
+        assert fast.info["mix_tasks"] == 32 and all(t.held for t in fast.tasks)

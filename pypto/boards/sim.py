@@ -5,7 +5,9 @@ kernel's time on the chip, from the figures in one board file (`pypto/target/a2a
 
 - **The MPMD runtime.** Every task has a dependency counter (its predecessors in the
   execute graph); a task whose counter reaches zero joins the ready queue of its core type
-  (AIC for cube leaves, AIV for vector leaves). `device_sched_mode` 0 hands ready tasks out
+  (AIC for cube leaves, AIV for vector leaves; MIX for a PyPTO 3 scope with both, which takes a whole
+  cluster — one AIC and its two AIVs, all idle — before single-core tasks are placed, and is never
+  offered by L2 affinity). `device_sched_mode` 0 hands ready tasks out
   first-in first-out; mode 1 (L2 affinity) first offers a freed core the tasks its own last
   task made ready (their inputs are the freshest lines in L2), then falls back to FIFO. Modes 2
   (fair across scheduler threads) and 3 (fair + L2 affinity) are modelled as 0 and 1: the
@@ -66,6 +68,7 @@ from pypto.boards import sim_kernel
 from pypto.boards.core_model import SET, WAIT, CoreModel
 from pypto.boards.swimlane import (
     Lane,
+    LaneTask,
     PointColumns,
     Swimlane,
     TaskColumns,
@@ -138,7 +141,7 @@ class _Columns:
     board derives from them."""
 
     leaf: np.ndarray
-    core: np.ndarray  # 0: AIC, 1: AIV
+    core: np.ndarray  # 0: AIC, 1: AIV, 2: MIX
     instance: np.ndarray
     instance_rank: np.ndarray  # the instance's position among the graph's instances, in order
     pred_ptr: np.ndarray
@@ -185,7 +188,7 @@ def task_columns(exe: ExecGraph, elem_bytes: Sequence[int]) -> _Columns | None:
         # every field read by C-level maps (attrgetter), no Python loop per task
         ec = exec_columns(*(list(map(attrgetter(f), tasks))
                             for f in ("leaf", "core", "instance", "coord", "preds", "reads", "writes")))
-    if n and (int(ec.core.min()) < 0 or int(ec.core.max()) > 1):  # another core type, or MIX (the Python loop)
+    if n and (int(ec.core.min()) < 0 or int(ec.core.max()) > 2):  # another core type: the Python loop
         return None
     pred_idx = ec.pred_idx
     # successors: each predecessor's dependants in task order, as the Python loop appends them
@@ -312,21 +315,25 @@ class _Chip:
         stitched = np.array(list(itertools.accumulate(
             self.stitch_cost + self.stitch_per_function * k for k in functions)), dtype=np.float64)
         lane_core = np.array([{"AIC": 0, "AIV": 1}.get(ln.core, -1) for ln in self.lanes], dtype=np.int64)
+        clusters = np.array(self.clusters(), dtype=np.int64).reshape(-1, 3)
+        if n and int(cols.core.max()) == 2 and not len(clusters):
+            raise ValueError("MIX tasks need clusters of one AIC and two AIV cores; the board has none")
         nleaf = len(core.programs)
         hbm_of = np.array([core.hbm_occupancy(leaf) for leaf in range(nleaf)], dtype=np.float64).reshape(nleaf, 4)
         prog = _program_columns(core)
         start, end, ready_at = np.zeros(n), np.zeros(n), np.zeros(n)
         ready_order = np.zeros(n, dtype=np.int64)
         lane_of, profile = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        held = np.full((n, 2), -1, dtype=np.int64)
         launched, finished = np.zeros(ndev), np.zeros(ndev)
         runs = np.zeros((n + 1, 4))
         stats = np.zeros(4)
         nruns = sim_kernel.compiled().run_events(
             cols.leaf, cols.core, np.diff(cols.pred_ptr), cols.succ_ptr, cols.succ_idx, cols.rd_ptr, cols.rd_reg,
-            cols.wr_ptr, cols.wr_reg, cols.reg_nbytes, device, stitched, lane_core, hbm_of, *prog, len(PIPES),
+            cols.wr_ptr, cols.wr_reg, cols.reg_nbytes, device, stitched, lane_core, clusters, hbm_of, *prog, len(PIPES),
             self.threads, self.dispatch_cost, self.complete_cost, self.launch_cost, self.mode in (1, 3),
             self.l2.capacity, self.bucket, self.hbm * self.bucket, math.log(1.02), _SLOWDOWN, sim_kernel.DENSE_SQ,
-            start, end, ready_at, ready_order, lane_of, profile, launched, finished, runs, stats)
+            start, end, ready_at, ready_order, lane_of, held, profile, launched, finished, runs, stats)
         if nruns < 0:
             raise RuntimeError("the simulated runtime stopped with tasks never ready (a dependency cycle)")
         for row in range(nruns):  # the core model runs each distinct pipe run once more, for its profile
@@ -344,9 +351,21 @@ class _Chip:
                 "cycles": last_end, "end_to_end_us": last_end * us,
                 "kernel_us": sum(f - s for s, f in zip(launched.tolist(), finished.tolist())) * us}
         task_core = lane_core[lane_of] if n else np.zeros(0, int)
-        counters = _ready_series(ready_us, ready_order, start_us, task_core, ("AIC", "AIV"))
-        tasks = TaskColumns(n, lane_of, start_us, end_us, cols.leaf, cols.coord, cols.preds, ready_us, profile,
-                            self.instance_labels, cols.instances, cols.pred_ptr, cols.pred_idx)
+        mix = held[:, 0] >= 0
+        tasks: Sequence[LaneTask]
+        if n and bool(mix.any()):  # MIX tasks: their held lanes, a ready counter of their own, tasks as objects
+            task_core[mix] = 2
+            info["mix_tasks"] = int(mix.sum())
+            counters = _ready_series(ready_us, ready_order, start_us, task_core, ("AIC", "AIV", "MIX"))
+            label = self.instance_labels
+            tasks = tuple(map(lane_task, range(n), lane_of.tolist(), start_us.tolist(), end_us.tolist(),
+                              cols.leaf.tolist(), cols.coord, cols.preds, ready_us.tolist(), profile.tolist(),
+                              [label[i] for i in cols.instances],
+                              [(a, b) if a >= 0 else () for a, b in held.tolist()]))
+        else:
+            counters = _ready_series(ready_us, ready_order, start_us, task_core, ("AIC", "AIV"))
+            tasks = TaskColumns(n, lane_of, start_us, end_us, cols.leaf, cols.coord, cols.preds, ready_us, profile,
+                                self.instance_labels, cols.instances, cols.pred_ptr, cols.pred_idx)
         sim_kernel.mark_ready()
         return Swimlane("sim", f"simulated ({self.board.get('name', 'board')} model, {self.clock_ghz} GHz)",
                         self.lanes, tasks, counters, tuple(core.profiles), info)

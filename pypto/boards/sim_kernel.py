@@ -274,14 +274,15 @@ def _pipe_run(leaf: int, h: float, s: float, prog_ptr: np.ndarray, st_pipe: np.n
 def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task costs more than the model
         leaf_of: np.ndarray, core_of: np.ndarray, indeg: np.ndarray, succ_ptr: np.ndarray, succ_idx: np.ndarray,
         rd_ptr: np.ndarray, rd_reg: np.ndarray, wr_ptr: np.ndarray, wr_reg: np.ndarray, reg_nbytes: np.ndarray,
-        device: np.ndarray, stitched: np.ndarray, lane_core: np.ndarray, hbm_of: np.ndarray,
+        device: np.ndarray, stitched: np.ndarray, lane_core: np.ndarray, clusters: np.ndarray, hbm_of: np.ndarray,
         prog_ptr: np.ndarray, st_pipe: np.ndarray, st_kind: np.ndarray, st_occ_miss: np.ndarray,
         st_occ_hit: np.ndarray, st_lat_miss: np.ndarray, st_lat_hit: np.ndarray, st_gm: np.ndarray,
         st_flag: np.ndarray, nflags: int, npipes: int,
         threads: int, dispatch_cost: float, complete_cost: float, launch_cost: float, affinity: bool,
         l2_capacity: int, width: float, capacity: float, log102: float, s_table: np.ndarray, dense_sq: int,
         start: np.ndarray, end: np.ndarray, ready_at: np.ndarray, ready_order: np.ndarray, lane_of: np.ndarray,
-        profile: np.ndarray, launched: np.ndarray, finished: np.ndarray, runs: np.ndarray, stats: np.ndarray,
+        held: np.ndarray, profile: np.ndarray, launched: np.ndarray, finished: np.ndarray, runs: np.ndarray,
+        stats: np.ndarray,
 ) -> int:  # pragma: no cover - compiled; tests/test_sim_reference.py checks it against the reference
     """`sim._Chip.run`'s loop. Fills start/end/ready_at/lane_of/profile per task, the task ids in
     the order they became ready (`ready_order`: their ready times in order), launched/finished
@@ -289,7 +290,9 @@ def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task
     row is the task's profile index; at least as many rows as tasks) and `stats` (l2 hit bytes,
     l2 miss bytes, last end, l2 used); returns the number of distinct runs, or -1 when tasks were never dispatched.
     `s_table[k]` is `1.02 ** k` as Python computes it (the quantized HBM slowdown); runs with a
-    slowdown step under `dense_sq` are found in a table, the others in a dict."""
+    slowdown step under `dense_sq` are found in a table, the others in a dict. A MIX task (core 2) takes the
+    first cluster (`clusters`: rows of its AIC lane and two AIV lanes) whose three lanes are idle, before
+    single-core tasks are offered the lanes; `held` gets the AIV lanes it held (-1: none)."""
     n = leaf_of.shape[0]
     nlanes = lane_core.shape[0]
     ndev = stitched.shape[0]
@@ -303,9 +306,14 @@ def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task
     parked_next = np.full(n, -1, dtype=np.int64)
     released = np.zeros(ndev, dtype=np.bool_)
     # ready queues (each task enters its core type's once) and L2-affinity queues (linked per lane)
-    rq = np.empty((2, n + 1), dtype=np.int64)
-    rq_head = np.zeros(2, dtype=np.int64)
-    rq_tail = np.zeros(2, dtype=np.int64)
+    rq = np.empty((3, n + 1), dtype=np.int64)  # AIC, AIV, MIX
+    rq_head = np.zeros(3, dtype=np.int64)
+    rq_tail = np.zeros(3, dtype=np.int64)
+    first_c = 0  # the ready queues offered the lanes: MIX (2) first when the graph has MIX tasks
+    for t in range(n):
+        if core_of[t] == 2:
+            first_c = -1
+            break
     aff_head = np.full(nlanes, -1, dtype=np.int64)
     aff_tail = np.full(nlanes, -1, dtype=np.int64)
     aff_next = np.full(n, -1, dtype=np.int64)
@@ -390,6 +398,10 @@ def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task
         else:  # _RESOLVED
             idle[b] = True
             idle_count[lane_core[b]] += 1
+            if held[a, 0] >= 0:  # a MIX task: its cluster's AIV lanes are free too
+                idle[held[a, 0]] = True
+                idle[held[a, 1]] = True
+                idle_count[1] += 2
             for k in range(succ_ptr[a], succ_ptr[a + 1]):
                 sc = succ_idx[k]
                 indeg[sc] -= 1
@@ -408,7 +420,7 @@ def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task
                     c = core_of[sc]
                     rq[c, rq_tail[c]] = sc
                     rq_tail[c] += 1
-                    if affinity:
+                    if affinity and c != 2:
                         if aff_tail[b] < 0:
                             aff_head[b] = sc
                         else:
@@ -421,43 +433,68 @@ def run_events(  # noqa: PLR0913, PLR0915 - one loop on purpose: a call per task
                 size = _heap_push(h_time, h_seq, h_kind, h_a, h_b, size, (st if st > now else now) + launch_cost,
                                   seq, _RELEASE, d + 1, 0)
                 seq += 1
-        # dispatch: each idle lane, lowest first, takes a ready task of its core type
-        for c in range(2):
-            while idle_count[c] > 0:
-                if affinity:
-                    while rq_head[c] < rq_tail[c] and taken[rq[c, rq_head[c]]]:
-                        rq_head[c] += 1
-                    if rq_head[c] == rq_tail[c]:
+        # dispatch: MIX tasks first, each on the lowest cluster whose three lanes are idle; then each idle
+        # lane, lowest first, takes a ready task of its core type
+        for ci in range(first_c, 2):
+            c = 2 if ci < 0 else ci
+            while idle_count[0 if c == 2 else c] > 0:
+                if c == 2:
+                    if rq_head[2] == rq_tail[2]:
                         break
-                else:
-                    if rq_head[c] == rq_tail[c]:
-                        break
-                lane = 0
-                while not (idle[lane] and lane_core[lane] == c):
-                    lane += 1
-                idle[lane] = False
-                idle_count[c] -= 1
-                if affinity:
-                    tid = -1
-                    while aff_head[lane] >= 0:
-                        tid = aff_head[lane]
-                        aff_head[lane] = aff_next[tid]
-                        if aff_head[lane] < 0:
-                            aff_tail[lane] = -1
-                        if not taken[tid]:
+                    cl = -1
+                    for j in range(clusters.shape[0]):
+                        if idle[clusters[j, 0]] and idle[clusters[j, 1]] and idle[clusters[j, 2]]:
+                            cl = j
                             break
-                        tid = -1
-                    if tid < 0:
-                        while rq_head[c] < rq_tail[c]:
-                            tid = rq[c, rq_head[c]]
+                    if cl < 0:
+                        break
+                    lane = clusters[cl, 0]
+                    idle[lane] = False
+                    idle[clusters[cl, 1]] = False
+                    idle[clusters[cl, 2]] = False
+                    idle_count[0] -= 1
+                    idle_count[1] -= 2
+                    tid = rq[2, rq_head[2]]
+                    rq_head[2] += 1
+                    held[tid, 0] = clusters[cl, 1]
+                    held[tid, 1] = clusters[cl, 2]
+                    taken[tid] = True
+                    dispatched += 1
+                else:
+                    if affinity:
+                        while rq_head[c] < rq_tail[c] and taken[rq[c, rq_head[c]]]:
                             rq_head[c] += 1
+                        if rq_head[c] == rq_tail[c]:
+                            break
+                    else:
+                        if rq_head[c] == rq_tail[c]:
+                            break
+                    lane = 0
+                    while not (idle[lane] and lane_core[lane] == c):
+                        lane += 1
+                    idle[lane] = False
+                    idle_count[c] -= 1
+                    if affinity:
+                        tid = -1
+                        while aff_head[lane] >= 0:
+                            tid = aff_head[lane]
+                            aff_head[lane] = aff_next[tid]
+                            if aff_head[lane] < 0:
+                                aff_tail[lane] = -1
                             if not taken[tid]:
                                 break
-                else:
-                    tid = rq[c, rq_head[c]]
-                    rq_head[c] += 1
-                taken[tid] = True
-                dispatched += 1
+                            tid = -1
+                        if tid < 0:
+                            while rq_head[c] < rq_tail[c]:
+                                tid = rq[c, rq_head[c]]
+                                rq_head[c] += 1
+                                if not taken[tid]:
+                                    break
+                    else:
+                        tid = rq[c, rq_head[c]]
+                        rq_head[c] += 1
+                    taken[tid] = True
+                    dispatched += 1
                 th = lane % threads
                 tf = thread_free[th]
                 t0 = (now if now > tf else tf) + dispatch_cost
