@@ -87,6 +87,26 @@ beside a test run, 0.76 / 0.94 / 2.53 s, and are not used):
 kernel's first record is within 15 s. gated_delta_rule's edit is its compile (4.2 s of one process: tile
 expansion, partition and execute graph) plus health, record document and editor view (~3 s); block_attn_res's
 edit recompiles the file's four kernels, two at a time.
+
+With the panels open (session 16, 2026-11-28 21:38-21:52; the default since 83d9ec9): this script at c7cb82f
+drove the server of a tree at 80f2616 ("before") and at c7cb82f ("after"), one after the other, `--keep DIR
+--no-capture --edits 3`, on 2 cores shared with other sessions' test runs (load average 2.5-6.6 over both runs;
+the figures are as noisy as that). "panel record" is the edit -> recordChanged -> pypto/record answered (this
+client reads the answer as JSON; see TreeBench):
+
+| kernel | | cold s | open s | edit p50 s | panel record p50 s |
+|---|---|---|---|---|---|
+| gated_delta_rule | before | 22.9 | 16.8 | 11.26 | 14.26 |
+| | after | 20.0 | 9.3 | 7.90 | 8.88 |
+| block_attn_res | before | 10.1 | 10.5 | 41.39 | 55.88 |
+| | after | 7.1 | 7.0 | 14.03 | 18.56 |
+
+What changed between them: the editor view's tile index made with numpy (1.8 -> 0.7 s at gated_delta_rule's size)
+and sharing the record's run; the sim board's pipe figures from its columns; the panels' record job no longer
+checks advice on the sim board (the first pypto/record of a kernel waited for that check); the slim record made
+without decoding what it leaves out (0.85 -> 0.37 s); after an edit in code shared by several kernels, the one the
+panels show compiles right after the one edited (block_attn_res's kernel used to come last of the file's four).
+An edit still compiles the whole kernel (4.3 s of gated_delta_rule's edit): the ≤ 3 s target is not met.
 """
 
 from __future__ import annotations
