@@ -150,9 +150,9 @@ _SCALARS = frozenset({int, bool, str, float})
 
 
 def _attrs_columns(attrs: list[Mapping[str, Any]], name: str, arrays: Arrays) -> Json:
-    """The spec of `[_tile_attrs_json(a) for a in attrs]`: each distinct attrs of scalars (by value and
-    type) made once and picked (`{"pick"}`), the others each their own; the generic spec when more than a
-    quarter are distinct (what `pypto.ir.columns.table` makes of them)."""
+    """The spec of `[_tile_attrs_json(a) for a in attrs]`: each distinct attrs (scalars by value and type, the
+    others by their repr) made once and picked (`{"pick"}`); the generic spec when more than a quarter are
+    distinct (what `pypto.ir.columns.table` makes of them)."""
     n = len(attrs)
     rows = list(compress(range(n), attrs))  # most ops have none: only the others are looked at
     table: list[dict[str, Json]] = [{}] if len(rows) < n else []
@@ -162,14 +162,12 @@ def _attrs_columns(attrs: list[Mapping[str, Any]], name: str, arrays: Arrays) ->
     for i in rows:
         a = attrs[i]
         types = tuple(map(type, a.values()))
-        if _SCALARS.issuperset(types):
-            key = (tuple(a.items()), types)
-            code = found.get(key)
-            if code is None:
-                code = found[key] = len(table)
-                table.append(_tile_attrs_json(a))
-        else:
-            code = len(table)
+        # scalars by value and type; tuples, regions (a matmul's inputs) and the rest by their repr, which
+        # tells 1 from True and 1.0 inside a tuple too: 10^5 ops share a few hundred of them
+        key: Any = (tuple(a.items()), types) if _SCALARS.issuperset(types) else repr(tuple(a.items()))
+        code = found.get(key)
+        if code is None:
+            code = found[key] = len(table)
             table.append(_tile_attrs_json(a))
         row_codes.append(code)
     codes[rows] = row_codes
