@@ -484,7 +484,7 @@ def create_app(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
             rec = record_with_graphs(j, st.results)
             return Response(json.dumps(panel_record(rec) if panel else rec), media_type="application/json")
         if panel:
-            full = st.results.record(j)
+            full = st.results.panel_lists(j)
             slim = panel_record(full)
             if slim is not full:
                 return Response(json.dumps(slim, separators=(",", ":")), media_type="application/json")

@@ -19,10 +19,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from server.analyze import graphs_after_passes, record_lists
+from server.analyze import graphs_after_passes, panel_lists, record_lists
 from server.http_safety import Refused
 from server.jobs import Job
 from server.panel_data import (
+    PANEL_LEAVE_OUT,
+    PANEL_TILE_OPS,
     dependency_cone,
     slowest_tasks,
     window_bins,
@@ -192,6 +194,19 @@ class Results:
 
     def record(self, job: Job) -> dict[str, Any]:
         return self.doc(job, "record")  # type: ignore[no-any-return]
+
+    def panel_lists(self, job: Job) -> dict[str, Any]:
+        """What `panel_record` needs of the job's record: the whole lists when they are cached already (or the
+        record is small), else lists without the bulk a slim record leaves out, not cached
+        (`server.analyze.panel_lists`)."""
+        if "record_columns" not in job.extra:
+            return self.record(job)
+        with self._lock:
+            hit = self._docs.get((job.id, "record"))
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+        data, cols = self._stored(job, "record"), job.extra["record_columns"]
+        return panel_lists(json.loads(data), cols, PANEL_LEAVE_OUT, PANEL_TILE_OPS)  # type: ignore[no-any-return]
 
     def run(self, job: Job) -> dict[str, Any]:
         return self.doc(job, "run")  # type: ignore[no-any-return]
