@@ -34,8 +34,10 @@ from pypto.language.control import (
     at,
     cross_core_slot,
     parallel,
+    pipeline,
     range,  # noqa: A004 - PyPTO 3's name
     split,
+    spmd,
 )
 from pypto.language.kernel import CompiledProgram, FunctionType, PlKernel, Program, function, jit, program
 from pypto.language.ops import (
@@ -88,6 +90,6 @@ __all__ = [
     "UINT64", "CompiledProgram", "InOut", "Level", "Out", "PlKernel", "Scalar", "Tensor", "abs", "add", "assemble",
     "at", "cast", "col_expand_add", "col_expand_div", "col_expand_mul", "col_expand_sub", "create_tensor", "div",
     "dynamic", "exp", "full", "jit", "matmul", "matmul_acc", "maximum", "minimum", "mul", "neg", "parallel", "range",
-    "reshape", "row_expand_add", "row_expand_div", "row_expand_mul", "row_expand_sub", "row_max", "row_min",
-    "row_sum", "rsqrt", "slice", "sqrt", "sub",
+    "pipeline", "reshape", "row_expand_add", "row_expand_div", "row_expand_mul", "row_expand_sub", "row_max", "row_min",
+    "row_sum", "rsqrt", "slice", "spmd", "sqrt", "sub",
 ]

@@ -1,4 +1,5 @@
-"""PyPTO 3's loops and scopes in a `@pl.jit` body: `pl.range`, `pl.parallel`, `pl.at`, `pl.Level`.
+"""PyPTO 3's loops and scopes in a `@pl.jit` body: `pl.range`, `pl.parallel`, `pl.pipeline`, `pl.spmd`,
+`pl.at`, `pl.Level`.
 
 Why it exists: PyPTO 3 parses a kernel's source, so a Python name rebound in a loop
 (`acc = pl.add(acc, t)`) is a loop-carried value and an `if` on the loop index picks a branch per
@@ -12,6 +13,8 @@ iteration. We trace by running the body, so the loops are chosen to keep that me
 - `pl.parallel(...)` is the tracer's parallel `pypto.loop`, traced once: its iterations are
   independent chunks, each its own tasks in the execute graph; an `if` on its index is a run-time
   branch (`pypto.frontend.body`).
+- `pl.pipeline(..., stage=F)` is `pl.range` (its replicated buffers' overlap is not modelled);
+  `for i in pl.spmd(n)` is a parallel loop over the blocks whose body is one in-core scope.
 - `with pl.at(level=pl.Level.CORE_GROUP, name_hint=...)` labels the ops inside with `name_hint` (the
   graph, the tasks and the swimlane carry it) and gives them the scope's number (`Node.scope`, one per
   `with` entry). Each op's tile is the whole slice it works on (the kernel's tile shapes are the slice
@@ -93,6 +96,57 @@ def parallel(*args: Any, init_values: Any = None) -> Iterator[Any]:
     if isinstance(step, int) and step == 0:
         raise PyptoError("pl.parallel: step must not be 0")
     return api.loop(start, stop, step, parallel=True)
+
+
+def pipeline(*args: Any, stage: Any = None, init_values: Any = None) -> Iterator[Any]:
+    """`pl.pipeline(stop, stage=F)` / `pl.pipeline(start, stop[, step], stage=F)`: a sequential loop whose body
+    PyPTO 3 replicates `stage` times per outer iteration so that buffers can ping-pong. The iterations and
+    their order are `pl.range`'s, and so are the values; here it is `pl.range`. The overlap the replicated
+    buffers allow is not modelled on the sim board (docs/pypto3.md)."""
+    _no_init_values("pipeline", init_values)
+    if stage is None:
+        raise PyptoError("pl.pipeline needs stage= (how many copies of the body ping-pong, a positive int, "
+                         "typically 2-4)")
+    known = _known(stage)
+    if known is None or known < 1:
+        raise PyptoError(f"pl.pipeline: stage must be a positive int, got {stage!r}")
+    _bounds("pipeline", args)
+    return range(*args)
+
+
+class Spmd:
+    """`pl.spmd(n)`: the same body on `n` blocks. The loop form, `for i in pl.spmd(n):` (`i` the block's
+    index), is a parallel loop whose body is one in-core scope: each block is one task, as a `pl.at` scope
+    instance is. The `with pl.spmd(n):` forms (a body that dispatches a kernel or reads
+    `pl.tile.get_block_idx()`) are not supported yet."""
+
+    def __init__(self, core_num: Any, name_hint: str) -> None:
+        known = _known(core_num)
+        if known is not None and known < 1:
+            raise PyptoError(f"pl.spmd: the number of blocks must be at least 1, got {core_num!r}")
+        if known is None and not isinstance(core_num, SymbolicScalar):
+            raise PyptoError(f"pl.spmd: the number of blocks must be an int or a pl.Scalar, got {core_num!r}")
+        self.core_num = core_num
+        self.name_hint = name_hint or "spmd"
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in api.loop(0, self.core_num, 1, parallel=True):
+            with AtScope(Level.CORE_GROUP, self.name_hint):
+                yield i
+
+    def __enter__(self) -> Any:
+        raise PyptoError("with pl.spmd(n): (a kernel dispatched per block, or pl.tile.get_block_idx()) is not "
+                         "supported yet; write the loop form, for i in pl.spmd(n):, with i the block's index")
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def spmd(core_num: Any, *, sync_start: bool = False, name_hint: str = "", optimizations: Any = None,
+         deps: Any = None, allow_early_resolve: bool = False, predicate: Any = None) -> Spmd:
+    """`for i in pl.spmd(n):`: `n` blocks of the body, each one task (`Spmd`). `sync_start`, `optimizations`,
+    `deps`, `allow_early_resolve` and `predicate` are the runtime's: accepted, with no effect on this board."""
+    return Spmd(core_num, name_hint)
 
 
 class AtScope:
