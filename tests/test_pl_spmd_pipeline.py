@@ -41,6 +41,8 @@ def test_each_spmd_block_is_one_task_and_the_values_are_right() -> None:
     assert rec.program.execute is not None
     cores = collections.Counter(t.core for t in rec.program.execute.tasks)
     assert cores == {"AIV": BLOCKS}
+    body = [n for n in rec.graph.walk() if n.op in ("mul", "sub")]
+    assert body and {n.scope for n in body} != {None} and len({n.scope for n in body}) == 1  # one in-core scope
     x = torch.randn(ROWS, COLS)
     y = torch.zeros(ROWS, COLS)
     halves(x, y)
