@@ -27,6 +27,14 @@ def halves(x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS]
 
 
 @pl.jit
+def shifted(x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    with pl.spmd(BLOCKS, name_hint="shift"):
+        lo = pl.tile.get_block_idx() * (ROWS // pl.tile.get_block_num())
+        y[lo:lo + PER, :] = pl.add(x[lo:lo + PER, :], 3.0)
+    return y
+
+
+@pl.jit
 def staged_sum(x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[PER, COLS], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="acc"):
         acc = pl.create_tensor([PER, COLS], dtype=pl.FP32)
@@ -47,6 +55,16 @@ def test_each_spmd_block_is_one_task_and_the_values_are_right() -> None:
     y = torch.zeros(ROWS, COLS)
     halves(x, y)
     torch.testing.assert_close(y, x * 0.5 - 1.0)
+
+
+def test_the_with_form_traces_its_body_as_one_block_that_reads_its_index() -> None:
+    rec = compile_record(shifted)
+    assert rec.program.execute is not None
+    assert collections.Counter(t.core for t in rec.program.execute.tasks) == {"AIV": BLOCKS}
+    x = torch.randn(ROWS, COLS)
+    y = torch.zeros(ROWS, COLS)
+    shifted(x, y)
+    torch.testing.assert_close(y, x + 3.0)
 
 
 def test_a_pipelined_loop_accumulates_as_a_sequential_one() -> None:
@@ -71,8 +89,19 @@ def bad(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]
     ("    for k in pl.pipeline(2):\n        y[:, :] = x", "needs stage="),
     ("    for k in pl.pipeline(2, stage=0):\n        y[:, :] = x", "stage must be a positive int"),
     ("    for b in pl.spmd(0):\n        y[:, :] = x", "at least 1"),
-    ("    with pl.spmd(2):\n        y[:, :] = x", "the loop form"),
+    ("    y[:, :] = pl.add(x, pl.tile.get_block_idx())", "inside `for i in pl.spmd"),
 ])
 def test_what_is_not_supported_or_wrong_is_a_clear_error(body: str, words: str) -> None:
     with pytest.raises(PyptoError, match=words):
         compile_record(_kernel(body))
+
+
+def test_an_error_inside_a_block_leaves_no_block_open() -> None:
+    from pypto.language import control
+
+    raising = _kernel("    with pl.spmd(2):\n        y[:, :] = pl.add(x, pl.tile.get_block_idx())\n"
+                      "        raise ValueError('mine')")
+    with pytest.raises(Exception, match="mine"):
+        compile_record(raising)
+    assert control._BLOCKS == []
+    assert compile_record(halves).error is None

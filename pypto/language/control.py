@@ -14,7 +14,8 @@ iteration. We trace by running the body, so the loops are chosen to keep that me
   independent chunks, each its own tasks in the execute graph; an `if` on its index is a run-time
   branch (`pypto.frontend.body`).
 - `pl.pipeline(..., stage=F)` is `pl.range` (its replicated buffers' overlap is not modelled);
-  `for i in pl.spmd(n)` is a parallel loop over the blocks whose body is one in-core scope.
+  `pl.spmd(n)` (`for i in ...` or `with ...`) is a parallel loop over the blocks whose body is one
+  in-core scope, where `pl.tile.get_block_idx()` reads the block's index.
 - `with pl.at(level=pl.Level.CORE_GROUP, name_hint=...)` labels the ops inside with `name_hint` (the
   graph, the tasks and the swimlane carry it) and gives them the scope's number (`Node.scope`, one per
   `with` entry). Each op's tile is the whole slice it works on (the kernel's tile shapes are the slice
@@ -114,11 +115,25 @@ def pipeline(*args: Any, stage: Any = None, init_values: Any = None) -> Iterator
     return range(*args)
 
 
+# The pl.spmd blocks being traced, innermost last: (the block index, the number of blocks), what
+# `pl.tile.get_block_idx()` / `get_block_num()` read.
+_BLOCKS: list[tuple[Any, Any]] = []
+
+
+def current_block(what: str) -> tuple[Any, Any]:
+    """The innermost `pl.spmd` block's (index, count); an error at the user's line outside one."""
+    if not _BLOCKS:
+        raise PyptoError(f"{what} reads the block index of a pl.spmd block: call it inside `for i in pl.spmd(n):` "
+                         f"or `with pl.spmd(n):`")
+    return _BLOCKS[-1]
+
+
 class Spmd:
-    """`pl.spmd(n)`: the same body on `n` blocks. The loop form, `for i in pl.spmd(n):` (`i` the block's
-    index), is a parallel loop whose body is one in-core scope: each block is one task, as a `pl.at` scope
-    instance is. The `with pl.spmd(n):` forms (a body that dispatches a kernel or reads
-    `pl.tile.get_block_idx()`) are not supported yet."""
+    """`pl.spmd(n)`: the same body on `n` blocks, each block one in-core task (a parallel loop whose body is
+    one `pl.at` scope). The loop form, `for i in pl.spmd(n):`, binds the block's index to `i`; the `with
+    pl.spmd(n):` form traces its body once as such a block, where `pl.tile.get_block_idx()` is the index
+    (a body that calls a `@pl.jit.incore` function runs it inline, as everywhere here). `as tid` gives None:
+    task ids and `deps=` are the runtime's, not modelled."""
 
     def __init__(self, core_num: Any, name_hint: str) -> None:
         known = _known(core_num)
@@ -128,18 +143,37 @@ class Spmd:
             raise PyptoError(f"pl.spmd: the number of blocks must be an int or a pl.Scalar, got {core_num!r}")
         self.core_num = core_num
         self.name_hint = name_hint or "spmd"
+        self._open: list[tuple[Iterator[Any], AtScope]] = []
 
     def __iter__(self) -> Iterator[Any]:
         for i in api.loop(0, self.core_num, 1, parallel=True):
             with AtScope(Level.CORE_GROUP, self.name_hint):
-                yield i
+                _BLOCKS.append((i, self.core_num))
+                try:
+                    yield i
+                finally:
+                    _BLOCKS.pop()
 
-    def __enter__(self) -> Any:
-        raise PyptoError("with pl.spmd(n): (a kernel dispatched per block, or pl.tile.get_block_idx()) is not "
-                         "supported yet; write the loop form, for i in pl.spmd(n):, with i the block's index")
-
-    def __exit__(self, *exc: Any) -> None:
+    def __enter__(self) -> None:
+        body = api.loop(0, self.core_num, 1, parallel=True)
+        index = next(body)  # the loop's body is open: what follows is traced as one block
+        scope = AtScope(Level.CORE_GROUP, self.name_hint)
+        scope.__enter__()
+        self._open.append((body, scope))
+        _BLOCKS.append((index, self.core_num))
         return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        body, scope = self._open.pop()
+        _BLOCKS.pop()
+        scope.__exit__(kind, exc, tb)
+        if kind is not None:
+            close = getattr(body, "close", None)
+            if close is not None:
+                close()  # the loop is abandoned; the exception goes on
+            return
+        for _ in body:  # closes the loop's body
+            pass
 
 
 def spmd(core_num: Any, *, sync_start: bool = False, name_hint: str = "", optimizations: Any = None,

@@ -29,6 +29,7 @@ from typing import Any
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError
+from pypto.language.control import current_block
 from pypto.language.ops import (  # the ops that take tiles are the tensor-level ones: `pl.tile.add` is `pl.add`
     AtomicType,
     abs,  # noqa: A004 - PyPTO 3's name
@@ -123,6 +124,16 @@ class Tile:
         if memory is not None and not isinstance(memory, MemorySpace):
             raise PyptoError(f"pl.Tile[[shape], dtype, memory]: memory must be a pl.MemorySpace, got {memory!r}")
         return TileType(tuple(shape), dtype, memory)
+
+
+def get_block_idx() -> Any:
+    """`pl.tile.get_block_idx()`: the index of the `pl.spmd` block being traced."""
+    return current_block("pl.tile.get_block_idx()")[0]
+
+
+def get_block_num() -> Any:
+    """`pl.tile.get_block_num()`: how many blocks the enclosing `pl.spmd` runs."""
+    return current_block("pl.tile.get_block_num()")[1]
 
 
 def memory_of(x: Any) -> MemorySpace | None:
@@ -272,7 +283,8 @@ __all__ = [
     "MaskPattern", "arange", "ci", "gather_mask", "mrgsort", "sort32",
     "AtomicType", "Mem", "MemorySpace", "PadValue", "Tile", "TileType", "abs", "add", "cast", "col_expand",
     "col_expand_add", "col_expand_div", "col_expand_mul", "col_expand_sub", "concat", "create", "create_tile", "div",
-    "exp", "fillpad", "load", "matmul", "matmul_acc", "maximum", "memory_of", "minimum", "move", "mul", "neg",
+    "exp", "fillpad", "get_block_idx", "get_block_num",
+    "load", "matmul", "matmul_acc", "maximum", "memory_of", "minimum", "move", "mul", "neg",
     "recip", "relu", "reshape", "row_expand", "row_expand_add", "row_expand_div", "row_expand_mul", "row_expand_sub",
     "row_max", "row_min", "row_sum", "rsqrt", "sqrt", "store", "sub", "transpose_view",
 ]
