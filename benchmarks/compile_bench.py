@@ -15,6 +15,11 @@ leaf's many on-chip ranges are found by bisection).
 
 Run: `.venv/bin/python benchmarks/compile_bench.py` (or `make bench`).
 
+`--views [--panel-against REV]`: the editor view and the panels' slim record of the profiled 32x32 record, side
+by side in one process. Measured 2026-11-28 (load average 0.8): editor view 0.185 CPU s (0.359 s as at 8b81673,
+before its tile index was made with numpy); the slim record 0.402 s from the whole lists, 0.090 s from lists
+that never decode what it leaves out (`server.analyze.panel_lists`).
+
 Side by side with another checkout (issue 19 item 2: < 5 µs per tile op, linear):
 `git worktree add /tmp/old_compile <commit>` then
 `.venv/bin/python benchmarks/compile_bench.py --against /tmp/old_compile [--rounds 3 --reps 2]`:
@@ -392,6 +397,65 @@ def _panel_record_at(rev: str):  # type: ignore[no-untyped-def]
     return mod.panel_record
 
 
+def _module_at(rev: str, path: str, name: str):  # type: ignore[no-untyped-def]
+    """The module at `path` (repository-relative) as it was at git revision `rev`, loaded from `git show`."""
+    import importlib.util
+
+    here = Path(__file__).resolve().parent.parent
+    text = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=here, capture_output=True, text=True, check=True).stdout
+    file = Path(tempfile.mkdtemp()) / f"{name}.py"
+    file.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, file)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def views(tile: tuple[int, int] = (32, 32), against: str | None = None) -> None:
+    """What the language server's worker and server make of a big profiled record after the compile, side by
+    side in one process: the editor view (`server.index.editor_view`; with `against`, also as it was at that
+    git revision), and the panels' slim record made from the whole lists (`record_lists`) or from lists that
+    never decode what it leaves out (`panel_lists`). CPU s, best of 3, the collector frozen as in a job."""
+    import gc
+
+    from pypto.record import compile_record, profile
+    from server.analyze import panel_lists, record_lists
+    from server.index import editor_view
+    from server.panel_data import PANEL_LEAVE_OUT, PANEL_TILE_OPS, panel_record
+
+    x = torch.randn(SIZE, SIZE)
+    out = torch.empty_like(x)
+    record = profile(compile_record(make_kernel(tile), {"x": x, "out": out}), "sim",
+                     {"x": x.numpy(), "out": out.numpy()})
+    doc, arrays = record.to_document()
+    from pypto.ir.columns import npz_bytes
+
+    cols = npz_bytes(arrays)
+    gc.freeze()
+
+    def best(fn):  # type: ignore[no-untyped-def]
+        times = []
+        for _ in range(3):
+            c0 = time.process_time()
+            fn()
+            times.append(time.process_time() - c0)
+        return min(times)
+
+    assert record.run is not None and record.program.tiles is not None
+    print(f"softmax {SIZE}x{SIZE} at {tile}: {len(record.program.tiles.ops):,} tile ops, {len(record.run.tasks):,} "
+          f"tasks (sim); CPU s, best of 3")
+    now = best(lambda: editor_view(record, "softmax_bench.py", doc["run"]))
+    then = None
+    if against:
+        old_view = _module_at(against, "server/index.py", "index_then").editor_view
+        then = best(lambda: old_view(record, "softmax_bench.py"))
+    print(f"  editor view: {now:.3f}" + (f" (at {against}: {then:.3f})" if then is not None else ""))
+    whole = best(lambda: panel_record(record_lists(doc, cols)))
+    lean = best(lambda: panel_record(panel_lists(doc, cols, PANEL_LEAVE_OUT, PANEL_TILE_OPS)))
+    print(f"  the panels' slim record: from the whole lists {whole:.3f}, from lists without its bulk {lean:.3f}")
+
+
 def transport(tile: tuple[int, int] = (32, 32), against: str | None = None) -> None:
     """What a worker's answer costs to cross to the server (`server.analyze`: pickled through a pipe): the
     record as the lists version 1 had, against version 2's document and its columns' .npz bytes; and what the
@@ -504,6 +568,9 @@ if __name__ == "__main__":
                          "the panel's record, whole vs slim (32x32)")
     ap.add_argument("--panel-against", metavar="REV",
                     help="with --transport: also the panels' record as made at git revision REV")
+    ap.add_argument("--views", action="store_true",
+                    help="the editor view and the panels' slim record of a profiled 32x32 record (with "
+                         "--panel-against REV, the editor view at REV too)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args()
@@ -515,6 +582,8 @@ if __name__ == "__main__":
         memory_top()
     elif args.transport:
         transport(against=args.panel_against)
+    elif args.views:
+        views(against=args.panel_against)
     elif args.against:
         against(args.against, args.rounds, args.reps)
     else:

@@ -408,18 +408,18 @@ def record_lists(record: Mapping[str, Any] | None, columns: bytes | None) -> Any
 
 def panel_lists(record: Mapping[str, Any] | None, columns: bytes | None, leave_out: frozenset[str],
                 tile_ops: int) -> Any:
-    """`record_lists`, but when the record has more than `tile_ops` tile ops (the panels are sent it slim:
-    `server.panel_data.panel_record`) without decoding the columns at `leave_out`, which stand as Nones: what
-    the slim record leaves out costs nothing to leave out. The whole lists (`record_lists`) are for the views
-    that ask for that bulk."""
+    """For a record of more than `tile_ops` tile ops (the panels are sent it slim:
+    `server.panel_data.panel_record`), `record_lists` without decoding the columns at `leave_out`, which stand
+    as Nones: what the slim record leaves out costs nothing to leave out. None for a smaller record (or none):
+    the whole lists (`record_lists`) serve it, and the views that ask for the bulk."""
     if record is None or columns is None:
-        return record
+        return None
     from pypto.ir.columns import MARK, read_npz
     from pypto.record import expanded
 
     ids = ((record.get("tiles") or {}).get("ops") or {}).get("id")
     n = int(ids[MARK]["n"]) if isinstance(ids, dict) and MARK in ids else len(ids or ())
-    return expanded(record, read_npz(columns), leave_out if n > tile_ops else frozenset())
+    return expanded(record, read_npz(columns), leave_out) if n > tile_ops else None
 
 
 def load_trace(path: str) -> dict[str, Any]:

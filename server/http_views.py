@@ -199,14 +199,15 @@ class Results:
         """What `panel_record` needs of the job's record: the whole lists when they are cached already (or the
         record is small), else lists without the bulk a slim record leaves out, not cached
         (`server.analyze.panel_lists`)."""
-        if "record_columns" not in job.extra:
-            return self.record(job)
-        with self._lock:
-            hit = self._docs.get((job.id, "record"))
-        if hit is not None:
-            return hit  # type: ignore[no-any-return]
-        data, cols = self._stored(job, "record"), job.extra["record_columns"]
-        return panel_lists(json.loads(data), cols, PANEL_LEAVE_OUT, PANEL_TILE_OPS)  # type: ignore[no-any-return]
+        if "record_columns" in job.extra:
+            with self._lock:
+                cached = (job.id, "record") in self._docs
+            if not cached:
+                data, cols = self._stored(job, "record"), job.extra["record_columns"]
+                lean = panel_lists(json.loads(data), cols, PANEL_LEAVE_OUT, PANEL_TILE_OPS)
+                if lean is not None:
+                    return lean  # type: ignore[no-any-return]
+        return self.record(job)
 
     def run(self, job: Job) -> dict[str, Any]:
         return self.doc(job, "run")  # type: ignore[no-any-return]

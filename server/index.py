@@ -170,7 +170,7 @@ def _groups(keys: np.ndarray, values: np.ndarray) -> dict[int, np.ndarray]:
     return {key: v[a:b] for key, a, b in zip(k[starts].tolist(), starts.tolist(), ends.tolist(), strict=True)}
 
 
-def _tile_columns(ops: Any, p: Any) -> _TileIndex:
+def _tile_index(ops: Any, p: Any) -> _TileIndex:
     import numpy as np
 
     n = len(ops)
@@ -178,7 +178,7 @@ def _tile_columns(ops: Any, p: Any) -> _TileIndex:
     node = np.fromiter(map(attrgetter("node"), ops), np.int64, n)
     inst = np.fromiter(map(attrgetter("instance"), ops), np.int64, n)
     op_index: dict[str, int] = {}
-    col_op = [op_index.setdefault(o, len(op_index)) for o in map(attrgetter("op"), ops)]
+    op_code = np.fromiter((op_index.setdefault(o, len(op_index)) for o in map(attrgetter("op"), ops)), np.int64, n)
     op_names = list(op_index)
     shape_of = list(map(attrgetter("shape"), ops))
     shape_index: dict[tuple[int, ...], int] = {}
@@ -195,8 +195,7 @@ def _tile_columns(ops: Any, p: Any) -> _TileIndex:
         members = np.fromiter(chain.from_iterable(map(attrgetter("ops"), sgs)), np.int64, int(lengths.sum()))
         keep = members < size
         sub[members[keep]] = np.repeat(np.fromiter(map(attrgetter("id"), sgs), np.int64, len(sgs)), lengths)[keep]
-    sub_ids = [sg.id for sg in sgs]
-    width = max(sub_ids, default=-1) + 1
+    width = max((sg.id for sg in sgs), default=-1) + 1
     task_of_sub = np.full(width + 1, -1, np.int64)  # the last entry: no subgraph
     leaf_of_sub = np.full(width + 1, -1, np.int64)
     for task in (p.execute.tasks if p.execute is not None else ()):
@@ -204,7 +203,8 @@ def _tile_columns(ops: Any, p: Any) -> _TileIndex:
             task_of_sub[task.subgraph] = task.id
     for sg in sgs:
         leaf_of_sub[sg.id] = sg.leaf
-    op_sub = np.where(sub[ids] >= 0, sub[ids], width) if n else np.zeros(0, np.int64)
+    op_sub = sub[ids]
+    op_sub[op_sub < 0] = width
     task = task_of_sub[op_sub]
     leaf = leaf_of_sub[op_sub]
 
@@ -212,7 +212,7 @@ def _tile_columns(ops: Any, p: Any) -> _TileIndex:
     shapes: dict[int, tuple[int, ...]] = {}
     instances: dict[int, int] = {}
     if n:
-        a, b, first, counts = _pairs(node, np.asarray(col_op, np.int64))
+        a, b, first, counts = _pairs(node, op_code)
         for k in np.argsort(first, kind="stable").tolist():  # a node's kinds in the order its ops come
             kinds[int(a[k])][op_names[int(b[k])]] = int(counts[k])
         a, b, first, counts = _pairs(node, shape_code)
@@ -226,7 +226,7 @@ def _tile_columns(ops: Any, p: Any) -> _TileIndex:
     task_nodes = {k: tuple(v.tolist()) for k, v in _groups(task[run], node[run]).items()}
     has_leaf = leaf >= 0
     node_leaves = {k: v.tolist() for k, v in _groups(node[has_leaf], leaf[has_leaf]).items()}
-    columns = {"names": op_names, "op": np.asarray(col_op, np.int64), "node": node, "instance": inst,
+    columns = {"names": op_names, "op": op_code, "node": node, "instance": inst,
                "shape": Ragged.of(shape_of), "inputs": Ragged.of(list(map(attrgetter("inputs"), ops))), "task": task}
     return _TileIndex(dict(kinds), shapes, instances, node_tasks, node_leaves, task_nodes, columns)
 
@@ -249,7 +249,7 @@ def editor_view(record: Any, path: str, run_json: Json = None) -> dict[str, Json
     p = record.program
     run = record.run
     tiles = p.tiles
-    t = _tile_columns(tiles.ops if tiles is not None else (), p)
+    t = _tile_index(tiles.ops if tiles is not None else (), p)
     kinds, shapes, instances = t.kinds, t.shapes, t.instances
     node_tasks, node_leaves = t.node_tasks, t.node_leaves
 

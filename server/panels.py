@@ -433,13 +433,14 @@ def _slim_lists(out: Mapping[str, Json]) -> Json:
     """What `panel_record` needs of the analysis's record: the whole lists when they are made already (or the
     record is small), else lists without the bulk a slim record leaves out (`server.analyze.panel_lists`)."""
     cols = out.get("record_columns")
-    if not isinstance(cols, bytes):
-        return out.get("record")
-    with _LISTS_LOCK:
-        hit = _LISTS.get(id(cols))
-        if hit is not None and hit[0] is cols:
-            return hit[1]
-    return panel_lists(out.get("record"), cols, PANEL_LEAVE_OUT, PANEL_TILE_OPS)  # type: ignore[arg-type]
+    if isinstance(cols, bytes):
+        with _LISTS_LOCK:
+            hit = _LISTS.get(id(cols))
+        if hit is None or hit[0] is not cols:
+            lean = panel_lists(out.get("record"), cols, PANEL_LEAVE_OUT, PANEL_TILE_OPS)  # type: ignore[arg-type]
+            if lean is not None:
+                return lean
+    return _lists(out)
 
 
 def tile_ops(doc: Document, r: Result, out: Mapping[str, Json], params: P.TileOpsParams) -> P.TileOpsResult:

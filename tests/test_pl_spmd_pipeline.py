@@ -92,8 +92,10 @@ def bad(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]
     ("    y[:, :] = pl.add(x, pl.tile.get_block_idx())", "inside `for i in pl.spmd"),
 ])
 def test_what_is_not_supported_or_wrong_is_a_clear_error(body: str, words: str) -> None:
-    with pytest.raises(PyptoError, match=words):
+    with pytest.raises(PyptoError, match=words) as e:
         compile_record(_kernel(body))
+    assert e.value.loc is not None and e.value.loc.frames[0].file == "bad_kernel.py"
+    assert e.value.loc.frames[0].line == 4  # the body's first line: the call
 
 
 def test_an_error_inside_a_block_leaves_no_block_open() -> None:
@@ -105,3 +107,4 @@ def test_an_error_inside_a_block_leaves_no_block_open() -> None:
         compile_record(raising)
     assert control._BLOCKS == []
     assert compile_record(halves).error is None
+

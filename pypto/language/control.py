@@ -145,27 +145,20 @@ class Spmd:
         self.name_hint = name_hint or "spmd"
         self._open: list[tuple[Iterator[Any], AtScope]] = []
 
-    def __iter__(self) -> Iterator[Any]:
-        for i in api.loop(0, self.core_num, 1, parallel=True):
-            with AtScope(Level.CORE_GROUP, self.name_hint):
-                _BLOCKS.append((i, self.core_num))
-                try:
-                    yield i
-                finally:
-                    _BLOCKS.pop()
-
-    def __enter__(self) -> None:
+    def _open_block(self) -> Any:
+        """Open the parallel loop's body, then the block's scope; the block's index."""
         body = api.loop(0, self.core_num, 1, parallel=True)
         index = next(body)  # the loop's body is open: what follows is traced as one block
         scope = AtScope(Level.CORE_GROUP, self.name_hint)
         scope.__enter__()
         self._open.append((body, scope))
         _BLOCKS.append((index, self.core_num))
-        return None
+        return index
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def _close_block(self, kind: type[BaseException] | None, exc: BaseException | None,
+                     tb: TracebackType | None) -> None:
         body, scope = self._open.pop()
-        _BLOCKS.pop()
+        _BLOCKS.pop()  # blocks close innermost first
         scope.__exit__(kind, exc, tb)
         if kind is not None:
             close = getattr(body, "close", None)
@@ -174,6 +167,22 @@ class Spmd:
             return
         for _ in body:  # closes the loop's body
             pass
+
+    def __iter__(self) -> Iterator[Any]:
+        index = self._open_block()
+        try:
+            yield index
+        except BaseException as e:  # the body raised, or the loop was left (GeneratorExit)
+            self._close_block(type(e), e, e.__traceback__)
+            raise
+        self._close_block(None, None, None)
+
+    def __enter__(self) -> None:
+        self._open_block()
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._close_block(kind, exc, tb)
 
 
 def spmd(core_num: Any, *, sync_start: bool = False, name_hint: str = "", optimizations: Any = None,
