@@ -49,7 +49,8 @@ describe('a pass dump in the passes panel (code-server)', { skip: skip ? `missin
     await input.waitFor({ state: 'visible', timeout: 15_000 });
     // the simple file dialog (code-server): typed into, a folder path ending in / is entered; OK accepts it
     await input.fill(join(folder, 'app', 'build_output', 'RowScale_20261128_101500') + '/');
-    await page.waitForTimeout(1000); // the dialog lists the folder typed (no event to wait for)
+    // the dialog has entered the folder typed when it lists the folder's one child
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'passes_dump' }).first().waitFor({ timeout: 30_000 });
     await H.shot(page, 'vscode-passes-dialog');
     await page.locator('.quick-input-widget .monaco-button', { hasText: 'Open Pass Dump' }).click();
     await page.locator('.tab.active', { hasText: 'Passes: RowScale' }).waitFor({ timeout: 120_000 });
