@@ -691,6 +691,65 @@ def compile_for(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: str
     inputs are made again with their values, which fix what the later stages lower. Either way the
     record is the same. The sim board needs no values either; the cpu board and a precision check
     do: give them `example_arguments(kernel)`."""
+    t = trace_for(kernel, inputs, stage)
+    return t.lowered(), t.made
+
+
+@dataclass(frozen=True)
+class Traced:
+    """A kernel traced and through its tensor stage for some arguments (`trace_for`): what the later stages
+    lower, and what `compile_for`'s record is made of."""
+
+    kernel: CompiledKernel
+    args: dict[str, Any]  # the arguments compiled for (remade with values where the kernel reads scalars)
+    made: Mapping[str, Any]  # what `compile_for` returns: the inputs given or made
+    bindings: dict[str, int]
+    origin: dict[str, Any] | None  # the capture the inputs came from
+
+    def lowered(self) -> CompileRecord:
+        """Through the later stages (unless the options stop at the tensor stage): `compile_for`'s record."""
+        if stop_stage(self.kernel.options) != "tensor" and hasattr(self.kernel, "lower"):
+            self.kernel.lower(self.bindings)
+        return self.record()
+
+    @property
+    def text_sha256(self) -> str | None:
+        """The hash of the kernel's file as its record gives it (`SourceInfo.text_sha256`)."""
+        return _file_sha256(self.kernel.file)
+
+    def record(self) -> CompileRecord:
+        """The record: through every stage the kernel was lowered for (`CompiledKernel.lower`), else the tensor
+        stage's."""
+        record = CompileRecord.from_compiled(self.kernel, self.args, self.bindings)
+        if self.origin is not None:
+            record = dataclasses.replace(record, source=dataclasses.replace(record.source, inputs_from=self.origin))
+        return record
+
+    def fingerprint(self, context: Json = None) -> str:
+        """A hash of everything the stages after the tensor stage, the board's run and the record read, but the
+        kernel file's hash and the passes' timings: the traced graph and every tensor pass's snapshot with their
+        source spans, the options, the inputs and bindings, the capture (`context`: what else the caller's
+        answer depends on, as JSON). Two traces of one fingerprint lower to one program, so a later edit whose
+        trace has the fingerprint of the last compile (a comment, a helper it does not call, a tile-shape call
+        it does not reach) may reuse that compile's answer (docs/ARCHITECTURE.md, "The compile cache")."""
+        ck = self.kernel
+        passes = [PassInfo.from_pass_record(r) for r in ck.passes]
+        rec = CompileRecord.build(ck.name, ck.file, ck.options, passes, ck.program, Program(ck.graph), self.args,
+                                  self.bindings, dialect=getattr(ck, "dialect", "cann"))
+        doc, arrays = rec.to_document(include_snapshots=True)
+        doc["source"]["text_sha256"] = None
+        for p in doc["passes"]:
+            p["seconds"] = None
+        h = hashlib.sha256(json.dumps([doc, self.origin, context], sort_keys=True, default=repr).encode())
+        for name in sorted(arrays):
+            h.update(name.encode())
+            h.update(np.ascontiguousarray(arrays[name]).tobytes())
+        return h.hexdigest()
+
+
+def trace_for(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: str | None = None) -> Traced:
+    """`compile_for`'s first half: the kernel traced and through its tensor stage (cached on the kernel, so
+    `compile_for` after it does not trace again), the arguments it was compiled for and its bindings."""
     made = inputs if inputs is not None else example_arguments(kernel, values=False)
     origin = inputs_from(made)  # a capture's inputs (example_arguments says which), recorded in source
     args = dict(made)
@@ -700,10 +759,4 @@ def compile_for(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: str
     if any(not has_values(args.get(name)) for name in scalar_reads(ck.graph)):
         made = example_arguments(kernel)
         args = dict(made)
-    binds = bind(ck.graph, args)
-    if stop_stage(ck.options) != "tensor" and hasattr(ck, "lower"):
-        ck.lower(binds)
-    record = CompileRecord.from_compiled(ck, args, binds)
-    if origin is not None:
-        record = dataclasses.replace(record, source=dataclasses.replace(record.source, inputs_from=origin))
-    return record, made
+    return Traced(ck, args, made, bind(ck.graph, args), origin)

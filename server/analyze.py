@@ -201,10 +201,11 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     from pypto.frontend.jit import to_numpy
     from pypto.ir.columns import npz_bytes
     from pypto.ir.errors import PyptoError
-    from pypto.record import compile_for, profile
+    from pypto.record import profile, trace_for
     from pypto.tracing.options import options as pypto_options
 
     opts = dict(settings or {})
+    reuse = opts.pop("reuse", None)  # the server's last answer for this kernel (`reuse_answer`)
     try:
         mod = _load(path, text)
     except MemoryError:
@@ -230,7 +231,19 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         # the kernel's decorator keywords still win, as in PyPTO); an unknown key is a PyptoError
         given = opts.get("compile_options")
         with pypto_options(**dict(given)) if given else contextlib.nullcontext():
-            record, args = compile_for(kernel, args)
+            traced = trace_for(kernel, args)
+            if _fingerprinted(board, opts):
+                out["fingerprint"] = traced.fingerprint(opts)
+                if isinstance(reuse, dict) and reuse.get("fingerprint") == out["fingerprint"]:
+                    fresh = {"text_sha256": traced.text_sha256,
+                             "knobs": knob_view(kernel) if opts.get("editor") else None}
+                    if reuse.get("whole"):  # the last answer holds: nothing of it was simulated for other code
+                        return {"name": name, "line": line, "error": None, "reused": "whole",
+                                "fingerprint": out["fingerprint"], **fresh}
+                    # its record holds; its advice is checked again below (its candidates are traced anew)
+                    progress({"kernel": name, "reused_interim": out["fingerprint"], **fresh})
+                    out["reused"] = "record"
+            record, args = traced.lowered(), traced.made
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         record = profile(record, board, arrays, opts.get("workers"))
         # A job's process lives for this one answer, and the record (10^5-10^6 objects, none garbage
@@ -247,11 +260,15 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         out["error"] = _raised(e, path, name, line)
         return out
     assert record.run is not None
+    # a reused record was sent already (`reused_interim`) and its advice is checked now: what the interim result
+    # holds (INTERIM) is not made again
+    early = out.get("reused") == "record" and bool(opts.get("interim")) and \
+        (proposes(health) or bool(opts.get("suggest")))
     m = metrics(record.run)
     bound, why = bottleneck(record.run)
     p = record.program
     out["record"] = None
-    if opts.get("record", True):  # the version-2 document, and its columns as .npz bytes (one object to pickle)
+    if opts.get("record", True) and not early:  # the version-2 document, and its columns as .npz bytes
         doc, arrays = record.to_document()
         out["record"], out["record_columns"] = doc, npz_bytes(arrays)
     out["inputs_from"] = record.source.inputs_from  # the capture the inputs came from (docs/capture.md), or None
@@ -268,10 +285,10 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
                 out["precision"] = _precision(kernel, args, path, line)[1]
             return out
     precision, suggestions = None, []
-    if opts.get("editor"):
+    if opts.get("editor") and not early:
         out["editor"] = editor_view(record, path, (out["record"] or {}).get("run"))
         out["editor"]["knobs"] = knob_view(kernel)
-    if opts.get("snapshots"):  # the tensor graph after each pass; null: the previous one, unchanged
+    if opts.get("snapshots") and not early:  # the tensor graph after each pass; null: the previous one, unchanged
         from pypto.ir.serialize import graph_json
         prev = record.traced.graph if record.traced is not None else None
         graphs: list[Any] = []
@@ -281,13 +298,14 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             prev = g if g is not None else prev
         out["pass_graphs"] = {"traced": None if record.traced is None else graph_json(record.traced.graph),
                               "passes": graphs}
-    if opts.get("listings"):  # each leaf function's PTO-ISA-style listing, with its source lines
+    if opts.get("listings") and not early:  # each leaf function's PTO-ISA-style listing, with its source lines
         out["listings"] = [record.listing(leaf) for leaf in range(len(p.blocks))] if p.blocks is not None else None
     advisor = None
     if opts.get("interim") and (proposes(health) or opts.get("suggest")):
         # the record and the findings now; the checked advice and the tile search's suggestions when the
-        # board has run them (INTERIM)
-        progress({"kernel": name, "interim": {**out, "health": withheld(health, board).to_json()}})
+        # board has run them (INTERIM); a reused record was sent before it was made again
+        if out.get("reused") != "record":
+            progress({"kernel": name, "interim": {**out, "health": withheld(health, board).to_json()}})
         for key in INTERIM:
             out.pop(key, None)
         out["interim_sent"] = True
@@ -336,6 +354,31 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             out["report"] = kr.to_json()
         if opts.get("html"):  # the self-contained HTML report of these results
             out["html"] = render_html([kr])
+    return out
+
+
+def _fingerprinted(board: str, opts: Mapping[str, Any]) -> bool:
+    """Whether a job gives its traced program's fingerprint (`pypto.record.Traced.fingerprint`): the language
+    server's compiles ask (`fingerprint`), on the sim board, whose run reads shapes only (a cpu board's run is
+    a measurement, and a precision check reads the values), so that its next compile of the kernel may reuse
+    this answer (`reuse_answer`)."""
+    return bool(opts.get("fingerprint")) and board == "sim" and not opts.get("precision")
+
+
+def reuse_answer(last: Mapping[str, Any], fresh: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer of a job that found its kernel's traced program the same as its last answer's (`reuse` with
+    that answer's fingerprint): the last answer with what the new text changes — the kernel file's hash in the
+    record, the knobs' places — and the new job's output. Runs in the server; the same answer as a compile of
+    the new text (tests/test_reuse.py)."""
+    out = {k: v for k, v in last.items() if k not in ("output", "reused", "interim_sent")}
+    record = out.get("record")
+    if isinstance(record, dict) and isinstance(record.get("source"), dict):
+        out["record"] = {**record, "source": {**record["source"], "text_sha256": fresh.get("text_sha256")}}
+    if isinstance(out.get("editor"), dict) and fresh.get("knobs") is not None:
+        out["editor"] = {**out["editor"], "knobs": fresh["knobs"]}
+    if "output" in fresh:
+        out["output"] = fresh["output"]
+    out["reused"] = fresh.get("reused", "whole")
     return out
 
 

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from server.analyze import INTERIM
+from server.analyze import INTERIM, reuse_answer
 from server.protocol import Settings
 from server.state import Document, Kernel, Result, parse_kernels
 from server.worker import JobFailed, JobTimes, WorkerPool, wall_backstop
@@ -373,7 +373,19 @@ class LiveCompiler:
                        doc: Document | None = None) -> Result:
         r = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line)
         opts = {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(panels),
-                "interim": doc is not None}
+                "interim": doc is not None, "fingerprint": True}
+        # the kernel's last answer, when this compile may reuse it: the job traces the kernel and, when its
+        # program is the one that answer was made from, answers "reused" without lowering it again
+        last = doc.results.get(k.name) if doc is not None else None
+        reusable = last.analysis if last is not None and last.ok and not last.interim and last.analysis \
+            and last.analysis.get("fingerprint") else None
+        if reusable is not None and last is not None:
+            # an answer whose advice was checked after its record was sent checks it again (its candidate
+            # tile shapes are traced anew: the edit may be on their path), its interim answer shown at once
+            if not reusable.get("interim_sent"):
+                opts["reuse"] = {"fingerprint": reusable["fingerprint"], "whole": True}
+            elif last.interim_analysis is not None:
+                opts["reuse"] = {"fingerprint": reusable["fingerprint"], "whole": False}
         t0 = time.monotonic()
         running = True
         interim: dict[str, Json] = {}
@@ -385,16 +397,25 @@ class LiveCompiler:
         def early(data: Json) -> None:
             """The record before the board has checked the advice (`server.analyze.INTERIM`): shown now,
             its proposals held back until the job's answer."""
-            if not running or doc is None or not isinstance(data, dict) or not isinstance(data.get("interim"), dict):
+            if not running or doc is None or not isinstance(data, dict):
                 return
-            interim.update(data["interim"])
+            if isinstance(data.get("interim"), dict):
+                interim.update(data["interim"])
+            elif data.get("reused_interim") and last is not None and last.interim_analysis is not None \
+                    and reusable is not None and data["reused_interim"] == reusable.get("fingerprint"):
+                interim.update(reuse_answer(last.interim_analysis, {**data, "reused": "record"}))
+            else:
+                return
             shown = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line, analysis=dict(interim),
-                           interim=True, seconds=time.monotonic() - t0)
+                           interim=True, seconds=time.monotonic() - t0, interim_analysis=dict(interim))
             self._accept(doc, shown)
 
         try:
             answer = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed, on_progress=early)
-            if answer.get("interim_sent"):  # the parts it left out are the interim result's
+            if answer.get("reused") == "whole" and reusable is not None:
+                answer = reuse_answer(reusable, answer)
+            elif answer.get("interim_sent"):  # the parts it left out are the interim result's
+                r.interim_analysis = dict(interim)
                 answer = {**{key: interim[key] for key in INTERIM if key in interim}, **answer}
             r.analysis = answer
             log_output(path, k.name, r.analysis.get("output"))

@@ -277,10 +277,10 @@ class PyptoLanguageServer(LanguageServer):
                                    r.name, _history_line(doc, r), (r.editor or {}).get("swimlane"))
         summary = params.summary
         if summary is not None and doc.syntax_error is None:
-            log.info("%s %s v%d: %.2f µs %s, %d tasks, %.0f%% utilized, %s-bound (%.0f ms in the worker pool)",
+            log.info("%s %s v%d: %.2f µs %s, %d tasks, %.0f%% utilized, %s-bound (%.0f ms in the worker pool%s)",
                      doc.uri.rsplit("/", 1)[-1], r.name, r.version, summary.makespan_us,
                      summary.clock.split(" (")[0], summary.tasks, 100 * summary.utilization, summary.bound,
-                     1000 * r.seconds)
+                     1000 * r.seconds, "; its traced program unchanged: the last compile reused" if r.reused else "")
 
     def advice_changed(self, doc: Document, r: Result) -> None:
         """A tile search of the kernel's current result finished: if the best gain its advice offers
@@ -319,7 +319,7 @@ class PyptoLanguageServer(LanguageServer):
         if r.not_a_kernel:
             return None
         return P.RecordChangedParams(doc.uri, r.name, version, features.def_range(lines, r), summary, error,
-                                     round(r.seconds, 4), r.interim, features.best_gain(doc, r))
+                                     round(r.seconds, 4), r.interim, features.best_gain(doc, r), r.reused)
 
     def history(self, path: str) -> history.History:
         """The compile history of the workspace folder holding `path` (else of the file's folder)."""

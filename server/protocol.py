@@ -148,6 +148,10 @@ class RecordChangedParams:
     # stale or without a faster checked shape. A tile search that finishes with a better one re-sends the
     # same version's record, only this changed.
     best_gain: BestGain | None = None
+    # the kernel's traced program was the one its last record was made from (an edit of a comment, of code it
+    # does not call, of a tile-shape call it does not reach): the stages after the tensor stage, the board's
+    # run and the views are that record's, not made again (docs/ARCHITECTURE.md, "The compile cache")
+    reused: bool = False
 
 
 @attrs.define

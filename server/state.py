@@ -59,6 +59,14 @@ class Result:
     # this result is an error or a failure: the kernel's last good result, shown marked stale
     last_good: Result | None = None
     interim: bool = False  # shown before its job ended: the advice's tile shapes are still being simulated
+    # the interim answer shown before this one, when there was one: what a later compile that reuses this
+    # result shows while it checks the advice again (`server.analyze.reuse_answer`)
+    interim_analysis: dict[str, Json] | None = None
+
+    @property
+    def reused(self) -> bool:
+        """Its job found the kernel's traced program unchanged and reused the last compile (or its record)."""
+        return bool(self.analysis and self.analysis.get("reused"))
 
     @property
     def error(self) -> dict[str, Json] | None:

@@ -61,6 +61,8 @@ export interface RecordChanged {
   interim?: boolean;
   /** Null while interim, stale or with no faster checked shape (docs/protocol.md). */
   bestGain?: BestGain | null;
+  /** The traced program was the last record's: that compile was reused, not made again (docs/protocol.md). */
+  reused?: boolean;
 }
 
 /** `pypto/compileState` params. */
@@ -106,6 +108,8 @@ export interface KernelInfo extends KernelRef {
   interim?: boolean;
   /** The best verified gain the kernel's advice offers (the CodeLens's "best advice"). */
   bestGain?: BestGain | null;
+  /** The latest record reused the last compile: the edit left the traced program as it was. */
+  reused?: boolean;
 }
 
 export const sameKernel = (a: KernelRef | null | undefined, b: KernelRef | null | undefined): boolean =>
@@ -139,6 +143,7 @@ export class KernelTable {
     const sameRun = (!!k.interim && k.version === p.version) || this.repeats(p);
     if (p.summary && k.summary && !sameRun) k.previous = k.summary;
     k.interim = !!p.interim;
+    k.reused = !!p.reused;
     k.bestGain = p.interim ? null : (p.bestGain ?? null);
     k.stale = p.summary ? null : p.error ? (k.summary ?? k.stale ?? null) : null;
     k.defLine = p.range.start.line;

@@ -39,6 +39,7 @@ export function statusText(k: KernelInfo | undefined, server: ServerState, serve
       `${k.kernel}: makespan ${fmtUs(s.makespanUs)} (${s.clock})`,
       `${s.tasks} tasks · ${Math.round(100 * s.utilization)}% utilized · ${s.bound}-bound: ${s.why}`,
       `board ${s.board}${k.previous ? ` · before the last edit: ${fmtUs(k.previous.makespanUs)}` : ''}`,
+      ...(k.reused ? ['the last edit left the traced program as it was: its compile was reused'] : []),
       ...(gain ? [`${gainText(gain)}: ${gain.shape}${gain.line !== null ? ` at line ${gain.line}` : ''}`] : []),
       k.compiling ? 'compiling…' : 'click: open the swimlane',
     ].join('\n');

@@ -77,3 +77,8 @@ test("the best verified gain of the kernel's advice: in the text, and in the too
   const stale = statusText(k({ summary: null, stale: k().summary, bestGain: null, error: { message: 'boom', code: 'tile.shape', range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } } } }), 'running', null);
   assert.doesNotMatch(`${stale.text}\n${stale.tooltip}`, /best advice/);
 });
+
+test('a record that reused the last compile says so in the tooltip, and only then', () => {
+  assert.match(statusText(k({ reused: true }), 'running', null).tooltip, /^the last edit left the traced program as it was: its compile was reused$/m);
+  assert.doesNotMatch(statusText(k(), 'running', null).tooltip, /reused/);
+});

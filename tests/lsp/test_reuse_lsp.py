@@ -1,0 +1,81 @@
+"""Reuse over stdio: an edit that leaves a kernel's traced program as it was — shared code it does not
+call, a comment in it — gets that kernel's `recordChanged` with `reused: true` and the last record's
+figures, while a kernel the edit reaches is compiled anew; a kernel whose advice is checked after its
+record shows the reused record at once (interim) and its advice checked again (docs/protocol.md,
+"Reused")."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+SERVER_SETTINGS = {"debounceMs": 30}
+
+# `_rows` is shared code only `rows` calls: an edit there changes every kernel's key (code outside kernels),
+# and only `rows`'s traced program
+TWO = '''import pypto
+
+
+def _rows():
+    pypto.set_vec_tile_shapes(8, 128)
+
+
+def _cols():
+    pypto.set_vec_tile_shapes(32, 64)
+
+
+@pypto.jit
+def rows(x: pypto.Tensor([32, 256], pypto.DT_FP32), out: pypto.Tensor([32, 256], pypto.DT_FP32)):
+    _rows()
+    out[:] = pypto.exp(x) + x
+
+
+@pypto.jit
+def cols(x: pypto.Tensor([32, 256], pypto.DT_FP32), out: pypto.Tensor([32, 256], pypto.DT_FP32)):
+    _cols()
+    out[:] = pypto.exp(x) * x  # scaled
+'''
+
+TAIL = '''import pypto
+
+
+@pypto.jit
+def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 1000], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 384)
+    out[:] = pypto.exp(x)
+'''
+
+
+async def test_a_kernel_the_edit_does_not_reach_reuses_its_last_record(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "two.py", TWO)
+    rows1 = await client.records.record(doc.uri, "rows", 1)
+    cols1 = await client.records.record(doc.uri, "cols", 1)
+    assert not rows1.get("reused") and not cols1.get("reused")
+    v2 = doc.replace("set_vec_tile_shapes(8, 128)", "set_vec_tile_shapes(16, 128)")  # in `_rows`: both re-keyed
+    rows2 = await client.records.record(doc.uri, "rows", v2)
+    cols2 = await client.records.record(doc.uri, "cols", v2)
+    assert not rows2.get("reused") and rows2["summary"]["tasks"] != rows1["summary"]["tasks"], "compiled anew"
+    assert cols2["reused"] is True and cols2["summary"] == cols1["summary"]
+    # a comment in the kernel: the same program, reused; its panels' data is there for the new version
+    v3 = doc.replace("# scaled", "# scaled by x")
+    cols3 = await client.records.record(doc.uri, "cols", v3)
+    assert cols3["reused"] is True and cols3["summary"] == cols1["summary"] and cols3["error"] is None
+    lane = await doc.call("pypto/swimlane", kernel="cols")
+    assert lane["version"] == v3 and lane["totalTasks"] == cols1["summary"]["tasks"]
+    # and an edit it does see is compiled anew
+    v4 = doc.replace("set_vec_tile_shapes(32, 64)", "set_vec_tile_shapes(32, 128)")
+    cols4 = await client.records.record(doc.uri, "cols", v4)
+    assert not cols4.get("reused") and cols4["summary"]["tasks"] != cols1["summary"]["tasks"]
+
+
+async def test_a_reused_record_is_shown_at_once_and_its_advice_checked_again(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "tail.py", TAIL)
+    first = await client.records.record(doc.uri, "tail_vec", 1)
+    assert first["bestGain"] is not None and not first.get("reused")
+    v2 = doc.replace("pypto.exp(x)", "pypto.exp(x)  # e")
+    early = await client.records.record(doc.uri, "tail_vec", v2, interim=True)
+    final = await client.records.record(doc.uri, "tail_vec", v2)
+    assert early["reused"] is True and early["bestGain"] is None and early["summary"] == first["summary"]
+    assert final["reused"] is True and final["summary"] == first["summary"]
+    assert final["bestGain"] == first["bestGain"], "the advice, checked again, is the same"
+    assert early["seconds"] < final["seconds"]

@@ -1,0 +1,138 @@
+"""An edit that leaves the kernel's traced program as it was reuses the last compile (`server.analyze`,
+`reuse`; `pypto.record.Traced.fingerprint`): the job traces the kernel, finds the last answer's fingerprint,
+and answers without lowering; the server's answer made from the last one (`reuse_answer`) is the answer a
+compile of the new text gives — record document, columns, health, editor view, report — but for the passes'
+timings. An edit the trace sees (a tile shape it reaches, a line moved) is compiled anew."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from server import analyze
+
+# two kernels and two tile-shape helpers; `wide` reaches `_tiles` only for more than 512 columns
+KERNELS = '''import pypto
+
+N = 256
+
+
+def _tiles(cols):
+    if cols > 512:
+        pypto.set_vec_tile_shapes(8, 512)  # never reached at these sizes
+    else:
+        pypto.set_vec_tile_shapes(8, 128)
+
+
+@pypto.jit
+def wide(x: pypto.Tensor([32, N], pypto.DT_FP32), out: pypto.Tensor([32, N], pypto.DT_FP32)):
+    _tiles(N)
+    out[:] = pypto.exp(x) + x  # the body
+'''
+
+OPTS = {"editor": True, "report": True, "record": True, "snapshots": True, "listings": True, "fingerprint": True}
+
+# a tail the health rule proposes to fix (the board checks it): its record is sent before the advice
+TAIL = '''import pypto
+
+
+@pypto.jit
+def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 1000], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 384)
+    out[:] = pypto.exp(x)
+'''
+
+
+def _timeless(x: Any) -> Any:
+    """The answer without what differs between two compiles of one program: the passes' durations."""
+    if isinstance(x, dict):
+        return {k: None if k == "seconds" else _timeless(v) for k, v in x.items() if k not in ("reused", "output")}
+    if isinstance(x, (list, tuple)):
+        return [_timeless(v) for v in x]
+    if isinstance(x, np.ndarray):  # the editor view's tile index
+        return (str(x.dtype), x.shape, x.tolist())
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):  # its ragged columns
+        return (type(x).__name__, _timeless(dataclasses.asdict(x)))
+    return x
+
+
+def _compile(path: Path, text: str, **more: Any) -> dict[str, Any]:
+    path.write_text(text)  # the record's file hash is the file's (as the language server's is the saved one)
+    return analyze.analyze_kernel(str(path), text, "wide", {**OPTS, **more})
+
+
+@pytest.mark.parametrize("edit", [
+    ("# the body", "# what the body computes"),  # a comment in the kernel
+    ("(8, 512)  # never reached", "(8, 64)  # never reached"),  # a tile-shape call the kernel does not reach
+], ids=["comment", "unreached-tile-call"])
+def test_an_edit_the_trace_does_not_see_reuses_the_last_answer_which_is_a_cold_compiles(tmp_path: Path,
+                                                                                         edit: tuple[str, str]) -> None:
+    path = tmp_path / "k.py"
+    last = _compile(path, KERNELS)
+    assert last["error"] is None and last["fingerprint"]
+    text = KERNELS.replace(*edit)
+    assert text != KERNELS
+    fresh = _compile(path, text, reuse={"fingerprint": last["fingerprint"], "whole": True})
+    assert fresh["reused"] == "whole" and fresh["fingerprint"] == last["fingerprint"]
+    assert "record" not in fresh and "health" not in fresh, "nothing past the trace was made"
+    reused = analyze.reuse_answer(last, fresh)
+    cold = _compile(path, text)
+    assert "reused" not in cold and cold["fingerprint"] == last["fingerprint"]
+    assert reused["record"]["source"]["text_sha256"] == cold["record"]["source"]["text_sha256"] \
+        != last["record"]["source"]["text_sha256"], "the record names the file as it is now"
+    assert reused["record_columns"] == cold["record_columns"], "the same columns, byte for byte"
+    assert _timeless(reused) == _timeless(cold)
+    assert reused["reused"] == "whole"
+
+
+@pytest.mark.parametrize("edit", [
+    ("(8, 128)", "(8, 64)"),  # the tile shape the kernel runs with
+    ("N = 256", "N = 384"),  # a constant its shapes read
+    ("import pypto\n", "import pypto\n\n"),  # every line moved: the record's source spans are others
+], ids=["tile-shape", "constant", "lines-moved"])
+def test_an_edit_the_trace_sees_is_compiled_anew(tmp_path: Path, edit: tuple[str, str]) -> None:
+    path = tmp_path / "k.py"
+    last = _compile(path, KERNELS)
+    fresh = _compile(path, KERNELS.replace(*edit), reuse={"fingerprint": last["fingerprint"], "whole": True})
+    assert "reused" not in fresh and fresh["fingerprint"] != last["fingerprint"]
+    assert fresh["error"] is None and fresh["record"] is not None
+
+
+def test_the_settings_are_in_the_fingerprint(tmp_path: Path) -> None:
+    path = tmp_path / "k.py"
+    last = _compile(path, KERNELS)
+    other = _compile(path, KERNELS, listings=False, reuse={"fingerprint": last["fingerprint"], "whole": True})
+    assert "reused" not in other and other["fingerprint"] != last["fingerprint"]
+
+
+def test_no_fingerprint_unless_asked_or_off_the_sim_board(tmp_path: Path) -> None:
+    path = tmp_path / "k.py"
+    assert "fingerprint" not in _compile(path, KERNELS, fingerprint=False)
+    assert "fingerprint" not in _compile(path, KERNELS, board="cpu")  # a measured run is never reused
+
+
+def test_a_record_whose_advice_was_checked_is_sent_at_once_and_its_advice_checked_again(tmp_path: Path,
+                                                                                        monkeypatch) -> None:
+    path = tmp_path / "tail.py"
+    path.write_text(TAIL)
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(analyze, "progress", sent.append)
+    opts = {**OPTS, "interim": True}
+    last = analyze.analyze_kernel(str(path), TAIL, "tail_vec", opts)
+    assert last["interim_sent"] and last["fingerprint"]
+    sent.clear()
+    text = TAIL.replace("pypto.exp(x)", "pypto.exp(x)  # e")
+    path.write_text(text)
+    again = analyze.analyze_kernel(str(path), text, "tail_vec",
+                                   {**opts, "reuse": {"fingerprint": last["fingerprint"], "whole": False}})
+    assert [list(d) for d in sent] == [["kernel", "reused_interim", "text_sha256", "knobs"]], "no second interim"
+    assert sent[0]["reused_interim"] == last["fingerprint"]
+    assert again["reused"] == "record" and again["interim_sent"]
+    for key in analyze.INTERIM:  # the server has them from the last interim answer
+        assert key not in again, key
+    checked = [f for f in again["health"]["findings"] if f["rule"] == "tile.tail-waste"]
+    assert checked and checked[0]["edits"] and "faster" in checked[0]["suggestion"], "the advice checked again"
