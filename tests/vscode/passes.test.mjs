@@ -47,13 +47,27 @@ describe('a pass dump in the passes panel (code-server)', { skip: skip ? `missin
     await H.runCommand(page, 'PyPTO: Open Pass Dump…');
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible', timeout: 15_000 });
-    // the simple file dialog (code-server): typed into, a folder path ending in / is entered; OK accepts it
-    await input.fill(join(folder, 'app', 'build_output', 'RowScale_20261128_101500') + '/');
-    // the dialog has entered the folder typed when it lists the folder's one child
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'passes_dump' }).first().waitFor({ timeout: 30_000 });
-    await H.shot(page, 'vscode-passes-dialog');
-    await page.locator('.quick-input-widget .monaco-button', { hasText: 'Open Pass Dump' }).click();
-    await page.locator('.tab.active', { hasText: 'Passes: RowScale' }).waitFor({ timeout: 120_000 });
+    // the simple file dialog (code-server): a folder path typed, ending in /, is entered, and OK accepts it. The
+    // dialog first lists the folder of the last file opened, and that listing may land after the typing (it then
+    // sets its own path): the path is typed again until the dialog has entered it (it lists the folder's one
+    // child), then OK
+    const target = join(folder, 'app', 'build_output', 'RowScale_20261128_101500') + '/';
+    const ok = page.locator('.quick-input-widget .monaco-button', { hasText: 'Open Pass Dump' });
+    const child = page.locator('.quick-input-list .monaco-list-row', { hasText: 'passes_dump' });
+    const tab = page.locator('.tab.active', { hasText: 'Passes: RowScale' });
+    let shot = false;
+    await H.until(async () => {
+      if (await tab.count()) return true;
+      if (!(await input.isVisible())) return false; // accepted: the panel is on its way
+      if ((await input.inputValue()) !== target) {
+        await input.fill(target);
+      } else if (await child.count()) {
+        if (!shot) await H.shot(page, 'vscode-passes-dialog');
+        shot = true;
+        await ok.click({ timeout: 2000 });
+      }
+      return false;
+    }, { timeout: 120_000, interval: 500, what: 'the passes panel of the folder typed' });
     await H.until(async () => {
       for (const f of page.frames()) {
         const sel = await f.locator('.pass.selected').getAttribute('data-index', { timeout: 200 }).catch(() => null);
