@@ -727,11 +727,12 @@ class Traced:
 
     def fingerprint(self, context: Json = None) -> str:
         """A hash of everything the stages after the tensor stage, the board's run and the record read, but the
-        kernel file's hash and the passes' timings: the traced graph and every tensor pass's snapshot with their
-        source spans, the options, the inputs and bindings, the capture (`context`: what else the caller's
-        answer depends on, as JSON). Two traces of one fingerprint lower to one program, so a later edit whose
-        trace has the fingerprint of the last compile (a comment, a helper it does not call, a tile-shape call
-        it does not reach) may reuse that compile's answer (docs/ARCHITECTURE.md, "The compile cache")."""
+        kernel file's hash, whether the kernel's text changed since its capture, and the passes' timings: the
+        traced graph and every tensor pass's snapshot with their source spans, the options, the inputs and
+        bindings, the capture (`context`: what else the caller's answer depends on, as JSON). Two traces of one
+        fingerprint lower to one program, so a later edit whose trace has the fingerprint of the last compile (a
+        comment, a helper it does not call, a tile-shape call it does not reach) may reuse that compile's answer
+        (docs/ARCHITECTURE.md, "The compile cache")."""
         ck = self.kernel
         passes = [PassInfo.from_pass_record(r) for r in ck.passes]
         rec = CompileRecord.build(ck.name, ck.file, ck.options, passes, ck.program, Program(ck.graph), self.args,
@@ -740,7 +741,9 @@ class Traced:
         doc["source"]["text_sha256"] = None
         for p in doc["passes"]:
             p["seconds"] = None
-        h = hashlib.sha256(json.dumps([doc, self.origin, context], sort_keys=True, default=repr).encode())
+        doc["source"].pop("inputs_from", None)
+        origin = {k: v for k, v in (self.origin or {}).items() if k != "kernel_changed"}  # (the text's, like its hash)
+        h = hashlib.sha256(json.dumps([doc, origin, context], sort_keys=True, default=repr).encode())
         for name in sorted(arrays):
             h.update(name.encode())
             h.update(np.ascontiguousarray(arrays[name]).tobytes())

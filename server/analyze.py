@@ -205,7 +205,11 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     from pypto.tracing.options import options as pypto_options
 
     opts = dict(settings or {})
-    reuse = opts.pop("reuse", None)  # the server's last answer for this kernel (`reuse_answer`)
+    # what the server kept of its last answer for this kernel: its fingerprint (`reuse_answer`) and the advice's
+    # candidates it traced (`Advisor.traces`)
+    reuse = opts.pop("reuse", None)
+    reuse = reuse if isinstance(reuse, dict) else {}
+    known_traces = dict(reuse.get("traces") or {})
     try:
         mod = _load(path, text)
     except MemoryError:
@@ -234,8 +238,8 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             traced = trace_for(kernel, args)
             if _fingerprinted(board, opts):
                 out["fingerprint"] = traced.fingerprint(opts)
-                if isinstance(reuse, dict) and reuse.get("fingerprint") == out["fingerprint"]:
-                    fresh = {"text_sha256": traced.text_sha256,
+                if reuse.get("fingerprint") == out["fingerprint"]:
+                    fresh = {"text_sha256": traced.text_sha256, "inputs_from": traced.origin,
                              "knobs": knob_view(kernel) if opts.get("editor") else None}
                     if reuse.get("whole"):  # the last answer holds: nothing of it was simulated for other code
                         return {"name": name, "line": line, "error": None, "reused": "whole",
@@ -317,7 +321,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         health = withheld(health, board)  # a job for the panels' record only: nothing unchecked is offered
     elif proposes(health):  # a shape is offered only when the sim board finds it faster
         try:
-            advisor = Advisor(kernel, args, record=record)
+            advisor = Advisor(kernel, args, record=record, traces=known_traces)
             health = verify_advice(health, advisor, **({} if bound is None else {"seconds": float(bound)}))
         except PyptoError:
             health = withheld(health, board)  # a candidate failed to compile: nothing unchecked is offered
@@ -327,19 +331,23 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             out["error"] = _raised(e, path, name, line)
             return out
     out["health"] = health.to_json()
+    if advisor is not None and out.get("fingerprint"):  # for the next compile of the kernel (server.live)
+        out["advice_traces"] = _latest(advisor.traces, MAX_TRACES)
     if opts.get("precision"):
         precision, out["precision"] = _precision(kernel, args, path, line)
     if opts.get("suggest"):
         budget = opts.get("tile_search_budget")
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            advisor = advisor or Advisor(kernel, args, record=record)
+            advisor = advisor or Advisor(kernel, args, record=record, traces=known_traces)
             suggestions = advisor.suggest(budget=budget, seconds=left,
                                           progress=lambda s: progress({"kernel": name, "search": s}))
             out["suggestions"] = [s.to_json() for s in suggestions]
             out["search"] = advisor.search_summary()
             health = adopt_known(health, advisor)  # each finding's Apply: the best shape known for its call
             out["health"] = health.to_json()
+            if out.get("fingerprint"):
+                out["advice_traces"] = _latest(advisor.traces, MAX_TRACES)
         except PyptoError:
             out["suggestions"] = []
         except MemoryError:
@@ -357,6 +365,15 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     return out
 
 
+MAX_TRACES = 512  # candidates' figures an answer keeps for the next compile (`Advisor.traces`): the latest
+
+
+def _latest(d: Mapping[str, Any], n: int) -> dict[str, Any]:
+    """The last `n` entries of `d` (insertion order: the latest)."""
+    items = list(d.items())
+    return dict(items[-n:])
+
+
 def _fingerprinted(board: str, opts: Mapping[str, Any]) -> bool:
     """Whether a job gives its traced program's fingerprint (`pypto.record.Traced.fingerprint`): the language
     server's compiles ask (`fingerprint`), on the sim board, whose run reads shapes only (a cpu board's run is
@@ -368,12 +385,20 @@ def _fingerprinted(board: str, opts: Mapping[str, Any]) -> bool:
 def reuse_answer(last: Mapping[str, Any], fresh: Mapping[str, Any]) -> dict[str, Any]:
     """The answer of a job that found its kernel's traced program the same as its last answer's (`reuse` with
     that answer's fingerprint): the last answer with what the new text changes — the kernel file's hash in the
-    record, the knobs' places — and the new job's output. Runs in the server; the same answer as a compile of
-    the new text (tests/test_reuse.py)."""
+    record, whether the kernel changed since its capture, the knobs' places — and the new job's output. Runs in
+    the server; the same answer as a compile of the new text (tests/test_reuse.py)."""
     out = {k: v for k, v in last.items() if k not in ("output", "reused", "interim_sent")}
+    origin = fresh.get("inputs_from")  # the capture: whether the kernel's text changed since is the new text's
     record = out.get("record")
     if isinstance(record, dict) and isinstance(record.get("source"), dict):
-        out["record"] = {**record, "source": {**record["source"], "text_sha256": fresh.get("text_sha256")}}
+        source = {**record["source"], "text_sha256": fresh.get("text_sha256")}
+        if origin:
+            source["inputs_from"] = origin
+        out["record"] = {**record, "source": source}
+    if "inputs_from" in out:
+        out["inputs_from"] = origin
+    if isinstance(out.get("report"), dict) and "inputs_from" in out["report"]:
+        out["report"] = {**out["report"], "inputs_from": origin}
     if isinstance(out.get("editor"), dict) and fresh.get("knobs") is not None:
         out["editor"] = {**out["editor"], "knobs": fresh["knobs"]}
     if "output" in fresh:

@@ -381,11 +381,11 @@ class LiveCompiler:
             and last.analysis.get("fingerprint") else None
         if reusable is not None and last is not None:
             # an answer whose advice was checked after its record was sent checks it again (its candidate
-            # tile shapes are traced anew: the edit may be on their path), its interim answer shown at once
-            if not reusable.get("interim_sent"):
-                opts["reuse"] = {"fingerprint": reusable["fingerprint"], "whole": True}
-            elif last.interim_analysis is not None:
-                opts["reuse"] = {"fingerprint": reusable["fingerprint"], "whole": False}
+            # tile shapes are traced anew: the edit may be on their path; those traced as before are not
+            # lowered again: `traces`), its interim answer shown at once
+            whole = not reusable.get("interim_sent")
+            opts["reuse"] = {"fingerprint": reusable["fingerprint"] if whole or last.interim_analysis is not None
+                             else None, "whole": whole, "traces": reusable.get("advice_traces") or {}}
         t0 = time.monotonic()
         running = True
         interim: dict[str, Json] = {}
@@ -465,7 +465,9 @@ class LiveCompiler:
             # check its advice's tile shapes, which the kernel's own compile does
             opts = {**self.settings.analysis(), "report": True, **_record_opts(what == "record"),
                     **({"check_advice": False} if what == "record" else {}),
-                    "suggest": "suggest" in what.split("+"), "precision": "precision" in what.split("+")}
+                    "suggest": "suggest" in what.split("+"), "precision": "precision" in what.split("+"),
+                    # the candidates the kernel's compile checked are known by their traces: not lowered again
+                    "reuse": {"traces": (r.analysis or {}).get("advice_traces") or {}}}
 
             note = ("the kernel compiled in time before; one tile-shape candidate of the search took longer than "
                     "the rest of the limit: lower pypto.tileSearchSeconds or raise pypto.timeLimit"

@@ -159,3 +159,35 @@ def test_a_candidates_cost_is_its_tile_count_against_the_kernel_as_written(tmp_p
                                       "out": torch.empty(256, 256)})
     # 64 output tiles of 32x32 and the vector ops' 16x64 tiles, 64 each: 64x64 cube tiles make 16 output tiles
     assert mm.cost(((0, ((64, 64), (64, 64), (64, 64), False)),)) == pytest.approx((16 + 128) / (64 + 128))
+
+
+def test_a_candidate_traced_as_an_earlier_check_traced_it_is_not_lowered_again(tmp_path, monkeypatch):
+    """`Advisor.traces`: what one advisor found per traced candidate serves another advisor of the same kernel
+    (the language server's next compile of it): the same figures, the same verdicts, nothing lowered."""
+    from pypto.frontend.jit import CompiledKernel
+
+    path = tmp_path / "badly_tiled.py"
+    path.write_text(BADLY_TILED)
+    kernel = load_module(path).soft
+    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    first = Advisor(kernel, inputs)
+    asked = [((0, (8, 256)),), ((0, (32, 1024)),), ((0, (8, 12)),)]  # the last: illegal (not 32-byte rows)
+    before = [first.evaluate(ov) for ov in asked]
+    assert before[0].legal and before[1].legal and not before[2].legal
+    assert len(first.traces) == 2, "the legal candidates (the illegal one stopped in its trace, which is cheap)"
+    second = Advisor(kernel, inputs, traces=dict(first.traces))
+    lowered: list[int] = []
+    real = CompiledKernel.lower
+    monkeypatch.setattr(CompiledKernel, "lower", lambda self, syms: lowered.append(1) or real(self, syms))
+    after = [second.evaluate(ov) for ov in asked]
+    assert lowered == [], "every candidate was known by its trace"
+    assert [(e.makespan, e.tasks, e.error) for e in after] == [(e.makespan, e.tasks, e.error) for e in before]
+    # a candidate whose lowering an earlier check found illegal is illegal again, for the same reason
+    key = next(k for k, v in first.traces.items() if v[0] == before[0].makespan)
+    known_bad = Advisor(kernel, inputs, traces={key: "its tiles overflow the UB (an earlier check)"})
+    lowered.clear()  # (the kernel as written, compiled by the advisor's start)
+    again = known_bad.evaluate(asked[0])
+    assert not again.legal and again.error == "its tiles overflow the UB (an earlier check)" and lowered == []
+    third = Advisor(kernel, inputs, traces={})  # nothing known: lowered as before
+    third.evaluate(asked[0])
+    assert lowered, "without the earlier traces the candidate is lowered"

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from pypto.frontend.jit import CompiledKernel
 from server import analyze
 
 # two kernels and two tile-shape helpers; `wide` reaches `_tiles` only for more than 512 columns
@@ -123,16 +124,58 @@ def test_a_record_whose_advice_was_checked_is_sent_at_once_and_its_advice_checke
     monkeypatch.setattr(analyze, "progress", sent.append)
     opts = {**OPTS, "interim": True}
     last = analyze.analyze_kernel(str(path), TAIL, "tail_vec", opts)
-    assert last["interim_sent"] and last["fingerprint"]
+    assert last["interim_sent"] and last["fingerprint"] and last["advice_traces"], "the candidates it checked"
     sent.clear()
     text = TAIL.replace("pypto.exp(x)", "pypto.exp(x)  # e")
     path.write_text(text)
-    again = analyze.analyze_kernel(str(path), text, "tail_vec",
-                                   {**opts, "reuse": {"fingerprint": last["fingerprint"], "whole": False}})
-    assert [list(d) for d in sent] == [["kernel", "reused_interim", "text_sha256", "knobs"]], "no second interim"
+    lowered: list[int] = []
+    real = CompiledKernel.lower
+    monkeypatch.setattr(CompiledKernel, "lower", lambda self, syms: lowered.append(1) or real(self, syms))
+    again = analyze.analyze_kernel(str(path), text, "tail_vec", {**opts, "reuse": {
+        "fingerprint": last["fingerprint"], "whole": False, "traces": last["advice_traces"]}})
+    assert len(lowered) == 1, "the kernel as written (its health); its candidates were known by their traces"
+    assert [list(d) for d in sent] == [["kernel", "reused_interim", "text_sha256", "inputs_from", "knobs"]], \
+        "no second interim"
     assert sent[0]["reused_interim"] == last["fingerprint"]
     assert again["reused"] == "record" and again["interim_sent"]
     for key in analyze.INTERIM:  # the server has them from the last interim answer
         assert key not in again, key
     checked = [f for f in again["health"]["findings"] if f["rule"] == "tile.tail-waste"]
     assert checked and checked[0]["edits"] and "faster" in checked[0]["suggestion"], "the advice checked again"
+
+
+def test_a_captured_kernel_edited_since_its_capture_reuses_and_says_it_changed(tmp_path: Path, monkeypatch) -> None:
+    """The capture's `kernel_changed` is the new text's, like the file's hash: not in the fingerprint, made anew."""
+    from pypto.frontend import capture
+
+    text = '''import pypto
+
+
+@pypto.frontend.jit
+def scaled(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), out: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 64)
+    out[:] = x * 2.0
+'''
+    path = tmp_path / "captured_kernel.py"
+    path.write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import captured_kernel
+
+    monkeypatch.setenv(capture.ENV_STORE, str(tmp_path / ".pypto" / "captures"))
+    monkeypatch.setenv(capture.ENV_COMMAND, "python run.py")
+    captured_kernel.scaled(np.ones((48, 64), np.float32), np.zeros((48, 64), np.float32))
+    monkeypatch.delenv(capture.ENV_STORE)
+
+    def compile_(src: str, **more: Any) -> dict[str, Any]:
+        path.write_text(src)
+        return analyze.analyze_kernel(str(path), src, "scaled", {**OPTS, **more})
+
+    last = compile_(text)
+    assert last["error"] is None and last["inputs_from"]["kernel_changed"] is False
+    edited = text.replace("x * 2.0", "x * 2.0  # doubled")
+    fresh = compile_(edited, reuse={"fingerprint": last["fingerprint"], "whole": True})
+    assert fresh["reused"] == "whole"
+    reused, cold = analyze.reuse_answer(last, fresh), compile_(edited)
+    assert cold["inputs_from"]["kernel_changed"] is True and reused["inputs_from"] == cold["inputs_from"]
+    assert reused["record"]["source"]["inputs_from"]["kernel_changed"] is True
+    assert _timeless(reused) == _timeless(cold)

@@ -41,7 +41,7 @@ from pypto.boards.swimlane import metrics
 from pypto.ir import symbolic as S
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import TileConfig
-from pypto.record import bind, compile_record
+from pypto.record import Traced, bind, compile_record
 from pypto.target import load as load_board
 from pypto.tracing.builder import tile_overrides
 from pypto.tracing.tiling import cube_overflows, strict_tile_rules
@@ -139,6 +139,10 @@ class Advisor:
     knobs: tuple[Knob, ...] = ()  # a PyPTO 3 kernel's slice-size constants (`knobs.find_knobs`): searched as calls are
 
     record: Any = None  # the kernel as written, compiled (and profiled) already: reused, not redone
+    # a candidate's traced program (`pypto.record.Traced.fingerprint`) -> its figures [makespan, tasks, utilization,
+    # bound, why], or why it is illegal: what earlier checks of the kernel found (the language server passes its
+    # last compile's in), so a candidate traced as before is neither lowered nor simulated again; filled here
+    traces: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         record = self.record if self.record is not None else compile_record(self.kernel, dict(self.inputs))
@@ -296,16 +300,19 @@ class Advisor:
             # board limits make a candidate illegal
             with tile_overrides(calls), strict_tile_rules(), knob_values(self.kernel, consts):
                 ck = fresh.compile(**self.inputs)
-                lw = ck.lower(bind(ck.graph, self.inputs))
-            program = lw.program
-            assert program.execute is not None and program.leaves is not None
-            fp = _fingerprint(program)
-            known = self.by_fingerprint.get(fp)
-            if known is None:
-                sl = simulate(program, "a2a3", self.runtime_options)
-                m = metrics(sl)
-                bound, why = bottleneck(sl)
-                known = self.by_fingerprint[fp] = (m.makespan, len(sl.tasks), m.utilization, bound, why)
+                binds = bind(ck.graph, self.inputs)
+                traced = Traced(ck, dict(self.inputs), self.inputs, binds, None).fingerprint(
+                    ["advisor: strict tile rules, the sim board", _jsonable(self.runtime_options)])
+                known = self.traces.get(traced)
+                if known is None:
+                    try:
+                        lw = ck.lower(binds)
+                    except PyptoError as e:
+                        self.traces[traced] = e.message
+                        raise
+                    known = self.traces[traced] = list(self._simulated(lw.program))
+            if isinstance(known, str):
+                raise PyptoError(known)
             ev = Evaluation(overrides, known[0], known[1], known[2], known[3], known[4],
                             seconds=time.perf_counter() - t0)
         except PyptoError as e:
@@ -315,6 +322,18 @@ class Advisor:
         if ev.legal:
             self._floor = ev.seconds if not self._floor else min(self._floor, ev.seconds)
         return ev
+
+    def _simulated(self, program: Any) -> tuple[float, int, float, str, str]:
+        """A lowered candidate's figures on the sim board (once per execute graph: candidates that lower alike)."""
+        assert program.execute is not None and program.leaves is not None
+        fp = _fingerprint(program)
+        known = self.by_fingerprint.get(fp)
+        if known is None:
+            sl = simulate(program, "a2a3", self.runtime_options)
+            m = metrics(sl)
+            bound, why = bottleneck(sl)
+            known = self.by_fingerprint[fp] = (m.makespan, len(sl.tasks), m.utilization, bound, why)
+        return known
 
     @property
     def evaluations(self) -> int:
