@@ -238,10 +238,11 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             traced = trace_for(kernel, args)
             if _fingerprinted(board, opts):
                 out["fingerprint"] = traced.fingerprint(opts)
-                if reuse.get("fingerprint") == out["fingerprint"]:
+                offered = reuse.get("fingerprints") or {}  # fingerprint -> whether that answer holds whole
+                if out["fingerprint"] in offered:
                     fresh = {"text_sha256": traced.text_sha256, "inputs_from": traced.origin,
                              "knobs": knob_view(kernel) if opts.get("editor") else None}
-                    if reuse.get("whole"):  # the last answer holds: nothing of it was simulated for other code
+                    if offered[out["fingerprint"]]:  # that answer holds: nothing of it was simulated for other code
                         return {"name": name, "line": line, "error": None, "reused": "whole",
                                 "fingerprint": out["fingerprint"], **fresh}
                     # its record holds; its advice is checked again below (its candidates are traced anew)

@@ -256,6 +256,7 @@ class LiveCompiler:
         kernels = list(doc.kernels.values())
         for name in [n for n in doc.results if n not in doc.kernels]:
             doc.results.pop(name).cancel_extras()
+            doc.earlier.pop(name, None)
         todo = [k for k in kernels if force or doc.current(k.name) is None]
         # the kernel the user is editing first, then the one the panels show, then the nearest: jobs start
         # in this order, `workers` at a time, and an edit outside the kernels (a shared helper, a constant)
@@ -324,6 +325,8 @@ class LiveCompiler:
         old = doc.results.get(r.name)
         if old is not None and old is not r and old.key != r.key:
             old.cancel_extras()
+            if _answer_of(old) is not None:  # the answer before this one: an undo may reuse it
+                doc.earlier[r.name] = old
         elif old is not None and old is not r and old.interim:  # the final answer of the interim one shown
             r.extras = {**old.extras, **r.extras}
         if not r.ok and old is not None and old is not r:  # keep the last good run, to show stale
@@ -374,18 +377,17 @@ class LiveCompiler:
         r = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line)
         opts = {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(panels),
                 "interim": doc is not None, "fingerprint": True}
-        # the kernel's last answer, when this compile may reuse it: the job traces the kernel and, when its
-        # program is the one that answer was made from, answers "reused" without lowering it again
-        last = doc.results.get(k.name) if doc is not None else None
-        reusable = last.analysis if last is not None and last.ok and not last.interim and last.analysis \
-            and last.analysis.get("fingerprint") else None
-        if reusable is not None and last is not None:
-            # an answer whose advice was checked after its record was sent checks it again (its candidate
-            # tile shapes are traced anew: the edit may be on their path; those traced as before are not
-            # lowered again: `traces`), its interim answer shown at once
-            whole = not reusable.get("interim_sent")
-            opts["reuse"] = {"fingerprint": reusable["fingerprint"] if whole or last.interim_analysis is not None
-                             else None, "whole": whole, "traces": reusable.get("advice_traces") or {}}
+        # the kernel's last answers (its latest and the one before: an undo), when this compile may reuse one: the
+        # job traces the kernel and, when its program is one of theirs, answers "reused" without lowering it again;
+        # an answer whose advice was checked after its record was sent has it checked again (the candidate tile
+        # shapes are traced anew: the edit may be on their path; those traced as before are not lowered again:
+        # `traces`), its interim answer shown at once
+        offered = _reusable(doc, k.name) if doc is not None else {}
+        if offered:
+            traces: dict[str, Json] = {}
+            for _, a in reversed(list(offered.values())):
+                traces.update(a.analysis.get("advice_traces") or {})  # type: ignore[union-attr]
+            opts["reuse"] = {"fingerprints": {fp: whole for fp, (whole, _) in offered.items()}, "traces": traces}
         t0 = time.monotonic()
         running = True
         interim: dict[str, Json] = {}
@@ -401,9 +403,10 @@ class LiveCompiler:
                 return
             if isinstance(data.get("interim"), dict):
                 interim.update(data["interim"])
-            elif data.get("reused_interim") and last is not None and last.interim_analysis is not None \
-                    and reusable is not None and data["reused_interim"] == reusable.get("fingerprint"):
-                interim.update(reuse_answer(last.interim_analysis, {**data, "reused": "record"}))
+            elif data.get("reused_interim") in offered:
+                was = offered[data["reused_interim"]][1]
+                assert was.interim_analysis is not None  # (offered so)
+                interim.update(reuse_answer(was.interim_analysis, {**data, "reused": "record"}))
             else:
                 return
             shown = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line, analysis=dict(interim),
@@ -412,8 +415,8 @@ class LiveCompiler:
 
         try:
             answer = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed, on_progress=early)
-            if answer.get("reused") == "whole" and reusable is not None:
-                answer = reuse_answer(reusable, answer)
+            if answer.get("reused") == "whole" and answer.get("fingerprint") in offered:
+                answer = reuse_answer(offered[answer["fingerprint"]][1].analysis or {}, answer)
             elif answer.get("interim_sent"):  # the parts it left out are the interim result's
                 r.interim_analysis = dict(interim)
                 answer = {**{key: interim[key] for key in INTERIM if key in interim}, **answer}
@@ -500,6 +503,30 @@ class LiveCompiler:
         if (not fut.cancelled() and fut.exception() is None and cur is not None and cur.extras.get(what) is fut
                 and self.docs.get(doc.uri) is doc):
             self.sink.advice_changed(doc, cur)
+
+
+def _answer_of(r: Result | None) -> str | None:
+    """The fingerprint of a result a later compile may reuse (`server.analyze.reuse_answer`): a whole answer of the
+    sim board (ok, final, fingerprinted); else None."""
+    if r is None or not r.ok or r.interim or not r.analysis:
+        return None
+    fp = r.analysis.get("fingerprint")
+    return fp if isinstance(fp, str) else None
+
+
+def _reusable(doc: Document, name: str) -> dict[str, tuple[bool, Result]]:
+    """The answers a compile of the kernel may reuse, by fingerprint: (whole, the result) for its latest and the
+    one before it. `whole`: the answer holds as it is; else its record does, its interim answer is shown and its
+    advice checked again — offered only when that interim answer is known."""
+    out: dict[str, tuple[bool, Result]] = {}
+    for r in (doc.results.get(name), doc.earlier.get(name)):
+        fp = _answer_of(r)
+        if fp is None or fp in out or r is None or r.analysis is None:
+            continue
+        whole = not r.analysis.get("interim_sent")
+        if whole or r.interim_analysis is not None:
+            out[fp] = (whole, r)
+    return out
 
 
 def _first_difference(old: str, new: str) -> int:

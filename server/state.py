@@ -115,6 +115,8 @@ class Document:
     edited_line: int = 0  # the first line the latest edit changed (1-based; 0: none yet): its kernel compiles first
     watched: str | None = None  # the kernel the panels last asked a record of: next after the edited one
     gains: dict[str, Any] = field(default_factory=dict)  # kernel -> the best gain its last recordChanged said
+    # kernel -> its result before the latest (an answer a later compile may reuse: an undo; `server.live`)
+    earlier: dict[str, Result] = field(default_factory=dict)
 
     def current(self, name: str) -> Result | None:
         """The kernel's result if it matches the latest version's key (else None)."""

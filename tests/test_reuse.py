@@ -77,7 +77,7 @@ def test_an_edit_the_trace_does_not_see_reuses_the_last_answer_which_is_a_cold_c
     assert last["error"] is None and last["fingerprint"]
     text = KERNELS.replace(*edit)
     assert text != KERNELS
-    fresh = _compile(path, text, reuse={"fingerprint": last["fingerprint"], "whole": True})
+    fresh = _compile(path, text, reuse={"fingerprints": {last["fingerprint"]: True}})
     assert fresh["reused"] == "whole" and fresh["fingerprint"] == last["fingerprint"]
     assert "record" not in fresh and "health" not in fresh, "nothing past the trace was made"
     reused = analyze.reuse_answer(last, fresh)
@@ -98,7 +98,7 @@ def test_an_edit_the_trace_does_not_see_reuses_the_last_answer_which_is_a_cold_c
 def test_an_edit_the_trace_sees_is_compiled_anew(tmp_path: Path, edit: tuple[str, str]) -> None:
     path = tmp_path / "k.py"
     last = _compile(path, KERNELS)
-    fresh = _compile(path, KERNELS.replace(*edit), reuse={"fingerprint": last["fingerprint"], "whole": True})
+    fresh = _compile(path, KERNELS.replace(*edit), reuse={"fingerprints": {last["fingerprint"]: True}})
     assert "reused" not in fresh and fresh["fingerprint"] != last["fingerprint"]
     assert fresh["error"] is None and fresh["record"] is not None
 
@@ -106,7 +106,7 @@ def test_an_edit_the_trace_sees_is_compiled_anew(tmp_path: Path, edit: tuple[str
 def test_the_settings_are_in_the_fingerprint(tmp_path: Path) -> None:
     path = tmp_path / "k.py"
     last = _compile(path, KERNELS)
-    other = _compile(path, KERNELS, listings=False, reuse={"fingerprint": last["fingerprint"], "whole": True})
+    other = _compile(path, KERNELS, listings=False, reuse={"fingerprints": {last["fingerprint"]: True}})
     assert "reused" not in other and other["fingerprint"] != last["fingerprint"]
 
 
@@ -132,7 +132,7 @@ def test_a_record_whose_advice_was_checked_is_sent_at_once_and_its_advice_checke
     real = CompiledKernel.lower
     monkeypatch.setattr(CompiledKernel, "lower", lambda self, syms: lowered.append(1) or real(self, syms))
     again = analyze.analyze_kernel(str(path), text, "tail_vec", {**opts, "reuse": {
-        "fingerprint": last["fingerprint"], "whole": False, "traces": last["advice_traces"]}})
+        "fingerprints": {last["fingerprint"]: False}, "traces": last["advice_traces"]}})
     assert len(lowered) == 1, "the kernel as written (its health); its candidates were known by their traces"
     assert [list(d) for d in sent] == [["kernel", "reused_interim", "text_sha256", "inputs_from", "knobs"]], \
         "no second interim"
@@ -173,7 +173,7 @@ def scaled(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), out: pypto.Tenso
     last = compile_(text)
     assert last["error"] is None and last["inputs_from"]["kernel_changed"] is False
     edited = text.replace("x * 2.0", "x * 2.0  # doubled")
-    fresh = compile_(edited, reuse={"fingerprint": last["fingerprint"], "whole": True})
+    fresh = compile_(edited, reuse={"fingerprints": {last["fingerprint"]: True}})
     assert fresh["reused"] == "whole"
     reused, cold = analyze.reuse_answer(last, fresh), compile_(edited)
     assert cold["inputs_from"]["kernel_changed"] is True and reused["inputs_from"] == cold["inputs_from"]

@@ -1,8 +1,8 @@
 """Reuse over stdio: an edit that leaves a kernel's traced program as it was — shared code it does not
 call, a comment in it — gets that kernel's `recordChanged` with `reused: true` and the last record's
 figures, while a kernel the edit reaches is compiled anew; a kernel whose advice is checked after its
-record shows the reused record at once (interim) and its advice checked again (docs/protocol.md,
-"Reused")."""
+record shows the reused record at once (interim) and its advice checked again; an undo reuses the answer
+before the latest (docs/protocol.md, "Reused")."""
 
 from __future__ import annotations
 
@@ -66,6 +66,10 @@ async def test_a_kernel_the_edit_does_not_reach_reuses_its_last_record(client, l
     v4 = doc.replace("set_vec_tile_shapes(32, 64)", "set_vec_tile_shapes(32, 128)")
     cols4 = await client.records.record(doc.uri, "cols", v4)
     assert not cols4.get("reused") and cols4["summary"]["tasks"] != cols1["summary"]["tasks"]
+    # undone: the answer before the latest is reused
+    v5 = doc.replace("set_vec_tile_shapes(32, 128)", "set_vec_tile_shapes(32, 64)")
+    cols5 = await client.records.record(doc.uri, "cols", v5)
+    assert cols5["reused"] is True and cols5["summary"] == cols1["summary"]
 
 
 async def test_a_reused_record_is_shown_at_once_and_its_advice_checked_again(client, lsp_kit, tmp_path):
