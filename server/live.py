@@ -506,9 +506,9 @@ class LiveCompiler:
 
 
 def _answer_of(r: Result | None) -> str | None:
-    """The fingerprint of a result a later compile may reuse (`server.analyze.reuse_answer`): a whole answer of the
-    sim board (ok, final, fingerprinted); else None."""
-    if r is None or not r.ok or r.interim or not r.analysis:
+    """The fingerprint of a result a later compile may reuse (`server.analyze.reuse_answer`): an answer of the sim
+    board (ok, fingerprinted; an interim one too: its record, while its advice was being checked); else None."""
+    if r is None or not r.ok or not r.analysis:
         return None
     fp = r.analysis.get("fingerprint")
     return fp if isinstance(fp, str) else None
@@ -516,14 +516,15 @@ def _answer_of(r: Result | None) -> str | None:
 
 def _reusable(doc: Document, name: str) -> dict[str, tuple[bool, Result]]:
     """The answers a compile of the kernel may reuse, by fingerprint: (whole, the result) for its latest and the
-    one before it. `whole`: the answer holds as it is; else its record does, its interim answer is shown and its
-    advice checked again — offered only when that interim answer is known."""
+    one before it. `whole`: the answer holds as it is; else its record does (an interim answer, or one whose
+    advice was checked after its record was sent), its interim answer is shown and its advice checked again —
+    offered only when that interim answer is known."""
     out: dict[str, tuple[bool, Result]] = {}
     for r in (doc.results.get(name), doc.earlier.get(name)):
         fp = _answer_of(r)
         if fp is None or fp in out or r is None or r.analysis is None:
             continue
-        whole = not r.analysis.get("interim_sent")
+        whole = not r.interim and not r.analysis.get("interim_sent")
         if whole or r.interim_analysis is not None:
             out[fp] = (whole, r)
     return out
