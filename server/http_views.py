@@ -290,7 +290,8 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
     if max_boxes is not None and total > max_boxes:
         detail = "bins"
         binned = [{"lane": lane, "start": a, "end": b, "busy": busy, "tasks": c}
-                  for lane, a, b, busy, c in window_bins(pick, t["lane"], t["start"], t["end"], lo, hi, bins)]
+                  for lane, a, b, busy, c in window_bins(pick, t["lane"], t["start"], t["end"], lo, hi, bins,
+                                                         t.get("held"))]
         pick = []
     else:
         pick = pick[offset:offset + limit]
@@ -323,7 +324,8 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
                    first_match=None if first is None else {k: v[0] for k, v in columns([first]).items()},
                    match_bins=[] if detail != "bins" else [
                        {"lane": lane, "start": a, "end": b, "busy": busy, "tasks": c}
-                       for lane, a, b, busy, c in window_bins(inside, t["lane"], t["start"], t["end"], lo, hi, bins)])
+                       for lane, a, b, busy, c in window_bins(inside, t["lane"], t["start"], t["end"], lo, hi, bins,
+                                                              t.get("held"))])
     return out
 
 

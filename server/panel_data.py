@@ -16,7 +16,7 @@ import bisect
 import heapq
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 PANEL_TILE_OPS = 20_000  # above this many tile ops the panels are sent a slim record (`panel_record`)
@@ -341,17 +341,18 @@ def slowest_tasks(starts: Sequence[float], ends: Sequence[float], ids: Sequence[
 
 
 def window_bins(inside: Sequence[int], lanes_of: Sequence[int], starts: Sequence[float], ends: Sequence[float],
-                start: float, end: float, nbins: int) -> list[tuple[int, float, float, float, int]]:
+                start: float, end: float, nbins: int, held: Sequence[Sequence[int]] | None = None
+                ) -> list[tuple[int, float, float, float, int]]:
     """Per lane and bin of [start, end]: (lane, bin start, bin end, the share of the bin its tasks ran, how many
-    overlap it), non-empty bins only, by lane then time. Linear in tasks + lanes x bins (a task spanning many
+    overlap it), non-empty bins only, by lane then time; a task counts on its lane and on each lane it holds
+    (`held`, the run's column: a MIX task's cluster AIVs). Linear in tasks + lanes x bins (a task spanning many
     bins adds to their difference arrays)."""
     width = (end - start) / nbins if end > start else 1.0
     edges = [start + i * width for i in range(nbins + 1)]
     count: dict[int, list[int]] = {}  # lane -> difference array of tasks overlapping each bin
     full: dict[int, list[int]] = {}  # lane -> difference array of tasks covering each bin whole
     part: defaultdict[tuple[int, int], float] = defaultdict(float)  # (lane, bin) -> partial overlaps
-    for k in inside:
-        lane = lanes_of[k]
+    for k, lane in _on_lanes(inside, lanes_of, held):
         a, b = max(starts[k], start), min(ends[k], end)
         first = min(nbins - 1, max(0, bisect.bisect_right(edges, a) - 1))
         last = max(first, min(nbins - 1, max(0, bisect.bisect_left(edges, b) - 1)))
@@ -378,6 +379,16 @@ def window_bins(inside: Sequence[int], lanes_of: Sequence[int], starts: Sequence
                 busy = part.get((lane, i), 0.0) + covered * width
                 out.append((lane, edges[i], edges[i + 1], min(1.0, busy / width), tasks))
     return out
+
+
+def _on_lanes(inside: Sequence[int], lanes_of: Sequence[int], held: Sequence[Sequence[int]] | None
+              ) -> Iterator[tuple[int, int]]:
+    """(task, lane) for each lane each task occupies: its own, then those it holds."""
+    for k in inside:
+        yield k, lanes_of[k]
+        if held is not None and k < len(held):
+            for lane in held[k] or ():
+                yield k, lane
 
 
 MAX_LINKED = 1_000  # a window's dependency cone of one task: tasks at most

@@ -253,6 +253,7 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
     c = sl["tasks"]
     ids, lanes_of, starts, ends, leaves = c["id"], c["lane"], c["start"], c["end"], c["leaf"]
     preds = c.get("preds") or [[] for _ in ids]
+    held = c.get("held")  # a MIX task's other lanes (a PyPTO 3 kernel's mixed scopes), else absent
     t0 = min(starts, default=0.0)
     t1 = max(ends, default=0.0)
     start = t0 if params.start is None else params.start
@@ -265,7 +266,8 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
     makespan = float(metrics.get("makespan", t1 - t0))
 
     def box(k: int, profile: int = -1) -> P.Box:
-        return P.Box(ids[k], lanes_of[k], starts[k], ends[k], leaves[k], list(preds[k] or ()), profile)
+        return P.Box(ids[k], lanes_of[k], starts[k], ends[k], leaves[k], list(preds[k] or ()), profile,
+                     list(held[k] or ()) if held is not None else [])
 
     boxes: list[P.Box] = []
     bins: list[P.Bin] = []
@@ -281,7 +283,7 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
         counters = window_counters(ready, start, end)
     else:
         detail = "bins"
-        bins = [P.Bin(*b) for b in window_bins(inside, lanes_of, starts, ends, start, end, nbins)]
+        bins = [P.Bin(*b) for b in window_bins(inside, lanes_of, starts, ends, start, end, nbins, held)]
     slowest = [box(k) for k in slowest_tasks(starts, ends, ids, min(params.slowest, P.MAX_SLOWEST))]
     linked = [] if params.around is None else \
         [box(k) for k in dependency_cone(ids, preds, params.around, min(params.depth, P.MAX_DEPTH))]
@@ -293,7 +295,7 @@ def swimlane(doc: Document, r: Result, params: P.SwimlaneParams) -> P.SwimlaneRe
         out.matched, out.matched_in_window = len(hits), len(hits_in)
         out.first_match = None if first is None else box(first)
         if detail == "bins":
-            out.match_bins = [P.Bin(*b) for b in window_bins(hits_in, lanes_of, starts, ends, start, end, nbins)]
+            out.match_bins = [P.Bin(*b) for b in window_bins(hits_in, lanes_of, starts, ends, start, end, nbins, held)]
     return out
 
 

@@ -270,6 +270,7 @@ class Box:
     leaf: int
     preds: list[int] = attrs.Factory(list)  # its predecessors' task ids
     profile: int = -1  # its pipe profile: an index into the answer's `profiles` (-1: none sent)
+    held: list[int] = attrs.Factory(list)  # the other lanes it holds (a MIX task: its cluster's AIVs)
 
 
 @attrs.define

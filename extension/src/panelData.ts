@@ -7,7 +7,7 @@
 //
 // Pure: no `vscode` import (unit-tested in tests/extension/panelData.test.ts).
 
-import type { BlockInstrJson, HistoryEntry, HostMessage, PanelId, TileGridJson } from '../../webview/src/protocol';
+import type { BlockInstrJson, HistoryEntry, HostMessage, PanelId, TileGridJson, WindowTasks } from '../../webview/src/protocol';
 import { runName } from '../../webview/src/format';
 import { PROTOCOL_VERSION } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, PrecisionReport, Program, Swimlane } from '../../webview/src/types';
@@ -106,6 +106,8 @@ export interface SwimlaneBox {
   preds?: number[];
   /** Its pipe profile: an index into the answer's `profiles` (-1: none sent). */
   profile?: number;
+  /** The other lanes it holds (a MIX task: its cluster's AIVs). */
+  held?: number[];
 }
 
 /** `pypto/swimlane` params (besides the kernel). */
@@ -303,9 +305,12 @@ export function blockMessage(id: number, leaf: number, r: BlockResult | null, er
 }
 
 /** Box objects as the panel's task columns (with their predecessors and pipe profiles). */
-function columns(boxes: SwimlaneBox[]): { id: number[]; lane: number[]; start: number[]; end: number[]; leaf: number[]; preds: number[][]; profile: number[] } {
-  return { id: boxes.map((b) => b.task), lane: boxes.map((b) => b.lane), start: boxes.map((b) => b.start), end: boxes.map((b) => b.end), leaf: boxes.map((b) => b.leaf),
+function columns(boxes: SwimlaneBox[]): WindowTasks {
+  const out: WindowTasks = { id: boxes.map((b) => b.task), lane: boxes.map((b) => b.lane), start: boxes.map((b) => b.start), end: boxes.map((b) => b.end), leaf: boxes.map((b) => b.leaf),
     preds: boxes.map((b) => b.preds ?? []), profile: boxes.map((b) => b.profile ?? -1) };
+  // a MIX task's other lanes, only when a box has any (as the run's own column)
+  if (boxes.some((b) => b.held?.length)) out.held = boxes.map((b) => b.held ?? []);
+  return out;
 }
 
 /** Which compile a record or a window is: the panel draws a window only over the record of the same key. */

@@ -168,6 +168,18 @@ test('a window of the run (pypto/swimlane) as the swimlane panel\'s answer: boxe
     tasks: { id: [], lane: [], start: [], end: [], leaf: [], preds: [], profile: [] }, bins: [], slowest: null, error: 'softmax_kernel has no run' });
 });
 
+test('a window of MIX tasks: the lanes each box holds become the tasks\' held column (only when a box holds any)', () => {
+  const asked = { start: 0, end: 9, maxBoxes: 5000, bins: 600, slowest: 0, around: null, depth: 1, match: null };
+  const r = (boxes: { task: number; lane: number; start: number; end: number; leaf: number; held?: number[] }[]) =>
+    swimlaneWindowMessage(7, asked, { uri: ref.uri, kernel: ref.kernel, version: 1, start: 0, end: 9, detail: 'boxes', totalTasks: 2, windowTasks: 2, boxes, bins: [], slowest: [] });
+  const mix = r([{ task: 0, lane: 0, start: 0, end: 2, leaf: 0, held: [24, 25] }, { task: 1, lane: 1, start: 0, end: 1, leaf: 0, held: [] }]);
+  assert.ok(mix.type === 'swimlaneWindow');
+  assert.deepEqual(mix.type === 'swimlaneWindow' && mix.tasks.held, [[24, 25], []]);
+  assert.equal(parseHostMessage(mix).ok, true);
+  const plain = r([{ task: 0, lane: 0, start: 0, end: 2, leaf: 0 }]);
+  assert.equal(plain.type === 'swimlaneWindow' && 'held' in plain.tasks, false);
+});
+
 test('each panel\'s title and view type (the contract\'s)', () => {
   assert.deepEqual(Object.values(VIEW_TYPES), ['pypto.graph', 'pypto.swimlane', 'pypto.precision', 'pypto.health']);
   assert.deepEqual(Object.values(TITLES), ['PyPTO Graph', 'PyPTO Swimlane', 'PyPTO Precision', 'PyPTO Health']);

@@ -261,6 +261,8 @@ export interface WindowTasks {
   preds?: number[][];
   /** Each task's pipe profile, an index into the window's `profiles` (-1: none). */
   profile?: number[];
+  /** Each task's other lanes (a MIX task: its cluster's AIVs); absent when no task holds any. */
+  held?: number[][];
 }
 
 /** Where the tasks a `match` named are, over the whole run: how many, how many in the window, the
