@@ -3,7 +3,7 @@ counters clipped with the value in force at the start, a search placed over the 
 
 from __future__ import annotations
 
-from server.panel_data import window_counters, window_match, window_tasks
+from server.panel_data import window_bins, window_counters, window_match, window_tasks
 
 STARTS = [0.0, 1.0, 2.0, 3.0]
 ENDS = [1.0, 2.0, 3.0, 4.0]
@@ -26,3 +26,13 @@ def test_a_search_is_placed_over_the_run_and_in_the_window():
     held = window_tasks(STARTS, ENDS, 1.0, 3.0)
     assert window_match(ids, STARTS, [[11, 13]], held) == ([1, 2, 3], [1, 2], 1)
     assert window_match(ids, STARTS, [[20, 30]], held) == ([], [], None)
+
+
+def test_bins_count_a_task_on_its_lane_and_on_each_lane_it_holds():
+    lanes = [0, 1, 0, 3]  # task 1: a MIX task on lane 1 holding lanes 4 and 5
+    held = [[], [4, 5], [], []]
+    got = window_bins([0, 1, 2, 3], lanes, STARTS, ENDS, 0.0, 4.0, 2, held)
+    by_lane = {lane: [(a, b, busy, n) for ln, a, b, busy, n in got if ln == lane] for lane in {g[0] for g in got}}
+    assert sorted(by_lane) == [0, 1, 3, 4, 5]
+    assert by_lane[4] == by_lane[5] == by_lane[1] == [(0.0, 2.0, 0.5, 1)], "busy half the first bin, like its own lane"
+    assert window_bins([0, 1, 2, 3], lanes, STARTS, ENDS, 0.0, 4.0, 2) == [g for g in got if g[0] not in (4, 5)]
