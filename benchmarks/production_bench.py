@@ -128,6 +128,11 @@ A comment added to a tile-shape line of the kernel is reused:
 | block_attn_res | before | 9.71 | 0/3 | 6.98 |
 | | after | 9.13 | 0/3 | 0.80 (reused) |
 
+With the kernel the user tunes recompiling alone until its record is in (f07ccef; 00:38-00:40, load average 0.1
+at the start): gated_delta_rule edit p50 7.44 s, comment 0.39 s (reused); block_attn_res 8.85 s (the edits' own
+compiles: each halves a tile and makes more tasks), comment 0.91 s (reused); one block_attn_res edit traced through
+the server's log (`set_vec_tile_shapes(64, l_max)`): 6.28 s to its record, its job 6.24 s in the worker pool alone.
+
 The whole table before (f62952a, all six kernels; the "edit p50" column is the same kind of figure as the table
 above it): hc_pre 0.42, compressor 0.60, compress_fa 0.47, glm_attention 0.93, gated_delta_rule 7.29,
 block_attn_res 9.20 s.
