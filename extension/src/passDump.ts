@@ -109,6 +109,13 @@ class PassDumpFileEditor implements vscode.CustomReadonlyEditorProvider {
   }
 }
 
+/** The dump and pass a passes panel saved (the webview's state: `{ view: { path, index } }`), or null. */
+export function restoredView(state: unknown): { path: string; index: number | null } | null {
+  const view = (state as { view?: { path?: unknown; index?: unknown } } | null | undefined)?.view;
+  if (!view || typeof view.path !== 'string' || !view.path) return null;
+  return { path: view.path, index: typeof view.index === 'number' && Number.isInteger(view.index) ? view.index : null };
+}
+
 export class PassDumpViewer implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   /** Folders whose snapshot files were already offered in the viewer (once per window). */
@@ -121,6 +128,18 @@ export class PassDumpViewer implements vscode.Disposable {
         supportsMultipleEditorsPerDocument: true,
       }),
       vscode.workspace.onDidOpenTextDocument((doc) => this.offer(doc)),
+      // a window reloaded: a passes panel comes back on the dump and pass it showed (the webview saved them)
+      vscode.window.registerWebviewPanelSerializer(PASS_DUMP_VIEW_TYPE, {
+        deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown) => {
+          const view = restoredView(state);
+          if (!view) {
+            panel.dispose(); // nothing to show: no dump was read before the reload
+            return;
+          }
+          const sub = attach(panel, this.deps, view.path, view.index);
+          panel.onDidDispose(() => sub.dispose());
+        },
+      }),
     );
     for (const doc of vscode.workspace.textDocuments) this.offer(doc);
   }

@@ -44,7 +44,7 @@ describe('a pass dump in the passes panel (code-server)', { skip: skip ? `missin
   });
 
   test('PyPTO: Open Pass Dump… with the build folder typed into the file dialog', async () => {
-    await H.runCommand(page, 'PyPTO: Open Pass Dump…');
+    await H.runCommand(page, 'PyPTO: Open Pass Dump…', { picker: true }); // the file dialog follows the palette
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible', timeout: 15_000 });
     // the simple file dialog (code-server): a folder path typed, ending in /, is entered, and OK accepts it. The
@@ -75,6 +75,40 @@ describe('a pass dump in the passes panel (code-server)', { skip: skip ? `missin
       }
       return false;
     }, { timeout: 60_000, what: 'the panel on the first pass that changed' });
+  });
+
+  test('a reloaded window brings the passes panels back, each on the pass it showed', async () => {
+    // two passes panels are open: the first test's (on pass 2, the snapshot file's) and the dialog's (on pass 1);
+    // a webview is alive while its tab is shown
+    const visible = async (f) => { // the frame and every frame around it are on screen (a hidden tab's are not)
+      for (let g = f; g && g.parentFrame(); g = g.parentFrame()) {
+        if (!(await (await g.frameElement()).isVisible())) return false;
+      }
+      return true;
+    };
+    const shown = async () => {
+      for (const f of page.frames()) {
+        const sel = await f.locator('.pass.selected').getAttribute('data-index', { timeout: 200 }).catch(() => null);
+        if (sel !== null && await f.locator('.dump-functions').count() && await visible(f)) return sel;
+      }
+      return null;
+    };
+    const tabs = page.locator('.tabs-container .tab', { hasText: 'Passes: RowScale' });
+    const passes = async () => {
+      const out = [];
+      for (let k = 0; k < 2; k++) {
+        await tabs.nth(k).click();
+        out.push(await H.until(shown, { timeout: 120_000, what: `passes tab ${k} drawn` }));
+      }
+      return out.sort();
+    };
+    assert.equal(await tabs.count(), 2);
+    assert.deepEqual(await passes(), ['1', '2']);
+    await H.runCommand(page, 'Developer: Reload Window');
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await H.until(async () => (await tabs.count()) === 2, { timeout: 120_000, what: 'both passes tabs restored' });
+    assert.deepEqual(await passes(), ['1', '2'], 'each restored panel on the pass it showed');
+    await H.shot(page, 'vscode-passes-reloaded');
   });
 
   test('Reopen Editor With… PyPTO Pass Dump: the panel on that pass', async () => {
