@@ -281,8 +281,10 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
     if hi < lo:
         raise Refused(400, f"the window ends ({hi}) before it starts ({lo})")
     wanted = None if lanes is None else set(lanes)
-    held = window_tasks(t["start"], t["end"], lo, hi)
-    pick = [k for k in held if wanted is None or t["lane"][k] in wanted]
+    inside = window_tasks(t["start"], t["end"], lo, hi)
+    held = t.get("held")  # a MIX task's other lanes: on a lane it holds, it is on that lane too
+    pick = [k for k in inside if wanted is None or t["lane"][k] in wanted
+            or (held is not None and not wanted.isdisjoint(held[k] or ()))]
     pick.sort(key=lambda k: (t["start"][k], t["id"][k]))
     total = len(pick)
     binned: list[dict[str, Any]] = []
@@ -290,8 +292,8 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
     if max_boxes is not None and total > max_boxes:
         detail = "bins"
         binned = [{"lane": lane, "start": a, "end": b, "busy": busy, "tasks": c}
-                  for lane, a, b, busy, c in window_bins(pick, t["lane"], t["start"], t["end"], lo, hi, bins,
-                                                         t.get("held"))]
+                  for lane, a, b, busy, c in window_bins(pick, t["lane"], t["start"], t["end"], lo, hi, bins, held)
+                  if wanted is None or lane in wanted]
         pick = []
     else:
         pick = pick[offset:offset + limit]
@@ -319,13 +321,13 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
     if around is not None:
         out["linked"] = columns(dependency_cone(t["id"], t.get("preds") or [[] for _ in range(n)], around, depth))
     if match is not None:
-        hits, inside, first = window_match(t["id"], t["start"], match, held)
-        out.update(matched=len(hits), matched_in_window=len(inside),
+        hits, hits_in, first = window_match(t["id"], t["start"], match, inside)
+        out.update(matched=len(hits), matched_in_window=len(hits_in),
                    first_match=None if first is None else {k: v[0] for k, v in columns([first]).items()},
                    match_bins=[] if detail != "bins" else [
                        {"lane": lane, "start": a, "end": b, "busy": busy, "tasks": c}
-                       for lane, a, b, busy, c in window_bins(inside, t["lane"], t["start"], t["end"], lo, hi, bins,
-                                                              t.get("held"))])
+                       for lane, a, b, busy, c in window_bins(hits_in, t["lane"], t["start"], t["end"], lo, hi, bins,
+                                                              held)])
     return out
 
 
