@@ -4,32 +4,15 @@ bins counts its time on those lanes too — an AIV a MIX task holds is busy, not
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER_SETTINGS = {"debounceMs": 30}
 
-MIX = '''import pypto.language as pl
-
-B, H, HK, HN = 16, 256, 64, 64
-
-
-@pl.jit
-def gemm_add(a: pl.Tensor[[B, H], pl.BF16], h: pl.Tensor[[B, H], pl.BF16], w: pl.Tensor[[H, H], pl.BF16],
-             out: pl.Out[pl.Tensor[[B, H], pl.FP32]]):
-    for n0 in pl.parallel(0, H, HN):
-        with pl.at(level=pl.Level.CORE_GROUP, name_hint="gemm_add"):
-            acc = pl.create_tensor([B, HN], dtype=pl.FP32)
-            for kb in pl.range(H // HK):
-                ta = a[:, kb * HK:(kb + 1) * HK]
-                tw = w[kb * HK:(kb + 1) * HK, n0:n0 + HN]
-                if kb == 0:
-                    acc = pl.matmul(ta, tw, out_dtype=pl.FP32)
-                else:
-                    acc = pl.matmul_acc(acc, ta, tw)
-            out[:, n0:n0 + HN] = pl.add(acc, pl.cast(h[:, n0:n0 + HN], target_type=pl.FP32))
-    return out
-'''
+# the webview fixtures' MIX kernel (tests/webview/mix_kernels.py): 4 scope instances, each a matmul K loop and an add
+MIX = (Path(__file__).parent.parent / "webview" / "mix_kernels.py").read_text()
 
 
 async def test_boxes_carry_the_lanes_held_and_bins_count_them(client, lsp_kit, tmp_path):
