@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from server.beside import beside  # the views of a record made two at a time
 from server.index import editor_view  # the language server's lookups, made next to the record
 
 
@@ -199,7 +200,6 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     from pypto.boards.swimlane import metrics
     from pypto.frontend.inputs import example_arguments
     from pypto.frontend.jit import to_numpy
-    from pypto.ir.columns import npz_bytes
     from pypto.ir.errors import PyptoError
     from pypto.record import profile, trace_for
     from pypto.tracing.options import options as pypto_options
@@ -255,7 +255,13 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         # while the job lives) would be walked by every full collection of what follows; frozen, the
         # collector walks only what the views make (at 195k tile ops: health 1.0 -> 0.5 s).
         gc.freeze()
-        health = health_report(record)
+        made: tuple[dict[str, Any], bytes] | None = None
+        views: dict[str, Any] | None = None
+        if out.get("reused") == "record":  # what is made again depends on its findings (`early`, below)
+            health = health_report(record)
+        else:  # the findings and the editor's views in a child, the record document here (server.beside)
+            (health, views), made = beside(lambda: (health_report(record), _views(record, path, opts)),
+                                           lambda: _document(record, opts))
     except PyptoError as e:
         out["error"] = _where_error(e, path, line)
         return out
@@ -273,9 +279,10 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     bound, why = bottleneck(record.run)
     p = record.program
     out["record"] = None
-    if opts.get("record", True) and not early:  # the version-2 document, and its columns as .npz bytes
-        doc, arrays = record.to_document()
-        out["record"], out["record_columns"] = doc, npz_bytes(arrays)
+    if made is None and not early:
+        made = _document(record, opts)
+    if made is not None:  # the version-2 document, and its columns as .npz bytes
+        out["record"], out["record_columns"] = made
     out["inputs_from"] = record.source.inputs_from  # the capture the inputs came from (docs/capture.md), or None
     out["summary"] = {
         "board": record.run.board, "clock": record.run.clock, "makespan_us": m.makespan, "tasks": len(record.run.tasks),
@@ -290,21 +297,14 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
                 out["precision"] = _precision(kernel, args, path, line)[1]
             return out
     precision, suggestions = None, []
-    if opts.get("editor") and not early:
-        out["editor"] = editor_view(record, path, (out["record"] or {}).get("run"))
-        out["editor"]["knobs"] = knob_view(kernel)
-    if opts.get("snapshots") and not early:  # the tensor graph after each pass; null: the previous one, unchanged
-        from pypto.ir.serialize import graph_json
-        prev = record.traced.graph if record.traced is not None else None
-        graphs: list[Any] = []
-        for p_ in record.passes:
-            g = p_.snapshot.graph if p_.snapshot is not None else None
-            graphs.append(None if g is None or g is prev else graph_json(g))
-            prev = g if g is not None else prev
-        out["pass_graphs"] = {"traced": None if record.traced is None else graph_json(record.traced.graph),
-                              "passes": graphs}
-    if opts.get("listings") and not early:  # each leaf function's PTO-ISA-style listing, with its source lines
-        out["listings"] = [record.listing(leaf) for leaf in range(len(p.blocks))] if p.blocks is not None else None
+    if views is None and not early:
+        views = _views(record, path, opts)
+    if views is not None:
+        out.update(views)
+        if "editor" in out:  # the run the record document holds, shared (a pickle of the answer carries it once)
+            shared = (out["record"] or {}).get("run")
+            out["editor"]["swimlane"] = shared if shared is not None else record.run.to_json()
+            out["editor"]["knobs"] = knob_view(kernel)
     advisor = None
     if opts.get("interim") and (proposes(health) or opts.get("suggest")):
         # the record and the findings now; the checked advice and the tile search's suggestions when the
@@ -363,6 +363,40 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             out["report"] = kr.to_json()
         if opts.get("html"):  # the self-contained HTML report of these results
             out["html"] = render_html([kr])
+    return out
+
+
+def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], bytes] | None:
+    """The record's version-2 document and its columns as .npz bytes, when the settings ask for the record."""
+    from pypto.ir.columns import npz_bytes
+
+    if not opts.get("record", True):
+        return None
+    doc, arrays = record.to_document()
+    return doc, npz_bytes(arrays)
+
+
+def _views(record: Any, path: str, opts: Mapping[str, Any]) -> dict[str, Any]:
+    """What the settings ask of the editor's views of a profiled record: `editor` (its `swimlane` and `knobs`
+    left for the caller: the run is the record document's, the knobs read the kernel), `pass_graphs` (the tensor
+    graph after each pass; null: the previous one, unchanged), `listings` (each leaf function's PTO-ISA-style
+    listing, with its source lines). Reads the record only: it may run beside the record document (`beside`)."""
+    out: dict[str, Any] = {}
+    if opts.get("editor"):
+        out["editor"] = editor_view(record, path, {})
+    if opts.get("snapshots"):
+        from pypto.ir.serialize import graph_json
+        prev = record.traced.graph if record.traced is not None else None
+        graphs: list[Any] = []
+        for p_ in record.passes:
+            g = p_.snapshot.graph if p_.snapshot is not None else None
+            graphs.append(None if g is None or g is prev else graph_json(g))
+            prev = g if g is not None else prev
+        out["pass_graphs"] = {"traced": None if record.traced is None else graph_json(record.traced.graph),
+                              "passes": graphs}
+    if opts.get("listings"):
+        blocks = record.program.blocks
+        out["listings"] = [record.listing(leaf) for leaf in range(len(blocks))] if blocks is not None else None
     return out
 
 

@@ -6,12 +6,12 @@ timings. An edit the trace sees (a tile shape it reaches, a line moved) is compi
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from support import timeless
 
 from pypto.frontend.jit import CompiledKernel
 from server import analyze
@@ -48,19 +48,6 @@ def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 
 '''
 
 
-def _timeless(x: Any) -> Any:
-    """The answer without what differs between two compiles of one program: the passes' durations."""
-    if isinstance(x, dict):
-        return {k: None if k == "seconds" else _timeless(v) for k, v in x.items() if k not in ("reused", "output")}
-    if isinstance(x, (list, tuple)):
-        return [_timeless(v) for v in x]
-    if isinstance(x, np.ndarray):  # the editor view's tile index
-        return (str(x.dtype), x.shape, x.tolist())
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):  # its ragged columns
-        return (type(x).__name__, _timeless(dataclasses.asdict(x)))
-    return x
-
-
 def _compile(path: Path, text: str, **more: Any) -> dict[str, Any]:
     path.write_text(text)  # the record's file hash is the file's (as the language server's is the saved one)
     return analyze.analyze_kernel(str(path), text, "wide", {**OPTS, **more})
@@ -86,7 +73,7 @@ def test_an_edit_the_trace_does_not_see_reuses_the_last_answer_which_is_a_cold_c
     assert reused["record"]["source"]["text_sha256"] == cold["record"]["source"]["text_sha256"] \
         != last["record"]["source"]["text_sha256"], "the record names the file as it is now"
     assert reused["record_columns"] == cold["record_columns"], "the same columns, byte for byte"
-    assert _timeless(reused) == _timeless(cold)
+    assert timeless(reused) == timeless(cold)
     assert reused["reused"] == "whole"
 
 
@@ -178,4 +165,4 @@ def scaled(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), out: pypto.Tenso
     reused, cold = analyze.reuse_answer(last, fresh), compile_(edited)
     assert cold["inputs_from"]["kernel_changed"] is True and reused["inputs_from"] == cold["inputs_from"]
     assert reused["record"]["source"]["inputs_from"]["kernel_changed"] is True
-    assert _timeless(reused) == _timeless(cold)
+    assert timeless(reused) == timeless(cold)

@@ -1,0 +1,92 @@
+"""Two computations on one compiled record at once: one in a forked child, one here.
+
+A job's views of a production-size record (the health report and the editor's lookups, the record
+document) each take about a second, and read the record without changing it. In a job the user's
+edit waits for all of them, alone in the worker pool (`server.live` runs the kernel the user tunes
+first and alone), so the machine's second core is idle. `beside(child, here)` forks: the child runs
+`child()` and sends its result back pickled through a pipe (the editor's lookups are mostly numpy
+arrays: milliseconds), while this process runs `here()`. The child shares the record copy-on-write
+and runs only our code, never the user's.
+
+Forking is an acceleration, never a change of result: without `os.fork`, with other threads running
+(a fork keeps only the calling thread, and locks another thread held would stay held in the child),
+or when the child fails in any way (an exception, a signal, a result that does not pickle), `child()`
+runs here after `here()`, and what it raises is raised here. A job's child is in the job's process
+group (`server.worker`), so cancelling the job ends it too.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+A = TypeVar("A")
+B = TypeVar("B")
+
+
+def beside(child: Callable[[], A], here: Callable[[], B], fork: bool = True) -> tuple[A, B]:
+    """(`child()`, `here()`), `child()` computed in a forked child while `here()` runs in this process
+    (see the module doc for when it is not, and then `child()` runs after `here()`)."""
+    if not fork or not hasattr(os, "fork") or threading.active_count() > 1:
+        b = here()
+        return child(), b
+    read, write = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to spare (a process limit, memory): one after the other
+        os.close(read)
+        os.close(write)
+        b = here()
+        return child(), b
+    if pid == 0:  # the child: compute, send, and leave without running anything of the parent's
+        code = 1
+        try:
+            os.close(read)
+            data = pickle.dumps(("ok", child()), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write, "wb") as out:
+                out.write(data)
+            code = 0
+        except BaseException:  # noqa: BLE001 - the parent computes it again and reports what it raises
+            pass
+        finally:
+            os._exit(code)
+    os.close(write)
+    try:
+        b = here()
+    except BaseException:
+        _reap(pid, read)
+        raise
+    got = _collect(pid, read)
+    return (got[1] if got is not None else child()), b
+
+
+def _collect(pid: int, read: int) -> tuple[str, Any] | None:
+    """The child's ("ok", result), or None when it ended without sending one whole."""
+    with os.fdopen(read, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0 or not data:
+        return None
+    try:
+        got = pickle.loads(data)
+    except Exception:  # noqa: BLE001 - a cut or corrupt answer: computed here instead
+        return None
+    return got if isinstance(got, tuple) and len(got) == 2 and got[0] == "ok" else None
+
+
+def _reap(pid: int, read: int) -> None:
+    """End the child of a computation that raised here, and reap it."""
+    import signal
+
+    os.close(read)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass

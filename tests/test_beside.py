@@ -1,0 +1,134 @@
+"""`server.beside`: a job's two views of one record made at once, one in a forked child — and the same
+result as one after the other, whatever the child does (fails, dies, returns what does not pickle), and
+no child left behind. The job's answer is the same either way (`server.analyze`)."""
+
+from __future__ import annotations
+
+import os
+import select
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server import analyze, beside
+from support import timeless
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform: beside never forks")
+
+WAIT = 60.0  # seconds for an event between the two processes (it comes in milliseconds)
+
+
+def test_the_child_runs_in_another_process_while_here_runs() -> None:
+    parent = os.getpid()
+    read, write = os.pipe()
+
+    def child() -> int:  # tells `here` it runs: were they one after the other, `here` would wait in vain
+        os.write(write, b"x")
+        return os.getpid()
+
+    def here() -> bool:
+        ready, _, _ = select.select([read], [], [], WAIT)
+        return bool(ready) and os.read(read, 1) == b"x"
+
+    try:
+        pid, met = beside.beside(child, here)
+    finally:
+        os.close(read)
+        os.close(write)
+    assert met, "the child ran while here() waited for it"
+    assert pid != parent
+
+
+@pytest.mark.parametrize("how", ["raises", "exits", "unpicklable"])
+def test_a_child_that_fails_is_computed_here(how: str) -> None:
+    parent = os.getpid()
+
+    def child() -> Any:
+        if os.getpid() != parent:  # only in the forked child
+            if how == "raises":
+                raise RuntimeError("only in the child")
+            if how == "exits":
+                os._exit(3)
+            return lambda: None  # a lambda does not pickle
+        return ("here", os.getpid())
+
+    got, _ = beside.beside(child, lambda: None)
+    assert got == ("here", parent)
+
+
+def test_what_the_child_raises_is_raised_here() -> None:
+    def child() -> None:
+        raise ValueError("the views failed")
+
+    with pytest.raises(ValueError, match="the views failed"):
+        beside.beside(child, lambda: 1)
+
+
+def test_when_here_raises_the_child_is_ended_and_reaped() -> None:
+    read, write = os.pipe()
+    hold_r, hold_w = os.pipe()
+
+    def child() -> None:
+        os.write(write, str(os.getpid()).encode())
+        os.read(hold_r, 1)  # blocks: nobody writes
+
+    def here() -> None:
+        ready, _, _ = select.select([read], [], [], WAIT)
+        assert ready
+        pids.append(int(os.read(read, 32)))
+        raise KeyError("here failed")
+
+    pids: list[int] = []
+    try:
+        with pytest.raises(KeyError):
+            beside.beside(child, here)
+    finally:
+        for fd in (read, write, hold_r, hold_w):
+            os.close(fd)
+    with pytest.raises(ProcessLookupError):  # killed and reaped: no such process, not even a zombie
+        os.kill(pids[0], 0)
+
+
+def test_with_other_threads_running_nothing_is_forked() -> None:
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        got, _ = beside.beside(os.getpid, lambda: None)
+    finally:
+        stop.set()
+        t.join()
+    assert got == os.getpid()
+
+
+KERNEL = '''import pypto
+
+
+@pypto.jit
+def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 1000], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 384)
+    out[:] = pypto.exp(x) + x
+'''
+
+
+def test_a_jobs_answer_is_the_same_with_its_views_made_beside(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL)
+    opts = {"editor": True, "report": True, "record": True, "snapshots": True, "listings": True, "fingerprint": True}
+    forked: list[bool] = []
+
+    def spy(child: Any, here: Any, fork: bool = True) -> Any:
+        forked.append(fork)
+        return beside.beside(child, here, fork=fork)
+
+    monkeypatch.setattr(analyze, "beside", spy)
+    together = analyze.analyze_kernel(str(path), KERNEL, "tail_vec", opts)
+    monkeypatch.setattr(analyze, "beside", lambda c, h: spy(c, h, fork=False))
+    alone = analyze.analyze_kernel(str(path), KERNEL, "tail_vec", opts)
+    assert forked == [True, False]
+    assert together["error"] is None and together["editor"]["swimlane"] is together["record"]["run"]
+    assert together["record_columns"] == alone["record_columns"]
+    assert timeless(together) == timeless(alone)
