@@ -408,6 +408,9 @@ def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
     conn.send(("warm", None))
     gc.collect()
     gc.freeze()  # the template's objects: a job's collector never walks (and so never copies) their pages
+    from pypto.compiler.pipeline import keep_frozen
+
+    keep_frozen()  # for good: nothing counts them again (`gc.get_freeze_count` walks them all)
     ready = _fork_child(conn, memory_limit)
     while True:
         try:

@@ -1,10 +1,13 @@
 """`gc_paused`: the collector is paused inside, enabled after; what was made inside joins the oldest
-generation unless something is frozen already (the worker's template stays frozen)."""
+generation unless something is frozen already (the worker's template stays frozen, and is not counted)."""
 
 from __future__ import annotations
 
 import gc
 
+import pytest
+
+from pypto.compiler import pipeline
 from pypto.compiler.pipeline import gc_paused
 
 
@@ -31,5 +34,24 @@ def test_gc_paused_keeps_what_someone_else_froze_frozen() -> None:
             made = [[] for _ in range(1000)]
         assert gc.get_freeze_count() == frozen  # not released (a forked job would walk, and copy, its pages)
         assert gc.isenabled() and made and template
+    finally:
+        gc.unfreeze()
+
+
+def test_a_process_that_keeps_its_frozen_generation_is_never_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's template froze its objects for good (`keep_frozen`): `gc_paused` neither counts them
+    (`gc.get_freeze_count` walks every frozen object, on every pipeline run of a job) nor releases them."""
+    def walked() -> int:
+        raise AssertionError("the frozen generation was counted")
+
+    monkeypatch.setattr(pipeline, "_kept_frozen", False)
+    pipeline.keep_frozen()
+    monkeypatch.setattr(gc, "get_freeze_count", walked)
+    gc.freeze()
+    try:
+        assert pipeline.frozen()
+        with pipeline.gc_paused():
+            assert not gc.isenabled()
+        assert gc.isenabled()
     finally:
         gc.unfreeze()
