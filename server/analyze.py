@@ -262,8 +262,9 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         if out.get("reused") == "record":  # what is made again depends on its findings (`early`, below)
             health = health_report(record)
         else:  # the findings and the editor's views in a child, the record document here (server.beside)
+            big = record.program.tiles is not None and len(record.program.tiles.ops) >= BESIDE_FROM
             (health, views), made = beside(lambda: (health_report(record), _views(record, path, opts)),
-                                           lambda: _document(record, opts))
+                                           lambda: _document(record, opts), fork=big)
     except PyptoError as e:
         out["error"] = _where_error(e, path, line)
         return out
@@ -401,6 +402,11 @@ def _views(record: Any, path: str, opts: Mapping[str, Any]) -> dict[str, Any]:
         out["listings"] = [record.listing(leaf) for leaf in range(len(blocks))] if blocks is not None else None
     return out
 
+
+# tile ops from which a job makes its views beside the record document (`server.beside`): the fork costs ~30 ms,
+# and saves nothing below ~25k tile ops (glm's attention, 24k: 0.55 s to its record either way; gated delta
+# rule, 195k: 2.3 -> 1.5 s)
+BESIDE_FROM = 50_000
 
 MAX_TRACES = 512  # candidates' figures an answer keeps for the next compile (`Advisor.traces`): the latest
 
