@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -79,8 +80,6 @@ def _collect(pid: int, read: int) -> tuple[str, Any] | None:
 
 def _reap(pid: int, read: int) -> None:
     """End the child of a computation that raised here, and reap it."""
-    import signal
-
     os.close(read)
     try:
         os.kill(pid, signal.SIGKILL)
