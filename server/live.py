@@ -202,6 +202,9 @@ class LiveCompiler:
         for key, fut in list(doc.pending.items()):
             if key not in keys and not fut.done():
                 fut.cancel()  # a newer edit: this compile is stale (kills the worker job)
+                # and forgotten now, not when its job is gone: an edit back to this text (an undo) while the job is
+                # being killed compiles it anew, instead of waiting on a compile that ends without a result
+                del doc.pending[key]
                 log.info("%s: cancelled a stale compile", _short(doc.uri))
 
     def _cancel_all(self, doc: Document) -> None:
@@ -209,6 +212,7 @@ class LiveCompiler:
             doc.update.cancel()
         for fut in doc.pending.values():
             fut.cancel()
+        doc.pending.clear()
         for r in doc.results.values():
             r.cancel_extras()
 
