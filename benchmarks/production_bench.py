@@ -136,6 +136,33 @@ the server's log (`set_vec_tile_shapes(64, l_max)`): 6.28 s to its record, its j
 The whole table before (f62952a, all six kernels; the "edit p50" column is the same kind of figure as the table
 above it): hc_pre 0.42, compressor 0.60, compress_fa 0.47, glm_attention 0.93, gated_delta_rule 7.29,
 block_attn_res 9.20 s.
+
+The job's floor and its second core (session 18, 2026-11-29): a worker's template no longer has its frozen
+objects counted on every pipeline run (`pypto.compiler.pipeline.keep_frozen`), the forkserver preloads pytest and
+numpy.testing, a job from 50k tile ops makes its findings and editor views in a forked child beside the record
+document (`server.beside`), and a compile cancelled by an edit is forgotten at once (an edit back to its text
+while its job was being killed got no record: this bench hung on compress_fa's reverts). `--keep DIR --no-capture
+--edits 3`, 2 cores, load average 0.3-0.9 at the starts; before: a worktree at 453bc2f (`--tree`, 03:17-03:27),
+after: this tree at 6d38663 (03:41-03:48):
+
+| kernel | | cold s | open s | edit p50 s | edit/cold % | panel record p50 s | comment edit s |
+|---|---|---|---|---|---|---|---|
+| hc_pre | before | 2.3 | 0.6 | 0.40 | 18 | 0.46 | 0.27 |
+| | after | 2.0 | 0.2 | 0.20 | 10 | 0.29 | 0.11 |
+| compressor | before | 3.3 | 0.9 | 0.64 | 19 | 0.77 | 0.28 |
+| | after | 2.9 | 0.5 | 0.37 | 13 | 0.51 | 0.11 |
+| compress_fa | before | 2.6 | 0.4 | 0.46 | 18 | 0.61 | 0.29 |
+| | after | 2.3 | 0.2 | 0.26 | 11 | 0.40 | 0.04 |
+| glm_attention | before | 4.3 | 0.9 | 0.94 | 22 | 1.06 | 0.32 |
+| | after | 3.6 | 0.5 | 0.58 | 16 | 0.70 | 0.10 |
+| gated_delta_rule | before | 26.0 | 6.5 | 6.71 | 26 | 7.95 | 0.33 |
+| | after | 16.4 | 6.2 | 5.88 | 36 | 7.11 | 0.08 |
+| block_attn_res | before | 6.4 | 4.5 | 8.26 | 129 | 11.33 | 0.85 |
+| | after | 5.7 | 4.0 | 7.61 | 134 | 10.09 | 0.45 |
+
+Every comment edit was reused, no tile-shape edit was (each changes what the kernel runs). A tile-shape edit of
+gated delta rule is still its whole compile (~4.3 s of tile expansion, partition, leaf functions and execute graph)
+plus ~1.2 s of views: the 3 s target needs reuse below the kernel (docs/ARCHITECTURE.md, "The compile cache").
 """
 
 from __future__ import annotations
