@@ -37,7 +37,7 @@ def beside(child: Callable[[], A], here: Callable[[], B], fork: bool = True) -> 
     read, write = os.pipe()
     try:
         pid = os.fork()
-    except OSError:  # no process to spare (a process limit, memory): one after the other
+    except Exception:  # noqa: BLE001 - no process to spare (a process limit, memory), or a patched os: one after the other
         os.close(read)
         os.close(write)
         b = here()
@@ -65,11 +65,18 @@ def beside(child: Callable[[], A], here: Callable[[], B], fork: bool = True) -> 
 
 
 def _collect(pid: int, read: int) -> tuple[str, Any] | None:
-    """The child's ("ok", result), or None when it ended without sending one whole."""
+    """The child's ("ok", result), or None when it ended without sending one whole. (Its exit status may be
+    unknown: the user's module may have set SIGCHLD to be ignored, and then the child is reaped by the system;
+    what it sent then decides.)"""
     with os.fdopen(read, "rb") as f:
         data = f.read()
-    _, status = os.waitpid(pid, 0)
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0 or not data:
+    try:
+        _, status = os.waitpid(pid, 0)
+        if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+            return None
+    except ChildProcessError:
+        pass
+    if not data:
         return None
     try:
         got = pickle.loads(data)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,16 @@ def test_when_here_raises_the_child_is_ended_and_reaped() -> None:
             os.close(fd)
     with pytest.raises(ProcessLookupError):  # killed and reaped: no such process, not even a zombie
         os.kill(pids[0], 0)
+
+
+def test_a_module_that_ignores_sigchld_still_gets_the_childs_result() -> None:
+    """User code may set SIGCHLD to be ignored: the system reaps the child, and waiting for it fails."""
+    before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        got, here = beside.beside(os.getpid, os.getpid)
+    finally:
+        signal.signal(signal.SIGCHLD, before)
+    assert got != here == os.getpid()
 
 
 def test_with_other_threads_running_nothing_is_forked() -> None:
