@@ -10,9 +10,10 @@ and runs only our code, never the user's.
 
 Forking is an acceleration, never a change of result: without `os.fork`, with other threads running
 (a fork keeps only the calling thread, and locks another thread held would stay held in the child),
-or when the child fails in any way (an exception, a signal, a result that does not pickle), `child()`
-runs here after `here()`, and what it raises is raised here. A job's child is in the job's process
-group (`server.worker`), so cancelling the job ends it too.
+without the memory available for a second copy of this process (`_room_for_a_copy`), or when the child
+fails in any way (an exception, a signal, a result that does not pickle), `child()` runs here after
+`here()`, and what it raises is raised here. A job's child is in the job's process group
+(`server.worker`), so cancelling the job ends it too.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ B = TypeVar("B")
 def beside(child: Callable[[], A], here: Callable[[], B], fork: bool = True) -> tuple[A, B]:
     """(`child()`, `here()`), `child()` computed in a forked child while `here()` runs in this process
     (see the module doc for when it is not, and then `child()` runs after `here()`)."""
-    if not fork or not hasattr(os, "fork") or threading.active_count() > 1:
+    if not fork or not hasattr(os, "fork") or threading.active_count() > 1 or not _room_for_a_copy():
         b = here()
         return child(), b
     read, write = os.pipe()
@@ -62,6 +63,21 @@ def beside(child: Callable[[], A], here: Callable[[], B], fork: bool = True) -> 
         raise
     got = _collect(pid, read)
     return (got[1] if got is not None else child()), b
+
+
+def _room_for_a_copy(meminfo: str = "/proc/meminfo", statm: str = "/proc/self/statm") -> bool:
+    """Whether the machine has memory available for a second copy of this process: the child shares it
+    copy-on-write, but reading the record moves every object's reference count, so the pages it walks are
+    copied (a kernel of 10^6 tile ops: gigabytes). Linux's MemAvailable against this process's resident size;
+    True where /proc does not say."""
+    try:
+        with open(meminfo, "rb") as f:
+            available = next(int(line.split()[1]) * 1024 for line in f if line.startswith(b"MemAvailable:"))
+        with open(statm, "rb") as f:
+            resident = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return True
+    return available > resident
 
 
 def _collect(pid: int, read: int) -> tuple[str, Any] | None:

@@ -144,3 +144,20 @@ def test_a_jobs_answer_is_the_same_with_its_views_made_beside(tmp_path: Path,
     assert together["error"] is None and together["editor"]["swimlane"] is together["record"]["run"]
     assert together["record_columns"] == alone["record_columns"]
     assert timeless(together) == timeless(alone)
+
+
+@pytest.mark.parametrize(("available_kb", "resident_pages", "room"), [(8_000_000, 1000, True), (1_000, 100_000, False)])
+def test_room_for_a_copy_is_the_memory_available_against_this_processs_size(
+        tmp_path: Path, available_kb: int, resident_pages: int, room: bool) -> None:
+    meminfo, statm = tmp_path / "meminfo", tmp_path / "statm"
+    meminfo.write_text(f"MemTotal: 16000000 kB\nMemFree: 1 kB\nMemAvailable: {available_kb} kB\n")
+    statm.write_text(f"500000 {resident_pages} 100 10 0 400 0\n")
+    assert beside._room_for_a_copy(str(meminfo), str(statm)) is room
+    assert beside._room_for_a_copy(str(tmp_path / "none"), str(statm)), "unknown: forked as before"
+
+
+def test_without_memory_for_a_second_copy_nothing_is_forked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child copies the pages it reads (reference counts move): a machine short of memory runs both here."""
+    monkeypatch.setattr(beside, "_room_for_a_copy", lambda: False)
+    got, _ = beside.beside(os.getpid, lambda: None)
+    assert got == os.getpid()
