@@ -851,6 +851,9 @@ def _capture(command: list[str], store: Path | None, every: bool, timeout: float
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         problem = f"`{text}` interrupted"
+    # the report on lines of its own, whatever the command printed last: after output without a final newline, its
+    # first line ("captured …", "capture: error: …", which the language server reads) would end that line
+    print(flush=True)
     made = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
         try:

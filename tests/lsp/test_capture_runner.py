@@ -79,6 +79,14 @@ def test_the_scan_finds_the_tests_naming_the_kernel_within_its_bounds(tmp_path, 
     assert C.tests_calling(str(tmp_path), "scaled") == []
 
 
+def test_output_without_a_final_newline_leaves_the_failure_said(tmp_path):
+    """The command's last line has no end: the capture's report still starts a line (the error is read there)."""
+    (tmp_path / "open.py").write_text("import sys\nsys.stdout.write('no newline at the end')\n")
+    out = asyncio.run(C.CaptureRunner().run(["python", "open.py"], str(tmp_path), 60, lambda _: None))
+    assert not out.ok and "called no @pypto.jit kernel" in (out.error or ""), out
+    assert "no newline at the end" in out.tail
+
+
 def test_endless_output_is_bounded_and_the_failure_said(tmp_path):
     (tmp_path / "loud.py").write_text(
         "import sys\nfor i in range(5000):\n    print('line', i)\nsys.stdout.write('x' * 300000)\n")
