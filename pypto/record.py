@@ -726,13 +726,20 @@ class Traced:
         return record
 
     def fingerprint(self, context: Json = None) -> str:
-        """A hash of everything the stages after the tensor stage, the board's run and the record read, but the
-        kernel file's hash, whether the kernel's text changed since its capture, and the passes' timings: the
-        traced graph and every tensor pass's snapshot with their source spans, the options, the inputs and
-        bindings, the capture (`context`: what else the caller's answer depends on, as JSON). Two traces of one
-        fingerprint lower to one program, so a later edit whose trace has the fingerprint of the last compile (a
-        comment, a helper it does not call, a tile-shape call it does not reach) may reuse that compile's answer
-        (docs/ARCHITECTURE.md, "The compile cache")."""
+        """A hash of everything the stages after the tensor stage, the board's run and the record read
+        (`program_fingerprint`) and of `context`: what else the caller's answer depends on, as JSON. Two traces of
+        one fingerprint lower to one program, so a later edit whose trace has the fingerprint of the last compile
+        (a comment, a helper it does not call, a tile-shape call it does not reach) may reuse that compile's
+        answer (docs/ARCHITECTURE.md, "The compile cache")."""
+        return hashlib.sha256(json.dumps([self.program_fingerprint, context], sort_keys=True,
+                                         default=repr).encode()).hexdigest()
+
+    @cached_property
+    def program_fingerprint(self) -> str:
+        """A hash of the traced program alone, but the kernel file's hash, whether the kernel's text changed since
+        its capture, and the passes' timings: the traced graph and every tensor pass's snapshot with their source
+        spans, the options, the inputs and bindings, the capture. Answers made with other settings from one
+        program share it (a compile's and the panels' record job's: `server.live`)."""
         ck = self.kernel
         passes = [PassInfo.from_pass_record(r) for r in ck.passes]
         rec = CompileRecord.build(ck.name, ck.file, ck.options, passes, ck.program, Program(ck.graph), self.args,
@@ -743,7 +750,7 @@ class Traced:
             p["seconds"] = None
         doc["source"].pop("inputs_from", None)
         origin = {k: v for k, v in (self.origin or {}).items() if k != "kernel_changed"}  # (the text's, like its hash)
-        h = hashlib.sha256(json.dumps([doc, origin, context], sort_keys=True, default=repr).encode())
+        h = hashlib.sha256(json.dumps([doc, origin], sort_keys=True, default=repr).encode())
         for name in sorted(arrays):
             h.update(name.encode())
             h.update(np.ascontiguousarray(arrays[name]).tobytes())

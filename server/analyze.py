@@ -69,6 +69,10 @@ progress: Callable[[Any], None] = no_progress
 # What a job that sent its result early (`interim` setting) leaves out of its final answer: the server
 # has it from the interim result, which differs from the final one in its health findings only.
 INTERIM = ("record", "record_columns", "editor", "pass_graphs", "listings")
+# the settings that choose the panels' parts of an answer (`server.live._record_opts`): not in its fingerprint
+PARTS = ("record", "snapshots", "listings")
+# what they add to it
+PANEL_PARTS = ("record", "record_columns", "pass_graphs", "listings")
 
 
 def _error(message: str, line: int, col: int = 0, end_line: int = 0, end_col: int = 0,
@@ -239,7 +243,10 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         with pypto_options(**dict(given)) if given else contextlib.nullcontext():
             traced = trace_for(kernel, args)
             if _fingerprinted(board, opts):
-                out["fingerprint"] = traced.fingerprint(opts)
+                # which parts the answer holds (the panels' record, graphs, listings) is no part of what they hold: the
+                # server completes an answer from the panels' record job of the same program (`program`, server.live)
+                out["fingerprint"] = traced.fingerprint({k: v for k, v in opts.items() if k not in PARTS})
+                out["program"] = traced.program_fingerprint
                 offered = reuse.get("fingerprints") or {}  # fingerprint -> whether that answer holds whole
                 if out["fingerprint"] in offered:
                     fresh = {"text_sha256": traced.text_sha256, "inputs_from": traced.origin,

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from server.analyze import INTERIM, reuse_answer
+from server.analyze import INTERIM, PANEL_PARTS, reuse_answer
 from server.protocol import Settings
 from server.state import Document, Kernel, Result, parse_kernels
 from server.worker import JobFailed, JobTimes, WorkerPool, wall_backstop
@@ -406,12 +406,12 @@ class LiveCompiler:
         # an answer whose advice was checked after its record was sent has it checked again (the candidate tile
         # shapes are traced anew: the edit may be on their path; those traced as before are not lowered again:
         # `traces`), its interim answer shown at once
-        offered = _reusable(doc, k.name) if doc is not None else {}
+        offered = _reusable(doc, k.name, panels) if doc is not None else {}
         if offered:
             traces: dict[str, Json] = {}
-            for _, a in reversed(list(offered.values())):
-                traces.update(a.analysis.get("advice_traces") or {})  # type: ignore[union-attr]
-            opts["reuse"] = {"fingerprints": {fp: whole for fp, (whole, _) in offered.items()}, "traces": traces}
+            for _, was, _ in reversed(list(offered.values())):
+                traces.update(was.analysis.get("advice_traces") or {})  # type: ignore[union-attr]
+            opts["reuse"] = {"fingerprints": {fp: whole for fp, (whole, _, _) in offered.items()}, "traces": traces}
         t0 = time.monotonic()
         running = True
         interim: dict[str, Json] = {}
@@ -428,9 +428,7 @@ class LiveCompiler:
             if isinstance(data.get("interim"), dict):
                 interim.update(data["interim"])
             elif data.get("reused_interim") in offered:
-                was = offered[data["reused_interim"]][1]
-                assert was.interim_analysis is not None  # (offered so)
-                interim.update(reuse_answer(was.interim_analysis, {**data, "reused": "record"}))
+                interim.update(reuse_answer(offered[data["reused_interim"]][2], {**data, "reused": "record"}))
             else:
                 return
             shown = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line, analysis=dict(interim),
@@ -440,7 +438,7 @@ class LiveCompiler:
         try:
             answer = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed, on_progress=early)
             if answer.get("reused") == "whole" and answer.get("fingerprint") in offered:
-                answer = reuse_answer(offered[answer["fingerprint"]][1].analysis or {}, answer)
+                answer = reuse_answer(offered[answer["fingerprint"]][2], answer)
             elif answer.get("interim_sent"):  # the parts it left out are the interim result's
                 r.interim_analysis = dict(interim)
                 answer = {**{key: interim[key] for key in INTERIM if key in interim}, **answer}
@@ -490,8 +488,9 @@ class LiveCompiler:
             text = doc.text
             # the record's job makes the panels' data (no reader takes its findings): the sim board does not
             # check its advice's tile shapes, which the kernel's own compile does
+            # (fingerprinted: its program's fingerprint tells whether the kernel's next compile may take its parts)
             opts = {**self.settings.analysis(), "report": True, **_record_opts(what == "record"),
-                    **({"check_advice": False} if what == "record" else {}),
+                    **({"check_advice": False, "fingerprint": True} if what == "record" else {}),
                     "suggest": "suggest" in what.split("+"), "precision": "precision" in what.split("+"),
                     # the candidates the kernel's compile checked are known by their traces: not lowered again
                     "reuse": {"traces": (r.analysis or {}).get("advice_traces") or {}}}
@@ -538,20 +537,39 @@ def _answer_of(r: Result | None) -> str | None:
     return fp if isinstance(fp, str) else None
 
 
-def _reusable(doc: Document, name: str) -> dict[str, tuple[bool, Result]]:
-    """The answers a compile of the kernel may reuse, by fingerprint: (whole, the result) for its latest and the
-    one before it. `whole`: the answer holds as it is; else its record does (an interim answer, or one whose
-    advice was checked after its record was sent), its interim answer is shown and its advice checked again —
-    offered only when that interim answer is known."""
-    out: dict[str, tuple[bool, Result]] = {}
+def _reusable(doc: Document, name: str, parts: bool) -> dict[str, tuple[bool, Result, Json]]:
+    """The answers a compile of the kernel may reuse, by fingerprint: (whole, the result, the answer to reuse) for
+    its latest and the one before it. `whole`: the answer holds as it is (the result's analysis); else its record
+    does (an interim answer, or one whose advice was checked after its record was sent): its interim answer is
+    shown and its advice checked again — offered only when that interim answer is known. A compile that asks for
+    the panels' parts (`parts`: the record, graphs, listings) is offered an answer without them only completed by
+    the panels' record job of that result, done, for the same traced program (opening the panels after a compile
+    does not make the next edit's compile anew)."""
+    out: dict[str, tuple[bool, Result, Json]] = {}
     for r in (doc.results.get(name), doc.earlier.get(name)):
         fp = _answer_of(r)
         if fp is None or fp in out or r is None or r.analysis is None:
             continue
         whole = not r.interim and not r.analysis.get("interim_sent")
-        if whole or r.interim_analysis is not None:
-            out[fp] = (whole, r)
+        answer = r.analysis if whole else r.interim_analysis
+        if answer is not None and parts and answer.get("record") is None:
+            answer = _with_panel_parts(r, answer)
+        if answer is not None:
+            out[fp] = (whole, r, answer)
     return out
+
+
+def _with_panel_parts(r: Result, answer: Json) -> Json:
+    """`answer` with the panels' parts of `r`'s record job (`extra_output(…, "record")`) when that job is done and
+    made them from the same traced program; else None."""
+    fut = r.extras.get("record")
+    if fut is None or not fut.done() or fut.cancelled() or fut.exception() is not None:
+        return None
+    got = fut.result()
+    program = (r.analysis or {}).get("program")
+    if not isinstance(got, dict) or got.get("record") is None or program is None or got.get("program") != program:
+        return None
+    return {**answer, **{key: got[key] for key in PANEL_PARTS if key in got}}
 
 
 def _first_difference(old: str, new: str) -> int:

@@ -90,11 +90,15 @@ def test_an_edit_the_trace_sees_is_compiled_anew(tmp_path: Path, edit: tuple[str
     assert fresh["error"] is None and fresh["record"] is not None
 
 
-def test_the_settings_are_in_the_fingerprint(tmp_path: Path) -> None:
+def test_the_settings_are_in_the_fingerprint_but_which_panel_parts_are_asked(tmp_path: Path) -> None:
     path = tmp_path / "k.py"
     last = _compile(path, KERNELS)
-    other = _compile(path, KERNELS, listings=False, reuse={"fingerprints": {last["fingerprint"]: True}})
+    other = _compile(path, KERNELS, check_advice=False, reuse={"fingerprints": {last["fingerprint"]: True}})
     assert "reused" not in other and other["fingerprint"] != last["fingerprint"]
+    assert other["program"] == last["program"], "one traced program"
+    # the panels' parts (record, graphs, listings) are chosen by the server (server.live._reusable)
+    parts = _compile(path, KERNELS, listings=False, snapshots=False, record=False)
+    assert parts["fingerprint"] == last["fingerprint"] and parts["record"] is None
 
 
 def test_no_fingerprint_unless_asked_or_off_the_sim_board(tmp_path: Path) -> None:

@@ -83,3 +83,24 @@ async def test_a_reused_record_is_shown_at_once_and_its_advice_checked_again(cli
     assert final["reused"] is True and final["summary"] == first["summary"]
     assert final["bestGain"] == first["bestGain"], "the advice, checked again, is the same"
     assert early["seconds"] < final["seconds"]
+
+
+async def test_opening_the_panels_after_a_compile_does_not_make_the_next_edit_compile_anew(client, lsp_kit, tmp_path):
+    # the panels' record job ran with other settings than the kernel's compile; the next compile asks for the
+    # panels' parts, which that job made from the same program: a comment edit is reused with them, and the
+    # panels are answered without another job (each job imports the module, which says so)
+    text = TWO.replace("import pypto\n", "import pypto\nprint('imported')\n", 1)
+    doc = lsp_kit.Doc(client, tmp_path / "two.py", text)
+    jobs = lambda: sum("two.py cols printed:" in m.message for m in client.log_messages)  # noqa: E731
+    first = await client.records.record(doc.uri, "cols", 1)
+    assert not first.get("reused")
+    opened = await doc.call("pypto/record", kernel="cols")  # the panels open: the record's own job
+    assert opened["record"]["run"] is not None and jobs() == 2
+    v2 = doc.replace("# scaled", "# scaled by x")
+    again = await client.records.record(doc.uri, "cols", v2)
+    assert again["reused"] is True and again["summary"] == first["summary"]
+    got = await doc.call("pypto/record", kernel="cols")
+    assert got["version"] == v2 and got["record"]["run"] == opened["record"]["run"]
+    graph = await doc.call("pypto/pass", kernel="cols", index=0)
+    assert graph["version"] == v2
+    assert jobs() == 3, "the edit's job only: the panels' parts came with its reused answer"
