@@ -202,3 +202,12 @@ def timeless(x: Any) -> Any:
     if dataclasses.is_dataclass(x) and not isinstance(x, type):  # its ragged columns
         return (type(x).__name__, timeless(dataclasses.asdict(x)))
     return x
+
+
+def unruns(runs: list[Any]) -> list[int]:
+    """A slim record's `pred_runs` (server.panel_data.pred_runs) as the ids they stand for: a pair [i, j] is
+    i, i+1, …, j; a number itself (the reading webview/src/model.ts `expandPredRuns` does)."""
+    out: list[int] = []
+    for x in runs:
+        out.extend(range(x[0], x[1] + 1) if isinstance(x, list) else [x])
+    return out

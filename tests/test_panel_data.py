@@ -1,9 +1,12 @@
 """server.panel_data's swimlane-window rules, shared by pypto/swimlane and GET …/swimlane: one edge rule,
-counters clipped with the value in force at the start, a search placed over the run and in the window."""
+counters clipped with the value in force at the start, a search placed over the run and in the window; a slim
+record's predecessors as runs (`pred_runs`)."""
 
 from __future__ import annotations
 
-from server.panel_data import window_bins, window_counters, window_match, window_tasks
+from support import unruns
+
+from server.panel_data import pred_runs, window_bins, window_counters, window_match, window_tasks
 
 STARTS = [0.0, 1.0, 2.0, 3.0]
 ENDS = [1.0, 2.0, 3.0, 4.0]
@@ -36,3 +39,11 @@ def test_bins_count_a_task_on_its_lane_and_on_each_lane_it_holds():
     assert sorted(by_lane) == [0, 1, 3, 4, 5]
     assert by_lane[4] == by_lane[5] == by_lane[1] == [(0.0, 2.0, 0.5, 1)], "busy half the first bin, like its own lane"
     assert window_bins([0, 1, 2, 3], lanes, STARTS, ENDS, 0.0, 4.0, 2) == [g for g in got if g[0] not in (4, 5)]
+
+
+def test_pred_runs_pairs_each_run_of_consecutive_ids_and_gives_the_same_ids_back():
+    preds = [[], [0], [0, 1], [0, 1, 2, 5, 7, 8], [3, 2, 1], [9, 10, 10, 11], list(range(128)), []]
+    runs = pred_runs(preds)
+    assert runs == [[], [0], [[0, 1]], [[0, 2], 5, [7, 8]], [3, 2, 1], [[9, 10], [10, 11]], [[0, 127]], []]
+    assert [unruns(r) for r in runs] == preds, "in their order, a repeated id too"
+    assert pred_runs([]) == [] and pred_runs([[], []]) == [[], []]

@@ -71,7 +71,7 @@ async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client
                     "execute": {"tasks": {"reads": summary["tasks"], "writes": summary["tasks"]}},
                     "run": {"tasks": summary["tasks"], "pipe_profiles": gone["run"]["pipe_profiles"]}}
     assert not any("reads" in t or "writes" in t for t in rec["execute"]["tasks"])
-    assert all({"id", "subgraph", "leaf", "core", "coord", "preds"} <= set(t) for t in rec["execute"]["tasks"])
+    assert all({"id", "subgraph", "leaf", "core", "coord", "pred_runs"} <= set(t) for t in rec["execute"]["tasks"])
     assert gone["tiles"]["buffers"] > 0 and "memory" not in rec and set(rec["tiles"]) == {"instances", "outputs"}
     assert all(set(sg) == {"id", "core", "instance", "peak_bytes", "leaf"} for sg in rec["subgraphs"])
     assert all("instrs" not in b and b["peak_bytes"] and b["capacity_bytes"] for b in rec["blocks"])

@@ -420,6 +420,19 @@ function tileGridsOf(record) {
   });
 }
 
+/** A task's predecessors as a slim record sends them (server/panel_data.py `pred_runs`): a run of consecutive ids as
+ * the pair [first, last], any other id as itself. */
+function predRunsOf(preds) {
+  const out = [];
+  for (const x of preds) {
+    const last = out.at(-1);
+    if (Array.isArray(last) && x === last[1] + 1) last[1] = x;
+    else if (typeof last === 'number' && x === last + 1) out[out.length - 1] = [last, x];
+    else out.push(x);
+  }
+  return out;
+}
+
 /** What the servers send for a record above 20,000 tile ops (server/analyze.py panel_record), made here from the fixture:
  * without its tile ops, the subgraphs' ops, the blocks' instructions and buffers, the execute tasks' GM reads and writes and the
  * run's tasks; with the aggregates the views draw instead. Its passes carry only their graphs, as the servers' do. */
@@ -439,7 +452,7 @@ function slimGraphRecord(whole) {
   for (const p of r.passes) if (p.snapshot) p.snapshot = { graph: p.snapshot.graph };
   r.subgraphs = r.subgraphs.map(({ ops, ...rest }) => rest);
   r.blocks = r.blocks.map(({ instrs, buffers, ...rest }) => rest);
-  r.execute.tasks = r.execute.tasks.map(({ reads, writes, ...rest }) => rest);
+  r.execute.tasks = r.execute.tasks.map(({ reads, writes, preds, ...rest }) => ({ ...rest, pred_runs: predRunsOf(preds) }));
   delete r.run.tasks;
   delete r.run.pipe_profiles;
   r.aggregates = { time_share: Object.fromEntries(timeShareOf(whole)), tile_ops: n, subgraph_nodes: subgraphNodes(whole), buffer_use: bufferUseOf(whole) };
@@ -537,6 +550,25 @@ describe('graph panel: a big record sent slim (server/analyze.py panel_record)',
     const lines = new Set(taskNodes(whole, some.id).flatMap((n) => nodeById(whole, n).loc.map((s) => `${s.file.split('/').at(-1)}:${s.line}`)));
     const shown = await p.page.$$eval('.details ul.src li', (els) => els.map((e) => e.textContent.replace(' (caller)', '')));
     assert.deepEqual(new Set(shown), lines);
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
+describe('graph panel: a slim record\'s dependencies as runs', () => {
+  test('the execute tasks\' predecessors sent as runs (pred_runs) are read as the whole record\'s, and drawn so', async () => {
+    const whole = fx('attention24.json');
+    const r = structuredClone(whole.record);
+    r.execute.tasks = r.execute.tasks.map(({ preds, ...rest }) => ({ ...rest, pred_runs: predRunsOf(preds) }));
+    assert.ok(r.execute.tasks.some((t) => t.pred_runs.some(Array.isArray)), 'a run of consecutive ids to read');
+    const p = await openPanel(browser.context, 'graph');
+    await send(p.page, { type: 'record', ...whole, record: r });
+    await p.page.click('button[data-view=execute]');
+    const tasks = whole.record.execute.tasks;
+    const got = await p.page.evaluate(() => window.__pyptoPanel.panel.record.execute.tasks.map((t) => [t.preds, 'pred_runs' in t]));
+    assert.deepEqual(got, tasks.map((t) => [t.preds, false]));
+    const d = depths(tasks);
+    assert.deepEqual((await nodeIds(p.page)).sort(), [...new Set(tasks.map((t) => `L${t.leaf}@${d.get(t.id)}`))].sort());
     await noErrors(p);
     await p.page.close();
   });

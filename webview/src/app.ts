@@ -11,6 +11,7 @@ import {
   type PageId,
   type PanelMessageBody,
 } from './protocol';
+import { expandPredRuns } from './model';
 import { onThemeChange } from './theme';
 import type { Span, Where } from './types';
 
@@ -192,6 +193,7 @@ export function start(panel: PanelImpl): void {
     const m = parsed.message;
     mark(`recv:${m.type}`);
     try {
+      if (m.type === 'record') expandPredRuns(m.record);  // a slim record's dependencies as the views read them
       switch (m.type) {
         case 'progress':
           busy = m.done !== true;

@@ -156,3 +156,20 @@ export class RecordIndex {
     });
   }
 }
+
+/** A slim record's execute tasks carry `pred_runs` in place of `preds` (server/panel_data.py `pred_runs`: a run of
+ * consecutive ids as the pair [first, last], any other id as itself): made `preds` again, in their order, in place,
+ * so that every view reads `preds`. A record without them is left as it is. */
+export function expandPredRuns(r: CompileRecord): void {
+  for (const t of r.execute?.tasks ?? []) {
+    const runs = (t as { pred_runs?: (number | [number, number])[] }).pred_runs;
+    if (runs === undefined) continue;
+    const preds: number[] = [];
+    for (const x of runs) {
+      if (typeof x === 'number') preds.push(x);
+      else for (let i = x[0]; i <= x[1]; i++) preds.push(i);
+    }
+    t.preds = preds;
+    delete (t as { pred_runs?: unknown }).pred_runs;
+  }
+}
