@@ -1,16 +1,19 @@
-"""The worker pool: a kernel that raises, hangs, exits or eats memory costs one result, never the pool."""
+"""The worker pool: a kernel that raises, hangs, exits or eats memory costs one result, never the pool; its answers
+are read with the cyclic collector paused."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
+import threading
 
 import pytest
 from support import HOSTILE_KERNELS, USES_HELPER
 
 from server import worker
 from server.analyze import record_lists
-from server.worker import JobFailed, JobTimes, WorkerPool
+from server.worker import JobFailed, JobTimes, WorkerPool, collector_paused
 
 SRC = HOSTILE_KERNELS
 PATH = "/virtual/kernels.py"
@@ -197,3 +200,48 @@ def test_every_door_has_the_workers_memory_default() -> None:
     setting = manifest["contributes"]["configuration"]["properties"]["pypto.memoryLimitMb"]["default"]
     assert Settings().memory_limit_mb == Config(Path(".")).memory_limit_mb == setting == MEMORY_LIMIT_MB
     assert WorkerPool.__init__.__defaults__[-1] == MEMORY_LIMIT_MB  # type: ignore[index]
+
+
+def test_answers_are_unpickled_with_the_collector_paused_and_it_runs_again_after(pool, monkeypatch):
+    from multiprocessing.connection import Connection
+
+    seen: list[bool] = []
+    recv = Connection.recv
+    monkeypatch.setattr(Connection, "recv", lambda self: (seen.append(gc.isenabled()), recv(self))[1])
+    assert gc.isenabled()
+    assert pool.run_blocking("analyze_kernel", PATH, SRC, "good", {})["error"] is None
+    assert seen and not any(seen), "every message of the worker read with the collector paused"
+    assert gc.isenabled()
+
+
+def test_the_collector_pause_is_counted_across_threads_and_keeps_a_pause_made_before():
+    assert gc.isenabled()
+    first, second = threading.Event(), threading.Event()
+    states: list[bool] = []
+
+    def hold(entered: threading.Event, leave: threading.Event) -> None:
+        with collector_paused:
+            entered.set()
+            leave.wait(10)
+
+    leave_a, leave_b = threading.Event(), threading.Event()
+    a = threading.Thread(target=hold, args=(first, leave_a))
+    b = threading.Thread(target=hold, args=(second, leave_b))
+    a.start()
+    first.wait(10)
+    b.start()
+    second.wait(10)
+    leave_a.set()
+    a.join(10)
+    states.append(gc.isenabled())  # the first out, the second still in: still paused
+    leave_b.set()
+    b.join(10)
+    states.append(gc.isenabled())
+    assert states == [False, True]
+    gc.disable()  # paused by someone else before: left paused
+    try:
+        with collector_paused:
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
