@@ -40,7 +40,7 @@ from server import protocol as P
 from server.live import LiveCompiler, Progress
 from server.panel_data import panel_run
 from server.state import Document, Result
-from server.worker import JobFailed
+from server.worker import JobFailed, collector_paused
 
 VERSION = "0.1.0"
 REQUEST_FAILED = -32803
@@ -528,6 +528,12 @@ async def _off_loop(method: str, r: Result, fn: Callable[..., T], *args: Any) ->
     return await asyncio.to_thread(fn, *args)
 
 
+def _collector_paused(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` with Python's cyclic collector paused (`server.worker.collector_paused`)."""
+    with collector_paused:
+        return fn(*args)
+
+
 async def _health(ls: PyptoLanguageServer, p: P.KernelParams) -> P.HealthResult:
     doc, r = await ls.result(p.uri, p.kernel)
     return panels.health(doc, r)
@@ -560,7 +566,10 @@ async def _record(ls: PyptoLanguageServer, p: P.KernelParams) -> P.RecordResult:
     doc, r = await ls.result(p.uri, p.kernel, interim=True)
     doc.panels = True  # a panel follows this document: its next compiles carry the record
     doc.watched = r.name  # and shows this kernel: after an edit outside it, it compiles first
-    result = panels.record(doc, r, await ls.extra_output(doc, r, "record"))
+    out = await ls.extra_output(doc, r, "record")
+    # off the event loop, with the collector paused (a big kernel's slim record is 10^5 dicts and lists: a full
+    # collection over the server's heap on its way cost Kimi's block attention a second)
+    result = await _off_loop(P.RECORD, r, _collector_paused, panels.record, doc, r, out)
     h = ls.history(doc.path)
     base = await _history_call(ls, h.baseline, doc.path, r.name)
     # a big baseline run: its figures only (only the current compile's run is drawn from windows)
