@@ -13,10 +13,10 @@ from pypto.compiler.gm_index import Accesses, overlap
 from pypto.compiler.tile_ir import Region
 
 
-def _boxes(rng: np.random.Generator, n: int) -> list[Region]:
+def _boxes(rng: np.random.Generator, n: int, sizes: tuple[int, ...] = (1, 4, 8, 16)) -> list[Region]:
     out = []
     for _ in range(n):
-        shape = tuple(int(x) for x in rng.choice([1, 4, 8, 16], size=2))
+        shape = tuple(int(x) for x in rng.choice(sizes, size=2))
         if rng.random() < 0.6:  # aligned to its own shape
             at = tuple(int(rng.integers(0, 64 // s)) * s for s in shape)
         else:
@@ -28,9 +28,12 @@ def _boxes(rng: np.random.Generator, n: int) -> list[Region]:
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("use_visit", [True, False])
 @pytest.mark.parametrize("write_share", [0.25, 0.03])
-def test_conflicts_are_those_of_a_scan_of_every_earlier_access(seed, use_visit, write_share):
+@pytest.mark.parametrize("sizes", [(1, 4, 8, 16), (8,)], ids=["shapes", "one-shape"])
+def test_conflicts_are_those_of_a_scan_of_every_earlier_access(seed, use_visit, write_share, sizes):
     rng = np.random.default_rng(seed)
-    pool = _boxes(rng, 24)  # few distinct boxes: the same regions are read and written again and again
+    # few distinct boxes: the same regions are read and written again and again; of one shape, one grid (the
+    # one-cell paths of `visit` and `conflicts`) met by unaligned boxes too
+    pool = _boxes(rng, 24, sizes)
     index = Accesses()
     earlier: list[tuple[Region, int, bool]] = []
     for k in range(600):
