@@ -20,8 +20,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any
 
-import numpy as np
-
 PANEL_TILE_OPS = 20_000  # above this many tile ops the panels are sent a slim record (`panel_record`)
 # A slim record leaves out every per-tile-op column (`tiles.ops`: 4.9 MB of softmax 4096² @32x32 with its sim run),
 # `tiles.buffers` and `memory`; each subgraph's tile-op list (1.3 MB); each block's instructions and buffers (1.1 MB)
@@ -132,6 +130,8 @@ def pred_runs(preds: Sequence[Sequence[int]]) -> list[list[Any]]:
     every other id as itself: what a slim record sends as `pred_runs` in place of `preds` (`webview/src/model.ts`
     `expandPredRuns` makes them again, in their order). Kimi's block attention, where every task waits for the 128
     tasks that wrote a buffer in slabs: 4.2 M arrows, 49 k runs (28 MB of the record's 32 MB as lists)."""
+    import numpy as np  # (here: the language server starts without numpy)
+
     lengths = np.fromiter(map(len, preds), dtype=np.int64, count=len(preds))
     flat = np.fromiter(chain.from_iterable(preds), dtype=np.int64, count=int(lengths.sum()))
     if not flat.size:
