@@ -163,6 +163,30 @@ after: this tree at 6d38663 (03:41-03:48):
 Every comment edit was reused, no tile-shape edit was (each changes what the kernel runs). A tile-shape edit of
 gated delta rule is still its whole compile (~4.3 s of tile expansion, partition, leaf functions and execute graph)
 plus ~1.2 s of views: the 3 s target needs reuse below the kernel (docs/ARCHITECTURE.md, "The compile cache").
+
+The server's side (session 19, 2026-11-29): the worker pool unpickles answers with the cyclic collector paused, the
+panels' record is made off the event loop (collector paused too) and a slim record sends its execute tasks'
+predecessors as runs of consecutive ids (Kimi's panel record 31.6 -> 8.2 MB). `--keep DIR --no-capture --edits 3`,
+2 cores, load average 1.3 at the start; before: a worktree at 83415c4 (`--tree`, 05:25-05:29), after: this tree at
+f5bd551 (05:29-05:33):
+
+| kernel | | cold s | open s | edit p50 s | edit/cold % | panel record p50 s | comment edit s |
+|---|---|---|---|---|---|---|---|
+| hc_pre | before | 2.5 | 0.3 | 0.21 | 8 | 0.32 | 0.11 |
+| | after | 2.1 | 0.2 | 0.21 | 10 | 0.28 | 0.11 |
+| compressor | before | 3.6 | 0.5 | 0.38 | 11 | 0.52 | 0.12 |
+| | after | 3.0 | 0.5 | 0.39 | 13 | 0.54 | 0.13 |
+| compress_fa | before | 2.8 | 0.2 | 0.28 | 10 | 0.48 | 0.05 |
+| | after | 2.4 | 0.2 | 0.31 | 13 | 0.50 | 0.05 |
+| glm_attention | before | 4.5 | 0.5 | 0.69 | 15 | 0.80 | 0.11 |
+| | after | 3.7 | 0.6 | 0.69 | 18 | 0.81 | 0.13 |
+| gated_delta_rule | before | 25.7 | 6.6 | 6.33 | 25 | 7.61 | 0.08 |
+| | after | 17.0 | 6.1 | 6.02 | 35 | 6.97 | 0.09 |
+| block_attn_res | before | 6.0 | 4.2 | 7.35 | 122 | 10.91 | 0.43 |
+| | after | 5.5 | 3.9 | 6.87 | 125 | 9.35 | 0.40 |
+
+The two big kernels' edits gained 0.3-0.5 s and their panel records 0.6-1.6 s; the small kernels' figures moved
+within their noise (their compiles did not change; "cold" varies run to run by its advice check, bounded at 10 s).
 """
 
 from __future__ import annotations

@@ -49,6 +49,8 @@ ALLOWED_LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("server.mcp", "server.analyze"): "process boundary: the MCP server's process loads pypto only to read a "
                                       "record resource (record_lists); its tools run in workers",
     ("server.http_views", "networkx"): "start-up time: networkx loads only for a GraphML or DOT export",
+    ("server.panel_data", "numpy"): "start-up time: the language server answers initialize without numpy; a slim "
+                                    "record's predecessor runs are found with it (`pred_runs`)",
     ("server.index", "numpy"): "start-up time: the language server answers initialize without numpy; the editor "
                                "view is made in the worker, which has it loaded",
     ("pypto.boards.sim_kernel", "numba"): "optional dependency (the fast extra) and start-up time: numba loads "
