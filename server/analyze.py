@@ -69,7 +69,8 @@ progress: Callable[[Any], None] = no_progress
 # What a job that sent its result early (`interim` setting) leaves out of its final answer: the server
 # has it from the interim result, which differs from the final one in its health findings only.
 INTERIM = ("record", "record_columns", "editor", "pass_graphs", "listings")
-# the settings that choose the panels' parts of an answer (`server.live._record_opts`): not in its fingerprint
+# the settings that choose the panels' parts of an answer (`server.live._record_opts`): not in its fingerprint, nor
+# `parts_from` (from this many tile ops an answer holds them all the same)
 PARTS = ("record", "snapshots", "listings")
 # what they add to it
 PANEL_PARTS = ("record", "record_columns", "pass_graphs", "listings")
@@ -245,7 +246,8 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             if _fingerprinted(board, opts):
                 # which parts the answer holds (the panels' record, graphs, listings) is no part of what they hold: the
                 # server completes an answer from the panels' record job of the same program (`program`, server.live)
-                out["fingerprint"] = traced.fingerprint({k: v for k, v in opts.items() if k not in PARTS})
+                out["fingerprint"] = traced.fingerprint({k: v for k, v in opts.items()
+                                                         if k not in PARTS and k != "parts_from"})
                 out["program"] = traced.program_fingerprint
                 offered = reuse.get("fingerprints") or {}  # fingerprint -> whether that answer holds whole
                 if out["fingerprint"] in offered:
@@ -266,10 +268,15 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         gc.freeze()
         made: tuple[dict[str, Any], bytes] | None = None
         views: dict[str, Any] | None = None
+        n_ops = len(record.program.tiles.ops) if record.program.tiles is not None else 0
+        if not opts.get("record") and n_ops >= int(opts.get("parts_from") or sys.maxsize):
+            # a big kernel's panels' parts: the record document made beside the views costs no time, and the panels
+            # open on it without a second compile (`parts_from`: the language server's)
+            opts.update(dict.fromkeys(PARTS, True))
         if out.get("reused") == "record":  # what is made again depends on its findings (`early`, below)
             health = health_report(record)
         else:  # the findings and the editor's views in a child, the record document here (server.beside)
-            big = record.program.tiles is not None and len(record.program.tiles.ops) >= BESIDE_FROM
+            big = n_ops >= BESIDE_FROM
             (health, views), made = beside(lambda: (health_report(record), _views(record, path, opts)),
                                            lambda: _document(record, opts), fork=big)
     except PyptoError as e:

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from server.analyze import INTERIM, PANEL_PARTS, reuse_answer
+from server.analyze import BESIDE_FROM, INTERIM, PANEL_PARTS, reuse_answer
 from server.protocol import Settings
 from server.state import Document, Kernel, Result, parse_kernels
 from server.worker import JobFailed, JobTimes, WorkerPool, wall_backstop
@@ -399,8 +399,10 @@ class LiveCompiler:
     async def _analyze(self, path: str, text: str, k: Kernel, panels: bool = False,
                        doc: Document | None = None) -> Result:
         r = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line)
+        # (`parts_from`: from this many tile ops the compile makes the panels' parts all the same — beside its views,
+        # at no cost in time — so that the panels open on a big kernel without a second compile)
         opts = {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(panels),
-                "interim": doc is not None, "fingerprint": True}
+                "parts_from": BESIDE_FROM, "interim": doc is not None, "fingerprint": True}
         # the kernel's last answers (its latest and the one before: an undo), when this compile may reuse one: the
         # job traces the kernel and, when its program is one of theirs, answers "reused" without lowering it again;
         # an answer whose advice was checked after its record was sent has it checked again (the candidate tile

@@ -201,6 +201,25 @@ async def test_a_window_carries_dependencies_and_a_selected_tasks_cone(client, l
     assert (await doc.call("pypto/swimlane", kernel="attention_kernel", maxBoxes=0))["linked"] == []
 
 
+async def test_a_big_kernel_compiled_before_the_panels_opened_gives_them_its_record_without_another_compile(
+        client, lsp_kit, tmp_path):
+    """From `server.analyze.BESIDE_FROM` tile ops a compile makes the panels' parts even when no panel is open (its
+    record document is made beside its views): opening the panels then asks no job. Each job imports the module,
+    which says so."""
+    from support import softmax_source
+
+    from server.analyze import BESIDE_FROM
+
+    text = softmax_source(192, "wide").replace("import pypto\n", "import pypto\nprint('imported')\n", 1)
+    doc = lsp_kit.Doc(client, tmp_path / "wide.py", text)
+    await client.records.record(doc.uri, "wide", 1)
+    jobs = sum("wide.py wide printed:" in m.message for m in client.log_messages)
+    got = await doc.call("pypto/record", kernel="wide")
+    assert got["record"]["aggregates"]["tile_ops"] >= BESIDE_FROM
+    assert got["record"]["omitted"] and got["listings"] and got["record"]["traced"]["graph"]
+    assert sum("wide.py wide printed:" in m.message for m in client.log_messages) == jobs, "no job for the panels"
+
+
 async def test_pass_answers_each_pass_graph_and_the_traced_one(client, lsp_kit, tmp_path):
     doc = await opened(client, lsp_kit, tmp_path, "passes.py")
     rec = (await doc.call("pypto/record", kernel=K))["record"]
