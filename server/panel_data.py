@@ -60,7 +60,8 @@ def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TAS
     most `tasks` tasks. Above `limit` tile ops: a copy without `tiles.ops` and `tiles.buffers`, `memory`, the
     subgraphs' `ops`, the blocks' `instrs` and `buffers` and the execute tasks' `reads` and `writes`, with
     `aggregates` (`panel_aggregates`: each subgraph's tensor nodes, the buffer use per node) in their place, and
-    the execute tasks' `preds` as `pred_runs` (`pred_runs`: the same ids, runs of consecutive ones as pairs); the
+    the execute tasks' `preds` as `pred_runs` (`pred_runs`: the same ids, runs of consecutive ones as pairs), the
+    subgraphs and the execute tasks as columns (`as_rows`); the
     graph panel asks for the rest when a view draws it (`tile_grids`, `tile_ops_of`, `block_of`). Above `limit`
     tile ops or `tasks` tasks: its run without `tasks` and `pipe_profiles` (and `counters` above
     PANEL_COUNTER_POINTS points), which the swimlane panel asks for by window, and `aggregates.time_share`.
@@ -108,6 +109,12 @@ def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TAS
             runs = pred_runs([t["preds"] for t in tasks_])
             out["execute"] = {**execute, "tasks": [{**{k: v for k, v in t.items() if k != "preds"}, "pred_runs": r}
                                                    for t, r in zip(tasks_, runs)]}
+        # the two lists of 10^4-10^5 objects as columns (`as_rows`): their keys were two thirds of the bytes
+        if isinstance(out.get("subgraphs"), list):
+            out["subgraphs"] = as_rows(out["subgraphs"])
+        execute = out.get("execute")
+        if isinstance(execute, dict) and isinstance(execute.get("tasks"), list):
+            out["execute"] = {**execute, "tasks": as_rows(execute["tasks"])}
         aggregates.update(panel_aggregates(lists))
     if windowed:
         assert isinstance(run, dict)
@@ -125,10 +132,22 @@ def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TAS
     return out
 
 
+def as_rows(items: list[Any]) -> Any:
+    """A list of objects that all have the same keys, in the same order, as `{"$rows": {key: [each one's value]}}`:
+    how a slim record sends its subgraphs and execute tasks (`webview/src/model.ts` `expandSlimRecord` makes the
+    objects again). Any other list as it is."""
+    if not items or not all(isinstance(x, dict) for x in items):
+        return items
+    keys = tuple(items[0])
+    if any(tuple(x) != keys for x in items):
+        return items
+    return {"$rows": {k: [x[k] for x in items] for k in keys}}
+
+
 def pred_runs(preds: Sequence[Sequence[int]]) -> list[list[Any]]:
     """Each task's predecessors with every run of consecutive ids (`i, i+1, …, j`, j > i) as the pair `[i, j]` and
     every other id as itself: what a slim record sends as `pred_runs` in place of `preds` (`webview/src/model.ts`
-    `expandPredRuns` makes them again, in their order). Kimi's block attention, where every task waits for the 128
+    `expandSlimRecord` makes them again, in their order). Kimi's block attention, where every task waits for the 128
     tasks that wrote a buffer in slabs: 4.2 M arrows, 49 k runs (28 MB of the record's 32 MB as lists)."""
     import numpy as np  # (here: the language server starts without numpy)
 

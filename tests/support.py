@@ -206,8 +206,20 @@ def timeless(x: Any) -> Any:
 
 def unruns(runs: list[Any]) -> list[int]:
     """A slim record's `pred_runs` (server.panel_data.pred_runs) as the ids they stand for: a pair [i, j] is
-    i, i+1, …, j; a number itself (the reading webview/src/model.ts `expandPredRuns` does)."""
+    i, i+1, …, j; a number itself (the reading webview/src/model.ts `expandSlimRecord` does)."""
     out: list[int] = []
     for x in runs:
         out.extend(range(x[0], x[1] + 1) if isinstance(x, list) else [x])
     return out
+
+
+def from_rows(x: Any) -> Any:
+    """A slim record's list sent as columns, `{"$rows": {key: [values]}}` (server.panel_data.as_rows), as its objects
+    (the reading webview/src/model.ts `expandSlimRecord` does; the LSP test client renames the `$rows` key, which is
+    no identifier: any one key). Anything else as it is."""
+    if isinstance(x, dict) and len(x) == 1:
+        cols = next(iter(x.values()))
+        keys = list(cols)
+        n = len(cols[keys[0]]) if keys else 0
+        return [{k: cols[k][i] for k in keys} for i in range(n)]
+    return x

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support import HOSTILE_KERNELS, USES_HELPER, softmax_source, unruns
+from support import HOSTILE_KERNELS, USES_HELPER, from_rows, softmax_source, unruns
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
@@ -369,11 +369,12 @@ def test_the_panels_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(
                               "run": {"tasks": tasks, "pipe_profiles": len(whole["run"]["pipe_profiles"])}}
     # the execute tasks without their GM reads and writes (no view draws them), subgraphs without their tile
     # ops, blocks without their instructions and buffers, the tiles without their ops: the rest as it was
-    # (their predecessors as runs: `pred_runs`)
-    assert [{**x, "pred_runs": unruns(x["pred_runs"])} for x in rec["execute"]["tasks"]] == \
+    # (their predecessors as runs: `pred_runs`; they and the subgraphs as columns: `{"$rows": …}`)
+    assert set(rec["subgraphs"]) == set(rec["execute"]["tasks"]) == {"$rows"}
+    assert [{**x, "pred_runs": unruns(x["pred_runs"])} for x in from_rows(rec["execute"]["tasks"])] == \
         [{**{k: v for k, v in x.items() if k not in ("reads", "writes", "preds")}, "pred_runs": x["preds"]}
          for x in whole["execute"]["tasks"]]
-    assert rec["subgraphs"] == [{k: v for k, v in x.items() if k != "ops"} for x in sgs]
+    assert from_rows(rec["subgraphs"]) == [{k: v for k, v in x.items() if k != "ops"} for x in sgs]
     assert rec["blocks"] == [{k: v for k, v in x.items() if k not in ("instrs", "buffers")} for x in blocks]
     assert rec["tiles"] == {k: v for k, v in whole["tiles"].items() if k not in ("ops", "buffers")}
     assert "memory" not in rec

@@ -4,9 +4,9 @@ record's predecessors as runs (`pred_runs`)."""
 
 from __future__ import annotations
 
-from support import unruns
+from support import from_rows, unruns
 
-from server.panel_data import pred_runs, window_bins, window_counters, window_match, window_tasks
+from server.panel_data import as_rows, pred_runs, window_bins, window_counters, window_match, window_tasks
 
 STARTS = [0.0, 1.0, 2.0, 3.0]
 ENDS = [1.0, 2.0, 3.0, 4.0]
@@ -47,3 +47,11 @@ def test_pred_runs_pairs_each_run_of_consecutive_ids_and_gives_the_same_ids_back
     assert runs == [[], [0], [[0, 1]], [[0, 2], 5, [7, 8]], [3, 2, 1], [[9, 10], [10, 11]], [[0, 127]], []]
     assert [unruns(r) for r in runs] == preds, "in their order, a repeated id too"
     assert pred_runs([]) == [] and pred_runs([[], []]) == [[], []]
+
+
+def test_as_rows_sends_a_list_of_like_objects_as_columns_and_any_other_list_as_it_is():
+    tasks = [{"id": 0, "core": "AIV", "pred_runs": []}, {"id": 1, "core": "AIC", "pred_runs": [[0, 0]]}]
+    assert as_rows(tasks) == {"$rows": {"id": [0, 1], "core": ["AIV", "AIC"], "pred_runs": [[], [[0, 0]]]}}
+    assert from_rows(as_rows(tasks)) == tasks
+    other_keys = [{"id": 0}, {"id": 1, "core": "AIC"}]
+    assert as_rows(other_keys) is other_keys and as_rows([]) == [] and as_rows([1, 2]) == [1, 2]

@@ -433,6 +433,12 @@ function predRunsOf(preds) {
   return out;
 }
 
+/** A list of like objects as a slim record sends it (server/panel_data.py `as_rows`): `{$rows: {key: [values]}}`. */
+function asRows(items) {
+  const keys = Object.keys(items[0]);
+  return { $rows: Object.fromEntries(keys.map((k) => [k, items.map((x) => x[k])])) };
+}
+
 /** What the servers send for a record above 20,000 tile ops (server/analyze.py panel_record), made here from the fixture:
  * without its tile ops, the subgraphs' ops, the blocks' instructions and buffers, the execute tasks' GM reads and writes and the
  * run's tasks; with the aggregates the views draw instead. Its passes carry only their graphs, as the servers' do. */
@@ -450,9 +456,9 @@ function slimGraphRecord(whole) {
   delete r.tiles.buffers;
   delete r.memory;
   for (const p of r.passes) if (p.snapshot) p.snapshot = { graph: p.snapshot.graph };
-  r.subgraphs = r.subgraphs.map(({ ops, ...rest }) => rest);
+  r.subgraphs = asRows(r.subgraphs.map(({ ops, ...rest }) => rest));
   r.blocks = r.blocks.map(({ instrs, buffers, ...rest }) => rest);
-  r.execute.tasks = r.execute.tasks.map(({ reads, writes, preds, ...rest }) => ({ ...rest, pred_runs: predRunsOf(preds) }));
+  r.execute.tasks = asRows(r.execute.tasks.map(({ reads, writes, preds, ...rest }) => ({ ...rest, pred_runs: predRunsOf(preds) })));
   delete r.run.tasks;
   delete r.run.pipe_profiles;
   r.aggregates = { time_share: Object.fromEntries(timeShareOf(whole)), tile_ops: n, subgraph_nodes: subgraphNodes(whole), buffer_use: bufferUseOf(whole) };
@@ -555,18 +561,22 @@ describe('graph panel: a big record sent slim (server/analyze.py panel_record)',
   });
 });
 
-describe('graph panel: a slim record\'s dependencies as runs', () => {
-  test('the execute tasks\' predecessors sent as runs (pred_runs) are read as the whole record\'s, and drawn so', async () => {
+describe('graph panel: a slim record\'s columns and dependency runs', () => {
+  test('the execute tasks and subgraphs sent as columns ($rows), the predecessors as runs (pred_runs), are read as the whole record\'s, and drawn so', async () => {
     const whole = fx('attention24.json');
     const r = structuredClone(whole.record);
     r.execute.tasks = r.execute.tasks.map(({ preds, ...rest }) => ({ ...rest, pred_runs: predRunsOf(preds) }));
     assert.ok(r.execute.tasks.some((t) => t.pred_runs.some(Array.isArray)), 'a run of consecutive ids to read');
+    r.execute.tasks = asRows(r.execute.tasks);
+    r.subgraphs = asRows(r.subgraphs);
     const p = await openPanel(browser.context, 'graph');
     await send(p.page, { type: 'record', ...whole, record: r });
     await p.page.click('button[data-view=execute]');
     const tasks = whole.record.execute.tasks;
     const got = await p.page.evaluate(() => window.__pyptoPanel.panel.record.execute.tasks.map((t) => [t.preds, 'pred_runs' in t]));
     assert.deepEqual(got, tasks.map((t) => [t.preds, false]));
+    assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.record.execute.tasks), tasks, 'the tasks as they were');
+    assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.record.subgraphs), whole.record.subgraphs);
     const d = depths(tasks);
     assert.deepEqual((await nodeIds(p.page)).sort(), [...new Set(tasks.map((t) => `L${t.leaf}@${d.get(t.id)}`))].sort());
     await noErrors(p);
@@ -1035,7 +1045,7 @@ describe('swimlane panel: a big run drawn from windows (record.omitted.run)', ()
     assert.deepEqual([now.bins, now.n, now.asked], [0, win.id.length, 3]);
     assert.match(await p.page.textContent('.sl-head .windowed'), new RegExp(`drawn from a window: ${win.id.length} tasks in view`));
     // a task of the window: hover and click link to its source as in a whole run
-    const task = r.execute.tasks.find((t) => t.id === full.id[ti]);
+    const task = attention.record.execute.tasks.find((t) => t.id === full.id[ti]);  // (r sends its tasks as columns)
     const node = nodeById(r, taskNodes(attention.record, task.id)[0]);
     const pt = await p.page.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), task.id);
     await clearSent(p.page);

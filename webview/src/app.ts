@@ -11,7 +11,7 @@ import {
   type PageId,
   type PanelMessageBody,
 } from './protocol';
-import { expandPredRuns } from './model';
+import { expandSlimRecord } from './model';
 import { onThemeChange } from './theme';
 import type { Span, Where } from './types';
 
@@ -193,7 +193,7 @@ export function start(panel: PanelImpl): void {
     const m = parsed.message;
     mark(`recv:${m.type}`);
     try {
-      if (m.type === 'record') expandPredRuns(m.record);  // a slim record's dependencies as the views read them
+      if (m.type === 'record') expandSlimRecord(m.record);  // a slim record's columns and dependency runs as the views read them
       switch (m.type) {
         case 'progress':
           busy = m.done !== true;

@@ -157,10 +157,30 @@ export class RecordIndex {
   }
 }
 
-/** A slim record's execute tasks carry `pred_runs` in place of `preds` (server/panel_data.py `pred_runs`: a run of
- * consecutive ids as the pair [first, last], any other id as itself): made `preds` again, in their order, in place,
- * so that every view reads `preds`. A record without them is left as it is. */
-export function expandPredRuns(r: CompileRecord): void {
+/** A list a slim record sends as columns (server/panel_data.py `as_rows`: `{"$rows": {key: [values]}}`) as its
+ * objects again; anything else as it is. */
+function rows<T>(x: T[] | { $rows: Record<string, unknown[]> } | null | undefined): T[] | null | undefined {
+  if (!x || Array.isArray(x) || typeof x !== 'object' || !('$rows' in x)) return x as T[] | null | undefined;
+  const cols = x.$rows;
+  const keys = Object.keys(cols);
+  const n = keys.length ? cols[keys[0]].length : 0;
+  const out: T[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const o: Record<string, unknown> = {};
+    for (const k of keys) o[k] = cols[k][i];
+    out[i] = o as T;
+  }
+  return out;
+}
+
+/** A slim record as the views read it, made in place (server/panel_data.py `panel_record`): its subgraphs and
+ * execute tasks come as columns (`$rows`), made objects again; its execute tasks carry `pred_runs` in place of
+ * `preds` (`pred_runs`: a run of consecutive ids as the pair [first, last], any other id as itself), made `preds`
+ * again, in their order. A record without them is left as it is. */
+export function expandSlimRecord(r: CompileRecord): void {
+  type Wire = Parameters<typeof rows>[0];
+  if (r.subgraphs) r.subgraphs = rows(r.subgraphs as Wire) as typeof r.subgraphs;
+  if (r.execute) r.execute.tasks = rows(r.execute.tasks as Wire) as typeof r.execute.tasks;
   for (const t of r.execute?.tasks ?? []) {
     const runs = (t as { pred_runs?: (number | [number, number])[] }).pred_runs;
     if (runs === undefined) continue;
