@@ -45,11 +45,14 @@ TASK_MOVES = frozenset(("load", "store", "copy_in", "copy_out"))  # a task's nod
 MAX_TILE_OPS = 4096  # tile ops in one pypto/tileOps or GET …/tile-ops answer
 
 
-def _drop_each(items: Any, keys: Sequence[str]) -> tuple[Any, dict[str, int]]:
-    """A list of objects without `keys`, and how many of them had each (the `omitted` entry)."""
+def _drop_each(items: Any, keys: Sequence[str], columns: bool = False) -> tuple[Any, dict[str, int]]:
+    """A list of objects without `keys` (with `columns`: as columns, `as_rows`), and how many of them had each (the
+    `omitted` entry)."""
     if not isinstance(items, list) or not items:
         return items, {}
     gone = {k: len(items) for k in keys if isinstance(items[0], dict) and k in items[0]}
+    if columns:
+        return as_rows(items, keys), gone
     if not gone:
         return items, {}
     return [{k: v for k, v in x.items() if k not in keys} for x in items], gone
@@ -98,23 +101,20 @@ def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TAS
                                  ("execute", "tasks", PANEL_OMIT_TASK)):
             holder = lists.get(key)
             items = holder.get(field) if field and isinstance(holder, dict) else holder
-            kept, gone = _drop_each(items, drop)
+            # the subgraphs and execute tasks (10^4-10^5 objects) as columns: their keys were two thirds of the bytes
+            kept, gone = _drop_each(items, drop, columns=key != "blocks")
             if gone:
                 omitted[key] = {field: gone} if field else gone
+            if kept is not items:
                 out[key] = {**holder, field: kept} if field else kept  # type: ignore[dict-item]
         execute = out.get("execute")
-        tasks_ = execute.get("tasks") if isinstance(execute, dict) else None
-        if isinstance(tasks_, list) and tasks_ and isinstance(tasks_[0], dict) and "preds" in tasks_[0]:
+        cols = execute["tasks"].get("$rows") if isinstance(execute, dict) and isinstance(execute.get("tasks"), dict) \
+            else None
+        if cols is not None and "preds" in cols:  # the tasks' predecessors as runs
             assert isinstance(execute, dict)
-            runs = pred_runs([t["preds"] for t in tasks_])
-            out["execute"] = {**execute, "tasks": [{**{k: v for k, v in t.items() if k != "preds"}, "pred_runs": r}
-                                                   for t, r in zip(tasks_, runs)]}
-        # the two lists of 10^4-10^5 objects as columns (`as_rows`): their keys were two thirds of the bytes
-        if isinstance(out.get("subgraphs"), list):
-            out["subgraphs"] = as_rows(out["subgraphs"])
-        execute = out.get("execute")
-        if isinstance(execute, dict) and isinstance(execute.get("tasks"), list):
-            out["execute"] = {**execute, "tasks": as_rows(execute["tasks"])}
+            out["execute"] = {**execute, "tasks": {"$rows": {("pred_runs" if k == "preds" else k):
+                                                             (pred_runs(v) if k == "preds" else v)
+                                                             for k, v in cols.items()}}}
         aggregates.update(panel_aggregates(lists))
     if windowed:
         assert isinstance(run, dict)
@@ -132,16 +132,16 @@ def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TAS
     return out
 
 
-def as_rows(items: list[Any]) -> Any:
-    """A list of objects that all have the same keys, in the same order, as `{"$rows": {key: [each one's value]}}`:
-    how a slim record sends its subgraphs and execute tasks (`webview/src/model.ts` `expandSlimRecord` makes the
-    objects again). Any other list as it is."""
+def as_rows(items: list[Any], leave_out: Sequence[str] = ()) -> Any:
+    """A list of objects that all have the same keys, in the same order, as `{"$rows": {key: [each one's value]}}`,
+    without the keys in `leave_out`: how a slim record sends its subgraphs and execute tasks (`webview/src/model.ts`
+    `expandSlimRecord` makes the objects again). Any other list as it is (without those keys)."""
     if not items or not all(isinstance(x, dict) for x in items):
         return items
     keys = tuple(items[0])
     if any(tuple(x) != keys for x in items):
-        return items
-    return {"$rows": {k: [x[k] for x in items] for k in keys}}
+        return [{k: v for k, v in x.items() if k not in leave_out} for x in items] if leave_out else items
+    return {"$rows": {k: [x[k] for x in items] for k in keys if k not in leave_out}}
 
 
 def pred_runs(preds: Sequence[Sequence[int]]) -> list[list[Any]]:

@@ -55,3 +55,5 @@ def test_as_rows_sends_a_list_of_like_objects_as_columns_and_any_other_list_as_i
     assert from_rows(as_rows(tasks)) == tasks
     other_keys = [{"id": 0}, {"id": 1, "core": "AIC"}]
     assert as_rows(other_keys) is other_keys and as_rows([]) == [] and as_rows([1, 2]) == [1, 2]
+    assert as_rows(tasks, ("pred_runs",)) == {"$rows": {"id": [0, 1], "core": ["AIV", "AIC"]}}
+    assert as_rows(other_keys, ("core",)) == [{"id": 0}, {"id": 1}]
