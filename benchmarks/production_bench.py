@@ -11,7 +11,8 @@ into a temporary folder: PyPTO's code never enters this repository), each kernel
   editor view, record document);
 - **open**: through that server (below, its two workers warm): didOpen of the kernel file -> the kernel's first
   `pypto/recordChanged` (the record a user sees first: `interim` when its advice is still being checked; the
-  server compiles every kernel of the file, two at a time);
+  server compiles every kernel of the file, two at a time); **panels open**: then the panels open on it, its
+  `pypto/record` -> answered (a job of its own unless the compile made the panels' parts: from 50,000 tile ops);
 - **edit**: `python -m server` over stdio, driven by an LSP client (lsp_bench's `Bench`): the kernel file is
   opened (didOpen of its text), its first `pypto/recordChanged` awaited, then one number of a
   `set_vec_tile_shapes` / `set_cube_tile_shapes` call in the kernel's body (else elsewhere in the file) is
@@ -250,6 +251,7 @@ class Row:
     tasks: int = 0
     cold: float | None = None
     open: float | None = None  # didOpen -> the kernel's first recordChanged through the server (warm workers)
+    panels_open: float | None = None  # then the panels opened: pypto/record -> answered
     edits: list[float] = field(default_factory=list)
     drawn: list[float] = field(default_factory=list)  # edit -> recordChanged -> pypto/record answered (panels open)
     changed: int = 0
@@ -392,7 +394,9 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
         row.note += f" first record: {first['error'].get('message', '')[:100]}"
         return
     if panels:  # the panels are open on the kernel: the document's compiles carry its record from now on
+        t0 = time.perf_counter()
         await panel_record(bench, doc.uri, k.shown)
+        row.panels_open = time.perf_counter() - t0
     base = shape(first)
     original = doc.text
     for line, new in edit_variants(original, k.name, edits, row.tile_lines):
@@ -485,9 +489,9 @@ async def main_async(a: argparse.Namespace) -> None:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     print(f"\npypto imported from: {sorted({r.pypto for r in rows if r.pypto})}")
-    print("\n| kernel | tile ops | tasks | cold s | open s | edit p50 s | edit/cold % | panel record p50 s | changed "
-          "| reused | compiled-anew p50 s | comment edit s | record size | note |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("\n| kernel | tile ops | tasks | cold s | open s | panels open s | edit p50 s | edit/cold % "
+          "| panel record p50 s | changed | reused | compiled-anew p50 s | comment edit s | record size | note |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         p50 = statistics.median(r.edits) if r.edits else None
         anew = [t for t, u in zip(r.edits, r.reused) if not u]
@@ -495,6 +499,7 @@ async def main_async(a: argparse.Namespace) -> None:
         ratio = f"{100 * p50 / r.cold:.0f}" if p50 is not None and r.cold else "-"
         print(f"| {r.kernel.key} | {r.tile_ops:,} | {r.tasks:,} | {'-' if r.cold is None else f'{r.cold:.1f}'} | "
               f"{'-' if r.open is None else f'{r.open:.1f}'} | "
+              f"{'-' if r.panels_open is None else f'{r.panels_open:.2f}'} | "
               f"{'-' if p50 is None else f'{p50:.2f}'} | {ratio} | {drawn} | {r.changed}/{len(r.edits)} | "
               f"{sum(r.reused)}/{len(r.edits)} | {f'{statistics.median(anew):.2f}' if anew else '-'} | "
               f"{'-' if r.comment is None else f'{r.comment:.2f}' + (' (reused)' if r.comment_reused else '')} | "
