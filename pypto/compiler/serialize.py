@@ -151,24 +151,42 @@ _SCALARS = frozenset({int, bool, str, float})
 
 def _attrs_columns(attrs: list[Mapping[str, Any]], name: str, arrays: Arrays) -> Json:
     """The spec of `[_tile_attrs_json(a) for a in attrs]`: each distinct attrs (scalars by value and type, the
-    others by their repr) made once and picked (`{"pick"}`); the generic spec when more than a quarter are
+    others by their JSON form) made once and picked (`{"pick"}`); the generic spec when more than a quarter are
     distinct (what `pypto.ir.columns.table` makes of them)."""
     n = len(attrs)
     rows = list(compress(range(n), attrs))  # most ops have none: only the others are looked at
     table: list[dict[str, Json]] = [{}] if len(rows) < n else []
     codes = np.zeros(n, dtype=np.int64)
     found: dict[Any, int] = {}
+    by_dict: dict[int, int] = {}  # id(attrs) -> its code: the tiles of one tensor op share their dict
+    text_of: dict[int, str] = {}  # id(value) -> attr_text(value): a matmul's tiles share all but their positions
     row_codes = []
     for i in rows:
         a = attrs[i]
-        types = tuple(map(type, a.values()))
-        # scalars by value and type; tuples, regions (a matmul's inputs) and the rest by their repr, which
-        # tells 1 from True and 1.0 inside a tuple too: 10^5 ops share a few hundred of them
-        key: Any = (tuple(a.items()), types) if _SCALARS.issuperset(types) else repr(tuple(a.items()))
-        code = found.get(key)
+        code = by_dict.get(id(a))
         if code is None:
-            code = found[key] = len(table)
-            table.append(_tile_attrs_json(a))
+            types = tuple(map(type, a.values()))
+            if _SCALARS.issuperset(types):  # by value and type (1, 1.0 and True are three)
+                key: Any = (tuple(a.items()), types)
+                entry: dict[str, Json] | None = None
+            else:  # by the JSON form itself, each value's text made once per object (the values live meanwhile)
+                entry, parts = {}, []
+                for k, v in a.items():
+                    if k == "inputs":
+                        entry[k] = [_region_json(r) for r in v]
+                        parts.append((k, tuple((r.buffer, r.layout, r.offset, r.shape) for r in v)))
+                    else:
+                        t = text_of.get(id(v))
+                        if t is None:
+                            t = text_of[id(v)] = attr_text(v)
+                        entry[k] = t
+                        parts.append((k, t))
+                key = tuple(parts)
+            code = found.get(key)
+            if code is None:
+                code = found[key] = len(table)
+                table.append(entry if entry is not None else _tile_attrs_json(a))
+            by_dict[id(a)] = code
         row_codes.append(code)
     codes[rows] = row_codes
     if n == 0 or len(table) > max(1, int(n * 0.25)):

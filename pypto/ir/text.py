@@ -40,6 +40,10 @@ INDENT = "  "
 # ---- printing -----------------------------------------------------------------------------------
 
 def fmt_value(v: Any) -> str:
+    if type(v) is tuple:  # first: a tile op's coordinates and tile shapes (10^5 of them), often plain ints
+        if all(type(x) is int for x in v):
+            return "[" + ", ".join(map(str, v)) + "]"
+        return "[" + ", ".join(map(fmt_value, v)) + "]"
     if isinstance(v, bool) or v is None:
         return repr(v)
     if isinstance(v, DataType):
