@@ -223,3 +223,19 @@ def from_rows(x: Any) -> Any:
         n = len(cols[keys[0]]) if keys else 0
         return [{k: cols[k][i] for k in keys} for i in range(n)]
     return x
+
+
+def execute_both_ways(tiles: TileGraph, nodes: Any) -> tuple[Any, Any, bool]:
+    """The execute graph of `tiles` (a tile graph before partition) from partition's arrows and found by the
+    execute stage itself, and whether partition offered its arrows."""
+    from pypto.compiler import tile_ir
+    from pypto.compiler.execute import build
+    from pypto.compiler.partition import merge_leaves, partition
+
+    out, subgraphs = partition(tiles, nodes, 1 << 30, [])
+    subgraphs, _ = merge_leaves(out, subgraphs)
+    facts = tile_ir.copy_facts(out)
+    assert facts is not None
+    taken = build(out, subgraphs)
+    tile_ir.note_copy_facts(out, dataclasses.replace(facts, depends=None))
+    return taken, build(out, subgraphs), facts.depends is not None

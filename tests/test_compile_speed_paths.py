@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+from typing import Any
 
 import pytest
-from support import example_records
+from support import example_records, execute_both_ways
 
 from pypto.compiler.tile_expand import buffer, region, tile_op
 from pypto.compiler.tile_ir import Buffer, Region, TileOp
@@ -61,3 +62,74 @@ def test_a_compiled_program_keeps_partitions_notes_but_not_the_ops_index():
     assert by_id == {o.id: o for o in tiles.ops} and tile_ir.ops_by_id(tiles) is by_id
     tile_ir.forget_ops_by_id(tiles)
     assert "by_id" not in hit[1] and tile_ir.copy_facts(tiles) is not None
+
+
+# ---- the execute stage takes graph partition's dependencies (`CopyFacts.depends`) when partition filed the GM
+# accesses in program order, and finds them itself otherwise: the same arrows either way
+
+def test_partitions_arrows_are_the_ones_the_execute_stage_finds_on_every_example():
+    offered = 0
+    records = example_records()
+    for name, record in records:
+        expanded = next((p.snapshot for p in record.passes if p.name == "tile_expand" and p.snapshot is not None), None)
+        if expanded is None or expanded.tiles is None:
+            continue
+        taken, found, was_offered = execute_both_ways(expanded.tiles, expanded.graph.by_id())
+        assert taken == found, name
+        offered += was_offered
+    assert offered >= len(records) // 2  # the fast path is the common one
+
+
+def _graph(ops: list[Any], n_buffers: int = 2) -> Any:
+    from pypto.compiler.tile_ir import Buffer, Instance, TileGraph
+
+    f32 = DataType.DT_FP32
+    buffers = tuple(Buffer(b, (8, 8), f32, "param", f"b{b}", 0) for b in range(n_buffers))
+    return TileGraph(buffers, tuple(ops), (Instance(0, -1, ()), Instance(1, 0, (("i", 0),))), ())
+
+
+def _op(tid: int, op: str, inputs: tuple[int, ...] = (), buffer: int | None = None, instance: int = 0) -> TileOp:
+    f32 = DataType.DT_FP32
+    r = None if buffer is None else Region(buffer, (8, 8), (0, 0), (8, 8))
+    return TileOp(tid, op, 0, instance, (0, 0), (8, 8), f32, inputs, r, {})
+
+
+@pytest.mark.parametrize("case, ops", [
+    # a store over the buffer between a load and its consumer: in program order the load reads first
+    ("written between", [_op(0, "load", buffer=0), _op(1, "fill"), _op(2, "store", (1,), 0),
+                         _op(3, "exp", (0,)), _op(4, "store", (3,), 1)]),
+    # one load's tile read by two subgraphs (another instance): copy insertion loads it again in the second
+    ("loaded again", [_op(0, "load", buffer=0), _op(1, "exp", (0,)), _op(2, "store", (1,), 1),
+                      _op(3, "exp", (0,), instance=1), _op(4, "store", (3,), 0, instance=1)]),
+    # a load nothing consumes: it runs alone, filed by no consumer
+    ("unconsumed", [_op(0, "load", buffer=0), _op(1, "fill"), _op(2, "store", (1,), 0)]),
+])
+def test_the_execute_stage_finds_the_arrows_itself_where_partitions_order_was_not_the_programs(
+        case: str, ops: list[TileOp]) -> None:
+    taken, found, offered = execute_both_ways(_graph(ops), {})
+    assert not offered, case
+    assert taken == found
+    if case == "written between":  # the store waits for the task that read first (not the other way round)
+        reader = next(t for t in found.tasks if any(r.buffer == 0 for r in t.reads))
+        writer = next(t for t in found.tasks if any(r.buffer == 0 for r in t.writes))
+        assert reader.id in writer.preds and writer.id not in reader.preds
+
+
+def test_partition_offers_its_arrows_in_program_order():
+    ops = [_op(0, "fill"), _op(1, "store", (0,), 0), _op(2, "load", buffer=0), _op(3, "exp", (2,)),
+           _op(4, "store", (3,), 1)]
+    taken, found, offered = execute_both_ways(_graph(ops), {})
+    assert offered and taken == found
+    reader = next(t for t in found.tasks if any(r.buffer == 0 for r in t.reads))
+    writer = next(t for t in found.tasks if any(r.buffer == 0 for r in t.writes))
+    assert writer.id in reader.preds
+
+
+def test_a_compiled_programs_facts_keep_no_arrows():
+    """The arrows are read by the execute stage of the same compile and not kept with the program."""
+    from pypto.compiler import tile_ir
+
+    _, record = next((n, r) for n, r in example_records() if r.program.tiles is not None)
+    assert record.program.tiles is not None
+    facts = tile_ir.copy_facts(record.program.tiles)
+    assert facts is not None and facts.depends is None

@@ -10,6 +10,7 @@ import collections
 import json
 
 import torch
+from support import execute_both_ways
 
 import pypto.language as pl
 from pypto.boards.swimlane import Swimlane, metrics
@@ -320,3 +321,14 @@ def test_the_compiled_sim_loop_runs_mix_tasks_as_the_python_loop_does(monkeypatc
             fast = sim.simulate(program, runtime_options=opts)
         assert json.dumps(fast.to_json()) == json.dumps(slow.to_json())
         assert fast.info["mix_tasks"] == 32 and all(t.held for t in fast.tasks)
+
+
+def test_the_execute_stage_takes_partitions_arrows_for_scopes_as_it_would_find_them() -> None:
+    """Scope instances are filed by partition as they come (`place_in_scope`): the execute stage's arrows from
+    partition's are the ones it finds itself (tests/test_compile_speed_paths.py has the rest)."""
+    for kernel in (rms_rows, gemm, gemm_add, two_scopes, nested, branchy):
+        rec = compile_record(kernel)
+        expanded = next(p.snapshot for p in rec.passes if p.name == "tile_expand")
+        assert expanded is not None and expanded.tiles is not None
+        taken, found, _ = execute_both_ways(expanded.tiles, expanded.graph.by_id())
+        assert taken == found

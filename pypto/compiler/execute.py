@@ -16,7 +16,7 @@ import dataclasses
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from itertools import chain, compress
 from operator import attrgetter
 
@@ -38,6 +38,8 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     facts = copy_facts(tiles)
     if facts is not None:  # graph partition made these tiles: it knows (copies' buffers: see CopyFacts)
         reshaped, written, first_copy = facts.reshaped, facts.written, facts.first_xfer
+        if facts.depends is not None:  # and found the dependencies through the other buffers, as below would
+            written = frozenset()  # (so no access is filed again)
     else:
         reshaped, written = reshaped_buffers(tiles.ops, written=True)
         first_copy = len(tiles.buffers)  # none known
@@ -75,7 +77,10 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
             found = seen[b].visit(flatten(r) if b in reshaped else r, t, is_write)  # through a reshape
             if found:
                 preds[t] |= found
-    order = _topological(subgraphs, preds)
+    arrows: Mapping[int, Set[int]] = preds
+    if facts is not None and facts.depends is not None:  # partition's arrows, and the copies' found here
+        arrows = _joined(facts.depends, preds)
+    order = _topological(subgraphs, arrows)
     renumbered = order != list(range(len(order)))  # (else every id stays: no map, no lookups per arrow)
     new_id = {sg_id: k for k, sg_id in enumerate(order)}
     by_id = {sg.id: sg for sg in subgraphs}
@@ -89,7 +94,7 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
         inst = tiles.instances[sg.instance]
         coord = next((ops[i].coord for i in sg.ops if ops[i].op not in ("load", "store")), ())
         rs, ws = tuple(reads[sg_id]), tuple(writes[sg_id])
-        ps = tuple(sorted(new_id[p] for p in preds[sg_id])) if renumbered else tuple(sorted(preds[sg_id]))
+        ps = tuple(sorted(new_id[p] for p in arrows[sg_id])) if renumbered else tuple(sorted(arrows[sg_id]))
         tasks.append(Task(new_id[sg_id], sg_id, sg.leaf, sg.core, sg.instance, inst.root, coord, rs, ws, ps))
         leaf.append(sg.leaf)
         core.append(sg.core)
@@ -101,6 +106,15 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     roots = tuple(sorted({-1} | {i.root for i in tiles.instances}))
     return ExecGraph(tuple(tasks), roots, exec_columns(leaf, core, instance, coords, task_preds, task_reads,
                                                        task_writes, first_copy if facts is not None else -1))
+
+
+def _joined(depends: Mapping[int, Set[int]], more: Mapping[int, set[int]]) -> defaultdict[int, Set[int]]:
+    """Each task's arrows of both (a set of `depends` is shared, not copied, where `more` adds none)."""
+    out: defaultdict[int, Set[int]] = defaultdict(frozenset, depends)
+    for t, ps in more.items():
+        base = out.get(t)
+        out[t] = ps if base is None else base | ps
+    return out
 
 
 def _offsets(lengths: list[int]) -> np.ndarray:
@@ -164,7 +178,7 @@ def _copy_ids(regions: list[Region], first_copy: int) -> tuple[np.ndarray, np.nd
             np.concatenate([other_elems, copy_elems])[order])
 
 
-def _topological(subgraphs: tuple[Subgraph, ...], preds: dict[int, set[int]]) -> list[int]:
+def _topological(subgraphs: tuple[Subgraph, ...], preds: Mapping[int, Set[int]]) -> list[int]:
     """Kahn's algorithm, lowest subgraph id first; a cycle is a partition bug. When the subgraphs are numbered
     0..n-1 and every dependency is on a lower number (the common case: Kimi's block attention, 4.2 M arrows),
     that order is 0..n-1 (by induction: each next number is ready, and the lowest), found without the heap."""

@@ -172,17 +172,49 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         return [(flatten(r) if r.buffer in reshaped else r, w) for r, w in out if r.buffer in written]
 
     def gm_deps(gm: list[tuple[Region, bool]]) -> set[int]:
+        """A new set (`record_gm` keeps it)."""
+        if len(gm) == 1:
+            r, w = gm[0]
+            return seen[r.buffer].conflicts(r, w)
         deps: set[int] = set()
         for r, w in gm:
             deps |= seen[r.buffer].conflicts(r, w)
         return deps
 
+    # What the execute stage would find again: each subgraph's GM dependencies (`depends`), valid when every
+    # access was filed in program order as it files them (`in_order`). Only a load is filed later, with its
+    # first consumer; that is the same order unless its buffer was written in between (`writes_to` at the
+    # load, `written_at`), or its tile is read by another subgraph too (loaded again there), or nothing reads it.
+    depends: dict[int, set[int]] = {}
+    writes_to: dict[int, int] = {}  # buffer -> write accesses filed so far
+    written_at: dict[int, int] = {}  # a load of a written buffer -> writes_to of its buffer at its place
+    in_order = True
+
     def record_gm(g: _Group, gm: list[tuple[Region, bool]], deps: Set[int]) -> None:
-        for d in deps:
-            if d != g.id:
-                groups[d].exported = True
+        gid = g.id
+        if deps:
+            for d in deps:
+                if d != gid:
+                    groups[d].exported = True
+            mine = depends.get(gid)
+            if mine is None:
+                depends[gid] = mine = deps  # type: ignore[assignment]  # gm_deps's new set: kept, not copied
+            else:
+                mine |= deps
+            mine.discard(gid)
         for r, w in gm:
-            seen[r.buffer].add(r, g.id, w)
+            b = r.buffer
+            seen[b].add(r, gid, w)
+            if w:
+                writes_to[b] = writes_to.get(b, 0) + 1
+
+    def filed_late(loads: list[TileOp]) -> bool:
+        """Whether a write to one of these loads' buffers was filed since the load's place."""
+        for ld in loads:
+            mark = written_at.get(ld.id)
+            if mark is not None and mark != writes_to.get(ld.region.buffer, 0):  # type: ignore[union-attr]
+                return True
+        return False
 
     # PyPTO 3's `pl.at` scopes (nodes with a `scope`; none in a CANN kernel): all tile ops of one scope
     # instance (scope, root instance) are one subgraph, its core type settled at the end by what it holds
@@ -193,6 +225,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     has_vector: set[int] = set()
 
     def place_in_scope(o: TileOp, key: tuple[int, int]) -> None:
+        nonlocal in_order
         g = scope_groups.get(key)
         if g is None:
             g = scope_groups[key] = new_group("", key[1])  # no core yet: no other op joins it
@@ -200,6 +233,8 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != g.id]
         gm = gm_accesses(o, loads)
         deps = gm_deps(gm) if gm else _NO_DEPS
+        if loads and written_at and filed_late(loads) or copied and _reads_written(copied, written):
+            in_order = False
         if copied:
             crossing.append(o)
             for cp in copied:
@@ -212,6 +247,9 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     for o in tiles.ops:
         kind = o.op
         if kind == "load":
+            r = o.region
+            if r is not None and r.buffer in written:
+                written_at[o.id] = writes_to.get(r.buffer, 0)
             continue  # placed with its first consumer
         if scoped:
             sc = scoped.get(o.node)
@@ -248,6 +286,8 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                     gm = gm_accesses(o, loads)
                     break
         deps = gm_deps(gm) if gm else _NO_DEPS
+        if loads and written_at and in_order and filed_late(loads):
+            in_order = False
         cand = groups[max(producers)] if producers else None
         c = -1  # the cost of `o` in `g` with its loads and copied inputs, when they are distinct
         while cand is not None and g is None:
@@ -291,6 +331,8 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             crossing.append(o)
             for cp in copied:
                 groups[group_of[cp.id]].exported = True
+            if in_order and _reads_written(copied, written):
+                in_order = False
         add(g, o, loads, copied, c if len(loads) < 2 or len({ld.id for ld in loads}) == len(loads) else -1)
         if gm:
             record_gm(g, gm, deps)
@@ -300,13 +342,22 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         if o.op == "load" and o.id not in group_of:
             g = new_group("AIV", o.instance)
             add(g, o, [], [])
+            if o.id in written_at:
+                in_order = False
     for g in scope_groups.values():  # cube and vector work: one MIX task on a cluster's AIC and two AIVs
         g.core = ("MIX" if g.id in has_vector else "AIC") if g.id in has_cube else "AIV"
     out, subgraphs = _insert_copies(tiles, ops, group_of, groups, crossing)
     # the copies' buffers are the ones added (each a tile written once, then read): the execute stage
     # needs no GM index for them, and no scan for what is reshaped or written
-    note_copy_facts(out, CopyFacts(frozenset(reshaped), frozenset(written), len(tiles.buffers)))
+    note_copy_facts(out, CopyFacts(frozenset(reshaped), frozenset(written), len(tiles.buffers),
+                                   depends if in_order else None))
     return out, subgraphs
+
+
+def _reads_written(copied: list[TileOp], written: Set[int]) -> bool:
+    """Whether one of these inputs from other subgraphs is a load of a written buffer (copy insertion loads it
+    again in the consumer's subgraph: an access partition did not file)."""
+    return any(cp.op == "load" and cp.region is not None and cp.region.buffer in written for cp in copied)
 
 
 def _scope_instances(tiles: TileGraph, scoped: Mapping[int, int]) -> dict[tuple[int, int], int]:

@@ -11,7 +11,9 @@ in program order, which is a topological order.
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -112,11 +114,15 @@ class CopyFacts:
     otherwise scan every op again): the buffers seen through more than one layout and the buffers
     some op writes, both of the graph before copy insertion, and the first of the workspace buffers
     copy insertion added (`xfer…`, ids from `first_xfer` on). Each of those is one tile: written
-    once, whole, by one store, then only read, whole, by loads after it (the same `Region`)."""
+    once, whole, by one store, then only read, whole, by loads after it (the same `Region`). `depends`: each
+    subgraph's dependencies through the other buffers' accesses (by subgraph id; none: no entry), what the
+    execute stage would find by filing them in program order, when partition filed them in that order (else
+    None: the execute stage finds them itself)."""
 
     reshaped: frozenset[int]
     written: frozenset[int]
     first_xfer: int
+    depends: Mapping[int, Set[int]] | None = None
 
 
 # facts derived from a tile graph, kept while it lives: by identity, so a graph made otherwise (by
@@ -150,6 +156,14 @@ def forget_ops_by_id(tiles: TileGraph) -> None:
     hit = _DERIVED.get(id(tiles))
     if hit is not None and hit[0]() is tiles:
         hit[1].pop("by_id", None)
+
+
+def forget_depends(tiles: TileGraph) -> None:
+    """Drop the subgraphs' dependencies graph partition noted (`CopyFacts.depends`) once the execute stage read
+    them (the compile's end: 10^6 arrows at Kimi's size); a later execute stage finds them itself."""
+    facts = copy_facts(tiles)
+    if facts is not None and facts.depends is not None:
+        _derived(tiles)["copies"] = dataclasses.replace(facts, depends=None)
 
 
 def copy_facts(tiles: TileGraph) -> CopyFacts | None:
