@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 from server.analyze import BESIDE_FROM, INTERIM, PANEL_PARTS, reuse_answer
 from server.protocol import Settings
+from server.slots import Slots
 from server.state import Document, Kernel, Result, parse_kernels
 from server.worker import JobFailed, JobTimes, WorkerPool, wall_backstop
 
@@ -80,7 +81,7 @@ class LiveCompiler:
         self.ready = asyncio.Event()  # the settings are known (workspace/configuration answered)
         self._pool: WorkerPool | None = None
         self._pool_shape: tuple[int, int] | None = None
-        self._slots: asyncio.Semaphore | None = None
+        self._slots: Slots | None = None
         self._old_pools: list[WorkerPool] = []
         self._times: dict[str, JobTimes] = {}  # kernel key -> its running compile's times (shown as progress)
 
@@ -94,16 +95,17 @@ class LiveCompiler:
                 self._pool.close()  # idle workers now; busy ones when their job ends
             self._pool = WorkerPool(size=shape[0], time_limit=self.settings.time_limit, memory_limit_mb=shape[1])
             self._pool_shape = shape
-            self._slots = asyncio.Semaphore(shape[0])
+            self._slots = Slots(shape[0])
         return self._pool
 
     async def job(self, fn: str, *args: Any, timeout_note: str | None = None,
                   on_progress: Callable[[Json], None] | None = None,
-                  on_times: Callable[[JobTimes], None] | None = None) -> Any:
-        """One worker job, at most `workers` at a time (so jobs queue here, not in threads)."""
+                  on_times: Callable[[JobTimes], None] | None = None, urgent: bool = False) -> Any:
+        """One worker job, at most `workers` at a time (so jobs queue here, not in threads); an `urgent` one (a
+        person waits for it: the panels, a code action) before the compiles queued meanwhile (`server.slots`)."""
         pool = self.pool()
         assert self._slots is not None
-        async with self._slots:
+        async with self._slots.hold(urgent):
             return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit), timeout_note=timeout_note,
                                   on_progress=on_progress, on_times=on_times)
 
@@ -302,10 +304,13 @@ class LiveCompiler:
             # a recompile of a kernel that had a result (an edit, not the file's first compile) runs alone until its
             # record is in: on a machine of a few cores the kernel the user tunes is not slowed by the others an edit
             # of shared code recompiles beside it (Kimi's block attention: 9 s with its sibling, 6 s alone)
+            # (and it goes to the next free worker before compiles queued meanwhile: `server.slots`)
             lead = todo[0]
-            alone = len(todo) > 1 and lead.name in doc.results
+            edited = lead.name in doc.results
+            alone = len(todo) > 1 and edited
             rest = todo[1:] if alone else []
-            waiting: set[asyncio.Future[Any]] = {self._analysis(doc, k, text) for k in (todo[:1] if alone else todo)}
+            waiting: set[asyncio.Future[Any]] = {self._analysis(doc, k, text, urgent=edited and k is lead)
+                                                 for k in (todo[:1] if alone else todo)}
             accepted = asyncio.ensure_future(doc.accepted.wait()) if rest else None
             while waiting or rest:
                 if rest and (doc.current(lead.name) is not None or not waiting):  # the lead's record (or its end)
@@ -381,10 +386,10 @@ class LiveCompiler:
                              f"of the time limit used)")
         return "; ".join(parts)
 
-    def _analysis(self, doc: Document, k: Kernel, text: str) -> asyncio.Future[Result]:
+    def _analysis(self, doc: Document, k: Kernel, text: str, urgent: bool = False) -> asyncio.Future[Result]:
         fut = doc.pending.get(k.key)
         if fut is None:
-            fut = asyncio.ensure_future(self._analyze(doc.path, text, k, doc.panels, doc))
+            fut = asyncio.ensure_future(self._analyze(doc.path, text, k, doc.panels, doc, urgent))
             doc.pending[k.key] = fut
 
             def forget(f: asyncio.Future[Result], key: str = k.key) -> None:
@@ -397,7 +402,7 @@ class LiveCompiler:
         return fut
 
     async def _analyze(self, path: str, text: str, k: Kernel, panels: bool = False,
-                       doc: Document | None = None) -> Result:
+                       doc: Document | None = None, urgent: bool = False) -> Result:
         r = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line)
         # (`parts_from`: from this many tile ops the compile makes the panels' parts all the same — beside its views,
         # at no cost in time — so that the panels open on a big kernel without a second compile)
@@ -438,7 +443,8 @@ class LiveCompiler:
             self._accept(doc, shown)
 
         try:
-            answer = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed, on_progress=early)
+            answer = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed, on_progress=early,
+                                    urgent=urgent)
             if answer.get("reused") == "whole" and answer.get("fingerprint") in offered:
                 answer = reuse_answer(offered[answer["fingerprint"]][2], answer)
             elif answer.get("interim_sent"):  # the parts it left out are the interim result's
@@ -508,7 +514,7 @@ class LiveCompiler:
             async def run() -> Json:
                 try:
                     out = await self.job("analyze_kernel", doc.path, text, r.name, opts, timeout_note=note,
-                                         on_progress=searching if opts["suggest"] else None)
+                                         on_progress=searching if opts["suggest"] else None, urgent=True)
                 except JobFailed as e:
                     log_output(doc.path, r.name, e.output)
                     raise

@@ -52,3 +52,21 @@ async def test_after_the_edited_kernel_the_one_the_panels_show_compiles_first(cl
         await client.records.record(doc.uri, name, v)
     order = [r["kernel"] for r in client.records.items[n:] if r["version"] == v and not r.get("interim")]
     assert order == ["first", "third", "second"], order
+
+
+async def test_the_panels_record_does_not_wait_behind_the_files_other_compiles(client, lsp_kit, tmp_path):
+    """A file of five kernels opens: their compiles queue for the one worker. The panels ask for the first
+    kernel's record as it arrives: its job takes the worker next (`server.slots`), not after the other four."""
+    from support import softmax_source
+
+    names = [f"k{i}" for i in range(5)]
+    src = "import pypto\n" + "".join(softmax_source(32, n).replace("import pypto\n", "", 1) for n in names)
+    doc = lsp_kit.Doc(client, tmp_path / "five.py", src)
+    first = await client.records.record(doc.uri, "k0", 1)
+    assert first["error"] is None
+    got = await doc.call("pypto/record", kernel="k0")
+    assert got["record"]["source"]["kernel"] == "k0"
+    shown = {r["kernel"] for r in client.records.items if r["uri"] == doc.uri and r["kernel"] != "k0"}
+    assert len(shown) <= 2, f"the record came after {sorted(shown)}"  # (first come, first served: after all four)
+    for name in names[1:]:
+        assert (await client.records.record(doc.uri, name, 1))["error"] is None
