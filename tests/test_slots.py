@@ -26,12 +26,18 @@ async def _queued(slots: Slots, n: int) -> None:
         await asyncio.sleep(0)
 
 
+async def _running(slots: Slots, order: list[str]) -> tuple[asyncio.Task[None], asyncio.Event]:
+    """A holder that keeps its slot until the event is set."""
+    busy = asyncio.Event()
+    task = asyncio.create_task(_holder(slots, "running", order, release=busy))
+    await asyncio.sleep(0)
+    return task, busy
+
+
 async def test_a_freed_slot_goes_to_the_urgent_waiter_first_then_in_arrival_order():
     slots = Slots(1)
     order: list[str] = []
-    busy = asyncio.Event()
-    first = asyncio.create_task(_holder(slots, "running", order, release=busy))
-    await asyncio.sleep(0)
+    first, busy = await _running(slots, order)
     tasks = [asyncio.create_task(_holder(slots, "compile a", order))]
     await _queued(slots, 1)
     tasks.append(asyncio.create_task(_holder(slots, "compile b", order)))
@@ -64,9 +70,7 @@ async def test_no_more_than_n_hold_at_once():
 async def test_a_waiter_cancelled_while_it_waits_leaves_its_place():
     slots = Slots(1)
     order: list[str] = []
-    busy = asyncio.Event()
-    first = asyncio.create_task(_holder(slots, "running", order, release=busy))
-    await asyncio.sleep(0)
+    first, busy = await _running(slots, order)
     gone = asyncio.create_task(_holder(slots, "cancelled", order, urgent=True))
     await _queued(slots, 1)
     later = asyncio.create_task(_holder(slots, "later", order))
