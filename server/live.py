@@ -49,6 +49,7 @@ from server.worker import JobFailed, JobTimes, WorkerPool, wall_backstop
 
 log = logging.getLogger("pypto.server")
 Json = Any
+BACKGROUND_NICE = 10  # the niceness of jobs no person waits for (`server.slots`)
 
 
 class Progress(Protocol):
@@ -93,7 +94,8 @@ class LiveCompiler:
             if self._pool is not None:
                 self._old_pools.append(self._pool)
                 self._pool.close()  # idle workers now; busy ones when their job ends
-            self._pool = WorkerPool(size=shape[0], time_limit=self.settings.time_limit, memory_limit_mb=shape[1])
+            # `workers` templates, and a spare for a job a person waits for while they all run background work
+            self._pool = WorkerPool(size=shape[0] + 1, time_limit=self.settings.time_limit, memory_limit_mb=shape[1])
             self._pool_shape = shape
             self._slots = Slots(shape[0])
         return self._pool
@@ -107,7 +109,7 @@ class LiveCompiler:
         assert self._slots is not None
         async with self._slots.hold(urgent):
             return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit), timeout_note=timeout_note,
-                                  on_progress=on_progress, on_times=on_times)
+                                  on_progress=on_progress, on_times=on_times, nice=0 if urgent else BACKGROUND_NICE)
 
     def deadline(self) -> float:
         """Seconds a request waits for a compile in flight: the time limit's wall-clock backstop, and 5."""
@@ -118,7 +120,8 @@ class LiveCompiler:
         waiting for its first job) before the first edit; logs "workers ready" when they are."""
         t0 = time.monotonic()
         size = max(1, self.settings.workers)
-        got = await asyncio.gather(*(self.job("list_kernels", "/__pypto_warm_up__.py", "") for _ in range(size)),
+        got = await asyncio.gather(*(self.job("list_kernels", "/__pypto_warm_up__.py", "", urgent=i == size)
+                                     for i in range(size + 1)),  # (the last on the spare: `server.slots`)
                                    return_exceptions=True)
         for e in got:
             if isinstance(e, BaseException):

@@ -1,12 +1,13 @@
-"""Which waiting job gets the next worker: the ones a person is waiting for first.
+"""Which waiting job gets a worker: the ones a person is waiting for first, on a spare worker if need be.
 
-The language server runs at most `workers` jobs at once. When a file holds several kernels, opening it
-queues a compile of each, and each may go on to check its advice's tile shapes for seconds. A request
-made meanwhile by a person — the panels opening on one kernel (its record's job), a code action's tile
-search — used to queue behind all of them (glm's attention file: five captured kernels, the panels
-opened 6.7 s after the kernel's first record, its own job taking 0.6 s). `Slots` hands a free worker
-to an urgent waiter first, then to the others, each kind in the order it came; a job that runs is never
-stopped for another.
+The language server runs `workers` jobs at once. When a file holds several kernels, opening it queues a
+compile of each, and each may go on to check its advice's tile shapes for seconds. A request made
+meanwhile by a person — the panels opening on one kernel (its record's job), a code action's tile search,
+the compile of the kernel just edited — used to queue behind all of them (glm's attention file: five
+captured kernels, the panels opened 6.7 s after the kernel's first record, its own job taking 0.6 s).
+`Slots` serves an urgent waiter first, and when every worker runs background work, gives it one spare
+worker beyond them (the background jobs run niced meanwhile, `WorkerPool.run(background=True)`, so the
+machine's cores go to it). A job that runs is never stopped for another.
 """
 
 from __future__ import annotations
@@ -19,46 +20,73 @@ from collections.abc import AsyncIterator
 
 
 class Slots:
-    """At most `n` holders at once (an `asyncio.Semaphore` whose waiters are served urgent first, then in
-    the order they came). A waiter cancelled while it waits leaves its place; one cancelled just as a slot
-    was handed to it gives the slot on."""
+    """At most `n` holders at once, and one more while it is urgent and the `n` are all background (an
+    `asyncio.Semaphore` whose waiters are served urgent first, then in the order they came). A waiter cancelled
+    while it waits leaves its place; one cancelled just as a slot was handed to it gives the slot on."""
 
     def __init__(self, n: int) -> None:
-        self._free = n
-        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []  # (0 urgent / 1 not, arrival, waiter)
+        self._free = n  # of the n shared slots
+        self._spare = 1  # the urgent jobs' spare
+        self._urgent = 0  # urgent holders (counted from the hand-over)
+        self._waiting: list[tuple[int, int, asyncio.Future[bool]]] = []  # (0 urgent / 1 not, arrival, waiter)
         self._arrival = itertools.count()
 
     @contextlib.asynccontextmanager
     async def hold(self, urgent: bool = False) -> AsyncIterator[None]:
-        await self._acquire(urgent)
+        spare = await self._acquire(urgent)
         try:
             yield
         finally:
-            self._release()
+            self._release(spare, urgent)
 
     @property
     def waiting(self) -> int:
         """Waiters not yet served (cancelled ones not counted)."""
         return sum(not f.done() for _, _, f in self._waiting)
 
-    async def _acquire(self, urgent: bool) -> None:
-        if self._free > 0 and not self.waiting:
+    def _take(self, urgent: bool) -> bool | None:
+        """A slot for a holder now: False (a shared one), True (the spare: urgent, while no urgent job holds a
+        slot), or None (none)."""
+        if self._free > 0:
             self._free -= 1
-            return
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            spare = False
+        elif urgent and self._spare > 0 and self._urgent == 0:
+            self._spare -= 1
+            spare = True
+        else:
+            return None
+        self._urgent += urgent
+        return spare
+
+    async def _acquire(self, urgent: bool) -> bool:
+        """Wait for a slot; whether it is the spare."""
+        if not any(not f.done() and (kind == 0 or not urgent) for kind, _, f in self._waiting):  # none goes first
+            got = self._take(urgent)
+            if got is not None:
+                return got
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiting, (0 if urgent else 1, next(self._arrival), fut))
         try:
-            await fut
+            return await fut
         except asyncio.CancelledError:
             if fut.done() and not fut.cancelled():  # the slot was handed over as the waiter was cancelled
-                self._release()
+                self._release(fut.result(), urgent)
             fut.cancel()  # (its entry is skipped when it comes up)
             raise
 
-    def _release(self) -> None:
-        while self._waiting:
-            _, _, fut = heapq.heappop(self._waiting)
-            if not fut.done():
-                fut.set_result(None)  # the slot passes to it
+    def _release(self, spare: bool, urgent: bool) -> None:
+        if spare:
+            self._spare += 1
+        else:
+            self._free += 1
+        self._urgent -= urgent
+        while self._waiting:  # hand what is free to the waiters, best first
+            kind, _, fut = self._waiting[0]
+            if fut.done():  # cancelled
+                heapq.heappop(self._waiting)
+                continue
+            got = self._take(kind == 0)
+            if got is None:
                 return
-        self._free += 1
+            heapq.heappop(self._waiting)
+            fut.set_result(got)

@@ -327,9 +327,14 @@ def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int) -> Non
         except Exception:  # noqa: BLE001 - a cold job is slower, not wrong
             pass
         try:
-            fn_name, args = jobs_in.recv()
+            fn_name, args, nice = jobs_in.recv()
         except (EOFError, OSError):  # the template ended before giving this child a job
             os._exit(0)
+        if nice:  # background work: the machine's cores go to the jobs a person waits for first
+            try:
+                os.nice(nice)
+            except OSError:
+                pass
         jobs.progress = lambda data: answers.send(("progress", data))  # a long job's interim results
         try:
             answer: tuple[str, Any] = ("ok", getattr(jobs, fn_name)(*args))
@@ -702,13 +707,13 @@ class WorkerPool:
 
     def _exchange(self, w: _Worker, fn: str, args: tuple[Any, ...], limit: float, cancel: threading.Event | None,
                   timeout_note: str | None, on_progress: Callable[[Any], None] | None,
-                  on_times: Callable[[JobTimes], None] | None, out: _Output) -> tuple[str, Any]:
+                  on_times: Callable[[JobTimes], None] | None, out: _Output, nice: int = 0) -> tuple[str, Any]:
         """Send the job, read its output and messages until the template says its child ended;
         the child's answer (kind, payload), or JobFailed. Three deadlines, each in own time
         (`_Clock`): a new template's warm-up, the template's start of the job (from "warm" or the
         send), the job's time limit (from "started")."""
         try:
-            w.conn.send((fn, args))
+            w.conn.send((fn, args, nice))
         except (OSError, ValueError) as e:
             raise JobFailed("crashed", f"the worker could not take the job ({e})") from None
         w.busy = True
@@ -765,8 +770,9 @@ class WorkerPool:
     def run_blocking(self, fn: str, *args: Any, timeout: float | None = None,
                      cancel: threading.Event | None = None, timeout_note: str | None = None,
                      on_progress: Callable[[Any], None] | None = None,
-                     on_times: Callable[[JobTimes], None] | None = None) -> Any:
-        """Run a job and wait for it (from a thread); raises JobFailed. `timeout` (default: the
+                     on_times: Callable[[JobTimes], None] | None = None, nice: int = 0) -> Any:
+        """Run a job and wait for it (from a thread); raises JobFailed. `nice`: the job's process runs at that
+        niceness (`os.nice`: background work yields the cores to the jobs a person waits for). `timeout` (default: the
         pool's `time_limit`) is in the job's own time (`_Clock`: a job the machine keeps waiting for
         a CPU gets longer, up to `wall_backstop(timeout)`). `timeout_note` says what a timeout means
         for this job (default: the kernel may loop forever). Interim results the job sends
@@ -787,7 +793,8 @@ class WorkerPool:
                 w = self._start()
             _Output().read(w.output)  # written by what escaped an earlier job's group: not this job's
             try:
-                kind, payload = self._exchange(w, fn, args, limit, cancel, timeout_note, on_progress, on_times, out)
+                kind, payload = self._exchange(w, fn, args, limit, cancel, timeout_note, on_progress, on_times, out,
+                                               nice)
             except JobFailed as e:
                 if self._stop(w, out):  # the job's group is gone: nothing it started outlives it
                     keep = w
@@ -813,7 +820,7 @@ class WorkerPool:
 
     async def run(self, fn: str, *args: Any, timeout: float | None = None, timeout_note: str | None = None,
                   on_progress: Callable[[Any], None] | None = None,
-                  on_times: Callable[[JobTimes], None] | None = None) -> Any:
+                  on_times: Callable[[JobTimes], None] | None = None, nice: int = 0) -> Any:
         """Run a job without blocking the event loop; cancelling the awaiting task kills the job (the
         cancellation completes when the job's process group is gone).
         `on_progress` gets the job's interim results, `on_times` its times, on the event loop."""
@@ -823,7 +830,7 @@ class WorkerPool:
         times = None if on_times is None else (lambda t: loop.call_soon_threadsafe(on_times, t))
         fut = loop.run_in_executor(None, lambda: self.run_blocking(fn, *args, timeout=timeout, cancel=cancel,
                                                                    timeout_note=timeout_note, on_progress=relay,
-                                                                   on_times=times))
+                                                                   on_times=times, nice=nice))
         try:
             return await asyncio.shield(fut)
         except asyncio.CancelledError:

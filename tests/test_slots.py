@@ -1,5 +1,6 @@
-"""`server.slots.Slots`: at most n holders; a freed slot goes to an urgent waiter first, then in arrival order;
-a cancelled waiter neither keeps a place nor loses a slot."""
+"""`server.slots.Slots`: at most n holders, and one spare for an urgent job while the n are all background; a
+freed slot goes to an urgent waiter first, then in arrival order; a cancelled waiter neither keeps a place nor
+loses a slot."""
 
 from __future__ import annotations
 
@@ -12,43 +13,69 @@ from server.slots import Slots
 pytestmark = pytest.mark.asyncio
 
 
-async def _holder(slots: Slots, name: str, order: list[str], urgent: bool = False,
-                  release: asyncio.Event | None = None) -> None:
-    async with slots.hold(urgent):
-        order.append(name)
-        if release is not None:
-            await release.wait()
+class Holder:
+    """A task that takes a slot, notes its name in `order` and keeps the slot until `done` is set."""
+
+    def __init__(self, slots: Slots, name: str, order: list[str], urgent: bool = False) -> None:
+        self.name, self.order = name, order
+        self.done = asyncio.Event()
+        self.task = asyncio.create_task(self._hold(slots, urgent))
+
+    async def _hold(self, slots: Slots, urgent: bool) -> None:
+        async with slots.hold(urgent):
+            self.order.append(self.name)
+            await self.done.wait()
+
+    async def finish(self) -> None:
+        self.done.set()
+        await asyncio.wait_for(self.task, 10)  # (a lost slot would leave it waiting for good)
 
 
-async def _queued(slots: Slots, n: int) -> None:
-    """Until `n` waiters wait (each waiter's task has run up to its wait)."""
-    while slots.waiting < n:
+async def _settle() -> None:
+    for _ in range(5):
         await asyncio.sleep(0)
 
 
-async def _running(slots: Slots, order: list[str]) -> tuple[asyncio.Task[None], asyncio.Event]:
-    """A holder that keeps its slot until the event is set."""
-    busy = asyncio.Event()
-    task = asyncio.create_task(_holder(slots, "running", order, release=busy))
-    await asyncio.sleep(0)
-    return task, busy
+async def test_an_urgent_job_takes_the_spare_while_background_work_holds_every_slot():
+    slots = Slots(1)
+    order: list[str] = []
+    running = Holder(slots, "running", order)
+    await _settle()
+    a = Holder(slots, "compile a", order)
+    b = Holder(slots, "compile b", order)
+    await _settle()
+    panels = Holder(slots, "panels", order, urgent=True)
+    await _settle()
+    assert order == ["running", "panels"]  # at once, on the spare
+    action = Holder(slots, "code action", order, urgent=True)  # the spare is taken: it waits
+    await _settle()
+    assert order == ["running", "panels"] and slots.waiting == 3
+    await panels.finish()  # the spare is free again, and no urgent job holds a slot: the urgent waiter takes it
+    await _settle()
+    assert order == ["running", "panels", "code action"]
+    await running.finish()  # a shared slot: the first background waiter
+    await _settle()
+    assert order == ["running", "panels", "code action", "compile a"]
+    for h in (action, a, b):
+        await h.finish()
+    assert order[-1] == "compile b" and slots.waiting == 0
 
 
 async def test_a_freed_slot_goes_to_the_urgent_waiter_first_then_in_arrival_order():
     slots = Slots(1)
     order: list[str] = []
-    first, busy = await _running(slots, order)
-    tasks = [asyncio.create_task(_holder(slots, "compile a", order))]
-    await _queued(slots, 1)
-    tasks.append(asyncio.create_task(_holder(slots, "compile b", order)))
-    await _queued(slots, 2)
-    tasks.append(asyncio.create_task(_holder(slots, "panels", order, urgent=True)))
-    await _queued(slots, 3)
-    tasks.append(asyncio.create_task(_holder(slots, "code action", order, urgent=True)))
-    await _queued(slots, 4)
-    busy.set()
-    await asyncio.gather(first, *tasks)
-    assert order == ["running", "panels", "code action", "compile a", "compile b"]
+    first = Holder(slots, "urgent", order, urgent=True)  # takes the shared slot: no spare while it holds it
+    await _settle()
+    waiters = [Holder(slots, "compile a", order), Holder(slots, "compile b", order)]
+    await _settle()
+    waiters += [Holder(slots, "panels", order, urgent=True), Holder(slots, "code action", order, urgent=True)]
+    await _settle()
+    assert order == ["urgent"] and slots.waiting == 4
+    await first.finish()
+    for h in (waiters[2], waiters[3], waiters[0], waiters[1]):
+        await _settle()
+        await h.finish()
+    assert order == ["urgent", "panels", "code action", "compile a", "compile b"]
 
 
 async def test_no_more_than_n_hold_at_once():
@@ -70,16 +97,17 @@ async def test_no_more_than_n_hold_at_once():
 async def test_a_waiter_cancelled_while_it_waits_leaves_its_place():
     slots = Slots(1)
     order: list[str] = []
-    first, busy = await _running(slots, order)
-    gone = asyncio.create_task(_holder(slots, "cancelled", order, urgent=True))
-    await _queued(slots, 1)
-    later = asyncio.create_task(_holder(slots, "later", order))
-    await _queued(slots, 2)
-    gone.cancel()
+    running = Holder(slots, "running", order)
+    await _settle()
+    gone = Holder(slots, "cancelled", order)
+    later = Holder(slots, "later", order)
+    await _settle()
+    gone.task.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await gone
-    busy.set()
-    await asyncio.gather(first, later)
+        await gone.task
+    await running.finish()
+    await _settle()
+    await later.finish()
     assert order == ["running", "later"]
 
 
@@ -88,15 +116,16 @@ async def test_a_waiter_cancelled_as_the_slot_is_handed_to_it_passes_it_on():
     order: list[str] = []
     held = slots.hold()
     await held.__aenter__()
-    handed = asyncio.create_task(_holder(slots, "handed", order, urgent=True))
-    await _queued(slots, 1)
-    after = asyncio.create_task(_holder(slots, "after", order))
-    await _queued(slots, 2)
+    handed = Holder(slots, "handed", order)
+    after = Holder(slots, "after", order)
+    await _settle()
+    assert slots.waiting == 2
     await held.__aexit__(None, None, None)  # hands the slot to `handed`, which has not run since
-    handed.cancel()
+    handed.task.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await handed
-    await asyncio.wait_for(after, 10)  # (a lost slot would leave it waiting for good)
+        await handed.task
+    await _settle()
+    await after.finish()
     assert order == ["after"]
     async with slots.hold():  # and the slot is free again
         assert slots.waiting == 0

@@ -252,3 +252,15 @@ def test_the_collector_pause_is_counted_across_threads_and_keeps_a_pause_made_be
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_background_job_runs_niced(pool):
+    """`nice`: the job's process (what the user's module runs in) at that much more niceness than the template's,
+    so that the jobs a person waits for get the cores first (`server.slots`)."""
+    src = "import os\nprint('niceness', os.nice(0))\n"
+    def niceness(nice: int) -> int:
+        out = pool.run_blocking("list_kernels", PATH, src, nice=nice)["output"]
+        return int(out.split("niceness")[1].split()[0])
+
+    base = niceness(0)
+    assert niceness(10) == min(19, base + 10) and niceness(0) == base  # each job's own child: none inherits it
