@@ -102,12 +102,14 @@ class LiveCompiler:
 
     async def job(self, fn: str, *args: Any, timeout_note: str | None = None,
                   on_progress: Callable[[Json], None] | None = None,
-                  on_times: Callable[[JobTimes], None] | None = None, urgent: bool = False) -> Any:
+                  on_times: Callable[[JobTimes], None] | None = None, urgent: bool = False,
+                  recency: float = 0.0) -> Any:
         """One worker job, at most `workers` at a time (so jobs queue here, not in threads); an `urgent` one (a
-        person waits for it: the panels, a code action) before the compiles queued meanwhile (`server.slots`)."""
+        person waits for it: the panels, a code action) before the compiles queued meanwhile, the others those of
+        the document touched last (`recency`: its `changed_at`) first (`server.slots`)."""
         pool = self.pool()
         assert self._slots is not None
-        async with self._slots.hold(urgent):
+        async with self._slots.hold(urgent, recency):
             return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit), timeout_note=timeout_note,
                                   on_progress=on_progress, on_times=on_times, nice=0 if urgent else BACKGROUND_NICE)
 
@@ -447,7 +449,7 @@ class LiveCompiler:
 
         try:
             answer = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed, on_progress=early,
-                                    urgent=urgent)
+                                    urgent=urgent, recency=doc.changed_at if doc is not None else 0.0)
             if answer.get("reused") == "whole" and answer.get("fingerprint") in offered:
                 answer = reuse_answer(offered[answer["fingerprint"]][2], answer)
             elif answer.get("interim_sent"):  # the parts it left out are the interim result's

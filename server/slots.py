@@ -5,9 +5,10 @@ compile of each, and each may go on to check its advice's tile shapes for second
 meanwhile by a person — the panels opening on one kernel (its record's job), a code action's tile search,
 the compile of the kernel just edited — used to queue behind all of them (glm's attention file: five
 captured kernels, the panels opened 6.7 s after the kernel's first record, its own job taking 0.6 s).
-`Slots` serves an urgent waiter first, and when every worker runs background work, gives it one spare
-worker beyond them (the background jobs run niced meanwhile, `WorkerPool.run(background=True)`, so the
-machine's cores go to it). A job that runs is never stopped for another.
+`Slots` serves an urgent waiter first, then the background work of the document a person touched last
+(a file just opened goes before what is left of the one opened before it), and when every worker runs
+background work, gives an urgent job one spare worker beyond them (the background jobs run niced,
+`WorkerPool.run(nice=…)`, so the machine's cores go to it). A job that runs is never stopped for another.
 """
 
 from __future__ import annotations
@@ -21,19 +22,21 @@ from collections.abc import AsyncIterator
 
 class Slots:
     """At most `n` holders at once, and one more while it is urgent and the `n` are all background (an
-    `asyncio.Semaphore` whose waiters are served urgent first, then in the order they came). A waiter cancelled
-    while it waits leaves its place; one cancelled just as a slot was handed to it gives the slot on."""
+    `asyncio.Semaphore` whose waiters are served urgent first, then by `recency` — the latest first — then in
+    the order they came). A waiter cancelled while it waits leaves its place; one cancelled just as a slot was
+    handed to it gives the slot on."""
 
     def __init__(self, n: int) -> None:
         self._free = n  # of the n shared slots
         self._spare = 1  # the urgent jobs' spare
         self._urgent = 0  # urgent holders (counted from the hand-over)
-        self._waiting: list[tuple[int, int, asyncio.Future[bool]]] = []  # (0 urgent / 1 not, arrival, waiter)
+        # (0 urgent / 1 not, -recency, arrival, waiter), a heap
+        self._waiting: list[tuple[int, float, int, asyncio.Future[bool]]] = []
         self._arrival = itertools.count()
 
     @contextlib.asynccontextmanager
-    async def hold(self, urgent: bool = False) -> AsyncIterator[None]:
-        spare = await self._acquire(urgent)
+    async def hold(self, urgent: bool = False, recency: float = 0.0) -> AsyncIterator[None]:
+        spare = await self._acquire(urgent, recency)
         try:
             yield
         finally:
@@ -42,7 +45,7 @@ class Slots:
     @property
     def waiting(self) -> int:
         """Waiters not yet served (cancelled ones not counted)."""
-        return sum(not f.done() for _, _, f in self._waiting)
+        return sum(not f.done() for *_, f in self._waiting)
 
     def _take(self, urgent: bool) -> bool | None:
         """A slot for a holder now: False (a shared one), True (the spare: urgent, while no urgent job holds a
@@ -58,14 +61,15 @@ class Slots:
         self._urgent += urgent
         return spare
 
-    async def _acquire(self, urgent: bool) -> bool:
+    async def _acquire(self, urgent: bool, recency: float) -> bool:
         """Wait for a slot; whether it is the spare."""
-        if not any(not f.done() and (kind == 0 or not urgent) for kind, _, f in self._waiting):  # none goes first
+        key = (0 if urgent else 1, -recency)
+        if not any(not f.done() and (kind, rank) <= key for kind, rank, _, f in self._waiting):  # none goes first
             got = self._take(urgent)
             if got is not None:
                 return got
         fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, (0 if urgent else 1, next(self._arrival), fut))
+        heapq.heappush(self._waiting, (*key, next(self._arrival), fut))
         try:
             return await fut
         except asyncio.CancelledError:
@@ -81,7 +85,7 @@ class Slots:
             self._free += 1
         self._urgent -= urgent
         while self._waiting:  # hand what is free to the waiters, best first
-            kind, _, fut = self._waiting[0]
+            kind, _, _, fut = self._waiting[0]
             if fut.done():  # cancelled
                 heapq.heappop(self._waiting)
                 continue

@@ -16,13 +16,13 @@ pytestmark = pytest.mark.asyncio
 class Holder:
     """A task that takes a slot, notes its name in `order` and keeps the slot until `done` is set."""
 
-    def __init__(self, slots: Slots, name: str, order: list[str], urgent: bool = False) -> None:
+    def __init__(self, slots: Slots, name: str, order: list[str], urgent: bool = False, recency: float = 0.0) -> None:
         self.name, self.order = name, order
         self.done = asyncio.Event()
-        self.task = asyncio.create_task(self._hold(slots, urgent))
+        self.task = asyncio.create_task(self._hold(slots, urgent, recency))
 
-    async def _hold(self, slots: Slots, urgent: bool) -> None:
-        async with slots.hold(urgent):
+    async def _hold(self, slots: Slots, urgent: bool, recency: float) -> None:
+        async with slots.hold(urgent, recency):
             self.order.append(self.name)
             await self.done.wait()
 
@@ -76,6 +76,28 @@ async def test_a_freed_slot_goes_to_the_urgent_waiter_first_then_in_arrival_orde
         await _settle()
         await h.finish()
     assert order == ["urgent", "panels", "code action", "compile a", "compile b"]
+
+
+async def test_background_work_of_the_document_touched_last_goes_first():
+    """A file opened while another's compiles still wait: the new file's compiles go first, each file's in the
+    order they came; an urgent job before both."""
+    slots = Slots(1)
+    order: list[str] = []
+    running = Holder(slots, "running", order, urgent=True)  # (no spare while an urgent job holds the slot)
+    await _settle()
+    waiters = [Holder(slots, f"old {i}", order, recency=1.0) for i in range(2)]
+    await _settle()
+    waiters += [Holder(slots, f"new {i}", order, recency=2.0) for i in range(2)]
+    await _settle()
+    waiters.append(Holder(slots, "panels", order, urgent=True))
+    await _settle()
+    assert slots.waiting == 5
+    await running.finish()
+    while slots.waiting or not all(h.done.is_set() for h in waiters):
+        await _settle()
+        holder = next(h for h in waiters if h.name == order[-1])
+        await holder.finish()
+    assert order == ["running", "panels", "new 0", "new 1", "old 0", "old 1"]
 
 
 async def test_no_more_than_n_hold_at_once():
