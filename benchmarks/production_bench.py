@@ -188,6 +188,30 @@ f5bd551 (05:29-05:33):
 
 The two big kernels' edits gained 0.3-0.5 s and their panel records 0.6-1.6 s; the small kernels' figures moved
 within their noise (their compiles did not change; "cold" varies run to run by its advice check, bounded at 10 s).
+
+Session 20 (2026-11-29): the execute graph takes graph partition's GM dependencies (gated delta rule's execute graph
+1.27 -> 0.63 s), the record document picks tile ops' attributes by their JSON form, and the jobs a person waits for
+go first (`server.slots`: glm's file holds five captured kernels, and its panels waited for the other four's
+compiles). `--keep DIR --no-capture --edits 3`, 2 cores; before: a worktree at 0d55b96 (`--tree`, load average 0.8
+at its start, 09:11-09:15), after: this tree at 43f1b6a (load average 1.8, 09:15-09:19):
+
+| kernel | | cold s | open s | panels open s | edit p50 s | edit/cold % | panel record p50 s | comment edit s |
+|---|---|---|---|---|---|---|---|---|
+| hc_pre | before | 2.4 | 0.3 | 0.43 | 0.21 | 9 | 0.29 | 0.10 |
+| | after | 2.2 | 0.3 | 0.30 | 0.21 | 10 | 0.30 | 0.10 |
+| compressor | before | 3.4 | 0.4 | 0.49 | 0.37 | 11 | 0.51 | 0.12 |
+| | after | 3.3 | 0.5 | 0.49 | 0.37 | 11 | 0.52 | 0.14 |
+| compress_fa | before | 2.7 | 0.2 | 0.61 | 0.31 | 12 | 0.48 | 0.05 |
+| | after | 2.4 | 0.2 | 0.59 | 0.30 | 12 | 0.48 | 0.05 |
+| glm_attention | before | 4.2 | 0.5 | 7.49 | 0.68 | 16 | 0.78 | 0.10 |
+| | after | 3.7 | 0.5 | 0.67 | 0.65 | 17 | 0.74 | 0.13 |
+| gated_delta_rule | before | 17.4 | 6.7 | 0.89 | 6.18 | 35 | 6.75 | 0.09 |
+| | after | 20.7 | 7.4 | 0.59 | 5.83 | 28 | 6.46 | 0.08 |
+| block_attn_res | before | 5.8 | 5.0 | 1.44 | 7.42 | 128 | 9.39 | 0.47 |
+| | after | 5.2 | 4.8 | 1.00 | 7.08 | 135 | 8.72 | 0.47 |
+
+Gated delta rule's edits were [6.18, 6.12, 6.21] s before and [6.02, 5.83, 5.44] after (an earlier sitting at
+8f4ba16: [6.05, 5.48, 5.47]); Kimi's [7.75, 7.42, 5.01] and [7.64, 7.08, 4.69]. glm's panels opened 7.49 -> 0.67 s.
 """
 
 from __future__ import annotations
