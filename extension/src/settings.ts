@@ -72,7 +72,7 @@ export const SETTINGS: Specs = {
   },
   workers: {
     key: 'workers', kind: 'integer', default: 2, minimum: 1, restart: false, server: true,
-    description: 'Compile worker processes.',
+    description: "Compile worker processes (and one spare, for the compile of the kernel you edit and the panels, when all of them run other kernels' compiles).",
   },
   tileSearchBudget: {
     key: 'tileSearchBudget', kind: 'integer', default: null, nullable: true, minimum: 1, restart: false, server: true,
