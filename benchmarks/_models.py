@@ -1,6 +1,7 @@
-"""Shared by models_open.py and production_bench.py: PyPTO's models/ exported from the mirror into a
-temporary folder (never into this repository: PyPTO's code is not ours to copy), its jit kernels
-found by a scan of the files' text, its tests, and `pypto-ide capture` run on them.
+"""Shared by models_open.py, production_bench.py and the benches that read its `--keep` folder: PyPTO's
+models/ exported from the mirror into a temporary folder (never into this repository: PyPTO's code is not
+ours to copy), its jit kernels found by a scan of the files' text, its tests, and `pypto-ide capture` run
+on them.
 
 Nothing here edits an exported file: the captures go to `.pypto/captures/` beside the tests (the
 IDE's store), and `fingerprint` lets a caller check that the user's files are as exported.
@@ -8,6 +9,7 @@ IDE's store), and `fingerprint` lets a caller check that the user's files are as
 
 from __future__ import annotations
 
+import argparse
 import ast
 import hashlib
 import json
@@ -35,6 +37,26 @@ def models_folder(keep: Path | None, mirror: Path = MIRROR, commit: str = COMMIT
         return (base / "models" if (base / "models").is_dir() else export_models(base, mirror, commit)), None
     scratch = tempfile.mkdtemp(prefix="pypto-models-")
     return export_models(Path(scratch), mirror, commit), scratch
+
+
+def kept_models_arguments(description: str, kernels: str, runs: int | None = 3,
+                          flags: tuple[str, ...] = ()) -> argparse.Namespace:
+    """The arguments of a bench that reads production_bench.py's `--keep` folder: `--keep`, `--kernels` (default
+    `kernels`), unless `runs` is None `--runs`, and each of `flags` (on or off); `a.models` is the folder's models/
+    (exit 2, saying so, when it has none)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--keep", type=Path, required=True, help="production_bench.py's folder (models/ with captures)")
+    ap.add_argument("--kernels", default=kernels)
+    if runs is not None:
+        ap.add_argument("--runs", type=int, default=runs)
+    for flag in flags:
+        ap.add_argument(flag, action="store_true")
+    a = ap.parse_args()
+    a.models = a.keep.resolve() / "models"
+    if not a.models.is_dir():
+        print(f"no models/ in {a.keep}: run production_bench.py --keep {a.keep} first", file=sys.stderr)
+        raise SystemExit(2)
+    return a
 
 
 def export_models(dest: Path, mirror: Path = MIRROR, commit: str = COMMIT) -> Path:

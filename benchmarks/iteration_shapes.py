@@ -38,7 +38,6 @@ repeat as well (they cross iterations: a carried state, a buffer written in slab
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -46,6 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _models import kept_models_arguments  # noqa: E402
 from production_bench import KERNELS  # noqa: E402
 
 from server import analyze  # noqa: E402
@@ -94,14 +94,8 @@ def loops(record: Any) -> list[tuple[str, int, int, Counter[Any], Counter[Any]]]
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--keep", type=Path, required=True, help="production_bench.py's folder (models/ with captures)")
-    ap.add_argument("--kernels", default="gated_delta_rule,block_attn_res,glm_attention")
-    a = ap.parse_args()
-    models = a.keep.resolve() / "models"
-    if not models.is_dir():
-        print(f"no models/ in {a.keep}: run production_bench.py --keep {a.keep} first", file=sys.stderr)
-        return 2
+    a = kept_models_arguments(__doc__.split("\n\n")[0], "gated_delta_rule,block_attn_res,glm_attention", None)
+    models = a.models
     from pypto.frontend.inputs import example_arguments
     from pypto.record import compile_for
 

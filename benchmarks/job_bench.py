@@ -40,7 +40,6 @@ the 0.8 s they save in one warm process (the child's copy-on-write faults).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import importlib
 import os
@@ -54,6 +53,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _models import kept_models_arguments  # noqa: E402
 from production_bench import KERNELS  # noqa: E402
 
 from server import analyze  # noqa: E402
@@ -136,15 +136,8 @@ def kernel_rows(k: Any, models: Path, runs: int) -> list[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--keep", type=Path, required=True, help="production_bench.py's folder (models/ with captures)")
-    ap.add_argument("--kernels", default="hc_pre,glm_attention,gated_delta_rule")
-    ap.add_argument("--runs", type=int, default=3)
-    a = ap.parse_args()
-    models = a.keep.resolve() / "models"
-    if not models.is_dir():
-        print(f"no models/ in {a.keep}: run production_bench.py --keep {a.keep} first", file=sys.stderr)
-        return 2
+    a = kept_models_arguments(__doc__.split("\n\n")[0], "hc_pre,glm_attention,gated_delta_rule", 3)
+    models = a.models
     for m in _PRELOAD:  # the template, as the worker pool makes it
         if importlib.util.find_spec(m.split(".")[0]):
             importlib.import_module(m)

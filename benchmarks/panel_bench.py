@@ -24,7 +24,6 @@ Measured 2026-11-29 07:25 UTC (this tree at 969b420, 2 cores, load average ~0.5)
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import pickle
@@ -36,6 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _models import kept_models_arguments  # noqa: E402
 from job_bench import OPTS  # noqa: E402
 from production_bench import KERNELS  # noqa: E402
 
@@ -107,15 +107,8 @@ def row(key: str, models: Path, runs: int) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--keep", type=Path, required=True, help="production_bench.py's folder (models/ with captures)")
-    ap.add_argument("--kernels", default="gated_delta_rule,block_attn_res")
-    ap.add_argument("--runs", type=int, default=3)
-    a = ap.parse_args()
-    models = a.keep.resolve() / "models"
-    if not models.is_dir():
-        print(f"no models/ in {a.keep}: run production_bench.py --keep {a.keep} first", file=sys.stderr)
-        return 2
+    a = kept_models_arguments(__doc__.split("\n\n")[0], "gated_delta_rule,block_attn_res", 3)
+    models = a.models
     analyze.warm_up()
     print(f"panel_bench — median of {a.runs}\n")
     print("| kernel | answer MB | unpickle, collector on s | paused s | panel record made s | its JSON MB "

@@ -1,0 +1,141 @@
+"""Inside one production kernel's compile (issue 28): where its lowering goes, the execute graph made two ways side
+by side, and the record document — for the kernel as captured and, with `--edited`, as production_bench's first
+tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k).
+
+- **passes**: each lowering pass's seconds as the compile recorded them;
+- **execute graph**: `pypto.compiler.execute.build` of the compiled tile graph and subgraphs with graph partition's GM
+  dependencies (`CopyFacts.depends`, what a compile does when partition filed the accesses in program order) and
+  finding them itself (the same graph: checked), median of `--runs`, with Python's collector paused as in a compile;
+- **document**: `CompileRecord.to_document()` of the profiled record (the record the IDE sends), median of `--runs`;
+- **arrows**: the execute graph's dependencies.
+
+`--pool`: also a worker template's memory (`server.worker.WorkerPool`, one job run), from /proc/PID/smaps_rollup:
+what one more template (the language server's spare, `server.slots`) costs.
+
+The kernels are PyPTO's models/ with captures, as production_bench.py makes them (`--keep DIR`). Run:
+`.venv/bin/python benchmarks/stage_bench.py --keep DIR [--kernels gated_delta_rule,block_attn_res] [--edited]
+[--runs 3] [--pool]`.
+
+Measured 2026-11-29 09:47 UTC (this tree at the commit that added it, 2 cores; the edited row with `--edited`):
+
+| kernel | tile ops | tasks | arrows | tile_expand s | graph_partition s | leaf_functions s | execute_graph s | partition's arrows taken | execute graph with them s | finding them s | record document s |
+|---|---|---|---|---|---|---|---|---|---|---|---|
+| gated_delta_rule | 195,552 | 76,016 | 172,032 | 0.86 | 1.48 | 0.38 | 0.64 | yes | 0.64 | 1.28 | 0.95 |
+| block_attn_res | 139,840 | 41,024 | 4,227,072 | 0.25 | 0.86 | 0.34 | 0.49 | yes | 0.46 | 0.85 | 0.87 |
+| block_attn_res (edited) | 246,336 | 49,216 | 8,421,376 | 0.43 | 1.55 | 0.43 | 0.66 | yes | 0.65 | 1.37 | 1.06 |
+
+`--pool`: a worker template: Rss 369 MB, Pss 171 MB, private 17 MB. The private part depends on when it is
+read (its waiting child shares the pages it has not written yet): a scratch read the same day found 132 MB
+private, Pss 229 MB.
+"""  # noqa: E501
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _models import kept_models_arguments  # noqa: E402
+from production_bench import KERNELS, edit_variants  # noqa: E402
+
+from server import analyze  # noqa: E402
+
+STAGES = ("tile_expand", "graph_partition", "leaf_functions", "execute_graph")
+
+
+def _timed(fn: Any, runs: int) -> float:
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return statistics.median(out)
+
+
+def row(key: str, models: Path, runs: int, edited: bool) -> str:
+    from pypto.compiler import tile_ir
+    from pypto.compiler.execute import build
+    from pypto.compiler.partition import merge_leaves, partition
+    from pypto.compiler.pipeline import gc_paused, keep_frozen
+    from pypto.frontend.inputs import example_arguments
+    from pypto.record import profile, trace_for
+    from pypto.target import load as load_board
+
+    k = next(x for x in KERNELS if x.key == key)
+    path = models / k.file
+    text = path.read_text()
+    if edited:
+        line, new = edit_variants(text, k.name, 1, [])[0]
+        lines = text.split("\n")
+        lines[line] = new
+        text = "\n".join(lines)
+    kernel = analyze._kernel(analyze._load(str(path), text), str(path), k.shown)
+    record = trace_for(kernel, example_arguments(kernel, values=False)).lowered()
+    seconds = {p.name: p.seconds for p in record.passes}
+    p = record.program
+    expanded = next(x.snapshot for x in record.passes if x.name == "tile_expand")
+    assert p.tiles is not None and p.execute is not None and expanded is not None and expanded.tiles is not None
+    with gc_paused():  # partition again (the compile dropped its arrows), then the execute graph both ways
+        ub = int(load_board("a2a3")["buffers_bytes"]["UB"])  # as the compile's partition
+        tiles, subgraphs = partition(expanded.tiles, expanded.graph.by_id(), ub, [])
+        subgraphs, _ = merge_leaves(tiles, subgraphs)
+        facts = tile_ir.copy_facts(tiles)
+        assert facts is not None
+        taken = _timed(lambda: build(tiles, subgraphs), runs)
+        same = build(tiles, subgraphs)
+        assert same == p.execute, "not the compile's execute graph"
+        tile_ir.note_copy_facts(tiles, dataclasses.replace(facts, depends=None))
+        found = _timed(lambda: build(tiles, subgraphs), runs)
+        assert same == build(tiles, subgraphs), "the two ways differ"
+    profiled = profile(record, "sim", {}, None)
+    gc.freeze()  # as a job does once its record is made (and its template said so: `keep_frozen`)
+    keep_frozen()
+    document = _timed(profiled.to_document, runs)
+    arrows = sum(len(t.preds) for t in p.execute.tasks)
+    passes = " | ".join(f"{seconds.get(s, 0.0):.2f}" for s in STAGES)
+    offered = "yes" if facts.depends is not None else "no"
+    return (f"| {key}{' (edited)' if edited else ''} | {len(p.tiles.ops):,} | {len(p.execute.tasks):,} | {arrows:,} | "
+            f"{passes} | {offered} | {taken:.2f} | {found:.2f} | {document:.2f} |")
+
+
+def pool_memory() -> str:
+    from server.worker import WorkerPool
+
+    pool = WorkerPool(size=1, time_limit=60)
+    try:
+        pool.run_blocking("list_kernels", "/__pypto_stage_bench__.py", "")
+        pid = pool._idle[0].process.pid
+        fields = {}
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            name, _, rest = line.partition(":")
+            if name in ("Rss", "Pss", "Private_Clean", "Private_Dirty"):
+                fields[name] = int(rest.split()[0]) / 1024
+    finally:
+        pool.close()
+    private = fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)
+    return (f"a worker template: Rss {fields.get('Rss', 0):.0f} MB, Pss {fields.get('Pss', 0):.0f} MB, "
+            f"private {private:.0f} MB")
+
+
+def main() -> int:
+    a = kept_models_arguments(__doc__.split("\n\n")[0], "gated_delta_rule,block_attn_res", 3, ("--edited", "--pool"))
+    analyze.warm_up()
+    print(f"stage_bench — median of {a.runs}\n")
+    print("| kernel | tile ops | tasks | arrows | " + " | ".join(f"{s} s" for s in STAGES)
+          + " | partition's arrows taken | execute graph with them s | finding them s | record document s |")
+    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|---|---|---|")
+    for key in a.kernels.split(","):
+        print(row(key, a.models, a.runs, a.edited), flush=True)
+    if a.pool:
+        print("\n" + pool_memory())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
