@@ -7,7 +7,8 @@ built in memory. The JSON form is documented field by field in docs/record-schem
 and as JSON Schema in docs/compile-record.schema.json.
 
 Version 2 stores the long lists (tile ops, tasks, instructions, …) as typed columns
-(`pypto.ir.columns`): `to_document()` is the small JSON document and its numpy arrays,
+(`pypto.ir.columns`), version 3 the run's (its tasks and counters) too: `to_document()` is the small
+JSON document and its numpy arrays,
 `write(dir)` puts them in `record.json` and `record.columns.npz`, `read(path)` reads them back;
 `to_json()` is the same document with the arrays inline (one self-contained JSON, for small
 kernels). `expanded(doc, arrays)` turns a document back into its lists — what version 1
@@ -20,8 +21,8 @@ shares with the final program or an earlier snapshot is written once, then `{"$s
 and one snapshot can be serialized on demand (`snapshot_json(index)`).
 
 The JSON forms of the pieces are their layers' own: the IR's in `pypto.ir.serialize`, the
-compiler's `Program` and pass entries (and the schema `VERSION`) in `pypto.compiler.serialize`;
-this module assembles them into the record.
+compiler's `Program` and pass entries (and their `VERSION`) in `pypto.compiler.serialize`, the run's in
+`pypto.boards.swimlane`; this module assembles them into the record (its own `VERSION`).
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ from pypto.compiler.execute_ir import Task
 from pypto.compiler.manager import Diagnostic, PassRecord, Program
 from pypto.compiler.pipeline import gc_paused, stop_stage
 from pypto.compiler.serialize import (
-    VERSION,
     diagnostic_from,
     pass_json,
     program_document,
@@ -75,6 +75,8 @@ from pypto.target import load as load_board
 from pypto.tracing.options import options
 
 SCHEMA = "pypto-ide/compile-record"
+VERSION = 3  # 3: the run's long lists are columns too (docs/record-schema.md, Versioning); 2 is read as well
+READS = (2, VERSION)
 RECORD_FILE = "record.json"
 COLUMNS_FILE = "record.columns.npz"  # beside record.json (`CompileRecord.write`)
 Arrays = C.Arrays
@@ -263,7 +265,7 @@ class CompileRecord:
 
     # ---- JSON
 
-    def _head(self) -> dict[str, Json]:
+    def _head(self, with_run: bool = True) -> dict[str, Json]:
         return {
             "schema": SCHEMA, "version": VERSION,
             "source": {"file": self.source.file, "kernel": self.source.kernel,
@@ -278,20 +280,22 @@ class CompileRecord:
             "passes": [p.to_json() for p in self.passes],
             "error": None if self.error is None else {
                 "message": self.error.message, "loc": loc_json(self.error.loc), "pass": self.error.pass_name},
-            "run": None if self.run is None else self.run.to_json(),
+            "run": None if self.run is None or not with_run else self.run.to_json(),
             "node_cycles": {str(n): round(c, 3) for n, c in self.node_cycles.items()} or None,
         }
 
     def to_document(self, include_snapshots: bool = False) -> tuple[dict[str, Json], Arrays]:
-        """The version-2 document and its columns: a small JSON whose long lists are `{"$columns": spec}`
+        """The document (version 3) and its columns: a small JSON whose long lists are `{"$columns": spec}`
         (`pypto.ir.columns`), and the numpy arrays they name. With `include_snapshots`, each pass's
         program too (and the traced one); a part a snapshot shares with one written before it (the final
         program first, then `traced`, then the passes in order) is `{"$same": "<where>.<field>"}`."""
         arrays: Arrays = {}
         with gc_paused():  # 10^5 small objects, none cyclic
-            out = self._head()
+            out = self._head(with_run=False)
             seen: dict[int, tuple[Any, Json]] | None = {} if include_snapshots else None
             out.update(program_document(self.program, "", arrays, seen))
+            if self.run is not None:
+                out["run"] = self.run.to_document("run", arrays, self._shared_preds(out))
             if include_snapshots:
                 if self.traced is not None:
                     out["traced"] = program_document(self.traced, "traced.", arrays, seen)
@@ -301,8 +305,19 @@ class CompileRecord:
         out["columns"] = {"count": len(arrays), "bytes": sum(a.nbytes for a in arrays.values())}
         return out, arrays
 
+    def _shared_preds(self, doc: Mapping[str, Json]) -> Json:
+        """The spec of the execute tasks' predecessors in `doc` when the run's are the same lists (the sim
+        board's run of this program shares the execute graph's arrays): the run's column names those arrays."""
+        tasks, ex = self.run.tasks if self.run is not None else None, self.program.execute
+        cols = ex.columns if ex is not None else None
+        if cols is None or getattr(tasks, "pred_idx", None) is not cols.pred_idx:
+            return None
+        stored = (doc.get("execute") or {}).get("tasks")  # a list when short, else columns
+        spec = stored.get(C.MARK) if isinstance(stored, dict) else None
+        return spec["dict"]["preds"] if isinstance(spec, dict) and "dict" in spec else None
+
     def to_json(self, include_snapshots: bool = False) -> dict[str, Json]:
-        """The version-2 document with its columns inline (`columns.inline`): one self-contained JSON.
+        """The document with its columns inline (`columns.inline`): one self-contained JSON.
         Fine for small kernels; a big one is better written as two files (`write`)."""
         doc, arrays = self.to_document(include_snapshots)
         doc["columns"]["inline"] = C.inline(arrays)
@@ -324,7 +339,7 @@ class CompileRecord:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = None) -> CompileRecord:
-        """The record of a version-2 document: its columns inline, or given as `arrays` (`to_document`,
+        """The record of a document (version 2 or 3): its columns inline, or given as `arrays` (`to_document`,
         `read_document`)."""
         d = expanded(d, arrays)
         s = d["source"]
@@ -542,7 +557,7 @@ def _input_json(i: InputInfo) -> dict[str, Json]:
     return out
 
 
-# ---- documents: version 2's JSON and its columns -------------------------------------------------
+# ---- documents: the JSON and its columns (versions 2 and 3) ----------------------------------------
 
 def check_document(d: Mapping[str, Json]) -> None:
     """Refuse what is not a compile record this pypto reads, saying what it is."""
@@ -553,8 +568,8 @@ def check_document(d: Mapping[str, Json]) -> None:
         raise ValueError("this is a version-1 compile record (one JSON document of lists, written by an older "
                          f"pypto-ide); this pypto reads version {VERSION} (its long lists stored as typed columns): "
                          "compile the kernel again, e.g. `pypto-ide compile FILE --record DIR`")
-    if version != VERSION:
-        raise ValueError(f"compile record version {version!r}; this pypto reads version {VERSION}")
+    if version not in READS:
+        raise ValueError(f"compile record version {version!r}; this pypto reads versions {', '.join(map(str, READS))}")
 
 
 def document_arrays(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = None) -> Mapping[str, np.ndarray]:
@@ -573,9 +588,9 @@ def document_arrays(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | No
 
 def expanded(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = None,
              leave_out: frozenset[str] = frozenset()) -> dict[str, Json]:
-    """A version-2 document as lists — every `{"$columns"}` rebuilt, every `{"$same"}` resolved, no
-    `columns` — the content version 1 stored, for readers that walk the JSON (the panels). `leave_out`:
-    dotted paths of the final program whose columns stand as Nones (`pypto.ir.columns.expand`)."""
+    """A document as lists — every `{"$columns"}` rebuilt, every `{"$same"}` resolved, no `columns` — the
+    content version 1 stored, for readers that walk the JSON (the panels). `leave_out`: dotted paths of the
+    final program (or of `run`: `run.tasks.preds`) whose columns stand as Nones (`pypto.ir.columns.expand`)."""
     check_document(d)
     cols = document_arrays(d, arrays)
     with gc_paused():
@@ -604,6 +619,8 @@ def expanded(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = No
                 p = {**p, "snapshot": program(p["snapshot"], f"passes.{p['index']}.")}
             passes.append(p)
         out["passes"] = passes
+        if isinstance(out.get("run"), dict):  # version 3: the run's long lists are columns too
+            out["run"] = C.expand(out["run"], cols, leave_out, "run")
     return out
 
 

@@ -10,7 +10,7 @@ the process boundary and are what the shells hold:
 - `analyze_kernel(path, text, name, settings)` compiles one kernel for its example inputs
   (`pypto.inputs`: annotations, a `pypto-inputs:` docstring block), profiles it on the
   configured board, runs the health report (and, when asked, the precision diff and the
-  tuning advisor) and returns the CompileRecord with the rest — `record`, its version-2 document, and
+  tuning advisor) and returns the CompileRecord with the rest — `record`, its document, and
   `record_columns`, the document's columns as .npz bytes (`record_lists` in the shells makes the lists
   version 1 had, for the panels; pickling lists took seconds for a big kernel) — (the HTTP server also
   asks for `snapshots`: the tensor graph after each pass, and `html`: the report page; the
@@ -266,7 +266,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         # while the job lives) would be walked by every full collection of what follows; frozen, the
         # collector walks only what the views make (at 195k tile ops: health 1.0 -> 0.5 s).
         gc.freeze()
-        made: tuple[dict[str, Any], bytes] | None = None
+        made: tuple[dict[str, Any], bytes, dict[str, Any]] | None = None
         views: dict[str, Any] | None = None
         n_ops = len(record.program.tiles.ops) if record.program.tiles is not None else 0
         if not opts.get("record") and n_ops >= int(opts.get("parts_from") or sys.maxsize):
@@ -298,8 +298,8 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     out["record"] = None
     if made is None and not early:
         made = _document(record, opts)
-    if made is not None:  # the version-2 document, and its columns as .npz bytes
-        out["record"], out["record_columns"] = made
+    if made is not None:  # the document, and its columns as .npz bytes
+        out["record"], out["record_columns"], _ = made
     out["inputs_from"] = record.source.inputs_from  # the capture the inputs came from (docs/capture.md), or None
     out["summary"] = {
         "board": record.run.board, "clock": record.run.clock, "makespan_us": m.makespan, "tasks": len(record.run.tasks),
@@ -318,9 +318,8 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         views = _views(record, path, opts)
     if views is not None:
         out.update(views)
-        if "editor" in out:  # the run the record document holds, shared (a pickle of the answer carries it once)
-            shared = (out["record"] or {}).get("run")
-            out["editor"]["swimlane"] = shared if shared is not None else record.run.to_json()
+        if "editor" in out:  # the run, its predecessors as arrays (`editor_run`)
+            out["editor"]["swimlane"] = made[2] if made is not None else editor_run(record.run)
             out["editor"]["knobs"] = knob_view(kernel)
     advisor = None
     if opts.get("interim") and (proposes(health) or opts.get("suggest")):
@@ -383,14 +382,29 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     return out
 
 
-def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], bytes] | None:
-    """The record's version-2 document and its columns as .npz bytes, when the settings ask for the record."""
+def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], bytes, dict[str, Any]] | None:
+    """The record's document, its columns as .npz bytes and the editor's run (`editor_run`, from the same columns),
+    when the settings ask for the record."""
     from pypto.ir.columns import npz_bytes
 
     if not opts.get("record", True):
         return None
     doc, arrays = record.to_document()
-    return doc, npz_bytes(arrays)
+    return doc, npz_bytes(arrays), editor_run(record.run, doc.get("run"), arrays)
+
+
+def editor_run(run: Any, document: Any = None, arrays: Any = None) -> dict[str, Any]:
+    """The run as the language server keeps it (`Result.editor["swimlane"]`): its JSON, but its long lists of
+    lists — each task's predecessors and coordinates, each ready counter's points — held as two arrays each
+    (`pypto.ir.columns.ArrayLists`; `json_default` writes them as lists). Kimi's block attention has 8.4 M arrows
+    after a tile edit: as lists they made the answer cost 0.35 s to unpickle instead of 0.13 s, and 0.5 s to
+    make. `document`, `arrays`: the run in the record's document and its columns, when made."""
+    from pypto.ir import columns as C
+
+    if document is None or arrays is None:
+        arrays = {}
+        document = run.to_document("run", arrays)
+    return C.expand(document, arrays, lazy=True)  # type: ignore[no-any-return]
 
 
 def _views(record: Any, path: str, opts: Mapping[str, Any]) -> dict[str, Any]:

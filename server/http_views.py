@@ -62,7 +62,7 @@ def result_of(job: Job) -> dict[str, Any]:
 
 def store(job: Job, result: dict[str, Any]) -> None:
     """Move the bulk of a worker's answer into the job as bytes (a record as Python objects takes about ten
-    times its JSON size): the record (its version-2 document as compact JSON and its columns' .npz, as the
+    times its JSON size): the record (its document as compact JSON and its columns' .npz, as the
     worker sent them), its swimlane, the pass graphs, the HTML."""
     rec = result.pop("record", None)
     columns = result.pop("record_columns", None)
@@ -70,12 +70,12 @@ def store(job: Job, result: dict[str, Any]) -> None:
     if graphs is not None:
         job.extra["pass_graphs"] = _dumps(graphs)
     if rec is not None:
-        job.extra["record"] = _dumps(rec)  # the version-2 document: its long lists are in record_columns
+        job.extra["record"] = _dumps(rec)  # the document: its long lists are in record_columns
         if columns is not None:
             job.extra["record_columns"] = columns
         job.extra["passes"] = _dumps({"passes": rec["passes"], "graph": rec["graph"]})  # pass graphs, unparsed record
-        if rec.get("run") is not None:
-            job.extra["run"] = _dumps(rec["run"])
+        if rec.get("run") is not None:  # its lists (a version-3 document holds them as columns)
+            job.extra["run"] = _dumps(rec["run"] if columns is None else _expanded_run(rec["run"], columns))
         if rec.get("execute") is not None and rec.get("tiles") is not None:
             job.extra["tasks"] = _dumps(task_index(rec, graphs, columns))
     html = result.pop("html", None)
@@ -89,7 +89,7 @@ def task_index(rec: Mapping[str, Any], graphs: Mapping[str, Any] | None, columns
     tensor nodes each task runs (`sets[task_set[i]]` for task i of the execute graph) and each such
     node's source frames. Mirrors `CompileRecord.nodes_of_task` / `source_of` (a node without a
     location takes its `origin`'s, looked up in the final graph and every pass's graph). `rec` is the
-    version-2 document with its `columns` (.npz bytes), or a record as lists: only the columns it reads
+    document with its `columns` (.npz bytes), or a record as lists: only the columns it reads
     (tile ops' ids and nodes, subgraphs' ids and ops, tasks' subgraphs) are decoded."""
     from pypto.ir.columns import expand, expand_key, read_npz
     from pypto.ir.serialize import source_of_json
@@ -185,7 +185,7 @@ class Results:
         return self._cached(self._docs, (job.id, key), self._sizes["docs"], lambda: json.loads(data))
 
     def _stored(self, job: Job, key: str) -> bytes:
-        """The bytes stored under `key` as they are (the record: its version-2 document)."""
+        """The bytes stored under `key` as they are (the record: its document)."""
         result_of(job)
         data = job.extra.get(key)
         if data is None:
@@ -564,6 +564,12 @@ def _export(job: Job, res: Results, fmt: str, which: str | None) -> tuple[bytes,
     if fmt == "graphml":
         return "\n".join(nx.generate_graphml(g)).encode(), "application/xml", f"{kernel}{suffix}.graphml"
     return nx.nx_pydot.to_pydot(g).to_string().encode(), "text/vnd.graphviz", f"{kernel}{suffix}.dot"
+
+
+def _expanded_run(run: Any, columns: bytes) -> Any:
+    from pypto.ir.columns import expand, read_npz
+
+    return expand(run, read_npz(columns))
 
 
 def _dumps(doc: Any) -> bytes:

@@ -32,7 +32,7 @@ PANEL_OMIT_OPS = ("region", "attrs", "inputs", "shape", "dtype")  # what a whole
 # ids, ops and tensor nodes and the subgraphs' ops, which its aggregates are made of.
 PANEL_LEAVE_OUT = frozenset({*(f"tiles.ops.{k}" for k in ("instance", "coord", *PANEL_OMIT_OPS)), "tiles.buffers",
                              "memory", "blocks.instrs", "blocks.buffers", "execute.tasks.reads",
-                             "execute.tasks.writes"})
+                             "execute.tasks.writes", "run.tasks.preds", "run.tasks.coord"})
 PANEL_OMIT_TASK = ("reads", "writes")
 PANEL_OMIT_SUBGRAPH = ("ops",)
 PANEL_OMIT_BLOCK = ("instrs", "buffers")

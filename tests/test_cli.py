@@ -61,7 +61,7 @@ def test_compile_record_writes_the_document_and_its_columns(tmp_path, capsys):
     assert "wrote 2 files" in capsys.readouterr().out
     doc = json.loads((tmp_path / "rec" / "record.json").read_text())
     SCHEMA.validate(doc)
-    assert doc["version"] == 2 and doc["columns"]["file"] == "record.columns.npz" and "inline" not in doc["columns"]
+    assert doc["version"] == 3 and doc["columns"]["file"] == "record.columns.npz" and "inline" not in doc["columns"]
     assert doc["columns"]["count"] > 0 and (tmp_path / "rec" / "record.columns.npz").stat().st_size > 0
     assert "$columns" in json.dumps(doc["tiles"])  # the tile ops are columns, not lists
     back = CompileRecord.read(tmp_path / "rec")

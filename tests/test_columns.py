@@ -119,3 +119,52 @@ def test_expand_key_decodes_one_field_of_a_list_of_objects():
         for key in ("id", "sub"):
             assert C.expand_key(stored, key, arrays) == [r[key] for r in value]
     assert C.expand_key(rows[:3], "ops", {}) == [[], [0], [0, 1]]  # short lists stay JSON
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_lazy_expand_writes_the_same_text(value):
+    """`expand(…, lazy=True)` holds lists of numbers as arrays (`ArrayLists`); written with `json_default` they
+    are the same text as the lists `expand` makes."""
+    arrays: C.Arrays = {}
+    compact = C.columnize(value, "v", arrays, 2)
+    assert json.dumps(C.expand(compact, arrays, lazy=True), default=C.json_default) == json.dumps(value)
+
+
+def test_array_lists_read_like_the_lists_and_pickle_as_arrays():
+    import pickle
+
+    rows = [[i, i + 1, 70_000 + i][: i % 4] for i in range(5000)]
+    points = [[0.5 * i, float(i % 7)] for i in range(300)]
+    arrays: C.Arrays = {}
+    compact = C.columnize({"preds": rows, "points": points}, "run", arrays)
+    held = C.expand(compact, arrays, lazy=True)
+    preds, pts = held["preds"], held["points"]
+    assert isinstance(preds, C.ArrayLists) and isinstance(pts, C.ArrayLists)
+    assert preds == rows and pts == points and preds.tolist() == rows and list(preds) == rows
+    assert len(preds) == 5000 and bool(preds) and preds[3] == [3, 4, 70_003] and preds[-1] == rows[-1]
+    assert preds[4:7] == rows[4:7] and pts[10] == [5.0, 3.0]
+    with pytest.raises(IndexError):
+        preds[5000]
+    # the pickle carries the two arrays, not a Python object per entry, and the same lists come back
+    back = pickle.loads(pickle.dumps(preds))
+    assert isinstance(back, C.ArrayLists) and back.flat.dtype == np.int32 and back == rows
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        json.dumps({"x": object()}, default=C.json_default)
+    # a column of strings or of mixed lists is decoded as lists
+    mixed: C.Arrays = {}
+    other = C.expand(C.columnize([[1, "a"]] * 100, "m", mixed), mixed, lazy=True)
+    assert isinstance(other, list) and other == [[1, "a"]] * 100
+
+
+def test_csr_lists_is_int_lists_of_the_same_lists():
+    rows = [(3, 1), (), (7,), (2, 2)] * 40
+    flat = np.array([x for r in rows for x in r], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+    a: C.Arrays = {}
+    b: C.Arrays = {}
+    spec_a = C.int_lists(rows, len(rows), "p", a)
+    spec_b = C.csr_lists(flat, offsets, "p", b)
+    assert spec_a == spec_b and a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype
+                                                             for k in a)
+    assert C.decode(spec_b, b) == [list(r) for r in rows]

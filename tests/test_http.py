@@ -221,8 +221,8 @@ def test_record_swimlane_window_and_task_source(client: httpx.Client, report_job
     jid = report_job["id"]
     rec = client.get(f"/api/v1/jobs/{jid}/record").json()
     assert rec["schema"] == "pypto-ide/compile-record" and rec["run"]["board"] == "sim"
-    # the worker sends version 2's columns; the API answers the lists, as the panels read them
-    assert rec["version"] == 2 and "$columns" not in json.dumps(rec) and "columns" not in rec
+    # the worker sends version 3's columns (the run's too); the API answers the lists, as the panels read them
+    assert rec["version"] == 3 and "$columns" not in json.dumps(rec) and "columns" not in rec
     assert isinstance(rec["tiles"]["ops"]["id"], list) and len(rec["tiles"]["ops"]["id"]) == len(rec["memory"]) > 0
     total = len(rec["run"]["tasks"]["id"])
     first, last = min(rec["run"]["tasks"]["start"]), max(rec["run"]["tasks"]["end"])  # after the stitching

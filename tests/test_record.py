@@ -131,6 +131,36 @@ def test_profiled_records_carry_the_swimlane_validate_and_round_trip(example_rec
         assert back.source_of_task(t.id) and any(s.file == r.source.file for s in back.source_of_task(t.id))
 
 
+def test_a_profiled_record_stores_its_run_as_columns_sharing_the_execute_graphs_arrows(example_records):
+    """Version 3: the run's long lists are columns (its tasks' predecessors name the execute graph's arrays: the
+    sim board's run has the same lists), and expanded they are `Swimlane.to_json()`, text for text. A version-2
+    document (the run as lists) reads as the same record."""
+    from pypto.ir import columns as C
+    from pypto.record import profile
+
+    big = 0
+    for r in example_records:
+        if r.program.execute is None:
+            continue
+        prof = profile(r, "sim")
+        assert prof.run is not None
+        doc, arrays = prof.to_document()
+        assert json.dumps(expanded(doc, arrays)["run"]) == json.dumps(prof.run.to_json()), r.source.kernel
+        tasks = doc["run"]["tasks"]
+        if len(prof.run.tasks) < C.MIN_ROWS:
+            assert isinstance(tasks["preds"], list)
+            continue
+        big += 1
+        assert all(C.MARK in v for v in tasks.values()), r.source.kernel
+        assert tasks["preds"][C.MARK] == doc["execute"]["tasks"][C.MARK]["dict"]["preds"]  # the same arrays
+        assert not any(name.startswith("run.tasks.preds") for name in arrays)
+        v2 = {**expanded(doc, arrays), "version": 2}  # every list as lists: what version 2 allowed the run
+        back = CompileRecord.from_json(v2).run
+        assert back is not None and json.dumps(back.to_json()["tasks"]) == json.dumps(prof.run.to_json()["tasks"])
+        VALIDATOR.validate(json.loads(json.dumps({**doc, "columns": {**doc["columns"], "inline": C.inline(arrays)}})))
+    assert big >= 1  # an example with a run of columns
+
+
 def test_records_say_what_was_compiled(example_records):
     by_kernel = {r.source.kernel: r for r in example_records}
     soft = by_kernel["softmax_kernel"]
@@ -146,7 +176,7 @@ def test_records_say_what_was_compiled(example_records):
 
 
 @pytest.mark.parametrize("breakage", [
-    "missing graph", "version 3", "attr not a string", "unknown stage", "node without op", "bad loc line",
+    "missing graph", "version 4", "attr not a string", "unknown stage", "node without op", "bad loc line",
     "shape entry a float", "column of two kinds", "column without a count",
 ])
 def test_a_broken_record_does_not_validate(example_records, breakage):
@@ -156,8 +186,8 @@ def test_a_broken_record_does_not_validate(example_records, breakage):
     node = next(n for n in bad["graph"]["nodes"] if n["attrs"])
     if breakage == "missing graph":
         del bad["graph"]
-    elif breakage == "version 3":
-        bad["version"] = 3
+    elif breakage == "version 4":
+        bad["version"] = 4
     elif breakage == "attr not a string":
         key = next(iter(node["attrs"]))
         node["attrs"][key] = 3
@@ -182,8 +212,8 @@ def test_from_json_refuses_other_documents_and_versions(helper_record):
     doc = helper_record.to_json()
     with pytest.raises(ValueError, match="not a compile record"):
         CompileRecord.from_json({**doc, "schema": "something/else"})
-    with pytest.raises(ValueError, match="version 3"):
-        CompileRecord.from_json({**doc, "version": 3})
+    with pytest.raises(ValueError, match="version 4; this pypto reads versions 2, 3"):
+        CompileRecord.from_json({**doc, "version": 4})
     with pytest.raises(ValueError, match="version-1 compile record .* compile the kernel again"):
         CompileRecord.from_json({**doc, "version": 1})
     assert doc["schema"] == SCHEMA

@@ -37,8 +37,8 @@ def test_kernels_are_listed_with_their_lines(pool):
 def test_each_failure_kind_is_one_result_and_the_pool_keeps_working(pool):
     good = pool.run_blocking("analyze_kernel", PATH, SRC, "good", {})
     assert good["error"] is None and good["summary"]["tasks"] > 0 and good["record"]["run"]["board"] == "sim"
-    # the record crosses the pipe as its version-2 document and its columns' .npz bytes, not as lists
-    assert good["record"]["version"] == 2 and isinstance(good["record_columns"], bytes)
+    # the record crosses the pipe as its document and its columns' .npz bytes, not as lists
+    assert good["record"]["version"] == 3 and isinstance(good["record_columns"], bytes)
     lists = record_lists(good["record"], good["record_columns"])
     assert "$columns" not in str(lists) and len(lists["tiles"]["ops"]["id"]) == len(lists["memory"]) > 0
     for name, kind in (("hang", "timeout"), ("die", "crashed"), ("hog", "memory")):

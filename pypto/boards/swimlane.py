@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from pypto.ir import columns as C
+
 SCHEMA = "pypto-ide/swimlane"
 VERSION = 1
 PIPES = ("MTE2", "MTE1", "M", "V", "FIX", "MTE3", "S")
@@ -166,12 +168,13 @@ class TaskColumns(Sequence[LaneTask]):
                                     self._ready.tolist(), self._profile.tolist(), self.names()))
         return self._tuple
 
-    def json_columns(self) -> dict[str, Json]:
-        """`Swimlane.to_json`'s "tasks" from the columns (the same values as from the objects)."""
+    def json_columns(self, with_preds: bool = True) -> dict[str, Json]:
+        """`Swimlane.to_json`'s "tasks" from the columns (the same values as from the objects); without
+        `with_preds`, "preds" is None (in its place: a caller that stores them from `pred_ptr`, `pred_idx`)."""
         return {"id": list(range(self._n)), "lane": self._lane.tolist(),
                 "start": round6(self._start), "end": round6(self._end),
                 "leaf": self._leaf.tolist(), "coord": list(map(list, self._coord)),
-                "preds": list(map(list, self._preds)), "ready": round6(self._ready),
+                "preds": list(map(list, self._preds)) if with_preds else None, "ready": round6(self._ready),
                 "profile": self._profile.tolist(), "name": self.names()}
 
     def __len__(self) -> int:
@@ -213,6 +216,10 @@ class PointColumns(Sequence[tuple[float, float]]):
         if self._list is None:
             self._list = list(zip(self._x.tolist(), self._y.tolist()))
         return self._list
+
+    def arrays(self) -> tuple[Any, Any]:
+        """(µs, value): the two numpy arrays."""
+        return self._x, self._y
 
     def json_points(self) -> list[list[float]]:
         return list(map(list, zip(self._x.tolist(), self._y.tolist())))
@@ -271,8 +278,38 @@ class Swimlane:
     # ---- JSON (columnar: a 100k-task swimlane stays a few MB)
 
     def to_json(self) -> dict[str, Json]:
+        return self._json(self._task_lists(True), {k: v.json_points() if isinstance(v, PointColumns)
+                                                    else [[a, b] for a, b in v] for k, v in self.counters.items()})
+
+    def to_document(self, name: str, arrays: dict[str, np.ndarray], preds: Json = None) -> dict[str, Json]:
+        """`to_json()` with its tasks' long lists and its counters' points stored as columns (`{"$columns": spec}`,
+        `pypto.ir.columns`; the arrays added to `arrays` under names starting with `name`): a compile record's
+        `run` (docs/record-schema.md). `preds`: the spec of the tasks' predecessors when the caller stored the
+        same lists already (the execute graph's), else they are stored here (from the sim board's CSR arrays
+        when it made them). `pypto.ir.columns.expand` gives `to_json()` back."""
         t = self.tasks
-        columns = t.json_columns() if isinstance(t, TaskColumns) else {
+        held = isinstance(t, TaskColumns) and len(t) >= C.MIN_ROWS
+        tasks: dict[str, Json] = C.columnize(self._task_lists(not held), f"{name}.tasks", arrays)
+        if held:
+            assert isinstance(t, TaskColumns)
+            tasks["preds"] = {C.MARK: preds if preds is not None else
+                              C.csr_lists(t.pred_idx, t.pred_ptr, f"{name}.tasks.preds", arrays)}
+        counters: dict[str, Json] = {}
+        for k, v in self.counters.items():
+            x, y = v.arrays() if isinstance(v, PointColumns) else (None, None)
+            if x is not None and y is not None and len(v) >= C.MIN_ROWS and x.dtype == y.dtype == np.float64:
+                xy = np.empty(2 * len(v), dtype=np.float64)  # typed: what `encode` makes of the points
+                xy[0::2], xy[1::2] = x, y
+                counters[k] = {C.MARK: {"n": len(v), "list": {"n": len(xy), "float": C.put(
+                    arrays, f"{name}.counters.{k}", xy)}, "width": 2}}
+            else:
+                counters[k] = C.columnize(v.json_points() if isinstance(v, PointColumns) else [[a, b] for a, b in v],
+                                          f"{name}.counters.{k}", arrays)
+        return self._json(tasks, counters)
+
+    def _task_lists(self, with_preds: bool) -> dict[str, Json]:
+        t = self.tasks
+        columns = t.json_columns(with_preds) if isinstance(t, TaskColumns) else {
             "id": [x.id for x in t], "lane": [x.lane for x in t],
             "start": [round(x.start, 6) for x in t], "end": [round(x.end, 6) for x in t],
             "leaf": [x.leaf for x in t], "coord": [list(x.coord) for x in t],
@@ -282,12 +319,14 @@ class Swimlane:
         }
         if not isinstance(t, TaskColumns) and any(x.held for x in t):  # MIX tasks: only then (older readers)
             columns["held"] = [list(x.held) for x in t]
+        return columns
+
+    def _json(self, tasks: Json, counters: Json) -> dict[str, Json]:
         return {
             "schema": SCHEMA, "version": VERSION, "board": self.board, "clock": self.clock, "time_unit": "us",
             "lanes": [{"name": ln.name, "core": ln.core} for ln in self.lanes],
-            "tasks": columns,
-            "counters": {k: v.json_points() if isinstance(v, PointColumns) else [[a, b] for a, b in v]
-                         for k, v in self.counters.items()},
+            "tasks": tasks,
+            "counters": counters,
             "pipe_profiles": [{p: [[a, b] for a, b in s] for p, s in prof.items()} for prof in self.pipe_profiles],
             "info": dict(self.info),
             "metrics": metrics(self).to_json(),

@@ -328,7 +328,9 @@ def execute_columns(e: ExecGraph, name: str, arrays: Arrays) -> Json:
     cols["core"] = C.strs(get("core"), f"{name}.tasks.core", arrays)
     cols["coord"] = C.int_lists(get("coord"), n, f"{name}.tasks.coord", arrays)
     cols["reads"], cols["writes"] = regions("reads"), regions("writes")
-    cols["preds"] = C.int_lists(get("preds"), n, f"{name}.tasks.preds", arrays)
+    ec = e.columns  # the same lists as CSR arrays when the execute stage made them
+    cols["preds"] = C.csr_lists(ec.pred_idx, ec.pred_ptr, f"{name}.tasks.preds", arrays) \
+        if ec is not None and len(ec.pred_ptr) == n + 1 else C.int_lists(get("preds"), n, f"{name}.tasks.preds", arrays)
     spec = {"n": n, "dict": {k: cols[k] for k in _TASK_KEYS}, "keys": {"n": n, "const": 0},
             "shapes": [list(_TASK_KEYS)]}
     return {"roots": columnize(list(e.roots), f"{name}.roots", arrays), "tasks": {C.MARK: spec}}

@@ -67,6 +67,11 @@ class _Names:
         return key
 
 
+def put(arrays: Arrays, name: str, array: np.ndarray) -> str:
+    """Add `array` to `arrays` under `name` (or `name~2`, … when taken); its name in `arrays`."""
+    return _Names(arrays).put(name, array)
+
+
 def _narrow(values: list[int]) -> np.ndarray:
     return _narrow_array(np.array(values, dtype=np.int64))
 
@@ -206,7 +211,18 @@ def int_lists(values: Iterable[Sequence[int]], n: int, name: str, arrays: Arrays
     rows = values if isinstance(values, list) else list(values)
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
     flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
-    names = _Names(arrays)
+    return _flat_lists(flat, lengths, name, _Names(arrays))
+
+
+def csr_lists(flat: np.ndarray, offsets: np.ndarray, name: str, arrays: Arrays) -> dict[str, Json]:
+    """`int_lists` of the lists `flat[offsets[i]:offsets[i + 1]]` (a caller that holds them as arrays: the
+    execute graph's `pred_ptr` and `pred_idx`): the same spec, without a Python int per entry."""
+    return _flat_lists(np.asarray(flat, dtype=np.int64), np.diff(np.asarray(offsets, dtype=np.int64)), name,
+                       _Names(arrays))
+
+
+def _flat_lists(flat: np.ndarray, lengths: np.ndarray, name: str, names: _Names) -> dict[str, Json]:
+    n = len(lengths)
     inner = _int_array(flat, name + ".items", names) if len(flat) else {"n": 0, "json": []}
     if n and (lengths == lengths[0]).all():
         return {"n": n, "list": inner, "width": int(lengths[0])}
@@ -294,6 +310,93 @@ def columnize(value: Json, name: str, arrays: Arrays, min_rows: int = MIN_ROWS) 
 
 # ---- decoding ---------------------------------------------------------------------------------------
 
+class ArrayLists(Sequence[list[Any]]):
+    """Lists of numbers held as two arrays, list `i` being `flat[offsets[i]:offsets[i + 1]]`: what `expand(…,
+    lazy=True)` gives for a column of lists of ints or floats (a run's 10^6–10^7 task predecessors, its ready
+    counters' points), so that a reader that looks at a few lists pays for those only, and a pickle carries two
+    arrays, not a Python object per entry. Equal to the list of the same lists; `tolist()` makes it
+    (`json_default` for `json.dumps`)."""
+
+    __slots__ = ("flat", "offsets")
+
+    def __init__(self, flat: np.ndarray, offsets: np.ndarray) -> None:
+        self.flat, self.offsets = flat, offsets
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        n = len(self)
+        i = k + n if k < 0 else k
+        if not 0 <= i < n:
+            raise IndexError(f"list {k} of {n}")
+        return self.flat[self.offsets[i]:self.offsets[i + 1]].tolist()
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        flat, ends = self.flat.tolist(), self.offsets.tolist()
+        return (flat[a:b] for a, b in zip(ends, ends[1:]))
+
+    def tolist(self) -> list[list[Any]]:
+        return list(self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ArrayLists):
+            other = other.tolist()
+        return isinstance(other, list) and self.tolist() == other
+
+    __hash__ = None  # type: ignore[assignment] - a list's
+
+    def __repr__(self) -> str:
+        return f"ArrayLists({len(self)} lists, {len(self.flat)} {self.flat.dtype} entries)"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return ArrayLists, (self.flat, self.offsets)
+
+
+def json_default(value: Any) -> Json:
+    """`json.dumps(…, default=json_default)` of a value `expand(…, lazy=True)` gave: its `ArrayLists` as lists."""
+    if isinstance(value, ArrayLists):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _int_column(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], floats: bool = False
+                ) -> np.ndarray | None:
+    """The array of a spec of plain integers (or, with `floats`, of floats), or None for another kind of spec."""
+    n = int(spec["n"])
+    if "int" in spec or (floats and "float" in spec):
+        return arrays[spec["int" if "int" in spec else "float"]]  # its own type: `tolist` gives Python numbers
+    if "range" in spec:
+        start, step = spec["range"]
+        return start + step * np.arange(n, dtype=np.int64)
+    if "const" in spec and isinstance(spec["const"], int) and not isinstance(spec["const"], bool):
+        return np.full(n, spec["const"], dtype=np.int64)
+    if n == 0 and "json" in spec:
+        return np.zeros(0, dtype=np.int64)
+    return None
+
+
+def _lazy_lists(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> ArrayLists | None:
+    """`decode(spec)` as `ArrayLists` when the spec is one of lists of ints or floats, else None."""
+    n = int(spec["n"])
+    flat = _int_column(spec["list"], arrays, floats=True)
+    if flat is None:
+        return None
+    if "width" in spec:
+        offsets = int(spec["width"]) * np.arange(n + 1, dtype=np.int64)
+    else:
+        lengths = _int_column(spec["lengths"], arrays)
+        if lengths is None:
+            return None
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+    if len(offsets) != n + 1 or offsets[-1] != len(flat):
+        raise ValueError(f"a column of {n} lists holds {len(flat)} entries where its lengths say {offsets[-1]}")
+    return ArrayLists(flat, offsets)
+
+
 def decode(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], leave_out: frozenset[str] = frozenset()
            ) -> list[Json]:
     """The list a spec describes (`encode`'s inverse); of a list of objects, the fields named in `leave_out`
@@ -364,21 +467,22 @@ def _checked(values: list[Json], n: int, spec: Mapping[str, Json]) -> list[Json]
 
 
 def expand(value: Json, arrays: Mapping[str, np.ndarray], leave_out: frozenset[str] = frozenset(),
-           path: str = "") -> Json:
+           path: str = "", lazy: bool = False) -> Json:
     """`value` with every `{"$columns": spec}` replaced by the list it stores (`columnize`'s inverse).
     `leave_out`: dotted paths (from `path`, the value's own; a list's entries share their list's path) whose
     columns are not decoded but stand as that many Nones — a field of a list of objects stored as columns
     too (`tiles.ops.region`, `execute.tasks.reads`): a reader that drops them (`server.panel_data.panel_record`)
-    need not build them."""
+    need not build them. `lazy`: a column of lists of numbers comes back as `ArrayLists` (not JSON: `json_default`)."""
     if isinstance(value, dict):
         if MARK in value and len(value) == 1:
             if path in leave_out:
                 return [None] * int(value[MARK]["n"])
             inner = frozenset(p[len(path) + 1:] for p in leave_out if p.startswith(path + ".")) if path else leave_out
-            return decode(value[MARK], arrays, inner)
-        return {k: expand(v, arrays, leave_out, f"{path}.{k}" if path else k) for k, v in value.items()}
+            held = _lazy_lists(value[MARK], arrays) if lazy and "list" in value[MARK] else None
+            return held if held is not None else decode(value[MARK], arrays, inner)
+        return {k: expand(v, arrays, leave_out, f"{path}.{k}" if path else k, lazy) for k, v in value.items()}
     if isinstance(value, list):
-        return [expand(v, arrays, leave_out, path) for v in value]
+        return [expand(v, arrays, leave_out, path, lazy) for v in value]
     return value
 
 

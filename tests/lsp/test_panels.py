@@ -205,6 +205,31 @@ async def test_a_window_carries_dependencies_and_a_selected_tasks_cone(client, l
     assert (await doc.call("pypto/swimlane", kernel="attention_kernel", maxBoxes=0))["linked"] == []
 
 
+async def test_a_long_run_kept_as_arrays_answers_as_its_lists(client, lsp_kit, tmp_path):
+    """The server keeps a long run's lists of lists — predecessors, coordinates, counter points — as arrays
+    (`server.analyze.editor_run`, `pypto.ir.columns.ArrayLists`): the swimlane's boxes, the dependency cone and the
+    history's copy of the run (written from those arrays) are the record's lists."""
+    from support import EXAMPLES
+    text = (EXAMPLES / "attention.py").read_text()
+    text = text.replace(": fp16[8, ", ": fp16[16, ").replace(": fp32[8, ", ": fp32[16, ")  # 96 tasks
+    doc = lsp_kit.Doc(client, tmp_path / "heads.py", text)
+    first = await client.records.record(doc.uri, "attention_kernel", 1)
+    assert first["summary"]["tasks"] >= 64  # the run's lists are columns (pypto.ir.columns.MIN_ROWS)
+    run = (await doc.call("pypto/record", kernel="attention_kernel"))["record"]["run"]
+    preds = run["tasks"]["preds"]
+    assert sum(map(len, preds)) > 64
+    sl = await doc.call("pypto/swimlane", kernel="attention_kernel", maxBoxes=20_000)
+    assert sorted((b["task"], b["preds"]) for b in sl["boxes"]) == [(k, p) for k, p in enumerate(preds)]
+    assert sl["counters"] and all(points and all(p in run["counters"][name] for p in points)
+                                  for name, points in sl["counters"].items())
+    last = len(preds) - 1
+    cone = await doc.call("pypto/swimlane", kernel="attention_kernel", maxBoxes=0, around=last, depth=1)
+    assert {b["task"] for b in cone["linked"]} == {last, *preds[last]}
+    await doc.call("pypto/pinBaseline", kernel="attention_kernel", pin=True)
+    again = await doc.call("pypto/record", kernel="attention_kernel")
+    assert again["baseline"]["run"] == run
+
+
 async def test_a_big_kernel_compiled_before_the_panels_opened_gives_them_its_record_without_another_compile(
         client, lsp_kit, tmp_path):
     """From `server.analyze.BESIDE_FROM` tile ops a compile makes the panels' parts even when no panel is open (its
