@@ -160,6 +160,7 @@ def _attrs_columns(attrs: list[Mapping[str, Any]], name: str, arrays: Arrays) ->
     found: dict[Any, int] = {}
     by_dict: dict[int, int] = {}  # id(attrs) -> its code: the tiles of one tensor op share their dict
     text_of: dict[int, str] = {}  # id(value) -> attr_text(value): a matmul's tiles share all but their positions
+    inputs_of: dict[int, tuple[Any, list[Json]]] = {}  # id(a matmul's inputs) -> (their key, their JSON)
     row_codes = []
     for i in rows:
         a = attrs[i]
@@ -173,8 +174,12 @@ def _attrs_columns(attrs: list[Mapping[str, Any]], name: str, arrays: Arrays) ->
                 entry, parts = {}, []
                 for k, v in a.items():
                     if k == "inputs":
-                        entry[k] = [_region_json(r) for r in v]
-                        parts.append((k, tuple((r.buffer, r.layout, r.offset, r.shape) for r in v)))
+                        made = inputs_of.get(id(v))
+                        if made is None:
+                            made = inputs_of[id(v)] = (tuple((r.buffer, r.layout, r.offset, r.shape) for r in v),
+                                                       [_region_json(r) for r in v])
+                        entry[k] = list(made[1])
+                        parts.append((k, made[0]))
                     else:
                         t = text_of.get(id(v))
                         if t is None:

@@ -605,11 +605,11 @@ class Expander:
         a_shape = regions[0].shape
         kdim = a_shape[-2] if n.attrs.get("a_trans") else a_shape[-1]
         made = self.matmul_tiles[out.buffer] = []
+        # one object per value the tiles share: the record document writes each once (`_attrs_columns`)
+        inputs, k_steps, cube = tuple(regions), math.ceil(kdim / k[0]), (tuple(m), tuple(k), tuple(nn))
         for coord, off, shp in grid(shape, tile):
             made.append(self.new("matmul", n, inst, coord, shp, n.type.dtype, (), out.sub(off, shp),
-                                 {**n.attrs, "inputs": tuple(regions), "at": tuple(off),
-                                  "k_steps": math.ceil(kdim / k[0]),
-                                  "cube": (tuple(m), tuple(k), tuple(nn))}))
+                                 {**n.attrs, "inputs": inputs, "at": tuple(off), "k_steps": k_steps, "cube": cube}))
         self.place[n.id] = InGM(out)
 
     def view(self, n: Node, inst: int) -> None:
