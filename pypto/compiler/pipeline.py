@@ -102,15 +102,20 @@ def gc_paused() -> Iterator[None]:
     youngest's next collection, right after the pause, would traverse all of it at once (~15 % of
     softmax 4096² at 32x32's compile). A cycle made meanwhile is collected by the next full
     collection instead of the next young one; `gc.collect()` collects it as before. Not when
-    something is frozen already (the worker's template, frozen so that a job's collector never
-    walks its pages): unfreezing would release it."""
+    something is frozen already: unfreezing would release it. In a process that froze for good
+    (`keep_frozen`: a worker's template and the jobs it forks, which live for one answer) what was
+    made is frozen too — refcounting still frees it, only a cycle made meanwhile stays; left in the
+    youngest generation, the collections right after the pause walked all of it (gated delta rule's
+    job: its record 0.4 s later)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
-            if not frozen():
+            if _kept_frozen:
+                gc.freeze()
+            elif not frozen():
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
