@@ -485,14 +485,7 @@ def _history_line(doc: Document, r: Result) -> dict[str, Any]:
 
 def _append(h: history.History, path: str, kernel: str, line: dict[str, Any], run: Any) -> None:
     """On the history thread: add a compile (its run serialized here, not on the event loop)."""
-    h.append(path, kernel, line, None if run is None else _run_bytes(run))
-
-
-def _run_bytes(run: Any) -> bytes:
-    """A run the language server keeps (`server.analyze.editor_run`: its predecessors as arrays) as JSON."""
-    from pypto.ir.columns import json_default  # numpy: imported when a run is written, not when the server starts
-
-    return json.dumps(run, separators=(",", ":"), default=json_default).encode()
+    h.append(path, kernel, line, None if run is None else history.run_json(run))
 
 
 def _custom(ls: PyptoLanguageServer, method: str, cls: type[T],
@@ -637,7 +630,7 @@ async def _pin_baseline(ls: PyptoLanguageServer, p: P.PinParams) -> P.HistoryRes
 
 
 def _pin(h: history.History, path: str, kernel: str, line: dict[str, Any], run: Any) -> None:
-    h.pin(path, kernel, line, _run_bytes(run))
+    h.pin(path, kernel, line, history.run_json(run))
 
 
 async def _pass(ls: PyptoLanguageServer, p: P.PassParams) -> P.PassResult:

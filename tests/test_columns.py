@@ -143,7 +143,7 @@ def test_array_lists_read_like_the_lists_and_pickle_as_arrays():
     assert isinstance(preds, C.ArrayLists) and isinstance(pts, C.ArrayLists)
     assert preds == rows and pts == points and preds.tolist() == rows and list(preds) == rows
     assert len(preds) == 5000 and bool(preds) and preds[3] == [3, 4, 70_003] and preds[-1] == rows[-1]
-    assert preds[4:7] == rows[4:7] and pts[10] == [5.0, 3.0]
+    assert preds[4:7] == rows[4:7] and preds[::7] == rows[::7] and preds[9:3] == [] and pts[10] == [5.0, 3.0]
     with pytest.raises(IndexError):
         preds[5000]
     # the pickle carries the two arrays, not a Python object per entry, and the same lists come back

@@ -327,7 +327,14 @@ class ArrayLists(Sequence[list[Any]]):
 
     def __getitem__(self, k: Any) -> Any:
         if isinstance(k, slice):
-            return [self[i] for i in range(*k.indices(len(self)))]
+            start, stop, step = k.indices(len(self))
+            if step != 1:
+                return [self[i] for i in range(start, stop, step)]
+            if stop <= start:
+                return []
+            at = self.offsets[start:stop + 1]
+            flat, ends = self.flat[at[0]:at[-1]].tolist(), (at - at[0]).tolist()
+            return [flat[a:b] for a, b in zip(ends, ends[1:])]
         n = len(self)
         i = k + n if k < 0 else k
         if not 0 <= i < n:
