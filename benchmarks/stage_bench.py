@@ -24,6 +24,16 @@ Measured 2026-11-29 09:47 UTC (this tree at the commit that added it, 2 cores; t
 | block_attn_res | 139,840 | 41,024 | 4,227,072 | 0.25 | 0.86 | 0.34 | 0.49 | yes | 0.46 | 0.85 | 0.87 |
 | block_attn_res (edited) | 246,336 | 49,216 | 8,421,376 | 0.43 | 1.55 | 0.43 | 0.66 | yes | 0.65 | 1.37 | 1.06 |
 
+Again at 11:40 UTC, after session 21 (the run stored as columns in the document, a matmul's tiles sharing their
+attribute values); the document's time is the one to compare, the passes did not change (the machine was busier:
+the same tree's gated delta rule document measured 0.94-1.04 s against 1.06-1.12 s for b2502f2 in one sitting):
+
+| kernel | tile ops | tasks | arrows | tile_expand s | graph_partition s | leaf_functions s | execute_graph s | partition's arrows taken | execute graph with them s | finding them s | record document s |
+|---|---|---|---|---|---|---|---|---|---|---|---|
+| gated_delta_rule | 195,552 | 76,016 | 172,032 | 0.89 | 1.51 | 0.37 | 0.67 | yes | 0.74 | 1.43 | 1.15 |
+| block_attn_res | 139,840 | 41,024 | 4,227,072 | 0.27 | 0.92 | 0.25 | 0.51 | yes | 0.48 | 0.86 | 0.66 |
+| block_attn_res (edited) | 246,336 | 49,216 | 8,421,376 | 0.46 | 1.61 | 0.36 | 0.71 | yes | 0.71 | 1.49 | 0.81 |
+
 `--pool`: a worker template: Rss 369 MB, Pss 171 MB, private 17 MB. The private part depends on when it is
 read (its waiting child shares the pages it has not written yet): a scratch read the same day found 132 MB
 private, Pss 229 MB.
