@@ -212,6 +212,31 @@ at its start, 09:11-09:15), after: this tree at 43f1b6a (load average 1.8, 09:15
 
 Gated delta rule's edits were [6.18, 6.12, 6.21] s before and [6.02, 5.83, 5.44] after (an earlier sitting at
 8f4ba16: [6.05, 5.48, 5.47]); Kimi's [7.75, 7.42, 5.01] and [7.64, 7.08, 4.69]. glm's panels opened 7.49 -> 0.67 s.
+
+Session 21 (2026-11-29): the run is stored as columns in the record document (version 3) and kept by the language
+server with its predecessors as arrays, a matmul's tiles share their attribute values, a job's pauses of the
+collector freeze what they made, and the history writes a run's JSON in pieces. `--keep DIR --no-capture --edits
+3`, 2 cores; before: a worktree at b2502f2 (`--tree`, load average 0.8 at its start, 11:22-11:26), after: this tree
+at 60d69b6 (load average 1.6, 11:26-11:28):
+
+| kernel | | cold s | open s | panels open s | edit p50 s | edit/cold % | panel record p50 s | comment s | record MB |
+|---|---|---|---|---|---|---|---|---|---|
+| hc_pre | before | 2.6 | 0.3 | 0.45 | 0.22 | 9 | 0.33 | 0.11 | 0.7 |
+| | after | 2.1 | 0.4 | 0.27 | 0.22 | 10 | 0.32 | 0.11 | 0.7 |
+| compressor | before | 3.7 | 0.5 | 0.52 | 0.40 | 11 | 0.57 | 0.13 | 1.8 |
+| | after | 3.4 | 0.5 | 0.52 | 0.38 | 11 | 0.54 | 0.13 | 1.5 |
+| compress_fa | before | 3.0 | 0.2 | 0.62 | 0.30 | 10 | 0.48 | 0.05 | 1.6 |
+| | after | 2.5 | 0.2 | 0.64 | 0.30 | 12 | 0.50 | 0.05 | 1.4 |
+| glm_attention | before | 4.4 | 0.6 | 0.68 | 0.71 | 16 | 0.82 | 0.16 | 2.9 |
+| | after | 3.8 | 0.5 | 0.66 | 0.68 | 18 | 0.79 | 0.14 | 2.5 |
+| gated_delta_rule | before | 16.8 | 8.2 | 0.67 | 6.26 | 37 | 6.91 | 0.09 | 29.4 |
+| | after | 15.8 | 7.3 | 0.74 | 5.63 | 36 | 6.43 | 0.12 | 21.8 |
+| block_attn_res | before | 5.9 | 5.1 | 1.03 | 7.09 | 121 | 8.78 | 0.45 | 70.0 |
+| | after | 4.5 | 3.9 | 1.10 | 5.78 | 128 | 7.92 | 0.20 | 38.5 |
+
+Gated delta rule's edits were [6.31, 6.26, 6.01] s before and [5.68, 5.63, 5.51] after; Kimi's [8.04, 7.09, 4.82]
+and [6.78, 5.78, 3.46]. "cold" includes the advice check (bounded at 10 s) and moves run to run; Kimi's edit/cold
+ratio rose because its cold figure fell more than its edit.
 """
 
 from __future__ import annotations
