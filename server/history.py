@@ -9,7 +9,9 @@ kernel, in `<root>/.pypto/history/` (`root`: the workspace folder holding the fi
   and the tile-shape calls as written (their text). The last `LIMIT` are kept.
 - `… .runs/<id>.json.gz` — the swimlanes of the newest `RUNS_KEPT` entries (each at most
   `RUN_MAX_BYTES` compressed, all of a kernel's at most `RUNS_MAX_BYTES`): what the swimlane
-  panel draws when the user compares with an older compile. Older entries keep their figures.
+  panel draws when the user compares with an older compile. Older entries keep their figures. (The
+  language server writes a run of more than 5,000 tasks as the panels draw it, by its figures only:
+  `server.panel_data.panel_run`.)
 - `… .baseline.json.gz` — the pinned baseline: a copy of its entry and its whole run (when it
   was kept), so it outlives the trimming of the history.
 
@@ -58,8 +60,8 @@ PIECE_ROWS = 2048  # `run_json` writes a long list this many entries at a time
 def run_json(run: Json) -> bytes:
     """`json.dumps(run, separators=(",", ":"))` as bytes, the run as the language server keeps it (its long lists
     of lists may be arrays: `pypto.ir.columns.ArrayLists`), written a piece at a time — a long list
-    `PIECE_ROWS` entries at a time — so that the thread writing it (the history's) gives the event loop the GIL
-    between pieces: one `json.dumps` of Kimi's block attention run (4 M arrows) held it 0.3–0.6 s."""
+    `PIECE_ROWS` entries at a time — so that no run is one long C call on the thread writing it (the history's):
+    the event loop may take the GIL between pieces."""
     from pypto.ir.columns import json_default  # numpy: imported when a run is written, not at start-up
 
     def dumps(v: Json) -> str:

@@ -272,9 +272,11 @@ class PyptoLanguageServer(LanguageServer):
             return
         self._notify_record(doc, params)
         if r.ok and r.summary is not None and doc.syntax_error is None and not r.interim:
-            # kept on the history thread (a read-only workspace: logged, the IDE works on without it)
+            # kept on the history thread (a read-only workspace: logged, the IDE works on without it); a run the
+            # panels draw by its figures only is kept so (`panel_run`): the history's reads (each pypto/record asks
+            # for the baseline) waited behind the JSON and gzip of a big run's 10^6 arrows, which nothing showed
             self.history_io.submit(f"the compile history of {r.name}", _append, self.history(doc.path), doc.path,
-                                   r.name, _history_line(doc, r), (r.editor or {}).get("swimlane"))
+                                   r.name, _history_line(doc, r), panel_run((r.editor or {}).get("swimlane")))
         summary = params.summary
         if summary is not None and doc.syntax_error is None:
             log.info("%s %s v%d: %.2f µs %s, %d tasks, %.0f%% utilized, %s-bound (%.0f ms in the worker pool%s)",
@@ -630,7 +632,7 @@ async def _pin_baseline(ls: PyptoLanguageServer, p: P.PinParams) -> P.HistoryRes
 
 
 def _pin(h: history.History, path: str, kernel: str, line: dict[str, Any], run: Any) -> None:
-    h.pin(path, kernel, line, history.run_json(run))
+    h.pin(path, kernel, line, history.run_json(panel_run(run)))  # as the panels draw a baseline (`_record`)
 
 
 async def _pass(ls: PyptoLanguageServer, p: P.PassParams) -> P.PassResult:

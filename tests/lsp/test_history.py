@@ -71,6 +71,31 @@ async def test_compiles_are_kept_and_a_pinned_run_comes_back_with_the_record(cli
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_a_run_the_panels_draw_by_its_figures_is_kept_by_its_figures(client, lsp_kit, tmp_path):
+    """Above 5,000 tasks the panels draw a baseline or an older compile by its figures only (`panel_run`): the
+    language server keeps it so, on disk too — its 10^6 arrows were written for nothing, and each pypto/record's
+    read of the baseline waited behind that write on the history thread."""
+    from support import softmax_source
+
+    from server.panel_data import PANEL_TASKS
+
+    doc = lsp_kit.Doc(client, tmp_path / "long.py", softmax_source(640, "long"))
+    first = await client.records.record(doc.uri, "long", 1)
+    assert first["error"] is None and first["summary"]["tasks"] > PANEL_TASKS
+    await doc.call("pypto/pinBaseline", kernel="long", pin=True)
+    got = await doc.call("pypto/history", kernel="long")
+    entry = got["entries"][0]
+    old = await doc.call("pypto/historyRun", kernel="long", entry=entry["id"])
+    assert "tasks" not in old["run"] and old["run"]["omitted"]["tasks"] == first["summary"]["tasks"]
+    assert old["run"]["metrics"]["makespan_us"] == pytest.approx(first["summary"]["makespanUs"])
+    h = History(tmp_path)  # on disk: the figures, not the tasks
+    kept = h.run(str(doc.path), "long", entry["id"])[1]
+    base = h.baseline(str(doc.path), "long")
+    assert kept is not None and "tasks" not in kept and base is not None and "tasks" not in base["run"]
+    doc.close()
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_bad_requests_are_invalid_params(client, lsp_kit, tmp_path):
     doc, _ = await lsp_kit.open_softmax(client, tmp_path, "bad.py")
     with pytest.raises(JsonRpcInvalidParams) as e:
