@@ -236,7 +236,10 @@ at 60d69b6 (load average 1.6, 11:26-11:28):
 
 Gated delta rule's edits were [6.31, 6.26, 6.01] s before and [5.68, 5.63, 5.51] after; Kimi's [8.04, 7.09, 4.82]
 and [6.78, 5.78, 3.46]. "cold" includes the advice check (bounded at 10 s) and moves run to run; Kimi's edit/cold
-ratio rose because its cold figure fell more than its edit.
+ratio rose because its cold figure fell more than its edit. Then the history kept a run above 5,000 tasks by its
+figures (7180283; `--kernels gated_delta_rule,block_attn_res`, side by side with 0f9157d, 11:50-11:57): Kimi's
+panel record p50 7.83 -> 7.06 s ([8.36, 7.83, 4.53] -> [7.09, 7.06, 4.12]), its edit 5.88 -> 5.73 s; gated delta
+rule's edit 5.20 -> 5.24 s, panel record 5.90 -> 5.89 s.
 """
 
 from __future__ import annotations
