@@ -215,9 +215,9 @@ Gated delta rule's edits were [6.18, 6.12, 6.21] s before and [6.02, 5.83, 5.44]
 
 Session 21 (2026-11-29): the run is stored as columns in the record document (version 3) and kept by the language
 server with its predecessors as arrays, a matmul's tiles share their attribute values, a job's pauses of the
-collector freeze what they made, and the history writes a run's JSON in pieces. `--keep DIR --no-capture --edits
-3`, 2 cores; before: a worktree at b2502f2 (`--tree`, load average 0.8 at its start, 11:22-11:26), after: this tree
-at 60d69b6 (load average 1.6, 11:26-11:28):
+collector freeze what they made, and the history wrote a run's JSON in pieces (later dropped: runs above 5,000
+tasks are kept by their figures). `--keep DIR --no-capture --edits 3`, 2 cores; before: a worktree at b2502f2
+(`--tree`, load average 0.8 at its start, 11:22-11:26), after: this tree at 60d69b6 (load average 1.6, 11:26-11:28):
 
 | kernel | | cold s | open s | panels open s | edit p50 s | edit/cold % | panel record p50 s | comment s | record MB |
 |---|---|---|---|---|---|---|---|---|---|

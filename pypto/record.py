@@ -265,7 +265,7 @@ class CompileRecord:
 
     # ---- JSON
 
-    def _head(self, with_run: bool = True) -> dict[str, Json]:
+    def _head(self) -> dict[str, Json]:
         return {
             "schema": SCHEMA, "version": VERSION,
             "source": {"file": self.source.file, "kernel": self.source.kernel,
@@ -280,7 +280,7 @@ class CompileRecord:
             "passes": [p.to_json() for p in self.passes],
             "error": None if self.error is None else {
                 "message": self.error.message, "loc": loc_json(self.error.loc), "pass": self.error.pass_name},
-            "run": None if self.run is None or not with_run else self.run.to_json(),
+            "run": None,  # in its place: `to_document` writes it, its long lists as columns
             "node_cycles": {str(n): round(c, 3) for n, c in self.node_cycles.items()} or None,
         }
 
@@ -291,7 +291,7 @@ class CompileRecord:
         program first, then `traced`, then the passes in order) is `{"$same": "<where>.<field>"}`."""
         arrays: Arrays = {}
         with gc_paused():  # 10^5 small objects, none cyclic
-            out = self._head(with_run=False)
+            out = self._head()
             seen: dict[int, tuple[Any, Json]] | None = {} if include_snapshots else None
             out.update(program_document(self.program, "", arrays, seen))
             if self.run is not None:

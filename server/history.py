@@ -54,36 +54,12 @@ _SLACK = 50  # the file is rewritten (trimmed to LIMIT) when it holds LIMIT + _S
 _GZIP_LEVEL = 1  # runs are numbers in columns: level 1 is within 15 % of 9, and 5x faster
 
 
-PIECE_ROWS = 2048  # `run_json` writes a long list this many entries at a time
-
-
 def run_json(run: Json) -> bytes:
-    """`json.dumps(run, separators=(",", ":"))` as bytes, the run as the language server keeps it (its long lists
-    of lists may be arrays: `pypto.ir.columns.ArrayLists`), written a piece at a time — a long list
-    `PIECE_ROWS` entries at a time — so that no run is one long C call on the thread writing it (the history's):
-    the event loop may take the GIL between pieces."""
+    """A run as the language server keeps it (its long lists of lists may be arrays, `pypto.ir.columns.ArrayLists`)
+    as compact JSON bytes: their lists."""
     from pypto.ir.columns import json_default  # numpy: imported when a run is written, not at start-up
 
-    def dumps(v: Json) -> str:
-        return json.dumps(v, separators=(",", ":"), default=json_default)
-
-    def pieces(v: Json) -> Iterable[str]:
-        if isinstance(v, dict):
-            yield "{"
-            for i, (k, x) in enumerate(v.items()):
-                yield ("," if i else "") + dumps({k: 0})[1:-2]  # the key as json.dumps writes it
-                yield from pieces(x)
-            yield "}"
-        elif not isinstance(v, (str, bytes)) and hasattr(v, "__len__") and hasattr(v, "__getitem__") \
-                and len(v) > PIECE_ROWS:
-            yield "["
-            for i in range(0, len(v), PIECE_ROWS):
-                yield ("," if i else "") + dumps(list(v[i:i + PIECE_ROWS]))[1:-1]
-            yield "]"
-        else:
-            yield dumps(v)
-
-    return "".join(pieces(run)).encode()
+    return json.dumps(run, separators=(",", ":"), default=json_default).encode()
 
 
 class HistoryError(Exception):

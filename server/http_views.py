@@ -70,31 +70,35 @@ def store(job: Job, result: dict[str, Any]) -> None:
     if graphs is not None:
         job.extra["pass_graphs"] = _dumps(graphs)
     if rec is not None:
+        from pypto.ir.columns import expand, read_npz
+
         job.extra["record"] = _dumps(rec)  # the document: its long lists are in record_columns
+        arrays: dict[str, Any] = {}
         if columns is not None:
             job.extra["record_columns"] = columns
+            arrays = read_npz(columns)  # read once, for the run and the task index
         job.extra["passes"] = _dumps({"passes": rec["passes"], "graph": rec["graph"]})  # pass graphs, unparsed record
         if rec.get("run") is not None:  # its lists (a version-3 document holds them as columns)
-            job.extra["run"] = _dumps(rec["run"] if columns is None else _expanded_run(rec["run"], columns))
+            job.extra["run"] = _dumps(expand(rec["run"], arrays))
         if rec.get("execute") is not None and rec.get("tiles") is not None:
-            job.extra["tasks"] = _dumps(task_index(rec, graphs, columns))
+            job.extra["tasks"] = _dumps(task_index(rec, graphs, arrays))
     html = result.pop("html", None)
     if html is not None:
         job.extra["html"] = html.encode()
 
 
-def task_index(rec: Mapping[str, Any], graphs: Mapping[str, Any] | None, columns: bytes | None = None) \
-        -> dict[str, Any]:
+def task_index(rec: Mapping[str, Any], graphs: Mapping[str, Any] | None,
+               arrays: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What a click on a task asks, answerable without parsing the record back into objects: the
     tensor nodes each task runs (`sets[task_set[i]]` for task i of the execute graph) and each such
     node's source frames. Mirrors `CompileRecord.nodes_of_task` / `source_of` (a node without a
     location takes its `origin`'s, looked up in the final graph and every pass's graph). `rec` is the
-    document with its `columns` (.npz bytes), or a record as lists: only the columns it reads
+    document with its columns' `arrays` (`read_npz`), or a record as lists: only the columns it reads
     (tile ops' ids and nodes, subgraphs' ids and ops, tasks' subgraphs) are decoded."""
-    from pypto.ir.columns import expand, expand_key, read_npz
+    from pypto.ir.columns import expand, expand_key
     from pypto.ir.serialize import source_of_json
 
-    arrays = read_npz(columns) if columns is not None else {}
+    arrays = arrays or {}
     ops = rec["tiles"]["ops"]
     node_of_op = dict(zip(expand(ops["id"], arrays), expand(ops["node"], arrays)))
     sgs = rec.get("subgraphs") or []
@@ -564,12 +568,6 @@ def _export(job: Job, res: Results, fmt: str, which: str | None) -> tuple[bytes,
     if fmt == "graphml":
         return "\n".join(nx.generate_graphml(g)).encode(), "application/xml", f"{kernel}{suffix}.graphml"
     return nx.nx_pydot.to_pydot(g).to_string().encode(), "text/vnd.graphviz", f"{kernel}{suffix}.dot"
-
-
-def _expanded_run(run: Any, columns: bytes) -> Any:
-    from pypto.ir.columns import expand, read_npz
-
-    return expand(run, read_npz(columns))
 
 
 def _dumps(doc: Any) -> bytes:

@@ -22,6 +22,18 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on t
 WAIT = 60.0  # seconds for an event between the two processes (it comes in milliseconds)
 
 
+@pytest.fixture
+def forks() -> None:
+    """The premise of a test that needs beside to fork: this process is single-threaded (earlier tests in the same
+    worker may leave a thread running) and the machine has the memory for a copy of it."""
+    others = [t.name for t in threading.enumerate() if t is not threading.current_thread()]
+    if others:
+        pytest.skip(f"threads left running in this process ({', '.join(others)}): beside does not fork")
+    if not beside._room_for_a_copy():
+        pytest.skip("no memory available for a copy of this process: beside does not fork")
+
+
+@pytest.mark.usefixtures("forks")
 def test_the_child_runs_in_another_process_while_here_runs() -> None:
     parent = os.getpid()
     read, write = os.pipe()
@@ -43,6 +55,7 @@ def test_the_child_runs_in_another_process_while_here_runs() -> None:
     assert pid != parent
 
 
+@pytest.mark.usefixtures("forks")
 @pytest.mark.parametrize("how", ["raises", "exits", "unpicklable"])
 def test_a_child_that_fails_is_computed_here(how: str) -> None:
     parent = os.getpid()
@@ -68,6 +81,7 @@ def test_what_the_child_raises_is_raised_here() -> None:
         beside.beside(child, lambda: 1)
 
 
+@pytest.mark.usefixtures("forks")
 def test_when_here_raises_the_child_is_ended_and_reaped() -> None:
     read, write = os.pipe()
     hold_r, hold_w = os.pipe()
@@ -93,6 +107,7 @@ def test_when_here_raises_the_child_is_ended_and_reaped() -> None:
         os.kill(pids[0], 0)
 
 
+@pytest.mark.usefixtures("forks")
 def test_a_module_that_ignores_sigchld_still_gets_the_childs_result() -> None:
     """User code may set SIGCHLD to be ignored: the system reaps the child, and waiting for it fails."""
     before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)

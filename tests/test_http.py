@@ -831,10 +831,10 @@ def test_confine_and_read_text_name_the_problem(tmp_path: Path, monkeypatch: pyt
 
 def test_the_task_index_reads_only_the_columns_it_needs() -> None:
     """The HTTP server's task index (made when a job's result is stored) decodes the tile ops' ids and
-    nodes, the subgraphs and the tasks' subgraphs straight from the version-2 columns: the same index as
+    nodes, the subgraphs and the tasks' subgraphs straight from the document's columns: the same index as
     from the record's lists, without rebuilding every tile op and task."""
     import pypto
-    from pypto.ir.columns import MARK, npz_bytes
+    from pypto.ir.columns import MARK, npz_bytes, read_npz
     from pypto.record import compile_record, expanded
     from server.http_views import task_index
 
@@ -845,5 +845,5 @@ def test_the_task_index_reads_only_the_columns_it_needs() -> None:
 
     doc, arrays = compile_record(scaled).to_document()
     assert MARK in doc["execute"]["tasks"] and MARK in doc["subgraphs"]  # big enough to be columns
-    index = task_index(doc, None, npz_bytes(arrays))
+    index = task_index(doc, None, read_npz(npz_bytes(arrays)))
     assert index == task_index(expanded(doc, arrays), None) and len(index["task_set"]) >= 64

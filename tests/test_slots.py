@@ -36,11 +36,17 @@ async def _settle() -> None:
         await asyncio.sleep(0)
 
 
-async def test_an_urgent_job_takes_the_spare_while_background_work_holds_every_slot():
+async def _one_slot_held(order: list[str], name: str = "running", urgent: bool = False) -> tuple[Slots, Holder]:
+    """One slot, held by `name` (background work unless `urgent`: then there is no spare while it holds it)."""
     slots = Slots(1)
-    order: list[str] = []
-    running = Holder(slots, "running", order)
+    holder = Holder(slots, name, order, urgent=urgent)
     await _settle()
+    return slots, holder
+
+
+async def test_an_urgent_job_takes_the_spare_while_background_work_holds_every_slot():
+    order: list[str] = []
+    slots, running = await _one_slot_held(order)
     a = Holder(slots, "compile a", order)
     b = Holder(slots, "compile b", order)
     await _settle()
@@ -62,10 +68,8 @@ async def test_an_urgent_job_takes_the_spare_while_background_work_holds_every_s
 
 
 async def test_a_freed_slot_goes_to_the_urgent_waiter_first_then_in_arrival_order():
-    slots = Slots(1)
     order: list[str] = []
-    first = Holder(slots, "urgent", order, urgent=True)  # takes the shared slot: no spare while it holds it
-    await _settle()
+    slots, first = await _one_slot_held(order, "urgent", urgent=True)  # the shared slot: no spare while it holds it
     waiters = [Holder(slots, "compile a", order), Holder(slots, "compile b", order)]
     await _settle()
     waiters += [Holder(slots, "panels", order, urgent=True), Holder(slots, "code action", order, urgent=True)]
@@ -81,10 +85,8 @@ async def test_a_freed_slot_goes_to_the_urgent_waiter_first_then_in_arrival_orde
 async def test_background_work_of_the_document_touched_last_goes_first():
     """A file opened while another's compiles still wait: the new file's compiles go first, each file's in the
     order they came; an urgent job before both."""
-    slots = Slots(1)
     order: list[str] = []
-    running = Holder(slots, "running", order, urgent=True)  # (no spare while an urgent job holds the slot)
-    await _settle()
+    slots, running = await _one_slot_held(order, urgent=True)  # (no spare while an urgent job holds the slot)
     waiters = [Holder(slots, f"old {i}", order, recency=1.0) for i in range(2)]
     await _settle()
     waiters += [Holder(slots, f"new {i}", order, recency=2.0) for i in range(2)]
@@ -117,10 +119,8 @@ async def test_no_more_than_n_hold_at_once():
 
 
 async def test_a_waiter_cancelled_while_it_waits_leaves_its_place():
-    slots = Slots(1)
     order: list[str] = []
-    running = Holder(slots, "running", order)
-    await _settle()
+    slots, running = await _one_slot_held(order)
     gone = Holder(slots, "cancelled", order)
     later = Holder(slots, "later", order)
     await _settle()

@@ -298,10 +298,7 @@ class Swimlane:
         for k, v in self.counters.items():
             x, y = v.arrays() if isinstance(v, PointColumns) else (None, None)
             if x is not None and y is not None and len(v) >= C.MIN_ROWS and x.dtype == y.dtype == np.float64:
-                xy = np.empty(2 * len(v), dtype=np.float64)  # typed: what `encode` makes of the points
-                xy[0::2], xy[1::2] = x, y
-                counters[k] = {C.MARK: {"n": len(v), "list": {"n": len(xy), "float": C.put(
-                    arrays, f"{name}.counters.{k}", xy)}, "width": 2}}
+                counters[k] = {C.MARK: C.float_pairs(x, y, f"{name}.counters.{k}", arrays)}
             else:
                 counters[k] = C.columnize(v.json_points() if isinstance(v, PointColumns) else [[a, b] for a, b in v],
                                           f"{name}.counters.{k}", arrays)

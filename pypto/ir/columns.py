@@ -67,11 +67,6 @@ class _Names:
         return key
 
 
-def put(arrays: Arrays, name: str, array: np.ndarray) -> str:
-    """Add `array` to `arrays` under `name` (or `name~2`, … when taken); its name in `arrays`."""
-    return _Names(arrays).put(name, array)
-
-
 def _narrow(values: list[int]) -> np.ndarray:
     return _narrow_array(np.array(values, dtype=np.int64))
 
@@ -221,6 +216,14 @@ def csr_lists(flat: np.ndarray, offsets: np.ndarray, name: str, arrays: Arrays) 
                        _Names(arrays))
 
 
+def float_pairs(x: np.ndarray, y: np.ndarray, name: str, arrays: Arrays) -> dict[str, Json]:
+    """The spec of the list `[[x[i], y[i]] …]` of float64 pairs (a ready counter's points): what `encode` makes of
+    it, without a Python list per pair."""
+    xy = np.empty(2 * len(x), dtype=np.float64)
+    xy[0::2], xy[1::2] = x, y
+    return {"n": len(x), "list": {"n": len(xy), "float": _Names(arrays).put(name, xy)}, "width": 2}
+
+
 def _flat_lists(flat: np.ndarray, lengths: np.ndarray, name: str, names: _Names) -> dict[str, Json]:
     n = len(lengths)
     inner = _int_array(flat, name + ".items", names) if len(flat) else {"n": 0, "json": []}
@@ -342,11 +345,10 @@ class ArrayLists(Sequence[list[Any]]):
         return self.flat[self.offsets[i]:self.offsets[i + 1]].tolist()
 
     def __iter__(self) -> Iterator[list[Any]]:
-        flat, ends = self.flat.tolist(), self.offsets.tolist()
-        return (flat[a:b] for a, b in zip(ends, ends[1:]))
+        return iter(self.tolist())
 
     def tolist(self) -> list[list[Any]]:
-        return list(self)
+        return self[:]  # type: ignore[no-any-return]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ArrayLists):
@@ -369,9 +371,9 @@ def json_default(value: Any) -> Json:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def _int_column(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], floats: bool = False
+def _numbers(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], floats: bool = False
                 ) -> np.ndarray | None:
-    """The array of a spec of plain integers (or, with `floats`, of floats), or None for another kind of spec."""
+    """The array of a spec of plain integers (with `floats`, or of floats), or None for another kind of spec."""
     n = int(spec["n"])
     if "int" in spec or (floats and "float" in spec):
         return arrays[spec["int" if "int" in spec else "float"]]  # its own type: `tolist` gives Python numbers
@@ -388,13 +390,13 @@ def _int_column(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], floa
 def _lazy_lists(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> ArrayLists | None:
     """`decode(spec)` as `ArrayLists` when the spec is one of lists of ints or floats, else None."""
     n = int(spec["n"])
-    flat = _int_column(spec["list"], arrays, floats=True)
+    flat = _numbers(spec["list"], arrays, floats=True)
     if flat is None:
         return None
     if "width" in spec:
         offsets = int(spec["width"]) * np.arange(n + 1, dtype=np.int64)
     else:
-        lengths = _int_column(spec["lengths"], arrays)
+        lengths = _numbers(spec["lengths"], arrays)
         if lengths is None:
             return None
         offsets = np.zeros(n + 1, dtype=np.int64)
