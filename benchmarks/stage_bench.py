@@ -7,6 +7,9 @@ tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k)
   dependencies (`CopyFacts.depends`, what a compile does when partition filed the accesses in program order) and
   finding them itself (the same graph: checked), median of `--runs`, with Python's collector paused as in a compile;
 - **document**: `CompileRecord.to_document()` of the profiled record (the record the IDE sends), median of `--runs`;
+- **answer round trip**: the record's part of a job's answer (document, columns, the editor's run) pickled and
+  unpickled with the collector paused, as a worker sends it and the server reads it; beside it, the same with the
+  run as lists in the document and the editor (how it went before session 21);
 - **arrows**: the execute graph's dependencies.
 
 `--pool`: also a worker template's memory (`server.worker.WorkerPool`, one job run), from /proc/PID/smaps_rollup:
@@ -33,6 +36,9 @@ the same tree's gated delta rule document measured 0.94-1.04 s against 1.06-1.12
 | gated_delta_rule | 195,552 | 76,016 | 172,032 | 0.89 | 1.51 | 0.37 | 0.67 | yes | 0.74 | 1.43 | 1.15 |
 | block_attn_res | 139,840 | 41,024 | 4,227,072 | 0.27 | 0.92 | 0.25 | 0.51 | yes | 0.48 | 0.86 | 0.66 |
 | block_attn_res (edited) | 246,336 | 49,216 | 8,421,376 | 0.46 | 1.61 | 0.36 | 0.71 | yes | 0.71 | 1.49 | 0.81 |
+
+The answer's round trip (added in the review; `--kernels block_attn_res --edited`, 12:24 UTC, CI running beside on
+the same 2 cores): Kimi edited 0.10 s as sent, 0.44 s with the run as lists (its record document 0.75 s).
 
 `--pool`: a worker template: Rss 369 MB, Pss 171 MB, private 17 MB. The private part depends on when it is
 read (its waiting child shares the pages it has not written yet): a scratch read the same day found 132 MB
@@ -107,11 +113,36 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     gc.freeze()  # as a job does once its record is made (and its template said so: `keep_frozen`)
     keep_frozen()
     document = _timed(profiled.to_document, runs)
+    arrays_in, lists_in = answer_seconds(profiled, runs)
     arrows = sum(len(t.preds) for t in p.execute.tasks)
     passes = " | ".join(f"{seconds.get(s, 0.0):.2f}" for s in STAGES)
     offered = "yes" if facts.depends is not None else "no"
     return (f"| {key}{' (edited)' if edited else ''} | {len(p.tiles.ops):,} | {len(p.execute.tasks):,} | {arrows:,} | "
-            f"{passes} | {offered} | {taken:.2f} | {found:.2f} | {document:.2f} |")
+            f"{passes} | {offered} | {taken:.2f} | {found:.2f} | {document:.2f} | {arrays_in:.2f} | {lists_in:.2f} |")
+
+
+def answer_seconds(profiled: Any, runs: int) -> tuple[float, float]:
+    """The record's part of a job's answer — its document, columns and the editor's run — pickled and unpickled
+    as the server reads it (the collector paused), median of `runs`: as sent (the run as columns and the editor's
+    run as arrays, `server.analyze.editor_run`), and with the run as lists in both (how it was sent before)."""
+    import pickle
+
+    doc, npz, run = analyze._document(profiled, {})
+    lists = profiled.run.to_json()
+    forms = ({"record": doc, "record_columns": npz, "editor": {"swimlane": run}},
+             {"record": {**doc, "run": lists}, "record_columns": npz, "editor": {"swimlane": lists}})
+    out = []
+    for answer in forms:
+        def trip(answer: Any = answer) -> None:
+            pickle.loads(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            out.append(_timed(trip, runs))
+        finally:
+            if was:
+                gc.enable()
+    return out[0], out[1]
 
 
 def pool_memory() -> str:
@@ -138,8 +169,9 @@ def main() -> int:
     analyze.warm_up()
     print(f"stage_bench — median of {a.runs}\n")
     print("| kernel | tile ops | tasks | arrows | " + " | ".join(f"{s} s" for s in STAGES)
-          + " | partition's arrows taken | execute graph with them s | finding them s | record document s |")
-    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|---|---|---|")
+          + " | partition's arrows taken | execute graph with them s | finding them s | record document s"
+          + " | answer round trip s | with the run as lists s |")
+    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|---|---|---|---|---|")
     for key in a.kernels.split(","):
         print(row(key, a.models, a.runs, a.edited), flush=True)
     if a.pool:
