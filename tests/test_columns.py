@@ -168,3 +168,12 @@ def test_csr_lists_is_int_lists_of_the_same_lists():
     assert spec_a == spec_b and a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype
                                                              for k in a)
     assert C.decode(spec_b, b) == [list(r) for r in rows]
+
+
+def test_a_column_of_lists_whose_lengths_disagree_with_its_entries_is_refused_lazily_too():
+    arrays: C.Arrays = {}
+    compact = C.columnize([[1, 2], [3]] * 40, "p", arrays)
+    spec = compact[C.MARK]
+    spec["lengths"] = {"n": 80, "const": 2}  # 160 entries said, 120 held
+    with pytest.raises(ValueError, match=r"a column of 80 lists holds 120 entries where its lengths say 160"):
+        C.expand(compact, arrays, lazy=True)
