@@ -48,7 +48,7 @@ import sys
 import time
 import traceback
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -476,6 +476,39 @@ def reuse_answer(last: Mapping[str, Any], fresh: Mapping[str, Any]) -> dict[str,
         out["output"] = fresh["output"]
     out["reused"] = fresh.get("reused", "whole")
     return out
+
+
+def whole_fingerprint(answer: Mapping[str, Any] | None) -> str | None:
+    """The fingerprint under which a later compile of the kernel, with the same settings, may take `answer` as it is
+    (`reuse_answer`) — for the shells that keep whole answers only (`serve`, the MCP server; the language server also
+    reuses a record whose advice it checks again, `server.live`): an answer of the sim board without an error whose
+    findings proposed no tile shape (their check compiles other shapes of the kernel's code, which the fingerprint
+    does not cover: `advice_traces`), no tile search and no interim answer; else None."""
+    if not answer or answer.get("error") or answer.get("interim_sent") or answer.get("reused") == "record" \
+            or "advice_traces" in answer or answer.get("search") is not None or answer.get("suggestions"):
+        return None
+    fp = answer.get("fingerprint")
+    return fp if isinstance(fp, str) else None
+
+
+def offering(settings: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]
+             ) -> tuple[dict[str, Any], dict[str, Mapping[str, Any]]]:
+    """`settings` for a job that gives its answer's fingerprint, and offers it the whole ones among `answers` (the
+    kernel's latest answers with the same settings, newest first: `whole_fingerprint`); and those answers by
+    fingerprint. A job whose answer says `reused: "whole"` for one of them is answered with
+    `reuse_answer(offered[fp], its answer)`. Settings no answer may be reused for (another board than sim, a
+    precision check, a tile search) are given back as they are."""
+    if str(settings.get("board", "sim")) != "sim" or settings.get("precision") or settings.get("suggest"):
+        return dict(settings), {}
+    offered: dict[str, Mapping[str, Any]] = {}
+    for a in answers:
+        fp = whole_fingerprint(a)
+        if fp is not None and fp not in offered:
+            offered[fp] = a
+    out = {**settings, "fingerprint": True}
+    if offered:
+        out["reuse"] = {"fingerprints": dict.fromkeys(offered, True)}
+    return out, offered
 
 
 def knob_view(kernel: Any) -> list[dict[str, Any]]:

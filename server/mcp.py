@@ -42,12 +42,14 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
+from server.analyze import offering, reuse_answer
 from server.worker import MEMORY_LIMIT_MB, JobFailed, WorkerPool
 
 SEARCH_SECONDS = 10.0  # suggest's default bound: every door's (pypto.analysis.advisor.SEARCH_SECONDS)
 MAX_FILES = 200  # list_kernels of a folder: at most this many .py files are executed
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", ".venv", "venv", "build", "output"})
 RUN_ID = re.compile(r"R[0-9]+")
+ANSWERS_KEPT = 64  # (file, kernel, settings) whose last answers a later call may reuse
 RUNS_KEPT = 32  # the runs `compare` and the resources can name: the last 32 of this server's process
 SHOWN = 12  # compare: leaves and lanes listed (the largest changes first; then how many more)
 
@@ -169,6 +171,12 @@ def apply_text_edits(text: str, edits: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _reused(res: dict[str, Any]) -> dict[str, Any]:
+    """`{"reused": true}` when the answer is an earlier call's, its kernel having traced to the same program (the
+    text changed where the kernel does not read it: a comment, code it does not reach); else nothing."""
+    return {"reused": True} if res.get("reused") == "whole" else {}
+
+
 class Tools:
     """The tools' state: the worker pool (made on the first call, once MCP owns stdio) and `suggest`'s answers."""
 
@@ -177,6 +185,9 @@ class Tools:
         self._pool: WorkerPool | None = None
         self._pool_lock = threading.Lock()
         self._kept: dict[tuple[str, str], _Kept] = {}
+        # (file, kernel, settings) -> its last two answers, newest first: a call whose text traces to the program of
+        # one of them takes it (`server.analyze.offering`)
+        self._answers: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         self.runs: dict[str, Run] = {}  # the last RUNS_KEPT, oldest first
         self._run_count = 0
 
@@ -247,12 +258,20 @@ class Tools:
     async def analyze(self, path: Path, name: str, text: str, settings: dict[str, Any]) -> dict[str, Any]:
         """`server.analyze.analyze_kernel` without the record; a user error is a ToolError at its line."""
         line = def_line(text, name)
-        res = await self.job("analyze_kernel", str(path), text, name, {"record": False, **settings},
-                             where=f"{path}:{line}",
+        asked = {"record": False, **settings}
+        key = (str(path), name, json.dumps(asked, sort_keys=True, default=str))
+        answers = self._answers.get(key, [])
+        asked, offered = offering(asked, answers)
+        res = await self.job("analyze_kernel", str(path), text, name, asked, where=f"{path}:{line}",
                              timeout_note=f"kernel {name} (defined at line {line}) may loop forever, or needs "
                                           f"more than the server's --time-limit")
+        if res.get("reused") == "whole" and res.get("fingerprint") in offered:
+            res = reuse_answer(offered[res["fingerprint"]], res)
         if res.get("error"):
             raise ToolError(self.where_error(path, res["error"]))
+        self._answers[key] = [res, *(a for a in answers if a.get("fingerprint") != res.get("fingerprint"))][:2]
+        while len(self._answers) > ANSWERS_KEPT:
+            self._answers.pop(next(iter(self._answers)))
         return res
 
     def add_run(self, path: Path, name: str, text: str, board: str, res: dict[str, Any],
@@ -488,19 +507,22 @@ def build(config: McpConfig, tools: Tools | None = None) -> MCPServer[Any]:
             description="PyPTO option groups for this compile (docs/options.md)")] = None) -> dict[str, Any]:
         path, name, text = await tools.kernel(kernel)
         res = await tools.analyze(path, name, text, {"agent": {}, "health": False, "compile_options": options or {}})
-        return {"kernel": f"{path}::{name}", "line": res["line"], **res["agent"]["compile"]}
+        return {"kernel": f"{path}::{name}", "line": res["line"], **res["agent"]["compile"], **_reused(res)}
 
     @mcp.tool(description="Compile and run a kernel on a board: makespan (µs), utilization per core type, what "
                           "bounds it, the critical path as source lines and the slowest tasks with their lines; "
                           "`run` (R1, R2, …) names this run for compare and the resources. "
-                          "Costs one compile + one board run (sim: well under a second for 10k tasks).")
+                          "Costs one compile + one board run (sim: well under a second for 10k tasks); "
+                          "`reused`: true when the kernel traced to the program of an earlier call with the same "
+                          "arguments (the text changed only where the kernel does not read it), whose run it is.")
     async def profile(kernel: Kernel, board: Board = "sim",
                       top: Annotated[int, Field(ge=1, le=50, description="slowest tasks listed")] = 5
                       ) -> dict[str, Any]:
         path, name, text = await tools.kernel(kernel)
         res = await tools.analyze(path, name, text, {"board": board, "agent": {"top": top}, "health": False})
         run = tools.add_run(path, name, text, board, res)
-        return {"kernel": f"{path}::{name}", "run": run.id, "line": res["line"], **res["agent"]["profile"]}
+        return {"kernel": f"{path}::{name}", "run": run.id, "line": res["line"], **res["agent"]["profile"],
+                **_reused(res)}
 
     @mcp.tool(structured_output=False,
               description="The run as a per-lane text trace (the agent's view of the swimlane panel): a header "
@@ -585,7 +607,7 @@ def build(config: McpConfig, tools: Tools | None = None) -> MCPServer[Any]:
         res = await tools.analyze(path, name, edited, {"board": board, "agent": {}, "health": False})
         run = tools.add_run(path, name, edited, board, res, change=f"line {call_line}: {old} -> {new}")
         return {"kernel": f"{path}::{name}", "run": run.id, "call_line": call_line, "old": old, "new": new,
-                **res["agent"]["profile"]}
+                **res["agent"]["profile"], **_reused(res)}
 
     @mcp.tool(description="The edit of a suggestion from the last suggest call on this kernel, as a unified diff; "
                           "written to the file only when write=true. Refused if the file changed since suggest. "

@@ -456,3 +456,31 @@ def test_compile_takes_pypto_options(tmp_path: Path) -> None:
         assert "no_such_group" in await error(s, "compile", kernel=kernel, options={"no_such_group": {}})
 
     session(tmp_path, body)
+
+
+def test_a_call_whose_kernel_traces_as_before_reuses_the_earlier_answer(tmp_path: Path) -> None:
+    """profile after an edit the kernel does not read (a comment) answers with the earlier run, `reused`; a tile
+    edit compiles anew, and trying the same shapes again is the same program again."""
+    path = tmp_path / "softmax.py"
+    text = (ROOT / "examples" / "softmax.py").read_text()
+    path.write_text(text)
+    line = next(i for i, t in enumerate(text.split("\n"), 1) if "set_vec_tile_shapes" in t)
+
+    async def body(s: ClientSession) -> None:
+        kernel = f"{path}::softmax_kernel"
+        first = await ok(s, "profile", kernel=kernel)
+        assert "reused" not in first
+        path.write_text(text.replace("pypto.set_vec_tile_shapes(1, 4, 1, 64)",
+                                     "pypto.set_vec_tile_shapes(1, 4, 1, 64)  # a comment"))
+        again = await ok(s, "profile", kernel=kernel)
+        assert again["reused"] is True and again["run"] != first["run"]
+        assert {k: v for k, v in again.items() if k not in ("run", "reused")} == \
+            {k: v for k, v in first.items() if k != "run"}
+        changed = await ok(s, "try_tile_shapes", kernel=kernel, call_line=line, shapes=[1, 2, 1, 64])
+        assert "reused" not in changed and changed["tasks"] != first["tasks"]
+        tried = await ok(s, "try_tile_shapes", kernel=kernel, call_line=line, shapes=[1, 2, 1, 64])
+        assert tried["reused"] is True and tried["makespan_us"] == changed["makespan_us"]
+        # a compile with other arguments is another answer: not reused
+        assert "reused" not in await ok(s, "profile", kernel=kernel, top=2)
+
+    session(tmp_path, body)

@@ -170,3 +170,25 @@ def scaled(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), out: pypto.Tenso
     assert cold["inputs_from"]["kernel_changed"] is True and reused["inputs_from"] == cold["inputs_from"]
     assert reused["record"]["source"]["inputs_from"]["kernel_changed"] is True
     assert timeless(reused) == timeless(cold)
+
+
+def test_the_shells_that_keep_whole_answers_are_offered_only_answers_that_hold_whole(tmp_path: Path) -> None:
+    """`offering` (serve's and the MCP server's way): an answer whose findings' tile shapes the board checked
+    (TAIL's) is not offered — those checks compiled code the fingerprint does not cover; one without them is, and
+    a job offered it reuses it; a cpu board, a precision check or a tile search offer nothing."""
+    path = tmp_path / "k.py"
+    plain = {"editor": True, "report": True}
+    asked, offered = analyze.offering(plain, [])
+    assert asked == {**plain, "fingerprint": True} and offered == {}
+    last = _compile(path, KERNELS, check_advice=False)  # nothing checked: whole
+    path.write_text(TAIL)
+    checked = analyze.analyze_kernel(str(path), TAIL, "tail_vec", {**OPTS})
+    assert "advice_traces" in checked and analyze.whole_fingerprint(checked) is None
+    assert analyze.whole_fingerprint({**last, "error": {"message": "x"}}) is None
+    asked, offered = analyze.offering({**OPTS, "check_advice": False}, [last, checked, last])
+    assert list(offered) == [last["fingerprint"]] and asked["reuse"] == {"fingerprints": {last["fingerprint"]: True}}
+    fresh = _compile(path, KERNELS.replace("# the body", "# a comment"), **{k: v for k, v in asked.items()
+                                                                            if k not in OPTS})
+    assert fresh["reused"] == "whole"
+    for other in ({"board": "cpu"}, {"precision": True}, {"suggest": True}):
+        assert analyze.offering({**plain, **other}, [last]) == ({**plain, **other}, {})
