@@ -240,6 +240,23 @@ ratio rose because its cold figure fell more than its edit. Then the history kep
 figures (7180283; `--kernels gated_delta_rule,block_attn_res`, side by side with 0f9157d, 11:50-11:57): Kimi's
 panel record p50 7.83 -> 7.06 s ([8.36, 7.83, 4.53] -> [7.09, 7.06, 4.12]), its edit 5.88 -> 5.73 s; gated delta
 rule's edit 5.20 -> 5.24 s, panel record 5.90 -> 5.89 s.
+
+Session 22 (2026-11-29 12:40-13:06 UTC), this tree at ef7d0a4 (the language server's path has not changed since),
+on a machine about twice as slow as the sittings above: a 10^7-iteration Python loop took 1.5-1.6 s, and
+stage_bench.py's gated delta rule tile expansion 2.30 s (0.89 s at 11:40). `--keep DIR --edits 3` (gated delta rule
+and Kimi `--edits 2`), the captures made in the same run, load average 0.7-0.9 at the starts:
+
+| kernel | cold s | open s | panels open s | edit p50 s | edit/cold % | panel record p50 s | comment s | record MB |
+|---|---|---|---|---|---|---|---|---|
+| hc_pre | 4.6 | 1.0 | 0.76 | 0.63 | 14 | 0.79 | 0.30 | 0.7 |
+| compressor | 6.8 | 0.8 | 1.15 | 1.04 | 15 | 1.37 | 0.27 | 1.5 |
+| compress_fa | 6.0 | 0.5 | 1.24 | 0.52 | 9 | 0.96 | 0.11 | 1.4 |
+| glm_attention | 8.2 | 1.1 | 1.01 | 1.24 | 15 | 1.37 | 0.37 | 2.5 |
+| gated_delta_rule | 31.5 | 13.3 | 1.43 | 10.07 | 32 | 11.38 | 0.17 | 21.8 |
+| block_attn_res | 11.9 | 8.9 | 1.14 | 9.96 | 83 | 12.25 | 0.20 | 38.5 |
+
+Every figure is about twice the session-21 one, and the ratios moved within their noise; compare sittings on one
+machine only.
 """
 
 from __future__ import annotations
