@@ -133,3 +133,32 @@ def test_a_compiled_programs_facts_keep_no_arrows():
     assert record.program.tiles is not None
     facts = tile_ir.copy_facts(record.program.tiles)
     assert facts is not None and facts.depends is None
+
+
+def test_the_kept_grids_are_the_grids_and_every_example_expands_alike_without_them(monkeypatch: pytest.MonkeyPatch):
+    """`tile_expand.grid` keeps small grids (a loop's iterations cut the same shapes again): a kept grid is the cells
+    the plain generator gives, a big one is not kept, the store is bounded; and every example kernel's tile graph
+    made with them equals the one made without."""
+    from pypto.compiler import tile_expand as te
+
+    monkeypatch.setattr(te, "_GRIDS", {})
+    small, tail = ((40, 64), (16, 32)), ((7,), (3,))
+    for shape, tile in (small, tail):
+        assert te.grid(shape, tile) is te.grid(shape, tile) == tuple(te._grid(shape, tile))
+    assert te.grid(*small) == (((0, 0), (0, 0), (16, 32)), ((0, 1), (0, 32), (16, 32)), ((1, 0), (16, 0), (16, 32)),
+                               ((1, 1), (16, 32), (16, 32)), ((2, 0), (32, 0), (8, 32)), ((2, 1), (32, 32), (8, 32)))
+    big = ((1024, 1024), (16, 16))  # 4,096 tiles
+    assert list(te.grid(*big)) == list(te._grid(*big)) and big not in te._GRIDS
+    monkeypatch.setattr(te, "GRIDS_KEPT", 3)
+    for n in range(8):
+        te.grid((n + 1, 4), (1, 4))
+    assert 1 <= len(te._GRIDS) <= 3
+    for name, record in example_records():
+        traced = next(x.snapshot for x in record.passes if x.name == "tile_expand")
+        before = record.passes[[x.name for x in record.passes].index("tile_expand") - 1].snapshot
+        assert traced is not None and before is not None and record.program.bindings is not None
+        monkeypatch.setattr(te, "grid", te.grid)
+        kept, _, _ = te.expand(before.graph, record.program.bindings)
+        monkeypatch.setattr(te, "grid", te._grid)
+        plain, _, _ = te.expand(before.graph, record.program.bindings)
+        assert kept == plain == traced.tiles, name

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,9 +140,31 @@ class InGM:
 Placement = Tiles | InGM
 
 
-def grid(shape: tuple[int, ...], tile: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], tuple[int, ...],
-                                                                        tuple[int, ...]]]:
-    """(coord, offset, tile shape) of every tile of `shape` cut by `tile` (tails smaller)."""
+Cell = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]  # (coord, offset, tile shape)
+GRIDS_KEPT = 4096  # distinct (shape, tile) grids of at most SMALL_GRID tiles kept (a kernel has tens to hundreds)
+SMALL_GRID = 64
+_GRIDS: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Cell, ...]] = {}
+
+
+def grid(shape: tuple[int, ...], tile: tuple[int, ...]) -> Iterable[Cell]:
+    """(coord, offset, tile shape) of every tile of `shape` cut by `tile` (tails smaller). A small grid is made once
+    per (shape, tile) and kept (its tuples are shared by the tile ops made from it: they are immutable): a loop's
+    iterations cut the same few shapes again and again, and making the grid cost more than using it (gated delta
+    rule: 50,176 grids of 4 tiles on average, 0.3 s of its 2.3 s tile expansion)."""
+    key = (shape, tile)
+    known = _GRIDS.get(key)
+    if known is not None:
+        return known
+    cells = _grid(shape, tile)
+    if math.prod(max(1, -(-s // t)) for s, t in zip(shape, tile)) > SMALL_GRID:
+        return cells
+    if len(_GRIDS) >= GRIDS_KEPT:
+        _GRIDS.clear()
+    known = _GRIDS[key] = tuple(cells)
+    return known
+
+
+def _grid(shape: tuple[int, ...], tile: tuple[int, ...]) -> Iterator[Cell]:
     counts = [max(1, math.ceil(s / t)) for s, t in zip(shape, tile)]
     offsets = [[c * t for c in range(n)] for n, t in zip(counts, tile)]
     sizes = [[min(t, s - o) for o in offs] for offs, t, s in zip(offsets, tile, shape)]
