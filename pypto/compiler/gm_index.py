@@ -130,8 +130,16 @@ class Accesses:
         found: set[int] = set()
         off, shp = r.offset, r.shape
         multi = False
+        two = len(off) == 2
         for cell, grid in self.grids.items():
-            key = _one_cell(off, shp, cell)
+            if shp != cell:
+                key = None
+            elif two:  # _one_cell(off, shp, cell), inline for the common rank
+                a, b = off
+                c, d = cell
+                key = (a // c, b // d) if a % c == 0 and b % d == 0 else None
+            else:
+                key = _one_cell(off, shp, cell)
             if key is not None:  # the common case: a tile of this grid's shape, aligned to it: one cell
                 cellv = grid.get(key)
                 if cellv:
@@ -165,7 +173,13 @@ class Accesses:
         grid = self.grids.get(cell)
         if grid is None:
             grid = self.grids[cell] = defaultdict(_new_cell)
-        key = _one_cell(r.offset, shp, cell)
+        off = r.offset
+        if len(off) == 2 and cell is shp:  # _one_cell(off, shp, cell), inline for the common rank
+            a, b = off
+            c, d = shp
+            key: tuple[int, ...] | None = (a // c, b // d) if a % c == 0 and b % d == 0 else None
+        else:
+            key = _one_cell(off, shp, cell)
         side = 0 if write else 1
         if key is not None:
             grid[key][side].append((r, owner))
