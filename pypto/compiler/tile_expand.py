@@ -141,7 +141,7 @@ Placement = Tiles | InGM
 
 
 Cell = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]  # (coord, offset, tile shape)
-GRIDS_KEPT = 4096  # distinct (shape, tile) grids of at most SMALL_GRID tiles kept (a kernel has tens to hundreds)
+GRIDS_KEPT = 1024  # distinct (shape, tile) grids of at most SMALL_GRID tiles kept (gated delta rule cuts 59)
 SMALL_GRID = 64
 _GRIDS: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Cell, ...]] = {}
 
