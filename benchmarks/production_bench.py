@@ -256,7 +256,20 @@ and Kimi `--edits 2`), the captures made in the same run, load average 0.7-0.9 a
 | block_attn_res | 11.9 | 8.9 | 1.14 | 9.96 | 83 | 12.25 | 0.20 | 38.5 |
 
 Every figure is about twice the session-21 one, and the ratios moved within their noise; compare sittings on one
-machine only.
+machine only. Then tile expansion kept its small grids and partition's GM lookups went inline (c65b4a2, a67870d);
+`--no-capture --edits 3`, before: a worktree at ef7d0a4 (`--tree`, 13:51-13:57), after: this tree at a67870d
+(13:57-14:03):
+
+| kernel | | cold s | open s | panels open s | edit p50 s | edit/cold % | panel record p50 s | comment s |
+|---|---|---|---|---|---|---|---|---|
+| compressor | before | 6.1 | 1.1 | 1.12 | 0.78 | 13 | 1.04 | 0.26 |
+| | after | 7.4 | 1.0 | 1.12 | 0.63 | 8 | 0.89 | 0.21 |
+| glm_attention | before | 7.9 | 1.5 | 1.08 | 1.13 | 14 | 1.30 | 0.27 |
+| | after | 7.0 | 0.8 | 0.99 | 0.97 | 14 | 1.16 | 0.29 |
+| gated_delta_rule | before | 38.8 | 14.0 | 1.36 | 11.19 | 29 | 12.56 | 0.15 |
+| | after | 22.9 | 11.3 | 1.38 | 7.88 | 34 | 9.20 | 0.21 |
+
+Gated delta rule's edits were [9.81, 12.61, 11.19] s before and [8.16, 7.63, 7.88] after.
 """
 
 from __future__ import annotations
