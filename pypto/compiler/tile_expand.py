@@ -150,7 +150,7 @@ def grid(shape: tuple[int, ...], tile: tuple[int, ...]) -> Iterable[Cell]:
     """(coord, offset, tile shape) of every tile of `shape` cut by `tile` (tails smaller). A small grid is made once
     per (shape, tile) and kept (its tuples are shared by the tile ops made from it: they are immutable): a loop's
     iterations cut the same few shapes again and again, and making the grid cost more than using it (gated delta
-    rule: 50,176 grids of 4 tiles on average, 0.3 s of its 2.3 s tile expansion)."""
+    rule cuts 59 distinct grids 50,176 times, 4 tiles each on average: its tile expansion 1.89 -> 1.30 s)."""
     key = (shape, tile)
     known = _GRIDS.get(key)
     if known is not None:
