@@ -222,9 +222,9 @@ class Expander:
         return tid
 
     def buffer(self, shape: tuple[int, ...], dtype: DataType, kind: str, name: str, node: int) -> Region:
-        b = Buffer(len(self.buffers), shape, dtype, kind, name, node)
-        self.buffers.append(b)
-        return Region(b.id, shape, (0,) * len(shape), shape)
+        bid = len(self.buffers)
+        self.buffers.append(buffer(bid, shape, dtype, kind, name, node))  # the module's fast constructors
+        return region(bid, shape, (0,) * len(shape), shape)
 
     def tile_of(self, n: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
         """The vec tile applied to an op of this shape: the trailing entries of the config."""
