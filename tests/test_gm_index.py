@@ -13,27 +13,32 @@ from pypto.compiler.gm_index import Accesses, overlap
 from pypto.compiler.tile_ir import Region
 
 
-def _boxes(rng: np.random.Generator, n: int, sizes: tuple[int, ...] = (1, 4, 8, 16)) -> list[Region]:
+def _boxes(rng: np.random.Generator, n: int, sizes: tuple[int, ...] = (1, 4, 8, 16), rank: int = 2) -> list[Region]:
     out = []
     for _ in range(n):
-        shape = tuple(int(x) for x in rng.choice(sizes, size=2))
-        if rng.random() < 0.6:  # aligned to its own shape
-            at = tuple(int(rng.integers(0, 64 // s)) * s for s in shape)
+        shape = tuple(int(x) for x in rng.choice(sizes, size=rank))
+        kind = rng.random()
+        if kind < 0.8:  # aligned to its own shape, or but on one axis
+            at = [int(rng.integers(0, 64 // s)) * s for s in shape]
+            if kind >= 0.6:
+                axis = int(rng.integers(0, rank))
+                at[axis] = int(rng.integers(0, 64 - shape[axis] + 1))
         else:
-            at = tuple(int(rng.integers(0, 64 - s + 1)) for s in shape)
-        out.append(Region(0, (64, 64), at, shape))
+            at = [int(rng.integers(0, 64 - s + 1)) for s in shape]
+        out.append(Region(0, (64,) * rank, tuple(at), shape))
     return out
 
 
-@pytest.mark.parametrize("seed", range(4))
+# rank 2 (the common one) over four seeds; the other ranks' one-cell paths (spelled out per rank) over two
+@pytest.mark.parametrize(("seed", "rank"), [(s, 2) for s in range(4)] + [(s, r) for r in (1, 3, 4) for s in range(2)])
 @pytest.mark.parametrize("use_visit", [True, False])
 @pytest.mark.parametrize("write_share", [0.25, 0.03])
 @pytest.mark.parametrize("sizes", [(1, 4, 8, 16), (8,)], ids=["shapes", "one-shape"])
-def test_conflicts_are_those_of_a_scan_of_every_earlier_access(seed, use_visit, write_share, sizes):
+def test_conflicts_are_those_of_a_scan_of_every_earlier_access(seed, rank, use_visit, write_share, sizes):
     rng = np.random.default_rng(seed)
     # few distinct boxes: the same regions are read and written again and again; of one shape, one grid (the
-    # one-cell paths of `visit` and `conflicts`) met by unaligned boxes too
-    pool = _boxes(rng, 24, sizes)
+    # one-cell paths of `visit` and `conflicts`, spelled out per rank) met by unaligned boxes too
+    pool = _boxes(rng, 24, sizes, rank)
     index = Accesses()
     earlier: list[tuple[Region, int, bool]] = []
     for k in range(600):

@@ -243,6 +243,13 @@ def _one_cell(off: tuple[int, ...], shp: tuple[int, ...], cell: tuple[int, ...])
         return (a // c, b // d) if a % c == 0 and b % d == 0 else None
     if len(off) == 1:
         return (off[0] // cell[0],) if off[0] % cell[0] == 0 else None
-    if any(o % c for o, c in zip(off, cell)):
-        return None
-    return tuple(o // c for o, c in zip(off, cell))
+    if len(off) == 3:
+        a, b, c = off
+        x, y, z = cell
+        return (a // x, b // y, c // z) if a % x == 0 and b % y == 0 and c % z == 0 else None
+    out = []
+    for o, c in zip(off, cell):
+        if o % c:
+            return None
+        out.append(o // c)
+    return tuple(out)
