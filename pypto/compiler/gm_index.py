@@ -111,7 +111,7 @@ class Accesses:
 
     @staticmethod
     def _spans(r: Region, cell: tuple[int, ...]) -> list[range]:
-        return [range(o // c, (o + max(n, 1) - 1) // c + 1) for o, n, c in zip(r.offset, r.shape, cell)]
+        return [range(o // c, (o + (n or 1) - 1) // c + 1) for o, n, c in zip(r.offset, r.shape, cell)]  # n >= 0
 
     def conflicts(self, r: Region, write: bool, owner: int = -1) -> set[int]:
         """The other owners of earlier accesses this one conflicts with (RAW, WAR, WAW)."""
