@@ -269,7 +269,18 @@ machine only. Then tile expansion kept its small grids and partition's GM lookup
 | gated_delta_rule | before | 38.8 | 14.0 | 1.36 | 11.19 | 29 | 12.56 | 0.15 |
 | | after | 22.9 | 11.3 | 1.38 | 7.88 | 34 | 9.20 | 0.21 |
 
-Gated delta rule's edits were [9.81, 12.61, 11.19] s before and [8.16, 7.63, 7.88] after.
+Gated delta rule's edits were [9.81, 12.61, 11.19] s before and [8.16, 7.63, 7.88] after. Then partition's exported
+groups became a set and its one-cell lookups were spelled out per rank (df3d019, 0970746); `--edits 2`, before: a
+worktree at ef7d0a4 (15:05-15:07), after: this tree at 0970746 (15:07-15:09), the machine slower again:
+
+| kernel | | cold s | open s | panels open s | edit p50 s | edit/cold % | panel record p50 s | comment s |
+|---|---|---|---|---|---|---|---|---|
+| gated_delta_rule | before | 33.5 | 10.7 | 1.31 | 10.53 | 31 | 11.90 | 0.21 |
+| | after | 30.1 | 11.2 | 1.72 | 8.72 | 29 | 10.46 | 0.15 |
+| block_attn_res | before | 8.2 | 9.4 | 1.74 | 12.44 | 152 | 15.16 | 0.23 |
+| | after | 8.7 | 8.2 | 1.16 | 10.96 | 126 | 13.23 | 0.25 |
+
+The edits: gated delta rule [10.28, 10.78] -> [9.05, 8.40] s, Kimi [13.26, 11.62] -> [12.63, 9.29] s.
 """
 
 from __future__ import annotations
