@@ -480,8 +480,8 @@ def reuse_answer(last: Mapping[str, Any], fresh: Mapping[str, Any]) -> dict[str,
 
 def whole_fingerprint(answer: Mapping[str, Any] | None) -> str | None:
     """The fingerprint under which a later compile of the kernel, with the same settings, may take `answer` as it is
-    (`reuse_answer`) — for the shells that keep whole answers only (`serve`, the MCP server; the language server also
-    reuses a record whose advice it checks again, `server.live`): an answer of the sim board without an error whose
+    (`reuse_answer`) — for a shell that keeps whole answers only (the MCP server; the language server also reuses a
+    record whose advice it checks again, `server.live`): an answer of the sim board without an error whose
     findings proposed no tile shape (their check compiles other shapes of the kernel's code, which the fingerprint
     does not cover: `advice_traces`), no tile search and no interim answer; else None."""
     if not answer or answer.get("error") or answer.get("interim_sent") or answer.get("reused") == "record" \

@@ -42,7 +42,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
-from server.analyze import offering, reuse_answer
+from server.analyze import offering, reuse_answer, whole_fingerprint
 from server.worker import MEMORY_LIMIT_MB, JobFailed, WorkerPool
 
 SEARCH_SECONDS = 10.0  # suggest's default bound: every door's (pypto.analysis.advisor.SEARCH_SECONDS)
@@ -269,9 +269,10 @@ class Tools:
             res = reuse_answer(offered[res["fingerprint"]], res)
         if res.get("error"):
             raise ToolError(self.where_error(path, res["error"]))
-        self._answers[key] = [res, *(a for a in answers if a.get("fingerprint") != res.get("fingerprint"))][:2]
-        while len(self._answers) > ANSWERS_KEPT:
-            self._answers.pop(next(iter(self._answers)))
+        if whole_fingerprint(res) is not None:  # only what a later call may be offered is kept
+            self._answers[key] = [res, *(a for a in answers if a["fingerprint"] != res["fingerprint"])][:2]
+            while len(self._answers) > ANSWERS_KEPT:
+                self._answers.pop(next(iter(self._answers)))
         return res
 
     def add_run(self, path: Path, name: str, text: str, board: str, res: dict[str, Any],

@@ -195,11 +195,10 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     def record_gm(g: _Group, gm: list[tuple[Region, bool]], deps: Set[int]) -> None:
         gid = g.id
         if deps:
-            if gid in deps and gid not in exported:  # its own access: it does not export it
-                exported.update(deps)
+            had = gid in exported
+            exported.update(deps)
+            if not had:  # its own access does not export it
                 exported.discard(gid)
-            else:
-                exported.update(deps)
             mine = depends.get(gid)
             if mine is None:
                 depends[gid] = mine = deps  # type: ignore[assignment]  # gm_deps's new set: kept, not copied
