@@ -150,6 +150,15 @@ class Accesses:
                                     ((other.offset == off and other.shape == shp) or overlap(r, other)):
                                 found.add(o)
                 continue
+            key = _inside(off, shp, cell)
+            if key is not None:  # a smaller box within one cell of this grid (a row of a tile): that cell alone
+                cellv = grid.get(key)
+                if cellv:
+                    for entries in (cellv if write else cellv[:1]):
+                        for other, o in entries:
+                            if o not in found and overlap(r, other):
+                                found.add(o)
+                continue
             multi = True
             spans = self._spans(r, cell)
             if math.prod(len(s) for s in spans) > len(grid):
@@ -230,6 +239,24 @@ def _new_cell() -> tuple[list[tuple[Region, int]], list[tuple[Region, int]]]:
 
 
 _EMPTY: tuple[list[tuple[Region, int]], list[tuple[Region, int]]] = ([], [])
+
+
+def _inside(off: tuple[int, ...], shp: tuple[int, ...], cell: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The one cell of grid `cell` that holds the whole box at `off` of shape `shp` (what `Accesses._spans`
+    would give as its only cell); None when the box crosses a cell's edge."""
+    if len(off) == 2:
+        a, b = off
+        n, m = shp
+        c, d = cell
+        i, j = a // c, b // d
+        return (i, j) if (a + (n or 1) - 1) // c == i and (b + (m or 1) - 1) // d == j else None
+    out = []
+    for o, n, c in zip(off, shp, cell):
+        k = o // c
+        if (o + (n or 1) - 1) // c != k:
+            return None
+        out.append(k)
+    return tuple(out)
 
 
 def _one_cell(off: tuple[int, ...], shp: tuple[int, ...], cell: tuple[int, ...]) -> tuple[int, ...] | None:
