@@ -9,6 +9,7 @@ JSON, pointing into its own file.
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import math
@@ -549,6 +550,14 @@ def test_every_example_reports_as_json_pointing_into_its_own_file():
             assert f.severity in SEVERITIES
             for e in f.edits:  # an edit replaces exactly the tile-shape call the finding points at
                 assert (e.where.line, e.where.col, e.where.end_col) == (f.where.line, f.where.col, f.where.end_col)
+        ex = rep.stats["execute"]  # the task graph's shape, against a plain longest-path walk of its arrows
+        tasks = rec.program.execute.tasks
+        level: dict[int, int] = {}
+        for t in tasks:
+            level[t.id] = max((level[q] + 1 for q in t.preds), default=0)
+        widths = collections.Counter(level.values())
+        assert (ex["depth"], ex["max_width"], ex["edges"]) == \
+            (max(level.values()) + 1, max(widths.values()), sum(len(t.preds) for t in tasks)), name
     softmax = reports["softmax.softmax_kernel"]
     assert not softmax.of("tile.tail-waste") and not softmax.of("block.spills")
     assert math.isclose(softmax.stats["execute"]["homogeneity"], 1 / 256, rel_tol=1e-3)
