@@ -89,12 +89,19 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     leaf, core, instance, coords, task_preds = [], [], [], [], []
     task_reads: list[tuple[Region, ...]] = []
     task_writes: list[tuple[Region, ...]] = []
+    # an arrow set -> its sorted tuple, by identity: partition's sets are often one object shared by many tasks (Kimi's
+    # block attention, edited: 32 k matmuls, 128 distinct sets of ~256 arrows), sorted once and the tuple shared
+    # (every set is alive in `arrows` meanwhile, so no identity is reused)
+    sorted_of: dict[int, tuple[int, ...]] = {}
     for sg_id in order:
         sg = by_id[sg_id]
         inst = tiles.instances[sg.instance]
         coord = next((ops[i].coord for i in sg.ops if ops[i].op not in ("load", "store")), ())
         rs, ws = tuple(reads[sg_id]), tuple(writes[sg_id])
-        ps = tuple(sorted(new_id[p] for p in arrows[sg_id])) if renumbered else tuple(sorted(arrows[sg_id]))
+        a = arrows[sg_id]
+        ps = sorted_of.get(id(a))  # type: ignore[assignment]
+        if ps is None:
+            ps = sorted_of[id(a)] = tuple(sorted(new_id[p] for p in a)) if renumbered else tuple(sorted(a))
         tasks.append(Task(new_id[sg_id], sg_id, sg.leaf, sg.core, sg.instance, inst.root, coord, rs, ws, ps))
         leaf.append(sg.leaf)
         core.append(sg.core)
@@ -182,7 +189,7 @@ def _topological(subgraphs: tuple[Subgraph, ...], preds: Mapping[int, Set[int]])
     """Kahn's algorithm, lowest subgraph id first; a cycle is a partition bug. When the subgraphs are numbered
     0..n-1 and every dependency is on a lower number (the common case: Kimi's block attention, 4.2 M arrows),
     that order is 0..n-1 (by induction: each next number is ready, and the lowest), found without the heap."""
-    if all(sg.id == i for i, sg in enumerate(subgraphs)) and all(not ps or max(ps) < t for t, ps in preds.items()):
+    if all(sg.id == i for i, sg in enumerate(subgraphs)) and _lower(preds):
         return list(range(len(subgraphs)))
     succs: dict[int, list[int]] = defaultdict(list)
     indeg = {sg.id: len(preds[sg.id]) for sg in subgraphs}
@@ -203,6 +210,20 @@ def _topological(subgraphs: tuple[Subgraph, ...], preds: Mapping[int, Set[int]])
         stuck = sorted(i for i, d in indeg.items() if d > 0)[:5]
         raise RuntimeError(f"the task graph has a cycle through subgraphs {stuck}")
     return order
+
+
+def _lower(preds: Mapping[int, Set[int]]) -> bool:
+    """Whether every task's arrows come from lower numbers; each set's highest found once (a set many tasks share is
+    one object: `build`)."""
+    top: dict[int, int] = {}
+    for t, ps in preds.items():
+        if ps:
+            m = top.get(id(ps))
+            if m is None:
+                m = top[id(ps)] = max(ps)
+            if m >= t:
+                return False
+    return True
 
 
 def execute_graph(p: Program, ctx: PassContext) -> Program:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from typing import Literal, overload
 
 from pypto.compiler.tile_ir import Region, TileOp
@@ -113,14 +113,14 @@ class Accesses:
     def _spans(r: Region, cell: tuple[int, ...]) -> list[range]:
         return [range(o // c, (o + (n or 1) - 1) // c + 1) for o, n, c in zip(r.offset, r.shape, cell)]  # n >= 0
 
-    def conflicts(self, r: Region, write: bool, owner: int = -1) -> set[int]:
-        """The other owners of earlier accesses this one conflicts with (RAW, WAR, WAW)."""
+    def conflicts(self, r: Region, write: bool, owner: int = -1) -> Set[int]:
+        """The other owners of earlier accesses this one conflicts with (RAW, WAR, WAW). Read it, do not change
+        it: a read of a box read before since the last write gets the one frozenset all those reads got (Kimi's
+        block attention: 32 k matmuls read one whole buffer that 256 tasks wrote; 128 distinct sets)."""
         if not write:
             known = self._reads_meet.get((r.offset, r.shape))
             if known is not None:
-                found = set(known)
-                found.discard(owner)
-                return found
+                return known if owner not in known else known - {owner}
         found = self._meets(r, write)
         found.discard(owner)
         return found

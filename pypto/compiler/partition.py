@@ -173,21 +173,32 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             out += accesses(o)
         return [(flatten(r) if r.buffer in reshaped else r, w) for r, w in out if r.buffer in written]
 
-    def gm_deps(gm: list[tuple[Region, bool]]) -> set[int]:
-        """A new set (`record_gm` keeps it)."""
+    def gm_deps(gm: list[tuple[Region, bool]]) -> Set[int]:
+        """The groups these accesses conflict with; read-only: one access's set as `conflicts` gave it (a frozenset
+        many groups share, or a new set), `record_gm` keeps it as it is."""
         if len(gm) == 1:
             r, w = gm[0]
             return seen[r.buffer].conflicts(r, w)
-        deps: set[int] = set()
+        deps: Set[int] = _NO_DEPS
+        joined = False  # whether `deps` is a set made here
         for r, w in gm:
-            deps |= seen[r.buffer].conflicts(r, w)
+            found = seen[r.buffer].conflicts(r, w)
+            if not found:
+                continue
+            if not deps:
+                deps = found  # the only one so far: not copied
+            elif joined:
+                deps |= found  # type: ignore[operator]
+            else:
+                deps, joined = set(deps), True
+                deps |= found  # type: ignore[operator]
         return deps
 
     # What the execute stage would find again: each subgraph's GM dependencies (`depends`), valid when every
     # access was filed in program order as it files them (`in_order`). Only a load is filed later, with its
     # first consumer; that is the same order unless its buffer was written in between (`writes_to` at the
     # load, `written_at`), or its tile is read by another subgraph too (loaded again there), or nothing reads it.
-    depends: dict[int, set[int]] = {}
+    depends: dict[int, Set[int]] = {}
     writes_to: dict[int, int] = {}  # buffer -> write accesses filed so far
     written_at: dict[int, int] = {}  # a load of a written buffer -> writes_to of its buffer at its place
     in_order = True
@@ -200,11 +211,13 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             if not had:  # its own access does not export it
                 exported.discard(gid)
             mine = depends.get(gid)
-            if mine is None:
-                depends[gid] = mine = deps  # type: ignore[assignment]  # gm_deps's new set: kept, not copied
+            if mine is None:  # kept as gm_deps gave it (a set shared by many groups stays one object)
+                depends[gid] = deps if gid not in deps else deps - {gid}
             else:
+                if type(mine) is not set:  # a shared set, or one gm_deps made: copied before it changes
+                    mine = depends[gid] = set(mine)
                 mine |= deps
-            mine.discard(gid)
+                mine.discard(gid)
         for r, w in gm:
             b = r.buffer
             seen[b].add(r, gid, w)
