@@ -162,3 +162,28 @@ def test_the_kept_grids_are_the_grids_and_every_example_expands_alike_without_th
         monkeypatch.setattr(te, "grid", te._grid)
         plain, _, _ = te.expand(before.graph, record.program.bindings)
         assert kept == plain == traced.tiles, name
+
+
+def test_shared_arrow_sets_give_the_columns_and_order_distinct_ones_give() -> None:
+    """`execute._flat` joins one array per predecessor tuple when tasks share a few, and `_lower` finds each set's
+    highest once: both as the plain one pass over every tuple (`build` shares one tuple among the tasks of a set)."""
+    import itertools
+
+    import numpy as np
+
+    from pypto.compiler.execute import _flat, _lower
+
+    shared, other = (0, 1, 2, 5), (3,)
+    cases = {
+        "shared": [shared] * 40 + [other] * 9 + [()] * 3,  # few distinct objects: joined
+        "distinct": [tuple(range(i % 7)) for i in range(50)],  # equal contents, distinct objects: one pass
+        "none": [],
+    }
+    for name, preds in cases.items():
+        plain = np.fromiter(itertools.chain.from_iterable(preds), dtype=np.int64)
+        got = _flat(preds, len(plain))
+        assert got.dtype == np.int64 and got.tolist() == plain.tolist(), name
+    arrows = {t: frozenset(shared) for t in range(6, 40)}
+    assert _lower(arrows) and _lower({**arrows, 40: set()})
+    assert not _lower({**arrows, 5: frozenset(shared)}), "a set shared by a task not above its highest"
+    assert not _lower({6: {3}, 7: {7}})
