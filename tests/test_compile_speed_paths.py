@@ -187,3 +187,34 @@ def test_shared_arrow_sets_give_the_columns_and_order_distinct_ones_give() -> No
     assert _lower(arrows) and _lower({**arrows, 40: set()})
     assert not _lower({**arrows, 5: frozenset(shared)}), "a set shared by a task not above its highest"
     assert not _lower({6: {3}, 7: {7}})
+
+
+def test_a_group_that_took_a_shared_arrow_set_and_then_more_keeps_them_all() -> None:
+    """A second read of one box since its buffer's last write gets the frozenset the first read's lookup kept
+    (`gm_index.Accesses.conflicts`), and partition keeps it as that group's arrows without a copy; when an op that
+    reads another buffer then joins the group, its arrows are a new set holding both (the shared one unchanged)."""
+    from pypto.compiler.tile_ir import Buffer, Instance, TileGraph
+
+    f32 = DataType.DT_FP32
+    buffers = (Buffer(0, (16, 8), f32, "local", "x", 0), Buffer(1, (8, 8), f32, "local", "y", 0),
+               Buffer(2, (16, 8), f32, "output", "o1", 0), Buffer(3, (16, 8), f32, "output", "o2", 0))
+
+    def op(tid: int, kind: str, inputs: tuple[int, ...] = (), at: tuple[int, int, int, int] | None = None,
+           shape: tuple[int, int] = (8, 8)) -> TileOp:
+        r = None if at is None else Region(at[0], buffers[at[0]].shape, (at[1], at[2]), (at[3], 8))
+        return TileOp(tid, kind, 0, 0, (0, 0), shape, f32, inputs, r, {})
+
+    ops = [op(0, "fill"), op(1, "store", (0,), (0, 0, 0, 8)),  # x written in two slabs, by two tasks
+           op(2, "fill"), op(3, "store", (2,), (0, 8, 0, 8)),
+           op(4, "fill"), op(5, "store", (4,), (1, 0, 0, 8)),  # y, by a third
+           op(6, "load", at=(0, 0, 0, 16), shape=(16, 8)), op(7, "exp", (6,), shape=(16, 8)),  # all of x, read once
+           op(8, "store", (7,), (2, 0, 0, 16), shape=(16, 8)),
+           op(9, "load", at=(0, 0, 0, 16), shape=(16, 8)), op(10, "exp", (9,), shape=(16, 8)),  # and again
+           op(11, "load", at=(1, 0, 0, 8)), op(12, "add", (10, 11), shape=(16, 8)),  # then y, in the same task
+           op(13, "store", (12,), (3, 0, 0, 16), shape=(16, 8))]
+    graph = TileGraph(buffers, tuple(ops), (Instance(0, -1, ()),), ())
+    taken, found, offered = execute_both_ways(graph, {})
+    assert offered and taken == found
+    last = next(t for t in found.tasks if any(r.buffer == 3 for r in t.writes))
+    writers = {t.id for t in found.tasks if any(r.buffer in (0, 1) for r in t.writes)}
+    assert len(writers) == 3 and writers <= set(last.preds)
