@@ -281,6 +281,27 @@ worktree at ef7d0a4 (15:05-15:07), after: this tree at 0970746 (15:07-15:09), th
 | | after | 8.7 | 8.2 | 1.16 | 10.96 | 126 | 13.23 | 0.25 |
 
 The edits: gated delta rule [10.28, 10.78] -> [9.05, 8.40] s, Kimi [13.26, 11.62] -> [12.63, 9.29] s.
+
+Session 23 (2026-11-29), all six kernels, `--keep DIR --no-capture --edits 3`, a worktree at bb2e698 (the session's
+start) and this tree at a5931a3, in two sittings of opposite order (16:25 bb2e698 then 16:28 this tree; 16:34 this
+tree then 16:38 bb2e698, 30 s apart). The machine's speed moved within the session (a 10^7-iteration loop 1.7 s at
+15:41, 1.24 s at 16:24). Edit p50 s (edit/cold %):
+
+| kernel | bb2e698, 1st | this tree, 1st | this tree, 2nd | bb2e698, 2nd |
+|---|---|---|---|---|
+| hc_pre | 0.58 (14) | 0.41 (11) | 0.52 (15) | 0.44 (8) |
+| compressor | 0.72 (11) | 0.85 (13) | 0.63 (14) | 0.83 (10) |
+| compress_fa | 0.49 (11) | 0.56 (14) | 0.45 (11) | 0.45 (7) |
+| glm_attention | 0.95 (14) | 1.51 (19) | 1.09 (17) | 1.56 (16) |
+| gated_delta_rule | 7.64 (20) | 9.41 (36) | 11.17 (43) | 8.69 (35) |
+| block_attn_res | 9.04 (120) | 7.32 (93) | 8.04 (109) | 9.12 (116) |
+
+The trees differ by less than the sittings do (glm's edits were [0.99, 0.95, 0.90] then [1.42, 1.72, 1.56] for the
+same bb2e698; gated delta rule's [11.36, 11.17, 8.79] in one run), and the second run of a sitting was slower for
+glm both times. This session's changes are a few per cent of the big kernels' edits; they were checked one stage at a
+time instead: callgrind's instruction count for gated delta rule's edited partition (-7.7 %), Kimi's edited execute
+graph side by side in one process per tree (1.20-1.33 -> 0.89-0.99 s, then 0.97-1.09 -> 0.86-0.88 s with the
+joined predecessor column), hc_pre's fingerprint (0.06 -> 0.03 s).
 """
 
 from __future__ import annotations
