@@ -161,14 +161,10 @@ def _flat(preds: list[tuple[int, ...]], count: int) -> np.ndarray:
     """The predecessor tuples end to end, as int64: each distinct tuple object made an array once and the arrays
     joined when tasks share a few (`build` shares a sorted tuple among the tasks of one arrow set: Kimi's block
     attention, edited, 8.4 M arrows in 128 tuples), else read in one pass."""
-    arrays: dict[int, np.ndarray] = {}
-    for p in preds:
-        if id(p) not in arrays:
-            if len(arrays) * 8 > len(preds):  # mostly distinct: one pass over them all is cheaper
-                return np.fromiter(chain.from_iterable(preds), dtype=np.int64, count=count)
-            arrays[id(p)] = np.array(p, dtype=np.int64)
-    if not preds:
-        return np.zeros(0, dtype=np.int64)
+    distinct = {id(p): p for p in preds}
+    if not preds or len(distinct) * 8 > len(preds):  # mostly distinct: one pass over them all is cheaper
+        return np.fromiter(chain.from_iterable(preds), dtype=np.int64, count=count)
+    arrays = {k: np.array(p, dtype=np.int64) for k, p in distinct.items()}
     return np.concatenate([arrays[id(p)] for p in preds])
 
 
