@@ -33,6 +33,12 @@ Run: `.venv/bin/python benchmarks/production_bench.py [--kernels a,b] [--edits 5
 [--tree CHECKOUT]`. `--tree` runs another checkout's pypto and server (`PYTHONPATH`, the server's cwd), e.g.
 `git worktree add /tmp/before b0231a8`; the table says which `pypto` each process imported. The captures
 are made by this checkout's `capture` (`--capture-tree`): its NPU stand-in runs tests an older one did not.
+`--against OTHER` measures two checkouts side by side, kernel by kernel: each tree's cold compile and then its edits
+through a server of its own, the two trees taking turns to go first (`--rounds 2`: each kernel A B B A, for a tree
+that goes first runs slower: 0.56 against 0.47 s and 0.60 against 0.40 s in a trial of hc_pre and compress_fa, each
+time the first one); the table of each, and one of their edit and panel record p50s with every edit's figure. A
+machine whose speed drifts over minutes then weighs on both alike, which one tree after the other did not (session
+23: the same tree's glm edit 0.95 s, then 1.56 s, minutes apart).
 
 Before: b0231a8 (`git worktree add /tmp/before b0231a8`, `--tree /tmp/before`: every process printed
 `/tmp/before/pypto/__init__.py`), on 2 cores shared with other sessions (load average 0.7-1.9 at the starts),
@@ -567,42 +573,74 @@ def cold(path: Path, k: Kernel, models: Path, tree: Path, row: Row, timeout: flo
 async def main_async(a: argparse.Namespace) -> None:
     chosen = [k for k in KERNELS if not a.kernels or k.key in a.kernels.split(",")]
     models, scratch = models_folder(a.keep, a.mirror, a.commit)
-    tree = a.tree.resolve()
-    print(f"production_bench — models/ at {a.commit} in {models}; pypto and server of {tree}; {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}; --edits {a.edits}", flush=True)
-    rows = [Row(k) for k in chosen]
+    trees = [a.tree.resolve()] + ([a.against.resolve()] if a.against else [])
+    print(f"production_bench — models/ at {a.commit} in {models}; pypto and server of {', '.join(map(str, trees))}; "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; --edits {a.edits}", flush=True)
+    rows = {tree: [Row(k) for k in chosen] for tree in trees}
     try:
         if not a.no_capture:
             for test in dict.fromkeys(k.test for k in chosen):
                 r = run_capture(models / test, a.capture_tree.resolve(), a.timeout)
                 print(f"  capture {test}: {'passed' if r.passed else 'FAILED'} in {r.seconds:.0f} s; {r.summary}",
                       flush=True)
-        for row in rows:
-            cold(models / row.kernel.file, row.kernel, models, tree, row, a.open_timeout)
-            print(f"  cold {row.kernel.key}: {row.cold if row.cold is None else round(row.cold, 1)} s {row.note}",
-                  flush=True)
-        bench = TreeBench(tree, {"debounceMs": 0, "workers": 2, "timeLimit": a.open_timeout})
-        await bench.start()
-        try:
-            await asyncio.wait_for(bench.workers_ready.wait(), 300)
-            for row in rows:
-                if row.cold is None:
-                    continue
-                try:
-                    await edit_through_lsp(bench, models / row.kernel.file, row.kernel, row, a.edits, a.panels)
-                except (TimeoutError, asyncio.TimeoutError):
-                    row.note += f" edit: no record within {WAIT_SECONDS:g} s;"
-                p50 = statistics.median(row.edits) if row.edits else None
-                print(f"  edits {row.kernel.key}: {[round(x, 2) for x in row.edits]} p50 {p50}; reused {row.reused}; "
-                      f"with the panels' record {[round(x, 2) for x in row.drawn]}; a comment "
-                      f"{row.comment if row.comment is None else round(row.comment, 2)} s reused {row.comment_reused}",
-                      flush=True)
-        finally:
-            await bench.stop()
+        if not a.against:  # one server for every kernel, after every cold compile
+            for row in rows[trees[0]]:
+                cold_row(models, trees[0], row, a.open_timeout)
+            await edits_row(rows[trees[0]], trees[0], models, a)
+        else:  # kernel by kernel, each tree's cold compile and its own server, the trees taking turns to go first
+            for i in range(len(chosen)):
+                for r in range(a.rounds):  # (each round's edits join the kernel's row; the last cold compile stays)
+                    for tree in (trees if (i + r) % 2 == 0 else trees[::-1]):
+                        row = rows[tree][i]
+                        print(f"  {tree}", flush=True)
+                        cold_row(models, tree, row, a.open_timeout)
+                        await edits_row([row], tree, models, a)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
-    print(f"\npypto imported from: {sorted({r.pypto for r in rows if r.pypto})}")
+    for tree in trees:
+        print(f"\n{tree}: pypto imported from {sorted({r.pypto for r in rows[tree] if r.pypto})}")
+        table(rows[tree])
+    if a.against:
+        print(f"\n| kernel | edit p50 s, {trees[0].name} | edit p50 s, {trees[1].name} | panel record p50 s, "
+              f"{trees[0].name} | panel record p50 s, {trees[1].name} |\n|---|---|---|---|---|")
+        for x, y in zip(*rows.values()):
+            cells = [_p50(x.edits), _p50(y.edits), _p50(x.drawn), _p50(y.drawn)]
+            print(f"| {x.kernel.key} | " + " | ".join(cells) + " |")
+
+
+def _p50(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.2f} {[round(x, 2) for x in xs]}" if xs else "-"
+
+
+def cold_row(models: Path, tree: Path, row: Row, timeout: float) -> None:
+    cold(models / row.kernel.file, row.kernel, models, tree, row, timeout)
+    print(f"  cold {row.kernel.key}: {row.cold if row.cold is None else round(row.cold, 1)} s {row.note}", flush=True)
+
+
+async def edits_row(rows: list[Row], tree: Path, models: Path, a: argparse.Namespace) -> None:
+    """The kernels' edits through one language server of `tree` (its workers warm first)."""
+    bench = TreeBench(tree, {"debounceMs": 0, "workers": 2, "timeLimit": a.open_timeout})
+    await bench.start()
+    try:
+        await asyncio.wait_for(bench.workers_ready.wait(), 300)
+        for row in rows:
+            if row.cold is None:
+                continue
+            try:
+                await edit_through_lsp(bench, models / row.kernel.file, row.kernel, row, a.edits, a.panels)
+            except (TimeoutError, asyncio.TimeoutError):
+                row.note += f" edit: no record within {WAIT_SECONDS:g} s;"
+            p50 = statistics.median(row.edits) if row.edits else None
+            print(f"  edits {row.kernel.key}: {[round(x, 2) for x in row.edits]} p50 {p50}; reused {row.reused}; "
+                  f"with the panels' record {[round(x, 2) for x in row.drawn]}; a comment "
+                  f"{row.comment if row.comment is None else round(row.comment, 2)} s reused {row.comment_reused}",
+                  flush=True)
+    finally:
+        await bench.stop()
+
+
+def table(rows: list[Row]) -> None:
     print("\n| kernel | tile ops | tasks | cold s | open s | panels open s | edit p50 s | edit/cold % "
           "| panel record p50 s | changed | reused | compiled-anew p50 s | comment edit s | record size | note |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -631,6 +669,11 @@ def main() -> int:
     ap.add_argument("--no-panels", dest="panels", action="store_false",
                     help="edit with no panel open (before 2026-11-28 evening: the compiles carry no record)")
     ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose pypto and server run (this one)")
+    ap.add_argument("--against", type=Path, default=None,
+                    help="a second checkout, measured side by side: kernel by kernel, each tree's cold compile and "
+                         "edits through a server of its own, the trees taking turns to go first")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="with --against: rounds per kernel, each in the other order (2: A B B A)")
     ap.add_argument("--capture-tree", type=Path, default=ROOT,
                     help="the checkout whose `pypto-ide capture` records the inputs (this one: its NPU stand-in "
                          "runs the tests; the capture format is the same)")
