@@ -308,6 +308,20 @@ glm both times. This session's changes are a few per cent of the big kernels' ed
 time instead: callgrind's instruction count for gated delta rule's edited partition (-7.7 %), Kimi's edited execute
 graph side by side in one process per tree (1.20-1.33 -> 0.89-0.99 s, then 0.97-1.09 -> 0.86-0.88 s with the
 joined predecessor column), hc_pre's fingerprint (0.06 -> 0.03 s).
+
+Then side by side with the new `--against` (17:18-17:35): `--keep DIR --no-capture --edits 2 --rounds 2 --against
+WORKTREE-AT-bb2e698`, so each kernel ran A B B A and every figure is a p50 of 4 edits (each edit's figure after it):
+
+| kernel | edit p50 s, e3b9965 | edit p50 s, bb2e698 | panel record p50 s, e3b9965 | panel record p50 s, bb2e698 |
+|---|---|---|---|---|
+| hc_pre | 0.38 [0.34, 0.35, 0.47, 0.41] | 0.52 [0.55, 0.49, 0.58, 0.41] | 0.51 | 0.66 |
+| compressor | 0.89 [0.94, 0.84, 0.58, 0.97] | 0.93 [0.85, 1.01, 0.94, 0.93] | 1.26 | 1.27 |
+| compress_fa | 0.53 [0.56, 0.61, 0.51, 0.47] | 0.53 [0.57, 0.67, 0.40, 0.49] | 0.78 | 0.78 |
+| glm_attention | 1.14 [1.27, 1.10, 1.18, 0.99] | 1.25 [1.44, 1.07, 1.44, 0.96] | 1.30 | 1.44 |
+| gated_delta_rule | 8.01 [8.52, 8.86, 7.50, 7.42] | 8.99 [7.71, 9.75, 10.05, 8.23] | 9.56 | 10.49 |
+| block_attn_res | 7.26 [7.42, 6.80, 7.91, 7.11] | 7.62 [8.12, 6.85, 8.17, 7.12] | 9.25 | 9.81 |
+
+Edit/cold %, this tree: 10, 16, 12, 18, 35, 106 (bb2e698: 12, 14, 10, 15, 39, 105; cold moves with the advice check).
 """
 
 from __future__ import annotations
