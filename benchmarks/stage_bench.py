@@ -10,7 +10,9 @@ tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k)
 - **answer round trip**: the record's part of a job's answer (document, columns, the editor's run) pickled and
   unpickled with the collector paused, as a worker sends it and the server reads it; beside it, the same with the
   run as lists in the document and the editor (how it went before session 21);
-- **arrows**: the execute graph's dependencies.
+- **arrows**: the execute graph's dependencies;
+- **fingerprint**: the traced program's fingerprint (`pypto.record.Traced.program_fingerprint`, what every job and
+  advice candidate hashes to find a reusable answer), made anew each run.
 
 `--pool`: also a worker template's memory (`server.worker.WorkerPool`, one job run), from /proc/PID/smaps_rollup:
 what one more template (the language server's spare, `server.slots`) costs.
@@ -92,7 +94,10 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
         lines[line] = new
         text = "\n".join(lines)
     kernel = analyze._kernel(analyze._load(str(path), text), str(path), k.shown)
-    record = trace_for(kernel, example_arguments(kernel, values=False)).lowered()
+    traced = trace_for(kernel, example_arguments(kernel, values=False))
+    # the traced program's fingerprint (what every job and advice candidate hashes), made anew each run
+    fingerprint = _timed(lambda: type(traced).program_fingerprint.func(traced), runs)  # type: ignore[attr-defined]
+    record = traced.lowered()
     seconds = {p.name: p.seconds for p in record.passes}
     p = record.program
     expanded = next(x.snapshot for x in record.passes if x.name == "tile_expand")
@@ -118,7 +123,8 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     passes = " | ".join(f"{seconds.get(s, 0.0):.2f}" for s in STAGES)
     offered = "yes" if facts.depends is not None else "no"
     return (f"| {key}{' (edited)' if edited else ''} | {len(p.tiles.ops):,} | {len(p.execute.tasks):,} | {arrows:,} | "
-            f"{passes} | {offered} | {taken:.2f} | {found:.2f} | {document:.2f} | {arrays_in:.2f} | {lists_in:.2f} |")
+            f"{passes} | {offered} | {taken:.2f} | {found:.2f} | {document:.2f} | {arrays_in:.2f} | {lists_in:.2f} | "
+            f"{fingerprint:.3f} |")
 
 
 def answer_seconds(profiled: Any, runs: int) -> tuple[float, float]:
@@ -170,8 +176,8 @@ def main() -> int:
     print(f"stage_bench — median of {a.runs}\n")
     print("| kernel | tile ops | tasks | arrows | " + " | ".join(f"{s} s" for s in STAGES)
           + " | partition's arrows taken | execute graph with them s | finding them s | record document s"
-          + " | answer round trip s | with the run as lists s |")
-    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|---|---|---|---|---|")
+          + " | answer round trip s | with the run as lists s | fingerprint s |")
+    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|---|---|---|---|---|---|")
     for key in a.kernels.split(","):
         print(row(key, a.models, a.runs, a.edited), flush=True)
     if a.pool:
