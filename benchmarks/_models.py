@@ -245,6 +245,22 @@ with open(f"/proc/{os.getpid()}/status") as f:
 if memory_mb > 0:
     resource.setrlimit(resource.RLIMIT_AS, (vm + (memory_mb << 20), vm + (memory_mb << 20)))
 text = open(path).read()
+UNTILED = {"param", "view", "assemble", "reshape", "unsqueeze", "loop", "carry", "loop_out", "tensor", "assume"}
+
+
+def tiling_lines(rec, path):
+    # the tile-shape calls (1-based lines of this file) in force for an op the tile stage cuts by them: a call
+    # in force only for views, assembles and reshapes changes no tile op when edited
+    configs = {tc["id"]: tc for tc in (rec.get("source") or {}).get("tile_configs") or ()}
+    found, todo = set(), list(((rec.get("graph") or {}).get("nodes")) or ())
+    while todo:
+        n = todo.pop()
+        todo.extend(((n.get("body") or {}).get("nodes")) or ())
+        if n.get("tile") is not None and n.get("op") not in UNTILED and n["tile"] in configs:
+            found |= {f["line"] for f in configs[n["tile"]].get("loc") or () if f.get("file") == path}
+    return sorted(found)
+
+
 opts = {**Settings().analysis(), "editor": True, "report": True, "record": True, "snapshots": True,
         "listings": True}
 out = {"pypto": pypto.__file__}
@@ -270,6 +286,7 @@ try:
                graph_nodes=len(graph.get("nodes") or ()) if isinstance(graph, dict) else 0,
                tile_lines=sorted({f["line"] for tc in (rec.get("source") or {}).get("tile_configs") or ()
                                   for f in tc.get("loc") or () if f.get("file") == path}),
+               tiling_lines=tiling_lines(rec, path),
                record_json_bytes=len(json.dumps(rec).encode()) if rec else 0,
                record_columns_bytes=len(r.get("record_columns") or b""))
 except MemoryError:

@@ -16,7 +16,9 @@ into a temporary folder: PyPTO's code never enters this repository), each kernel
 - **edit**: `python -m server` over stdio, driven by an LSP client (lsp_bench's `Bench`): the kernel file is
   opened (didOpen of its text), its first `pypto/recordChanged` awaited, then one number of a
   `set_vec_tile_shapes` / `set_cube_tile_shapes` call in the kernel's body (else elsewhere in the file) is
-  halved — a didChange only, never written to disk — and the time to the new version's record taken; each
+  halved — first a call in force for an op the tile stage cuts by it (since session 24: gated delta rule's first
+  call in its body is in force only for views and reshapes, and halving it changed no tile op, "changed 0/4")
+  — a didChange only, never written to disk — and the time to the new version's record taken; each
   edit halves another number (a text the server has not compiled yet); p50 over `--edits`; "changed" counts
   the edits whose record differs from the first one (tile ops, tasks or makespan: the edited call was on the
   path the kernel ran). With the panels open (the default; `--no-panels` for the figures before 2026-11-28
@@ -336,6 +338,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -396,6 +399,7 @@ class Row:
     note: str = ""
     pypto: str = ""
     tile_lines: list[int] = field(default_factory=list)  # the tile-shape calls the record used (1-based)
+    tiling_lines: list[int] = field(default_factory=list)  # of those, the ones in force for an op tiles are cut for
 
 
 def kernel_lines(text: str, name: str) -> tuple[int, int]:
@@ -412,15 +416,16 @@ def kernel_lines(text: str, name: str) -> tuple[int, int]:
     return start, end
 
 
-def edit_variants(text: str, name: str, n: int, used: list[int]) -> list[tuple[int, str]]:
+def edit_variants(text: str, name: str, n: int, used: list[int], tiling: Sequence[int] = ()) -> list[tuple[int, str]]:
     """Up to `n` edits, each (line, new text) with one tile shape halved: a number of a vec call, or both
     numbers of a cube call's `[m0, m1]` / `[k0, k1]` / `[n0, n1]` pair (k, n, then m: a pair stays a valid
-    L0/L1 pair). The calls the kernel's record used (`used`, 1-based lines) first, then the others of its
-    body, then the file's; then quartered."""
+    L0/L1 pair). The calls in force for an op the tile stage cuts by them (`tiling`, 1-based lines: an edit
+    there changes tile ops) first, then the others the kernel's record used (`used`: a call in force only for
+    views changes none), then the others of its body, then the file's; then quartered."""
     lines = text.split("\n")
     start, end = kernel_lines(text, name)
     calls = [i for i, t in enumerate(lines) if TILE_CALL.search(t) and not t.lstrip().startswith("#")]
-    calls.sort(key=lambda i: (i + 1 not in used, not start <= i < end, i))
+    calls.sort(key=lambda i: (i + 1 not in tiling, i + 1 not in used, not start <= i < end, i))
     out: list[tuple[int, str]] = []
     for divisor in (2, 4):
         for i in calls:
@@ -533,7 +538,7 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
         row.panels_open = time.perf_counter() - t0
     base = shape(first)
     original = doc.text
-    for line, new in edit_variants(original, k.name, edits, row.tile_lines):
+    for line, new in edit_variants(original, k.name, edits, row.tile_lines, row.tiling_lines):
         old_line = doc.text.split("\n")[line]
         t0 = time.perf_counter()
         v = doc.replace_line(line, new)
@@ -552,7 +557,7 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
         row.changed += shape(r) != base
         assert back.get("error") is None
     # an edit that leaves the traced program as it was: a comment at the end of a tile-shape line of the kernel
-    variants = edit_variants(original, k.name, 1, row.tile_lines)
+    variants = edit_variants(original, k.name, 1, row.tile_lines, row.tiling_lines)
     if variants:
         line = variants[0][0]
         old_line = doc.text.split("\n")[line]
@@ -580,6 +585,7 @@ def cold(path: Path, k: Kernel, models: Path, tree: Path, row: Row, timeout: flo
     s = out.get("summary") or {}
     row.tile_ops, row.tasks = int(s.get("tile_ops") or 0), int(s.get("tasks") or 0)
     row.tile_lines = [int(x) for x in out.get("tile_lines") or ()]
+    row.tiling_lines = [int(x) for x in out.get("tiling_lines") or ()]
     row.cold = float(out["process_seconds"])
     row.record_bytes = int(out.get("record_json_bytes", 0)) + int(out.get("record_columns_bytes", 0))
 
