@@ -156,3 +156,33 @@ def test_the_execute_stage_reads_graph_partitions_copies_alike(examples):
                 (y.tolist() if isinstance(y, np.ndarray) else list(y)), (name, f.name)
         _check(ours)
     assert noted >= 3  # examples whose partition made copies
+
+
+@pytest.mark.skipif(not sim_kernel.available(), reason="numba is not installed (or PYPTO_SIM_JIT=0)")
+@pytest.mark.parametrize("ordered", [True, False])
+def test_successors_and_device_tasks_on_columns_match_a_plain_walk(ordered):
+    """The compiled `successors` (one counting pass) is the stable argsort of the predecessors it replaced, and
+    `device_of` (a forward pass when every predecessor precedes its task, else the depth-first walk) raises each
+    task to its predecessors' latest device task: on random graphs in task order and out of it (where the forward
+    pass must give up and walk)."""
+    rng = np.random.default_rng(7)
+    n = 400
+    order = np.arange(n) if ordered else rng.permutation(n)  # a topological order of the ids
+    rank = np.argsort(order)
+    preds = [sorted({int(order[j]) for j in rng.integers(0, max(1, rank[t]), size=rng.integers(0, 6))})
+             if rank[t] else [] for t in range(n)]
+    if not ordered:
+        assert any(p > t for t in range(n) for p in preds[t])  # the forward pass meets a later predecessor
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in preds], out=ptr[1:])
+    idx = np.array([p for ps in preds for p in ps], dtype=np.int32)
+    succ_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(idx, minlength=n), out=succ_ptr[1:])
+    jit = sim_kernel.compiled()
+    by_sort = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))[np.argsort(idx, kind="stable")]
+    assert jit.successors(ptr, idx, succ_ptr).tolist() == by_sort.tolist()
+    window = rng.integers(0, 50, size=n).astype(np.int64)
+    want = window.copy()
+    for t in order.tolist():  # each task after its predecessors
+        want[t] = max([want[t], *(want[p] for p in preds[t])])
+    assert jit.device_of(window, ptr, idx).tolist() == want.tolist()

@@ -192,9 +192,12 @@ def task_columns(exe: ExecGraph, elem_bytes: Sequence[int]) -> _Columns | None:
         return None
     pred_idx = ec.pred_idx
     # successors: each predecessor's dependants in task order, as the Python loop appends them
-    succ_idx = np.repeat(np.arange(n, dtype=np.int64), np.diff(ec.pred_ptr))[np.argsort(pred_idx, kind="stable")]
     succ_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(pred_idx, minlength=n), out=succ_ptr[1:])
+    if sim_kernel.available():  # counted in one pass, compiled
+        succ_idx = sim_kernel.compiled().successors(ec.pred_ptr, pred_idx, succ_ptr)
+    else:
+        succ_idx = np.repeat(np.arange(n, dtype=np.int64), np.diff(ec.pred_ptr))[np.argsort(pred_idx, kind="stable")]
     reg_nbytes = ec.reg_elems * np.array(eb, dtype=np.int64)[ec.reg_buffer]
     cols = _Columns(
         ec.leaf, ec.core, ec.instance,

@@ -114,7 +114,7 @@ def finish_loading() -> None:
 
 
 def compiled() -> SimpleNamespace:
-    """The functions below compiled (`device_of`, `run_events`, `ready_level`, and `swimlane.metrics`'
+    """The functions below compiled (`device_of`, `successors`, `run_events`, `ready_level`, and `swimlane.metrics`'
     `waiting_intervals`, `lane_waits`, `critical_path`): numba imported and
     each function wrapped on the first call, the helpers first so that the loop calls them as
     compiled code; machine code is loaded from numba's on-disk cache, or compiled (seconds) once."""
@@ -139,7 +139,8 @@ def _compile() -> SimpleNamespace:
     for name in ("_heap_push", "_heap_pop", "_pipe_run", "_covered"):
         g[name] = jit(g[name])
     return SimpleNamespace(**{name: jit(g[name]) for name in (
-        "device_of", "run_events", "ready_level", "waiting_intervals", "lane_waits", "critical_path")})
+        "device_of", "successors", "run_events", "ready_level", "waiting_intervals", "lane_waits",
+        "critical_path")})
 
 
 Dict: Any = None  # numba.typed.Dict and numba's int64 type, set by `compiled`
@@ -148,8 +149,24 @@ _I64: Any = None
 
 def device_of(window: np.ndarray, pred_ptr: np.ndarray, pred_idx: np.ndarray) -> np.ndarray:  # pragma: no cover
     """`sim.device_tasks` on columns: each task's device task is its instance's window, raised to
-    the latest of its predecessors' (the same depth-first walk, in task id order)."""
+    the latest of its predecessors' (the same depth-first walk, in task id order). When every
+    predecessor precedes its task (the compiler's execute graphs), that walk is one forward pass:
+    taken until a predecessor that does not, then the walk from the start."""
     n = window.shape[0]
+    device = window.copy()
+    forward = True
+    for tid in range(n):
+        for k in range(pred_ptr[tid], pred_ptr[tid + 1]):
+            p = pred_idx[k]
+            if p >= tid:
+                forward = False
+                break
+            if device[p] > device[tid]:
+                device[tid] = device[p]
+        if not forward:
+            break
+    if forward:
+        return device
     device = window.copy()
     done = np.zeros(n, dtype=np.bool_)
     stack = np.empty(max(1, pred_idx.shape[0] + n), dtype=np.int64)
@@ -182,6 +199,21 @@ def device_of(window: np.ndarray, pred_ptr: np.ndarray, pred_idx: np.ndarray) ->
             done[tid] = True
             top -= 1
     return device
+
+
+def successors(pred_ptr: np.ndarray, pred_idx: np.ndarray, succ_ptr: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """Each task's dependants in task order, as CSR items over `succ_ptr` (the predecessors counted per task):
+    what a stable argsort of `pred_idx` gives, in one pass over the arrows instead of a sort (Kimi's block
+    attention after its tile edit: 8.4 M arrows)."""
+    n = pred_ptr.shape[0] - 1
+    fill = succ_ptr[:-1].copy()
+    out = np.empty(pred_idx.shape[0], dtype=np.int64)
+    for tid in range(n):
+        for k in range(pred_ptr[tid], pred_ptr[tid + 1]):
+            p = pred_idx[k]
+            out[fill[p]] = tid
+            fill[p] += 1
+    return out
 
 
 def _heap_push(h_time: np.ndarray, h_seq: np.ndarray, h_kind: np.ndarray, h_a: np.ndarray, h_b: np.ndarray,
