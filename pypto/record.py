@@ -588,15 +588,17 @@ def document_arrays(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | No
 
 
 def expanded(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = None,
-             leave_out: frozenset[str] = frozenset()) -> dict[str, Json]:
+             leave_out: frozenset[str] = frozenset(), rows: frozenset[str] = frozenset()) -> dict[str, Json]:
     """A document as lists — every `{"$columns"}` rebuilt, every `{"$same"}` resolved, no `columns` — the
     content version 1 stored, for readers that walk the JSON (the panels). `leave_out`: dotted paths of the
-    final program (or of `run`: `run.tasks.preds`) whose columns stand as Nones (`pypto.ir.columns.expand`)."""
+    final program (or of `run`: `run.tasks.preds`) whose columns stand as Nones; `rows`: dotted paths of the
+    final program's lists of objects that stay columns, `{"$rows": …}` (`pypto.ir.columns.expand`)."""
     check_document(d)
     cols = document_arrays(d, arrays)
     with gc_paused():
         out = {k: v for k, v in d.items() if k != "columns"}
         done: dict[str, Json] = {}
+        in_rows: dict[str, Json] = {}  # a final program's field some of whose lists stay columns: its stored value
 
         def program(p: Mapping[str, Json], where: str) -> dict[str, Json]:
             prog: dict[str, Json] = {}
@@ -604,9 +606,14 @@ def expanded(d: Mapping[str, Json], arrays: Mapping[str, np.ndarray] | None = No
                 if isinstance(v, dict) and set(v) == {"$same"}:
                     if v["$same"] not in done:
                         raise ValueError(f"{where}{k} refers to {v['$same']!r}, which is not written before it")
-                    prog[k] = done[v["$same"]]
+                    same = v["$same"]
+                    # (a snapshot gets lists, as without `rows`: made from the stored value once more)
+                    prog[k] = C.expand(in_rows[same], cols, leave_out, same) if same in in_rows else done[same]
                 else:
-                    prog[k] = C.expand(v, cols, leave_out if not where else frozenset(), k)
+                    mine = frozenset() if where else frozenset(r for r in rows if r == k or r.startswith(k + "."))
+                    prog[k] = C.expand(v, cols, leave_out if not where else frozenset(), k, rows=mine)
+                    if mine:
+                        in_rows[k] = v
                 done[f"{where}{k}"] = prog[k]
             return prog
 

@@ -579,11 +579,13 @@ def record_lists(record: Mapping[str, Any] | None, columns: bytes | None) -> Any
 
 
 def panel_lists(record: Mapping[str, Any] | None, columns: bytes | None, leave_out: frozenset[str],
-                tile_ops: int) -> Any:
+                tile_ops: int, rows: frozenset[str] = frozenset()) -> Any:
     """For a record of more than `tile_ops` tile ops (the panels are sent it slim:
     `server.panel_data.panel_record`), `record_lists` without decoding the columns at `leave_out`, which stand
-    as Nones: what the slim record leaves out costs nothing to leave out. None for a smaller record (or none):
-    the whole lists (`record_lists`) serve it, and the views that ask for the bulk."""
+    as Nones, and with the lists of objects at `rows` as their columns (`{"$rows"}`, lists of numbers as
+    `ArrayLists`: `pypto.ir.columns.rows_of`): what the slim record leaves out costs nothing to leave out, what it
+    sends as columns is not made objects first. None for a smaller record (or none): the whole lists
+    (`record_lists`) serve it, and the views that ask for the bulk."""
     if record is None or columns is None:
         return None
     from pypto.ir.columns import MARK, read_npz
@@ -591,7 +593,7 @@ def panel_lists(record: Mapping[str, Any] | None, columns: bytes | None, leave_o
 
     ids = ((record.get("tiles") or {}).get("ops") or {}).get("id")
     n = int(ids[MARK]["n"]) if isinstance(ids, dict) and MARK in ids else len(ids or ())
-    return expanded(record, read_npz(columns), leave_out) if n > tile_ops else None
+    return expanded(record, read_npz(columns), leave_out, rows) if n > tile_ops else None
 
 
 def load_trace(path: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from server.http_safety import Refused
 from server.jobs import Job
 from server.panel_data import (
     PANEL_LEAVE_OUT,
+    PANEL_ROWS,
     PANEL_TILE_OPS,
     dependency_cone,
     slowest_tasks,
@@ -208,7 +209,8 @@ class Results:
                 cached = (job.id, "record") in self._docs
             if not cached:
                 data, cols = self._stored(job, "record"), job.extra["record_columns"]
-                lean = panel_lists(json.loads(data), cols, PANEL_LEAVE_OUT, PANEL_TILE_OPS)
+                lean = panel_lists(json.loads(data), cols, PANEL_LEAVE_OUT, PANEL_TILE_OPS,
+                                   PANEL_ROWS)
                 if lean is not None:
                     return lean  # type: ignore[no-any-return]
         return self.record(job)

@@ -33,6 +33,9 @@ PANEL_OMIT_OPS = ("region", "attrs", "inputs", "shape", "dtype")  # what a whole
 PANEL_LEAVE_OUT = frozenset({*(f"tiles.ops.{k}" for k in ("instance", "coord", *PANEL_OMIT_OPS)), "tiles.buffers",
                              "memory", "blocks.instrs", "blocks.buffers", "execute.tasks.reads",
                              "execute.tasks.writes", "run.tasks.preds", "run.tasks.coord"})
+# What a slim record sends as columns (`as_rows`), which `server.analyze.panel_lists` keeps as columns from the start
+# (`pypto.ir.columns.rows_of`: no object per subgraph and task, their lists of ids as two arrays)
+PANEL_ROWS = frozenset({"subgraphs", "execute.tasks"})
 PANEL_OMIT_TASK = ("reads", "writes")
 PANEL_OMIT_SUBGRAPH = ("ops",)
 PANEL_OMIT_BLOCK = ("instrs", "buffers")
@@ -48,6 +51,10 @@ MAX_TILE_OPS = 4096  # tile ops in one pypto/tileOps or GET …/tile-ops answer
 def _drop_each(items: Any, keys: Sequence[str], columns: bool = False) -> tuple[Any, dict[str, int]]:
     """A list of objects without `keys` (with `columns`: as columns, `as_rows`), and how many of them had each (the
     `omitted` entry)."""
+    if isinstance(items, dict) and "$rows" in items:  # columns already (`PANEL_ROWS`): the same, without `keys`
+        cols = items["$rows"]
+        n = len(next(iter(cols.values())))
+        return {"$rows": {k: v for k, v in cols.items() if k not in keys}}, {k: n for k in keys if k in cols}
     if not isinstance(items, list) or not items:
         return items, {}
     gone = {k: len(items) for k in keys if isinstance(items[0], dict) and k in items[0]}
@@ -113,8 +120,11 @@ def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TAS
         if cols is not None and "preds" in cols:  # the tasks' predecessors as runs
             assert isinstance(execute, dict)
             out["execute"] = {**execute, "tasks": {"$rows": {("pred_runs" if k == "preds" else k):
-                                                             (pred_runs(v) if k == "preds" else v)
+                                                             (pred_runs(v) if k == "preds" else _listed(v))
                                                              for k, v in cols.items()}}}
+        sgs = out.get("subgraphs")
+        if isinstance(sgs, dict) and "$rows" in sgs:
+            out["subgraphs"] = {"$rows": {k: _listed(v) for k, v in sgs["$rows"].items()}}
         aggregates.update(panel_aggregates(lists))
     if windowed:
         assert isinstance(run, dict)
@@ -144,6 +154,24 @@ def as_rows(items: list[Any], leave_out: Sequence[str] = ()) -> Any:
     return {"$rows": {k: [x[k] for x in items] for k in keys if k not in leave_out}}
 
 
+def _listed(column: Any) -> Any:
+    """A column as JSON: `ArrayLists` (`PANEL_ROWS`' lists of numbers) as lists, any other as it is."""
+    return column if isinstance(column, list) else column.tolist()
+
+
+def _flat(lists: Sequence[Sequence[int]]) -> tuple[Any, Any]:
+    """Lists of ints as (every entry in order, offsets: list i is entries offsets[i]:offsets[i + 1]) arrays; an
+    `ArrayLists` gives its own two."""
+    import numpy as np  # (here: the language server starts without numpy)
+
+    if hasattr(lists, "offsets") and hasattr(lists, "flat"):
+        return lists.flat, lists.offsets
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(offsets[-1])), offsets
+
+
 def pred_runs(preds: Sequence[Sequence[int]]) -> list[list[Any]]:
     """Each task's predecessors with every run of consecutive ids (`i, i+1, …, j`, j > i) as the pair `[i, j]` and
     every other id as itself: what a slim record sends as `pred_runs` in place of `preds` (`webview/src/model.ts`
@@ -151,14 +179,12 @@ def pred_runs(preds: Sequence[Sequence[int]]) -> list[list[Any]]:
     tasks that wrote a buffer in slabs: 4.2 M arrows, 49 k runs (28 MB of the record's 32 MB as lists)."""
     import numpy as np  # (here: the language server starts without numpy)
 
-    lengths = np.fromiter(map(len, preds), dtype=np.int64, count=len(preds))
-    flat = np.fromiter(chain.from_iterable(preds), dtype=np.int64, count=int(lengths.sum()))
+    flat, offsets = _flat(preds)
     if not flat.size:
-        return [[] for _ in preds]
+        return [[] for _ in range(len(preds))]
+    lengths = np.diff(offsets)
     starts = np.ones(flat.size, dtype=bool)  # where a run starts: a task's first id, or one not after the last
     starts[1:] = flat[1:] != flat[:-1] + 1
-    offsets = np.zeros(len(preds) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
     starts[offsets[:-1][lengths > 0]] = True
     at = np.flatnonzero(starts)
     first, last = flat[at].tolist(), flat[np.append(at[1:], flat.size) - 1].tolist()
@@ -191,26 +217,53 @@ def panel_aggregates(lists: Mapping[str, Any]) -> dict[str, Any]:
     (per subgraph, by position: the tensor nodes of its tile ops, compute ops' before loads/stores/copies — a
     task's nodes and source lines, webview model.ts `nodesOfTask`) and `buffer_use` (per tensor node id: the
     fullest on-chip memory of the leaves computing it, peak / capacity — the buffer-use overlay, graph/model.ts
-    `bufferUse`), and `tile_ops`, how many there are."""
+    `bufferUse`), and `tile_ops`, how many there are. The subgraphs as objects or as columns (`PANEL_ROWS`)."""
+    import numpy as np  # (here: the language server starts without numpy)
+
     ops = (lists.get("tiles") or {}).get("ops") or {}
     node, kind = ops.get("node") or [], ops.get("op") or []
     sgs = lists.get("subgraphs") or []
-    sg_nodes: list[list[int]] = []
-    for sg in sgs:
-        compute = [node[k] for k in sg.get("ops") or () if kind[k] not in TASK_MOVES]
-        moves = [node[k] for k in sg.get("ops") or () if kind[k] in TASK_MOVES]
-        sg_nodes.append(list(dict.fromkeys(compute + moves)))
+    if isinstance(sgs, dict) and "$rows" in sgs:
+        cols = sgs["$rows"]
+        members = cols.get("ops") or []
+        leaves = cols.get("leaf") or [None] * len(members)
+    else:
+        members, leaves = [sg.get("ops") or () for sg in sgs], [sg.get("leaf") for sg in sgs]
+    n = len(members)
+    # each subgraph's distinct nodes, its compute ops' first, then its moves', each in program order
+    flat, offsets = _flat(members)
+    seg = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    nodes = np.asarray(node, dtype=np.int64)[flat] if len(flat) else np.zeros(0, dtype=np.int64)
+    moves = np.fromiter(map(TASK_MOVES.__contains__, kind), dtype=bool, count=len(kind))[flat] \
+        if len(flat) else np.zeros(0, dtype=bool)
+    order = np.lexsort((np.arange(len(flat)), moves, seg))  # by subgraph, compute ops first, then by place
+    seg, nodes = seg[order], nodes[order]
+    low = int(nodes.min()) if len(nodes) else 0
+    _, first = np.unique(seg * (int(nodes.max()) - low + 1 if len(nodes) else 1) + (nodes - low), return_index=True)
+    kept = np.zeros(len(nodes), dtype=bool)
+    kept[first] = True
+    seg, nodes = seg[kept], nodes[kept]
+    ends = np.cumsum(np.bincount(seg, minlength=n)).tolist()
+    every = nodes.tolist()
+    sg_nodes = [every[a:b] for a, b in zip([0, *ends[:-1]], ends)]
     fullest: dict[int, float] = {}
     for b in lists.get("blocks") or ():
         cap = dict((s, c) for s, c in b.get("capacity_bytes") or ())
         share = max((peak / cap[s] for s, peak in b.get("peak_bytes") or () if cap.get(s)), default=0.0)
         fullest[b["leaf"]] = max(fullest.get(b["leaf"], 0.0), share)
+    # per node the fullest share of the subgraphs computing it, the nodes in the order they are met
+    shares = [fullest.get(leaf) if leaf is not None else None for leaf in leaves]
+    has = np.array([x is not None for x in shares], dtype=bool)
     use: dict[int, float] = {}
-    for sg, nodes in zip(sgs, sg_nodes, strict=True):
-        share = fullest.get(sg.get("leaf")) if sg.get("leaf") is not None else None
-        if share is not None:
-            for n in nodes:
-                use[n] = max(use.get(n, 0.0), share)
+    if has.any():
+        of = np.array([x if x is not None else 0.0 for x in shares], dtype=np.float64)
+        met = has[seg]
+        at_nodes, at_share = nodes[met], of[seg[met]]
+        keys, first_at, inverse = np.unique(at_nodes, return_index=True, return_inverse=True)
+        best = np.zeros(len(keys))  # (as a share of 0.0 would be)
+        np.maximum.at(best, inverse.reshape(-1), at_share)
+        by_first = np.argsort(first_at, kind="stable")
+        use = dict(zip(keys[by_first].tolist(), best[by_first].tolist()))
     return {"tile_ops": len(ops.get("id") or ()), "subgraph_nodes": sg_nodes,
             "buffer_use": {str(k): v for k, v in use.items()}}
 
@@ -339,25 +392,45 @@ def block_of(lists: Mapping[str, Any], leaf: int) -> dict[str, Any]:
     return {**{k: v for k, v in block.items() if k not in PANEL_OMIT_BLOCK}, "instrs": instrs}
 
 
+def _column(items: Any, key: str) -> Any:
+    """`[x[key] for x in items]` of a list of objects, or that column of one held as columns (`PANEL_ROWS`)."""
+    if isinstance(items, dict) and "$rows" in items:
+        return items["$rows"][key]
+    return [x[key] for x in items]
+
+
 def time_share(lists: Mapping[str, Any]) -> dict[str, float]:
     """µs of task time per tensor node id (str): each task's duration split evenly over its subgraph's tile ops,
-    as the graph panel's time-share overlay sums it from a whole run (webview/src/graph/model.ts `timeShare`)."""
+    as the graph panel's time-share overlay sums it from a whole run (webview/src/graph/model.ts `timeShare`); the
+    nodes in the order the run's tasks meet them. The subgraphs and execute tasks as objects or as columns."""
+    import numpy as np  # (here: the language server starts without numpy)
+
     run, ex, sgs = lists.get("run") or {}, lists.get("execute") or {}, lists.get("subgraphs")
     ops = (lists.get("tiles") or {}).get("ops") or {}
     t, node = run.get("tasks"), ops.get("node")
-    if not t or not sgs or not ex or node is None:
+    tasks = ex.get("tasks") if ex else None
+    if not t or not sgs or not tasks or node is None:
         return {}
-    subgraph = {task["id"]: task["subgraph"] for task in ex.get("tasks") or ()}
-    out: defaultdict[int, float] = defaultdict(float)
-    for tid, a, b in zip(t["id"], t["start"], t["end"], strict=True):
-        sg = subgraph.get(tid)
-        members = sgs[sg]["ops"] if sg is not None and 0 <= sg < len(sgs) else ()
-        if not members:
-            continue
-        per = (b - a) / len(members)
-        for op in members:
-            out[node[op]] += per
-    return {str(k): v for k, v in out.items()}
+    subgraph = dict(zip(_column(tasks, "id"), _column(tasks, "subgraph")))
+    flat, offsets = _flat(_column(sgs, "ops"))
+    n_sg = len(offsets) - 1
+    sg = np.array([subgraph.get(tid, -1) for tid in t["id"]], dtype=np.int64)
+    sg[(sg < 0) | (sg >= n_sg)] = -1
+    known = sg >= 0
+    count = np.where(known, np.diff(offsets)[np.where(known, sg, 0)], 0)
+    runs = count > 0
+    sg, count = sg[runs], count[runs]
+    per = (np.asarray(t["end"], dtype=np.float64)[runs] - np.asarray(t["start"], dtype=np.float64)[runs]) / count
+    # each task's share to each of its subgraph's tile ops, in the run's order, summed per node in that order
+    starts = offsets[sg]
+    at = np.repeat(starts - np.concatenate(([0], np.cumsum(count)[:-1])), count) + np.arange(int(count.sum()))
+    nodes = np.asarray(node, dtype=np.int64)[flat[at]] if len(at) else np.zeros(0, dtype=np.int64)
+    if not len(nodes):
+        return {}
+    keys, first, inverse = np.unique(nodes, return_index=True, return_inverse=True)
+    sums = np.bincount(inverse.reshape(-1), weights=np.repeat(per, count), minlength=len(keys))
+    order = np.argsort(first, kind="stable")
+    return {str(k): v for k, v in zip(keys[order].tolist(), sums[order].tolist())}
 
 
 def window_tasks(starts: Sequence[float], ends: Sequence[float], start: float, end: float) -> list[int]:

@@ -27,6 +27,7 @@ from server.analyze import graphs_after_passes, panel_lists, record_lists
 from server.features import CHARS, FINDING_UNIT, SUGGESTION_UNIT, Lines, lines_of, make_range, norm, where_range
 from server.panel_data import (
     PANEL_LEAVE_OUT,
+    PANEL_ROWS,
     PANEL_TILE_OPS,
     block_of,
     dependency_cone,
@@ -439,7 +440,8 @@ def _slim_lists(out: Mapping[str, Json]) -> Json:
         with _LISTS_LOCK:
             hit = _LISTS.get(id(cols))
         if hit is None or hit[0] is not cols:
-            lean = panel_lists(out.get("record"), cols, PANEL_LEAVE_OUT, PANEL_TILE_OPS)  # type: ignore[arg-type]
+            lean = panel_lists(out.get("record"), cols, PANEL_LEAVE_OUT, PANEL_TILE_OPS,  # type: ignore[arg-type]
+                               PANEL_ROWS)
             if lean is not None:
                 return lean
     return _lists(out)

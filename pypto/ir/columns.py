@@ -476,23 +476,49 @@ def _checked(values: list[Json], n: int, spec: Mapping[str, Json]) -> list[Json]
 
 
 def expand(value: Json, arrays: Mapping[str, np.ndarray], leave_out: frozenset[str] = frozenset(),
-           path: str = "", lazy: bool = False) -> Json:
+           path: str = "", lazy: bool = False, rows: frozenset[str] = frozenset()) -> Json:
     """`value` with every `{"$columns": spec}` replaced by the list it stores (`columnize`'s inverse).
     `leave_out`: dotted paths (from `path`, the value's own; a list's entries share their list's path) whose
     columns are not decoded but stand as that many Nones — a field of a list of objects stored as columns
     too (`tiles.ops.region`, `execute.tasks.reads`): a reader that drops them (`server.panel_data.panel_record`)
-    need not build them. `lazy`: a column of lists of numbers comes back as `ArrayLists` (not JSON: `json_default`)."""
+    need not build them. `lazy`: a column of lists of numbers comes back as `ArrayLists` (not JSON: `json_default`).
+    `rows`: dotted paths of lists of objects (all of one shape) that come back as their columns,
+    `{"$rows": {key: column}}` (`rows_of`), not as objects — what a reader that wants columns would rebuild."""
     if isinstance(value, dict):
         if MARK in value and len(value) == 1:
             if path in leave_out:
                 return [None] * int(value[MARK]["n"])
             inner = frozenset(p[len(path) + 1:] for p in leave_out if p.startswith(path + ".")) if path else leave_out
+            if path in rows:
+                got = rows_of(value[MARK], arrays, inner)
+                if got is not None:
+                    return got
             held = _lazy_lists(value[MARK], arrays) if lazy and "list" in value[MARK] else None
             return held if held is not None else decode(value[MARK], arrays, inner)
-        return {k: expand(v, arrays, leave_out, f"{path}.{k}" if path else k, lazy) for k, v in value.items()}
+        return {k: expand(v, arrays, leave_out, f"{path}.{k}" if path else k, lazy, rows) for k, v in value.items()}
     if isinstance(value, list):
-        return [expand(v, arrays, leave_out, path, lazy) for v in value]
+        return [expand(v, arrays, leave_out, path, lazy, rows) for v in value]
     return value
+
+
+def rows_of(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], leave_out: frozenset[str] = frozenset()
+            ) -> dict[str, dict[str, Any]] | None:
+    """A list of objects of one shape (the keys in one order) as `{"$rows": {key: column}}` in that order, each
+    column as `decode` gives it but a column of lists of numbers as `ArrayLists` and a key in `leave_out` as that
+    many Nones; None for a spec of another kind (then `decode`). Kimi's block attention after its tile edit: its
+    49 k execute tasks' 8.4 M predecessors stay two arrays instead of becoming a list per task, then objects."""
+    n = int(spec["n"])
+    if "dict" not in spec or len(spec["shapes"]) != 1 or not n:
+        return None
+    cols: dict[str, Any] = {}
+    for k in spec["shapes"][0]:
+        s = spec["dict"][k]
+        if k in leave_out:
+            cols[k] = [None] * n
+            continue
+        held = _lazy_lists(s, arrays) if "list" in s else None
+        cols[k] = held if held is not None else _checked(decode(s, arrays), n, s)
+    return {"$rows": cols}
 
 
 def expand_key(value: Json, key: str, arrays: Mapping[str, np.ndarray]) -> list[Json]:
