@@ -324,6 +324,26 @@ WORKTREE-AT-bb2e698`, so each kernel ran A B B A and every figure is a p50 of 4 
 | block_attn_res | 7.26 [7.42, 6.80, 7.91, 7.11] | 7.62 [8.12, 6.85, 8.17, 7.12] | 9.25 | 9.81 |
 
 Edit/cold %, this tree: 10, 16, 12, 18, 35, 106 (bb2e698: 12, 14, 10, 15, 39, 105; cold moves with the advice check).
+
+Session 24 (2026-11-29 19:46-20:00 UTC; the machine ~35 % slower than the day before: gated delta rule's lowering
+6.0-7.6 s in one process against 3.6 s in session 20): `--keep DIR --no-capture --edits 2 --rounds 2 --against
+WORKTREE-AT-795439e` (the session's start), this tree at 45a1232 (the counted successors and the panels' record
+from columns). Gated delta rule's edits now halve a call in force for its tile ops ("changed" 4/4 for both trees;
+before this session its edits changed none, 0/4); each figure a p50 of 4 edits, A B B A:
+
+| kernel | edit p50 s, 45a1232 | edit p50 s, 795439e | panel record p50 s, 45a1232 | panel record p50 s, 795439e |
+|---|---|---|---|---|
+| hc_pre | 0.60 [0.63, 0.58, 0.64, 0.47] | 0.55 [0.54, 0.47, 0.56, 0.57] | 0.75 | 0.72 |
+| compressor | 0.67 [0.68, 0.66, 0.67, 0.69] | 0.80 [0.94, 0.77, 0.74, 0.83] | 0.99 | 1.10 |
+| compress_fa | 0.60 [0.65, 0.66, 0.55, 0.51] | 0.64 [0.53, 0.66, 0.65, 0.64] | 0.94 | 0.99 |
+| glm_attention | 1.15 [1.38, 1.06, 1.03, 1.24] | 1.19 [1.33, 1.18, 1.03, 1.20] | 1.35 | 1.39 |
+| gated_delta_rule | 9.13 [9.08, 10.15, 9.18, 8.15] | 9.04 [10.92, 9.53, 8.47, 8.54] | 10.06 | 10.81 |
+| block_attn_res | 6.97 [6.98, 7.58, 6.69, 6.96] | 8.99 [10.14, 8.03, 8.95, 9.02] | 8.16 | 11.17 |
+
+Edit/cold %, 45a1232: 12, 10, 10, 19, 37, 98 (795439e: 10, 10, 11, 14, 41, 103). Cold s, 45a1232: 4.9, 6.8, 6.2,
+6.2, 24.4, 7.1; first record ("open"): gated delta rule 10.1 s, Kimi 5.2 s, the others <= 1.2 s. Kimi's edit -22 %
+and its panel record -27 %: its first run on the sim board (8.4 M arrows) and its slim record; the small kernels and
+gated delta rule are within the noise.
 """
 
 from __future__ import annotations
