@@ -342,8 +342,10 @@ before this session its edits changed none, 0/4); each figure a p50 of 4 edits, 
 
 Edit/cold %, 45a1232: 12, 10, 10, 19, 37, 98 (795439e: 10, 10, 11, 14, 41, 103). Cold s, 45a1232: 4.9, 6.8, 6.2,
 6.2, 24.4, 7.1; first record ("open"): gated delta rule 10.1 s, Kimi 5.2 s, the others <= 1.2 s. Kimi's edit -22 %
-and its panel record -27 %: its first run on the sim board (8.4 M arrows) and its slim record; the small kernels and
-gated delta rule are within the noise.
+and its panel record -27 %, more than the two changes explain by themselves measured alone (its job's first board
+run 0.48-0.68 -> 0.22 s, its slim record 1.1-1.5 -> 0.24 s; the file's four kernels compile on each edit, two at a
+time, each with a first board run, so the cores are shared); the small kernels and gated delta rule are within the
+noise.
 """
 
 from __future__ import annotations
