@@ -319,7 +319,11 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     if views is not None:
         out.update(views)
         if "editor" in out:  # the run, its predecessors as arrays (`editor_run`)
-            out["editor"]["swimlane"] = made[2] if made is not None else editor_run(record.run)
+            if made is not None:  # made where it is read, from the record's run and columns (`run_of_record`)
+                del out["editor"]["swimlane"]  # (editor_view's place for it)
+                out["editor"]["swimlane_in_record"] = True
+            else:
+                out["editor"]["swimlane"] = editor_run(record.run)
             out["editor"]["knobs"] = knob_view(kernel)
     advisor = None
     if opts.get("interim") and (proposes(health) or opts.get("suggest")):
@@ -391,6 +395,27 @@ def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], byt
         return None
     doc, arrays = record.to_document()
     return doc, npz_bytes(arrays), editor_run(record.run, doc.get("run"), arrays)
+
+
+def run_of_record(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """The editor's run (`editor_run`) of an answer that carries it in its record (`swimlane_in_record`): its
+    document's run, its arrays read from the record's columns — what `server.state.Result.editor` makes when it is
+    first read. The run's arrays then cross from the worker once, in the columns' .npz, not twice (Kimi's block
+    attention after its tile edit: its 8.4 M predecessors, 34 MB of a 114 MB answer)."""
+    from pypto.ir.columns import read_npz
+
+    return editor_run(None, answer["record"]["run"], read_npz(answer["record_columns"]))
+
+
+def with_editor_run(data: Any) -> Any:
+    """A job's answer, or its interim result (`{"interim": answer}`), with the editor's run made when the answer
+    carries it in its record (`run_of_record`): what the language server's pool does in its own thread as the answer
+    arrives, so that the event loop does not (`server.state.Result.editor` makes it otherwise, on first read)."""
+    for answer in (data, data.get("interim")) if isinstance(data, dict) else ():
+        editor = answer.get("editor") if isinstance(answer, dict) else None
+        if isinstance(editor, dict) and editor.get("swimlane_in_record") and "swimlane" not in editor:
+            editor["swimlane"] = run_of_record(answer)
+    return data
 
 
 def editor_run(run: Any, document: Any = None, arrays: Any = None) -> dict[str, Any]:

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from server.analyze import BESIDE_FROM, INTERIM, PANEL_PARTS, reuse_answer
+from server.analyze import BESIDE_FROM, INTERIM, PANEL_PARTS, reuse_answer, with_editor_run
 from server.protocol import Settings
 from server.slots import Slots
 from server.state import Document, Kernel, Result, parse_kernels
@@ -103,7 +103,7 @@ class LiveCompiler:
     async def job(self, fn: str, *args: Any, timeout_note: str | None = None,
                   on_progress: Callable[[Json], None] | None = None,
                   on_times: Callable[[JobTimes], None] | None = None, urgent: bool = False,
-                  recency: float = 0.0) -> Any:
+                  recency: float = 0.0, prepare: Callable[[Any], Any] | None = None) -> Any:
         """One worker job, at most `workers` at a time (so jobs queue here, not in threads); an `urgent` one (a
         person waits for it: the panels, a code action) before the compiles queued meanwhile, the others those of
         the document touched last (`recency`: its `changed_at`) first (`server.slots`)."""
@@ -111,7 +111,8 @@ class LiveCompiler:
         assert self._slots is not None
         async with self._slots.hold(urgent, recency):
             return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit), timeout_note=timeout_note,
-                                  on_progress=on_progress, on_times=on_times, nice=0 if urgent else BACKGROUND_NICE)
+                                  on_progress=on_progress, on_times=on_times, nice=0 if urgent else BACKGROUND_NICE,
+                                  prepare=prepare)
 
     def deadline(self) -> float:
         """Seconds a request waits for a compile in flight: the time limit's wall-clock backstop, and 5."""
@@ -449,7 +450,8 @@ class LiveCompiler:
 
         try:
             answer = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed, on_progress=early,
-                                    urgent=urgent, recency=doc.changed_at if doc is not None else 0.0)
+                                    urgent=urgent, recency=doc.changed_at if doc is not None else 0.0,
+                                    prepare=with_editor_run)
             if answer.get("reused") == "whole" and answer.get("fingerprint") in offered:
                 answer = reuse_answer(offered[answer["fingerprint"]][2], answer)
             elif answer.get("interim_sent"):  # the parts it left out are the interim result's

@@ -25,6 +25,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.analyze import run_of_record
+
 Json = Any
 
 
@@ -78,7 +80,12 @@ class Result:
 
     @property
     def editor(self) -> dict[str, Json] | None:
-        return None if self.analysis is None else self.analysis.get("editor")
+        """The editor's views of the answer; their run (`swimlane`) made on first read when the answer carries it in
+        its record (`swimlane_in_record`, `server.analyze.run_of_record`: a big answer sends the run's arrays once)."""
+        ed = None if self.analysis is None else self.analysis.get("editor")
+        if isinstance(ed, dict) and "swimlane" not in ed and ed.get("swimlane_in_record"):
+            ed["swimlane"] = run_of_record(self.analysis)  # type: ignore[arg-type]
+        return ed
 
     @property
     def not_a_kernel(self) -> bool:

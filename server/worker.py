@@ -820,17 +820,21 @@ class WorkerPool:
 
     async def run(self, fn: str, *args: Any, timeout: float | None = None, timeout_note: str | None = None,
                   on_progress: Callable[[Any], None] | None = None,
-                  on_times: Callable[[JobTimes], None] | None = None, nice: int = 0) -> Any:
+                  on_times: Callable[[JobTimes], None] | None = None, nice: int = 0,
+                  prepare: Callable[[Any], Any] | None = None) -> Any:
         """Run a job without blocking the event loop; cancelling the awaiting task kills the job (the
         cancellation completes when the job's process group is gone).
-        `on_progress` gets the job's interim results, `on_times` its times, on the event loop."""
+        `on_progress` gets the job's interim results, `on_times` its times, on the event loop; `prepare` is
+        applied to each interim result and to the answer first, in the pool's thread (what a caller would
+        otherwise do on the event loop)."""
         cancel = threading.Event()
         loop = asyncio.get_running_loop()
-        relay = None if on_progress is None else (lambda data: loop.call_soon_threadsafe(on_progress, data))
+        ready: Callable[[Any], Any] = prepare if prepare is not None else (lambda data: data)
+        relay = None if on_progress is None else (lambda data: loop.call_soon_threadsafe(on_progress, ready(data)))
         times = None if on_times is None else (lambda t: loop.call_soon_threadsafe(on_times, t))
-        fut = loop.run_in_executor(None, lambda: self.run_blocking(fn, *args, timeout=timeout, cancel=cancel,
-                                                                   timeout_note=timeout_note, on_progress=relay,
-                                                                   on_times=times, nice=nice))
+        fut = loop.run_in_executor(None, lambda: ready(self.run_blocking(fn, *args, timeout=timeout, cancel=cancel,
+                                                                         timeout_note=timeout_note, on_progress=relay,
+                                                                         on_times=times, nice=nice)))
         try:
             return await asyncio.shield(fut)
         except asyncio.CancelledError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import textwrap
+import threading
 from pathlib import Path
 
 import psutil
@@ -189,6 +190,29 @@ def test_a_timed_out_or_cancelled_job_takes_its_processes_with_it(pool):
     assert all(gone(p) for p in asyncio.run(cancel_once_running()))
     assert pool.failures.get("cancelled") == 1
     assert pool.replaced == 0  # the template reported each killed job's end and serves on
+
+
+def test_prepare_finishes_a_jobs_interim_results_and_answer_off_the_event_loop(pool):
+    """`WorkerPool.run(prepare=…)`: each interim result and the answer go through it in the pool's thread before
+    the event loop sees them (the language server makes a big answer's editor run there)."""
+    src = kernel("import server.analyze\nserver.analyze.progress({'interim': 1})\n")
+
+    async def run() -> tuple[int, list[int], list[object], object]:
+        threads: list[int] = []
+        got: list[object] = []
+
+        def prepare(data: object) -> object:
+            threads.append(threading.get_ident())
+            return {"prepared": data}
+
+        out = await pool.run("analyze_kernel", PATH, src, "k", {}, timeout=60, on_progress=got.append,
+                             prepare=prepare)
+        return threading.get_ident(), threads, got, out
+
+    loop_thread, threads, got, out = asyncio.run(run())
+    assert got == [{"prepared": {"interim": 1}}]
+    assert isinstance(out, dict) and out["prepared"]["error"] is None
+    assert len(threads) == 2 and loop_thread not in threads
 
 
 # ---- 5. BaseException ----------------------------------------------------------------------------
