@@ -346,6 +346,18 @@ and its panel record -27 %, more than the two changes explain by themselves meas
 run 0.48-0.68 -> 0.22 s, its slim record 1.1-1.5 -> 0.24 s; the file's four kernels compile on each edit, two at a
 time, each with a first board run, so the cores are shared); the small kernels and gated delta rule are within the
 noise.
+
+Then the session's last tree, 88adb15 (a big answer's editor run crossing from the worker once), against 45a1232,
+`--kernels block_attn_res,gated_delta_rule --edits 2 --rounds 2` (20:41-20:55 UTC, the machine faster again):
+
+| kernel | edit p50 s, 88adb15 | edit p50 s, 45a1232 | panel record p50 s, 88adb15 | panel record p50 s, 45a1232 |
+|---|---|---|---|---|
+| gated_delta_rule | 8.03 [11.24, 8.52, 7.30, 7.55] | 7.74 [7.25, 8.27, 7.80, 7.68] | 8.85 | 8.58 |
+| block_attn_res | 6.67 [6.73, 6.40, 8.03, 6.60] | 7.93 [7.36, 6.50, 10.46, 8.49] | 7.95 | 9.28 |
+
+Within the noise of 4 edits each (one 11.24 and one 10.46 among them); its parts were measured alone (the answer
+pickled 114 -> 75 MB, a fork's pipe 0.42-0.50 -> 0.26-0.34 s). Cold, open: gated delta rule 26.1 s, 8.2 s; Kimi
+6.5 s, 5.8 s.
 """
 
 from __future__ import annotations
