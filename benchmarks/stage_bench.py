@@ -6,13 +6,26 @@ tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k)
 - **execute graph**: `pypto.compiler.execute.build` of the compiled tile graph and subgraphs with graph partition's GM
   dependencies (`CopyFacts.depends`, what a compile does when partition filed the accesses in program order) and
   finding them itself (the same graph: checked), median of `--runs`, with Python's collector paused as in a compile;
+- **board, first run**: the sim board's first run on the compiled graph in the process (as a job's: its task
+  columns made, then the compiled loop), once;
 - **document**: `CompileRecord.to_document()` of the profiled record (the record the IDE sends), median of `--runs`;
 - **answer round trip**: the record's part of a job's answer (document, columns, the editor's run) pickled and
-  unpickled with the collector paused, as a worker sends it and the server reads it; beside it, the same with the
-  run as lists in the document and the editor (how it went before session 21);
+  unpickled with the collector paused, as a worker sends it and the server reads it, the editor's run then made from
+  the columns (`server.analyze.with_editor_run`, since session 24); beside it, the same with the editor's run as
+  arrays beside the columns (before session 24), and with the run as lists in the document and the editor (before
+  session 21);
 - **arrows**: the execute graph's dependencies;
 - **fingerprint**: the traced program's fingerprint (`pypto.record.Traced.program_fingerprint`, what every job and
   advice candidate hashes to find a reusable answer), made anew each run.
+
+Session 24 (2026-11-29 21:00 UTC, `--edited --runs 3`, the machine slower than in the rows above; the edit is the
+first tile-shape call of the kernel's body, which for gated delta rule is in force only for views and changes no
+tile op — production_bench's edits now take a call its tile ops are cut by):
+
+| kernel | tile ops | tasks | arrows | tile_expand s | graph_partition s | leaf_functions s | execute_graph s | partition's arrows taken | execute graph with them s | finding them s | board, first run s | record document s | answer round trip s | with the editor's run beside s | with the run as lists s | fingerprint s |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| gated_delta_rule (edited) | 195,552 | 76,016 | 172,032 | 1.52 | 2.66 | 0.66 | 0.91 | yes | 0.92 | 2.01 | 0.06 | 1.24 | 0.10 | 0.11 | 0.31 | 0.016 |
+| block_attn_res (edited) | 246,336 | 49,216 | 8,421,376 | 0.92 | 2.23 | 0.55 | 1.04 | yes | 0.99 | 3.14 | 0.26 | 1.63 | 0.14 | 0.20 | 0.74 | 0.003 |
 
 `--pool`: also a worker template's memory (`server.worker.WorkerPool`, one job run), from /proc/PID/smaps_rollup:
 what one more template (the language server's spare, `server.slots`) costs.
@@ -114,33 +127,38 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
         tile_ir.note_copy_facts(tiles, dataclasses.replace(facts, depends=None))
         found = _timed(lambda: build(tiles, subgraphs), runs)
         assert same == build(tiles, subgraphs), "the two ways differ"
-    profiled = profile(record, "sim", {}, None)
+    t0 = time.perf_counter()
+    profiled = profile(record, "sim", {}, None)  # the graph's first run in this process, as a job's
+    board = time.perf_counter() - t0
     gc.freeze()  # as a job does once its record is made (and its template said so: `keep_frozen`)
     keep_frozen()
     document = _timed(profiled.to_document, runs)
-    arrays_in, lists_in = answer_seconds(profiled, runs)
+    sent, arrays_in, lists_in = answer_seconds(profiled, runs)
     arrows = sum(len(t.preds) for t in p.execute.tasks)
     passes = " | ".join(f"{seconds.get(s, 0.0):.2f}" for s in STAGES)
     offered = "yes" if facts.depends is not None else "no"
     return (f"| {key}{' (edited)' if edited else ''} | {len(p.tiles.ops):,} | {len(p.execute.tasks):,} | {arrows:,} | "
-            f"{passes} | {offered} | {taken:.2f} | {found:.2f} | {document:.2f} | {arrays_in:.2f} | {lists_in:.2f} | "
-            f"{fingerprint:.3f} |")
+            f"{passes} | {offered} | {taken:.2f} | {found:.2f} | {board:.2f} | {document:.2f} | {sent:.2f} | "
+            f"{arrays_in:.2f} | {lists_in:.2f} | {fingerprint:.3f} |")
 
 
-def answer_seconds(profiled: Any, runs: int) -> tuple[float, float]:
+def answer_seconds(profiled: Any, runs: int) -> tuple[float, float, float]:
     """The record's part of a job's answer — its document, columns and the editor's run — pickled and unpickled
-    as the server reads it (the collector paused), median of `runs`: as sent (the run as columns and the editor's
-    run as arrays, `server.analyze.editor_run`), and with the run as lists in both (how it was sent before)."""
+    as the server reads it (the collector paused), median of `runs`: as sent (the editor's run left in the record,
+    `swimlane_in_record`: the server makes it from the columns, `server.analyze.with_editor_run`, counted here),
+    with the editor's run as arrays beside the columns (how it was sent before session 24, `editor_run`), and with
+    the run as lists in both (before session 21)."""
     import pickle
 
     doc, npz, run = analyze._document(profiled, {})
     lists = profiled.run.to_json()
-    forms = ({"record": doc, "record_columns": npz, "editor": {"swimlane": run}},
+    forms = ({"record": doc, "record_columns": npz, "editor": {"swimlane_in_record": True}},
+             {"record": doc, "record_columns": npz, "editor": {"swimlane": run}},
              {"record": {**doc, "run": lists}, "record_columns": npz, "editor": {"swimlane": lists}})
     out = []
     for answer in forms:
         def trip(answer: Any = answer) -> None:
-            pickle.loads(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+            analyze.with_editor_run(pickle.loads(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)))
         was = gc.isenabled()
         gc.disable()
         try:
@@ -148,7 +166,7 @@ def answer_seconds(profiled: Any, runs: int) -> tuple[float, float]:
         finally:
             if was:
                 gc.enable()
-    return out[0], out[1]
+    return out[0], out[1], out[2]
 
 
 def pool_memory() -> str:
@@ -175,9 +193,10 @@ def main() -> int:
     analyze.warm_up()
     print(f"stage_bench — median of {a.runs}\n")
     print("| kernel | tile ops | tasks | arrows | " + " | ".join(f"{s} s" for s in STAGES)
-          + " | partition's arrows taken | execute graph with them s | finding them s | record document s"
-          + " | answer round trip s | with the run as lists s | fingerprint s |")
-    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|---|---|---|---|---|---|")
+          + " | partition's arrows taken | execute graph with them s | finding them s | board, first run s"
+          + " | record document s | answer round trip s | with the editor's run beside s | with the run as lists s"
+          + " | fingerprint s |")
+    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|---|---|---|---|---|---|---|---|")
     for key in a.kernels.split(","):
         print(row(key, a.models, a.runs, a.edited), flush=True)
     if a.pool:
