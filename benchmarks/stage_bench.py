@@ -18,7 +18,7 @@ tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k)
 - **fingerprint**: the traced program's fingerprint (`pypto.record.Traced.program_fingerprint`, what every job and
   advice candidate hashes to find a reusable answer), made anew each run.
 
-Session 24 (2026-11-29 21:00 UTC, `--edited --runs 3`, the machine slower than in the rows above; the edit is the
+Session 24 (2026-11-29 20:55 UTC, `--edited --runs 3`, the machine slower than in the rows above; the edit is the
 first tile-shape call of the kernel's body, which for gated delta rule is in force only for views and changes no
 tile op — production_bench's edits now take a call its tile ops are cut by):
 
