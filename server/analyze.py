@@ -319,7 +319,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     if views is not None:
         out.update(views)
         if "editor" in out:  # the run, its predecessors as arrays (`editor_run`)
-            if made is not None:  # made where it is read, from the record's run and columns (`run_of_record`)
+            if made is not None:  # made where it is read, from the record's run and columns (`with_editor_run`)
                 del out["editor"]["swimlane"]  # (editor_view's place for it)
                 out["editor"]["swimlane_in_record"] = True
             else:
@@ -397,24 +397,18 @@ def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], byt
     return doc, npz_bytes(arrays), editor_run(record.run, doc.get("run"), arrays)
 
 
-def run_of_record(answer: Mapping[str, Any]) -> dict[str, Any]:
-    """The editor's run (`editor_run`) of an answer that carries it in its record (`swimlane_in_record`): its
-    document's run, its arrays read from the record's columns — what `server.state.Result.editor` makes when it is
-    first read. The run's arrays then cross from the worker once, in the columns' .npz, not twice (Kimi's block
-    attention after its tile edit: its 8.4 M predecessors, 34 MB of a 114 MB answer)."""
+def with_editor_run(data: Any) -> Any:
+    """A job's answer, or its interim result (`{"interim": answer}`), with the editor's run (`editor_run`) made when
+    the answer carries it in its record (`swimlane_in_record`): from the document's run and the record's columns.
+    The language server's pool does this in its own thread as each answer arrives (`WorkerPool.run(prepare=…)`), so
+    the run's arrays cross from the worker once, in the columns' .npz, not twice (Kimi's block attention after its
+    tile edit: its 8.4 M predecessors, 34 MB of a 114 MB answer), and the event loop does not make it."""
     from pypto.ir.columns import read_npz
 
-    return editor_run(None, answer["record"]["run"], read_npz(answer["record_columns"]))
-
-
-def with_editor_run(data: Any) -> Any:
-    """A job's answer, or its interim result (`{"interim": answer}`), with the editor's run made when the answer
-    carries it in its record (`run_of_record`): what the language server's pool does in its own thread as the answer
-    arrives, so that the event loop does not (`server.state.Result.editor` makes it otherwise, on first read)."""
     for answer in (data, data.get("interim")) if isinstance(data, dict) else ():
         editor = answer.get("editor") if isinstance(answer, dict) else None
         if isinstance(editor, dict) and editor.get("swimlane_in_record") and "swimlane" not in editor:
-            editor["swimlane"] = run_of_record(answer)
+            editor["swimlane"] = editor_run(None, answer["record"]["run"], read_npz(answer["record_columns"]))
     return data
 
 

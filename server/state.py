@@ -25,8 +25,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.analyze import run_of_record
-
 Json = Any
 
 
@@ -80,12 +78,7 @@ class Result:
 
     @property
     def editor(self) -> dict[str, Json] | None:
-        """The editor's views of the answer; their run (`swimlane`) made on first read when the answer carries it in
-        its record (`swimlane_in_record`, `server.analyze.run_of_record`: a big answer sends the run's arrays once)."""
-        ed = None if self.analysis is None else self.analysis.get("editor")
-        if isinstance(ed, dict) and "swimlane" not in ed and ed.get("swimlane_in_record"):
-            ed["swimlane"] = run_of_record(self.analysis)  # type: ignore[arg-type]
-        return ed
+        return None if self.analysis is None else self.analysis.get("editor")
 
     @property
     def not_a_kernel(self) -> bool:

@@ -160,20 +160,17 @@ def test_a_jobs_answer_is_the_same_with_its_views_made_beside(tmp_path: Path,
     assert forked == [True, False]
     assert together["error"] is None
     # the editor's run is the record's, its lists of lists held as arrays (server.analyze.editor_run): the answer
-    # carries it in the record only (its arrays cross once), the server makes it when it first reads it
+    # carries it in the record only (its arrays cross once), the server's pool makes it as the answer arrives
     from pypto.ir.columns import expand, json_default, read_npz
     from server.analyze import with_editor_run
-    from server.state import Result
     run = expand(together["record"]["run"], read_npz(together["record_columns"]))
     assert "swimlane" not in together["editor"] and together["editor"]["swimlane_in_record"]
     assert together["record_columns"] == alone["record_columns"]
     assert timeless(together) == timeless(alone)
-    interim = {"interim": copy.deepcopy(together)}
-    made = with_editor_run(interim)["interim"]["editor"]  # as the language server's pool makes it
-    editor = Result("k", "tail_vec", 1, 1, 0, analysis=together).editor  # else on first read, kept in the answer
-    assert editor is not None and "swimlane_in_record" in editor
-    for e in (made, editor):
-        assert json.dumps(e["swimlane"], default=json_default) == json.dumps(run)
+    for data, answer_of in (({"interim": copy.deepcopy(together)}, lambda d: d["interim"]),  # as the pool makes it
+                            (copy.deepcopy(together), lambda d: d)):
+        editor = answer_of(with_editor_run(data))["editor"]
+        assert json.dumps(editor["swimlane"], default=json_default) == json.dumps(run)
 
 
 @pytest.mark.parametrize(("available_kb", "resident_pages", "room"), [(8_000_000, 1000, True), (1_000, 100_000, False)])

@@ -94,3 +94,18 @@ def test_the_aggregates_are_a_plain_walks_over_the_subgraphs(file, kernel):
     share = plain_time_share(lists)
     assert len(share) > 1 and json.dumps(time_share(lists)) == json.dumps(share)
     assert json.dumps(time_share(lean)) == json.dumps(share)
+
+
+def test_a_snapshot_referring_to_a_field_kept_as_columns_still_gets_lists():
+    """`pypto.record.expanded(…, rows=PANEL_ROWS)`: the final program's subgraphs and execute tasks come as columns,
+    and a pass snapshot that names them (`{"$same": "subgraphs"}`) gets the lists it gets without `rows`."""
+    from support import example_records
+
+    from pypto.record import expanded
+
+    rec = dict(example_records())["softmax.softmax_kernel"]
+    doc, arrays = rec.to_document(include_snapshots=True)
+    assert '"$same": "subgraphs"' in json.dumps(doc) and '"$same": "execute"' in json.dumps(doc)
+    plain, kept = expanded(doc, arrays), expanded(doc, arrays, rows=PANEL_ROWS)
+    assert "$rows" in kept["subgraphs"] and "$rows" in kept["execute"]["tasks"]
+    assert json.dumps(kept["passes"]) == json.dumps(plain["passes"])
