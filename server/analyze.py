@@ -402,13 +402,18 @@ def with_editor_run(data: Any) -> Any:
     the answer carries it in its record (`swimlane_in_record`): from the document's run and the record's columns.
     The language server's pool does this in its own thread as each answer arrives (`WorkerPool.run(prepare=…)`), so
     the run's arrays cross from the worker once, in the columns' .npz, not twice (Kimi's block attention after its
-    tile edit: its 8.4 M predecessors, 34 MB of a 114 MB answer), and the event loop does not make it."""
+    tile edit: its 8.4 M predecessors, 34 MB of a 114 MB answer), and the event loop does not make it. An answer
+    whose record cannot give it (a kernel that patched what writes the columns) gets no run, as a record without
+    one: the server goes on."""
     from pypto.ir.columns import read_npz
 
     for answer in (data, data.get("interim")) if isinstance(data, dict) else ():
         editor = answer.get("editor") if isinstance(answer, dict) else None
         if isinstance(editor, dict) and editor.get("swimlane_in_record") and "swimlane" not in editor:
-            editor["swimlane"] = editor_run(None, answer["record"]["run"], read_npz(answer["record_columns"]))
+            try:
+                editor["swimlane"] = editor_run(None, answer["record"]["run"], read_npz(answer["record_columns"]))
+            except Exception:  # noqa: BLE001 - the worker's answer is the user's process's: never trusted
+                editor["swimlane"] = None
     return data
 
 

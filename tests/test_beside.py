@@ -171,6 +171,9 @@ def test_a_jobs_answer_is_the_same_with_its_views_made_beside(tmp_path: Path,
                             (copy.deepcopy(together), lambda d: d)):
         editor = answer_of(with_editor_run(data))["editor"]
         assert json.dumps(editor["swimlane"], default=json_default) == json.dumps(run)
+    # a record whose columns are not a column file (a kernel that patched what writes them): no run, no raise
+    broken = {**copy.deepcopy(together), "record_columns": b"not an npz"}
+    assert with_editor_run(broken)["editor"]["swimlane"] is None
 
 
 @pytest.mark.parametrize(("available_kb", "resident_pages", "room"), [(8_000_000, 1000, True), (1_000, 100_000, False)])
