@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from support import example_records, execute_both_ways
 
-from pypto.compiler.tile_expand import buffer, region, tile_op
 from pypto.compiler.tile_ir import Buffer, Region, TileOp
+from pypto.compiler.tile_make import buffer, region, tile_op
 from pypto.ir.dtypes import DataType
 
 

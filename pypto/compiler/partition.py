@@ -28,9 +28,6 @@ from operator import attrgetter
 from typing import Any
 
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
-from pypto.compiler.tile_expand import buffer as make_buffer
-from pypto.compiler.tile_expand import region as make_region
-from pypto.compiler.tile_expand import tile_op
 from pypto.compiler.tile_ir import (
     CopyFacts,
     Leaf,
@@ -41,6 +38,9 @@ from pypto.compiler.tile_ir import (
     note_copy_facts,
     ops_by_id,
 )
+from pypto.compiler.tile_make import buffer as make_buffer
+from pypto.compiler.tile_make import region as make_region
+from pypto.compiler.tile_make import tile_op
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
 from pypto.ir.source import Loc

@@ -91,8 +91,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from pypto.compiler.blas import blas_controlled, one_blas_thread
-from pypto.compiler.tile_expand import tile_op
 from pypto.compiler.tile_ir import Buffer, Region, TileGraph, TileOp
+from pypto.compiler.tile_make import tile_op
 from pypto.ir.dtypes import FP8, DataType
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, Node

@@ -20,7 +20,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.compiler import stamp
 from pypto.compiler.tile_ir import Buffer, Instance, Region, TileGraph, TileOp
+from pypto.compiler.tile_make import buffer, region, sub, tile_op
 from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError, window_message
@@ -30,88 +32,6 @@ from pypto.reference.kernels import valid_common_shape, view_extent
 from pypto.tracing.tiling import whole_slice
 
 COMBINE = {"sum": "add", "amax": "max", "amin": "min", "prod": "mul"}
-_new = object.__new__
-
-
-# ---- fast construction: the tile stages make 10^5 tile ops and regions, and a frozen dataclass's
-# __init__ (one object.__setattr__ per field) costs four times what these do. Each fills the slots
-# of an object of a twin class (same slots, in the same order, so the same layout, but plain
-# attributes: a store each), then makes it the frozen class (`__class__` assignment, which CPython
-# allows between classes of one layout): the very same objects (equal, same class, every field set).
-# The field lists are checked here, so a field added to TileOp, Region or Buffer fails at import.
-
-def _twin(cls: type, names: tuple[str, ...]) -> type:
-    """A plain class with `cls`'s slots, whose objects may become `cls` objects once filled."""
-    fields = tuple(f.name for f in dataclasses.fields(cls))
-    if fields != names or tuple(getattr(cls, "__slots__", ())) != names:
-        raise AssertionError(f"{cls.__name__} has fields {fields}; update tile_expand's fast constructor")
-    twin = type(f"_{cls.__name__}Fill", (), {"__slots__": names})
-    probe = _new(twin)
-    for n in names:
-        setattr(probe, n, None)
-    probe.__class__ = cls  # raises here, at import, if the layouts ever differ
-    return twin
-
-
-_OP_FILL = _twin(TileOp, ("id", "op", "node", "instance", "coord", "shape", "dtype", "inputs", "region", "attrs"))
-_REGION_FILL = _twin(Region, ("buffer", "layout", "offset", "shape"))
-_BUFFER_FILL = _twin(Buffer, ("id", "shape", "dtype", "kind", "name", "node"))
-
-
-def tile_op(tid: int, op: str, node: int, instance: int, coord: tuple[int, ...], shape: tuple[int, ...],
-            dtype: DataType, inputs: tuple[int, ...] = (), region: Region | None = None,
-            attrs: dict[str, Any] | None = None, _fill: type = _OP_FILL, _cls: type = TileOp) -> TileOp:
-    """`TileOp(...)`, built at a quarter of the cost (see above); `attrs` None is a fresh empty dict."""
-    o: Any = _new(_fill)
-    o.id = tid
-    o.op = op
-    o.node = node
-    o.instance = instance
-    o.coord = coord
-    o.shape = shape
-    o.dtype = dtype
-    o.inputs = inputs
-    o.region = region
-    o.attrs = {} if attrs is None else attrs
-    o.__class__ = _cls
-    return o  # type: ignore[no-any-return]
-
-
-def region(buffer: int, layout: tuple[int, ...], offset: tuple[int, ...], shape: tuple[int, ...],
-           _fill: type = _REGION_FILL, _cls: type = Region) -> Region:
-    """`Region(...)`, built at a quarter of the cost (see above)."""
-    r: Any = _new(_fill)
-    r.buffer = buffer
-    r.layout = layout
-    r.offset = offset
-    r.shape = shape
-    r.__class__ = _cls
-    return r  # type: ignore[no-any-return]
-
-
-def buffer(bid: int, shape: tuple[int, ...], dtype: DataType, kind: str, name: str, node: int,
-           _fill: type = _BUFFER_FILL, _cls: type = Buffer) -> Buffer:
-    """`Buffer(...)`, built at a quarter of the cost (copy insertion makes one per tile that crosses
-    subgraphs)."""
-    b: Any = _new(_fill)
-    b.id = bid
-    b.shape = shape
-    b.dtype = dtype
-    b.kind = kind
-    b.name = name
-    b.node = node
-    b.__class__ = _cls
-    return b  # type: ignore[no-any-return]
-
-
-def sub(r: Region, offset: tuple[int, ...], shape: tuple[int, ...]) -> Region:
-    """`r.sub(offset, shape)`, built at half the cost."""
-    base = r.offset
-    if len(base) == 2 == len(offset):
-        at = (base[0] + offset[0], base[1] + offset[1])
-    else:
-        at = tuple(a + b for a, b in zip(base, offset))
-    return region(r.buffer, r.layout, at, shape)
 ELEMENTWISE_KINDS = ("unary", "binary", "where")
 DEFAULT_CUBE = ((128, 128), (64, 64), (128, 128))
 
@@ -203,6 +123,12 @@ class Expander:
         _paths(graph, (), self.path)
         self.types = {m.id: m.type for m in graph.walk() if m.type is not None}
         self.sharers: dict[int, list[int]] = {}  # buffer -> values a reshape placed on it (no copy)
+        # what an iteration of an innermost loop did besides making tile ops and buffers (`pypto.compiler.stamp`
+        # reads it to stamp the next iterations): None outside one
+        self.journal: list[tuple[Any, ...]] | None = None
+        self.clips = 0  # view windows clipped to their input so far (noted once per view, counted each time)
+        self.stale = 0  # stale-view candidates met so far (warned once per pair, counted each time)
+        self.bodies: dict[int, Any] = {}  # loop node id -> its `stamp.Body` (None: not stamped)
 
     # ---- helpers --------------------------------------------------------------------------------
 
@@ -303,6 +229,8 @@ class Expander:
         for writer, w in self.writes.get(r.buffer, [])[placed.seen:]:
             overlap = w.layout != r.layout or all(
                 a < b + m and b < a + n for a, n, b, m in zip(r.offset, r.shape, w.offset, w.shape))
+            if overlap:
+                self.stale += 1
             if overlap and (value, writer.id) not in self._stale_noted:
                 self._stale_noted.add((value, writer.id))
                 line = writer.loc.span.line if writer.loc.span else "?"
@@ -639,8 +567,12 @@ class Expander:
         valid = n.attrs.get("valid_shape")
         off = tuple(S.evaluate(d, self.env) for d in n.attrs["offsets"])
         shp = tuple(S.evaluate(d, self.env) for d in (valid if valid is not None else n.attrs["shape"]))
+        if self.journal is not None:
+            self.journal.append(("window", n.id, src.shape, shp, valid is None))
         if valid is None:  # the data is the part of the window inside the input
             inside = view_extent(n, off, shp, src.shape)
+            if inside != shp:
+                self.clips += 1
             if inside != shp and n.id not in self._clipped_noted:
                 self._clipped_noted.add(n.id)
                 self.notes.append((f"view window {list(shp)} at {list(off)} runs past its input ({list(src.shape)} "
@@ -670,9 +602,14 @@ class Expander:
         off = tuple(S.evaluate(d, self.env) for d in n.attrs["offsets"])
         shp = self.shape_of(src)
         self.check_window(n, target, off, shp, "assemble")
+        if self.journal is not None:
+            self.journal.append(("window", n.id, target.shape, shp, False))
         if not self.retarget(src, sub(target, off, shp)):
             self.copy_into(src, sub(target, off, shp), n, inst)
-        self.writes.setdefault(target.buffer, []).append((n, sub(target, off, shp)))
+        written = (n, sub(target, off, shp))
+        self.writes.setdefault(target.buffer, []).append(written)
+        if self.journal is not None:
+            self.journal.append(("write", target.buffer, written))
         self.place[n.id] = InGM(target)
 
     def retarget(self, value: int, target: Region) -> bool:
@@ -688,6 +625,8 @@ class Expander:
             assert o.region is not None
             self.ops[tid] = dataclasses.replace(o, region=sub(target, o.region.offset, o.region.shape))
         del self.matmul_tiles[p.region.buffer]
+        if self.journal is not None:
+            self.journal.append(("retarget", min(made, default=len(self.ops))))
         self.place[value] = InGM(target)
         return True
 
@@ -715,6 +654,8 @@ class Expander:
             src = copy
         else:  # the input's buffer, seen with another shape: a write into either must spare the other
             self.sharers.setdefault(src.buffer, []).extend((n.inputs[0], n.id))
+            if self.journal is not None:
+                self.journal.append(("share", src.buffer, (n.inputs[0], n.id)))
         self.place[n.id] = InGM(Region(src.buffer, shape, (0,) * len(shape), part))  # the leading window holds data
 
     def concat(self, n: Node, inst: int) -> None:
@@ -752,14 +693,26 @@ class Expander:
         start, stop, step = (S.evaluate(a[k], self.env) for k in ("start", "stop", "step"))
         carried = [self.writable(v, n, inst) for v in n.inputs]
         carry_ids = [c.id for c in body.nodes if c.op == "carry"]
+        if n.id not in self.bodies:
+            self.bodies[n.id] = stamp.Body.of(n) if stamp.ENABLED else None
+        form = self.bodies[n.id]
+        stamper = stamp.Stamper(self, form, step) if form is not None else None
         for i in range(start, stop, step):
             self.env[a["index"]] = i
             child = Instance(len(self.instances), n.id, self.instances[inst].index + ((a["index"], i),))
             self.instances.append(child)
-            for cid, region in zip(carry_ids, carried):
-                self.place[cid] = InGM(region)
+            if stamper is not None:
+                made = stamper.stamp(i, child.id, carried)
+                if made is not None:  # the iteration before, moved (see pypto.compiler.stamp)
+                    carried = made
+                    continue
+                stamper.begin(carried)
+            for cid, held in zip(carry_ids, carried):
+                self.place[cid] = InGM(held)
             self.block(body, child.id)
             carried = [self.gm(v, n) for _, v in body.outputs]
+            if stamper is not None:
+                stamper.end(i, child.id, carried)
         self.env.pop(a["index"], None)
         for out in self.loop_outs.get(n.id, []):
             self.place[out.id] = InGM(carried[out.attrs["index"]])
