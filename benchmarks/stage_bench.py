@@ -6,6 +6,10 @@ tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k)
 - **execute graph**: `pypto.compiler.execute.build` of the compiled tile graph and subgraphs with graph partition's GM
   dependencies (`CopyFacts.depends`, what a compile does when partition filed the accesses in program order) and
   finding them itself (the same graph: checked), median of `--runs`, with Python's collector paused as in a compile;
+- **tile expansion, stamped and in full**: `pypto.compiler.tile_expand.expand` of the compiled program's graph, with
+  an innermost loop's later iterations stamped from an earlier one (`pypto.compiler.stamp`, since session 25) and with
+  stamping off, side by side (median of `--runs` each, the collector paused as in a compile), and how many loop
+  iterations were stamped (the two tile graphs are checked equal);
 - **board, first run**: the sim board's first run on the compiled graph in the process (as a job's: its task
   columns made, then the compiled loop), once;
 - **document**: `CompileRecord.to_document()` of the profiled record (the record the IDE sends), median of `--runs`;
@@ -127,6 +131,7 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
         tile_ir.note_copy_facts(tiles, dataclasses.replace(facts, depends=None))
         found = _timed(lambda: build(tiles, subgraphs), runs)
         assert same == build(tiles, subgraphs), "the two ways differ"
+    stamped, in_full, iterations = expansion_seconds(expanded.graph, dict(p.bindings or ()), runs)
     t0 = time.perf_counter()
     profiled = profile(record, "sim", {}, None)  # the graph's first run in this process, as a job's
     board = time.perf_counter() - t0
@@ -138,8 +143,43 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     passes = " | ".join(f"{seconds.get(s, 0.0):.2f}" for s in STAGES)
     offered = "yes" if facts.depends is not None else "no"
     return (f"| {key}{' (edited)' if edited else ''} | {len(p.tiles.ops):,} | {len(p.execute.tasks):,} | {arrows:,} | "
-            f"{passes} | {offered} | {taken:.2f} | {found:.2f} | {board:.2f} | {document:.2f} | {sent:.2f} | "
+            f"{passes} | {stamped:.2f} | {in_full:.2f} | {iterations:,} | {offered} | {taken:.2f} | {found:.2f} | "
+            f"{board:.2f} | {document:.2f} | {sent:.2f} | "
             f"{arrays_in:.2f} | {lists_in:.2f} | {fingerprint:.3f} |")
+
+
+def expansion_seconds(graph: Any, bindings: dict[str, int], runs: int) -> tuple[float, float, int]:
+    """Tile expansion of `graph` (the program's, its vec tiles refitted already) with stamping on and off, median of
+    `runs` each, and how many iterations the stamped one stamped; the two tile graphs must be equal."""
+    from pypto.compiler import stamp
+    from pypto.compiler.pipeline import gc_paused
+    from pypto.compiler.tile_expand import expand
+
+    count = [0]
+    real = stamp.Stamper.stamp
+
+    def counting(self: Any, *args: Any) -> Any:
+        made = real(self, *args)
+        count[0] += made is not None
+        return made
+
+    made = {}
+    seconds = {}
+    try:
+        stamp.Stamper.stamp = counting  # type: ignore[method-assign]
+        for enabled in (True, False):
+            stamp.ENABLED = enabled
+            with gc_paused():
+                seconds[enabled] = _timed(lambda: expand(graph, bindings), runs)
+                count[0] = 0
+                made[enabled] = expand(graph, bindings)[0]
+            if enabled:
+                iterations = count[0]
+    finally:
+        stamp.ENABLED = True
+        stamp.Stamper.stamp = real  # type: ignore[method-assign]
+    assert made[True] == made[False], "stamping changed the tile graph"
+    return seconds[True], seconds[False], iterations
 
 
 def answer_seconds(profiled: Any, runs: int) -> tuple[float, float, float]:
@@ -193,10 +233,11 @@ def main() -> int:
     analyze.warm_up()
     print(f"stage_bench — median of {a.runs}\n")
     print("| kernel | tile ops | tasks | arrows | " + " | ".join(f"{s} s" for s in STAGES)
+          + " | tile expansion, stamped s | in full s | iterations stamped"
           + " | partition's arrows taken | execute graph with them s | finding them s | board, first run s"
           + " | record document s | answer round trip s | with the editor's run beside s | with the run as lists s"
           + " | fingerprint s |")
-    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|" * 12)
     for key in a.kernels.split(","):
         print(row(key, a.models, a.runs, a.edited), flush=True)
     if a.pool:

@@ -2,7 +2,8 @@
 expansion makes: every pass's snapshot, the listings and the swimlane, with stamping on and off, for
 loops that stamp and for loops where a condition stops it (a tail, a window that runs past its input, a
 window out of range, a stale view, a reshape, a matmul written straight into its target, carried
-values). Each kernel also says whether it stamped: a test that stamped nothing would prove nothing.
+values, a GM dependency only one iteration has, subgraphs over the UB). Each kernel also says whether it
+stamped: a test that stamped nothing would prove nothing.
 """
 
 from __future__ import annotations
@@ -92,6 +93,41 @@ def moving_state(x: pypto.Tensor(), states: pypto.Tensor(), out: pypto.Tensor(),
 
 
 @pypto.jit
+def early_write(x: pypto.Tensor(), out: pypto.Tensor(), out2: pypto.Tensor(), out3: pypto.Tensor()):
+    """Rows 32-47 of `out` are written before the loop: only the iteration that reads them depends on that write,
+    which keeps its sum out of the group it would join (graph partition's `foreign` rule): stamped iterations are
+    partitioned apart from their template's choices."""
+    rows, cols = x.shape
+    pypto.set_vec_tile_shapes(16, cols)
+    pypto.assemble(pypto.full([16, cols], 2.0, pypto.DT_FP32), [32, 0], out)
+    for i in pypto.loop(0, rows, 16, name="rows", idx_name="i"):
+        a = pypto.view(x, [16, cols], [i, 0]) * 2.0
+        pypto.assemble(a, [i, 0], out2)
+        b = pypto.view(out2, [16, cols], [i, 0]) + 1.0
+        c = a + pypto.view(out, [16, cols], [i, 0])
+        pypto.assemble(b + c, [i, 0], out3)
+
+
+@pypto.jit
+def over_ub(x: pypto.Tensor(), out: pypto.Tensor(), out2: pypto.Tensor(), out3: pypto.Tensor()):
+    """64 KiB tiles, several alive at once: subgraphs fill the UB and their overflow goes to successors; then, as
+    in `early_write`, one iteration depends on a write before the loop."""
+    rows, cols = x.shape
+    pypto.set_vec_tile_shapes(64, 256)
+    pypto.assemble(pypto.full([64, cols], 2.0, pypto.DT_FP32), [128, 0], out)
+    for i in pypto.loop(0, rows, 64, name="rows", idx_name="i"):
+        t = pypto.view(x, [64, cols], [i, 0])
+        a = pypto.exp(t)
+        b = a * t
+        c = b + a
+        d = c * t + b * a
+        pypto.assemble(d, [i, 0], out2)
+        e = pypto.view(out2, [64, cols], [i, 0]) + 1.0
+        f = a + pypto.view(out, [64, cols], [i, 0])
+        pypto.assemble(e + f + d, [i, 0], out3)
+
+
+@pypto.jit
 def stale(x: pypto.Tensor(), out: pypto.Tensor()):
     """Each iteration takes a view, then writes the tensor under it, then reads the view: a warning."""
     rows, cols = x.shape
@@ -130,6 +166,10 @@ CASES: list[tuple[str, Any, dict[str, Any], bool]] = [  # (name, kernel, inputs,
     ("reshaped state", reshaped_state, {"x": _f32(128, 32), "state": _f32(16, 32), "out": _f32(128, 32)}, True),
     ("moving state", moving_state,
      {"x": _f32(128, 32), "states": _f32(2, 16, 32), "out": _f32(128, 32), "last": _f32(2, 16, 32)}, True),
+    ("a dependency from before the loop", early_write,
+     {"x": _f32(128, 32), "out": _f32(128, 32), "out2": _f32(128, 32), "out3": _f32(128, 32)}, True),
+    ("over the UB", over_ub,
+     {"x": _f32(512, 256), "out": _f32(512, 256), "out2": _f32(512, 256), "out3": _f32(512, 256)}, True),
     ("stale view", stale, {"x": _f32(128, 32), "out": _f32(128, 32)}, False),
     ("stale after the loop", stale_after, {"x": _f32(128, 32), "out": _f32(128, 32), "late": _f32(16, 32)}, True),
 ]

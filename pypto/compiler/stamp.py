@@ -42,16 +42,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from pypto.compiler.tile_ir import Region, TileOp
-from pypto.compiler.tile_make import _OP_FILL, _REGION_FILL, buffer, region
+from pypto.compiler.tile_ir import Buffer, Region, TileOp
+from pypto.compiler.tile_make import OP_FILL, REGION_FILL, buffer, region
 from pypto.ir import symbolic as S
 from pypto.ir.graph import Node
 from pypto.reference.kernels import view_extent
 
-if TYPE_CHECKING:
-    from pypto.compiler.tile_expand import Expander
+
+class Expanding(Protocol):
+    """What a stamper reads and appends to of the tile expander (`tile_expand.Expander`, which imports this module)."""
+
+    ops: list[TileOp]
+    buffers: list[Buffer]
+    notes: list[tuple[str, Node]]
+    warnings: list[tuple[str, Node]]
+    clips: int
+    stale: int
+    journal: list[tuple[Any, ...]] | None
+    env: dict[str, int]
+    writes: dict[int, list[tuple[Node, Region]]]
+    sharers: dict[int, list[int]]
 
 ENABLED = True  # tests turn it off to compare with the full expansion
 WITNESS_TRIES = 3  # pairs of iterations compared per run of a loop before it is expanded in full
@@ -143,7 +155,7 @@ class Translation:
 class Stamper:
     """One run of an innermost loop: records its full iterations, finds a witness, stamps."""
 
-    def __init__(self, ex: Expander, body: Body, step: int) -> None:
+    def __init__(self, ex: Expanding, body: Body, step: int) -> None:
         self.ex = ex
         self.body = body
         self.step = step
@@ -310,7 +322,7 @@ class Stamper:
         copies: dict[int, dict[str, Any]] = {}
         inputs_of: dict[int, tuple[Region, ...]] = {}
         append = ex.ops.append
-        new, fill, cls, region_fill, region_cls = object.__new__, _OP_FILL, TileOp, _REGION_FILL, Region
+        new, fill, cls, region_fill, region_cls = object.__new__, OP_FILL, TileOp, REGION_FILL, Region
         for o, d in zip(ex.ops[b.ops.start:b.ops.stop], plan.op_steps):  # tile_op and moved, inline: the hot loop
             attrs = o.attrs
             if id(attrs) in fresh:

@@ -32,14 +32,15 @@ def _twin(cls: type, names: tuple[str, ...]) -> type:
     return twin
 
 
-_OP_FILL = _twin(TileOp, ("id", "op", "node", "instance", "coord", "shape", "dtype", "inputs", "region", "attrs"))
-_REGION_FILL = _twin(Region, ("buffer", "layout", "offset", "shape"))
-_BUFFER_FILL = _twin(Buffer, ("id", "shape", "dtype", "kind", "name", "node"))
+# the twin classes, for a loop that builds these objects inline (`pypto.compiler.stamp`)
+OP_FILL = _twin(TileOp, ("id", "op", "node", "instance", "coord", "shape", "dtype", "inputs", "region", "attrs"))
+REGION_FILL = _twin(Region, ("buffer", "layout", "offset", "shape"))
+BUFFER_FILL = _twin(Buffer, ("id", "shape", "dtype", "kind", "name", "node"))
 
 
 def tile_op(tid: int, op: str, node: int, instance: int, coord: tuple[int, ...], shape: tuple[int, ...],
             dtype: DataType, inputs: tuple[int, ...] = (), region: Region | None = None,
-            attrs: dict[str, Any] | None = None, _fill: type = _OP_FILL, _cls: type = TileOp) -> TileOp:
+            attrs: dict[str, Any] | None = None, _fill: type = OP_FILL, _cls: type = TileOp) -> TileOp:
     """`TileOp(...)`, built at a quarter of the cost (see above); `attrs` None is a fresh empty dict."""
     o: Any = _new(_fill)
     o.id = tid
@@ -57,7 +58,7 @@ def tile_op(tid: int, op: str, node: int, instance: int, coord: tuple[int, ...],
 
 
 def region(buffer: int, layout: tuple[int, ...], offset: tuple[int, ...], shape: tuple[int, ...],
-           _fill: type = _REGION_FILL, _cls: type = Region) -> Region:
+           _fill: type = REGION_FILL, _cls: type = Region) -> Region:
     """`Region(...)`, built at a quarter of the cost (see above)."""
     r: Any = _new(_fill)
     r.buffer = buffer
@@ -69,7 +70,7 @@ def region(buffer: int, layout: tuple[int, ...], offset: tuple[int, ...], shape:
 
 
 def buffer(bid: int, shape: tuple[int, ...], dtype: DataType, kind: str, name: str, node: int,
-           _fill: type = _BUFFER_FILL, _cls: type = Buffer) -> Buffer:
+           _fill: type = BUFFER_FILL, _cls: type = Buffer) -> Buffer:
     """`Buffer(...)`, built at a quarter of the cost (copy insertion makes one per tile that crosses
     subgraphs)."""
     b: Any = _new(_fill)
