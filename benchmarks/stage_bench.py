@@ -22,6 +22,14 @@ tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k)
 - **fingerprint**: the traced program's fingerprint (`pypto.record.Traced.program_fingerprint`, what every job and
   advice candidate hashes to find a reusable answer), made anew each run.
 
+Session 25 (2026-11-29 23:58 UTC, `--edited --runs 3`, this tree after stamping came in; tile expansion stamped and in
+full are medians of 3 runs each in this one process; the pass figures are the compile's, once):
+
+| kernel | tile ops | tasks | arrows | tile_expand s | graph_partition s | leaf_functions s | execute_graph s | tile expansion, stamped s | in full s | iterations stamped | partition's arrows taken | execute graph with them s | finding them s | board, first run s | record document s | answer round trip s | with the editor's run beside s | with the run as lists s | fingerprint s |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| gated_delta_rule (edited) | 195,552 | 76,016 | 172,032 | 1.06 | 2.98 | 0.55 | 0.93 | 0.83 | 1.89 | 192 | yes | 0.95 | 1.95 | 0.07 | 1.03 | 0.10 | 0.09 | 0.25 | 0.015 |
+| block_attn_res (edited) | 246,336 | 49,216 | 8,421,376 | 0.37 | 3.38 | 0.95 | 0.93 | 0.56 | 1.48 | 62 | yes | 1.09 | 2.63 | 0.25 | 1.51 | 0.18 | 0.22 | 0.98 | 0.002 |
+
 Session 24 (2026-11-29 20:55 UTC, `--edited --runs 3`, the machine slower than in the rows above; the edit is the
 first tile-shape call of the kernel's body, which for gated delta rule is in force only for views and changes no
 tile op — production_bench's edits now take a call its tile ops are cut by):

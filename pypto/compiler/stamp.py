@@ -65,6 +65,7 @@ class Expanding(Protocol):
     writes: dict[int, list[tuple[Node, Region]]]
     sharers: dict[int, list[int]]
 
+
 ENABLED = True  # tests turn it off to compare with the full expansion
 WITNESS_TRIES = 3  # pairs of iterations compared per run of a loop before it is expanded in full
 _MOVES = object()  # a buffer made by the iterations: the next iteration's is one step on
@@ -155,10 +156,9 @@ class Translation:
 class Stamper:
     """One run of an innermost loop: records its full iterations, finds a witness, stamps."""
 
-    def __init__(self, ex: Expanding, body: Body, step: int) -> None:
+    def __init__(self, ex: Expanding, body: Body) -> None:
         self.ex = ex
         self.body = body
-        self.step = step
         self.last: Iteration | None = None  # the iteration just before, when expanded in full
         self.tries = WITNESS_TRIES
         self.plan: Translation | None = None

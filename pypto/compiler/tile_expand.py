@@ -696,7 +696,7 @@ class Expander:
         if n.id not in self.bodies:
             self.bodies[n.id] = stamp.Body.of(n) if stamp.ENABLED else None
         form = self.bodies[n.id]
-        stamper = stamp.Stamper(self, form, step) if form is not None else None
+        stamper = stamp.Stamper(self, form) if form is not None else None
         for i in range(start, stop, step):
             self.env[a["index"]] = i
             child = Instance(len(self.instances), n.id, self.instances[inst].index + ((a["index"], i),))
