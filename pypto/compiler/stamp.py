@@ -125,7 +125,6 @@ class Iteration:
     """One iteration expanded in full: where its tile ops and buffers are, what it started from and
     left, and what it did besides (the expander's journal)."""
 
-    index: int
     instance: int
     ops: range
     buffers: range
@@ -163,10 +162,6 @@ class Stamper:
         self.tries = WITNESS_TRIES
         self.plan: Translation | None = None
         self._mark: tuple[int, int, int, int, int, int, list[Region]] | None = None
-        self.why = ""  # why the last pair of iterations was no witness (for tests and profiling)
-
-    def _no(self, why: str) -> None:
-        self.why = why
 
     # ---- a full iteration ------------------------------------------------------------------------
 
@@ -176,14 +171,14 @@ class Stamper:
         self._mark = (len(ex.ops), len(ex.buffers), len(ex.notes), len(ex.warnings), ex.clips, ex.stale, carried)
         ex.journal = []
 
-    def end(self, index: int, instance: int, carried: list[Region]) -> None:
+    def end(self, instance: int, carried: list[Region]) -> None:
         ex = self.ex
         assert self._mark is not None and ex.journal is not None
         o0, b0, notes, warnings, clips, stale, carried_in = self._mark
         journal, ex.journal = ex.journal, None
         clean = (len(ex.notes) == notes and len(ex.warnings) == warnings and ex.clips == clips
                  and ex.stale == stale and all(e[1] >= o0 for e in journal if e[0] == "retarget"))
-        it = Iteration(index, instance, range(o0, len(ex.ops)), range(b0, len(ex.buffers)), carried_in, carried,
+        it = Iteration(instance, range(o0, len(ex.ops)), range(b0, len(ex.buffers)), carried_in, carried,
                        journal, clean, self.body.values(ex.env))
         a, self.last = self.last, it
         if a is not None and self.tries > 0 and it.clean:
@@ -197,11 +192,11 @@ class Stamper:
         ex = self.ex
         if a.values is None or b.values is None or a.values[0] != b.values[0] or a.ops.stop != b.ops.start \
                 or len(a.ops) != len(b.ops) or a.buffers.stop != b.buffers.start or len(a.buffers) != len(b.buffers):
-            return self._no("expressions or sizes differ")
+            return None
         dop, dbuf = len(b.ops), len(b.buffers)
         for x, y in zip(ex.buffers[a.buffers.start:a.buffers.stop], ex.buffers[b.buffers.start:b.buffers.stop]):
             if (x.shape, x.dtype, x.kind, x.name, x.node) != (y.shape, y.dtype, y.kind, y.name, y.node):
-                return self._no("buffers made differ")
+                return None
         moves: dict[int, object] = {}  # buffer -> _MOVES, or None: an outside tensor
         first = a.buffers.start  # buffers from here on are made by a or b
 
@@ -228,62 +223,62 @@ class Stamper:
         for x, y in zip(ops[a.ops.start:a.ops.stop], ops[b.ops.start:b.ops.stop]):
             if x.op != y.op or x.node != y.node or x.coord != y.coord or x.shape != y.shape or x.dtype is not y.dtype \
                     or x.instance != a.instance or y.instance != b.instance or len(x.inputs) != len(y.inputs):
-                return self._no("tile ops differ")
+                return None
             for p, q in zip(x.inputs, y.inputs):
                 if q != p + dop or q not in inside:
-                    return self._no("inputs differ")
+                    return None
             d = step(x.region, y.region)
             if d is _FAIL:
-                return self._no("regions differ")
+                return None
             op_steps.append(d)
             xa, ya = x.attrs, y.attrs
             if xa is ya:
                 continue
             if list(xa) != list(ya):
-                return self._no("attribute names differ")
+                return None
             for key, v in ya.items():
                 w = xa[key]
                 if key == "inputs" and type(v) is tuple and all(type(r) is Region for r in v):
                     ds = tuple(map(step, w, v)) if type(w) is tuple and len(w) == len(v) else (_FAIL,)
                     if _FAIL in ds or attr_steps.setdefault(id(v), ds) != ds:
-                        return self._no("regions in attributes differ")
+                        return None
                 elif type(v) is not type(w) or not _equal(v, w):
-                    return self._no("attributes differ")
+                    return None
             fresh.add(id(ya))
         carried_steps = (list(map(step, a.carried_in, b.carried_in)), list(map(step, a.carried_out, b.carried_out)))
         if len(a.carried_in) != len(b.carried_in) or _FAIL in carried_steps[0] or _FAIL in carried_steps[1] \
                 or len(a.journal) != len(b.journal):
-            return self._no("carried values or journals differ")
+            return None
         write_steps: list[Step] = []
         for e, f in zip(a.journal, b.journal):
             if e[0] != f[0]:
-                return self._no("journal kinds differ")
+                return None
             kind = e[0]
             if kind == "window":
                 if e[1:] != f[1:]:
-                    return self._no("windows differ")
+                    return None
             elif kind == "write":
                 d = step(e[2][1], f[2][1])
                 if e[2][0] is not f[2][0] or d is _FAIL:
-                    return self._no("writes differ")
+                    return None
                 write_steps.append(d)
             elif kind == "share":
                 if e[2] != f[2] or not same_buffer(e[1], f[1]):
-                    return self._no("shared buffers differ")
+                    return None
             elif kind == "retarget":
                 if f[1] != e[1] + dop:
-                    return self._no("retargets differ")
+                    return None
             else:
-                return self._no("unknown journal entry")
+                return None
         assert a.values is not None and b.values is not None
         offset_steps = tuple(tuple([q - p for p, q in zip(x, y)]) for x, y in zip(a.values[1], b.values[1]))
         return Translation(b, moves, op_steps, attr_steps, carried_steps, write_steps, fresh, offset_steps)
 
     # ---- a stamped iteration ---------------------------------------------------------------------
 
-    def stamp(self, index: int, instance: int, carried: list[Region]) -> list[Region] | None:
-        """Append iteration `index` as the template translated, and return what it carries on; None
-        when it must be expanded in full."""
+    def stamp(self, instance: int, carried: list[Region]) -> list[Region] | None:
+        """Append the iteration at the loop index in force (root instance `instance`) as the template
+        translated, and return what it carries on; None when it must be expanded in full."""
         plan = self.plan
         if plan is None:
             return None

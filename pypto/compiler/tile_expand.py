@@ -128,7 +128,7 @@ class Expander:
         self.journal: list[tuple[Any, ...]] | None = None
         self.clips = 0  # view windows clipped to their input so far (noted once per view, counted each time)
         self.stale = 0  # stale-view candidates met so far (warned once per pair, counted each time)
-        self.bodies: dict[int, Any] = {}  # loop node id -> its `stamp.Body` (None: not stamped)
+        self.bodies: dict[int, stamp.Body | None] = {}  # loop node id -> its body's form (None: not stamped)
 
     # ---- helpers --------------------------------------------------------------------------------
 
@@ -702,7 +702,7 @@ class Expander:
             child = Instance(len(self.instances), n.id, self.instances[inst].index + ((a["index"], i),))
             self.instances.append(child)
             if stamper is not None:
-                made = stamper.stamp(i, child.id, carried)
+                made = stamper.stamp(child.id, carried)
                 if made is not None:  # the iteration before, moved (see pypto.compiler.stamp)
                     carried = made
                     continue
@@ -712,7 +712,7 @@ class Expander:
             self.block(body, child.id)
             carried = [self.gm(v, n) for _, v in body.outputs]
             if stamper is not None:
-                stamper.end(i, child.id, carried)
+                stamper.end(child.id, carried)
         self.env.pop(a["index"], None)
         for out in self.loop_outs.get(n.id, []):
             self.place[out.id] = InGM(carried[out.attrs["index"]])
