@@ -15,7 +15,7 @@ VSIX_SRC := package.json package-lock.json pyproject.toml \
 
 .PHONY: run reset-workspace examples test test-vscode lint bench setup clean chromium vscode vsix
 
-setup: $(STAMP) $(NODE_STAMP)
+setup: $(STAMP) $(NODE_STAMP) $(NATIVE)
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -25,6 +25,13 @@ $(STAMP): pyproject.toml
 	# otherwise every process that first needs it compiles it at once (tests, servers' workers)
 	PYPTO_SIM_JIT=1 $(BIN)/pypto-ide profile examples/softmax.py > /dev/null
 	touch $(STAMP)
+
+# the compiler's hot modules as C extensions (mypyc), into build/native/ (pypto/native.py: used only while they
+# are of the current source; NATIVE_SRC names pypto.native.MODULES' files, tests/test_native.py checks it)
+NATIVE := build/native/manifest.json
+NATIVE_SRC := tools/build_native.py pypto/native.py pypto/compiler/gm_index.py pypto/compiler/partition.py
+$(NATIVE): $(STAMP) $(NATIVE_SRC)
+	$(BIN)/python tools/build_native.py
 
 # node packages (package-lock.json): esbuild/typescript, vsce, playwright-core, the SARIF schema, ...
 $(NODE_STAMP): package.json package-lock.json

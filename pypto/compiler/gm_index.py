@@ -131,6 +131,7 @@ class Accesses:
         off, shp = r.offset, r.shape
         multi = False
         two = len(off) == 2
+        key: tuple[int, ...] | None
         for cell, grid in self.grids.items():
             same = shp == cell
             if same and two:  # the common case, inline: a tile of this grid's shape, aligned to it
@@ -186,13 +187,14 @@ class Accesses:
         for k in itertools.product(*self._spans(r, cell)):
             grid[k][side].append((r, owner))
 
-    def visit(self, r: Region, owner: int, write: bool) -> set[int]:
+    def visit(self, r: Region, owner: int, write: bool) -> Set[int]:
         """`conflicts`, then record the access."""
         shp, grids = r.shape, self.grids
         if len(grids) <= 1 and 0 not in shp:  # the common case, both steps at once: one grid, one cell
             grid = grids.get(shp)
             if grid is not None or not grids:
                 off = r.offset
+                key: tuple[int, ...] | None
                 if len(off) == 2:  # _inside(off, shp, shp), inline
                     a, b = off
                     c, d = shp
@@ -219,9 +221,9 @@ class Accesses:
                     else:
                         reads.append((r, owner))
                     return found
-        found = self.conflicts(r, write, owner)
+        met = self.conflicts(r, write, owner)
         self.add(r, owner, write)
-        return found
+        return met
 
 
 def _new_cell() -> tuple[list[tuple[Region, int]], list[tuple[Region, int]]]:

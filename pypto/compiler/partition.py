@@ -273,11 +273,11 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                 place_in_scope(o, (sc, scope_instance[(sc, o.instance)]))
                 continue
         if kind == "matmul":
-            g = new_group("AIC", o.instance)
-            gm = gm_accesses(o, [])
-            deps = gm_deps(gm)
-            add(g, o, [], [])
-            record_gm(g, gm, deps)
+            cube = new_group("AIC", o.instance)
+            written_gm = gm_accesses(o, [])
+            deps = gm_deps(written_gm)
+            add(cube, o, [], [])
+            record_gm(cube, written_gm, deps)
             continue
         loads: list[TileOp] = []  # inputs loaded from GM and not yet placed
         producers: set[int] = set()  # the groups of the other inputs

@@ -1,0 +1,114 @@
+"""The compiler's hot modules as native code, when a build of exactly their source is at hand.
+
+Graph partition and its GM index walk every tile op in Python (gated delta rule: 195 k tile ops,
+2.3 s of its 8 s edit). `tools/build_native.py` (run by `make setup`) compiles the modules named in
+`MODULES` with mypyc — typed Python to C extensions, the same source and the same semantics — into
+`build/native/`, with a manifest of each source's SHA-256. `install()` (run by `import pypto.compiler`,
+before its modules) puts a finder first on `sys.meta_path` that imports those modules from the build,
+but only when every one of them is the source it was built from and the build is for this interpreter: an edited module,
+a checkout without a build (a wheel, a machine without a C compiler) or `PYPTO_NATIVE=0` imports the
+Python source as ever. The modules are compiled together (calls between them are native), so they
+load all or none. `status()` says which, and why not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Sequence
+from importlib.abc import MetaPathFinder
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from types import ModuleType
+
+# what tools/build_native.py compiles, in one mypyc group
+MODULES = ("pypto.compiler.gm_index", "pypto.compiler.partition")
+ROOT = Path(__file__).resolve().parent.parent  # the checkout (an editable install's)
+BUILD = ROOT / "build" / "native"
+MANIFEST = "manifest.json"
+FORMAT = 1
+
+
+def source_of(module: str, root: Path = ROOT) -> Path:
+    return root.joinpath(*module.split(".")).with_suffix(".py")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class NativeFinder(MetaPathFinder):
+    """Finds the built modules (and the mypyc runtime they share) in the build folder."""
+
+    def __init__(self, files: dict[str, Path]) -> None:
+        self.files = files
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
+        f = self.files.get(fullname)
+        if f is None:
+            return None
+        loader = importlib.machinery.ExtensionFileLoader(fullname, str(f))
+        return importlib.util.spec_from_file_location(fullname, f, loader=loader)
+
+
+_status = "not installed"
+
+
+def status() -> str:
+    """Whether the native modules are in use, or why not."""
+    return _status
+
+
+def check(build: Path = BUILD, root: Path = ROOT) -> tuple[dict[str, Path] | None, str]:
+    """The files to load (module name -> extension), or None and why not."""
+    try:
+        manifest = json.loads((build / MANIFEST).read_text())
+    except FileNotFoundError:
+        return None, f"no native build ({build / MANIFEST}; `make setup` makes it)"
+    except (OSError, ValueError) as e:
+        return None, f"unreadable native build manifest: {e}"
+    if isinstance(manifest, dict) and manifest.get("failed"):
+        return None, f"the native build failed ({build / MANIFEST}): {str(manifest['failed'])[:300]}"
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        return None, "native build of another format: rebuild it (python tools/build_native.py)"
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    if manifest.get("suffix") != suffix:
+        return None, f"native build for {manifest.get('suffix')}, not this interpreter's {suffix}"
+    modules = manifest.get("modules") or {}
+    if sorted(modules) != sorted(MODULES):
+        return None, "native build of other modules: rebuild it (python tools/build_native.py)"
+    files: dict[str, Path] = {}
+    for name, entry in modules.items():
+        try:
+            if sha256(source_of(name, root)) != entry["sha256"]:
+                return None, f"{name} changed since its native build: the Python source is used"
+        except OSError as e:
+            return None, f"{name}: {e}"
+        files[name] = build / entry["file"]
+    for name, file in (manifest.get("runtime") or {}).items():  # the mypyc runtime the group shares
+        files[name] = build / file
+    missing = [str(f) for f in files.values() if not f.is_file()]
+    if missing:
+        return None, f"native build incomplete: {missing[0]} is missing"
+    return files, f"native: {', '.join(sorted(modules))} (mypyc, {build})"
+
+
+def install() -> None:
+    """Put the finder first on `sys.meta_path` when the build matches (see the module doc); once."""
+    global _status
+    if any(isinstance(f, NativeFinder) for f in sys.meta_path):
+        return
+    if os.environ.get("PYPTO_NATIVE", "1") == "0":
+        _status = "PYPTO_NATIVE=0: the Python source is used"
+        return
+    if any(m in sys.modules for m in MODULES):
+        _status = "imported before pypto.native.install: the Python source is used"
+        return
+    files, _status = check()
+    if files is not None:
+        sys.meta_path.insert(0, NativeFinder(files))

@@ -1,0 +1,113 @@
+"""The native build of the compiler's hot modules (pypto/native.py): used only when it is of the current
+source and this interpreter, and then it compiles what the Python source compiles, byte for byte."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pypto import native
+
+ROOT = Path(__file__).resolve().parent.parent
+SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def fake_build(tmp: Path, root: Path, **change: object) -> Path:
+    """A build folder whose manifest lists `MODULES` of `root` (extensions: empty files), changed by `change`."""
+    build = tmp / "native"
+    modules = {}
+    for name in native.MODULES:
+        rel = f"{name.replace('.', '/')}{SUFFIX}"
+        (build / rel).parent.mkdir(parents=True, exist_ok=True)
+        (build / rel).write_bytes(b"")
+        modules[name] = {"file": rel, "sha256": native.sha256(native.source_of(name, root))}
+    manifest = {"format": native.FORMAT, "suffix": SUFFIX, "modules": modules, "runtime": {}, **change}
+    (build / native.MANIFEST).write_text(json.dumps(manifest))
+    return build
+
+
+def copy_sources(tmp: Path) -> Path:
+    root = tmp / "src"
+    for name in native.MODULES:
+        dst = native.source_of(name, root)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(native.source_of(name), dst)
+    return root
+
+
+def test_a_build_of_the_current_sources_is_used(tmp_path: Path) -> None:
+    root = copy_sources(tmp_path)
+    files, why = native.check(fake_build(tmp_path, root), root)
+    assert files is not None and sorted(files) == sorted(native.MODULES), why
+
+
+def test_an_edited_module_uses_the_python_source(tmp_path: Path) -> None:
+    root = copy_sources(tmp_path)
+    build = fake_build(tmp_path, root)
+    edited = native.source_of(native.MODULES[-1], root)
+    edited.write_text(edited.read_text() + "\n# an edit\n")
+    files, why = native.check(build, root)
+    assert files is None and f"{native.MODULES[-1]} changed since its native build" in why
+
+
+@pytest.mark.parametrize("change, said", [
+    ({"suffix": ".cpython-39-x86_64-linux-gnu.so"}, "not this interpreter's"),
+    ({"format": native.FORMAT + 1}, "another format"),
+    ({"failed": "mypyc failed (exit 1): partition.py:3: error: ..."}, "the native build failed"),
+    ({"modules": {}}, "other modules"),
+])
+def test_a_build_that_does_not_fit_is_not_used(tmp_path: Path, change: dict[str, object], said: str) -> None:
+    root = copy_sources(tmp_path)
+    files, why = native.check(fake_build(tmp_path, root, **change), root)
+    assert files is None and said in why
+
+
+def test_no_build_and_a_missing_extension_say_so(tmp_path: Path) -> None:
+    root = copy_sources(tmp_path)
+    files, why = native.check(tmp_path / "nowhere", root)
+    assert files is None and why.startswith(f"no native build ({tmp_path / 'nowhere' / native.MANIFEST}")
+    build = fake_build(tmp_path, root)
+    next(build.rglob(f"*{SUFFIX}")).unlink()
+    files, why = native.check(build, root)
+    assert files is None and "is missing" in why
+
+
+def test_the_makefile_rebuilds_when_a_native_module_changes() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    listed = re.search(r"^NATIVE_SRC := (.*)$", makefile, re.M)
+    assert listed is not None
+    files = set(listed.group(1).split())
+    assert {str(native.source_of(m, Path())) for m in native.MODULES} <= files
+    assert {"tools/build_native.py", "pypto/native.py"} <= files
+
+
+def _compile(env: dict[str, str]) -> dict[str, object]:
+    """Every example's and bench kernel's record, listings and swimlane digests (test_compile_identity's), and the
+    file partition was imported from, in a fresh interpreter."""
+    code = ("import json, sys; sys.path.insert(0, 'tests'); import test_compile_identity as t; "
+            "import pypto.compiler.partition as p; "
+            "print(json.dumps({'partition': p.__file__, 'records': t.compute()}))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, **env}, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_native_build_compiles_what_the_source_compiles() -> None:
+    files, why = native.check()
+    if files is None:
+        if os.environ.get("CI") and importlib.util.find_spec("mypyc") is not None:
+            pytest.fail(f"CI with mypyc installed, but no native build in use: {why}")
+        pytest.skip(f"no native build of the current source: {why}")
+    fast, plain = _compile({"PYPTO_NATIVE": "1"}), _compile({"PYPTO_NATIVE": "0"})
+    assert str(fast["partition"]).endswith(SUFFIX) and str(plain["partition"]).endswith(".py")
+    assert fast["records"] == plain["records"]
