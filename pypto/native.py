@@ -26,7 +26,8 @@ from pathlib import Path
 from types import ModuleType
 
 # what tools/build_native.py compiles, in one mypyc group
-MODULES = ("pypto.compiler.gm_index", "pypto.compiler.partition")
+# (not the IR's classes, execute_ir and tile_ir: compiled, a class is native — no weak references, no new attributes)
+MODULES = ("pypto.compiler.gm_index", "pypto.compiler.partition", "pypto.compiler.execute", "pypto.compiler.serialize")
 ROOT = Path(__file__).resolve().parent.parent  # the checkout (an editable install's)
 BUILD = ROOT / "build" / "native"
 MANIFEST = "manifest.json"

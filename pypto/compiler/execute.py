@@ -36,6 +36,8 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     writes: dict[int, list[Region]] = defaultdict(list)
     preds: dict[int, set[int]] = defaultdict(set)
     facts = copy_facts(tiles)
+    reshaped: Set[int]
+    written: Set[int]
     if facts is not None:  # graph partition made these tiles: it knows (copies' buffers: see CopyFacts)
         reshaped, written, first_copy = facts.reshaped, facts.written, facts.first_xfer
         if facts.depends is not None:  # and found the dependencies through the other buffers, as below would

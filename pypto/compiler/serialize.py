@@ -349,7 +349,7 @@ def execute_from(d: Mapping[str, Any]) -> ExecGraph:
     for k, t in enumerate(d["tasks"]):
         if t["id"] != k:
             raise ValueError(f"execute graph: task {k} has id {t['id']!r} (ids are 0..n-1 in order)")
-        bad = [p for p in t["preds"] if not (isinstance(p, Integral) and 0 <= p < k)]
+        bad = [p for p in t["preds"] if not (isinstance(p, Integral) and 0 <= p < k)]  # type: ignore[operator]
         if bad:
             raise ValueError(f"execute graph: task {k} waits on {bad[0]!r}, which is not a task before it "
                              "(a task waits only on earlier tasks; a cycle or an edited record?)")
@@ -395,7 +395,7 @@ def _dc_from(tp: Any, v: Json) -> Any:
         return from_short(v)  # type: ignore[arg-type]
     if dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
-        return tp(**{k: _dc_from(hints[k], x) for k, x in v.items()})  # type: ignore[union-attr]
+        return tp(**{k: _dc_from(hints[k], x) for k, x in v.items()})  # type: ignore[union-attr,operator]
     return v
 
 
