@@ -29,8 +29,9 @@ $(STAMP): pyproject.toml
 # the compiler's hot modules as C extensions (mypyc), into build/native/ (pypto/native.py: used only while they
 # are of the current source; NATIVE_SRC names pypto.native.MODULES' files, tests/test_native.py checks it)
 NATIVE := build/native/manifest.json
-NATIVE_SRC := tools/build_native.py pypto/native.py pypto/compiler/gm_index.py pypto/compiler/partition.py \
-	pypto/compiler/execute.py pypto/compiler/serialize.py
+NATIVE_SRC := tools/build_native.py pypto/native.py pypto/compiler/tile_make.py pypto/compiler/tile_expand.py \
+	pypto/compiler/gm_index.py pypto/compiler/partition.py pypto/compiler/execute.py pypto/compiler/serialize.py \
+	pypto/analysis/health/tile.py pypto/analysis/health/execute.py
 $(NATIVE): $(STAMP) $(NATIVE_SRC)
 	$(BIN)/python tools/build_native.py
 

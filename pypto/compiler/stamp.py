@@ -194,8 +194,8 @@ class Stamper:
                 or len(a.ops) != len(b.ops) or a.buffers.stop != b.buffers.start or len(a.buffers) != len(b.buffers):
             return None
         dop, dbuf = len(b.ops), len(b.buffers)
-        for x, y in zip(ex.buffers[a.buffers.start:a.buffers.stop], ex.buffers[b.buffers.start:b.buffers.stop]):
-            if (x.shape, x.dtype, x.kind, x.name, x.node) != (y.shape, y.dtype, y.kind, y.name, y.node):
+        for bx, by in zip(ex.buffers[a.buffers.start:a.buffers.stop], ex.buffers[b.buffers.start:b.buffers.stop]):
+            if (bx.shape, bx.dtype, bx.kind, bx.name, bx.node) != (by.shape, by.dtype, by.kind, by.name, by.node):
                 return None
         moves: dict[int, object] = {}  # buffer -> _MOVES, or None: an outside tensor
         first = a.buffers.start  # buffers from here on are made by a or b
@@ -294,8 +294,8 @@ class Stamper:
             return None
         offsets = values[1]
         for off, was, step in zip(offsets, b.values[1], plan.offsets):
-            for o, w, s in zip(off, was, step):
-                if o != w + m * s:
+            for at, at_b, s in zip(off, was, step):
+                if at != at_b + m * s:
                     return None
         moves = plan.moves
 
@@ -311,8 +311,8 @@ class Stamper:
         if not self._inside(b.journal, offsets):
             return None
         # every check passed: nothing below can fail
-        for x in ex.buffers[b.buffers.start:b.buffers.stop]:
-            ex.buffers.append(buffer(x.id + dbuf, x.shape, x.dtype, x.kind, x.name, x.node))
+        for bx in ex.buffers[b.buffers.start:b.buffers.stop]:
+            ex.buffers.append(buffer(bx.id + dbuf, bx.shape, bx.dtype, bx.kind, bx.name, bx.node))
         fresh = plan.fresh
         copies: dict[int, dict[str, Any]] = {}
         inputs_of: dict[int, tuple[Region, ...]] = {}
@@ -329,7 +329,7 @@ class Stamper:
                     if ds is not None:
                         made = inputs_of.get(id(regions))
                         if made is None:
-                            made = inputs_of[id(regions)] = tuple(map(moved, regions, ds))
+                            made = inputs_of[id(regions)] = tuple(map(moved, regions, ds))  # type: ignore[arg-type]
                         copy["inputs"] = made
                 attrs = copy
             r = o.region
@@ -338,14 +338,14 @@ class Stamper:
                 if moves[bid] is _MOVES:
                     bid += dbuf
                 if d is not None or bid != r.buffer:
-                    q = new(region_fill)
+                    q: Any = new(region_fill)
                     q.buffer = bid
                     q.layout = r.layout
                     q.offset = r.offset if d is None else tuple([x + m * e for x, e in zip(r.offset, d)])
                     q.shape = r.shape
                     q.__class__ = region_cls
                     r = q
-            t = new(fill)
+            t: Any = new(fill)
             t.id = o.id + dop
             t.op = o.op
             t.node = o.node

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,7 +93,7 @@ def _grid(shape: tuple[int, ...], tile: tuple[int, ...]) -> Iterator[Cell]:
 
 
 class Expander:
-    def __init__(self, graph: Graph, bindings: dict[str, int]) -> None:
+    def __init__(self, graph: Graph, bindings: Mapping[str, int]) -> None:
         self.graph = graph
         self.env = dict(bindings)
         self.place: dict[int, Placement] = {}
@@ -299,9 +299,9 @@ class Expander:
                     off: tuple[int, ...] = (coord[0] * tile[0], coord[1] * tile[1])
                 else:
                     off = tuple(c * t for c, t in zip(coord, tile))
-                src = ops[tid]
-                ops.append(tile_op(len(ops), "store", nid, inst, coord, src.shape, src.dtype, (tid,),
-                                   sub(target, off, src.shape)))  # self.new(...), inline
+                made = ops[tid]
+                ops.append(tile_op(len(ops), "store", nid, inst, coord, made.shape, made.dtype, (tid,),
+                                   sub(target, off, made.shape)))  # self.new(...), inline
             return
         src = self.gm(value, node)
         tile = self.tile_of(node, src.shape) if node.tile is not None else src.shape
@@ -393,8 +393,8 @@ class Expander:
                     continue
                 if k == 0 and len(kept) == 2:  # the common case of the comprehensions below, spelled out
                     k0, k1 = kept
-                    roff = (off[0] if k0 else 0, off[1] if k1 else 0)
-                    rshp = (shp[0] if k0 else 1, shp[1] if k1 else 1)
+                    roff: tuple[int, ...] = (off[0] if k0 else 0, off[1] if k1 else 0)
+                    rshp: tuple[int, ...] = (shp[0] if k0 else 1, shp[1] if k1 else 1)
                 else:
                     roff = tuple([off[i + k] if keep else 0 for i, keep in enumerate(kept)])
                     rshp = tuple([shp[i + k] if keep else 1 for i, keep in enumerate(kept)])
@@ -437,12 +437,15 @@ class Expander:
                 ids[coord] = self.new(n.op, n, inst, coord, shp, n.type.dtype, tuple(srcs), None, n.attrs)
                 continue
             if n.op == "gather":
-                srcs = [self.tile_for(n.inputs[0], *window(shapes[0], off, shp), n, inst),
+                woff, wshp = window(shapes[0], off, shp)
+                srcs = [self.tile_for(n.inputs[0], woff, wshp, n, inst),
                         self.tile_for(n.inputs[1], off, shp, n, inst)]
             elif n.op == "topk":
-                srcs = [self.tile_for(n.inputs[0], *window(shapes[0], off, shp), n, inst)]
+                woff, wshp = window(shapes[0], off, shp)
+                srcs = [self.tile_for(n.inputs[0], woff, wshp, n, inst)]
             elif n.op == "index_select":
-                srcs = [self.tile_for(n.inputs[0], *window(shapes[0], off, shp), n, inst),
+                woff, wshp = window(shapes[0], off, shp)
+                srcs = [self.tile_for(n.inputs[0], woff, wshp, n, inst),
                         self.tile_for(n.inputs[1], (0,), shapes[1], n, inst)]
             else:
                 base = self.tile_for(n.inputs[0], off, shp, n, inst)
@@ -616,7 +619,9 @@ class Expander:
         """`out[...] = matmul(...)`: when the matmul's result is used only here, its tiles write
         straight into the target (TFIXPIPE to the output) instead of a workspace copied after."""
         p = self.place[value]
-        made = self.matmul_tiles.get(p.region.buffer) if isinstance(p, InGM) else None
+        if not isinstance(p, InGM):
+            return False
+        made = self.matmul_tiles.get(p.region.buffer)
         if made is None or self.uses.get(value, 0) != 1 or len(target.shape) != len(p.region.shape) \
                 or self.buffers[target.buffer].dtype is not self.buffers[p.region.buffer].dtype:
             return False
@@ -743,14 +748,14 @@ def _last_users(g: Graph, out: dict[int, int]) -> None:
             out[v] = -1
 
 
-def expand(graph: Graph, bindings: dict[str, int]) -> tuple[TileGraph, list[tuple[str, Node]],
+def expand(graph: Graph, bindings: Mapping[str, int]) -> tuple[TileGraph, list[tuple[str, Node]],
                                                               list[tuple[str, Node]]]:
     """The tile graph, info notes and warnings (diagnostics for the pass)."""
     ex = Expander(graph, bindings)
     return ex.run(), ex.notes, ex.warnings
 
 
-def fit_vec_configs(graph: Graph, bindings: dict[str, int], ub_bytes: int) -> tuple[Graph, list[tuple[str, Node]]]:
+def fit_vec_configs(graph: Graph, bindings: Mapping[str, int], ub_bytes: int) -> tuple[Graph, list[tuple[str, Node]]]:
     """The graph with each vector tile config that cannot fit the UB halved until it does, and a note
     per refit. PyPTO accepts a vector tile over the UB (its own kernels use them); the hardware has
     to run it in smaller pieces, which is what the tile stage then does: the leading tile dims are
@@ -776,25 +781,25 @@ def fit_vec_configs(graph: Graph, bindings: dict[str, int], ub_bytes: int) -> tu
     for cid, (nbytes, node) in need.items():
         if nbytes <= ub_bytes or whole_slice(configs[cid].dims):
             continue  # fits; or PyPTO 3's one tile per slice, which halving its placeholder would not change
-        dims = list(configs[cid].dims)
+        halved = list(configs[cid].dims)
         size = nbytes
         while size > ub_bytes:
-            lead = next((i for i in range(len(dims) - 1) if dims[i] > 1), None)
+            lead = next((i for i in range(len(halved) - 1) if halved[i] > 1), None)
             if lead is None:
                 break
-            dims[lead] = (dims[lead] + 1) // 2
+            halved[lead] = (halved[lead] + 1) // 2
             size = (size + 1) // 2
         notes.append((f"vector tile {list(configs[cid].dims)} is {nbytes:,} bytes for {node.op}, "
-                      f"more than the {ub_bytes:,}-byte UB: run as tiles of {dims}", node))
-        configs[cid] = dataclasses.replace(configs[cid], dims=tuple(dims))
+                      f"more than the {ub_bytes:,}-byte UB: run as tiles of {halved}", node))
+        configs[cid] = dataclasses.replace(configs[cid], dims=tuple(halved))
     if not notes:
         return graph, notes
     return dataclasses.replace(graph, tile_configs=tuple(configs)), notes
 
 
-def _concrete(d: Any, bindings: dict[str, int]) -> int:
+def _concrete(d: Any, bindings: Mapping[str, int]) -> int:
     try:
-        return int(S.evaluate(d, bindings))
+        return int(S.evaluate(d, bindings))  # type: ignore[arg-type]  # (it reads it)
     except KeyError:  # a loop index: bounded by the tile
         return 1 << 62
 

@@ -25,7 +25,7 @@ def _twin(cls: type, names: tuple[str, ...]) -> type:
     if fields != names or tuple(getattr(cls, "__slots__", ())) != names:
         raise AssertionError(f"{cls.__name__} has fields {fields}; update pypto.compiler.tile_make")
     twin = type(f"_{cls.__name__}Fill", (), {"__slots__": names})
-    probe = _new(twin)
+    probe: Any = _new(twin)
     for n in names:
         setattr(probe, n, None)
     probe.__class__ = cls  # raises here, at import, if the layouts ever differ
@@ -88,7 +88,7 @@ def sub(r: Region, offset: tuple[int, ...], shape: tuple[int, ...]) -> Region:
     """`r.sub(offset, shape)`, built at half the cost."""
     base = r.offset
     if len(base) == 2 == len(offset):
-        at = (base[0] + offset[0], base[1] + offset[1])
+        at: tuple[int, ...] = (base[0] + offset[0], base[1] + offset[1])
     else:
         at = tuple(a + b for a, b in zip(base, offset))
     return region(r.buffer, r.layout, at, shape)
