@@ -8,6 +8,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 VSIX := build/pypto-ide.vsix
+# the compiler's hot modules as C extensions (mypyc), into build/native/ (pypto/native.py: used only while they
+# are of the current source; NATIVE_SRC names pypto.native.MODULES' files, tests/test_native.py checks it)
+NATIVE := build/native/manifest.json
+NATIVE_SRC := tools/build_native.py pypto/native.py pypto/compiler/tile_make.py pypto/compiler/tile_expand.py \
+	pypto/compiler/stamp.py pypto/compiler/gm_index.py pypto/compiler/partition.py pypto/compiler/execute.py \
+	pypto/compiler/serialize.py pypto/analysis/health/tile.py pypto/analysis/health/execute.py
 # what the .vsix is built from: the extension, the webview bundle and the Python packages (the wheel)
 VSIX_SRC := package.json package-lock.json pyproject.toml \
 	$(shell find extension webview pypto server -type f -not -path '*/dist/*' -not -path '*/node_modules/*' \
@@ -26,12 +32,7 @@ $(STAMP): pyproject.toml
 	PYPTO_SIM_JIT=1 $(BIN)/pypto-ide profile examples/softmax.py > /dev/null
 	touch $(STAMP)
 
-# the compiler's hot modules as C extensions (mypyc), into build/native/ (pypto/native.py: used only while they
-# are of the current source; NATIVE_SRC names pypto.native.MODULES' files, tests/test_native.py checks it)
-NATIVE := build/native/manifest.json
-NATIVE_SRC := tools/build_native.py pypto/native.py pypto/compiler/tile_make.py pypto/compiler/tile_expand.py \
-	pypto/compiler/gm_index.py pypto/compiler/partition.py pypto/compiler/execute.py pypto/compiler/serialize.py \
-	pypto/analysis/health/tile.py pypto/analysis/health/execute.py
+# the native build (NATIVE, above)
 $(NATIVE): $(STAMP) $(NATIVE_SRC)
 	$(BIN)/python tools/build_native.py
 

@@ -67,10 +67,17 @@ class Expanding(Protocol):
 
 
 ENABLED = True  # tests turn it off to compare with the full expansion
+_stamped = 0  # iterations stamped in this process so far (`stamped`)
 WITNESS_TRIES = 3  # pairs of iterations compared per run of a loop before it is expanded in full
 _MOVES = object()  # a buffer made by the iterations: the next iteration's is one step on
 _FAIL = object()  # two regions that are not one moved
 Step = tuple[int, ...] | None
+
+
+def stamped() -> int:
+    """How many loop iterations this process has stamped so far (tests and benchmarks read it before and after a
+    compile: the Stamper is native code in a native build, which cannot be patched to count)."""
+    return _stamped
 
 
 @dataclass(frozen=True)
@@ -279,6 +286,7 @@ class Stamper:
     def stamp(self, instance: int, carried: list[Region]) -> list[Region] | None:
         """Append the iteration at the loop index in force (root instance `instance`) as the template
         translated, and return what it carries on; None when it must be expanded in full."""
+        global _stamped
         plan = self.plan
         if plan is None:
             return None
@@ -367,6 +375,7 @@ class Stamper:
             elif e[0] == "share":
                 ex.sharers.setdefault(e[1] + dbuf if moves.get(e[1]) is _MOVES else e[1], []).extend(e[2])
         plan.m = m
+        _stamped += 1
         return [moved(r, d) for r, d in zip(b.carried_out, plan.carried_steps[1])]
 
     def _inside(self, journal: Sequence[tuple[Any, ...]], offsets: tuple[tuple[int, ...], ...]) -> bool:

@@ -1,0 +1,115 @@
+"""The native build side by side with the Python source (pypto/native.py): a production kernel's compile stages in
+fresh processes, `PYPTO_NATIVE=1` and `=0` taking turns (A B B A …), the same record checked.
+
+Each process loads the kernel as the language server's job does (its module executed, its capture's inputs),
+traces it, lowers it (each pass's seconds as the compile recorded them), profiles it on the sim board, makes the
+health report and the record document, and sends their times and the document's SHA-256; the table gives the
+median of each mode's `--rounds` processes and the ratio, and says whether both modes made the same document. The
+kernels are PyPTO's models/ with captures, as production_bench.py makes them (`--keep DIR`); `--edited` compiles
+production_bench's first tile-shape edit of each. Needs the native build of this checkout (`make setup`), else it
+says why not and stops.
+
+Run: `.venv/bin/python benchmarks/native_bench.py --keep DIR [--kernels gated_delta_rule,block_attn_res] [--edited]
+[--rounds 2]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+STAGES = ("tile_expand", "graph_partition", "leaf_functions", "execute_graph")
+
+CHILD = """
+import hashlib, json, sys, time
+sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
+from pathlib import Path
+from production_bench import KERNELS, edit_variants
+from server import analyze
+from pypto import native
+from pypto.analysis.health import health_report
+from pypto.frontend.inputs import example_arguments
+from pypto.record import profile, trace_for
+k = next(x for x in KERNELS if x.key == {key!r})
+path = Path({models!r}) / k.file
+text = path.read_text()
+if {edited!r}:
+    line, new = edit_variants(text, k.name, 1, [])[0]
+    lines = text.split("\\n"); lines[line] = new; text = "\\n".join(lines)
+kernel = analyze._kernel(analyze._load(str(path), text), str(path), k.shown)
+traced = trace_for(kernel, example_arguments(kernel, values=False))
+t = time.perf_counter(); record = traced.lowered(); out = {{"lowering": time.perf_counter() - t}}
+out.update({{p.name: p.seconds for p in record.passes if p.name in {stages!r}}})
+t = time.perf_counter(); record = profile(record, "sim", {{}}, None); out["board"] = time.perf_counter() - t
+t = time.perf_counter(); health_report(record); out["health"] = time.perf_counter() - t
+t = time.perf_counter(); doc, arrays = record.to_document(); out["document"] = time.perf_counter() - t
+for p in doc.get("passes") or ():
+    p.pop("seconds", None)
+h = hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode())
+for name in sorted(arrays):
+    h.update(name.encode()); h.update(arrays[name].tobytes())
+print(json.dumps({{"times": out, "sha256": h.hexdigest(), "native": native.status()}}))
+"""
+
+
+def run(key: str, models: Path, edited: bool, native: bool) -> dict[str, object]:
+    code = CHILD.format(root=str(ROOT), bench=str(ROOT / "benchmarks"), key=key, models=str(models), edited=edited,
+                        stages=STAGES)
+    env = {**os.environ, "PYPTO_NATIVE": "1" if native else "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=1800)
+    if done.returncode != 0:
+        raise SystemExit(f"{key}: the {'native' if native else 'Python'} compile failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def main() -> int:
+    from production_bench import KERNELS
+
+    from pypto import native
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--keep", type=Path, required=True, help="production_bench's export (models/ with captures)")
+    ap.add_argument("--kernels", default="gated_delta_rule,block_attn_res",
+                    help=f"comma-separated, of: {', '.join(k.key for k in KERNELS)}")
+    ap.add_argument("--edited", action="store_true", help="production_bench's first tile-shape edit of each")
+    ap.add_argument("--rounds", type=int, default=2, help="processes per mode and kernel, taking turns (default 2)")
+    a = ap.parse_args()
+    files, why = native.check()
+    if files is None:
+        print(f"native_bench: {why}", file=sys.stderr)
+        return 1
+    models = a.keep / "models"
+    cols = ("lowering", *STAGES, "board", "health", "document")
+    print(f"native_bench — {why}; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
+          f"--rounds {a.rounds}{' --edited' if a.edited else ''}; medians, native / Python s (ratio)\n")
+    print("| kernel | " + " | ".join(f"{c} s" for c in cols) + " | same record |")
+    print("|---|" + "---|" * (len(cols) + 1))
+    for key in a.kernels.split(","):
+        got: dict[bool, list[dict[str, object]]] = {True: [], False: []}
+        for r in range(a.rounds):
+            for mode in ((True, False) if r % 2 == 0 else (False, True)):
+                got[mode].append(run(key, models, a.edited, mode))
+        assert all(str(g["native"]).startswith("native:") for g in got[True]), got[True][0]["native"]
+        assert all(str(g["native"]).startswith("PYPTO_NATIVE=0") for g in got[False])
+        same = len({g["sha256"] for g in got[True] + got[False]}) == 1
+
+        fast = [statistics.median(float(g["times"][c]) for g in got[True]) for c in cols]  # type: ignore[index]
+        plain = [statistics.median(float(g["times"][c]) for g in got[False]) for c in cols]  # type: ignore[index]
+        cells = [f"{x:.2f} / {y:.2f} ({y / max(x, 1e-9):.2f}x)" for x, y in zip(fast, plain)]
+        print(f"| {key}{' (edited)' if a.edited else ''} | " + " | ".join(cells) + f" | {'yes' if same else 'NO'} |",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
