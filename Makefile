@@ -13,7 +13,7 @@ VSIX := build/pypto-ide.vsix
 NATIVE := build/native/manifest.json
 NATIVE_SRC := tools/build_native.py pypto/native.py pypto/compiler/tile_make.py pypto/compiler/tile_expand.py \
 	pypto/compiler/stamp.py pypto/compiler/gm_index.py pypto/compiler/partition.py pypto/compiler/execute.py \
-	pypto/compiler/serialize.py pypto/analysis/health/tile.py pypto/analysis/health/execute.py
+	pypto/compiler/serialize.py
 # what the .vsix is built from: the extension, the webview bundle and the Python packages (the wheel)
 VSIX_SRC := package.json package-lock.json pyproject.toml \
 	$(shell find extension webview pypto server -type f -not -path '*/dist/*' -not -path '*/node_modules/*' \
