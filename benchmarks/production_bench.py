@@ -325,6 +325,22 @@ WORKTREE-AT-bb2e698`, so each kernel ran A B B A and every figure is a p50 of 4 
 
 Edit/cold %, this tree: 10, 16, 12, 18, 35, 106 (bb2e698: 12, 14, 10, 15, 39, 105; cold moves with the advice check).
 
+Session 26 (2026-11-30 03:10-03:18 UTC; the compiler's hot modules compiled by mypyc, pypto/native.py):
+`--keep DIR --no-capture --edits 2 --rounds 1 --against WORKTREE-AT-f0215db` (the session's start), this tree at
+190bfaf, in two runs (the four big ones, then hc_pre and compress_fa); each edit's figure after its p50; cold is
+190bfaf's / f0215db's:
+
+| kernel | edit p50 s, 190bfaf | edit p50 s, f0215db | panel record p50, 190bfaf | panel record p50, f0215db | cold s |
+|---|---|---|---|---|---|
+| hc_pre | 0.32 [0.32, 0.32] | 0.41 [0.48, 0.34] | 0.43 | 0.52 | 3.7 / 3.8 |
+| compressor | 0.62 [0.63, 0.62] | 0.80 [0.80, 0.80] | 0.92 | 1.16 | 6.9 / 6.7 |
+| compress_fa | 0.38 [0.42, 0.35] | 0.63 [0.53, 0.72] | 0.61 | 0.89 | 3.5 / 4.2 |
+| glm_attention | 1.00 [0.95, 1.05] | 1.65 [1.55, 1.74] | 1.10 | 1.77 | 6.7 / 8.2 |
+| gated_delta_rule | 6.15 [6.37, 5.93] | 8.48 [8.02, 8.93] | 6.93 | 9.39 | 20.1 / 25.1 |
+| block_attn_res | 6.24 [6.09, 6.40] | 7.94 [8.01, 7.87] | 7.55 | 9.09 | 6.7 / 7.4 |
+
+Edit/cold %, this tree: 9, 9, 11, 15, 31, 93 (f0215db: 11, 12, 15, 20, 34, 107).
+
 Session 24 (2026-11-29 19:46-20:00 UTC; the machine ~35 % slower than the day before: gated delta rule's lowering
 6.0-7.6 s in one process against 3.6 s in session 20): `--keep DIR --no-capture --edits 2 --rounds 2 --against
 WORKTREE-AT-795439e` (the session's start), this tree at 45a1232 (the counted successors and the panels' record
