@@ -8,12 +8,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 VSIX := build/pypto-ide.vsix
-# the compiler's hot modules as C extensions (mypyc), into build/native/ (pypto/native.py: used only while they
-# are of the current source; NATIVE_SRC names pypto.native.MODULES' files, tests/test_native.py checks it)
+# the compiler's hot modules as C extensions (mypyc), into build/native/ (pypto/native.py: used only while it is of
+# the current pypto sources, every one of them: mypyc builds in the annotations of what the modules import)
 NATIVE := build/native/manifest.json
-NATIVE_SRC := tools/build_native.py pypto/native.py pypto/compiler/tile_make.py pypto/compiler/tile_expand.py \
-	pypto/compiler/stamp.py pypto/compiler/gm_index.py pypto/compiler/partition.py pypto/compiler/execute.py \
-	pypto/compiler/serialize.py
+NATIVE_SRC := tools/build_native.py $(shell find pypto -name '*.py' -not -path '*/__pycache__/*' 2>/dev/null)
 # what the .vsix is built from: the extension, the webview bundle and the Python packages (the wheel)
 VSIX_SRC := package.json package-lock.json pyproject.toml \
 	$(shell find extension webview pypto server -type f -not -path '*/dist/*' -not -path '*/node_modules/*' \

@@ -1,8 +1,8 @@
 """Build the compiler's hot modules as native code (`pypto.native`): `python tools/build_native.py`.
 
 mypyc compiles `pypto.native.MODULES` (typed Python) to C extensions in a scratch copy of the package,
-so nothing is written next to the sources; the extensions and a manifest of the sources' SHA-256 go to
-`build/native/`. `make setup` runs it; `make test` and `make run` run it again when one of the modules
+so nothing is written next to the sources; the extensions and a manifest of every `pypto` source's SHA-256
+go to `build/native/`. `make setup` runs it; `make test` and `make run` run it again when a `pypto` source
 changed. A machine without mypyc or a C compiler gets a warning and no build: the Python source is
 used, as it is whenever the build is not of the current source. Takes about two minutes (mypy reads
 the modules' imports).
@@ -49,11 +49,12 @@ def build(out: Path = native.BUILD) -> int:
             rel = Path(*name.split(".")).with_name(name.rsplit(".", 1)[1] + suffix)
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(work / rel, out / rel)
-            modules[name] = {"file": str(rel), "sha256": native.sha256(native.source_of(name, work))}
+            modules[name] = {"file": str(rel)}
         for f in work.glob(f"*__mypyc{suffix}"):  # the runtime the group's modules share, a top-level module
             shutil.copy2(f, out / f.name)
             runtime[f.name[: -len(suffix)]] = f.name
-    manifest = {"format": native.FORMAT, "suffix": suffix, "modules": modules, "runtime": runtime}
+        built = native.sources(work)  # the copy mypyc read (what the build is of, whatever changed meanwhile)
+    manifest = {"format": native.FORMAT, "suffix": suffix, "modules": modules, "runtime": runtime, "sources": built}
     (out / native.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     files, why = native.check(out)
     print(f"build_native: {why}")
