@@ -38,6 +38,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,14 +102,17 @@ def main() -> int:
     ap.add_argument("--edited", action="store_true", help="production_bench's first tile-shape edit of each")
     ap.add_argument("--rounds", type=int, default=2, help="processes per mode and kernel, taking turns (default 2)")
     a = ap.parse_args()
+    t = time.perf_counter()
     files, why = native.check()
+    checked = time.perf_counter() - t  # what every process pays at `import pypto.compiler`: hashing pypto's sources
     if files is None:
         print(f"native_bench: {why}", file=sys.stderr)
         return 1
     models = a.keep / "models"
     cols = ("lowering", *STAGES, "board", "health", "document")
-    print(f"native_bench — {why}; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
-          f"--rounds {a.rounds}{' --edited' if a.edited else ''}; medians, native / Python s (ratio)\n")
+    print(f"native_bench — {why}; checked in {checked * 1000:.1f} ms; {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.1f}; --rounds {a.rounds}{' --edited' if a.edited else ''}; "
+          "medians, native / Python s (ratio)\n")
     print("| kernel | " + " | ".join(f"{c} s" for c in cols) + " | same record |")
     print("|---|" + "---|" * (len(cols) + 1))
     for key in a.kernels.split(","):
