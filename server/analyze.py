@@ -53,8 +53,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from server.beside import beside  # the views of a record made two at a time
+from server.beside import ahead, beside  # the views of a record made two or three at a time
 from server.index import editor_view  # the language server's lookups, made next to the record
+from server.parts import Parts  # a big record document's parts made while the compile runs
 
 
 def no_progress(data: Any) -> None:
@@ -205,6 +206,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     from pypto.analysis.health import health_report
     from pypto.boards.profile import bottleneck
     from pypto.boards.swimlane import metrics
+    from pypto.compiler.pipeline import watching
     from pypto.frontend.inputs import example_arguments
     from pypto.frontend.jit import to_numpy
     from pypto.ir.errors import PyptoError
@@ -237,6 +239,9 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         out["error"] = _where_error(e, path, line)
         out["error"]["rule"] = e.rule or "inputs.missing"
         return out
+    # the record document is made when asked, and for a big kernel's panels' parts (`parts_from`, below)
+    parts = Parts(BESIDE_FROM if opts.get("record", True)
+                  else max(BESIDE_FROM, int(opts.get("parts_from") or sys.maxsize)))
     try:
         # `compile_options`: a `with pypto.options(...)` scope around the compile (an agent's compile tool;
         # the kernel's decorator keywords still win, as in PyPTO); an unknown key is a PyptoError
@@ -259,7 +264,8 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
                     # its record holds; its advice is checked again below (its candidates are traced anew)
                     progress({"kernel": name, "reused_interim": out["fingerprint"], **fresh})
                     out["reused"] = "record"
-            record, args = traced.lowered(), traced.made
+            with watching(parts):  # a big kernel's document parts made while the last passes run (server.parts)
+                record, args = traced.lowered(), traced.made
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         record = profile(record, board, arrays, opts.get("workers"))
         # A job's process lives for this one answer, and the record (10^5-10^6 objects, none garbage
@@ -275,16 +281,26 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             opts.update(dict.fromkeys(PARTS, True))
         if out.get("reused") == "record":  # what is made again depends on its findings (`early`, below)
             health = health_report(record)
-        else:  # the findings and the editor's views in a child, the record document here (server.beside)
+        else:  # the findings in a child, the editor's views in another, the record document here (server.beside):
+            # three processes on the machine's two cores (gated delta rule, edited: ~1.2, ~1.0 and ~0.9 s)
             big = n_ops >= BESIDE_FROM
-            (health, views), made = beside(lambda: (health_report(record), _views(record, path, opts)),
-                                           lambda: _document(record, opts), fork=big)
+            findings = ahead(lambda: health_report(record), fork=big)
+            try:
+                views, made = beside(lambda: _views(record, path, opts), lambda: _document(record, opts, parts),
+                                     fork=big)
+            except BaseException:
+                findings.cancel()
+                raise
+            health = findings.result()
     except PyptoError as e:
+        parts.cancel()
         out["error"] = _where_error(e, path, line)
         return out
     except MemoryError:
+        parts.cancel()
         raise  # the worker reports it
     except BaseException as e:  # noqa: BLE001 - a compiler bug, or the user's KeyboardInterrupt, sys.exit, …
+        parts.cancel()
         out["error"] = _raised(e, path, name, line)
         return out
     assert record.run is not None
@@ -297,7 +313,8 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     p = record.program
     out["record"] = None
     if made is None and not early:
-        made = _document(record, opts)
+        made = _document(record, opts, parts)
+    parts.cancel()  # (none left when the document was made)
     if made is not None:  # the document, and its columns as .npz bytes
         out["record"], out["record_columns"], _ = made
     out["inputs_from"] = record.source.inputs_from  # the capture the inputs came from (docs/capture.md), or None
@@ -386,14 +403,15 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     return out
 
 
-def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], bytes, dict[str, Any]] | None:
+def _document(record: Any, opts: Mapping[str, Any], parts: Parts | None = None
+              ) -> tuple[dict[str, Any], bytes, dict[str, Any]] | None:
     """The record's document, its columns as .npz bytes and the editor's run (`editor_run`, from the same columns),
-    when the settings ask for the record."""
+    when the settings ask for the record; with the document's `parts` made while the compile ran."""
     from pypto.ir.columns import npz_bytes
 
     if not opts.get("record", True):
         return None
-    doc, arrays = record.to_document()
+    doc, arrays = record.to_document(made=parts.made(record.program) if parts is not None else None)
     return doc, npz_bytes(arrays), editor_run(record.run, doc.get("run"), arrays)
 
 
