@@ -3,7 +3,9 @@ fresh processes, `PYPTO_NATIVE=1` and `=0` taking turns (A B B A …), the same 
 
 Each process loads the kernel as the language server's job does (its module executed, its capture's inputs),
 traces it, lowers it (each pass's seconds as the compile recorded them), profiles it on the sim board, makes the
-health report and the record document, and sends their times and the document's SHA-256; the table gives the
+health report and the record document (the collector as in a job: what the process holds frozen, then the
+record, `server.analyze`; session 26's health column was measured without: its collections walked the record),
+and sends their times and the document's SHA-256; the table gives the
 median of each mode's `--rounds` processes and the ratio, and says whether both modes made the same document. The
 kernels are PyPTO's models/ with captures, as production_bench.py makes them (`--keep DIR`); `--edited` compiles
 production_bench's first tile-shape edit of each. Needs the native build of this checkout (`make setup`), else it
@@ -65,9 +67,13 @@ if {edited!r}:
     lines = text.split("\\n"); lines[line] = new; text = "\\n".join(lines)
 kernel = analyze._kernel(analyze._load(str(path), text), str(path), k.shown)
 traced = trace_for(kernel, example_arguments(kernel, values=False))
+import gc
+from pypto.compiler.pipeline import keep_frozen
+keep_frozen(); gc.freeze()  # as a job's process (server.worker): what it holds is frozen, the record too (below)
 t = time.perf_counter(); record = traced.lowered(); out = {{"lowering": time.perf_counter() - t}}
 out.update({{p.name: p.seconds for p in record.passes if p.name in {stages!r}}})
 t = time.perf_counter(); record = profile(record, "sim", {{}}, None); out["board"] = time.perf_counter() - t
+gc.freeze()  # (server.analyze: the findings and the views then walk only what they make)
 t = time.perf_counter(); health_report(record); out["health"] = time.perf_counter() - t
 t = time.perf_counter(); doc, arrays = record.to_document(); out["document"] = time.perf_counter() - t
 for p in doc.get("passes") or ():

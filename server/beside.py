@@ -1,4 +1,4 @@
-"""Two computations on one compiled record at once: one in a forked child, one here.
+"""Computations on one compiled record at once: in forked children and here.
 
 A job's views of a production-size record (the health report and the editor's lookups, the record
 document) each take about a second, and read the record without changing it. In a job the user's
@@ -6,9 +6,10 @@ edit waits for all of them, alone in the worker pool (`server.live` runs the ker
 first and alone), so the machine's second core is idle. `beside(child, here)` forks: the child runs
 `child()` and sends its result back pickled through a pipe (the editor's lookups are mostly numpy
 arrays: milliseconds), while this process runs `here()`. The child shares the record copy-on-write
-and runs only our code, never the user's. `ahead(fn)` starts such a child before the record is whole, on a
-part the later passes no longer change (`server.parts`: the record document's tile graph while the execute
-graph is made), and its `result()` is collected when needed.
+and runs only our code, never the user's. `ahead(fn)` starts such a child and goes on; its `result()` is
+collected when needed: a job's findings, while the views and the document are made `beside` (three processes
+on two cores: each about a second at gated delta rule's size), and the record document's largest parts while
+the last passes still run (`server.parts`).
 
 Forking is an acceleration, never a change of result: without `os.fork`, with other threads running
 (a fork keeps only the calling thread, and locks another thread held would stay held in the child),
