@@ -286,8 +286,9 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             big = n_ops >= BESIDE_FROM
             findings = ahead(lambda: health_report(record), fork=big)
             try:
-                views, made = beside(lambda: _views(record, path, opts), lambda: _document(record, opts, parts),
-                                     fork=big)
+                parts.collect(record.program)  # (the views' child reads its part of the tile ops)
+                views, made = beside(lambda: _views(record, path, opts, parts.tile_ops),
+                                     lambda: _document(record, opts, parts), fork=big)
             except BaseException:
                 findings.cancel()
                 raise
@@ -449,14 +450,15 @@ def editor_run(run: Any, document: Any = None, arrays: Any = None) -> dict[str, 
     return C.expand(document, arrays, lazy=True)  # type: ignore[no-any-return]
 
 
-def _views(record: Any, path: str, opts: Mapping[str, Any]) -> dict[str, Any]:
+def _views(record: Any, path: str, opts: Mapping[str, Any], tile_ops: Any = None) -> dict[str, Any]:
     """What the settings ask of the editor's views of a profiled record: `editor` (its `swimlane` and `knobs`
     left for the caller: the run is the record document's, the knobs read the kernel), `pass_graphs` (the tensor
     graph after each pass; null: the previous one, unchanged), `listings` (each leaf function's PTO-ISA-style
-    listing, with its source lines). Reads the record only: it may run beside the record document (`beside`)."""
+    listing, with its source lines). Reads the record only: it may run beside the record document (`beside`).
+    `tile_ops`: the editor view's part of the tile ops, when made while the compile ran (`server.parts`)."""
     out: dict[str, Any] = {}
     if opts.get("editor"):
-        out["editor"] = editor_view(record, path, {})
+        out["editor"] = editor_view(record, path, {}, tile_ops)
     if opts.get("snapshots"):
         from pypto.ir.serialize import graph_json
         prev = record.traced.graph if record.traced is not None else None

@@ -58,6 +58,7 @@ def test_a_jobs_answer_is_the_same_with_its_document_parts_made_ahead(tmp_path: 
     opts = {"editor": True, "report": True, "record": True, "snapshots": True, "listings": True, "fingerprint": True}
     started: list[tuple[str, ...]] = []
     used: list[list[str]] = []
+    indexed: list[bool] = []
     real_after, real_made = parts.Parts.after, parts.Parts.made
 
     def after(self: parts.Parts, index: int, p: Any, before: Any, after_: Any, ctx: Any) -> None:
@@ -69,19 +70,22 @@ def test_a_jobs_answer_is_the_same_with_its_document_parts_made_ahead(tmp_path: 
     def made(self: parts.Parts, program: Any) -> Any:
         out = real_made(self, program)
         used.append(sorted(out))
+        indexed.append(self.tile_ops is not None)
         return out
 
     monkeypatch.setattr(analyze, "BESIDE_FROM", 0)  # this kernel's few tile ops count as big
     monkeypatch.setattr(parts.Parts, "after", after)
     monkeypatch.setattr(parts.Parts, "made", made)
     ahead = analyze.analyze_kernel(str(path), KERNEL, "two_tiles", opts)
-    assert started == [("tiles",), ("subgraphs", "memory", "leaves")]
+    assert started == [("tiles",), ("subgraphs", "memory", "leaves", "tiles")]
     assert used == [["leaves", "memory", "subgraphs", "tiles"]], "every part made ahead was used"
+    assert indexed == [True], "the editor view's part of the tile ops too"
     monkeypatch.setattr(parts, "AFTER", {})
     started.clear()
     used.clear()
+    indexed.clear()
     alone = analyze.analyze_kernel(str(path), KERNEL, "two_tiles", opts)
-    assert started == [] and used == [[]]
+    assert started == [] and used == [[]] and indexed == [False]
     assert ahead["error"] is None
     assert ahead["record_columns"] == alone["record_columns"], "the columns byte for byte"
     assert timeless(ahead) == timeless(alone)
@@ -108,8 +112,28 @@ def test_a_part_whose_field_a_later_pass_made_anew_is_not_used(tmp_path: Path) -
                                                                     tiles=dataclasses.replace(tiles)))
     got = made.made(later.program)
     assert sorted(got) == ["leaves", "memory", "subgraphs"], "the tile graph's part is stale: made anew"
+    assert made.tile_ops is None, "the editor view's part reads the tile graph: stale too"
     _same_document(later.to_document(made=got), later.to_document())
     assert made.made(later.program) == {}, "collected once"
+
+
+@pytest.mark.usefixtures("forks")
+def test_the_editor_views_part_made_ahead_is_the_one_made_here(tmp_path: Path) -> None:
+    from server.index import tile_ops_part
+
+    made = parts.Parts(0)
+    program = _lowered(tmp_path, made).program
+    made.collect(program)
+    ahead, here = made.tile_ops, tile_ops_part(program.tiles.ops, program.subgraphs)
+    assert ahead is not None
+    for f in dataclasses.fields(here):
+        a, b = getattr(ahead, f.name), getattr(here, f.name)
+        if isinstance(b, np.ndarray):
+            assert np.array_equal(a, b), f.name
+        elif dataclasses.is_dataclass(b):  # Ragged
+            assert np.array_equal(a.flat, b.flat) and np.array_equal(a.start, b.start), f.name
+        else:
+            assert a == b, f.name
 
 
 def test_below_its_size_a_program_starts_no_part(tmp_path: Path) -> None:
