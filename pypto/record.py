@@ -49,7 +49,6 @@ from pypto.compiler.execute_ir import Task
 from pypto.compiler.manager import Diagnostic, PassRecord, Program
 from pypto.compiler.pipeline import gc_paused, stop_stage
 from pypto.compiler.serialize import (
-    Part,
     diagnostic_from,
     pass_json,
     program_document,
@@ -286,18 +285,16 @@ class CompileRecord:
             "node_cycles": {str(n): round(c, 3) for n, c in self.node_cycles.items()} or None,
         }
 
-    def to_document(self, include_snapshots: bool = False,
-                    made: Mapping[str, Part] | None = None) -> tuple[dict[str, Json], Arrays]:
+    def to_document(self, include_snapshots: bool = False) -> tuple[dict[str, Json], Arrays]:
         """The document (version 3) and its columns: a small JSON whose long lists are `{"$columns": spec}`
         (`pypto.ir.columns`), and the numpy arrays they name. With `include_snapshots`, each pass's
         program too (and the traced one); a part a snapshot shares with one written before it (the final
-        program first, then `traced`, then the passes in order) is `{"$same": "<where>.<field>"}`. `made`: the
-        final program's fields whose documents were made before (`pypto.compiler.serialize.Part`)."""
+        program first, then `traced`, then the passes in order) is `{"$same": "<where>.<field>"}`."""
         arrays: Arrays = {}
         with gc_paused():  # 10^5 small objects, none cyclic
             out = self._head()
             seen: dict[int, tuple[Any, Json]] | None = {} if include_snapshots else None
-            out.update(program_document(self.program, "", arrays, seen, made))
+            out.update(program_document(self.program, "", arrays, seen))
             if self.run is not None:
                 out["run"] = self.run.to_document("run", arrays, self._shared_preds(out))
             if include_snapshots:

@@ -53,9 +53,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from server.beside import ahead, beside  # the views of a record made two or three at a time
+from server.beside import beside  # the views of a record made two at a time
 from server.index import editor_view  # the language server's lookups, made next to the record
-from server.parts import Parts  # a big record document's parts made while the compile runs
 
 
 def no_progress(data: Any) -> None:
@@ -206,7 +205,6 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     from pypto.analysis.health import health_report
     from pypto.boards.profile import bottleneck
     from pypto.boards.swimlane import metrics
-    from pypto.compiler.pipeline import watching
     from pypto.frontend.inputs import example_arguments
     from pypto.frontend.jit import to_numpy
     from pypto.ir.errors import PyptoError
@@ -239,9 +237,6 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         out["error"] = _where_error(e, path, line)
         out["error"]["rule"] = e.rule or "inputs.missing"
         return out
-    # the record document is made when asked, and for a big kernel's panels' parts (`parts_from`, below)
-    parts = Parts(BESIDE_FROM if opts.get("record", True)
-                  else max(BESIDE_FROM, int(opts.get("parts_from") or sys.maxsize)))
     try:
         # `compile_options`: a `with pypto.options(...)` scope around the compile (an agent's compile tool;
         # the kernel's decorator keywords still win, as in PyPTO); an unknown key is a PyptoError
@@ -264,8 +259,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
                     # its record holds; its advice is checked again below (its candidates are traced anew)
                     progress({"kernel": name, "reused_interim": out["fingerprint"], **fresh})
                     out["reused"] = "record"
-            with watching(parts):  # a big kernel's document parts made while the last passes run (server.parts)
-                record, args = traced.lowered(), traced.made
+            record, args = traced.lowered(), traced.made
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         record = profile(record, board, arrays, opts.get("workers"))
         # A job's process lives for this one answer, and the record (10^5-10^6 objects, none garbage
@@ -281,27 +275,16 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             opts.update(dict.fromkeys(PARTS, True))
         if out.get("reused") == "record":  # what is made again depends on its findings (`early`, below)
             health = health_report(record)
-        else:  # the findings in a child, the editor's views in another, the record document here (server.beside):
-            # three processes on the machine's two cores (gated delta rule, edited: ~1.2, ~1.0 and ~0.9 s)
+        else:  # the findings and the editor's views in a child, the record document here (server.beside)
             big = n_ops >= BESIDE_FROM
-            findings = ahead(lambda: health_report(record), fork=big)
-            try:
-                parts.collect(record.program)  # (the views' child reads its part of the tile ops)
-                views, made = beside(lambda: _views(record, path, opts, parts.tile_ops),
-                                     lambda: _document(record, opts, parts), fork=big)
-            except BaseException:
-                findings.cancel()
-                raise
-            health = findings.result()
+            (health, views), made = beside(lambda: (health_report(record), _views(record, path, opts)),
+                                           lambda: _document(record, opts), fork=big)
     except PyptoError as e:
-        parts.cancel()
         out["error"] = _where_error(e, path, line)
         return out
     except MemoryError:
-        parts.cancel()
         raise  # the worker reports it
     except BaseException as e:  # noqa: BLE001 - a compiler bug, or the user's KeyboardInterrupt, sys.exit, …
-        parts.cancel()
         out["error"] = _raised(e, path, name, line)
         return out
     assert record.run is not None
@@ -314,8 +297,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     p = record.program
     out["record"] = None
     if made is None and not early:
-        made = _document(record, opts, parts)
-    parts.cancel()  # (none left when the document was made)
+        made = _document(record, opts)
     if made is not None:  # the document, and its columns as .npz bytes
         out["record"], out["record_columns"], _ = made
     out["inputs_from"] = record.source.inputs_from  # the capture the inputs came from (docs/capture.md), or None
@@ -404,15 +386,14 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     return out
 
 
-def _document(record: Any, opts: Mapping[str, Any], parts: Parts | None = None
-              ) -> tuple[dict[str, Any], bytes, dict[str, Any]] | None:
+def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], bytes, dict[str, Any]] | None:
     """The record's document, its columns as .npz bytes and the editor's run (`editor_run`, from the same columns),
-    when the settings ask for the record; with the document's `parts` made while the compile ran."""
+    when the settings ask for the record."""
     from pypto.ir.columns import npz_bytes
 
     if not opts.get("record", True):
         return None
-    doc, arrays = record.to_document(made=parts.made(record.program) if parts is not None else None)
+    doc, arrays = record.to_document()
     return doc, npz_bytes(arrays), editor_run(record.run, doc.get("run"), arrays)
 
 
@@ -450,15 +431,14 @@ def editor_run(run: Any, document: Any = None, arrays: Any = None) -> dict[str, 
     return C.expand(document, arrays, lazy=True)  # type: ignore[no-any-return]
 
 
-def _views(record: Any, path: str, opts: Mapping[str, Any], tile_ops: Any = None) -> dict[str, Any]:
+def _views(record: Any, path: str, opts: Mapping[str, Any]) -> dict[str, Any]:
     """What the settings ask of the editor's views of a profiled record: `editor` (its `swimlane` and `knobs`
     left for the caller: the run is the record document's, the knobs read the kernel), `pass_graphs` (the tensor
     graph after each pass; null: the previous one, unchanged), `listings` (each leaf function's PTO-ISA-style
-    listing, with its source lines). Reads the record only: it may run beside the record document (`beside`).
-    `tile_ops`: the editor view's part of the tile ops, when made while the compile ran (`server.parts`)."""
+    listing, with its source lines). Reads the record only: it may run beside the record document (`beside`)."""
     out: dict[str, Any] = {}
     if opts.get("editor"):
-        out["editor"] = editor_view(record, path, {}, tile_ops)
+        out["editor"] = editor_view(record, path, {})
     if opts.get("snapshots"):
         from pypto.ir.serialize import graph_json
         prev = record.traced.graph if record.traced is not None else None

@@ -1,4 +1,4 @@
-"""Computations on one compiled record at once: in forked children and here.
+"""Two computations on one compiled record at once: one in a forked child, one here.
 
 A job's views of a production-size record (the health report and the editor's lookups, the record
 document) each take about a second, and read the record without changing it. In a job the user's
@@ -6,10 +6,7 @@ edit waits for all of them, alone in the worker pool (`server.live` runs the ker
 first and alone), so the machine's second core is idle. `beside(child, here)` forks: the child runs
 `child()` and sends its result back pickled through a pipe (the editor's lookups are mostly numpy
 arrays: milliseconds), while this process runs `here()`. The child shares the record copy-on-write
-and runs only our code, never the user's. `ahead(fn)` starts such a child and goes on; its `result()` is
-collected when needed: a job's findings, while the views and the document are made `beside` (three processes
-on two cores: each about a second at gated delta rule's size), and the record document's largest parts while
-the last passes still run (`server.parts`).
+and runs only our code, never the user's.
 
 Forking is an acceleration, never a change of result: without `os.fork`, with other threads running
 (a fork keeps only the calling thread, and locks another thread held would stay held in the child),
@@ -26,7 +23,7 @@ import pickle
 import signal
 import threading
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 A = TypeVar("A")
 B = TypeVar("B")
@@ -35,57 +32,17 @@ B = TypeVar("B")
 def beside(child: Callable[[], A], here: Callable[[], B], fork: bool = True) -> tuple[A, B]:
     """(`child()`, `here()`), `child()` computed in a forked child while `here()` runs in this process
     (see the module doc for when it is not, and then `child()` runs after `here()`)."""
-    started = _start(child) if fork else None
-    if started is None:
+    if not fork or not hasattr(os, "fork") or threading.active_count() > 1 or not _room_for_a_copy():
         b = here()
         return child(), b
-    try:
-        b = here()
-    except BaseException:
-        _reap(*started)
-        raise
-    got = _collect(*started)
-    return (got[1] if got is not None else child()), b
-
-
-class Ahead(Generic[A]):
-    """`fn()` computed in a forked child from now on, while this process goes on (`ahead`). `result()` waits for
-    it (or computes it here when the child could not: see the module doc); `cancel()` ends the child. The child
-    sees the process as it was when it forked: `fn` must read only what this process will not change."""
-
-    def __init__(self, fn: Callable[[], A], fork: bool = True) -> None:
-        self._fn = fn
-        self._started = _start(fn) if fork else None
-
-    def result(self) -> A:
-        started, self._started = self._started, None
-        got = _collect(*started) if started is not None else None
-        return got[1] if got is not None else self._fn()
-
-    def cancel(self) -> None:
-        started, self._started = self._started, None
-        if started is not None:
-            _reap(*started)
-
-
-def ahead(fn: Callable[[], A], fork: bool = True) -> Ahead[A]:
-    """`fn()` started in a forked child now (unless not `fork`: then computed at `result()`); its `result()` later
-    (`Ahead`)."""
-    return Ahead(fn, fork)
-
-
-def _start(child: Callable[[], Any]) -> tuple[int, int] | None:
-    """A forked child computing `child()` and sending ("ok", result) pickled through a pipe: (its pid, the pipe's
-    read end), or None when this process should not fork (see the module doc) or could not."""
-    if not hasattr(os, "fork") or threading.active_count() > 1 or not _room_for_a_copy():
-        return None
     read, write = os.pipe()
     try:
         pid = os.fork()
-    except Exception:  # noqa: BLE001 - no process to spare (a process limit, memory), or a patched os: here instead
+    except Exception:  # noqa: BLE001 - no process to spare (a process limit, memory), or a patched os: one after the other
         os.close(read)
         os.close(write)
-        return None
+        b = here()
+        return child(), b
     if pid == 0:  # the child: compute, send, and leave without running anything of the parent's
         code = 1
         try:
@@ -99,7 +56,13 @@ def _start(child: Callable[[], Any]) -> tuple[int, int] | None:
         finally:
             os._exit(code)
     os.close(write)
-    return pid, read
+    try:
+        b = here()
+    except BaseException:
+        _reap(pid, read)
+        raise
+    got = _collect(pid, read)
+    return (got[1] if got is not None else child()), b
 
 
 def _room_for_a_copy(meminfo: str = "/proc/meminfo", statm: str = "/proc/self/statm") -> bool:

@@ -170,28 +170,7 @@ def _groups(keys: np.ndarray, values: np.ndarray) -> dict[int, np.ndarray]:
     return {key: v[a:b] for key, a, b in zip(k[starts].tolist(), starts.tolist(), ends.tolist(), strict=True)}
 
 
-@dataclass
-class TileOpsPart:
-    """What `_tile_index` reads of the tile ops and subgraphs alone, as arrays: made before the execute graph is
-    (a big kernel's job makes it while the last passes run: `server.parts`), else with the rest. `sub`: each op
-    id's subgraph (-1: none; an op in two subgraphs, the later one's), `width` the subgraph ids' bound."""
-
-    ids: np.ndarray
-    node: np.ndarray
-    instance: np.ndarray
-    op_code: np.ndarray
-    op_names: list[str]
-    shape_code: np.ndarray
-    shape_list: list[tuple[int, ...]]
-    shape: Ragged
-    inputs: Ragged
-    sub: np.ndarray
-    leaf_of_sub: np.ndarray
-    width: int
-
-
-def tile_ops_part(ops: Any, sgs: Any) -> TileOpsPart:
-    """`TileOpsPart` of tile ops `ops` and subgraphs `sgs`."""
+def _tile_index(ops: Any, p: Any) -> _TileIndex:
     import numpy as np
 
     n = len(ops)
@@ -200,10 +179,15 @@ def tile_ops_part(ops: Any, sgs: Any) -> TileOpsPart:
     inst = np.fromiter(map(attrgetter("instance"), ops), np.int64, n)
     op_index: dict[str, int] = {}
     op_code = np.fromiter((op_index.setdefault(o, len(op_index)) for o in map(attrgetter("op"), ops)), np.int64, n)
+    op_names = list(op_index)
     shape_of = list(map(attrgetter("shape"), ops))
     shape_index: dict[tuple[int, ...], int] = {}
     shape_code = np.fromiter((shape_index.setdefault(s, len(shape_index)) for s in shape_of), np.int64, n)
-    sgs = sgs or ()
+    shape_list = list(shape_index)
+
+    # each op's subgraph, task and leaf (-1: none); an op in two subgraphs is the later one's, a subgraph
+    # that two tasks run the later task's
+    sgs = p.subgraphs or ()
     size = int(ids.max()) + 1 if n else 0
     sub = np.full(size, -1, np.int64)
     if sgs and n:
@@ -212,32 +196,17 @@ def tile_ops_part(ops: Any, sgs: Any) -> TileOpsPart:
         keep = members < size
         sub[members[keep]] = np.repeat(np.fromiter(map(attrgetter("id"), sgs), np.int64, len(sgs)), lengths)[keep]
     width = max((sg.id for sg in sgs), default=-1) + 1
-    leaf_of_sub = np.full(width + 1, -1, np.int64)  # the last entry: no subgraph
-    for sg in sgs:
-        leaf_of_sub[sg.id] = sg.leaf
-    return TileOpsPart(ids, node, inst, op_code, list(op_index), shape_code, list(shape_index), Ragged.of(shape_of),
-                       Ragged.of(list(map(attrgetter("inputs"), ops))), sub, leaf_of_sub, width)
-
-
-def _tile_index(ops: Any, p: Any, part: TileOpsPart | None = None) -> _TileIndex:
-    """`part`: `tile_ops_part(ops, p.subgraphs)` when made before."""
-    import numpy as np
-
-    if part is None:
-        part = tile_ops_part(ops, p.subgraphs)
-    n = len(ops)
-    ids, node, inst, op_code, op_names = part.ids, part.node, part.instance, part.op_code, part.op_names
-    shape_code, shape_list, width = part.shape_code, part.shape_list, part.width
-
-    # each op's subgraph, task and leaf (-1: none); a subgraph that two tasks run, the later task's
     task_of_sub = np.full(width + 1, -1, np.int64)  # the last entry: no subgraph
+    leaf_of_sub = np.full(width + 1, -1, np.int64)
     for task in (p.execute.tasks if p.execute is not None else ()):
         if 0 <= task.subgraph < width:
             task_of_sub[task.subgraph] = task.id
-    op_sub = part.sub[ids]
+    for sg in sgs:
+        leaf_of_sub[sg.id] = sg.leaf
+    op_sub = sub[ids]
     op_sub[op_sub < 0] = width
     task = task_of_sub[op_sub]
-    leaf = part.leaf_of_sub[op_sub]
+    leaf = leaf_of_sub[op_sub]
 
     kinds: dict[int, dict[str, int]] = defaultdict(dict)
     shapes: dict[int, tuple[int, ...]] = {}
@@ -258,7 +227,7 @@ def _tile_index(ops: Any, p: Any, part: TileOpsPart | None = None) -> _TileIndex
     has_leaf = leaf >= 0
     node_leaves = {k: v.tolist() for k, v in _groups(node[has_leaf], leaf[has_leaf]).items()}
     columns = {"names": op_names, "op": op_code, "node": node, "instance": inst,
-               "shape": part.shape, "inputs": part.inputs, "task": task}
+               "shape": Ragged.of(shape_of), "inputs": Ragged.of(list(map(attrgetter("inputs"), ops))), "task": task}
     return _TileIndex(dict(kinds), shapes, instances, node_tasks, node_leaves, task_nodes, columns)
 
 
@@ -271,18 +240,16 @@ def _union(arrays: list[np.ndarray]) -> list[int]:
     return np.unique(np.concatenate(arrays)).tolist() if len(arrays) > 1 else arrays[0].tolist()
 
 
-def editor_view(record: Any, path: str, run_json: Json = None, tile_ops: TileOpsPart | None = None
-                ) -> dict[str, Json]:
+def editor_view(record: Any, path: str, run_json: Json = None) -> dict[str, Json]:
     """The lookups the language server and the panels need, from a profiled CompileRecord. `run_json`: the
     run's `to_json()` when the caller made it already (the record document's `run`): the view shares it, and
-    a pickle of both carries it once. `tile_ops`: `tile_ops_part` of the record's final tile ops and subgraphs,
-    when made before."""
+    a pickle of both carries it once."""
     from pypto.ir.serialize import dim_json, graph_json
 
     p = record.program
     run = record.run
     tiles = p.tiles
-    t = _tile_index(tiles.ops if tiles is not None else (), p, tile_ops)
+    t = _tile_index(tiles.ops if tiles is not None else (), p)
     kinds, shapes, instances = t.kinds, t.shapes, t.instances
     node_tasks, node_leaves = t.node_tasks, t.node_leaves
 

@@ -131,61 +131,6 @@ def test_with_other_threads_running_nothing_is_forked() -> None:
     assert got == os.getpid()
 
 
-@pytest.mark.usefixtures("forks")
-def test_ahead_computes_in_a_child_while_this_process_goes_on() -> None:
-    read, write = os.pipe()
-    try:
-        job = beside.ahead(lambda: (os.write(write, b"x"), os.getpid())[1])  # tells this process it runs
-        ready, _, _ = select.select([read], [], [], WAIT)  # were it computed at `result()`, this would wait in vain
-        assert ready and os.read(read, 1) == b"x"
-        assert job.result() != os.getpid()
-    finally:
-        os.close(read)
-        os.close(write)
-
-
-@pytest.mark.usefixtures("forks")
-def test_ahead_that_fails_in_the_child_is_computed_here() -> None:
-    parent = os.getpid()
-
-    def fn() -> int:
-        if os.getpid() != parent:
-            raise RuntimeError("only in the child")
-        return os.getpid()
-
-    assert beside.ahead(fn).result() == parent
-
-
-@pytest.mark.usefixtures("forks")
-def test_a_cancelled_ahead_is_ended_and_reaped() -> None:
-    read, write = os.pipe()
-    hold_r, hold_w = os.pipe()
-
-    def fn() -> None:
-        os.write(write, str(os.getpid()).encode())
-        os.read(hold_r, 1)  # blocks: nobody writes
-
-    try:
-        job = beside.ahead(fn)
-        ready, _, _ = select.select([read], [], [], WAIT)
-        assert ready
-        pid = int(os.read(read, 32))
-        job.cancel()
-    finally:
-        for fd in (read, write, hold_r, hold_w):
-            os.close(fd)
-    with pytest.raises(ProcessLookupError):  # killed and reaped: no such process, not even a zombie
-        os.kill(pid, 0)
-
-
-def test_ahead_without_a_fork_computes_at_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(beside, "_room_for_a_copy", lambda: False)
-    calls: list[int] = []
-    job = beside.ahead(lambda: calls.append(os.getpid()) or len(calls))
-    assert calls == []  # nothing yet: no child to compute it
-    assert job.result() == 1 and calls == [os.getpid()]
-
-
 KERNEL = '''import pypto
 
 
@@ -246,4 +191,3 @@ def test_without_memory_for_a_second_copy_nothing_is_forked(monkeypatch: pytest.
     monkeypatch.setattr(beside, "_room_for_a_copy", lambda: False)
     got, _ = beside.beside(os.getpid, lambda: None)
     assert got == os.getpid()
-

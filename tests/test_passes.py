@@ -186,41 +186,6 @@ def test_instruments_see_every_pass_before_and_after():
     assert seen == [f"{w} {p.name}" for p in TENSOR_STAGE for w in ("before", "after")]
 
 
-def test_watching_adds_instruments_to_every_run_in_its_block_and_no_later_one(monkeypatch):
-    from pypto.compiler.pipeline import watching
-
-    seen: list[str] = []
-
-    class Log:
-        def __init__(self, tag):
-            self.tag = tag
-
-        def before(self, i, p, program, ctx):
-            pass
-
-        def after(self, i, p, before, after, ctx):
-            seen.append(f"{self.tag} {p.name}")
-
-        def failed(self, i, p, program, ctx, error):
-            seen.append(f"{self.tag} failed {p.name}")
-
-    graph = _compiled().graph
-    with watching(Log("a")), watching(Log("b")):
-        run_pipeline(graph, {})
-    assert seen == [f"{tag} {p.name}" for p in TENSOR_STAGE for tag in ("a", "b")], "after the run's own, in order"
-    seen.clear()
-    import pypto.compiler.pipeline as P
-
-    monkeypatch.setattr(P, "PIPELINE", (PIPELINE[0], M.Pass("boom", "tensor", _boom, "fails")))
-    with pytest.raises(M.InternalCompilerError), watching(Log("c")):
-        run_pipeline(graph, {})
-    assert seen == ["c verify", "c failed boom"]
-    seen.clear()
-    monkeypatch.undo()
-    run_pipeline(graph, {})
-    assert seen == [], "none left after the blocks, one of them left by an exception"
-
-
 def test_verify_catches_a_malformed_graph():
     g = _compiled().graph
     node = next(n for n in g.nodes if n.op == "softmax")

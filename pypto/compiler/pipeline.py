@@ -75,22 +75,6 @@ def lower(program: Program, bindings: dict[str, int], options: dict[str, Any],
     return _run(start, options, instruments, "tile", stop)
 
 
-_watchers: list[Instrument] = []  # instruments every pipeline run of this process calls too (`watching`)
-
-
-@contextlib.contextmanager
-def watching(*instruments: Instrument) -> Iterator[None]:
-    """Every pipeline run in this block calls `instruments` too, after its own: for a caller that lowers through
-    a kernel's own entry points (`CompiledKernel.lower`, `Traced.lowered`), which take no instruments, and wants
-    to act on a pass's result as it comes (the language server's job makes document parts while later passes
-    run: `server.ahead`)."""
-    _watchers.extend(instruments)
-    try:
-        yield
-    finally:
-        del _watchers[len(_watchers) - len(instruments):]
-
-
 _kept_frozen = False  # `keep_frozen()` was called: this process's frozen generation stays
 
 
@@ -141,7 +125,7 @@ def _run(program: Program, options: dict[str, Any], instruments: Sequence[Instru
          stop: str | None) -> tuple[Program, list[PassRecord]]:
     recorder = Recorder()
     ctx = PassContext(options, load_board("a2a3"))
-    manager = PassManager(PIPELINE, [recorder, *instruments, *_watchers])
+    manager = PassManager(PIPELINE, [recorder, *instruments])
     try:
         with gc_paused():
             result = manager.run(program, ctx, stop, start)

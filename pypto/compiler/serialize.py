@@ -436,31 +436,12 @@ def field_document(name: str, value: Any, where: str, arrays: Arrays) -> Json:
     return columnize(codec.encode(value), where, arrays)
 
 
-@dataclass(frozen=True)
-class Part:
-    """A program field's document made before the rest (`field_part`: the language server's job makes the tile
-    graph's while the later passes run, `server.parts`), for a program whose field is still `value`."""
-
-    value: Any  # (not `object`: mypyc reads a native dataclass's annotations from the module's names)
-    document: Json
-    arrays: Arrays
-
-
-def field_part(name: str, value: Any, where: str = "") -> tuple[Json, Arrays]:
-    """Field `name` (= `value`) of a program written under `where`: its document and its columns, as
-    `program_document` writes them (the part of a `Part`)."""
-    arrays: Arrays = {}
-    return field_document(name, value, f"{where}{name}", arrays), arrays
-
-
 def program_document(p: Program, where: str, arrays: Arrays,
-                     seen: dict[int, tuple[Any, Json]] | None = None,
-                     made: Mapping[str, Part] | None = None) -> dict[str, Json]:
+                     seen: dict[int, tuple[Any, Json]] | None = None) -> dict[str, Json]:
     """`program_json(p)` in its compact form (`pypto.ir.columns`), the columns added to `arrays` under
     names starting with `where`. With `seen` (id of a field's value -> (the value, where it was written)),
     a field already written elsewhere is `{"$same": that place}` instead of a copy: a record's snapshots
-    share their unchanged parts (`CompileRecord.to_document`). `made`: fields' documents made before (`Part`,
-    written under the same `where`), each used when the program's field is still its value."""
+    share their unchanged parts (`CompileRecord.to_document`)."""
     out: dict[str, Json] = {}
     for f in dataclasses.fields(p):
         value = getattr(p, f.name)
@@ -472,11 +453,6 @@ def program_document(p: Program, where: str, arrays: Arrays,
                 out[f.name] = {"$same": hit[1]}
                 continue
             seen[id(value)] = (value, f"{where}{f.name}")
-        part = made.get(f.name) if made is not None else None
-        if part is not None and part.value is value:
-            out[f.name] = part.document
-            arrays.update(part.arrays)
-            continue
         out[f.name] = field_document(f.name, value, f"{where}{f.name}", arrays)
     return out
 
