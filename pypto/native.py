@@ -29,7 +29,8 @@ from types import ModuleType
 
 # what tools/build_native.py compiles, in one mypyc group
 # (not the IR's classes, execute_ir and tile_ir: compiled, a class is native — no weak references, no new attributes;
-# not the health report's levels: native, gated delta rule's took 2.0 s against 1.1 s, benchmarks/native_bench.py)
+# not the health report's levels: native, gated delta rule's took 0.68-0.71 s against 0.63-0.68 s in Python, under a
+# job's collector settings, session 27; benchmarks/native_bench.py prints it with them added here)
 MODULES = ("pypto.compiler.tile_make", "pypto.compiler.tile_expand", "pypto.compiler.stamp", "pypto.compiler.gm_index",
            "pypto.compiler.partition", "pypto.compiler.execute", "pypto.compiler.serialize")
 ROOT = Path(__file__).resolve().parent.parent  # the checkout (an editable install's)
