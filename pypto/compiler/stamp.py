@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pypto.compiler.tile_ir import Buffer, Region, TileOp
-from pypto.compiler.tile_make import OP_FILL, REGION_FILL, buffer, region
+from pypto.compiler.tile_make import buffer, region
 from pypto.ir import symbolic as S
 from pypto.ir.graph import Node
 from pypto.reference.kernels import view_extent
@@ -325,8 +325,7 @@ class Stamper:
         copies: dict[int, dict[str, Any]] = {}
         inputs_of: dict[int, tuple[Region, ...]] = {}
         append = ex.ops.append
-        new, fill, cls, region_fill, region_cls = object.__new__, OP_FILL, TileOp, REGION_FILL, Region
-        for o, d in zip(ex.ops[b.ops.start:b.ops.stop], plan.op_steps):  # tile_op and moved, inline: the hot loop
+        for o, d in zip(ex.ops[b.ops.start:b.ops.stop], plan.op_steps):  # the hot loop
             attrs = o.attrs
             if id(attrs) in fresh:
                 copy = copies.get(id(attrs))
@@ -346,25 +345,10 @@ class Stamper:
                 if moves[bid] is _MOVES:
                     bid += dbuf
                 if d is not None or bid != r.buffer:
-                    q: Any = new(region_fill)
-                    q.buffer = bid
-                    q.layout = r.layout
-                    q.offset = r.offset if d is None else tuple([x + m * e for x, e in zip(r.offset, d)])
-                    q.shape = r.shape
-                    q.__class__ = region_cls
-                    r = q
-            t: Any = new(fill)
-            t.id = o.id + dop
-            t.op = o.op
-            t.node = o.node
-            t.instance = instance
-            t.coord = o.coord
-            t.shape = o.shape
-            t.dtype = o.dtype
-            t.inputs = tuple([i + dop for i in o.inputs]) if o.inputs else ()
-            t.region = r
-            t.attrs = attrs
-            t.__class__ = cls
+                    moved_to = r.offset if d is None else tuple([x + m * e for x, e in zip(r.offset, d)])
+                    r = Region(bid, r.layout, moved_to, r.shape)
+            t = TileOp(o.id + dop, o.op, o.node, instance, o.coord, o.shape, o.dtype,
+                       tuple([i + dop for i in o.inputs]) if o.inputs else (), r, attrs)
             append(t)
         writes = iter(plan.write_steps)
         for e in b.journal:

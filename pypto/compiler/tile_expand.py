@@ -628,7 +628,8 @@ class Expander:
         for tid in made:
             o = self.ops[tid]
             assert o.region is not None
-            self.ops[tid] = dataclasses.replace(o, region=sub(target, o.region.offset, o.region.shape))
+            self.ops[tid] = tile_op(o.id, o.op, o.node, o.instance, o.coord, o.shape, o.dtype, o.inputs,
+                                   sub(target, o.region.offset, o.region.shape), o.attrs)
         del self.matmul_tiles[p.region.buffer]
         if self.journal is not None:
             self.journal.append(("retarget", min(made, default=len(self.ops))))

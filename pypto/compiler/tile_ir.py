@@ -14,56 +14,159 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from collections.abc import Mapping, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import Any, Final
 
 from pypto.ir.dtypes import DataType
+
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # mypy is a dev dependency: without it, nothing is compiled
+    def mypyc_attr(*_attrs: str, **_kwargs: object) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
 
 _ID = attrgetter("id")
 
 
-@dataclass(frozen=True, slots=True)
 class Buffer:
-    id: int
-    shape: tuple[int, ...]
-    dtype: DataType
-    kind: str  # "param" | "local" | "workspace" | "output"
-    name: str
-    node: int  # the tensor node that made it
+    """A GM buffer: a parameter, a `pypto.tensor` local, a workspace or an output."""
+
+    __slots__ = ("id", "shape", "dtype", "kind", "name", "node")
+
+    id: Final[int]
+    shape: Final[tuple[int, ...]]
+    dtype: Final[DataType]
+    kind: Final[str]  # "param" | "local" | "workspace" | "output"
+    name: Final[str]
+    node: Final[int]  # the tensor node that made it
+
+    def __init__(self, id: int, shape: tuple[int, ...], dtype: DataType, kind: str, name: str,  # noqa: A002
+                 node: int) -> None:
+        self.id = id
+        self.shape = shape
+        self.dtype = dtype
+        self.kind = kind
+        self.name = name
+        self.node = node
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.id, self.shape, self.dtype, self.kind, self.name, self.node)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Buffer and self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"Buffer(id={self.id!r}, shape={self.shape!r}, dtype={self.dtype!r}, kind={self.kind!r}, "
+                f"name={self.name!r}, node={self.node!r})")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Buffer, self._key())
 
 
-@dataclass(frozen=True, slots=True)
 class Region:
     """`shape` elements at `offset` of buffer `buffer` seen with shape `layout` (a reshape)."""
 
-    buffer: int
-    layout: tuple[int, ...]
-    offset: tuple[int, ...]
-    shape: tuple[int, ...]
+    __slots__ = ("buffer", "layout", "offset", "shape")
+
+    buffer: Final[int]
+    layout: Final[tuple[int, ...]]
+    offset: Final[tuple[int, ...]]
+    shape: Final[tuple[int, ...]]
+
+    def __init__(self, buffer: int, layout: tuple[int, ...], offset: tuple[int, ...], shape: tuple[int, ...]) -> None:
+        self.buffer = buffer
+        self.layout = layout
+        self.offset = offset
+        self.shape = shape
 
     def sub(self, offset: tuple[int, ...], shape: tuple[int, ...]) -> Region:
-        return Region(self.buffer, self.layout, tuple(a + b for a, b in zip(self.offset, offset)), shape)
+        return Region(self.buffer, self.layout, tuple([a + b for a, b in zip(self.offset, offset)]), shape)
 
     @property
     def whole(self) -> bool:
         return self.shape == self.layout and not any(self.offset)
 
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Region:
+            return False
+        o: Region = other  # type: ignore[assignment]
+        return self.buffer == o.buffer and self.layout == o.layout and self.offset == o.offset \
+            and self.shape == o.shape
 
-@dataclass(frozen=True, slots=True)
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((self.buffer, self.layout, self.offset, self.shape))
+
+    def __repr__(self) -> str:
+        return f"Region(buffer={self.buffer!r}, layout={self.layout!r}, offset={self.offset!r}, shape={self.shape!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Region, (self.buffer, self.layout, self.offset, self.shape))
+
+
 class TileOp:
-    id: int
-    op: str  # load | store | fill | arange | combine | matmul | a tensor op name (add, exp, amax …)
-    node: int  # the tensor node this tile op lowers
-    instance: int
-    coord: tuple[int, ...]
-    shape: tuple[int, ...]
-    dtype: DataType
-    inputs: tuple[int, ...] = ()
-    region: Region | None = None
-    attrs: dict[str, Any] = field(default_factory=dict)
+    """One tile's computation (see the module doc)."""
+
+    __slots__ = ("id", "op", "node", "instance", "coord", "shape", "dtype", "inputs", "region", "attrs")
+
+    id: Final[int]
+    op: Final[str]  # load | store | fill | arange | combine | matmul | a tensor op name (add, exp, amax …)
+    node: Final[int]  # the tensor node this tile op lowers
+    instance: Final[int]
+    coord: Final[tuple[int, ...]]
+    shape: Final[tuple[int, ...]]
+    dtype: Final[DataType]
+    inputs: Final[tuple[int, ...]]
+    region: Final[Region | None]
+    attrs: Final[dict[str, Any]]
+
+    def __init__(self, id: int, op: str, node: int, instance: int, coord: tuple[int, ...],  # noqa: A002
+                 shape: tuple[int, ...],
+                 dtype: DataType, inputs: tuple[int, ...] = (), region: Region | None = None,
+                 attrs: dict[str, Any] | None = None) -> None:
+        self.id = id
+        self.op = op
+        self.node = node
+        self.instance = instance
+        self.coord = coord
+        self.shape = shape
+        self.dtype = dtype
+        self.inputs = inputs
+        self.region = region
+        self.attrs = {} if attrs is None else attrs
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.id, self.op, self.node, self.instance, self.coord, self.shape, self.dtype, self.inputs,
+                self.region, self.attrs)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is TileOp and self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._key())  # raises: its attrs are a dict (as a frozen dataclass's would)
+
+    def __repr__(self) -> str:
+        return (f"TileOp(id={self.id!r}, op={self.op!r}, node={self.node!r}, instance={self.instance!r}, "
+                f"coord={self.coord!r}, shape={self.shape!r}, dtype={self.dtype!r}, inputs={self.inputs!r}, "
+                f"region={self.region!r}, attrs={self.attrs!r})")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TileOp, self._key())
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True, slots=True)
 class Instance:
     """One run of a root function: the kernel body (root -1) or one loop iteration."""
@@ -73,6 +176,7 @@ class Instance:
     index: tuple[tuple[str, int], ...]  # loop index values in force
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True)
 class TileGraph:
     buffers: tuple[Buffer, ...]
@@ -84,6 +188,7 @@ class TileGraph:
         return sum(1 for o in self.ops if o.op == op)
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True, slots=True)
 class Subgraph:
     """Tile ops that run together as one task on one core (graph partition's unit)."""
@@ -96,6 +201,7 @@ class Subgraph:
     leaf: int = -1  # the leaf function it instantiates (set by leaf dedup)
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True, slots=True)
 class Leaf:
     """A leaf function: isomorphic subgraphs merged by structural hash."""
@@ -108,6 +214,7 @@ class Leaf:
     nodes: tuple[int, ...]  # the tensor nodes it lowers (provenance)
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True, slots=True)
 class CopyFacts:
     """What graph partition knows of the tile graph it returns, for the execute stage (which would
