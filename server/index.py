@@ -62,19 +62,32 @@ def _dims(dims: Any) -> Json:
     return dims if isinstance(dims, (int, float, bool)) or dims is None else str(dims)
 
 
-def _union_length(intervals: list[tuple[float, float]]) -> float:
-    total, end = 0.0, float("-inf")
-    start = end
-    for a, b in sorted(intervals):
-        if a > end:
-            if end > start:
-                total += end - start
-            start, end = a, b
-        else:
-            end = max(end, b)
-    if end > start:
-        total += end - start
-    return total
+def _id_runs(ids: np.ndarray) -> list[list[int]]:
+    """`runs` of sorted distinct ids in an array, by array work (a line of a big kernel runs 10^4-10^5 tasks)."""
+    import numpy as np
+
+    if not len(ids):
+        return []
+    breaks = np.flatnonzero(np.diff(ids) != 1)
+    first = np.concatenate(([0], breaks + 1))
+    last = np.append(breaks, len(ids) - 1)
+    return np.stack((ids[first], ids[last]), axis=1).tolist()  # type: ignore[no-any-return]
+
+
+def _union_length(starts: np.ndarray, ends: np.ndarray) -> float:
+    """The length of the union of intervals [starts[i], ends[i]] (ends >= starts): intervals by start, each that
+    starts after all before it ended opens a segment, which ends at the furthest end before the next opens; the
+    segments' lengths summed in order, as a loop over the sorted intervals would."""
+    import numpy as np
+
+    n = len(starts)
+    if not n:
+        return 0.0
+    order = np.argsort(starts, kind="stable")
+    a, furthest = starts[order], np.maximum.accumulate(ends[order])
+    opens = np.flatnonzero(np.concatenate(([True], a[1:] > furthest[:-1])))
+    closes = np.append(opens[1:] - 1, n - 1)
+    return float(sum((furthest[closes] - a[opens]).tolist()))
 
 
 def _branches(record: Any, durations: dict[int, tuple[float, float]]) -> dict[int, Json]:
@@ -170,6 +183,14 @@ def _groups(keys: np.ndarray, values: np.ndarray) -> dict[int, np.ndarray]:
     return {key: v[a:b] for key, a, b in zip(k[starts].tolist(), starts.tolist(), ends.tolist(), strict=True)}
 
 
+def _numbering() -> defaultdict[Any, int]:
+    """A dict that numbers each new key as it is first looked up (0, 1, …): `map(d.__getitem__, keys)` numbers a
+    column by C-level calls, the factory called once per distinct key."""
+    out: defaultdict[Any, int] = defaultdict(int)
+    out.default_factory = out.__len__
+    return out
+
+
 def _tile_index(ops: Any, p: Any) -> _TileIndex:
     import numpy as np
 
@@ -177,12 +198,12 @@ def _tile_index(ops: Any, p: Any) -> _TileIndex:
     ids = np.fromiter(map(attrgetter("id"), ops), np.int64, n)
     node = np.fromiter(map(attrgetter("node"), ops), np.int64, n)
     inst = np.fromiter(map(attrgetter("instance"), ops), np.int64, n)
-    op_index: dict[str, int] = {}
-    op_code = np.fromiter((op_index.setdefault(o, len(op_index)) for o in map(attrgetter("op"), ops)), np.int64, n)
+    op_index = _numbering()
+    op_code = np.fromiter(map(op_index.__getitem__, map(attrgetter("op"), ops)), np.int64, n)
     op_names = list(op_index)
     shape_of = list(map(attrgetter("shape"), ops))
-    shape_index: dict[tuple[int, ...], int] = {}
-    shape_code = np.fromiter((shape_index.setdefault(s, len(shape_index)) for s in shape_of), np.int64, n)
+    shape_index = _numbering()
+    shape_code = np.fromiter(map(shape_index.__getitem__, shape_of), np.int64, n)
     shape_list = list(shape_index)
 
     # each op's subgraph, task and leaf (-1: none); an op in two subgraphs is the later one's, a subgraph
@@ -231,19 +252,21 @@ def _tile_index(ops: Any, p: Any) -> _TileIndex:
     return _TileIndex(dict(kinds), shapes, instances, node_tasks, node_leaves, task_nodes, columns)
 
 
-def _union(arrays: list[np.ndarray]) -> list[int]:
+def _union(arrays: list[np.ndarray]) -> np.ndarray:
     """The sorted union of sorted int arrays."""
     import numpy as np
 
     if not arrays:
-        return []
-    return np.unique(np.concatenate(arrays)).tolist() if len(arrays) > 1 else arrays[0].tolist()
+        return np.zeros(0, np.int64)
+    return np.unique(np.concatenate(arrays)) if len(arrays) > 1 else arrays[0]
 
 
 def editor_view(record: Any, path: str, run_json: Json = None) -> dict[str, Json]:
     """The lookups the language server and the panels need, from a profiled CompileRecord. `run_json`: the
     run's `to_json()` when the caller made it already (the record document's `run`): the view shares it, and
     a pickle of both carries it once."""
+    import numpy as np
+
     from pypto.ir.serialize import dim_json, graph_json
 
     p = record.program
@@ -259,6 +282,14 @@ def editor_view(record: Any, path: str, run_json: Json = None) -> dict[str, Json
         durations = {t.id: (t.start, t.end) for t in run.tasks}
         makespan = max(t.end for t in run.tasks) - min(t.start for t in run.tasks)
     busy_total = sum(b - a for a, b in durations.values()) or 0.0
+    # the same, indexed by task id (`timed`: the tasks the run has), for the lines' shares by array work
+    top = max(durations, default=-1) + 1
+    timed, start_of, end_of = np.zeros(top, bool), np.zeros(top), np.zeros(top)
+    if durations:
+        at = np.fromiter(durations, np.int64, len(durations))
+        timed[at] = True
+        start_of[at] = [a for a, _ in durations.values()]
+        end_of[at] = [b for _, b in durations.values()]
 
     branches = _branches(record, durations)
     configs = {tc.id: tc for tc in record.source.tile_configs}
@@ -295,13 +326,15 @@ def editor_view(record: Any, path: str, run_json: Json = None) -> dict[str, Json
         ids = record.nodes_at(file, line)
         tasks = _union([node_tasks[i] for i in ids if i in node_tasks])
         leaves = {lf for i in ids for lf in node_leaves.get(i, ())}
-        spans = [durations[t] for t in tasks if t in durations]
-        busy = sum(b - a for a, b in spans)
+        ran = tasks[tasks < top]
+        ran = ran[timed[ran]]
+        starts, ends = start_of[ran], end_of[ran]
+        busy = sum((ends - starts).tolist())  # in task order, as the loop it replaces
         lines[str(line)] = {
-            "line": line, "nodes": ids, "tasks": runs(tasks), "task_count": len(tasks), "leaves": sorted(leaves),
+            "line": line, "nodes": ids, "tasks": _id_runs(tasks), "task_count": len(tasks), "leaves": sorted(leaves),
             "tiles": sum(nodes[str(i)]["tiles"] for i in ids if str(i) in nodes),
             "task_us": busy, "busy_share": busy / busy_total if busy_total else 0.0,
-            "wall_share": _union_length(spans) / makespan if makespan else 0.0,
+            "wall_share": _union_length(starts, ends) / makespan if makespan else 0.0,
         }
         cost = costs.get((target, line))
         if cost is not None:

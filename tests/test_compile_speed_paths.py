@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 from support import example_records, execute_both_ways
 
-from pypto.compiler.tile_ir import Buffer, Region, TileOp
+from pypto.compiler.execute_ir import Task
+from pypto.compiler.tile_ir import Buffer, Region, Subgraph, TileOp
 from pypto.compiler.tile_make import buffer, region, tile_op
 from pypto.ir.dtypes import DataType
 
 
-def test_the_tile_ops_regions_and_buffers_are_values_in_either_build():
+def test_the_tile_ir_values_are_values_in_either_build():
     """Native classes when the compiler is built (pypto.native), plain classes with slots otherwise: equal by their
     fields, hashed as the frozen dataclasses they were (a set of regions iterates as before), no attribute beyond
     them, pickled, copied and shown field by field."""
@@ -37,7 +38,18 @@ def test_the_tile_ops_regions_and_buffers_are_values_in_either_build():
     assert repr(b) == f"Buffer(id=4, shape=(32, 32), dtype={fp16!r}, kind='workspace', name='xfer7', node=2)"
     assert repr(o).startswith("TileOp(id=7, op='load', node=2, instance=0, coord=(0, 1), shape=(32, 32), dtype=")
     assert repr(o).endswith(f"inputs=(), region={r!r}, attrs={{}})")
-    for x in (r, o, b):
+    t = Task(5, 9, 1, "AIV", 0, -1, (0, 1), (r,), (plain,), (2, 3))
+    assert t == Task(5, 9, 1, "AIV", 0, -1, (0, 1), (plain,), (r,), (2, 3))
+    assert t != Task(5, 9, 1, "AIC", 0, -1, (0, 1), (r,), (plain,), (2, 3))
+    assert hash(t) == hash((5, 9, 1, "AIV", 0, -1, (0, 1), (r,), (plain,), (2, 3)))
+    assert repr(t) == (f"Task(id=5, subgraph=9, leaf=1, core='AIV', instance=0, root=-1, coord=(0, 1), "
+                       f"reads=({r!r},), writes=({r!r},), preds=(2, 3))")
+    sg = Subgraph(2, "AIV", 1, (4, 5), 1024)
+    assert sg.leaf == -1 and sg == Subgraph(2, "AIV", 1, (4, 5), 1024, -1)
+    assert sg != Subgraph(2, "AIV", 1, (4, 5), 1024, 0)
+    assert hash(sg) == hash((2, "AIV", 1, (4, 5), 1024, -1))
+    assert repr(sg) == "Subgraph(id=2, core='AIV', instance=1, ops=(4, 5), peak_bytes=1024, leaf=-1)"
+    for x in (r, o, b, t, sg):
         with pytest.raises(AttributeError):
             x.extra = 1  # type: ignore[union-attr]
         assert pickle.loads(pickle.dumps(x)) == x and copy.copy(x) == x and copy.deepcopy(x) == x
@@ -54,7 +66,8 @@ def test_memory_types_names_the_op_on_the_wrong_core():
     assert p.subgraphs is not None and p.tiles is not None
     ctx = PassContext({}, load_board("a2a3"))
     assert memory_types(dataclasses.replace(p, memory=None), ctx).memory == p.memory, name
-    moved = tuple(dataclasses.replace(sg, core="AIV") if sg.core == "AIC" else sg for sg in p.subgraphs)
+    moved = tuple(Subgraph(sg.id, "AIV", sg.instance, sg.ops, sg.peak_bytes, sg.leaf) if sg.core == "AIC" else sg
+                  for sg in p.subgraphs)
     first = next(o for o in p.tiles.ops if o.op == "matmul")
     with pytest.raises(AssertionError, match=f"tile op {first.id} \\(matmul\\) sits on a AIV core"):
         memory_types(dataclasses.replace(p, memory=None, subgraphs=moved), ctx)

@@ -9,7 +9,6 @@ also shows the case it guards is the one it claims: a view where a copy is neede
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import pathlib
 import subprocess
@@ -27,6 +26,7 @@ import pypto
 from pypto.boards.cpu import run_cpu
 from pypto.compiler.blas import blas_threads, one_blas_thread
 from pypto.compiler.tile_exec import Segment, TileExecutor
+from pypto.compiler.tile_ir import TileOp
 from pypto.ir.dtypes import DataType
 from pypto.ir.graph import Node, TensorType
 from pypto.reference.kernels import KERNELS, Ctx
@@ -169,7 +169,9 @@ def test_a_plan_is_not_moved_to_a_task_that_is_not_its_leafs_task_moved():
     swapped = list(tasks[1])
     loads = [k for k, o in enumerate(swapped) if o.op == "load"]
     other = next(o for o in tasks[2] if o.op == "load")
-    swapped[loads[0]] = dataclasses.replace(swapped[loads[0]], region=other.region)
+    o = swapped[loads[0]]
+    swapped[loads[0]] = TileOp(o.id, o.op, o.node, o.instance, o.coord, o.shape, o.dtype, o.inputs, other.region,
+                               o.attrs)
     assert ex.retarget(plan, tasks[0], tuple(swapped)) is None
 
 

@@ -98,12 +98,17 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     for sg_id in order:
         sg = by_id[sg_id]
         inst = tiles.instances[sg.instance]
-        coord = next((ops[i].coord for i in sg.ops if ops[i].op not in ("load", "store")), ())
+        coord: tuple[int, ...] = ()  # its first compute op's (a loop: a generator is slow compiled)
+        for i in sg.ops:
+            o = ops[i]
+            if o.op != "load" and o.op != "store":
+                coord = o.coord
+                break
         rs, ws = tuple(reads[sg_id]), tuple(writes[sg_id])
         a = arrows[sg_id]
         ps = sorted_of.get(id(a))  # type: ignore[assignment]
         if ps is None:
-            ps = sorted_of[id(a)] = tuple(sorted(new_id[p] for p in a)) if renumbered else tuple(sorted(a))
+            ps = sorted_of[id(a)] = tuple(sorted([new_id[p] for p in a])) if renumbered else tuple(sorted(a))
         tasks.append(Task(new_id[sg_id], sg_id, sg.leaf, sg.core, sg.instance, inst.root, coord, rs, ws, ps))
         leaf.append(sg.leaf)
         core.append(sg.core)

@@ -12,24 +12,64 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Final
 
 import numpy as np
 
-from pypto.compiler.tile_ir import Region
+from pypto.compiler.tile_ir import Region, mypyc_attr
 
 
-@dataclass(frozen=True, slots=True)
 class Task:
-    id: int
-    subgraph: int
-    leaf: int
-    core: str
-    instance: int
-    root: int  # loop node id of its root function, -1 for the kernel body
-    coord: tuple[int, ...]  # tile coordinates of its first compute op
-    reads: tuple[Region, ...]
-    writes: tuple[Region, ...]
-    preds: tuple[int, ...]
+    """One leaf function run at one tile coordinate (a subgraph). A plain class with slots and its value methods
+    written out, as `tile_ir.TileOp`: a native class in the native build (`pypto.native`), made at C speed."""
+
+    __slots__ = ("id", "subgraph", "leaf", "core", "instance", "root", "coord", "reads", "writes", "preds")
+
+    id: Final[int]
+    subgraph: Final[int]
+    leaf: Final[int]
+    core: Final[str]
+    instance: Final[int]
+    root: Final[int]  # loop node id of its root function, -1 for the kernel body
+    coord: Final[tuple[int, ...]]  # tile coordinates of its first compute op
+    reads: Final[tuple[Region, ...]]
+    writes: Final[tuple[Region, ...]]
+    preds: Final[tuple[int, ...]]
+
+    def __init__(self, id: int, subgraph: int, leaf: int, core: str, instance: int, root: int,  # noqa: A002
+                 coord: tuple[int, ...], reads: tuple[Region, ...], writes: tuple[Region, ...],
+                 preds: tuple[int, ...]) -> None:
+        self.id = id
+        self.subgraph = subgraph
+        self.leaf = leaf
+        self.core = core
+        self.instance = instance
+        self.root = root
+        self.coord = coord
+        self.reads = reads
+        self.writes = writes
+        self.preds = preds
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.id, self.subgraph, self.leaf, self.core, self.instance, self.root, self.coord, self.reads,
+                self.writes, self.preds)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Task and self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"Task(id={self.id!r}, subgraph={self.subgraph!r}, leaf={self.leaf!r}, core={self.core!r}, "
+                f"instance={self.instance!r}, root={self.root!r}, coord={self.coord!r}, reads={self.reads!r}, "
+                f"writes={self.writes!r}, preds={self.preds!r})")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Task, self._key())
 
 
 # `ExecColumns.core`: a task's core type as a number (-1: another); MIX: a PyPTO 3 scope's cube and
@@ -37,6 +77,7 @@ class Task:
 CORE_CODES = {"AIC": 0, "AIV": 1, "MIX": 2}
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True, eq=False)
 class ExecColumns:
     """An execute graph's tasks as columns, task i at row i (task ids are their positions): int64
@@ -100,6 +141,7 @@ def intern_regions(regions: Iterable[Region]) -> tuple[list[int], np.ndarray, np
     return ids, np.array(group_buffer, dtype=np.int64)[at], np.array(group_elems, dtype=np.int64)[at]
 
 
+@mypyc_attr(native_class=False)  # the sim board's cache takes weak references to it
 @dataclass(frozen=True)
 class ExecGraph:
     tasks: tuple[Task, ...]  # in a topological order

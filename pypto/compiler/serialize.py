@@ -290,6 +290,27 @@ def subgraphs_json(sgs: tuple[Subgraph, ...]) -> list[Json]:
              "leaf": s.leaf} for s in sgs]
 
 
+_SUBGRAPH_KEYS = ("id", "core", "instance", "ops", "peak_bytes", "leaf")
+
+
+def subgraphs_columns(sgs: tuple[Subgraph, ...], name: str, arrays: Arrays) -> Json:
+    """`columnize(subgraphs_json(sgs))`, the subgraphs' columns made from their fields (the same spec and arrays:
+    gated delta rule's 76 k subgraphs in ~0.07 s instead of ~0.3 s through their dicts)."""
+    n = len(sgs)
+    if n < C.MIN_ROWS:
+        return columnize(subgraphs_json(sgs), name, arrays)
+
+    def get(field: str) -> list[Any]:
+        return list(map(attrgetter(field), sgs))
+
+    cols = {k: C.ints(get(k), n, f"{name}.{k}", arrays) for k in ("id", "instance", "peak_bytes", "leaf")}
+    cols["core"] = C.strs(get("core"), f"{name}.core", arrays)
+    cols["ops"] = C.int_lists(get("ops"), n, f"{name}.ops", arrays)
+    spec = {"n": n, "dict": {k: cols[k] for k in _SUBGRAPH_KEYS}, "keys": {"n": n, "const": 0},
+            "shapes": [list(_SUBGRAPH_KEYS)]}
+    return {C.MARK: spec}
+
+
 def subgraphs_from(v: list[Mapping[str, Any]]) -> tuple[Subgraph, ...]:
     return tuple(Subgraph(s["id"], s["core"], s["instance"], tuple(s["ops"]), s["peak_bytes"], s["leaf"]) for s in v)
 
@@ -411,7 +432,7 @@ register_program_field("next_id", int, int, plain=True)
 register_program_field("tiles", tiles_json, tiles_from, tiles_columns)
 register_program_field("memory", list, tuple)
 register_program_field("blocks", blocks_json, blocks_from)
-register_program_field("subgraphs", subgraphs_json, subgraphs_from)
+register_program_field("subgraphs", subgraphs_json, subgraphs_from, subgraphs_columns)
 register_program_field("leaves", leaves_json, leaves_from)
 register_program_field("execute", execute_json, execute_from, execute_columns)
 

@@ -188,17 +188,45 @@ class TileGraph:
         return sum(1 for o in self.ops if o.op == op)
 
 
-@mypyc_attr(native_class=False)
-@dataclass(frozen=True, slots=True)
 class Subgraph:
     """Tile ops that run together as one task on one core (graph partition's unit)."""
 
-    id: int
-    core: str  # "AIV" (vector) | "AIC" (cube) | "MIX" (a PyPTO 3 scope with both: one AIC + two AIVs)
-    instance: int
-    ops: tuple[int, ...]  # tile op ids, in execution order
-    peak_bytes: int  # on-chip bytes at the busiest point (UB for AIV, L1 for AIC)
-    leaf: int = -1  # the leaf function it instantiates (set by leaf dedup)
+    __slots__ = ("id", "core", "instance", "ops", "peak_bytes", "leaf")
+
+    id: Final[int]
+    core: Final[str]  # "AIV" (vector) | "AIC" (cube) | "MIX" (a PyPTO 3 scope with both: one AIC + two AIVs)
+    instance: Final[int]
+    ops: Final[tuple[int, ...]]  # tile op ids, in execution order
+    peak_bytes: Final[int]  # on-chip bytes at the busiest point (UB for AIV, L1 for AIC)
+    leaf: Final[int]  # the leaf function it instantiates (set by leaf dedup)
+
+    def __init__(self, id: int, core: str, instance: int, ops: tuple[int, ...], peak_bytes: int,  # noqa: A002
+                 leaf: int = -1) -> None:
+        self.id = id
+        self.core = core
+        self.instance = instance
+        self.ops = ops
+        self.peak_bytes = peak_bytes
+        self.leaf = leaf
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.id, self.core, self.instance, self.ops, self.peak_bytes, self.leaf)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Subgraph and self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"Subgraph(id={self.id!r}, core={self.core!r}, instance={self.instance!r}, ops={self.ops!r}, "
+                f"peak_bytes={self.peak_bytes!r}, leaf={self.leaf!r})")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Subgraph, self._key())
 
 
 @mypyc_attr(native_class=False)
