@@ -374,6 +374,27 @@ Then the session's last tree, 88adb15 (a big answer's editor run crossing from t
 Within the noise of 4 edits each (one 11.24 and one 10.46 among them); its parts were measured alone (the answer
 pickled 114 -> 75 MB, a fork's pipe 0.42-0.50 -> 0.26-0.34 s). Cold, open: gated delta rule 26.1 s, 8.2 s; Kimi
 6.5 s, 5.8 s.
+
+Session 28 (2026-11-30 08:57-09:05 UTC; the IR's values native, docs/ARCHITECTURE.md "Session 28"): 34a48c3
+against a63764c, all six kernels, `--edits 2 --rounds 1 --against` (each figure a p50 of 2 edits, each edit's after
+it):
+
+| kernel | edit p50 s, 34a48c3 | edit p50 s, a63764c | panel record p50 s, 34a48c3 | panel record p50 s, a63764c |
+|---|---|---|---|---|
+| hc_pre | 0.47 [0.5, 0.44] | 0.62 [0.61, 0.62] | 0.62 | 0.80 |
+| compressor | 0.70 [0.58, 0.82] | 0.71 [0.8, 0.63] | 1.09 | 1.09 |
+| compress_fa | 0.42 [0.41, 0.44] | 0.43 [0.41, 0.44] | 0.72 | 0.70 |
+| glm_attention | 1.28 [1.18, 1.38] | 0.92 [0.87, 0.96] | 1.47 | 1.08 |
+| gated_delta_rule | 6.86 [6.64, 7.07] | 6.91 [7.27, 6.55] | 7.89 | 7.71 |
+| block_attn_res | 5.53 [5.45, 5.61] | 5.79 [5.82, 5.75] | 6.76 | 6.95 |
+
+Cold (34a48c3 / a63764c): hc_pre 5.0 / 6.0, compressor 4.9 / 6.2, compress_fa 4.5 / 4.9, glm 6.2 / 7.4, gated
+delta rule 18.4 / 20.5, Kimi 5.5 / 7.3 s. Two edits a kernel do not tell a 10-20 % change from this machine's
+drift: the run before it, against c09ab3e, gave gated delta rule 5.95 [5.38, 6.51] against 7.88 [8.7, 7.07] s and
+glm 0.83 against 0.87 s. The same change in one emulated job per round (the worker's fork of a warmed template, the
+first tile edit, rounds taking turns) is steadier: gated delta rule's interim answer 5.48 / 4.86 / 6.61 against
+6.17 / 5.66 / 8.38 s, Kimi's 4.78 / 5.40 against 8.06 / 5.68 s, glm's 0.71 / 0.79 / 0.78 against 0.92 / 0.82 /
+0.82 s.
 """
 
 from __future__ import annotations
