@@ -40,10 +40,10 @@ def models_folder(keep: Path | None, mirror: Path = MIRROR, commit: str = COMMIT
 
 
 def kept_models_arguments(description: str, kernels: str, runs: int | None = 3,
-                          flags: tuple[str, ...] = ()) -> argparse.Namespace:
+                          flags: tuple[str, ...] = (), values: tuple[str, ...] = ()) -> argparse.Namespace:
     """The arguments of a bench that reads production_bench.py's `--keep` folder: `--keep`, `--kernels` (default
-    `kernels`), unless `runs` is None `--runs`, and each of `flags` (on or off); `a.models` is the folder's models/
-    (exit 2, saying so, when it has none)."""
+    `kernels`), unless `runs` is None `--runs`, each of `flags` (on or off) and each of `values` (a string, or
+    None); `a.models` is the folder's models/ (exit 2, saying so, when it has none)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--keep", type=Path, required=True, help="production_bench.py's folder (models/ with captures)")
     ap.add_argument("--kernels", default=kernels)
@@ -51,6 +51,8 @@ def kept_models_arguments(description: str, kernels: str, runs: int | None = 3,
         ap.add_argument("--runs", type=int, default=runs)
     for flag in flags:
         ap.add_argument(flag, action="store_true")
+    for value in values:
+        ap.add_argument(value)
     a = ap.parse_args()
     a.models = a.keep.resolve() / "models"
     if not a.models.is_dir():

@@ -14,10 +14,22 @@ For each kernel, each row compares two ways, runs alternating, median of `--runs
 - **frozen, reused**: the same, for a job whose traced program is the one of the kernel's last answer (an edit
   of a comment: `reuse`), which only traces.
 
+With `--against OTHER` (another checkout, e.g. `git worktree add /tmp/before REV`, its native build made there with
+`python tools/build_native.py`), one row per kernel instead: **first tile edit**, this tree (A) against OTHER (B) —
+production_bench's first tile-shape edit of the kernel, each run a fresh template of its tree (a process of this
+script with that tree first on the import path, `--tree`) and one job forked from it, the trees taking turns to go
+first.
+
 The kernels are PyPTO's models/ with captures, as production_bench.py makes them (`--keep DIR`, the same
 folder; run production_bench.py once without `--no-capture` first).
 
-Run: `.venv/bin/python benchmarks/job_bench.py --keep DIR [--kernels hc_pre,gated_delta_rule] [--runs 3]`.
+Session 28 (2026-11-30 09:16 UTC, 2 cores; 34a48c3's code against a63764c, `--against`): gated delta rule's first
+tile edit 4.96 [4.96, 4.59, 5.02] against 6.47 [5.25, 6.47, 8.33] s, Kimi's block attention 5.51 against 6.22 s,
+glm 0.65 against 0.82 s (`--runs 2`). hc_pre 0.45 against 0.31 s, but by the order: in each pair the first run took
+~0.46 s and the second ~0.30 s whichever tree went first, and 3 runs put this tree first twice; use an even `--runs`.
+
+Run: `.venv/bin/python benchmarks/job_bench.py --keep DIR [--kernels hc_pre,gated_delta_rule] [--runs 3]
+[--against OTHER]`.
 
 Measured 2026-11-29 04:30 UTC (this tree at fc189d1, 2 cores, load average 0.0, median of 3):
 
@@ -44,6 +56,7 @@ import gc
 import importlib
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -52,9 +65,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if "--tree" in sys.argv:  # a run of another checkout (`--against`): its pypto and server, imported below
+    sys.path.insert(0, sys.argv[sys.argv.index("--tree") + 1])
 
 from _models import kept_models_arguments  # noqa: E402
-from production_bench import KERNELS  # noqa: E402
+from production_bench import KERNELS, edit_variants  # noqa: E402
 
 from server import analyze  # noqa: E402
 from server.worker import _PRELOAD  # noqa: E402
@@ -135,15 +150,58 @@ def kernel_rows(k: Any, models: Path, runs: int) -> list[str]:
     return rows
 
 
+def first_edit(k: Any, models: Path) -> tuple[str, str]:
+    """The kernel file's path and its text after production_bench's first tile-shape edit of the kernel."""
+    path = models / k.file
+    text = path.read_text()
+    line, new = edit_variants(text, k.name, 1, [])[0]
+    lines = text.split("\n")
+    lines[line] = new
+    return str(path), "\n".join(lines)
+
+
+def edit_row(k: Any, models: Path, other: str, runs: int) -> str:
+    """`--against`: the first tile edit's job in this tree and in `other`, each run a fresh template process."""
+    def once(tree: str) -> float:
+        cmd = [sys.executable, __file__, "--keep", str(models.parent), "--kernels", k.key, "--tree", tree, "--once"]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            raise RuntimeError(f"{tree}: {(done.stdout + done.stderr).strip()[-300:]}")
+        return float(done.stdout.split()[-1])
+
+    here = str(Path(__file__).resolve().parents[1])
+    times: dict[str, list[float]] = {here: [], other: []}
+    for r in range(runs):
+        for tree in ((here, other) if r % 2 == 0 else (other, here)):
+            times[tree].append(once(tree))
+    x, y = statistics.median(times[here]), statistics.median(times[other])
+    each = f"{[round(v, 2) for v in times[here]]} / {[round(v, 2) for v in times[other]]}"
+    return f"| {k.key}: first tile edit, this tree (A) / {other} (B) {each} | {x:.3f} | {y:.3f} | {x / y:.2f} |"
+
+
 def main() -> int:
-    a = kept_models_arguments(__doc__.split("\n\n")[0], "hc_pre,glm_attention,gated_delta_rule", 3)
+    a = kept_models_arguments(__doc__.split("\n\n")[0], "hc_pre,glm_attention,gated_delta_rule", 3,
+                              flags=("--once",), values=("--against", "--tree"))
     models = a.models
+    if a.against:
+        print(f"job_bench — {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; median of {a.runs}; "
+              "seconds from a job's start to its record; each run a fresh template")
+        print("\n| kernel: measure | A | B | A/B |\n|---|---|---|---|")
+        for key in a.kernels.split(","):
+            print(edit_row(next(x for x in KERNELS if x.key == key), models, str(Path(a.against).resolve()), a.runs),
+                  flush=True)
+        return 0
     for m in _PRELOAD:  # the template, as the worker pool makes it
         if importlib.util.find_spec(m.split(".")[0]):
             importlib.import_module(m)
     analyze.warm_up()
     gc.collect()
     gc.freeze()
+    if a.once:  # one job of `--against`'s: the first tile edit of the one kernel, in this process's tree
+        k = next(x for x in KERNELS if x.key == a.kernels)
+        path, text = first_edit(k, models)
+        print(in_child(partial(to_record, path, text, k.shown, OPTS, analyze.BESIDE_FROM, True)))
+        return 0
     print(f"job_bench — {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; median of {a.runs}; "
           "seconds from a job's start to its record")
     print("\n| kernel: measure | A | B | A/B |\n|---|---|---|---|")

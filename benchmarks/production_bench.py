@@ -391,10 +391,9 @@ it):
 Cold (34a48c3 / a63764c): hc_pre 5.0 / 6.0, compressor 4.9 / 6.2, compress_fa 4.5 / 4.9, glm 6.2 / 7.4, gated
 delta rule 18.4 / 20.5, Kimi 5.5 / 7.3 s. Two edits a kernel do not tell a 10-20 % change from this machine's
 drift: the run before it, against c09ab3e, gave gated delta rule 5.95 [5.38, 6.51] against 7.88 [8.7, 7.07] s and
-glm 0.83 against 0.87 s. The same change in one emulated job per round (the worker's fork of a warmed template, the
-first tile edit, rounds taking turns) is steadier: gated delta rule's interim answer 5.48 / 4.86 / 6.61 against
-6.17 / 5.66 / 8.38 s, Kimi's 4.78 / 5.40 against 8.06 / 5.68 s, glm's 0.71 / 0.79 / 0.78 against 0.92 / 0.82 /
-0.82 s.
+glm 0.83 against 0.87 s. The same change a job at a time is steadier (`benchmarks/job_bench.py --keep DIR --kernels
+gated_delta_rule,block_attn_res --runs 3 --against /tmp/a63764c`, 09:16 UTC): gated delta rule's first tile edit to
+its record 4.96 against 6.47 s (median of 3), Kimi's 5.51 against 6.22 s, glm's 0.65 against 0.82 s (2 runs).
 """
 
 from __future__ import annotations
