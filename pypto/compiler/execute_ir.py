@@ -12,18 +12,19 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import numpy as np
 
-from pypto.compiler.tile_ir import Region, mypyc_attr
+from pypto.compiler.tile_ir import Region, Value, mypyc_attr
 
 
-class Task:
-    """One leaf function run at one tile coordinate (a subgraph). A plain class with slots and its value methods
-    written out, as `tile_ir.TileOp`: a native class in the native build (`pypto.native`), made at C speed."""
+class Task(Value):
+    """One leaf function run at one tile coordinate (a subgraph): a `tile_ir.Value`."""
 
-    __slots__ = ("id", "subgraph", "leaf", "core", "instance", "root", "coord", "reads", "writes", "preds")
+    FIELDS: ClassVar[tuple[str, ...]] = ("id", "subgraph", "leaf", "core", "instance", "root", "coord", "reads",
+                                         "writes", "preds")
+    __slots__ = FIELDS
 
     id: Final[int]
     subgraph: Final[int]
@@ -53,23 +54,6 @@ class Task:
     def _key(self) -> tuple[Any, ...]:
         return (self.id, self.subgraph, self.leaf, self.core, self.instance, self.root, self.coord, self.reads,
                 self.writes, self.preds)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is Task and self._key() == other._key()  # type: ignore[attr-defined]
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return (f"Task(id={self.id!r}, subgraph={self.subgraph!r}, leaf={self.leaf!r}, core={self.core!r}, "
-                f"instance={self.instance!r}, root={self.root!r}, coord={self.coord!r}, reads={self.reads!r}, "
-                f"writes={self.writes!r}, preds={self.preds!r})")
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Task, self._key())
 
 
 # `ExecColumns.core`: a task's core type as a number (-1: another); MIX: a PyPTO 3 scope's cube and
