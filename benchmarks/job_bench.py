@@ -27,6 +27,8 @@ Session 28 (2026-11-30 09:16 UTC, 2 cores; 34a48c3's code against a63764c, `--ag
 tile edit 4.96 [4.96, 4.59, 5.02] against 6.47 [5.25, 6.47, 8.33] s, Kimi's block attention 5.51 against 6.22 s,
 glm 0.65 against 0.82 s (`--runs 2`). hc_pre 0.45 against 0.31 s, but by the order: in each pair the first run took
 ~0.46 s and the second ~0.30 s whichever tree went first, and 3 runs put this tree first twice; use an even `--runs`.
+At bf235fe (09:49 UTC, `--runs 4`): gated delta rule 5.38 against 6.45 s, Kimi 5.42 against 7.40 s, glm 0.89
+against 0.82 s (its lowering's gain eaten by its Python readers of the native objects: docs/ARCHITECTURE.md).
 
 Run: `.venv/bin/python benchmarks/job_bench.py --keep DIR [--kernels hc_pre,gated_delta_rule] [--runs 3]
 [--against OTHER]`.
