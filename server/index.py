@@ -41,17 +41,6 @@ def _norm(file: str) -> str:
     return os.path.normcase(os.path.abspath(file))
 
 
-def runs(ids: list[int] | set[int]) -> list[list[int]]:
-    """Sorted ids as inclusive [first, last] runs: 0..255 is [[0, 255]]."""
-    out: list[list[int]] = []
-    for i in sorted(ids):
-        if out and out[-1][1] == i - 1:
-            out[-1][1] = i
-        else:
-            out.append([i, i])
-    return out
-
-
 def _span(s: Any) -> dict[str, Json]:
     return {"file": s.file, "line": s.line, "col": s.col, "end_line": s.end_line or s.line, "end_col": s.end_col}
 
@@ -63,7 +52,8 @@ def _dims(dims: Any) -> Json:
 
 
 def _id_runs(ids: np.ndarray) -> list[list[int]]:
-    """`runs` of sorted distinct ids in an array, by array work (a line of a big kernel runs 10^4-10^5 tasks)."""
+    """Sorted distinct ids as inclusive [first, last] runs (0..255 is [[0, 255]]), by array work (a line of a big
+    kernel runs 10^4-10^5 tasks)."""
     import numpy as np
 
     if not len(ids):
