@@ -80,7 +80,33 @@ def _union_length(starts: np.ndarray, ends: np.ndarray) -> float:
     return float(sum((furthest[closes] - a[opens]).tolist()))
 
 
-def _branches(record: Any, durations: dict[int, tuple[float, float]]) -> dict[int, Json]:
+def _task_times(run: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
+    """The run's tasks' start and end indexed by task id (`timed`: the ids the run has), their busy time summed in
+    the run's order and the makespan: from the columns when the board gave them (no object per task; the sim
+    board's ids are 0..n-1 in order), else from the tasks."""
+    import numpy as np
+
+    from pypto.boards.swimlane import TaskColumns
+
+    tasks = run.tasks if run is not None else ()
+    if isinstance(tasks, TaskColumns) and len(tasks):
+        _, start, end, _, _ = tasks.columns()
+        start_of, end_of = np.asarray(start, np.float64), np.asarray(end, np.float64)
+        busy = sum((end_of - start_of).tolist()) or 0.0
+        return np.ones(len(tasks), bool), start_of, end_of, busy, float(end_of.max()) - float(start_of.min())
+    durations = {t.id: (t.start, t.end) for t in tasks}
+    makespan = max(t.end for t in tasks) - min(t.start for t in tasks) if durations else 0.0
+    top = max(durations, default=-1) + 1
+    timed, start_of, end_of = np.zeros(top, bool), np.zeros(top), np.zeros(top)
+    if durations:
+        at = np.fromiter(durations, np.int64, len(durations))
+        timed[at] = True
+        start_of[at] = [a for a, _ in durations.values()]
+        end_of[at] = [b for _, b in durations.values()]
+    return timed, start_of, end_of, sum(b - a for a, b in durations.values()) or 0.0, makespan
+
+
+def _branches(record: Any, timed: np.ndarray, start_of: np.ndarray, end_of: np.ndarray) -> dict[int, Json]:
     """Per side of each run-time `if` (a loop node marked `branch`): how often it ran, for which
     indices of the loops around it, and its tasks' time. A side runs as an iteration of its
     0-or-1-trip loop, so its runs are the tile graph's instances of that loop."""
@@ -102,9 +128,8 @@ def _branches(record: Any, durations: dict[int, tuple[float, float]]) -> dict[in
         root = instance_root.get(t.instance)
         if root in marked:
             tasks[root] += 1
-            if t.id in durations:
-                a, b = durations[t.id]
-                task_us[root] += b - a
+            if t.id < len(timed) and timed[t.id]:
+                task_us[root] += float(end_of[t.id]) - float(start_of[t.id])
     return {nid: {"side": n.attrs["branch"], "condition": n.attrs.get("condition", ""), "runs": len(runs_of[nid]),
                   "where": runs_of[nid][:8], "tasks": tasks[nid], "task_us": task_us[nid]}
             for nid, n in marked.items()}
@@ -255,7 +280,6 @@ def editor_view(record: Any, path: str, run_json: Json = None) -> dict[str, Json
     """The lookups the language server and the panels need, from a profiled CompileRecord. `run_json`: the
     run's `to_json()` when the caller made it already (the record document's `run`): the view shares it, and
     a pickle of both carries it once."""
-    import numpy as np
 
     from pypto.ir.serialize import dim_json, graph_json
 
@@ -266,22 +290,10 @@ def editor_view(record: Any, path: str, run_json: Json = None) -> dict[str, Json
     kinds, shapes, instances = t.kinds, t.shapes, t.instances
     node_tasks, node_leaves = t.node_tasks, t.node_leaves
 
-    durations: dict[int, tuple[float, float]] = {}
-    makespan = 0.0
-    if run is not None and run.tasks:
-        durations = {t.id: (t.start, t.end) for t in run.tasks}
-        makespan = max(t.end for t in run.tasks) - min(t.start for t in run.tasks)
-    busy_total = sum(b - a for a, b in durations.values()) or 0.0
-    # the same, indexed by task id (`timed`: the tasks the run has), for the lines' shares by array work
-    top = max(durations, default=-1) + 1
-    timed, start_of, end_of = np.zeros(top, bool), np.zeros(top), np.zeros(top)
-    if durations:
-        at = np.fromiter(durations, np.int64, len(durations))
-        timed[at] = True
-        start_of[at] = [a for a, _ in durations.values()]
-        end_of[at] = [b for _, b in durations.values()]
+    timed, start_of, end_of, busy_total, makespan = _task_times(run)
+    top = len(timed)
 
-    branches = _branches(record, durations)
+    branches = _branches(record, timed, start_of, end_of)
     configs = {tc.id: tc for tc in record.source.tile_configs}
     nodes: dict[str, Json] = {}
     for n in record.graph.walk():

@@ -186,3 +186,26 @@ def test_successors_and_device_tasks_on_columns_match_a_plain_walk(ordered):
     for t in order.tolist():  # each task after its predecessors
         want[t] = max([want[t], *(want[p] for p in preds[t])])
     assert jit.device_of(window, ptr, idx).tolist() == want.tolist()
+
+
+@pytest.mark.skipif(not sim_kernel._NUMBA, reason="numba is not installed (the columns are its compiled path's)")
+def test_readers_of_a_run_give_from_its_columns_what_they_give_from_its_tasks(examples, monkeypatch):
+    """The lanes a run used, its tasks per core type, its bottleneck and the editor's task times (`server.index`)
+    read the sim board's task columns without making a LaneTask each: the same as from the tasks themselves."""
+    from pypto.boards.profile import bottleneck
+    from pypto.boards.swimlane import TaskColumns, lanes_ran, tasks_per_core
+    from server.index import _task_times
+
+    monkeypatch.setenv("PYPTO_SIM_JIT", "1")
+    checked = 0
+    for name, program in examples.items():
+        run = simulate(program, "a2a3")
+        assert isinstance(run.tasks, TaskColumns), name
+        plain = dataclasses.replace(run, tasks=tuple(run.tasks))
+        assert lanes_ran(run) == lanes_ran(plain) == {t.lane for t in run.tasks}, name
+        assert tasks_per_core(run) == tasks_per_core(plain), name
+        assert bottleneck(run) == bottleneck(plain), name
+        a, b = _task_times(run), _task_times(plain)
+        assert all(np.array_equal(x, y) for x, y in zip(a[:3], b[:3])) and a[3:] == b[3:], name
+        checked += 1
+    assert checked >= 10

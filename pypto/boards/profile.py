@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from pypto.boards.sim import simulate
-from pypto.boards.swimlane import Swimlane, TaskColumns, metrics
+from pypto.boards.swimlane import Swimlane, TaskColumns, lanes_ran, metrics
 from pypto.boards.trace import write_trace
 
 BOARDS = ("sim", "cpu")
@@ -78,7 +78,7 @@ def bottleneck(sl: Swimlane) -> tuple[str, str]:
     m = metrics(sl)
     if not sl.tasks or m.makespan <= 0:
         return "none", "no tasks ran"
-    lanes_used = {t.lane for t in sl.tasks}
+    lanes_used = lanes_ran(sl)
     idle = m.makespan * len(lanes_used) - m.busy
     if idle > m.busy and m.wait_scheduler > m.wait_dependency:
         return "scheduling", (f"lanes waited {m.wait_scheduler:.1f} µs with ready tasks (scheduler) against "

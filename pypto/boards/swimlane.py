@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -564,6 +564,25 @@ def _covered(starts: list[float], ends: list[float], cum: list[float], x: float)
     if k == 0:
         return 0.0
     return cum[k - 1] + min(x, ends[k - 1]) - starts[k - 1]
+
+
+def lanes_ran(sl: Swimlane) -> set[int]:
+    """The lanes that ran a task (from the lane column when the tasks are columns: no object per task)."""
+    if isinstance(sl.tasks, TaskColumns):
+        return set(np.unique(sl.tasks.columns()[0]).tolist())
+    return {t.lane for t in sl.tasks}
+
+
+def tasks_per_core(sl: Swimlane) -> Counter[str]:
+    """How many tasks ran on each core type ("MIX" for a task that held a cluster's lanes), from the lane
+    column when the tasks are columns (the sim board's, which holds no cluster)."""
+    if isinstance(sl.tasks, TaskColumns):
+        lanes, counts = np.unique(sl.tasks.columns()[0], return_counts=True)
+        out: Counter[str] = Counter()
+        for lane, n in zip(lanes.tolist(), counts.tolist()):
+            out[sl.lanes[lane].core] += n
+        return out
+    return Counter("MIX" if t.held else sl.lanes[t.lane].core for t in sl.tasks)
 
 
 def metrics(sl: Swimlane) -> Metrics:

@@ -13,7 +13,7 @@ from pypto.analysis.health.block import PIPE_ADVICE
 from pypto.analysis.health.context import MAX_LINES, HealthContext, pct, rounded
 from pypto.analysis.health.tile_shapes import grown, shrunk
 from pypto.boards.profile import bottleneck, pipe_busy
-from pypto.boards.swimlane import metrics
+from pypto.boards.swimlane import lanes_ran, metrics, tasks_per_core
 
 
 def board_level(h: HealthContext) -> None:
@@ -22,7 +22,7 @@ def board_level(h: HealthContext) -> None:
     assert sl is not None
     m = metrics(sl)
     bound, why = bottleneck(sl)
-    lanes_used = {sl.lanes[t.lane].core for t in sl.tasks}
+    lanes_used = {sl.lanes[i].core for i in lanes_ran(sl)}
     n_lanes = sum(1 for ln in sl.lanes if ln.core in lanes_used)
     lane_time = m.makespan * n_lanes
     sched_share = m.wait_scheduler / lane_time if lane_time else 0.0
@@ -106,7 +106,7 @@ def _utilization_advice(h: HealthContext, bound: str) -> str:
     """Fewer tasks than cores is the first thing to fix; else what bounds the run."""
     sl = h.record.run
     assert sl is not None
-    tasks = Counter("MIX" if t.held else sl.lanes[t.lane].core for t in sl.tasks)
+    tasks = tasks_per_core(sl)
     lanes = Counter(ln.core for ln in sl.lanes)
     if "MIX" in tasks:  # a MIX task takes a cluster: one AIC lane and two AIV lanes
         lanes["MIX"] = min(lanes["AIC"], lanes["AIV"] // 2)
