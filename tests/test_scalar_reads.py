@@ -172,3 +172,22 @@ def test_zeros_with_a_positional_dtype_says_to_pass_it_by_keyword():
 
     with pytest.raises(pypto.PyptoError, match="keyword argument"):
         z(torch.zeros(2, 2))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=0, max_size=3), st.booleans(), st.sampled_from(["int32", "int64", "bool"]))
+def test_the_bindings_of_an_input_are_its_elements_in_c_order(shape, transposed, dtype):
+    """`read_bindings` binds every element of an input the kernel reads scalars from, keyed as `read_key` names it,
+    in the order `np.ndenumerate` walks it (also through a transposed view, and for 0-d and empty inputs)."""
+    import numpy as np
+
+    from pypto.frontend.jit import read_bindings
+
+    arr = np.asarray(np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape) % 3).astype(dtype)
+    if transposed:
+        arr = arr.T
+    graph = ragged_exp.compile(torch.randn(ROWS, WIDTH), torch.zeros(ROWS, dtype=torch.int32),
+                               torch.zeros(ROWS, WIDTH)).graph
+    got = read_bindings(graph, {"lens": arr})
+    want = {S.read_key("lens", idx): int(v) for idx, v in np.ndenumerate(arr)}
+    assert got == want and list(got) == list(want)

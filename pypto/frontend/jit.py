@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import hashlib
 import inspect
+import itertools
 import sys
 import textwrap
 import time
@@ -162,8 +163,9 @@ def read_bindings(graph: Graph, arrays: Mapping[str, Any], loc: Loc | None = Non
         if arr.size > MAX_READ_ELEMENTS:
             raise PyptoError(f"the kernel reads scalars from {name!r}, which has {arr.size:,} elements; this "
                              f"compiler binds at most {MAX_READ_ELEMENTS:,} (each fixes the lowered program)", loc)
-        for idx, v in np.ndenumerate(arr):
-            out[S.read_key(name, idx)] = int(v)
+        # C order, as np.ndenumerate gives them (a block table of 10^4 entries: one key each, made in bulk)
+        at = [(i,) for i in range(arr.size)] if arr.ndim == 1 else itertools.product(*map(range, arr.shape))
+        out.update(zip(map(S.read_key, itertools.repeat(name), at), map(int, arr.reshape(-1).tolist())))
     return out
 
 
