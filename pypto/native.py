@@ -28,14 +28,13 @@ from pathlib import Path
 from types import ModuleType
 
 # what tools/build_native.py compiles, in one mypyc group
-# (tile_ir and execute_ir: their TileOp, Region, Buffer and Task are native classes then, read and made by the others
-# at C speed; their graph, subgraph and leaf classes stay Python classes for their weak references, session 28. Not
-# the health report's levels: native, gated delta rule's took 0.68-0.71 s against 0.63-0.68 s in Python, under a
-# job's collector settings, session 27, with Python-class tile ops; benchmarks/native_bench.py prints it with them
-# added here)
-MODULES = ("pypto.compiler.tile_ir", "pypto.compiler.execute_ir", "pypto.compiler.tile_make",
-           "pypto.compiler.tile_expand", "pypto.compiler.stamp", "pypto.compiler.gm_index", "pypto.compiler.partition",
-           "pypto.compiler.execute", "pypto.compiler.serialize")
+# (tile_ir and execute_ir: their TileOp, Region, Buffer, Subgraph and Task are native classes then, read and made by
+# the others at C speed; their graph, leaf and copy-facts classes stay Python classes for their weak references,
+# session 28. Not the health report's levels: native, gated delta rule's took 0.68-0.71 s against 0.63-0.68 s in
+# Python, under a job's collector settings, session 27, with Python-class tile ops; benchmarks/native_bench.py prints
+# it with them added here)
+MODULES = ("pypto.compiler.tile_ir", "pypto.compiler.execute_ir", "pypto.compiler.tile_expand", "pypto.compiler.stamp",
+           "pypto.compiler.gm_index", "pypto.compiler.partition", "pypto.compiler.execute", "pypto.compiler.serialize")
 ROOT = Path(__file__).resolve().parent.parent  # the checkout (an editable install's)
 BUILD = ROOT / "build" / "native"
 MANIFEST = "manifest.json"

@@ -12,7 +12,6 @@ from support import example_records, execute_both_ways
 
 from pypto.compiler.execute_ir import Task
 from pypto.compiler.tile_ir import Buffer, Region, Subgraph, TileOp
-from pypto.compiler.tile_make import buffer, region, tile_op
 from pypto.ir.dtypes import DataType
 
 
@@ -20,18 +19,20 @@ def test_the_tile_ir_values_are_values_in_either_build():
     """Native classes when the compiler is built (pypto.native), plain classes with slots otherwise: equal by their
     fields, hashed as the frozen dataclasses they were (a set of regions iterates as before), no attribute beyond
     them, pickled, copied and shown field by field."""
-    r = region(3, (64, 64), (0, 32), (32, 32))
-    plain = Region(3, (64, 64), (0, 32), (32, 32))
+    r = Region(3, (64, 64), (0, 32), (32, 32))
+    plain = Region(*(3, (64, 64), (0, 32), (32, 32)))
     assert type(r) is Region and r == plain and hash(r) == hash(plain) == hash((3, (64, 64), (0, 32), (32, 32)))
     assert r != Region(3, (64, 64), (0, 0), (32, 32)) and r != (3, (64, 64), (0, 32), (32, 32))
     assert r.sub((0, 8), (32, 8)) == Region(3, (64, 64), (0, 40), (32, 8)) and not r.whole
-    o = tile_op(7, "load", 2, 0, (0, 1), (32, 32), DataType.DT_FP32, (), r)
+    cube = Region(1, (4, 4, 4), (1, 0, 2), (2, 2, 2))
+    assert cube.sub((1, 1, 1), (1, 1, 1)) == Region(1, (4, 4, 4), (2, 1, 3), (1, 1, 1))  # another rank
+    o = TileOp(7, "load", 2, 0, (0, 1), (32, 32), DataType.DT_FP32, (), r)
     assert type(o) is TileOp and o == TileOp(7, "load", 2, 0, (0, 1), (32, 32), DataType.DT_FP32, (), r, {})
     assert o != TileOp(7, "load", 2, 0, (0, 1), (32, 32), DataType.DT_FP32, (), r, {"x": 1})
-    assert o.attrs == {} and o.attrs is not tile_op(8, "exp", 2, 0, (0, 1), (32, 32), DataType.DT_FP32).attrs
+    assert o.attrs == {} and o.attrs is not TileOp(8, "exp", 2, 0, (0, 1), (32, 32), DataType.DT_FP32).attrs
     with pytest.raises(TypeError):
         hash(o)  # its attributes are a dict
-    b = buffer(4, (32, 32), DataType.DT_FP16, "workspace", "xfer7", 2)
+    b = Buffer(4, (32, 32), DataType.DT_FP16, "workspace", "xfer7", 2)
     assert type(b) is Buffer and b == Buffer(4, (32, 32), DataType.DT_FP16, "workspace", "xfer7", 2)
     assert repr(r) == "Region(buffer=3, layout=(64, 64), offset=(0, 32), shape=(32, 32))"
     fp16 = DataType.DT_FP16

@@ -29,6 +29,7 @@ from typing import Any
 
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
 from pypto.compiler.tile_ir import (
+    Buffer,
     CopyFacts,
     Leaf,
     Region,
@@ -38,9 +39,6 @@ from pypto.compiler.tile_ir import (
     note_copy_facts,
     ops_by_id,
 )
-from pypto.compiler.tile_make import buffer as make_buffer
-from pypto.compiler.tile_make import region as make_region
-from pypto.compiler.tile_make import tile_op
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
 from pypto.ir.source import Loc
@@ -439,15 +437,15 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
             else:
                 region = stored.get(i)
                 if region is None:
-                    b = make_buffer(len(buffers), p.shape, p.dtype, "workspace", f"xfer{i}", p.node)
+                    b = Buffer(len(buffers), p.shape, p.dtype, "workspace", f"xfer{i}", p.node)
                     buffers.append(b)
-                    region = stored[i] = make_region(b.id, p.shape, (0,) * len(p.shape), p.shape)
-                    st = tile_op(next_id, "store", p.node, p.instance, p.coord, p.shape, p.dtype, (i,), region)
+                    region = stored[i] = Region(b.id, p.shape, (0,) * len(p.shape), p.shape)
+                    st = TileOp(next_id, "store", p.node, p.instance, p.coord, p.shape, p.dtype, (i,), region)
                     next_id += 1
                     after.setdefault(i, []).append(st)
                     group_of[st.id] = group_of[i]
                     groups[group_of[i]].ops.append(st.id)
-            ld = tile_op(next_id, "load", node, instance, p.coord, p.shape, p.dtype, (), region)
+            ld = TileOp(next_id, "load", node, instance, p.coord, p.shape, p.dtype, (), region)
             group_of[next_id] = group
             members_append(next_id)  # ordered by program position below
             lds.append(ld)
@@ -455,7 +453,7 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
             next_id += 1
         before[oid] = lds
         # dataclasses.replace, spelled out (it is slow)
-        replaced[oid] = tile_op(oid, o.op, node, instance, o.coord, o.shape, o.dtype, tuple(new_inputs), o.region,
+        replaced[oid] = TileOp(oid, o.op, node, instance, o.coord, o.shape, o.dtype, tuple(new_inputs), o.region,
                                 o.attrs)
     # each subgraph's ops in program order: its members as they come in `order`, when each op was
     # added to its subgraph once (else sorted by position: an op added twice stays twice)

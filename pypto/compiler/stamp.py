@@ -45,7 +45,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pypto.compiler.tile_ir import Buffer, Region, TileOp
-from pypto.compiler.tile_make import buffer, region
 from pypto.ir import symbolic as S
 from pypto.ir.graph import Node
 from pypto.reference.kernels import view_extent
@@ -310,8 +309,8 @@ class Stamper:
         def moved(r: Region, d: Step) -> Region:
             bid = r.buffer + dbuf if moves[r.buffer] is _MOVES else r.buffer
             if d is None:
-                return r if bid == r.buffer else region(bid, r.layout, r.offset, r.shape)
-            return region(bid, r.layout, tuple([o + m * e for o, e in zip(r.offset, d)]), r.shape)
+                return r if bid == r.buffer else Region(bid, r.layout, r.offset, r.shape)
+            return Region(bid, r.layout, tuple([o + m * e for o, e in zip(r.offset, d)]), r.shape)
 
         if len(carried) != len(b.carried_in) \
                 or any(c != moved(r, d) for c, r, d in zip(carried, b.carried_in, plan.carried_steps[0])):
@@ -320,7 +319,7 @@ class Stamper:
             return None
         # every check passed: nothing below can fail
         for bx in ex.buffers[b.buffers.start:b.buffers.stop]:
-            ex.buffers.append(buffer(bx.id + dbuf, bx.shape, bx.dtype, bx.kind, bx.name, bx.node))
+            ex.buffers.append(Buffer(bx.id + dbuf, bx.shape, bx.dtype, bx.kind, bx.name, bx.node))
         fresh = plan.fresh
         copies: dict[int, dict[str, Any]] = {}
         inputs_of: dict[int, tuple[Region, ...]] = {}

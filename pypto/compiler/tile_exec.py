@@ -92,7 +92,6 @@ from numpy.lib.stride_tricks import as_strided
 
 from pypto.compiler.blas import blas_controlled, one_blas_thread
 from pypto.compiler.tile_ir import Buffer, Region, TileGraph, TileOp
-from pypto.compiler.tile_make import tile_op
 from pypto.ir.dtypes import FP8, DataType
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, Node
@@ -428,7 +427,7 @@ class TileExecutor:
         plan's tile ops are then copies of `ops` with local ids and inputs."""
         if _renumbers(ops):
             pos = {o.id: k for k, o in enumerate(ops)}
-            ops = tuple(tile_op(k, o.op, o.node, o.instance, o.coord, o.shape, o.dtype, tuple(pos[i] for i in o.inputs),
+            ops = tuple(TileOp(k, o.op, o.node, o.instance, o.coord, o.shape, o.dtype, tuple(pos[i] for i in o.inputs),
                                 o.region, o.attrs) for k, o in enumerate(ops))
         enabled = gc.isenabled()
         gc.disable()  # the plan allocates many small tuples and frees none: collecting only costs

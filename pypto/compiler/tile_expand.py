@@ -22,7 +22,6 @@ from typing import Any
 
 from pypto.compiler import stamp
 from pypto.compiler.tile_ir import Buffer, Instance, Region, TileGraph, TileOp
-from pypto.compiler.tile_make import buffer, region, sub, tile_op
 from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError, window_message
@@ -144,13 +143,13 @@ class Expander:
             dtype: DataType, inputs: tuple[int, ...] = (), region: Region | None = None,
             attrs: dict[str, Any] | None = None) -> int:
         tid = len(self.ops)
-        self.ops.append(tile_op(tid, op, node.id, inst, coord, shape, dtype, inputs, region, attrs or None))
+        self.ops.append(TileOp(tid, op, node.id, inst, coord, shape, dtype, inputs, region, attrs or None))
         return tid
 
     def buffer(self, shape: tuple[int, ...], dtype: DataType, kind: str, name: str, node: int) -> Region:
         bid = len(self.buffers)
-        self.buffers.append(buffer(bid, shape, dtype, kind, name, node))  # the module's fast constructors
-        return region(bid, shape, (0,) * len(shape), shape)
+        self.buffers.append(Buffer(bid, shape, dtype, kind, name, node))
+        return Region(bid, shape, (0,) * len(shape), shape)
 
     def tile_of(self, n: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
         """The vec tile applied to an op of this shape: the trailing entries of the config."""
@@ -211,7 +210,7 @@ class Expander:
         for coord, tid in p.ids.items():
             t = self.ops[tid]
             off = tuple(c * s for c, s in zip(coord, p.tile))
-            self.new("store", node, p.instance, coord, t.shape, dtype, (tid,), sub(region, off, t.shape))
+            self.new("store", node, p.instance, coord, t.shape, dtype, (tid,), region.sub(off, t.shape))
         placed = InGM(region)
         self.place[value] = placed
         return placed
@@ -254,8 +253,8 @@ class Expander:
         else:
             coord = tuple(o // max(1, s) for o, s in zip(off, shp))
         tid = len(self.ops)
-        self.ops.append(tile_op(tid, "load", node.id, inst, coord, shp, self.buffers[region.buffer].dtype, (),
-                                sub(region, off, shp)))
+        self.ops.append(TileOp(tid, "load", node.id, inst, coord, shp, self.buffers[region.buffer].dtype, (),
+                                region.sub(off, shp)))
         return tid
 
     def check_window(self, node: Node, region: Region, off: tuple[int, ...], shp: tuple[int, ...], what: str) -> None:
@@ -300,14 +299,14 @@ class Expander:
                 else:
                     off = tuple(c * t for c, t in zip(coord, tile))
                 made = ops[tid]
-                ops.append(tile_op(len(ops), "store", nid, inst, coord, made.shape, made.dtype, (tid,),
-                                   sub(target, off, made.shape)))  # self.new(...), inline
+                ops.append(TileOp(len(ops), "store", nid, inst, coord, made.shape, made.dtype, (tid,),
+                                   target.sub(off, made.shape)))  # self.new(...), inline
             return
         src = self.gm(value, node)
         tile = self.tile_of(node, src.shape) if node.tile is not None else src.shape
         for coord, off, shp in grid(src.shape, tile):
-            lt = self.new("load", node, inst, coord, shp, self.buffers[src.buffer].dtype, (), sub(src, off, shp))
-            self.new("store", node, inst, coord, shp, self.buffers[src.buffer].dtype, (lt,), sub(target, off, shp))
+            lt = self.new("load", node, inst, coord, shp, self.buffers[src.buffer].dtype, (), src.sub(off, shp))
+            self.new("store", node, inst, coord, shp, self.buffers[src.buffer].dtype, (lt,), target.sub(off, shp))
 
     def block(self, g: Graph, inst: int) -> None:
         for n in g.nodes:
@@ -400,7 +399,7 @@ class Expander:
                     rshp = tuple([shp[i + k] if keep else 1 for i, keep in enumerate(kept)])
                 srcs.append(self.tile_for(v, roff, rshp, n, inst))
             tid = ids[coord] = len(ops)
-            ops.append(tile_op(tid, op, nid, inst, coord, shp, dtype, tuple(srcs), None, attrs))
+            ops.append(TileOp(tid, op, nid, inst, coord, shp, dtype, tuple(srcs), None, attrs))
         self.place[n.id] = Tiles(inst, shape, tile, ids)
 
     def index_op(self, n: Node, inst: int) -> None:
@@ -505,7 +504,7 @@ class Expander:
                 src = self.tile_for(v, tuple(ioff), tuple(ishp), n, inst)
                 attrs = {**n.attrs, "partial": k, "base": ioff[d]} if steps > 1 else n.attrs
                 tid = len(ops)
-                ops.append(tile_op(tid, n.op, nid, inst, coord, shp, dtype, (src,), None, attrs or None))
+                ops.append(TileOp(tid, n.op, nid, inst, coord, shp, dtype, (src,), None, attrs or None))
                 parts.append(tid)
                 if n.op in ("argmax", "argmin") and steps > 1:  # the partial extrema pick the winner
                     extremum = "amax" if n.op == "argmax" else "amin"
@@ -583,7 +582,7 @@ class Expander:
                                    f"valid shape)", n))
             shp = inside
         self.check_window(n, src, off, shp, "view")
-        region = sub(src, off, shp)
+        region = src.sub(off, shp)
         dt = n.attrs.get("dtype")
         if dt is not None and dt is not self.buffers[src.buffer].dtype:
             # a bitcast: the window's bytes read as another dtype, as one tile
@@ -607,9 +606,9 @@ class Expander:
         self.check_window(n, target, off, shp, "assemble")
         if self.journal is not None:
             self.journal.append(("window", n.id, target.shape, shp, False))
-        if not self.retarget(src, sub(target, off, shp)):
-            self.copy_into(src, sub(target, off, shp), n, inst)
-        written = (n, sub(target, off, shp))
+        if not self.retarget(src, target.sub(off, shp)):
+            self.copy_into(src, target.sub(off, shp), n, inst)
+        written = (n, target.sub(off, shp))
         self.writes.setdefault(target.buffer, []).append(written)
         if self.journal is not None:
             self.journal.append(("write", target.buffer, written))
@@ -628,8 +627,8 @@ class Expander:
         for tid in made:
             o = self.ops[tid]
             assert o.region is not None
-            self.ops[tid] = tile_op(o.id, o.op, o.node, o.instance, o.coord, o.shape, o.dtype, o.inputs,
-                                   sub(target, o.region.offset, o.region.shape), o.attrs)
+            self.ops[tid] = TileOp(o.id, o.op, o.node, o.instance, o.coord, o.shape, o.dtype, o.inputs,
+                                   target.sub(o.region.offset, o.region.shape), o.attrs)
         del self.matmul_tiles[p.region.buffer]
         if self.journal is not None:
             self.journal.append(("retarget", min(made, default=len(self.ops))))
