@@ -29,6 +29,9 @@ glm 0.65 against 0.82 s (`--runs 2`). hc_pre 0.45 against 0.31 s, but by the ord
 ~0.46 s and the second ~0.30 s whichever tree went first, and 3 runs put this tree first twice; use an even `--runs`.
 At bf235fe (09:49 UTC, `--runs 4`): gated delta rule 5.38 against 6.45 s, Kimi 5.42 against 7.40 s, glm 0.89
 against 0.82 s (its lowering's gain eaten by its Python readers of the native objects: docs/ARCHITECTURE.md).
+Session 29 (11:45 UTC, `--runs 4`, against f0b19c0): gated delta rule 4.49 [4.06, 5.04, 3.97, 4.93] against 4.89
+[4.99, 4.31, 4.79, 5.65] s, Kimi's block attention 6.08 against 6.06 s, glm 0.77 against 1.13 s, compressor 0.68
+against 0.72 s (the run's readers on its columns, bulk bindings).
 
 Run: `.venv/bin/python benchmarks/job_bench.py --keep DIR [--kernels hc_pre,gated_delta_rule] [--runs 3]
 [--against OTHER]`.

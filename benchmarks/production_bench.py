@@ -394,6 +394,21 @@ drift: the run before it, against c09ab3e, gave gated delta rule 5.95 [5.38, 6.5
 glm 0.83 against 0.87 s. The same change a job at a time is steadier (`benchmarks/job_bench.py --keep DIR --kernels
 gated_delta_rule,block_attn_res --runs 3 --against /tmp/a63764c`, 09:16 UTC): gated delta rule's first tile edit to
 its record 4.96 against 6.47 s (median of 3), Kimi's 5.51 against 6.22 s, glm's 0.65 against 0.82 s (2 runs).
+
+Session 29 (2026-11-30 11:54-12:06 UTC; the run's readers on its columns, docs/ARCHITECTURE.md "Session 29"): be8110e
+against f0b19c0, the same way:
+
+| kernel | edit p50 s, be8110e | edit p50 s, f0b19c0 | panel record p50 s, be8110e | panel record p50 s, f0b19c0 |
+|---|---|---|---|---|
+| hc_pre | 0.54 [0.48, 0.6] | 0.54 [0.62, 0.46] | 0.70 | 0.69 |
+| compressor | 0.64 [0.66, 0.61] | 0.60 [0.62, 0.59] | 1.00 | 0.97 |
+| compress_fa | 0.42 [0.46, 0.38] | 0.38 [0.37, 0.4] | 0.71 | 0.66 |
+| glm_attention | 1.30 [1.25, 1.35] | 1.10 [0.87, 1.32] | 1.48 | 1.28 |
+| gated_delta_rule | 5.57 [5.75, 5.38] | 5.55 [5.49, 5.62] | 6.47 | 6.59 |
+| block_attn_res | 7.04 [6.32, 7.76] | 6.33 [6.44, 6.21] | 8.61 | 7.72 |
+
+Cold (be8110e / f0b19c0): hc_pre 5.8 / 4.4, compressor 6.2 / 5.7, compress_fa 5.6 / 4.6, glm 5.8 / 7.8, gated delta
+rule 17.3 / 20.0, Kimi 8.9 / 7.5 s. Within the noise both ways; edit/cold % (be8110e): 9, 10, 7, 22, 32, 79.
 """
 
 from __future__ import annotations
