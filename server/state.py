@@ -22,6 +22,7 @@ import asyncio
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,9 +160,17 @@ def _defs(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             out.append(node)
             if not any(_is_jit(d) for d in node.decorator_list):
-                out += [n for n in ast.walk(node) if n is not node and isinstance(n, (ast.FunctionDef,
-                                                                                     ast.AsyncFunctionDef))]
+                out += [n for n in _statements(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     return sorted(out, key=lambda n: n.lineno)
+
+
+def _statements(node: ast.AST) -> Iterator[ast.AST]:
+    """The statements (and except handlers, match cases) nested in `node`, depth first: a `def` or `class` is a
+    statement, so no expression is walked (most of a module's nodes: a 1,700-line file's walk took ~40 ms a version)."""
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, ast.expr):
+            yield child
+            yield from _statements(child)
 
 
 def _qualnames(tree: ast.Module) -> dict[ast.AST, str]:
@@ -170,6 +179,8 @@ def _qualnames(tree: ast.Module) -> dict[ast.AST, str]:
 
     def visit(node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):  # holds no `def` or `class` (a lambda is no FunctionDef)
+                continue
             if isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.")
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
