@@ -21,6 +21,18 @@ tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k)
 - **arrows**: the execute graph's dependencies;
 - **fingerprint**: the traced program's fingerprint (`pypto.record.Traced.program_fingerprint`, what every job and
   advice candidate hashes to find a reusable answer), made anew each run.
+- **bindings**: `pypto.frontend.jit.read_bindings` of the inputs the trace was made of (the elements of what the
+  kernel reads as data: block tables, lengths), bound in bulk since session 29;
+- **lanes used, columns / from LaneTasks**: the lanes the board's run used, as the bottleneck and health ask
+  (`swimlane.lanes_ran`, from the lane column since session 29) against making the run's LaneTask objects, which
+  they did before;
+- **parse**: the language server's parse of the kernel file's version (`server.state.parse_kernels`, every didChange;
+  statements only since session 29).
+
+Session 29 (2026-11-30 13:45 UTC, `--edited --runs 3`, the new columns only): gated delta rule bindings 0.001 s, lanes
+used from the columns 0.002 s against 0.15 s to make its 76 k LaneTasks (0.28 s inside a job, where the collector
+and the child's copy-on-write add), parse 0.007 s; glm 0.001 / 0.000 / 0.01 / 0.023 s; compressor's 12.9 k bindings
+0.012 s (0.05 s element by element, a scratch timing), parse 0.013 s.
 
 Session 25 (2026-11-29 23:58 UTC, `--edited --runs 3`, this tree after stamping came in; tile expansion stamped and in
 full are medians of 3 runs each in this one process; the pass figures are the compile's, once):
@@ -88,6 +100,7 @@ from _models import kept_models_arguments  # noqa: E402
 from production_bench import KERNELS, edit_variants  # noqa: E402
 
 from server import analyze  # noqa: E402
+from server.state import parse_kernels  # noqa: E402
 
 STAGES = ("tile_expand", "graph_partition", "leaf_functions", "execute_graph")
 
@@ -102,11 +115,13 @@ def _timed(fn: Any, runs: int) -> float:
 
 
 def row(key: str, models: Path, runs: int, edited: bool) -> str:
+    from pypto.boards.swimlane import TaskColumns, lanes_ran
     from pypto.compiler import tile_ir
     from pypto.compiler.execute import build
     from pypto.compiler.partition import merge_leaves, partition
     from pypto.compiler.pipeline import gc_paused, keep_frozen
     from pypto.frontend.inputs import example_arguments
+    from pypto.frontend.jit import read_bindings
     from pypto.record import profile, trace_for
     from pypto.target import load as load_board
 
@@ -123,6 +138,8 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     # the traced program's fingerprint (what every job and advice candidate hashes), made anew each run
     fingerprint = _timed(lambda: type(traced).program_fingerprint.func(traced), runs)  # type: ignore[attr-defined]
     record = traced.lowered()
+    bindings = _timed(lambda: read_bindings(record.graph, traced.made), runs)
+    parse = _timed(lambda: parse_kernels(text, str(path), {}), runs)
     seconds = {p.name: p.seconds for p in record.passes}
     p = record.program
     expanded = next(x.snapshot for x in record.passes if x.name == "tile_expand")
@@ -143,6 +160,10 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     t0 = time.perf_counter()
     profiled = profile(record, "sim", {}, None)  # the graph's first run in this process, as a job's
     board = time.perf_counter() - t0
+    run = profiled.run
+    assert run is not None and isinstance(run.tasks, TaskColumns)
+    lanes = _timed(lambda: lanes_ran(run), runs)
+    objects = _timed(lambda: _made_anew(run.tasks), runs)
     gc.freeze()  # as a job does once its record is made (and its template said so: `keep_frozen`)
     keep_frozen()
     document = _timed(profiled.to_document, runs)
@@ -153,7 +174,14 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     return (f"| {key}{' (edited)' if edited else ''} | {len(p.tiles.ops):,} | {len(p.execute.tasks):,} | {arrows:,} | "
             f"{passes} | {stamped:.2f} | {in_full:.2f} | {iterations:,} | {offered} | {taken:.2f} | {found:.2f} | "
             f"{board:.2f} | {document:.2f} | {sent:.2f} | "
-            f"{arrays_in:.2f} | {lists_in:.2f} | {fingerprint:.3f} |")
+            f"{arrays_in:.2f} | {lists_in:.2f} | {fingerprint:.3f} | {bindings:.3f} | {lanes:.3f} | {objects:.2f} | "
+            f"{parse:.3f} |")
+
+
+def _made_anew(tasks: Any) -> None:
+    """A run's LaneTask objects made from its columns, as the first reader of objects makes them (the cache emptied)."""
+    tasks._tuple = None  # noqa: SLF001 - the columns' cache of their objects
+    tasks.as_tuple()
 
 
 def expansion_seconds(graph: Any, bindings: dict[str, int], runs: int) -> tuple[float, float, int]:
@@ -234,8 +262,8 @@ def main() -> int:
           + " | tile expansion, stamped s | in full s | iterations stamped"
           + " | partition's arrows taken | execute graph with them s | finding them s | board, first run s"
           + " | record document s | answer round trip s | with the editor's run beside s | with the run as lists s"
-          + " | fingerprint s |")
-    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|" * 12)
+          + " | fingerprint s | bindings s | lanes used, columns s | from LaneTasks s | parse s |")
+    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|" * 16)
     for key in a.kernels.split(","):
         print(row(key, a.models, a.runs, a.edited), flush=True)
     if a.pool:

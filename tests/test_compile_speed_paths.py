@@ -20,7 +20,7 @@ def test_the_tile_ir_values_are_values_in_either_build():
     fields, hashed as the frozen dataclasses they were (a set of regions iterates as before), no attribute beyond
     them, pickled, copied and shown field by field."""
     r = Region(3, (64, 64), (0, 32), (32, 32))
-    plain = Region(*(3, (64, 64), (0, 32), (32, 32)))
+    plain = Region(3, (64, 64), (0, 32), (32, 32))  # another object, equal
     assert type(r) is Region and r == plain and hash(r) == hash(plain) == hash((3, (64, 64), (0, 32), (32, 32)))
     assert r != Region(3, (64, 64), (0, 0), (32, 32)) and r != (3, (64, 64), (0, 32), (32, 32))
     assert r.sub((0, 8), (32, 8)) == Region(3, (64, 64), (0, 40), (32, 8)) and not r.whole

@@ -163,8 +163,8 @@ def read_bindings(graph: Graph, arrays: Mapping[str, Any], loc: Loc | None = Non
         if arr.size > MAX_READ_ELEMENTS:
             raise PyptoError(f"the kernel reads scalars from {name!r}, which has {arr.size:,} elements; this "
                              f"compiler binds at most {MAX_READ_ELEMENTS:,} (each fixes the lowered program)", loc)
-        # C order, as np.ndenumerate gives them (a block table of 10^4 entries: one key each, made in bulk)
-        at = [(i,) for i in range(arr.size)] if arr.ndim == 1 else itertools.product(*map(range, arr.shape))
+        # in C order, as np.ndenumerate gives them (a block table of 10^4 entries: one key each, made in bulk)
+        at = itertools.product(*map(range, arr.shape))
         out.update(zip(map(S.read_key, itertools.repeat(name), at), map(int, arr.reshape(-1).tolist())))
     return out
 
