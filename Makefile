@@ -12,8 +12,6 @@ VSIX := build/pypto-ide.vsix
 # the current pypto sources, every one of them: mypyc builds in the annotations of what the modules import)
 NATIVE := build/native/manifest.json
 NATIVE_SRC := tools/build_native.py $(shell find pypto -name '*.py' -not -path '*/__pycache__/*' 2>/dev/null)
-# the worker's memory prefault, a C extension of one file, into build/prefault/ (server/prefault.py; without it the jobs run without the prefault)
-PREFAULT := build/prefault/.built
 # what the .vsix is built from: the extension, the webview bundle and the Python packages (the wheel)
 VSIX_SRC := package.json package-lock.json pyproject.toml \
 	$(shell find extension webview pypto server -type f -not -path '*/dist/*' -not -path '*/node_modules/*' \
@@ -21,7 +19,7 @@ VSIX_SRC := package.json package-lock.json pyproject.toml \
 
 .PHONY: run reset-workspace examples test test-vscode lint bench setup clean chromium vscode vsix
 
-setup: $(STAMP) $(NODE_STAMP) $(NATIVE) $(PREFAULT)
+setup: $(STAMP) $(NODE_STAMP) $(NATIVE)
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,11 +33,6 @@ $(STAMP): pyproject.toml
 # the native build (NATIVE, above)
 $(NATIVE): $(STAMP) $(NATIVE_SRC)
 	$(BIN)/python tools/build_native.py
-
-# the prefault (PREFAULT, above)
-$(PREFAULT): $(STAMP) server/prefault.c tools/build_prefault.py
-	$(BIN)/python tools/build_prefault.py
-	touch $(PREFAULT)
 
 # node packages (package-lock.json): esbuild/typescript, vsce, playwright-core, the SARIF schema, ...
 $(NODE_STAMP): package.json package-lock.json

@@ -69,8 +69,6 @@ from multiprocessing import connection, forkserver
 from multiprocessing.connection import Connection
 from typing import Any
 
-from server.prefault import Demand, Prefault
-
 # imported once by the forkserver, shared (copy-on-write) by every template and job: what every job needs
 _PRELOAD = ["numpy", "torch", "pypto", "pypto.record", "pypto.boards.sim", "pypto.boards.profile",
             "pypto.boards.swimlane", "pypto.frontend.inputs", "pypto.analysis.health", "pypto.analysis.advice",
@@ -307,12 +305,11 @@ def _end_group(pgid: int) -> None:
                 pass
 
 
-def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int, demand: Demand | None = None) -> None:
+def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int) -> None:
     """In a job's child, forked before its job arrives: lead a new process group, cap memory, run
     the warm-up kernel (the copy-on-write faults a compile takes are paid here, while the child
-    waits, not by the job), fault in the memory the template's last job used until the job comes
-    (`server.prefault`), receive the job from `jobs_in`, run it, send its messages to the
-    template (`answers`), note what it used (`demand`), `os._exit`."""
+    waits, not by the job), receive the job from `jobs_in`, run it, send its messages to the
+    template (`answers`), `os._exit`."""
     me = os.getpid()
     code = 0
     try:
@@ -329,8 +326,6 @@ def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int, demand
             jobs.warm_up()
         except Exception:  # noqa: BLE001 - a cold job is slower, not wrong
             pass
-        prefault = Prefault(demand, memory_limit)
-        prefault.fault_in(stop=jobs_in.poll)  # (a job that arrives meanwhile stops it within a chunk)
         try:
             fn_name, args, nice = jobs_in.recv()
         except (EOFError, OSError):  # the template ended before giving this child a job
@@ -340,11 +335,7 @@ def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int, demand
                 os.nice(nice)
             except OSError:
                 pass
-        def progress(data: Any) -> None:  # a long job's interim results
-            prefault.sample()  # (where it holds the most: its record made)
-            answers.send(("progress", data))
-
-        jobs.progress = progress
+        jobs.progress = lambda data: answers.send(("progress", data))  # a long job's interim results
         try:
             answer: tuple[str, Any] = ("ok", getattr(jobs, fn_name)(*args))
         except MemoryError:
@@ -365,7 +356,6 @@ def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int, demand
                 answers.send(("memory", "the kernel's result ran out of its memory limit"))
             except Exception as e:  # noqa: BLE001 - an answer that cannot be pickled
                 answers.send(("error", f"the job's answer could not be sent: {type(e).__name__}: {e}"))
-            prefault.measure()  # for the next job's child
     except BaseException:  # noqa: BLE001 - even the reporting failed: the template reports the exit code
         code = 70
     finally:
@@ -381,7 +371,7 @@ class _Child:
     answers: Connection
 
 
-def _fork_child(conn: Connection, memory_limit: int, demand: Demand | None = None) -> _Child:
+def _fork_child(conn: Connection, memory_limit: int) -> _Child:
     """Fork the next job's child from the template; it warms up and waits for its job."""
     job_r, job_w = os.pipe()
     answer_r, answer_w = os.pipe()
@@ -391,7 +381,7 @@ def _fork_child(conn: Connection, memory_limit: int, demand: Demand | None = Non
         os.close(answer_r)
         conn.close()  # the child's copy: only the template writes to the pool
         _run_job(connection.Connection(job_r, writable=False), connection.Connection(answer_w, readable=False),
-                 memory_limit, demand)
+                 memory_limit)
     os.close(job_r)
     os.close(answer_w)
     try:
@@ -428,8 +418,7 @@ def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
     from pypto.compiler.pipeline import keep_frozen
 
     keep_frozen()  # for good: nothing counts them again (`gc.get_freeze_count` walks them all)
-    demand = Demand()  # what the last job used: its next child faults that much in while it waits
-    ready = _fork_child(conn, memory_limit, demand)
+    ready = _fork_child(conn, memory_limit)
     while True:
         try:
             job = conn.recv()
@@ -441,7 +430,7 @@ def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
             ready.jobs.close()
             ready.answers.close()
             _end_group(ready.pid)
-            ready = _fork_child(conn, memory_limit, demand)
+            ready = _fork_child(conn, memory_limit)
             ready.jobs.send(job)
         child = ready
         child.jobs.close()
@@ -457,7 +446,7 @@ def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
                 os.close(exited)
             child.answers.close()
         conn.send(("ended", _death(status)))
-        ready = _fork_child(conn, memory_limit, demand)  # the next job's: it warms up between jobs, not during one
+        ready = _fork_child(conn, memory_limit)  # the next job's: it warms up between jobs, not during one
 
 
 def _relay(answers: Connection, exited: int | None, conn: Connection) -> None:
