@@ -49,6 +49,20 @@ def test_pred_runs_pairs_each_run_of_consecutive_ids_and_gives_the_same_ids_back
     assert pred_runs([]) == [] and pred_runs([[], []]) == [[], []]
 
 
+def test_pred_runs_of_lists_picked_from_a_table_are_those_of_the_same_lists():
+    """A record's predecessors shared by many tasks come back as `PickedLists` (`pypto.ir.columns.shared_lists`):
+    their runs are made once per distinct list, the same as of the lists themselves."""
+    import numpy as np
+
+    from pypto.ir.columns import PickedLists
+
+    table = [[0, 1, 2, 5], [], [7, 8, 3]]
+    codes = np.array([0, 2, 2, 1, 0, 0, 2], dtype=np.int8)
+    picked = PickedLists(table, codes)
+    assert pred_runs(picked) == pred_runs([table[c] for c in codes.tolist()]) == \
+        [[[0, 2], 5], [[7, 8], 3], [[7, 8], 3], [], [[0, 2], 5], [[0, 2], 5], [[7, 8], 3]]
+
+
 def test_as_rows_sends_a_list_of_like_objects_as_columns_and_any_other_list_as_it_is():
     tasks = [{"id": 0, "core": "AIV", "pred_runs": []}, {"id": 1, "core": "AIC", "pred_runs": [[0, 0]]}]
     assert as_rows(tasks) == {"$rows": {"id": [0, 1], "core": ["AIV", "AIC"], "pred_runs": [[], [[0, 0]]]}}

@@ -216,6 +216,36 @@ def csr_lists(flat: np.ndarray, offsets: np.ndarray, name: str, arrays: Arrays) 
                        _Names(arrays))
 
 
+def shared_lists(rows: Sequence[Sequence[int]], flat: np.ndarray, offsets: np.ndarray, name: str,
+                 arrays: Arrays) -> dict[str, Json]:
+    """`csr_lists(flat, offsets)`, whose lists are `rows` (the same lists as objects): when the distinct lists hold
+    at most an eighth of the entries — lists shared by many rows, as an execute graph's tasks share their
+    predecessors (Kimi's block attention after a tile edit: 8.4 M arrows, 32 k matmul tasks waiting on one of 128
+    lists of ~256, 16 k tuple objects of 193 values) — a pick of a table of the distinct ones (`picks`), numbered in
+    order of first appearance; else `csr_lists`. Distinct by identity first (a tuple many rows share is hashed
+    once), then by value."""
+    budget = len(flat) // 8  # the table's entries, at most
+    if budget == 0:  # too few entries to gain anything
+        return csr_lists(flat, offsets, name, arrays)
+    by_value: dict[tuple[int, ...], int] = {}
+    code_of: dict[int, int] = {}  # id of a row's object -> its code (the rows hold every object alive meanwhile)
+    codes: list[int] = []
+    held = 0
+    for r in rows:
+        code = code_of.get(id(r))
+        if code is None:  # a new object: hashed once
+            t = r if type(r) is tuple else tuple(r)
+            code = by_value.get(t)
+            if code is None:
+                code = by_value[t] = len(by_value)
+                held += len(t)
+                if held > budget:  # mostly distinct: as they are
+                    return csr_lists(flat, offsets, name, arrays)
+            code_of[id(r)] = code
+        codes.append(code)
+    return picks([list(v) for v in by_value], codes, name, arrays)
+
+
 def float_pairs(x: np.ndarray, y: np.ndarray, name: str, arrays: Arrays) -> dict[str, Json]:
     """The spec of the list `[[x[i], y[i]] …]` of float64 pairs (a ready counter's points): what `encode` makes of
     it, without a Python list per pair."""
@@ -351,7 +381,7 @@ class ArrayLists(Sequence[list[Any]]):
         return self[:]  # type: ignore[no-any-return]
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, ArrayLists):
+        if isinstance(other, (ArrayLists, PickedLists)):
             other = other.tolist()
         return isinstance(other, list) and self.tolist() == other
 
@@ -364,9 +394,78 @@ class ArrayLists(Sequence[list[Any]]):
         return ArrayLists, (self.flat, self.offsets)
 
 
+class PickedLists(Sequence[list[int]]):
+    """Lists of ints picked from a table of the distinct ones, list `i` being `table[codes[i]]`: what `expand(…,
+    lazy=True)` gives for a pick of lists (`shared_lists`: an execute graph's predecessors, Kimi's 8.4 M arrows in
+    193 distinct lists), so that no reader pays for the repeats it does not look at, and a pickle carries the table
+    and the codes. Reads like `ArrayLists` (a fresh list per entry; `flat` and `offsets`, made when first asked);
+    equal to the list of the same lists; `tolist()` makes it (`json_default`)."""
+
+    __slots__ = ("table", "codes", "_arrays")
+
+    def __init__(self, table: list[list[int]], codes: np.ndarray) -> None:
+        self.table, self.codes = table, codes
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return PickedLists, (self.table, self.codes)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [list(self.table[c]) for c in self.codes[k].tolist()]
+        n = len(self)
+        i = k + n if k < 0 else k
+        if not 0 <= i < n:
+            raise IndexError(f"list {k} of {n}")
+        return list(self.table[int(self.codes[i])])
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[list[int]]:
+        return self[:]  # type: ignore[no-any-return]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ArrayLists, PickedLists)):
+            other = other.tolist()
+        return isinstance(other, list) and self.tolist() == other
+
+    __hash__ = None  # type: ignore[assignment] - a list's
+
+    def __repr__(self) -> str:
+        return f"PickedLists({len(self)} lists of {len(self.table)} distinct)"
+
+    @property
+    def flat(self) -> np.ndarray:
+        return self._made()[0]
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return self._made()[1]
+
+    def _made(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every entry in order and the offsets (`ArrayLists`' two arrays), by array work, once."""
+        if self._arrays is None:
+            lengths = np.array([len(t) for t in self.table], dtype=np.int64)
+            starts = np.zeros(len(self.table) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=starts[1:])
+            entries = np.array([x for t in self.table for x in t], dtype=np.int64)
+            codes = self.codes.astype(np.int64, copy=False)
+            row_lengths = lengths[codes]
+            offsets = np.zeros(len(codes) + 1, dtype=np.int64)
+            np.cumsum(row_lengths, out=offsets[1:])
+            at = np.repeat(starts[codes] - offsets[:-1], row_lengths) + np.arange(int(offsets[-1]), dtype=np.int64)
+            self._arrays = (entries[at], offsets)
+        return self._arrays
+
+
 def json_default(value: Any) -> Json:
-    """`json.dumps(…, default=json_default)` of a value `expand(…, lazy=True)` gave: its `ArrayLists` as lists."""
-    if isinstance(value, ArrayLists):
+    """`json.dumps(…, default=json_default)` of a value `expand(…, lazy=True)` gave: its `ArrayLists` and
+    `PickedLists` as lists."""
+    if isinstance(value, (ArrayLists, PickedLists)):
         return value.tolist()
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
@@ -387,9 +486,14 @@ def _numbers(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], floats:
     return None
 
 
-def _lazy_lists(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> ArrayLists | None:
-    """`decode(spec)` as `ArrayLists` when the spec is one of lists of ints or floats, else None."""
+def _lazy_lists(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> ArrayLists | PickedLists | None:
+    """`decode(spec)` as `ArrayLists` when the spec is one of lists of ints or floats (or a pick of lists of
+    ints: `shared_lists`), else None."""
     n = int(spec["n"])
+    if "pick" in spec:
+        return _picked_lists(spec, arrays)
+    if "list" not in spec:
+        return None
     flat = _numbers(spec["list"], arrays, floats=True)
     if flat is None:
         return None
@@ -404,6 +508,19 @@ def _lazy_lists(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> A
     if len(offsets) != n + 1 or offsets[-1] != len(flat):
         raise ValueError(f"a column of {n} lists holds {len(flat)} entries where its lengths say {offsets[-1]}")
     return ArrayLists(flat, offsets)
+
+
+def _picked_lists(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> PickedLists | None:
+    """A pick of lists of ints (`shared_lists`) as `PickedLists`; None for a pick of anything else."""
+    table = spec["table"]
+    if not isinstance(table, list) or not all(
+            isinstance(t, list) and all(type(x) is int for x in t) for t in table):
+        return None
+    n = int(spec["n"])
+    codes = np.asarray(arrays[spec["pick"]])
+    if len(codes) != n or (n and not (0 <= int(codes.min()) and int(codes.max()) < len(table))):
+        raise ValueError(f"a pick of {n} lists from a table of {len(table)} holds {len(codes)} codes, or one out of it")
+    return PickedLists(table, codes)
 
 
 def decode(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], leave_out: frozenset[str] = frozenset()
@@ -493,7 +610,7 @@ def expand(value: Json, arrays: Mapping[str, np.ndarray], leave_out: frozenset[s
                 got = rows_of(value[MARK], arrays, inner)
                 if got is not None:
                     return got
-            held = _lazy_lists(value[MARK], arrays) if lazy and "list" in value[MARK] else None
+            held = _lazy_lists(value[MARK], arrays) if lazy else None
             return held if held is not None else decode(value[MARK], arrays, inner)
         return {k: expand(v, arrays, leave_out, f"{path}.{k}" if path else k, lazy, rows) for k, v in value.items()}
     if isinstance(value, list):
@@ -516,7 +633,7 @@ def rows_of(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], leave_ou
         if k in leave_out:
             cols[k] = [None] * n
             continue
-        held = _lazy_lists(s, arrays) if "list" in s else None
+        held = _lazy_lists(s, arrays)
         cols[k] = held if held is not None else _checked(decode(s, arrays), n, s)
     return {"$rows": cols}
 
