@@ -343,7 +343,33 @@ def columnize(value: Json, name: str, arrays: Arrays, min_rows: int = MIN_ROWS) 
 
 # ---- decoding ---------------------------------------------------------------------------------------
 
-class ArrayLists(Sequence[list[Any]]):
+class _HeldLists(Sequence[list[Any]]):
+    """What `ArrayLists` and `PickedLists` share: they read, iterate and compare as the list of their lists."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[list[Any]]:
+        return self[:]  # type: ignore[no-any-return]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _HeldLists):
+            other = other.tolist()
+        return isinstance(other, list) and self.tolist() == other
+
+    __hash__ = None  # type: ignore[assignment] - a list's
+
+    def _index(self, k: int) -> int:
+        n = len(self)
+        i = k + n if k < 0 else k
+        if not 0 <= i < n:
+            raise IndexError(f"list {k} of {n}")
+        return i
+
+
+class ArrayLists(_HeldLists):
     """Lists of numbers held as two arrays, list `i` being `flat[offsets[i]:offsets[i + 1]]`: what `expand(…,
     lazy=True)` gives for a column of lists of ints or floats (a run's 10^6–10^7 task predecessors, its ready
     counters' points), so that a reader that looks at a few lists pays for those only, and a pickle carries two
@@ -368,24 +394,8 @@ class ArrayLists(Sequence[list[Any]]):
             at = self.offsets[start:stop + 1]
             flat, ends = self.flat[at[0]:at[-1]].tolist(), (at - at[0]).tolist()
             return [flat[a:b] for a, b in zip(ends, ends[1:])]
-        n = len(self)
-        i = k + n if k < 0 else k
-        if not 0 <= i < n:
-            raise IndexError(f"list {k} of {n}")
+        i = self._index(k)
         return self.flat[self.offsets[i]:self.offsets[i + 1]].tolist()
-
-    def __iter__(self) -> Iterator[list[Any]]:
-        return iter(self.tolist())
-
-    def tolist(self) -> list[list[Any]]:
-        return self[:]  # type: ignore[no-any-return]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (ArrayLists, PickedLists)):
-            other = other.tolist()
-        return isinstance(other, list) and self.tolist() == other
-
-    __hash__ = None  # type: ignore[assignment] - a list's
 
     def __repr__(self) -> str:
         return f"ArrayLists({len(self)} lists, {len(self.flat)} {self.flat.dtype} entries)"
@@ -394,7 +404,7 @@ class ArrayLists(Sequence[list[Any]]):
         return ArrayLists, (self.flat, self.offsets)
 
 
-class PickedLists(Sequence[list[int]]):
+class PickedLists(_HeldLists):
     """Lists of ints picked from a table of the distinct ones, list `i` being `table[codes[i]]`: what `expand(…,
     lazy=True)` gives for a pick of lists (`shared_lists`: an execute graph's predecessors, Kimi's 8.4 M arrows in
     193 distinct lists), so that no reader pays for the repeats it does not look at, and a pickle carries the table
@@ -416,24 +426,7 @@ class PickedLists(Sequence[list[int]]):
     def __getitem__(self, k: Any) -> Any:
         if isinstance(k, slice):
             return [list(self.table[c]) for c in self.codes[k].tolist()]
-        n = len(self)
-        i = k + n if k < 0 else k
-        if not 0 <= i < n:
-            raise IndexError(f"list {k} of {n}")
-        return list(self.table[int(self.codes[i])])
-
-    def __iter__(self) -> Iterator[list[int]]:
-        return iter(self.tolist())
-
-    def tolist(self) -> list[list[int]]:
-        return self[:]  # type: ignore[no-any-return]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (ArrayLists, PickedLists)):
-            other = other.tolist()
-        return isinstance(other, list) and self.tolist() == other
-
-    __hash__ = None  # type: ignore[assignment] - a list's
+        return list(self.table[int(self.codes[self._index(k)])])
 
     def __repr__(self) -> str:
         return f"PickedLists({len(self)} lists of {len(self.table)} distinct)"
@@ -465,7 +458,7 @@ class PickedLists(Sequence[list[int]]):
 def json_default(value: Any) -> Json:
     """`json.dumps(…, default=json_default)` of a value `expand(…, lazy=True)` gave: its `ArrayLists` and
     `PickedLists` as lists."""
-    if isinstance(value, (ArrayLists, PickedLists)):
+    if isinstance(value, _HeldLists):
         return value.tolist()
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
