@@ -189,7 +189,7 @@ def test_lists_shared_by_many_rows_are_a_pick_of_the_distinct_ones():
     flat = np.array([x for r in rows for x in r], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
     arrays: C.Arrays = {}
-    spec = C.shared_lists(rows, flat, offsets, "p", arrays)
+    spec = C.shared_lists(rows, "p", arrays, (flat, offsets))
     assert "pick" in spec and spec["table"] == [list(shared[0]), list(shared[1]), list(shared[2]), []]
     assert sum(a.nbytes for a in arrays.values()) < 1_000, "the arrows are not stored per row"
     want = [list(r) for r in rows]
@@ -215,7 +215,10 @@ def test_lists_shared_by_many_rows_are_a_pick_of_the_distinct_ones():
     doff = np.arange(0, 301, 3, dtype=np.int64)
     a: C.Arrays = {}
     b: C.Arrays = {}
-    assert C.shared_lists(distinct, dflat, doff, "p", a) == C.csr_lists(dflat, doff, "p", b)
+    assert C.shared_lists(distinct, "p", a, (dflat, doff)) == C.csr_lists(dflat, doff, "p", b)
+    c: C.Arrays = {}
+    assert C.shared_lists(distinct, "p", c) == C.int_lists(distinct, len(distinct), "p", {})  # no CSR arrays held
+    assert C.shared_lists(rows, "p", {}) == spec
 
 
 def test_a_pick_of_lists_whose_codes_leave_the_table_is_refused_lazily():

@@ -356,14 +356,9 @@ def execute_columns(e: ExecGraph, name: str, arrays: Arrays) -> Json:
     cols["reads"], cols["writes"] = regions("reads"), regions("writes")
     ec = e.columns  # the same lists as CSR arrays when the execute stage made them (and its tuples, shared)
     if ec is not None and len(ec.pred_ptr) == n + 1:
-        rows, flat, offsets = ec.preds, ec.pred_idx, ec.pred_ptr
+        cols["preds"] = C.shared_lists(ec.preds, f"{name}.tasks.preds", arrays, (ec.pred_idx, ec.pred_ptr))
     else:  # a graph read back: the same spec from its tasks' lists
-        rows = get("preds")
-        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(offsets[-1]))
-    cols["preds"] = C.shared_lists(rows, flat, offsets, f"{name}.tasks.preds", arrays)
+        cols["preds"] = C.shared_lists(get("preds"), f"{name}.tasks.preds", arrays)
     spec = {"n": n, "dict": {k: cols[k] for k in _TASK_KEYS}, "keys": {"n": n, "const": 0},
             "shapes": [list(_TASK_KEYS)]}
     return {"roots": columnize(list(e.roots), f"{name}.roots", arrays), "tasks": {C.MARK: spec}}

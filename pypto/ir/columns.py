@@ -216,17 +216,22 @@ def csr_lists(flat: np.ndarray, offsets: np.ndarray, name: str, arrays: Arrays) 
                        _Names(arrays))
 
 
-def shared_lists(rows: Sequence[Sequence[int]], flat: np.ndarray, offsets: np.ndarray, name: str,
-                 arrays: Arrays) -> dict[str, Json]:
-    """`csr_lists(flat, offsets)`, whose lists are `rows` (the same lists as objects): when the distinct lists hold
-    at most an eighth of the entries — lists shared by many rows, as an execute graph's tasks share their
-    predecessors (Kimi's block attention after a tile edit: 8.4 M arrows, 32 k matmul tasks waiting on one of 128
-    lists of ~256, 16 k tuple objects of 193 values) — a pick of a table of the distinct ones (`picks`), numbered in
-    order of first appearance; else `csr_lists`. Distinct by identity first (a tuple many rows share is hashed
-    once), then by value."""
-    budget = len(flat) // 8  # the table's entries, at most
+def shared_lists(rows: Sequence[Sequence[int]], name: str, arrays: Arrays,
+                 csr: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Json]:
+    """The spec of `rows`, lists of ints: when the distinct lists hold at most an eighth of the entries — lists
+    shared by many rows, as an execute graph's tasks share their predecessors (Kimi's block attention after a tile
+    edit: 8.4 M arrows, 32 k matmul tasks waiting on one of 128 lists of ~256, 16 k tuple objects of 193 values) — a
+    pick of a table of the distinct ones (`picks`), numbered in order of first appearance; else as they are:
+    `csr_lists` of `csr` (the same lists as flat entries and offsets, when the caller holds them), or `int_lists`.
+    Distinct by identity first (a tuple many rows share is hashed once), then by value."""
+    n = len(rows)
+
+    def as_they_are() -> dict[str, Json]:
+        return csr_lists(csr[0], csr[1], name, arrays) if csr is not None else int_lists(rows, n, name, arrays)
+
+    budget = (len(csr[0]) if csr is not None else sum(map(len, rows))) // 8  # the table's entries, at most
     if budget == 0:  # too few entries to gain anything
-        return csr_lists(flat, offsets, name, arrays)
+        return as_they_are()
     by_value: dict[tuple[int, ...], int] = {}
     code_of: dict[int, int] = {}  # id of a row's object -> its code (the rows hold every object alive meanwhile)
     codes: list[int] = []
@@ -239,8 +244,8 @@ def shared_lists(rows: Sequence[Sequence[int]], flat: np.ndarray, offsets: np.nd
             if code is None:
                 code = by_value[t] = len(by_value)
                 held += len(t)
-                if held > budget:  # mostly distinct: as they are
-                    return csr_lists(flat, offsets, name, arrays)
+                if held > budget:  # mostly distinct
+                    return as_they_are()
             code_of[id(r)] = code
         codes.append(code)
     return picks([list(v) for v in by_value], codes, name, arrays)
