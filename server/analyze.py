@@ -66,6 +66,16 @@ def no_progress(data: Any) -> None:
 progress: Callable[[Any], None] = no_progress
 
 
+def no_background() -> None:
+    """Outside a worker job, there is no one to yield to."""
+
+
+# What is left of a job is work no person waits for (the language server's compile once its interim record is
+# sent: the advice's check): the worker sets this to lower the job's priority and tell the pool, which stops the
+# job while a job a person waits for runs (server.worker, "Background work yields").
+to_background: Callable[[], None] = no_background
+
+
 # What a job that sent its result early (`interim` setting) leaves out of its final answer: the server
 # has it from the interim result, which differs from the final one in its health findings only.
 INTERIM = ("record", "record_columns", "editor", "pass_graphs", "listings")
@@ -258,6 +268,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
                                 "fingerprint": out["fingerprint"], **fresh}
                     # its record holds; its advice is checked again below (its candidates are traced anew)
                     progress({"kernel": name, "reused_interim": out["fingerprint"], **fresh})
+                    to_background()
                     out["reused"] = "record"
             record, args = traced.lowered(), traced.made
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
@@ -331,6 +342,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         # board has run them (INTERIM); a reused record was sent before it was made again
         if out.get("reused") != "record":
             progress({"kernel": name, "interim": {**out, "health": withheld(health, board).to_json()}})
+        to_background()  # the person has the record: the advice's check is background work
         for key in INTERIM:
             out.pop(key, None)
         out["interim_sent"] = True

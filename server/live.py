@@ -45,11 +45,10 @@ from server.analyze import BESIDE_FROM, INTERIM, PANEL_PARTS, reuse_answer, with
 from server.protocol import Settings
 from server.slots import Slots
 from server.state import Document, Kernel, Result, parse_kernels
-from server.worker import JobFailed, JobTimes, WorkerPool, wall_backstop
+from server.worker import BACKGROUND_NICE, JobFailed, JobTimes, WorkerPool, wall_backstop
 
 log = logging.getLogger("pypto.server")
 Json = Any
-BACKGROUND_NICE = 10  # the niceness of jobs no person waits for (`server.slots`)
 
 
 class Progress(Protocol):
@@ -103,15 +102,23 @@ class LiveCompiler:
     async def job(self, fn: str, *args: Any, timeout_note: str | None = None,
                   on_progress: Callable[[Json], None] | None = None,
                   on_times: Callable[[JobTimes], None] | None = None, urgent: bool = False,
-                  recency: float = 0.0, prepare: Callable[[Any], Any] | None = None) -> Any:
+                  recency: float = 0.0, prepare: Callable[[Any], Any] | None = None,
+                  urgent_until_progress: bool = False) -> Any:
         """One worker job, at most `workers` at a time (so jobs queue here, not in threads); an `urgent` one (a
         person waits for it: the panels, a code action) before the compiles queued meanwhile, the others those of
-        the document touched last (`recency`: its `changed_at`) first (`server.slots`)."""
+        the document touched last (`recency`: its `changed_at`) first (`server.slots`). `urgent_until_progress`:
+        the job's first interim result is what the person waited for (a compile's interim record); what follows
+        is background work (the job itself says so to the pool: `server.analyze.to_background`)."""
         pool = self.pool()
         assert self._slots is not None
-        async with self._slots.hold(urgent, recency):
+        async with self._slots.hold(urgent, recency) as demote:
+            relay = on_progress
+            if urgent_until_progress and on_progress is not None:
+                def relay(data: Json) -> None:
+                    demote()
+                    on_progress(data)
             return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit), timeout_note=timeout_note,
-                                  on_progress=on_progress, on_times=on_times, nice=0 if urgent else BACKGROUND_NICE,
+                                  on_progress=relay, on_times=on_times, nice=0 if urgent else BACKGROUND_NICE,
                                   prepare=prepare)
 
     def deadline(self) -> float:
@@ -451,7 +458,7 @@ class LiveCompiler:
         try:
             answer = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed, on_progress=early,
                                     urgent=urgent, recency=doc.changed_at if doc is not None else 0.0,
-                                    prepare=with_editor_run)
+                                    prepare=with_editor_run, urgent_until_progress=True)
             if answer.get("reused") == "whole" and answer.get("fingerprint") in offered:
                 answer = reuse_answer(offered[answer["fingerprint"]][2], answer)
             elif answer.get("interim_sent"):  # the parts it left out are the interim result's

@@ -8,7 +8,9 @@ captured kernels, the panels opened 6.7 s after the kernel's first record, its o
 `Slots` serves an urgent waiter first, then the background work of the document a person touched last
 (a file just opened goes before what is left of the one opened before it), and when every worker runs
 background work, gives an urgent job one spare worker beyond them (the background jobs run niced,
-`WorkerPool.run(nice=…)`, so the machine's cores go to it). A job that runs is never stopped for another.
+`WorkerPool.run(nice=…)`, and the pool stops them while it runs: `server.worker`, "Background work yields"). An
+urgent holder that goes on with background work (a compile once its interim record is shown) says so (`demote`):
+from then on it does not keep the next urgent job off the spare.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import asyncio
 import contextlib
 import heapq
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 
 class Slots:
@@ -35,12 +37,21 @@ class Slots:
         self._arrival = itertools.count()
 
     @contextlib.asynccontextmanager
-    async def hold(self, urgent: bool = False, recency: float = 0.0) -> AsyncIterator[None]:
+    async def hold(self, urgent: bool = False, recency: float = 0.0) -> AsyncIterator[Callable[[], None]]:
+        """Hold a slot; gives `demote()`: the holder is background work from then on (no more urgent)."""
         spare = await self._acquire(urgent, recency)
+        held = [urgent]
+
+        def demote() -> None:
+            if held[0]:
+                held[0] = False
+                self._urgent -= 1
+                self._hand_out()
+
         try:
-            yield
+            yield demote
         finally:
-            self._release(spare, urgent)
+            self._release(spare, held[0])
 
     @property
     def waiting(self) -> int:
@@ -84,6 +95,9 @@ class Slots:
         else:
             self._free += 1
         self._urgent -= urgent
+        self._hand_out()
+
+    def _hand_out(self) -> None:
         while self._waiting:  # hand what is free to the waiters, best first
             kind, _, _, fut = self._waiting[0]
             if fut.done():  # cancelled

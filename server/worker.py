@@ -22,6 +22,14 @@ one); the pool takes the template idle longest, whose child has had longest to w
   pool reads (`dup2`): what a job prints, `os.write(1, …)`s or its subprocesses write is the job's
   `output` (at most `OUTPUT_LIMIT` bytes kept), never the server's stdout.
 
+**Background work yields.** A job run with `nice` > 0 is background work (no person waits for it: a file's other
+kernels, the advice's check), and so is the rest of a job once it calls `server.analyze.to_background()` (the
+language server's compile, once its interim record is sent): it runs niced, and while any job a person waits for
+runs (nice 0, not gone to the background) its process group is stopped (SIGSTOP), to be continued (SIGCONT) when
+none does. Niceness alone does not do it on a machine of two hyperthreads: a CPU-bound job beside another slows it
+by a tenth to a fifth (session 27's measure), and the advice check of a file opened earlier can run for 20 s. A
+stopped job's time limit does not run meanwhile (`_Clock` leaves the pause out).
+
 A job is a function of `server.analyze` called with JSON-able arguments. `run()` waits for
 its answer (a dict answer gets the job's `output` added); the pool turns every way a job can
 go wrong into a `JobFailed` with a `kind` (and the `output` so far):
@@ -43,7 +51,8 @@ go wrong into a `JobFailed` with a `kind` (and the `output` so far):
 Protocol on a template's connection: the template sends `("warm", None)` once, when its warm-up
 is done (it can take 10-20 s the first time after an install: numba compiles the sim board's loop,
 `pypto.boards.sim_kernel`), and a job sent before waits for it; the pool sends `(fn, args)`; the
-template sends `("started", pid)`; the job's child sends any `("progress", data)`, then one `("ok" | "error" |
+template sends `("started", pid)`; the job's child sends any `("progress", data)` and at most one
+`("background", None)`, then one `("ok" | "error" |
 "memory", payload)`, which `run()` returns at once; the template, once the child's group and any
 process that left it are gone, sends `("ended", None | why the child died)`, which the pool
 collects before the template's next job (or in `settle()`).
@@ -83,6 +92,7 @@ OUTPUT_LIMIT = 256 * 1024  # bytes of a job's output kept (the rest is counted, 
 _WARM_WITHIN = 120.0  # seconds for a new template to warm up (1-3 s; 10-20 s the first time after an install)
 _STARTED_WITHIN = 10.0  # seconds for a warm template to fork a job's child (it takes milliseconds)
 _ENDED_WITHIN = 5.0  # seconds for a template to report a killed job's end before it is replaced too
+BACKGROUND_NICE = 10  # the niceness of work no person waits for (a job's `nice`, or `to_background`)
 BACKSTOP = 10.0  # a deadline of N s of a process's own time also ends after BACKSTOP * N s of wall-clock time
 _TIMES_EVERY = 1.0  # seconds between a running job's `JobTimes` reports (`on_times`)
 _PR_SET_CHILD_SUBREAPER = 36
@@ -200,10 +210,12 @@ class _Clock:
     own time is wall-clock time. The deadline also ends after BACKSTOP times `seconds` of wall-clock
     time, whatever the processes got."""
 
-    def __init__(self, pids: list[int], seconds: float, tree: bool = False) -> None:
+    def __init__(self, pids: list[int], seconds: float, tree: bool = False,
+                 paused: Callable[[], float] | None = None) -> None:
         self.pids = pids
         self.seconds = seconds
         self.tree = tree
+        self.paused = paused or (lambda: 0.0)  # seconds the processes were stopped (not theirs: left out)
         self.start = time.monotonic()
         self.base = {pid: _sched(pid) for pid in pids}
         self.cpu_base = {pid: _cpu_seconds(pid, tree) for pid in pids}
@@ -214,7 +226,7 @@ class _Clock:
 
     def times(self) -> JobTimes:
         """Read /proc now (a few small files): the times so far."""
-        wall = time.monotonic() - self.start
+        wall = max(0.0, time.monotonic() - self.start - self.paused())
         cpu = 0.0
         idle = []
         for pid in self.pids:
@@ -234,7 +246,7 @@ class _Clock:
         read only once the wall-clock time has reached the deadline (own time never exceeds it). Own
         time is taken to have passed it only when no thread is waiting to run at the look and had
         not run since the one before (its wait, not counted yet, would be over-counted as its own)."""
-        if time.monotonic() - self.start < self.seconds:
+        if time.monotonic() - self.start - self.paused() < self.seconds:
             return None
         looked = bool(self.ran)
         t = self.times()
@@ -336,6 +348,18 @@ def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int) -> Non
             except OSError:
                 pass
         jobs.progress = lambda data: answers.send(("progress", data))  # a long job's interim results
+
+        def to_background() -> None:  # what is left of the job no person waits for: the pool may stop it
+            nonlocal nice
+            if nice < BACKGROUND_NICE:
+                try:
+                    os.nice(BACKGROUND_NICE - nice)
+                except OSError:
+                    pass
+                nice = BACKGROUND_NICE
+                answers.send(("background", None))
+
+        jobs.to_background = to_background
         try:
             answer: tuple[str, Any] = ("ok", getattr(jobs, fn_name)(*args))
         except MemoryError:
@@ -560,7 +584,7 @@ class CollectorPaused:
 collector_paused = CollectorPaused()
 
 
-@dataclass
+@dataclass(eq=False)  # (kept in a set by identity)
 class _Worker:
     process: Any
     conn: Connection
@@ -568,6 +592,14 @@ class _Worker:
     job: int | None = None  # the running job's process group
     busy: bool = False  # a job was sent and the template has not yet said it ended
     warm: bool = False  # the template said its warm-up is done
+    background: bool = False  # its running job is work no person waits for (stopped while one runs)
+    stopped_at: float | None = None  # when its running job was stopped (SIGSTOP), while it is
+    stopped_for: float = 0.0  # how long its running job was stopped before
+
+    def paused(self) -> float:
+        """Seconds its running job has been stopped so far."""
+        at = self.stopped_at
+        return self.stopped_for + (time.monotonic() - at if at is not None else 0.0)
 
 
 # What a job may allocate above its size at start, by default (the language server's `memoryLimitMb`, serve's
@@ -591,6 +623,9 @@ class WorkerPool:
         self._free = threading.Semaphore(self.size)
         self._closed = False
         self.replaced = 0  # templates killed or lost and started again
+        self._running: set[_Worker] = set()  # workers whose job runs (from "started" to its answer)
+        self._running_lock = threading.Lock()
+        self.stops = 0  # how many times a background job was stopped for one a person waits for
         self.failures: dict[str, int] = {}  # JobFailed kind -> how many
 
     def _start(self) -> _Worker:
@@ -641,6 +676,52 @@ class WorkerPool:
                 os.killpg(w.job, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def _yield(self) -> None:
+        """Stop the running background jobs while a job a person waits for runs, continue them when none does
+        (under `_running_lock`)."""
+        person = any(not w.background for w in self._running)
+        for w in self._running:
+            if not w.background or (w.stopped_at is not None) == person or w.job is None:
+                continue
+            try:
+                os.killpg(w.job, signal.SIGSTOP if person else signal.SIGCONT)
+            except (ProcessLookupError, PermissionError):
+                continue
+            if person:
+                w.stopped_at = time.monotonic()
+                self.stops += 1
+            else:
+                self._continued(w)
+
+    @staticmethod
+    def _continued(w: _Worker) -> None:
+        if w.stopped_at is not None:
+            w.stopped_for += time.monotonic() - w.stopped_at
+            w.stopped_at = None
+
+    def _job_runs(self, w: _Worker, background: bool) -> None:
+        """The worker's job started, or went to the background."""
+        with self._running_lock:
+            w.background = background
+            self._running.add(w)
+            self._yield()
+
+    def _job_ended(self, w: _Worker) -> None:
+        """The worker's job answered or failed: it is continued if stopped (to end, or be killed), and what it
+        held back goes on."""
+        with self._running_lock:
+            if w not in self._running:
+                return
+            self._running.discard(w)
+            if w.stopped_at is not None and w.job is not None:
+                try:
+                    os.killpg(w.job, signal.SIGCONT)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            self._continued(w)
+            w.background, w.stopped_for = False, 0.0
+            self._yield()
 
     def _finish(self, w: _Worker) -> bool:
         """Wait for the end of the worker's last job, which answered before its processes were killed
@@ -717,6 +798,15 @@ class WorkerPool:
         except (OSError, ValueError) as e:
             raise JobFailed("crashed", f"the worker could not take the job ({e})") from None
         w.busy = True
+        try:
+            return self._exchanged(w, limit, cancel, timeout_note, on_progress, on_times, out, nice)
+        finally:
+            self._job_ended(w)
+
+    def _exchanged(self, w: _Worker, limit: float, cancel: threading.Event | None, timeout_note: str | None,
+                   on_progress: Callable[[Any], None] | None, on_times: Callable[[JobTimes], None] | None,
+                   out: _Output, nice: int) -> tuple[str, Any]:
+        """`_exchange` once the job is sent."""
         template = w.process.pid
         clock = _Clock([template], _STARTED_WITHIN if w.warm else _WARM_WITHIN)
         while True:
@@ -739,7 +829,10 @@ class WorkerPool:
                     w.warm, clock = True, _Clock([template], _STARTED_WITHIN)
                 elif kind == "started":
                     w.job = int(payload)
-                    clock = _Clock([w.job], limit, tree=True)
+                    clock = _Clock([w.job], limit, tree=True, paused=w.paused)
+                    self._job_runs(w, nice > 0)
+                elif kind == "background":
+                    self._job_runs(w, True)
                 elif kind == "progress":
                     if on_progress is not None:
                         try:

@@ -1,10 +1,12 @@
 """`server.slots.Slots`: at most n holders, and one spare for an urgent job while the n are all background; a
 freed slot goes to an urgent waiter first, then in arrival order; a cancelled waiter neither keeps a place nor
-loses a slot."""
+loses a slot; an urgent holder that goes on as background work (`demote`) no longer keeps the next urgent job
+off the spare."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 
@@ -19,10 +21,12 @@ class Holder:
     def __init__(self, slots: Slots, name: str, order: list[str], urgent: bool = False, recency: float = 0.0) -> None:
         self.name, self.order = name, order
         self.done = asyncio.Event()
+        self.demote: Callable[[], None] | None = None  # once it holds: it goes on as background work
         self.task = asyncio.create_task(self._hold(slots, urgent, recency))
 
     async def _hold(self, slots: Slots, urgent: bool, recency: float) -> None:
-        async with slots.hold(urgent, recency):
+        async with slots.hold(urgent, recency) as demote:
+            self.demote = demote
             self.order.append(self.name)
             await self.done.wait()
 
@@ -151,3 +155,27 @@ async def test_a_waiter_cancelled_as_the_slot_is_handed_to_it_passes_it_on():
     assert order == ["after"]
     async with slots.hold():  # and the slot is free again
         assert slots.waiting == 0
+
+
+async def test_an_urgent_holder_gone_to_the_background_lets_the_next_urgent_job_take_the_spare():
+    """A compile a person waited for, once its interim record is shown, goes on checking its advice: the next
+    edit's compile takes the spare then, instead of waiting for that check."""
+    order: list[str] = []
+    slots, edit = await _one_slot_held(order, "edit", urgent=True)
+    again = Holder(slots, "next edit", order, urgent=True)
+    await _settle()
+    assert order == ["edit"] and slots.waiting == 1  # an urgent job holds the slot: no spare
+    assert edit.demote is not None
+    edit.demote()
+    edit.demote()  # (once is what counts)
+    await _settle()
+    assert order == ["edit", "next edit"]  # on the spare
+    later = Holder(slots, "another", order, urgent=True)
+    await _settle()
+    assert slots.waiting == 1  # the spare is taken: it waits for a slot
+    await edit.finish()
+    await _settle()
+    assert order == ["edit", "next edit", "another"]  # the shared slot, given back as a background holder's
+    for h in (again, later):
+        await h.finish()
+    assert slots.waiting == 0

@@ -264,3 +264,81 @@ def test_a_background_job_runs_niced(pool):
 
     base = niceness(0)
     assert niceness(10) == min(19, base + 10) and niceness(0) == base  # each job's own child: none inherits it
+
+
+# ---- background work yields: a job a person waits for stops the background jobs while it runs ----
+
+HOLDS = kernel("""\
+    import server.analyze
+    server.analyze.progress(os.getpid())
+    while not os.path.exists(MARK):  # until the test lets it end
+        time.sleep(0.01)
+""", top="MARK = {mark!r}\n")
+SPINS = kernel("""\
+    import server.analyze
+    if GOES_TO_THE_BACKGROUND:
+        server.analyze.to_background()
+    server.analyze.progress(os.getpid())
+    while True:
+        pass
+""", top="GOES_TO_THE_BACKGROUND = {bg}\n")
+
+
+async def _until(cond: Any, what: str) -> None:
+    """Wait (on the event loop) until `cond()` holds, at most 10 s."""
+    for _ in range(1000):
+        if cond():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(what)
+
+
+def _stopped(pid: int) -> bool:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
+@pytest.fixture()
+def pool2():
+    p = WorkerPool(size=2, time_limit=60, memory_limit_mb=400)
+    yield p
+    p.close()
+
+
+@pytest.mark.parametrize("how", ["niced", "to_background"])
+def test_a_background_job_is_stopped_while_a_job_a_person_waits_for_runs(pool2, tmp_path, how):
+    """A job run niced, or the rest of one that called `server.analyze.to_background()` (the language server's
+    compile once its interim record is out), is stopped while a job of nice 0 runs and continued after; its
+    time limit does not run while it is stopped."""
+    mark = tmp_path / "let-it-end"
+    spins = SPINS.format(bg=how == "to_background")
+    holds = HOLDS.format(mark=str(mark))
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        bg_pid: asyncio.Future[int] = loop.create_future()
+        fg_pid: asyncio.Future[int] = loop.create_future()
+        limit = 1.0  # of its own time: it spins for ever, so it ends by this limit
+        background = asyncio.ensure_future(pool2.run(
+            "analyze_kernel", PATH, spins, "k", {}, timeout=limit, nice=10 if how == "niced" else 0,
+            on_progress=lambda pid: bg_pid.done() or bg_pid.set_result(pid)))
+        pid = await asyncio.wait_for(bg_pid, 30)
+        base = os.nice(0)
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, base + 10)  # niced either way
+        assert not _stopped(pid)
+        person = asyncio.ensure_future(pool2.run(
+            "analyze_kernel", PATH, holds, "k", {}, timeout=60,
+            on_progress=lambda p: fg_pid.done() or fg_pid.set_result(p)))
+        await asyncio.wait_for(fg_pid, 30)
+        await _until(lambda: _stopped(pid), "the background job was not stopped")
+        await asyncio.sleep(limit * 1.5)  # the time under test: longer than its limit, stopped
+        assert not background.done()  # its limit did not run while it was stopped
+        mark.write_text("")
+        assert (await asyncio.wait_for(person, 30))["error"] is None
+        await _until(lambda: background.done() or not _stopped(pid), "the background job was not continued")
+        with pytest.raises(JobFailed) as e:  # it ran on, and its own time ran out
+            await asyncio.wait_for(background, 30)
+        assert e.value.kind == "timeout", e.value
+
+    asyncio.run(run())
+    assert pool2.stops >= 1 and pool2.replaced == 0

@@ -3,6 +3,8 @@ of the file (for seconds), the edit's compile runs at once on the spare worker (
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -37,4 +39,63 @@ async def test_an_edits_compile_does_not_wait_for_another_kernels(client, lsp_ki
     assert edited["error"] is None and edited["summary"]["tasks"] == 2 * first["summary"]["tasks"]
     assert not any(r["kernel"] == "slow" for r in client.records.items if r["uri"] == doc.uri), \
         "the edit waited for the other kernel's compile"
+    doc.close()  # (its compile is cancelled)
+
+
+# The background compile says where it runs; the edited kernel's compile, a job a person waits for, checks from
+# inside that the other is stopped meanwhile (SIGSTOP: `server.worker`, "Background work yields").
+STOPS = '''import os
+import time
+
+import pypto
+
+PIDFILE = {pidfile!r}
+
+
+def the_other_is_stopped():  # what the first trace of the edited kernel saw (its advice's traces come after)
+    if os.path.exists(PIDFILE + ".seen"):
+        return
+    pid = int(open(PIDFILE).read())
+    seen = "running"
+    for _ in range(1000):
+        with open(f"/proc/{{pid}}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                seen = "stopped"
+                break
+        time.sleep(0.01)
+    with open(PIDFILE + ".seen", "w") as f:
+        f.write(seen)
+
+
+@pypto.jit
+def fast(x: pypto.Tensor([32, 128], pypto.DT_FP32), out: pypto.Tensor([32, 128], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    out[:] = x * 2.0
+
+
+@pypto.jit
+def slow(x: pypto.Tensor([32, 128], pypto.DT_FP32), out: pypto.Tensor([32, 128], pypto.DT_FP32)):
+    with open(PIDFILE + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(PIDFILE + ".tmp", PIDFILE)
+    time.sleep(20)  # a kernel whose compile takes a while
+    out[:] = x * 3.0
+
+'''
+
+
+async def test_background_compiles_are_stopped_while_an_edits_compile_runs(client, lsp_kit, tmp_path):
+    pidfile = tmp_path / "slow.pid"
+    doc = lsp_kit.Doc(client, tmp_path / "stops.py", STOPS.format(pidfile=str(pidfile)))
+    assert (await client.records.record(doc.uri, "fast", 1))["error"] is None
+    for _ in range(3000):  # the other kernel's compile has started (its job wrote where it runs)
+        if pidfile.exists():
+            break
+        await asyncio.sleep(0.01)
+    assert pidfile.exists(), "the other kernel's compile did not start"
+    v = doc.replace("    pypto.set_vec_tile_shapes(16, 64)\n    out[:] = x * 2.0",  # (slow keeps its line: its key)
+                    "    pypto.set_vec_tile_shapes(8, 64); the_other_is_stopped()\n    out[:] = x * 2.0")
+    edited = await client.records.record(doc.uri, "fast", v)
+    assert edited["error"] is None, edited["error"]
+    assert (tmp_path / "slow.pid.seen").read_text() == "stopped"  # and not ran on beside it (10 s looked at)
     doc.close()  # (its compile is cancelled)
