@@ -10,7 +10,8 @@ captured kernels, the panels opened 6.7 s after the kernel's first record, its o
 background work, gives an urgent job one spare worker beyond them (the background jobs run niced,
 `WorkerPool.run(nice=…)`, and the pool stops them while it runs: `server.worker`, "Background work yields"). An
 urgent holder that goes on with background work (a compile once its interim record is shown) says so (`demote`):
-from then on it does not keep the next urgent job off the spare.
+from then on it does not keep the next urgent job off the spare, and one that held the spare holds a shared
+slot instead (owed until one is freed: background work never takes more than the n).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class Slots:
     handed to it gives the slot on."""
 
     def __init__(self, n: int) -> None:
-        self._free = n  # of the n shared slots
+        self._free = n  # of the n shared slots (below 0: owed to holders demoted on the spare)
         self._spare = 1  # the urgent jobs' spare
         self._urgent = 0  # urgent holders (counted from the hand-over)
         # (0 urgent / 1 not, -recency, arrival, waiter), a heap
@@ -40,18 +41,22 @@ class Slots:
     async def hold(self, urgent: bool = False, recency: float = 0.0) -> AsyncIterator[Callable[[], None]]:
         """Hold a slot; gives `demote()`: the holder is background work from then on (no more urgent)."""
         spare = await self._acquire(urgent, recency)
-        held = [urgent]
+        held = [urgent, spare]  # urgent still; on the spare
 
         def demote() -> None:
             if held[0]:
                 held[0] = False
                 self._urgent -= 1
+                if held[1]:  # background work beyond the n: it holds a shared slot from now on (owed, when none
+                    held[1] = False  # is free: the next one freed is not handed out)
+                    self._spare += 1
+                    self._free -= 1
                 self._hand_out()
 
         try:
             yield demote
         finally:
-            self._release(spare, held[0])
+            self._release(held[1], held[0])
 
     @property
     def waiting(self) -> int:

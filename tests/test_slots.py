@@ -179,3 +179,28 @@ async def test_an_urgent_holder_gone_to_the_background_lets_the_next_urgent_job_
     for h in (again, later):
         await h.finish()
     assert slots.waiting == 0
+
+
+async def test_an_urgent_holder_of_the_spare_gone_to_the_background_takes_the_next_shared_slot():
+    """Background work never runs beyond the n: a compile that took the spare and went on as background work holds
+    the next shared slot freed, and the spare is free for the next urgent job at once."""
+    order: list[str] = []
+    slots, running = await _one_slot_held(order)
+    edit = Holder(slots, "edit", order, urgent=True)  # on the spare
+    waiting = Holder(slots, "compile", order)
+    await _settle()
+    assert order == ["running", "edit"] and slots.waiting == 1
+    assert edit.demote is not None
+    edit.demote()
+    panels = Holder(slots, "panels", order, urgent=True)  # the spare is free again
+    await _settle()
+    assert order == ["running", "edit", "panels"]
+    await running.finish()  # the shared slot freed is the demoted compile's: the background waiter still waits
+    await _settle()
+    assert order == ["running", "edit", "panels"] and slots.waiting == 1
+    await edit.finish()
+    await _settle()
+    assert order == ["running", "edit", "panels", "compile"]
+    for h in (panels, waiting):
+        await h.finish()
+    assert slots.waiting == 0
