@@ -18,6 +18,9 @@ one); the pool takes the template idle longest, whose child has had longest to w
   (its threads end with it) and the template then kills the group (SIGKILL) and reaps it (the
   template is a child subreaper): what a job spawned (`sleep 97`) ends with the job. On a
   timeout or a cancellation the pool kills the group and the template;
+- **the server's end** — a template watches its connection while a job runs (the pool sends nothing then):
+  when the server dies, even by SIGKILL, the template kills its job's group and ends, so no job, running
+  or stopped, outlives it;
 - **output** — the template's fd 1 and 2 (so every job's, and its children's) are one pipe the
   pool reads (`dup2`): what a job prints, `os.write(1, …)`s or its subprocesses write is the job's
   `output` (at most `OUTPUT_LIMIT` bytes kept), never the server's stdout.
@@ -458,31 +461,43 @@ def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
             ready.jobs.send(job)
         child = ready
         child.jobs.close()
-        conn.send(("started", child.pid))
         exited = os.pidfd_open(child.pid) if hasattr(os, "pidfd_open") else None  # Linux; elsewhere: the pipe's end
         try:
+            conn.send(("started", child.pid))
             _relay(child.answers, exited, conn)
             _, status = os.waitpid(child.pid, 0)
             _end_group(child.pid)  # every process that could still hold the pipe: what is left of it is read now
             _relay(child.answers, None, conn)
+            conn.send(("ended", _death(status)))
+        except (_PoolGone, OSError):  # the server died: its job is nobody's (running or stopped, it would live on)
+            _end_group(child.pid)
+            return
         finally:
             if exited is not None:
                 os.close(exited)
             child.answers.close()
-        conn.send(("ended", _death(status)))
         ready = _fork_child(conn, memory_limit)  # the next job's: it warms up between jobs, not during one
+
+
+class _PoolGone(Exception):
+    """The pool's end of a template's connection is closed: the server died."""
 
 
 def _relay(answers: Connection, exited: int | None, conn: Connection) -> None:
     """Pass the child's messages on to the pool until its pipe ends (or, with `exited`, its
-    process does). A message the child was sending when killed is dropped."""
+    process does). A message the child was sending when killed is dropped. The pool sends nothing
+    while a job runs, so its connection readable then is its end (`_PoolGone`, as a send that fails)."""
     while True:
-        if exited is not None and exited in connection.wait([answers, exited]) and not answers.poll():
+        ready = connection.wait([answers, conn, *([exited] if exited is not None else [])])
+        if conn in ready:
+            raise _PoolGone
+        if exited is not None and exited in ready and not answers.poll():
             return
         try:
-            conn.send_bytes(answers.recv_bytes())
+            message = answers.recv_bytes()
         except (EOFError, OSError):
             return
+        conn.send_bytes(message)
 
 
 def _timeout_message(t: JobTimes, note: str | None) -> str:

@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -342,3 +345,54 @@ def test_a_background_job_is_stopped_while_a_job_a_person_waits_for_runs(pool2, 
 
     asyncio.run(run())
     assert pool2.stops >= 1 and pool2.replaced == 0
+
+
+SERVER = '''
+import asyncio, os, sys
+from server.worker import WorkerPool
+
+async def main() -> None:
+    pool = WorkerPool(size=2, time_limit=600, memory_limit_mb=400)
+    spins, holds = sys.argv[1], sys.argv[2]
+    started = asyncio.Queue()
+    report = lambda pid: started.put_nowait(pid)
+    jobs = [asyncio.ensure_future(pool.run("analyze_kernel", "/virtual/k.py", spins, "k", {}, nice=10,
+                                           on_progress=report))]
+    print(await started.get(), flush=True)  # the background job runs: then one a person waits for
+    jobs.append(asyncio.ensure_future(pool.run("analyze_kernel", "/virtual/k.py", holds, "k", {},
+                                               on_progress=report)))
+    print(await started.get(), flush=True)
+    await asyncio.gather(*jobs)
+
+asyncio.run(main())
+'''
+
+
+def test_no_job_outlives_its_server(tmp_path):
+    """The server killed (SIGKILL: no `close`) with a job running and a background job stopped for it: each job's
+    template sees its connection end and kills its job's group (a stopped job would wait for ever, a running one
+    run on unbounded)."""
+    holds = HOLDS.format(mark=str(tmp_path / "never"))
+    server = subprocess.Popen([sys.executable, "-c", SERVER, SPINS.format(bg=False), holds],
+                              stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
+    try:
+        background, person = int(server.stdout.readline()), int(server.stdout.readline())
+
+        async def stopped() -> None:
+            await _until(lambda: _stopped(background), "the background job was not stopped")
+        asyncio.run(stopped())
+    finally:
+        server.kill()
+        server.wait()
+
+    async def both_gone() -> None:
+        await _until(lambda: not _alive(background) and not _alive(person), "a job outlived its server")
+    asyncio.run(both_gone())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
