@@ -318,11 +318,15 @@ class LiveCompiler:
             # record is in: on a machine of a few cores the kernel the user tunes is not slowed by the others an edit
             # of shared code recompiles beside it (Kimi's block attention: 9 s with its sibling, 6 s alone)
             # (and it goes to the next free worker before compiles queued meanwhile: `server.slots`)
+            # the file's first compile (an open) is waited for too: its lead's first record is what the person sees
+            # first, so it is urgent as well (background work of files opened before is stopped meanwhile); the
+            # other kernels start with it, as background work
             lead = todo[0]
             edited = lead.name in doc.results
+            opened = not doc.results
             alone = len(todo) > 1 and edited
             rest = todo[1:] if alone else []
-            waiting: set[asyncio.Future[Any]] = {self._analysis(doc, k, text, urgent=edited and k is lead)
+            waiting: set[asyncio.Future[Any]] = {self._analysis(doc, k, text, urgent=(edited or opened) and k is lead)
                                                  for k in (todo[:1] if alone else todo)}
             accepted = asyncio.ensure_future(doc.accepted.wait()) if rest else None
             while waiting or rest:

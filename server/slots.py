@@ -3,8 +3,9 @@
 The language server runs `workers` jobs at once. When a file holds several kernels, opening it queues a
 compile of each, and each may go on to check its advice's tile shapes for seconds. A request made
 meanwhile by a person — the panels opening on one kernel (its record's job), a code action's tile search,
-the compile of the kernel just edited — used to queue behind all of them (glm's attention file: five
-captured kernels, the panels opened 6.7 s after the kernel's first record, its own job taking 0.6 s).
+the compile of the kernel just edited, the first compile of a file just opened — used to queue behind all of
+them (glm's attention file: five captured kernels, the panels opened 6.7 s after the kernel's first record, its
+own job taking 0.6 s).
 `Slots` serves an urgent waiter first, then the background work of the document a person touched last
 (a file just opened goes before what is left of the one opened before it), and when every worker runs
 background work, gives an urgent job one spare worker beyond them (the background jobs run niced,

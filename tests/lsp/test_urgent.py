@@ -99,3 +99,26 @@ async def test_background_compiles_are_stopped_while_an_edits_compile_runs(clien
     assert edited["error"] is None, edited["error"]
     assert (tmp_path / "slow.pid.seen").read_text() == "stopped"  # and not ran on beside it (10 s looked at)
     doc.close()  # (its compile is cancelled)
+
+
+async def test_a_file_just_opened_stops_the_background_compiles_of_one_opened_before(client, lsp_kit, tmp_path):
+    """An open's first compile is waited for too (its lead kernel's): another file's background compile is stopped
+    while it runs."""
+    pidfile = tmp_path / "slow.pid"
+    source = STOPS.format(pidfile=str(pidfile))
+    first = lsp_kit.Doc(client, tmp_path / "first.py", source)
+    assert (await client.records.record(first.uri, "fast", 1))["error"] is None
+    for _ in range(3000):  # its other kernel's compile has started
+        if pidfile.exists():
+            break
+        await asyncio.sleep(0.01)
+    assert pidfile.exists(), "the other kernel's compile did not start"
+    head = source.split("@pypto.jit", 1)[0]
+    opened = lsp_kit.Doc(client, tmp_path / "opened.py", head + (
+        "@pypto.jit\ndef looked_at(x: pypto.Tensor([32, 128], pypto.DT_FP32), "
+        "out: pypto.Tensor([32, 128], pypto.DT_FP32)):\n"
+        "    the_other_is_stopped()\n    out[:] = x * 2.0\n"))
+    assert (await client.records.record(opened.uri, "looked_at", 1))["error"] is None
+    assert (tmp_path / "slow.pid.seen").read_text() == "stopped"
+    opened.close()
+    first.close()
