@@ -103,14 +103,12 @@ class LiveCompiler:
                   on_progress: Callable[[Json], None] | None = None,
                   on_times: Callable[[JobTimes], None] | None = None, urgent: bool = False,
                   recency: float = 0.0, prepare: Callable[[Any], Any] | None = None,
-                  urgent_until_progress: bool = False, group: str | None = None) -> Any:
+                  urgent_until_progress: bool = False) -> Any:
         """One worker job, at most `workers` at a time (so jobs queue here, not in threads); an `urgent` one (a
         person waits for it: the panels, a code action) before the compiles queued meanwhile, the others those of
         the document touched last (`recency`: its `changed_at`) first (`server.slots`). `urgent_until_progress`:
         the job's first interim result is what the person waited for (a compile's interim record); what follows
-        is background work (the job itself says so to the pool: `server.analyze.to_background`). `group`: the
-        document the job is for; an urgent job that names it spares that document's background jobs (the pool stops
-        the others' while it runs)."""
+        is background work (the job itself says so to the pool: `server.analyze.to_background`)."""
         pool = self.pool()
         assert self._slots is not None
         async with self._slots.hold(urgent, recency) as demote:
@@ -121,7 +119,7 @@ class LiveCompiler:
                     on_progress(data)
             return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit), timeout_note=timeout_note,
                                   on_progress=relay, on_times=on_times, nice=0 if urgent else BACKGROUND_NICE,
-                                  group=group, prepare=prepare)
+                                  prepare=prepare)
 
     def deadline(self) -> float:
         """Seconds a request waits for a compile in flight: the time limit's wall-clock backstop, and 5."""
@@ -322,14 +320,13 @@ class LiveCompiler:
             # (and it goes to the next free worker before compiles queued meanwhile: `server.slots`)
             # the file's first compile (an open) is waited for too: its lead's first record is what the person sees
             # first, so it is urgent as well (background work of files opened before is stopped meanwhile); the
-            # other kernels start with it, as background work that runs on beside it (`spare_own`: the pool's group)
+            # other kernels start with it, as background work
             lead = todo[0]
             edited = lead.name in doc.results
             opened = not doc.results
             alone = len(todo) > 1 and edited
             rest = todo[1:] if alone else []
-            waiting: set[asyncio.Future[Any]] = {self._analysis(doc, k, text, urgent=(edited or opened) and k is lead,
-                                                                spare_own=opened)
+            waiting: set[asyncio.Future[Any]] = {self._analysis(doc, k, text, urgent=(edited or opened) and k is lead)
                                                  for k in (todo[:1] if alone else todo)}
             accepted = asyncio.ensure_future(doc.accepted.wait()) if rest else None
             while waiting or rest:
@@ -406,11 +403,10 @@ class LiveCompiler:
                              f"of the time limit used)")
         return "; ".join(parts)
 
-    def _analysis(self, doc: Document, k: Kernel, text: str, urgent: bool = False,
-                  spare_own: bool = False) -> asyncio.Future[Result]:
+    def _analysis(self, doc: Document, k: Kernel, text: str, urgent: bool = False) -> asyncio.Future[Result]:
         fut = doc.pending.get(k.key)
         if fut is None:
-            fut = asyncio.ensure_future(self._analyze(doc.path, text, k, doc.panels, doc, urgent, spare_own))
+            fut = asyncio.ensure_future(self._analyze(doc.path, text, k, doc.panels, doc, urgent))
             doc.pending[k.key] = fut
 
             def forget(f: asyncio.Future[Result], key: str = k.key) -> None:
@@ -423,7 +419,7 @@ class LiveCompiler:
         return fut
 
     async def _analyze(self, path: str, text: str, k: Kernel, panels: bool = False,
-                       doc: Document | None = None, urgent: bool = False, spare_own: bool = False) -> Result:
+                       doc: Document | None = None, urgent: bool = False) -> Result:
         r = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line)
         # (`parts_from`: from this many tile ops the compile makes the panels' parts all the same — beside its views,
         # at no cost in time — so that the panels open on a big kernel without a second compile)
@@ -466,9 +462,7 @@ class LiveCompiler:
         try:
             answer = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed, on_progress=early,
                                     urgent=urgent, recency=doc.changed_at if doc is not None else 0.0,
-                                    prepare=with_editor_run, urgent_until_progress=True,
-                                    # (background compiles name their document; an urgent one that spares its own)
-                                    group=doc.uri if doc is not None and (spare_own or not urgent) else None)
+                                    prepare=with_editor_run, urgent_until_progress=True)
             if answer.get("reused") == "whole" and answer.get("fingerprint") in offered:
                 answer = reuse_answer(offered[answer["fingerprint"]][2], answer)
             elif answer.get("interim_sent"):  # the parts it left out are the interim result's

@@ -29,11 +29,9 @@ one); the pool takes the template idle longest, whose child has had longest to w
 kernels, the advice's check), and so is the rest of a job once it calls `server.analyze.to_background()` (the
 language server's compile, once its interim record is sent): it runs niced, and while any job a person waits for
 runs (nice 0, not gone to the background) its process group is stopped (SIGSTOP), to be continued (SIGCONT) when
-none does — except the background jobs of the group the person's job names, if it names one (`run(group=…)`: the
-language server's first compile of a file lets the file's other kernels compile beside it). Niceness alone does
-not do it on a machine of two hyperthreads: a CPU-bound job beside another slows it by a tenth to a fifth
-(session 27's measure), and the advice check of a file opened earlier can run for 20 s. A stopped job's time
-limit does not run meanwhile (`_Clock` leaves the pause out).
+none does. Niceness alone does not do it on a machine of two hyperthreads: a CPU-bound job beside another slows it
+by a tenth to a fifth (session 27's measure), and the advice check of a file opened earlier can run for 20 s. A
+stopped job's time limit does not run meanwhile (`_Clock` leaves the pause out).
 
 A job is a function of `server.analyze` called with JSON-able arguments. `run()` waits for
 its answer (a dict answer gets the job's `output` added); the pool turns every way a job can
@@ -612,7 +610,6 @@ class _Worker:
     background: bool = False  # its running job is work no person waits for (stopped while one runs)
     stopped_at: float | None = None  # when its running job was stopped (SIGSTOP), while it is
     stopped_for: float = 0.0  # how long its running job was stopped before
-    group: str | None = None  # what its running job is for (`run(group=…)`)
 
     def paused(self) -> float:
         """Seconds its running job has been stopped so far."""
@@ -698,10 +695,8 @@ class WorkerPool:
     def _yield(self) -> None:
         """Stop the running background jobs while a job a person waits for runs, continue them when none does
         (under `_running_lock`)."""
-        people = [w.group for w in self._running if not w.background]
+        person = any(not w.background for w in self._running)
         for w in self._running:
-            # stopped while a person's job runs that does not spare its group (one of no group spares none)
-            person = any(g is None or g != w.group for g in people)
             if not w.background or (w.stopped_at is not None) == person or w.job is None:
                 continue
             try:
@@ -720,10 +715,10 @@ class WorkerPool:
             w.stopped_for += time.monotonic() - w.stopped_at
             w.stopped_at = None
 
-    def _job_runs(self, w: _Worker, background: bool, group: str | None) -> None:
+    def _job_runs(self, w: _Worker, background: bool) -> None:
         """The worker's job started, or went to the background."""
         with self._running_lock:
-            w.background, w.group = background, group
+            w.background = background
             self._running.add(w)
             self._yield()
 
@@ -740,7 +735,7 @@ class WorkerPool:
                 except (ProcessLookupError, PermissionError):
                     pass
             self._continued(w)
-            w.background, w.stopped_for, w.group = False, 0.0, None
+            w.background, w.stopped_for = False, 0.0
             self._yield()
 
     def _finish(self, w: _Worker) -> bool:
@@ -808,8 +803,7 @@ class WorkerPool:
 
     def _exchange(self, w: _Worker, fn: str, args: tuple[Any, ...], limit: float, cancel: threading.Event | None,
                   timeout_note: str | None, on_progress: Callable[[Any], None] | None,
-                  on_times: Callable[[JobTimes], None] | None, out: _Output, nice: int = 0,
-                  group: str | None = None) -> tuple[str, Any]:
+                  on_times: Callable[[JobTimes], None] | None, out: _Output, nice: int = 0) -> tuple[str, Any]:
         """Send the job, read its output and messages until the template says its child ended;
         the child's answer (kind, payload), or JobFailed. Three deadlines, each in own time
         (`_Clock`): a new template's warm-up, the template's start of the job (from "warm" or the
@@ -820,13 +814,13 @@ class WorkerPool:
             raise JobFailed("crashed", f"the worker could not take the job ({e})") from None
         w.busy = True
         try:
-            return self._exchanged(w, limit, cancel, timeout_note, on_progress, on_times, out, nice, group)
+            return self._exchanged(w, limit, cancel, timeout_note, on_progress, on_times, out, nice)
         finally:
             self._job_ended(w)
 
     def _exchanged(self, w: _Worker, limit: float, cancel: threading.Event | None, timeout_note: str | None,
                    on_progress: Callable[[Any], None] | None, on_times: Callable[[JobTimes], None] | None,
-                   out: _Output, nice: int, group: str | None) -> tuple[str, Any]:
+                   out: _Output, nice: int) -> tuple[str, Any]:
         """`_exchange` once the job is sent."""
         template = w.process.pid
         clock = _Clock([template], _STARTED_WITHIN if w.warm else _WARM_WITHIN)
@@ -851,9 +845,9 @@ class WorkerPool:
                 elif kind == "started":
                     w.job = int(payload)
                     clock = _Clock([w.job], limit, tree=True, paused=w.paused)
-                    self._job_runs(w, nice > 0, group)
+                    self._job_runs(w, nice > 0)
                 elif kind == "background":
-                    self._job_runs(w, True, group)
+                    self._job_runs(w, True)
                 elif kind == "progress":
                     if on_progress is not None:
                         try:
@@ -884,13 +878,10 @@ class WorkerPool:
     def run_blocking(self, fn: str, *args: Any, timeout: float | None = None,
                      cancel: threading.Event | None = None, timeout_note: str | None = None,
                      on_progress: Callable[[Any], None] | None = None,
-                     on_times: Callable[[JobTimes], None] | None = None, nice: int = 0,
-                     group: str | None = None) -> Any:
+                     on_times: Callable[[JobTimes], None] | None = None, nice: int = 0) -> Any:
         """Run a job and wait for it (from a thread); raises JobFailed. `nice`: the job's process runs at that
-        niceness (`os.nice`: background work yields the cores to the jobs a person waits for; see "Background work
-        yields"). `group`: what the job is for (a document); a job a person waits for with a group lets background
-        jobs of the same group run on beside it (a file's other kernels beside its first compile). `timeout` (default:
-        the pool's `time_limit`) is in the job's own time (`_Clock`: a job the machine keeps waiting for
+        niceness (`os.nice`: background work yields the cores to the jobs a person waits for). `timeout` (default: the
+        pool's `time_limit`) is in the job's own time (`_Clock`: a job the machine keeps waiting for
         a CPU gets longer, up to `wall_backstop(timeout)`). `timeout_note` says what a timeout means
         for this job (default: the kernel may loop forever). Interim results the job sends
         (`server.analyze.progress`) go to `on_progress`, and its `JobTimes` every second while it
@@ -911,7 +902,7 @@ class WorkerPool:
             _Output().read(w.output)  # written by what escaped an earlier job's group: not this job's
             try:
                 kind, payload = self._exchange(w, fn, args, limit, cancel, timeout_note, on_progress, on_times, out,
-                                               nice, group)
+                                               nice)
             except JobFailed as e:
                 if self._stop(w, out):  # the job's group is gone: nothing it started outlives it
                     keep = w
@@ -937,7 +928,7 @@ class WorkerPool:
 
     async def run(self, fn: str, *args: Any, timeout: float | None = None, timeout_note: str | None = None,
                   on_progress: Callable[[Any], None] | None = None,
-                  on_times: Callable[[JobTimes], None] | None = None, nice: int = 0, group: str | None = None,
+                  on_times: Callable[[JobTimes], None] | None = None, nice: int = 0,
                   prepare: Callable[[Any], Any] | None = None) -> Any:
         """Run a job without blocking the event loop; cancelling the awaiting task kills the job (the
         cancellation completes when the job's process group is gone).
@@ -951,8 +942,7 @@ class WorkerPool:
         times = None if on_times is None else (lambda t: loop.call_soon_threadsafe(on_times, t))
         fut = loop.run_in_executor(None, lambda: ready(self.run_blocking(fn, *args, timeout=timeout, cancel=cancel,
                                                                          timeout_note=timeout_note, on_progress=relay,
-                                                                         on_times=times, nice=nice,
-                                                                         group=group)))
+                                                                         on_times=times, nice=nice)))
         try:
             return await asyncio.shield(fut)
         except asyncio.CancelledError:

@@ -396,38 +396,3 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
-
-
-def test_a_person_s_job_that_names_its_group_spares_that_groups_background_jobs(tmp_path):
-    """`group`: a file's first compile (a person waits for it) lets the file's other kernels compile beside it, and
-    stops another file's background compile."""
-    mark = tmp_path / "let-it-end"
-    spins, holds = SPINS.format(bg=False), HOLDS.format(mark=str(mark))
-    pool = WorkerPool(size=3, time_limit=60, memory_limit_mb=400)
-
-    async def run() -> None:
-        loop = asyncio.get_running_loop()
-        started: dict[str, asyncio.Future[int]] = {k: loop.create_future() for k in ("same", "other", "person")}
-
-        def job(key: str, src: str, nice: int, group: str) -> asyncio.Future[Any]:
-            return asyncio.ensure_future(pool.run(
-                "analyze_kernel", PATH, src, "k", {}, timeout=60, nice=nice, group=group,
-                on_progress=lambda pid: started[key].done() or started[key].set_result(pid)))
-
-        jobs = [job("same", spins, 10, "opened.py"), job("other", spins, 10, "before.py")]
-        same, other = [await asyncio.wait_for(started[k], 30) for k in ("same", "other")]
-        jobs.append(job("person", holds, 0, "opened.py"))
-        await asyncio.wait_for(started["person"], 30)
-        await _until(lambda: _stopped(other), "the other file's background job was not stopped")
-        assert not _stopped(same)  # (decided in the same pass as the other's stop)
-        mark.write_text("")
-        assert (await asyncio.wait_for(jobs[2], 30))["error"] is None
-        await _until(lambda: not _stopped(other), "the other file's background job was not continued")
-        for j in jobs[:2]:
-            j.cancel()
-        await asyncio.gather(*jobs[:2], return_exceptions=True)
-
-    try:
-        asyncio.run(run())
-    finally:
-        pool.close()
