@@ -57,6 +57,9 @@ describe('Quick Open from a PyPTO panel (code-server)', { skip: skip ? `missing:
     const input = page.locator('.quick-input-widget input');
     for (let press = 1; ; press++) {
       await tab.click();
+      // the click hands the focus to the panel's webview (an iframe) a moment later: the key waits for it
+      await H.until(async () => page.evaluate(() => document.activeElement?.tagName === 'IFRAME'),
+        { timeout: 10_000, what: 'the swimlane\'s webview focused' });
       await page.keyboard.press('Control+P');
       const typed = await input.waitFor({ state: 'visible', timeout: 5_000 })
         .then(() => input.fill(OTHER, { timeout: 5_000 })).then(() => true, () => false);
