@@ -813,67 +813,61 @@ class WorkerPool:
         except (OSError, ValueError) as e:
             raise JobFailed("crashed", f"the worker could not take the job ({e})") from None
         w.busy = True
-        try:
-            return self._exchanged(w, limit, cancel, timeout_note, on_progress, on_times, out, nice)
+        try:  # until its answer or failure: then what it held back goes on (`_job_ended`)
+            template = w.process.pid
+            clock = _Clock([template], _STARTED_WITHIN if w.warm else _WARM_WITHIN)
+            while True:
+                ready = connection.wait([w.conn] if out.eof else [w.conn, w.output], 0.05)
+                if w.output in ready:
+                    out.read(w.output)
+                if w.conn in ready:
+                    try:
+                        with collector_paused:
+                            kind, payload = w.conn.recv()
+                    except (EOFError, OSError):
+                        raise JobFailed("crashed", "the worker process died while running the kernel: it was killed "
+                                                   "or crashed") from None
+                    if kind == "ended":
+                        w.busy, w.job = False, None
+                        raise JobFailed("crashed", f"the job's process died ({payload or 'without an answer'}) "
+                                                   f"while running the kernel: it called os._exit, was killed "
+                                                   f"or crashed")
+                    if kind == "warm":  # the start's deadline counts from here
+                        w.warm, clock = True, _Clock([template], _STARTED_WITHIN)
+                    elif kind == "started":
+                        w.job = int(payload)
+                        clock = _Clock([w.job], limit, tree=True, paused=w.paused)
+                        self._job_runs(w, nice > 0)
+                    elif kind == "background":
+                        self._job_runs(w, True)
+                    elif kind == "progress":
+                        if on_progress is not None:
+                            try:
+                                on_progress(payload)
+                            except Exception:  # noqa: BLE001 - a listener's bug must not fail the job
+                                traceback.print_exc()
+                    else:  # the answer: returned now; the job's end is collected before the worker's next job
+                        return kind, payload
+                    continue
+                if w.job is not None and on_times is not None and clock.due():
+                    try:
+                        on_times(clock.times())
+                    except Exception:  # noqa: BLE001 - a listener's bug must not fail the job
+                        traceback.print_exc()
+                if w.job is not None and cancel is not None and cancel.is_set():
+                    raise JobFailed("cancelled", "a newer request replaced this one")
+                t = clock.expired()
+                if t is not None and w.job is None:
+                    took = f"{t.own:.0f} s" + (f" ({t.wall:.0f} s of wall-clock time on a busy machine)"
+                                               if t.wall - t.own >= 1 else "")
+                    raise JobFailed("crashed", f"the worker did not start the job within {took}" if w.warm else
+                                    f"the worker was still warming up after {took}")
+                if t is not None:
+                    raise JobFailed("timeout", _timeout_message(t, timeout_note))
+                if not ready and not w.process.is_alive():
+                    raise JobFailed("crashed", "the worker process died while running the kernel")
         finally:
             self._job_ended(w)
-
-    def _exchanged(self, w: _Worker, limit: float, cancel: threading.Event | None, timeout_note: str | None,
-                   on_progress: Callable[[Any], None] | None, on_times: Callable[[JobTimes], None] | None,
-                   out: _Output, nice: int) -> tuple[str, Any]:
-        """`_exchange` once the job is sent."""
-        template = w.process.pid
-        clock = _Clock([template], _STARTED_WITHIN if w.warm else _WARM_WITHIN)
-        while True:
-            ready = connection.wait([w.conn] if out.eof else [w.conn, w.output], 0.05)
-            if w.output in ready:
-                out.read(w.output)
-            if w.conn in ready:
-                try:
-                    with collector_paused:
-                        kind, payload = w.conn.recv()
-                except (EOFError, OSError):
-                    raise JobFailed("crashed", "the worker process died while running the kernel: it was killed "
-                                               "or crashed") from None
-                if kind == "ended":
-                    w.busy, w.job = False, None
-                    raise JobFailed("crashed", f"the job's process died ({payload or 'without an answer'}) "
-                                               f"while running the kernel: it called os._exit, was killed "
-                                               f"or crashed")
-                if kind == "warm":  # the start's deadline counts from here
-                    w.warm, clock = True, _Clock([template], _STARTED_WITHIN)
-                elif kind == "started":
-                    w.job = int(payload)
-                    clock = _Clock([w.job], limit, tree=True, paused=w.paused)
-                    self._job_runs(w, nice > 0)
-                elif kind == "background":
-                    self._job_runs(w, True)
-                elif kind == "progress":
-                    if on_progress is not None:
-                        try:
-                            on_progress(payload)
-                        except Exception:  # noqa: BLE001 - a listener's bug must not fail the job
-                            traceback.print_exc()
-                else:  # the answer: returned now; the job's end is collected before the worker's next job
-                    return kind, payload
-                continue
-            if w.job is not None and on_times is not None and clock.due():
-                try:
-                    on_times(clock.times())
-                except Exception:  # noqa: BLE001 - a listener's bug must not fail the job
-                    traceback.print_exc()
-            if w.job is not None and cancel is not None and cancel.is_set():
-                raise JobFailed("cancelled", "a newer request replaced this one")
-            t = clock.expired()
-            if t is not None and w.job is None:
-                took = f"{t.own:.0f} s" + (f" ({t.wall:.0f} s of wall-clock time on a busy machine)"
-                                           if t.wall - t.own >= 1 else "")
-                raise JobFailed("crashed", f"the worker did not start the job within {took}" if w.warm else
-                                f"the worker was still warming up after {took}")
-            if t is not None:
-                raise JobFailed("timeout", _timeout_message(t, timeout_note))
-            if not ready and not w.process.is_alive():
-                raise JobFailed("crashed", "the worker process died while running the kernel")
 
     def run_blocking(self, fn: str, *args: Any, timeout: float | None = None,
                      cancel: threading.Event | None = None, timeout_note: str | None = None,

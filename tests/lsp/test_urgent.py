@@ -4,6 +4,7 @@ of the file (for seconds), the edit's compile runs at once on the spare worker (
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
@@ -42,6 +43,7 @@ async def test_an_edits_compile_does_not_wait_for_another_kernels(client, lsp_ki
     doc.close()  # (its compile is cancelled)
 
 
+PROCFS = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="Linux's /proc/<pid>/stat: a state")
 FAST = SRC[SRC.index("@pypto.jit\ndef fast"):SRC.index("@pypto.jit\ndef slow")]  # (its own `fast`, as above)
 # The background compile says where it runs; the edited kernel's compile, a job a person waits for, checks from
 # inside that the other is stopped meanwhile (SIGSTOP: `server.worker`, "Background work yields").
@@ -79,6 +81,7 @@ def slow(x: pypto.Tensor([32, 128], pypto.DT_FP32), out: pypto.Tensor([32, 128],
 '''
 
 
+@PROCFS
 async def test_background_compiles_are_stopped_while_an_edits_compile_runs(client, lsp_kit, tmp_path):
     pidfile = tmp_path / "slow.pid"
     doc = lsp_kit.Doc(client, tmp_path / "stops.py", STOPS.format(pidfile=str(pidfile)))
@@ -96,6 +99,7 @@ async def test_background_compiles_are_stopped_while_an_edits_compile_runs(clien
     doc.close()  # (its compile is cancelled)
 
 
+@PROCFS
 async def test_a_file_just_opened_stops_the_background_compiles_of_one_opened_before(client, lsp_kit, tmp_path):
     """An open's first compile is waited for too (its lead kernel's): another file's background compile is stopped
     while it runs."""
