@@ -7,7 +7,7 @@ warms up once and freezes its objects; each run is a child forked from it that w
 is the job's start -> its record (the interim answer when the advice is still to be checked, else the answer).
 For each kernel, each row compares two ways, runs alternating, median of `--runs`:
 
-- **views**: the findings and editor views made in a forked child beside the record document (`server.beside`)
+- **views**: the findings and editor views made in a forked child beside the record document (`pypto.beside`)
   against one after the other (`BESIDE_FROM` set to 0, and out of reach);
 - **frozen, compile**: the template's frozen generation kept (`pypto.compiler.pipeline.keep_frozen`, as the
   worker pool does since 2026-11-29) against counted by `gc.get_freeze_count()` at every pipeline run;

@@ -149,7 +149,7 @@ block_attn_res 9.20 s.
 The job's floor and its second core (session 18, 2026-11-29): a worker's template no longer has its frozen
 objects counted on every pipeline run (`pypto.compiler.pipeline.keep_frozen`), the forkserver preloads pytest and
 numpy.testing, a job from 50k tile ops makes its findings and editor views in a forked child beside the record
-document (`server.beside`), and a compile cancelled by an edit is forgotten at once (an edit back to its text
+document (`pypto.beside`), and a compile cancelled by an edit is forgotten at once (an edit back to its text
 while its job was being killed got no record: this bench hung on compress_fa's reverts). `--keep DIR --no-capture
 --edits 3`, 2 cores, load average 0.3-0.9 at the starts; before: a worktree at 453bc2f (`--tree`, 03:17-03:27),
 after: this tree at 6d38663 (03:41-03:48):

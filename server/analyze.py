@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from server.beside import beside  # the views of a record made two at a time
+from pypto.beside import beside  # the views of a record made two at a time
 from server.index import editor_view  # the language server's lookups, made next to the record
 
 
@@ -286,7 +286,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             opts.update(dict.fromkeys(PARTS, True))
         if out.get("reused") == "record":  # what is made again depends on its findings (`early`, below)
             health = health_report(record)
-        else:  # the findings and the editor's views in a child, the record document here (server.beside)
+        else:  # the findings and the editor's views in a child, the record document here (pypto.beside)
             big = n_ops >= BESIDE_FROM
             (health, views), made = beside(lambda: (health_report(record), _views(record, path, opts)),
                                            lambda: _document(record, opts), fork=big)
@@ -467,7 +467,7 @@ def _views(record: Any, path: str, opts: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-# tile ops from which a job makes its views beside the record document (`server.beside`): the fork costs ~30 ms,
+# tile ops from which a job makes its views beside the record document (`pypto.beside`): the fork costs ~30 ms,
 # and saves nothing below ~25k tile ops (glm's attention, 24k: 0.55 s to its record either way; gated delta
 # rule, 195k: 2.3 -> 1.5 s)
 BESIDE_FROM = 50_000

@@ -1,4 +1,4 @@
-"""`server.beside`: a job's two views of one record made at once, one in a forked child — and the same
+"""`pypto.beside`: a job's two views of one record made at once, one in a forked child — and the same
 result as one after the other, whatever the child does (fails, dies, returns what does not pickle), and
 no child left behind. The job's answer is the same either way (`server.analyze`)."""
 
@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from support import timeless
 
-from server import analyze, beside
+from pypto import beside
+from server import analyze
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform: beside never forks")
 
@@ -191,3 +192,62 @@ def test_without_memory_for_a_second_copy_nothing_is_forked(monkeypatch: pytest.
     monkeypatch.setattr(beside, "_room_for_a_copy", lambda: False)
     got, _ = beside.beside(os.getpid, lambda: None)
     assert got == os.getpid()
+
+
+MIXED = '''import pypto
+
+
+@pypto.jit
+def mixed(a: pypto.Tensor([128, 64], pypto.DT_FP16), b: pypto.Tensor([64, 96], pypto.DT_FP16),
+          x: pypto.Tensor([128, 96], pypto.DT_FP32), out: pypto.Tensor([128, 96], pypto.DT_FP32)):
+    pypto.set_cube_tile_shapes([32, 32], [32, 32], [32, 32])
+    pypto.set_vec_tile_shapes(32, 48)
+    out[:] = pypto.exp(pypto.matmul(a, b, pypto.DT_FP32)) + pypto.sqrt(x)
+'''
+
+
+def test_a_compile_is_the_same_with_its_leaves_merged_beside_the_execute_graph(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tile_passes.leaf_functions` of a big kernel: the leaves merged in a forked child, the execute graph built here
+    and given them after (`execute.with_leaves`); the record is the one of merging and building one after the other."""
+    from pypto.compiler import tile_passes
+    from pypto.compiler.execute import build
+    from pypto.compiler.tile_ir import Subgraph
+
+    path = tmp_path / "k.py"
+    path.write_text(MIXED)
+    opts = {"editor": True, "record": True, "snapshots": True, "listings": True}
+    children: list[int] = []
+
+    def spy(child: Any, here: Any, fork: bool = True) -> Any:
+        def in_child() -> Any:
+            return os.getpid(), child()
+        (pid, got), made = beside.beside(in_child, here, fork=fork)
+        children.append(pid)
+        return got, made
+
+    monkeypatch.setattr(tile_passes, "BESIDE_FROM", 0)  # this kernel's tile ops are merged beside too
+    monkeypatch.setattr(tile_passes, "beside", spy)
+    forked = analyze.analyze_kernel(str(path), MIXED, "mixed", opts)
+    monkeypatch.setattr(tile_passes, "beside", lambda c, h, fork=True: spy(c, h, fork=False))
+    alone = analyze.analyze_kernel(str(path), MIXED, "mixed", opts)
+    monkeypatch.setattr(tile_passes, "BESIDE_FROM", 10**9)  # as before: merged, then built, in one process
+    before = analyze.analyze_kernel(str(path), MIXED, "mixed", opts)
+    if hasattr(os, "fork") and beside._room_for_a_copy() and threading.active_count() == 1:
+        assert children[0] != os.getpid(), "the leaves were merged in a forked child"
+    assert children[1] == os.getpid()
+    assert forked["error"] is None and forked["summary"]["leaves"] >= 3  # matmul, exp + add, sqrt: leaves of each
+    for other in (alone, before):
+        assert forked["record_columns"] == other["record_columns"]
+        assert timeless(forked) == timeless(other)
+    # the tasks given their leaves after are the tasks built with them: checked on a graph whose leaves all differ
+    from pypto.frontend.inputs import example_arguments
+    from pypto.record import trace_for
+    kernel = analyze._kernel(analyze._load(str(path), MIXED), str(path), "mixed")
+    p = trace_for(kernel, example_arguments(kernel, values=False)).lowered().program
+    assert p.tiles is not None and p.subgraphs is not None and p.execute is not None
+    relabelled = tuple(Subgraph(s.id, s.core, s.instance, s.ops, s.peak_bytes, 1000 + s.id) for s in p.subgraphs)
+    from pypto.compiler.execute import with_leaves
+    again = with_leaves(build(p.tiles, p.subgraphs), relabelled)
+    assert again == build(p.tiles, relabelled)
+    assert again.columns is not None and again.columns.leaf.tolist() == [1000 + t.subgraph for t in again.tasks]

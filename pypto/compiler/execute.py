@@ -25,7 +25,7 @@ import numpy as np
 from pypto.compiler.execute_ir import CORE_CODES, ExecColumns, ExecGraph, Task, intern_regions
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
 from pypto.compiler.manager import PassContext, Program
-from pypto.compiler.tile_ir import Region, Subgraph, TileGraph, copy_facts, ops_by_id
+from pypto.compiler.tile_ir import Region, Subgraph, TileGraph, copy_facts, ops_by_id, take_execute_ahead
 
 
 def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
@@ -244,7 +244,26 @@ def _lower(preds: Mapping[int, Set[int]]) -> bool:
     return True
 
 
+def with_leaves(graph: ExecGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
+    """`graph` with each task's leaf function that of its subgraph in `subgraphs`: `build(tiles, subgraphs)` when
+    `graph` is `build(tiles, s)` of subgraphs `s` that differ from these in their leaves only (`leaf_functions`
+    builds the graph beside merging the leaves, before it knows them)."""
+    leaf_of = {sg.id: sg.leaf for sg in subgraphs}
+    tasks = tuple([Task(t.id, t.subgraph, leaf_of[t.subgraph], t.core, t.instance, t.root, t.coord, t.reads, t.writes,
+                        t.preds) for t in graph.tasks])
+    columns = graph.columns
+    if columns is not None:
+        columns = dataclasses.replace(columns, leaf=np.fromiter(map(_LEAF, tasks), dtype=np.int64, count=len(tasks)))
+    return dataclasses.replace(graph, tasks=tasks, columns=columns)
+
+
+_LEAF = attrgetter("leaf")
+
+
 def execute_graph(p: Program, ctx: PassContext) -> Program:
-    """Every task (leaf at tile coordinates), its GM reads and writes, and its dependencies."""
+    """Every task (leaf at tile coordinates), its GM reads and writes, and its dependencies (built beside the leaf
+    functions when they were merged in a forked child: then only given their leaves here)."""
     assert p.tiles is not None and p.subgraphs is not None
-    return dataclasses.replace(p, execute=build(p.tiles, p.subgraphs))
+    ahead = take_execute_ahead(p.tiles, p.subgraphs)
+    graph = build(p.tiles, p.subgraphs) if ahead is None else with_leaves(ahead, p.subgraphs)
+    return dataclasses.replace(p, execute=graph)

@@ -17,7 +17,7 @@ from pypto.compiler.block import block_schedule
 from pypto.compiler.execute import execute_graph
 from pypto.compiler.manager import Instrument, Pass, PassContext, PassManager, PassRecord, Program, Recorder
 from pypto.compiler.tensor_passes import autocast, cse, dce, decompose, simplify, verify
-from pypto.compiler.tile_ir import forget_depends, forget_ops_by_id
+from pypto.compiler.tile_ir import forget_depends, forget_ops_by_id, take_execute_ahead
 from pypto.compiler.tile_passes import graph_partition, leaf_functions, memory_types, tile_expand
 from pypto.ir.enums import CompStage
 from pypto.ir.graph import Graph
@@ -132,6 +132,7 @@ def _run(program: Program, options: dict[str, Any], instruments: Sequence[Instru
             if result.tiles is not None:
                 forget_ops_by_id(result.tiles)  # the stages' index of the tile ops: not kept with the program
                 forget_depends(result.tiles)  # nor the partition's arrows the execute stage read
+                take_execute_ahead(result.tiles, ())  # nor an execute graph a stop stage left untaken
     except Exception as e:
         e.records = recorder.records  # type: ignore[attr-defined]
         raise

@@ -286,6 +286,23 @@ def forget_depends(tiles: TileGraph) -> None:
         _derived(tiles)["copies"] = dataclasses.replace(facts, depends=None)
 
 
+def note_execute_ahead(tiles: TileGraph, subgraphs: tuple[Subgraph, ...], graph: Any) -> None:
+    """The execute graph of `tiles` in `subgraphs`, made before their leaf functions were known and given their
+    leaves since (`leaf_functions` builds it beside merging them): the execute stage takes it (`take_execute_ahead`)
+    instead of building it again."""
+    _derived(tiles)["ahead"] = (subgraphs, graph)
+
+
+def take_execute_ahead(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> Any:
+    """The execute graph noted for `tiles` in these very `subgraphs` (the tuple `leaf_functions` made; a pass that
+    made others would not get it), dropped from the note; None if there is none."""
+    hit = _DERIVED.get(id(tiles))
+    if hit is None or hit[0]() is not tiles:
+        return None
+    made = hit[1].pop("ahead", None)
+    return made[1] if made is not None and made[0] is subgraphs else None
+
+
 def copy_facts(tiles: TileGraph) -> CopyFacts | None:
     """What graph partition noted of `tiles` when it made them (None: it did not make this object)."""
     hit = _DERIVED.get(id(tiles))

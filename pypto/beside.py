@@ -1,19 +1,23 @@
-"""Two computations on one compiled record at once: one in a forked child, one here.
+"""Two computations on the same objects at once: one in a forked child, one here.
 
-A job's views of a production-size record (the health report and the editor's lookups, the record
-document) each take about a second, and read the record without changing it. In a job the user's
-edit waits for all of them, alone in the worker pool (`server.live` runs the kernel the user tunes
-first and alone), so the machine's second core is idle. `beside(child, here)` forks: the child runs
-`child()` and sends its result back pickled through a pipe (the editor's lookups are mostly numpy
-arrays: milliseconds), while this process runs `here()`. The child shares the record copy-on-write
-and runs only our code, never the user's.
+A production kernel's compile and its views read big structures without changing them, and the
+user's edit waits for all of it, alone in the worker pool (`server.live` runs the kernel the user
+tunes first and alone), so the machine's second core is idle. Two places pair such work:
+
+- the compile's leaf functions (merging isomorphic subgraphs) beside the execute graph's
+  dependencies (`pypto.compiler.tile_passes.leaf_functions`);
+- a job's health report and editor views beside the record document (`server.analyze`).
+
+`beside(child, here)` forks: the child runs `child()` and sends its result back pickled through a
+pipe, while this process runs `here()`. The child shares the objects copy-on-write and runs only our
+code, never the user's.
 
 Forking is an acceleration, never a change of result: without `os.fork`, with other threads running
 (a fork keeps only the calling thread, and locks another thread held would stay held in the child),
 without the memory available for a second copy of this process (`_room_for_a_copy`), or when the child
 fails in any way (an exception, a signal, a result that does not pickle), `child()` runs here after
 `here()`, and what it raises is raised here. A job's child is in the job's process group
-(`server.worker`), so cancelling the job ends it too.
+(`server.worker`), so cancelling the job ends it too. Imports nothing of pypto: any layer may use it.
 """
 
 from __future__ import annotations
