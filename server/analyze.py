@@ -53,8 +53,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from pypto.beside import beside  # the views of a record made two at a time
 from server.index import editor_view  # the language server's lookups, made next to the record
+
+
+def beside(child: Callable[[], Any], here: Callable[[], Any], fork: bool = True) -> tuple[Any, Any]:
+    """The views of a record made two at a time: `pypto.beside.beside`, imported when a job calls it (the server
+    processes import this module, and never load pypto)."""
+    from pypto.beside import beside as at_once
+
+    return at_once(child, here, fork)
 
 
 def no_progress(data: Any) -> None:
