@@ -2,7 +2,8 @@
 by side, and the record document — for the kernel as captured and, with `--edited`, as production_bench's first
 tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k).
 
-- **passes**: each lowering pass's seconds as the compile recorded them;
+- **passes**: each lowering pass's seconds as the compile recorded them (since session 32, from 50 k tile ops
+  `leaf_functions` holds the execute graph's build, made beside it, and `execute_graph` only its labelling);
 - **execute graph**: `pypto.compiler.execute.build` of the compiled tile graph and subgraphs with graph partition's GM
   dependencies (`CopyFacts.depends`, what a compile does when partition filed the accesses in program order) and
   finding them itself (the same graph: checked), median of `--runs`, with Python's collector paused as in a compile;
@@ -28,6 +29,11 @@ tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k)
   they did before;
 - **parse**: the language server's parse of the kernel file's version (`server.state.parse_kernels`, every didChange;
   statements only since session 29).
+
+Session 32 (2026-11-30 22:00 UTC, `--edited --runs 2`, the leaf functions merged in a forked child beside the
+execute graph's build): gated delta rule's passes 0.24 / 0.81 / 0.69 / 0.02 s (expansion, partition, leaf functions
+with the build, the labelling), its document 0.70 s; Kimi's 0.11 / 1.02 / 0.76 / 0.01 s, document 0.64 s (last
+session: leaf functions then execute graph 0.34 + 0.56 and 0.56 + 0.67 s).
 
 Session 29 (2026-11-30 13:45 UTC, `--edited --runs 3`, the new columns only): gated delta rule bindings 0.001 s, lanes
 used from the columns 0.002 s against 0.15 s to make its 76 k LaneTasks (0.28 s inside a job, where the collector
