@@ -28,12 +28,17 @@ tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k)
   (`swimlane.lanes_ran`, from the lane column since session 29) against making the run's LaneTask objects, which
   they did before;
 - **parse**: the language server's parse of the kernel file's version (`server.state.parse_kernels`, every didChange;
-  statements only since session 29).
+  statements only since session 29);
+- **leaves, then the execute graph / beside each other**: the leaf functions' and execute graph's passes on what
+  graph partition made, one after the other and as a compile runs them from 50 k tile ops (the leaves merged in a
+  forked child while the graph is built, since session 32; `tile_passes.BESIDE_FROM`), median of `--runs` each, the
+  two programs checked equal.
 
 Session 32 (2026-11-30 22:00 UTC, `--edited --runs 2`, the leaf functions merged in a forked child beside the
 execute graph's build): gated delta rule's passes 0.24 / 0.81 / 0.69 / 0.02 s (expansion, partition, leaf functions
 with the build, the labelling), its document 0.70 s; Kimi's 0.11 / 1.02 / 0.76 / 0.01 s, document 0.64 s (last
-session: leaf functions then execute graph 0.34 + 0.56 and 0.56 + 0.67 s).
+session: leaf functions then execute graph 0.34 + 0.56 and 0.56 + 0.67 s). The new last two columns, `--runs 3` (5 for
+the second gated delta rule figure): gated delta rule 0.89 / 0.91 and 0.88 / 0.88 s, Kimi 0.99 / 0.73 s.
 
 Session 29 (2026-11-30 13:45 UTC, `--edited --runs 3`, the new columns only): gated delta rule bindings 0.001 s, lanes
 used from the columns 0.002 s against 0.15 s to make its 76 k LaneTasks (0.28 s inside a job, where the collector
@@ -153,6 +158,8 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     with gc_paused():  # partition again (the compile dropped its arrows), then the execute graph both ways
         ub = int(load_board("a2a3")["buffers_bytes"]["UB"])  # as the compile's partition
         tiles, subgraphs = partition(expanded.tiles, expanded.graph.by_id(), ub, [])
+        after_partition = dataclasses.replace(p, tiles=tiles, subgraphs=subgraphs, leaves=None, execute=None)
+        serial, beside = leaves_and_execute_seconds(after_partition, runs)
         subgraphs, _ = merge_leaves(tiles, subgraphs)
         facts = tile_ir.copy_facts(tiles)
         assert facts is not None
@@ -181,7 +188,32 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
             f"{passes} | {stamped:.2f} | {in_full:.2f} | {iterations:,} | {offered} | {taken:.2f} | {found:.2f} | "
             f"{board:.2f} | {document:.2f} | {sent:.2f} | "
             f"{arrays_in:.2f} | {lists_in:.2f} | {fingerprint:.3f} | {bindings:.3f} | {lanes:.3f} | {objects:.2f} | "
-            f"{parse:.3f} |")
+            f"{parse:.3f} | {serial:.2f} | {beside:.2f} |")
+
+
+def leaves_and_execute_seconds(after_partition: Any, runs: int) -> tuple[float, float]:
+    """The leaf functions' and the execute graph's passes on the program graph partition made, one after the other
+    in this process (`tile_passes.BESIDE_FROM` out of reach) and as a compile runs them at this size (from 50 k tile
+    ops: the leaves merged in a forked child beside the execute graph's build), median of `runs` each; the two
+    programs must be equal."""
+    from pypto.compiler import tile_passes
+    from pypto.compiler.execute import execute_graph
+    from pypto.compiler.manager import PassContext
+    from pypto.target import load as load_board
+
+    ctx = PassContext({}, load_board("a2a3"))
+    made = {}
+    seconds = {}
+    at = tile_passes.BESIDE_FROM
+    try:
+        for way, threshold in (("serial", 10**12), ("beside", at)):
+            tile_passes.BESIDE_FROM = threshold
+            seconds[way] = _timed(lambda: execute_graph(tile_passes.leaf_functions(after_partition, ctx), ctx), runs)
+            made[way] = execute_graph(tile_passes.leaf_functions(after_partition, ctx), ctx)
+    finally:
+        tile_passes.BESIDE_FROM = at
+    assert made["serial"].execute == made["beside"].execute and made["serial"].leaves == made["beside"].leaves
+    return seconds["serial"], seconds["beside"]
 
 
 def _made_anew(tasks: Any) -> None:
@@ -268,8 +300,9 @@ def main() -> int:
           + " | tile expansion, stamped s | in full s | iterations stamped"
           + " | partition's arrows taken | execute graph with them s | finding them s | board, first run s"
           + " | record document s | answer round trip s | with the editor's run beside s | with the run as lists s"
-          + " | fingerprint s | bindings s | lanes used, columns s | from LaneTasks s | parse s |")
-    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|" * 16)
+          + " | fingerprint s | bindings s | lanes used, columns s | from LaneTasks s | parse s"
+          + " | leaves, then the execute graph s | beside each other s |")
+    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|" * 18)
     for key in a.kernels.split(","):
         print(row(key, a.models, a.runs, a.edited), flush=True)
     if a.pool:

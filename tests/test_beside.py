@@ -1,6 +1,7 @@
-"""`pypto.beside`: a job's two views of one record made at once, one in a forked child — and the same
-result as one after the other, whatever the child does (fails, dies, returns what does not pickle), and
-no child left behind. The job's answer is the same either way (`server.analyze`)."""
+"""`pypto.beside`: two computations made at once, one in a forked child — and the same result as one after
+the other, whatever the child does (fails, dies, returns what does not pickle), and no child left behind. A
+job's answer is the same either way, with its views made beside its record document (`server.analyze`) and
+with a compile's leaf functions merged beside its execute graph (`pypto.compiler.tile_passes`)."""
 
 from __future__ import annotations
 

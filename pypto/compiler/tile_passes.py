@@ -46,8 +46,9 @@ def graph_partition(p: Program, ctx: PassContext) -> Program:
 
 # tile ops from which the leaf functions are merged in a forked child while this process builds the execute graph
 # (`pypto.beside`; the execute stage then only gives its tasks their leaves). Below, the fork and the copy-on-write
-# of the tile graph cost more than it saves; above, the two take 0.3-0.5 s each (Kimi's block attention, edited:
-# 1.06 -> 0.70 s; gated delta rule 0.96 -> 0.82 s, its build slowed most by the copy-on-write)
+# of the tile graph cost more than it saves; above, the two take 0.3-0.6 s each (stage_bench, edited: Kimi's block
+# attention 0.99 -> 0.73 s; gated delta rule 0.88 -> 0.88-0.91 s, its build, the longer side, slowed by the
+# copy-on-write as much as the leaves save)
 BESIDE_FROM = 50_000
 
 
