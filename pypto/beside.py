@@ -5,12 +5,15 @@ user's edit waits for all of it, alone in the worker pool (`server.live` runs th
 tunes first and alone), so the machine's second core is idle. Two places pair such work:
 
 - the compile's leaf functions (merging isomorphic subgraphs) beside the execute graph's
-  dependencies (`pypto.compiler.tile_passes.leaf_functions`);
-- a job's health report and editor views beside the record document (`server.analyze`).
+  dependencies (`pypto.compiler.tile_passes.leaf_functions`), the child going on to the record
+  document's tile columns when the document is made next;
+- a job's health report beside the record document and the editor views (`server.analyze`).
 
 `beside(child, here)` forks: the child runs `child()` and sends its result back pickled through a
 pipe, while this process runs `here()`. The child shares the objects copy-on-write and runs only our
-code, never the user's.
+code, never the user's. `beside_then(child, here, then)` keeps the child on after it sent `child()`:
+it computes `then()` too, which this process takes later (`Later.get`), when it needs it — the
+record document's tile columns, made while this process runs the board (`pypto.compiler.tile_passes`).
 
 Forking is an acceleration, never a change of result: without `os.fork`, with other threads running
 (a fork keeps only the calling thread, and locks another thread held would stay held in the child),
@@ -25,20 +28,53 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import struct
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 A = TypeVar("A")
 B = TypeVar("B")
+C = TypeVar("C")
 
 
 def beside(child: Callable[[], A], here: Callable[[], B], fork: bool = True) -> tuple[A, B]:
     """(`child()`, `here()`), `child()` computed in a forked child while `here()` runs in this process
     (see the module doc for when it is not, and then `child()` runs after `here()`)."""
+    a, b, _ = beside_then(child, here, None, fork)
+    return a, b
+
+
+class Later(Generic[C]):
+    """What a child of `beside_then` goes on to compute after its first result: `get()` waits for it (or computes it
+    here when there is no child, or the child failed); `drop()` ends the child when nobody will ask."""
+
+    def __init__(self, then: Callable[[], C], pid: int = 0, read: int = -1) -> None:
+        self._then = then
+        self._pid = pid
+        self._read = read
+
+    def get(self) -> C:
+        pid, read = self._pid, self._read
+        self._pid, self._read = 0, -1
+        got = _collect(pid, read) if pid else None
+        return got[1] if got is not None else self._then()
+
+    def drop(self) -> None:
+        if self._pid:
+            _reap(self._pid, self._read)
+            self._pid, self._read = 0, -1
+
+
+def beside_then(child: Callable[[], A], here: Callable[[], B], then: Callable[[], C] | None,
+                fork: bool = True) -> tuple[A, B, Later[C] | None]:
+    """`beside(child, here)`, the child going on to compute `then()` once it sent `child()`: (`child()`, `here()`,
+    a `Later` of `then()`, None without `then`). Without a child (as `beside`), `then()` is computed here when it is
+    asked for."""
+    _reap_ended()
     if not fork or not hasattr(os, "fork") or threading.active_count() > 1 or not _room_for_a_copy():
         b = here()
-        return child(), b
+        return child(), b, None if then is None else Later(then)
     read, write = os.pipe()
     try:
         pid = os.fork()
@@ -46,16 +82,18 @@ def beside(child: Callable[[], A], here: Callable[[], B], fork: bool = True) -> 
         os.close(read)
         os.close(write)
         b = here()
-        return child(), b
-    if pid == 0:  # the child: compute, send, and leave without running anything of the parent's
+        return child(), b, None if then is None else Later(then)
+    if pid == 0:  # the child: each result with its length, then leave without running anything of the parent's
         code = 1
         try:
             os.close(read)
-            data = pickle.dumps(("ok", child()), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write, "wb") as out:
-                out.write(data)
+                out.write(_message(child()))
+                if then is not None:
+                    out.flush()
+                    out.write(_message(then()))
             code = 0
-        except BaseException:  # noqa: BLE001 - the parent computes it again and reports what it raises
+        except BaseException:  # noqa: BLE001 - the parent computes what it did not send, and reports what it raises
             pass
         finally:
             os._exit(code)
@@ -65,8 +103,47 @@ def beside(child: Callable[[], A], here: Callable[[], B], fork: bool = True) -> 
     except BaseException:
         _reap(pid, read)
         raise
-    got = _collect(pid, read)
-    return (got[1] if got is not None else child()), b
+    if then is None:
+        got = _collect(pid, read)
+        return (got[1] if got is not None else child()), b, None
+    got = _first(read)
+    if got is None:  # the child failed before its first result: no later one either
+        _reap(pid, read)
+        return child(), b, Later(then)
+    return got[1], b, Later(then, pid, read)
+
+
+def _message(value: Any) -> bytes:
+    """A result as the child sends it: its length, then its pickle. A whole message is a whole result: the parent
+    need not wait for the child's exit to trust it (tearing down a copy-on-write copy of a big compile takes ~30 ms)."""
+    data = pickle.dumps(("ok", value), protocol=pickle.HIGHEST_PROTOCOL)
+    return struct.pack("<Q", len(data)) + data
+
+
+def _unpickled(data: bytes | None) -> tuple[str, Any] | None:
+    try:
+        got = pickle.loads(data) if data is not None else None
+    except Exception:  # noqa: BLE001 - a cut or corrupt answer: computed here instead
+        return None
+    return got if isinstance(got, tuple) and len(got) == 2 and got[0] == "ok" else None
+
+
+def _first(read: int) -> tuple[str, Any] | None:
+    """The first message of a `beside_then` child, or None when it is not whole."""
+    head = _exactly(read, 8)
+    return None if head is None else _unpickled(_exactly(read, struct.unpack("<Q", head)[0]))
+
+
+def _exactly(read: int, n: int) -> bytes | None:
+    """`n` bytes from the pipe, or None at its end first."""
+    parts = []
+    while n > 0:
+        chunk = os.read(read, min(n, 1 << 20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
 
 
 def _room_for_a_copy(meminfo: str = "/proc/meminfo", statm: str = "/proc/self/statm") -> bool:
@@ -85,24 +162,33 @@ def _room_for_a_copy(meminfo: str = "/proc/meminfo", statm: str = "/proc/self/st
 
 
 def _collect(pid: int, read: int) -> tuple[str, Any] | None:
-    """The child's ("ok", result), or None when it ended without sending one whole. (Its exit status may be
-    unknown: the user's module may have set SIGCHLD to be ignored, and then the child is reaped by the system;
-    what it sent then decides.)"""
+    """The child's ("ok", result): its last message, read to the pipe's end; None when it is not whole. The child is
+    reaped when it has ended, else later (`_reap_ended`): a whole message needs no exit status to be trusted, and
+    the user's module may have set SIGCHLD to be ignored (the system reaps the child, and waiting for it fails)."""
     with os.fdopen(read, "rb") as f:
         data = f.read()
+    whole = len(data) >= 8 and struct.unpack("<Q", data[:8])[0] == len(data) - 8
+    got = _unpickled(data[8:]) if whole else None
     try:
-        _, status = os.waitpid(pid, 0)
-        if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-            return None
+        done, _ = os.waitpid(pid, os.WNOHANG if got is not None else 0)
+        if not done:
+            _ending.append(pid)
     except ChildProcessError:
         pass
-    if not data:
-        return None
-    try:
-        got = pickle.loads(data)
-    except Exception:  # noqa: BLE001 - a cut or corrupt answer: computed here instead
-        return None
-    return got if isinstance(got, tuple) and len(got) == 2 and got[0] == "ok" else None
+    return got
+
+
+_ending: list[int] = []  # children that sent their results and were still ending: reaped by the next `beside`
+
+
+def _reap_ended() -> None:
+    for pid in list(_ending):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _ending.remove(pid)
 
 
 def _reap(pid: int, read: int) -> None:

@@ -54,6 +54,7 @@ from pypto.compiler.serialize import (
     program_document,
     program_from,
     program_json,
+    take_later,
 )
 from pypto.frontend.inputs import example_arguments, has_values, inputs_from
 from pypto.frontend.jit import CompiledKernel, read_bindings
@@ -294,9 +295,11 @@ class CompileRecord:
         with gc_paused():  # 10^5 small objects, none cyclic
             out = self._head()
             seen: dict[int, tuple[Any, Json]] | None = {} if include_snapshots else None
-            out.update(program_document(self.program, "", arrays, seen))
+            later: list[tuple[str, int]] = []  # the tile graph's columns, when a child is making them: taken last
+            out.update(program_document(self.program, "", arrays, seen, later))
             if self.run is not None:
                 out["run"] = self.run.to_document("run", arrays, self._shared_preds(out))
+            take_later(self.program, "", arrays, out, later)
             if include_snapshots:
                 if self.traced is not None:
                     out["traced"] = program_document(self.traced, "traced.", arrays, seen)

@@ -222,6 +222,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     from pypto.analysis.health import health_report
     from pypto.boards.profile import bottleneck
     from pypto.boards.swimlane import metrics
+    from pypto.compiler.tile_passes import columns_ahead, drop_columns_ahead
     from pypto.frontend.inputs import example_arguments
     from pypto.frontend.jit import to_numpy
     from pypto.ir.errors import PyptoError
@@ -277,7 +278,11 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
                     progress({"kernel": name, "reused_interim": out["fingerprint"], **fresh})
                     to_background()
                     out["reused"] = "record"
-            record, args = traced.lowered(), traced.made
+            # the record document is made next (unless the server has it): its tile columns made ahead, beside
+            # the compile (tile_passes.columns_ahead)
+            ahead = (opts.get("record", True) or opts.get("parts_from") is not None) and out.get("reused") != "record"
+            with columns_ahead() if ahead else contextlib.nullcontext():
+                record, args = traced.lowered(), traced.made
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         record = profile(record, board, arrays, opts.get("workers"))
         # A job's process lives for this one answer, and the record (10^5-10^6 objects, none garbage
@@ -293,10 +298,10 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             opts.update(dict.fromkeys(PARTS, True))
         if out.get("reused") == "record":  # what is made again depends on its findings (`early`, below)
             health = health_report(record)
-        else:  # the findings and the editor's views in a child, the record document here (pypto.beside)
-            big = n_ops >= BESIDE_FROM
-            (health, views), made = beside(lambda: (health_report(record), _views(record, path, opts)),
-                                           lambda: _document(record, opts), fork=big)
+        else:  # the findings in a child; here the record document, then the editor's views from its columns
+            health, (made, views) = beside(lambda: health_report(record),
+                                           lambda: _document_and_views(record, path, opts), fork=n_ops >= BESIDE_FROM)
+        drop_columns_ahead(record.program.tiles)  # made ahead for a document not made: the child ends
     except PyptoError as e:
         out["error"] = _where_error(e, path, line)
         return out
@@ -408,12 +413,26 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
 def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], bytes, dict[str, Any]] | None:
     """The record's document, its columns as .npz bytes and the editor's run (`editor_run`, from the same columns),
     when the settings ask for the record."""
+    made = _document_arrays(record, opts)
+    return None if made is None else made[:3]
+
+
+def _document_arrays(record: Any, opts: Mapping[str, Any]
+                     ) -> tuple[dict[str, Any], bytes, dict[str, Any], dict[str, Any]] | None:
+    """`_document`, and the columns as arrays."""
     from pypto.ir.columns import npz_bytes
 
     if not opts.get("record", True):
         return None
     doc, arrays = record.to_document()
-    return doc, npz_bytes(arrays), editor_run(record.run, doc.get("run"), arrays)
+    return doc, npz_bytes(arrays), editor_run(record.run, doc.get("run"), arrays), arrays
+
+
+def _document_and_views(record: Any, path: str, opts: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """`_document` and `_views`, the views reading the tile ops' fields from the document's columns."""
+    made = _document_arrays(record, opts)
+    views = _views(record, path, opts, None if made is None else (made[0], made[3]))
+    return (None if made is None else made[:3]), views
 
 
 def with_editor_run(data: Any) -> Any:
@@ -450,14 +469,15 @@ def editor_run(run: Any, document: Any = None, arrays: Any = None) -> dict[str, 
     return C.expand(document, arrays, lazy=True)  # type: ignore[no-any-return]
 
 
-def _views(record: Any, path: str, opts: Mapping[str, Any]) -> dict[str, Any]:
+def _views(record: Any, path: str, opts: Mapping[str, Any], document: Any = None) -> dict[str, Any]:
     """What the settings ask of the editor's views of a profiled record: `editor` (its `swimlane` and `knobs`
     left for the caller: the run is the record document's, the knobs read the kernel), `pass_graphs` (the tensor
     graph after each pass; null: the previous one, unchanged), `listings` (each leaf function's PTO-ISA-style
-    listing, with its source lines). Reads the record only: it may run beside the record document (`beside`)."""
+    listing, with its source lines). Reads the record only: it may run beside the findings (`beside`). `document`:
+    the record document and its columns, when made (the editor view reads the tile ops' fields from them)."""
     out: dict[str, Any] = {}
     if opts.get("editor"):
-        out["editor"] = editor_view(record, path, {})
+        out["editor"] = editor_view(record, path, {}, document)
     if opts.get("snapshots"):
         from pypto.ir.serialize import graph_json
         prev = record.traced.graph if record.traced is not None else None
@@ -474,9 +494,9 @@ def _views(record: Any, path: str, opts: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-# tile ops from which a job makes its views beside the record document (`pypto.beside`): the fork costs ~30 ms,
-# and saves nothing below ~25k tile ops (glm's attention, 24k: 0.55 s to its record either way; gated delta
-# rule, 195k: 2.3 -> 1.5 s)
+# tile ops from which a job makes its findings in a forked child beside the record document and the views
+# (`pypto.beside`): the fork costs ~30 ms, and saved nothing below ~25k tile ops when the child made the views
+# (glm's attention, 24k: 0.55 s to its record either way; gated delta rule, 195k: 2.3 -> 1.5 s)
 BESIDE_FROM = 50_000
 
 MAX_TRACES = 512  # candidates' figures an answer keeps for the next compile (`Advisor.traces`): the latest

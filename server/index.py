@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
@@ -206,7 +207,9 @@ def _numbering() -> defaultdict[Any, int]:
     return out
 
 
-def _tile_index(ops: Any, p: Any) -> _TileIndex:
+def _op_columns(ops: Any) -> tuple[Any, ...]:
+    """The tile ops' fields `_tile_index` reads, from the ops: ids, tensor nodes, instances, op kinds (codes of
+    `op_names`, first seen first), shapes (codes of `shape_list`) and shapes and inputs as `Ragged`."""
     import numpy as np
 
     n = len(ops)
@@ -215,11 +218,69 @@ def _tile_index(ops: Any, p: Any) -> _TileIndex:
     inst = np.fromiter(map(attrgetter("instance"), ops), np.int64, n)
     op_index = _numbering()
     op_code = np.fromiter(map(op_index.__getitem__, map(attrgetter("op"), ops)), np.int64, n)
-    op_names = list(op_index)
     shape_of = list(map(attrgetter("shape"), ops))
     shape_index = _numbering()
     shape_code = np.fromiter(map(shape_index.__getitem__, shape_of), np.int64, n)
-    shape_list = list(shape_index)
+    return (ids, node, inst, op_code, list(op_index), shape_code, list(shape_index), Ragged.of(shape_of),
+            Ragged.of(list(map(attrgetter("inputs"), ops))))
+
+
+def _op_columns_from(ops: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> tuple[Any, ...] | None:
+    """`_op_columns` read from the record document's columns of the same ops (its `tiles.ops` and their arrays:
+    the job made them already, and at 10^5-10^6 tile ops reading each op's fields again is most of the editor
+    view's time); None when the document holds them otherwise (a short tile graph's plain lists)."""
+    import numpy as np
+
+    from pypto.ir.columns import MARK, lazy_lists, numbers
+
+    specs = {k: v.get(MARK) if isinstance(v, dict) else None for k, v in ops.items()}
+    if any(specs.get(k) is None for k in ("id", "node", "instance", "op", "shape", "inputs")):
+        return None
+    ints = [numbers(specs[k], arrays) for k in ("id", "node", "instance")]
+    shapes, inputs = lazy_lists(specs["shape"], arrays), lazy_lists(specs["inputs"], arrays)
+    op = specs["op"]
+    n = int(op["n"])
+    if "str" in op:
+        op_code, op_names = np.asarray(arrays[op["str"]], np.int64), list(op["table"])
+    elif "const" in op and isinstance(op["const"], str):
+        op_code, op_names = np.zeros(n, np.int64), [op["const"]]
+    else:
+        return None
+    if any(a is None for a in ints) or shapes is None or inputs is None or not hasattr(shapes, "offsets") \
+            or not hasattr(inputs, "offsets"):
+        return None
+    ids, node, inst = (np.asarray(a, np.int64) for a in ints)
+    shape = Ragged(np.asarray(shapes.flat, np.int64), np.asarray(shapes.offsets, np.int64))
+    shape_code, shape_list = _row_codes(shape)
+    return (ids, node, inst, op_code, op_names, shape_code, shape_list, shape,
+            Ragged(np.asarray(inputs.flat, np.int64), np.asarray(inputs.offsets, np.int64)))
+
+
+def _row_codes(rows: Ragged) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """A code per row of `rows` and the distinct rows as tuples (code i: `distinct[i]`), by numpy: each row padded
+    to the longest with its length beside, compared as bytes."""
+    import numpy as np
+
+    n = len(rows)
+    if n == 0:
+        return np.zeros(0, np.int64), []
+    lengths = np.diff(rows.start)
+    width = int(lengths.max())
+    padded = np.full((n, width + 1), -1, np.int64)
+    at = np.repeat(np.arange(n), lengths)
+    padded[at, np.arange(len(rows.flat)) - np.repeat(rows.start[:-1], lengths)] = rows.flat
+    padded[:, width] = lengths
+    keys = padded.view(np.dtype((np.void, padded.itemsize * (width + 1)))).ravel()
+    _, first, codes = np.unique(keys, return_index=True, return_inverse=True)
+    return codes.reshape(-1).astype(np.int64), [tuple(rows[int(i)]) for i in first]
+
+
+def _tile_index(ops: Any, p: Any, made: tuple[Any, ...] | None = None) -> _TileIndex:
+    """`made`: `_op_columns` of the ops when the caller has them (`_op_columns_from` the record document)."""
+    import numpy as np
+
+    ids, node, inst, op_code, op_names, shape_code, shape_list, shape, inputs = made or _op_columns(ops)
+    n = len(ids)
 
     # each op's subgraph, task and leaf (-1: none); an op in two subgraphs is the later one's, a subgraph
     # that two tasks run the later task's
@@ -262,8 +323,8 @@ def _tile_index(ops: Any, p: Any) -> _TileIndex:
     task_nodes = {k: tuple(v.tolist()) for k, v in _groups(task[run], node[run]).items()}
     has_leaf = leaf >= 0
     node_leaves = {k: v.tolist() for k, v in _groups(node[has_leaf], leaf[has_leaf]).items()}
-    columns = {"names": op_names, "op": op_code, "node": node, "instance": inst,
-               "shape": Ragged.of(shape_of), "inputs": Ragged.of(list(map(attrgetter("inputs"), ops))), "task": task}
+    columns = {"names": op_names, "op": op_code, "node": node, "instance": inst, "shape": shape, "inputs": inputs,
+               "task": task}
     return _TileIndex(dict(kinds), shapes, instances, node_tasks, node_leaves, task_nodes, columns)
 
 
@@ -276,17 +337,21 @@ def _union(arrays: list[np.ndarray]) -> np.ndarray:
     return np.unique(np.concatenate(arrays)) if len(arrays) > 1 else arrays[0]
 
 
-def editor_view(record: Any, path: str, run_json: Json = None) -> dict[str, Json]:
+def editor_view(record: Any, path: str, run_json: Json = None,
+                document: tuple[Mapping[str, Json], Mapping[str, np.ndarray]] | None = None) -> dict[str, Json]:
     """The lookups the language server and the panels need, from a profiled CompileRecord. `run_json`: the
     run's `to_json()` when the caller made it already (the record document's `run`): the view shares it, and
-    a pickle of both carries it once."""
+    a pickle of both carries it once. `document`: the record's document and its columns when the caller made them
+    (the tile ops' fields are read from them)."""
 
     from pypto.ir.serialize import dim_json, graph_json
 
     p = record.program
     run = record.run
     tiles = p.tiles
-    t = _tile_index(tiles.ops if tiles is not None else (), p)
+    ops = (document[0].get("tiles") or {}).get("ops") if document is not None else None
+    made = _op_columns_from(ops, document[1]) if isinstance(ops, dict) and document is not None else None
+    t = _tile_index(tiles.ops if tiles is not None else (), p, made)
     kinds, shapes, instances = t.kinds, t.shapes, t.instances
     node_tasks, node_leaves = t.node_tasks, t.node_leaves
 

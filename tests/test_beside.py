@@ -18,6 +18,7 @@ import pytest
 from support import timeless
 
 from pypto import beside
+from pypto.boards.sim_kernel import finish_loading
 from server import analyze
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform: beside never forks")
@@ -29,6 +30,7 @@ WAIT = 60.0  # seconds for an event between the two processes (it comes in milli
 def forks() -> None:
     """The premise of a test that needs beside to fork: this process is single-threaded (earlier tests in the same
     worker may leave a thread running) and the machine has the memory for a copy of it."""
+    finish_loading()  # the sim board's loader, which a compile in this worker may have started: it ends
     others = [t.name for t in threading.enumerate() if t is not threading.current_thread()]
     if others:
         pytest.skip(f"threads left running in this process ({', '.join(others)}): beside does not fork")
@@ -219,21 +221,33 @@ def test_a_compile_is_the_same_with_its_leaves_merged_beside_the_execute_graph(
     path.write_text(MIXED)
     opts = {"editor": True, "record": True, "snapshots": True, "listings": True}
     children: list[int] = []
+    finish_loading()  # (an earlier compile's sim board loader: beside does not fork beside a thread)
 
-    def spy(child: Any, here: Any, fork: bool = True) -> Any:
+    def spy(child: Any, here: Any, then: Any, fork: bool = True) -> Any:
         def in_child() -> Any:
             return os.getpid(), child()
-        (pid, got), made = beside.beside(in_child, here, fork=fork)
+        (pid, got), made, later = beside.beside_then(in_child, here, then, fork=fork)
         children.append(pid)
-        return got, made
+        return got, made, later
+
+    columns_made_in = tmp_path / "columns_pid"
+    made_here = tile_passes._tile_columns
+
+    def tile_columns(tiles: Any) -> Any:  # says which process made the record document's tile columns
+        columns_made_in.write_text(str(os.getpid()))
+        return made_here(tiles)
 
     monkeypatch.setattr(tile_passes, "BESIDE_FROM", 0)  # this kernel's tile ops are merged beside too
-    monkeypatch.setattr(tile_passes, "beside", spy)
+    monkeypatch.setattr(tile_passes, "beside_then", spy)
+    monkeypatch.setattr(tile_passes, "_tile_columns", tile_columns)
     forked = analyze.analyze_kernel(str(path), MIXED, "mixed", opts)
     if hasattr(os, "fork") and beside._room_for_a_copy() and threading.active_count() == 1:
         assert children[0] != os.getpid(), "the kernel's leaves were merged in a forked child"
+        # the child went on to the record document's tile columns, which the document took
+        assert int(columns_made_in.read_text()) == children[0]
+        assert len(forked["record"]["tiles"]["ops"]["id"]["$columns"]) > 0
     children.clear()  # (the compiles of the advice's candidates, checked after the kernel's, merge beside too)
-    monkeypatch.setattr(tile_passes, "beside", lambda c, h, fork=True: spy(c, h, fork=False))
+    monkeypatch.setattr(tile_passes, "beside_then", lambda c, h, t, fork=True: spy(c, h, t, fork=False))
     alone = analyze.analyze_kernel(str(path), MIXED, "mixed", opts)
     assert children and set(children) == {os.getpid()}
     monkeypatch.setattr(tile_passes, "BESIDE_FROM", 10**9)  # as before: merged, then built, in one process
@@ -253,3 +267,74 @@ def test_a_compile_is_the_same_with_its_leaves_merged_beside_the_execute_graph(
     again = with_leaves(build(p.tiles, p.subgraphs), relabelled)
     assert again == build(p.tiles, relabelled)
     assert again.columns is not None and again.columns.leaf.tolist() == [1000 + t.subgraph for t in again.tasks]
+
+
+@pytest.mark.usefixtures("forks")
+def test_the_child_goes_on_to_what_is_asked_later() -> None:
+    parent = os.getpid()
+    first, here, later = beside.beside_then(os.getpid, os.getpid, lambda: ("later", os.getpid()))
+    assert later is not None
+    assert here == parent != first
+    assert later.get() == ("later", first), "computed in the same child, after its first result"
+
+
+@pytest.mark.usefixtures("forks")
+@pytest.mark.parametrize("how", ["raises", "exits", "unpicklable"])
+def test_a_later_result_the_child_fails_is_computed_here(how: str) -> None:
+    parent = os.getpid()
+
+    def then() -> Any:
+        if os.getpid() != parent:
+            if how == "raises":
+                raise RuntimeError("only in the child")
+            if how == "exits":
+                os._exit(3)
+            return lambda: None
+        return ("here", os.getpid())
+
+    first, _, later = beside.beside_then(os.getpid, lambda: None, then)
+    assert first != parent and later is not None
+    assert later.get() == ("here", parent)
+
+
+@pytest.mark.usefixtures("forks")
+def test_a_later_result_nobody_takes_ends_with_its_child() -> None:
+    hold_r, hold_w = os.pipe()
+    try:
+        pid, _, later = beside.beside_then(os.getpid, lambda: None, lambda: os.read(hold_r, 1))  # blocks: nobody writes
+        assert later is not None
+        later.drop()
+    finally:
+        os.close(hold_r)
+        os.close(hold_w)
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(pid, 0)
+
+
+def test_without_a_child_the_later_result_is_computed_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(beside, "_room_for_a_copy", lambda: False)
+    asked: list[int] = []
+    _, _, later = beside.beside_then(os.getpid, lambda: None, lambda: asked.append(1) or len(asked))
+    assert later is not None and asked == []
+    assert later.get() == 1
+    assert beside.beside_then(os.getpid, lambda: None, None)[2] is None
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="no pidfd_open: a child's end cannot be awaited")
+@pytest.mark.usefixtures("forks")
+def test_a_child_that_sent_its_result_is_reaped_by_the_next_beside() -> None:
+    """Its result is trusted once whole (it carries its length), without waiting for the child's exit; the child,
+    still ending then, is reaped later: no zombie stays."""
+    pid, _ = beside.beside(os.getpid, lambda: None)
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return  # reaped at once: it had ended
+    try:
+        ready, _, _ = select.select([fd], [], [], WAIT)  # readable when the child has ended
+        assert ready
+    finally:
+        os.close(fd)
+    beside.beside(lambda: None, lambda: None)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

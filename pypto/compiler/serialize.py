@@ -29,7 +29,17 @@ import numpy as np
 from pypto.compiler.block_ir import Block
 from pypto.compiler.execute_ir import ExecGraph, Task
 from pypto.compiler.manager import Diagnostic, Program
-from pypto.compiler.tile_ir import Buffer, Instance, Leaf, Region, Subgraph, TileGraph, TileOp
+from pypto.compiler.tile_ir import (
+    Buffer,
+    Instance,
+    Leaf,
+    Region,
+    Subgraph,
+    TileGraph,
+    TileOp,
+    columns_coming,
+    take_columns_ahead,
+)
 from pypto.ir import columns as C
 from pypto.ir.columns import Arrays, columnize
 from pypto.ir.dtypes import DataType, from_short
@@ -452,6 +462,12 @@ def program_json(p: Program) -> dict[str, Json]:
 def field_document(name: str, value: Any, where: str, arrays: Arrays) -> Json:
     """Program field `name`'s compact form: its long lists as columns, named under `where`."""
     codec = PROGRAM_FIELDS[name]
+    if name == "tiles" and where == "tiles":  # a compile's tile graph, its columns maybe made ahead (tile_passes)
+        later = take_columns_ahead(value)
+        if later is not None:
+            spec, made = later.get()
+            arrays.update(made)
+            return spec  # type: ignore[no-any-return]
     if codec.plain:
         return codec.encode(value)
     if codec.columns is not None:
@@ -459,13 +475,16 @@ def field_document(name: str, value: Any, where: str, arrays: Arrays) -> Json:
     return columnize(codec.encode(value), where, arrays)
 
 
-def program_document(p: Program, where: str, arrays: Arrays,
-                     seen: dict[int, tuple[Any, Json]] | None = None) -> dict[str, Json]:
+def program_document(p: Program, where: str, arrays: Arrays, seen: dict[int, tuple[Any, Json]] | None = None,
+                     later: list[tuple[str, int]] | None = None) -> dict[str, Json]:
     """`program_json(p)` in its compact form (`pypto.ir.columns`), the columns added to `arrays` under
     names starting with `where`. With `seen` (id of a field's value -> (the value, where it was written)),
     a field already written elsewhere is `{"$same": that place}` instead of a copy: a record's snapshots
-    share their unchanged parts (`CompileRecord.to_document`)."""
+    share their unchanged parts (`CompileRecord.to_document`). A field whose columns a forked child is making
+    (`tile_ir.columns_coming`) is taken last; with `later`, it is left null and listed there (its name and where its
+    arrays go) for the caller to take when it has done more (`take_later`)."""
     out: dict[str, Json] = {}
+    coming: list[tuple[str, int]] = []
     for f in dataclasses.fields(p):
         value = getattr(p, f.name)
         if f.name not in PROGRAM_FIELDS or value is None:
@@ -476,8 +495,32 @@ def program_document(p: Program, where: str, arrays: Arrays,
                 out[f.name] = {"$same": hit[1]}
                 continue
             seen[id(value)] = (value, f"{where}{f.name}")
+        if f.name == "tiles" and columns_coming(value):
+            out[f.name] = None  # its place in the document's order
+            coming.append((f.name, len(arrays)))
+            continue
         out[f.name] = field_document(f.name, value, f"{where}{f.name}", arrays)
+    if later is None:
+        take_later(p, where, arrays, out, coming)
+    else:
+        later.extend(coming)
     return out
+
+
+def take_later(p: Program, where: str, arrays: Arrays, out: dict[str, Json], later: list[tuple[str, int]]) -> None:
+    """The fields `program_document` left for later, made (taken from the child making them) into `out`, their
+    arrays where they would have been in `arrays`: the document and its columns are as if made in order."""
+    for name, at in reversed(later):  # the last first: an earlier one's place stays where it was
+        made: Arrays = {}
+        out[name] = field_document(name, getattr(p, name), f"{where}{name}", made)
+        if at == len(arrays):
+            arrays.update(made)
+        else:
+            items = list(arrays.items())
+            arrays.clear()
+            arrays.update(items[:at])
+            arrays.update(made)
+            arrays.update(items[at:])
 
 
 def program_from(d: Mapping[str, Json]) -> Program:

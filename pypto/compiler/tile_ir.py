@@ -303,6 +303,36 @@ def take_execute_ahead(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> Any
     return made[1] if made is not None and made[0] is subgraphs else None
 
 
+_columns_ahead: list[Any] = []  # the one pending `note_columns_ahead` (its child ended when another is noted)
+
+
+def note_columns_ahead(tiles: TileGraph, later: Any) -> None:
+    """The record document's columns of `tiles` (`serialize.field_document("tiles", tiles, "tiles", ...)`), coming
+    (`pypto.beside.Later`: a forked child makes them while the compile goes on): the document takes them
+    (`take_columns_ahead`). One at a time: a note not taken is dropped (its child ended) by the next."""
+    for pending in _columns_ahead:
+        pending.drop()
+    _columns_ahead[:] = [later]
+    _derived(tiles)["columns"] = later
+
+
+def columns_coming(tiles: TileGraph) -> bool:
+    """Whether columns of `tiles` are noted coming (`note_columns_ahead`)."""
+    hit = _DERIVED.get(id(tiles))
+    return hit is not None and hit[0]() is tiles and "columns" in hit[1]
+
+
+def take_columns_ahead(tiles: TileGraph) -> Any:
+    """The columns noted coming for `tiles` (a `Later`), dropped from the note; None if there are none."""
+    hit = _DERIVED.get(id(tiles))
+    if hit is None or hit[0]() is not tiles:
+        return None
+    later = hit[1].pop("columns", None)
+    if later is not None and later in _columns_ahead:
+        _columns_ahead.remove(later)
+    return later
+
+
 def copy_facts(tiles: TileGraph) -> CopyFacts | None:
     """What graph partition noted of `tiles` when it made them (None: it did not make this object)."""
     hit = _DERIVED.get(id(tiles))

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import compress, repeat
 from operator import attrgetter
 from typing import Any
 
-from pypto.beside import beside
+from pypto.beside import beside_then
 from pypto.compiler.execute import build
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.partition import merge_leaves, partition
+from pypto.compiler.serialize import field_document
 from pypto.compiler.tile_expand import expand, fit_vec_configs
-from pypto.compiler.tile_ir import Leaf, Subgraph, TileGraph, TileOp, note_execute_ahead
+from pypto.compiler.tile_ir import (
+    Leaf,
+    Subgraph,
+    TileGraph,
+    TileOp,
+    note_columns_ahead,
+    note_execute_ahead,
+    take_columns_ahead,
+)
 from pypto.ir.source import Loc
 from pypto.tracing.tiling import strict_rules
 
@@ -60,11 +70,47 @@ def leaf_functions(p: Program, ctx: PassContext) -> Program:
         subgraphs, leaves = merge_leaves(tiles, subgraphs)
         return dataclasses.replace(p, subgraphs=subgraphs, leaves=leaves)
     made = subgraphs
-    (leaf_ids, rows), ahead = beside(lambda: _leaf_rows(tiles, made), lambda: build(tiles, made))
+    # (within `columns_ahead`, the child goes on to the record document's tile columns)
+    (leaf_ids, rows), ahead, later = beside_then(lambda: _leaf_rows(tiles, made), lambda: build(tiles, made),
+                                                 (lambda: _tile_columns(tiles)) if _columns_wanted else None)
+    if later is not None:
+        note_columns_ahead(tiles, later)
     subgraphs = tuple([Subgraph(sg.id, sg.core, sg.instance, sg.ops, sg.peak_bytes, leaf)
                        for sg, leaf in zip(made, leaf_ids)])
     note_execute_ahead(tiles, subgraphs, ahead)
     return dataclasses.replace(p, subgraphs=subgraphs, leaves=tuple([Leaf(*row) for row in rows]))
+
+
+_columns_wanted = False  # within `columns_ahead`
+
+
+@contextlib.contextmanager
+def columns_ahead() -> Iterator[None]:
+    """Within, a compile that merges its leaf functions in a forked child (from `BESIDE_FROM` tile ops) has the
+    child go on to make its tile graph's record columns, which the record document takes
+    (`tile_ir.take_columns_ahead`): the child would otherwise be done before this process's execute graph, and the
+    columns are the document's longest part (Kimi's block attention after its edit: 0.4 of 0.8 s), made here after
+    the board's run. For a compile whose record document is made next (a job's own kernel): the child of one that
+    is not (an advice candidate's) would work for nothing."""
+    global _columns_wanted
+    was, _columns_wanted = _columns_wanted, True
+    try:
+        yield
+    finally:
+        _columns_wanted = was
+
+
+def drop_columns_ahead(tiles: TileGraph | None) -> None:
+    """The tile columns noted coming for `tiles` (`columns_ahead`) and not taken: their child ended."""
+    later = take_columns_ahead(tiles) if tiles is not None else None
+    if later is not None:
+        later.drop()
+
+
+def _tile_columns(tiles: TileGraph) -> tuple[Any, dict[str, Any]]:
+    """The record document's columns of a compile's tile graph, as `serialize.field_document` makes them."""
+    arrays: dict[str, Any] = {}
+    return field_document("tiles", tiles, "tiles", arrays), arrays
 
 
 def _leaf_rows(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> tuple[list[int], list[tuple[Any, ...]]]:

@@ -468,8 +468,8 @@ def json_default(value: Any) -> Json:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def _numbers(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], floats: bool = False
-                ) -> np.ndarray | None:
+def numbers(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], floats: bool = False
+            ) -> np.ndarray | None:
     """The array of a spec of plain integers (with `floats`, or of floats), or None for another kind of spec."""
     n = int(spec["n"])
     if "int" in spec or (floats and "float" in spec):
@@ -484,7 +484,7 @@ def _numbers(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], floats:
     return None
 
 
-def _lazy_lists(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> ArrayLists | PickedLists | None:
+def lazy_lists(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> ArrayLists | PickedLists | None:
     """`decode(spec)` as `ArrayLists` when the spec is one of lists of ints or floats (or a pick of lists of
     ints: `shared_lists`), else None."""
     n = int(spec["n"])
@@ -492,13 +492,13 @@ def _lazy_lists(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) -> A
         return _picked_lists(spec, arrays)
     if "list" not in spec:
         return None
-    flat = _numbers(spec["list"], arrays, floats=True)
+    flat = numbers(spec["list"], arrays, floats=True)
     if flat is None:
         return None
     if "width" in spec:
         offsets = int(spec["width"]) * np.arange(n + 1, dtype=np.int64)
     else:
-        lengths = _numbers(spec["lengths"], arrays)
+        lengths = numbers(spec["lengths"], arrays)
         if lengths is None:
             return None
         offsets = np.zeros(n + 1, dtype=np.int64)
@@ -608,7 +608,7 @@ def expand(value: Json, arrays: Mapping[str, np.ndarray], leave_out: frozenset[s
                 got = rows_of(value[MARK], arrays, inner)
                 if got is not None:
                     return got
-            held = _lazy_lists(value[MARK], arrays) if lazy else None
+            held = lazy_lists(value[MARK], arrays) if lazy else None
             return held if held is not None else decode(value[MARK], arrays, inner)
         return {k: expand(v, arrays, leave_out, f"{path}.{k}" if path else k, lazy, rows) for k, v in value.items()}
     if isinstance(value, list):
@@ -631,7 +631,7 @@ def rows_of(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], leave_ou
         if k in leave_out:
             cols[k] = [None] * n
             continue
-        held = _lazy_lists(s, arrays)
+        held = lazy_lists(s, arrays)
         cols[k] = held if held is not None else _checked(decode(s, arrays), n, s)
     return {"$rows": cols}
 

@@ -1,0 +1,43 @@
+"""The editor view (`server.index.editor_view`) reads the tile ops' fields from the record document's columns when a
+job made the document first (`server.analyze`: the document, then the views, beside the findings): the view is the
+one made from the ops themselves, for every example (among them tile graphs with copies, their ids out of program
+order, and shapes of several ranks), and it falls back to the ops when the document holds them otherwise (fewer ops
+than a column takes, a patched writer)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support import example_records, timeless
+
+from pypto.ir.columns import MIN_ROWS
+from pypto.record import profile
+from server.index import Ragged, _op_columns_from, _row_codes, editor_view
+
+
+@pytest.mark.parametrize(("name", "record"), example_records(), ids=lambda x: x if isinstance(x, str) else "")
+def test_the_editor_view_from_the_document_is_the_one_from_the_ops(name: str, record: object) -> None:
+    record = profile(record, "sim", {}, None)  # type: ignore[arg-type]
+    doc, arrays = record.to_document()
+    ops = (doc.get("tiles") or {}).get("ops")
+    if record.program.tiles is not None and len(record.program.tiles.ops) >= MIN_ROWS:  # the ops' lists as columns
+        assert _op_columns_from(ops, arrays) is not None, "the view read the document's columns"
+    from_document = editor_view(record, "k.py", {}, (doc, arrays))
+    assert timeless(from_document) == timeless(editor_view(record, "k.py", {})), name
+
+
+def test_a_document_without_columns_for_the_ops_gives_the_view_of_the_ops() -> None:
+    name, record = next((n, r) for n, r in example_records() if r.program.tiles is not None)
+    record = profile(record, "sim", {}, None)
+    doc, arrays = record.to_document()
+    doc["tiles"]["ops"] = {"id": [0]}  # a document a patched writer made: not columns
+    assert timeless(editor_view(record, "k.py", {}, (doc, arrays))) == timeless(editor_view(record, "k.py", {}))
+
+
+def test_row_codes_number_equal_rows_alike_whatever_their_length() -> None:
+    rows = [(4, 8), (16,), (4, 8), (), (4, 8, 1), (16,), (8, 4)]
+    codes, distinct = _row_codes(Ragged.of(rows))
+    assert [distinct[c] for c in codes.tolist()] == rows
+    assert len(distinct) == len(set(rows))
+    empty_codes, none = _row_codes(Ragged(np.zeros(0, np.int64), np.zeros(1, np.int64)))
+    assert len(empty_codes) == 0 and none == []
