@@ -165,8 +165,8 @@ class Ragged:
 class _TileIndex:
     """What the editor view needs of the tile ops, per tensor node: its ops' kinds (in order of first
     appearance), shapes and instances, the tasks and leaves that run them; per task, its tensor nodes;
-    and the tile graph's columns. Made with numpy over the ops' fields: at 10^5-10^6 tile ops a loop of
-    dict and set updates per op was most of the view's time."""
+    and the tile graph's columns, by position (each op's inputs too). Made with numpy over the ops' fields: at
+    10^5-10^6 tile ops a loop of dict and set updates per op was most of the view's time."""
 
     kinds: dict[int, dict[str, int]]
     shapes: dict[int, tuple[int, ...]]  # the most common tile shape (the first seen among equals)
@@ -323,6 +323,11 @@ def _tile_index(ops: Any, p: Any, made: tuple[Any, ...] | None = None) -> _TileI
     task_nodes = {k: tuple(v.tolist()) for k, v in _groups(task[run], node[run]).items()}
     has_leaf = leaf >= 0
     node_leaves = {k: v.tolist() for k, v in _groups(node[has_leaf], leaf[has_leaf]).items()}
+    # each op's inputs by their positions, as the panels number the tile ops (`server.panels`): the ids are not the
+    # positions where graph partition put copies (their ids come after the others')
+    position = np.full(size, -1, np.int64)
+    position[ids] = np.arange(n, dtype=np.int64)
+    inputs = Ragged(position[inputs.flat], inputs.start)
     columns = {"names": op_names, "op": op_code, "node": node, "instance": inst, "shape": shape, "inputs": inputs,
                "task": task}
     return _TileIndex(dict(kinds), shapes, instances, node_tasks, node_leaves, task_nodes, columns)

@@ -2,7 +2,8 @@
 job made the document first (`server.analyze`: the document, then the views, beside the findings): the view is the
 one made from the ops themselves, for every example (among them tile graphs with copies, their ids out of program
 order, and shapes of several ranks), and it falls back to the ops when the document holds them otherwise (fewer ops
-than a column takes, a patched writer)."""
+than a column takes, a patched writer). Its tile columns give each op's inputs by position, as the panels number
+the ops."""
 
 from __future__ import annotations
 
@@ -41,3 +42,19 @@ def test_row_codes_number_equal_rows_alike_whatever_their_length() -> None:
     assert len(distinct) == len(set(rows))
     empty_codes, none = _row_codes(Ragged(np.zeros(0, np.int64), np.zeros(1, np.int64)))
     assert len(empty_codes) == 0 and none == []
+
+
+def test_the_tile_columns_give_each_ops_inputs_by_position() -> None:
+    """The panels number the tile ops by position (`server.panels`); where graph partition put copies, an op's id is
+    not its position (the copies' ids come after the others'), and its inputs are given by position too."""
+    shuffled = 0
+    for _, record in example_records():
+        tiles = record.program.tiles
+        if tiles is None:
+            continue
+        ids = [o.id for o in tiles.ops]
+        shuffled += ids != list(range(len(ids)))
+        record = profile(record, "sim", {}, None)
+        inputs = editor_view(record, "k.py", {}, record.to_document())["tiles"]["inputs"]
+        assert [[ids[j] for j in inputs[i]] for i in range(len(ids))] == [list(o.inputs) for o in tiles.ops]
+    assert shuffled, "an example whose tile ids are not their positions"
