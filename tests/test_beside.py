@@ -338,3 +338,31 @@ def test_a_child_that_sent_its_result_is_reaped_by_the_next_beside() -> None:
     beside.beside(lambda: None, lambda: None)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+@pytest.mark.usefixtures("forks")
+def test_tile_columns_made_ahead_for_a_document_not_made_end_with_their_child(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job makes its kernel's record document from `parts_from` tile ops even when the panels did not ask: its
+    compile has the leaves' child go on to the tile columns; when the kernel is below that size after all, the
+    document is not made, and the child ends with the job's answer, not with the job's process."""
+    from pypto.compiler import tile_ir, tile_passes
+
+    path = tmp_path / "k.py"
+    path.write_text(MIXED)
+    pids: list[int] = []
+
+    def spy(child: Any, here: Any, then: Any, fork: bool = True) -> Any:
+        got, made, later = beside.beside_then(lambda: (os.getpid(), child()), here, then, fork=fork)
+        pids.append(got[0])
+        return got[1], made, later
+
+    monkeypatch.setattr(tile_passes, "BESIDE_FROM", 0)
+    monkeypatch.setattr(tile_passes, "beside_then", spy)
+    answer = analyze.analyze_kernel(str(path), MIXED, "mixed", {"editor": True, "record": False,
+                                                                 "parts_from": 10**9})
+    assert answer["error"] is None and answer["record"] is None
+    assert pids and pids[0] != os.getpid(), "the leaves were merged in a forked child"
+    assert tile_ir._columns_ahead == [], "no columns left noted"
+    with pytest.raises(ProcessLookupError):  # the child that made them: ended and reaped
+        os.kill(pids[0], 0)
