@@ -328,24 +328,14 @@ def _tile_index(ops: Any, p: Any, made: tuple[Any, ...] | None = None) -> _TileI
     position = np.full(size, -1, np.int64)
     position[ids] = np.arange(n, dtype=np.int64)
     inputs = Ragged(position[inputs.flat], inputs.start)
-    columns = {"names": op_names, "op": _narrow(op_code), "node": _narrow(node), "instance": _narrow(inst),
-               "shape": Ragged(_narrow(shape.flat), _narrow(shape.start)),
-               "inputs": Ragged(_narrow(inputs.flat), _narrow(inputs.start)), "task": _narrow(task)}
+    # in the narrowest int types (they cross two pipes in a job's answer: Kimi's block attention after its edit,
+    # 20 MB of int64 -> 6 MB; their readers take lists)
+    from pypto.ir.columns import narrowed as small
+
+    columns = {"names": op_names, "op": small(op_code), "node": small(node), "instance": small(inst),
+               "shape": Ragged(small(shape.flat), small(shape.start)),
+               "inputs": Ragged(small(inputs.flat), small(inputs.start)), "task": small(task)}
     return _TileIndex(dict(kinds), shapes, instances, node_tasks, node_leaves, task_nodes, columns)
-
-
-def _narrow(a: np.ndarray) -> np.ndarray:
-    """`a` in the narrowest of int8/16/32 that holds its values (else as it is): the tile columns cross two pipes in
-    a job's answer (Kimi's block attention after its edit: 20 MB of int64 -> 8 MB); their readers take lists."""
-    import numpy as np
-
-    if not len(a):
-        return a
-    lo, hi = int(a.min()), int(a.max())
-    for t in (np.int8, np.int16, np.int32):
-        if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
-            return a.astype(t)
-    return a
 
 
 def _union(arrays: list[np.ndarray]) -> np.ndarray:

@@ -462,12 +462,6 @@ def program_json(p: Program) -> dict[str, Json]:
 def field_document(name: str, value: Any, where: str, arrays: Arrays) -> Json:
     """Program field `name`'s compact form: its long lists as columns, named under `where`."""
     codec = PROGRAM_FIELDS[name]
-    if name == "tiles" and where == "tiles":  # a compile's tile graph, its columns maybe made ahead (tile_passes)
-        later = take_columns_ahead(value)
-        if later is not None:
-            spec, made = later.get()
-            arrays.update(made)
-            return spec  # type: ignore[no-any-return]
     if codec.plain:
         return codec.encode(value)
     if codec.columns is not None:
@@ -495,7 +489,7 @@ def program_document(p: Program, where: str, arrays: Arrays, seen: dict[int, tup
                 out[f.name] = {"$same": hit[1]}
                 continue
             seen[id(value)] = (value, f"{where}{f.name}")
-        if f.name == "tiles" and columns_coming(value):
+        if f.name == "tiles" and not where and columns_coming(value):  # (a compile's tile graph: `tile_passes`)
             out[f.name] = None  # its place in the document's order
             coming.append((f.name, len(arrays)))
             continue
@@ -508,11 +502,17 @@ def program_document(p: Program, where: str, arrays: Arrays, seen: dict[int, tup
 
 
 def take_later(p: Program, where: str, arrays: Arrays, out: dict[str, Json], later: list[tuple[str, int]]) -> None:
-    """The fields `program_document` left for later, made (taken from the child making them) into `out`, their
-    arrays where they would have been in `arrays`: the document and its columns are as if made in order."""
+    """The fields `program_document` left for later, taken from the child making them (made here if it failed) into
+    `out`, their arrays where they would have been in `arrays`: the document and its columns are as if made in
+    order."""
     for name, at in reversed(later):  # the last first: an earlier one's place stays where it was
+        value = getattr(p, name)
+        coming = take_columns_ahead(value)
         made: Arrays = {}
-        out[name] = field_document(name, getattr(p, name), f"{where}{name}", made)
+        if coming is not None:  # the child's: `field_document(name, value, name, ...)` of the final program's field
+            out[name], made = coming.get()
+        else:
+            out[name] = field_document(name, value, f"{where}{name}", made)
         if at == len(arrays):
             arrays.update(made)
         else:

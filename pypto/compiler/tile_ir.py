@@ -309,7 +309,7 @@ _columns_ahead: list[Any] = []  # the one pending `note_columns_ahead` (its chil
 def note_columns_ahead(tiles: TileGraph, later: Any) -> None:
     """The record document's columns of `tiles` (`serialize.field_document("tiles", tiles, "tiles", ...)`), coming
     (`pypto.beside.Later`: a forked child makes them while the compile goes on): the document takes them
-    (`take_columns_ahead`). One at a time: a note not taken is dropped (its child ended) by the next."""
+    (`serialize.take_later`). One at a time: a note not taken is dropped (its child ended) by the next."""
     for pending in _columns_ahead:
         pending.drop()
     _columns_ahead[:] = [later]

@@ -88,7 +88,7 @@ _columns_wanted = False  # within `columns_ahead`
 def columns_ahead() -> Iterator[None]:
     """Within, a compile that merges its leaf functions in a forked child (from `BESIDE_FROM` tile ops) has the
     child go on to make its tile graph's record columns, which the record document takes
-    (`tile_ir.take_columns_ahead`): the child would otherwise be done before this process's execute graph, and the
+    (`serialize.take_later`): the child would otherwise be done before this process's execute graph, and the
     columns are the document's longest part (Kimi's block attention after its edit: 0.4 of 0.8 s), made here after
     the board's run. For a compile whose record document is made next (a job's own kernel): the child of one that
     is not (an advice candidate's) would work for nothing."""

@@ -68,10 +68,11 @@ class _Names:
 
 
 def _narrow(values: list[int]) -> np.ndarray:
-    return _narrow_array(np.array(values, dtype=np.int64))
+    return narrowed(np.array(values, dtype=np.int64))
 
 
-def _narrow_array(a: np.ndarray) -> np.ndarray:
+def narrowed(a: np.ndarray) -> np.ndarray:
+    """Integers `a` in the narrowest of int8/16/32/64 that holds them (what a column stores them as)."""
     if len(a):
         lo, hi = int(a.min()), int(a.max())
         for t in _INT_TYPES:
@@ -198,7 +199,7 @@ def _int_array(a: np.ndarray, name: str, names: _Names) -> dict[str, Json]:
             return {"n": n, "range": [int(a[0]), step]} if step else {"n": n, "const": int(a[0])}
     if n == 1:
         return {"n": 1, "const": int(a[0])}
-    return {"n": n, "int": names.put(name, _narrow_array(a))}
+    return {"n": n, "int": names.put(name, narrowed(a))}
 
 
 def int_lists(values: Iterable[Sequence[int]], n: int, name: str, arrays: Arrays) -> dict[str, Json]:
