@@ -29,6 +29,10 @@ tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k)
   they did before;
 - **parse**: the language server's parse of the kernel file's version (`server.state.parse_kernels`, every didChange;
   statements only since session 29);
+- **editor view, from the ops / from the document's columns / pickled**: `server.index.editor_view` of the profiled
+  record made from the tile ops and from the record document's columns (a job's way since session 33), median of
+  `--runs` each (checked equal), and the view's pickle in MB (since session 33 its tile columns in the narrowest int
+  types);
 - **leaves, then the execute graph / beside each other**: the leaf functions' and execute graph's passes on what
   graph partition made, one after the other and as a compile runs them from 50 k tile ops (the leaves merged in a
   forked child while the graph is built, since session 32; `tile_passes.BESIDE_FROM`), median of `--runs` each, the
@@ -180,6 +184,7 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     gc.freeze()  # as a job does once its record is made (and its template said so: `keep_frozen`)
     keep_frozen()
     document = _timed(profiled.to_document, runs)
+    from_ops, from_columns, editor_mb = editor_seconds(profiled, str(path), runs)
     sent, arrays_in, lists_in = answer_seconds(profiled, runs)
     arrows = sum(len(t.preds) for t in p.execute.tasks)
     passes = " | ".join(f"{seconds.get(s, 0.0):.2f}" for s in STAGES)
@@ -188,7 +193,7 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
             f"{passes} | {stamped:.2f} | {in_full:.2f} | {iterations:,} | {offered} | {taken:.2f} | {found:.2f} | "
             f"{board:.2f} | {document:.2f} | {sent:.2f} | "
             f"{arrays_in:.2f} | {lists_in:.2f} | {fingerprint:.3f} | {bindings:.3f} | {lanes:.3f} | {objects:.2f} | "
-            f"{parse:.3f} | {serial:.2f} | {beside:.2f} |")
+            f"{parse:.3f} | {serial:.2f} | {beside:.2f} | {from_ops:.2f} | {from_columns:.2f} | {editor_mb:.1f} |")
 
 
 def leaves_and_execute_seconds(after_partition: Any, runs: int) -> tuple[float, float]:
@@ -214,6 +219,25 @@ def leaves_and_execute_seconds(after_partition: Any, runs: int) -> tuple[float, 
         tile_passes.BESIDE_FROM = at
     assert made["serial"].execute == made["beside"].execute and made["serial"].leaves == made["beside"].leaves
     return seconds["serial"], seconds["beside"]
+
+
+def editor_seconds(profiled: Any, path: str, runs: int) -> tuple[float, float, float]:
+    """The editor view (`server.index.editor_view`) made from the tile ops and from the record document's columns
+    (as a job makes it since session 33), median of `runs` each, and its pickle's size in MB (it crosses two pipes
+    in a job's answer); the two views must be equal."""
+    import json
+    import pickle
+
+    from server.index import editor_view
+
+    def plain(x: Any) -> Any:  # the view's numpy columns and Ragged lists as JSON
+        return x.tolist() if hasattr(x, "tolist") else [x.flat.tolist(), x.start.tolist()]
+
+    made = profiled.to_document()
+    seconds = [_timed(lambda d=d: editor_view(profiled, path, {}, d), runs) for d in (None, made)]
+    a, b = editor_view(profiled, path, {}), editor_view(profiled, path, {}, made)
+    assert json.dumps(a, default=plain) == json.dumps(b, default=plain), "the two editor views differ"
+    return seconds[0], seconds[1], len(pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL)) / 1e6
 
 
 def _made_anew(tasks: Any) -> None:
@@ -301,8 +325,9 @@ def main() -> int:
           + " | partition's arrows taken | execute graph with them s | finding them s | board, first run s"
           + " | record document s | answer round trip s | with the editor's run beside s | with the run as lists s"
           + " | fingerprint s | bindings s | lanes used, columns s | from LaneTasks s | parse s"
-          + " | leaves, then the execute graph s | beside each other s |")
-    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|" * 18)
+          + " | leaves, then the execute graph s | beside each other s"
+          + " | editor view, from the ops s | from the document's columns s | editor view pickled MB |")
+    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|" * 21)
     for key in a.kernels.split(","):
         print(row(key, a.models, a.runs, a.edited), flush=True)
     if a.pool:
