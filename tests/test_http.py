@@ -699,13 +699,15 @@ def test_a_page_watching_a_kernel_gets_its_result(server: Server) -> None:
     with connect(ws_url(server), open_timeout=WAIT) as ws:
         receive(ws, lambda m: m["type"] == "hello")
         ws.send(json.dumps({"type": "watch", "kernel": kernel, "action": "profile"}))
-        assert receive(ws, lambda m: m["type"] in ("watching", "recordChanged"))["type"] == "watching"
+        # recordChanged goes to every page: another test's watched kernel may re-run meanwhile, so name this one
+        assert receive(ws, lambda m: m["type"] in ("watching", "recordChanged")
+                       and m.get("kernel") == kernel)["type"] == "watching"
         first = receive(ws, lambda m: m["type"] == "recordChanged" and m["kernel"] == kernel)
         assert first["origin"] == "watch" and first["summary"]["tasks"] > 0
     with connect(ws_url(server), open_timeout=WAIT) as ws:  # another page: the current result at once
         receive(ws, lambda m: m["type"] == "hello")
         ws.send(json.dumps({"type": "watch", "kernel": kernel, "action": "profile"}))
-        again = receive(ws, lambda m: m["type"] in ("watching", "recordChanged"))
+        again = receive(ws, lambda m: m["type"] in ("watching", "recordChanged") and m.get("kernel") == kernel)
         assert again["type"] == "recordChanged" and again["job"] == first["job"]
 
 
