@@ -59,6 +59,14 @@ template sends `("started", pid)`; the job's child sends any `("progress", data)
 "memory", payload)`, which `run()` returns at once; the template, once the child's group and any
 process that left it are gone, sends `("ended", None | why the child died)`, which the pool
 collects before the template's next job (or in `settle()`).
+
+**A big message goes by file.** A message of `SPILL_FROM` bytes or more (a big kernel's record: Kimi's block attention
+after its tile edit sends ~30 MB, twice) is written by the job to a file in its template's own folder (in `/dev/shm`
+where there is one: memory, not disk), and what crosses the pipes is `("spilled", name)`; the pool reads the file,
+deletes it, and unpickles what it held. Through the two pipes (job to template, template to pool: 64 KiB at a time,
+each a switch between three processes) 30 MB took 0.15 s; by file 0.04 s (benchmarks/answer_bench.py). A name that
+is not one a job could have made (`<pid>-<n>`) is a crashed job; what a killed job left there is deleted when its
+end is collected, and the folder with its template.
 """
 
 from __future__ import annotations
@@ -69,9 +77,13 @@ import gc
 import importlib.util
 import multiprocessing as mp
 import os
+import pickle
+import re
 import resource
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -79,6 +91,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing import connection, forkserver
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 # imported once by the forkserver, shared (copy-on-write) by every template and job: what every job needs
@@ -320,7 +333,71 @@ def _end_group(pgid: int) -> None:
                 pass
 
 
-def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int) -> None:
+SPILL_FROM = 1 << 20  # a message of this many bytes or more goes by file (module doc, "A big message goes by file")
+_SPILLED = re.compile(r"[0-9]+-[0-9]+")  # the names a job gives its files: its pid, a count
+
+
+def _spill_root() -> str | None:
+    """Where the templates' folders go: /dev/shm (memory) when there is one to write to, else the temp folder."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK) else None
+
+
+def _sender(answers: Connection, spill: str | None) -> Callable[[Any], None]:
+    """How a job's child sends a message to its template: pickled as `Connection.send` does, and from `SPILL_FROM`
+    bytes written to a file in `spill`, its name sent instead (the pipe carries it when the file cannot be written)."""
+    count = iter(range(1, sys.maxsize))
+
+    def send(message: Any) -> None:
+        data = bytes(ForkingPickler.dumps(message))
+        if spill is not None and len(data) >= SPILL_FROM:
+            name = f"{os.getpid()}-{next(count)}"
+            try:
+                with open(os.path.join(spill, name), "xb") as f:
+                    f.write(data)
+                data = bytes(ForkingPickler.dumps(("spilled", name)))
+            except OSError:
+                pass
+        answers.send_bytes(data)
+
+    return send
+
+
+def _unspill(spill: str, name: Any) -> tuple[str, Any]:
+    """The message a job wrote to `name` in its template's folder, the file deleted (read with the collector paused,
+    as the pipe's messages: `_exchange`). A name no job makes, or a file not there, is a crashed job."""
+    if not isinstance(name, str) or not _SPILLED.fullmatch(name):
+        raise JobFailed("crashed", f"the job sent a message the worker does not read ({name!r:.60}): its answer "
+                                   f"is lost")
+    path = os.path.join(spill, name)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            with open(fd, "rb", closefd=False) as f:
+                data = f.read()
+        finally:
+            os.close(fd)
+            os.unlink(path)
+        kind, payload = pickle.loads(data)
+    except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError) as e:
+        raise JobFailed("crashed", f"the job's message in {name} could not be read ({type(e).__name__}): its answer "
+                                   f"is lost") from None
+    return str(kind), payload
+
+
+def _clear(spill: str) -> None:
+    """Delete what a job left in its template's folder (files it wrote and the pool did not read)."""
+    try:
+        names = os.listdir(spill)
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.unlink(os.path.join(spill, name))
+        except OSError:
+            pass
+
+
+def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int, spill: str | None = None) -> None:
     """In a job's child, forked before its job arrives: lead a new process group, cap memory, run
     the warm-up kernel (the copy-on-write faults a compile takes are paid here, while the child
     waits, not by the job), receive the job from `jobs_in`, run it, send its messages to the
@@ -350,7 +427,8 @@ def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int) -> Non
                 os.nice(nice)
             except OSError:
                 pass
-        jobs.progress = lambda data: answers.send(("progress", data))  # a long job's interim results
+        send = _sender(answers, spill)
+        jobs.progress = lambda data: send(("progress", data))  # a long job's interim results
 
         def to_background() -> None:  # what is left of the job no person waits for: the pool may stop it
             nonlocal nice
@@ -360,7 +438,7 @@ def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int) -> Non
                 except OSError:
                     pass
                 nice = BACKGROUND_NICE
-                answers.send(("background", None))
+                send(("background", None))
 
         jobs.to_background = to_background
         try:
@@ -378,7 +456,7 @@ def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int) -> Non
                 pass
         if os.getpid() == me:  # not a process the user's code forked, returning through here
             try:
-                answers.send(answer)
+                send(answer)
             except MemoryError:
                 answers.send(("memory", "the kernel's result ran out of its memory limit"))
             except Exception as e:  # noqa: BLE001 - an answer that cannot be pickled
@@ -398,7 +476,7 @@ class _Child:
     answers: Connection
 
 
-def _fork_child(conn: Connection, memory_limit: int) -> _Child:
+def _fork_child(conn: Connection, memory_limit: int, spill: str | None) -> _Child:
     """Fork the next job's child from the template; it warms up and waits for its job."""
     job_r, job_w = os.pipe()
     answer_r, answer_w = os.pipe()
@@ -408,7 +486,7 @@ def _fork_child(conn: Connection, memory_limit: int) -> _Child:
         os.close(answer_r)
         conn.close()  # the child's copy: only the template writes to the pool
         _run_job(connection.Connection(job_r, writable=False), connection.Connection(answer_w, readable=False),
-                 memory_limit)
+                 memory_limit, spill)
     os.close(job_r)
     os.close(answer_w)
     try:
@@ -418,7 +496,7 @@ def _fork_child(conn: Connection, memory_limit: int) -> _Child:
     return _Child(pid, connection.Connection(job_w, readable=False), connection.Connection(answer_r, writable=False))
 
 
-def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
+def _serve(conn: Connection, output: Connection, memory_limit: int, spill: str | None = None) -> None:
     """A template's loop: receive (fn name, args), fork a child that runs the job (`_run_job`),
     relay its messages, reap it and its process group, send ("ended", …). The template is the
     connection's only writer: a child killed in the middle of a message costs that message only."""
@@ -445,7 +523,7 @@ def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
     from pypto.compiler.pipeline import keep_frozen
 
     keep_frozen()  # for good: nothing counts them again (`gc.get_freeze_count` walks them all)
-    ready = _fork_child(conn, memory_limit)
+    ready = _fork_child(conn, memory_limit, spill)
     while True:
         try:
             job = conn.recv()
@@ -457,7 +535,7 @@ def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
             ready.jobs.close()
             ready.answers.close()
             _end_group(ready.pid)
-            ready = _fork_child(conn, memory_limit)
+            ready = _fork_child(conn, memory_limit, spill)
             ready.jobs.send(job)
         child = ready
         child.jobs.close()
@@ -476,7 +554,7 @@ def _serve(conn: Connection, output: Connection, memory_limit: int) -> None:
             if exited is not None:
                 os.close(exited)
             child.answers.close()
-        ready = _fork_child(conn, memory_limit)  # the next job's: it warms up between jobs, not during one
+        ready = _fork_child(conn, memory_limit, spill)  # the next job's: it warms up between jobs, not during one
 
 
 class _PoolGone(Exception):
@@ -599,11 +677,37 @@ class CollectorPaused:
 collector_paused = CollectorPaused()
 
 
+class Cancel(threading.Event):
+    """A job's cancellation that the pool's wait for the job's messages wakes on at once: its pipe is readable once
+    it is set (a wait that only polled it every 50 ms kept an edit waiting up to that long for the worker of the
+    job it replaced). `close()` once the job is over."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._r, self._w = os.pipe()
+
+    def set(self) -> None:
+        if not self.is_set():
+            super().set()
+            os.write(self._w, b"!")
+
+    def fileno(self) -> int:
+        return self._r
+
+    def close(self) -> None:
+        for fd in (self._r, self._w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
 @dataclass(eq=False)  # (kept in a set by identity)
 class _Worker:
     process: Any
     conn: Connection
     output: Connection  # the read end of the template's fd 1 and 2 (non-blocking)
+    spill: str | None = None  # the template's folder for its jobs' big messages (module doc), while it lives
     job: int | None = None  # the running job's process group
     busy: bool = False  # a job was sent and the template has not yet said it ended
     warm: bool = False  # the template said its warm-up is done
@@ -626,8 +730,12 @@ MEMORY_LIMIT_MB = 4096
 class WorkerPool:
     """`size` template processes; `run(fn, *args)` runs `server.analyze.<fn>(*args)` in a child of one."""
 
-    def __init__(self, size: int = 1, time_limit: float = 60.0, memory_limit_mb: int = MEMORY_LIMIT_MB) -> None:
+    def __init__(self, size: int = 1, time_limit: float = 60.0, memory_limit_mb: int = MEMORY_LIMIT_MB,
+                 spill: bool = True) -> None:
+        """`spill`: big messages go by file (module doc); False: every message crosses the pipes (as before
+        2026-12-01: benchmarks/answer_bench.py compares the two)."""
         self.size = max(1, size)
+        self.spill = spill
         self.time_limit = time_limit
         self.memory_limit = memory_limit_mb * 2**20
         self._ctx = mp.get_context("forkserver")
@@ -646,13 +754,19 @@ class WorkerPool:
     def _start(self) -> _Worker:
         parent, child = self._ctx.Pipe()
         output, output_w = self._ctx.Pipe(duplex=False)
-        p = self._ctx.Process(target=_serve, args=(child, output_w, self.memory_limit), daemon=True,
+        spill: str | None = None
+        if self.spill:
+            try:
+                spill = tempfile.mkdtemp(prefix="pypto-answers-", dir=_spill_root())
+            except OSError:  # no folder to write to: every message crosses the pipes
+                pass
+        p = self._ctx.Process(target=_serve, args=(child, output_w, self.memory_limit, spill), daemon=True,
                               name="pypto-worker")
         p.start()
         child.close()
         output_w.close()
         os.set_blocking(output.fileno(), False)
-        return _Worker(p, parent, output)
+        return _Worker(p, parent, output, spill)
 
     def _take(self) -> _Worker:
         self._free.acquire()
@@ -683,6 +797,8 @@ class WorkerPool:
         except (OSError, ValueError, AttributeError):
             pass
         w.conn.close()
+        if w.spill is not None:
+            shutil.rmtree(w.spill, ignore_errors=True)
 
     @staticmethod
     def _kill_job(w: _Worker) -> None:
@@ -738,6 +854,13 @@ class WorkerPool:
             w.background, w.stopped_for = False, 0.0
             self._yield()
 
+    @staticmethod
+    def _ended(w: _Worker) -> None:
+        """The template said the worker's job ended: what it wrote to the folder and nobody read goes too."""
+        w.busy, w.job = False, None
+        if w.spill is not None:
+            _clear(w.spill)
+
     def _finish(self, w: _Worker) -> bool:
         """Wait for the end of the worker's last job, which answered before its processes were killed
         and reaped (what it printed after its answer is dropped); whether the template serves on."""
@@ -752,7 +875,7 @@ class WorkerPool:
                     out.read(w.output)
                     out.data.clear()
                 if w.conn in ready and w.conn.recv()[0] == "ended":
-                    w.busy, w.job = False, None
+                    self._ended(w)
         except Exception:  # noqa: BLE001 - the template died or garbled: it is replaced
             return False
         return not w.busy or self._stop(w, out)
@@ -796,7 +919,7 @@ class WorkerPool:
                 if w.output in ready:
                     out.read(w.output)
                 if w.conn in ready and w.conn.recv()[0] == "ended":
-                    w.busy, w.job = False, None
+                    self._ended(w)
         except Exception:  # noqa: BLE001 - the template died or garbled: it is replaced
             return False
         return not w.busy
@@ -817,7 +940,10 @@ class WorkerPool:
             template = w.process.pid
             clock = _Clock([template], _STARTED_WITHIN if w.warm else _WARM_WITHIN)
             while True:
-                ready = connection.wait([w.conn] if out.eof else [w.conn, w.output], 0.05)
+                waits: list[Any] = [w.conn] if out.eof else [w.conn, w.output]
+                if isinstance(cancel, Cancel) and w.job is not None:  # (once it runs: before, its readable pipe spins)
+                    waits.append(cancel)
+                ready = connection.wait(waits, 0.05)
                 if w.output in ready:
                     out.read(w.output)
                 if w.conn in ready:
@@ -827,8 +953,11 @@ class WorkerPool:
                     except (EOFError, OSError):
                         raise JobFailed("crashed", "the worker process died while running the kernel: it was killed "
                                                    "or crashed") from None
+                    if kind == "spilled" and w.spill is not None:  # a big message, by file (module doc)
+                        with collector_paused:
+                            kind, payload = _unspill(w.spill, payload)
                     if kind == "ended":
-                        w.busy, w.job = False, None
+                        self._ended(w)
                         raise JobFailed("crashed", f"the job's process died ({payload or 'without an answer'}) "
                                                    f"while running the kernel: it called os._exit, was killed "
                                                    f"or crashed")
@@ -929,7 +1058,7 @@ class WorkerPool:
         `on_progress` gets the job's interim results, `on_times` its times, on the event loop; `prepare` is
         applied to each interim result and to the answer first, in the pool's thread (what a caller would
         otherwise do on the event loop)."""
-        cancel = threading.Event()
+        cancel = Cancel()
         loop = asyncio.get_running_loop()
         ready: Callable[[Any], Any] = prepare if prepare is not None else (lambda data: data)
         relay = None if on_progress is None else (lambda data: loop.call_soon_threadsafe(on_progress, ready(data)))
@@ -945,6 +1074,9 @@ class WorkerPool:
             if not fut.cancelled():
                 fut.exception()  # retrieved: JobFailed("cancelled") is what was asked for
             raise
+        finally:
+            if fut.done():
+                cancel.close()
 
     def close(self) -> None:
         with self._lock:

@@ -254,3 +254,92 @@ def test_a_base_exception_when_the_tile_search_traces_again_is_an_error_at_its_l
     out = pool.run_blocking("analyze_kernel", PATH, src, "k", {"suggest": True, "tile_search_budget": 4})
     assert out["error"] is None and out["summary"] is not None and out["suggestions"] == []
     assert (out["suggest_error"]["line"], out["suggest_error"]["rule"]) == (where, "python.exception")
+
+
+# ---- big messages go by file ----------------------------------------------------------------------------------
+
+def _folder(pool: WorkerPool) -> Path:
+    """The spill folder of the pool's one template (made with it)."""
+    pool.run_blocking("list_kernels", PATH, kernel(""))  # a template runs
+    [w] = pool._idle
+    assert w.spill is not None
+    return Path(w.spill)
+
+
+def test_a_big_message_crosses_by_file_whole_and_the_file_is_deleted_once_read(pool, monkeypatch):
+    from server import worker
+
+    folder = _folder(pool)
+    read: list[str] = []
+    unspill = worker._unspill
+    monkeypatch.setattr(worker, "_unspill", lambda spill, name: (read.append(name), unspill(spill, name))[1])
+    blob = "x" * (worker.SPILL_FROM + 1)
+    src = kernel(f"import server.analyze\nserver.analyze.progress({{'blob': 'x' * {len(blob)}, 'pid': os.getpid()}})\n")
+    got: list[dict[str, object]] = []
+
+    async def run() -> dict[str, object]:
+        return await pool.run("analyze_kernel", PATH, src, "k", {}, on_progress=got.append)
+
+    answer = asyncio.run(run())
+    assert answer["error"] is None and answer["summary"]["tasks"] > 0  # the answer itself is small: by pipe
+    assert len(got) == 1 and got[0]["blob"] == blob
+    assert read == [f"{got[0]['pid']}-1"], "the message went by file"
+    assert list(folder.iterdir()) == []
+
+
+def test_a_file_a_killed_job_left_is_deleted_with_its_end(pool):
+    folder = _folder(pool)
+    # a file written as the job's messages are, its name never sent (the job killed in between)
+    src = kernel(f"open('{folder}/' + str(os.getpid()) + '-1', 'wb').write(b'x' * 100)\n"
+                 "while True:\n    pass\n")
+    with pytest.raises(JobFailed) as e:
+        pool.run_blocking("analyze_kernel", PATH, src, "k", {}, timeout=2)
+    assert e.value.kind == "timeout"
+    assert list(folder.iterdir()) == []
+    assert pool.run_blocking("analyze_kernel", PATH, kernel(""), "k", {})["error"] is None
+
+
+@pytest.mark.parametrize("name", ["../../../etc/passwd", "/etc/passwd", "123-4", 7])
+def test_a_spilled_message_the_job_forged_is_a_crashed_job_and_reads_nothing_else(pool, name):
+    """The job's code takes its channel to the template (it can: it is the job's process) and names a file that
+    is not one it wrote to its folder."""
+    src = kernel(f"""
+        import server.analyze
+        from multiprocessing.connection import Connection
+        cells = [c.cell_contents for c in server.analyze.progress.__closure__[0].cell_contents.__closure__]
+        next(c for c in cells if isinstance(c, Connection)).send(("spilled", {name!r}))
+        while True:
+            pass
+    """)
+    with pytest.raises(JobFailed) as e:
+        pool.run_blocking("analyze_kernel", PATH, src, "k", {}, timeout=20)
+    assert e.value.kind == "crashed" and "its answer is lost" in e.value.message
+    assert ("does not read" in e.value.message) == (name != "123-4")  # a name a job makes: not there
+    assert pool.run_blocking("analyze_kernel", PATH, kernel(""), "k", {})["error"] is None
+
+
+def test_without_a_folder_big_messages_cross_the_pipes():
+    from server import worker
+
+    p = WorkerPool(size=1, time_limit=20, memory_limit_mb=600, spill=False)
+    try:
+        src = kernel(f"import server.analyze\nserver.analyze.progress('x' * {worker.SPILL_FROM * 2})\n")
+        got: list[object] = []
+
+        async def run() -> dict[str, object]:
+            return await p.run("analyze_kernel", PATH, src, "k", {}, on_progress=got.append)
+
+        assert asyncio.run(run())["error"] is None
+        assert got == ["x" * worker.SPILL_FROM * 2] and all(w.spill is None for w in p._idle)
+    finally:
+        p.close()
+
+
+def test_a_templates_folder_goes_with_it():
+    p = WorkerPool(size=1, time_limit=20, memory_limit_mb=600)
+    try:
+        folder = _folder(p)
+        assert folder.is_dir() and folder.name.startswith("pypto-answers-")
+    finally:
+        p.close()
+    assert not folder.exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
 import os
 import subprocess
 import sys
@@ -85,6 +86,43 @@ def test_cancelling_the_awaiting_task_stops_the_job():
         asyncio.run(go())
     finally:
         pool.close()
+
+
+def test_the_wait_for_a_running_jobs_messages_wakes_on_its_cancellation(monkeypatch):
+    """A cancellation is a readable pipe the pool's wait includes once the job runs: an edit does not wait for the
+    next poll to get the worker of the job it replaced."""
+    seen: list[bool] = []  # per wait of the pool's thread: whether the job's cancellation was among what it waits on
+    wait = worker.connection.wait
+
+    def recording(objects: Any, timeout: float | None = None) -> Any:
+        seen.append(any(isinstance(o, worker.Cancel) for o in objects))
+        return wait(objects, timeout)
+
+    pool = WorkerPool(size=1, time_limit=5, memory_limit_mb=400)
+    monkeypatch.setattr(worker.connection, "wait", recording)
+
+    async def go() -> None:
+        running = asyncio.get_running_loop().create_future()
+        src = SRC.replace("    while True:\n", "    import server.analyze\n    server.analyze.progress(1)\n"
+                          "    while True:\n", 1)
+        task = asyncio.ensure_future(pool.run("analyze_kernel", PATH, src, "hang", {}, timeout=30,
+                                              on_progress=lambda d: running.done() or running.set_result(d)))
+        await asyncio.wait_for(running, 30)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    try:
+        asyncio.run(go())
+    finally:
+        pool.close()
+    assert any(seen) and pool.failures == {"cancelled": 1}
+    c = worker.Cancel()
+    assert wait([c], 0) == []
+    c.set()
+    c.set()  # once
+    assert wait([c], 0) == [c] and os.read(c.fileno(), 8) == b"!"
+    c.close()
 
 
 
@@ -203,7 +241,7 @@ def test_every_door_has_the_workers_memory_default() -> None:
     manifest = json.loads((Path(__file__).resolve().parent.parent / "package.json").read_text())
     setting = manifest["contributes"]["configuration"]["properties"]["pypto.memoryLimitMb"]["default"]
     assert Settings().memory_limit_mb == Config(Path(".")).memory_limit_mb == setting == MEMORY_LIMIT_MB
-    assert WorkerPool.__init__.__defaults__[-1] == MEMORY_LIMIT_MB  # type: ignore[index]
+    assert inspect.signature(WorkerPool).parameters["memory_limit_mb"].default == MEMORY_LIMIT_MB
 
 
 def test_answers_are_unpickled_with_the_collector_paused_and_it_runs_again_after(pool, monkeypatch):
