@@ -31,7 +31,11 @@ language server's compile, once its interim record is sent): it runs niced, and 
 runs (nice 0, not gone to the background) its process group is stopped (SIGSTOP), to be continued (SIGCONT) when
 none does. Niceness alone does not do it on a machine of two hyperthreads: a CPU-bound job beside another slows it
 by a tenth to a fifth (session 27's measure), and the advice check of a file opened earlier can run for 20 s. A
-stopped job's time limit does not run meanwhile (`_Clock` leaves the pause out).
+stopped job's time limit does not run meanwhile (`_Clock` leaves the pause out). A job a person waits for that has
+used almost no CPU for a second (under `_WAITING_SHARE` of it) is waiting, not running: for a lock a stopped job
+holds, a file it has yet to write, a process, a sleep. The stopped jobs are continued while it waits, and stopped
+again once it runs; else a kernel's file lock taken by the advice check of an earlier version would hold the
+person's compile until its time limit.
 
 A job is a function of `server.analyze` called with JSON-able arguments. `run()` waits for
 its answer (a dict answer gets the job's `output` added); the pool turns every way a job can
@@ -111,6 +115,7 @@ _ENDED_WITHIN = 5.0  # seconds for a template to report a killed job's end befor
 BACKGROUND_NICE = 10  # the niceness of work no person waits for (a job's `nice`, or `to_background`)
 BACKSTOP = 10.0  # a deadline of N s of a process's own time also ends after BACKSTOP * N s of wall-clock time
 _TIMES_EVERY = 1.0  # seconds between a running job's `JobTimes` reports (`on_times`)
+_WAITING_SHARE = 0.05  # of a second's CPU: a job a person waits for that used less is waiting (module doc)
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -712,6 +717,7 @@ class _Worker:
     busy: bool = False  # a job was sent and the template has not yet said it ended
     warm: bool = False  # the template said its warm-up is done
     background: bool = False  # its running job is work no person waits for (stopped while one runs)
+    waiting: bool = False  # its running job (a person's) used almost no CPU in its last second (module doc)
     stopped_at: float | None = None  # when its running job was stopped (SIGSTOP), while it is
     stopped_for: float = 0.0  # how long its running job was stopped before
 
@@ -811,7 +817,7 @@ class WorkerPool:
     def _yield(self) -> None:
         """Stop the running background jobs while a job a person waits for runs, continue them when none does
         (under `_running_lock`)."""
-        person = any(not w.background for w in self._running)
+        person = any(not w.background and not w.waiting for w in self._running)
         for w in self._running:
             if not w.background or (w.stopped_at is not None) == person or w.job is None:
                 continue
@@ -838,6 +844,13 @@ class WorkerPool:
             self._running.add(w)
             self._yield()
 
+    def _job_waits(self, w: _Worker, waiting: bool) -> None:
+        """The worker's job (a person's) was seen waiting, or running again (module doc)."""
+        with self._running_lock:
+            if w.waiting != waiting:
+                w.waiting = waiting
+                self._yield()
+
     def _job_ended(self, w: _Worker) -> None:
         """The worker's job answered or failed: it is continued if stopped (to end, or be killed), and what it
         held back goes on."""
@@ -851,7 +864,7 @@ class WorkerPool:
                 except (ProcessLookupError, PermissionError):
                     pass
             self._continued(w)
-            w.background, w.stopped_for = False, 0.0
+            w.background, w.stopped_for, w.waiting = False, 0.0, False
             self._yield()
 
     @staticmethod
@@ -939,6 +952,7 @@ class WorkerPool:
         try:  # until its answer or failure: then what it held back goes on (`_job_ended`)
             template = w.process.pid
             clock = _Clock([template], _STARTED_WITHIN if w.warm else _WARM_WITHIN)
+            used = (0.0, 0.0)  # (when, the job's CPU seconds then), once it started: `_job_waits`
             while True:
                 waits: list[Any] = [w.conn] if out.eof else [w.conn, w.output]
                 if isinstance(cancel, Cancel) and w.job is not None:  # (once it runs: before, its readable pipe spins)
@@ -967,6 +981,7 @@ class WorkerPool:
                         w.job = int(payload)
                         clock = _Clock([w.job], limit, tree=True, paused=w.paused)
                         self._job_runs(w, nice > 0)
+                        used = (time.monotonic(), _cpu_seconds(w.job, True))  # (when, its CPU then): `_job_waits`
                     elif kind == "background":
                         self._job_runs(w, True)
                     elif kind == "progress":
@@ -978,6 +993,10 @@ class WorkerPool:
                     else:  # the answer: returned now; the job's end is collected before the worker's next job
                         return kind, payload
                     continue
+                if w.job is not None and not w.background and time.monotonic() - used[0] >= _TIMES_EVERY:
+                    now = (time.monotonic(), _cpu_seconds(w.job, True))
+                    self._job_waits(w, now[1] - used[1] < _WAITING_SHARE * (now[0] - used[0]))
+                    used = now
                 if w.job is not None and on_times is not None and clock.due():
                     try:
                         on_times(clock.times())

@@ -312,8 +312,8 @@ def test_a_background_job_runs_niced(pool):
 HOLDS = kernel("""\
     import server.analyze
     server.analyze.progress(os.getpid())
-    while not os.path.exists(MARK):  # until the test lets it end
-        time.sleep(0.01)
+    while not os.path.exists(MARK):  # until the test lets it end, running (a job that sleeps is waiting: below)
+        pass
 """, top="MARK = {mark!r}\n")
 SPINS = kernel("""\
     import server.analyze
@@ -387,6 +387,51 @@ def test_a_background_job_is_stopped_while_a_job_a_person_waits_for_runs(pool2, 
         with pytest.raises(JobFailed) as e:  # it ran on, and its own time ran out
             await asyncio.wait_for(background, 30)
         assert e.value.kind == "timeout", e.value
+
+    asyncio.run(run())
+    assert pool2.stops >= 1 and pool2.replaced == 0
+
+
+LOCKS = kernel("""\
+    import fcntl
+    import server.analyze
+    held = open(LOCK, "w")
+    if FIRST:  # the background job: takes the lock, then runs until the test lets it end
+        fcntl.flock(held, fcntl.LOCK_EX)
+        server.analyze.progress(os.getpid())
+        while not os.path.exists(MARK):
+            pass
+    else:  # the person's job: waits for the lock
+        server.analyze.progress(os.getpid())
+        fcntl.flock(held, fcntl.LOCK_EX)
+""", top="LOCK, MARK, FIRST = {lock!r}, {mark!r}, {first}\n")
+
+
+@procfs
+def test_a_stopped_job_holding_what_a_persons_job_waits_for_is_continued_while_it_waits(pool2, tmp_path):
+    """The background job holds a file lock; the person's job, which stopped it, then waits for that lock. The
+    person's job uses no CPU for a second: it is waiting, not running, and the background job is continued (else
+    each would wait for the other until the person's time limit)."""
+    lock, mark = str(tmp_path / "lock"), str(tmp_path / "let-it-end")
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        bg_pid: asyncio.Future[int] = loop.create_future()
+        fg_pid: asyncio.Future[int] = loop.create_future()
+        await asyncio.gather(*(pool2.run("list_kernels", PATH, "") for _ in range(2)))  # both templates warm
+        background = asyncio.ensure_future(pool2.run(
+            "analyze_kernel", PATH, LOCKS.format(lock=lock, mark=mark, first=True), "k", {}, timeout=60, nice=10,
+            on_progress=lambda pid: bg_pid.done() or bg_pid.set_result(pid)))
+        pid = await asyncio.wait_for(bg_pid, 30)  # it holds the lock
+        person = asyncio.ensure_future(pool2.run(
+            "analyze_kernel", PATH, LOCKS.format(lock=lock, mark=mark, first=False), "k", {}, timeout=60,
+            on_progress=lambda p: fg_pid.done() or fg_pid.set_result(p)))
+        await asyncio.wait_for(fg_pid, 30)
+        await _until(lambda: _stopped(pid), "the background job was not stopped")
+        await _until(lambda: not _stopped(pid), "the background job was not continued while the person's job waited")
+        Path(mark).write_text("")  # the background job ends, its lock with it: the person's job goes on
+        assert (await asyncio.wait_for(background, 30))["error"] is None
+        assert (await asyncio.wait_for(person, 30))["error"] is None
 
     asyncio.run(run())
     assert pool2.stops >= 1 and pool2.replaced == 0
