@@ -356,15 +356,30 @@ def _sender(answers: Connection, spill: str | None) -> Callable[[Any], None]:
         data = bytes(ForkingPickler.dumps(message))
         if spill is not None and len(data) >= SPILL_FROM:
             name = f"{os.getpid()}-{next(count)}"
-            try:
-                with open(os.path.join(spill, name), "xb") as f:
-                    f.write(data)
+            if _write_new(os.path.join(spill, name), data):
                 data = bytes(ForkingPickler.dumps(("spilled", name)))
-            except OSError:
-                pass
         answers.send_bytes(data)
 
     return send
+
+
+def _write_new(path: str, data: bytes) -> bool:
+    """Write `data` to a new file at `path`; whether it was. A file that could not be written whole (a full
+    /dev/shm: a container's is 64 MB) is deleted; one that was there already is left alone."""
+    try:
+        f = open(path, "xb")
+    except OSError:
+        return False
+    try:
+        with f:
+            f.write(data)
+    except OSError:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return False
+    return True
 
 
 def _unspill(spill: str, name: Any) -> tuple[str, Any]:

@@ -343,3 +343,34 @@ def test_a_templates_folder_goes_with_it():
     finally:
         p.close()
     assert not folder.exists()
+
+
+def test_a_message_that_cannot_be_written_whole_crosses_the_pipes_and_leaves_no_file(pool):
+    """The job's file size is capped below the message (as a full /dev/shm would stop the write): the part written
+    is deleted and the pipes carry the message; a file already at the name (the job's own) is not overwritten."""
+    from server import worker
+
+    folder = _folder(pool)
+    size = worker.SPILL_FROM * 2
+    src = kernel(f"""
+        import resource, signal
+        import server.analyze
+        (open('{folder}/' + str(os.getpid()) + '-1', 'wb').write(b'mine'))  # the first name: taken
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the cap fails (EFBIG) instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, ({worker.SPILL_FROM}, resource.RLIM_INFINITY))
+        server.analyze.progress('x' * {size})  # its file is taken: by the pipes
+        server.analyze.progress('y' * {size})  # its file cannot be written whole: by the pipes
+        server.analyze.progress(sorted(os.listdir('{folder}')))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    """)
+    got: list[object] = []
+
+    async def run() -> dict[str, object]:
+        return await pool.run("analyze_kernel", PATH, src, "k", {}, on_progress=got.append)
+
+    assert asyncio.run(run())["error"] is None
+    assert got[:2] == ["x" * size, "y" * size]
+    [left] = got[2]  # type: ignore[misc]
+    assert left.endswith("-1")  # the job's own file, untouched; no part of the second message's
+    pool.settle()  # the job's end collected
+    assert list(folder.iterdir()) == []  # its own file goes with it
