@@ -6,9 +6,11 @@ themselves; they ask a `WorkerPool`, which keeps `size` long-lived *template* pr
 (forked from a forkserver that has already imported `pypto`, so a replacement is ready in
 milliseconds; each has compiled a tiny built-in kernel once, so the compiler is warm). A
 template never runs user code: it forks a child for each job (`_serve`, `_run_job`). The next
-job's child is forked as a job ends and compiles the built-in kernel again while it waits (the
-copy-on-write faults a compile takes, 10-30 ms, are paid between jobs, not by its job or during
-one); the pool takes the template idle longest, whose child has had longest to warm up:
+job's child is forked as a job starts and compiles the built-in kernel again beside it, while the
+job traces on one core (the copy-on-write faults a compile takes, 10-30 ms, are not paid by its
+job; forked as a job ended, as before 2026-12-01, a job sent at once after another — an edit's
+compile after the cancelled one, a file's next kernel — waited ~25-35 ms for them); the pool takes
+the template idle longest:
 
 - **state** — every job starts from the template's clean interpreter: whatever a document's
   module code changes (`pypto.exp = …`, a class attribute, `sys.path`, numpy's settings) dies
@@ -308,11 +310,11 @@ def _death(status: int) -> str | None:
     return f"exit code {code}"
 
 
-def _end_group(pgid: int) -> None:
-    """Kill what is left of a job's process group and reap it, then every other child of the template
-    (there is no other job's child then): processes that left the group (setsid, a daemon's double
-    fork) are the template's once their parent is gone (it is their subreaper), and are killed and
-    reaped too."""
+def _end_group(pgid: int, keep: int = -1) -> None:
+    """Kill what is left of a job's process group and reap it, then every other child of the template but
+    `keep` (the next job's child, waiting in a group of its own): processes that left the group (setsid, a
+    daemon's double fork) are the template's once their parent is gone (it is their subreaper), and are killed
+    and reaped too."""
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -323,7 +325,7 @@ def _end_group(pgid: int) -> None:
         except ChildProcessError:
             break
     for _ in range(1000):  # each round: the strays now; their children are reparented here as they die
-        strays = set(_children_of("self"))
+        strays = set(_children_of("self")) - {keep}
         if not strays:
             break
         for pid in strays:
@@ -496,14 +498,17 @@ class _Child:
     answers: Connection
 
 
-def _fork_child(conn: Connection, memory_limit: int, spill: str | None) -> _Child:
-    """Fork the next job's child from the template; it warms up and waits for its job."""
+def _fork_child(conn: Connection, memory_limit: int, spill: str | None, running: tuple[int, ...] = ()) -> _Child:
+    """Fork the next job's child from the template; it warms up and waits for its job. `running`: the template's
+    descriptors of the job running meanwhile (its answers' pipe, its pidfd), closed in the child."""
     job_r, job_w = os.pipe()
     answer_r, answer_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(job_w)
         os.close(answer_r)
+        for fd in running:
+            os.close(fd)
         conn.close()  # the child's copy: only the template writes to the pool
         _run_job(connection.Connection(job_r, writable=False), connection.Connection(answer_w, readable=False),
                  memory_limit, spill)
@@ -562,9 +567,12 @@ def _serve(conn: Connection, output: Connection, memory_limit: int, spill: str |
         exited = os.pidfd_open(child.pid) if hasattr(os, "pidfd_open") else None  # Linux; elsewhere: the pipe's end
         try:
             conn.send(("started", child.pid))
+            # the next job's child, forked as this one starts: it warms up beside it (module doc)
+            ready = _fork_child(conn, memory_limit, spill, (child.answers.fileno(), *(() if exited is None else
+                                                                                     (exited,))))
             _relay(child.answers, exited, conn)
             _, status = os.waitpid(child.pid, 0)
-            _end_group(child.pid)  # every process that could still hold the pipe: what is left of it is read now
+            _end_group(child.pid, ready.pid)  # every process that could still hold the pipe: what is left is read now
             _relay(child.answers, None, conn)
             conn.send(("ended", _death(status)))
         except (_PoolGone, OSError):  # the server died: its job is nobody's (running or stopped, it would live on)
@@ -574,7 +582,6 @@ def _serve(conn: Connection, output: Connection, memory_limit: int, spill: str |
             if exited is not None:
                 os.close(exited)
             child.answers.close()
-        ready = _fork_child(conn, memory_limit, spill)  # the next job's: it warms up between jobs, not during one
 
 
 class _PoolGone(Exception):
