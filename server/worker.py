@@ -70,7 +70,8 @@ collects before the template's next job (or in `settle()`).
 after its tile edit sends ~30 MB, twice) is written by the job to a file in its template's own folder (in `/dev/shm`
 where there is one: memory, not disk), and what crosses the pipes is `("spilled", name)`; the pool reads the file,
 deletes it, and unpickles what it held. Through the two pipes (job to template, template to pool: 64 KiB at a time,
-each a switch between three processes) 30 MB took 0.15 s; by file 0.04 s (benchmarks/answer_bench.py). A name that
+each a switch between three processes) 30 MB took 0.14 s from the job's send to the pool's read, by file 0.09 s
+(benchmarks/answer_bench.py). A name that
 is not one a job could have made (`<pid>-<n>`) is a crashed job; what a killed job left there is deleted when its
 end is collected, and the folder with its template.
 """
