@@ -523,9 +523,19 @@ def _fork_child(conn: Connection, memory_limit: int, spill: str | None, running:
 
 
 def _serve(conn: Connection, output: Connection, memory_limit: int, spill: str | None = None) -> None:
-    """A template's loop: receive (fn name, args), fork a child that runs the job (`_run_job`),
-    relay its messages, reap it and its process group, send ("ended", …). The template is the
-    connection's only writer: a child killed in the middle of a message costs that message only."""
+    """A template's loop (`_loop`); its folder for big messages goes with it, also when the server died without
+    closing the pool (a job's child never returns through here: it ends with `os._exit`)."""
+    try:
+        _loop(conn, output, memory_limit, spill)
+    finally:
+        if spill is not None:
+            shutil.rmtree(spill, ignore_errors=True)
+
+
+def _loop(conn: Connection, output: Connection, memory_limit: int, spill: str | None) -> None:
+    """Receive (fn name, args), fork a child that runs the job (`_run_job`), relay its messages, reap it and its
+    process group, send ("ended", …). The template is the connection's only writer: a child killed in the middle
+    of a message costs that message only."""
     for fd in (1, 2):  # everything written to fd 1 and 2 from here on (jobs and their children) is the pool's
         os.dup2(output.fileno(), fd)
     output.close()

@@ -452,6 +452,7 @@ async def main() -> None:
     jobs.append(asyncio.ensure_future(pool.run("analyze_kernel", "/virtual/k.py", holds, "k", {},
                                                on_progress=report)))
     print(await started.get(), flush=True)
+    print(repr([w.spill for w in pool._running]), flush=True)  # the templates' folders for big messages
     await asyncio.gather(*jobs)
 
 asyncio.run(main())
@@ -468,6 +469,7 @@ def test_no_job_outlives_its_server(tmp_path):
                               stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
     try:
         background, person = int(server.stdout.readline()), int(server.stdout.readline())
+        folders = [f for f in eval(server.stdout.readline()) if f is not None]  # noqa: S307 - the script's repr
 
         async def stopped() -> None:
             await _until(lambda: _stopped(background), "the background job was not stopped")
@@ -478,7 +480,10 @@ def test_no_job_outlives_its_server(tmp_path):
 
     async def both_gone() -> None:
         await _until(lambda: not _alive(background) and not _alive(person), "a job outlived its server")
+        # and each template's folder for big messages went with it
+        await _until(lambda: not any(os.path.exists(f) for f in folders), "a template's folder outlived it")
     asyncio.run(both_gone())
+    assert len(folders) == 2
 
 
 def _alive(pid: int) -> bool:
