@@ -82,6 +82,7 @@ import asyncio
 import ctypes
 import gc
 import importlib.util
+import itertools
 import multiprocessing as mp
 import os
 import pickle
@@ -353,7 +354,7 @@ def _spill_root() -> str | None:
 def _sender(answers: Connection, spill: str | None) -> Callable[[Any], None]:
     """How a job's child sends a message to its template: pickled as `Connection.send` does, and from `SPILL_FROM`
     bytes written to a file in `spill`, its name sent instead (the pipe carries it when the file cannot be written)."""
-    count = iter(range(1, sys.maxsize))
+    count = itertools.count(1)
 
     def send(message: Any) -> None:
         data = bytes(ForkingPickler.dumps(message))
@@ -393,12 +394,10 @@ def _unspill(spill: str, name: Any) -> tuple[str, Any]:
                                    f"is lost")
     path = os.path.join(spill, name)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         try:
-            with open(fd, "rb", closefd=False) as f:
+            with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW)) as f:
                 data = f.read()
         finally:
-            os.close(fd)
             os.unlink(path)
         kind, payload = pickle.loads(data)
     except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError) as e:

@@ -44,7 +44,6 @@ from pypto.ir.graph import Node
 from pypto.ir.source import Loc
 
 _NO_DEPS: frozenset[int] = frozenset()
-_SHARED_KEPT = 4096  # shared dependency sets partition remembers at once (their unions, their merges)
 _NODE = attrgetter("node")
 _MINUS_ONE = itertools.repeat(-1)  # `local`'s default, for map
 _POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs", "at"})  # where a tile sits, not what it computes
@@ -172,14 +171,9 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             out += accesses(o)
         return [(flatten(r) if r.buffer in reshaped else r, w) for r, w in out if r.buffer in written]
 
-    # the union of two shared sets (each a frozenset `conflicts` gives every read of one box until the next write),
-    # shared in turn: (id, id) -> (the two, their union). Kimi's block attention after its tile edit: 16 k matmuls
-    # whose two reads met ~256 groups, each union copied (4.2 M ints) and merged into `exported` (below) before
-    unions: dict[tuple[int, int], tuple[frozenset[int], frozenset[int], frozenset[int]]] = {}
-
     def gm_deps(gm: list[tuple[Region, bool]]) -> Set[int]:
         """The groups these accesses conflict with; read-only: one access's set as `conflicts` gave it (a frozenset
-        many groups share, or a new set), or two shared ones' union, shared too; `record_gm` keeps it as it is."""
+        many groups share, or a new set), `record_gm` keeps it as it is."""
         if len(gm) == 1:
             r, w = gm[0]
             return seen[r.buffer].conflicts(r, w)
@@ -193,14 +187,6 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                 deps = found  # the only one so far: not copied
             elif joined:
                 deps |= found  # type: ignore[operator]
-            elif type(deps) is frozenset and type(found) is frozenset:
-                key = (id(deps), id(found))
-                hit = unions.get(key)
-                if hit is None or hit[0] is not deps or hit[1] is not found:
-                    if len(unions) >= _SHARED_KEPT:
-                        unions.clear()
-                    hit = unions[key] = (deps, found, deps | found)
-                deps = hit[2]
             else:
                 deps, joined = set(deps), True
                 deps |= found  # type: ignore[operator]
@@ -215,39 +201,13 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     written_at: dict[int, int] = {}  # a load of a written buffer -> writes_to of its buffer at its place
     in_order = True
 
-    # a shared set of dependencies already in `exported` -> (it, the group left out of it then, else -1)
-    merged: dict[int, tuple[frozenset[int], int]] = {}
-
-    def export(deps: Set[int], gid: int) -> None:
-        """`exported` |= `deps` less `gid` (a group's own access does not export it); a shared set is merged whole
-        once, then only the group it left out (Kimi's block attention: 16 k merges of ~256 groups each saved)."""
-        if type(deps) is not frozenset:
-            had = gid in exported
-            exported.update(deps)
-            if not had:
-                exported.discard(gid)
-            return
-        hit = merged.get(id(deps))
-        if hit is not None and hit[0] is deps:
-            left = hit[1]
-            if left >= 0 and left != gid:
-                exported.add(left)
-                merged[id(deps)] = (deps, -1)  # type: ignore[assignment]
-            return
-        left = -1
-        if gid in deps and gid not in exported:
-            left = gid
-        exported.update(deps)
-        if left >= 0:
-            exported.discard(gid)
-        if len(merged) >= _SHARED_KEPT:
-            merged.clear()
-        merged[id(deps)] = (deps, left)  # type: ignore[assignment]
-
     def record_gm(g: _Group, gm: list[tuple[Region, bool]], deps: Set[int]) -> None:
         gid = g.id
         if deps:
-            export(deps, gid)
+            had = gid in exported
+            exported.update(deps)
+            if not had:  # its own access does not export it
+                exported.discard(gid)
             mine = depends.get(gid)
             if mine is None:  # kept as gm_deps gave it (a set shared by many groups stays one object)
                 depends[gid] = deps if gid not in deps else deps - {gid}
