@@ -25,6 +25,7 @@ fails in any way (an exception, a signal, a result that does not pickle), `child
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -87,11 +88,24 @@ def beside_then(child: Callable[[], A], here: Callable[[], B], then: Callable[[]
         code = 1
         try:
             os.close(read)
-            with os.fdopen(write, "wb") as out:
-                out.write(_message(child()))
-                if then is not None:
-                    out.flush()
-                    out.write(_message(then()))
+            first = _message(child())
+            if then is None:
+                _send(write, first)
+            else:
+                # the parent reads the first result once `here()` is done: a result longer than the pipe holds
+                # would keep this child from `then()` until then (Kimi's block attention after its edit: its leaves'
+                # rows waited 0.25 s for the execute graph, and its tile columns after them); the pipe is grown to
+                # hold it, and what does not fit even so goes from a thread
+                failed: list[BaseException] = []
+                sender = _send_soon(write, first, failed)
+                try:
+                    last = _message(then())
+                finally:  # the first result goes out whole even when `then()` fails
+                    if sender is not None:
+                        sender.join()
+                if failed:
+                    raise failed[0]
+                _send(write, last)
             code = 0
         except BaseException:  # noqa: BLE001 - the parent computes what it did not send, and reports what it raises
             pass
@@ -111,6 +125,39 @@ def beside_then(child: Callable[[], A], here: Callable[[], B], then: Callable[[]
         _reap(pid, read)
         return child(), b, Later(then)
     return got[1], b, Later(then, pid, read)
+
+
+def _send(fd: int, data: bytes, failed: list[BaseException] | None = None) -> None:
+    """All of `data` down the pipe `fd` (a signal may cut a write short); what fails goes to `failed` when given."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except BaseException as e:  # noqa: BLE001 - the caller decides (a thread's would be printed to the job's output)
+        if failed is None:
+            raise
+        failed.append(e)
+
+
+def _send_soon(fd: int, data: bytes, failed: list[BaseException]) -> threading.Thread | None:
+    """`data` down the empty pipe `fd` without waiting for its reader: what the pipe holds (grown to `data`'s length
+    where the system allows) written now, the rest from a thread, returned to be joined (None: all written)."""
+    room = _PIPE_BYTES
+    with contextlib.suppress(ImportError, AttributeError, OSError):  # F_SETPIPE_SZ is Linux's (up to pipe-max-size)
+        import fcntl
+
+        room = fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, min(max(len(data), _PIPE_BYTES), _PIPE_MOST))
+    now = min(room, len(data))
+    _send(fd, data[:now])
+    if now == len(data):
+        return None
+    sender = threading.Thread(target=_send, args=(fd, data[now:], failed))
+    sender.start()
+    return sender
+
+
+_PIPE_BYTES = 65_536  # what an empty pipe holds by default (Linux)
+_PIPE_MOST = 1 << 20  # and grown at most (Linux's default pipe-max-size: the kernel's memory, never swapped)
 
 
 def _message(value: Any) -> bytes:

@@ -366,3 +366,28 @@ def test_tile_columns_made_ahead_for_a_document_not_made_end_with_their_child(
     assert tile_ir._columns_ahead == [], "no columns left noted"
     with pytest.raises(ProcessLookupError):  # the child that made them: ended and reaped
         os.kill(pids[0], 0)
+
+
+@pytest.mark.usefixtures("forks")
+@pytest.mark.parametrize("size", [200_000, 3_000_000])  # more than an empty pipe holds; more than it is grown to
+def test_a_long_first_result_does_not_hold_the_child_from_its_later_one(size: int) -> None:
+    """The parent reads the first result only after `here()`: the child goes on to `then()` meanwhile. Here `here()`
+    waits for `then()` to start, which a child blocked on writing its first result would never do."""
+    read, write = os.pipe()
+
+    def then() -> int:
+        os.write(write, b"x")
+        return os.getpid()
+
+    def here() -> bool:
+        ready, _, _ = select.select([read], [], [], WAIT)
+        return bool(ready) and os.read(read, 1) == b"x"
+
+    try:
+        first, met, later = beside.beside_then(lambda: b"r" * size, here, then)
+    finally:
+        os.close(read)
+        os.close(write)
+    assert met, "then() ran while here() waited: the child did not wait for its first result to be read"
+    assert first == b"r" * size
+    assert later is not None and later.get() != os.getpid()

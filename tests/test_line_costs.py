@@ -3,6 +3,7 @@ tasks that run its leaf, go to the lines that made it; fused lines are told apar
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,15 @@ def test_node_cycles_split_a_fused_leaf_by_node_and_travel_in_the_record_json():
     js = record.to_json()["node_cycles"]
     assert js is not None and {int(k) for k in js} == set(per_node)
     assert compile_record(kernel, example_arguments(kernel), stage="tensor").to_json()["node_cycles"] is None
+
+
+def test_instruction_costs_find_each_ops_node_whatever_order_the_ops_are_in():
+    """A tile op is found at its id's position, where a compile puts it, else by its id: the same costs either way."""
+    kernel = load_module(SOFTMAX).softmax_kernel
+    record = compile_record(kernel, example_arguments(kernel))
+    tiles = record.program.tiles
+    assert tiles is not None and all(o.id == i for i, o in enumerate(tiles.ops))  # a compile's order
+    shuffled = dataclasses.replace(tiles, ops=tuple(reversed(tiles.ops)))
+    again = dataclasses.replace(record, program=dataclasses.replace(record.program, tiles=shuffled))
+    assert again.instruction_costs == record.instruction_costs
+    assert any(node is not None for node, *_ in record.instruction_costs)
