@@ -56,6 +56,7 @@ from pypto.compiler.serialize import (
     program_json,
     take_later,
 )
+from pypto.compiler.tile_ir import op_with_id
 from pypto.frontend.inputs import example_arguments, has_values, inputs_from
 from pypto.frontend.jit import CompiledKernel, read_bindings
 from pypto.ir import columns as C
@@ -489,8 +490,8 @@ class CompileRecord:
         if p.blocks is None or p.tiles is None:
             return []
         model = CoreModel(p.blocks, load_board("a2a3"))
-        node_of = _NodeOf(p.tiles.ops)
-        return [(node_of(ins.tile_op), pipe, ins.opcode, cycles * b.tasks)
+        tiles = p.tiles
+        return [(None if (o := op_with_id(tiles, ins.tile_op)) is None else o.node, pipe, ins.opcode, cycles * b.tasks)
                 for b in p.blocks for ins, pipe, cycles in model.instruction_cycles(b.leaf)]
 
     @cached_property
@@ -721,27 +722,6 @@ def compile_for(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: str
     do: give them `example_arguments(kernel)`."""
     t = trace_for(kernel, inputs, stage)
     return t.lowered(), t.made
-
-
-class _NodeOf:
-    """A tile op's tensor node by the op's id, for the few ops a listing names: read at the id's position, where
-    a compile puts it, else from an index of every op made once. A job's record is shared copy-on-write with its
-    health child, so a dict of all 10^5 ops there copied the pages of every op it read (Kimi's block attention after
-    its edit: ~0.1 s of its record document)."""
-
-    def __init__(self, ops: tuple[Any, ...]) -> None:
-        self._ops = ops
-        self._by_id: dict[int, Any] | None = None
-
-    def __call__(self, op_id: int | None) -> Any:
-        if op_id is None or op_id < 0:  # no tile op (-1)
-            return None
-        ops = self._ops
-        if op_id < len(ops) and ops[op_id].id == op_id:
-            return ops[op_id].node
-        if self._by_id is None:
-            self._by_id = {o.id: o.node for o in ops}
-        return self._by_id.get(op_id)
 
 
 @dataclass(frozen=True)

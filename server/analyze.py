@@ -289,7 +289,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         # while the job lives) would be walked by every full collection of what follows; frozen, the
         # collector walks only what the views make (at 195k tile ops: health 1.0 -> 0.5 s).
         gc.freeze()
-        made: tuple[dict[str, Any], bytes, dict[str, Any]] | None = None
+        made: tuple[dict[str, Any], bytes] | None = None
         views: dict[str, Any] | None = None
         n_ops = len(record.program.tiles.ops) if record.program.tiles is not None else 0
         if not opts.get("record") and n_ops >= int(opts.get("parts_from") or sys.maxsize):
@@ -322,7 +322,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     if made is None and not early:
         made = _document(record, opts)
     if made is not None:  # the document, and its columns as .npz bytes
-        out["record"], out["record_columns"], _ = made
+        out["record"], out["record_columns"] = made
     out["inputs_from"] = record.source.inputs_from  # the capture the inputs came from (docs/capture.md), or None
     out["summary"] = {
         "board": record.run.board, "clock": record.run.clock, "makespan_us": m.makespan, "tasks": len(record.run.tasks),
@@ -410,29 +410,29 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     return out
 
 
-def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], bytes, dict[str, Any]] | None:
-    """The record's document, its columns as .npz bytes and the editor's run (`editor_run`, from the same columns),
-    when the settings ask for the record."""
+def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], bytes] | None:
+    """The record's document and its columns as .npz bytes, when the settings ask for the record (the editor's run
+    is made where the answer arrives, from the same columns: `with_editor_run`)."""
     made = _document_arrays(record, opts)
-    return None if made is None else made[:3]
+    return None if made is None else made[:2]
 
 
 def _document_arrays(record: Any, opts: Mapping[str, Any]
-                     ) -> tuple[dict[str, Any], bytes, dict[str, Any], dict[str, Any]] | None:
+                     ) -> tuple[dict[str, Any], bytes, dict[str, Any]] | None:
     """`_document`, and the columns as arrays."""
     from pypto.ir.columns import npz_bytes
 
     if not opts.get("record", True):
         return None
     doc, arrays = record.to_document()
-    return doc, npz_bytes(arrays), editor_run(record.run, doc.get("run"), arrays), arrays
+    return doc, npz_bytes(arrays), arrays
 
 
 def _document_and_views(record: Any, path: str, opts: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
     """`_document` and `_views`, the views reading the tile ops' fields from the document's columns."""
     made = _document_arrays(record, opts)
-    views = _views(record, path, opts, None if made is None else (made[0], made[3]))
-    return (None if made is None else made[:3]), views
+    views = _views(record, path, opts, None if made is None else (made[0], made[2]))
+    return (None if made is None else made[:2]), views
 
 
 def with_editor_run(data: Any) -> Any:

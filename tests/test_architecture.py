@@ -31,6 +31,8 @@ TORCH = "optional dependency: imported only when the user passes torch tensors (
 # (importing module, imported module) -> why the import waits until the function runs
 ALLOWED_LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("pypto.ir.dtypes", "torch"): TORCH,
+    ("pypto.beside", "fcntl"): "POSIX only (growing a pipe is Linux's): beside imports on every platform and forks "
+                               "only where it can",
     ("pypto.frontend.jit", "torch"): TORCH,
     ("pypto.npu", "pypto.npu.torch_side"): "optional dependency (torch): the NPU stand-in loads torch only when the "
                                             "user's program imports torch or torch_npu (docs/npu.md)",

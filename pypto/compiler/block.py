@@ -84,7 +84,7 @@ from typing import Any
 
 from pypto.compiler.block_ir import PEAK_LABEL, PIPES, Block, BufferSpan, Instr, Operand
 from pypto.compiler.manager import PassContext, Program
-from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileOp, ops_by_id
+from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileOp, op_with_id, ops_by_id
 from pypto.ir.dtypes import DataType
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
@@ -913,7 +913,7 @@ def _operand_text(op: Operand, full: bool) -> str:
 def listing(block: Block, program: Program) -> str:
     """The block as text: a header with provenance and memory use, then one line per instruction."""
     nodes = program.graph.by_id()
-    ops = ops_by_id(program.tiles) if program.tiles is not None else {}
+    tiles = program.tiles
     leaf = program.leaves[block.leaf] if program.leaves is not None else None
     by_line: dict[tuple[str, int], list[str]] = {}
     for nid in (leaf.nodes if leaf is not None else ()):
@@ -943,7 +943,7 @@ def listing(block: Block, program: Program) -> str:
         dst = ", ".join(_operand_text(op, True) for op in ins.dst)
         srcs = ", ".join(_operand_text(op, False) for op in ins.srcs)
         comment = ""
-        o = ops.get(ins.tile_op)
+        o = op_with_id(tiles, ins.tile_op) if tiles is not None else None
         if o is not None:
             node = nodes.get(o.node)
             at = _span(node)

@@ -270,6 +270,19 @@ def ops_by_id(tiles: TileGraph) -> dict[int, TileOp]:
     return by_id
 
 
+def op_with_id(tiles: TileGraph, op_id: int) -> TileOp | None:
+    """Tile op `op_id` (None for none): at its id's position, where a compile puts it, else by `ops_by_id`. For a
+    reader of a few ops (a listing's, a record's per-node costs): a job's record is shared copy-on-write with a
+    forked child, and an index of every op made there copied the pages of every op it read (Kimi's block attention
+    after its edit: ~0.1 s)."""
+    ops = tiles.ops
+    if 0 <= op_id < len(ops):
+        o = ops[op_id]
+        if o.id == op_id:
+            return o
+    return ops_by_id(tiles).get(op_id) if op_id >= 0 else None
+
+
 def forget_ops_by_id(tiles: TileGraph) -> None:
     """Drop `ops_by_id(tiles)` (the compile's end: a program kept for long need not keep it, ~12 MB at
     200k tile ops; a later reader makes it again)."""

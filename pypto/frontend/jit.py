@@ -365,11 +365,17 @@ class JitKernel:
         self._specs: dict[str, ParamSpec] | None = None
         self.cache: dict[Any, CompiledKernel] = {}
         self.compile_count = 0
+
+    @functools.cached_property
+    def source_hash(self) -> str:
+        """Its function's source text, hashed: made when first asked (a compile, a capture), not for every kernel of
+        a module as it loads (`inspect.getsource` tokenizes the function: ~4 ms a kernel, on every edit's job)."""
+        fn = self.fn
         try:
             text = inspect.getsource(fn)
         except (OSError, TypeError):
             text = repr(fn.__code__.co_code) + repr(fn.__code__.co_consts)
-        self.source_hash = hashlib.sha256(text.encode()).hexdigest()[:16]
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property
     def decorating_scope(self) -> dict[str, Any]:
