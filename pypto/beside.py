@@ -106,6 +106,7 @@ def beside_then(child: Callable[[], A], here: Callable[[], B], then: Callable[[]
                 if failed:
                     raise failed[0]
                 _send(write, last)
+            os.close(write)  # the parent reads to the pipe's end: now, not once this copy of the process is torn down
             code = 0
         except BaseException:  # noqa: BLE001 - the parent computes what it did not send, and reports what it raises
             pass

@@ -391,3 +391,37 @@ def test_a_long_first_result_does_not_hold_the_child_from_its_later_one(size: in
     assert met, "then() ran while here() waited: the child did not wait for its first result to be read"
     assert first == b"r" * size
     assert later is not None and later.get() != os.getpid()
+
+
+@pytest.mark.usefixtures("forks")
+@pytest.mark.parametrize("later", [False, True])
+def test_a_result_is_taken_without_waiting_for_the_child_to_end(monkeypatch: pytest.MonkeyPatch, later: bool) -> None:
+    """The parent reads a child's results to the pipe's end: the child closes it once they are sent, not when its
+    exit tears down its copy of a big process. Here the child's exit waits until it is released, after the result
+    is taken (`beside`'s, or a `beside_then` child's later one)."""
+    release_r, release_w = os.pipe()
+    real_exit = os._exit
+
+    def held_exit(code: int) -> None:
+        released, _, _ = select.select([release_r], [], [], WAIT)
+        real_exit(code if released else 9)
+
+    monkeypatch.setattr(os, "_exit", held_exit)
+    try:
+        if later:
+            _, _, then = beside.beside_then(os.getpid, lambda: None, os.getpid)
+            assert then is not None
+            pid = then.get()
+        else:
+            pid, _ = beside.beside(os.getpid, lambda: None)
+    finally:
+        os.write(release_w, b"x")  # only now may the child end
+    try:
+        _, status = os.waitpid(pid, 0)
+        held = os.waitstatus_to_exitcode(status) == 0
+    except ChildProcessError:  # reaped already: it had ended before the result was taken
+        held = False
+    finally:
+        os.close(release_r)
+        os.close(release_w)
+    assert pid != os.getpid() and held, "the result waited for the child's exit"
