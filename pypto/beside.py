@@ -14,6 +14,10 @@ pipe, while this process runs `here()`. The child shares the objects copy-on-wri
 code, never the user's. `beside_then(child, here, then)` keeps the child on after it sent `child()`:
 it computes `then()` too, which this process takes later (`Later.get`), when it needs it — the
 record document's tile columns, made while this process runs the board (`pypto.compiler.tile_passes`).
+This process reads `child()`'s result only once `here()` is done, so the child does not wait for that:
+the pipe is grown to hold the result (Linux, up to 1 MiB) and what does not fit goes from a thread. The
+child closes the pipe once its results are sent: this process reads to the pipe's end, and tearing
+down the child's copy of a big compile takes tens of milliseconds more.
 
 Forking is an acceleration, never a change of result: without `os.fork`, with other threads running
 (a fork keeps only the calling thread, and locks another thread held would stay held in the child),
@@ -47,24 +51,59 @@ def beside(child: Callable[[], A], here: Callable[[], B], fork: bool = True) -> 
 
 
 class Later(Generic[C]):
-    """What a child of `beside_then` goes on to compute after its first result: `get()` waits for it (or computes it
-    here when there is no child, or the child failed); `drop()` ends the child when nobody will ask."""
+    """A result a forked child computes (`beside_then`'s `then()`, or one of `ahead`'s): `get()` waits for it (or
+    computes it here when there is no child, or the child did not send it whole); `drop()` ends the child when nobody
+    will ask."""
 
-    def __init__(self, then: Callable[[], C], pid: int = 0, read: int = -1) -> None:
-        self._then = then
-        self._pid = pid
-        self._read = read
+    def __init__(self, compute: Callable[[], C], child: _Child | None = None, index: int = 0, last: bool = True
+                 ) -> None:
+        self._compute = compute
+        self._child = child
+        self._index = index  # the child's results before it: passed over if not taken
+        self._last = last  # the child's last result: read to the pipe's end
 
     def get(self) -> C:
-        pid, read = self._pid, self._read
-        self._pid, self._read = 0, -1
-        got = _collect(pid, read) if pid else None
-        return got[1] if got is not None else self._then()
+        child, self._child = self._child, None
+        got = child.take(self._index, self._last) if child is not None else None
+        return got[1] if got is not None else self._compute()
 
     def drop(self) -> None:
-        if self._pid:
-            _reap(self._pid, self._read)
-            self._pid, self._read = 0, -1
+        child, self._child = self._child, None
+        if child is not None:
+            child.end()
+
+
+class _Child:
+    """A forked child computing results in order, and the read end of its pipe."""
+
+    def __init__(self, pid: int, read: int) -> None:
+        self.pid, self.read = pid, read
+        self.next = 0  # the index of the next result in the pipe
+        self.over = False
+
+    def take(self, index: int, last: bool) -> tuple[str, Any] | None:
+        """Its result `index` ("ok", value), those before it passed over; None when it is not whole (then none
+        after it is either) or was passed over."""
+        while not self.over and self.next < index:
+            self._next()
+        if self.over or self.next > index:
+            return None
+        if last:
+            self.over = True
+            return _collect(self.pid, self.read)
+        return self._next()
+
+    def _next(self) -> tuple[str, Any] | None:
+        got = _first(self.read)
+        self.next += 1
+        if got is None:
+            self.end()
+        return got
+
+    def end(self) -> None:
+        if not self.over:
+            self.over = True
+            _reap(self.pid, self.read)
 
 
 def beside_then(child: Callable[[], A], here: Callable[[], B], then: Callable[[], C] | None,
@@ -72,18 +111,43 @@ def beside_then(child: Callable[[], A], here: Callable[[], B], then: Callable[[]
     """`beside(child, here)`, the child going on to compute `then()` once it sent `child()`: (`child()`, `here()`,
     a `Later` of `then()`, None without `then`). Without a child (as `beside`), `then()` is computed here when it is
     asked for."""
-    _reap_ended()
-    if not fork or not hasattr(os, "fork") or threading.active_count() > 1 or not _room_for_a_copy():
+    forked = _fork(child, then) if fork else None
+    if forked is None:
         b = here()
         return child(), b, None if then is None else Later(then)
+    first = Later(child, forked, 0, last=then is None)
+    try:
+        b = here()
+    except BaseException:
+        forked.end()
+        raise
+    return first.get(), b, None if then is None else Later(then, forked, 1)
+
+
+def ahead(first: Callable[[], A], then: Callable[[], C], fork: bool = True) -> tuple[Later[A], Later[C]]:
+    """`first()` and then `then()` computed in a forked child while this process goes on with its own work, which
+    takes them when it needs them, in that order (`Later.get`; computed here when there is no child). Where
+    `beside_then` has this process take the first result after its own part, here it may take it midway (the
+    record document's run, made while this process makes the rest of the document; the findings after it)."""
+    forked = _fork(first, then) if fork else None
+    if forked is None:
+        return Later(first), Later(then)
+    return Later(first, forked, 0, last=False), Later(then, forked, 1)
+
+
+def _fork(child: Callable[[], Any], then: Callable[[], Any] | None) -> _Child | None:
+    """A forked child computing `child()` and then `then()` (if any), each sent whole; None when there is none (see
+    the module doc: then both are computed here)."""
+    _reap_ended()
+    if not hasattr(os, "fork") or threading.active_count() > 1 or not _room_for_a_copy():
+        return None
     read, write = os.pipe()
     try:
         pid = os.fork()
     except Exception:  # noqa: BLE001 - no process to spare (a process limit, memory), or a patched os: one after the other
         os.close(read)
         os.close(write)
-        b = here()
-        return child(), b, None if then is None else Later(then)
+        return None
     if pid == 0:  # the child: each result with its length, then leave without running anything of the parent's
         code = 1
         try:
@@ -92,10 +156,10 @@ def beside_then(child: Callable[[], A], here: Callable[[], B], then: Callable[[]
             if then is None:
                 _send(write, first)
             else:
-                # the parent reads the first result once `here()` is done: a result longer than the pipe holds
-                # would keep this child from `then()` until then (Kimi's block attention after its edit: its leaves'
-                # rows waited 0.25 s for the execute graph, and its tile columns after them); the pipe is grown to
-                # hold it, and what does not fit even so goes from a thread
+                # the parent may read the first result only later (`beside_then`: once `here()` is done): a result
+                # longer than the pipe holds would keep this child from `then()` until then (Kimi's block attention
+                # after its edit: its leaves' rows waited 0.25 s for the execute graph, and its tile columns after
+                # them); the pipe is grown to hold it, and what does not fit even so goes from a thread
                 failed: list[BaseException] = []
                 sender = _send_soon(write, first, failed)
                 try:
@@ -113,19 +177,7 @@ def beside_then(child: Callable[[], A], here: Callable[[], B], then: Callable[[]
         finally:
             os._exit(code)
     os.close(write)
-    try:
-        b = here()
-    except BaseException:
-        _reap(pid, read)
-        raise
-    if then is None:
-        got = _collect(pid, read)
-        return (got[1] if got is not None else child()), b, None
-    got = _first(read)
-    if got is None:  # the child failed before its first result: no later one either
-        _reap(pid, read)
-        return child(), b, Later(then)
-    return got[1], b, Later(then, pid, read)
+    return _Child(pid, read)
 
 
 def _send(fd: int, data: bytes, failed: list[BaseException] | None = None) -> None:

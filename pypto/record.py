@@ -33,7 +33,7 @@ import hashlib
 import json
 import marshal
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -287,11 +287,13 @@ class CompileRecord:
             "node_cycles": {str(n): round(c, 3) for n, c in self.node_cycles.items()} or None,
         }
 
-    def to_document(self, include_snapshots: bool = False) -> tuple[dict[str, Json], Arrays]:
+    def to_document(self, include_snapshots: bool = False,
+                    run_part: Callable[[], tuple[Json, Arrays]] | None = None) -> tuple[dict[str, Json], Arrays]:
         """The document (version 3) and its columns: a small JSON whose long lists are `{"$columns": spec}`
         (`pypto.ir.columns`), and the numpy arrays they name. With `include_snapshots`, each pass's
         program too (and the traced one); a part a snapshot shares with one written before it (the final
-        program first, then `traced`, then the passes in order) is `{"$same": "<where>.<field>"}`."""
+        program first, then `traced`, then the passes in order) is `{"$same": "<where>.<field>"}`. `run_part`:
+        gives `run_document_ahead(self.run)`, made elsewhere meanwhile (a job's forked child: `server.analyze`)."""
         arrays: Arrays = {}
         with gc_paused():  # 10^5 small objects, none cyclic
             out = self._head()
@@ -299,7 +301,13 @@ class CompileRecord:
             later: list[tuple[str, int]] = []  # the tile graph's columns, when a child is making them: taken last
             out.update(program_document(self.program, "", arrays, seen, later))
             if self.run is not None:
-                out["run"] = self.run.to_document("run", arrays, self._shared_preds(out))
+                preds = self._shared_preds(out)
+                made = _with_preds(run_part(), preds) if run_part is not None else None
+                if made is not None:
+                    out["run"] = made[0]
+                    arrays.update(made[1])
+                else:
+                    out["run"] = self.run.to_document("run", arrays, preds)
             take_later(self.program, "", arrays, out, later)
             if include_snapshots:
                 if self.traced is not None:
@@ -722,6 +730,31 @@ def compile_for(kernel: Any, inputs: Mapping[str, Any] | None = None, stage: str
     do: give them `example_arguments(kernel)`."""
     t = trace_for(kernel, inputs, stage)
     return t.lowered(), t.made
+
+
+_PREDS_LATER: Json = {"preds": "later"}  # in a run document made ahead: the tasks' predecessors, filled in after
+
+
+def run_document_ahead(run: Swimlane) -> tuple[Json, Arrays]:
+    """The run's part of its record's document (`CompileRecord.to_document`) and its columns, its tasks'
+    predecessors left to fill in: they may be the execute graph's, which the document stores before it
+    (`_shared_preds`). What a job's forked child makes while the job makes the rest of the document."""
+    arrays: Arrays = {}
+    with gc_paused():
+        return run.to_document("run", arrays, _PREDS_LATER), arrays
+
+
+def _with_preds(made: tuple[Json, Arrays], preds: Json) -> tuple[Json, Arrays] | None:
+    """A run document made ahead with its predecessors' spec `preds` filled in: what `to_document` makes when given
+    them (None when it would have stored them itself: then it is made again, here)."""
+    doc, arrays = made
+    tasks = doc.get("tasks") if isinstance(doc, dict) else None
+    if not isinstance(tasks, dict) or tasks.get("preds") != {C.MARK: _PREDS_LATER}:
+        return made  # the tasks' lists hold their predecessors (a short run, or one of LaneTasks)
+    if preds is None:
+        return None
+    tasks["preds"] = {C.MARK: preds}
+    return doc, arrays
 
 
 @dataclass(frozen=True)

@@ -56,12 +56,12 @@ from urllib.parse import unquote, urlparse
 from server.index import editor_view  # the language server's lookups, made next to the record
 
 
-def beside(child: Callable[[], Any], here: Callable[[], Any], fork: bool = True) -> tuple[Any, Any]:
-    """The views of a record made two at a time: `pypto.beside.beside`, imported when a job calls it (the server
+def ahead(first: Callable[[], Any], then: Callable[[], Any], fork: bool = True) -> tuple[Any, Any]:
+    """The views of a record made two at a time: `pypto.beside.ahead`, imported when a job calls it (the server
     processes import this module, and never load pypto)."""
-    from pypto.beside import beside as at_once
+    from pypto.beside import ahead as in_a_child
 
-    return at_once(child, here, fork)
+    return in_a_child(first, then, fork)
 
 
 def no_progress(data: Any) -> None:
@@ -226,7 +226,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     from pypto.frontend.inputs import example_arguments
     from pypto.frontend.jit import to_numpy
     from pypto.ir.errors import PyptoError
-    from pypto.record import profile, trace_for
+    from pypto.record import profile, run_document_ahead, trace_for
     from pypto.tracing.options import options as pypto_options
 
     opts = dict(settings or {})
@@ -280,8 +280,9 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
                     out["reused"] = "record"
             # the record document is made next (unless the server has it): its tile columns made ahead, beside
             # the compile (tile_passes.columns_ahead)
-            ahead = (opts.get("record", True) or opts.get("parts_from") is not None) and out.get("reused") != "record"
-            with columns_ahead() if ahead else contextlib.nullcontext():
+            document_next = (opts.get("record", True) or opts.get("parts_from") is not None) and \
+                out.get("reused") != "record"
+            with columns_ahead() if document_next else contextlib.nullcontext():
                 record, args = traced.lowered(), traced.made
         arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
         record = profile(record, board, arrays, opts.get("workers"))
@@ -298,9 +299,16 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             opts.update(dict.fromkeys(PARTS, True))
         if out.get("reused") == "record":  # what is made again depends on its findings (`early`, below)
             health = health_report(record)
-        else:  # the findings in a child; here the record document, then the editor's views from its columns
-            health, (made, views) = beside(lambda: health_report(record),
-                                           lambda: _document_and_views(record, path, opts), fork=n_ops >= BESIDE_FROM)
+        else:  # the findings in a child, which makes the record document's run first; here the rest of the document,
+            # then the editor's views from its columns
+            run, findings = ahead(lambda: run_document_ahead(record.run), lambda: health_report(record),
+                                  fork=n_ops >= BESIDE_FROM)
+            try:
+                made, views = _document_and_views(record, path, opts, run.get)
+            except BaseException:
+                findings.drop()
+                raise
+            health = findings.get()
         drop_columns_ahead(record.program.tiles)  # made ahead for a document not made: the child ends
     except PyptoError as e:
         out["error"] = _where_error(e, path, line)
@@ -417,20 +425,21 @@ def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], byt
     return None if made is None else made[:2]
 
 
-def _document_arrays(record: Any, opts: Mapping[str, Any]
+def _document_arrays(record: Any, opts: Mapping[str, Any], run_part: Callable[[], Any] | None = None
                      ) -> tuple[dict[str, Any], bytes, dict[str, Any]] | None:
-    """`_document`, and the columns as arrays."""
+    """`_document`, and the columns as arrays. `run_part`: the document's run, made elsewhere (`to_document`)."""
     from pypto.ir.columns import npz_bytes
 
     if not opts.get("record", True):
         return None
-    doc, arrays = record.to_document()
+    doc, arrays = record.to_document(run_part=run_part)
     return doc, npz_bytes(arrays), arrays
 
 
-def _document_and_views(record: Any, path: str, opts: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _document_and_views(record: Any, path: str, opts: Mapping[str, Any], run_part: Callable[[], Any] | None = None
+                        ) -> tuple[Any, dict[str, Any]]:
     """`_document` and `_views`, the views reading the tile ops' fields from the document's columns."""
-    made = _document_arrays(record, opts)
+    made = _document_arrays(record, opts, run_part)
     views = _views(record, path, opts, None if made is None else (made[0], made[2]))
     return (None if made is None else made[:2]), views
 

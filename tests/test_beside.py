@@ -145,24 +145,31 @@ def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 
 '''
 
 
-def test_a_jobs_answer_is_the_same_with_its_views_made_beside(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("rows", [64, 512])  # 12 tasks (the run's lists in the document), 96 (its columns)
+def test_a_jobs_answer_is_the_same_with_its_views_made_beside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              rows: int) -> None:
+    """The findings made in a forked child, which makes the record document's run first (`pypto.beside.ahead`), and
+    the rest of the document and the views here: the same answer as all of it here."""
+    kernel = KERNEL.replace("[64, 1000]", f"[{rows}, 1000]")
     path = tmp_path / "k.py"
-    path.write_text(KERNEL)
+    path.write_text(kernel)
     opts = {"editor": True, "report": True, "record": True, "snapshots": True, "listings": True, "fingerprint": True}
     forked: list[bool] = []
 
-    def spy(child: Any, here: Any, fork: bool = True) -> Any:
+    def spy(first: Any, then: Any, fork: bool = True) -> Any:
         forked.append(fork)
-        return beside.beside(child, here, fork=fork)
+        return beside.ahead(first, then, fork=fork)
 
-    monkeypatch.setattr(analyze, "BESIDE_FROM", 0)  # this kernel's 128 tile ops are made beside too
-    monkeypatch.setattr(analyze, "beside", spy)
-    together = analyze.analyze_kernel(str(path), KERNEL, "tail_vec", opts)
-    monkeypatch.setattr(analyze, "beside", lambda c, h, fork=True: spy(c, h, fork=False))
-    alone = analyze.analyze_kernel(str(path), KERNEL, "tail_vec", opts)
+    monkeypatch.setattr(analyze, "BESIDE_FROM", 0)  # this kernel's tile ops are made beside too
+    monkeypatch.setattr(analyze, "ahead", spy)
+    together = analyze.analyze_kernel(str(path), kernel, "tail_vec", opts)
+    monkeypatch.setattr(analyze, "ahead", lambda f, t, fork=True: spy(f, t, fork=False))
+    alone = analyze.analyze_kernel(str(path), kernel, "tail_vec", opts)
     assert forked == [True, False]
     assert together["error"] is None
+    preds = together["record"]["run"]["tasks"]["preds"]
+    if rows > 64:  # the run's predecessors are the execute graph's columns, which the document names
+        assert preds == {"$columns": together["record"]["execute"]["tasks"]["$columns"]["dict"]["preds"]}
     # the editor's run is the record's, its lists of lists held as arrays (server.analyze.editor_run): the answer
     # carries it in the record only (its arrays cross once), the server's pool makes it as the answer arrives
     from pypto.ir.columns import expand, json_default, read_npz
@@ -425,3 +432,69 @@ def test_a_result_is_taken_without_waiting_for_the_child_to_end(monkeypatch: pyt
         os.close(release_r)
         os.close(release_w)
     assert pid != os.getpid() and held, "the result waited for the child's exit"
+
+
+@pytest.mark.usefixtures("forks")
+def test_ahead_results_are_taken_midway_while_the_child_goes_on() -> None:
+    """`ahead(first, then)`: this process takes `first()` when it needs it, the child computing `then()` meanwhile."""
+    read, write = os.pipe()
+
+    def then() -> int:
+        os.write(write, b"x")
+        return os.getpid()
+
+    try:
+        first, later = beside.ahead(os.getpid, then)
+        pid = first.get()
+        ready, _, _ = select.select([read], [], [], WAIT)  # then() runs in the child, after first() was sent
+        ran = bool(ready) and os.read(read, 1) == b"x"
+    finally:
+        os.close(read)
+        os.close(write)
+    assert pid != os.getpid() and ran
+    assert later.get() == pid
+
+
+@pytest.mark.usefixtures("forks")
+@pytest.mark.parametrize("fails", ["first", "then", "none"])
+def test_ahead_results_the_child_does_not_send_are_computed_here(fails: str) -> None:
+    parent = os.getpid()
+
+    def part(name: str) -> Any:
+        if os.getpid() != parent and fails == name:
+            os._exit(3)
+        return (name, os.getpid())
+
+    first, later = beside.ahead(lambda: part("first"), lambda: part("then"))
+    a, b = first.get(), later.get()
+    assert a[0] == "first" and b[0] == "then"
+    assert (a[1] == parent) == (fails == "first")
+    assert (b[1] == parent) == (fails in ("first", "then"))  # no result after one the child did not send
+
+
+def test_ahead_without_a_child_computes_each_here_when_asked() -> None:
+    asked: list[str] = []
+    first, later = beside.ahead(lambda: asked.append("first") or 1, lambda: asked.append("then") or 2, fork=False)
+    assert asked == []
+    assert (first.get(), later.get()) == (1, 2) and asked == ["first", "then"]
+
+
+@pytest.mark.usefixtures("forks")
+def test_ahead_dropped_ends_its_child() -> None:
+    hold_r, hold_w = os.pipe()
+    try:
+        first, later = beside.ahead(os.getpid, lambda: os.read(hold_r, 1))  # blocks: nobody writes
+        pid = first.get()
+        later.drop()
+    finally:
+        os.close(hold_r)
+        os.close(hold_w)
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(pid, 0)
+
+
+@pytest.mark.usefixtures("forks")
+def test_ahead_a_result_not_taken_is_passed_over() -> None:
+    first, later = beside.ahead(lambda: b"x" * 200_000, os.getpid)
+    assert later.get() != os.getpid()  # the child's, the first result read and left
+    assert first.get() == b"x" * 200_000  # computed here: it was passed over
