@@ -38,24 +38,37 @@ def forks() -> None:
         pytest.skip("no memory available for a copy of this process: beside does not fork")
 
 
+class Signal:
+    """A pipe between the two processes: `send()` in one, `received()` in the other waits for it (WAIT at most)."""
+
+    def __init__(self) -> None:
+        self.read, self.write = os.pipe()
+
+    def send(self) -> None:
+        os.write(self.write, b"x")
+
+    def received(self) -> bool:
+        ready, _, _ = select.select([self.read], [], [], WAIT)
+        return bool(ready) and os.read(self.read, 1) == b"x"
+
+    def close(self) -> None:
+        os.close(self.read)
+        os.close(self.write)
+
+
 @pytest.mark.usefixtures("forks")
 def test_the_child_runs_in_another_process_while_here_runs() -> None:
     parent = os.getpid()
-    read, write = os.pipe()
+    ran = Signal()
 
     def child() -> int:  # tells `here` it runs: were they one after the other, `here` would wait in vain
-        os.write(write, b"x")
+        ran.send()
         return os.getpid()
 
-    def here() -> bool:
-        ready, _, _ = select.select([read], [], [], WAIT)
-        return bool(ready) and os.read(read, 1) == b"x"
-
     try:
-        pid, met = beside.beside(child, here)
+        pid, met = beside.beside(child, ran.received)
     finally:
-        os.close(read)
-        os.close(write)
+        ran.close()
     assert met, "the child ran while here() waited for it"
     assert pid != parent
 
@@ -305,15 +318,20 @@ def test_a_later_result_the_child_fails_is_computed_here(how: str) -> None:
 
 
 @pytest.mark.usefixtures("forks")
-def test_a_later_result_nobody_takes_ends_with_its_child() -> None:
-    hold_r, hold_w = os.pipe()
+@pytest.mark.parametrize("way", ["beside_then", "ahead"])
+def test_a_later_result_nobody_takes_ends_with_its_child(way: str) -> None:
+    hold = Signal()  # nobody sends: the later result blocks
     try:
-        pid, _, later = beside.beside_then(os.getpid, lambda: None, lambda: os.read(hold_r, 1))  # blocks: nobody writes
-        assert later is not None
+        if way == "ahead":
+            first, later = beside.ahead(os.getpid, lambda: os.read(hold.read, 1))
+            pid = first.get()
+        else:
+            pid, _, maybe = beside.beside_then(os.getpid, lambda: None, lambda: os.read(hold.read, 1))
+            assert maybe is not None
+            later = maybe
         later.drop()
     finally:
-        os.close(hold_r)
-        os.close(hold_w)
+        hold.close()
     with pytest.raises(ProcessLookupError):  # killed and reaped
         os.kill(pid, 0)
 
@@ -380,21 +398,16 @@ def test_tile_columns_made_ahead_for_a_document_not_made_end_with_their_child(
 def test_a_long_first_result_does_not_hold_the_child_from_its_later_one(size: int) -> None:
     """The parent reads the first result only after `here()`: the child goes on to `then()` meanwhile. Here `here()`
     waits for `then()` to start, which a child blocked on writing its first result would never do."""
-    read, write = os.pipe()
+    ran = Signal()
 
     def then() -> int:
-        os.write(write, b"x")
+        ran.send()
         return os.getpid()
 
-    def here() -> bool:
-        ready, _, _ = select.select([read], [], [], WAIT)
-        return bool(ready) and os.read(read, 1) == b"x"
-
     try:
-        first, met, later = beside.beside_then(lambda: b"r" * size, here, then)
+        first, met, later = beside.beside_then(lambda: b"r" * size, ran.received, then)
     finally:
-        os.close(read)
-        os.close(write)
+        ran.close()
     assert met, "then() ran while here() waited: the child did not wait for its first result to be read"
     assert first == b"r" * size
     assert later is not None and later.get() != os.getpid()
@@ -437,20 +450,18 @@ def test_a_result_is_taken_without_waiting_for_the_child_to_end(monkeypatch: pyt
 @pytest.mark.usefixtures("forks")
 def test_ahead_results_are_taken_midway_while_the_child_goes_on() -> None:
     """`ahead(first, then)`: this process takes `first()` when it needs it, the child computing `then()` meanwhile."""
-    read, write = os.pipe()
+    started = Signal()
 
     def then() -> int:
-        os.write(write, b"x")
+        started.send()
         return os.getpid()
 
     try:
         first, later = beside.ahead(os.getpid, then)
         pid = first.get()
-        ready, _, _ = select.select([read], [], [], WAIT)  # then() runs in the child, after first() was sent
-        ran = bool(ready) and os.read(read, 1) == b"x"
+        ran = started.received()  # then() runs in the child, after first() was sent
     finally:
-        os.close(read)
-        os.close(write)
+        started.close()
     assert pid != os.getpid() and ran
     assert later.get() == pid
 
@@ -477,20 +488,6 @@ def test_ahead_without_a_child_computes_each_here_when_asked() -> None:
     first, later = beside.ahead(lambda: asked.append("first") or 1, lambda: asked.append("then") or 2, fork=False)
     assert asked == []
     assert (first.get(), later.get()) == (1, 2) and asked == ["first", "then"]
-
-
-@pytest.mark.usefixtures("forks")
-def test_ahead_dropped_ends_its_child() -> None:
-    hold_r, hold_w = os.pipe()
-    try:
-        first, later = beside.ahead(os.getpid, lambda: os.read(hold_r, 1))  # blocks: nobody writes
-        pid = first.get()
-        later.drop()
-    finally:
-        os.close(hold_r)
-        os.close(hold_w)
-    with pytest.raises(ProcessLookupError):  # killed and reaped
-        os.kill(pid, 0)
 
 
 @pytest.mark.usefixtures("forks")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -132,20 +133,27 @@ def test_profiled_records_carry_the_swimlane_validate_and_round_trip(example_rec
         assert back.source_of_task(t.id) and any(s.file == r.source.file for s in back.source_of_task(t.id))
 
 
-def test_a_profiled_record_stores_its_run_as_columns_sharing_the_execute_graphs_arrows(example_records):
-    """Version 3: the run's long lists are columns (its tasks' predecessors name the execute graph's arrays: the
-    sim board's run has the same lists), and expanded they are `Swimlane.to_json()`, text for text. A version-2
-    document (the run as lists) reads as the same record."""
-    from pypto.ir import columns as C
+def _profiled(records: list[CompileRecord]) -> Iterator[tuple[CompileRecord, CompileRecord, dict[str, Any], Any]]:
+    """Each record that reached the execute stage, profiled on the sim board, and its profiled document and columns."""
     from pypto.record import profile
 
-    big = 0
-    for r in example_records:
+    for r in records:
         if r.program.execute is None:
             continue
         prof = profile(r, "sim")
         assert prof.run is not None
         doc, arrays = prof.to_document()
+        yield r, prof, doc, arrays
+
+
+def test_a_profiled_record_stores_its_run_as_columns_sharing_the_execute_graphs_arrows(example_records):
+    """Version 3: the run's long lists are columns (its tasks' predecessors name the execute graph's arrays: the
+    sim board's run has the same lists), and expanded they are `Swimlane.to_json()`, text for text. A version-2
+    document (the run as lists) reads as the same record."""
+    from pypto.ir import columns as C
+
+    big = 0
+    for r, prof, doc, arrays in _profiled(example_records):
         assert json.dumps(expanded(doc, arrays)["run"]) == json.dumps(prof.run.to_json()), r.source.kernel
         tasks = doc["run"]["tasks"]
         if len(prof.run.tasks) < C.MIN_ROWS:
@@ -169,17 +177,13 @@ def test_a_document_whose_run_was_made_ahead_is_the_same(example_records):
     import pickle
 
     from pypto.boards.swimlane import Swimlane
-    from pypto.record import profile, run_document_ahead
+    from pypto.record import run_document_ahead
 
     big = 0
-    for r in example_records:
-        if r.program.execute is None:
-            continue
-        prof = profile(r, "sim")
+    for r, prof, doc, _ in _profiled(example_records):
         assert prof.run is not None
-        doc, arrays = prof.to_document()
-        runs = [prof.run, Swimlane.from_json(prof.run.to_json())]  # columns (the sim board's), and LaneTasks
-        for rec in (prof, dataclasses.replace(prof, run=runs[1])):
+        # the run as columns (the sim board's), and as LaneTasks
+        for rec in (prof, dataclasses.replace(prof, run=Swimlane.from_json(prof.run.to_json()))):
             want, want_arrays = rec.to_document()
             part = pickle.loads(pickle.dumps(run_document_ahead(rec.run)))
             got, got_arrays = rec.to_document(run_part=lambda part=part: part)
