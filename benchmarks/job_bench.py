@@ -32,6 +32,10 @@ against 0.82 s (its lowering's gain eaten by its Python readers of the native ob
 Session 29 (11:45 UTC, `--runs 4`, against f0b19c0): gated delta rule 4.49 [4.06, 5.04, 3.97, 4.93] against 4.89
 [4.99, 4.31, 4.79, 5.65] s, Kimi's block attention 6.08 against 6.06 s, glm 0.77 against 1.13 s, compressor 0.68
 against 0.72 s (the run's readers on its columns, bulk bindings).
+Session 35 (2026-12-01, `--runs 4` against da1fe67, `beside`'s child no longer blocked on its first result): Kimi's
+block attention 2.94 [3.14, 2.98, 2.89, 2.91] against 3.08 [3.08, 3.07, 2.92, 3.17] s, gated delta rule 2.95 against
+3.07 s, glm 0.51 against 0.52 s; then the findings' child making the document's run first (`--runs 6` against
+44a0642): gated delta rule 2.97 against 3.21 s, Kimi 3.15 against 3.15 s (the machine noisier: 2.9-4.2 s).
 
 Run: `.venv/bin/python benchmarks/job_bench.py --keep DIR [--kernels hc_pre,gated_delta_rule] [--runs 3]
 [--against OTHER]`.

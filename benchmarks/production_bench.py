@@ -409,6 +409,23 @@ against f0b19c0, the same way:
 
 Cold (be8110e / f0b19c0): hc_pre 5.8 / 4.4, compressor 6.2 / 5.7, compress_fa 5.6 / 4.6, glm 5.8 / 7.8, gated delta
 rule 17.3 / 20.0, Kimi 8.9 / 7.5 s. Within the noise both ways; edit/cold % (be8110e): 9, 10, 7, 22, 32, 79.
+
+Session 35 (2026-12-01 07:27-07:38 UTC; `pypto.beside`'s children no longer wait on their pipe, the findings' child
+makes the document's run first: docs/ARCHITECTURE.md "Session 35"): 6fdee26 against da1fe67 (`--tree`), all six,
+`--no-capture --edits 2`, four runs each, the trees taking turns (here, W, W, here, here, W, W, here):
+
+| kernel | edit p50 s, 6fdee26 | edit p50 s, da1fe67 | panel record p50 s, 6fdee26 | panel record p50 s, da1fe67 |
+|---|---|---|---|---|
+| hc_pre | 0.29, 0.29, 0.25, 0.29 | 0.31, 0.39, 0.27, 0.39 | 0.37, 0.37, 0.33, 0.38 | 0.40, 0.51, 0.35, 0.52 |
+| compressor | 0.38, 0.36, 0.35, 0.35 | 0.46, 0.39, 0.39, 0.40 | 0.60, 0.57, 0.55, 0.56 | 0.72, 0.62, 0.64, 0.69 |
+| compress_fa | 0.27, 0.25, 0.27, 0.26 | 0.30, 0.27, 0.25, 0.27 | 0.50, 0.46, 0.50, 0.48 | 0.54, 0.47, 0.46, 0.50 |
+| glm_attention | 0.57, 0.53, 0.65, 0.57 | 0.59, 0.55, 0.58, 0.68 | 0.66, 0.60, 0.74, 0.66 | 0.68, 0.63, 0.67, 0.81 |
+| gated_delta_rule | 3.12, 3.04, 3.09, 2.95 | 3.40, 3.18, 3.19, 3.51 | 3.71, 3.63, 3.66, 3.56 | 3.97, 3.74, 3.78, 4.20 |
+| block_attn_res | 3.42, 3.08, 3.04, 3.20 | 3.23, 3.23, 3.19, 3.36 | 4.08, 3.71, 3.66, 3.82 | 3.83, 3.82, 3.80, 3.98 |
+
+Cold (6fdee26): hc_pre 2.9-3.2, compressor 3.6-4.2, compress_fa 3.2-3.6, glm 3.9-5.0, gated delta rule 14.6-17.3, Kimi
+3.7-4.0 s; edit/cold %: 8-9, 9-10, 7-8, 11-15, 18-20, 77-92. The first run of this tree had tests running beside it
+(its Kimi 3.42 s).
 """
 
 from __future__ import annotations
