@@ -7,7 +7,9 @@ tunes first and alone), so the machine's second core is idle. Two places pair su
 - the compile's leaf functions (merging isomorphic subgraphs) beside the execute graph's
   dependencies (`pypto.compiler.tile_passes.leaf_functions`), the child going on to the record
   document's tile columns when the document is made next;
-- a job's health report beside the record document and the editor views (`server.analyze`).
+- a job's health report beside the record document and the editor views (`server.analyze`), the
+  child making the document's run first (`ahead`: results this process takes when it needs them,
+  the first midway through its own work).
 
 `beside(child, here)` forks: the child runs `child()` and sends its result back pickled through a
 pipe, while this process runs `here()`. The child shares the objects copy-on-write and runs only our
