@@ -57,11 +57,16 @@ from server.index import editor_view  # the language server's lookups, made next
 
 
 def ahead(first: Callable[[], Any], then: Callable[[], Any], fork: bool = True) -> tuple[Any, Any]:
-    """The views of a record made two at a time: `pypto.beside.ahead`, imported when a job calls it (the server
-    processes import this module, and never load pypto)."""
+    """A record's document's run and findings made in a forked child while the job makes the rest:
+    `pypto.beside.ahead`, imported when a job calls it (the server processes import this module, and never load
+    pypto)."""
     from pypto.beside import ahead as in_a_child
 
     return in_a_child(first, then, fork)
+
+
+def _none() -> None:
+    return None
 
 
 def no_progress(data: Any) -> None:
@@ -301,8 +306,9 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             health = health_report(record)
         else:  # the findings in a child, which makes the record document's run first; here the rest of the document,
             # then the editor's views from its columns
-            run, findings = ahead(lambda: run_document_ahead(record.run), lambda: health_report(record),
-                                  fork=n_ops >= BESIDE_FROM)
+            # (no document, no run made for it: the child goes straight to the findings)
+            run, findings = ahead((lambda: run_document_ahead(record.run)) if opts.get("record", True) else _none,
+                                  lambda: health_report(record), fork=n_ops >= BESIDE_FROM)
             try:
                 made, views = _document_and_views(record, path, opts, run.get)
             except BaseException:

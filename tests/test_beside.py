@@ -495,3 +495,22 @@ def test_ahead_a_result_not_taken_is_passed_over() -> None:
     first, later = beside.ahead(lambda: b"x" * 200_000, os.getpid)
     assert later.get() != os.getpid()  # the child's, the first result read and left
     assert first.get() == b"x" * 200_000  # computed here: it was passed over
+
+
+def test_a_job_without_a_record_document_makes_no_run_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The findings' child makes the document's run first only when a document is made (else it would make the run
+    for nothing before the findings)."""
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL)
+    firsts: list[Any] = []
+
+    def spy(first: Any, then: Any, fork: bool = True) -> Any:
+        firsts.append(first())
+        return beside.ahead(first, then, fork=False)
+
+    monkeypatch.setattr(analyze, "BESIDE_FROM", 0)
+    monkeypatch.setattr(analyze, "ahead", spy)
+    for record in (False, True):
+        answer = analyze.analyze_kernel(str(path), KERNEL, "tail_vec", {"editor": True, "record": record})
+        assert answer["error"] is None and (answer["record"] is not None) == record
+    assert firsts[0] is None and isinstance(firsts[1], tuple)
