@@ -247,3 +247,48 @@ def test_a_group_that_took_a_shared_arrow_set_and_then_more_keeps_them_all() -> 
     last = next(t for t in found.tasks if any(r.buffer == 3 for r in t.writes))
     writers = {t.id for t in found.tasks if any(r.buffer in (0, 1) for r in t.writes)}
     assert len(writers) == 3 and writers <= set(last.preds)
+
+
+def test_groups_that_meet_one_shared_arrow_set_and_the_same_others_share_their_union() -> None:
+    """Two matmuls each read all of a buffer that 16 tasks wrote in slabs (a shared set from the read's kept lookup)
+    and a tile one other task wrote: partition gives both groups the one union (`gm_deps`' cache), holding every
+    writer, and the execute graph built from it is the one the execute stage finds itself. A third reads the slabs
+    and a tile of another writer: its union is another object, with that writer."""
+    from pypto.compiler import tile_ir
+    from pypto.compiler.partition import partition
+    from pypto.compiler.tile_ir import Instance, TileGraph
+
+    f32 = DataType.DT_FP32
+    slabs = 16
+    x = Buffer(0, (8 * slabs, 8), f32, "local", "x", 0)
+    ys = (Buffer(1, (8, 8), f32, "local", "y", 0), Buffer(2, (8, 8), f32, "local", "z", 0))
+    outs = tuple(Buffer(3 + i, (8, 8), f32, "output", f"o{i}", 0) for i in range(3))
+    buffers = (x, *ys, *outs)
+    ops: list[TileOp] = []
+
+    def write(buffer: Buffer, row: int) -> None:
+        fill = TileOp(len(ops), "fill", 0, 0, (0, 0), (8, 8), f32, (), None, {})
+        ops.append(fill)
+        ops.append(TileOp(len(ops), "store", 0, 0, (0, 0), (8, 8), f32, (fill.id,),
+                          Region(buffer.id, buffer.shape, (row, 0), (8, 8)), {}))
+
+    for s in range(slabs):
+        write(x, 8 * s)
+    for y in ys:
+        write(y, 0)
+    whole = Region(0, x.shape, (0, 0), x.shape)
+    for i, y in enumerate((ys[0], ys[0], ys[1])):
+        ops.append(TileOp(len(ops), "matmul", 0, 0, (0, 0), (8, 8), f32, (), Region(outs[i].id, (8, 8), (0, 0), (8, 8)),
+                          {"inputs": (whole, Region(y.id, y.shape, (0, 0), (8, 8)))}))
+    graph = TileGraph(buffers, tuple(ops), (Instance(0, -1, ()),), ())
+    tiles, subgraphs = partition(graph, {}, 1 << 30, [])
+    facts = tile_ir.copy_facts(tiles)
+    assert facts is not None and facts.depends is not None
+    group = {o: sg.id for sg in subgraphs for o in sg.ops}
+    writers = {o.region.buffer: group[o.id] for o in ops if o.op == "store" and o.region.buffer != 0}  # type: ignore
+    slab_writers = {group[o.id] for o in ops if o.op == "store" and o.region.buffer == 0}  # type: ignore[union-attr]
+    first, second, third = (facts.depends[group[o.id]] for o in ops if o.op == "matmul")
+    assert first is second and first == slab_writers | {writers[1]}
+    assert third is not first and third == slab_writers | {writers[2]}
+    taken, found, offered = execute_both_ways(graph, {})
+    assert offered and taken == found

@@ -115,12 +115,17 @@ class Accesses:
 
     def conflicts(self, r: Region, write: bool, owner: int = -1) -> Set[int]:
         """The other owners of earlier accesses this one conflicts with (RAW, WAR, WAW). Read it, do not change
-        it: a read of a box read before since the last write gets the one frozenset all those reads got (Kimi's
+        it: the reads of a box since its buffer's last write get the one frozenset the first one's walk kept (Kimi's
         block attention: 32 k matmuls read one whole buffer that 256 tasks wrote; 128 distinct sets)."""
         if not write:
             known = self._reads_meet.get((r.offset, r.shape))
-            if known is not None:
-                return known if owner not in known else known - {owner}
+            if known is None:
+                found = self._meets(r, write)
+                known = self._reads_meet.get((r.offset, r.shape))  # kept by the walk when it walked cells
+                if known is None:
+                    found.discard(owner)
+                    return found
+            return known if owner not in known else known - {owner}
         found = self._meets(r, write)
         found.discard(owner)
         return found

@@ -46,6 +46,7 @@ from pypto.ir.source import Loc
 _NO_DEPS: frozenset[int] = frozenset()
 _NODE = attrgetter("node")
 _MINUS_ONE = itertools.repeat(-1)  # `local`'s default, for map
+_SHARED_UNION = 16  # a frozenset from this size on is worth a union cache keyed by its identity (`gm_deps`)
 _POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs", "at"})  # where a tile sits, not what it computes
 
 
@@ -171,6 +172,11 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             out += accesses(o)
         return [(flatten(r) if r.buffer in reshaped else r, w) for r, w in out if r.buffer in written]
 
+    # the union of a shared set and others, by the shared set's identity and the others' contents: the one frozenset
+    # every group with those accesses gets (Kimi's block attention, edited: 16 k matmuls each meet a shared set of 256
+    # groups and one group of their own, 128 distinct unions; made anew, each a 257-entry set of its own)
+    unions: dict[tuple[object, ...], tuple[frozenset[int], list[Set[int]]]] = {}
+
     def gm_deps(gm: list[tuple[Region, bool]]) -> Set[int]:
         """The groups these accesses conflict with; read-only: one access's set as `conflicts` gave it (a frozenset
         many groups share, or a new set), `record_gm` keeps it as it is."""
@@ -178,19 +184,28 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             r, w = gm[0]
             return seen[r.buffer].conflicts(r, w)
         deps: Set[int] = _NO_DEPS
-        joined = False  # whether `deps` is a set made here
+        more: list[Set[int]] = []  # the other accesses' sets, when more than one met something
         for r, w in gm:
             found = seen[r.buffer].conflicts(r, w)
             if not found:
                 continue
             if not deps:
                 deps = found  # the only one so far: not copied
-            elif joined:
-                deps |= found  # type: ignore[operator]
             else:
-                deps, joined = set(deps), True
-                deps |= found  # type: ignore[operator]
-        return deps
+                more.append(found)
+        if not more:
+            return deps
+        more.append(deps)
+        if not any(type(f) is frozenset and len(f) >= _SHARED_UNION for f in more):
+            joined = set(deps)
+            for f in more[:-1]:
+                joined |= f
+            return joined
+        key = tuple([id(f) if type(f) is frozenset else frozenset(f) for f in more])
+        known = unions.get(key)
+        if known is None:  # (the sets named by identity are kept with it: no identity is reused meanwhile)
+            known = unions[key] = (frozenset(deps).union(*more[:-1]), more)
+        return known[0]
 
     # What the execute stage would find again: each subgraph's GM dependencies (`depends`), valid when every
     # access was filed in program order as it files them (`in_order`). Only a load is filed later, with its
