@@ -3,6 +3,7 @@ first; when every dependency is on a lower id the order is the ids' own, found w
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 
 import pytest
@@ -11,15 +12,16 @@ from pypto.compiler.execute import _topological
 from pypto.compiler.tile_ir import Subgraph
 
 
-def _subgraphs(n: int) -> tuple[Subgraph, ...]:
-    return tuple(Subgraph(i, "AIV", 0, (), 0) for i in range(n))
+def _subgraphs(n: int | list[int]) -> tuple[Subgraph, ...]:
+    return tuple(Subgraph(i, "AIV", 0, (), 0) for i in (range(n) if isinstance(n, int) else n))
 
 
-def _kahn(n: int, preds: dict[int, set[int]]) -> list[int]:
+def _kahn(n: int | list[int], preds: dict[int, set[int]]) -> list[int]:
     """The order by its definition: repeatedly the lowest id whose dependencies are all placed."""
+    ids = list(range(n)) if isinstance(n, int) else n
     done: list[int] = []
-    while len(done) < n:
-        done.append(min(i for i in range(n) if i not in done and preds.get(i, set()) <= set(done)))
+    while len(done) < len(ids):
+        done.append(min(i for i in ids if i not in done and preds.get(i, set()) <= set(done)))
     return done
 
 
@@ -33,6 +35,20 @@ def test_the_order_is_kahns_lowest_id_first(arrows: dict[int, set[int]]) -> None
     assert _topological(_subgraphs(5), preds) == _kahn(5, arrows)
 
 
+@pytest.mark.parametrize("ids", [list(range(40)), [3 * i + 1 for i in range(40)], list(range(39, -1, -1))])
+def test_the_order_is_kahns_on_random_acyclic_graphs_whatever_the_ids(ids: list[int]) -> None:
+    """Ids each its position, sparse ids, ids listed backwards; arrows both ways (acyclic: from a random order)."""
+    rng = random.Random(len(ids) + ids[0])
+    for _ in range(20):
+        rank = ids[:]
+        rng.shuffle(rank)
+        arrows = {t: {p for p in rank[:k] if rng.random() < 0.1} for k, t in enumerate(rank)}
+        preds: defaultdict[int, set[int]] = defaultdict(set, {t: ps for t, ps in arrows.items() if ps})
+        assert _topological(_subgraphs(ids), preds) == _kahn(ids, arrows)
+
+
 def test_a_cycle_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="cycle"):
         _topological(_subgraphs(2), defaultdict(set, {0: {1}, 1: {0}}))
+    with pytest.raises(RuntimeError, match=r"cycle through subgraphs \[4, 6\]"):
+        _topological(_subgraphs([2, 4, 6]), defaultdict(set, {4: {6}, 6: {4}}))
