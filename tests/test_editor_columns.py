@@ -7,13 +7,16 @@ the ops."""
 
 from __future__ import annotations
 
+import random
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from support import example_records, timeless
 
 from pypto.ir.columns import MIN_ROWS
 from pypto.record import profile
-from server.index import Ragged, _op_columns_from, _row_codes, editor_view
+from server.index import Ragged, _op_columns_from, _row_codes, _rows, _task_sets, editor_view
 
 
 @pytest.mark.parametrize(("name", "record"), example_records(), ids=lambda x: x if isinstance(x, str) else "")
@@ -58,3 +61,21 @@ def test_the_tile_columns_give_each_ops_inputs_by_position() -> None:
         inputs = editor_view(record, "k.py", {}, record.to_document())["tiles"]["inputs"]
         assert [[ids[j] for j in inputs[i]] for i in range(len(ids))] == [list(o.inputs) for o in tiles.ops]
     assert shuffled, "an example whose tile ids are not their positions"
+
+
+def test_the_tasks_node_sets_are_numbered_as_the_tasks_first_run_them() -> None:
+    """`index._task_sets` by array work is the per-task loop it replaced: each task's sorted nodes (none for a task
+    no op maps to), the distinct sets numbered in the order the tasks (in their given order) first run one."""
+    rng = random.Random(7)
+    for _ in range(30):
+        n = rng.randint(1, 40)
+        pairs = [(rng.randrange(n), rng.choice((3, 5, 8, 13))) for _ in range(rng.randint(0, 3 * n))]
+        keys = np.array([t for t, _ in pairs], np.int64)
+        values = np.array([v for _, v in pairs], np.int64)
+        tasks = [SimpleNamespace(id=i) for i in rng.sample(range(n), n)]
+        sets, col = _task_sets(_rows(keys, values, n), tasks)
+        numbered: dict[tuple[int, ...], int] = {}
+        for t in tasks:
+            numbered.setdefault(tuple(sorted({v for k, v in pairs if k == t.id})), len(numbered))
+        assert sets == [list(s) for s in numbered]
+        assert col == [numbered[tuple(sorted({v for k, v in pairs if k == t.id}))] for t in tasks]
