@@ -561,3 +561,17 @@ def test_every_example_reports_as_json_pointing_into_its_own_file():
     softmax = reports["softmax.softmax_kernel"]
     assert not softmax.of("tile.tail-waste") and not softmax.of("block.spills")
     assert math.isclose(softmax.stats["execute"]["homogeneity"], 1 / 256, rel_tol=1e-3)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_the_execute_level_reads_the_graphs_columns_or_its_tasks_alike(name):
+    """The execute level reads the tasks' columns when the graph has them (a compile's) and the tasks otherwise (a
+    graph read back from an older record): the same stats and findings either way."""
+    import dataclasses
+
+    rec = record(name)
+    exe = rec.program.execute
+    assert exe is not None and exe.columns is not None
+    bare = dataclasses.replace(rec, program=dataclasses.replace(rec.program,
+                                                                execute=dataclasses.replace(exe, columns=None)))
+    assert health_report(bare).to_json() == health_report(rec).to_json()

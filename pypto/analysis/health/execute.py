@@ -7,12 +7,15 @@ scheduler (`execute.small-tasks`) and many leaf functions for few tasks (`execut
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from pypto.analysis.health.context import HealthContext, rounded
 from pypto.analysis.health.tile_shapes import grown, shrunk, tile_ratio
 from pypto.boards.core_model import CoreModel
+from pypto.compiler.execute_ir import CORE_CODES
 
 
 def execute_level(h: HealthContext) -> None:
@@ -26,19 +29,15 @@ def execute_level(h: HealthContext) -> None:
         h.core_model = CoreModel(h.p.blocks, h.board)
         for lf in leaves:
             h.leaf_cycles[lf.id] = h.core_model.run(lf.id, 0.0, 1.0)[0]
+    ids, preds, leaf, core_of, names = _task_columns(exe)
     level: list[int] = [0] * len(tasks)
-    per_level: dict[str, Counter[int]] = defaultdict(Counter)
-    all_levels: Counter[int] = Counter()
-    count: Counter[str] = Counter()
-    leaves_of: dict[str, set[int]] = defaultdict(set)
     edges = 0
     at = level.__getitem__
     # a task's level: one past its deepest predecessor's (they come first), by a C-level map; once per predecessor
     # tuple, which many tasks share (`pypto.compiler.execute.build`: Kimi's block attention, edited, has 8.4 M arrows
     # in 128 distinct tuples; each tuple's levels are final once its first task is reached)
     deepest: dict[int, int] = {}
-    for t in tasks:
-        ps = t.preds
+    for i, ps in zip(ids, preds):
         if ps:
             lv = deepest.get(id(ps))
             if lv is None:
@@ -46,15 +45,19 @@ def execute_level(h: HealthContext) -> None:
             edges += len(ps)
         else:
             lv = 0
-        level[t.id] = lv
-        all_levels[lv] += 1
-        per_level[t.core][lv] += 1
-        count[t.core] += 1
-        leaves_of[t.core].add(t.leaf)
+        level[i] = lv
+    # the rest by array work over the tasks in their order (per task, ~0.1 s of gated delta rule's 76 k)
+    levels = np.array(level, dtype=np.int64)[np.asarray(ids, dtype=np.int64)] if tasks else np.zeros(0, np.int64)
+    known = sorted(h.leaf_cycles)
+    cycles_of = np.full(max(int(leaf.max()) if len(leaf) else 0, known[-1] if known else 0) + 1, np.nan)
+    cycles_of[known] = [h.leaf_cycles[lf] for lf in known]
+    task_cycles = np.where(leaf >= 0, cycles_of[leaf], np.nan)  # (no leaf: no cycles)
+    timed = ~np.isnan(task_cycles)
+    count = {names[c]: int(k) for c, k in enumerate(np.bincount(core_of, minlength=len(names))) if k}
     cores = {k: int(v) for k, v in h.board["cores"].items()}
     if "MIX" in count:  # a MIX task (a PyPTO 3 scope) takes a cluster: one AIC and two AIVs
         cores["MIX"] = min(cores.get("AIC", 0), cores.get("AIV", 0) // 2)
-    cyc = [h.leaf_cycles[t.leaf] for t in tasks if t.leaf in h.leaf_cycles]
+    cyc: list[float] = task_cycles[timed].tolist()  # in task order: summed as the tasks come
     clock = float(h.board.get("clock_ghz", 1.0))
     cpu = h.board.get("aicpu", {})
     per_task_cpu = sum(float(cpu.get(k, 0)) for k in ("schedule_cycles", "submit_cycles", "completion_cycles",
@@ -62,17 +65,18 @@ def execute_level(h: HealthContext) -> None:
     threads = max(1, int(cpu.get("sched_threads", 1)))
     per_core: dict[str, dict[str, Any]] = {}
     for core in sorted(count):
-        c_cyc = [h.leaf_cycles[t.leaf] for t in tasks if t.core == core and t.leaf in h.leaf_cycles]
+        mine = core_of == names.index(core)
+        c_cyc: list[float] = task_cycles[mine & timed].tolist()
         per_core[core] = {
-            "tasks": count[core], "cores": cores.get(core, 0), "leaves": len(leaves_of[core]),
-            "max_width": max(per_level[core].values(), default=0),
+            "tasks": count[core], "cores": cores.get(core, 0), "leaves": len(np.unique(leaf[mine])),
+            "max_width": int(np.bincount(levels[mine]).max()),
             "avg_task_cycles": rounded(sum(c_cyc) / len(c_cyc), 1) if c_cyc else 0.0,
             "min_task_cycles_to_hide_scheduler": rounded(cores.get(core, 0) * per_task_cpu / threads, 1),
         }
     h.stats["execute"] = {
         "tasks": len(tasks), "leaves": len(leaves), "edges": edges,
         "homogeneity": rounded(len(leaves) / len(tasks), 6) if tasks else 0.0,
-        "depth": (max(level) + 1) if level else 0, "max_width": max(all_levels.values(), default=0),
+        "depth": (max(level) + 1) if level else 0, "max_width": int(np.bincount(levels).max()) if tasks else 0,
         "roots": len(exe.roots),
         "task_cycles": {"min": rounded(min(cyc), 1), "avg": rounded(sum(cyc) / len(cyc), 1),
                         "max": rounded(max(cyc), 1), "min_us": rounded(min(cyc) / clock / 1000),
@@ -141,6 +145,20 @@ def execute_level(h: HealthContext) -> None:
               hint, h.main_where(),
               {"leaves": n_leaves, "tasks": n_tasks, "homogeneity": rounded(n_leaves / n_tasks, 6), "run_once": once,
                "threshold": h.th.heterogeneity, "min_tasks": h.th.heterogeneity_min_tasks})
+
+
+def _task_columns(exe: Any) -> tuple[Sequence[int], Sequence[tuple[int, ...]], np.ndarray, np.ndarray, list[str]]:
+    """Per task in the graph's order: its id, predecessors, leaf and core (a code: its name at that index of the
+    list returned), from the graph's columns when it has them (task ids are their positions there), else from
+    the tasks."""
+    tasks = exe.tasks
+    cols = exe.columns
+    if cols is not None and (len(cols.core) == 0 or int(cols.core.min()) >= 0):
+        return range(len(tasks)), cols.preds, cols.leaf, cols.core, sorted(CORE_CODES, key=CORE_CODES.__getitem__)
+    names = sorted({t.core for t in tasks})
+    code = {c: i for i, c in enumerate(names)}
+    return ([t.id for t in tasks], [t.preds for t in tasks], np.fromiter((t.leaf for t in tasks), np.int64, len(tasks)),
+            np.fromiter((code[t.core] for t in tasks), np.int64, len(tasks)), names)
 
 
 def _cores(core: str) -> str:
