@@ -224,11 +224,27 @@ def _regions(rs: list[Region | None]) -> list[Any]:
 def _region_columns(rs: list[Region | None], name: str, arrays: Arrays) -> dict[str, Json]:
     """The spec of a list of regions (`_region_json` each; null for None)."""
     present = list(map(is_not, rs, repeat(None)))
-    some = list(compress(rs, present))
+    some: list[Region] = [r for r in rs if r is not None]
     n = len(some)
+    # the three int tuples of each region joined end to end, in one compiled pass (an execute graph's 10^5 reads and
+    # writes: three passes of a field's getter each, then the lists' joins, were ~0.16 s of gated delta rule's)
+    layouts: list[int] = []
+    offsets: list[int] = []
+    shapes: list[int] = []
+    layout_len: list[int] = []
+    offset_len: list[int] = []
+    shape_len: list[int] = []
+    for r in some:
+        layouts.extend(r.layout)
+        layout_len.append(len(r.layout))
+        offsets.extend(r.offset)
+        offset_len.append(len(r.offset))
+        shapes.extend(r.shape)
+        shape_len.append(len(r.shape))
     parts = [C.ints(map(attrgetter("buffer"), some), n, f"{name}.buffer", arrays),
-             *(C.int_lists(list(map(attrgetter(f), some)), n, f"{name}.{f}", arrays)
-               for f in ("layout", "offset", "shape"))]
+             C.joined_lists(layouts, layout_len, f"{name}.layout", arrays),
+             C.joined_lists(offsets, offset_len, f"{name}.offset", arrays),
+             C.joined_lists(shapes, shape_len, f"{name}.shape", arrays)]
     return C.nullable(present, C.tuples(parts, n), name, arrays)
 
 

@@ -210,6 +210,12 @@ def int_lists(values: Iterable[Sequence[int]], n: int, name: str, arrays: Arrays
     return _flat_lists(flat, lengths, name, _Names(arrays))
 
 
+def joined_lists(flat: list[int], lengths: list[int], name: str, arrays: Arrays) -> dict[str, Json]:
+    """`int_lists` of rows given end to end (`flat`) with their `lengths`: a caller that walked the rows once for
+    several such columns (a compiled loop over regions: `pypto.compiler.serialize`)."""
+    return _flat_lists(np.array(flat, dtype=np.int64), np.array(lengths, dtype=np.int64), name, _Names(arrays))
+
+
 def csr_lists(flat: np.ndarray, offsets: np.ndarray, name: str, arrays: Arrays) -> dict[str, Json]:
     """`int_lists` of the lists `flat[offsets[i]:offsets[i + 1]]` (a caller that holds them as arrays: the
     execute graph's `pred_ptr` and `pred_idx`): the same spec, without a Python int per entry."""
