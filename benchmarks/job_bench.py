@@ -36,6 +36,10 @@ Session 35 (2026-12-01, `--runs 4` against da1fe67, `beside`'s child no longer b
 block attention 2.94 [3.14, 2.98, 2.89, 2.91] against 3.08 [3.08, 3.07, 2.92, 3.17] s, gated delta rule 2.95 against
 3.07 s, glm 0.51 against 0.52 s; then the findings' child making the document's run first (`--runs 6` against
 44a0642): gated delta rule 2.97 against 3.21 s, Kimi 3.15 against 3.15 s (the machine noisier: 2.9-4.2 s).
+Session 36 (2026-12-01 10:10 UTC, `--runs 4` against 3641e91, partition's shared unions, the execute graph's order over
+lists, the views' task sets and health's execute level by array work): Kimi's block attention 2.59 [2.96, 2.53, 2.64,
+2.53] against 2.92 [2.91, 2.9, 2.92, 2.97] s, gated delta rule 2.68 [2.65, 2.67, 2.68, 2.77] against 2.71 [2.71, 2.72,
+2.66, 2.86] s.
 
 Run: `.venv/bin/python benchmarks/job_bench.py --keep DIR [--kernels hc_pre,gated_delta_rule] [--runs 3]
 [--against OTHER]`.

@@ -426,6 +426,27 @@ makes the document's run first: docs/ARCHITECTURE.md "Session 35"): 6fdee26 agai
 Cold (6fdee26): hc_pre 2.9-3.2, compressor 3.6-4.2, compress_fa 3.2-3.6, glm 3.9-5.0, gated delta rule 14.6-17.3, Kimi
 3.7-4.0 s; edit/cold %: 8-9, 9-10, 7-8, 11-15, 18-20, 77-92. The first run of this tree had tests running beside it
 (its Kimi 3.42 s).
+
+Session 36 (2026-12-01 10:23-10:32 UTC; partition's shared unions, the execute graph's order over lists, the views'
+task sets, health's execute level and the document's regions by array work: docs/ARCHITECTURE.md "Session 36"):
+18a3041 against 3641e91 (`--tree`), all six, `--no-capture --edits 2`, three runs each, the trees taking turns (here,
+W, W, here, here, W):
+
+| kernel | edit p50 s, 18a3041 | edit p50 s, 3641e91 | panel record p50 s, 18a3041 | panel record p50 s, 3641e91 |
+|---|---|---|---|---|
+| hc_pre | 0.25, 0.36, 0.25 | 0.25, 0.26, 0.25 | 0.33, 0.47, 0.33 | 0.33, 0.34, 0.34 |
+| compressor | 0.34, 0.50, 0.34 | 0.35, 0.35, 0.36 | 0.53, 0.78, 0.52 | 0.57, 0.56, 0.57 |
+| compress_fa | 0.24, 0.32, 0.24 | 0.24, 0.26, 0.24 | 0.46, 0.61, 0.44 | 0.45, 0.48, 0.45 |
+| glm_attention | 0.55, 0.58, 0.51 | 0.53, 0.59, 0.52 | 0.65, 0.68, 0.60 | 0.61, 0.67, 0.59 |
+| gated_delta_rule | 2.82, 2.90, 2.80 | 2.92, 2.89, 2.86 | 3.36, 3.48, 3.36 | 3.47, 3.46, 3.38 |
+| block_attn_res | 2.84, 2.87, 2.86 | 3.03, 3.02, 3.04 | 3.45, 3.54, 3.48 | 3.59, 3.64, 3.66 |
+
+Cold (18a3041): hc_pre 3.0-3.1, compressor 3.7-4.0, compress_fa 3.3-3.4, glm 4.4-5.0, gated delta rule 16.2-23.0, Kimi
+3.7-3.9 s; edit/cold %: 8-12, 8-14, 7-10, 11-13, 12-17, 73-77. This tree's second run was noisy throughout (its hc_pre
+0.36, compressor 0.50 s). The machine ran faster than in session 35's table: the tree before gave gated delta rule
+2.86-2.92 s here against 2.95-3.12 s there. Earlier the same session, three kernels, four runs each (10:00-10:09
+UTC, 049466a against 3641e91): Kimi 2.78, 2.82, 2.83, 3.39 against 3.02, 3.07, 3.13, 3.17 s; gated delta rule 2.96,
+2.96, 2.98, 3.05 against 2.95, 2.98, 3.01, 3.18 s.
 """
 
 from __future__ import annotations
