@@ -445,8 +445,8 @@ Cold (18a3041): hc_pre 3.0-3.1, compressor 3.7-4.0, compress_fa 3.3-3.4, glm 4.4
 3.7-3.9 s; edit/cold %: 8-12, 8-14, 7-10, 11-13, 12-17, 73-77. This tree's second run was noisy throughout (its hc_pre
 0.36, compressor 0.50 s). The machine ran faster than in session 35's table: the tree before gave gated delta rule
 2.86-2.92 s here against 2.95-3.12 s there. Earlier the same session, three kernels, four runs each (10:00-10:09
-UTC, 049466a against 3641e91): Kimi 2.78, 2.82, 2.83, 3.39 against 3.02, 3.07, 3.13, 3.17 s; gated delta rule 2.96,
-2.96, 2.98, 3.05 against 2.95, 2.98, 3.01, 3.18 s.
+UTC, 049466a against 3641e91, sorted): Kimi 2.78, 2.82, 2.83, 3.39 against 3.02, 3.10, 3.13, 3.17 s; gated delta rule
+2.96, 2.96, 2.98, 3.05 against 2.96, 3.01, 3.03, 3.18 s.
 """
 
 from __future__ import annotations
