@@ -174,7 +174,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
 
     # the union of a shared set and others, by the shared set's identity and the others' contents: the one frozenset
     # every group with those accesses gets (Kimi's block attention, edited: 16 k matmuls each meet a shared set of 256
-    # groups and one group of their own, 128 distinct unions; made anew, each a 257-entry set of its own)
+    # groups and one group of their own: 128 unions, 64 distinct contents; made anew, each a 257-entry set of its own)
     unions: dict[tuple[object, ...], tuple[frozenset[int], list[Set[int]]]] = {}
 
     def gm_deps(gm: list[tuple[Region, bool]]) -> Set[int]:
