@@ -117,21 +117,13 @@ class Accesses:
         """The other owners of earlier accesses this one conflicts with (RAW, WAR, WAW). Read it, do not change
         it: the reads of a box since its buffer's last write get the one frozenset the first one's walk kept (Kimi's
         block attention: 32 k matmuls read one whole buffer that 256 tasks wrote; 128 distinct sets)."""
-        if not write:
-            known = self._reads_meet.get((r.offset, r.shape))
-            if known is None:
-                found = self._meets(r, write)
-                known = self._reads_meet.get((r.offset, r.shape))  # kept by the walk when it walked cells
-                if known is None:
-                    found.discard(owner)
-                    return found
-            return known if owner not in known else known - {owner}
-        found = self._meets(r, write)
-        found.discard(owner)
-        return found
+        known = self._reads_meet.get((r.offset, r.shape)) if not write else None
+        met: Set[int] = self._meets(r, write) if known is None else known
+        return met if owner not in met else met - {owner}
 
-    def _meets(self, r: Region, write: bool) -> set[int]:
-        """Every owner of an earlier access this one conflicts with, its own included."""
+    def _meets(self, r: Region, write: bool) -> Set[int]:
+        """Every owner of an earlier access this one conflicts with, its own included: a new set, or the frozenset a
+        read that walked cells keeps for the reads of its box until the next write."""
         found: set[int] = set()
         off, shp = r.offset, r.shape
         multi = False
@@ -167,7 +159,8 @@ class Accesses:
                         if o not in found and overlap(r, other):
                             found.add(o)
         if multi and not write:  # worth keeping: it walked cells or whole grids
-            self._reads_meet[(off, shp)] = frozenset(found)
+            kept = self._reads_meet[(off, shp)] = frozenset(found)
+            return kept
         return found
 
     def add(self, r: Region, owner: int, write: bool) -> None:

@@ -183,28 +183,22 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         if len(gm) == 1:
             r, w = gm[0]
             return seen[r.buffer].conflicts(r, w)
-        deps: Set[int] = _NO_DEPS
-        more: list[Set[int]] = []  # the other accesses' sets, when more than one met something
+        met: list[Set[int]] = []  # each access's set, when it meets something
         for r, w in gm:
             found = seen[r.buffer].conflicts(r, w)
-            if not found:
-                continue
-            if not deps:
-                deps = found  # the only one so far: not copied
-            else:
-                more.append(found)
-        if not more:
-            return deps
-        more.append(deps)
-        if not any(type(f) is frozenset and len(f) >= _SHARED_UNION for f in more):
-            joined = set(deps)
-            for f in more[:-1]:
+            if found:
+                met.append(found)
+        if len(met) < 2:
+            return met[0] if met else _NO_DEPS  # (not copied)
+        if not any(type(f) is frozenset and len(f) >= _SHARED_UNION for f in met):
+            joined = set(met[0])
+            for f in met[1:]:
                 joined |= f
             return joined
-        key = tuple([id(f) if type(f) is frozenset else frozenset(f) for f in more])
+        key = tuple([id(f) if type(f) is frozenset else frozenset(f) for f in met])
         known = unions.get(key)
         if known is None:  # (the sets named by identity are kept with it: no identity is reused meanwhile)
-            known = unions[key] = (frozenset(deps).union(*more[:-1]), more)
+            known = unions[key] = (frozenset(met[0]).union(*met[1:]), met)
         return known[0]
 
     # What the execute stage would find again: each subgraph's GM dependencies (`depends`), valid when every
