@@ -28,7 +28,9 @@ tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k)
   (`swimlane.lanes_ran`, from the lane column since session 29) against making the run's LaneTask objects, which
   they did before;
 - **parse**: the language server's parse of the kernel file's version (`server.state.parse_kernels`, every didChange;
-  statements only since session 29);
+  statements only since session 29); **from the last version** (`--edited`): the edited version parsed from the
+  unedited one's parse, as the server does since session 37 (`server.state.parse_version`: the edited kernel's lines
+  only, when the edit is within one);
 - **editor view, from the ops / from the document's columns / pickled**: `server.index.editor_view` of the profiled
   record made from the tile ops and from the record document's columns (a job's way since session 33), median of
   `--runs` each (checked equal), and the view's pickle in MB (since session 33 its tile columns in the narrowest int
@@ -115,7 +117,7 @@ from _models import kept_models_arguments  # noqa: E402
 from production_bench import KERNELS, edit_variants  # noqa: E402
 
 from server import analyze  # noqa: E402
-from server.state import parse_kernels  # noqa: E402
+from server.state import parse_kernels, parse_version  # noqa: E402
 
 STAGES = ("tile_expand", "graph_partition", "leaf_functions", "execute_graph")
 
@@ -155,6 +157,8 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     record = traced.lowered()
     bindings = _timed(lambda: read_bindings(record.graph, traced.made), runs)
     parse = _timed(lambda: parse_kernels(text, str(path), {}), runs)
+    last, _ = parse_version(path.read_text(), str(path), {})  # the version before the edit, as the server keeps it
+    reparse = _timed(lambda: parse_version(text, str(path), {}, last), runs) if edited else None
     seconds = {p.name: p.seconds for p in record.passes}
     p = record.program
     expanded = next(x.snapshot for x in record.passes if x.name == "tile_expand")
@@ -193,7 +197,8 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
             f"{passes} | {stamped:.2f} | {in_full:.2f} | {iterations:,} | {offered} | {taken:.2f} | {found:.2f} | "
             f"{board:.2f} | {document:.2f} | {sent:.2f} | "
             f"{arrays_in:.2f} | {lists_in:.2f} | {fingerprint:.3f} | {bindings:.3f} | {lanes:.3f} | {objects:.2f} | "
-            f"{parse:.3f} | {serial:.2f} | {beside:.2f} | {from_ops:.2f} | {from_columns:.2f} | {editor_mb:.1f} |")
+            f"{parse:.3f} | {'-' if reparse is None else f'{reparse:.3f}'} | "
+            f"{serial:.2f} | {beside:.2f} | {from_ops:.2f} | {from_columns:.2f} | {editor_mb:.1f} |")
 
 
 def leaves_and_execute_seconds(after_partition: Any, runs: int) -> tuple[float, float]:
@@ -325,9 +330,10 @@ def main() -> int:
           + " | partition's arrows taken | execute graph with them s | finding them s | board, first run s"
           + " | record document s | answer round trip s | with the editor's run beside s | with the run as lists s"
           + " | fingerprint s | bindings s | lanes used, columns s | from LaneTasks s | parse s"
+          + " | from the last version s"
           + " | leaves, then the execute graph s | beside each other s"
           + " | editor view, from the ops s | from the document's columns s | editor view pickled MB |")
-    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|" * 21)
+    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|" * 22)
     for key in a.kernels.split(","):
         print(row(key, a.models, a.runs, a.edited), flush=True)
     if a.pool:

@@ -6,7 +6,7 @@ this module decides the rest:
 - **debounce** — a change waits `debounce_ms` (300 by default) of quiet before anything
   runs; `open` and `save` run at once. Each document has at most one update task; a newer
   version cancels the older one's task.
-- **what to run** — the version is parsed here (`server.state.parse_kernels`): each kernel
+- **what to run** — the version is parsed here (`server.state.parse_version`): each kernel
   has a key (its text and position, the code outside all kernels, the settings). A kernel
   whose latest result has the current key is not recompiled. Those that are start in order of
   their distance from the edit (the kernel it is in first, then the kernel the panels show:
@@ -44,7 +44,7 @@ from typing import Any, Protocol
 from server.analyze import BESIDE_FROM, INTERIM, PANEL_PARTS, reuse_answer, with_editor_run
 from server.protocol import Settings
 from server.slots import Slots
-from server.state import Document, Kernel, Result, parse_kernels
+from server.state import Document, Kernel, Result, parse_version
 from server.worker import BACKGROUND_NICE, JobFailed, JobTimes, WorkerPool, wall_backstop
 
 log = logging.getLogger("pypto.server")
@@ -206,12 +206,14 @@ class LiveCompiler:
             self._schedule(doc, 0.0)
 
     def _parse(self, doc: Document) -> None:
-        kernels, error = parse_kernels(doc.text, doc.path, self.settings.analysis()) if "jit" in doc.text \
-            else ([], None)
+        parsed, error = parse_version(doc.text, doc.path, self.settings.analysis(), doc.parsed) if "jit" in doc.text \
+            else (None, None)
         doc.syntax_error = error
         doc.parsed_version = doc.version
         if error is not None:
             return  # keep the last good kernels and results until the file parses again
+        doc.parsed = parsed
+        kernels = parsed.kernels if parsed is not None else ()
         doc.kernels = {k.name: k for k in kernels}
         keys = {k.key for k in kernels}
         for key, fut in list(doc.pending.items()):
