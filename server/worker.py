@@ -64,7 +64,12 @@ template sends `("started", pid)`; the job's child sends any `("progress", data)
 `("background", None)`, then one `("ok" | "error" |
 "memory", payload)`, which `run()` returns at once; the template, once the child's group and any
 process that left it are gone, sends `("ended", None | why the child died)`, which the pool
-collects before the template's next job (or in `settle()`).
+collects before the template's next job (or in `settle()`). A job the pool stops (cancelled, timed out) it kills
+(SIGKILL to its group) and then sends `("kill", None)`: the template kills what is left of it (its group, every
+process below its child, the orphans it holds: `_kill_tree`) and says `("ended", "killed by SIGKILL")` at once, not
+once they are gone: a dying process frees its memory first (~0.1 s a GB here), and the next job on that template —
+an edit's compile after the one it cancelled, when the other templates run the file's other kernels — waited for it
+(40-50 ms for glm's attention). What has died is reaped as the template next looks (`_reap`, `_end_group`).
 
 **A big message goes by file.** A message of `SPILL_FROM` bytes or more (a big kernel's record: Kimi's block attention
 after its tile edit sends ~30 MB, twice) is written by the job to a file in its template's own folder (in `/dev/shm`
@@ -560,10 +565,13 @@ def _loop(conn: Connection, output: Connection, memory_limit: int, spill: str | 
     keep_frozen()  # for good: nothing counts them again (`gc.get_freeze_count` walks them all)
     ready = _fork_child(conn, memory_limit, spill)
     while True:
+        _reap(ready.pid)
         try:
             job = conn.recv()
         except (EOFError, OSError):
             return
+        if job == _KILL:  # for a job that had ended by itself: its end was said as ever
+            continue
         try:
             ready.jobs.send(job)
         except OSError:  # the waiting child died (it is reaped below, as any): one forked now takes the job
@@ -580,7 +588,10 @@ def _loop(conn: Connection, output: Connection, memory_limit: int, spill: str | 
             # the next job's child, forked as this one starts: it warms up beside it (module doc)
             ready = _fork_child(conn, memory_limit, spill, (child.answers.fileno(), *(() if exited is None else
                                                                                      (exited,))))
-            _relay(child.answers, exited, conn)
+            if _relay(child.answers, exited, conn):  # the pool killed the job: its end is said now (module doc)
+                _kill_tree(child.pid, ready.pid)
+                conn.send(("ended", "killed by SIGKILL"))
+                continue
             _, status = os.waitpid(child.pid, 0)
             _end_group(child.pid, ready.pid)  # every process that could still hold the pipe: what is left is read now
             _relay(child.answers, None, conn)
@@ -598,21 +609,69 @@ class _PoolGone(Exception):
     """The pool's end of a template's connection is closed: the server died."""
 
 
-def _relay(answers: Connection, exited: int | None, conn: Connection) -> None:
+def _relay(answers: Connection, exited: int | None, conn: Connection) -> bool:
     """Pass the child's messages on to the pool until its pipe ends (or, with `exited`, its
-    process does). A message the child was sending when killed is dropped. The pool sends nothing
-    while a job runs, so its connection readable then is its end (`_PoolGone`, as a send that fails)."""
+    process does); True when the pool said it killed the job (`_KILL`: the only thing it sends while a job
+    runs), which ends the relay at once. A message the child was sending when killed is dropped. The connection
+    at its end is the pool's (`_PoolGone`, as a send that fails)."""
     while True:
         ready = connection.wait([answers, conn, *([exited] if exited is not None else [])])
         if conn in ready:
-            raise _PoolGone
+            try:
+                said = conn.recv()
+            except (EOFError, OSError):
+                raise _PoolGone from None
+            if said == _KILL:
+                return True
+            raise _PoolGone  # (nothing else is sent while a job runs)
         if exited is not None and exited in ready and not answers.poll():
-            return
+            return False
         try:
             message = answers.recv_bytes()
         except (EOFError, OSError):
-            return
+            return False
         conn.send_bytes(message)
+
+
+_KILL = ("kill", None)  # the pool to a template: it killed the running job's group (`WorkerPool._stop`)
+
+
+def _kill_tree(pgid: int, keep: int) -> None:
+    """Kill a job's process group, every process below its child (one that left the group: a new session) and every
+    other child of the template but `keep` (the next job's child; the others: a daemon's orphan, a killed job's
+    child still dying), without waiting for them to die: a killed job's end is said before its processes have
+    freed their memory (module doc). Reaped later (`_reap`, `_end_group`)."""
+    killed: set[int] = set()
+    for _ in range(1000):  # each round: what the last one had not reached (a process forking as it was killed)
+        todo, found = [pgid, *(set(_children_of("self")) - {keep})], set()
+        while todo and len(found) < 4096:
+            p = todo.pop()
+            if p not in found:
+                found.add(p)
+                todo.extend(_children_of(p))
+        fresh = found - killed
+        if not fresh:
+            break
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for pid in fresh:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        killed |= fresh
+
+
+def _reap(keep: int) -> None:
+    """Reap the template's children that have died (killed jobs' processes, `_kill_tree`), not waiting for the others
+    and leaving `keep` (the next job's child) to `_loop`."""
+    for pid in set(_children_of("self")) - {keep}:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
 
 
 def _timeout_message(t: JobTimes, note: str | None) -> str:
@@ -957,6 +1016,11 @@ class WorkerPool:
         if not w.busy:
             return True
         self._kill_job(w)
+        if w.job is not None:  # the template says its end at once (`_relay`), not once its memory is freed
+            try:
+                w.conn.send(_KILL)
+            except (OSError, ValueError):
+                return False
         clock = self._end_clock(w)
         try:
             while w.job is not None and clock.expired() is None:

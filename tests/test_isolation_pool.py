@@ -9,9 +9,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import psutil
@@ -163,13 +165,29 @@ def test_processes_that_left_the_jobs_group_end_with_it_too(pool):
     assert len(left) <= 1 and all(c.cmdline() == psutil.Process(template).cmdline() for c in left)
 
 
+def end(pids: list[int]) -> bool:
+    """Whether the processes end (each killed, its memory freed as it dies: a killed job's end is said before that,
+    `server.worker._kill_tree`), waiting for them at most 30 s."""
+    procs = []
+    for pid in pids:
+        try:
+            procs.append(psutil.Process(pid))
+        except psutil.NoSuchProcess:
+            pass
+    deadline = time.monotonic() + 30
+    while procs and time.monotonic() < deadline:  # (a zombie has ended: its parent reaps it when it next looks)
+        _, alive = psutil.wait_procs(procs, timeout=0.2)
+        procs = [p for p in alive if not gone(p.pid)]
+    return not procs
+
+
 def test_a_timed_out_or_cancelled_job_takes_its_processes_with_it(pool):
     src = kernel(SPAWNS + "    while True:\n        pass\n")
     with pytest.raises(JobFailed) as e:
         pool.run_blocking("analyze_kernel", PATH, src, "k", {}, timeout=3)
     assert e.value.kind == "timeout"
     job, _, child = pids_of(e.value.output)
-    assert gone(job) and gone(child)
+    assert end([job, child])
 
     # the kernel says it is running through the job's progress channel: then it is cancelled
     running_src = src.replace("flush=True)\n", "flush=True)\n    import server.analyze\n"
@@ -187,9 +205,58 @@ def test_a_timed_out_or_cancelled_job_takes_its_processes_with_it(pool):
             await task
         return pids
 
-    assert all(gone(p) for p in asyncio.run(cancel_once_running()))
+    assert end(asyncio.run(cancel_once_running()))
     assert pool.failures.get("cancelled") == 1
     assert pool.replaced == 0  # the template reported each killed job's end and serves on
+
+
+def test_a_killed_jobs_processes_that_left_its_group_end_with_it_too(pool):
+    src = kernel(ESCAPES + "    while True:\n        pass\n")
+    with pytest.raises(JobFailed) as e:
+        pool.run_blocking("analyze_kernel", PATH, src, "k", {}, timeout=3)
+    assert e.value.kind == "timeout"
+    template = pool._idle[0].process.pid  # (the one that ran it: it serves on)
+    lone = int(re.search(r"escaped (\d+)", e.value.output).group(1))
+    assert end([lone])
+    # the daemon's child, the template's since its parent ended: killed with the job (reaped by the template later)
+    assert end([c.pid for c in psutil.Process(template).children(recursive=True) if not _a_template(c, template)])
+    assert pool.run_blocking("analyze_kernel", PATH, kernel(""), "k", {})["error"] is None and pool.replaced == 0
+
+
+def _a_template(p: psutil.Process, template: int) -> bool:
+    """Whether the process is a copy of the template (the next job's child), not what a job started."""
+    try:
+        return p.cmdline() == psutil.Process(template).cmdline()
+    except (psutil.ZombieProcess, psutil.NoSuchProcess):
+        return False
+
+
+def test_a_template_says_a_killed_jobs_end_without_waiting_for_its_process_to_go():
+    """`_relay`: the pool's word that it killed the job ends the relay, though the job's process (here one that has
+    not died: a process dying frees its memory first, ~0.1 s a GB) still holds its end of the pipe."""
+    import multiprocessing as mp
+    import subprocess
+    import sys
+
+    from server.worker import _KILL, _relay
+
+    answers_in, answers_out = mp.Pipe(duplex=False)
+    pool_end, template_end = mp.Pipe()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    exited = os.pidfd_open(alive.pid)
+    try:
+        pool_end.send(_KILL)
+        assert _relay(answers_in, exited, template_end) is True
+        assert alive.poll() is None and not answers_in.poll()
+        pool_end.close()  # and the pool's end gone is the pool gone
+        with pytest.raises(Exception) as e:
+            _relay(answers_in, exited, template_end)
+        assert type(e.value).__name__ == "_PoolGone"
+    finally:
+        alive.kill()
+        alive.wait()
+        os.close(exited)
+        answers_out.close()
 
 
 def test_prepare_finishes_a_jobs_interim_results_and_answer_off_the_event_loop(pool):
