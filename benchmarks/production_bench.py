@@ -447,6 +447,30 @@ Cold (18a3041): hc_pre 3.0-3.1, compressor 3.7-4.0, compress_fa 3.3-3.4, glm 4.4
 2.86-2.92 s here against 2.95-3.12 s there. Earlier the same session, three kernels, four runs each (10:00-10:09
 UTC, 049466a against 3641e91, sorted): Kimi 2.78, 2.82, 2.83, 3.39 against 3.02, 3.10, 3.13, 3.17 s; gated delta rule
 2.96, 2.96, 2.98, 3.05 against 2.96, 3.01, 3.03, 3.18 s.
+
+Session 37 (2026-12-01 12:50-12:59 UTC; an edit within one kernel parsed by its lines alone, and a cancelled job's
+end said once it is killed: docs/ARCHITECTURE.md "Session 37"): 4aeac3a against 3243562 (`--tree`), all six,
+`--no-capture --edits 2`, three runs each, the trees taking turns (here, W, W, here, here, W). The machine was slower
+and noisier than in session 36's table (the tree before gave glm 0.59-0.71 s against 0.52-0.59 s there; its IO wait
+~30 % while idle):
+
+| kernel | edit p50 s, 4aeac3a | edit p50 s, 3243562 | panel record p50 s, 4aeac3a | panel record p50 s, 3243562 |
+|---|---|---|---|---|
+| hc_pre | 0.32, 0.27, 0.28 | 0.26, 0.34, 0.34 | 0.41, 0.37, 0.40 | 0.35, 0.46, 0.46 |
+| compressor | 0.37, 0.36, 0.42 | 0.39, 0.40, 0.42 | 0.59, 0.57, 0.67 | 0.66, 0.73, 0.66 |
+| compress_fa | 0.27, 0.25, 0.29 | 0.27, 0.33, 0.29 | 0.53, 0.49, 0.57 | 0.55, 0.60, 0.54 |
+| glm_attention | 0.57, 0.57, 0.58 | 0.71, 0.59, 0.63 | 0.66, 0.66, 0.68 | 0.81, 0.70, 0.77 |
+| gated_delta_rule | 2.93, 2.84, 3.11 | 3.16, 3.19, 3.54 | 3.49, 3.43, 3.84 | 3.77, 3.80, 4.14 |
+| block_attn_res | 2.83, 2.97, 3.09 | 3.22, 2.98, 3.05 | 3.44, 3.60, 3.79 | 4.07, 3.61, 3.69 |
+
+Cold (4aeac3a): hc_pre 3.0-3.2, compressor 3.6-3.8, compress_fa 3.2-3.7, glm 4.5-5.3, gated delta rule 13.9-16.0, Kimi
+3.5-4.5 s; edit/cold %: 9-10, 10-11, 8, 11-13, 18-21, 66-81. The gated delta rule and Kimi differences are not this
+change's: timed in a server (scratch marks), their edits' jobs started 5-21 ms after the didChange in both trees (their
+files' other kernels leave a template free), and a second sitting gave gated delta rule's three edits 3.33-3.86 s here
+against 3.10-3.37 s for the tree before. glm's edits, six in each of two rounds per tree (`--against`, 13:00 UTC):
+0.64 [0.6, 0.96, 0.8, 0.84, 0.68, 0.65, 0.64, 0.59, 0.64, 0.53, 0.62, 0.57] against 0.61 [0.67, 0.64, 0.58, 0.61,
+0.63, 0.62, 0.59, 0.61, 0.61, 0.56, 0.95, 0.76] s; compressor 0.39 against 0.43 s. The 45-65 ms these changes take
+off the didChange-to-job path (scratch marks) are within what the machine moved meanwhile.
 """
 
 from __future__ import annotations

@@ -283,7 +283,8 @@ def answer_seconds(profiled: Any, runs: int) -> tuple[float, float, float]:
     the run as lists in both (before session 21)."""
     import pickle
 
-    doc, npz, run = analyze._document(profiled, {})
+    doc, npz = analyze._document(profiled, {})
+    run = analyze.editor_run(profiled.run)
     lists = profiled.run.to_json()
     forms = ({"record": doc, "record_columns": npz, "editor": {"swimlane_in_record": True}},
              {"record": doc, "record_columns": npz, "editor": {"swimlane": run}},
