@@ -335,11 +335,7 @@ def _end_group(pgid: int, keep: int = -1) -> None:
         strays = set(_children_of("self")) - {keep}
         if not strays:
             break
-        for pid in strays:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        _sigkill(strays)
         for pid in strays:
             try:
                 os.waitpid(pid, 0)
@@ -656,12 +652,16 @@ def _kill_tree(pgid: int, keep: int) -> None:
             os.killpg(pgid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        for pid in fresh:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        _sigkill(fresh)
         killed |= fresh
+
+
+def _sigkill(pids: set[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _reap(keep: int) -> None:
