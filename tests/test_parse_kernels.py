@@ -144,7 +144,7 @@ def test_an_edit_parsed_from_the_version_before_finds_what_a_whole_parse_finds()
         assert (after.found if after else None) == (whole.found if whole else None), text
 
 
-def test_an_edit_within_a_top_level_kernel_parses_that_kernel_only(monkeypatch):
+def test_an_edit_within_a_kernel_parses_that_kernels_lines_only(monkeypatch):
     import ast
 
     from server import state
