@@ -221,8 +221,8 @@ def parse_kernels(text: str, path: str, settings: dict[str, Json]) -> tuple[list
 def parse_version(text: str, path: str, settings: dict[str, Json],
                   last: Parsed | None = None) -> tuple[Parsed | None, dict[str, Json] | None]:
     """A version's kernels with their keys (and None), or None and its syntax error. With `last`, the parse of an
-    earlier version: an edit within one top-level kernel's lines parses those lines only (`_within_kernel`: a
-    1,700-line file of five kernels takes 33 ms whole, every change); what it finds is what the whole parse finds
+    earlier version: an edit within one kernel's lines parses those lines only (`_within_kernel`: a 1,700-line
+    file of five kernels takes 20-33 ms whole, every change); what it finds is what the whole parse finds
     (tests/test_parse_kernels.py)."""
     lines = text.splitlines()
     found = _within_kernel(last, text, lines) if last is not None else None

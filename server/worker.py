@@ -637,6 +637,10 @@ def _kill_tree(pgid: int, keep: int) -> None:
     other child of the template but `keep` (the next job's child; the others: a daemon's orphan, a killed job's
     child still dying), without waiting for them to die: a killed job's end is said before its processes have
     freed their memory (module doc). Reaped later (`_reap`, `_end_group`)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
     killed: set[int] = set()
     for _ in range(1000):  # each round: what the last one had not reached (a process forking as it was killed)
         todo, found = [pgid, *(set(_children_of("self")) - {keep})], set()
@@ -648,10 +652,6 @@ def _kill_tree(pgid: int, keep: int) -> None:
         fresh = found - killed
         if not fresh:
             break
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         _sigkill(fresh)
         killed |= fresh
 
