@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Set
-from operator import attrgetter
-from typing import Any
+from typing import Any, Final
 
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
 from pypto.compiler.tile_ir import (
@@ -44,10 +42,9 @@ from pypto.ir.graph import Node
 from pypto.ir.source import Loc
 
 _NO_DEPS: frozenset[int] = frozenset()
-_NODE = attrgetter("node")
-_MINUS_ONE = itertools.repeat(-1)  # `local`'s default, for map
 _SHARED_UNION = 16  # a frozenset from this size on is worth a union cache keyed by its identity (`gm_deps`)
-_POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs", "at"})  # where a tile sits, not what it computes
+# where a tile sits, not what it computes
+_POSITION_ATTRS: Final = frozenset({"partial", "base", "first", "inputs", "at"})
 
 
 def nbytes(op: TileOp) -> int:
@@ -530,50 +527,48 @@ class Kinds:
 def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list[int] | None = None) -> tuple[int, ...]:
     """The structure of a subgraph as ints: each op's kind (op, shape, dtype, attributes but
     not coordinates — interned in `kinds`) followed by where its inputs come from. The tensor
-    node of each op is appended to `nodes`."""
+    node of each op is appended to `nodes`. (Written for mypyc, which compiles this module: direct
+    method calls and plain loops, no bound methods or `map`, which it calls generically.)"""
     members = sg.ops
-    local = dict(zip(members, range(len(members)))).get
+    local: dict[int, int] = {}
+    for k, m in enumerate(members):
+        local[m] = k
     out: list[int] = [0 if sg.core == "AIV" else 1 if sg.core == "AIC" else 2]
-    extend = out.extend
-    keys, empty = kinds.keys, kinds.empty
-    get_kind, get_empty = keys.get, empty.get
-    by_value = kinds.by_value
-    get_by_value = by_value.get
-    members_ops = list(map(ops.__getitem__, members))
-    if nodes is not None:
-        nodes.extend(map(_NODE, members_ops))
-    for o in members_ops:
+    keys, empty, by_value = kinds.keys, kinds.empty, kinds.by_value
+    for m in members:
+        o = ops[m]
+        if nodes is not None:
+            nodes.append(o.node)
         attrs, region = o.attrs, o.region
         rshape = None if region is None else region.shape
         if attrs:
             # the dtype enum member by identity (cheaper than hashing it); attribute dicts are
             # shared by the tiles of one tensor op, so their identity stands for their contents
             key = (o.op, o.shape, id(o.dtype), id(attrs), rshape)
-            kind = get_kind(key)
+            kind = keys.get(key)
             if kind is None:
                 # a new dict (a partial's: its position differs per tile): its kind by the identity
                 # of its values, which stand for their reprs while the ops live (no repr, no sort)
                 vkey = (key[0], key[1], key[2], rshape,
                         tuple([(k, id(v)) for k, v in attrs.items() if k not in _POSITION_ATTRS or k == "inputs"]))
-                kind = get_by_value(vkey)
+                kind = by_value.get(vkey)
                 if kind is None:
                     kind = by_value[vkey] = kinds.full(o, attrs, rshape)
                 keys[key] = kind
         else:
             skey = (o.op, o.shape, id(o.dtype), rshape)
-            seen = get_empty(skey)
+            seen = empty.get(skey)
             if seen is None:
                 kind = kinds.full(o, attrs, rshape)
                 empty[skey] = (kind, {id(attrs)})  # its quick key
             else:
-                kind, ids = seen
-                ids.add(id(attrs))
+                kind = seen[0]
+                seen[1].add(id(attrs))
         inputs = o.inputs
-        if inputs:
-            extend((kind, len(inputs)))
-            extend(map(local, inputs, _MINUS_ONE))
-        else:
-            extend((kind, 0))
+        out.append(kind)
+        out.append(len(inputs))
+        for i in inputs:
+            out.append(local.get(i, -1))
     return tuple(out)
 
 
