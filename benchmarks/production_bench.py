@@ -471,6 +471,29 @@ against 3.10-3.37 s for the tree before. glm's edits, six in each of two rounds 
 0.64 [0.6, 0.96, 0.8, 0.84, 0.68, 0.65, 0.64, 0.59, 0.64, 0.53, 0.62, 0.57] against 0.61 [0.67, 0.64, 0.58, 0.61,
 0.63, 0.62, 0.59, 0.61, 0.61, 0.56, 0.95, 0.76] s; compressor 0.39 against 0.43 s. The 45-65 ms these changes take
 off the didChange-to-job path (scratch marks) are within what the machine moved meanwhile.
+
+Session 38 (2026-12-01 15:57-16:10 UTC; the leaf merge's signature written for mypyc: docs/ARCHITECTURE.md "Session
+38"): 178c783's code against 1c9adec (`--against /tmp/W0 --edits 4 --rounds 2 --no-capture`, three kernels; each
+edit in the order made, the first two of each round halving a tile, the next two quartering it; the
+machine quieter and faster than in session 37's table):
+
+| kernel | edit p50 s, 178c783 | edit p50 s, 1c9adec | panel record p50 s, 178c783 | panel record p50 s, 1c9adec |
+|---|---|---|---|---|
+| glm_attention | 0.36 | 0.38 | 0.43 | 0.44 |
+| gated_delta_rule | 2.37 | 2.44 | 2.86 | 2.95 |
+| block_attn_res | 1.82 | 1.90 | 2.19 | 2.28 |
+
+Each edit (178c783 / 1c9adec): glm 0.36, 0.39, 0.36, 0.37, 0.36, 0.39, 0.35, 0.36 / 0.38, 0.40, 0.38, 0.38, 0.38, 0.41,
+0.37, 0.37; gated delta rule 2.26, 2.44, 2.43, 2.45, 2.30, 2.38, 2.34, 2.35 / 2.40, 2.34, 3.19, 2.62, 2.41, 2.46, 2.42,
+2.52; Kimi 2.25, 2.34, 1.50, 1.53, 2.11, 2.26, 1.42, 1.46 / 2.23, 2.39, 1.56, 1.52, 2.28, 2.41, 1.51, 1.49.
+
+Cold (178c783): glm 3.7-3.8, gated delta rule 14.5-15.0, Kimi 3.5 s. Then all six, `--no-capture --edits 2` (16:12
+UTC): edit p50 hc_pre 0.22, compressor 0.28, compress_fa 0.20, glm 0.41, gated delta rule 2.55, Kimi 2.83 s (its two
+edits 2.68 and 2.98 s); edit/cold 8, 8, 6, 10, 17, 78 %. Kimi's edit through a server with scratch marks (16:35 UTC):
+the client's didChange -> recordChanged 2.23 s, of which the job 2.17 s (the pool's run, its answer's transfer
+included) and the rest ~40 ms: an edit of Kimi is its job. Its cold compile of the version the edit makes (a
+fresh process, as `cold`, the file edited in a copy): 4.2 s against 3.5 s for the captured version (246 k tile ops
+against 140 k).
 """
 
 from __future__ import annotations
