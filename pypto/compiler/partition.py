@@ -72,23 +72,25 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     `notes`; without `notes` (the tuning advisor's strict mode) it raises."""
     noted: set[int] = set()
     ops: dict[int, TileOp] = {}
-    size: dict[int, int] = {}
-    uses: dict[int, int] = {}
+    # per tile op, by id (ids are 0..n-1 in some order; lists, which the native build indexes directly)
+    n_ids = max((o.id for o in tiles.ops), default=-1) + 1
+    size: list[int] = [0] * n_ids
+    uses: list[int] = [0] * n_ids
+    load_of: list[TileOp | None] = [None] * n_ids  # the loads
     nbytes_of: dict[tuple[bool, tuple[int, ...], int], int] = {}  # (store, shape, dtype) -> nbytes(op)
-    load_ops: dict[int, TileOp] = {}
     for o in tiles.ops:
         oid = o.id
         ops[oid] = o
         if o.op == "load":
-            load_ops[oid] = o
+            load_of[oid] = o
         k = (o.op == "store", o.shape, id(o.dtype))
         b = nbytes_of.get(k)
         if b is None:
             b = nbytes_of[k] = nbytes(o)
         size[oid] = b
         for i in o.inputs:
-            uses[i] = uses.get(i, 0) + 1
-    group_of: dict[int, int] = {}
+            uses[i] += 1
+    group_of: list[int] = [-1] * n_ids  # each tile op's group, -1 while it has none
     groups: list[_Group] = []
     # the groups another group reads a tile of, or depends on through GM (they may not take new inputs): a set,
     # grown by C-level unions (Kimi's block attention: 82 k accesses meeting ~100 groups each)
@@ -107,20 +109,20 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         live = g.open
         if not loads:
             for i in o.inputs:  # written in place over an input of its size that dies here
-                if uses.get(i, 0) == 1 and i in live and size[i] >= out:
+                if uses[i] == 1 and i in live and size[i] >= out:
                     out = 0
                     break
             return g.open_bytes + out
         if len(loads) == 1:  # the common case of the one below, without building a set
             lid = loads[0].id
             for i in o.inputs:
-                if uses.get(i, 0) == 1 and (i in live or i == lid) and size[i] >= out:
+                if uses[i] == 1 and (i in live or i == lid) and size[i] >= out:
                     out = 0
                     break
             return g.open_bytes + size[lid] + out
         extra = {ld.id for ld in loads}
         for i in o.inputs:
-            if uses.get(i, 0) == 1 and (i in live or i in extra) and size[i] >= out:
+            if uses[i] == 1 and (i in live or i in extra) and size[i] >= out:
                 out = 0
                 break
         return g.open_bytes + sum([size[i] for i in extra]) + out
@@ -145,10 +147,10 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         members.append(oid)
         for i in o.inputs:
             left = uses[i] = uses[i] - 1
-            if left == 0 and i in group_of:
-                src = groups[group_of[i]]
+            if left == 0 and (gi := group_of[i]) >= 0:
+                src = groups[gi]
                 src.open_bytes -= src.open.pop(i, 0)
-        if uses.get(oid, 0) > 0:
+        if uses[oid] > 0:
             b = live[oid] = size[oid]
             g.open_bytes += b
 
@@ -249,8 +251,8 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         g = scope_groups.get(key)
         if g is None:
             g = scope_groups[key] = new_group("", key[1])  # no core yet: no other op joins it
-        loads = [load_ops[i] for i in o.inputs if i not in group_of and i in load_ops]
-        copied = [ops[i] for i in o.inputs if i in group_of and group_of[i] != g.id]
+        loads = [ld for i in o.inputs if group_of[i] < 0 and (ld := load_of[i]) is not None]
+        copied = [ops[i] for i in o.inputs if group_of[i] >= 0 and group_of[i] != g.id]
         gm = gm_accesses(o, loads)
         deps = gm_deps(gm) if gm else _NO_DEPS
         if loads and written_at and filed_late(loads) or copied and _reads_written(copied, written):
@@ -286,11 +288,13 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         loads: list[TileOp] = []  # inputs loaded from GM and not yet placed
         producers: set[int] = set()  # the groups of the other inputs
         for i in o.inputs:
-            gid = group_of.get(i)
-            if gid is not None:
+            gid = group_of[i]
+            if gid >= 0:
                 producers.add(gid)
-            elif i in load_ops:
-                loads.append(load_ops[i])
+            else:
+                ld = load_of[i]
+                if ld is not None:
+                    loads.append(ld)
         partial = "partial" in o.attrs
         if not producers and partial and (o.node, o.coord) in last_partial:
             producers = {last_partial[(o.node, o.coord)]}  # the partials of one reduction fuse
@@ -317,8 +321,8 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             else:
                 copied = []  # (a loop: cheaper than a comprehension for an op's few inputs)
                 for i in o.inputs:
-                    gi = group_of.get(i)
-                    if gi is not None and gi != cid:
+                    gi = group_of[i]
+                    if gi >= 0 and gi != cid:
                         copied.append(ops[i])
             # joining with inputs from elsewhere is safe only into a subgraph nothing depends on yet
             foreign = cid in exported and (copied or any(d != cid for d in deps))
@@ -330,7 +334,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         if g is None:
             full = [groups[i] for i in producers]
             g = new_group("AIV", o.instance)
-            copied = [ops[i] for i in o.inputs if i in group_of]
+            copied = [ops[i] for i in o.inputs if group_of[i] >= 0]
             for f in full:  # later overflow from the same producer lands here, not in yet another group
                 while f.successor is not None:
                     f = f.successor
@@ -359,7 +363,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         if partial:
             last_partial[(o.node, o.coord)] = g.id
     for o in tiles.ops:  # a load nothing consumed runs alone
-        if o.op == "load" and o.id not in group_of:
+        if o.op == "load" and group_of[o.id] < 0:
             g = new_group("AIV", o.instance)
             add(g, o, [], [])
             if o.id in written_at:
@@ -410,11 +414,11 @@ def _scope_instances(tiles: TileGraph, scoped: Mapping[int, int]) -> dict[tuple[
     return out
 
 
-def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int, int],
+def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: list[int],
                    groups: list[_Group], crossing: list[TileOp]) -> tuple[TileGraph, tuple[Subgraph, ...]]:
     """Every input that comes from another subgraph is read back from GM. `crossing`: the ops with such
     inputs (those that joined a subgraph with copied inputs), in program order; no other op has any."""
-    next_id = max(ops, default=-1) + 1
+    next_id = len(group_of)  # the first id after every tile op's (`group_of` is indexed by id)
     buffers = list(tiles.buffers)
     stored: dict[int, Region] = {}  # producer id -> workspace region holding its tile
     before: dict[int, list[TileOp]] = {}  # consumer id -> loads to run just before it
@@ -449,10 +453,10 @@ def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: dict[int,
                     st = TileOp(next_id, "store", p.node, p.instance, p.coord, p.shape, p.dtype, (i,), region)
                     next_id += 1
                     after.setdefault(i, []).append(st)
-                    group_of[st.id] = group_of[i]
+                    group_of.append(group_of[i])  # (the ids made here follow the last one: the list's next index)
                     groups[group_of[i]].ops.append(st.id)
             ld = TileOp(next_id, "load", node, instance, p.coord, p.shape, p.dtype, (), region)
-            group_of[next_id] = group
+            group_of.append(group)
             members_append(next_id)  # ordered by program position below
             lds.append(ld)
             new_inputs[k] = next_id
