@@ -29,11 +29,15 @@ from pypto.compiler.tile_ir import Region, Subgraph, TileGraph, copy_facts, ops_
 
 
 def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
-    task_of: dict[int, int] = {}
+    # by tile op id and by task id (both 0..n-1 in some order): lists, which the native build indexes directly
+    task_of: list[int] = [-1] * (max((o.id for o in tiles.ops), default=-1) + 1)
     for sg in subgraphs:
-        task_of.update(dict.fromkeys(sg.ops, sg.id))
-    reads: dict[int, list[Region]] = defaultdict(list)
-    writes: dict[int, list[Region]] = defaultdict(list)
+        t = sg.id
+        for i in sg.ops:
+            task_of[i] = t
+    n_tasks = max((sg.id for sg in subgraphs), default=-1) + 1
+    reads: list[list[Region]] = [[] for _ in range(n_tasks)]
+    writes: list[list[Region]] = [[] for _ in range(n_tasks)]
     preds: dict[int, set[int]] = defaultdict(set)
     facts = copy_facts(tiles)
     reshaped: Set[int]
@@ -52,6 +56,8 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
         if region is None:
             continue
         t = task_of[op.id]
+        if t < 0:
+            raise KeyError(f"tile op {op.id} is in no subgraph")
         kind = op.op  # `accesses(op)`, its two common cases inline
         if kind == "load":
             reads[t].append(region)
