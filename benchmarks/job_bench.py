@@ -40,6 +40,9 @@ Session 36 (2026-12-01 10:10 UTC, `--runs 4` against 3641e91, partition's shared
 lists, the views' task sets and health's execute level by array work): Kimi's block attention 2.59 [2.96, 2.53, 2.64,
 2.53] against 2.92 [2.91, 2.9, 2.92, 2.97] s, gated delta rule 2.68 [2.65, 2.67, 2.68, 2.77] against 2.71 [2.71, 2.72,
 2.66, 2.86] s.
+Session 38 (2026-12-01 17:02 UTC, `--runs 4` against 1c9adec; the leaf merge's signature, partition's and the execute
+graph's per-op facts written for mypyc): Kimi's block attention 1.94 [1.93, 1.94, 1.94, 2.0] against 2.12 [2.1, 2.12,
+2.12, 2.22] s, gated delta rule 2.11 against 2.27 s, glm 0.371 against 0.392 s.
 
 Run: `.venv/bin/python benchmarks/job_bench.py --keep DIR [--kernels hc_pre,gated_delta_rule] [--runs 3]
 [--against OTHER]`.

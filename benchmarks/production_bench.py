@@ -494,6 +494,9 @@ the client's didChange -> recordChanged 2.23 s, of which the job 2.17 s (the poo
 included) and the rest ~40 ms: an edit of Kimi is its job. Its cold compile of the version the edit makes (a
 fresh process, as `cold`, the file edited in a copy): 4.2 s against 3.5 s for the captured version (246 k tile ops
 against 140 k).
+Then partition's and the execute graph's per-op facts in lists (f7cb743, docs/ARCHITECTURE.md "Session 38"), all six,
+`--no-capture --edits 2` (17:06 UTC): edit p50 hc_pre 0.23, compressor 0.29, compress_fa 0.21, glm 0.42, gated delta
+rule 2.32, Kimi 2.24 s; cold 3.0, 3.6, 3.3, 4.2, 14.3, 3.6 s; edit/cold 7, 8, 6, 10, 16, 62 %.
 """
 
 from __future__ import annotations
