@@ -816,6 +816,24 @@ def run_capture(command: list[str], store: Path | None = None, every: bool = Fal
 NPU_ENVIRONMENT = {"TILE_FWK_DEVICE_ID": "0"}
 
 
+def _killed(text: str, signum: int, memory_mb: int) -> str:
+    """What a captured command killed by a signal is told: the signal by name, and for a SIGKILL this capture did
+    not send (it sends one only at its time limit), where one comes from: the command's own memory cap makes it
+    raise MemoryError instead, so it is the system's out-of-memory killer (the machine's memory, not the cap, ran
+    out: other processes' too) or another process."""
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    said = f"`{text}` was killed by {name} (signal {signum})"
+    if signum == getattr(signal, "SIGKILL", -1):
+        cap = (f"its memory cap ({memory_mb} MB) would have raised MemoryError" if memory_mb > 0 else
+               "it had no memory cap")
+        said += (f", not by this capture: by the system's out-of-memory killer (the machine ran out of memory; {cap}; "
+                 f"run fewer commands at once or lower --memory-limit-mb) or by another process")
+    return said
+
+
 def _capture(command: list[str], store: Path | None, every: bool, timeout: float, memory_mb: int,
              path: list[str], defaults: dict[str, str]) -> int:
     folder = (store if store is not None else Path.cwd() / capture.STORE).resolve()
@@ -839,8 +857,7 @@ def _capture(command: list[str], store: Path | None, every: bool, timeout: float
     try:
         code = proc.wait(timeout=timeout)
         if code != 0:
-            problem = (f"`{text}` exited with status {code}" if code > 0 else
-                       f"`{text}` was killed by signal {-code}")
+            problem = f"`{text}` exited with status {code}" if code > 0 else _killed(text, -code, memory_mb)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)

@@ -499,6 +499,22 @@ def test_a_command_that_raises_hangs_calls_no_kernel_or_does_not_exist_is_one_cl
     assert proc.returncode == 1 and "no command" in proc.stderr
 
 
+def test_a_command_killed_by_a_signal_is_told_which_and_a_sigkill_it_did_not_send_where_one_comes_from(tmp_path):
+    (tmp_path / "killed.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    proc = _cli("capture", "--memory-limit-mb", "9000", "--", "python", "killed.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "capture: error: `python killed.py` was killed by SIGKILL (signal 9), not by this capture: by the " \
+           "system's out-of-memory killer (the machine ran out of memory; its memory cap (9000 MB) would have " \
+           "raised MemoryError; run fewer commands at once or lower --memory-limit-mb) or by another process" \
+        in proc.stderr
+
+    (tmp_path / "terminated.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
+    proc = _cli("capture", "--", "python", "terminated.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "capture: error: `python terminated.py` was killed by SIGTERM (signal 15); nothing was captured" \
+        in proc.stderr
+
+
 def test_a_program_written_for_the_npu_is_captured_with_the_torch_npu_stand_in(tmp_path):
     (tmp_path / "npu_run.py").write_text(textwrap.dedent('''
         import torch
