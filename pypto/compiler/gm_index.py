@@ -87,14 +87,89 @@ def reshaped_buffers(ops: Iterable[TileOp], written: bool = False) -> set[int] |
     return (reshaped, writes) if written else reshaped
 
 
+class _Cell:
+    """What was filed in one cell of a grid. An access of exactly the cell's box (a tile of the grid's shape,
+    aligned to it: nearly every one — glm's fused attention: 2.1 M of 2.1 M; gated delta rule: all) is kept as its
+    owner alone, the first of each side inline (-1: none) and the rest in a list: its box is the cell's, so no
+    region is kept. Any other access that touches the cell (unaligned, smaller, straddling cells) is kept as
+    (region, owner). Writes and reads apart: a read conflicts only with writes."""
+
+    __slots__ = ("w", "r", "ws", "rs", "xw", "xr")
+
+    def __init__(self) -> None:
+        self.w = -1  # the first exact write's owner
+        self.r = -1  # the first exact read's owner
+        self.ws: list[int] | None = None  # the later exact writes' owners
+        self.rs: list[int] | None = None  # the later exact reads' owners
+        self.xw: list[tuple[Region, int]] | None = None  # the other writes
+        self.xr: list[tuple[Region, int]] | None = None  # the other reads
+
+    def file(self, r: Region, owner: int, write: bool, exact: bool) -> None:
+        if exact:
+            if write:
+                if self.w < 0:
+                    self.w = owner
+                elif self.ws is None:
+                    self.ws = [owner]
+                else:
+                    self.ws.append(owner)
+            elif self.r < 0:
+                self.r = owner
+            elif self.rs is None:
+                self.rs = [owner]
+            else:
+                self.rs.append(owner)
+        elif write:
+            if self.xw is None:
+                self.xw = [(r, owner)]
+            else:
+                self.xw.append((r, owner))
+        elif self.xr is None:
+            self.xr = [(r, owner)]
+        else:
+            self.xr.append((r, owner))
+
+    def meet(self, r: Region, write: bool, whole: bool, found: set[int]) -> None:
+        """Add to `found` the owners of what is filed here that an access of `r` conflicts with (a write meets writes
+        and reads, a read only writes). `whole`: `r`'s box overlaps the cell's (then every exact access meets it)."""
+        if whole:
+            if self.w >= 0:
+                found.add(self.w)
+                if self.ws is not None:
+                    found.update(self.ws)
+            if write and self.r >= 0:
+                found.add(self.r)
+                if self.rs is not None:
+                    found.update(self.rs)
+        if self.xw is not None:
+            for other, o in self.xw:
+                if o not in found and overlap(r, other):
+                    found.add(o)
+        if write and self.xr is not None:
+            for other, o in self.xr:
+                if o not in found and overlap(r, other):
+                    found.add(o)
+
+
+def _meets_cell(off: tuple[int, ...], shp: tuple[int, ...], key: tuple[int, ...], cell: tuple[int, ...]) -> bool:
+    """Whether the box at `off` of shape `shp` overlaps cell `key` of grid `cell` (as `overlap` would find it with an
+    access of exactly that cell's box): always, for a box with no empty extent in a cell its span touches."""
+    for o, n, k, c in zip(off, shp, key, cell):
+        lo = k * c
+        if not (o < lo + c and lo < o + n):
+            return False
+    return True
+
+
 class Accesses:
     """Earlier accesses of one buffer (each by an owner: a task, a subgraph), filed in one grid per
     access shape whose cell is that shape: a tile meets only the same-shaped accesses in the one
     cell it covers when aligned, and the few of each other shape (a loop's tail, an unrolled
     variant) in the cells its box touches. A grid whose cells the box would touch outnumber its
     accesses is scanned whole instead, so a big box against small tiles costs what they number.
-    A cell keeps its writes and its reads apart: a read conflicts only with writes, so the many
-    reads of one region (a loop-invariant value every tile loads) are not scanned by each other.
+    A cell (`_Cell`) keeps its writes and its reads apart: a read conflicts only with writes, so the many
+    reads of one region (a loop-invariant value every tile loads) are not scanned by each other; and an
+    access of exactly its box as its owner alone (no region, no overlap test).
     What a read meets depends only on the writes filed, so the owners a box's read meets are kept
     until the next write: the many reads of one big box (every task reading a whole buffer that
     many tasks wrote in slabs) cost one walk, then a copy each."""
@@ -102,9 +177,8 @@ class Accesses:
     __slots__ = ("grids", "_reads_meet")
 
     def __init__(self) -> None:
-        # access shape -> cell -> (writes, reads) filed there, each (region, owner)
-        self.grids: dict[tuple[int, ...], dict[tuple[int, ...], tuple[list[tuple[Region, int]],
-                                                                     list[tuple[Region, int]]]]] = {}
+        # access shape -> cell -> what is filed there
+        self.grids: dict[tuple[int, ...], dict[tuple[int, ...], _Cell]] = {}
         # (offset, shape) of a multi-cell read -> every owner it meets (owner filter not applied);
         # emptied by each write
         self._reads_meet: dict[tuple[tuple[int, ...], tuple[int, ...]], frozenset[int]] = {}
@@ -128,36 +202,30 @@ class Accesses:
         off, shp = r.offset, r.shape
         multi = False
         two = len(off) == 2
+        full = 0 not in shp  # no empty extent: the box overlaps every cell its span touches
         key: tuple[int, ...] | None
         for cell, grid in self.grids.items():
-            same = shp == cell
-            if same and two:  # the common case, inline: a tile of this grid's shape, aligned to it
+            if shp == cell and two:  # the common case, inline: a tile of this grid's shape, aligned to it
                 a, b = off
                 c, d = cell
                 key = (a // c, b // d) if a % c == 0 and b % d == 0 else None
             else:  # a tile of this shape aligned, or a smaller box inside one cell (a row of a tile)
                 key = _inside(off, shp, cell)
             if key is not None:  # one cell holds the whole box
-                cellv = grid.get(key)
-                if cellv:
-                    for entries in (cellv if write else cellv[:1]):
-                        for other, o in entries:
-                            # an access of the same box needs no overlap test (every extent of a grid's shape is >= 1)
-                            if o not in found and \
-                                    ((same and other.offset == off and other.shape == shp) or overlap(r, other)):
-                                found.add(o)
+                cv = grid.get(key)
+                if cv is not None:
+                    cv.meet(r, write, full or _meets_cell(off, shp, key, cell), found)
                 continue
             multi = True
             spans = self._spans(r, cell)
             if math.prod(len(s) for s in spans) > len(grid):
-                cells: Iterable[tuple[list[tuple[Region, int]], list[tuple[Region, int]]]] = grid.values()
+                for k, cv in grid.items():  # (a cell outside the box's span meets it only through `overlap`)
+                    cv.meet(r, write, _meets_cell(off, shp, k, cell), found)
             else:
-                cells = (grid.get(k, _EMPTY) for k in itertools.product(*spans))
-            for cellv in cells:
-                for entries in (cellv if write else cellv[:1]):
-                    for other, o in entries:
-                        if o not in found and overlap(r, other):
-                            found.add(o)
+                for k in itertools.product(*spans):
+                    cv = grid.get(k)
+                    if cv is not None:
+                        cv.meet(r, write, full or _meets_cell(off, shp, k, cell), found)
         if multi and not write:  # worth keeping: it walked cells or whole grids
             kept = self._reads_meet[(off, shp)] = frozenset(found)
             return kept
@@ -170,7 +238,7 @@ class Accesses:
         cell = shp if 0 not in shp else tuple(max(1, n) for n in shp)
         grid = self.grids.get(cell)
         if grid is None:
-            grid = self.grids[cell] = defaultdict(_new_cell)
+            grid = self.grids[cell] = {}
         off = r.offset
         if len(off) == 2 and cell is shp:  # _inside(off, shp, cell), inline for the common rank
             a, b = off
@@ -178,12 +246,17 @@ class Accesses:
             key: tuple[int, ...] | None = (a // c, b // d) if a % c == 0 and b % d == 0 else None
         else:
             key = _inside(off, shp, cell)
-        side = 0 if write else 1
-        if key is not None:
-            grid[key][side].append((r, owner))
+        if key is not None:  # one cell holds it: exactly its box when of the grid's shape (no empty extent)
+            cv = grid.get(key)
+            if cv is None:
+                cv = grid[key] = _Cell()
+            cv.file(r, owner, write, cell is shp)
             return
         for k in itertools.product(*self._spans(r, cell)):
-            grid[k][side].append((r, owner))
+            cv = grid.get(k)
+            if cv is None:
+                cv = grid[k] = _Cell()
+            cv.file(r, owner, write, False)
 
     def visit(self, r: Region, owner: int, write: bool) -> Set[int]:
         """`conflicts`, then record the access."""
@@ -199,36 +272,23 @@ class Accesses:
                     key = (a // c, b // d) if a % c == 0 and b % d == 0 else None
                 else:
                     key = _inside(off, shp, shp)
-                if key is not None:
+                if key is not None:  # exactly the cell's box: it meets every access filed there
                     found: set[int] = set()
                     if grid is None:
-                        grid = grids[shp] = defaultdict(_new_cell)
-                    writes, reads = grid[key]
-                    for other, o in writes:  # a read meets writes; a write also meets reads
-                        if o != owner and o not in found and \
-                                ((other.offset == off and other.shape == shp) or overlap(r, other)):
-                            found.add(o)
-                    if write:
-                        if self._reads_meet:
-                            self._reads_meet.clear()
-                        for other, o in reads:
-                            if o != owner and o not in found and \
-                                    ((other.offset == off and other.shape == shp) or overlap(r, other)):
-                                found.add(o)
-                        writes.append((r, owner))
+                        grid = grids[shp] = {}
+                    cv = grid.get(key)
+                    if cv is None:
+                        cv = grid[key] = _Cell()
                     else:
-                        reads.append((r, owner))
+                        cv.meet(r, write, True, found)
+                        found.discard(owner)
+                    if write and self._reads_meet:
+                        self._reads_meet.clear()
+                    cv.file(r, owner, write, True)
                     return found
         met = self.conflicts(r, write, owner)
         self.add(r, owner, write)
         return met
-
-
-def _new_cell() -> tuple[list[tuple[Region, int]], list[tuple[Region, int]]]:
-    return ([], [])
-
-
-_EMPTY: tuple[list[tuple[Region, int]], list[tuple[Region, int]]] = ([], [])
 
 
 def _inside(off: tuple[int, ...], shp: tuple[int, ...], cell: tuple[int, ...]) -> tuple[int, ...] | None:
