@@ -52,15 +52,14 @@ def nbytes(op: TileOp) -> int:
 
 
 class _Group:
-    __slots__ = ("id", "core", "instance", "ops", "open", "open_bytes", "peak", "successor")
+    __slots__ = ("id", "core", "instance", "ops", "open_bytes", "peak", "successor")
 
     def __init__(self, gid: int, core: str, instance: int) -> None:
         self.id = gid
         self.core = core
         self.instance = instance
         self.ops: list[int] = []
-        self.open: dict[int, int] = {}  # live tile op id -> bytes
-        self.open_bytes = 0  # their sum
+        self.open_bytes = 0  # the bytes of its live tiles (`partition`'s `live`: still to be read)
         self.peak = 0
         self.successor: _Group | None = None  # where ops that overflow this group go
 
@@ -71,9 +70,9 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     board limit, not an error (PyPTO compiles it): it gets a subgraph of its own and a note in
     `notes`; without `notes` (the tuning advisor's strict mode) it raises."""
     noted: set[int] = set()
-    ops: dict[int, TileOp] = {}
     # per tile op, by id (ids are 0..n-1 in some order; lists, which the native build indexes directly)
     n_ids = max((o.id for o in tiles.ops), default=-1) + 1
+    ops: list[TileOp] = [tiles.ops[0]] * n_ids if n_ids else []  # each op (the first fills the place of an unused id)
     size: list[int] = [0] * n_ids
     uses: list[int] = [0] * n_ids
     load_of: list[TileOp | None] = [None] * n_ids  # the loads
@@ -91,6 +90,9 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         for i in o.inputs:
             uses[i] += 1
     group_of: list[int] = [-1] * n_ids  # each tile op's group, -1 while it has none
+    # whether the op's tile is open in its group: made there (or loaded) and still to be read (a flag per op, not a
+    # dict per group: glm's fused attention has 1.05 M groups)
+    live: list[bool] = [False] * n_ids
     groups: list[_Group] = []
     # the groups another group reads a tile of, or depends on through GM (they may not take new inputs): a set,
     # grown by C-level unions (Kimi's block attention: 82 k accesses meeting ~100 groups each)
@@ -106,23 +108,23 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     def cost(g: _Group, o: TileOp, loads: list[TileOp]) -> int:
         """The group's footprint while `o` runs, if it joined."""
         out = size[o.id]
-        live = g.open
+        gid = g.id
         if not loads:
             for i in o.inputs:  # written in place over an input of its size that dies here
-                if uses[i] == 1 and i in live and size[i] >= out:
+                if uses[i] == 1 and live[i] and group_of[i] == gid and size[i] >= out:
                     out = 0
                     break
             return g.open_bytes + out
         if len(loads) == 1:  # the common case of the one below, without building a set
             lid = loads[0].id
             for i in o.inputs:
-                if uses[i] == 1 and (i in live or i == lid) and size[i] >= out:
+                if uses[i] == 1 and (i == lid or live[i] and group_of[i] == gid) and size[i] >= out:
                     out = 0
                     break
             return g.open_bytes + size[lid] + out
         extra = {ld.id for ld in loads}
         for i in o.inputs:
-            if uses[i] == 1 and (i in live or i in extra) and size[i] >= out:
+            if uses[i] == 1 and (i in extra or live[i] and group_of[i] == gid) and size[i] >= out:
                 out = 0
                 break
         return g.open_bytes + sum([size[i] for i in extra]) + out
@@ -131,13 +133,13 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         """`o` joins `g` with its fresh loads; `copied` inputs arrive from other groups via GM.
         `c`: `cost(g, o, loads + copied)` before the loads joined, when the caller has it and the
         loads are distinct (then it is the cost after they joined, which is not computed again)."""
-        gid, members, live = g.id, g.ops, g.open
-        for ld in loads:
+        gid, members = g.id, g.ops
+        for ld in loads:  # (a load an op reads twice comes twice, and counts twice while it lives)
             lid = ld.id
             group_of[lid] = gid
             members.append(lid)
-            b = live[lid] = size[lid]
-            g.open_bytes += b
+            live[lid] = True
+            g.open_bytes += size[lid]
         if c < 0:
             c = cost(g, o, copied)
         if c > g.peak:
@@ -147,12 +149,12 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
         members.append(oid)
         for i in o.inputs:
             left = uses[i] = uses[i] - 1
-            if left == 0 and (gi := group_of[i]) >= 0:
-                src = groups[gi]
-                src.open_bytes -= src.open.pop(i, 0)
+            if left == 0 and live[i]:  # (an op is live only in its own group)
+                live[i] = False
+                groups[group_of[i]].open_bytes -= size[i]
         if uses[oid] > 0:
-            b = live[oid] = size[oid]
-            g.open_bytes += b
+            live[oid] = True
+            g.open_bytes += size[oid]
 
     # the GM accesses of the subgraphs so far: an op that loads what another subgraph wrote (a
     # matmul's result, a tensor stored by an earlier subgraph) or stores over what another read or
@@ -414,7 +416,7 @@ def _scope_instances(tiles: TileGraph, scoped: Mapping[int, int]) -> dict[tuple[
     return out
 
 
-def _insert_copies(tiles: TileGraph, ops: dict[int, TileOp], group_of: list[int],
+def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[int],
                    groups: list[_Group], crossing: list[TileOp]) -> tuple[TileGraph, tuple[Subgraph, ...]]:
     """Every input that comes from another subgraph is read back from GM. `crossing`: the ops with such
     inputs (those that joined a subgraph with copied inputs), in program order; no other op has any."""
