@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import json
 import os
 import statistics
 import subprocess
@@ -114,19 +115,31 @@ def in_child(job: Callable[[], Any]) -> Any:
     return eval(data)  # noqa: S307 - our own child's repr of a float or a str
 
 
-def to_record(path: str, text: str, name: str, opts: dict[str, Any], beside_from: int, kept: bool) -> float:
-    """In a job's child: seconds from the job's start to its record."""
+def to_record(path: str, text: str, name: str, opts: dict[str, Any], beside_from: int, kept: bool,
+              passes: dict[str, float] | None = None) -> float:
+    """In a job's child: seconds from the job's start to its record. `passes`: given each pass's seconds as the job's
+    compile recorded them (its record's)."""
     from pypto.compiler import pipeline
 
     pipeline._kept_frozen = kept
     analyze.BESIDE_FROM = beside_from
     t0 = time.perf_counter()
     sent: list[float] = []
-    analyze.progress = lambda data: sent.append(time.perf_counter()) if isinstance(data, dict) and (
-        "interim" in data or "reused_interim" in data) else None
+
+    def record_passes(answer: Any) -> None:
+        if passes is not None and isinstance(answer, dict) and isinstance(answer.get("record"), dict):
+            passes.update({p["name"]: p["seconds"] for p in answer["record"].get("passes", ())})
+
+    def progress(data: Any) -> None:
+        if isinstance(data, dict) and ("interim" in data or "reused_interim" in data):
+            sent.append(time.perf_counter())
+            record_passes(data.get("interim"))
+
+    analyze.progress = progress
     answer = analyze.analyze_kernel(path, text, name, opts)
     if answer.get("error"):
         raise RuntimeError(answer["error"].get("message"))
+    record_passes(answer)  # (an answer with no advice to check has its record)
     return (sent[0] if sent else time.perf_counter()) - t0
 
 
@@ -176,23 +189,46 @@ def first_edit(k: Any, models: Path) -> tuple[str, str]:
     return str(path), "\n".join(lines)
 
 
-def edit_row(k: Any, models: Path, other: str, runs: int) -> str:
-    """`--against`: the first tile edit's job in this tree and in `other`, each run a fresh template process."""
-    def once(tree: str) -> float:
+def edit_rows(k: Any, models: Path, other: str, runs: int) -> list[str]:
+    """`--against`: the first tile edit's job in this tree and in `other`, each run a fresh template process; then,
+    with the same runs, each pass of the job's compile that took 10 ms or more (the seconds its record holds: a stage
+    as it runs in a job — in a freshly forked process, beside its forked children — which a stage timed in one
+    process, as stage_bench does, need not show)."""
+    def once(tree: str) -> tuple[float, dict[str, float]]:
         cmd = [sys.executable, __file__, "--keep", str(models.parent), "--kernels", k.key, "--tree", tree, "--once"]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         if done.returncode != 0:
             raise RuntimeError(f"{tree}: {(done.stdout + done.stderr).strip()[-300:]}")
-        return float(done.stdout.split()[-1])
+        last = done.stdout.strip().splitlines()[-1]
+        if not last.startswith("["):  # the job's error, as `in_child` said it
+            raise RuntimeError(f"{tree}: {last[-300:]}")
+        seconds, passes = json.loads(last)
+        return float(seconds), passes
 
     here = str(Path(__file__).resolve().parents[1])
     times: dict[str, list[float]] = {here: [], other: []}
+    stages: dict[str, dict[str, list[float]]] = {here: {}, other: {}}
     for r in range(runs):
         for tree in ((here, other) if r % 2 == 0 else (other, here)):
-            times[tree].append(once(tree))
+            seconds, passes = once(tree)
+            times[tree].append(seconds)
+            for name, s in passes.items():
+                stages[tree].setdefault(name, []).append(s)
     x, y = statistics.median(times[here]), statistics.median(times[other])
     each = f"{[round(v, 2) for v in times[here]]} / {[round(v, 2) for v in times[other]]}"
-    return f"| {k.key}: first tile edit, this tree (A) / {other} (B) {each} | {x:.3f} | {y:.3f} | {x / y:.2f} |"
+    rows = [f"| {k.key}: first tile edit, this tree (A) / {other} (B) {each} | {x:.3f} | {y:.3f} | {x / y:.2f} |"]
+    for name, xs in stages[here].items():
+        ys = stages[other].get(name)
+        if ys and max(statistics.median(xs), statistics.median(ys)) >= 0.01:
+            px, py = statistics.median(xs), statistics.median(ys)
+            rows.append(f"| {k.key}: its pass {name} | {px:.3f} | {py:.3f} | {px / py:.2f} |")
+    return rows
+
+
+def _once(path: str, text: str, name: str) -> str:
+    """In a job's child: `[seconds to the record, {pass: seconds}]` as JSON."""
+    passes: dict[str, float] = {}
+    return json.dumps([to_record(path, text, name, OPTS, analyze.BESIDE_FROM, True, passes), passes])
 
 
 def main() -> int:
@@ -204,8 +240,9 @@ def main() -> int:
               "seconds from a job's start to its record; each run a fresh template")
         print("\n| kernel: measure | A | B | A/B |\n|---|---|---|---|")
         for key in a.kernels.split(","):
-            print(edit_row(next(x for x in KERNELS if x.key == key), models, str(Path(a.against).resolve()), a.runs),
-                  flush=True)
+            for row in edit_rows(next(x for x in KERNELS if x.key == key), models, str(Path(a.against).resolve()),
+                                 a.runs):
+                print(row, flush=True)
         return 0
     for m in _PRELOAD:  # the template, as the worker pool makes it
         if importlib.util.find_spec(m.split(".")[0]):
@@ -216,7 +253,7 @@ def main() -> int:
     if a.once:  # one job of `--against`'s: the first tile edit of the one kernel, in this process's tree
         k = next(x for x in KERNELS if x.key == a.kernels)
         path, text = first_edit(k, models)
-        print(in_child(partial(to_record, path, text, k.shown, OPTS, analyze.BESIDE_FROM, True)))
+        print(in_child(partial(_once, path, text, k.shown)))
         return 0
     print(f"job_bench — {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; median of {a.runs}; "
           "seconds from a job's start to its record")
