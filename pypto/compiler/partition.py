@@ -288,18 +288,19 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             record_gm(cube, written_gm, deps)
             continue
         loads: list[TileOp] = []  # inputs loaded from GM and not yet placed
-        producers: set[int] = set()  # the groups of the other inputs
+        producers: list[int] = []  # the groups of the other inputs, each once (an op's few: a list, not a set)
         for i in o.inputs:
             gid = group_of[i]
             if gid >= 0:
-                producers.add(gid)
+                if gid not in producers:
+                    producers.append(gid)
             else:
                 ld = load_of[i]
                 if ld is not None:
                     loads.append(ld)
         partial = "partial" in o.attrs
         if not producers and partial and (o.node, o.coord) in last_partial:
-            producers = {last_partial[(o.node, o.coord)]}  # the partials of one reduction fuse
+            producers = [last_partial[(o.node, o.coord)]]  # the partials of one reduction fuse
         g: _Group | None = None
         copied: list[TileOp] = []
         gm: list[tuple[Region, bool]] = []
@@ -426,6 +427,9 @@ def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[int],
     before: dict[int, list[TileOp]] = {}  # consumer id -> loads to run just before it
     after: dict[int, list[TileOp]] = {}  # producer id -> stores to run just after it
     replaced: dict[int, TileOp] = {}
+    # per tile op by id: 1 when it is replaced (has loads before it), 2 when it has stores after it (a flag to read for
+    # every op, not two dict lookups of a boxed id)
+    extra: list[int] = [0] * next_id
     for o in crossing:
         inputs = o.inputs
         if not inputs:
@@ -455,6 +459,7 @@ def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[int],
                     st = TileOp(next_id, "store", p.node, p.instance, p.coord, p.shape, p.dtype, (i,), region)
                     next_id += 1
                     after.setdefault(i, []).append(st)
+                    extra[i] |= 2
                     group_of.append(group_of[i])  # (the ids made here follow the last one: the list's next index)
                     groups[group_of[i]].ops.append(st.id)
             ld = TileOp(next_id, "load", node, instance, p.coord, p.shape, p.dtype, (), region)
@@ -464,6 +469,7 @@ def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[int],
             new_inputs[k] = next_id
             next_id += 1
         before[oid] = lds
+        extra[oid] |= 1
         # dataclasses.replace, spelled out (it is slow)
         replaced[oid] = TileOp(oid, o.op, node, instance, o.coord, o.shape, o.dtype, tuple(new_inputs), o.region,
                                 o.attrs)
@@ -475,21 +481,24 @@ def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[int],
     for o in tiles.ops:
         oid = o.id
         m = members[group_of[oid]]  # also the group of its loads before and its stores after
-        if oid in replaced:  # the op has loads to run just before it
+        more = extra[oid]
+        if more & 1:  # the op has loads to run just before it
             for ld in before[oid]:
                 order_append(ld)
                 m.append(ld.id)
             o = replaced[oid]
         order_append(o)
         m.append(oid)
-        if oid in after:
+        if more & 2:
             for st in after[oid]:
                 order_append(st)
                 m.append(st.id)
-    if any(len(m) != len(g.ops) for m, g in zip(members, groups)):
-        position = {o.id: k for k, o in enumerate(order)}
-        members = [sorted(g.ops, key=position.__getitem__) for g in groups]
-    subgraphs = tuple(Subgraph(g.id, g.core, g.instance, tuple(m), g.peak) for g, m in zip(groups, members))
+    for gi, grp in enumerate(groups):
+        if len(members[gi]) != len(grp.ops):
+            position = {op.id: at for at, op in enumerate(order)}
+            members = [sorted(x.ops, key=position.__getitem__) for x in groups]
+            break
+    subgraphs = tuple([Subgraph(g.id, g.core, g.instance, tuple(m), g.peak) for g, m in zip(groups, members)])
     return dataclasses.replace(tiles, buffers=tuple(buffers), ops=tuple(order)), subgraphs
 
 
