@@ -18,7 +18,10 @@ With `--against OTHER` (another checkout, e.g. `git worktree add /tmp/before REV
 `python tools/build_native.py`), one row per kernel instead: **first tile edit**, this tree (A) against OTHER (B) —
 production_bench's first tile-shape edit of the kernel, each run a fresh template of its tree (a process of this
 script with that tree first on the import path, `--tree`) and one job forked from it, the trees taking turns to go
-first.
+first; then a row for each pass of the job's compile that took 10 ms or more, the seconds its record holds, median of
+the same runs (since session 39: a stage timed in one process, as stage_bench times it, need not gain what it gains
+in a job, a freshly forked process beside its forked children; and a scratch script that puts another checkout
+first on `sys.path` after this one's `pypto` was imported still runs this one's native build).
 
 The kernels are PyPTO's models/ with captures, as production_bench.py makes them (`--keep DIR`, the same
 folder; run production_bench.py once without `--no-capture` first).
@@ -43,6 +46,11 @@ lists, the views' task sets and health's execute level by array work): Kimi's bl
 Session 38 (2026-12-01 17:02 UTC, `--runs 4` against 1c9adec; the leaf merge's signature, partition's and the execute
 graph's per-op facts written for mypyc): Kimi's block attention 1.94 [1.93, 1.94, 1.94, 2.0] against 2.12 [2.1, 2.12,
 2.12, 2.22] s, gated delta rule 2.11 against 2.27 s, glm 0.371 against 0.392 s.
+Session 39 (2026-12-01 19:00 UTC, `--runs 4` against 2a1252e, the GM index's exact cells and partition's live flags):
+gated delta rule 2.009 [2.02, 2.0, 2.03, 1.91] against 2.130 [2.11, 2.23, 2.14, 2.12] s, its partition 0.487 against
+0.603 s; Kimi's block attention 1.839 against 1.973 s, its partition 0.510 against 0.609 s; glm 0.352 against 0.358 s,
+its partition 0.045 against 0.053 s. Then producers in a list and copy insertion's flags, against 8e2a719: partition
+0.481 against 0.491 s (gated delta rule), 0.511 against 0.519 s (Kimi).
 
 Run: `.venv/bin/python benchmarks/job_bench.py --keep DIR [--kernels hc_pre,gated_delta_rule] [--runs 3]
 [--against OTHER]`.

@@ -56,6 +56,11 @@ needs 2.5 GiB above its start), so **33 of 34 (97 %)**; glm's ifa_func_kernel st
 takes 35 s and 4.0 GB; the answer would pickle to 570 MB), now reported as "ran out of its memory limit"
 (f233302) instead of an internal error.
 
+Session 39 (2026-12-01, glm's ifa_func_kernel opened without a memory cap as this script opens it, `/usr/bin/time -v`):
+2a1252e 44.9 s to the answer, 7.43 GB peak RSS; 9c9017d 40.0 s, 6.22 GB (its compile alone, `pypto-ide compile`:
+32 s and 5.4 GB -> 26 s and 4.2 GB peak; partition 7.1 -> 5.3 s, its RSS growth 2.9 -> 1.8 GB: the GM index's exact
+cells and partition's live flags, docs/ARCHITECTURE.md "Session 39"). Still over the workers' 4 GiB: **33 of 34**.
+
 Before this work's capture fixes (the first run): hc_pre's test compared zeros (`y.npu()` of a device tensor
 was a copy), glm's gate/moe/select tests stopped at `torch.npu.NPUGraph` and an integer `torch.rand`, arctic's
 script skipped its run without `TILE_FWK_DEVICE_ID`, kimi's and qat's tests hit the 8 GiB cap, qwen3_next's

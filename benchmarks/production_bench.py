@@ -497,6 +497,12 @@ against 140 k).
 Then partition's and the execute graph's per-op facts in lists (f7cb743, docs/ARCHITECTURE.md "Session 38"), all six,
 `--no-capture --edits 2` (17:06 UTC): edit p50 hc_pre 0.23, compressor 0.29, compress_fa 0.21, glm 0.42, gated delta
 rule 2.32, Kimi 2.24 s; cold 3.0, 3.6, 3.3, 4.2, 14.3, 3.6 s; edit/cold 7, 8, 6, 10, 16, 62 %.
+
+Session 39 (2026-12-01 19:06 UTC, 8e2a719's code: the GM index's cells keep an exact access as its owner alone,
+partition's live tiles as flags per op; docs/ARCHITECTURE.md "Session 39"), all six, `--no-capture --edits 2`: edit
+p50 hc_pre 0.22, compressor 0.29, compress_fa 0.20, glm 0.40, gated delta rule 2.13, Kimi 2.03 s; cold 3.0, 3.6, 3.3,
+4.1, 15.9, 3.6 s; edit/cold 7, 8, 6, 10, 13, 57 % (gated delta rule's cold, most of it the advice's check, 14.3 s in
+session 38's run: at 14.3 s the ratio would be 15 %).
 """
 
 from __future__ import annotations

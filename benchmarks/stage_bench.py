@@ -71,6 +71,11 @@ tile op — production_bench's edits now take a call its tile ops are cut by):
 `--pool`: also a worker template's memory (`server.worker.WorkerPool`, one job run), from /proc/PID/smaps_rollup:
 what one more template (the language server's spare, `server.slots`) costs.
 
+Each stage here runs in this one process, over and over; a job runs it once, in a process freshly forked from a
+warm template, beside its own forked children. The two need not agree: session 39's GM index change took gated delta
+rule's partition from 0.56 to 0.49 s here, and from 0.60 to 0.49 s in the job (job_bench `--against`, which prints
+each pass as the job ran it); check a stage's gain there.
+
 The kernels are PyPTO's models/ with captures, as production_bench.py makes them (`--keep DIR`). Run:
 `.venv/bin/python benchmarks/stage_bench.py --keep DIR [--kernels gated_delta_rule,block_attn_res] [--edited]
 [--runs 3] [--pool]`.
