@@ -371,6 +371,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         to_background()  # the person has the record: the advice's check is background work
         for key in INTERIM:
             out.pop(key, None)
+        made = views = None  # sent: not held while the advice's candidates compile (glm's fused attention: ~1 GB)
         out["interim_sent"] = True
     # one bound for the board's work on tile shapes, as in every door: the check of the findings' shapes,
     # then the search in what is left (pypto.analysis.report.make_report)
