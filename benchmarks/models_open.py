@@ -60,6 +60,8 @@ Session 39 (2026-12-01, glm's ifa_func_kernel opened without a memory cap as thi
 2a1252e 44.9 s to the answer, 7.43 GB peak RSS; 9c9017d 40.0 s, 6.22 GB (its compile alone, `pypto-ide compile`:
 32 s and 5.4 GB -> 26 s and 4.2 GB peak; partition 7.1 -> 5.3 s, its RSS growth 2.9 -> 1.8 GB: the GM index's exact
 cells and partition's live flags, docs/ARCHITECTURE.md "Session 39"). Still over the workers' 4 GiB: **33 of 34**.
+(This script's driver asks for no interim answer; the language server does, and there its peak is now 5.7 GB, not
+6.1 GB: a job lets go of what it sent before it checks the advice.)
 
 Before this work's capture fixes (the first run): hc_pre's test compared zeros (`y.npu()` of a device tensor
 was a copy), glm's gate/moe/select tests stopped at `torch.npu.NPUGraph` and an integer `torch.rand`, arctic's
