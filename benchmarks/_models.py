@@ -299,6 +299,7 @@ except BaseException as e:
                     "trace": traceback.format_exc(limit=-6)}
 out["seconds"] = time.perf_counter() - t0
 out["process_seconds"] = time.perf_counter() - t_start
+out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # the driver's own, children apart
 print("\n@@open@@" + json.dumps(out, default=str))
 """
 

@@ -145,11 +145,12 @@ def open_kernel(site: KernelSite, models: Path, tree: Path, timeout: float, memo
     except subprocess.TimeoutExpired:
         return Opened(site, "timeout", f"no answer within {timeout:g} s", time.perf_counter() - t0)
     seconds = time.perf_counter() - t0
+    peak = f" (peak RSS {out['peak_rss_mb']:,} MB)" if out.get("peak_rss_mb") else ""
     if "died" in out:
         return Opened(site, "error" if has_capture(site, models) else "no capture", out["died"], seconds)
     err = out.get("error")
     s = out.get("summary") or {}
-    o = Opened(site, "opened", "", seconds, int(s.get("tasks") or 0), int(s.get("tile_ops") or 0),
+    o = Opened(site, "opened", peak, seconds, int(s.get("tasks") or 0), int(s.get("tile_ops") or 0),
                int(out.get("graph_nodes") or 0), str(out.get("pypto", "")))
     if out.get("shadowed_by"):
         o.status = "error"
@@ -158,7 +159,7 @@ def open_kernel(site: KernelSite, models: Path, tree: Path, timeout: float, memo
     elif err is not None:
         o.status = "error"
         msg = str(err.get("message", "")).strip().splitlines()
-        o.detail = f"line {err.get('line')}: {msg[0] if msg else ''}"
+        o.detail = f"line {err.get('line')}: {msg[0] if msg else ''}{peak}"
         if out.get("not_made"):
             o.detail += f" [not made again: {json.dumps(out['not_made'])[:200]}]"
         if out.get("list_error"):

@@ -177,7 +177,7 @@ class Accesses:
     __slots__ = ("grids", "_reads_meet")
 
     def __init__(self) -> None:
-        # access shape -> cell -> what is filed there
+        # access shape -> cell -> what is filed there (a new cell made where one is filed: `defaultdict`)
         self.grids: dict[tuple[int, ...], dict[tuple[int, ...], _Cell]] = {}
         # (offset, shape) of a multi-cell read -> every owner it meets (owner filter not applied);
         # emptied by each write
@@ -238,7 +238,7 @@ class Accesses:
         cell = shp if 0 not in shp else tuple(max(1, n) for n in shp)
         grid = self.grids.get(cell)
         if grid is None:
-            grid = self.grids[cell] = {}
+            grid = self.grids[cell] = defaultdict(_Cell)
         off = r.offset
         if len(off) == 2 and cell is shp:  # _inside(off, shp, cell), inline for the common rank
             a, b = off
@@ -247,16 +247,10 @@ class Accesses:
         else:
             key = _inside(off, shp, cell)
         if key is not None:  # one cell holds it: exactly its box when of the grid's shape (no empty extent)
-            cv = grid.get(key)
-            if cv is None:
-                cv = grid[key] = _Cell()
-            cv.file(r, owner, write, cell is shp)
+            grid[key].file(r, owner, write, cell is shp)
             return
         for k in itertools.product(*self._spans(r, cell)):
-            cv = grid.get(k)
-            if cv is None:
-                cv = grid[k] = _Cell()
-            cv.file(r, owner, write, False)
+            grid[k].file(r, owner, write, False)
 
     def visit(self, r: Region, owner: int, write: bool) -> Set[int]:
         """`conflicts`, then record the access."""
@@ -275,13 +269,10 @@ class Accesses:
                 if key is not None:  # exactly the cell's box: it meets every access filed there
                     found: set[int] = set()
                     if grid is None:
-                        grid = grids[shp] = {}
-                    cv = grid.get(key)
-                    if cv is None:
-                        cv = grid[key] = _Cell()
-                    else:
-                        cv.meet(r, write, True, found)
-                        found.discard(owner)
+                        grid = grids[shp] = defaultdict(_Cell)
+                    cv = grid[key]
+                    cv.meet(r, write, True, found)
+                    found.discard(owner)
                     if write and self._reads_meet:
                         self._reads_meet.clear()
                     cv.file(r, owner, write, True)
