@@ -117,3 +117,62 @@ def test_the_native_build_compiles_what_the_source_compiles() -> None:
     fast, plain = _compile({"PYPTO_NATIVE": "1"}), _compile({"PYPTO_NATIVE": "0"})
     assert str(fast["partition"]).endswith(SUFFIX) and str(plain["partition"]).endswith(".py")
     assert fast["records"] == plain["records"]
+
+
+# A compile as a job runs it (its collector paused, then what is left frozen: `pipeline.keep_frozen`), of a kernel
+# that partition accepts, and then of one it refuses (the advisor's strict rules: a tile over the UB); then how many
+# of graph partition's groups are still alive, and which file partition came from.
+_STATE_LEFT = """
+import gc, json, textwrap, sys, tempfile, pathlib, torch
+import pypto.compiler.partition as p
+from pypto.cli import load_module
+from pypto.compiler.pipeline import keep_frozen
+from pypto.ir.errors import PyptoError
+from pypto.record import compile_record
+from pypto.tracing.builder import tile_overrides
+from pypto.tracing.tiling import strict_tile_rules
+src = textwrap.dedent('''
+    import pypto
+    @pypto.jit
+    def soft(x: pypto.Tensor([512, 1024], pypto.DT_FP32), out: pypto.Tensor([512, 1024], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        out[:] = pypto.softmax(x, -1)
+''')
+path = pathlib.Path(tempfile.mkdtemp()) / "soft.py"
+path.write_text(src)
+kernel = load_module(path).soft
+inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+gc.collect(); gc.freeze(); keep_frozen()
+p.RELEASE_FROM = 0  # (this kernel is small: its state is let go of from this size on)
+record = compile_record(kernel, inputs)
+assert record.program.subgraphs
+refused = ""
+with tile_overrides({0: (48, 1024)}), strict_tile_rules():
+    try:
+        compile_record(kernel.fresh(), inputs)
+    except PyptoError as e:
+        refused = e.message
+gc.unfreeze()
+groups = sum(1 for o in gc.get_objects() if type(o) is p._Group)
+print(json.dumps({"partition": p.__file__, "groups": groups, "refused": refused}))
+"""
+
+
+@pytest.mark.parametrize("build", ["1", "0"])
+def test_graph_partition_lets_go_of_its_state_when_done_or_refused(build: str) -> None:
+    """mypyc keeps partition's nested functions and the state they share in one environment object, each referring
+    to the other: a cycle only the cyclic collector frees. A job's compile pauses the collector and then freezes what
+    is left, so the state (gated delta rule: 76 k groups and their GM index, ~100 MB; glm's fused attention ~1 GB)
+    stayed for the job's life, and each refused advice candidate's with it. Partition lets go of it itself (from
+    `RELEASE_FROM` tile ops, and always in the advisor's strict mode)."""
+    files, why = native.check()
+    if build == "1" and files is None:
+        pytest.skip(f"no native build of the current source: {why}")
+    out = subprocess.run([sys.executable, "-c", _STATE_LEFT], cwd=ROOT,
+                         env={**os.environ, "PYPTO_NATIVE": build, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert str(got["partition"]).endswith(SUFFIX if build == "1" else ".py")
+    assert "more than the" in got["refused"] and "UB" in got["refused"]
+    assert got["groups"] == 0

@@ -43,6 +43,11 @@ from pypto.ir.source import Loc
 
 _NO_DEPS: frozenset[int] = frozenset()
 _SHARED_UNION = 16  # a frozenset from this size on is worth a union cache keyed by its identity (`gm_deps`)
+# tile ops from which partition lets go of its state itself (see the end of `partition`): glm's fused attention
+# (2.1 M) held ~0.8 GB of it through its job's open, the peak 5.66 -> 4.83 GB; gated delta rule's (196 k) ~100 MB,
+# and freeing it cost its tile edit's job ~0.1 s of 2.2 (job_bench: the deallocation, and the execute graph's
+# build then writing to the freed pages its forked child shares)
+RELEASE_FROM = 500_000
 # where a tile sits, not what it computes
 _POSITION_ATTRS: Final = frozenset({"partial", "base", "first", "inputs", "at"})
 
@@ -268,6 +273,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             record_gm(g, gm, deps)
         (has_cube if o.op == "matmul" else has_vector).add(g.id)
 
+    failed: PyptoError | None = None  # the advisor's strict mode: an op whose tiles alone overflow the UB
     for o in tiles.ops:
         kind = o.op
         if kind == "load":
@@ -351,7 +357,8 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                            f"{o.dtype.short} and its inputs), more than the {ub_bytes:,}-byte UB; halve the "
                            f"vector tile shape")
                 if notes is None:
-                    raise PyptoError(message, node.loc)
+                    failed = PyptoError(message, node.loc)
+                    break
                 noted.add(o.node)
                 notes.append((message, node.loc))
         if copied:
@@ -365,19 +372,36 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
             record_gm(g, gm, deps)
         if partial:
             last_partial[(o.node, o.coord)] = g.id
-    for o in tiles.ops:  # a load nothing consumed runs alone
-        if o.op == "load" and group_of[o.id] < 0:
-            g = new_group("AIV", o.instance)
-            add(g, o, [], [])
-            if o.id in written_at:
-                in_order = False
-    for g in scope_groups.values():  # cube and vector work: one MIX task on a cluster's AIC and two AIVs
-        g.core = ("MIX" if g.id in has_vector else "AIC") if g.id in has_cube else "AIV"
-    out, subgraphs = _insert_copies(tiles, ops, group_of, groups, crossing)
-    # the copies' buffers are the ones added (each a tile written once, then read): the execute stage
-    # needs no GM index for them, and no scan for what is reshaped or written
-    note_copy_facts(out, CopyFacts(frozenset(reshaped), frozenset(written), len(tiles.buffers),
-                                   depends if in_order else None))
+    out: TileGraph | None = None
+    subgraphs: tuple[Subgraph, ...] = ()
+    if failed is None:
+        for o in tiles.ops:  # a load nothing consumed runs alone
+            if o.op == "load" and group_of[o.id] < 0:
+                g = new_group("AIV", o.instance)
+                add(g, o, [], [])
+                if o.id in written_at:
+                    in_order = False
+        for g in scope_groups.values():  # cube and vector work: one MIX task on a cluster's AIC and two AIVs
+            g.core = ("MIX" if g.id in has_vector else "AIC") if g.id in has_cube else "AIV"
+        out, subgraphs = _insert_copies(tiles, ops, group_of, groups, crossing)
+        # the copies' buffers are the ones added (each a tile written once, then read): the execute stage
+        # needs no GM index for them, and no scan for what is reshaped or written
+        note_copy_facts(out, CopyFacts(frozenset(reshaped), frozenset(written), len(tiles.buffers),
+                                       depends if in_order else None))
+    # The nested functions above and the state they share make a reference cycle (mypyc keeps both in one
+    # environment object), which only the cyclic collector frees; a compile pauses it, and a job's pipeline then
+    # freezes what is left (`pipeline.gc_paused`): the state stays for the job's life. Let go of it here when it is
+    # big (`RELEASE_FROM`) and for the advisor's candidates (strict: a job checks several).
+    if notes is None or n_ids >= RELEASE_FROM:
+        groups, group_of, live, size, uses, ops, load_of = [], [], [], [], [], [], []
+        seen, depends, unions, exported, crossing = defaultdict(Accesses), {}, {}, set(), []
+        writes_to, written_at, scope_groups = {}, {}, {}
+    if failed is not None:
+        try:
+            raise failed
+        finally:
+            failed = None  # (the frame the traceback holds would hold the exception: another cycle)
+    assert out is not None
     return out, subgraphs
 
 
