@@ -2,14 +2,16 @@
 
 A production kernel's compile and its views read big structures without changing them, and the
 user's edit waits for all of it, alone in the worker pool (`server.live` runs the kernel the user
-tunes first and alone), so the machine's second core is idle. Two places pair such work:
+tunes first and alone), so the machine's second core is idle. Three places pair such work:
 
 - the compile's leaf functions (merging isomorphic subgraphs) beside the execute graph's
   dependencies (`pypto.compiler.tile_passes.leaf_functions`), the child going on to the record
   document's tile columns when the document is made next;
 - a job's health report beside the record document and the editor views (`server.analyze`), the
   child making the document's run first (`ahead`: results this process takes when it needs them,
-  the first midway through its own work).
+  the first midway through its own work);
+- the tuning advisor's candidates from 50,000 tile ops (`pypto.analysis.advisor.Advisor.evaluate_all`): each
+  traced here (the user's code), lowered and simulated in a child of its own (`soon`), two at a time.
 
 `beside(child, here)` forks: the child runs `child()` and sends its result back pickled through a
 pipe, while this process runs `here()`. The child shares the objects copy-on-write and runs only our
@@ -135,6 +137,14 @@ def ahead(first: Callable[[], A], then: Callable[[], C], fork: bool = True) -> t
     if forked is None:
         return Later(first), Later(then)
     return Later(first, forked, 0, last=False), Later(then, forked, 1)
+
+
+def soon(compute: Callable[[], A], fork: bool = True) -> Later[A]:
+    """`compute()` in a forked child while this process goes on, taken with `Later.get` (computed here when there is
+    no child, or it failed; `drop()` ends it). Several may run at once: the tuning advisor lowers its candidates
+    two at a time, and the child's copy of a candidate's program is never torn down object by object here."""
+    forked = _fork(compute, None) if fork else None
+    return Later(compute) if forked is None else Later(compute, forked, 0, last=True)
 
 
 def _fork(child: Callable[[], Any], then: Callable[[], Any] | None) -> _Child | None:

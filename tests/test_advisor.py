@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import textwrap
+import threading
 
 import pytest
 import torch
@@ -191,3 +194,54 @@ def test_a_candidate_traced_as_an_earlier_check_traced_it_is_not_lowered_again(t
     third = Advisor(kernel, inputs, traces={})  # nothing known: lowered as before
     third.evaluate(asked[0])
     assert lowered, "without the earlier traces the candidate is lowered"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform: every candidate is lowered here")
+def test_candidates_lowered_two_at_a_time_in_forked_children_evaluate_as_lowered_here(tmp_path, monkeypatch):
+    """From `fork_from` tile ops a candidate is traced here and lowered and simulated in a child of its own, two
+    children at once (`Advisor.evaluate_all`): the same evaluations, illegal ones included, as lowered here."""
+    from pypto import beside
+    from pypto.analysis import advisor as advisor_module
+    from pypto.boards.sim_kernel import finish_loading
+
+    path = tmp_path / "badly_tiled.py"
+    path.write_text(BADLY_TILED)
+    kernel = load_module(path).soft
+    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    # legal shapes and one over the UB (illegal under the advisor's strict rules), one twice
+    candidates = [((0, (8, 64)),), ((0, (512, 1024)),), ((0, (16, 128)),), ((0, (8, 64)),), ((0, (32, 256)),)]
+    here = Advisor(kernel, inputs, fork_from=10**12)
+    for c in candidates:
+        here.evaluate(c)
+    parent, log = os.getpid(), tmp_path / "lowered_in"
+    both = multiprocessing.Barrier(2)  # the first two children wait for each other: they run at once
+    started = [0]
+
+    def soon(compute, fork=True):  # type: ignore[no-untyped-def]
+        first_two = started[0] < 2
+        started[0] += 1
+
+        def logged():  # type: ignore[no-untyped-def]
+            with log.open("a") as f:
+                f.write(f"{os.getpid()}\n")
+            if first_two:
+                both.wait(timeout=60)  # broken (raises) if the other one never came
+            return compute()
+
+        return beside.soon(logged, fork)
+
+    monkeypatch.setattr(advisor_module, "soon", soon)
+    forked = Advisor(kernel, inputs, fork_from=0)
+    finish_loading()  # (a thread of the sim board's loader, which its first run starts, would keep beside from forking)
+    if threading.active_count() > 1 or not beside._room_for_a_copy():
+        pytest.skip("threads running in this process, or no memory for a copy of it: beside does not fork")
+    forked.evaluate_all(candidates)
+    pids = [int(x) for x in log.read_text().split()]
+    # each candidate lowered (the one over the UB fails when traced, here), in a child of its own
+    assert len(pids) == started[0] == 3 and parent not in pids and len(set(pids)) == 3
+    for c in candidates:
+        a, b = here.cache[c], forked.cache[c]
+        assert (a.makespan, a.tasks, a.utilization, a.bound, a.error) == (b.makespan, b.tasks, b.utilization,
+                                                                          b.bound, b.error)
+    assert forked.cache[((0, (512, 1024)),)].error and forked.cache[((0, (8, 64)),)].legal
+    assert forked.traces == here.traces and forked.by_fingerprint == here.by_fingerprint

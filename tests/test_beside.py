@@ -514,3 +514,42 @@ def test_a_job_without_a_record_document_makes_no_run_for_it(tmp_path: Path, mon
         answer = analyze.analyze_kernel(str(path), KERNEL, "tail_vec", {"editor": True, "record": record})
         assert answer["error"] is None and (answer["record"] is not None) == record
     assert firsts[0] is None and isinstance(firsts[1], tuple)
+
+
+@pytest.mark.usefixtures("forks")
+def test_soon_computes_in_a_child_while_this_process_goes_on() -> None:
+    parent = os.getpid()
+    ran = Signal()
+
+    def compute() -> int:
+        ran.send()
+        return os.getpid()
+
+    try:
+        later = beside.soon(compute)
+        met = ran.received()  # here, before asking: the child runs meanwhile
+    finally:
+        ran.close()
+    assert met and later.get() not in (parent, None)
+
+
+@pytest.mark.usefixtures("forks")
+@pytest.mark.parametrize("how", ["raises", "exits"])
+def test_soon_a_child_that_fails_is_computed_here(how: str) -> None:
+    parent = os.getpid()
+
+    def compute() -> int:
+        if os.getpid() != parent:
+            if how == "raises":
+                raise RuntimeError("only in the child")
+            os._exit(3)
+        return os.getpid()
+
+    assert beside.soon(compute).get() == parent
+
+
+def test_soon_without_a_fork_computes_when_asked() -> None:
+    asked: list[int] = []
+    later = beside.soon(lambda: asked.append(1) or len(asked), fork=False)
+    assert asked == []
+    assert later.get() == 1 and asked == [1]

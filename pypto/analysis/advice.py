@@ -193,5 +193,9 @@ def verify_advice(health: HealthReport, advisor: Advisor, board: str = "sim",
     if base is None or base.makespan is None:
         return health
     bound = _Bound(seconds, None if seconds is None else time.monotonic() + seconds)
+    # every proposed shape first, in the order the findings check them: a big kernel's two at a time
+    advisor.evaluate_all([advisor.normalize({int(t["config"]): _dims(t["dims"])})
+                          for f in health.findings for t in f.numbers.get("try", ())],
+                         until=lambda ov: bound.over(advisor, ov))
     findings = [_checked(f, advisor, base.makespan, board, bound) for f in health.findings]
     return dataclasses.replace(health, findings=tuple(sorted_findings(findings)))

@@ -28,6 +28,7 @@ import heapq
 import itertools
 import math
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,9 +36,11 @@ from typing import Any
 
 from pypto.analysis.findings import Finding, TextEdit, Where
 from pypto.analysis.knobs import Knob, find_knobs, knob_values
+from pypto.beside import Later, soon
 from pypto.boards.profile import bottleneck
 from pypto.boards.sim import simulate
 from pypto.boards.swimlane import metrics
+from pypto.compiler.tile_passes import BESIDE_FROM
 from pypto.ir import symbolic as S
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import TileConfig
@@ -117,12 +120,33 @@ def _jsonable(v: Any) -> Any:
 
 
 @dataclass
+class _Pending:
+    """A candidate being evaluated (`Advisor._begin`): traced, and its lowering and simulation in `later` (a forked
+    child's, or to be made here); or known already (`known`: figures, or why it is illegal); or illegal when traced
+    (`error`)."""
+
+    overrides: Overrides
+    t0: float
+    traced: str = ""  # its traced program's fingerprint
+    known: Any = None
+    later: Later[tuple[str, Any, Any]] | None = None
+    error: str = ""
+
+    def drop(self) -> None:
+        if self.later is not None:
+            self.later.drop()
+
+
+@dataclass
 class Advisor:
     """Tile-shape search for one kernel at fixed inputs (parameter name -> argument)."""
 
     kernel: Any  # a JitKernel
     inputs: Mapping[str, Any]
     max_tiles: int = 16384
+    # from this many tile ops in the kernel as written, a candidate is lowered and simulated in a forked child
+    # (`evaluate_all`, `evaluate`): below, the fork costs more than the candidate's teardown it spares
+    fork_from: int = BESIDE_FROM
     runtime_options: Mapping[str, Any] | None = None
     cache: dict[Overrides, Evaluation] = field(default_factory=dict)
     by_fingerprint: dict[str, tuple[float, int, float, str, str]] = field(default_factory=dict)
@@ -292,6 +316,44 @@ class Advisor:
         hit = self.cache.get(overrides)
         if hit is not None:
             return hit
+        return self._finish(self._begin(overrides, self._forks()))
+
+    def evaluate_all(self, candidates: Iterable[Overrides], until: Callable[[Overrides], bool] | None = None
+                     ) -> None:
+        """Each of `candidates` evaluated (into `cache`), in order, until `until(candidate)` says to stop. From
+        `fork_from` tile ops in the kernel as written, a candidate is traced here (the user's code) and lowered and
+        simulated in a forked child of its own (`pypto.beside.soon`), two at a time: the next one is traced while
+        they run, and the children's copies of their programs are never torn down here (glm's fused attention:
+        ~2 s of a 4.6 s candidate)."""
+        fork = self._forks()
+        pending: deque[_Pending] = deque()
+        try:
+            for ov in candidates:
+                if ov in self.cache or any(p.overrides == ov for p in pending):
+                    continue
+                if until is not None and until(ov):
+                    break
+                p = self._begin(ov, fork)
+                if p.later is None or not fork:  # known already, or illegal when traced: nothing to wait for
+                    self._finish(p)
+                    continue
+                pending.append(p)
+                if len(pending) == 2:
+                    self._finish(pending.popleft())
+            while pending:
+                self._finish(pending.popleft())
+        finally:
+            for p in pending:  # (one of them raised)
+                p.drop()
+
+    def _forks(self) -> bool:
+        """Whether candidates are lowered in forked children: the kernel as written has `fork_from` tile ops."""
+        tiles = self.record.program.tiles if self.record is not None and self.record.program is not None else None
+        return tiles is not None and len(tiles.ops) >= self.fork_from
+
+    def _begin(self, overrides: Overrides, fork: bool) -> _Pending:
+        """The candidate traced (and fingerprinted) here; its lowering and simulation begun in a forked child when
+        `fork` and its traced program is not known already, else left for `_finish`."""
         t0 = time.perf_counter()
         fresh = self.kernel.fresh()  # an empty cache
         calls = {i: d for i, d in overrides if i >= 0}
@@ -303,28 +365,46 @@ class Advisor:
                 binds = bind(ck.graph, self.inputs)
                 traced = Traced(ck, dict(self.inputs), self.inputs, binds, None).fingerprint(
                     ["advisor: strict tile rules, the sim board", _jsonable(self.runtime_options)])
-                known = self.traces.get(traced)
-                if known is None:
-                    try:
-                        lw = ck.lower(binds)
-                    except PyptoError as e:
-                        self.traces[traced] = e.message
-                        raise
-                    known = self.traces[traced] = list(self._simulated(lw.program))
-            if isinstance(known, str):
-                raise PyptoError(known)
-            ev = Evaluation(overrides, known[0], known[1], known[2], known[3], known[4],
-                            seconds=time.perf_counter() - t0)
         except PyptoError as e:
-            ev = Evaluation(overrides, None, error=e.message, seconds=time.perf_counter() - t0)
-        self.cache[overrides] = ev
-        self._rate = max(self._rate, ev.seconds / max(self.cost(overrides), 1e-9))
+            return _Pending(overrides, t0, error=e.message)
+        known = self.traces.get(traced)
+        if known is not None:
+            return _Pending(overrides, t0, traced, known)
+
+        def lowered() -> tuple[str, Any, Any]:  # ("illegal", why, None) or ("ok", its figures, their fingerprint)
+            with tile_overrides(calls), strict_tile_rules(), knob_values(self.kernel, consts):
+                try:
+                    lw = ck.lower(binds)
+                except PyptoError as e:
+                    return ("illegal", e.message, None)
+                return ("ok", *self._simulated(lw.program))
+
+        return _Pending(overrides, t0, traced, None, soon(lowered, fork))
+
+    def _finish(self, p: _Pending) -> Evaluation:
+        """The candidate's evaluation, cached: its lowering and simulation taken from its child, or made here."""
+        known: Any = p.known
+        if p.later is not None:
+            kind, got, fp = p.later.get()
+            if kind == "illegal":
+                known = got
+            else:
+                known = list(self.by_fingerprint.setdefault(fp, got))
+            self.traces[p.traced] = known
+        seconds = time.perf_counter() - p.t0
+        if p.error or isinstance(known, str):
+            ev = Evaluation(p.overrides, None, error=p.error or known, seconds=seconds)
+        else:
+            ev = Evaluation(p.overrides, known[0], known[1], known[2], known[3], known[4], seconds=seconds)
+        self.cache[p.overrides] = ev
+        self._rate = max(self._rate, ev.seconds / max(self.cost(p.overrides), 1e-9))
         if ev.legal:
             self._floor = ev.seconds if not self._floor else min(self._floor, ev.seconds)
         return ev
 
-    def _simulated(self, program: Any) -> tuple[float, int, float, str, str]:
-        """A lowered candidate's figures on the sim board (once per execute graph: candidates that lower alike)."""
+    def _simulated(self, program: Any) -> tuple[tuple[float, int, float, str, str], str]:
+        """A lowered candidate's figures on the sim board (once per execute graph: candidates that lower alike), and
+        the execute graph's fingerprint (a forked child's findings are filed by it here)."""
         assert program.execute is not None and program.leaves is not None
         fp = _fingerprint(program)
         known = self.by_fingerprint.get(fp)
@@ -333,7 +413,8 @@ class Advisor:
             m = metrics(sl)
             bound, why = bottleneck(sl)
             known = self.by_fingerprint[fp] = (m.makespan, len(sl.tasks), m.utilization, bound, why)
-        return known
+        return known, fp
+
 
     @property
     def evaluations(self) -> int:
