@@ -62,6 +62,11 @@ Session 39 (2026-12-01, glm's ifa_func_kernel opened without a memory cap as thi
 cells and partition's live flags, docs/ARCHITECTURE.md "Session 39"). Still over the workers' 4 GiB: **33 of 34**.
 (This script's driver asks for no interim answer; the language server does, and there its peak is now 5.7 GB, not
 6.1 GB: a job lets go of what it sent before it checks the advice.)
+Session 40: that 5.7 GB was measured without the worker's frozen objects (`keep_frozen`); as a worker runs it, each of
+the advice's three refused shapes left ~1 GB of graph partition's state behind (a cycle the frozen collector never
+frees), to 7.7 GB. Partition now lets go of its state from 500 k tile ops and the advice's shapes are lowered in forked
+children: 4.8 GB, the views' peak (docs/ARCHITECTURE.md "Session 40"). This script's capped open still runs out,
+making the record document's tile columns at 3.95 GB RSS (the cap is 4 GiB of address space): **33 of 34**.
 
 Before this work's capture fixes (the first run): hc_pre's test compared zeros (`y.npu()` of a device tensor
 was a copy), glm's gate/moe/select tests stopped at `torch.npu.NPUGraph` and an integer `torch.rand`, arctic's
