@@ -49,6 +49,9 @@ def test_each_failure_kind_is_one_result_and_the_pool_keeps_working(pool):
         with pytest.raises(JobFailed) as e:
             pool.run_blocking("analyze_kernel", PATH, SRC, name, {}, timeout=2 if name == "hang" else None)
         assert e.value.kind == kind, e.value
+        if kind == "memory":  # the cap, and the settings that raise it
+            assert "memory limit (400 MB above the worker's size" in e.value.message, e.value
+            assert "pypto.memoryLimitMb" in e.value.message and "--memory-limit-mb" in e.value.message
         again = pool.run_blocking("analyze_kernel", PATH, SRC, "good", {})  # the pool answers on
         assert again["summary"] == good["summary"]
     # each job ran in a child of the worker's template: the child died, was killed or hit the limit, the
