@@ -420,12 +420,12 @@ def _clear(spill: str) -> None:
             pass
 
 
-def _ran_out(memory_limit: int) -> str:
+def _ran_out(memory_limit: int, what: str = "the kernel") -> str:
     """What a job stopped by its memory cap says: the cap, and the settings that raise it (a kernel of 10^6 tile ops
     needs ~5 GB: glm's fused attention)."""
     if memory_limit <= 0:
-        return "the kernel ran out of memory"
-    return (f"the kernel ran out of its memory limit ({memory_limit >> 20:,} MB above the worker's size at start; "
+        return f"{what} ran out of memory"
+    return (f"{what} ran out of its memory limit ({memory_limit >> 20:,} MB above the worker's size at start; "
             f"a bigger one opens it: pypto.memoryLimitMb in the editor, --memory-limit-mb for serve and mcp)")
 
 
@@ -490,7 +490,7 @@ def _run_job(jobs_in: Connection, answers: Connection, memory_limit: int, spill:
             try:
                 send(answer)
             except MemoryError:
-                answers.send(("memory", "the kernel's result " + _ran_out(memory_limit)[len("the kernel "):]))
+                answers.send(("memory", _ran_out(memory_limit, "the kernel's result")))
             except Exception as e:  # noqa: BLE001 - an answer that cannot be pickled
                 answers.send(("error", f"the job's answer could not be sent: {type(e).__name__}: {e}"))
     except BaseException:  # noqa: BLE001 - even the reporting failed: the template reports the exit code

@@ -415,7 +415,6 @@ class Advisor:
             known = self.by_fingerprint[fp] = (m.makespan, len(sl.tasks), m.utilization, bound, why)
         return known, fp
 
-
     @property
     def evaluations(self) -> int:
         return len(self.cache)
