@@ -51,6 +51,14 @@ gated delta rule 2.009 [2.02, 2.0, 2.03, 1.91] against 2.130 [2.11, 2.23, 2.14, 
 0.603 s; Kimi's block attention 1.839 against 1.973 s, its partition 0.510 against 0.609 s; glm 0.352 against 0.358 s,
 its partition 0.045 against 0.053 s. Then producers in a list and copy insertion's flags, against 8e2a719: partition
 0.481 against 0.491 s (gated delta rule), 0.511 against 0.519 s (Kimi).
+Since session 41 `--against` also prints the job's whole answer: the seconds from its start to it (the advice's
+tile shapes checked, bounded at 10 s), how many of the findings' proposed shapes were checked and unchecked, and the
+job's peak memory (resident, address space — the worker's cap limits that — and its forked children's largest
+resident peak). 2026-12-02 02:00 UTC, `--runs 4` against 7448d5d, the advice's check ended at its bound
+(`Advisor.evaluate_all(deadline=…)`): gated delta rule's whole answer 13.27 s (9 shapes checked, 3 unchecked) against
+15.50 s (12 and 0), its record 3.09 against 2.89 s (the machine slower than the day before: its partition 0.82
+against 0.76 s, no change there), peak RSS 701 MB, address space 1,388 MB, children 862 MB, either tree; Kimi's block
+attention 2.73 against 2.67 s (2 shapes, both checked), 758 MB; glm 1.39 against 1.49 s (4 shapes), 370 MB.
 
 Run: `.venv/bin/python benchmarks/job_bench.py --keep DIR [--kernels hc_pre,gated_delta_rule] [--runs 3]
 [--against OTHER]`.
@@ -80,11 +88,13 @@ import gc
 import importlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -124,9 +134,9 @@ def in_child(job: Callable[[], Any]) -> Any:
 
 
 def to_record(path: str, text: str, name: str, opts: dict[str, Any], beside_from: int, kept: bool,
-              passes: dict[str, float] | None = None) -> float:
+              passes: dict[str, float] | None = None, whole: dict[str, float] | None = None) -> float:
     """In a job's child: seconds from the job's start to its record. `passes`: given each pass's seconds as the job's
-    compile recorded them (its record's)."""
+    compile recorded them (its record's); `whole`: given the whole answer's figures (`answer_facts`)."""
     from pypto.compiler import pipeline
 
     pipeline._kept_frozen = kept
@@ -148,7 +158,28 @@ def to_record(path: str, text: str, name: str, opts: dict[str, Any], beside_from
     if answer.get("error"):
         raise RuntimeError(answer["error"].get("message"))
     record_passes(answer)  # (an answer with no advice to check has its record)
+    if whole is not None:
+        whole.update(answer_facts(answer, time.perf_counter() - t0))
     return (sent[0] if sent else time.perf_counter()) - t0
+
+
+def answer_facts(answer: dict[str, Any], seconds: float) -> dict[str, float]:
+    """In a job's child, at its end: the seconds to its whole answer (the advice's shapes checked), how many of the
+    findings' proposed shapes the sim board checked and how many its time bound left unchecked, and this process's
+    peak memory: resident (`ru_maxrss`; a forked job's counts the template's pages it maps) and its address space
+    (VmPeak, which the worker's cap limits: `server.worker`), with the largest of its forked children's resident
+    peaks (the leaves, the findings, the advice's candidates)."""
+    tries = [t for f in answer.get("health", {}).get("findings", ()) for t in f.get("numbers", {}).get("try", ())]
+    vm_peak = 0.0
+    with suppress(OSError):
+        status = Path("/proc/self/status").read_text()
+        vm_peak = next((int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmPeak:")), 0.0)
+    return {"whole answer s": seconds,
+            "shapes checked": float(sum(1 for t in tries if "makespan_us" in t)),
+            "shapes unchecked": float(sum(1 for t in tries if t.get("unchecked"))),
+            "peak RSS MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "peak address space MB": vm_peak,
+            "children's peak RSS MB": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
 def fingerprint(path: str, text: str, name: str) -> str:
@@ -202,7 +233,7 @@ def edit_rows(k: Any, models: Path, other: str, runs: int) -> list[str]:
     with the same runs, each pass of the job's compile that took 10 ms or more (the seconds its record holds: a stage
     as it runs in a job — in a freshly forked process, beside its forked children — which a stage timed in one
     process, as stage_bench does, need not show)."""
-    def once(tree: str) -> tuple[float, dict[str, float]]:
+    def once(tree: str) -> tuple[float, dict[str, float], dict[str, float]]:
         cmd = [sys.executable, __file__, "--keep", str(models.parent), "--kernels", k.key, "--tree", tree, "--once"]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         if done.returncode != 0:
@@ -210,33 +241,43 @@ def edit_rows(k: Any, models: Path, other: str, runs: int) -> list[str]:
         last = done.stdout.strip().splitlines()[-1]
         if not last.startswith("["):  # the job's error, as `in_child` said it
             raise RuntimeError(f"{tree}: {last[-300:]}")
-        seconds, passes = json.loads(last)
-        return float(seconds), passes
+        seconds, passes, whole = json.loads(last)
+        return float(seconds), passes, whole
 
-    here = str(Path(__file__).resolve().parents[1])
-    times: dict[str, list[float]] = {here: [], other: []}
-    stages: dict[str, dict[str, list[float]]] = {here: {}, other: {}}
+    trees = (str(Path(__file__).resolve().parents[1]), other)  # A, B (by position: `other` may be this tree)
+    times: tuple[list[float], list[float]] = ([], [])
+    stages: tuple[dict[str, list[float]], dict[str, list[float]]] = ({}, {})
+    facts: tuple[dict[str, list[float]], dict[str, list[float]]] = ({}, {})
     for r in range(runs):
-        for tree in ((here, other) if r % 2 == 0 else (other, here)):
-            seconds, passes = once(tree)
-            times[tree].append(seconds)
-            for name, s in passes.items():
-                stages[tree].setdefault(name, []).append(s)
-    x, y = statistics.median(times[here]), statistics.median(times[other])
-    each = f"{[round(v, 2) for v in times[here]]} / {[round(v, 2) for v in times[other]]}"
+        for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+            seconds, passes, whole = once(trees[i])
+            times[i].append(seconds)
+            for into, got in ((stages[i], passes), (facts[i], whole)):
+                for name, s in got.items():
+                    into.setdefault(name, []).append(s)
+    x, y = statistics.median(times[0]), statistics.median(times[1])
+    each = f"{[round(v, 2) for v in times[0]]} / {[round(v, 2) for v in times[1]]}"
     rows = [f"| {k.key}: first tile edit, this tree (A) / {other} (B) {each} | {x:.3f} | {y:.3f} | {x / y:.2f} |"]
-    for name, xs in stages[here].items():
-        ys = stages[other].get(name)
+    for name, xs in stages[0].items():
+        ys = stages[1].get(name)
         if ys and max(statistics.median(xs), statistics.median(ys)) >= 0.01:
             px, py = statistics.median(xs), statistics.median(ys)
             rows.append(f"| {k.key}: its pass {name} | {px:.3f} | {py:.3f} | {px / py:.2f} |")
+    for name, xs in facts[0].items():  # the whole answer: the advice's check and the job's memory
+        ys = facts[1].get(name)
+        if ys:
+            fx, fy = statistics.median(xs), statistics.median(ys)
+            ratio = f"{fx / fy:.2f}" if fy else "-"
+            rows.append(f"| {k.key}: its {name} | {fx:.3f} | {fy:.3f} | {ratio} |" if name.endswith(" s") else
+                        f"| {k.key}: its {name} | {fx:,.0f} | {fy:,.0f} | {ratio} |")
     return rows
 
 
 def _once(path: str, text: str, name: str) -> str:
-    """In a job's child: `[seconds to the record, {pass: seconds}]` as JSON."""
+    """In a job's child: `[seconds to the record, {pass: seconds}, {whole answer's figure: value}]` as JSON."""
     passes: dict[str, float] = {}
-    return json.dumps([to_record(path, text, name, OPTS, analyze.BESIDE_FROM, True, passes), passes])
+    whole: dict[str, float] = {}
+    return json.dumps([to_record(path, text, name, OPTS, analyze.BESIDE_FROM, True, passes, whole), passes, whole])
 
 
 def main() -> int:

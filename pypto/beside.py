@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import select
 import signal
 import struct
 import threading
@@ -70,6 +71,17 @@ class Later(Generic[C]):
         child, self._child = self._child, None
         got = child.take(self._index, self._last) if child is not None else None
         return got[1] if got is not None else self._compute()
+
+    def ready(self, timeout: float) -> bool:
+        """Whether `get()` would take the child's result now: it has begun to arrive within `timeout` seconds (each
+        result is sent only once computed), or there is no child (`get()` computes it here). For the child's next
+        result: `soon`'s, or the first of `ahead`'s or `beside_then`'s. The tuning advisor's bounded check waits with
+        it, and drops a candidate whose child is not done by its deadline."""
+        child = self._child
+        if child is None or child.over:
+            return True
+        readable, _, _ = select.select([child.read], [], [], max(0.0, timeout))
+        return bool(readable)
 
     def drop(self) -> None:
         child, self._child = self._child, None

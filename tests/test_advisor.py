@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import select
 import textwrap
 import threading
+import time
 
 import pytest
 import torch
@@ -245,3 +247,40 @@ def test_candidates_lowered_two_at_a_time_in_forked_children_evaluate_as_lowered
                                                                           b.bound, b.error)
     assert forked.cache[((0, (512, 1024)),)].error and forked.cache[((0, (8, 64)),)].legal
     assert forked.traces == here.traces and forked.by_fingerprint == here.by_fingerprint
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform: every candidate is lowered here")
+def test_a_candidate_whose_child_is_not_done_by_the_deadline_is_ended_and_left_unevaluated(tmp_path, monkeypatch):
+    """The advice's check ends at its bound (`evaluate_all(deadline=…)`): a candidate's child still lowering then is
+    ended and the candidate not evaluated (the check says it was not simulated), not waited for."""
+    from pypto import beside
+    from pypto.analysis import advisor as advisor_module
+    from pypto.boards.sim_kernel import finish_loading
+
+    path = tmp_path / "badly_tiled.py"
+    path.write_text(BADLY_TILED)
+    kernel = load_module(path).soft
+    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    log = tmp_path / "lowered_in"
+    never, _unwritten = os.pipe()  # the child waits on it, 60 s at most
+
+    def soon(compute, fork=True):  # type: ignore[no-untyped-def]
+        def stuck():  # type: ignore[no-untyped-def]
+            with log.open("a") as f:
+                f.write(f"{os.getpid()}\n")
+            select.select([never], [], [], 60)
+            return compute()
+
+        return beside.soon(stuck, fork)
+
+    monkeypatch.setattr(advisor_module, "soon", soon)
+    forked = Advisor(kernel, inputs, fork_from=0)
+    finish_loading()
+    if threading.active_count() > 1 or not beside._room_for_a_copy():
+        pytest.skip("threads running in this process, or no memory for a copy of it: beside does not fork")
+    candidate = ((0, (16, 128)),)
+    forked.evaluate_all([candidate], deadline=time.monotonic() + 0.5)
+    assert candidate not in forked.cache
+    pid = int(log.read_text())
+    with pytest.raises(ProcessLookupError):  # ended and reaped
+        os.kill(pid, 0)

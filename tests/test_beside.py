@@ -548,8 +548,25 @@ def test_soon_a_child_that_fails_is_computed_here(how: str) -> None:
     assert beside.soon(compute).get() == parent
 
 
+@pytest.mark.usefixtures("forks")
+def test_soon_ready_says_whether_the_childs_result_has_come() -> None:
+    go = Signal()
+
+    def compute() -> int:
+        go.received()  # in the child: until this process says go
+        return 7
+
+    try:
+        later = beside.soon(compute)
+        assert not later.ready(0.0)  # the child is waiting
+        go.send()
+        assert later.ready(WAIT) and later.get() == 7
+    finally:
+        go.close()
+
+
 def test_soon_without_a_fork_computes_when_asked() -> None:
     asked: list[int] = []
     later = beside.soon(lambda: asked.append(1) or len(asked), fork=False)
-    assert asked == []
+    assert asked == [] and later.ready(0.0)  # (nothing to wait for: it is computed when asked)
     assert later.get() == 1 and asked == [1]

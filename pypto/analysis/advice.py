@@ -196,6 +196,6 @@ def verify_advice(health: HealthReport, advisor: Advisor, board: str = "sim",
     # every proposed shape first, in the order the findings check them: a big kernel's two at a time
     advisor.evaluate_all([advisor.normalize({int(t["config"]): _dims(t["dims"])})
                           for f in health.findings for t in f.numbers.get("try", ())],
-                         until=lambda ov: bound.over(advisor, ov))
+                         until=lambda ov: bound.over(advisor, ov), deadline=bound.deadline)
     findings = [_checked(f, advisor, base.makespan, board, bound) for f in health.findings]
     return dataclasses.replace(health, findings=tuple(sorted_findings(findings)))
