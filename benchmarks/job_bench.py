@@ -103,7 +103,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 if "--tree" in sys.argv:  # a run of another checkout (`--against`): its pypto and server, imported below
     sys.path.insert(0, sys.argv[sys.argv.index("--tree") + 1])
 
-from _models import kept_models_arguments  # noqa: E402
+from _models import kept_models_arguments, machine_speed  # noqa: E402
 from production_bench import KERNELS, edit_variants  # noqa: E402
 
 from server import analyze  # noqa: E402
@@ -285,7 +285,8 @@ def main() -> int:
                               flags=("--once",), values=("--against", "--tree"))
     models = a.models
     if a.against:
-        print(f"job_bench — {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; median of {a.runs}; "
+        print(f"job_bench — {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {machine_speed()}; "
+              f"median of {a.runs}; "
               "seconds from a job's start to its record; each run a fresh template")
         print("\n| kernel: measure | A | B | A/B |\n|---|---|---|---|")
         for key in a.kernels.split(","):
@@ -304,7 +305,8 @@ def main() -> int:
         path, text = first_edit(k, models)
         print(in_child(partial(_once, path, text, k.shown)))
         return 0
-    print(f"job_bench — {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; median of {a.runs}; "
+    print(f"job_bench — {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {machine_speed()}; "
+              f"median of {a.runs}; "
           "seconds from a job's start to its record")
     print("\n| kernel: measure | A | B | A/B |\n|---|---|---|---|")
     for key in a.kernels.split(","):

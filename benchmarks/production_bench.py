@@ -522,7 +522,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _models import COMMIT, MIRROR, ROOT, models_folder, open_in_process, run_capture, tree_env
+from _models import COMMIT, MIRROR, ROOT, machine_speed, models_folder, open_in_process, run_capture, tree_env
 from lsp_bench import Bench, Doc
 from lsprotocol import types as lsp
 
@@ -774,7 +774,8 @@ async def main_async(a: argparse.Namespace) -> None:
     models, scratch = models_folder(a.keep, a.mirror, a.commit)
     trees = [a.tree.resolve()] + ([a.against.resolve()] if a.against else [])
     print(f"production_bench — models/ at {a.commit} in {models}; pypto and server of {', '.join(map(str, trees))}; "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; --edits {a.edits}", flush=True)
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {machine_speed()}; --edits {a.edits}",
+          flush=True)
     rows = {tree: [Row(k) for k in chosen] for tree in trees}
     try:
         if not a.no_capture:

@@ -428,27 +428,28 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
 def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], bytes] | None:
     """The record's document and its columns as .npz bytes, when the settings ask for the record (the editor's run
     is made where the answer arrives, from the same columns: `with_editor_run`)."""
-    made = _document_arrays(record, opts)
-    return None if made is None else made[:2]
-
-
-def _document_arrays(record: Any, opts: Mapping[str, Any], run_part: Callable[[], Any] | None = None
-                     ) -> tuple[dict[str, Any], bytes, dict[str, Any]] | None:
-    """`_document`, and the columns as arrays. `run_part`: the document's run, made elsewhere (`to_document`)."""
     from pypto.ir.columns import npz_bytes
 
     if not opts.get("record", True):
         return None
-    doc, arrays = record.to_document(run_part=run_part)
-    return doc, npz_bytes(arrays), arrays
+    doc, arrays = record.to_document()
+    return doc, npz_bytes(arrays)
 
 
 def _document_and_views(record: Any, path: str, opts: Mapping[str, Any], run_part: Callable[[], Any] | None = None
-                        ) -> tuple[Any, dict[str, Any]]:
-    """`_document` and `_views`, the views reading the tile ops' fields from the document's columns."""
-    made = _document_arrays(record, opts, run_part)
-    views = _views(record, path, opts, None if made is None else (made[0], made[2]))
-    return (None if made is None else made[:2]), views
+                        ) -> tuple[tuple[dict[str, Any], bytes] | None, dict[str, Any]]:
+    """`_document` and `_views`, the views reading the tile ops' fields from the document's columns. `run_part`: the
+    document's run, made elsewhere (`to_document`). The views are made before the columns' .npz bytes, and the
+    columns' arrays let go of once those are: the peak holds the arrays and the views' own work, or the arrays and
+    the bytes, never all three (glm's fused attention, 2.1 M tile ops: ~0.4 GB of the job's peak, which its memory
+    cap had stopped in the views)."""
+    from pypto.ir.columns import npz_bytes
+
+    if not opts.get("record", True):
+        return None, _views(record, path, opts)
+    doc, arrays = record.to_document(run_part=run_part)
+    views = _views(record, path, opts, (doc, arrays))
+    return (doc, npz_bytes(arrays)), views
 
 
 def with_editor_run(data: Any) -> Any:

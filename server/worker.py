@@ -76,7 +76,9 @@ after its tile edit sends ~30 MB, twice) is written by the job to a file in its 
 where there is one: memory, not disk), and what crosses the pipes is `("spilled", name)`; the pool reads the file,
 deletes it, and unpickles what it held. Through the two pipes (job to template, template to pool: 64 KiB at a time,
 each a switch between three processes) 30 MB took 0.14 s from the job's send to the pool's read, by file 0.09 s
-(benchmarks/answer_bench.py). A name that
+(benchmarks/answer_bench.py). Such a message is pickled straight into its file (`_Spill`), never made whole in
+the job's memory: glm's fused attention's interim answer (2.1 M tile ops, ~0.5 GB pickled) ran its job out of its
+cap when pickled to bytes and copied. A name that
 is not one a job could have made (`<pid>-<n>`) is a crashed job; what a killed job left there is deleted when its
 end is collected, and the folder with its template.
 """
@@ -84,6 +86,7 @@ end is collected, and the folder with its template.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import gc
 import importlib.util
@@ -354,37 +357,69 @@ def _spill_root() -> str | None:
 
 def _sender(answers: Connection, spill: str | None) -> Callable[[Any], None]:
     """How a job's child sends a message to its template: pickled as `Connection.send` does, and from `SPILL_FROM`
-    bytes written to a file in `spill`, its name sent instead (the pipe carries it when the file cannot be written)."""
+    bytes written to a file in `spill`, its name sent instead (the pipe carries it when the file cannot be written).
+    A message for a file is pickled straight into it (`_Spill`), not made whole in memory first: a 10^6-tile-op
+    kernel's record is ~0.5 GB pickled, and the bytes and their copy were more than its job had left under its cap
+    (glm's fused attention: its interim answer ran it out of memory)."""
     count = itertools.count(1)
 
     def send(message: Any) -> None:
-        data = bytes(ForkingPickler.dumps(message))
-        if spill is not None and len(data) >= SPILL_FROM:
+        if spill is not None:
             name = f"{os.getpid()}-{next(count)}"
-            if _write_new(os.path.join(spill, name), data):
-                data = bytes(ForkingPickler.dumps(("spilled", name)))
-        answers.send_bytes(data)
+            out = _Spill(os.path.join(spill, name))
+            try:
+                ForkingPickler(out).dump(message)
+                spilled = out.close()
+            except OSError:  # the file is taken, or cannot be written whole: the pipes carry the message
+                out.discard()
+            except BaseException:
+                out.discard()
+                raise
+            else:
+                answers.send_bytes(bytes(ForkingPickler.dumps(("spilled", name))) if spilled else bytes(out.head))
+                return
+        answers.send_bytes(bytes(ForkingPickler.dumps(message)))
 
     return send
 
 
-def _write_new(path: str, data: bytes) -> bool:
-    """Write `data` to a new file at `path`; whether it was. A file that could not be written whole (a full
-    /dev/shm: a container's is 64 MB) is deleted; one that was there already is left alone."""
-    try:
-        f = open(path, "xb")
-    except OSError:
-        return False
-    try:
-        with f:
-            f.write(data)
-    except OSError:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-        return False
-    return True
+class _Spill:
+    """Where a message is pickled to (`_sender`): memory up to `SPILL_FROM` bytes, then a new file at `path` (never
+    one that is there already) with all of it; the pickler writes a big bytes object (a record's columns) straight
+    through, uncopied. A file that cannot be written whole (a full /dev/shm: a container's is 64 MB) is deleted
+    (`discard`)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.head = bytearray()  # what was written while it was short
+        self.file: Any = None
+
+    def write(self, data: Any) -> int:
+        n = memoryview(data).nbytes
+        if self.file is None and len(self.head) + n < SPILL_FROM:
+            self.head += data
+            return n
+        if self.file is None:
+            self.file = open(self.path, "xb")
+            self.file.write(self.head)
+            self.head = bytearray()
+        self.file.write(data)
+        return n
+
+    def close(self) -> bool:
+        """Whether the message went to the file (else it is `head`)."""
+        if self.file is None:
+            return False
+        self.file.close()
+        return True
+
+    def discard(self) -> None:
+        if self.file is not None:
+            with contextlib.suppress(OSError):
+                self.file.close()
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            self.file = None
 
 
 def _unspill(spill: str, name: Any) -> tuple[str, Any]:

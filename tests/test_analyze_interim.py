@@ -84,3 +84,30 @@ def test_once_the_interim_answer_is_sent_the_job_does_not_hold_its_record_while_
     final = analyze.analyze_kernel(str(path), TAIL, "tail_vec", opts)
     assert final["error"] is None and final["interim_sent"] is True
     assert held == [2]
+
+
+
+def test_the_views_are_made_before_the_columns_bytes(tmp_path: Path, monkeypatch) -> None:
+    """A job's peak holds the record's column arrays with the views' own work, or the arrays with their .npz bytes,
+    never all three (glm's fused attention, 2.1 M tile ops: ~0.4 GB, which its memory cap had stopped it for)."""
+    from pypto.ir import columns
+
+    path = tmp_path / "tail.py"
+    path.write_text(TAIL)
+    order: list[str] = []
+    views, npz_bytes = analyze._views, columns.npz_bytes
+
+    def made_views(*args, **kwargs):  # type: ignore[no-untyped-def]
+        order.append("views")
+        return views(*args, **kwargs)
+
+    def made_bytes(arrays):  # type: ignore[no-untyped-def]
+        order.append("npz")
+        return npz_bytes(arrays)
+
+    monkeypatch.setattr(analyze, "_views", made_views)
+    monkeypatch.setattr(columns, "npz_bytes", made_bytes)
+    opts = {"editor": True, "record": True, "snapshots": True, "listings": True}
+    answer = analyze.analyze_kernel(str(path), TAIL, "tail_vec", opts)
+    assert answer["error"] is None and answer["record_columns"] and answer["editor"]
+    assert order == ["views", "npz"]

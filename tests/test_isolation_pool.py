@@ -346,6 +346,26 @@ def test_a_big_message_crosses_by_file_whole_and_the_file_is_deleted_once_read(p
     assert list(folder.iterdir()) == []
 
 
+def test_a_message_bigger_than_what_the_job_has_left_under_its_cap_is_pickled_straight_to_its_file(pool):
+    """The job holds 250 MB of its 600 MB cap and sends them: pickled whole in memory first (a buffer and its copy)
+    that ran it out of memory; pickled into the file, it crosses (a 10^6-tile-op kernel's record)."""
+    import shutil
+
+    folder = _folder(pool)
+    size = 250 << 20
+    if shutil.disk_usage(folder).free < 2 * size:
+        pytest.skip(f"{folder} has less than {2 * size >> 20} MB free: a message that big crosses the pipes")
+    src = kernel(f"import server.analyze\nserver.analyze.progress(b'x' * {size})\n")
+    got: list[object] = []
+
+    async def run() -> dict[str, object]:
+        return await pool.run("analyze_kernel", PATH, src, "k", {}, on_progress=got.append)
+
+    assert asyncio.run(run())["error"] is None
+    assert len(got) == 1 and isinstance(got[0], bytes) and len(got[0]) == size and got[0][-1:] == b"x"
+    assert list(folder.iterdir()) == []
+
+
 def test_a_file_a_killed_job_left_is_deleted_with_its_end(pool):
     folder = _folder(pool)
     # a file written as the job's messages are, its name never sent (the job killed in between)
