@@ -533,6 +533,22 @@ def _fingerprinted(board: str, opts: Mapping[str, Any]) -> bool:
     return bool(opts.get("fingerprint")) and board == "sim" and not opts.get("precision")
 
 
+def not_checked(health: Mapping[str, Any], why: str) -> dict[str, Any]:
+    """An interim answer's health (its proposals held for the check: `pypto.analysis.advice.withheld`) once that check
+    will not come: the job that sent the record stopped after it (its memory or time limit: `why`). Each finding held
+    for the check says its shape was not simulated and why (`numbers["check_failed"]`), and still offers nothing. Runs
+    in the language server (JSON only)."""
+    def note(f: Any) -> Any:
+        numbers = f.get("numbers") if isinstance(f, dict) else None
+        board = numbers.get("checking_on") if isinstance(numbers, dict) else None
+        if board is None:
+            return f
+        return {**f, "numbers": {k: v for k, v in numbers.items() if k != "checking_on"} | {"check_failed": why},
+                "suggestion": f"no tile shape is offered here: the {board} board's check of the advice did not finish "
+                              f"({why})"}
+    return {**health, "findings": [note(f) for f in health.get("findings") or ()]}
+
+
 def reuse_answer(last: Mapping[str, Any], fresh: Mapping[str, Any]) -> dict[str, Any]:
     """The answer of a job that found its kernel's traced program the same as its last answer's (`reuse` with
     that answer's fingerprint): the last answer with what the new text changes — the kernel file's hash in the

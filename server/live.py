@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from server.analyze import BESIDE_FROM, INTERIM, PANEL_PARTS, reuse_answer, with_editor_run
+from server.analyze import BESIDE_FROM, INTERIM, PANEL_PARTS, not_checked, reuse_answer, with_editor_run
 from server.protocol import Settings
 from server.slots import Slots
 from server.state import Document, Kernel, Result, parse_version
@@ -480,15 +480,23 @@ class LiveCompiler:
                 r.analysis, r.module_error = None, err
         except JobFailed as e:
             log_output(path, k.name, e.output)
-            r.failure = (e.kind, e.message)
-            if e.kind == "error":  # maybe the module itself does not import: find out where
-                try:
-                    listed = await self.job("list_kernels", path, text)
-                    if listed.get("error"):
-                        r.module_error = listed["error"]
-                except JobFailed:
-                    pass
-            log.warning("%s: %s %s: %s", _short(path), k.name, e.kind, e.message.splitlines()[0] if e.message else "")
+            if interim and e.kind != "cancelled":  # the record was shown: what stopped is the advice's check after it
+                r.interim_analysis = dict(interim)
+                health = interim.get("health")
+                r.analysis = {**interim, "health": not_checked(health if isinstance(health, dict) else {}, e.message)}
+                log.warning("%s: %s: its record kept, the check of its advice stopped (%s): %s", _short(path), k.name,
+                            e.kind, e.message.splitlines()[0] if e.message else "")
+            else:
+                r.failure = (e.kind, e.message)
+                if e.kind == "error":  # maybe the module itself does not import: find out where
+                    try:
+                        listed = await self.job("list_kernels", path, text)
+                        if listed.get("error"):
+                            r.module_error = listed["error"]
+                    except JobFailed:
+                        pass
+                log.warning("%s: %s %s: %s", _short(path), k.name, e.kind,
+                            e.message.splitlines()[0] if e.message else "")
         finally:
             running = False
             self._times.pop(k.key, None)
