@@ -67,6 +67,14 @@ the advice's three refused shapes left ~1 GB of graph partition's state behind (
 frees), to 7.7 GB. Partition now lets go of its state from 500 k tile ops and the advice's shapes are lowered in forked
 children: 4.8 GB, the views' peak (docs/ARCHITECTURE.md "Session 40"). This script's capped open still runs out,
 making the record document's tile columns at 3.95 GB RSS (the cap is 4 GiB of address space): **33 of 34**.
+Session 41 (2026-12-02 02:19-02:48 UTC, 0789ebd, `-j 2 --keep DIR`, a fresh export, every test file captured):
+**34 of 34 (100 %)**. glm's ifa_func_kernel opened in 83 s (peak RSS 4,447 MB), under the same cap: this driver now
+counts the cap from its size after importing what a worker's template preloads (before, from its size before torch
+was imported: ~570 MB of address space less than a worker allows), the job makes the views before the columns' .npz
+bytes (peak 4.82 -> 4.43 GB), and a worker pickles a big message straight into its file (this driver sends none; a
+worker's interim answer of that kernel, ~0.5 GB, had run it out of memory). The qat per-tensor backward kernel
+(1,579,842 tile ops) opened in 34.0 s, 1,940 MB; gated delta rule in 20.3 s. Still 31 of the 45 kernels in test files
+with a passing test (the others never called by the tests that run, or with no capture), no user file edited.
 
 Before this work's capture fixes (the first run): hc_pre's test compared zeros (`y.npu()` of a device tensor
 was a copy), glm's gate/moe/select tests stopped at `torch.npu.NPUGraph` and an integer `torch.rand`, arctic's
