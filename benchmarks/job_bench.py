@@ -54,7 +54,7 @@ its partition 0.045 against 0.053 s. Then producers in a list and copy insertion
 Since session 41 `--against` also prints the job's whole answer: the seconds from its start to it (the advice's
 tile shapes checked, bounded at 10 s), how many of the findings' proposed shapes were checked and unchecked, and the
 job's peak memory (resident, address space — the worker's cap limits that — and its forked children's largest
-resident peak). 2026-12-02 02:00 UTC, `--runs 4` against 7448d5d, the advice's check ended at its bound
+resident peak). 2026-12-02 01:15 UTC, `--runs 4` against 7448d5d, the advice's check ended at its bound
 (`Advisor.evaluate_all(deadline=…)`): gated delta rule's whole answer 13.27 s (9 shapes checked, 3 unchecked) against
 15.50 s (12 and 0), its record 3.09 against 2.89 s (the machine slower than the day before: its partition 0.82
 against 0.76 s, no change there), peak RSS 701 MB, address space 1,388 MB, children 862 MB, either tree; Kimi's block

@@ -503,6 +503,12 @@ partition's live tiles as flags per op; docs/ARCHITECTURE.md "Session 39"), all 
 p50 hc_pre 0.22, compressor 0.29, compress_fa 0.20, glm 0.40, gated delta rule 2.13, Kimi 2.03 s; cold 3.0, 3.6, 3.3,
 4.1, 15.9, 3.6 s; edit/cold 7, 8, 6, 10, 13, 57 % (gated delta rule's cold, most of it the advice's check, 14.3 s in
 session 38's run: at 14.3 s the ratio would be 15 %).
+Session 41 (2026-12-02, `--against` 7448d5d, `--no-capture --edits 2`, gated delta rule, Kimi and glm; the header now
+says the machine's speed): at 03:10 UTC (a 30 M-addition loop 0.78 s) edit p50 this tree / 7448d5d: gated delta rule
+2.76 / 2.92 s, Kimi 2.56 / 2.47 s, glm 0.49 / 0.55 s; cold 14.9 / 15.9, 4.6 / 4.8, 6.0 / 6.3 s (gated delta rule's
+advice check now ends at its 10 s bound); edit/cold 19 / 18, 56 / 52, 8 / 9 %. At 01:30 UTC, the machine slower
+(job_bench's partition 0.8-1.1 s against 0.55 s the day before), the same trees gave gated delta rule 4.02 / 3.40 s
+and Kimi 3.57 / 3.65 s: over 3 s, either tree.
 """
 
 from __future__ import annotations
