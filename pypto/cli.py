@@ -257,8 +257,12 @@ def find_kernels(target: str) -> tuple[Path, list[JitKernel]]:
     if not kernels:
         raise CliError(f"{path}:1", f"no @pypto.jit kernels in this file{hint}")
     if name:
+        why = capture.ambiguous_name(name, nested) if name not in vars(mod) else None
+        if why is not None:
+            raise CliError(f"{path}:1", why)
         if name not in named:
-            raise CliError(f"{path}:1", f"no kernel named {name!r} (kernels: {', '.join(k.name for k in kernels)})"
+            listed = ", ".join(k.fn.__qualname__ if k in nested else k.name for k in kernels)
+            raise CliError(f"{path}:1", f"no kernel named {name!r} (kernels: {listed})"
                                         f"{hint}")
         return path, [named[name]]
     return path, kernels

@@ -171,6 +171,15 @@ def _kernel(mod: types.ModuleType, path: str, name: str) -> Any:
     return kernels.get(name) or next((k for k in kernels.values() if k.fn.__qualname__ == name), None)
 
 
+def _unnamed(mod: types.ModuleType, path: str, name: str) -> str:
+    """Why `name` names no kernel of the module: two made inside functions share it, or none has it."""
+    from pypto.frontend.capture import ambiguous_name
+
+    kernels = _kernels(mod, path)
+    return ambiguous_name(name, kernels.values()) or \
+        f"no kernel named {name!r} in this version of the file (kernels: {', '.join(kernels) or 'none'})"
+
+
 def list_kernels(path: str, text: str) -> dict[str, Any]:
     """{"kernels": [{"name", "line", "end_line"}], "error": None | {...}} for the module."""
     try:
@@ -248,7 +257,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         return {"name": name, "error": _module_error(path, e), "import_failed": True}
     kernel = _kernel(mod, path, name)
     if kernel is None:
-        return {"name": name, "error": _error(f"no kernel named {name!r} in this version of the file", 1)}
+        return {"name": name, "error": _error(_unnamed(mod, path, name), 1)}
     line = kernel.fn.__code__.co_firstlineno
     board = str(opts.get("board", "sim"))
     out: dict[str, Any] = {"name": name, "line": line, "error": None, "record": None, "health": None,

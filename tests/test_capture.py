@@ -603,6 +603,59 @@ def test_all_records_every_call_and_store_puts_captures_where_asked(tmp_path):
     assert "x: fp32[2, 8]" in found.stdout and "inputs: captured from `python twice.py`" in found.stdout
 
 
+
+TWINS = """
+import pypto
+
+T = pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32)
+
+
+def make_scaled(factor):
+    @pypto.frontend.jit
+    def kernel(x: T, out: T):
+        pypto.set_vec_tile_shapes(1, 32)
+        out[:, :] = x * factor
+    return kernel
+
+
+def make_shifted(shift):
+    @pypto.frontend.jit
+    def kernel(x: T, out: T):
+        pypto.set_vec_tile_shapes(1, 32)
+        out[:, :] = x + shift
+    return kernel
+
+
+if __name__ == "__main__":
+    import torch
+
+    make_scaled(2.0)(torch.ones(2, 32), torch.zeros(2, 32))
+    make_shifted(1.0)(torch.ones(3, 32), torch.zeros(3, 32))
+"""
+
+
+def test_a_name_two_factories_kernels_share_is_refused_alike_by_every_door_naming_both(tmp_path):
+    from server.analyze import analyze_kernel
+
+    (tmp_path / "twins.py").write_text(TWINS)
+    proc = _cli("capture", "--", "python", "twins.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    why = ("'kernel' is the name of 2 kernels made inside functions: name one by its qualified name "
+           "(make_scaled.<locals>.kernel, make_shifted.<locals>.kernel)")
+    short = _cli("compile", "twins.py::kernel", cwd=tmp_path)  # before: the first of the two, silently
+    assert short.returncode == 1 and why in short.stderr, short.stdout + short.stderr
+    path = str(tmp_path / "twins.py")
+    assert analyze_kernel(path, TWINS, "kernel", {"health": False})["error"]["message"] == why  # the servers' job
+    for qualname, rows in (("make_scaled.<locals>.kernel", 2), ("make_shifted.<locals>.kernel", 3)):
+        named = _cli("compile", f"twins.py::{qualname}", cwd=tmp_path)
+        assert named.returncode == 0 and f"x: fp32[{rows}, 32]" in named.stdout, named.stderr
+        assert analyze_kernel(path, TWINS, qualname, {"health": False})["error"] is None
+    unknown = _cli("compile", "twins.py::nothing", cwd=tmp_path)
+    assert "(kernels: make_scaled.<locals>.kernel, make_shifted.<locals>.kernel)" in unknown.stderr
+    assert "(kernels: make_scaled.<locals>.kernel, make_shifted.<locals>.kernel)" in \
+        analyze_kernel(path, TWINS, "nothing", {"health": False})["error"]["message"]
+
+
 # ---- serve ----------------------------------------------------------------------------------------
 
 def test_serve_lists_a_captured_factory_kernel_and_its_job_says_which_capture(tmp_path):

@@ -58,7 +58,7 @@ import sys
 import time
 import types
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -877,3 +877,18 @@ def nested_kernels(file: str, module_globals: Mapping[str, Any]) -> tuple[list[J
         kernels.append((k.fn.__code__.co_firstlineno, k))
     kernels.sort(key=lambda x: x[0])
     return [k for _, k in kernels], failed
+
+
+def ambiguous_name(name: str, kernels: Iterable[JitKernel]) -> str | None:
+    """When `name` is the own name of more than one of `kernels` made inside functions (two factories each making
+    a `kernel`) and none's qualified name: why it names none of them, and the names that do — every door says the
+    same (`FILE::NAME` in the CLI, the language server, `serve`)."""
+    ks = list(kernels)
+    if any(k.fn.__qualname__ == name for k in ks):
+        return None
+    alike = sorted({k.fn.__qualname__ for k in ks
+                    if name in (k.name, k.fn.__name__) and "<locals>" in k.fn.__qualname__})
+    if len(alike) < 2:
+        return None
+    return (f"{name!r} is the name of {len(alike)} kernels made inside functions: name one by its qualified name "
+            f"({', '.join(alike)})")
