@@ -462,9 +462,10 @@ def create_app(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
         st = _st(request)
         j = st.job(job_id)
         if j.status == "running" and "interim" in j.extra:
+            early = bool(j.extra.get("early_record"))  # its record stored: `GET …/record` answers already
             return {"job": j.id, "kernel": j.kernel, "version": None, **j.extra["interim"], "interim": True,
-                    "search": j.extra.get("search_progress"), "has_record": False, "has_html": False,
-                    "has_pass_graphs": False}
+                    "search": j.extra.get("search_progress"), "has_record": early, "has_html": False,
+                    "has_pass_graphs": early and "pass_graphs" in j.extra}
         res = result_of(j)
         return {"job": j.id, "kernel": j.kernel, "version": j.version, **res, "interim": False,
                 "has_record": "record" in j.extra, "has_html": "html" in j.extra,

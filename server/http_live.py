@@ -45,22 +45,26 @@ def job_changed(job: dict[str, Any]) -> dict[str, Any]:
     return message("jobChanged", job=job)
 
 
+def _urls(job_id: str) -> dict[str, str]:
+    base = f"/api/v1/jobs/{job_id}"
+    return {"job": base, "result": f"{base}/result", "record": f"{base}/record", "swimlane": f"{base}/swimlane",
+            "graph": f"{base}/graph"}
+
+
 def record_changed(kernel: str, version: int, job: dict[str, Any]) -> dict[str, Any]:
-    base = f"/api/v1/jobs/{job['id']}"
     return message("recordChanged", kernel=kernel, version=version, job=job["id"], action=job["action"],
                    board=job["settings"].get("board"), origin=job["origin"], text_sha256=job["text_sha256"],
-                   summary=job["summary"], error=job["error"],
-                   urls={"job": base, "result": f"{base}/result", "record": f"{base}/record",
-                         "swimlane": f"{base}/swimlane", "graph": f"{base}/graph"})
+                   summary=job["summary"], error=job["error"], urls=_urls(job["id"]))
 
 
-def job_progress(job: dict[str, Any], interim: bool, search: dict[str, Any] | None) -> dict[str, Any]:
-    """A running job's news before its result: `interim` — its findings (and record) are ready at
-    `urls.result` before the sim board's work on tile shapes ends; `search` — how far the tile search
-    has got (`searched` of `space` shapes in `seconds`, `best_us` and `best`, the call, so far)."""
+def job_progress(job: dict[str, Any], interim: bool, search: dict[str, Any] | None,
+                 record: bool = False) -> dict[str, Any]:
+    """A running job's news before its result: `interim` — its findings are ready at `urls.result` before the sim
+    board's work on tile shapes ends (the findings' proposed shapes withheld until checked); `record` — and its
+    record at `urls.record` (`swimlane`, `graph`: stored a moment after the findings); `search` — how far the tile
+    search has got (`searched` of `space` shapes in `seconds`, `best_us` and `best`, the call, so far)."""
     return message("jobProgress", kernel=job["kernel"], job=job["id"], action=job["action"], interim=interim,
-                   search=search, urls={"job": f"/api/v1/jobs/{job['id']}",
-                                        "result": f"/api/v1/jobs/{job['id']}/result"})
+                   record=record, search=search, urls=_urls(job["id"]))
 
 
 class _Client:

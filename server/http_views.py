@@ -61,6 +61,13 @@ def result_of(job: Job) -> dict[str, Any]:
     return job.result
 
 
+def record_of(job: Job) -> None:
+    """Refused (409) unless the job's record may be read: the job is done, or running with its record stored
+    early (`early_record`: its interim answer, while the board checks the advice's tile shapes)."""
+    if not (job.status == "running" and job.extra.get("early_record")):
+        result_of(job)
+
+
 def store(job: Job, result: dict[str, Any]) -> None:
     """Move the bulk of a worker's answer into the job as bytes (a record as Python objects takes about ten
     times its JSON size): the record (its document as compact JSON and its columns' .npz, as the
@@ -162,7 +169,7 @@ class Results:
     def blob(self, job: Job, key: str) -> bytes:
         """The stored bytes of `key`; "record" is the record as the lists version 1 had (`record_lists`), its
         JSON made on the first ask (the API's and the panels' shape)."""
-        result_of(job)
+        record_of(job)
         if key == "record" and "record_columns" in job.extra:
             lists = job.extra.get("record_lists")
             if lists is None:
@@ -191,7 +198,7 @@ class Results:
 
     def _stored(self, job: Job, key: str) -> bytes:
         """The bytes stored under `key` as they are (the record: its document)."""
-        result_of(job)
+        record_of(job)
         data = job.extra.get(key)
         if data is None:
             return self.blob(job, key)  # refused as blob refuses it

@@ -403,17 +403,23 @@ class Workspace:
         def timed(t: JobTimes) -> None:  # how much of its time limit the job has used, and what it waited for a CPU
             job.times = {"own_s": round(t.own, 3), "cpu_wait_s": round(t.cpu_wait, 3)}
 
-        settings = job.settings
-        if settings.get("suggest"):  # the findings before the search (`progress`): the page shows them at once
-            settings = {**settings, "interim": True}
+        # The record and the findings as soon as they are made (`interim`), before the sim board has checked the
+        # tile shapes the findings propose (a production kernel's check takes up to its 10 s bound) or searched:
+        # the record is stored then and the pages draw it (`early_record`); the checked findings come with the result.
+        settings = {**job.settings, "interim": True}
+        early: list[asyncio.Task[None]] = []
 
         def news(data: Any) -> None:  # a running job's interim result or its search's progress
             if not isinstance(data, dict):
                 return
             if isinstance(data.get("interim"), dict):
                 interim = dict(data["interim"])
-                job.extra["interim_bulk"] = {k: interim.pop(k) for k in INTERIM if k in interim}
+                bulk = {k: interim.pop(k) for k in INTERIM if k in interim}
                 job.extra["interim"] = interim
+                if bulk.get("record") is not None:  # the pages told again once it is stored
+                    early.append(asyncio.create_task(self._store_early(job, text, bulk)))
+                else:
+                    job.extra["interim_bulk"] = bulk  # (no record: its parts go with the result)
             if isinstance(data.get("search"), dict):
                 job.extra["search_progress"] = data["search"]
             self.publish(job_progress(self.queue.info(job), "interim" in job.extra, job.extra.get("search_progress")))
@@ -425,15 +431,29 @@ class Workspace:
             if e.kind != "timeout" or "interim" not in job.extra:
                 raise
             result = self.cut(job, e)  # the findings were in: a search the time limit cut is not a failure
+        finally:
+            await asyncio.gather(*early, return_exceptions=True)  # (the record's bytes: never two stores at once)
         bulk = job.extra.pop("interim_bulk", None)
         if result.pop("interim_sent", False) and bulk:  # what the worker sent early, it left out of its answer
-            result = {**bulk, **result}
+            result = {**bulk, **result}  # (a record sent early was stored then: `_store_early`)
         job.extra.pop("interim", None)
-        rec = result.get("record")
-        if isinstance(rec, dict):  # the tile calls as written, for the kernel's history (server.history)
-            job.extra["tile_calls"] = tile_calls((rec.get("source") or {}).get("tile_configs") or (), text)
+        self._tile_calls(job, result.get("record"), text)
         await asyncio.to_thread(store, job, result)  # the bulk as JSON bytes in the job (server.http_views)
         return result
+
+    async def _store_early(self, job: Job, text: str, bulk: dict[str, Any]) -> None:
+        """A running job's interim record stored as a done job's is (its record, swimlane and pass graphs answer
+        from then on: `Results`), then the pages told (`jobProgress`, `interim`)."""
+        self._tile_calls(job, bulk.get("record"), text)
+        await asyncio.to_thread(store, job, bulk)
+        job.extra["early_record"] = True
+        if job.status == "running":
+            self.publish(job_progress(self.queue.info(job), True, job.extra.get("search_progress"), record=True))
+
+    @staticmethod
+    def _tile_calls(job: Job, rec: Any, text: str) -> None:
+        if isinstance(rec, dict):  # the tile calls as written, for the kernel's history (server.history)
+            job.extra["tile_calls"] = tile_calls((rec.get("source") or {}).get("tile_configs") or (), text)
 
     @staticmethod
     def cut(job: Job, e: JobFailed) -> dict[str, Any]:

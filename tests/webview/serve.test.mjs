@@ -151,8 +151,13 @@ describe('pypto-ide serve in a browser', () => {
     writeFileSync(join(workspace, 'big.py'), text);
     const { page, errors } = await open(`swimlane.html?kernel=${encodeURIComponent('big.py::softmax_kernel')}`);
     await page.waitForSelector('.sl-head .windowed', { timeout: WAIT * 3 });
-    const { kernels } = await api('/kernels');
-    const job = kernels.find((k) => k.id === 'big.py::softmax_kernel').latest_job;
+    // drawn from the job's record as soon as it was stored (its advice still checked: `jobProgress`), then again
+    // from its result; the page opened again on the done job draws it once
+    const { jobs } = await api(`/jobs?kernel=${encodeURIComponent('big.py::softmax_kernel')}`);
+    const job = jobs[0].id;
+    assert.equal((await api(`/jobs/${job}?wait=60`)).status, 'done');
+    await page.reload();
+    await page.waitForSelector('.sl-head .windowed', { timeout: WAIT });
     const rec = await api(`/jobs/${job}/record?panel=true`);
     assert.equal(rec.run.tasks, undefined);
     const n = rec.omitted.run.tasks;
@@ -264,6 +269,37 @@ describe('pypto-ide serve in a browser', () => {
     const lanes = await frame.evaluate(() => window.__pyptoPanel.panel.runs[0].canvas.labels.map((x) => x.name));
     assert.ok(lanes.includes('Fake Core_0'), `${lanes}`);
     await shot(page, 'serve-trace');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('a profile job\'s record is drawn while its advice is being checked, before the job ends', async () => {
+    // the kernel's second trace (the advice's check tracing a proposed tile shape) waits until the test opens a FIFO
+    const gate = join(mkdtempSync(join(tmpdir(), 'pypto-gate-')), 'gate');
+    assert.equal(spawnSync('mkfifo', [gate]).status, 0);
+    writeFileSync(join(workspace, 'held.py'), `import pypto
+
+TRACED = [0]
+
+
+@pypto.jit
+def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 1000], pypto.DT_FP32)):
+    TRACED[0] += 1
+    if TRACED[0] == 2:
+        with open(${JSON.stringify(gate)}) as gate:
+            gate.read()
+    pypto.set_vec_tile_shapes(16, 384)
+    out[:] = pypto.exp(x)
+`);
+    const kernel = 'held.py::tail_vec';
+    const { page, errors } = await open(`swimlane.html?kernel=${encodeURIComponent(kernel)}`);
+    await page.waitForSelector('.makespan', { timeout: WAIT * 3 });
+    const { jobs } = await api(`/jobs?kernel=${encodeURIComponent(kernel)}`);
+    assert.equal(jobs.length, 1);
+    assert.equal(jobs[0].status, 'running', 'drawn before its job ended (the check waits at the gate)');
+    const opened = spawn('sh', ['-c', `: > '${gate}'`]);  // the check goes on
+    assert.equal(await new Promise((r) => opened.on('exit', r)), 0);
+    assert.equal((await api(`/jobs/${jobs[0].id}?wait=60`)).status, 'done');
     assert.deepEqual(errors, []);
     await page.close();
   });

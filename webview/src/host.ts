@@ -160,6 +160,8 @@ class ServerHost implements Host {
   private shown: { urls: Json; error: unknown } | null = null;
   /** Suggest jobs whose interim findings were shown, and jobs whose final result came (`jobProgress`). */
   private readonly interimShown = new Set<string>();
+  /** The job whose record the graph panel was given (at its interim answer: the same record comes at its end). */
+  private recordShown: string | null = null;
   private readonly finished = new Set<string>();
 
   constructor(private readonly panel: PageId) {
@@ -444,10 +446,12 @@ class ServerHost implements Host {
         const f = asObj(job.failure);
         this.deliver({ type: 'error', message: `${String(f.kind ?? 'failed')}: ${String(f.message ?? '')}` });
       }
-    } else if (type === 'jobProgress' && msg.kernel === this.kernel && this.panel === 'health') {
-      // a suggest job's findings before its bounded tile search ends (`interim`), then the search's progress
+    } else if (type === 'jobProgress' && msg.kernel === this.kernel && this.panel !== 'precision') {
+      // a job's record and findings before the sim board has checked the advice's tile shapes or searched
+      // (`interim`), then a suggest job's search's progress
       const job = String(msg.job);
-      if (msg.interim === true && !this.interimShown.has(job) && !this.finished.has(job)) {
+      const ready = msg.interim === true && (this.panel === 'health' || msg.record === true); // what this page shows of it
+      if (ready && !this.interimShown.has(job) && !this.finished.has(job)) {
         this.interimShown.add(job);
         await this.fetchResult(asObj(msg.urls), null, () => !this.finished.has(job));
       }
@@ -490,12 +494,17 @@ class ServerHost implements Host {
     try {
       const result = await this.get(String(urls.result));
       if (!wanted()) return; // an interim result the job's final one overtook
-      if (this.panel === 'graph' || this.panel === 'swimlane') {
+      const job = String(result.job);
+      // a record to draw: not before the job stored it, nor again in the graph panel at the job's end (the same record)
+      const drawn = (result.interim === true && result.has_record !== true) || (this.panel === 'graph' && this.recordShown === job);
+      if ((this.panel === 'graph' || this.panel === 'swimlane') && !drawn) {
         const graphs = result.has_pass_graphs === true ? '?snapshots=true' : '';
         const record = await this.get(`${String(urls.record)}?panel=true${graphs.replace('?', '&')}`);
         let listings: unknown = null;
         if (this.panel === 'graph') {
           listings = (await this.get(String(urls.record).replace(/record$/, 'listings')).catch((): Json => ({}))).listings ?? null;
+          if (!wanted()) return;
+          this.recordShown = job;
           this.deliver({ type: 'record', record, listings });
           this.showOpening();
         } else {

@@ -1,0 +1,77 @@
+"""`pypto-ide serve` answers a kernel's record before its job has checked the advice (docs/http-api.md,
+`jobProgress`): the record, its swimlane and its graphs are read while the sim board still simulates the tile
+shapes the findings propose, which takes up to its 10 s bound on a production kernel; the job's end brings the
+checked findings and the same record. A real uvicorn process, real HTTP and WebSocket clients; the check is held
+on a FIFO the test opens, so every wait is on an event, never a sleep."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from test_http import WAIT, Server, receive, submit, ws_url
+from websockets.sync.client import connect
+
+# the tail the health rule proposes to fix (tests/lsp/test_interim.py); the kernel's second trace — the advice's
+# check tracing a proposed shape — waits until the test opens GATE for writing
+KERNEL = '''import pypto
+
+GATE = {gate!r}
+TRACED = [0]
+
+
+@pypto.jit
+def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 1000], pypto.DT_FP32)):
+    TRACED[0] += 1
+    if TRACED[0] == 2:  # (the first candidate only)
+        with open(GATE) as gate:
+            gate.read()
+    pypto.set_vec_tile_shapes(16, 384)
+    out[:] = pypto.exp(x)
+'''
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    (ws / "tail.py").write_text(KERNEL.format(gate=str(gate)))
+    s = Server([str(ws), "--port", "0", "--workers", "1", "--no-watch", "--webview", str(tmp_path / "no-bundle")])
+    yield s, gate
+    s.stop()
+
+
+def test_a_profile_jobs_record_is_read_while_its_advice_is_checked_then_its_checked_findings(served) -> None:
+    server, gate = served
+    with httpx.Client(base_url=server.url, timeout=WAIT) as client, connect(ws_url(server)) as ws:
+        receive(ws, lambda m: m["type"] == "hello")
+        job = submit(client, "tail.py::tail_vec", "profile")
+        news = receive(ws, lambda m: m["type"] in ("jobProgress", "recordChanged") and m["job"] == job["id"])
+        assert news["type"] == "jobProgress" and news["interim"], news
+        # the check is held at the gate: the job is running, and its record answers
+        assert client.get(news["urls"]["job"]).json()["status"] == "running"
+        interim = client.get(news["urls"]["result"]).json()
+        assert interim["interim"] and interim["has_record"] and interim["summary"]["tasks"] > 0
+        held = [f for f in interim["health"]["findings"] if f["rule"] == "tile.tail-waste"]
+        assert held and "being simulated" in held[0]["suggestion"] and "try" not in held[0]["numbers"]
+        record = client.get(news["urls"]["record"])
+        assert record.status_code == 200, record.text
+        window = client.get(news["urls"]["swimlane"], params={"max_boxes": 100})
+        assert window.status_code == 200 and window.json()["total_tasks"] == interim["summary"]["tasks"]
+        assert client.get(news["urls"]["graph"]).status_code == 200
+        assert client.get(f"{news['urls']['job']}/export/swimlane").status_code == 409  # exports: once done
+        opened = threading.Thread(target=lambda: open(gate, "w").close(), daemon=True)  # the check goes on
+        opened.start()
+        done = receive(ws, lambda m: m["type"] == "recordChanged" and m["job"] == job["id"])
+        opened.join(WAIT)
+        final = client.get(done["urls"]["result"]).json()
+        assert final["interim"] is False and final["has_record"] and final["summary"] == interim["summary"]
+        checked = [f for f in final["health"]["findings"] if f["rule"] == "tile.tail-waste"]
+        assert checked and checked[0]["numbers"].get("checked_on") == "sim", checked
+        assert client.get(done["urls"]["record"]).content == record.content  # the same record
