@@ -41,7 +41,7 @@ from starlette.routing import BaseRoute
 from starlette.staticfiles import StaticFiles
 
 from server import history, panel_data
-from server.http_live import Hub, hello, message, record_changed
+from server.http_live import Hub, hello, job_progress, message, record_changed
 from server.http_page import csp, minimal_page, picker_body, picker_page, trace_page, trace_panel_page
 from server.http_safety import Guard, Refused, confine, is_file, needs_token, read_text
 from server.http_views import (
@@ -706,6 +706,9 @@ def create_app(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
                     return message("error", message=e.message)
                 if current is not None and current.version is not None:  # a current result: this client gets it now
                     return record_changed(kid, current.version, st.queue.info(current))
+                if current is not None:  # running, its record stored: this client draws it now, its result follows
+                    return job_progress(st.queue.info(current), True, current.extra.get("search_progress"),
+                                        record=True)
                 return message("watching", kernel=kid)
             return message("error", message=f"unknown message type {kind!r} (ping, watch)")
 

@@ -485,14 +485,15 @@ class Workspace:
 
     def watch_kernel(self, kernel_id: str, action: str, settings: dict[str, Any], timeout: float) -> Job | None:
         """A page follows a kernel: make it live for `action` and answer with a done job that is
-        current (same file text, settings at least those asked) — else run one now (None)."""
+        current (same file text, settings at least those asked), or the running one whose record is stored
+        already (`early_record`: its advice still checked) — else run one now (None)."""
         self.state(kernel_id).live[action] = (dict(settings), timeout)
         _, rel, text = self.read(split_kernel(kernel_id)[0])
         digest = sha256(text)
         mine = sorted((j for j in self.queue.jobs.values() if j.kernel == kernel_id), key=lambda j: -j.created)
         for j in mine:
             if j.status in ("queued", "running") and j.action == action and j.settings == settings:
-                return None  # on its way: its recordChanged will come
+                return j if j.extra.get("early_record") else None  # on its way: its recordChanged will come
             if j.status == "done" and j.text_sha256 == digest and _covers(j.settings, settings):
                 return j
         self.queue.submit(kernel_id, action, settings, timeout, origin="watch")
