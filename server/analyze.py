@@ -257,7 +257,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         return {"name": name, "error": _module_error(path, e), "import_failed": True}
     kernel = _kernel(mod, path, name)
     if kernel is None:
-        return {"name": name, "error": _error(_unnamed(mod, path, name), 1)}
+        return {"name": name, "error": _error(_unnamed(mod, path, name), 1), "not_a_kernel": True}
     line = kernel.fn.__code__.co_firstlineno
     board = str(opts.get("board", "sim"))
     out: dict[str, Any] = {"name": name, "line": line, "error": None, "record": None, "health": None,

@@ -473,7 +473,7 @@ class LiveCompiler:
             r.analysis = answer
             log_output(path, k.name, r.analysis.get("output"))
             err = r.error
-            if err is not None and str(err.get("message", "")).startswith("no kernel named"):
+            if err is not None and r.analysis.get("not_a_kernel"):  # (this version's text names it otherwise)
                 r.analysis = None
                 r.failure = ("not-a-kernel", str(err["message"]))
             elif err is not None and r.analysis.get("import_failed"):  # the module itself raised: shown once
