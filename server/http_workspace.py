@@ -50,7 +50,7 @@ from typing import Any
 
 from watchfiles import awatch
 
-from server.analyze import INTERIM
+from server.analyze import INTERIM, not_checked
 from server.history import tile_calls
 from server.http_live import file_changed, job_changed, job_progress, kernels_changed, record_changed
 from server.http_safety import Refused, confine, is_file, read_text
@@ -428,9 +428,9 @@ class Workspace:
             result: dict[str, Any] = await self.pool.run("analyze_kernel", str(path), text, name, settings,
                                                          timeout=job.timeout, on_times=timed, on_progress=news)
         except JobFailed as e:
-            if e.kind != "timeout" or "interim" not in job.extra:
+            if e.kind == "cancelled" or "interim" not in job.extra:
                 raise
-            result = self.cut(job, e)  # the findings were in: a search the time limit cut is not a failure
+            result = self.cut(job, e)  # the record and findings were in: what stopped is the board's work after them
         finally:
             await asyncio.gather(*early, return_exceptions=True)  # (the record's bytes: never two stores at once)
         bulk = job.extra.pop("interim_bulk", None)
@@ -457,15 +457,23 @@ class Workspace:
 
     @staticmethod
     def cut(job: Job, e: JobFailed) -> dict[str, Any]:
-        """The result of a job whose time limit ended its tile search: the findings of its interim result
-        (the proposed shapes not checked: withheld), no suggestions, and the search's progress so far."""
-        searched = job.extra.get("search_progress")
-        note = (f"the job's time limit ({job.timeout:g} s) ended the tile search"
-                + (f" after {searched['searched']:,} of {searched['space']:,} shapes" if searched else "")
-                + "; the findings are complete, the suggestions are not")
-        search = {**searched, "stopped": "job time limit"} if searched else None
-        return {**job.extra["interim"], "suggestions": [], "search": search, "search_cut": note,
-                "interim_sent": True, "output": getattr(e, "output", "")}
+        """The result of a job that stopped after its interim result (its time or memory limit, a lost process): that
+        result, each finding held for the board's check saying it was not simulated and why (`not_checked`, as the
+        language server keeps a record whose job stopped after it), no suggestions; for a tile search its time
+        limit ended, the search's progress so far."""
+        interim = job.extra["interim"]
+        health = interim.get("health")
+        out = {**interim, "health": not_checked(health if isinstance(health, dict) else {}, e.message),
+               "suggestions": [], "interim_sent": True, "output": getattr(e, "output", "")}
+        if job.settings.get("suggest"):
+            searched = job.extra.get("search_progress")
+            stop = f"the job's time limit ({job.timeout:g} s)" if e.kind == "timeout" else f"the job's end ({e.kind})"
+            out["search_cut"] = (f"{stop} ended the tile search"
+                                 + (f" after {searched['searched']:,} of {searched['space']:,} shapes" if searched
+                                    else "") + "; the findings are complete, the suggestions are not")
+            out["search"] = {**searched, "stopped": "job time limit" if e.kind == "timeout" else "job ended"} \
+                if searched else None
+        return out
 
     def _job_changed(self, job: Job) -> None:
         st = self.state(job.kernel)

@@ -84,3 +84,20 @@ def test_a_profile_jobs_record_is_read_while_its_advice_is_checked_then_its_chec
         checked = [f for f in final["health"]["findings"] if f["rule"] == "tile.tail-waste"]
         assert checked and checked[0]["numbers"].get("checked_on") == "sim", checked
         assert client.get(done["urls"]["record"]).content == record.content  # the same record
+
+
+def test_a_job_stopped_while_its_advice_is_checked_ends_done_with_its_record_and_says_what_was_not_checked(
+        served) -> None:
+    server, _ = served  # nobody opens the gate: the check never ends, the job's time limit does
+    with httpx.Client(base_url=server.url, timeout=WAIT) as client, connect(ws_url(server)) as ws:
+        receive(ws, lambda m: m["type"] == "hello")
+        job = submit(client, "tail.py::tail_vec", "profile", timeout_s=8)
+        receive(ws, lambda m: m["type"] == "jobProgress" and m["job"] == job["id"] and m["record"])
+        info = client.get(f"/api/v1/jobs/{job['id']}", params={"wait": WAIT}).json()  # (a long poll)
+        assert info["status"] == "done" and info["failure"] is None, info  # before: failed, its record lost
+        result = client.get(f"/api/v1/jobs/{job['id']}/result").json()
+        assert result["interim"] is False and result["has_record"] and result["summary"]["tasks"] > 0
+        held = [f for f in result["health"]["findings"] if f["rule"] == "tile.tail-waste"]
+        assert held and "time limit" in held[0]["numbers"]["check_failed"], held
+        assert "did not finish" in held[0]["suggestion"] and "try" not in held[0]["numbers"]
+        assert client.get(f"/api/v1/jobs/{job['id']}/record").status_code == 200

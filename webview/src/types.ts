@@ -397,6 +397,6 @@ export interface KernelReport {
 export interface TileSearch {
   searched: number;
   space: number;
-  stopped: 'time' | 'budget' | 'explored' | 'job time limit';
+  stopped: 'time' | 'budget' | 'explored' | 'job time limit' | 'job ended';
   seconds: number;
 }

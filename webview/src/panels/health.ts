@@ -425,6 +425,7 @@ const STOPPED: Record<TileSearch['stopped'], string> = {
   budget: 'the evaluation budget was spent',
   explored: 'no unexplored neighbour of a fast shape was left',
   'job time limit': "the job's time limit cut it: the best found so far",
+  'job ended': 'the job stopped (its memory limit or a lost process): the best found so far',
 };
 
 /** "searched 130 of 46,500 shapes in 3.0 s (the time budget ran out: the best found so far)" */
