@@ -481,14 +481,17 @@ def create_app(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
         """The CompileRecord (docs/record-schema.md) with its `run` (the swimlane)."""
         st = _st(request)
         j = st.job(job_id)
-        if snapshots:
-            rec = record_with_graphs(j, st.results)
-            return Response(json.dumps(panel_record(rec) if panel else rec), media_type="application/json")
+        if snapshots and not panel:
+            return Response(json.dumps(record_with_graphs(j, st.results)), media_type="application/json")
         if panel:
-            full = st.results.panel_lists(j)
-            slim = panel_record(full)
-            if slim is not full:
-                return Response(json.dumps(slim, separators=(",", ":")), media_type="application/json")
+            def made() -> bytes:
+                if snapshots:
+                    return json.dumps(panel_record(record_with_graphs(j, st.results))).encode()
+                full = st.results.panel_lists(j)
+                slim = panel_record(full)
+                return st.results.blob(j, "record") if slim is full else \
+                    json.dumps(slim, separators=(",", ":")).encode()
+            return Response(st.results.panel(j, snapshots, made), media_type="application/json")
         return Response(st.results.blob(j, "record"), media_type="application/json")
 
     @app.get(f"{API}/jobs/{{job_id}}/tile-ops", tags=["results"])

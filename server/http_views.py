@@ -144,11 +144,12 @@ class Results:
     """Parsed forms of the stored results, for the most recently asked jobs only (parsing a large
     record takes a while and its objects are large): JSON documents and CompileRecords."""
 
-    def __init__(self, docs: int = 6, records: int = 2, exports: int = 2) -> None:
+    def __init__(self, docs: int = 6, records: int = 2, exports: int = 2, panels: int = 2) -> None:
         self._docs: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._records: OrderedDict[str, Any] = OrderedDict()
         self._exports: OrderedDict[tuple[str, str, str | None], tuple[bytes, str, str]] = OrderedDict()
-        self._sizes = {"docs": docs, "records": records, "exports": exports}
+        self._panels: OrderedDict[tuple[str, bool], bytes] = OrderedDict()
+        self._sizes = {"docs": docs, "records": records, "exports": exports, "panels": panels}
         self._lock = threading.Lock()
 
     def _cached(self, cache: OrderedDict[Any, Any], key: Any, size: int, make: Callable[[], Any]) -> Any:
@@ -232,6 +233,13 @@ class Results:
         run = self.run(job)
         return self._cached(self._docs, (job.id, "swimlane-object"), self._sizes["docs"],
                             lambda: Swimlane.from_json(run))
+
+    def panel(self, job: Job, snapshots: bool, make: Callable[[], bytes]) -> bytes:
+        """The JSON bytes of the record the panels are sent (`record?panel=true`), made once for the latest few
+        asked: a page opened again, or a second page on the same job, is not made to wait again (glm's fused
+        attention, 1.05 M tasks: its slim record, 76 MB, took 6-11 s to make)."""
+        record_of(job)
+        return self._cached(self._panels, (job.id, snapshots), self._sizes["panels"], make)  # type: ignore[no-any-return]
 
     def export(self, job: Job, fmt: str, which: str | None, make: Callable[[], tuple[bytes, str, str]]) \
             -> tuple[bytes, str, str]:

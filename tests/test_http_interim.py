@@ -101,3 +101,30 @@ def test_a_job_stopped_while_its_advice_is_checked_ends_done_with_its_record_and
         assert held and "time limit" in held[0]["numbers"]["check_failed"], held
         assert "did not finish" in held[0]["suggestion"] and "try" not in held[0]["numbers"]
         assert client.get(f"/api/v1/jobs/{job['id']}/record").status_code == 200
+
+
+def test_the_panels_record_is_made_once_per_job_and_only_once_the_record_may_be_read() -> None:
+    from server.http_safety import Refused
+    from server.http_views import Results
+    from server.jobs import Job
+
+    made: list[str] = []
+
+    def make(job: Job) -> bytes:
+        made.append(job.id)
+        return f'{{"job": "{job.id}"}}'.encode()
+
+    res = Results(panels=2)
+    running = Job("j1", "k.py::k", "profile", {}, 60, status="running")
+    with pytest.raises(Refused) as refused:  # its record not stored yet
+        res.panel(running, False, lambda: make(running))
+    assert refused.value.status == 409 and made == []
+    running.extra["early_record"] = True  # stored: `_store_early`
+    assert res.panel(running, False, lambda: make(running)) == b'{"job": "j1"}'
+    running.status, running.result = "done", {}
+    assert res.panel(running, False, lambda: make(running)) == b'{"job": "j1"}' and made == ["j1"]  # the same bytes
+    others = [Job(f"j{i}", "k.py::k", "profile", {}, 60, status="done", result={}) for i in (2, 3)]
+    for j in others:
+        res.panel(j, False, lambda j=j: make(j))
+    res.panel(running, False, lambda: make(running))  # the latest two kept: j1 made again
+    assert made == ["j1", "j2", "j3", "j1"]

@@ -298,7 +298,11 @@ def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 
     assert.equal(jobs.length, 1);
     assert.equal(jobs[0].status, 'running', 'drawn before its job ended (the check waits at the gate)');
     const opened = spawn('sh', ['-c', `: > '${gate}'`]);  // the check goes on
-    assert.equal(await new Promise((r) => opened.on('exit', r)), 0);
+    const exited = await new Promise((r) => {
+      const timer = setTimeout(() => { opened.kill(); r('no reader: the job never reached its second trace'); }, WAIT);
+      opened.on('exit', (code) => { clearTimeout(timer); r(code); });
+    });
+    assert.equal(exited, 0);
     assert.equal((await api(`/jobs/${jobs[0].id}?wait=60`)).status, 'done');
     assert.deepEqual(errors, []);
     await page.close();

@@ -3,13 +3,16 @@
 // interim result is in — while the tile search still runs, with the search's progress in the page's
 // progress bar — then the suggestions and "searched N of M shapes in T s" when the search's bound
 // (10 s, every door's) ends it. examples/attention.py's space (~42,000 shapes) is never explored
-// in 10 s, so the bound, not the space, ends the search. Every wait is on the page's DOM.
+// in 10 s, so the bound, not the space, ends the search. Its job's second trace (the board's first
+// tile shape: the advice's check, else the search) waits until the test opens a FIFO, after the page
+// showed the findings: on a loaded machine the job's end could otherwise overtake the page's ask for
+// its interim result. Every wait is on the page's DOM or that gate.
 //
 // Run: npm run test:webview (builds the bundle first).
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -22,6 +25,7 @@ const WAIT = 90_000; // ms any single wait may take before the test fails (never
 let server;
 let browser;
 let workspace;
+let gate;
 
 function serve(dir) {
   const py = join(REPO, '.venv', 'bin', 'python');
@@ -45,7 +49,13 @@ function serve(dir) {
 
 before(async () => {
   workspace = mkdtempSync(join(tmpdir(), 'pypto-serve-health-'));
-  copyFileSync(join(REPO, 'examples', 'attention.py'), join(workspace, 'attention.py'));
+  gate = join(mkdtempSync(join(tmpdir(), 'pypto-gate-')), 'gate');
+  assert.equal(spawnSync('mkfifo', [gate]).status, 0);
+  const src = readFileSync(join(REPO, 'examples', 'attention.py'), 'utf8');
+  const body = src.indexOf('"""', src.indexOf('"""', src.indexOf('def attention_kernel')) + 3) + 3;  // after its docstring
+  const held = `\n    TRACED[0] += 1\n    if TRACED[0] == 2:\n        with open(${JSON.stringify(gate)}) as gate:\n            gate.read()`;
+  const at = src.indexOf('@pypto.frontend.jit');
+  writeFileSync(join(workspace, 'attention.py'), `${src.slice(0, at)}TRACED = [0]\n\n\n${src.slice(at, body)}${held}${src.slice(body)}`);
   server = await serve(workspace);
   browser = await launch();
 });
@@ -73,6 +83,12 @@ test('the served health page shows the findings while the bounded tile search ru
   }));
   assert.equal(early.search, null, 'the findings came with the final result, not before it');
   assert.ok(early.findings > 0);
+  const opened = spawn('sh', ['-c', `: > '${gate}'`]); // the board's work goes on
+  const exited = await new Promise((r) => {
+    const timer = setTimeout(() => { opened.kill(); r('no reader: the job never reached its second trace'); }, WAIT);
+    opened.on('exit', (code) => { clearTimeout(timer); r(code); });
+  });
+  assert.equal(exited, 0);
   await page.waitForFunction(() => /Searching tile shapes on the sim board: [\d,]+ of [\d,]+/.test(document.querySelector('.progress-text')?.textContent ?? ''), null, { timeout: WAIT });
   // then the final result: the search's line, ended by its time bound
   await page.waitForFunction(() => document.querySelector('[data-search]') !== null, null, { timeout: WAIT });
