@@ -414,12 +414,10 @@ class Workspace:
                 return
             if isinstance(data.get("interim"), dict):
                 interim = dict(data["interim"])
-                bulk = {k: interim.pop(k) for k in INTERIM if k in interim}
+                job.extra["interim_bulk"] = bulk = {k: interim.pop(k) for k in INTERIM if k in interim}
                 job.extra["interim"] = interim
-                if bulk.get("record") is not None:  # the pages told again once it is stored
+                if bulk.get("record") is not None:  # stored now (the pages told again then), else with the result
                     early.append(asyncio.create_task(self._store_early(job, text, bulk)))
-                else:
-                    job.extra["interim_bulk"] = bulk  # (no record: its parts go with the result)
             if isinstance(data.get("search"), dict):
                 job.extra["search_progress"] = data["search"]
             self.publish(job_progress(self.queue.info(job), "interim" in job.extra, job.extra.get("search_progress")))
@@ -435,7 +433,7 @@ class Workspace:
             await asyncio.gather(*early, return_exceptions=True)  # (the record's bytes: never two stores at once)
         bulk = job.extra.pop("interim_bulk", None)
         if result.pop("interim_sent", False) and bulk:  # what the worker sent early, it left out of its answer
-            result = {**bulk, **result}  # (a record sent early was stored then: `_store_early`)
+            result = {**bulk, **result}  # (unless stored then: `_store_early`)
         job.extra.pop("interim", None)
         self._tile_calls(job, result.get("record"), text)
         await asyncio.to_thread(store, job, result)  # the bulk as JSON bytes in the job (server.http_views)
@@ -445,8 +443,9 @@ class Workspace:
         """A running job's interim record stored as a done job's is (its record, swimlane and pass graphs answer
         from then on: `Results`), then the pages told (`jobProgress`, `interim`)."""
         self._tile_calls(job, bulk.get("record"), text)
-        await asyncio.to_thread(store, job, bulk)
+        await asyncio.to_thread(store, job, dict(bulk))
         job.extra["early_record"] = True
+        job.extra.pop("interim_bulk", None)  # stored: not held, nor stored again with the result
         if job.status == "running":
             self.publish(job_progress(self.queue.info(job), True, job.extra.get("search_progress"), record=True))
 
