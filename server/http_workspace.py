@@ -434,9 +434,9 @@ class Workspace:
         bulk = job.extra.pop("interim_bulk", None)
         if result.pop("interim_sent", False) and bulk:  # what the worker sent early, it left out of its answer
             result = {**bulk, **result}  # (unless stored then: `_store_early`)
-        job.extra.pop("interim", None)
         self._tile_calls(job, result.get("record"), text)
         await asyncio.to_thread(store, job, result)  # the bulk as JSON bytes in the job (server.http_views)
+        job.extra.pop("interim", None)  # (only now: until the job is done, `GET …/result` answers the interim one)
         return result
 
     async def _store_early(self, job: Job, text: str, bulk: dict[str, Any]) -> None:

@@ -455,7 +455,9 @@ class ServerHost implements Host {
       // a job's record and findings before the sim board has checked the advice's tile shapes or searched
       // (`interim`), then a suggest job's search's progress
       const job = String(msg.job);
-      const ready = msg.interim === true && (this.panel === 'health' || msg.record === true); // what this page shows of it
+      // what this page shows of it: the health page the findings, the graph page the record (the swimlane page waits
+      // for the job's end: its pin and history are of the kernel's finished runs)
+      const ready = msg.interim === true && (this.panel === 'health' || (this.panel === 'graph' && msg.record === true));
       if (ready && !this.interimShown.has(job) && !this.finished.has(job)) {
         this.interimShown.add(job);
         await this.fetchResult(asObj(msg.urls), null, () => !this.finished.has(job));
