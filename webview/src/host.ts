@@ -503,9 +503,9 @@ class ServerHost implements Host {
       if (!wanted()) return; // an interim result the job's final one overtook
       const job = String(result.job);
       this.interimJob = result.interim === true ? job : null;
-      // a record to draw: not before the job stored it, nor again in the graph panel at the job's end (the same record)
-      const drawn = (result.interim === true && result.has_record !== true) || (this.panel === 'graph' && this.recordShown === job);
-      if ((this.panel === 'graph' || this.panel === 'swimlane') && !drawn) {
+      // no record to draw before the job stored it, nor again in the graph panel at the job's end (the same record)
+      const skip = (result.interim === true && result.has_record !== true) || (this.panel === 'graph' && this.recordShown === job);
+      if ((this.panel === 'graph' || this.panel === 'swimlane') && !skip) {
         const graphs = result.has_pass_graphs === true ? '?snapshots=true' : '';
         const record = await this.get(`${String(urls.record)}?panel=true${graphs.replace('?', '&')}`);
         let listings: unknown = null;
