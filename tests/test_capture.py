@@ -643,9 +643,10 @@ def test_a_name_two_factories_kernels_share_is_refused_alike_by_every_door_namin
     why = ("'kernel' is the name of 2 kernels made inside functions: name one by its qualified name "
            "(make_scaled.<locals>.kernel, make_shifted.<locals>.kernel)")
     short = _cli("compile", "twins.py::kernel", cwd=tmp_path)  # before: the first of the two, silently
-    assert short.returncode == 1 and why in short.stderr, short.stdout + short.stderr
+    assert short.returncode == 1 and f"twins.py:1: error: {why}" in short.stderr, short.stdout + short.stderr
     path = str(tmp_path / "twins.py")
-    assert analyze_kernel(path, TWINS, "kernel", {"health": False})["error"]["message"] == why  # the servers' job
+    err = analyze_kernel(path, TWINS, "kernel", {"health": False})["error"]  # the servers' job
+    assert err["message"] == why and err["line"] == 1
     for qualname, rows in (("make_scaled.<locals>.kernel", 2), ("make_shifted.<locals>.kernel", 3)):
         named = _cli("compile", f"twins.py::{qualname}", cwd=tmp_path)
         assert named.returncode == 0 and f"x: fp32[{rows}, 32]" in named.stdout, named.stderr
