@@ -485,10 +485,10 @@ def create_app(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
             return Response(json.dumps(record_with_graphs(j, st.results)), media_type="application/json")
         if panel:
             def made() -> bytes:
-                if snapshots:
-                    return json.dumps(panel_record(record_with_graphs(j, st.results))).encode()
-                full = st.results.panel_lists(j)
+                full = st.results.panel_lists(j)  # (lean: without what a slim record leaves out)
                 slim = panel_record(full)
+                if snapshots:
+                    return json.dumps(record_with_graphs(j, st.results, slim), separators=(",", ":")).encode()
                 return st.results.blob(j, "record") if slim is full else \
                     json.dumps(slim, separators=(",", ":")).encode()
             return Response(st.results.panel(j, snapshots, made), media_type="application/json")

@@ -406,7 +406,9 @@ class Workspace:
         # The record and the findings as soon as they are made (`interim`), before the sim board has checked the
         # tile shapes the findings propose (a production kernel's check takes up to its 10 s bound) or searched:
         # the record is stored then and the pages draw it (`early_record`); the checked findings come with the result.
-        settings = {**job.settings, "interim": True}
+        # The leaves' listings are made by the worker too, which has the program (`/listings` would read the record
+        # back: 30 s for glm's fused attention's).
+        settings = {**job.settings, "interim": True, "listings": True}
         early: list[asyncio.Task[None]] = []
 
         def news(data: Any) -> None:  # a running job's interim result or its search's progress

@@ -270,6 +270,30 @@ def test_pass_graphs_aggregated_and_drill_down(client: httpx.Client, report_job:
     assert leaves["nodes"] and sum(n["count"] for n in leaves["nodes"]) == report_job["summary"]["tasks"]
     listings = client.get(f"/api/v1/jobs/{jid}/listings").json()["listings"]
     assert len(listings) == report_job["summary"]["leaves"] and "softmax.py:" in listings[0]
+    from pypto.record import CompileRecord  # the worker's listings, as the record read back would give them
+    rec = CompileRecord.from_json(client.get(f"/api/v1/jobs/{jid}/record").json())
+    assert listings == [rec.listing(leaf) for leaf in range(len(listings))]
+
+
+def test_the_listings_are_the_workers_and_the_record_is_not_read_back_for_them() -> None:
+    """`/listings` answers the listings the job's worker made with its program (the language server's way):
+    reading a big record back into objects to make them took 30 s (glm's fused attention, 1.05 M tasks)."""
+    from server.http_safety import Refused
+    from server.http_views import Results, listings, store
+    from server.jobs import Job
+
+    class NoReadBack(Results):
+        def compiled(self, job: Job) -> Any:
+            raise AssertionError("the record read back")
+
+    job = Job("j1", "k.py::k", "profile", {}, 60, status="done", result={})
+    store(job, {"record": {"passes": [], "graph": {}}, "listings": ["leaf 0 · AIV", "leaf 1 · AIC"], "summary": {}})
+    assert listings(job, NoReadBack()) == ["leaf 0 · AIV", "leaf 1 · AIC"]
+    short = Job("j2", "k.py::k", "profile", {}, 60, status="done", result={})
+    store(short, {"record": {"passes": [], "graph": {}}, "listings": None})  # no block stage
+    with pytest.raises(Refused) as refused:
+        listings(short, NoReadBack())
+    assert refused.value.status == 409 and "block stage" in refused.value.message
 
 
 def test_each_pass_has_its_graph(client: httpx.Client) -> None:
@@ -402,6 +426,10 @@ def test_the_panels_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(
     assert len(slim.content) < 0.1 * len(full.content), (len(slim.content), len(full.content))
     snap = client.get(f"/api/v1/jobs/{jid}/record", params={"panel": True, "snapshots": True}).json()
     assert snap["omitted"] == rec["omitted"] and snap["passes"][0]["snapshot"]["graph"]["nodes"]
+    # the same slim record with each pass's graph (made from the lean lists too)
+    assert {k: v for k, v in snap.items() if k not in ("passes", "traced")} == {k: v for k, v in rec.items()
+                                                                             if k != "passes"}
+    assert [{k: v for k, v in p.items() if k != "snapshot"} for p in snap["passes"]] == rec["passes"]
     # what was left out, for the tile a panel shows
     got = client.get(f"/api/v1/jobs/{jid}/tile-ops", params={"ops": "7,0,34815"}).json()
     asked = [7, 0, 34815]
