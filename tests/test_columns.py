@@ -226,3 +226,17 @@ def test_a_pick_of_lists_whose_codes_leave_the_table_is_refused_lazily():
     spec = {"n": 3, "pick": "p", "table": [[1, 2], [3]]}
     with pytest.raises(ValueError, match="out of it"):
         C.expand({C.MARK: spec}, arrays, lazy=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.just([]), st.lists(st.integers(-9, 9), min_size=1, max_size=3)), min_size=1,
+                max_size=40))
+def test_a_column_of_mostly_empty_lists_comes_back_the_same_each_list_its_own(lists):
+    """A column of lists most of which are empty (a run's task coordinates) is decoded by filling in the few that are
+    not: the same lists, every empty one a list of its own (a reader may append to one)."""
+    arrays: C.Arrays = {}
+    spec = C.int_lists(lists, len(lists), "c", arrays)
+    back = C.decode(spec, arrays)
+    assert back == lists
+    empty = [x for x in back if not x]
+    assert len({id(x) for x in empty}) == len(empty)

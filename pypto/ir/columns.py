@@ -557,7 +557,15 @@ def decode(spec: Mapping[str, Json], arrays: Mapping[str, np.ndarray], leave_out
         if "width" in spec:
             w = int(spec["width"])
             return _checked([flat[i:i + w] for i in range(0, n * w, w)] if w else [[] for _ in range(n)], n, spec)
-        ends = np.cumsum(np.array(decode(spec["lengths"], arrays), dtype=np.int64)).tolist()
+        lengths = np.array(decode(spec["lengths"], arrays), dtype=np.int64)
+        full = np.flatnonzero(lengths)
+        if len(full) < n // 2:  # mostly empty lists (glm's fused attention's 1 M tasks' coordinates: 0.7 -> 0.1 s)
+            out: list[Json] = [[] for _ in range(n)]
+            last = np.cumsum(lengths)[full]
+            for i, a, b in zip(full.tolist(), (last - lengths[full]).tolist(), last.tolist()):
+                out[i] = flat[a:b]
+            return _checked(out, n, spec)
+        ends = np.cumsum(lengths).tolist()
         return _checked([flat[a:b] for a, b in zip([0, *ends[:-1]], ends)], n, spec)
     if "tuple" in spec:
         cols = [decode(s, arrays) for s in spec["tuple"]]
