@@ -55,9 +55,10 @@ def kept_models_arguments(description: str, kernels: str, runs: int | None = 3,
                           flags: tuple[str, ...] = (), values: tuple[str, ...] = ()) -> argparse.Namespace:
     """The arguments of a bench that reads production_bench.py's `--keep` folder: `--keep`, `--kernels` (default
     `kernels`), unless `runs` is None `--runs`, each of `flags` (on or off) and each of `values` (a string, or
-    None); `a.models` is the folder's models/ (exit 2, saying so, when it has none)."""
+    None); `a.models` is the folder's models/ (exit 2, saying so, when it has none). Without `--keep` it says it
+    skipped and exits 0 (`make bench` runs every bench without arguments)."""
     ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--keep", type=Path, required=True, help="production_bench.py's folder (models/ with captures)")
+    ap.add_argument("--keep", type=Path, help="production_bench.py's folder (models/ with captures)")
     ap.add_argument("--kernels", default=kernels)
     if runs is not None:
         ap.add_argument("--runs", type=int, default=runs)
@@ -66,6 +67,9 @@ def kept_models_arguments(description: str, kernels: str, runs: int | None = 3,
     for value in values:
         ap.add_argument(value)
     a = ap.parse_args()
+    if a.keep is None:  # (`make bench` runs every bench without arguments)
+        print(f"skipped: {Path(sys.argv[0]).name} reads production_bench.py's captured models (--keep DIR)")
+        raise SystemExit(0)
     a.models = a.keep.resolve() / "models"
     if not a.models.is_dir():
         print(f"no models/ in {a.keep}: run production_bench.py --keep {a.keep} first", file=sys.stderr)
