@@ -294,6 +294,10 @@ def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 
     const kernel = 'held.py::tail_vec';
     const { page, errors } = await open(`graph.html?kernel=${encodeURIComponent(kernel)}`);
     await page.waitForSelector('.graph-svg g.node', { timeout: WAIT * 3 });
+    // the swimlane page too, without its history and pin button until the job's end
+    const lane = await open(`swimlane.html?kernel=${encodeURIComponent(kernel)}`);
+    await lane.page.waitForSelector('.makespan', { timeout: WAIT });
+    assert.equal(await lane.page.locator('button.pin-baseline').isVisible(), false, 'no pin while the advice is checked');
     // (the server may have seen the new file after the page asked for it: a second job, queued behind)
     const { jobs } = await api(`/jobs?kernel=${encodeURIComponent(kernel)}`);
     assert.deepEqual(jobs.filter((j) => j.status === 'running').length, 1, 'drawn before its job ended (the check waits at the gate)');
@@ -308,8 +312,12 @@ def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 
     for (const j of (await api(`/jobs?kernel=${encodeURIComponent(kernel)}`)).jobs) {
       assert.match((await api(`/jobs/${j.id}?wait=60`)).status, /^(done|cancelled)$/);
     }
+    // at the job's end the swimlane page has the kernel's history: its pin button
+    await lane.page.waitForSelector('button.pin-baseline:text("pin as baseline")', { timeout: WAIT });
     assert.deepEqual(errors, []);
+    assert.deepEqual(lane.errors, []);
     await page.close();
+    await lane.page.close();
   });
 
   test('a run pinned from the page is the baseline of every later run, kept on disk through a restart', async () => {
@@ -338,6 +346,10 @@ def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 
     const heads = await page.locator('.sl-head').allTextContents();
     assert.ok(heads[0].includes(first), heads[0]);
     assert.match(heads[1], /× (faster|slower) than the baseline/);
+    // (drawn from the job's record while its advice was checked: in the history once the job is done)
+    for (const j of (await api(`/jobs?kernel=${encodeURIComponent(kernel)}`)).jobs) {
+      assert.match((await api(`/jobs/${j.id}?wait=60`)).status, /^(done|cancelled)$/);
+    }
     hist = await api(`/history?${q}`);
     assert.equal(hist.entries.length, 2);
     const e2 = hist.entries[1];

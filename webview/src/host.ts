@@ -455,9 +455,9 @@ class ServerHost implements Host {
       // a job's record and findings before the sim board has checked the advice's tile shapes or searched
       // (`interim`), then a suggest job's search's progress
       const job = String(msg.job);
-      // what this page shows of it: the health page the findings, the graph page the record (the swimlane page waits
-      // for the job's end: its pin and history are of the kernel's finished runs)
-      const ready = msg.interim === true && (this.panel === 'health' || (this.panel === 'graph' && msg.record === true));
+      // what this page shows of it: the health page the findings, the graph and swimlane pages the record (the
+      // swimlane page without its history and pin until the job's end: they are of the kernel's finished runs)
+      const ready = msg.interim === true && (this.panel === 'health' || msg.record === true);
       if (ready && !this.interimShown.has(job) && !this.finished.has(job)) {
         this.interimShown.add(job);
         await this.fetchResult(asObj(msg.urls), null, () => !this.finished.has(job));
@@ -515,6 +515,10 @@ class ServerHost implements Host {
           this.recordShown = job;
           this.deliver({ type: 'record', record, listings });
           this.showOpening();
+        } else if (result.interim === true) {
+          // the job's record while its advice is checked: no history nor pin button yet (they come with its end)
+          if (!wanted()) return;
+          this.deliver({ type: 'record', record, listings, key: `job:${job}` });
         } else {
           const h = await this.history(true);
           const b = h?.baseline;
