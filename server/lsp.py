@@ -28,6 +28,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import attrs
 import cattrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -510,6 +511,11 @@ def _custom(ls: PyptoLanguageServer, method: str, cls: type[T],
 
 
 def _serialize(result: Any) -> Serialized:
+    if isinstance(result, P.RecordResult) and isinstance(result.record, P.RawJson):  # the record's text as it is
+        rest = P.dump(attrs.evolve(result, record={}))
+        del rest["record"]
+        head = json.dumps(rest, separators=(",", ":"))
+        return Serialized(f'{head[:-1]},"record":{result.record.text}}}')
     return Serialized(json.dumps(P.dump(result), separators=(",", ":")))
 
 

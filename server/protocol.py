@@ -431,15 +431,23 @@ class SourceOfResult:
     locations: list[lsp.Location]  # innermost frame first, then the lines calling it
 
 
+@attrs.frozen
+class RawJson:
+    """A value already turned into JSON text: what the language server sends as it is (`server.lsp._serialize`)."""
+
+    text: str
+
+
 @attrs.define
 class RecordResult:
     """The kernel's CompileRecord JSON (docs/record-schema.md, with its `run`; `traced` and each
-    pass's `snapshot` are not included: `pypto/pass` answers them) and each leaf's PTO listing."""
+    pass's `snapshot` are not included: `pypto/pass` answers them) and each leaf's PTO listing. The record may
+    come as its JSON text already (`RawJson`: made once per compile for every panel that asks)."""
 
     uri: str
     kernel: str
     version: int
-    record: dict[str, Json]
+    record: dict[str, Json] | RawJson
     listings: list[str] | None
     baseline: dict[str, Json] | None = None  # the pinned baseline: {"entry", "run"} (pypto/pinBaseline)
     history: list[dict[str, Json]] | None = None  # the kernel's last compiles (at most 50), oldest first

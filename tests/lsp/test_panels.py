@@ -61,6 +61,8 @@ async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client
     summary = (await client.records.record(doc.uri, "big", 1))["summary"]
     got = await doc.call("pypto/record", kernel="big")
     rec = got["record"]
+    # a second panel's ask: the same record (made once, sent as its text: `server.panels._record_text`)
+    assert (await doc.call("pypto/record", kernel="big"))["record"] == rec
     # the subgraphs and execute tasks come as columns: read as the panels read them
     assert not isinstance(rec["subgraphs"], list) and not isinstance(rec["execute"]["tasks"], list)
     rec = {**rec, "subgraphs": from_rows(rec["subgraphs"]),
