@@ -584,6 +584,25 @@ describe('graph panel: a slim record\'s columns and dependency runs', () => {
   });
 });
 
+describe('graph panel: the tiles\' legend of a production kernel', () => {
+  test('a hundred leaves: the legend names those running the most tasks and sums the rest in one line', async () => {
+    const p = await openPanel(browser.context, 'graph');
+    const r = showcase.record;
+    // gated delta rule has 104 leaves: the showcase's, and more made from its first (their tile cells are none)
+    const leaves = [...r.leaves, ...Array.from({ length: 40 }, (_, k) => ({ ...r.leaves[0], id: r.leaves.length + k, count: 100 + k }))];
+    const passes = r.passes.map((x) => (x.snapshot?.leaves ? { ...x, snapshot: { ...x.snapshot, leaves } } : x));
+    await send(p.page, { type: 'record', record: { ...r, leaves, passes }, listings: showcase.listings }, { type: 'showView', view: 'tiles' });
+    await p.page.waitForSelector('.legend');
+    const named = await p.page.$$eval('.legend > div', (els) => els.map((e) => e.textContent.trim()).filter((t) => /^leaf \d+ · /.test(t)));
+    const top = [...leaves].sort((a, b) => b.count - a.count || a.id - b.id).slice(0, 12).sort((a, b) => a.id - b.id);
+    assert.deepEqual(named, top.map((l) => `leaf ${l.id} · ${l.core} · ${l.count} tasks`));
+    const rest = leaves.filter((l) => !top.includes(l));
+    assert.match(await p.page.textContent('.legend'), new RegExp(`${rest.length} more leaves \\(${rest.reduce((n, l) => n + l.count, 0)} tasks\\)`));
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
 describe('graph panel: loop bodies and helper calls as clusters', () => {
   test('a loop body is a cluster that collapses to one node and expands again', async () => {
     const p = await openPanel(browser.context, 'graph');

@@ -31,6 +31,8 @@ import { coreColor, leafColor, palette, RAMP_CSS, rampColor } from '../theme';
 import type { CompileRecord, GraphNode, PrecisionReport, Program } from '../types';
 
 const VIEWS = ['tensor', 'tiles', 'leaves', 'execute'] as const;
+/** Leaves the tiles' legend names one by one (the rest in one line): it sits over the graph. */
+const LEGEND_LEAVES = 12;
 /** The lowest zoom a fit may leave (11 px labels at 6.6 px and more): below it clusters collapse
  * to labelled summaries, else the graph is shown from its top at this scale. */
 const READABLE_K = 0.6;
@@ -747,7 +749,18 @@ class GraphPanel implements PanelImpl {
     const items: [string, string][] = [];
     if (!program.subgraphs) items.push(['#8a8a8a', 'not partitioned yet']);
     else if (this.st.colorBy === 'core') for (const c of new Set(program.subgraphs.map((s) => s.core))) items.push([coreColor(c), c]);
-    else for (const l of program.leaves ?? []) items.push([leafColor(l.id), `leaf ${l.id} · ${l.core} · ${l.count} tasks`]);
+    else {
+      // a production kernel has ~100 leaves: the ones running the most tasks, in leaf order, and how many more
+      const leaves = program.leaves ?? [];
+      const shown = leaves.length <= LEGEND_LEAVES ? leaves
+        : [...leaves].sort((a, b) => b.count - a.count || a.id - b.id).slice(0, LEGEND_LEAVES).sort((a, b) => a.id - b.id);
+      for (const l of shown) items.push([leafColor(l.id), `leaf ${l.id} · ${l.core} · ${l.count} tasks`]);
+      if (shown.length < leaves.length) {
+        const rest = leaves.length - shown.length;
+        const tasks = leaves.reduce((n, l) => n + l.count, 0) - shown.reduce((n, l) => n + l.count, 0);
+        items.push(['transparent', `${rest} more leaves (${tasks} tasks)`]);
+      }
+    }
     if (program.subgraphs && !program.leaves && this.st.colorBy === 'leaf') items.push(['transparent', `by subgraph: ${program.subgraphs.length} subgraphs, no leaf functions yet`]);
     this.legend.append(h('div', { class: 'legend-title' }, 'tiles'), ...items.map(([c, label]) => {
       const sw = h('span', { class: 'swatch' });
