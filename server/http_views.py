@@ -28,6 +28,7 @@ from server.panel_data import (
     PANEL_TILE_OPS,
     dependency_cone,
     slowest_tasks,
+    start_order,
     window_bins,
     window_counters,
     window_match,
@@ -333,7 +334,7 @@ def swimlane_window(run: Mapping[str, Any], start: float | None, end: float | No
     held = t.get("held")  # a MIX task's other lanes: on a lane it holds, it is on that lane too
     pick = [k for k in inside if wanted is None or t["lane"][k] in wanted
             or (held is not None and not wanted.isdisjoint(held[k] or ()))]
-    pick.sort(key=lambda k: (t["start"][k], t["id"][k]))
+    pick = start_order(pick, t["start"], t["id"])
     total = len(pick)
     binned: list[dict[str, Any]] = []
     detail = "boxes"

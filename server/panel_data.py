@@ -472,13 +472,37 @@ def slowest_tasks(starts: Sequence[float], ends: Sequence[float], ids: Sequence[
     return heapq.nsmallest(count, range(len(starts)), key=lambda k: (starts[k] - ends[k], ids[k]))
 
 
+def start_order(picked: list[int], starts: Sequence[float], ids: Sequence[int]) -> list[int]:
+    """Task positions by start, then id (a window's boxes in the order they are sent); from `NUMPY_FROM` of them a
+    stable numpy sort by the same keys (glm's fused attention's whole run, 1.05 M tasks: 0.24 -> 0.11 s)."""
+    if len(picked) < NUMPY_FROM:
+        return sorted(picked, key=lambda k: (starts[k], ids[k]))
+    import numpy as np
+
+    at = np.asarray(picked, dtype=np.int64)
+    order = np.lexsort((np.asarray(ids)[at], np.asarray(starts, dtype=np.float64)[at]))
+    return at[order].tolist()  # type: ignore[no-any-return]
+
+
 def window_bins(inside: Sequence[int], lanes_of: Sequence[int], starts: Sequence[float], ends: Sequence[float],
                 start: float, end: float, nbins: int, held: Sequence[Sequence[int]] | None = None
                 ) -> list[tuple[int, float, float, float, int]]:
     """Per lane and bin of [start, end]: (lane, bin start, bin end, the share of the bin its tasks ran, how many
     overlap it), non-empty bins only, by lane then time; a task counts on its lane and on each lane it holds
     (`held`, the run's column: a MIX task's cluster AIVs). Linear in tasks + lanes x bins (a task spanning many
-    bins adds to their difference arrays)."""
+    bins adds to their difference arrays). From `NUMPY_FROM` tasks in numpy, the same figures to the last bit
+    (`_bins_numpy`: glm's fused attention's whole run, 1.05 M tasks: 1.21 -> 0.20 s)."""
+    if len(inside) >= NUMPY_FROM:
+        return _bins_numpy(inside, lanes_of, starts, ends, start, end, nbins, held)
+    return _bins_python(inside, lanes_of, starts, ends, start, end, nbins, held)
+
+
+NUMPY_FROM = 20_000  # tasks from which `window_bins` and `start_order` work in numpy
+
+
+def _bins_python(inside: Sequence[int], lanes_of: Sequence[int], starts: Sequence[float], ends: Sequence[float],
+                 start: float, end: float, nbins: int, held: Sequence[Sequence[int]] | None = None
+                 ) -> list[tuple[int, float, float, float, int]]:
     width = (end - start) / nbins if end > start else 1.0
     edges = [start + i * width for i in range(nbins + 1)]
     count: dict[int, list[int]] = {}  # lane -> difference array of tasks overlapping each bin
@@ -511,6 +535,50 @@ def window_bins(inside: Sequence[int], lanes_of: Sequence[int], starts: Sequence
                 busy = part.get((lane, i), 0.0) + covered * width
                 out.append((lane, edges[i], edges[i + 1], min(1.0, busy / width), tasks))
     return out
+
+
+def _bins_numpy(inside: Sequence[int], lanes_of: Sequence[int], starts: Sequence[float], ends: Sequence[float],
+                start: float, end: float, nbins: int, held: Sequence[Sequence[int]] | None = None
+                ) -> list[tuple[int, float, float, float, int]]:
+    """`_bins_python` with arrays: each task's first and last bin found by one sorted search, the bins' task counts
+    and whole-bin coverage as difference arrays, the partial overlaps summed per (lane, bin) by `bincount`, which
+    adds in the order given — each task's share at its first bin, then at its last, task after task, as the loop
+    adds them: the same sums to the last bit."""
+    import numpy as np  # (here: the language server starts without numpy)
+
+    width = (end - start) / nbins if end > start else 1.0
+    edges = start + np.arange(nbins + 1, dtype=np.float64) * width
+    if held is None:
+        ks = np.asarray(inside, dtype=np.int64)
+        lanes = np.asarray(lanes_of, dtype=np.int64)[ks] if len(ks) else np.zeros(0, dtype=np.int64)
+    else:
+        pairs = np.array(list(_on_lanes(inside, lanes_of, held)), dtype=np.int64).reshape(-1, 2)
+        ks, lanes = pairs[:, 0], pairs[:, 1]
+    if not len(ks):
+        return []
+    a = np.maximum(np.asarray(starts, dtype=np.float64)[ks], start)
+    b = np.minimum(np.asarray(ends, dtype=np.float64)[ks], end)
+    first = np.clip(np.searchsorted(edges, a, side="right") - 1, 0, nbins - 1)
+    last = np.maximum(first, np.clip(np.searchsorted(edges, b, side="left") - 1, 0, nbins - 1))
+    names, lane_at = np.unique(lanes, return_inverse=True)
+    cells = len(names) * (nbins + 1)
+    row = lane_at * (nbins + 1)
+    count = np.bincount(row + first, minlength=cells) - np.bincount(row + last + 1, minlength=cells)
+    spans = last > first + 1
+    full = np.bincount(row[spans] + first[spans] + 1, minlength=cells) - \
+        np.bincount(row[spans] + last[spans], minlength=cells)
+    one = first == last
+    head = np.where(one, np.maximum(0.0, b - a), np.maximum(0.0, edges[np.minimum(first + 1, nbins)] - a))
+    tail = np.where(one, 0.0, np.maximum(0.0, b - edges[last]))
+    keys = np.column_stack((row + first, row + last)).ravel()
+    part = np.bincount(keys, weights=np.column_stack((head, tail)).ravel(), minlength=cells)
+    tasks = np.cumsum(count.reshape(len(names), nbins + 1)[:, :nbins], axis=1)
+    covered = np.cumsum(full.reshape(len(names), nbins + 1)[:, :nbins], axis=1)
+    busy = part.reshape(len(names), nbins + 1)[:, :nbins] + covered * width
+    share = np.minimum(1.0, busy / width)
+    li, bi = np.nonzero(tasks)
+    return list(zip(names[li].tolist(), edges[bi].tolist(), edges[bi + 1].tolist(), share[li, bi].tolist(),
+                    tasks[li, bi].tolist()))
 
 
 def _on_lanes(inside: Sequence[int], lanes_of: Sequence[int], held: Sequence[Sequence[int]] | None

@@ -4,6 +4,8 @@ record's predecessors as runs (`pred_runs`)."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import from_rows, unruns
 
 from server.panel_data import as_rows, pred_runs, window_bins, window_counters, window_match, window_tasks
@@ -71,3 +73,46 @@ def test_as_rows_sends_a_list_of_like_objects_as_columns_and_any_other_list_as_i
     assert as_rows(other_keys) is other_keys and as_rows([]) == [] and as_rows([1, 2]) == [1, 2]
     assert as_rows(tasks, ("pred_runs",)) == {"$rows": {"id": [0, 1], "core": ["AIV", "AIC"]}}
     assert as_rows(other_keys, ("core",)) == [{"id": 0}, {"id": 1}]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 100, allow_nan=False), st.floats(0, 30, allow_nan=False), st.integers(0, 5),
+                          st.lists(st.integers(0, 7), max_size=2)), min_size=1, max_size=60),
+       st.floats(-10, 90, allow_nan=False), st.floats(0.001, 150, allow_nan=False), st.integers(1, 40),
+       st.booleans())
+def test_the_bins_counted_in_numpy_are_the_loops_to_the_last_bit(tasks, start, span, nbins, with_held):
+    """A big window's bins are counted in numpy (`window_bins` from `BINS_NUMPY` tasks): the same lanes, bins, task
+    counts and busy shares, the shares summed in the loop's order (equal floats, not near ones)."""
+    from server.panel_data import _bins_numpy, _bins_python
+
+    starts = [s for s, _, _, _ in tasks]
+    ends = [s + d for s, d, _, _ in tasks]
+    lanes = [lane for _, _, lane, _ in tasks]
+    held = [h for _, _, _, h in tasks] if with_held else None
+    inside = window_tasks(starts, ends, start, start + span)
+    want = _bins_python(inside, lanes, starts, ends, start, start + span, nbins, held)
+    assert _bins_numpy(inside, lanes, starts, ends, start, start + span, nbins, held) == want
+    # the run as arrays (the language server's columns) and a whole run
+    import numpy as np
+
+    whole = list(range(len(tasks)))
+    assert _bins_numpy(whole, np.asarray(lanes), np.asarray(starts), np.asarray(ends), min(starts), max(ends), nbins,
+                       held) == _bins_python(whole, lanes, starts, ends, min(starts), max(ends), nbins, held)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.5, 1.0, 2.5]), st.integers(0, 30)), min_size=1, max_size=50))
+def test_the_start_order_in_numpy_is_the_loops(tasks):
+    """From `NUMPY_FROM` tasks a window's start order is sorted in numpy: the same positions in the same order, ties
+    (equal starts, equal ids) broken alike."""
+    from server import panel_data as D
+
+    starts = [s for s, _ in tasks]
+    ids = [i for _, i in tasks]
+    picked = list(range(len(tasks)))[::-1]
+    small = D.start_order(picked, starts, ids)
+    D.NUMPY_FROM, old = 0, D.NUMPY_FROM
+    try:
+        assert D.start_order(picked, starts, ids) == small
+    finally:
+        D.NUMPY_FROM = old
