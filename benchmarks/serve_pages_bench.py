@@ -16,22 +16,27 @@ build:webview`) and production_bench.py's folder.
 
 Run: `.venv/bin/python benchmarks/serve_pages_bench.py --keep /tmp/mo3 --kernels gated_delta_rule,glm_fusion`.
 
-Session 43 (2026-12-02 08:10-08:25 UTC, `--against /tmp/W`: a worktree of 0c369a0, this session's start, native
-built in both; the machine-speed line 0.69 s). Page opened -> drawn, s (of it after the job's end; negative: drawn
-from the job's record before its advice was checked):
+Session 43 (2026-12-02, the machine-speed line 0.69-0.70 s; native built in both trees). Before: a worktree of
+0c369a0 (this session's start) with the pages' bundle of that code (07:45-07:53 UTC); now: this tree (08:34-08:41
+UTC). Page opened -> drawn, s (of it after the job's end; negative: drawn from the job's record before its advice was
+checked):
 
-| kernel | tile ops | tasks | job ran s | graph, 0c369a0 | graph, now | swimlane, 0c369a0 | swimlane, now |
+| kernel | tile ops | tasks | job ran s | graph, before | graph, now | swimlane, before | swimlane, now |
 |---|---|---|---|---|---|---|---|
-| gated_delta_rule | 195,552 | 76,016 | 12.2-12.5 | 21.6 (-4.7; queued 13.3 s) | 8.3 (-8.1) | 18.8 (2.1) | 18.2 (1.3) |
-| block_attn_res | 139,840 | 41,024 | 2.6-3.0 | 12.7 (5.4) | 7.3 (0.8) | 9.2 (2.0) | 8.1 (1.2) |
-| glm_fusion | 2,122,536 | 1,053,484 | 31-35 | 83.7 (44.7) | 43.4 (4.6) | 56.9 (18.8) | 46.2 (10.5) |
+| gated_delta_rule | 195,552 | 76,016 | 11.6-12.5 | 21.6 (-4.7) * | 7.7 (-7.4) | 18.8 (2.1) | 7.9 (-7.7) |
+| block_attn_res | 139,840 | 41,024 | 2.5-3.0 | 12.7 (5.4) | 6.9 (0.7) | 9.2 (2.0) | 6.8 (1.0) |
+| glm_fusion | 2,122,536 | 1,053,484 | 31-35 | 83.7 (44.7) | 39.8 (4.2) | 56.9 (18.8) | 41.8 (6.5) |
 
-What changed (c792bc6, f79a845): `/listings` made the leaves' listings by reading the whole record back into
-objects (glm's fused attention: 30 s; Kimi's: ~4 s), now the worker makes them with its program; the pages' record
-with the pass graphs (`record?panel=true&snapshots=true`) was made from the whole record's lists (12 s), now from the
-lean ones (3.4 s); a job's end stored its results with the collector running and made the task index no page asks
-(10.9 -> 4.8 s). The gated delta rule graph page's gain is its listings too (the record read back, before the
-advice's check ended).
+(*) its job queued 13.3 s behind the workers' start (3.2-4.1 s in every other run); with the old server and the new
+pages (08:34 UTC) gated delta rule's graph page drew in 10.4 s (-5.5).
+
+What changed: `/listings` made the leaves' listings by reading the whole record back into objects (glm's fused
+attention: 30 s; Kimi's: ~4 s), now the worker makes them with its program (c792bc6); the pages' record with the pass
+graphs (`record?panel=true&snapshots=true`) was made from the whole record's lists (12 s), now from the lean ones (3.4
+s); a job's end stored its results with the collector running and made a task index no page asks (10.9 -> 4.8 s,
+f79a845); the swimlane page draws the job's record before its advice is checked (its history and pin at the end);
+a window's bins are counted in numpy (47ba9de). `--against` runs the other tree's server with that tree's
+`webview/dist`: build it there, or link this one's to time the old server with the new pages.
 """
 
 from __future__ import annotations
