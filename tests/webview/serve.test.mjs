@@ -296,6 +296,8 @@ def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 
     await page.waitForSelector('.graph-svg g.node', { timeout: WAIT * 3 });
     // the swimlane page too, without its history and pin button until the job's end
     const lane = await open(`swimlane.html?kernel=${encodeURIComponent(kernel)}`);
+    const records = [];
+    lane.page.on('request', (req) => { if (/\/record\?/.test(req.url())) records.push(req.url()); });
     await lane.page.waitForSelector('.makespan', { timeout: WAIT });
     assert.equal(await lane.page.locator('button.pin-baseline').isVisible(), false, 'no pin while the advice is checked');
     // (the server may have seen the new file after the page asked for it: a second job, queued behind)
@@ -314,6 +316,7 @@ def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 
     }
     // at the job's end the swimlane page has the kernel's history: its pin button
     await lane.page.waitForSelector('button.pin-baseline:text("pin as baseline")', { timeout: WAIT });
+    assert.equal(records.length, 1, `the record drawn before the job's end is not fetched again at its end: ${records}`);
     assert.deepEqual(errors, []);
     assert.deepEqual(lane.errors, []);
     await page.close();
