@@ -90,15 +90,14 @@ def _store(job: Job, result: dict[str, Any]) -> None:
     if "listings" in result:  # (null: the compile did not reach the block stage)
         job.extra["listings"] = _dumps(result.pop("listings"))
     if rec is not None:
-        from pypto.ir.columns import expand, read_npz
+        from pypto.ir.columns import array_names, expand, read_npz
 
         job.extra["record"] = _dumps(rec)  # the document: its long lists are in record_columns
-        arrays: dict[str, Any] = {}
         if columns is not None:
             job.extra["record_columns"] = columns
-            arrays = read_npz(columns)  # read once, for the run and the task index
         job.extra["passes"] = _dumps({"passes": rec["passes"], "graph": rec["graph"]})  # pass graphs, unparsed record
-        if rec.get("run") is not None:  # its lists (a version-3 document holds them as columns)
+        if rec.get("run") is not None:  # its lists (a version-3 document holds them as columns: only theirs read)
+            arrays = read_npz(columns, array_names(rec["run"])) if columns is not None else {}
             job.extra["run"] = _dumps(expand(rec["run"], arrays))
         # (the task index is made on the first ask, `Results.tasks`: 3 s of glm's fused attention's job end, for a
         # click no page makes)

@@ -240,3 +240,17 @@ def test_a_column_of_mostly_empty_lists_comes_back_the_same_each_list_its_own(li
     assert back == lists
     empty = [x for x in back if not x]
     assert len({id(x) for x in empty}) == len(empty)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(json_values, min_size=0, max_size=12), st.lists(json_values, min_size=0, max_size=12))
+def test_a_value_reads_back_from_only_the_arrays_it_names(part, other):
+    """`array_names`: what a part of a document needs of its column file (a record's run of the whole record's
+    arrays), which is enough to expand it, and names only arrays of the file."""
+    arrays: C.Arrays = {}
+    compact = C.columnize({"part": part, "other": other}, "v", arrays, 2)
+    names = C.array_names(compact["part"])
+    assert names <= set(arrays)
+    some = C.read_npz(C.npz_bytes(arrays), names)
+    assert set(some) == names
+    assert json.dumps(C.expand(compact["part"], some)) == json.dumps(part)

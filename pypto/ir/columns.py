@@ -34,7 +34,7 @@ from __future__ import annotations
 import copy
 import io
 import zipfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from itertools import chain, compress, repeat
 from operator import is_not, itemgetter
 from pathlib import Path
@@ -675,14 +675,47 @@ def write_npz(path: Path | str, arrays: Mapping[str, np.ndarray]) -> None:
     Path(path).write_bytes(npz_bytes(arrays))
 
 
-def read_npz(source: Path | str | bytes) -> Arrays:
-    """Every array of an .npz file (or its bytes), read now; object arrays are refused (no pickles)."""
+def read_npz(source: Path | str | bytes, names: Set[str] | None = None) -> Arrays:
+    """Every array of an .npz file (or its bytes), or only those in `names` (`array_names`), read now; object arrays
+    are refused (no pickles)."""
     data = io.BytesIO(source) if isinstance(source, bytes) else source
     try:
         with np.load(data, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
+            return {k: z[k] for k in z.files if names is None or k in names}
     except (zipfile.BadZipFile, ValueError, OSError) as e:
         raise ValueError(f"not a column file (.npz): {e}") from None
+
+
+_ARRAY_KEYS = ("int", "float", "bool", "str", "pick", "null")  # a spec's keys that name an array
+
+
+def array_names(value: Json) -> set[str]:
+    """The arrays `value`'s column specs read: what `expand` needs of a column file for it (a record's run, of the
+    arrays of its whole record: glm's fused attention's 14 of 137, 0.85 s of reading saved)."""
+    out: set[str] = set()
+
+    def spec(sp: Any) -> None:
+        if isinstance(sp, dict):
+            out.update(sp[k] for k in _ARRAY_KEYS if isinstance(sp.get(k), str))
+            for k in ("list", "lengths", "some", "keys"):
+                spec(sp.get(k))
+            for sub in sp.get("tuple") or ():
+                spec(sub)
+            for sub in (sp.get("dict") or {}).values():
+                spec(sub)
+
+    def walk(v: Json) -> None:
+        if isinstance(v, dict):
+            if MARK in v and len(v) == 1:
+                spec(v[MARK])
+                return
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+    walk(value)
+    return out
 
 
 def inline(arrays: Mapping[str, np.ndarray]) -> dict[str, Json]:
