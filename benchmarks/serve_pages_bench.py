@@ -32,11 +32,12 @@ pages (08:34 UTC) gated delta rule's graph page drew in 10.4 s (-5.5).
 
 What changed: `/listings` made the leaves' listings by reading the whole record back into objects (glm's fused
 attention: 30 s; Kimi's: ~4 s), now the worker makes them with its program (c792bc6); the pages' record with the pass
-graphs (`record?panel=true&snapshots=true`) was made from the whole record's lists (12 s), now from the lean ones (3.4
-s); a job's end stored its results with the collector running and made a task index no page asks (10.9 -> 4.8 s,
-f79a845); the swimlane page draws the job's record before its advice is checked (its history and pin at the end);
-a window's bins are counted in numpy (47ba9de). `--against` runs the other tree's server with that tree's
-`webview/dist`: build it there, or link this one's to time the old server with the new pages.
+graphs (`record?panel=true&snapshots=true`) was made from the whole record's lists (12 s), now from the lean ones
+(3.4 s); a job's end stored its results with the collector running and made a task index no page asks (10.9 -> 4.8
+s, f79a845; 3.8 s reading only the run's arrays, 512b004, after this table); the swimlane page draws the job's record
+before its advice is checked (its history and pin at the end); a window's bins are counted in numpy (47ba9de).
+`--against` runs the other tree's server with that tree's `webview/dist`: build it there, or link this one's to time
+the old server with the new pages.
 """
 
 from __future__ import annotations
