@@ -164,9 +164,9 @@ class ServerHost implements Host {
   private recordShown: string | null = null;
   /** The job whose interim result is the one shown (its end not come yet), else null. */
   private interimJob: string | null = null;
-  /** The record the swimlane page drew of a job before its end: at the end it is drawn again with the kernel's
-   * history, not fetched again (glm's fused attention's: 78 MB). */
-  private interimRecord: { job: string; record: Json } | null = null;
+  /** The record the swimlane page asked of a job before its end: at the end it is drawn again with the kernel's
+   * history, not fetched again (glm's fused attention's: 78 MB), also when the end comes while it is on its way. */
+  private interimRecord: { job: string; record: Promise<Json> } | null = null;
   private readonly finished = new Set<string>();
 
   constructor(private readonly panel: PageId) {
@@ -510,9 +510,17 @@ class ServerHost implements Host {
       const skip = (result.interim === true && result.has_record !== true) || (this.panel === 'graph' && this.recordShown === job);
       if ((this.panel === 'graph' || this.panel === 'swimlane') && !skip) {
         const graphs = result.has_pass_graphs === true ? '?snapshots=true' : '';
-        const drawn = this.interimRecord?.job === job && result.interim !== true ? this.interimRecord.record : null;
-        this.interimRecord = null;
-        const record = drawn ?? await this.get(`${String(urls.record)}?panel=true${graphs.replace('?', '&')}`);
+        const url = `${String(urls.record)}?panel=true${graphs.replace('?', '&')}`;
+        const early = this.interimRecord?.job === job ? this.interimRecord.record : null;
+        let asked: Promise<Json>;
+        if (result.interim === true) {
+          asked = early ?? this.get(url);
+          if (this.panel === 'swimlane') this.interimRecord = { job, record: asked };
+        } else {
+          asked = early ? early.catch(() => this.get(url)) : this.get(url);
+          this.interimRecord = null;
+        }
+        const record = await asked;
         let listings: unknown = null;
         if (this.panel === 'graph') {
           listings = (await this.get(String(urls.record).replace(/record$/, 'listings')).catch((): Json => ({}))).listings ?? null;
@@ -523,7 +531,6 @@ class ServerHost implements Host {
         } else if (result.interim === true) {
           // the job's record while its advice is checked: no history nor pin button yet (they come with its end)
           if (!wanted()) return;
-          this.interimRecord = { job, record };
           this.deliver({ type: 'record', record, listings, key: `job:${job}` });
         } else {
           const h = await this.history(true);
