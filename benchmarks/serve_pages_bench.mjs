@@ -42,6 +42,7 @@ function serve() {
 }
 
 const server = await serve();
+process.on('exit', () => server.proc.kill()); // (also when this script fails: no server left behind)
 const browser = await launch();
 const out = { kernel, panel, tree, reads: [] };
 try {
