@@ -164,8 +164,9 @@ class ServerHost implements Host {
   private recordShown: string | null = null;
   /** The job whose interim result is the one shown (its end not come yet), else null. */
   private interimJob: string | null = null;
-  /** The record the swimlane page asked of a job before its end: at the end it is drawn again with the kernel's
-   * history, not fetched again (glm's fused attention's: 78 MB), also when the end comes while it is on its way. */
+  /** The record the page asked of a job before its end: at the end the swimlane page draws it again with the
+   * kernel's history, not fetched again (glm's fused attention's: 78 MB), and either page takes it when the end comes
+   * while it is on its way. */
   private interimRecord: { job: string; record: Promise<Json> } | null = null;
   private readonly finished = new Set<string>();
 
@@ -508,6 +509,7 @@ class ServerHost implements Host {
       this.interimJob = result.interim === true ? job : null;
       // no record to draw before the job stored it, nor again in the graph panel at the job's end (the same record)
       const skip = (result.interim === true && result.has_record !== true) || (this.panel === 'graph' && this.recordShown === job);
+      if (skip && result.interim !== true) this.interimRecord = null;
       if ((this.panel === 'graph' || this.panel === 'swimlane') && !skip) {
         const graphs = result.has_pass_graphs === true ? '?snapshots=true' : '';
         const url = `${String(urls.record)}?panel=true${graphs.replace('?', '&')}`;
@@ -515,7 +517,7 @@ class ServerHost implements Host {
         let asked: Promise<Json>;
         if (result.interim === true) {
           asked = early ?? this.get(url);
-          if (this.panel === 'swimlane') this.interimRecord = { job, record: asked };
+          this.interimRecord = { job, record: asked };
         } else {
           asked = early ? early.catch(() => this.get(url)) : this.get(url);
           this.interimRecord = null;
