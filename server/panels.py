@@ -16,7 +16,7 @@ import json
 import math
 import threading
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -408,31 +408,36 @@ def _record_text(r: Result, out: Mapping[str, Json]) -> P.RawJson:
     """The panels' record of the analysis as JSON text, made once for the latest two analyses asked: each open
     panel asks for it (glm's fused attention, 1.05 M tasks: 2.2-2.9 s to make, 0.9 s to write, 76 MB; kept as text,
     not as the ~10x larger objects)."""
+    def make() -> P.RawJson:
+        rec = panel_record(_slim_lists(out))
+        if not isinstance(rec, dict):
+            raise P.ParamsError(f"{r.name}: this compile has no record")
+        graphs = out.get("pass_graphs") or {}
+        if graphs.get("traced") is not None:
+            rec = {**rec, "traced": {"graph": graphs["traced"]}}  # a copy: the cached lists stay as they were
+        return P.RawJson(json.dumps(rec, separators=(",", ":")))
     cols = out.get("record_columns")
-    if isinstance(cols, bytes):
-        with _LISTS_LOCK:
-            hit = _PANEL.get(id(cols))
-            if hit is not None and hit[0] is cols:
-                _PANEL.move_to_end(id(cols))
-                return hit[1]  # type: ignore[no-any-return]
-    rec = panel_record(_slim_lists(out))
-    if not isinstance(rec, dict):
-        raise P.ParamsError(f"{r.name}: this compile has no record")
-    graphs = out.get("pass_graphs") or {}
-    if graphs.get("traced") is not None:
-        rec = {**rec, "traced": {"graph": graphs["traced"]}}  # a copy: the cached lists stay as they were
-    text = P.RawJson(json.dumps(rec, separators=(",", ":")))
-    if isinstance(cols, bytes):
-        with _LISTS_LOCK:
-            _PANEL[id(cols)] = (cols, text)
-            while len(_PANEL) > 2:
-                _PANEL.popitem(last=False)
-    return text
+    return _per_analysis(_PANEL, cols, make) if isinstance(cols, bytes) else make()  # type: ignore[no-any-return]
 
 
 _LISTS: OrderedDict[int, tuple[Any, Json]] = OrderedDict()  # id(columns bytes) -> (them, the record as lists)
 _PANEL: OrderedDict[int, tuple[Any, P.RawJson]] = OrderedDict()  # id(columns bytes) -> (them, the panels' record)
 _LISTS_LOCK = threading.Lock()
+
+
+def _per_analysis(cache: OrderedDict[int, tuple[Any, Any]], cols: bytes, make: Callable[[], Any]) -> Any:
+    """`make()` once per analysis (its columns' bytes, by identity) for the latest two analyses asked."""
+    with _LISTS_LOCK:
+        hit = cache.get(id(cols))
+        if hit is not None and hit[0] is cols:
+            cache.move_to_end(id(cols))
+            return hit[1]
+    value = make()
+    with _LISTS_LOCK:
+        cache[id(cols)] = (cols, value)
+        while len(cache) > 2:
+            cache.popitem(last=False)
+    return value
 
 
 def _lists(out: Mapping[str, Json]) -> Json:
@@ -441,17 +446,7 @@ def _lists(out: Mapping[str, Json]) -> Json:
     cols = out.get("record_columns")
     if not isinstance(cols, bytes):
         return out.get("record")
-    with _LISTS_LOCK:
-        hit = _LISTS.get(id(cols))
-        if hit is not None and hit[0] is cols:
-            _LISTS.move_to_end(id(cols))
-            return hit[1]
-    lists = record_lists(out.get("record"), cols)  # type: ignore[arg-type]
-    with _LISTS_LOCK:
-        _LISTS[id(cols)] = (cols, lists)
-        while len(_LISTS) > 2:
-            _LISTS.popitem(last=False)
-    return lists
+    return _per_analysis(_LISTS, cols, lambda: record_lists(out.get("record"), cols))  # type: ignore[arg-type]
 
 
 def _slim_lists(out: Mapping[str, Json]) -> Json:

@@ -162,8 +162,6 @@ class ServerHost implements Host {
   private readonly interimShown = new Set<string>();
   /** The job whose record the graph panel was given (at its interim answer: the same record comes at its end). */
   private recordShown: string | null = null;
-  /** The job whose interim result is the one shown (its end not come yet), else null. */
-  private interimJob: string | null = null;
   /** The record the page asked of a job before its end: at the end the swimlane page draws it again with the
    * kernel's history, not fetched again (glm's fused attention's: 78 MB), and either page takes it when the end comes
    * while it is on its way. */
@@ -326,13 +324,11 @@ class ServerHost implements Host {
     }
   }
 
-  /** Pin (or unpin) the kernel's baseline, then show the result again with it. The run shown being its job's
-   * interim record (the advice still checked), the pin waits for that job's end: the run is the kernel's then. */
+  /** Pin (or unpin) the kernel's baseline, then show the result again with it. (The swimlane panel offers to pin
+   * only a finished run: a job's interim record comes without the history that shows the button.) */
   private async pin(pin: boolean, entry: number | null): Promise<void> {
     if (this.kernel === null) return;
     try {
-      const running = this.interimJob;
-      if (pin && entry === null && running !== null) await this.get(`${this.api}/jobs/${running}?wait=60`);
       const res = await fetch(`${this.api}/baseline`, {
         method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ kernel: this.kernel, pin, entry }),
@@ -506,7 +502,6 @@ class ServerHost implements Host {
       const result = await this.get(String(urls.result));
       if (!wanted()) return; // an interim result the job's final one overtook
       const job = String(result.job);
-      this.interimJob = result.interim === true ? job : null;
       // no record to draw before the job stored it, nor again in the graph panel at the job's end (the same record)
       const skip = (result.interim === true && result.has_record !== true) || (this.panel === 'graph' && this.recordShown === job);
       if (skip && result.interim !== true) this.interimRecord = null;
