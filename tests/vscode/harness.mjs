@@ -190,17 +190,28 @@ export async function session({ label, env, interpreter, settings, vsix, ws = wo
 }
 
 /** Run a command from the palette by (part of) its title, e.g. 'PyPTO: Open Swimlane Panel'.
- * `picker`: the command opens a quick pick of its own (do not wait for the palette to close). */
+ * `picker`: the command opens a quick pick of its own (do not wait for the palette to close).
+ * Something that takes the focus while the palette is open (a webview loading its page, a notification)
+ * closes it, and its row is then never clickable ("not visible": one CI run in three on 2026-12-02):
+ * the palette is opened again, as `gotoLine` does. A click that timed out ran nothing. */
 export async function runCommand(page, title, { picker = false } = {}) {
   const input = page.locator('.quick-input-widget input');
-  for (let k = 0; k < 3 && !(await input.isVisible()); k++) {
-    await page.keyboard.press('F1');
-    await input.waitFor({ state: 'visible', timeout: 5_000 }).catch(() => {});
-  }
-  await input.fill('>' + title);
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-  await row.waitFor({ timeout: 15_000 });
-  await row.click();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      for (let k = 0; k < 3 && !(await input.isVisible()); k++) {
+        await page.keyboard.press('F1');
+        await input.waitFor({ state: 'visible', timeout: 5_000 }).catch(() => {});
+      }
+      await input.fill('>' + title, { timeout: 10_000 });
+      await row.waitFor({ timeout: 15_000 });
+      await row.click({ timeout: 10_000 });
+      break;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+      await page.keyboard.press('Escape');
+    }
+  }
   if (picker) {
     await page.waitForFunction(() => {
       const i = document.querySelector('.quick-input-widget input');
