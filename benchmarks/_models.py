@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -242,6 +243,26 @@ def run_capture(test: Path, tree: Path, timeout: float, memory_mb: int | None = 
     return run
 
 
+# the ops whose tile shape cuts nothing (an edit of a call in force only for them changes no tile op)
+UNTILED = frozenset({"param", "view", "assemble", "reshape", "unsqueeze", "loop", "carry", "loop_out", "tensor",
+                     "assume"})
+
+
+def tile_call_lines(rec: dict[str, Any], path: str) -> tuple[list[int], list[int]]:
+    """A record document's tile-shape calls in `path` (1-based lines): those the record used, and those in force
+    for an op the tile stage cuts by them (an edit there changes tile ops; a call in force only for views,
+    assembles and reshapes changes none). OPEN_DRIVER runs this function's own source."""
+    configs = {tc["id"]: tc for tc in (rec.get("source") or {}).get("tile_configs") or ()}
+    used = sorted({f["line"] for tc in configs.values() for f in tc.get("loc") or () if f.get("file") == path})
+    found, todo = set(), list(((rec.get("graph") or {}).get("nodes")) or ())
+    while todo:
+        n = todo.pop()
+        todo.extend(((n.get("body") or {}).get("nodes")) or ())
+        if n.get("tile") is not None and n.get("op") not in UNTILED and n["tile"] in configs:
+            found |= {f["line"] for f in configs[n["tile"]].get("loc") or () if f.get("file") == path}
+    return used, sorted(found)
+
+
 # What the language server's worker runs to open a kernel (server/live.py: LiveAnalysis with the panels
 # open), in a fresh process with the worker's memory cap; one JSON line after the marker. With `warm`, the
 # modules a worker's template preloads and its warm-up kernel first (a worker's job starts warm, and its cap is
@@ -270,21 +291,7 @@ with open(f"/proc/{os.getpid()}/status") as f:
 if memory_mb > 0:
     resource.setrlimit(resource.RLIMIT_AS, (vm + (memory_mb << 20), vm + (memory_mb << 20)))
 text = open(path).read()
-UNTILED = {"param", "view", "assemble", "reshape", "unsqueeze", "loop", "carry", "loop_out", "tensor", "assume"}
-
-
-def tiling_lines(rec, path):
-    # the tile-shape calls (1-based lines of this file) in force for an op the tile stage cuts by them: a call
-    # in force only for views, assembles and reshapes changes no tile op when edited
-    configs = {tc["id"]: tc for tc in (rec.get("source") or {}).get("tile_configs") or ()}
-    found, todo = set(), list(((rec.get("graph") or {}).get("nodes")) or ())
-    while todo:
-        n = todo.pop()
-        todo.extend(((n.get("body") or {}).get("nodes")) or ())
-        if n.get("tile") is not None and n.get("op") not in UNTILED and n["tile"] in configs:
-            found |= {f["line"] for f in configs[n["tile"]].get("loc") or () if f.get("file") == path}
-    return sorted(found)
-
+@@TILE_CALL_LINES@@
 
 opts = {**Settings().analysis(), "editor": True, "report": True, "record": True, "snapshots": True,
         "listings": True}
@@ -309,9 +316,7 @@ try:
     graph = rec.get("graph") or {}
     out.update(error=r.get("error"), summary=r.get("summary"), inputs_from=bool(r.get("inputs_from")),
                graph_nodes=len(graph.get("nodes") or ()) if isinstance(graph, dict) else 0,
-               tile_lines=sorted({f["line"] for tc in (rec.get("source") or {}).get("tile_configs") or ()
-                                  for f in tc.get("loc") or () if f.get("file") == path}),
-               tiling_lines=tiling_lines(rec, path),
+               tile_lines=tile_call_lines(rec, path)[0], tiling_lines=tile_call_lines(rec, path)[1],
                record_json_bytes=len(json.dumps(rec).encode()) if rec else 0,
                record_columns_bytes=len(r.get("record_columns") or b""))
 except MemoryError:
@@ -325,6 +330,8 @@ out["process_seconds"] = time.perf_counter() - t_start
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # the driver's own, children apart
 print("\n@@open@@" + json.dumps(out, default=str))
 """
+OPEN_DRIVER = OPEN_DRIVER.replace("@@TILE_CALL_LINES@@", f"UNTILED = {set(UNTILED)!r}\n\n\n"
+                                  + inspect.getsource(tile_call_lines).replace("dict[str, Any]", "dict"))
 
 
 def open_in_process(file: Path, name: str, cwd: Path, tree: Path, timeout: float, memory_mb: int,

@@ -1,6 +1,9 @@
 """Inside one production kernel's compile (issue 28): where its lowering goes, the execute graph made two ways side
 by side, and the record document — for the kernel as captured and, with `--edited`, as production_bench's first
-tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k).
+tile-shape edit leaves it (Kimi's edit halves a tile: 246 k tile ops from 140 k; gated delta rule's, 200 k from 196 k).
+Until session 44 the edit here was not production_bench's for gated delta rule: chosen without the record's
+calls in force for a tile op (`_models.tile_call_lines`), it halved a dimension every tile is clipped to, and its
+`(edited)` rows below are of the unedited tile graph (195,552 tile ops, the same tasks).
 
 - **passes**: each lowering pass's seconds as the compile recorded them (since session 32, from 50 k tile ops
   `leaf_functions` holds the execute graph's build, made beside it, and `execute_graph` only its labelling);
@@ -118,7 +121,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _models import kept_models_arguments  # noqa: E402
+from _models import kept_models_arguments, tile_call_lines  # noqa: E402
 from production_bench import KERNELS, edit_variants  # noqa: E402
 
 from server import analyze  # noqa: E402
@@ -150,8 +153,11 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     k = next(x for x in KERNELS if x.key == key)
     path = models / k.file
     text = path.read_text()
-    if edited:
-        line, new = edit_variants(text, k.name, 1, [])[0]
+    if edited:  # production_bench's first edit: the calls in force for a tile op first (`tile_call_lines`)
+        unedited = analyze._kernel(analyze._load(str(path), text), str(path), k.shown)
+        doc, _ = trace_for(unedited, example_arguments(unedited, values=False)).lowered().to_document()
+        used, tiling = tile_call_lines(doc, str(path))
+        line, new = edit_variants(text, k.name, 1, used, tiling)[0]
         lines = text.split("\n")
         lines[line] = new
         text = "\n".join(lines)
