@@ -56,7 +56,8 @@ try {
     const at = (Date.now() - t0) / 1000;
     // (an answer still read when the page closes is not counted)
     req.response().then((res) => res?.allHeaders()).then((headers) => {
-      out.reads.push({ path: url.replace(server.url, ''), bytes: Number(headers?.['content-length'] ?? 0), at_s: at });
+      const asked = (req.timing().startTime - t0) / 1000; // when the page asked
+      out.reads.push({ path: url.replace(server.url, ''), bytes: Number(headers?.['content-length'] ?? 0), asked_s: asked, at_s: at });
     }).catch(() => {});
   });
   await page.goto(`${server.url}/${panel}.html?kernel=${encodeURIComponent(kernel)}`);

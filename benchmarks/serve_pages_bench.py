@@ -74,8 +74,10 @@ def page(models: Path, k: Kernel, panel: str, tree: Path) -> dict[str, object]:
 
 def biggest(reads: list[dict[str, object]], n: int = 2) -> str:
     top = sorted(reads, key=lambda r: -int(r["bytes"]))[:n]  # type: ignore[call-overload]
+    def when(r: dict[str, object]) -> str:  # (page time)
+        return f"asked at {float(r.get('asked_s', r['at_s'])):.1f}, read at {float(r['at_s']):.1f} s"  # type: ignore[arg-type]
     return "; ".join(f"{str(r['path']).split('/')[-1].split('?')[0]} {int(r['bytes']) / 1e6:.1f} MB "  # type: ignore[call-overload]
-                     f"at {float(r['at_s']):.1f} s" for r in top)  # type: ignore[arg-type]
+                     f"{when(r)}" for r in top)
 
 
 def main() -> int:

@@ -62,6 +62,15 @@ def run_json(run: Json) -> bytes:
     return json.dumps(run, separators=(",", ":"), default=json_default).encode()
 
 
+# a run as compact JSON bytes, or what makes them (called on the history's thread, and only when the run is
+# written: `pypto-ide serve` makes a job's run's JSON there, not at the job's end)
+Run = bytes | Callable[[], bytes] | None
+
+
+def _bytes(run: Run) -> bytes | None:
+    return run() if callable(run) else run
+
+
 class HistoryError(Exception):
     """What the history cannot do, said for the user (an unwritable folder, an unknown entry)."""
 
@@ -192,10 +201,10 @@ class History:
         span = f"{have[0]['id']}–{have[-1]['id']}" if have else "none"
         raise UnknownEntry(f"{kernel} has no history entry {entry_id} (entries kept: {span})")
 
-    def append(self, path: str, kernel: str, line: dict[str, Json], run: bytes | None = None) -> dict[str, Json]:
-        """Add a compile (its swimlane `run` as JSON bytes, when there is one to keep) and answer
-        the entry stored. A recompile of the same text and shapes (a save, a settings change that
-        did not change the run) adds nothing and answers the last entry."""
+    def append(self, path: str, kernel: str, line: dict[str, Json], run: Run = None) -> dict[str, Json]:
+        """Add a compile (its swimlane `run` as JSON bytes, or what makes them when they are kept, when there is
+        one to keep) and answer the entry stored. A recompile of the same text and shapes (a save, a settings
+        change that did not change the run) adds nothing and answers the last entry."""
         f = self._lines(path, kernel)
         self._mkdir(f.parent)
         have = self._read(path, kernel)
@@ -244,8 +253,8 @@ class History:
                 out[int(stem)] = folder / name
         return out
 
-    def _keep_run(self, path: str, kernel: str, entry_id: int, run: bytes) -> None:
-        packed = gzip.compress(run, _GZIP_LEVEL)
+    def _keep_run(self, path: str, kernel: str, entry_id: int, run: Run) -> None:
+        packed = gzip.compress(_bytes(run) or b"null", _GZIP_LEVEL)
         if len(packed) > RUN_MAX_BYTES:
             log.info("the run of %s #%d is %d MB compressed: only its figures are kept", kernel, entry_id,
                      len(packed) >> 20)
@@ -298,9 +307,10 @@ class History:
 
     # ---- the baseline
 
-    def pin(self, path: str, kernel: str, line: dict[str, Json], run: bytes | None) -> dict[str, Json]:
+    def pin(self, path: str, kernel: str, line: dict[str, Json], run: Run) -> dict[str, Json]:
         """Make the current compile (`line`, its swimlane `run`) the kernel's baseline: its history
         entry (added if the history does not end with it) and its run are copied beside the history."""
+        run = _bytes(run)
         stored = self.append(path, kernel, line, run)
         self._write_baseline(path, kernel, stored, run)
         return stored

@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -56,6 +57,7 @@ from server.http_views import (
     pass_graph,
     record_with_graphs,
     result_of,
+    run_bytes,
     stored_bytes,
     swimlane_window,
     task_detail,
@@ -272,8 +274,9 @@ class _State:
         job.extra["kept"] = True
         rel, name = split_kernel(job.kernel)
         line = history.entry(job.version, summary, job.extra.get("tile_calls") or [], job.text_sha256)
+        run = partial(run_bytes, job, self.results) if job.extra.get("has_run") else None  # made there, if kept
         self.history_io.submit(f"the compile history of {job.kernel}", self.history.append, str(self.root / rel), name,
-                               line, job.extra.get("run"))
+                               line, run)
 
     def kernel_path(self, kernel_id: str) -> tuple[str, str]:
         """(the file's path, the kernel's name) of a kernel id, for its history; 400/403/404 as for jobs."""
@@ -679,10 +682,10 @@ def create_app(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
             latest = st.workspace.states.get(kid)
             job = st.queue.get(latest.latest_job) if latest and latest.latest_job else None
             summary = (job.result or {}).get("summary") if job else None
-            if job is None or not summary or "run" not in job.extra:
+            if job is None or not summary or not job.extra.get("has_run"):
                 raise Refused(409, f"{kid} has no run to pin yet: run it first (POST /jobs, or open its page)")
             line = history.entry(job.version or 0, summary, job.extra.get("tile_calls") or [], job.text_sha256)
-            await st.in_history(st.history.pin, path, name, line, job.extra["run"])
+            await st.in_history(st.history.pin, path, name, line, partial(run_bytes, job, st.results))
         return await st.history_of(kid)
 
     @app.websocket(f"{API}/ws")

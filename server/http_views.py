@@ -90,15 +90,14 @@ def _store(job: Job, result: dict[str, Any]) -> None:
     if "listings" in result:  # (null: the compile did not reach the block stage)
         job.extra["listings"] = _dumps(result.pop("listings"))
     if rec is not None:
-        from pypto.ir.columns import array_names, expand, read_npz
-
         job.extra["record"] = _dumps(rec)  # the document: its long lists are in record_columns
         if columns is not None:
             job.extra["record_columns"] = columns
         job.extra["passes"] = _dumps({"passes": rec["passes"], "graph": rec["graph"]})  # pass graphs, unparsed record
-        if rec.get("run") is not None:  # its lists (a version-3 document holds them as columns: only theirs read)
-            arrays = read_npz(columns, array_names(rec["run"])) if columns is not None else {}
-            job.extra["run"] = _dumps(expand(rec["run"], arrays))
+        # the run (the swimlane) is in the document and its columns: made as lists on the first ask (`Results.run`),
+        # as JSON only for what writes it out (`run_bytes`: the history, a pin, the export); glm's fused attention's
+        # job end made its 130 MB of JSON, 2.2 of its 3.1 s, for a history that keeps only figures at that size
+        job.extra["has_run"] = rec.get("run") is not None
         # (the task index is made on the first ask, `Results.tasks`: 3 s of glm's fused attention's job end, for a
         # click no page makes)
     html = result.pop("html", None)
@@ -143,6 +142,15 @@ def task_index(rec: Mapping[str, Any], graphs: Mapping[str, Any] | None,
                       for i in sorted(used) if i in known}}
 
 
+def task_index_arrays(rec: Mapping[str, Any]) -> set[str]:
+    """The arrays of the record's column file `task_index` reads (glm's fused attention: 1.8 s to read all)."""
+    from pypto.ir.columns import array_names, key_array_names
+
+    ops, sgs, tasks = rec["tiles"]["ops"], rec.get("subgraphs") or [], rec["execute"]["tasks"]
+    return (array_names(ops["id"]) | array_names(ops["node"]) | key_array_names(sgs, "id")
+            | key_array_names(sgs, "ops") | key_array_names(tasks, "subgraph"))
+
+
 def stored_bytes(job: Job) -> int:
     """What a finished job's results take (computed once: they do not change)."""
     if "size" not in job.extra:
@@ -162,21 +170,36 @@ class Results:
         self._panels: OrderedDict[tuple[str, bool], bytes] = OrderedDict()
         self._sizes = {"docs": docs, "records": records, "exports": exports, "panels": panels}
         self._lock = threading.Lock()
+        self._making: dict[tuple[int, Any], threading.Event] = {}  # (cache, key) -> set once a thread made it
 
     def _cached(self, cache: OrderedDict[Any, Any], key: Any, size: int, make: Callable[[], Any]) -> Any:
+        """`make()`'s value for `key`, made once for the threads that ask while it is made (a page's window and
+        the history's copy of the run, both asked at a job's end)."""
         from pypto.compiler.pipeline import gc_paused
 
-        with self._lock:
-            if key in cache:
-                cache.move_to_end(key)
-                return cache[key]
-        with gc_paused():  # parsing makes millions of small acyclic objects: collecting meanwhile only slows it
-            value = make()
-        with self._lock:
-            cache[key] = value
-            while len(cache) > size:
-                cache.popitem(last=False)
-        return value
+        mark = (id(cache), key)
+        while True:
+            with self._lock:
+                if key in cache:
+                    cache.move_to_end(key)
+                    return cache[key]
+                busy = self._making.get(mark)
+                if busy is None:
+                    busy = self._making[mark] = threading.Event()
+                    break
+            busy.wait()  # then its value, or (it failed, or went already) made here
+        try:
+            with gc_paused():  # parsing makes millions of small acyclic objects: collecting meanwhile only slows it
+                value = make()
+            with self._lock:
+                cache[key] = value
+                while len(cache) > size:
+                    cache.popitem(last=False)
+            return value
+        finally:
+            with self._lock:
+                self._making.pop(mark, None)
+            busy.set()
 
     def blob(self, job: Job, key: str) -> bytes:
         """The stored bytes of `key`; "record" is the record as the lists version 1 had (`record_lists`), its
@@ -199,7 +222,7 @@ class Results:
         return data  # type: ignore[no-any-return]
 
     def doc(self, job: Job, key: str) -> Any:
-        """The stored JSON `key` ("record", "run", "passes", "pass_graphs") of a done job, parsed; the
+        """The stored JSON `key` ("record", "passes", "pass_graphs") of a done job, parsed; the
         record as lists (`record_lists`)."""
         if key == "record" and "record_columns" in job.extra:
             data, cols = self._stored(job, "record"), job.extra["record_columns"]
@@ -235,7 +258,19 @@ class Results:
         return self.record(job)
 
     def run(self, job: Job) -> dict[str, Any]:
-        return self.doc(job, "run")  # type: ignore[no-any-return]
+        """The job's run (its swimlane) as lists: from the record's document and only the run's arrays of its
+        columns, not parsed from JSON (glm's fused attention, 1.05 M tasks: 0.67 s, against 1.1 s to parse it)."""
+        from pypto.ir.columns import array_names, expand, read_npz
+
+        data = self._stored(job, "record")
+
+        def make() -> dict[str, Any]:
+            run = json.loads(data).get("run")
+            if run is None:
+                raise Refused(409, f"job {job.id} has no run")
+            cols = job.extra.get("record_columns")
+            return expand(run, read_npz(cols, array_names(run)) if cols is not None else {})  # type: ignore[no-any-return]
+        return self._cached(self._docs, (job.id, "run"), self._sizes["docs"], make)  # type: ignore[no-any-return]
 
     def tasks(self, job: Job) -> dict[str, Any]:
         """The job's task index (`task_index`), made on the first ask from the stored record, its columns and pass
@@ -250,7 +285,7 @@ class Results:
             if rec.get("execute") is None or rec.get("tiles") is None:
                 raise Refused(409, f"job {job.id} has no execute graph")
             return task_index(rec, json.loads(graphs) if graphs is not None else None,
-                              read_npz(cols) if cols is not None else None)
+                              read_npz(cols, task_index_arrays(rec)) if cols is not None else None)
         return self._cached(self._docs, (job.id, "tasks"), self._sizes["docs"], make)  # type: ignore[no-any-return]
 
     def swimlane(self, job: Job) -> Any:
@@ -594,7 +629,7 @@ def _export(job: Job, res: Results, fmt: str, which: str | None) -> tuple[bytes,
         return res.blob(job, "record"), "application/json", f"{kernel}.record.json"
     if fmt in ("swimlane", "chrome", "merged", "text"):
         if fmt == "swimlane":
-            return res.blob(job, "run"), "application/json", "swimlane.json"
+            return run_bytes(job, res), "application/json", "swimlane.json"
         from pypto.boards.trace import chrome_trace, merged_swimlane, text_trace
 
         # the traces read the record's JSON directly (parsing it back into a CompileRecord takes seconds)
@@ -626,3 +661,33 @@ def _export(job: Job, res: Results, fmt: str, which: str | None) -> tuple[bytes,
 
 def _dumps(doc: Any) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode()
+
+
+def run_bytes(job: Job, res: Results) -> bytes:
+    """The job's run as compact JSON (the swimlane export, the history's copy, a pin's), made when asked and in
+    parts (`json_parts`): it is the history's thread that makes it at a job's end, while the pages ask for their
+    record and windows."""
+    return b"".join(json_parts(res.run(job)))
+
+
+SLICE = 50_000  # a long list's elements written by one json.dumps call (`json_parts`)
+
+
+def json_parts(doc: Any, slice_: int = SLICE) -> Iterator[bytes]:
+    """`_dumps(doc)` in parts, the same bytes: a dict's values and a long list's slices of `slice_` elements one
+    `json.dumps` each, so that a thread writing a big document lets the others run between them (one call holds
+    the GIL throughout: 2.2 s for the run of glm's fused attention, 1.05 M tasks, which stalled the event loop)."""
+    if isinstance(doc, dict) and all(isinstance(k, str) for k in doc):
+        yield b"{"
+        for i, (k, v) in enumerate(doc.items()):
+            yield (b',"' if i else b'"') + json.dumps(k)[1:].encode() + b":"
+            yield from json_parts(v, slice_)
+        yield b"}"
+    elif isinstance(doc, list) and len(doc) > slice_:
+        yield b"["
+        for at in range(0, len(doc), slice_):
+            part = _dumps(doc[at:at + slice_])
+            yield part[1:-1] if at == 0 else b"," + part[1:-1]
+        yield b"]"
+    else:
+        yield _dumps(doc)

@@ -20,6 +20,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import HOSTILE_KERNELS, USES_HELPER, from_rows, softmax_source, unruns
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
@@ -294,6 +296,62 @@ def test_the_listings_are_the_workers_and_the_record_is_not_read_back_for_them()
     with pytest.raises(Refused) as refused:
         listings(short, NoReadBack())
     assert refused.value.status == 409 and "block stage" in refused.value.message
+
+
+def test_a_jobs_run_is_made_from_its_columns_and_its_json_only_when_written(
+        client: httpx.Client, report_job: dict[str, Any]) -> None:
+    """A job's end stores no JSON of its run (glm's fused attention: 130 MB, 2.2 of its 3.1 s): the windows read
+    the run made from the record's columns, and what writes the run out — the export, the history, a pin — makes
+    its JSON then. Each is the run the job made."""
+    kernel = "softmax.py::softmax_kernel"
+    export = client.get(f"/api/v1/jobs/{report_job['id']}/export/swimlane")
+    run = export.json()
+    window = client.get(f"/api/v1/jobs/{report_job['id']}/swimlane", params={"limit": 10_000}).json()
+    ids = run["tasks"]["id"]
+    assert sorted(window["tasks"]["id"]) == sorted(ids) and window["total_tasks"] == len(ids)
+    entries = client.get("/api/v1/history", params={"kernel": kernel}).json()["entries"]
+    kept = client.get(f"/api/v1/history/{entries[-1]['id']}", params={"kernel": kernel}).json()
+    assert kept["run"] == run  # written on the history's thread after the job's end
+    assert client.post("/api/v1/baseline", json={"kernel": kernel}).status_code == 200
+    assert client.get("/api/v1/baseline", params={"kernel": kernel}).json()["run"] == run
+    assert client.post("/api/v1/baseline", json={"kernel": kernel, "pin": False}).status_code == 200
+
+
+def test_the_run_is_stored_without_its_json_and_written_in_parts_byte_for_byte() -> None:
+    """`store` keeps no run JSON; `Results.run` is the run the record's columns hold, the one its JSON held before;
+    `run_bytes` writes it in parts (`json_parts`) with the bytes one `json.dumps` makes."""
+    import pypto
+    from pypto.ir.columns import array_names, expand, npz_bytes, read_npz
+    from pypto.record import compile_record, profile
+    from server.http_views import Results, _dumps, run_bytes, store
+    from server.jobs import Job
+
+    @pypto.jit
+    def scaled(x: pypto.Tensor([256, 512], pypto.DT_FP32), out: pypto.Tensor([256, 512], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = pypto.exp(x) * 2.0
+
+    doc, arrays = profile(compile_record(scaled), "sim").to_document()
+    job = Job("j1", "k.py::scaled", "profile", {}, 60, status="done", result={})
+    store(job, {"record": doc, "record_columns": npz_bytes(arrays), "summary": {}})
+    assert "run" not in job.extra and job.extra["has_run"] is True
+    before = json.loads(_dumps(expand(doc["run"], read_npz(npz_bytes(arrays), array_names(doc["run"])))))
+    res = Results()
+    assert res.run(job) == before and len(before["tasks"]["id"]) >= 64
+    assert run_bytes(job, res) == _dumps(res.run(job))
+
+
+@settings(max_examples=200, deadline=None)
+@given(doc=st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+                        lambda inner: st.lists(inner, max_size=12) | st.dictionaries(
+                            st.text(max_size=6) | st.integers(), inner, max_size=5), max_leaves=60),
+       slice_=st.integers(1, 5))
+def test_json_parts_are_the_bytes_of_one_dumps(doc: Any, slice_: int) -> None:
+    """Any JSON document — NaN and infinities, non-ASCII text, non-string keys, lists longer than a slice — in parts
+    joins to exactly `json.dumps`'s compact bytes."""
+    from server.http_views import _dumps, json_parts
+
+    assert b"".join(json_parts(doc, slice_)) == _dumps(doc)
 
 
 def test_each_pass_has_its_graph(client: httpx.Client) -> None:
@@ -866,7 +924,7 @@ def test_the_task_index_reads_only_the_columns_it_needs() -> None:
     import pypto
     from pypto.ir.columns import MARK, npz_bytes, read_npz
     from pypto.record import compile_record, expanded
-    from server.http_views import task_index
+    from server.http_views import task_index, task_index_arrays
 
     @pypto.jit
     def scaled(x: pypto.Tensor([256, 512], pypto.DT_FP32), out: pypto.Tensor([256, 512], pypto.DT_FP32)):
@@ -877,3 +935,5 @@ def test_the_task_index_reads_only_the_columns_it_needs() -> None:
     assert MARK in doc["execute"]["tasks"] and MARK in doc["subgraphs"]  # big enough to be columns
     index = task_index(doc, None, read_npz(npz_bytes(arrays)))
     assert index == task_index(expanded(doc, arrays), None) and len(index["task_set"]) >= 64
+    needed = task_index_arrays(doc)  # and only those arrays read of the column file
+    assert needed < set(arrays) and task_index(doc, None, read_npz(npz_bytes(arrays), needed)) == index

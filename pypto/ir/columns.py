@@ -718,6 +718,15 @@ def array_names(value: Json) -> set[str]:
     return out
 
 
+def key_array_names(value: Json, key: str) -> set[str]:
+    """The arrays `expand_key(value, key, …)` reads: only that key's column's when the list is stored as columns."""
+    if isinstance(value, dict) and MARK in value and len(value) == 1:
+        spec = value[MARK]
+        if "dict" in spec and len(spec["shapes"]) == 1 and key in spec["shapes"][0]:
+            return array_names({MARK: spec["dict"][key]})
+    return array_names(value)
+
+
 def inline(arrays: Mapping[str, np.ndarray]) -> dict[str, Json]:
     """The arrays as JSON, `{name: {"dtype", "data"}}`: a self-contained document's columns."""
     return {k: {"dtype": str(a.dtype), "data": a.tolist()} for k, a in arrays.items()}
