@@ -213,12 +213,25 @@ def unruns(runs: list[Any]) -> list[int]:
     return out
 
 
+def unpack(column: Any) -> list[Any]:
+    """A slim record's `$rows` column as its list (server.panel_data.packed; the reading webview/src/model.ts `unpack`
+    does): `{"$range": [first, step, n]}`, `{"$runs": [value, count, …]}`, or a list. The LSP test client renames
+    both keys (no identifiers) alike: then three numbers are a range (runs are pairs)."""
+    if not isinstance(column, dict):
+        return list(column)
+    ((kind, v),) = column.items()
+    if kind == "$range" or kind != "$runs" and len(v) % 2 == 1:
+        first, step, n = v
+        return [first + i * step for i in range(n)]
+    return [x for value, count in zip(v[::2], v[1::2]) for x in [value] * count]
+
+
 def from_rows(x: Any) -> Any:
     """A slim record's list sent as columns, `{"$rows": {key: [values]}}` (server.panel_data.as_rows), as its objects
     (the reading webview/src/model.ts `expandSlimRecord` does; the LSP test client renames the `$rows` key, which is
     no identifier: any one key). Anything else as it is."""
     if isinstance(x, dict) and len(x) == 1:
-        cols = next(iter(x.values()))
+        cols = {k: unpack(c) for k, c in next(iter(x.values())).items()}
         keys = list(cols)
         n = len(cols[keys[0]]) if keys else 0
         return [{k: cols[k][i] for k in keys} for i in range(n)]

@@ -6,9 +6,18 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import from_rows, unruns
+from support import from_rows, unpack, unruns
 
-from server.panel_data import as_rows, pred_runs, window_bins, window_counters, window_match, window_tasks
+from server.panel_data import (
+    PACK_FROM,
+    as_rows,
+    packed,
+    pred_runs,
+    window_bins,
+    window_counters,
+    window_match,
+    window_tasks,
+)
 
 STARTS = [0.0, 1.0, 2.0, 3.0]
 ENDS = [1.0, 2.0, 3.0, 4.0]
@@ -116,3 +125,37 @@ def test_the_start_order_in_numpy_is_the_loops(tasks):
         assert D.start_order(picked, starts, ids) == small
     finally:
         D.NUMPY_FROM = old
+
+
+@settings(max_examples=150, deadline=None)
+@given(kind=st.sampled_from(["range", "runs", "ints", "strings", "bools", "mixed", "big"]),
+       n=st.integers(0, 3 * PACK_FROM), first=st.integers(-10**6, 10**6), step=st.integers(-3, 3),
+       data=st.data())
+def test_a_packed_column_is_the_same_list_and_a_long_regular_one_is_shorter(kind, n, first, step, data):
+    """`packed`: a `$rows` column as a range, as runs, or as it is; read back (`unpack`, as webview model.ts does) it
+    is the same list, element types included (bools stay bools, a mix of ints and strings stays itself)."""
+    import json
+
+    if kind == "range":
+        col = [first + i * step for i in range(n)]
+    elif kind == "runs":
+        col = [v for v, c in data.draw(st.lists(st.tuples(st.sampled_from(["AIV", "AIC", "MIX"]), st.integers(1, 200)),
+                                                max_size=40)) for _ in range(c)]
+    elif kind == "ints":
+        col = data.draw(st.lists(st.integers(-5, 5), min_size=n, max_size=n))
+    elif kind == "strings":
+        col = data.draw(st.lists(st.sampled_from(["a", "b", "ü"]), min_size=n, max_size=n))
+    elif kind == "bools":
+        col = [i % 7 == 0 for i in range(n)]
+    elif kind == "mixed":
+        col = [i if i % 3 else str(i) for i in range(n)]
+    else:
+        col = [2**70 + i for i in range(n)]  # beyond 64 bits
+    got = packed(col)
+    assert unpack(got) == col and [type(x) for x in unpack(got)] == [type(x) for x in col]
+    if kind in ("range",) and n >= PACK_FROM:
+        assert got == {"$range": [first, step, n]}
+    if isinstance(got, dict):
+        assert len(json.dumps(got)) < len(json.dumps(col))
+    if kind in ("bools", "mixed", "big") or len(col) < PACK_FROM:
+        assert got is col

@@ -439,6 +439,20 @@ function asRows(items) {
   return { $rows: Object.fromEntries(keys.map((k) => [k, items.map((x) => x[k])])) };
 }
 
+/** A column packed as the servers pack a long one (server/panel_data.py `packed`; here whatever its length): an
+ * arithmetic progression of ints as `{$range: [first, step, n]}`, runs of one value as `{$runs: [value, count, …]}`. */
+function packColumn(col) {
+  const ints = col.length > 1 && col.every(Number.isInteger);
+  if (ints && col.every((x, i) => i === 0 || x - col[i - 1] === col[1] - col[0])) return { $range: [col[0], col[1] - col[0], col.length] };
+  if (!col.every((x) => Number.isInteger(x) || typeof x === 'string')) return col;
+  const runs = [];
+  for (const x of col) {
+    if (runs.length && runs[runs.length - 2] === x) runs[runs.length - 1] += 1;
+    else runs.push(x, 1);
+  }
+  return runs.length < col.length ? { $runs: runs } : col;
+}
+
 /** What the servers send for a record above 20,000 tile ops (server/analyze.py panel_record), made here from the fixture:
  * without its tile ops, the subgraphs' ops, the blocks' instructions and buffers, the execute tasks' GM reads and writes and the
  * run's tasks; with the aggregates the views draw instead. Its passes carry only their graphs, as the servers' do. */
@@ -579,6 +593,25 @@ describe('graph panel: a slim record\'s columns and dependency runs', () => {
     assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.record.subgraphs), whole.record.subgraphs);
     const d = depths(tasks);
     assert.deepEqual((await nodeIds(p.page)).sort(), [...new Set(tasks.map((t) => `L${t.leaf}@${d.get(t.id)}`))].sort());
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
+describe('graph panel: a slim record\'s packed columns', () => {
+  test('columns sent packed (ids as a range, cores and leaves as runs) are read as the whole record\'s', async () => {
+    const whole = fx('attention24.json');
+    const r = structuredClone(whole.record);
+    const pack = (rows) => ({ $rows: Object.fromEntries(Object.entries(rows.$rows).map(([k, c]) => [k, packColumn(c)])) });
+    r.execute.tasks = pack(asRows(r.execute.tasks.map(({ preds, ...rest }) => ({ ...rest, pred_runs: predRunsOf(preds) }))));
+    r.subgraphs = pack(asRows(r.subgraphs));
+    const kinds = [...Object.values(r.execute.tasks.$rows), ...Object.values(r.subgraphs.$rows)].map((c) => Object.keys(c)[0]);
+    assert.ok(kinds.includes('$range') && kinds.includes('$runs'), `both packings to read: ${kinds}`);
+    const p = await openPanel(browser.context, 'graph');
+    await send(p.page, { type: 'record', ...whole, record: r });
+    await p.page.click('button[data-view=execute]');
+    assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.record.execute.tasks), whole.record.execute.tasks);
+    assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.record.subgraphs), whole.record.subgraphs);
     await noErrors(p);
     await p.page.close();
   });

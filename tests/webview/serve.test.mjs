@@ -189,7 +189,8 @@ describe('pypto-ide serve in a browser', () => {
     const rec = await api(`/jobs/${job}/record?panel=true`);
     assert.equal(rec.tiles.ops, undefined);
     assert.equal(rec.aggregates.tile_ops, rec.omitted.tiles.ops.id);
-    assert.equal(rec.aggregates.subgraph_nodes.length, rec.subgraphs.$rows.id.length);  // (columns: as_rows)
+    const ids = rec.subgraphs.$rows.id;  // (columns: as_rows; the ids packed, 0 to n - 1: panel_data.packed)
+    assert.deepEqual(ids.$range, [0, 1, rec.aggregates.subgraph_nodes.length]);
     const { page, errors } = await open(`graph.html?kernel=${encodeURIComponent('big.py::softmax_kernel')}&view=tiles`);
     // the Tiles view's grids from /tile-grids
     await page.waitForSelector('.graph-svg g.tilegrid', { timeout: WAIT * 3 });

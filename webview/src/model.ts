@@ -157,11 +157,32 @@ export class RecordIndex {
   }
 }
 
-/** A list a slim record sends as columns (server/panel_data.py `as_rows`: `{"$rows": {key: [values]}}`) as its
- * objects again; anything else as it is. */
-function rows<T>(x: T[] | { $rows: Record<string, unknown[]> } | null | undefined): T[] | null | undefined {
+/** A column as a slim record sends it (server/panel_data.py `packed`): a list, an arithmetic progression
+ * `{"$range": [first, step, n]}` or runs of one value `{"$runs": [value, count, value, count, …]}`; as the list. */
+export type Column = unknown[] | { $range: [number, number, number] } | { $runs: unknown[] };
+
+export function unpack(col: Column): unknown[] {
+  if (Array.isArray(col)) return col;
+  if ('$range' in col) {
+    const [first, step, n] = col.$range;
+    const out = new Array<number>(n);
+    for (let i = 0; i < n; i++) out[i] = first + i * step;
+    return out;
+  }
+  const runs = col.$runs;
+  let n = 0;
+  for (let i = 1; i < runs.length; i += 2) n += runs[i] as number;
+  const out = new Array<unknown>(n);
+  let at = 0;
+  for (let i = 0; i < runs.length; i += 2) out.fill(runs[i], at, (at += runs[i + 1] as number));
+  return out;
+}
+
+/** A list a slim record sends as columns (server/panel_data.py `as_rows`: `{"$rows": {key: column}}`, each column
+ * a list or packed) as its objects again; anything else as it is. */
+function rows<T>(x: T[] | { $rows: Record<string, Column> } | null | undefined): T[] | null | undefined {
   if (!x || Array.isArray(x) || typeof x !== 'object' || !('$rows' in x)) return x as T[] | null | undefined;
-  const cols = x.$rows;
+  const cols = Object.fromEntries(Object.entries(x.$rows).map(([k, c]) => [k, unpack(c)]));
   const keys = Object.keys(cols);
   const n = keys.length ? cols[keys[0]].length : 0;
   const out: T[] = new Array(n);
