@@ -17,7 +17,7 @@ import heapq
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import chain
+from itertools import chain, groupby
 from typing import Any
 
 PANEL_TILE_OPS = 20_000  # above this many tile ops the panels are sent a slim record (`panel_record`)
@@ -126,6 +126,8 @@ def panel_record(lists: Any, limit: int = PANEL_TILE_OPS, tasks: int = PANEL_TAS
         if isinstance(sgs, dict) and "$rows" in sgs:
             out["subgraphs"] = {"$rows": {k: packed(_listed(v)) for k, v in sgs["$rows"].items()}}
         aggregates.update(panel_aggregates(lists))
+        if isinstance(aggregates.get("subgraph_nodes"), list):
+            aggregates["subgraph_nodes"] = packed(aggregates["subgraph_nodes"])
     if windowed:
         assert isinstance(run, dict)
         gone_run: dict[str, Any] = {"tasks": n_tasks, "pipe_profiles": len(run.get("pipe_profiles") or ())}
@@ -163,19 +165,23 @@ PACK_FROM = 1_000  # a `$rows` column of this many values or more is sent packed
 
 
 def packed(column: list[Any]) -> Any:
-    """A slim record's `$rows` column as sent: ints in one arithmetic progression as `{"$range": [first, step, n]}`
-    (ids: 0, 1, 2, …), a column of long runs of one value (ints or strings: cores, leaves, instances) as
-    `{"$runs": [value, count, value, count, …]}`, any other as it is; `webview/src/model.ts` `unpack` makes the list
-    again. glm's fused attention's 1.05 M tasks and subgraphs: their ids, subgraphs and cores were 42 of the slim
-    record's 76 MB."""
+    """A slim record's `$rows` column (and its subgraphs' nodes) as sent: ints in one arithmetic progression as
+    `{"$range": [first, step, n]}` (ids: 0, 1, 2, …), a column of long runs of one value (ints, strings or lists:
+    cores, leaves, instances, coordinates) as `{"$runs": [value, count, value, count, …]}`, any other as it is;
+    `webview/src/model.ts` `unpack` makes the list again. glm's fused attention's 1.05 M tasks and subgraphs: their
+    ids, subgraphs and cores were 42 of the slim record's 76 MB, their coordinates and nodes 11 more."""
     n = len(column)
     if n < PACK_FROM:
         return column
     import numpy as np  # (here: the language server starts without numpy)
 
     first = column[0]
-    if set(map(type, column)) not in ({int}, {str}):
-        return column  # (bools, floats, None, lists, a mix: as they are)
+    kinds = set(map(type, column))
+    if kinds == {list}:  # runs of equal lists (tasks' coordinates, subgraphs' nodes)
+        pairs = [(v, sum(1 for _ in run)) for v, run in groupby(column)]
+        return column if 4 * len(pairs) > n else {"$runs": [x for pair in pairs for x in pair]}
+    if kinds not in ({int}, {str}):
+        return column  # (bools, floats, None, a mix: as they are)
     try:
         a = np.asarray(column)
     except OverflowError:  # an int beyond 64 bits

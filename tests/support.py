@@ -223,7 +223,8 @@ def unpack(column: Any) -> list[Any]:
     if kind == "$range" or kind != "$runs" and len(v) % 2 == 1:
         first, step, n = v
         return [first + i * step for i in range(n)]
-    return [x for value, count in zip(v[::2], v[1::2]) for x in [value] * count]
+    return [list(value) if isinstance(value, list) else value for value, count in zip(v[::2], v[1::2])
+            for _ in range(count)]
 
 
 def from_rows(x: Any) -> Any:

@@ -22,7 +22,7 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import HOSTILE_KERNELS, USES_HELPER, from_rows, softmax_source, unruns
+from support import HOSTILE_KERNELS, USES_HELPER, from_rows, softmax_source, unpack, unruns
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
@@ -469,7 +469,7 @@ def test_the_panels_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(
         sum(e - s for s, e in zip(rt["start"], rt["end"], strict=True)), rel=1e-9)
     # each subgraph's tensor nodes, compute ops' first (a task's source lines), and the buffer use per node
     moves = ("load", "store", "copy_in", "copy_out")
-    assert agg["tile_ops"] == n and agg["subgraph_nodes"] == [
+    assert agg["tile_ops"] == n and unpack(agg["subgraph_nodes"]) == [
         list(dict.fromkeys([t["node"][k] for k in sg["ops"] if t["op"][k] not in moves]
                            + [t["node"][k] for k in sg["ops"] if t["op"][k] in moves])) for sg in sgs]
     share = {b["leaf"]: max(p / dict(b["capacity_bytes"])[s] for s, p in b["peak_bytes"]) for b in blocks}

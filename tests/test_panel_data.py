@@ -128,12 +128,13 @@ def test_the_start_order_in_numpy_is_the_loops(tasks):
 
 
 @settings(max_examples=150, deadline=None)
-@given(kind=st.sampled_from(["range", "runs", "ints", "strings", "bools", "mixed", "big"]),
+@given(kind=st.sampled_from(["range", "runs", "lists", "ints", "strings", "bools", "mixed", "big"]),
        n=st.integers(0, 3 * PACK_FROM), first=st.integers(-10**6, 10**6), step=st.integers(-3, 3),
        data=st.data())
 def test_a_packed_column_is_the_same_list_and_a_long_regular_one_is_shorter(kind, n, first, step, data):
     """`packed`: a `$rows` column as a range, as runs, or as it is; read back (`unpack`, as webview model.ts does) it
-    is the same list, element types included (bools stay bools, a mix of ints and strings stays itself)."""
+    is the same list, element types included (bools stay bools, a mix of ints and strings stays itself), and a list
+    per entry, not one shared."""
     import json
 
     if kind == "range":
@@ -141,6 +142,9 @@ def test_a_packed_column_is_the_same_list_and_a_long_regular_one_is_shorter(kind
     elif kind == "runs":
         col = [v for v, c in data.draw(st.lists(st.tuples(st.sampled_from(["AIV", "AIC", "MIX"]), st.integers(1, 200)),
                                                 max_size=40)) for _ in range(c)]
+    elif kind == "lists":  # coordinates, a subgraph's nodes: runs of equal lists
+        col = [list(v) for v, c in data.draw(st.lists(st.tuples(st.sampled_from([(), (0, 0), (1, 0), (2, 5, 7)]),
+                                                               st.integers(1, 200)), max_size=40)) for _ in range(c)]
     elif kind == "ints":
         col = data.draw(st.lists(st.integers(-5, 5), min_size=n, max_size=n))
     elif kind == "strings":
@@ -152,7 +156,9 @@ def test_a_packed_column_is_the_same_list_and_a_long_regular_one_is_shorter(kind
     else:
         col = [2**70 + i for i in range(n)]  # beyond 64 bits
     got = packed(col)
-    assert unpack(got) == col and [type(x) for x in unpack(got)] == [type(x) for x in col]
+    back = unpack(got)
+    assert back == col and [type(x) for x in back] == [type(x) for x in col]
+    assert len({id(x) for x in back if isinstance(x, list)}) == sum(isinstance(x, list) for x in back)
     if kind in ("range",) and n >= PACK_FROM:
         assert got == {"$range": [first, step, n]}
     if isinstance(got, dict):

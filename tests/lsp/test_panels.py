@@ -55,7 +55,7 @@ async def test_record_is_the_whole_compile_record_with_listings_and_follows_edit
 async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client, lsp_kit, tmp_path):
     """Above 20,000 tile ops the panels are sent the record without the per-tile-op fields they do not
     draw (server/analyze.py `panel_record`), each named with its length in `omitted`."""
-    from support import from_rows, softmax_source
+    from support import from_rows, softmax_source, unpack
 
     doc = lsp_kit.Doc(client, tmp_path / "big.py", softmax_source(128, "big"))
     summary = (await client.records.record(doc.uri, "big", 1))["summary"]
@@ -83,7 +83,7 @@ async def test_the_record_of_a_big_kernel_leaves_out_the_per_tile_op_bulk(client
     assert all("instrs" not in b and b["peak_bytes"] and b["capacity_bytes"] for b in rec["blocks"])
     # in their place what the views draw from them: each subgraph's tensor nodes (a task's source lines), the
     # buffer use per node (its overlay)
-    agg = rec["aggregates"]
+    agg = {**rec["aggregates"], "subgraph_nodes": unpack(rec["aggregates"]["subgraph_nodes"])}  # (maybe packed)
     assert len(agg["subgraph_nodes"]) == len(rec["subgraphs"]) and all(agg["subgraph_nodes"])
     tile_nodes = {x for ns in agg["subgraph_nodes"] for x in ns}
     assert len(agg["buffer_use"]) == len(tile_nodes)  # (the test client renames keys that are no identifiers)

@@ -444,10 +444,10 @@ function asRows(items) {
 function packColumn(col) {
   const ints = col.length > 1 && col.every(Number.isInteger);
   if (ints && col.every((x, i) => i === 0 || x - col[i - 1] === col[1] - col[0])) return { $range: [col[0], col[1] - col[0], col.length] };
-  if (!col.every((x) => Number.isInteger(x) || typeof x === 'string')) return col;
+  if (!col.every((x) => Number.isInteger(x) || typeof x === 'string' || Array.isArray(x))) return col;
   const runs = [];
   for (const x of col) {
-    if (runs.length && runs[runs.length - 2] === x) runs[runs.length - 1] += 1;
+    if (runs.length && JSON.stringify(runs[runs.length - 2]) === JSON.stringify(x)) runs[runs.length - 1] += 1;
     else runs.push(x, 1);
   }
   return runs.length < col.length ? { $runs: runs } : col;
@@ -612,6 +612,8 @@ describe('graph panel: a slim record\'s packed columns', () => {
     await p.page.click('button[data-view=execute]');
     assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.record.execute.tasks), whole.record.execute.tasks);
     assert.deepEqual(await p.page.evaluate(() => window.__pyptoPanel.panel.record.subgraphs), whole.record.subgraphs);
+    // a list per task, as the JSON of each made: not one shared by a run's tasks
+    assert.equal(await p.page.evaluate(() => { const t = window.__pyptoPanel.panel.record.execute.tasks; return t[0].coord === t[1].coord; }), false);
     await noErrors(p);
     await p.page.close();
   });

@@ -174,7 +174,12 @@ export function unpack(col: Column): unknown[] {
   for (let i = 1; i < runs.length; i += 2) n += runs[i] as number;
   const out = new Array<unknown>(n);
   let at = 0;
-  for (let i = 0; i < runs.length; i += 2) out.fill(runs[i], at, (at += runs[i + 1] as number));
+  for (let i = 0; i < runs.length; i += 2) {
+    const v = runs[i];
+    const end = at + (runs[i + 1] as number);
+    if (Array.isArray(v)) for (; at < end; at++) out[at] = v.slice(); // (a list each, as the JSON of each would make)
+    else out.fill(v, at, (at = end));
+  }
   return out;
 }
 
@@ -201,6 +206,8 @@ function rows<T>(x: T[] | { $rows: Record<string, Column> } | null | undefined):
 export function expandSlimRecord(r: CompileRecord): void {
   type Wire = Parameters<typeof rows>[0];
   if (r.subgraphs) r.subgraphs = rows(r.subgraphs as Wire) as typeof r.subgraphs;
+  const nodes = r.aggregates?.subgraph_nodes as Column | undefined;
+  if (r.aggregates && nodes && !Array.isArray(nodes)) r.aggregates.subgraph_nodes = unpack(nodes) as number[][];
   if (r.execute) r.execute.tasks = rows(r.execute.tasks as Wire) as typeof r.execute.tasks;
   for (const t of r.execute?.tasks ?? []) {
     const runs = (t as { pred_runs?: (number | [number, number])[] }).pred_runs;
