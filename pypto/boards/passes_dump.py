@@ -227,9 +227,9 @@ def _lis(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def line_diff(a: list[str], b: list[str], *, match_lines: int = MATCH_LINES,
-              seconds: float = DIFF_SECONDS) -> LineDiff:
-    """`a` against `b`, bounded in time (see above)."""
-    deadline = time.monotonic() + seconds
+              seconds: float | None = None) -> LineDiff:
+    """`a` against `b`, bounded in time (see above): `seconds`, default `DIFF_SECONDS` as it is when called."""
+    deadline = time.monotonic() + (DIFF_SECONDS if seconds is None else seconds)
     ops: list[Opcode] = []
     cuts: list[str] = []
 
