@@ -17,7 +17,7 @@ import heapq
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import chain, groupby
+from itertools import chain
 from typing import Any
 
 PANEL_TILE_OPS = 20_000  # above this many tile ops the panels are sent a slim record (`panel_record`)
@@ -178,8 +178,17 @@ def packed(column: list[Any]) -> Any:
     first = column[0]
     kinds = set(map(type, column))
     if kinds == {list}:  # runs of equal lists (tasks' coordinates, subgraphs' nodes)
-        pairs = [(v, sum(1 for _ in run)) for v, run in groupby(column)]
-        return column if 4 * len(pairs) > n else {"$runs": [x for pair in pairs for x in pair]}
+        starts = [0]
+        limit, prev = n // 4, first
+        for i in range(1, n):  # (given up as soon as the runs are too many: a column of short ones costs half a scan)
+            x = column[i]
+            if x != prev:
+                starts.append(i)
+                if len(starts) > limit:
+                    return column
+                prev = x
+        starts.append(n)
+        return {"$runs": [x for k in range(len(starts) - 1) for x in (column[starts[k]], starts[k + 1] - starts[k])]}
     if kinds not in ({int}, {str}):
         return column  # (bools, floats, None, a mix: as they are)
     try:
