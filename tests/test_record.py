@@ -543,3 +543,29 @@ def test_compile_for_given_placeholders_makes_values_where_the_kernel_reads_them
 
     _, kept = compile_for(plain, example_arguments(plain, values=False))
     assert isinstance(kept["x"], NoValues), "a kernel that reads no scalars keeps its placeholders"
+
+
+def test_the_ops_a_records_costs_and_listings_read_are_kept_from_the_compile() -> None:
+    """After copy insertion a tile op's id is not its position: the block instructions' ops are noted while the
+    compile's index of every op is at hand (`tile_ir.keep_ops`), so the record's per-node costs and its listings
+    find them without making that index again (glm's fused attention's job made it after its findings' child
+    forked: 0.8 s of copied pages)."""
+    from pypto.compiler import tile_ir
+    from pypto.frontend.inputs import example_arguments
+    from pypto.record import trace_for
+    from server import analyze
+
+    path = str(Path(__file__).resolve().parents[1] / "examples" / "rmsnorm.py")
+    kernel = analyze._kernel(analyze._load(path, Path(path).read_text()), path, "rmsnorm_kernel")
+    rec = trace_for(kernel, example_arguments(kernel, values=False)).lowered()
+    tiles, blocks = rec.program.tiles, rec.program.blocks
+    assert tiles is not None and blocks is not None
+    ids = {ins.tile_op for b in blocks for ins in b.instrs if ins.tile_op >= 0}
+    assert any(not (i < len(tiles.ops) and tiles.ops[i].id == i) for i in ids)  # ids off their positions
+    assert "by_id" not in tile_ir._derived(tiles)  # the compile's index let go of
+    costs = rec.instruction_costs
+    listings = [rec.listing(leaf) for leaf in range(len(blocks))]
+    assert "by_id" not in tile_ir._derived(tiles)  # and not made again
+    found = {i: tile_ir.op_with_id(tiles, i) for i in ids}
+    by_id = tile_ir.ops_by_id(tiles)
+    assert found == {i: by_id[i] for i in ids} and costs and all(listings)

@@ -17,7 +17,7 @@ from pypto.compiler.block import block_schedule
 from pypto.compiler.execute import execute_graph
 from pypto.compiler.manager import Instrument, Pass, PassContext, PassManager, PassRecord, Program, Recorder
 from pypto.compiler.tensor_passes import autocast, cse, dce, decompose, simplify, verify
-from pypto.compiler.tile_ir import forget_depends, forget_ops_by_id, take_execute_ahead
+from pypto.compiler.tile_ir import forget_depends, forget_ops_by_id, keep_ops, take_execute_ahead
 from pypto.compiler.tile_passes import graph_partition, leaf_functions, memory_types, tile_expand
 from pypto.ir.enums import CompStage
 from pypto.ir.graph import Graph
@@ -130,6 +130,8 @@ def _run(program: Program, options: dict[str, Any], instruments: Sequence[Instru
         with gc_paused():
             result = manager.run(program, ctx, stop, start)
             if result.tiles is not None:
+                if result.blocks is not None:  # the few ops the listings and per-node costs read, found now
+                    keep_ops(result.tiles, {ins.tile_op for b in result.blocks for ins in b.instrs})
                 forget_ops_by_id(result.tiles)  # the stages' index of the tile ops: not kept with the program
                 forget_depends(result.tiles)  # nor the partition's arrows the execute stage read
                 take_execute_ahead(result.tiles, ())  # nor an execute graph a stop stage left untaken
