@@ -16,6 +16,13 @@ build:webview`) and production_bench.py's folder.
 
 Run: `.venv/bin/python benchmarks/serve_pages_bench.py --keep /tmp/mo3 --kernels gated_delta_rule,glm_fusion`.
 
+Session 44 (2026-12-02, machine-speed line 0.70-0.73 s; glm_fusion only, one run per row, this tree at each step;
+the job ran 32-41 s): graph page 39.1 (3.1) at the session's start, 38.0 (0.5) and 37.4 (0.6) once a job's end no
+longer made its run's 130 MB of JSON (bb6e7a7), 40.0 (-0.7) with the slim record's columns packed (df1bf95: 77.9 ->
+15.0 MB with the pass graphs); swimlane page 41.3 (5.5), 41.0 (4.1) and 45.0 (0.6), then 39.5 (2.8). Each answer's
+`asked at` is new: the swimlane page asks its first window ~2 s after its record arrives at 10^6 tasks (the page
+makes the tasks' and subgraphs' objects).
+
 Session 43 (2026-12-02, the machine-speed line 0.69-0.70 s; native built in both trees). Before: a worktree of
 0c369a0 (this session's start) with the pages' bundle of that code (07:45-07:53 UTC); now: this tree (08:34-08:41
 UTC). Page opened -> drawn, s (of it after the job's end; negative: drawn from the job's record before its advice was
