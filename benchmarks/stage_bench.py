@@ -43,6 +43,11 @@ calls in force for a tile op (`_models.tile_call_lines`), it halved a dimension 
   forked child while the graph is built, since session 32; `tile_passes.BESIDE_FROM`), median of `--runs` each, the
   two programs checked equal.
 
+Session 44 (2026-12-02 10:54 UTC, `--edited --runs 2`, production_bench's edit at last: 200,160 tile ops, 76,272
+tasks, 173,568 arrows): gated delta rule's passes 0.23 / 0.51 / 0.52 / 0.02 s, tile expansion stamped 0.23 against
+0.35 in full (192 iterations stamped), board 0.05, record document 0.57, answer round trip 0.08, leaves then the
+execute graph 0.61 against 0.58 beside, editor view 0.24 / 0.19 s.
+
 Session 32 (2026-11-30 22:00 UTC, `--edited --runs 2`, the leaf functions merged in a forked child beside the
 execute graph's build): gated delta rule's passes 0.24 / 0.81 / 0.69 / 0.02 s (expansion, partition, leaf functions
 with the build, the labelling), its document 0.70 s; Kimi's 0.11 / 1.02 / 0.76 / 0.01 s, document 0.64 s (last
