@@ -254,7 +254,10 @@ class History:
         return out
 
     def _keep_run(self, path: str, kernel: str, entry_id: int, run: Run) -> None:
-        packed = gzip.compress(_bytes(run) or b"null", _GZIP_LEVEL)
+        data = _bytes(run)
+        if data is None:
+            return
+        packed = gzip.compress(data, _GZIP_LEVEL)
         if len(packed) > RUN_MAX_BYTES:
             log.info("the run of %s #%d is %d MB compressed: only its figures are kept", kernel, entry_id,
                      len(packed) >> 20)

@@ -173,8 +173,8 @@ class Results:
         self._making: dict[tuple[int, Any], threading.Event] = {}  # (cache, key) -> set once a thread made it
 
     def _cached(self, cache: OrderedDict[Any, Any], key: Any, size: int, make: Callable[[], Any]) -> Any:
-        """`make()`'s value for `key`, made once for the threads that ask while it is made (a page's window and
-        the history's copy of the run, both asked at a job's end)."""
+        """`make()`'s value for `key`, made once for the threads that ask while it is made (a page's windows, the
+        history's copy of a run a window is making)."""
         from pypto.compiler.pipeline import gc_paused
 
         mark = (id(cache), key)
@@ -257,12 +257,17 @@ class Results:
                     return lean  # type: ignore[no-any-return]
         return self.record(job)
 
-    def run(self, job: Job) -> dict[str, Any]:
+    def run(self, job: Job, keep: bool = True) -> dict[str, Any]:
         """The job's run (its swimlane) as lists: from the record's document and only the run's arrays of its
-        columns, not parsed from JSON (glm's fused attention, 1.05 M tasks: 0.67 s, against 1.1 s to parse it)."""
+        columns, not parsed from JSON (glm's fused attention, 1.05 M tasks: 0.67 s, against 1.1 s to parse it).
+        `keep=False` (what writes it out once: the history's copy, a pin, the export): the cached one, or the one a
+        window is making, else made and not cached (a 10^6-task run's lists are hundreds of MB, and the history
+        copies every job's run, asked by a page or not)."""
+        from pypto.compiler.pipeline import gc_paused
         from pypto.ir.columns import array_names, expand, read_npz
 
         data = self._stored(job, "record")
+        key = (job.id, "run")
 
         def make() -> dict[str, Any]:
             run = json.loads(data).get("run")
@@ -270,7 +275,13 @@ class Results:
                 raise Refused(409, f"job {job.id} has no run")
             cols = job.extra.get("record_columns")
             return expand(run, read_npz(cols, array_names(run)) if cols is not None else {})  # type: ignore[no-any-return]
-        return self._cached(self._docs, (job.id, "run"), self._sizes["docs"], make)  # type: ignore[no-any-return]
+        if not keep:
+            with self._lock:
+                shared = key in self._docs or (id(self._docs), key) in self._making
+            if not shared:
+                with gc_paused():
+                    return make()
+        return self._cached(self._docs, key, self._sizes["docs"], make)  # type: ignore[no-any-return]
 
     def tasks(self, job: Job) -> dict[str, Any]:
         """The job's task index (`task_index`), made on the first ask from the stored record, its columns and pass
@@ -667,7 +678,7 @@ def run_bytes(job: Job, res: Results) -> bytes:
     """The job's run as compact JSON (the swimlane export, the history's copy, a pin's), made when asked and in
     parts (`json_parts`): it is the history's thread that makes it at a job's end, while the pages ask for their
     record and windows."""
-    return b"".join(json_parts(res.run(job)))
+    return b"".join(json_parts(res.run(job, keep=False)))
 
 
 # a long list's elements written by one json.dumps call (`json_parts`): no slower than one call for the whole, and
