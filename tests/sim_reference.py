@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.boards.stitch import Stitching
+from pypto.boards.stitch import plan as stitch_plan
 from pypto.boards.swimlane import Lane, LaneTask, Swimlane, instance_labels, lane_names, ready_counters
 from pypto.compiler.block_ir import PIPES, Block, Instr, Operand
 from pypto.compiler.execute_ir import ExecGraph
@@ -264,10 +266,8 @@ class _L2:
         return False
 
 
-def device_tasks(exe: ExecGraph, stitch_max: int) -> list[int]:
-    """Each task's device task: root-function instances in order, `stitch_max` to a device task."""
-    instances = sorted({t.instance for t in exe.tasks})
-    window = {inst: k // max(1, stitch_max) for k, inst in enumerate(instances)}
+def device_tasks(exe: ExecGraph, window: Mapping[int, int]) -> list[int]:
+    """Each task's device task: its instance's window (`pypto.boards.stitch.plan`, tested on its own)."""
     return [window[t.instance] for t in exe.tasks]
 
 
@@ -280,16 +280,16 @@ def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
     if exe is None or blocks is None or tiles is None:
         raise ValueError("the sim board needs a program lowered through the execute stage")
     mode = int(opts.get("device_sched_mode", 0))
-    stitch_max = int(opts.get("stitch_function_max_num", 128))
+    stitching = stitch_plan(program, opts)
     if mode not in (0, 1, 2, 3):
         raise ValueError(f"device_sched_mode {mode}: PyPTO's modes are 0 (FIFO), 1 (L2 affinity), 2 (fair), 3 (both)")
-    return _Chip(exe, blocks, tiles, bd, mode, stitch_max).run()
+    return _Chip(exe, blocks, tiles, bd, mode, stitching).run()
 
 
 class _Chip:
     def __init__(self, exe: ExecGraph, blocks: Sequence[Any], tiles: TileGraph, board: Mapping[str, Any],
-                 mode: int, stitch_max: int) -> None:
-        self.exe, self.board, self.mode, self.stitch_max = exe, board, mode, stitch_max
+                 mode: int, stitching: Stitching) -> None:
+        self.exe, self.board, self.mode, self.stitching = exe, board, mode, stitching
         self.core = CoreModel(blocks, board)
         self.elem_bytes = [b.dtype.nbytes for b in tiles.buffers]
         self.instance_labels = instance_labels(tiles)
@@ -320,15 +320,17 @@ class _Chip:
             indeg[t.id] = len(t.preds)
             for p in t.preds:
                 succs[p].append(t.id)
-        device = device_tasks(exe, self.stitch_max)
+        ranks = sorted({t.instance for t in exe.tasks})
+        root_function = dict(zip(ranks, self.stitching.root_function.tolist(), strict=True))
+        device = device_tasks(exe, dict(zip(ranks, self.stitching.window.tolist(), strict=True)))
         ndev = max(device, default=-1) + 1
         left_in_device = [0] * ndev
         for d in device:
             left_in_device[d] += 1
         parked: list[list[int]] = [[] for _ in range(ndev)]  # ready but their device task not started
         released = [False] * ndev
-        functions = [0] * ndev  # root-function instances per device task
-        for _inst, d in {(t.instance, device[t.id]) for t in exe.tasks}:
+        functions = [0] * ndev  # root functions per device task
+        for _root, d in {(root_function[t.instance], device[t.id]) for t in exe.tasks}:
             functions[d] += 1
         stitched = list(itertools.accumulate(  # one after another on the stitch thread
             self.stitch_cost + self.stitch_per_function * k for k in functions))
@@ -442,7 +444,8 @@ class _Chip:
         tasks = tuple(LaneTask(t.id, lane_of[t.id], start[t.id] * us, end[t.id] * us, t.leaf, t.coord, t.preds,
                                ready_at[t.id] * us, profile[t.id], label[t.instance]) for t in exe.tasks)
         info = {"board": str(self.board.get("name", "")), "clock_ghz": self.clock_ghz,
-                "device_sched_mode": self.mode, "stitch_function_max_num": self.stitch_max,
+                "device_sched_mode": self.mode, "stitch_function_max_num": self.stitching.stitch_max,
+                **self.stitching.info,
                 "device_tasks": ndev, "l2_hit_bytes": self.l2_hits, "l2_miss_bytes": self.l2_misses,
                 "cycles": last_end, "end_to_end_us": last_end * us,
                 "kernel_us": sum(f - s for s, f in zip(launched, finished)) * us}

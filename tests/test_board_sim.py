@@ -100,13 +100,16 @@ def test_the_kernel_body_after_a_loop_is_stitched_after_the_loop():
     used to sit in the first device task, which then waited on later ones that were released only
     after it ended ('tasks never ready')."""
     from pypto.boards.sim import device_tasks
+    from pypto.boards.stitch import plan
     from pypto.frontend.inputs import example_arguments
 
     kernel = load_module(EXAMPLES / "paged_attention.py").paged_decode
     program = lowered(kernel, *example_arguments(kernel).values())[1].program
     tasks = program.execute.tasks
     for stitch in (1, 8):
-        device = device_tasks(program.execute, stitch)
+        stitching = plan(program, {"stitch_function_max_num": stitch})
+        ranks = sorted({t.instance for t in tasks})
+        device = device_tasks(program.execute, dict(zip(ranks, stitching.window.tolist(), strict=True)))
         assert all(device[p] <= device[t.id] for t in tasks for p in t.preds)  # no device task waits on a later one
         body = min(t.instance for t in tasks)
         after_loop = [t for t in tasks if t.instance == body and any(tasks[p].instance != body for p in t.preds)]

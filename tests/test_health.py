@@ -575,3 +575,31 @@ def test_the_execute_level_reads_the_graphs_columns_or_its_tasks_alike(name):
     bare = dataclasses.replace(rec, program=dataclasses.replace(rec.program,
                                                                 execute=dataclasses.replace(exe, columns=None)))
     assert health_report(bare).to_json() == health_report(rec).to_json()
+
+
+def test_device_tasks_a_deeper_stitch_would_overlap_are_a_finding_with_the_boards_figure():
+    """One root function per device task: `board.stitching` says how many ran one after another and what the sim
+    board simulated with them all in one (faster: the figure is that run's); a kernel already in one device task
+    gets no such finding."""
+    import torch
+    from test_stitch import ROWS, _rows_kernel
+
+    from pypto.boards.sim import simulate
+    from pypto.boards.swimlane import metrics
+    from pypto.record import compile_for
+
+    x, w = torch.randn(ROWS, 32), torch.randn(32, 32)
+    inputs = {"x": x, "w": w, "out": torch.empty_like(x)}
+    record = profile(compile_for(_rows_kernel(None, stitch_function_max_num=1), inputs)[0], "sim")
+    found = [f for f in health_report(record).findings if f.rule == "board.stitching"]
+    assert len(found) == 1
+    f = found[0]
+    assert f.numbers["device_tasks"] == record.run.info["device_tasks"] > 1
+    k = f.numbers["stitch_function_max_num"]
+    deep = metrics(simulate(record.program, runtime_options={"stitch_function_max_num": k})).makespan
+    assert f.numbers["simulated_us"] == pytest.approx(deep, rel=1e-3)
+    assert deep < metrics(record.run).makespan / 1.05
+    assert f"stitch_function_max_num {k}" in f.suggestion and "simulated on the sim board" in f.suggestion
+    whole = profile(compile_for(_rows_kernel(None), inputs)[0], "sim")
+    assert whole.run.info["device_tasks"] == 1
+    assert not [f for f in health_report(whole).findings if f.rule == "board.stitching"]

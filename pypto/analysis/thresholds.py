@@ -46,6 +46,10 @@ is worth a warning.
 | `board.dependency-bound`  | warn  | critical path >= `critical_path =   | tasks wait on each other: more cores      |
 |                           |       | 0.80` of the makespan, >=           | would not help (a producer and its one    |
 |                           |       | `critical_path_tasks = 3` tasks     | consumer is every kernel's least chain)   |
+| `board.stitching`         | warn  | >1 device task, <= 300k tasks, and  | device tasks run one after another; a     |
+|                           |       | the graph with every root function  | deeper stitch overlaps them (a figure the |
+|                           |       | in one device task simulates >= 5 % | sim board ran, not a rule of thumb)       |
+|                           |       | faster (`STITCH_GAIN`)              |                                           |
 | `board.bound`             | info  | none (always, with a board run)     | what limits the run                       |
 
 A warning that proposes tile shapes claims waste a tile shape wins back; the sim board checks

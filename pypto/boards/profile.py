@@ -87,7 +87,9 @@ def bottleneck(sl: Swimlane) -> tuple[str, str]:
         return "dependency", (f"the critical path is {m.critical_share:.0%} of the makespan: "
                               f"the tasks wait on each other")
     if idle > m.busy:
-        return "dependency", (f"lanes idle {idle / (idle + m.busy):.0%} of the time waiting for predecessors; "
+        devices = int(sl.info.get("device_tasks", 0) or 0)
+        also = f" or for their device task ({devices} ran one after another)" if devices > 1 else ""
+        return "dependency", (f"lanes idle {idle / (idle + m.busy):.0%} of the time waiting for predecessors{also}; "
                               f"only {m.utilization:.0%} utilized")
     busy = pipe_busy(sl)
     if not busy:

@@ -66,6 +66,8 @@ import numpy as np
 
 from pypto.boards import sim_kernel
 from pypto.boards.core_model import SET, WAIT, CoreModel
+from pypto.boards.stitch import Stitching
+from pypto.boards.stitch import plan as stitch_plan
 from pypto.boards.swimlane import (
     Lane,
     LaneTask,
@@ -101,14 +103,13 @@ class _L2:
 
 
 
-def device_tasks(exe: ExecGraph, stitch_max: int) -> list[int]:
-    """Each task's device task: root-function instances in order, `stitch_max` to a device task.
+def device_tasks(exe: ExecGraph, window: Mapping[int, int]) -> list[int]:
+    """Each task's device task: its instance's window (`stitch.plan`: root functions in order, so many to a device
+    task).
     A task that waits on a later instance's task (the kernel body's code after a loop, which reads
     what the loop's iterations wrote) goes with the latest device task it waits on: that code is a
     root function of its own in PyPTO, stitched after the loop's (without this, a device task would
     wait on one that is released only after it ends)."""
-    instances = sorted({t.instance for t in exe.tasks})
-    window = {inst: k // max(1, stitch_max) for k, inst in enumerate(instances)}
     device = [window[t.instance] for t in exe.tasks]
     preds = [t.preds for t in exe.tasks]
     done = [False] * len(device)
@@ -250,7 +251,7 @@ def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
     if exe is None or blocks is None or tiles is None:
         raise ValueError("the sim board needs a program lowered through the execute stage")
     mode = int(opts.get("device_sched_mode", 0))
-    stitch_max = int(opts.get("stitch_function_max_num", 128))
+    stitching = stitch_plan(program, opts)
     if mode not in (0, 1, 2, 3):
         raise ValueError(f"device_sched_mode {mode}: PyPTO's modes are 0 (FIFO), 1 (L2 affinity), 2 (fair), 3 (both)")
     collecting = gc.isenabled()
@@ -258,12 +259,12 @@ def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
     try:
         jit = sim_kernel.mode()
         if jit == "on" or (jit == "auto" and (sim_kernel.ready() or len(exe.tasks) >= _LOAD_NOW_TASKS)):
-            swimlane = _Chip(exe, blocks, tiles, bd, mode, stitch_max).run_compiled()
+            swimlane = _Chip(exe, blocks, tiles, bd, mode, stitching).run_compiled()
             if swimlane is not None:
                 return swimlane
         elif jit == "auto":  # load the compiled loop for the next runs, on this graph, in a thread
-            sim_kernel.warm_in_background(lambda: _warm(_Chip(exe, blocks, tiles, bd, mode, stitch_max)))
-        return _Chip(exe, blocks, tiles, bd, mode, stitch_max).run()
+            sim_kernel.warm_in_background(lambda: _warm(_Chip(exe, blocks, tiles, bd, mode, stitching)))
+        return _Chip(exe, blocks, tiles, bd, mode, stitching).run()
     finally:
         if collecting:
             gc.enable()
@@ -271,8 +272,8 @@ def simulate(program: Program, board: Mapping[str, Any] | str = "a2a3",
 
 class _Chip:
     def __init__(self, exe: ExecGraph, blocks: Sequence[Any], tiles: TileGraph, board: Mapping[str, Any],
-                 mode: int, stitch_max: int) -> None:
-        self.exe, self.board, self.mode, self.stitch_max = exe, board, mode, stitch_max
+                 mode: int, stitching: Stitching) -> None:
+        self.exe, self.board, self.mode, self.stitching = exe, board, mode, stitching
         self.core = CoreModel(blocks, board)
         self.elem_bytes = [b.dtype.nbytes for b in tiles.buffers]
         self.instance_labels = instance_labels(tiles)
@@ -310,11 +311,12 @@ class _Chip:
         if cols is None:
             return None
         n = len(cols.leaf)
-        window = cols.instance_rank // max(1, self.stitch_max)
+        window = self.stitching.window[cols.instance_rank]
         device = sim_kernel.compiled().device_of(window, cols.pred_ptr, cols.pred_idx) if n else window
         ndev = int(device.max()) + 1 if n else 0
-        pairs = np.unique(cols.instance_rank * ndev + device)  # (instance, device task) pairs
-        functions = np.bincount(pairs % ndev, minlength=ndev).tolist() if n else []  # instances per device task
+        # (root function, device task) pairs
+        pairs = np.unique(self.stitching.root_function[cols.instance_rank] * ndev + device)
+        functions = np.bincount(pairs % ndev, minlength=ndev).tolist() if n else []  # root functions per device task
         stitched = np.array(list(itertools.accumulate(
             self.stitch_cost + self.stitch_per_function * k for k in functions)), dtype=np.float64)
         lane_core = np.array([{"AIC": 0, "AIV": 1}.get(ln.core, -1) for ln in self.lanes], dtype=np.int64)
@@ -349,7 +351,8 @@ class _Chip:
         us = 1e-3 / self.clock_ghz
         start_us, end_us, ready_us = start * us, end * us, ready_at * us
         info = {"board": str(self.board.get("name", "")), "clock_ghz": self.clock_ghz,
-                "device_sched_mode": self.mode, "stitch_function_max_num": self.stitch_max,
+                "device_sched_mode": self.mode, "stitch_function_max_num": self.stitching.stitch_max,
+                **self.stitching.info,
                 "device_tasks": ndev, "l2_hit_bytes": self.l2_hits, "l2_miss_bytes": self.l2_misses,
                 "cycles": last_end, "end_to_end_us": last_end * us,
                 "kernel_us": sum(f - s for s, f in zip(launched.tolist(), finished.tolist())) * us}
@@ -392,15 +395,18 @@ class _Chip:
                 succs[p].append(tid)
             leaf_of[tid] = t.leaf
             core_of[tid] = core_index[t.core]
-        device = device_tasks(exe, self.stitch_max)
+        ranks = sorted({t.instance for t in tasks})
+        window = dict(zip(ranks, self.stitching.window.tolist(), strict=True))
+        root_function = dict(zip(ranks, self.stitching.root_function.tolist(), strict=True))
+        device = device_tasks(exe, window)
         ndev = max(device, default=-1) + 1
         left_in_device = [0] * ndev
         for d in device:
             left_in_device[d] += 1
         parked: list[list[int]] = [[] for _ in range(ndev)]  # ready but their device task not started
         released = [False] * ndev
-        functions = [0] * ndev  # root-function instances per device task
-        for _inst, d in {(t.instance, device[t.id]) for t in tasks}:
+        functions = [0] * ndev  # root functions per device task
+        for _root, d in {(root_function[t.instance], device[t.id]) for t in tasks}:
             functions[d] += 1
         stitched = list(itertools.accumulate(  # one after another on the stitch thread
             self.stitch_cost + self.stitch_per_function * k for k in functions))
@@ -625,7 +631,8 @@ class _Chip:
                                [t.coord for t in tasks], [t.preds for t in tasks], ready_us, profile,
                                [label[t.instance] for t in tasks], [held_of.get(t.id, ()) for t in tasks]))
         info = {"board": str(self.board.get("name", "")), "clock_ghz": self.clock_ghz,
-                "device_sched_mode": self.mode, "stitch_function_max_num": self.stitch_max,
+                "device_sched_mode": self.mode, "stitch_function_max_num": self.stitching.stitch_max,
+                **self.stitching.info,
                 "device_tasks": ndev, "l2_hit_bytes": self.l2_hits, "l2_miss_bytes": self.l2_misses,
                 "cycles": last_end, "end_to_end_us": last_end * us,
                 "kernel_us": sum(f - s for s, f in zip(launched, finished)) * us}

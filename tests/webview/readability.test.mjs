@@ -125,6 +125,14 @@ describe('swimlane: readable at the default size', () => {
     const head = await page.textContent('.sl-head');
     assert.ok(head.includes(`first task at ${fmtUs(first)}`), head);
     assert.ok(head.includes(`end-to-end ${fmtUs(run.info.end_to_end_us)}`) && head.includes(`device tasks ${fmtUs(run.info.kernel_us)}`), head);
+    assert.ok(!head.includes('one after another'), `one device task: no note (${head})`);
+    // a run of several device tasks says so beside its critical path, with what stitched them
+    const stitched = { ...attention, record: { ...attention.record, run: { ...run, info: { ...run.info, device_tasks: 16, root_functions: 32, stitch_mode: 'count', stitch_function_max_num: 2 } } } };
+    await send(page, { type: 'record', ...stitched });
+    await page.waitForFunction(() => document.querySelector('.sl-head')?.textContent?.includes('one after another'));
+    assert.ok((await page.textContent('.sl-head .device-tasks')).includes('16 device tasks, one after another (32 root functions, stitch_function_max_num 2)'));
+    await send(page, { type: 'record', ...attention });
+    await page.waitForFunction(() => !document.querySelector('.sl-head .device-tasks'));
     // a longer run (an edit made it slower), then a shorter one: each fitted, the axis never stays at the longest
     const scaled = (f) => {
       const t = run.tasks;

@@ -1,19 +1,28 @@
 """The board level: the profiled run's swimlane (makespan, utilization, scheduler and dependency
 bubbles, the critical path, busy time per pipe, what bounds it) and its rules: idle cores
 (`board.low-utilization`), a scheduler slower than the cores (`board.scheduler-bound`), a chain of
-dependent tasks (`board.dependency-bound`) and, always, what bounds the run (`board.bound`).
+dependent tasks (`board.dependency-bound`), device tasks that a deeper stitch would overlap, simulated
+(`board.stitching`) and, always, what bounds the run (`board.bound`).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Any
 
 from pypto.analysis.health.block import PIPE_ADVICE
 from pypto.analysis.health.context import MAX_LINES, HealthContext, pct, rounded
 from pypto.analysis.health.tile_shapes import grown, shrunk
+from pypto.boards import stitch
 from pypto.boards.profile import bottleneck, pipe_busy
+from pypto.boards.sim import simulate
 from pypto.boards.swimlane import lanes_ran, metrics, tasks_per_core
+
+# `board.stitching` simulates the execute graph once more (with every root function in one device task) up to this
+# many tasks (~1 s of the sim board), and speaks when that is at least this much faster
+STITCH_CHECK_TASKS = 300_000
+STITCH_GAIN = 1.05
 
 
 def board_level(h: HealthContext) -> None:
@@ -87,11 +96,51 @@ def board_level(h: HealthContext) -> None:
               w, {"critical_share": rounded(m.critical_share), "critical_path_tasks": len(m.critical_path),
                   "critical_path_us": rounded(m.critical_path_us), "makespan_us": rounded(m.makespan),
                   "lines": sorted(top), "threshold": h.th.critical_path})
+    _stitching(h, m.makespan, where)
     h.add("board.bound", "info", f"bound by {bound}", why[:1].upper() + why[1:] + ".",
           _bound_advice(bound), where,
           {"bound": bound, "makespan_us": rounded(m.makespan), "utilization": rounded(m.utilization),
            "scheduler_bubble_share": rounded(sched_share), "dependency_bubble_share": rounded(dep_share),
            "critical_share": rounded(m.critical_share)})
+
+
+def _stitching(h: HealthContext, makespan: float, where: Any) -> None:
+    """`board.stitching`: the sim board's run had several device tasks, one after another; the same execute graph
+    simulated with every root function in one device task (`stitch_function_max_num` their count, PyPTO's limit
+    1,024) is at least `STITCH_GAIN` times faster. A verified figure, not a rule of thumb: nothing is said when it
+    is not faster, or when the graph has more than `STITCH_CHECK_TASKS` tasks (the check is one more run)."""
+    sl = h.record.run
+    assert sl is not None
+    devices = int(sl.info.get("device_tasks", 0) or 0)
+    roots = int(sl.info.get("root_functions", 0) or 0)
+    if sl.board != "sim" or devices <= 1 or not roots or len(sl.tasks) > STITCH_CHECK_TASKS or h.p.execute is None:
+        return
+    options = h.record.source.options.get("runtime_options", {}) if isinstance(h.record.source.options, dict) else {}
+    options = dict(options) if isinstance(options, dict) else {}
+    k = min(roots, stitch.MAX_STITCH)
+    deeper = simulate(h.p, str(sl.info.get("board") or "a2a3"),
+                      {**options, "stitch_function_max_num": k, "max_workspace_kb": 0})
+    after = metrics(deeper).makespan
+    if not 0 < after * STITCH_GAIN <= makespan:
+        return
+    plan = stitch.plan(h.p, {"stitch_function_max_num": k})
+    ranks = sorted({t.instance for t in h.p.execute.tasks})
+    per_root = stitch.root_workspace(h.p, ranks, plan.root_function)
+    need_kb = math.ceil(float(per_root[:k].sum()) / 1024) if len(per_root) else 0
+    mode = sl.info.get("stitch_mode")
+    how = (f"max_workspace_kb {sl.info.get('max_workspace_kb')} held {roots / devices:.1f} of them on average"
+           if mode == "memory" else f"stitch_function_max_num {sl.info.get('stitch_function_max_num')}")
+    h.add("board.stitching", "warning",
+          f"{devices} device tasks ran one after another ({roots} root functions, {how}) [{sl.clock}]",
+          "The runtime launches a device task when the one before it has finished, so a task waits for its device "
+          "task even when its inputs are ready; root functions stitched into one device task overlap.",
+          f"set runtime_options stitch_function_max_num {k}, or max_workspace_kb above ~{need_kb:,} KB (PyPTO's "
+          f"memory-driven stitching; the workspace of {k} root functions, estimated) — simulated on the "
+          f"{sl.board} board with {k} root functions to a device task: {after:,.2f} µs against {makespan:,.2f} µs "
+          f"now ({makespan / after:.2f}x faster)",
+          where, {"device_tasks": devices, "root_functions": roots, "stitch_mode": mode,
+                  "stitch_function_max_num": k, "workspace_kb": need_kb, "makespan_us": rounded(makespan),
+                  "simulated_us": rounded(after), "speedup": rounded(makespan / after), "checked_on": sl.board})
 
 
 def _nodes_of_task(h: HealthContext, tid: int) -> list[int]:

@@ -31,7 +31,7 @@ RULES = (  # every rule id, tabled with its threshold in pypto/analysis/threshol
     "tile.tail-waste", "tile.last-dim-unaligned", "tile.buffer-peak", "tile.redundant-copy", "tile.duplicate-load",
     "execute.low-parallelism", "execute.heterogeneous", "execute.small-tasks",
     "block.spills", "block.schedule-gap", "block.pipe-bound",
-    "board.low-utilization", "board.scheduler-bound", "board.dependency-bound", "board.bound",
+    "board.low-utilization", "board.scheduler-bound", "board.dependency-bound", "board.stitching", "board.bound",
 )
 MAX_LINES = 10  # source lines named in a finding's numbers
 

@@ -194,6 +194,19 @@ function launchNote(d: RunData): HTMLElement | string {
     `first task at ${fmtUs(d.first)}: ${why}`);
 }
 
+/** A sim run of several device tasks: they run one after another, each launched when the one before has finished
+ * (pypto/boards/stitch.py says which root functions each holds). The critical path follows the tasks' own arrows,
+ * not that order, so a short critical path beside idle lanes may be this: said beside it. */
+function deviceTasksNote(run: Swimlane): HTMLElement | string {
+  const info = run.info ?? {};
+  const n = info.device_tasks;
+  if (typeof n !== 'number' || n <= 1) return '';
+  const by = info.stitch_mode === 'memory' ? `max_workspace_kb ${String(info.max_workspace_kb)}` : `stitch_function_max_num ${String(info.stitch_function_max_num)}`;
+  const roots = typeof info.root_functions === 'number' ? `${fmtNum(info.root_functions)} root functions, ` : '';
+  return h('span', { class: 'muted device-tasks', title: 'The runtime launches a device task when the one before it has finished: a task waits for its device task even when its inputs are ready. The health panel says what a deeper stitch would give (board.stitching).' },
+    `${fmtNum(n)} device tasks, one after another (${roots}${by})`);
+}
+
 /** The utilization and the lanes it counts (a trace's idle lanes, a placeholder lane: the CLI's
  * "utilization over 3 lanes (…; 2 ran tasks, of 4)"). */
 function utilizationText(m: SwimlaneMetrics): HTMLElement {
@@ -853,6 +866,7 @@ class SwimlanePanel implements PanelImpl {
         m ? utilizationText(m) : '',
         m?.critical_path_us !== undefined ? h('span', { class: 'muted' }, `critical path ${fmtUs(m.critical_path_us)} (${fmtPct(m.critical_share ?? 0)})`) : '',
         m?.wait_scheduler_us !== undefined ? h('span', { class: 'muted' }, `waits: dependency ${fmtUs(m.wait_dependency_us ?? 0)} · scheduler ${fmtUs(m.wait_scheduler_us)}`) : '',
+        deviceTasksNote(r.data.run),
         // "imported · imported from x.json" says it twice: the clock alone when it starts with the board
         h('span', { class: 'muted' }, `${fmtNum(r.data.total)} tasks · ${r.data.run.clock.startsWith(r.data.run.board) ? '' : `${r.data.run.board} · `}${r.data.run.clock}`),
         r.data.win ? h('span', { class: 'muted windowed', title: 'A big run: the panel asks the server for the window shown (per-lane bins when it holds more than '
