@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import pypto
-from pypto.analysis.advisor import Advisor, apply_edits
+from pypto.analysis.advisor import Advisor, apply_edits, count_text, search_text
 from pypto.boards.swimlane import metrics
 from pypto.cli import load_module
 from pypto.record import compile_record, profile
@@ -97,10 +97,14 @@ def test_a_search_with_a_time_budget_answers_with_the_best_found_so_far(tmp_path
     s = quick.search_summary()
     assert s["stopped"] == "time" and s["searched"] < s["space"] and s["seconds"] >= 0
     assert quick.evaluations <= 3
+    # given no time, it says what spent it: not only "in 0.0 s (the time budget ran out)"
+    assert s["given"] == 0.0 and search_text(s).endswith(
+        "(the time budget ran out: the check of the findings' shapes, which comes first, left the search 0 s)")
     assert all(x.makespan_after < x.makespan_before for x in found)
     longer = Advisor(kernel, inputs)
     got = longer.suggest(top=1, budget=12, seconds=600.0)
     assert longer.search_summary()["stopped"] in ("budget", "explored") and longer.evaluations <= 12
+    assert search_text(longer.search_summary()).startswith(f"searched {longer.evaluations} of ")
     assert got and (not found or got[0].makespan_after <= found[0].makespan_after)
 
 
@@ -284,3 +288,10 @@ def test_a_candidate_whose_child_is_not_done_by_the_deadline_is_ended_and_left_u
     pid = int(log.read_text())
     with pytest.raises(ProcessLookupError):  # ended and reaped
         os.kill(pid, 0)
+
+
+def test_a_search_space_of_many_digits_is_counted_as_read():
+    assert count_text(91_500) == "91,500" and count_text(999_999_999) == "999,999,999"
+    assert count_text(27_689_132_800_763_960_000_000_000_000_000_000_000_000_000_000_000) == "2.8×10^49"
+    assert search_text({"searched": 3, "space": 10 ** 12, "stopped": "explored", "seconds": 1.25, "given": 5.0}) == \
+        "searched 3 of 1.0×10^12 shapes in 1.2 s (no unexplored neighbour of a fast shape was left)"

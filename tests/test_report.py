@@ -190,7 +190,7 @@ def test_the_terminal_report_shows_findings_before_the_bounded_search_and_says_h
     lines = p.stdout.splitlines()
     at = {key: next(i for i, ln in enumerate(lines) if key in ln) for key in ("findings:", "tile search:")}
     assert at["findings:"] < at["tile search:"]
-    m = re.search(r"tile search: searched ([\d,]+) of ([\d,]+) shapes in [\d.]+ s \(the time budget ran out\)",
+    m = re.search(r"tile search: searched ([\d,]+) of ([\d,]+) shapes in [\d.]+ s \(the time budget ran out[):]",
                   lines[at["tile search:"]])
     assert m and int(m.group(1).replace(",", "")) < int(m.group(2).replace(",", ""))
     assert "--time 0 searches without a time bound" in lines[at["tile search:"]]

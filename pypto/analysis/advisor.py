@@ -155,6 +155,7 @@ class Advisor:
     baseline: Evaluation | None = None
     stopped: str = ""  # what ended the last search: "time", "budget" or "explored"
     search_seconds: float = 0.0
+    search_given: float | None = None  # the seconds the last search was given (None: no bound)
     _t0: float = 0.0  # when the current (or last) search started
     _by_id: dict[int, TileConfig] = field(default_factory=dict)
     _tiled: dict[int, list[tuple[int, ...]]] = field(default_factory=dict)  # call -> shapes of the ops it tiles
@@ -482,6 +483,7 @@ class Advisor:
         `progress_summary()` (the best so far) after the first evaluation, then at most every
         `every` seconds, and once at the end."""
         budget = budget if budget is not None else max(6, -(-self.space_size() // 10))
+        self.search_given = seconds
         t0 = time.perf_counter()
         self._t0 = t0
         told = [t0 - every]
@@ -580,7 +582,8 @@ class Advisor:
     def search_summary(self) -> dict[str, Any]:
         """How far the last search got: shapes simulated of the space, why it stopped, how long."""
         return {"searched": self.evaluations, "space": self.space_size(), "stopped": self.stopped,
-                "seconds": round(self.search_seconds, 3)}
+                "seconds": round(self.search_seconds, 3),
+                "given": None if self.search_given is None else round(self.search_given, 3)}
 
 
 
@@ -647,11 +650,28 @@ class Advisor:
                           ev.overrides, tuple(edits))
 
 
+NO_TIME = 0.05  # s: a search given less than this had no time of its own (the check before it spent the bound)
+
+
+def count_text(n: int) -> str:
+    """A count as read: "91,500", and from 10^9 "2.8×10^49" (a search space of 50 digits says nothing more)."""
+    if n < 10 ** 9:
+        return f"{n:,}"
+    mantissa, exponent = f"{n:.1e}".split("e")
+    return f"{mantissa}×10^{int(exponent)}"
+
+
 def search_text(s: Mapping[str, Any]) -> str:
-    """`Advisor.search_summary()` in words: "searched 120 of 91,500 shapes in 10.0 s (the time budget ran out)"."""
+    """`Advisor.search_summary()` in words: "searched 120 of 91,500 shapes in 10.0 s (the time budget ran out)"; a
+    search that had (almost) no time of its own says what spent the bound they share: "…(the time budget ran out:
+    the check of the findings' shapes, which comes first, left the search 0 s)"."""
+    space = count_text(int(s["space"]))
     why = {"time": "the time budget ran out", "budget": "the evaluation budget was spent",
            "explored": "no unexplored neighbour of a fast shape was left"}.get(str(s.get("stopped")), "")
-    return f"searched {s['searched']:,} of {s['space']:,} shapes in {float(s['seconds']):.1f} s" + \
+    given = s.get("given")
+    if s.get("stopped") == "time" and given is not None and float(given) < NO_TIME:
+        why += f": the check of the findings' shapes, which comes first, left the search {float(given):g} s"
+    return f"searched {s['searched']:,} of {space} shapes in {float(s['seconds']):.1f} s" + \
         (f" ({why})" if why else "")
 
 

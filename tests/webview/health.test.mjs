@@ -110,6 +110,13 @@ describe('health panel: one list of advice, best verified gain first', () => {
     assert.match(text, /^Advice \(0\)/);
     assert.ok(text.includes('No tile shape the sim board simulated is faster than the kernel as written.'), text);
     assert.doesNotMatch(await p.page.textContent('.page'), /pypto-ide|--suggest/);
+    assert.equal(await p.page.textContent('[data-search]'), 'searched 21 of 205 shapes in 0.3 s (the evaluation budget was spent)');
+    // a search the findings' check left no time (a production kernel's), in a space of 50 digits: said as it is
+    report.search = { searched: 7, space: 27689132800763960000000000000000000000000000000000, stopped: 'time', seconds: 0.0, given: 0 };
+    await send(p.page, { type: 'report', report });
+    await p.page.waitForFunction(() => document.querySelector('[data-search]')?.textContent?.includes('10^49'));
+    assert.equal(await p.page.textContent('[data-search]'),
+      "searched 7 of 2.8×10^49 shapes in 0.0 s (the time budget ran out: the check of the findings' shapes, which comes first, left the search 0 s)");
     assert.deepEqual(p.errors, []);
     await p.page.close();
   });

@@ -399,4 +399,6 @@ export interface TileSearch {
   space: number;
   stopped: 'time' | 'budget' | 'explored' | 'job time limit' | 'job ended';
   seconds: number;
+  /** the seconds the search was given (null: no bound; absent from older answers) */
+  given?: number | null;
 }

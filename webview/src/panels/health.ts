@@ -428,7 +428,22 @@ const STOPPED: Record<TileSearch['stopped'], string> = {
   'job ended': 'the job stopped (its memory limit or a lost process): the best found so far',
 };
 
-/** "searched 130 of 46,500 shapes in 3.0 s (the time budget ran out: the best found so far)" */
+/** A count as read: "46,500", and from 10^9 "2.8×10^49" (pypto/analysis/advisor.py `count_text`). */
+export function countText(n: number): string {
+  if (n < 1e9) return n.toLocaleString('en-US');
+  const [mantissa, exponent] = n.toExponential(1).split('e');
+  return `${mantissa}×10^${Number(exponent)}`;
+}
+
+/** A search given less than this many seconds had no time of its own (pypto/analysis/advisor.py `NO_TIME`). */
+const NO_TIME = 0.05;
+
+/** "searched 130 of 46,500 shapes in 3.0 s (the time budget ran out: the best found so far)"; a search that had
+ * (almost) no time of its own says the check of the findings' shapes, first, spent the bound (advisor.py `search_text`). */
 export function searchText(s: TileSearch): string {
-  return `searched ${s.searched.toLocaleString('en-US')} of ${s.space.toLocaleString('en-US')} shapes in ${s.seconds.toFixed(1)} s (${STOPPED[s.stopped] ?? s.stopped})`;
+  let why = STOPPED[s.stopped] ?? s.stopped;
+  if (s.stopped === 'time' && typeof s.given === 'number' && s.given < NO_TIME) {
+    why = `the time budget ran out: the check of the findings' shapes, which comes first, left the search ${s.given} s`;
+  }
+  return `searched ${s.searched.toLocaleString('en-US')} of ${countText(s.space)} shapes in ${s.seconds.toFixed(1)} s (${why})`;
 }
