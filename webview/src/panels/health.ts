@@ -71,7 +71,8 @@ class HealthPanel implements PanelImpl {
     this.picked = this.picked.filter((id) => this.history.some((e) => e.id === id));
     if (m.previous !== undefined) this.previous = m.previous;
     else if (!same) this.previous = null;
-    else if (old && !old.error && !m.report.error && figures(old) !== figures(m.report)) this.previous = old;
+    // (a run's interim report and its final one, after its advice is checked, have the same run: not an edit)
+    else if (old && !old.error && !m.report.error && runFigures(old) !== runFigures(m.report)) this.previous = old;
     this.report = m.report;
     if (m.report.error) {
       this.shell.setTitle(m.report.kernel, 'does not compile');
@@ -369,10 +370,12 @@ function calls(e: HistoryEntry): string {
 }
 
 /** The figures a report is compared by: a re-sent or unchanged report is no "after". */
-function figures(r: KernelReport): string {
+/** What tells one run from another (an edit's): its figures. Findings and suggestions are not: a run's report with
+ * its advice withheld and the same run's with it checked differ in them (the browser door's first open drew the
+ * two as "before and after the edit"). */
+function runFigures(r: KernelReport): string {
   const m = r.metrics;
-  const count = (s: string): number => r.findings.filter((f) => f.severity === s).length;
-  return JSON.stringify([m?.makespan_us, m?.utilization, m?.critical_path_us, count('error'), count('warning'), count('info'), r.suggestions.length]);
+  return JSON.stringify([m?.makespan_us, m?.utilization, m?.critical_path_us, m?.busy_us]);
 }
 
 /** One tile shape to apply: its verified gain, its edits, the findings it answers, the search's entry. */
