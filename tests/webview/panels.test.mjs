@@ -2059,7 +2059,13 @@ describe('health and tuning panel', () => {
     const row = await p.page.textContent('[data-compare] tbody tr:first-child');
     const [a, b] = [prev.metrics.makespan_us, cur.metrics.makespan_us];
     for (const part of ['makespan', fmtUs(a), fmtUs(b), `${Math.round(((b - a) / a) * 100)}% (${(a / b).toFixed(2)}×)`]) assert.ok(row.includes(part), `${row} has ${part}`);
+    assert.equal(await p.page.locator('[data-compare] .subplot.x2y2').count(), 1, 'the waits on their own axis');
     await shots(p.page, 'health-after-edit');
+    // reports without the waits: no empty axis for them
+    const noWaits = (r) => ({ ...r, metrics: Object.fromEntries(Object.entries(r.metrics).filter(([k]) => !k.startsWith('wait_'))) });
+    await send(p.page, { type: 'report', report: noWaits(cur), previous: noWaits(prev) });
+    await p.page.waitForFunction(() => document.querySelectorAll('[data-compare] .subplot.x2y2').length === 0);
+    assert.equal(await p.page.locator('[data-compare] .main-svg').count() > 0, true);
     await noErrors(p);
     await p.page.close();
   });

@@ -260,17 +260,21 @@ class HealthPanel implements PanelImpl {
     // wall-clock figures on the left; waits (summed over the lanes) on their own axis
     const time: [string, (r: KernelReport) => number | undefined][] = [['makespan', (r) => r.metrics?.makespan_us], ['critical path', (r) => r.metrics?.critical_path_us]];
     const waits: [string, (r: KernelReport) => number | undefined][] = [['dependency', (r) => r.metrics?.wait_dependency_us], ['scheduler', (r) => r.metrics?.wait_scheduler_us]];
+    // (a report without the waits, a production kernel's: no empty axis for them)
+    const hasWaits = [prev, cur].some((r) => waits.some((k) => typeof k[1](r) === 'number'));
     const bars = (rep: KernelReport, name: string, color: string, legend: boolean): Record<string, unknown>[] => [
       { type: 'bar', name, legendgroup: name, showlegend: legend, x: time.map((k) => k[0]), y: time.map((k) => k[1](rep) ?? null), marker: { color }, hovertemplate: `${name}: %{y:.2f} µs<extra>%{x}</extra>` },
-      { type: 'bar', name, legendgroup: name, showlegend: false, xaxis: 'x2', yaxis: 'y2', x: waits.map((k) => k[0]), y: waits.map((k) => k[1](rep) ?? null), marker: { color }, hovertemplate: `${name}: %{y:.2f} µs<extra>%{x} waits</extra>` },
+      ...(hasWaits ? [{ type: 'bar', name, legendgroup: name, showlegend: false, xaxis: 'x2', yaxis: 'y2', x: waits.map((k) => k[0]), y: waits.map((k) => k[1](rep) ?? null), marker: { color }, hovertemplate: `${name}: %{y:.2f} µs<extra>%{x} waits</extra>` }] : []),
     ];
     const axis = { gridcolor: pal.border, zerolinecolor: pal.border, linecolor: pal.border, tickfont: { color: pal.muted }, automargin: true };
     plot(chart, [...bars(prev, 'previous', pal.muted, true), ...bars(cur, 'current', pal.accent, true)], {
       barmode: 'group',
-      xaxis: { domain: [0, 0.45] },
+      xaxis: { domain: hasWaits ? [0, 0.45] : [0, 1] },
       yaxis: { title: { text: 'µs' } },
-      xaxis2: { ...axis, domain: [0.58, 1], anchor: 'y2', title: { text: 'waits, all lanes', font: { color: pal.muted } } },
-      yaxis2: { ...axis, anchor: 'x2', title: { text: 'µs', font: { color: pal.muted } } },
+      ...(hasWaits ? {
+        xaxis2: { ...axis, domain: [0.58, 1], anchor: 'y2', title: { text: 'waits, all lanes', font: { color: pal.muted } } },
+        yaxis2: { ...axis, anchor: 'x2', title: { text: 'µs', font: { color: pal.muted } } },
+      } : {}),
     });
   }
 
