@@ -20,6 +20,10 @@ launch costs (`pypto.boards.sim`). This module decides what goes into each devic
   root function's workspace is one PyPTO refuses (its message: the value must exceed that minimum): count
   mode, and the run's info says why (`stitch_note`).
 
+Not modelled: `device_sched_parallelism` (a `parallel=True` loop's iterations scheduled at once; inside a device
+task the graph's own arrows decide what overlaps), and the first device task PyPTO's case study of gated delta
+rule says `stitch_function_max_num` still sizes in memory-driven mode (to start the device early).
+
 The run's info carries the mode (`stitch_mode`), the root functions (`root_functions`) and, when the
 kernel set a budget, the largest root function's workspace (`root_workspace_kb`).
 """
