@@ -5,7 +5,8 @@ Health rules reason from rules of thumb ("halve the tile for more tasks", "grow 
 longer ones"); a rule of thumb can be wrong for a given kernel. `verify_advice` runs each shape a
 finding proposes (`numbers["try"]`, recorded by `HealthContext.propose`) through the same
 compile-and-simulate the tuning advisor uses (`Advisor.evaluate`, cached per shape) and keeps the
-proposal only when the simulated makespan is lower than the current one. The finding then says by
+proposal only when the simulated makespan is lower than the current one by `advisor.FASTER_BY` (0.5 %,
+the search's own bar) or more. The finding then says by
 how much and carries the edit of the fastest proposal (so the health panel shows Apply and the
 editor a quick fix); otherwise it keeps its diagnosis, loses the shape and its edits, and says what the board
 found. So health, quick fixes and the advisor never contradict each other: a shape is offered only
@@ -29,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.analysis.advisor import SEARCH_SECONDS, Advisor, Evaluation
+from pypto.analysis.advisor import FASTER_BY, SEARCH_SECONDS, Advisor, Evaluation, faster
 from pypto.analysis.findings import Finding
 from pypto.analysis.health import HealthReport, sorted_findings
 
@@ -76,7 +77,7 @@ def _checked(f: Finding, advisor: Advisor, before: float, board: str, bound: _Bo
             continue
         ev = advisor.evaluate(overrides)
         t["makespan_us"] = ev.makespan
-        t["faster"] = ev.makespan is not None and ev.makespan < before
+        t["faster"] = faster(ev.makespan, before)
         if ev.error:
             t["error"] = ev.error
         if t["faster"]:
@@ -98,16 +99,16 @@ def _checked(f: Finding, advisor: Advisor, before: float, board: str, bound: _Bo
                         f"time bound ({bound.seconds:g} s) before it simulated {calls}, and nothing unchecked is "
                         f"offered"))
     shown = "; ".join(f"{t['call']}: {_figure(t)}" for t in tries)
-    # every shape the rule of thumb proposed is slower (or illegal): what it called waste a tile shape wins
-    # back is not, at these shapes; a warning says so as info (an error stays an error)
+    # every shape the rule of thumb proposed is slower, not faster by `FASTER_BY`, or illegal: what it called waste
+    # a tile shape wins back is not, at these shapes; a warning says so as info (an error stays an error)
     severity = "info" if f.severity == "warning" else f.severity
     if severity != f.severity:
         numbers["refuted"] = f.severity
     return dataclasses.replace(
         f, severity=severity, numbers=numbers, edits=(),
-        suggestion=(f"no tile shape is offered here: the shape this rule of thumb proposes is slower on the "
-                    f"{board} board ({shown}, against {before:,.2f} µs now), so at these shapes this costs no "
-                    f"time that shape would win back"))
+        suggestion=(f"no tile shape is offered here: the shape this rule of thumb proposes is not faster on the "
+                    f"{board} board by {FASTER_BY:.1%} or more ({shown}, against {before:,.2f} µs now), so at "
+                    f"these shapes this costs no time that shape would win back"))
 
 
 def adopt_known(health: HealthReport, advisor: Advisor, board: str = "sim") -> HealthReport:
@@ -121,7 +122,7 @@ def adopt_known(health: HealthReport, advisor: Advisor, board: str = "sim") -> H
     before = base.makespan
     fastest: dict[int, Evaluation] = {}
     for ev in list(advisor.cache.values()):
-        if not ev.legal or len(ev.overrides) != 1 or ev.makespan is None or ev.makespan >= before:
+        if not ev.legal or len(ev.overrides) != 1 or not faster(ev.makespan, before):
             continue
         cid = ev.overrides[0][0]
         if cid not in fastest or (ev.makespan, ev.overrides) < (fastest[cid].makespan or 0.0, fastest[cid].overrides):
