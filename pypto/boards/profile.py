@@ -81,8 +81,8 @@ def bottleneck(sl: Swimlane) -> tuple[str, str]:
     lanes_used = lanes_ran(sl)
     idle = m.makespan * len(lanes_used) - m.busy
     if idle > m.busy and m.wait_scheduler > m.wait_dependency:
-        return "scheduling", (f"lanes waited {m.wait_scheduler:.1f} µs with ready tasks (scheduler) against "
-                              f"{m.busy:.1f} µs of work: tasks are too small or too many")
+        return "scheduling", (f"lanes waited {m.wait_scheduler:,.1f} µs with ready tasks (scheduler) against "
+                              f"{m.busy:,.1f} µs of work: tasks are too small or too many")
     if m.critical_share > 0.8 and len(m.critical_path) > 1:
         return "dependency", (f"the critical path is {m.critical_share:.0%} of the makespan: "
                               f"the tasks wait on each other")
