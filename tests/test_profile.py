@@ -86,6 +86,17 @@ def test_the_bound_names_scheduling_dependency_or_the_busiest_pipe():
     starved = Swimlane("t", "hand", _lanes(4), tuple(LaneTask(i, i % 4, 10 * i, 10 * i + 1, ready=0.0)
                                                      for i in range(8)))
     assert metrics(starved).wait_scheduler > 0 and bottleneck(starved)[0] == "scheduling"
+    # lanes waiting with nothing ready behind producers the scheduler held (ready at 0, started one by one): the
+    # critical path (a producer and its consumer) is 3 % of the makespan, so the waits are the scheduler's doing
+    # (the producers on AIC lanes, their consumers on AIV lanes: those wait with no task of theirs ready)
+    lanes = tuple(Lane(f"AIC_{i}", "AIC") for i in range(4)) + _lanes(4)
+    held = starved.tasks + tuple(LaneTask(8 + i, 4 + i % 4, 10 * i + 1, 10 * i + 2, preds=(i,)) for i in range(8))
+    behind = Swimlane("t", "hand", lanes, held)
+    m = metrics(behind)
+    assert m.wait_dependency > m.wait_scheduler > 0 and m.critical_share < 0.1
+    assert bottleneck(behind)[0] == "scheduling"
+    # the same waits behind a chain as long as the run: dependency
+    assert bottleneck(chain)[0] == "dependency" and metrics(chain).critical_share > 0.8
     busy = Swimlane("t", "hand", _lanes(2), (LaneTask(0, 0, 0, 10, profile=0), LaneTask(1, 1, 0, 10, profile=0)),
                     pipe_profiles=({"MTE2": [(0.0, 0.9)], "V": [(0.5, 0.6)]},))
     assert bottleneck(busy)[0] == "memory"
