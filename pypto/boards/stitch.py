@@ -116,8 +116,8 @@ def _accesses(exe: Any, ranks: Sequence[int]) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _workspace_bytes(buffers: Sequence[Any]) -> np.ndarray:
-    """Each buffer's bytes when it is a workspace or a local (else 0); the dtypes' sizes looked up by identity (the
-    enum's own hash is Python code: 32 k buffers, 15 -> 5 ms)."""
+    """Each buffer's bytes when it is a workspace or a local (else 0); the dtypes' sizes looked up by identity
+    (gated delta rule's 32 k buffers: 5.2 ms, 7.2 asking each dtype)."""
     size: dict[int, int] = {}
     out = [0] * len(buffers)
     for i, b in enumerate(buffers):
