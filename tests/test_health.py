@@ -603,3 +603,78 @@ def test_device_tasks_a_deeper_stitch_would_overlap_are_a_finding_with_the_board
     whole = profile(compile_for(_rows_kernel(None), inputs)[0], "sim")
     assert whole.run.info["device_tasks"] == 1
     assert not [f for f in health_report(whole).findings if f.rule == "board.stitching"]
+
+
+STITCHED = '''
+import pypto
+
+OPTIONS = {{"stitch_function_max_num": 1}}
+
+
+@pypto.frontend.jit(runtime_options={options})
+def rows(x: pypto.Tensor([160, 32], pypto.DT_FP32), w: pypto.Tensor([32, 32], pypto.DT_FP32),
+         out: pypto.Tensor([160, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 32)
+    pypto.set_cube_tile_shapes([16, 16], [32, 32], [32, 32])
+    for i in pypto.loop(0, 10, 1, name="ROWS", idx_name="i"):
+        part = pypto.view(x, [16, 32], [i * 16, 0])
+        pypto.assemble(pypto.exp(pypto.matmul(part, w, pypto.DT_FP32)), [i * 16, 0], out)
+'''
+
+
+@pytest.mark.parametrize("options", ['{"device_sched_mode": 0, "stitch_function_max_num": 1}', "OPTIONS"])
+def test_the_stitching_finding_applies_what_the_board_simulated(tmp_path, options):
+    """Its Apply sets the decorator's stitch_function_max_num, and the kernel so edited runs in the figure the
+    finding gave; runtime options held in a name get the figure without an edit."""
+    import torch
+
+    from pypto.analysis.advisor import apply_edits
+    from pypto.boards.swimlane import metrics
+    from pypto.record import compile_for
+
+    path = tmp_path / "stitched.py"
+    path.write_text(STITCHED.format(options=options))
+    inputs = {"x": torch.randn(160, 32), "w": torch.randn(32, 32), "out": torch.empty(160, 32)}
+    record = profile(compile_for(load_module(path, "stitched_a_").rows, inputs)[0], "sim")
+    (f,) = [f for f in health_report(record).findings if f.rule == "board.stitching"]
+    if options == "OPTIONS":
+        assert not f.edits and "gain" not in f.numbers
+        return
+    (edit,) = f.edits
+    assert f.where.line == edit.where.line == 7  # the decorator's line
+    k = f.numbers["stitch_function_max_num"]
+    assert f.numbers["gain"]["speedup"] == pytest.approx(f.numbers["speedup"], rel=1e-2)
+    assert f.numbers["gain"]["speedup"] > 1.05
+    edited = apply_edits(path.read_text(), f.edits)
+    decorator = edited.splitlines()[6]
+    assert f'"stitch_function_max_num": {k}' in decorator and decorator.count("stitch_function_max_num") == 1
+    path.write_text(edited)
+    again = profile(compile_for(load_module(path, "stitched_b_").rows, inputs)[0], "sim")
+    assert metrics(again.run).makespan == pytest.approx(f.numbers["gain"]["makespan_us"], rel=1e-9)
+    assert again.run.info["device_tasks"] == 1
+    assert not [g for g in health_report(again).findings if g.rule == "board.stitching"]
+
+
+@pytest.mark.parametrize(("options", "after"), [
+    ('{"device_sched_mode": 1}', '{"stitch_function_max_num": 32, "device_sched_mode": 1}'),
+    ("{}", '{"stitch_function_max_num": 32}'),
+    ('{**BASE, "stitch_function_max_num": 2}', '{**BASE, "stitch_function_max_num": 32}'),
+    ('{**BASE}', '{"stitch_function_max_num": 32, **BASE}'),
+    ("BASE", None),
+])
+def test_the_stitching_edit_sets_the_key_in_the_decorators_dict(tmp_path, options, after):
+    import linecache
+
+    from pypto.analysis.advisor import apply_edits
+    from pypto.analysis.health.board import _stitch_edit
+
+    text = f"import pypto\nBASE = {{}}\n\n\n@pypto.frontend.jit(runtime_options={options})  # é\ndef k(x):\n    pass\n"
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    linecache.checkcache(str(path))
+    edit = _stitch_edit(str(path), 6, 32)
+    if after is None:
+        assert edit is None
+        return
+    assert edit is not None and edit.where.line == 5
+    assert apply_edits(text, [edit]).splitlines()[4] == f"@pypto.frontend.jit(runtime_options={after})  # é"

@@ -7,10 +7,13 @@ dependent tasks (`board.dependency-bound`), device tasks that a deeper stitch wo
 
 from __future__ import annotations
 
+import ast
+import linecache
 import math
 from collections import Counter
 from typing import Any
 
+from pypto.analysis.findings import TextEdit, Where
 from pypto.analysis.health.block import PIPE_ADVICE
 from pypto.analysis.health.context import MAX_LINES, HealthContext, pct, rounded
 from pypto.analysis.health.tile_shapes import grown, shrunk
@@ -128,8 +131,14 @@ def _stitching(h: HealthContext, makespan: float, where: Any) -> None:
     per_root = stitch.root_workspace(h.p, ranks, plan.root_function)
     need_kb = math.ceil(float(per_root[:k].sum()) / 1024) if len(per_root) else 0
     mode = sl.info.get("stitch_mode")
+    # the Apply: the decorator's stitch_function_max_num set to k, which is what was simulated only in count mode
+    edit = _stitch_edit(h.file, h.kernel_where().line, k) if mode == "count" else None
+    gain = {"speedup": makespan / after, "makespan_us": after, "before_us": makespan, "board": sl.board,
+            "call": f"runtime_options stitch_function_max_num {k}", "from": "board"}
     how = (f"max_workspace_kb {sl.info.get('max_workspace_kb')} held {roots / devices:.1f} of them on average"
            if mode == "memory" else f"stitch_function_max_num {sl.info.get('stitch_function_max_num')}")
+    if edit is not None:  # said where it would change
+        where = Where(edit.where.file, edit.where.line)
     h.add("board.stitching", "warning",
           f"{devices} device tasks ran one after another ({roots} root functions, {how}) [{sl.clock}]",
           "The runtime launches a device task when the one before it has finished, so a task waits for its device "
@@ -140,7 +149,45 @@ def _stitching(h: HealthContext, makespan: float, where: Any) -> None:
           f"now ({makespan / after:.2f}x faster)",
           where, {"device_tasks": devices, "root_functions": roots, "stitch_mode": mode,
                   "stitch_function_max_num": k, "workspace_kb": need_kb, "makespan_us": rounded(makespan),
-                  "simulated_us": rounded(after), "speedup": rounded(makespan / after), "checked_on": sl.board})
+                  "simulated_us": rounded(after), "speedup": rounded(makespan / after), "checked_on": sl.board,
+                  **({"gain": gain} if edit is not None else {})},
+          edits=(edit,) if edit is not None else ())
+
+
+def _stitch_edit(file: str, def_line: int, k: int) -> TextEdit | None:
+    """The kernel's decorator with `stitch_function_max_num` set to `k`: the value of that key in its
+    `runtime_options={...}` replaced, or the key put first in it; None when the options are not a dict written in
+    the decorator (a name, a call). The text is the one the kernel was loaded from (`linecache`: the editor's)."""
+    lines = linecache.getlines(file)
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.lineno != def_line:
+            continue
+        for dec in node.decorator_list:
+            options = next((kw.value for kw in dec.keywords if kw.arg == "runtime_options"), None) \
+                if isinstance(dec, ast.Call) else None
+            if not isinstance(options, ast.Dict):
+                continue
+            for key, value in zip(options.keys, options.values, strict=True):
+                if isinstance(key, ast.Constant) and key.value == "stitch_function_max_num":
+                    return TextEdit(_where(file, lines, value, value), str(k))
+            if not options.keys:  # `{}`
+                return TextEdit(_where(file, lines, options, options), f'{{"stitch_function_max_num": {k}}}')
+            at = _where(file, lines, options, options)  # right after its `{`
+            return TextEdit(Where(file, at.line, at.col + 1, at.line, at.col + 1), f'"stitch_function_max_num": {k}, ')
+    return None
+
+
+def _where(file: str, lines: list[str], first: ast.expr, last: ast.expr) -> Where:
+    """`first`'s start to `last`'s end as a range of characters (`ast` counts UTF-8 bytes)."""
+    def col(line: int, byte: int) -> int:
+        return len(lines[line - 1].encode()[:byte].decode(errors="ignore"))
+    end_line = last.end_lineno or last.lineno
+    return Where(file, first.lineno, col(first.lineno, first.col_offset), end_line,
+                 col(end_line, last.end_col_offset or 0))
 
 
 def _nodes_of_task(h: HealthContext, tid: int) -> list[int]:
