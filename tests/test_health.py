@@ -678,3 +678,24 @@ def test_the_stitching_edit_sets_the_key_in_the_decorators_dict(tmp_path, option
         return
     assert edit is not None and edit.where.line == 5
     assert apply_edits(text, [edit]).splitlines()[4] == f"@pypto.frontend.jit(runtime_options={after})  # é"
+
+
+def test_in_memory_driven_stitching_the_finding_raises_the_budget_and_offers_no_edit():
+    """A budget that holds about three root functions: several device tasks; stitch_function_max_num bounds nothing
+    then, so the finding says to raise max_workspace_kb (or set it to 0 with that count), without an Apply."""
+    import torch
+    from test_stitch import ROWS, _program, _rows_kernel
+
+    from pypto.boards import stitch
+    from pypto.record import compile_for
+
+    program = _program()
+    ranks = sorted({t.instance for t in program.execute.tasks})
+    largest = int(stitch.root_workspace(program, ranks, stitch.plan(program, {}).root_function).max())
+    x, w = torch.randn(ROWS, 32), torch.randn(32, 32)
+    kernel = _rows_kernel(None, stitch_function_max_num=1, max_workspace_kb=(3 * largest) // 1024 + 1)
+    record = profile(compile_for(kernel, {"x": x, "w": w, "out": torch.empty_like(x)})[0], "sim")
+    assert record.run.info["stitch_mode"] == "memory" and record.run.info["device_tasks"] > 1
+    (f,) = [f for f in health_report(record).findings if f.rule == "board.stitching"]
+    assert f.suggestion.startswith("raise runtime_options max_workspace_kb above ~")
+    assert "stitch_function_max_num bounds nothing" in f.suggestion and not f.edits and "gain" not in f.numbers

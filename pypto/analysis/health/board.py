@@ -137,16 +137,18 @@ def _stitching(h: HealthContext, makespan: float, where: Any) -> None:
             "call": f"runtime_options stitch_function_max_num {k}", "from": "board"}
     how = (f"max_workspace_kb {sl.info.get('max_workspace_kb')} held {roots / devices:.1f} of them on average"
            if mode == "memory" else f"stitch_function_max_num {sl.info.get('stitch_function_max_num')}")
+    budget = f"max_workspace_kb above ~{need_kb:,} KB (the workspace of {k} root functions, estimated)"
+    options_text = (f"raise runtime_options {budget}, or set it to 0 with stitch_function_max_num {k} (in "
+                    f"memory-driven stitching stitch_function_max_num bounds nothing)" if mode == "memory" else
+                    f"set runtime_options stitch_function_max_num {k}, or {budget}: PyPTO's memory-driven stitching")
     if edit is not None:  # said where it would change
         where = Where(edit.where.file, edit.where.line)
     h.add("board.stitching", "warning",
           f"{devices} device tasks ran one after another ({roots} root functions, {how}) [{sl.clock}]",
           "The runtime launches a device task when the one before it has finished, so a task waits for its device "
           "task even when its inputs are ready; root functions stitched into one device task overlap.",
-          f"set runtime_options stitch_function_max_num {k}, or max_workspace_kb above ~{need_kb:,} KB (PyPTO's "
-          f"memory-driven stitching; the workspace of {k} root functions, estimated) — simulated on the "
-          f"{sl.board} board with {k} root functions to a device task: {after:,.2f} µs against {makespan:,.2f} µs "
-          f"now ({makespan / after:.2f}x faster)",
+          f"{options_text} — simulated on the {sl.board} board with {k} root functions to a device task: "
+          f"{after:,.2f} µs against {makespan:,.2f} µs now ({makespan / after:.2f}x faster)",
           where, {"device_tasks": devices, "root_functions": roots, "stitch_mode": mode,
                   "stitch_function_max_num": k, "workspace_kb": need_kb, "makespan_us": rounded(makespan),
                   "simulated_us": rounded(after), "speedup": rounded(makespan / after), "checked_on": sl.board,
