@@ -331,7 +331,7 @@ class HealthPanel implements PanelImpl {
   private renderAdvice(r: KernelReport, ranked: Advice[]): void {
     const board = ranked[0]?.board ?? r.board ?? 'sim';
     const section = h('section', { class: 'block', 'data-advice': '1', 'data-suggestions': '1' },
-      h('h2', null, `Advice (${ranked.length})`, h('span', { class: 'muted' }, ` · ranked by verified gain: each shape simulated on the ${board} board`)));
+      h('h2', null, `Advice (${ranked.length})`, h('span', { class: 'muted' }, ` · ranked by verified gain: each one simulated on the ${board} board`)));
     this.page.appendChild(section);
     if (r.search) section.append(h('p', { class: 'muted', 'data-search': '1' }, searchText(r.search)));
     if (!ranked.length) {
