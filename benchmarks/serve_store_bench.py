@@ -30,22 +30,13 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _models import kept_models_arguments, machine_speed  # noqa: E402
+from _timing import median  # noqa: E402
 from production_bench import KERNELS  # noqa: E402
 from serve_pages_bench import EXTRA  # noqa: E402
-
-
-def _median(fn: Any, runs: int) -> float:
-    out = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out)
 
 
 def row(models: Path, key: str, runs: int) -> str:
@@ -65,17 +56,17 @@ def row(models: Path, key: str, runs: int) -> str:
                 "check_advice": False, "listings": True}
     answer = analyze.analyze_kernel(str(path), text, k.shown, settings)
     job = Job("j", k.file, "profile", settings, 600, status="done", result=answer)
-    stored = _median(lambda: http_views.store(job, dict(answer)), 1)  # (it pops what it stores: once)
+    stored = median(lambda: http_views.store(job, dict(answer)), 1)  # (it pops what it stores: once)
     doc = json.loads(job.extra["record"])
     cols = job.extra["record_columns"]
     with gc_paused():
-        run_json = _median(lambda: http_views._dumps(expand(doc["run"], read_npz(cols, array_names(doc["run"])))),
+        run_json = median(lambda: http_views._dumps(expand(doc["run"], read_npz(cols, array_names(doc["run"])))),
                            runs)
         text_of_run = http_views._dumps(expand(doc["run"], read_npz(cols, array_names(doc["run"]))))
-        parsed = _median(lambda: json.loads(text_of_run), runs)
-    made = _median(lambda: http_views.Results().run(job), runs)
-    whole = _median(lambda: read_npz(cols), runs)
-    needed = _median(lambda: read_npz(cols, http_views.task_index_arrays(doc)), runs)
+        parsed = median(lambda: json.loads(text_of_run), runs)
+    made = median(lambda: http_views.Results().run(job), runs)
+    whole = median(lambda: read_npz(cols), runs)
+    needed = median(lambda: read_npz(cols, http_views.task_index_arrays(doc)), runs)
     n_arrays, n_needed = len(read_npz(cols)), len(http_views.task_index_arrays(doc))
 
     lists = http_views.Results().panel_lists(job)
@@ -99,7 +90,7 @@ def row(models: Path, key: str, runs: int) -> str:
     def window() -> None:
         http_views.swimlane_window(run, None, None, None, 5000, 0, 5000, 200, 200, False, None, 1, None)
 
-    alone = _median(window, runs)
+    alone = median(window, runs)
     beside = {}
     for size in (50_000, http_views.SLICE):
         def write(size: int = size) -> None:
@@ -119,13 +110,13 @@ def row(models: Path, key: str, runs: int) -> str:
     rec = trace_for(kernel, example_arguments(kernel, values=False)).lowered()
     tiles, blocks = rec.program.tiles, rec.program.blocks
     ids = {ins.tile_op for b in blocks or () for ins in b.instrs if ins.tile_op >= 0}
-    found_kept = _median(lambda: [tile_ir.op_with_id(tiles, i) for i in ids], runs)
+    found_kept = median(lambda: [tile_ir.op_with_id(tiles, i) for i in ids], runs)
 
     def index_anew() -> None:
         tile_ir.forget_ops_by_id(tiles)
         by_id = tile_ir.ops_by_id(tiles)
         [by_id.get(i) for i in ids]
-    found_index = _median(index_anew, runs)
+    found_index = median(index_anew, runs)
 
     def med(way: str, i: int) -> float:
         return statistics.median(x[i] for x in slim[way])

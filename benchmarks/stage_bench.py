@@ -15,7 +15,9 @@ calls in force for a tile op (`_models.tile_call_lines`), it halved a dimension 
   stamping off, side by side (median of `--runs` each, the collector paused as in a compile), and how many loop
   iterations were stamped (the two tile graphs are checked equal);
 - **board, first run**: the sim board's first run on the compiled graph in the process (as a job's: its task
-  columns made, then the compiled loop), once;
+  columns made, then the compiled loop), once; **of it, stitching**: `pypto.boards.stitch.plan` under the kernel's
+  own runtime options (which root functions each device task holds; with `max_workspace_kb`, the workspace
+  estimate), median of `--runs` (since session 45);
 - **document**: `CompileRecord.to_document()` of the profiled record (the record the IDE sends), median of `--runs`;
 - **answer round trip**: the record's part of a job's answer (document, columns, the editor's run) pickled and
   unpickled with the collector paused, as a worker sends it and the server reads it, the editor's run then made from
@@ -42,6 +44,11 @@ calls in force for a tile op (`_models.tile_call_lines`), it halved a dimension 
   graph partition made, one after the other and as a compile runs them from 50 k tile ops (the leaves merged in a
   forked child while the graph is built, since session 32; `tile_passes.BESIDE_FROM`), median of `--runs` each, the
   two programs checked equal.
+
+Session 45 (2026-12-02 16:45 UTC, `--runs 3`, the board stitching as PyPTO documents, `pypto/boards/stitch.py`):
+gated delta rule's board, first run 0.11 s (0.05 in session 44: one device task of 32 root functions now, all lanes
+busy, against 136 one after another), of it the stitching plan 0.018 s (its `max_workspace_kb` budget: the workspace
+estimate); Kimi's 0.11 / 0.005 s.
 
 Session 44 (2026-12-02 10:54 UTC, `--edited --runs 2`, production_bench's edit at last: 200,160 tile ops, 76,272
 tasks, 173,568 arrows): gated delta rule's passes 0.23 / 0.51 / 0.52 / 0.02 s, tile expansion stamped 0.23 against
@@ -118,7 +125,6 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -127,6 +133,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _models import kept_models_arguments, tile_call_lines  # noqa: E402
+from _timing import median  # noqa: E402
 from production_bench import KERNELS, edit_variants  # noqa: E402
 
 from server import analyze  # noqa: E402
@@ -135,16 +142,8 @@ from server.state import parse_kernels, parse_version  # noqa: E402
 STAGES = ("tile_expand", "graph_partition", "leaf_functions", "execute_graph")
 
 
-def _timed(fn: Any, runs: int) -> float:
-    out = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out)
-
-
 def row(key: str, models: Path, runs: int, edited: bool) -> str:
+    from pypto.boards import stitch
     from pypto.boards.swimlane import TaskColumns, lanes_ran
     from pypto.compiler import tile_ir
     from pypto.compiler.execute import build
@@ -169,12 +168,12 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     kernel = analyze._kernel(analyze._load(str(path), text), str(path), k.shown)
     traced = trace_for(kernel, example_arguments(kernel, values=False))
     # the traced program's fingerprint (what every job and advice candidate hashes), made anew each run
-    fingerprint = _timed(lambda: type(traced).program_fingerprint.func(traced), runs)  # type: ignore[attr-defined]
+    fingerprint = median(lambda: type(traced).program_fingerprint.func(traced), runs)  # type: ignore[attr-defined]
     record = traced.lowered()
-    bindings = _timed(lambda: read_bindings(record.graph, traced.made), runs)
-    parse = _timed(lambda: parse_kernels(text, str(path), {}), runs)
+    bindings = median(lambda: read_bindings(record.graph, traced.made), runs)
+    parse = median(lambda: parse_kernels(text, str(path), {}), runs)
     last, _ = parse_version(path.read_text(), str(path), {})  # the version before the edit, as the server keeps it
-    reparse = _timed(lambda: parse_version(text, str(path), {}, last), runs) if edited else None
+    reparse = median(lambda: parse_version(text, str(path), {}, last), runs) if edited else None
     seconds = {p.name: p.seconds for p in record.passes}
     p = record.program
     expanded = next(x.snapshot for x in record.passes if x.name == "tile_expand")
@@ -187,23 +186,25 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
         subgraphs, _ = merge_leaves(tiles, subgraphs)
         facts = tile_ir.copy_facts(tiles)
         assert facts is not None
-        taken = _timed(lambda: build(tiles, subgraphs), runs)
+        taken = median(lambda: build(tiles, subgraphs), runs)
         same = build(tiles, subgraphs)
         assert same == p.execute, "not the compile's execute graph"
         tile_ir.note_copy_facts(tiles, dataclasses.replace(facts, depends=None))
-        found = _timed(lambda: build(tiles, subgraphs), runs)
+        found = median(lambda: build(tiles, subgraphs), runs)
         assert same == build(tiles, subgraphs), "the two ways differ"
     stamped, in_full, iterations = expansion_seconds(expanded.graph, dict(p.bindings or ()), runs)
     t0 = time.perf_counter()
     profiled = profile(record, "sim", {}, None)  # the graph's first run in this process, as a job's
     board = time.perf_counter() - t0
+    runtime = record.source.options.get("runtime_options", {}) if isinstance(record.source.options, dict) else {}
+    stitching = median(lambda: stitch.plan(p, dict(runtime)), runs)
     run = profiled.run
     assert run is not None and isinstance(run.tasks, TaskColumns)
-    lanes = _timed(lambda: lanes_ran(run), runs)
-    objects = _timed(lambda: _made_anew(run.tasks), runs)
+    lanes = median(lambda: lanes_ran(run), runs)
+    objects = median(lambda: _made_anew(run.tasks), runs)
     gc.freeze()  # as a job does once its record is made (and its template said so: `keep_frozen`)
     keep_frozen()
-    document = _timed(profiled.to_document, runs)
+    document = median(profiled.to_document, runs)
     from_ops, from_columns, editor_mb = editor_seconds(profiled, str(path), runs)
     sent, arrays_in, lists_in = answer_seconds(profiled, runs)
     arrows = sum(len(t.preds) for t in p.execute.tasks)
@@ -211,7 +212,7 @@ def row(key: str, models: Path, runs: int, edited: bool) -> str:
     offered = "yes" if facts.depends is not None else "no"
     return (f"| {key}{' (edited)' if edited else ''} | {len(p.tiles.ops):,} | {len(p.execute.tasks):,} | {arrows:,} | "
             f"{passes} | {stamped:.2f} | {in_full:.2f} | {iterations:,} | {offered} | {taken:.2f} | {found:.2f} | "
-            f"{board:.2f} | {document:.2f} | {sent:.2f} | "
+            f"{board:.2f} | {stitching:.3f} | {document:.2f} | {sent:.2f} | "
             f"{arrays_in:.2f} | {lists_in:.2f} | {fingerprint:.3f} | {bindings:.3f} | {lanes:.3f} | {objects:.2f} | "
             f"{parse:.3f} | {'-' if reparse is None else f'{reparse:.3f}'} | "
             f"{serial:.2f} | {beside:.2f} | {from_ops:.2f} | {from_columns:.2f} | {editor_mb:.1f} |")
@@ -234,7 +235,7 @@ def leaves_and_execute_seconds(after_partition: Any, runs: int) -> tuple[float, 
     try:
         for way, threshold in (("serial", 10**12), ("beside", at)):
             tile_passes.BESIDE_FROM = threshold
-            seconds[way] = _timed(lambda: execute_graph(tile_passes.leaf_functions(after_partition, ctx), ctx), runs)
+            seconds[way] = median(lambda: execute_graph(tile_passes.leaf_functions(after_partition, ctx), ctx), runs)
             made[way] = execute_graph(tile_passes.leaf_functions(after_partition, ctx), ctx)
     finally:
         tile_passes.BESIDE_FROM = at
@@ -255,7 +256,7 @@ def editor_seconds(profiled: Any, path: str, runs: int) -> tuple[float, float, f
         return x.tolist() if hasattr(x, "tolist") else [x.flat.tolist(), x.start.tolist()]
 
     made = profiled.to_document()
-    seconds = [_timed(lambda d=d: editor_view(profiled, path, {}, d), runs) for d in (None, made)]
+    seconds = [median(lambda d=d: editor_view(profiled, path, {}, d), runs) for d in (None, made)]
     a, b = editor_view(profiled, path, {}), editor_view(profiled, path, {}, made)
     assert json.dumps(a, default=plain) == json.dumps(b, default=plain), "the two editor views differ"
     return seconds[0], seconds[1], len(pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL)) / 1e6
@@ -280,7 +281,7 @@ def expansion_seconds(graph: Any, bindings: dict[str, int], runs: int) -> tuple[
         for enabled in (True, False):
             stamp.ENABLED = enabled
             with gc_paused():
-                seconds[enabled] = _timed(lambda: expand(graph, bindings), runs)
+                seconds[enabled] = median(lambda: expand(graph, bindings), runs)
                 before = stamp.stamped()
                 made[enabled] = expand(graph, bindings)[0]
             if enabled:
@@ -312,7 +313,7 @@ def answer_seconds(profiled: Any, runs: int) -> tuple[float, float, float]:
         was = gc.isenabled()
         gc.disable()
         try:
-            out.append(_timed(trip, runs))
+            out.append(median(trip, runs))
         finally:
             if was:
                 gc.enable()
@@ -345,12 +346,13 @@ def main() -> int:
     print("| kernel | tile ops | tasks | arrows | " + " | ".join(f"{s} s" for s in STAGES)
           + " | tile expansion, stamped s | in full s | iterations stamped"
           + " | partition's arrows taken | execute graph with them s | finding them s | board, first run s"
+          + " | of it, stitching s"
           + " | record document s | answer round trip s | with the editor's run beside s | with the run as lists s"
           + " | fingerprint s | bindings s | lanes used, columns s | from LaneTasks s | parse s"
           + " | from the last version s"
           + " | leaves, then the execute graph s | beside each other s"
           + " | editor view, from the ops s | from the document's columns s | editor view pickled MB |")
-    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|" * 22)
+    print("|---|---|---|---|" + "---|" * len(STAGES) + "---|" * 23)
     for key in a.kernels.split(","):
         print(row(key, a.models, a.runs, a.edited), flush=True)
     if a.pool:

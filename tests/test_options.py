@@ -139,3 +139,20 @@ def test_experimental_is_an_importable_module():
     assert callable(transposed_batchmatmul)  # built from other ops: tests/test_composite_ops.py
     with pytest.raises(pypto.PyptoError, match="experimental.online_softmax is not supported yet"):
         online_softmax()
+
+
+def test_a_runtime_option_the_board_reads_as_an_integer_must_be_one(tmp_path):
+    """`max_workspace_kb`, `stitch_function_max_num`, `device_sched_mode`: a non-integer is refused at the decorator,
+    named, at its line (it was a bare ValueError from inside the sim board); numpy integers are integers."""
+    from server.analyze import analyze_kernel
+
+    for key in ("max_workspace_kb", "stitch_function_max_num", "device_sched_mode"):
+        with pytest.raises(pypto.PyptoError, match=f"runtime_options {key} 'lots' is not an integer"):
+            _kernel(runtime_options={key: "lots"})
+    _kernel(runtime_options={"max_workspace_kb": np.int64(4096), "stitch_function_max_num": 2})
+    path = tmp_path / "k.py"
+    path.write_text('import pypto\n\n\n@pypto.frontend.jit(runtime_options={"max_workspace_kb": 1.5})\n'
+                    "def k(x: pypto.Tensor([16, 32], pypto.DT_FP32), out: pypto.Tensor([16, 32], pypto.DT_FP32)):\n"
+                    "    pypto.set_vec_tile_shapes(16, 32)\n    out[:] = pypto.exp(x)\n")
+    error = analyze_kernel(str(path), path.read_text(), "k", {"board": "sim"})["error"]
+    assert error["message"] == "runtime_options max_workspace_kb 1.5 is not an integer" and error["line"] == 4

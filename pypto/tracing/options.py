@@ -12,6 +12,7 @@ value that is part of the compile-cache key.
 from __future__ import annotations
 
 import copy
+import operator
 import warnings
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
@@ -63,6 +64,11 @@ _global: dict[str, Any] = {g: {} for g in GROUPS}
 _scopes: list[dict[str, Any]] = []
 
 
+# runtime options the sim board reads as integers (`pypto.boards.sim`, `pypto.boards.stitch`): refused at the
+# decorator, not as a bare ValueError deep in the board
+_INTEGERS = frozenset({"device_sched_mode", "stitch_function_max_num", "max_workspace_kb"})
+
+
 def check_group(group: str, values: dict[str, Any] | None) -> dict[str, Any]:
     """Validate one group's keys (and the few values with a fixed set of choices). Returns the
     dict itself, not a copy: PyPTO reads a kernel's option dicts when it compiles, so a kernel
@@ -81,6 +87,11 @@ def check_group(group: str, values: dict[str, Any] | None) -> dict[str, Any]:
             except ValueError:
                 raise PyptoError(f"run_mode {val!r} is not a RunMode; use pypto.RunMode.SIM (1) "
                                  f"or pypto.RunMode.NPU (0)") from None
+        if key in _INTEGERS and val is not None:
+            try:
+                operator.index(val)
+            except TypeError:
+                raise PyptoError(f"{group} {key} {val!r} is not an integer") from None
         if key == "compile_stage":
             try:
                 CompStage(val)

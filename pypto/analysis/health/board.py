@@ -127,8 +127,7 @@ def _stitching(h: HealthContext, makespan: float, where: Any) -> None:
     if not 0 < after * STITCH_GAIN <= makespan:
         return
     plan = stitch.plan(h.p, {"stitch_function_max_num": k})
-    ranks = sorted({t.instance for t in h.p.execute.tasks})
-    per_root = stitch.root_workspace(h.p, ranks, plan.root_function)
+    per_root = stitch.root_workspace(h.p, stitch.task_instances(h.p.execute), plan.root_function)
     need_kb = math.ceil(float(per_root[:k].sum()) / 1024) if len(per_root) else 0
     mode = sl.info.get("stitch_mode")
     # the Apply: the decorator's stitch_function_max_num set to k, which is what was simulated only in count mode
