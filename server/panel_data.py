@@ -266,6 +266,26 @@ def panel_run(run: Any, tasks: int = PANEL_TASKS) -> Any:
     return {**{k: v for k, v in run.items() if k not in gone}, "omitted": gone}
 
 
+def op_positions(ids: Sequence[int]) -> list[int]:
+    """Each tile op id's position in the `tiles.ops` columns (-1: none). The columns are in program order and graph
+    partition's copies take the ids after every other op's, so past the first copy an id is not its position (a
+    subgraph's `ops` and an op's `inputs` are ids; docs/record-schema.md)."""
+    out = [-1] * (max(ids, default=-1) + 1)
+    for k, i in enumerate(ids):
+        out[i] = k
+    return out
+
+
+def _positions(ids: Sequence[int]) -> Any:
+    """`op_positions` as an int64 array (numpy work, for the aggregates of 10^6 tile ops)."""
+    import numpy as np
+
+    a = np.asarray(ids, dtype=np.int64)
+    out = np.full(int(a.max()) + 1 if len(a) else 0, -1, dtype=np.int64)
+    out[a] = np.arange(len(a), dtype=np.int64)
+    return out
+
+
 def panel_aggregates(lists: Mapping[str, Any]) -> dict[str, Any]:
     """What the graph panel would compute from the per-tile-op bulk a slim record leaves out: `subgraph_nodes`
     (per subgraph, by position: the tensor nodes of its tile ops, compute ops' before loads/stores/copies — a
@@ -284,8 +304,11 @@ def panel_aggregates(lists: Mapping[str, Any]) -> dict[str, Any]:
     else:
         members, leaves = [sg.get("ops") or () for sg in sgs], [sg.get("leaf") for sg in sgs]
     n = len(members)
-    # each subgraph's distinct nodes, its compute ops' first, then its moves', each in program order
+    # each subgraph's distinct nodes, its compute ops' first, then its moves', each in program order (its `ops` are
+    # ids: their positions in the columns, where the nodes and kinds are)
     flat, offsets = _flat(members)
+    if len(flat):
+        flat = _positions(ops.get("id") or ())[flat]
     seg = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
     nodes = np.asarray(node, dtype=np.int64)[flat] if len(flat) else np.zeros(0, dtype=np.int64)
     moves = np.fromiter(map(TASK_MOVES.__contains__, kind), dtype=bool, count=len(kind))[flat] \
@@ -331,11 +354,14 @@ class TileIndex:
         ops = (lists.get("tiles") or {}).get("ops") or {}
         self.ops: Mapping[str, Any] = ops
         self.memory: Sequence[Any] = lists.get("memory") or ()
-        n = len(ops.get("id") or ())
-        self.subgraph = [-1] * n
+        ids = ops.get("id") or ()
+        n = len(ids)
+        at = op_positions(ids)
+        self.subgraph = [-1] * n  # by position, as the cells (a subgraph's `ops` are ids)
         for sg in lists.get("subgraphs") or ():
-            for k in sg.get("ops") or ():
-                if 0 <= k < n:
+            for i in sg.get("ops") or ():
+                k = at[i] if 0 <= i < len(at) else -1
+                if k >= 0:
                     self.subgraph[k] = sg["id"]
         per: dict[int, tuple[dict[str, int], dict[tuple[int, int], list[int]], list[int]]] = {}
         for k, (node, inst, coord) in enumerate(zip(ops.get("node") or (), ops.get("instance") or (),
@@ -478,7 +504,8 @@ def time_share(lists: Mapping[str, Any]) -> dict[str, float]:
     # each task's share to each of its subgraph's tile ops, in the run's order, summed per node in that order
     starts = offsets[sg]
     at = np.repeat(starts - np.concatenate(([0], np.cumsum(count)[:-1])), count) + np.arange(int(count.sum()))
-    nodes = np.asarray(node, dtype=np.int64)[flat[at]] if len(at) else np.zeros(0, dtype=np.int64)
+    nodes = np.asarray(node, dtype=np.int64)[_positions(ops.get("id") or ())[flat[at]]] if len(at) \
+        else np.zeros(0, dtype=np.int64)
     if not len(nodes):
         return {}
     keys, first, inverse = np.unique(nodes, return_index=True, return_inverse=True)

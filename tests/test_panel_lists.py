@@ -43,7 +43,8 @@ def test_a_slim_record_from_lists_left_without_its_bulk_is_the_one_from_the_whol
 def plain_aggregates(lists):
     """`panel_aggregates` as a loop over the subgraphs (what it did before numpy): the reference."""
     ops = lists["tiles"]["ops"]
-    node, kind = ops["node"], ops["op"]
+    at = {i: k for k, i in enumerate(ops["id"])}  # a subgraph's ops are ids, the columns in program order
+    node, kind = [ops["node"][at[i]] for i in sorted(at)], [ops["op"][at[i]] for i in sorted(at)]  # by id
     sg_nodes = []
     for sg in lists["subgraphs"]:
         compute = [node[k] for k in sg["ops"] if kind[k] not in TASK_MOVES]
@@ -65,7 +66,8 @@ def plain_aggregates(lists):
 
 def plain_time_share(lists):
     """`time_share` as a loop over the run's tasks (what it did before numpy): the reference."""
-    node, sgs = lists["tiles"]["ops"]["node"], lists["subgraphs"]
+    ops, sgs = lists["tiles"]["ops"], lists["subgraphs"]
+    node = dict(zip(ops["id"], ops["node"]))  # by id, as a subgraph names its ops
     subgraph = {task["id"]: task["subgraph"] for task in lists["execute"]["tasks"]}
     out = {}
     for tid, a, b in zip(*(lists["run"]["tasks"][k] for k in ("id", "start", "end"))):
@@ -111,3 +113,30 @@ def test_a_snapshot_referring_to_a_field_kept_as_columns_still_gets_lists():
     plain, kept = expanded(doc, arrays), expanded(doc, arrays, rows=PANEL_ROWS)
     assert "$rows" in kept["subgraphs"] and "$rows" in kept["execute"]["tasks"]
     assert json.dumps(kept["passes"]) == json.dumps(plain["passes"])
+
+
+def test_a_subgraphs_ops_are_ids_not_positions_in_the_columns():
+    """Graph partition's copies take the ids after every other tile op's but sit in program order, so past the first
+    copy a tile op's id is not its place in the record's columns (paged attention: most of its ops). The panels'
+    aggregates and the Tiles view's grids name, for each subgraph and each tile, the tensor nodes and subgraph the
+    compiled program has (before 2026-12-02 they read the columns at the ids: glm's attention's tasks linked to the
+    wrong lines)."""
+    from pypto.compiler.tile_ir import ops_by_id
+    from pypto.frontend.inputs import example_arguments
+    from pypto.record import trace_for
+    from server.panel_data import TileIndex
+
+    path = ROOT / "examples/paged_attention.py"
+    out = analyze.analyze_kernel(str(path), path.read_text(), "paged_decode", {"record": True, "report": False})
+    lists = analyze.record_lists(out["record"], out["record_columns"])
+    ids = list(lists["tiles"]["ops"]["id"])
+    assert ids != list(range(len(ids)))  # the case this is about
+    kernel = analyze._kernel(analyze._load(str(path), path.read_text()), str(path), "paged_decode")
+    p = trace_for(kernel, example_arguments(kernel, values=False)).lowered().program
+    ops = ops_by_id(p.tiles)
+    assert [o.id for o in p.tiles.ops] == ids  # the same program
+    want = [sorted({ops[i].node for i in sg.ops}) for sg in p.subgraphs]
+    for given in (lists, analyze.panel_lists(out["record"], out["record_columns"], PANEL_LEAVE_OUT, 1, PANEL_ROWS)):
+        assert [sorted(x) for x in panel_aggregates(given)["subgraph_nodes"]] == want
+    sg_of = {i: sg.id for sg in p.subgraphs for i in sg.ops}
+    assert TileIndex(lists).subgraph == [sg_of.get(o.id, -1) for o in p.tiles.ops]

@@ -17,6 +17,8 @@ Every file is what a host would send a panel, produced here by `pypto` itself:
   accumulates in fp16 (a failing op and failing tiles) and fp32 against fp16 op by op;
 - `accumulate.json`: `{record, listings}` of that fp16 kernel compiled to its tensor stage (a
   loop: a collapsible cluster; with precision.json, the graph's error overlay);
+- `paged.json`: examples/paged_attention.py profiled, with each task's source line from the compiled program's
+  objects (`task_lines`): its tile ops' ids are not their places in the record's columns (graph partition's copies);
 - `activations.json`: examples/activations.py's activations_kernel (helper calls: clusters);
 - `mix.json`: a PyPTO 3 kernel (`mix_kernels.gemm_add`) whose scope instances are MIX tasks, each on
   a cluster's AIC lane and holding its two AIV lanes;
@@ -71,6 +73,24 @@ def with_listings(record: Any) -> dict[str, Any]:
             "listings": {str(leaf.id): record.listing(leaf.id) for leaf in leaves}}
 
 
+def task_lines(record: Any) -> dict[str, int]:
+    """Each task's source line as the panels name it (its first compute op's node's own line, else its moves'), from
+    the program's objects, not the record's columns."""
+    p = record.program
+    ops = {o.id: o for o in p.tiles.ops}
+    nodes = p.graph.by_id()
+    sgs = {sg.id: sg for sg in p.subgraphs}
+    out = {}
+    for t in p.execute.tasks:
+        members = [ops[i] for i in sgs[t.subgraph].ops]
+        moves = [o for o in members if o.op in ("load", "store")]
+        ordered = [o for o in members if o not in moves] + moves
+        spans = [nodes[o.node].loc.span for o in ordered if o.node in nodes and nodes[o.node].loc.span is not None]
+        if spans:
+            out[str(t.id)] = spans[0].line
+    return out
+
+
 def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
     """The file's text with the report's TextEdits applied (one line each, bottom up)."""
     lines = text.splitlines(keepends=True)
@@ -121,6 +141,11 @@ def small(out: Path) -> None:
     # the tensor stage only (2,048 tasks of tiles would make 17 MB): its graph, loop and passes
     acc = compile_record(fp16_accumulate, accumulate_inputs(np.float16), stage="tensor")
     write(out, "accumulate.json", {"record": expanded(acc.to_json(include_snapshots=True)), "listings": {}})
+
+    # graph partition's copies take the ids after every other tile op's: most of its tile ops' ids are not their places
+    # in the record's columns; `task_lines`, each task's source line from the compiled program's own objects
+    paged = profiled(load_module(REPO / "examples" / "paged_attention.py").paged_decode)
+    write(out, "paged.json", {"record": expanded(paged.to_json()), "task_lines": task_lines(paged)})
 
     running_sum = load_module(REPO / "examples" / "runtime_branch.py").running_sum  # 11 rows: `if r == 0` per row
     write(out, "branch.json", with_listings(profiled(running_sum)))

@@ -43,8 +43,9 @@ const MOVES = new Set(['load', 'store']);
 
 function taskNodes(record, taskId) {
   const task = record.execute.tasks.find((t) => t.id === taskId);
-  const ops = record.subgraphs[task.subgraph].ops;
   const kinds = record.tiles.ops;
+  const at = new Map(kinds.id.map((id, k) => [id, k])); // a subgraph's ops are ids; the columns in program order
+  const ops = record.subgraphs[task.subgraph].ops.map((id) => at.get(id));
   const compute = ops.filter((k) => !MOVES.has(kinds.op[k])).map((k) => kinds.node[k]);
   const moves = ops.filter((k) => MOVES.has(kinds.op[k])).map((k) => kinds.node[k]);
   return [...new Set([...compute, ...moves])];
@@ -206,7 +207,7 @@ describe('graph panel', () => {
     const ops = cells.get(`${row},${col}`);
     assert.ok(ops?.length > 0);
     const compute = ops.find((k) => !MOVES.has(t.op[k])) ?? ops[0];
-    const sg = r.subgraphs.find((s) => s.ops.includes(compute));
+    const sg = r.subgraphs.find((s) => s.ops.includes(t.id[compute])); // (a subgraph names its ops by id)
     const task = r.execute.tasks.find((x) => x.subgraph === sg.id);
     // search brings the node into view and selects it: its details hold the full grid
     await p.page.fill('input.search', `%${exp.id}`);
@@ -522,7 +523,7 @@ describe('graph panel: a big record sent slim (server/analyze.py panel_record)',
     assert.match(await p.page.textContent('.tile-detail .loading-note'), /Loading this tile's ops/);
     const t = whole.tiles.ops;
     const ops = eg.cells[0];
-    const sgOf = (k) => whole.subgraphs.find((x) => x.ops.includes(k));
+    const sgOf = (k) => whole.subgraphs.find((x) => x.ops.includes(t.id[k])); // (a subgraph names its ops by id)
     const answer = { type: 'tileOps', node: exp.id, cell: 0, ops, ids: ops.map((k) => t.id[k]), names: ops.map((k) => t.op[k]), subgraph: ops.map((k) => sgOf(k)?.id ?? -1),
       shape: ops.map((k) => t.shape[k]), dtype: ops.map((k) => t.dtype[k]), memory: ops.map((k) => whole.memory[k]) };
     await send(p.page, { ...answer, id: tileAsk.id - 1, names: ops.map(() => 'stale') });  // an earlier request's: ignored
@@ -1366,6 +1367,34 @@ describe('swimlane panel: a real trace (merged_swimlane.json with a Fake Core la
     assert.match(note, /1 of them close a cycle/);
     const critical = await p.page.evaluate(() => [...window.__pyptoPanel.panel.runs[0].data.critical]);
     assert.deepEqual(critical.flatMap((c, i) => (c ? [i] : [])), run.metrics.critical_path);
+    await noErrors(p);
+    await p.page.close();
+  });
+});
+
+describe('swimlane panel: tile op ids that are not their places in the columns', () => {
+  test("a task links to its own source line when graph partition's copies moved its tile ops' places", async () => {
+    const { record, task_lines: want } = fx('paged.json');
+    const kinds = record.tiles.ops;
+    // the tasks the columns read at their ops' ids (the panels' reading before 2026-12-02) put at another line
+    const naive = (t) => {
+      const ops = record.subgraphs[t.subgraph].ops;
+      const first = ops.find((k) => !MOVES.has(kinds.op[k])) ?? ops[0];
+      return nodeById(record, kinds.node[first])?.loc[0]?.line;
+    };
+    const moved = record.execute.tasks.filter((t) => want[t.id] !== undefined && naive(t) !== want[t.id]).slice(0, 3);
+    assert.ok(moved.length > 0, 'the fixture has tasks the old reading misplaced');
+    const p = await openPanel(browser.context, 'swimlane');
+    await send(p.page, { type: 'record', record });
+    await p.page.waitForSelector('canvas.sl-canvas');
+    await frames(p.page);
+    for (const t of moved) {
+      const pt = await p.page.evaluate((id) => window.__pyptoPanel.panel.taskPoint(id), t.id);
+      await clearSent(p.page);
+      await p.page.mouse.click(pt.x, pt.y);
+      const [msg] = await sent(p.page, 'revealSource');
+      assert.equal(msg.range.line, want[t.id], `task ${t.id}`);
+    }
     await noErrors(p);
     await p.page.close();
   });

@@ -193,7 +193,8 @@ describe('swimlane: readable at the default size', () => {
     // a row: the task selected, its source revealed (its first compute op's line)
     const id = slowest[0][0];
     const task = r.execute.tasks.find((x) => x.id === id);
-    const ops = r.subgraphs[task.subgraph].ops.filter((k) => !['load', 'store'].includes(r.tiles.ops.op[k]));
+    const at = new Map(r.tiles.ops.id.map((x, k) => [x, k])); // a subgraph names its ops by id
+    const ops = r.subgraphs[task.subgraph].ops.map((x) => at.get(x)).filter((k) => !['load', 'store'].includes(r.tiles.ops.op[k]));
     const flat = [];
     const walk = (g) => g.nodes.forEach((n) => (flat.push(n), n.body && walk(n.body)));
     walk(r.graph);

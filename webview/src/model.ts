@@ -1,7 +1,7 @@
 // Lookups over a CompileRecord shared by the panels: source line <-> tensor node <-> tile op
 // <-> leaf <-> task, by id (the record's one ID space), never by matching strings.
 
-import type { CompileRecord, GraphJson, GraphNode, Program, Span } from './types';
+import type { CompileRecord, GraphJson, GraphNode, Program, Span, TileOps } from './types';
 
 /** Two spellings of one file (absolute/relative, \ or /) are the same file. */
 export function sameFile(a: string, b: string): boolean {
@@ -53,10 +53,37 @@ export function nodeSpan(node: GraphNode | undefined): Span | null {
 
 const MOVES = new Set(['load', 'store', 'copy_in', 'copy_out']);
 
+/** Each tile op id's position in the `tiles.ops` columns (-1: no such op). The columns are in program order and
+ * graph partition's copies take the ids after every other op's, so past the first copy an id is not its position
+ * (a subgraph's `ops`, an op's `inputs` are ids). */
+export function opPositions(ops: TileOps): Int32Array {
+  const ids = ops.id;
+  let top = -1;
+  for (const i of ids) if (i > top) top = i;
+  const out = new Int32Array(top + 1).fill(-1);
+  ids.forEach((i, k) => {
+    out[i] = k;
+  });
+  return out;
+}
+
+/** The subgraph of the tile op at each position of the program's `tiles.ops` columns (-1: none yet). */
+export function subgraphOfOps(program: Program, at: Int32Array = program.tiles?.ops ? opPositions(program.tiles.ops) : new Int32Array(0)): Int32Array {
+  const out = new Int32Array(program.tiles?.ops ? program.tiles.ops.id.length : 0).fill(-1);
+  for (const sg of program.subgraphs ?? []) {
+    for (const op of sg.ops ?? []) {
+      const k = op < at.length ? at[op] : -1;
+      if (k >= 0) out[k] = sg.id;
+    }
+  }
+  return out;
+}
+
 export class RecordIndex {
   readonly nodes = new Map<number, GraphNode>();
   private taskIndex: Map<number, number> | null = null;
   private subgraphOf: Int32Array | null = null;
+  private positions: Int32Array | null = null;
   private taskNodeCache = new Map<number, number[]>();
 
   constructor(readonly record: CompileRecord, readonly program: Program = record) {
@@ -82,14 +109,17 @@ export class RecordIndex {
     return flatten(this.program.graph).filter((f) => nodeHasLine(f.node, file, line)).map((f) => f.node.id);
   }
 
-  /** The subgraph each tile op belongs to (-1: none yet). */
+  /** Each tile op id's position in the `tiles.ops` columns (`opPositions`), made once. */
+  opPositions(): Int32Array {
+    const ops = this.program.tiles?.ops;
+    this.positions ??= ops ? opPositions(ops) : new Int32Array(0);
+    return this.positions;
+  }
+
+  /** The subgraph of the tile op at each position of the `tiles.ops` columns (`subgraphOfOps`), made once. */
   subgraphOfOps(): Int32Array {
-    if (this.subgraphOf) return this.subgraphOf;
-    const n = this.program.tiles?.ops ? this.program.tiles.ops.id.length : 0;
-    const out = new Int32Array(n).fill(-1);
-    for (const sg of this.program.subgraphs ?? []) for (const op of sg.ops ?? []) if (op < n) out[op] = sg.id;
-    this.subgraphOf = out;
-    return out;
+    this.subgraphOf ??= subgraphOfOps(this.program, this.opPositions());
+    return this.subgraphOf;
   }
 
   private execTask(taskId: number) {
@@ -114,7 +144,11 @@ export class RecordIndex {
     if (sg && ops && sg.ops) {
       const compute: number[] = [];
       const moves: number[] = [];
-      for (const op of sg.ops) (MOVES.has(ops.op[op]) ? moves : compute).push(ops.node[op]);
+      const at = this.opPositions();
+      for (const op of sg.ops) {
+        const k = op < at.length ? at[op] : -1;
+        if (k >= 0) (MOVES.has(ops.op[k]) ? moves : compute).push(ops.node[k]);
+      }
       for (const n of [...compute, ...moves]) if (!out.includes(n)) out.push(n);
     } else if (t) {
       // a big record sent without its tile ops: the server's nodes per subgraph, in the same order

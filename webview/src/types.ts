@@ -70,7 +70,8 @@ export interface Subgraph {
   id: number;
   core: string;
   instance: number;
-  /** Absent in a big record sent to a panel (`omitted.subgraphs.ops`): `aggregates.subgraph_nodes` instead. */
+  /** Tile op ids, not positions in `tiles.ops` (`opPositions` maps them). Absent in a big record sent to a panel
+   * (`omitted.subgraphs.ops`): `aggregates.subgraph_nodes` instead. */
   ops?: number[];
   peak_bytes: number;
   leaf: number | null;

@@ -4,7 +4,7 @@
 // pass, tile grids per tensor op, the execute graph aggregated (groups open into their
 // tasks), and the overlays.
 
-import { flatten, RecordIndex } from '../model';
+import { flatten, opPositions, RecordIndex, subgraphOfOps } from '../model';
 import type { TileGridJson } from '../protocol';
 import type { Aggregates, CompileRecord, GraphJson, GraphNode, PrecisionPass, Program, Span, Swimlane } from '../types';
 
@@ -237,8 +237,7 @@ export function tileGrids(program: Program): Map<number, TileGridModel> {
   const out = new Map<number, TileGridModel>();
   const ops = program.tiles?.ops;
   if (!ops) return out;
-  const sgOf = new Int32Array(ops.id.length).fill(-1);
-  for (const sg of program.subgraphs ?? []) for (const op of sg.ops ?? []) if (op < sgOf.length) sgOf[op] = sg.id;
+  const sgOf = subgraphOfOps(program); // by position, as the cells
   const perNode = new Map<number, { rows: Map<string, number>; maxCol: number; cells: Map<string, number[]> }>();
   for (let k = 0; k < ops.id.length; k++) {
     const node = ops.node[k];
@@ -398,6 +397,7 @@ export function timeShare(record: CompileRecord, run: Swimlane | null): Map<numb
   const ex = record.execute;
   const ops = record.tiles?.ops;
   if (!run || !sgs || !ex || !ops) return out;
+  const at = opPositions(ops);
   const byId = new Map(ex.tasks.map((t) => [t.id, t]));
   const t = run.tasks;
   for (let i = 0; i < t.id.length; i++) {
@@ -405,7 +405,10 @@ export function timeShare(record: CompileRecord, run: Swimlane | null): Map<numb
     const sg = task ? sgs[task.subgraph] : undefined;
     if (!sg?.ops || sg.ops.length === 0) continue;
     const per = (t.end[i] - t.start[i]) / sg.ops.length;
-    for (const op of sg.ops) out.set(ops.node[op], (out.get(ops.node[op]) ?? 0) + per);
+    for (const op of sg.ops) {
+      const n = ops.node[at[op]];
+      out.set(n, (out.get(n) ?? 0) + per);
+    }
   }
   return out;
 }
@@ -423,6 +426,7 @@ export function bufferUse(program: Program, aggregates?: Aggregates): Map<number
     return out;
   }
   if (!ops || !sgs) return out;
+  const at = opPositions(ops);
   const fullest = new Map<number, number>();
   for (const b of program.blocks ?? []) {
     const capacity = new Map(b.capacity_bytes);
@@ -437,7 +441,7 @@ export function bufferUse(program: Program, aggregates?: Aggregates): Map<number
     const share = sg.leaf !== null ? fullest.get(sg.leaf) : undefined;
     if (share === undefined) continue;
     for (const op of sg.ops ?? []) {
-      const n = ops.node[op];
+      const n = ops.node[at[op]];
       out.set(n, Math.max(out.get(n) ?? 0, share));
     }
   }
