@@ -295,3 +295,38 @@ def test_a_search_space_of_many_digits_is_counted_as_read():
     assert count_text(27_689_132_800_763_960_000_000_000_000_000_000_000_000_000_000_000) == "2.8×10^49"
     assert search_text({"searched": 3, "space": 10 ** 12, "stopped": "explored", "seconds": 1.25, "given": 5.0}) == \
         "searched 3 of 1.0×10^12 shapes in 1.2 s (no unexplored neighbour of a fast shape was left)"
+
+
+def test_a_candidate_is_not_refused_for_a_board_limit_the_kernel_as_written_breaks_at_that_line():
+    """Under the advisor's strict rules a board limit is an error, except at a line where the kernel as written breaks
+    one already (PyPTO accepts it there): a candidate is judged by what it changes. Before, DeepSeek V4's compressor
+    (a scatter_update whose tiles overflow the UB as written) had every candidate refused, whatever call it changed."""
+
+    @pypto.jit
+    def over(x: pypto.Tensor(), inp: pypto.Tensor(), idx: pypto.Tensor(), src: pypto.Tensor(), out1: pypto.Tensor(),
+             out2: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(24, 512)
+        out1[:] = pypto.scatter_update(inp, -2, idx, src)  # its tiles: the whole (128, 512) input, over the UB
+        pypto.set_vec_tile_shapes(8, 64)
+        out2[:] = pypto.exp(x)
+
+    @pypto.jit
+    def unaligned(x: pypto.Tensor(), y: pypto.Tensor(), out1: pypto.Tensor(), out2: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 12)  # 48-byte rows: a board limit at this call
+        out1[:] = pypto.exp(x)
+        pypto.set_vec_tile_shapes(8, 64)
+        out2[:] = pypto.exp(y)
+
+    inputs = {"x": torch.randn(64, 128), "inp": torch.randn(128, 512), "idx": torch.zeros(1, 2, dtype=torch.int32),
+              "src": torch.randn(2, 512), "out1": torch.empty(128, 512), "out2": torch.empty(64, 128)}
+    adv = Advisor(over, inputs)
+    assert [line for _, line in adv.tolerated] == [over.fn.__code__.co_firstlineno + 4]  # the scatter's line
+    assert adv.evaluate(((1, (16, 64)),)).legal  # the other call changed: the overflow is inherited
+    assert adv.evaluate(((0, (16, 512)),)).legal  # the overflow's own call changed: it overflows as before
+    new = adv.evaluate(((1, (8, 12)),))  # a board limit the kernel as written does not break there: refused
+    assert not new.legal and "32 bytes" in new.error
+    adv = Advisor(unaligned, {"x": torch.randn(64, 128), "y": torch.randn(64, 128), "out1": torch.empty(64, 128),
+                              "out2": torch.empty(64, 128)})
+    assert [line for _, line in adv.tolerated] == [unaligned.fn.__code__.co_firstlineno + 2]  # the call's line
+    assert adv.evaluate(((1, (16, 128)),)).legal
+    assert not adv.evaluate(((1, (8, 12)),)).legal

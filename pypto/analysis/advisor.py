@@ -28,6 +28,7 @@ import heapq
 import itertools
 import math
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ from pypto.ir.graph import TileConfig
 from pypto.record import Traced, bind, compile_record
 from pypto.target import load as load_board
 from pypto.tracing.builder import tile_overrides
-from pypto.tracing.tiling import cube_overflows, strict_tile_rules
+from pypto.tracing.tiling import board_limits_broken, cube_overflows, strict_tile_rules
 
 Dims = tuple[Any, ...]
 # (tile config index, dims), sorted; a PyPTO 3 kernel's knob j (`knobs.Knob`) is index -1 - j, its dims (value,)
@@ -59,6 +60,9 @@ Overrides = tuple[tuple[int, Dims], ...]
 # defaults to the same 10). A search the bound cuts answers with the best shapes found by then and says
 # how far it got (`search_text`); `--time 0` (no bound) is for the patient.
 SEARCH_SECONDS = 10.0
+# the diagnostics of a lowering's board limits (an op's tiles over the UB, a leaf's buffers over capacity): where the
+# kernel as written has one, a candidate is not refused for it (`Advisor.tolerated`)
+LOWERING_LIMITS = frozenset({"tile.ub-overflow", "block.over-capacity"})
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,8 @@ class Advisor:
     _rate: float = 0.0  # seconds per unit of `cost` (the slowest evaluation so far): what a candidate will take
     _floor: float = 0.0  # the quickest legal evaluation so far: what any candidate takes at least (tracing, passes)
     knobs: tuple[Knob, ...] = ()  # a PyPTO 3 kernel's slice-size constants (`knobs.find_knobs`): searched as calls are
+    # the lines where the kernel as written breaks a board limit: a candidate may too (`strict_tile_rules`)
+    tolerated: frozenset[tuple[str, int]] = frozenset()
 
     record: Any = None  # the kernel as written, compiled (and profiled) already: reused, not redone
     # a candidate's traced program (`pypto.record.Traced.fingerprint`) -> its figures [makespan, tasks, utilization,
@@ -178,6 +184,7 @@ class Advisor:
         self.knobs = find_knobs(self.kernel)
         for j, kb in enumerate(self.knobs):
             self.choices[-1 - j] = [(v,) for v in kb.values]
+        self.tolerated = self._limits_as_written()
         run = record.run if not self.runtime_options else None
         program = record.program
         if (run is None or run.board != "sim") and program is not None and program.execute is not None \
@@ -188,6 +195,20 @@ class Advisor:
             bound, why = bottleneck(run)
             self.cache[()] = Evaluation((), m.makespan, len(run.tasks), m.utilization, bound, why)
         self.baseline = self.evaluate(())
+
+    def _limits_as_written(self) -> frozenset[tuple[str, int]]:
+        """The lines where the kernel as written breaks a board limit, which a candidate is not refused for: its
+        trace's (traced again here, noting them, warning nothing: a tile-shape call's) and its lowering's (the record's
+        diagnostics: an op over the UB, a leaf's buffers over capacity)."""
+        lines = {(d.loc.span.file, d.loc.span.line) for p in self.record.passes for d in p.diagnostics
+                 if d.rule in LOWERING_LIMITS and d.loc.span is not None}
+        with warnings.catch_warnings(), board_limits_broken() as found:
+            warnings.simplefilter("ignore")
+            try:
+                self.kernel.fresh().compile(**self.inputs)
+            except PyptoError:
+                pass  # (the record was made: a trace that fails now finds what it found until then)
+        return frozenset(lines | set(found))
 
     # ---- the space
 
@@ -370,11 +391,12 @@ class Advisor:
         consts = {self.knobs[-1 - i].name: int(d[0]) for i, d in overrides if i < 0}
         try:
             # board limits make a candidate illegal
-            with tile_overrides(calls), strict_tile_rules(), knob_values(self.kernel, consts):
+            with tile_overrides(calls), strict_tile_rules(self.tolerated), knob_values(self.kernel, consts):
                 ck = fresh.compile(**self.inputs)
                 binds = bind(ck.graph, self.inputs)
                 traced = Traced(ck, dict(self.inputs), self.inputs, binds, None).fingerprint(
-                    ["advisor: strict tile rules, the sim board", _jsonable(self.runtime_options)])
+                    ["advisor: strict tile rules, the sim board", sorted(self.tolerated),
+                     _jsonable(self.runtime_options)])
         except PyptoError as e:
             return _Pending(overrides, t0, error=e.message)
         known = self.traces.get(traced)
@@ -382,7 +404,7 @@ class Advisor:
             return _Pending(overrides, t0, traced, known)
 
         def lowered() -> tuple[str, Any, Any]:  # ("illegal", why, None) or ("ok", its figures, their fingerprint)
-            with tile_overrides(calls), strict_tile_rules(), knob_values(self.kernel, consts):
+            with tile_overrides(calls), strict_tile_rules(self.tolerated), knob_values(self.kernel, consts):
                 try:
                     lw = ck.lower(binds)
                 except PyptoError as e:

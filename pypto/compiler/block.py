@@ -90,7 +90,7 @@ from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Node
 from pypto.ir.ops import OPS
 from pypto.ir.source import Loc
-from pypto.tracing.tiling import strict_rules
+from pypto.tracing.tiling import strict_at
 
 EVENTS_PER_PAIR = 8  # the default; the board file's events_per_pipe_pair decides
 # a MIX leaf (a PyPTO 3 scope with cube and vector work, 1c2v) uses both: the AIC's and an AIV's memories
@@ -837,7 +837,7 @@ def build_block(leaf: Leaf, subgraph: Subgraph, ops: Mapping[int, TileOp], buffe
             # needed (the hardware would have to split the tile), and said so at the op's line
             o = ops[e.vi.tile_op]
             node = nodes.get(o.node)
-            if strict_rules():
+            if strict_at(node.loc if node else None):  # the advisor's candidates, where not tolerated
                 raise PyptoError(f"{node.op if node else o.op}: {e.vi.opcode} needs {e.size} bytes of {e.space} at "
                                  f"once, more than the {caps[e.space]}-byte {e.space}; use smaller tiles",
                                  node.loc if node else Loc()) from None

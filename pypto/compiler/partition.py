@@ -22,7 +22,7 @@ import dataclasses
 import hashlib
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Set
+from collections.abc import Callable, Mapping, Set
 from typing import Any, Final
 
 from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
@@ -69,11 +69,12 @@ class _Group:
         self.successor: _Group | None = None  # where ops that overflow this group go
 
 
-def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
-              notes: list[tuple[str, Loc]] | None = None) -> tuple[TileGraph, tuple[Subgraph, ...]]:
+def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes: list[tuple[str, Loc]] | None = None,
+              strict: Callable[[Loc], bool] | None = None) -> tuple[TileGraph, tuple[Subgraph, ...]]:
     """Tile ops into subgraphs (see the module doc). An op whose tiles alone overflow the UB is a
     board limit, not an error (PyPTO compiles it): it gets a subgraph of its own and a note in
-    `notes`; without `notes` (the tuning advisor's strict mode) it raises."""
+    `notes`; it raises without `notes`, or where `strict` says so of the op's line (the tuning advisor's strict
+    mode, `pypto.tracing.tiling.strict_at`)."""
     noted: set[int] = set()
     # per tile op, by id (ids are 0..n-1 in some order; lists, which the native build indexes directly)
     n_ids = max((o.id for o in tiles.ops), default=-1) + 1
@@ -356,7 +357,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
                 message = (f"{node.op}: its tiles need {need:,} bytes of UB at once (tile {list(o.shape)} of "
                            f"{o.dtype.short} and its inputs), more than the {ub_bytes:,}-byte UB; halve the "
                            f"vector tile shape")
-                if notes is None:
+                if notes is None or strict is not None and strict(node.loc):
                     failed = PyptoError(message, node.loc)
                     break
                 noted.add(o.node)
@@ -392,7 +393,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int,
     # environment object), which only the cyclic collector frees; a compile pauses it, and a job's pipeline then
     # freezes what is left (`pipeline.gc_paused`): the state stays for the job's life. Let go of it here when it is
     # big (`RELEASE_FROM`) and for the advisor's candidates (strict: a job checks several).
-    if notes is None or n_ids >= RELEASE_FROM:
+    if notes is None or strict is not None or n_ids >= RELEASE_FROM:
         groups, group_of, live, size, uses, ops, load_of = [], [], [], [], [], [], []
         seen, depends, unions, exported, crossing = defaultdict(Accesses), {}, {}, set(), []
         writes_to, written_at, scope_groups = {}, {}, {}

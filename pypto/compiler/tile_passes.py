@@ -25,7 +25,7 @@ from pypto.compiler.tile_ir import (
     take_columns_ahead,
 )
 from pypto.ir.source import Loc
-from pypto.tracing.tiling import strict_rules
+from pypto.tracing.tiling import strict_at, strict_rules
 
 
 def tile_expand(p: Program, ctx: PassContext) -> Program:
@@ -46,9 +46,11 @@ def graph_partition(p: Program, ctx: PassContext) -> Program:
     """Tile ops become subgraphs that each fit one core's buffers and run on one core type;
     edges between subgraphs go through GM (copy-in/copy-out inserted)."""
     assert p.tiles is not None
-    notes: list[tuple[str, Loc]] | None = None if strict_rules() else []  # the advisor: an overflow is illegal
-    tiles, subgraphs = partition(p.tiles, p.graph.by_id(), int(ctx.board["buffers_bytes"]["UB"]), notes)
-    for message, loc in notes or ():
+    notes: list[tuple[str, Loc]] = []
+    # the advisor's candidates: an overflow is illegal, except at a line where the kernel as written has one
+    tiles, subgraphs = partition(p.tiles, p.graph.by_id(), int(ctx.board["buffers_bytes"]["UB"]), notes,
+                                 strict_at if strict_rules() else None)
+    for message, loc in notes:
         ctx.report("warning", message + " (the sim board models it as if it fit; on the chip the tile would "
                    "have to be split)", loc, rule="tile.ub-overflow")
     return dataclasses.replace(p, tiles=tiles, subgraphs=subgraphs)

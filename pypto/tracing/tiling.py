@@ -8,7 +8,9 @@ op's line for rules that need the op's shape and dtype). What PyPTO accepts but 
 figures advise against — a vector tile whose last dim is not 32-byte aligned, a tile over the
 UB or the cube's L0/L1 capacity, an unaligned cube m or n — is a `PyptoWarning` at the op's
 line with the byte counts, and the kernel compiles (PyPTO's own kernels use such shapes). The
-tuning advisor and health report ask with `strict=True`, which raises for both kinds.
+tuning advisor and health report ask with `strict=True`, which raises for both kinds; the advisor's
+candidates are traced and lowered inside `strict_tile_rules`, which makes board limits errors except at
+the lines where the kernel as written breaks one already (`board_limits_broken` finds them).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import contextvars
 import linecache
 import math
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pypto.ir import source
@@ -27,7 +29,7 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.errors import Fix, ShapeError
 from pypto.ir.graph import TensorType
 from pypto.ir.ops import GATHERMASK_PATTERNS
-from pypto.ir.source import Span
+from pypto.ir.source import Loc, Span
 from pypto.target import buffer_bytes, load
 
 ALIGN_BYTES = int(load()["alignment_bytes"])  # a tile's last dim, in bytes
@@ -140,21 +142,51 @@ def aligned_alternatives(n: int, dt: DataType) -> list[int]:
 
 
 _STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("pypto_strict_tile_rules", default=False)
+_TOLERATED: contextvars.ContextVar[frozenset[tuple[str, int]]] = contextvars.ContextVar(
+    "pypto_tolerated_board_limits", default=frozenset())
+_FOUND: contextvars.ContextVar[list[tuple[str, int]] | None] = contextvars.ContextVar(
+    "pypto_board_limits_found", default=None)
 
 
 @contextlib.contextmanager
-def strict_tile_rules() -> Iterator[None]:
-    """Trace with the board limits as errors: how the tuning advisor keeps to shapes the board likes."""
-    token = _STRICT.set(True)
+def strict_tile_rules(tolerated: Iterable[tuple[str, int]] = ()) -> Iterator[None]:
+    """Trace (and lower) with the board limits as errors: how the tuning advisor keeps to shapes the board likes;
+    except at the `tolerated` lines, (file, line), where the kernel as written breaks one already. PyPTO accepts
+    it there, so a candidate is judged by what it changes, not by what it inherits (DeepSeek V4's compressor:
+    one op over the UB as written made every candidate illegal, whatever call it changed)."""
+    token, kept = _STRICT.set(True), _TOLERATED.set(frozenset(tolerated))
     try:
         yield
     finally:
+        _TOLERATED.reset(kept)
         _STRICT.reset(token)
 
 
 def strict_rules() -> bool:
     """Inside `strict_tile_rules()`: board limits are errors (the later stages ask too)."""
     return _STRICT.get()
+
+
+def strict_at(where: Loc | Span | None) -> bool:
+    """Whether a board limit broken at `where` is an error: inside `strict_tile_rules()`, unless its line is one
+    the kernel as written breaks one at. Inside `board_limits_broken()`, the line is noted."""
+    span = where.span if isinstance(where, Loc) else where
+    found = _FOUND.get()
+    if found is not None and span is not None:
+        found.append((span.file, span.line))
+    return _STRICT.get() and (span is None or (span.file, span.line) not in _TOLERATED.get())
+
+
+@contextlib.contextmanager
+def board_limits_broken() -> Iterator[list[tuple[str, int]]]:
+    """The lines, (file, line), where what runs inside breaks a board limit (each time one is met: tracing's at the
+    tile-shape call, lowering's at the op): what `strict_tile_rules` tolerates for the kernel as written."""
+    found: list[tuple[str, int]] = []
+    token = _FOUND.set(found)
+    try:
+        yield found
+    finally:
+        _FOUND.reset(token)
 
 
 # where each board-limit warning was shown, per file (as Python keeps one registry per module): the
@@ -167,10 +199,12 @@ def board_limit(message: str, strict: bool, entry: tuple[int, int | None] | None
                 uses: Sequence[int] = (), call: Span | None = None) -> None:
     """A shape PyPTO accepts that the board's figures advise against: a warning at the
     `set_*_tile_shapes` call (`call`; else the user's line), once per call and message (an error
-    — a `TileRuleError` — when `strict`, or inside `strict_tile_rules()`)."""
-    if strict or _STRICT.get():
+    — a `TileRuleError` — when `strict`, or inside `strict_tile_rules()` at a line it does not tolerate)."""
+    if strict:
         raise TileRuleError(message, entry, bad, uses)
     at = call or source.capture(skip=3).span
+    if strict_at(at):
+        raise TileRuleError(message, entry, bad, uses)
     if at is not None:
         warnings.warn_explicit(message, PyptoWarning, at.file, at.line, registry=_SHOWN.setdefault(at.file, {}))
     else:
