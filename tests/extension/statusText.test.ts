@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KernelInfo } from '../../extension/src/kernels';
 import { gainText, statusText } from '../../extension/src/statusText';
-import { fmtUs } from '../../webview/src/format';
+import { fmtNum, fmtUs } from '../../webview/src/format';
 
 const k = (over: Partial<KernelInfo> = {}): KernelInfo => ({
   uri: 'file:///ws/softmax.py', kernel: 'softmax_kernel', defLine: 15, version: 1, compiling: false, previous: null, error: null,
@@ -81,4 +81,16 @@ test("the best verified gain of the kernel's advice: in the text, and in the too
 test('a record that reused the last compile says so in the tooltip, and only then', () => {
   assert.match(statusText(k({ reused: true }), 'running', null).tooltip, /^the last edit left the traced program as it was: its compile was reused$/m);
   assert.doesNotMatch(statusText(k(), 'running', null).tooltip, /reused/);
+});
+
+test('a finding\'s figures as the panels print them: trailing zeros of a fraction only, thousands grouped', () => {
+  assert.equal(fmtNum(260.22), '260'); // was "26": the zero of "260" stripped as if it were a fraction's
+  assert.equal(fmtNum(500.4), '500');
+  assert.equal(fmtNum(0.25), '0.25');
+  assert.equal(fmtNum(0.2000001), '0.2');
+  assert.equal(fmtNum(12.5), '12.5');
+  assert.equal(fmtNum(26015.3), '26,015'); // was "2.60e+4"
+  assert.equal(fmtNum(4119.4), '4,119');
+  assert.equal(fmtNum(2e7 + 0.5), '2.00e+7');
+  assert.equal(fmtNum(1200), '1,200');
 });

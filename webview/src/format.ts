@@ -19,7 +19,10 @@ export function fmtNum(x: unknown, digits = 3): string {
   if (Number.isInteger(x)) return x.toLocaleString('en-US');
   const a = Math.abs(x);
   if (a !== 0 && (a < 1e-3 || a >= 1e6)) return x.toExponential(2);
-  return x.toPrecision(digits).replace(/\.?0+$/, '');
+  if (a >= 10 ** digits) return Math.round(x).toLocaleString('en-US'); // 26,015 (toPrecision: "2.60e+4")
+  // trailing zeros of the fraction only: 260.22 is "260", not "26"
+  const s = x.toPrecision(digits);
+  return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
 }
 
 export function fmtBytes(b: number): string {
