@@ -699,3 +699,22 @@ def test_in_memory_driven_stitching_the_finding_raises_the_budget_and_offers_no_
     (f,) = [f for f in health_report(record).findings if f.rule == "board.stitching"]
     assert f.suggestion.startswith("raise runtime_options max_workspace_kb above ~")
     assert "stitch_function_max_num bounds nothing" in f.suggestion and not f.edits and "gain" not in f.numbers
+
+
+def test_tiles_cut_short_by_a_valid_shape_say_no_tile_shape_changes_them():
+    """Aligned tiles over a view whose valid part is shorter (a run-time length, as DeepSeek V4's compress attention
+    reads): the rows are padded, but asking for an aligned tile size, as the finding did, changes nothing."""
+    import torch
+
+    @pypto.jit
+    def short_rows(x: pypto.Tensor([16, 640], pypto.DT_FP16), out: pypto.Tensor([16, 640], pypto.DT_FP16)):
+        pypto.set_vec_tile_shapes(16, 640)
+        v = pypto.view(x, [16, 640], [0, 0], valid_shape=[16, 191])
+        out[:] = pypto.exp(v)
+
+    x = torch.randn(16, 640, dtype=torch.float16)
+    (f,) = health_report(profile(compile_record(short_rows, {"x": x, "out": torch.empty_like(x)}), "sim")) \
+        .of("tile.last-dim-unaligned")
+    assert f.numbers["tile_last_dims"] == [191] and f.numbers["vector_waste"] > 0.2
+    assert "640 (set_vec_tile_shapes(16, 640)), is aligned" in f.suggestion and "191 in these inputs" in f.suggestion
+    assert "choose a tile" not in f.suggestion and not f.edits

@@ -124,6 +124,12 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
             what = f"tiles {', '.join(map(str, tile_dims))} wide" + (f" (of a last dim of {d})" if d else "")
             sugg = f"choose a tile whose last dim is a multiple of {step} elements ({h.align} bytes)"
             call = _unaligned_call(h, nids, step)
+            whole = _aligned_call(h, nids, step)
+            if whole is not None:  # the tiles are aligned: the odd widths are the part of a row that holds data
+                sugg = (f"the tile's last size, {whole.dims[-1]} ({call_text(whole, tuple(whole.dims))}), is aligned: "
+                        f"these widths are the part of each row that holds data (a view's valid_shape, a length "
+                        f"known at run time: {', '.join(map(str, tile_dims))} in these inputs), which no tile shape "
+                        f"changes; padding that length to a multiple of {step} elements where it is set would")
             if call is not None:  # the call's last tile size is the culprit: report it there, the ops related
                 tc, alts = call
                 where = h.config_where(tc.id) or where
@@ -160,6 +166,16 @@ def _unaligned_call(h: HealthContext, nids: Sequence[int], step: int) -> tuple[A
     if t % step == 0:
         return None
     return tc, sorted({max(step, t // step * step), math.ceil(t / step) * step})
+
+
+def _aligned_call(h: HealthContext, nids: Sequence[int], step: int) -> Any | None:
+    """The one `set_vec_tile_shapes` call the nodes are tiled by, when its last size is on the alignment step (their
+    odd tile widths then come from the data: a valid shape shorter than the tile)."""
+    cids = {n.tile for x in nids if (n := h.nodes.get(x)) is not None and n.tile is not None}
+    tc = h.configs.get(cids.pop()) if len(cids) == 1 else None
+    if tc is None or tc.kind != "vec" or not tc.dims or not isinstance(tc.dims[-1], int) or int(tc.dims[-1]) % step:
+        return None
+    return tc
 
 
 def _one_per_line(h: HealthContext, nids: Sequence[int]) -> list[int]:
