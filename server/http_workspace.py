@@ -467,11 +467,13 @@ class Workspace:
         out = {**interim, "health": not_checked(health if isinstance(health, dict) else {}, e.message),
                "suggestions": [], "interim_sent": True, "output": getattr(e, "output", "")}
         if job.settings.get("suggest"):
+            from pypto.analysis.advisor import count_text
+
             searched = job.extra.get("search_progress")
             stop = f"the job's time limit ({job.timeout:g} s)" if e.kind == "timeout" else f"the job's end ({e.kind})"
-            out["search_cut"] = (f"{stop} ended the tile search"
-                                 + (f" after {searched['searched']:,} of {searched['space']:,} shapes" if searched
-                                    else "") + "; the findings are complete, the suggestions are not")
+            after = f" after {searched['searched']:,} of {count_text(searched['space'])} shapes" if searched else ""
+            out["search_cut"] = (f"{stop} ended the tile search{after}; the findings are complete, the suggestions "
+                                 "are not")
             out["search"] = {**searched, "stopped": "job time limit" if e.kind == "timeout" else "job ended"} \
                 if searched else None
         return out

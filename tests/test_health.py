@@ -716,5 +716,5 @@ def test_tiles_cut_short_by_a_valid_shape_say_no_tile_shape_changes_them():
     (f,) = health_report(profile(compile_record(short_rows, {"x": x, "out": torch.empty_like(x)}), "sim")) \
         .of("tile.last-dim-unaligned")
     assert f.numbers["tile_last_dims"] == [191] and f.numbers["vector_waste"] > 0.2
-    assert "640 (set_vec_tile_shapes(16, 640)), is aligned" in f.suggestion and "191 in these inputs" in f.suggestion
+    assert "640 (set_vec_tile_shapes(16, 640)), is aligned" in f.suggestion and "191 wide because" in f.suggestion
     assert "choose a tile" not in f.suggestion and not f.edits

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { countText } from '../../webview/src/format';
 import type { PanelId } from '../../webview/src/protocol';
 import { captureDefault } from './capture';
 import { commandLine, installPlan } from './install';
@@ -97,7 +98,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
         return null;
       });
       if (!got) return;
-      const searched = got.search ? ` (searched ${got.search.searched} of ${got.search.space} shapes in ${got.search.seconds.toFixed(1)} s${got.search.stopped === 'time' ? ': the time budget ran out' : ''})` : '';
+      const searched = got.search ? ` (searched ${got.search.searched.toLocaleString('en-US')} of ${countText(got.search.space)} shapes in ${got.search.seconds.toFixed(1)} s${got.search.stopped === 'time' ? ': the time budget ran out' : ''})` : '';
       if (got.suggestions.length === 0) return void vscode.window.showInformationMessage(`PyPTO: no faster tile shapes found for ${ref.kernel}${searched}.`);
       const pick = await vscode.window.showQuickPick(got.suggestions.map((s) => ({
         label: s.text, description: `${s.speedup.toFixed(2)}× faster (simulated)`, detail: s.reason, s,

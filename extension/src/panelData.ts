@@ -8,7 +8,7 @@
 // Pure: no `vscode` import (unit-tested in tests/extension/panelData.test.ts).
 
 import type { BlockInstrJson, HistoryEntry, HostMessage, PanelId, TileGridJson, WindowTasks } from '../../webview/src/protocol';
-import { runName } from '../../webview/src/format';
+import { countText, runName } from '../../webview/src/format';
 import { PROTOCOL_VERSION } from '../../webview/src/protocol';
 import type { CompileRecord, KernelReport, PrecisionReport, Program, Swimlane } from '../../webview/src/types';
 import type { KernelError, KernelRef, SearchProgress } from './kernels';
@@ -211,7 +211,7 @@ export function progressMessage(kernel: string, what = 'Compiling'): HostMessage
 /** A running tile search as the panel's progress line: how far it got and the best shape so far. */
 export function searchMessage(p: SearchProgress): HostMessage {
   const n = (x: number): string => x.toLocaleString('en-US');
-  let text = `Searching tile shapes for ${p.kernel}… searched ${n(p.searched)} of ${n(p.space)} in ${p.seconds.toFixed(1)} s`;
+  let text = `Searching tile shapes for ${p.kernel}… searched ${n(p.searched)} of ${countText(p.space)} in ${p.seconds.toFixed(1)} s`;
   if (p.best && p.bestUs !== null && p.baselineUs !== null && p.bestUs > 0) {
     text += ` · best so far ${p.bestUs.toFixed(2)} µs simulated (${(p.baselineUs / p.bestUs).toFixed(2)}× faster): ${p.best}`;
   } else if (p.baselineUs !== null) {

@@ -50,6 +50,9 @@ test('a running tile search is a progress line with how far it got and the best 
   assert.equal((m as { message: string }).message, `Searching tile shapes for ${ref.kernel}… searched 12 of 91,500 in 3.1 s · best so far 117.40 µs simulated (1.34× faster): pypto.set_vec_tile_shapes(1, 64, 512)`);
   const none = searchMessage({ ...p, best: '', bestUs: 156.78 });
   assert.match((none as { message: string }).message, /nothing faster than 156\.78 µs yet$/);
+  // a production kernel's space, as read (DeepSeek V4's hc_pre: 7.4×10^74, not its 75 digits)
+  const huge = searchMessage({ ...p, space: 7.3961e74 });
+  assert.match((huge as { message: string }).message, / searched 12 of 7\.4×10\^74 in 3\.1 s/);
 });
 
 test('a record carries the pinned baseline run (labelled) and the history when the server keeps them', () => {

@@ -89,7 +89,7 @@ test('the served health page shows the findings while the bounded tile search ru
     opened.on('exit', (code) => { clearTimeout(timer); r(code); });
   });
   assert.equal(exited, 0);
-  await page.waitForFunction(() => /Searching tile shapes on the sim board: [\d,]+ of [\d,]+/.test(document.querySelector('.progress-text')?.textContent ?? ''), null, { timeout: WAIT });
+  await page.waitForFunction(() => /Searching tile shapes on the sim board: [\d,]+ of ([\d,]+|\d\.\d×10\^\d+)/.test(document.querySelector('.progress-text')?.textContent ?? ''), null, { timeout: WAIT });
   // then the final result: the search's line, ended by its time bound
   await page.waitForFunction(() => document.querySelector('[data-search]') !== null, null, { timeout: WAIT });
   const line = await page.$eval('[data-search]', (e) => e.textContent);

@@ -25,6 +25,14 @@ export function fmtNum(x: unknown, digits = 3): string {
   return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
 }
 
+/** A count as read: "46,500", and from 10^9 "2.8×10^49" (pypto/analysis/advisor.py `count_text`): a tile search's
+ * space, in every line that names it. */
+export function countText(n: number): string {
+  if (n < 1e9) return n.toLocaleString('en-US');
+  const [mantissa, exponent] = n.toExponential(1).split('e');
+  return `${mantissa}×10^${Number(exponent)}`;
+}
+
 export function fmtBytes(b: number): string {
   if (b >= 1 << 20) return `${(b / (1 << 20)).toFixed(1)} MiB`;
   if (b >= 1 << 10) return `${(b / (1 << 10)).toFixed(1)} KiB`;

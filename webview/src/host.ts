@@ -15,7 +15,7 @@
 // as getState/setState does in VS Code.
 
 import type { HistoryEntry, PageId, PanelMessage, RequestSwimlaneMessage, RequestTileOpsMessage } from './protocol';
-import { runName } from './format';
+import { countText, runName } from './format';
 import { panelMessage, PROTOCOL_VERSION } from './protocol';
 import { SourceView, type SourceLines } from './sourceView';
 import type { KernelReport } from './types';
@@ -564,7 +564,7 @@ function searchProgress(s: Json): string {
   const best = typeof s.best === 'string' && s.best && typeof s.best_us === 'number'
     ? `; best so far ${s.best_us.toFixed(2)} µs${typeof s.baseline_us === 'number' && s.best_us > 0 ? ` (${(s.baseline_us / s.best_us).toFixed(2)}x, simulated)` : ''}: ${s.best}`
     : '';
-  return `Searching tile shapes on the sim board: ${n(s.searched)} of ${n(s.space)} in ${Number(s.seconds ?? 0).toFixed(1)} s${best}`;
+  return `Searching tile shapes on the sim board: ${n(s.searched)} of ${countText(Number(s.space ?? 0))} in ${Number(s.seconds ?? 0).toFixed(1)} s${best}`;
 }
 
 /** The host this page runs in: VS Code when its API exists, else what the page's

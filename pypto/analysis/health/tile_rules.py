@@ -127,9 +127,9 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
             whole = _aligned_call(h, nids, step)
             if whole is not None:  # the tiles are aligned: the odd widths are the part of a row that holds data
                 sugg = (f"the tile's last size, {whole.dims[-1]} ({call_text(whole, tuple(whole.dims))}), is aligned: "
-                        f"these widths are the part of each row that holds data (a view's valid_shape, a length "
-                        f"known at run time: {', '.join(map(str, tile_dims))} in these inputs), which no tile shape "
-                        f"changes; padding that length to a multiple of {step} elements where it is set would")
+                        f"the rows are {', '.join(map(str, tile_dims))} wide because the data is (the tensor's last "
+                        f"dim, or a view's valid part, a length known at run time, in these inputs), which no tile "
+                        f"shape changes; padding it to a multiple of {step} elements where it is made would")
             if call is not None:  # the call's last tile size is the culprit: report it there, the ops related
                 tc, alts = call
                 where = h.config_where(tc.id) or where

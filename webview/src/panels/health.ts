@@ -13,7 +13,7 @@ import { start, type PanelImpl, type Shell } from '../app';
 import { basename, button, clear, fmtNum, fmtPct, fmtUs, h } from '../dom';
 import { sameFile } from '../model';
 import { plot } from '../plot';
-import { runName } from '../format';
+import { countText, runName } from '../format';
 import type { HistoryEntry, HostMessage } from '../protocol';
 import { palette } from '../theme';
 import type { Finding, KernelReport, Suggestion, TextEdit, TileSearch } from '../types';
@@ -435,12 +435,6 @@ const STOPPED: Record<TileSearch['stopped'], string> = {
   'job ended': 'the job stopped (its memory limit or a lost process): the best found so far',
 };
 
-/** A count as read: "46,500", and from 10^9 "2.8×10^49" (pypto/analysis/advisor.py `count_text`). */
-export function countText(n: number): string {
-  if (n < 1e9) return n.toLocaleString('en-US');
-  const [mantissa, exponent] = n.toExponential(1).split('e');
-  return `${mantissa}×10^${Number(exponent)}`;
-}
 
 /** A search given less than this many seconds had no time of its own (pypto/analysis/advisor.py `NO_TIME`). */
 const NO_TIME = 0.05;
