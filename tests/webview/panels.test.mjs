@@ -115,6 +115,10 @@ describe('graph panel', () => {
     const want = flatten(r.graph).length;
     assert.equal(await p.page.locator('.graph-svg g.node').count(), want);
     assert.match(await p.page.textContent('.pass.selected'), /execute_graph.*execute.*changed/s);
+    // each pass's size in what its stage holds: tensor nodes, then tile ops
+    const last = r.passes.at(-1);
+    assert.match(await p.page.textContent('.pass.selected'), new RegExp(`· ${last.node_count.toLocaleString('en-US')} tile ops`));
+    assert.match(await p.page.textContent('.pass[data-index="0"]'), new RegExp(`· ${r.passes[0].node_count} nodes`));
     await shots(p.page, 'graph');
     await noErrors(p);
   });

@@ -361,7 +361,7 @@ class GraphPanel implements PanelImpl {
         h('span', { class: `stage` }, p.stage),
         h('span', { class: p.changed ? 'changed-mark' : 'noop-mark' }, p.error ? 'failed' : p.changed ? 'changed' : 'no-op'),
       ),
-      h('div', { class: 'pass-meta muted' }, `${(p.seconds * 1e3).toFixed(2)} ms · ${fmtNum(p.node_count)} nodes`),
+      h('div', { class: 'pass-meta muted' }, `${(p.seconds * 1e3).toFixed(2)} ms · ${fmtNum(p.node_count)} ${p.stage === 'tensor' ? 'nodes' : 'tile ops'}`),
       p.diagnostics.length ? h('div', { class: 'pass-diag' }, `${p.diagnostics.length} diagnostic${p.diagnostics.length > 1 ? 's' : ''}`) : null);
       chip.addEventListener('click', () => this.selectPass(p.index));
       this.strip.appendChild(chip);
