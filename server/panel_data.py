@@ -465,9 +465,11 @@ def block_of(lists: Mapping[str, Any], leaf: int) -> dict[str, Any]:
     block = next((b for b in lists.get("blocks") or () if b.get("leaf") == leaf), None)
     if block is None:
         raise ValueError(f"no block of leaf {leaf}")
-    node = ((lists.get("tiles") or {}).get("ops") or {}).get("node") or []
+    ops = (lists.get("tiles") or {}).get("ops") or {}
+    node, at = ops.get("node") or [], op_positions(ops.get("id") or ())  # an instruction's tile_op is an id
     instrs = [{"opcode": i["opcode"], "pipe": i["pipe"], "tile_op": i["tile_op"],
-               "node": node[i["tile_op"]] if 0 <= i["tile_op"] < len(node) else -1, "note": i.get("note") or ""}
+               "node": node[at[i["tile_op"]]] if 0 <= i["tile_op"] < len(at) and at[i["tile_op"]] >= 0 else -1,
+               "note": i.get("note") or ""}
               for i in block.get("instrs") or ()]
     return {**{k: v for k, v in block.items() if k not in PANEL_OMIT_BLOCK}, "instrs": instrs}
 

@@ -124,7 +124,7 @@ def test_a_subgraphs_ops_are_ids_not_positions_in_the_columns():
     from pypto.compiler.tile_ir import ops_by_id
     from pypto.frontend.inputs import example_arguments
     from pypto.record import trace_for
-    from server.panel_data import TileIndex
+    from server.panel_data import TileIndex, block_of
 
     path = ROOT / "examples/paged_attention.py"
     out = analyze.analyze_kernel(str(path), path.read_text(), "paged_decode", {"record": True, "report": False})
@@ -140,3 +140,7 @@ def test_a_subgraphs_ops_are_ids_not_positions_in_the_columns():
         assert [sorted(x) for x in panel_aggregates(given)["subgraph_nodes"]] == want
     sg_of = {i: sg.id for sg in p.subgraphs for i in sg.ops}
     assert TileIndex(lists).subgraph == [sg_of.get(o.id, -1) for o in p.tiles.ops]
+    # a leaf's instructions name their tile op by id: the Leaves view links each to that op's node
+    for b in p.blocks:
+        got = block_of(lists, b.leaf)["instrs"]
+        assert [i["node"] for i in got] == [ops[x.tile_op].node if x.tile_op >= 0 else -1 for x in b.instrs]

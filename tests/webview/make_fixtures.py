@@ -17,8 +17,9 @@ Every file is what a host would send a panel, produced here by `pypto` itself:
   accumulates in fp16 (a failing op and failing tiles) and fp32 against fp16 op by op;
 - `accumulate.json`: `{record, listings}` of that fp16 kernel compiled to its tensor stage (a
   loop: a collapsible cluster; with precision.json, the graph's error overlay);
-- `paged.json`: examples/paged_attention.py profiled, with each task's source line from the compiled program's
-  objects (`task_lines`): its tile ops' ids are not their places in the record's columns (graph partition's copies);
+- `paged.json`: examples/paged_attention.py profiled, with its listings and each task's source line from the compiled
+  program's objects (`task_lines`): its tile ops' ids are not their places in the record's columns (graph
+  partition's copies);
 - `activations.json`: examples/activations.py's activations_kernel (helper calls: clusters);
 - `mix.json`: a PyPTO 3 kernel (`mix_kernels.gemm_add`) whose scope instances are MIX tasks, each on
   a cluster's AIC lane and holding its two AIV lanes;
@@ -145,7 +146,7 @@ def small(out: Path) -> None:
     # graph partition's copies take the ids after every other tile op's: most of its tile ops' ids are not their places
     # in the record's columns; `task_lines`, each task's source line from the compiled program's own objects
     paged = profiled(load_module(REPO / "examples" / "paged_attention.py").paged_decode)
-    write(out, "paged.json", {"record": expanded(paged.to_json()), "task_lines": task_lines(paged)})
+    write(out, "paged.json", {**with_listings(paged), "task_lines": task_lines(paged)})
 
     running_sum = load_module(REPO / "examples" / "runtime_branch.py").running_sum  # 11 rows: `if r == 0` per row
     write(out, "branch.json", with_listings(profiled(running_sum)))

@@ -25,7 +25,7 @@ import {
   type Scope,
   type TileGridModel,
 } from '../graph/model';
-import { flatten, isKernelOf, kernelKey, nodeHasLine, nodeSpan, RecordIndex, recordError } from '../model';
+import { flatten, isKernelOf, kernelKey, nodeHasLine, nodeSpan, opPositions, RecordIndex, recordError } from '../model';
 import type { BlockInstrJson, BlockMessage, HostMessage, TileOpsMessage } from '../protocol';
 import { coreColor, leafColor, palette, RAMP_CSS, rampColor } from '../theme';
 import type { CompileRecord, GraphNode, PrecisionReport, Program } from '../types';
@@ -439,6 +439,7 @@ class GraphPanel implements PanelImpl {
     this.currentProgram = program;
     this.currentExec = null;
     const tileProgram = this.tileProgram(program, pass?.stage ?? 'tensor');
+    if (pos < 0 || pos === r.passes.length - 1) tileProgram.note = ''; // the final program's own views: nothing to say
     this.listingBox.hidden = this.st.view !== 'leaves';
     this.view.svgEl.style.display = this.st.view === 'leaves' ? 'none' : '';
     if (this.st.view === 'leaves') this.renderLeaves(tileProgram.program, tileProgram.note);
@@ -909,9 +910,11 @@ class GraphPanel implements PanelImpl {
     };
     if (block?.instrs || !block || !this.record?.omitted?.blocks) {
       const instrs = block?.instrs ?? null;
+      const at = ops ? opPositions(ops) : null; // an instruction's tile_op is an id
       fill(instrs, (i) => {
         const t = instrs?.[i]?.tile_op;
-        return ops && t !== undefined && t >= 0 ? ops.node[t] : undefined;
+        const k = at && t !== undefined && t >= 0 && t < at.length ? at[t] : -1;
+        return ops && k >= 0 ? ops.node[k] : undefined;
       });
       return pre;
     }
