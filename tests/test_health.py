@@ -718,3 +718,18 @@ def test_tiles_cut_short_by_a_valid_shape_say_no_tile_shape_changes_them():
     assert f.numbers["tile_last_dims"] == [191] and f.numbers["vector_waste"] > 0.2
     assert "640 (set_vec_tile_shapes(16, 640)), is aligned" in f.suggestion and "191 wide because" in f.suggestion
     assert "choose a tile" not in f.suggestion and not f.edits
+
+
+def test_unaligned_rows_wider_than_the_result_are_said_to_be_the_inputs():
+    """A transpose reads rows its result does not have (gated delta rule's: 2-15 wide into a last dim of 8): the
+    finding does not call them tiles "of a last dim of 8"."""
+    import torch
+
+    @pypto.jit
+    def turned(x: pypto.Tensor([8, 12], pypto.DT_FP32), out: pypto.Tensor([12, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(64, 64)
+        out[:] = pypto.transpose(x, 1, 0)
+
+    report = health_report(profile(compile_record(turned, {"x": torch.randn(8, 12), "out": torch.empty(12, 8)}), "sim"))
+    (f,) = report.of("tile.last-dim-unaligned")
+    assert f.title.startswith("tiles 12 wide (its inputs' rows: its result's last dim is 8)"), f.title

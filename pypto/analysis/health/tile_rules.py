@@ -121,7 +121,11 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
             sugg = (f"pad the last dim from {d} to {padded} (a multiple of {step} elements = {h.align} "
                     f"bytes) where the tensor is made, and slice the result")
         else:  # the tensor is aligned, some tiles are not
-            what = f"tiles {', '.join(map(str, tile_dims))} wide" + (f" (of a last dim of {d})" if d else "")
+            what = f"tiles {', '.join(map(str, tile_dims))} wide"
+            if d:  # (an op whose inputs' rows are wider than its result's, a transpose: those are the tiles)
+                what += f" (of a last dim of {d})" if max(tile_dims, default=0) <= d else \
+                    f" (its inputs' rows: its result's last dim is {d})"
+
             sugg = f"choose a tile whose last dim is a multiple of {step} elements ({h.align} bytes)"
             call = _unaligned_call(h, nids, step)
             whole = _aligned_call(h, nids, step)
