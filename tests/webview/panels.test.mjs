@@ -1419,6 +1419,7 @@ describe('swimlane panel: tile op ids that are not their places in the columns',
     const card = p.page.locator(`.leaf-card[data-leaf="${block.leaf}"]`);
     if (!(await card.locator('.listing').count())) await card.locator('summary').click();
     const rows = card.locator('.listing .lrow.link');
+    await rows.first().waitFor(); // (a card opened by the click fills its listing on its toggle event)
     let checked = 0;
     for (let j = 0; j < await rows.count() && checked < 3; j++) {
       const ins = block.instrs[Number(/^\s+(\d+)/.exec(await rows.nth(j).textContent())[1])];
