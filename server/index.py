@@ -353,9 +353,9 @@ def _tile_index(ops: Any, p: Any, made: tuple[Any, ...] | None = None) -> _TileI
     node_leaves = {k: v.tolist() for k, v in _groups(node[has_leaf], leaf[has_leaf]).items()}
     # each op's inputs by their positions, as the panels number the tile ops (`server.panels`): the ids are not the
     # positions where graph partition put copies (their ids come after the others')
-    position = np.full(size, -1, np.int64)
-    position[ids] = np.arange(n, dtype=np.int64)
-    inputs = Ragged(position[inputs.flat], inputs.start)
+    from server.panel_data import op_positions
+
+    inputs = Ragged(op_positions(ids)[inputs.flat], inputs.start)
     # in the narrowest int types (they cross two pipes in a job's answer: Kimi's block attention after its edit,
     # 20 MB of int64 -> 6 MB; their readers take lists)
     from pypto.ir.columns import narrowed as small

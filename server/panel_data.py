@@ -266,19 +266,12 @@ def panel_run(run: Any, tasks: int = PANEL_TASKS) -> Any:
     return {**{k: v for k, v in run.items() if k not in gone}, "omitted": gone}
 
 
-def op_positions(ids: Sequence[int]) -> list[int]:
-    """Each tile op id's position in the `tiles.ops` columns (-1: none). The columns are in program order and graph
-    partition's copies take the ids after every other op's, so past the first copy an id is not its position (a
-    subgraph's `ops` and an op's `inputs` are ids; docs/record-schema.md)."""
-    out = [-1] * (max(ids, default=-1) + 1)
-    for k, i in enumerate(ids):
-        out[i] = k
-    return out
-
-
-def _positions(ids: Sequence[int]) -> Any:
-    """`op_positions` as an int64 array (numpy work, for the aggregates of 10^6 tile ops)."""
-    import numpy as np
+def op_positions(ids: Sequence[int]) -> Any:
+    """Each tile op id's position in the `tiles.ops` columns, an int64 array indexed by id (-1: none). The columns are
+    in program order and graph partition's copies take the ids after every other op's, so past the first copy an id
+    is not its position (a subgraph's `ops`, an op's `inputs` and an instruction's `tile_op` are ids;
+    docs/record-schema.md)."""
+    import numpy as np  # (here: the language server starts without numpy)
 
     a = np.asarray(ids, dtype=np.int64)
     out = np.full(int(a.max()) + 1 if len(a) else 0, -1, dtype=np.int64)
@@ -308,7 +301,7 @@ def panel_aggregates(lists: Mapping[str, Any]) -> dict[str, Any]:
     # ids: their positions in the columns, where the nodes and kinds are)
     flat, offsets = _flat(members)
     if len(flat):
-        flat = _positions(ops.get("id") or ())[flat]
+        flat = op_positions(ops.get("id") or ())[flat]
     seg = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
     nodes = np.asarray(node, dtype=np.int64)[flat] if len(flat) else np.zeros(0, dtype=np.int64)
     moves = np.fromiter(map(TASK_MOVES.__contains__, kind), dtype=bool, count=len(kind))[flat] \
@@ -356,7 +349,7 @@ class TileIndex:
         self.memory: Sequence[Any] = lists.get("memory") or ()
         ids = ops.get("id") or ()
         n = len(ids)
-        at = op_positions(ids)
+        at = op_positions(ids).tolist()
         self.subgraph = [-1] * n  # by position, as the cells (a subgraph's `ops` are ids)
         for sg in lists.get("subgraphs") or ():
             for i in sg.get("ops") or ():
@@ -466,7 +459,7 @@ def block_of(lists: Mapping[str, Any], leaf: int) -> dict[str, Any]:
     if block is None:
         raise ValueError(f"no block of leaf {leaf}")
     ops = (lists.get("tiles") or {}).get("ops") or {}
-    node, at = ops.get("node") or [], op_positions(ops.get("id") or ())  # an instruction's tile_op is an id
+    node, at = ops.get("node") or [], op_positions(ops.get("id") or ()).tolist()  # an instruction's tile_op: an id
     instrs = [{"opcode": i["opcode"], "pipe": i["pipe"], "tile_op": i["tile_op"],
                "node": node[at[i["tile_op"]]] if 0 <= i["tile_op"] < len(at) and at[i["tile_op"]] >= 0 else -1,
                "note": i.get("note") or ""}
@@ -506,7 +499,7 @@ def time_share(lists: Mapping[str, Any]) -> dict[str, float]:
     # each task's share to each of its subgraph's tile ops, in the run's order, summed per node in that order
     starts = offsets[sg]
     at = np.repeat(starts - np.concatenate(([0], np.cumsum(count)[:-1])), count) + np.arange(int(count.sum()))
-    nodes = np.asarray(node, dtype=np.int64)[_positions(ops.get("id") or ())[flat[at]]] if len(at) \
+    nodes = np.asarray(node, dtype=np.int64)[op_positions(ops.get("id") or ())[flat[at]]] if len(at) \
         else np.zeros(0, dtype=np.int64)
     if not len(nodes):
         return {}

@@ -125,11 +125,10 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
             if d:  # (an op whose inputs' rows are wider than its result's, a transpose: those are the tiles)
                 what += f" (of a last dim of {d})" if max(tile_dims, default=0) <= d else \
                     f" (its inputs' rows: its result's last dim is {d})"
-
             sugg = f"choose a tile whose last dim is a multiple of {step} elements ({h.align} bytes)"
             call = _unaligned_call(h, nids, step)
-            whole = _aligned_call(h, nids, step)
-            if whole is not None:  # the tiles are aligned: the odd widths are the part of a row that holds data
+            whole = _vec_call(h, nids)
+            if whole is not None and call is None:  # the tiles are aligned: the odd widths are the data's
                 sugg = (f"the tile's last size, {whole.dims[-1]} ({call_text(whole, tuple(whole.dims))}), is aligned: "
                         f"the rows are {', '.join(map(str, tile_dims))} wide because the data is (the tensor's last "
                         f"dim, or a view's valid part, a length known at run time, in these inputs), which no tile "
@@ -157,29 +156,23 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
                "lines": lines[:MAX_LINES]}, related=related, fixes=fixes)
 
 
-def _unaligned_call(h: HealthContext, nids: Sequence[int], step: int) -> tuple[Any, list[int]] | None:
-    """The one `set_vec_tile_shapes` call the nodes are tiled by, when its last size is off the
-    alignment step, and the aligned sizes nearest it (one below, one above)."""
-    cids = {n.tile for x in nids if (n := h.nodes.get(x)) is not None and n.tile is not None}
-    if len(cids) != 1:
-        return None
-    tc = h.configs.get(cids.pop())
-    if tc is None or tc.kind != "vec" or not tc.dims or not isinstance(tc.dims[-1], int):
-        return None
-    t = int(tc.dims[-1])
-    if t % step == 0:
-        return None
-    return tc, sorted({max(step, t // step * step), math.ceil(t / step) * step})
-
-
-def _aligned_call(h: HealthContext, nids: Sequence[int], step: int) -> Any | None:
-    """The one `set_vec_tile_shapes` call the nodes are tiled by, when its last size is on the alignment step (their
-    odd tile widths then come from the data: a valid shape shorter than the tile)."""
+def _vec_call(h: HealthContext, nids: Sequence[int]) -> Any | None:
+    """The one `set_vec_tile_shapes` call the nodes are tiled by, when its last size is an int (else None)."""
     cids = {n.tile for x in nids if (n := h.nodes.get(x)) is not None and n.tile is not None}
     tc = h.configs.get(cids.pop()) if len(cids) == 1 else None
-    if tc is None or tc.kind != "vec" or not tc.dims or not isinstance(tc.dims[-1], int) or int(tc.dims[-1]) % step:
+    if tc is None or tc.kind != "vec" or not tc.dims or not isinstance(tc.dims[-1], int):
         return None
     return tc
+
+
+def _unaligned_call(h: HealthContext, nids: Sequence[int], step: int) -> tuple[Any, list[int]] | None:
+    """`_vec_call` when its last size is off the alignment step, and the aligned sizes nearest it (one below, one
+    above)."""
+    tc = _vec_call(h, nids)
+    t = int(tc.dims[-1]) if tc is not None else 0
+    if tc is None or t % step == 0:
+        return None
+    return tc, sorted({max(step, t // step * step), math.ceil(t / step) * step})
 
 
 def _one_per_line(h: HealthContext, nids: Sequence[int]) -> list[int]:

@@ -435,7 +435,6 @@ const STOPPED: Record<TileSearch['stopped'], string> = {
   'job ended': 'the job stopped (its memory limit or a lost process): the best found so far',
 };
 
-
 /** A search given less than this many seconds had no time of its own (pypto/analysis/advisor.py `NO_TIME`). */
 const NO_TIME = 0.05;
 
