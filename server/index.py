@@ -32,6 +32,8 @@ from itertools import chain
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from server.panel_data import op_positions
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -353,8 +355,6 @@ def _tile_index(ops: Any, p: Any, made: tuple[Any, ...] | None = None) -> _TileI
     node_leaves = {k: v.tolist() for k, v in _groups(node[has_leaf], leaf[has_leaf]).items()}
     # each op's inputs by their positions, as the panels number the tile ops (`server.panels`): the ids are not the
     # positions where graph partition put copies (their ids come after the others')
-    from server.panel_data import op_positions
-
     inputs = Ragged(op_positions(ids)[inputs.flat], inputs.start)
     # in the narrowest int types (they cross two pipes in a job's answer: Kimi's block attention after its edit,
     # 20 MB of int64 -> 6 MB; their readers take lists)
