@@ -234,6 +234,11 @@ class _Lowering:
             assert o.region is not None
             self.emit(_VI("TSTORE", "MTE3", o.id, uses=ins[:1], gm_dst=(_gm(o.region, self.buffers, self.align),)))
             return
+        if o.op == "scatter_update":  # the src tile's rows into the input in GM, each where the index says
+            assert o.region is not None
+            dst = _gm(o.region, self.buffers, self.align, o.shape, o.region.offset)
+            self.emit(_VI("TSTORE", "MTE3", o.id, uses=ins, gm_dst=(dst,), note="rows at the index's places"))
+            return
         if o.op == "bitcast":  # the same bytes seen as another dtype: no instruction
             src = self.vals[ins[0]]
             v = self.val(src.space, src.kind, o.shape, o.dtype)

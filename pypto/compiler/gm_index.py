@@ -51,6 +51,8 @@ def accesses(op: TileOp) -> list[tuple[Region, bool]]:
         return [(op.region, True)]
     if op.op == "matmul" and op.region is not None:
         return [(r, False) for r in op.attrs["inputs"]] + [(op.region, True)]
+    if op.region is not None:  # scatter_update: rows of its input, in place (where, the index says at run time)
+        return [(op.region, True)]
     return []
 
 
@@ -75,7 +77,7 @@ def reshaped_buffers(ops: Iterable[TileOp], written: bool = False) -> set[int] |
             if last is None or r.buffer != last[0] or r.layout is not last[1]:
                 layouts[r.buffer].add(r.layout)
                 last = (r.buffer, r.layout)
-        elif kind == "store":
+        elif kind == "store" or kind == "scatter_update":
             layouts[r.buffer].add(r.layout)
             writes.add(r.buffer)
         elif kind == "matmul":

@@ -53,7 +53,8 @@ _POSITION_ATTRS: Final = frozenset({"partial", "base", "first", "inputs", "at"})
 
 
 def nbytes(op: TileOp) -> int:
-    return 0 if op.op == "store" else math.prod(op.shape) * op.dtype.nbytes
+    """The UB bytes an op's result holds: none for a write to GM (a store, a scatter_update)."""
+    return 0 if op.op == "store" or op.op == "scatter_update" else math.prod(op.shape) * op.dtype.nbytes
 
 
 class _Group:
@@ -88,7 +89,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
         ops[oid] = o
         if o.op == "load":
             load_of[oid] = o
-        k = (o.op == "store", o.shape, id(o.dtype))
+        k = (o.op == "store" or o.op == "scatter_update", o.shape, id(o.dtype))
         b = nbytes_of.get(k)
         if b is None:
             b = nbytes_of[k] = nbytes(o)

@@ -96,7 +96,7 @@ from pypto.ir.dtypes import FP8, DataType
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
-from pypto.reference.kernels import KERNELS, Ctx
+from pypto.reference.kernels import KERNELS, Ctx, index_positions
 
 _COMBINE = {"add": np.add, "max": np.maximum, "min": np.minimum, "mul": np.multiply}
 _POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs"})  # where a tile is, not what it computes
@@ -140,7 +140,8 @@ def _gm_accesses(op: TileOp) -> list[tuple[Region, bool]]:
         return [(op.region, True)]
     if op.op == "matmul":
         return [(r, False) for r in op.attrs["inputs"]] + [(op.region, True)]
-    return []
+    # scatter_update: rows of its region, in place: the rows it does not write keep their values (read)
+    return [(op.region, False), (op.region, True)]
 
 
 def _attr_key(attrs: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -385,7 +386,8 @@ class TileExecutor:
         self.threads = os.cpu_count() or 1  # a batched run's segments use up to this many threads
         self.chunk_bytes = CHUNK_BYTES  # read when the plan is built
         # a parameter no op writes is read in place, never copied
-        self._written = {o.region.buffer for o in tiles.ops if o.op in ("store", "matmul") and o.region is not None}
+        self._written = {o.region.buffer for o in tiles.ops
+                         if o.op in ("store", "matmul", "scatter_update") and o.region is not None}
         self._blas = any(o.op == "matmul" for o in tiles.ops)  # runs BLAS: at one thread (`pypto.compiler.blas`)
         self._own = {b.id for b in tiles.buffers if b.kind == "param" and b.id in self._written}
         self._fresh = _overwritten(tiles, self._own)  # written params whose input values nothing sees
@@ -566,6 +568,8 @@ class TileExecutor:
             vals[op.id] = np.broadcast_to(vals[op.inputs[0]], op.shape).copy()
         elif kind == "matmul":
             self._matmul(op, bufs, ctx)
+        elif kind == "scatter_update":
+            self._scatter(op, vals, bufs)
         elif kind in ("amax", "amin") and self.nodes[op.node].op in ("argmax", "argmin"):
             fn = np.max if kind == "amax" else np.min  # an arg-reduction's partial extremum, in its input dtype
             vals[op.id] = fn(vals[op.inputs[0]], axis=op.attrs["dim"], keepdims=op.attrs["keepdim"])
@@ -606,6 +610,25 @@ class TileExecutor:
         with one_blas_thread():  # (counted: a no-op inside a run's scope)
             tile = KERNELS["matmul"](node, xs, ctx)
         region_view(bufs, out_r)[...] = tile.reshape(op.shape) if tile.ndim != rank else tile
+
+    def _scatter(self, op: TileOp, vals: Mapping[int, np.ndarray], bufs: Mapping[int, np.ndarray]) -> None:
+        """A src tile's rows into its input in GM where its window of the index says (`Expander.scatter_update`):
+        2-D, src row `i * s + j` goes to row `index[i, j]`; 4-D ([blocks, block_size, 1, d]), `src[i, j, 0]` to
+        block `index[i, j] // block_size`, slot `% block_size`."""
+        assert op.region is not None
+        node = self.nodes[op.node]
+        src, index = vals[op.inputs[0]], vals[op.inputs[1]]
+        out = region_view(bufs, op.region)
+        rows = src.reshape(-1, src.shape[-1])
+        pos = index.reshape(-1)
+        if len(pos) != len(rows) and index.ndim == 2:  # a 2-D tile across index rows: their whole rows
+            start = op.attrs["at"][0] % index.shape[1]
+            pos = pos[start:start + len(rows)]
+        if out.ndim == 2:
+            out[index_positions(node, pos, out.shape[0])] = rows[:len(pos)]
+        else:
+            slots = index_positions(node, pos, out.shape[0] * out.shape[1])
+            out[slots // out.shape[1], slots % out.shape[1], 0] = rows[:len(slots)]
 
     # ---- batched ------------------------------------------------------------------------------
 
@@ -957,7 +980,7 @@ class TileExecutor:
                     last_at[src] = max(last_at.get(src, -1), pos[st.id])
         frees: dict[int, list[int]] = {}
         for st in steps:
-            if st.kind == "store" or st.ops[0].op == "matmul":
+            if st.kind == "store" or st.ops[0].op in ("matmul", "scatter_update"):
                 continue  # makes no value
             frees.setdefault(frees_at[last_at.get(st.id, pos[st.id])], []).append(st.id)
         for st in steps:
@@ -1136,7 +1159,7 @@ class TileExecutor:
                 last_write[st.window.arena] = st.id
             elif st.kind == "each":
                 for o in st.ops:
-                    if o.op == "matmul" and o.region is not None:
+                    if o.op in ("matmul", "scatter_update") and o.region is not None:
                         last_write[self._slot[o.region.buffer][0]] = st.id
         for st in steps:
             if st.kind == "load" and st.window is not None and st.window.full:

@@ -33,6 +33,10 @@ from pypto.tracing.tiling import whole_slice
 COMBINE = {"sum": "add", "amax": "max", "amin": "min", "prod": "mul"}
 ELEMENTWISE_KINDS = ("unary", "binary", "where")
 DEFAULT_CUBE = ((128, 128), (64, 64), (128, 128))
+# the most bytes of one tile of a copy the compiler adds where no vec tile shape is in force (a loop's carried
+# value copied into a buffer of its own): a third of the A2/A3 UB, so the copy's loads double-buffer. A whole
+# [1, 128, 512] fp32 state in one tile (DeepSeek V4's compressor, a run-time `if`) was a 133 % UB Error of ours.
+COPY_TILE_BYTES = 65_536
 
 
 @dataclass
@@ -303,7 +307,8 @@ class Expander:
                                    target.sub(off, made.shape)))  # self.new(...), inline
             return
         src = self.gm(value, node)
-        tile = self.tile_of(node, src.shape) if node.tile is not None else src.shape
+        tile = self.tile_of(node, src.shape) if node.tile is not None \
+            else copy_tile(src.shape, self.buffers[src.buffer].dtype.nbytes)
         for coord, off, shp in grid(src.shape, tile):
             lt = self.new("load", node, inst, coord, shp, self.buffers[src.buffer].dtype, (), src.sub(off, shp))
             self.new("store", node, inst, coord, shp, self.buffers[src.buffer].dtype, (lt,), target.sub(off, shp))
@@ -407,6 +412,9 @@ class Expander:
         whole (as PyPTO requires), so positions along it are the tensor's own. Each input's tile
         is the same window on the other axes, clipped to that input's extent."""
         assert n.type is not None
+        if n.op == "scatter_update":
+            self.scatter_update(n, inst)
+            return
         d = n.attrs["dim"]
         shapes = [self.shape_of(v) for v in n.inputs]
         if n.op == "gather":
@@ -424,17 +432,8 @@ class Expander:
             z = tuple(s if i == d else max(0, min(off[i] + shp[i], s) - o[i]) for i, s in enumerate(vs))
             return o, z
 
-        if n.op == "scatter_update":  # index positions span every axis but the last: only it is cut
-            tile = tuple(t if i == len(shape) - 1 else max(1, s) for i, (s, t) in enumerate(zip(shape, tile)))
         ids = {}
         for coord, off, shp in grid(shape, tile):
-            if n.op == "scatter_update":
-                srcs = [self.tile_for(n.inputs[0], off, shp, n, inst),
-                        self.tile_for(n.inputs[1], (0, 0), shapes[1], n, inst),
-                        self.tile_for(n.inputs[2], (0,) * (len(shp) - 1) + (off[-1],),
-                                      shapes[2][:-1] + (shp[-1],), n, inst)]
-                ids[coord] = self.new(n.op, n, inst, coord, shp, n.type.dtype, tuple(srcs), None, n.attrs)
-                continue
             if n.op == "gather":
                 woff, wshp = window(shapes[0], off, shp)
                 srcs = [self.tile_for(n.inputs[0], woff, wshp, n, inst),
@@ -456,6 +455,40 @@ class Expander:
                 srcs += [self.tile_for(v, io, iz, n, inst) for v in n.inputs[2:]]
             ids[coord] = self.new(n.op, n, inst, coord, shp, n.type.dtype, tuple(srcs), None, n.attrs)
         self.place[n.id] = Tiles(inst, shape, tile, ids)
+
+    def scatter_update(self, n: Node, inst: int) -> None:
+        """PyPTO's scatter_update works in place on GM (its API page): the input and the result stay in
+        GM and are not tiled; the vec tile cuts `src` ([tileS, d], or [tileB, tileS, 1, d]; d is never
+        cut) and each src tile goes to the UB with its window of `index`, whose rows it writes into the
+        input where the index says. So one tile op per src tile reads those two tiles and writes the
+        input's GM (its region: the whole input, as the rows it writes are known only at run time).
+        The input is written where it lies when this node is its last reader, else into a copy (as
+        `assemble`)."""
+        assert n.type is not None
+        dst, index, src = n.inputs
+        target = self.writable(dst, n, inst)
+        ishape, sshape = self.shape_of(index), self.shape_of(src)
+        tile = self.tile_of(n, sshape)
+        tile = tile[:-1] + (max(1, sshape[-1]),)
+        for coord, off, shp in grid(sshape, tile):
+            ioff: tuple[int, ...]
+            ishp: tuple[int, ...]
+            if len(sshape) == 2:  # src rows i * s + j: one row of index, or the whole rows the tile spans
+                s = max(1, ishape[1])
+                first, last = off[0] // s, (off[0] + shp[0] - 1) // s
+                if first == last:
+                    ioff, ishp = (first, off[0] % s), (1, shp[0])
+                else:
+                    ioff, ishp = (first, 0), (last - first + 1, s)
+            else:  # src [b, s, 1, d]: index [b, s] at the same place
+                ioff, ishp = off[:2], shp[:2]
+            srcs = (self.tile_for(src, off, shp, n, inst), self.tile_for(index, ioff, ishp, n, inst))
+            self.new("scatter_update", n, inst, coord, shp, n.type.dtype, srcs, target, {**n.attrs, "at": off})
+        written = (n, target)
+        self.writes.setdefault(target.buffer, []).append(written)
+        if self.journal is not None:
+            self.journal.append(("write", target.buffer, written))
+        self.place[n.id] = InGM(target)
 
     def gathermask(self, n: Node, inst: int) -> None:
         """PyPTO's gathermask: the vec tile cuts the input (its last entry a multiple of the pattern's
@@ -721,6 +754,21 @@ class Expander:
         self.env.pop(a["index"], None)
         for out in self.loop_outs.get(n.id, []):
             self.place[out.id] = InGM(carried[out.attrs["index"]])
+
+
+def copy_tile(shape: tuple[int, ...], nbytes: int) -> tuple[int, ...]:
+    """The tile of a copy made where no vec tile shape is in force: the whole value when it fits
+    `COPY_TILE_BYTES`, else its leading dims halved (the first first; never the last, which keeps
+    the rows' alignment) until it does or only the last is left."""
+    tile = [max(1, d) for d in shape]
+    size = math.prod(tile) * nbytes
+    while size > COPY_TILE_BYTES:
+        lead = next((i for i in range(len(tile) - 1) if tile[i] > 1), None)
+        if lead is None:
+            break
+        tile[lead] = (tile[lead] + 1) // 2
+        size = math.prod(tile) * nbytes
+    return tuple(tile)
 
 
 def _paths(g: Graph, at: tuple[int, ...], out: dict[int, tuple[int, ...]]) -> None:

@@ -381,7 +381,7 @@ KERNELS["rms_norm"] = _rms_norm
 
 # ---- indexing along one dim -----------------------------------------------------------------------
 
-def _checked(node: Node, index: np.ndarray, extent: int) -> np.ndarray:
+def index_positions(node: Node, index: np.ndarray, extent: int) -> np.ndarray:
     """The index values as positions along the dim; one out of range is a user error at the op's line."""
     idx = index.astype(np.int64)
     bad = (idx < -extent) | (idx >= extent)
@@ -394,7 +394,7 @@ def _checked(node: Node, index: np.ndarray, extent: int) -> np.ndarray:
 def _gather(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     x, index = xs
     d = node.attrs["dim"] % x.ndim
-    idx = _checked(node, index, x.shape[d])
+    idx = index_positions(node, index, x.shape[d])
     window = x[tuple(slice(0, s) if i != d else slice(None) for i, s in enumerate(idx.shape))]
     return np.take_along_axis(window, idx, axis=d)
 
@@ -402,7 +402,7 @@ def _gather(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
 def _index_select(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     x, index = xs
     d = node.attrs["dim"] % x.ndim
-    idx = _checked(node, index, x.shape[d])
+    idx = index_positions(node, index, x.shape[d])
     if idx.ndim == 1:
         return np.take(x, idx, axis=d)
     # tiles stacked on a leading axis (the tiled executor): one index row per tile
@@ -418,7 +418,7 @@ def _scatter(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     x, index, *src = xs
     out = np.array(x, copy=True)
     d = node.attrs["dim"] % x.ndim
-    idx = _checked(node, index, x.shape[d])
+    idx = index_positions(node, index, x.shape[d])
     where = list(np.indices(idx.shape, sparse=True))
     where[d] = idx
     at = tuple(where)
@@ -461,10 +461,10 @@ def _scatter_update(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     out = np.array(x, copy=True)
     pos = index.astype(np.int64).reshape(-1)
     if rank == 2:
-        rows = _checked(node, pos, x.shape[0])
+        rows = index_positions(node, pos, x.shape[0])
         out[rows] = src.reshape(-1, src.shape[-1])[:len(rows)]
     else:
-        slots = _checked(node, pos, x.shape[0] * x.shape[1])
+        slots = index_positions(node, pos, x.shape[0] * x.shape[1])
         out[slots // x.shape[1], slots % x.shape[1], 0] = src.reshape(-1, src.shape[-1])[:len(slots)]
     return out
 
