@@ -417,6 +417,28 @@ def test_spills_are_counted_when_the_buffer_is_too_small():
     assert roomy.spills == 0 and not quiet
 
 
+@pypto.jit
+def decayed(col: pypto.Tensor([128, 1], pypto.DT_FP32), tril: pypto.Tensor([128, 128], pypto.DT_FP32),
+            a: pypto.Tensor([128, 128], pypto.DT_FP32), mask: pypto.Tensor([128, 128], pypto.DT_FP32),
+            out: pypto.Tensor([128, 128], pypto.DT_FP32), decay: pypto.Tensor([128, 128], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(128, 128)
+    d = pypto.exp((col - pypto.transpose(col, 0, 1)) * tril)
+    out[:] = a * d * mask
+    decay[:] = d
+
+
+def test_small_buffers_do_not_split_the_room_big_tiles_need():
+    """Gated delta rule's decay (its leaf 8): three 64 KiB tiles live at once fill the 192 KiB UB exactly, and a
+    512-byte row placed first at the bottom left them 1 KiB short: first fit spilled one in every task. Planned
+    with small buffers from the top, as a compiler that knows every lifetime ahead would, nothing spills."""
+    p = _lower(decayed, _rand(128, 1), np.tril(np.ones((128, 128), np.float32)), _rand(128, 128), _rand(128, 128),
+               np.zeros((128, 128), np.float32), np.zeros((128, 128), np.float32))
+    (block,), notes = build_blocks(p, load_board("a2a3"))
+    assert block.spills == 0 and not notes
+    assert block.peak("UB") == 196_608
+    check_block(block, p)
+
+
 class _BruteForceVictims(block_module._Allocator):
     """The spill choice by its definition: of the unpinned residents of the memory, the one used
     furthest ahead, then the largest, then the first in residency order (a scan of all of them)."""

@@ -16,7 +16,8 @@ Three steps, each linear in the block's instructions:
    L0C->GM (bias, scale, relu, cast applied on the way out). With L0 tile = L1 tile in m
    and n (one L0C block) there are exactly `k_steps` TMATMULs.
 2. **Allocation.** A linear scan per memory (UB for AIV; L1, L0A, L0B, L0C for AIC; sizes
-   from the board), first fit, 32-byte aligned; a value's buffer is freed after its last
+   from the board), first fit, 32-byte aligned (where that spills, tried again with buffers of
+   at most 1/64 of the memory taken from its top end); a value's buffer is freed after its last
    use, and a same-size elementwise result takes over a dying input's buffer in place. If
    every load buffer can be doubled without spilling, the block is *double-buffered*:
    loads get a ping and a pong half, successive loads into the same region alternate
@@ -384,14 +385,29 @@ def fit_l0(m0: int, k0: int, n0: int, adt: DataType, bdt: DataType, caps: Mappin
 # ---- allocation -------------------------------------------------------------------------------
 
 class _Heap:
-    """First-fit over a sorted free list; offsets stay aligned because sizes are."""
+    """First-fit over a sorted free list; offsets stay aligned because sizes are. Two-ended
+    (`small_on_top`): a buffer of at most 1/64 of the memory is taken from the top instead, so
+    small buffers do not split the room big tiles need (gated delta rule's leaf 8: a 512-byte row
+    at the bottom left three 64 KiB tiles 1 KiB short of the 192 KiB UB, and one was spilled)."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, small_on_top: bool = False) -> None:
         self.capacity = capacity
         self.free: list[tuple[int, int]] = [(0, capacity)] if capacity > 0 else []
         self.peak = 0
+        self.small = capacity // 64 if small_on_top else 0
 
     def take(self, size: int) -> int | None:
+        if size <= self.small:
+            for k in range(len(self.free) - 1, -1, -1):
+                lo, hi = self.free[k]
+                if hi - lo >= size:
+                    if hi - lo == size:
+                        del self.free[k]
+                    else:
+                        self.free[k] = (lo, hi - size)
+                    self.peak = max(self.peak, hi)
+                    return hi - size
+            return None
         for k, (lo, hi) in enumerate(self.free):
             if hi - lo >= size:
                 if hi - lo == size:
@@ -451,12 +467,13 @@ class _Spilled(Exception):
 
 
 class _Allocator:
-    def __init__(self, low: _Lowering, capacity: Mapping[str, int], double: bool, trial: bool = False) -> None:
+    def __init__(self, low: _Lowering, capacity: Mapping[str, int], double: bool, trial: bool = False,
+                 two_ended: bool = False) -> None:
         self.low = low
         self.trial = trial  # give up at the first spill (`_Spilled`)
         self.vals = low.vals
         self.double = double
-        self.heaps = {s: _Heap(c) for s, c in capacity.items()}
+        self.heaps = {s: _Heap(c, two_ended) for s, c in capacity.items()}
         self.out: list[Instr] = []
         self.allocs: list[_Alloc] = []
         self.res: dict[int, _Alloc] = {}  # resident root -> its allocation
@@ -632,13 +649,21 @@ class _Allocator:
 
 
 def allocate(low: _Lowering, capacity: Mapping[str, int]) -> _Allocated:
-    """Double-buffered when every load buffer can be doubled without a spill, else single."""
+    """Double-buffered when every load buffer can be doubled without a spill, else single. Each
+    first fit from the bottom; where that spills, again with small buffers from the top (`_Heap`),
+    which a compiler planning its buffers ahead would find: the one that spills less."""
     if any(v.load for v in low.vals):
-        try:
-            return _Allocator(low, capacity, True, trial=True).run()  # gives up at its first spill
-        except (_NoFit, _Spilled):
-            pass
-    return _Allocator(low, capacity, False).run()
+        for two_ended in (False, True):
+            try:
+                return _Allocator(low, capacity, True, trial=True, two_ended=two_ended).run()  # gives up at a spill
+            except (_NoFit, _Spilled):
+                pass
+    done = _Allocator(low, capacity, False).run()
+    if done.spills:
+        again = _Allocator(low, capacity, False, two_ended=True).run()
+        if again.spills < done.spills:
+            return again
+    return done
 
 
 # ---- synchronization --------------------------------------------------------------------------
