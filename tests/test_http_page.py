@@ -124,6 +124,9 @@ class Page(HTMLParser):
 
 
 def front(client: httpx.Client) -> tuple[httpx.Response, Page]:
+    # the page waits 10 s at most for the workspace's first discovery, then shows what is known (CI, loaded: none
+    # yet); the kernels' JSON waits for it: the page after it lists them
+    assert client.get("/api/v1/kernels").status_code == 200
     r = client.get("/")
     assert r.status_code == 200, r.text
     return r, Page(r.text)
