@@ -175,6 +175,22 @@ def test_scatter_update_writes_cache_rows_in_place(tile):
     assert torch.equal(cache, want)
 
 
+def test_scatter_update_src_rows_past_the_index_are_not_written():
+    @pypto.frontend.jit
+    def update(cache: pypto.Tensor([32, 64], pypto.DT_FP16), pos: pypto.Tensor([2, 3], pypto.DT_INT32),
+               new: pypto.Tensor([10, 64], pypto.DT_FP16)):
+        pypto.set_vec_tile_shapes(4, 64)  # the third tile (rows 8-9) is past the index's 6 entries
+        pypto.scatter_update(cache, -2, pos, new)
+
+    cache = torch.randn(32, 64, dtype=torch.float16)
+    pos = torch.tensor([[3, 17, 31], [0, 8, 9]], dtype=torch.int32)
+    new = torch.randn(10, 64, dtype=torch.float16)
+    want = cache.clone()
+    want[pos.reshape(-1).long()] = new[:6]
+    update(cache, pos, new)
+    assert torch.equal(cache, want)
+
+
 def test_scatter_update_4d_block_cache():
     @pypto.frontend.jit
     def update(cache: pypto.Tensor([4, 8, 1, 32], pypto.DT_FP32), pos: pypto.Tensor([1, 3], pypto.DT_INT64),

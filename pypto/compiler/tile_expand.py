@@ -475,7 +475,9 @@ class Expander:
             ishp: tuple[int, ...]
             if len(sshape) == 2:  # src rows i * s + j: one row of index, or the whole rows the tile spans
                 s = max(1, ishape[1])
-                first, last = off[0] // s, (off[0] + shp[0] - 1) // s
+                first, last = off[0] // s, min((off[0] + shp[0] - 1) // s, ishape[0] - 1)
+                if first > last:
+                    continue  # src rows past the index's entries: nothing writes them (as the reference)
                 if first == last:
                     ioff, ishp = (first, off[0] % s), (1, shp[0])
                 else:
