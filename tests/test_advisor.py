@@ -300,13 +300,14 @@ def test_a_search_space_of_many_digits_is_counted_as_read():
 def test_a_candidate_is_not_refused_for_a_board_limit_the_kernel_as_written_breaks_at_that_line():
     """Under the advisor's strict rules a board limit is an error, except at a line where the kernel as written breaks
     one already (PyPTO accepts it there): a candidate is judged by what it changes. Before, DeepSeek V4's compressor
-    (a scatter_update whose tiles overflow the UB as written) had every candidate refused, whatever call it changed."""
+    (whose scatter_update's tiles overflowed the UB as we lowered it until 2026-12-03) had every candidate refused,
+    whatever call it changed. Here a top-k over a whole 64k row overflows as written."""
 
     @pypto.jit
-    def over(x: pypto.Tensor(), inp: pypto.Tensor(), idx: pypto.Tensor(), src: pypto.Tensor(), out1: pypto.Tensor(),
+    def over(x: pypto.Tensor(), row: pypto.Tensor(), out1: pypto.Tensor(),
              out2: pypto.Tensor()):
-        pypto.set_vec_tile_shapes(24, 512)
-        out1[:] = pypto.scatter_update(inp, -2, idx, src)  # its tiles: the whole (128, 512) input, over the UB
+        pypto.set_vec_tile_shapes(1, 8192)
+        out1[:] = pypto.topk(row, 64, -1)[1]  # each tile holds its whole 65,536-long row: over the UB
         pypto.set_vec_tile_shapes(8, 64)
         out2[:] = pypto.exp(x)
 
@@ -317,10 +318,10 @@ def test_a_candidate_is_not_refused_for_a_board_limit_the_kernel_as_written_brea
         pypto.set_vec_tile_shapes(8, 64)
         out2[:] = pypto.exp(y)
 
-    inputs = {"x": torch.randn(64, 128), "inp": torch.randn(128, 512), "idx": torch.zeros(1, 2, dtype=torch.int32),
-              "src": torch.randn(2, 512), "out1": torch.empty(128, 512), "out2": torch.empty(64, 128)}
+    inputs = {"x": torch.randn(64, 128), "row": torch.randn(2, 65536), "out1": torch.empty(2, 64, dtype=torch.int32),
+              "out2": torch.empty(64, 128)}
     adv = Advisor(over, inputs)
-    assert [line for _, line in adv.tolerated] == [over.fn.__code__.co_firstlineno + 4]  # the scatter's line
+    assert [line for _, line in adv.tolerated] == [over.fn.__code__.co_firstlineno + 4]  # the top-k's line
     assert adv.evaluate(((1, (16, 64)),)).legal  # the other call changed: the overflow is inherited
     assert adv.evaluate(((0, (16, 512)),)).legal  # the overflow's own call changed: it overflows as before
     new = adv.evaluate(((1, (8, 12)),))  # a board limit the kernel as written does not break there: refused
