@@ -910,7 +910,8 @@ class GraphPanel implements PanelImpl {
     };
     if (block?.instrs || !block || !this.record?.omitted?.blocks) {
       const instrs = block?.instrs ?? null;
-      const at = ops ? opPositions(ops) : null; // an instruction's tile_op is an id
+      // an instruction's tile_op is an id; the record's own program keeps its places in its index (made once)
+      const at = !ops ? null : this.index?.program === program ? this.index.opPositions() : opPositions(ops);
       fill(instrs, (i) => {
         const t = instrs?.[i]?.tile_op;
         const k = at && t !== undefined && t >= 0 && t < at.length ? at[t] : -1;
