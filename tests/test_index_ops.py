@@ -191,6 +191,24 @@ def test_scatter_update_src_rows_past_the_index_are_not_written():
     assert torch.equal(cache, want)
 
 
+def test_scatter_update_4d_of_views_with_a_valid_shape_writes_only_their_valid_slots():
+    @pypto.frontend.jit
+    def update(cache: pypto.Tensor([4, 8, 1, 32], pypto.DT_FP32), pos: pypto.Tensor([1, 4], pypto.DT_INT64),
+               new: pypto.Tensor([1, 4, 1, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 4, 1, 32)
+        idx = pypto.view(pos, [1, 4], [0, 0], valid_shape=[1, 2])
+        src = pypto.view(new, [1, 4, 1, 32], [0, 0, 0, 0], valid_shape=[1, 2, 1, 32])
+        pypto.scatter_update(cache, -2, idx, src)
+
+    cache = torch.randn(4, 8, 1, 32)
+    pos = torch.tensor([[5, 30, 1, 2]])
+    new = torch.randn(1, 4, 1, 32)
+    want = cache.clone()
+    want[0, 5, 0], want[3, 6, 0] = new[0, 0, 0], new[0, 1, 0]
+    update(cache, pos, new)
+    assert torch.equal(cache, want)
+
+
 def test_scatter_update_4d_block_cache():
     @pypto.frontend.jit
     def update(cache: pypto.Tensor([4, 8, 1, 32], pypto.DT_FP32), pos: pypto.Tensor([1, 3], pypto.DT_INT64),

@@ -619,16 +619,14 @@ class TileExecutor:
         node = self.nodes[op.node]
         src, index = vals[op.inputs[0]], vals[op.inputs[1]]
         out = region_view(bufs, op.region)
-        rows = src.reshape(-1, src.shape[-1])
-        pos = index.reshape(-1)
-        if len(pos) != len(rows) and index.ndim == 2:  # a 2-D tile across index rows: their whole rows
-            start = op.attrs["at"][0] % index.shape[1]
-            pos = pos[start:start + len(rows)]
-        if out.ndim == 2:
+        if out.ndim == 2:  # the tile's rows from `base` in its index window (whole index rows when it spans several)
+            rows = src.reshape(-1, src.shape[-1])
+            pos = index.reshape(-1)[op.attrs["base"]:op.attrs["base"] + len(rows)]
             out[index_positions(node, pos, out.shape[0])] = rows[:len(pos)]
-        else:
-            slots = index_positions(node, pos, out.shape[0] * out.shape[1])
-            out[slots // out.shape[1], slots % out.shape[1], 0] = rows[:len(slots)]
+        else:  # the index window is the src tile's [b, s] corner (src rows past the index's are a view's padding)
+            rows = src[:index.shape[0], :index.shape[1]].reshape(-1, src.shape[-1])
+            slots = index_positions(node, index.reshape(-1), out.shape[0] * out.shape[1])
+            out[slots // out.shape[1], slots % out.shape[1], 0] = rows
 
     # ---- batched ------------------------------------------------------------------------------
 

@@ -473,19 +473,25 @@ class Expander:
         for coord, off, shp in grid(sshape, tile):
             ioff: tuple[int, ...]
             ishp: tuple[int, ...]
+            # the index entries the tile's rows have (src rows past them, a view's padding, are not written, as
+            # the reference), and `base`: where the tile's first row is in its index window, flattened
+            base = 0
             if len(sshape) == 2:  # src rows i * s + j: one row of index, or the whole rows the tile spans
                 s = max(1, ishape[1])
-                first, last = off[0] // s, min((off[0] + shp[0] - 1) // s, ishape[0] - 1)
-                if first > last:
-                    continue  # src rows past the index's entries: nothing writes them (as the reference)
+                rows = min(shp[0], ishape[0] * s - off[0])
+                if rows <= 0:
+                    continue
+                first, last = off[0] // s, (off[0] + rows - 1) // s
                 if first == last:
-                    ioff, ishp = (first, off[0] % s), (1, shp[0])
+                    ioff, ishp = (first, off[0] % s), (1, rows)
                 else:
-                    ioff, ishp = (first, 0), (last - first + 1, s)
+                    ioff, ishp, base = (first, 0), (last - first + 1, s), off[0] % s
             else:  # src [b, s, 1, d]: index [b, s] at the same place
-                ioff, ishp = off[:2], shp[:2]
+                ioff, ishp = off[:2], (min(shp[0], ishape[0] - off[0]), min(shp[1], ishape[1] - off[1]))
+                if min(ishp) <= 0:
+                    continue
             srcs = (self.tile_for(src, off, shp, n, inst), self.tile_for(index, ioff, ishp, n, inst))
-            self.new("scatter_update", n, inst, coord, shp, n.type.dtype, srcs, target, {**n.attrs, "at": off})
+            self.new("scatter_update", n, inst, coord, shp, n.type.dtype, srcs, target, {**n.attrs, "base": base})
         written = (n, target)
         self.writes.setdefault(target.buffer, []).append(written)
         if self.journal is not None:
