@@ -125,6 +125,28 @@ def test_scatter_update_holds_its_src_and_index_tiles_in_the_ub_not_the_cache():
     assert torch.equal(cache, want)
 
 
+def test_index_select_reads_its_rows_from_gm_and_its_tile_cuts_the_index():
+    """PyPTO's index_select (its API page): the tile shape cuts the result, `dim` by cutting the index, and
+    the table is read where it lies. A whole-table tile was DeepSeek's 128 MB "in the UB"; here an 8 MB
+    table gathered 16 rows at a time holds one result tile and its index window, and the rows are right."""
+    @pypto.jit
+    def k(table: pypto.Tensor([4096, 512], pypto.DT_FP32), idx: pypto.Tensor([48], pypto.DT_INT32),
+          out: pypto.Tensor([48, 512], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 512)
+        out[:] = pypto.index_select(table, 0, idx)
+
+    table, idx = torch.randn(4096, 512), torch.randperm(4096)[:48].to(torch.int32)
+    rec = pypto.record.compile_record(k, {"table": table, "idx": idx, "out": torch.empty(48, 512)})
+    assert not [d for p in rec.passes for d in p.diagnostics if d.rule == "tile.ub-overflow"]
+    assert max(sg.peak_bytes for sg in rec.program.subgraphs) <= 16 * 512 * 4 + 16 * 4
+    selects = [o for o in rec.program.tiles.ops if o.op == "index_select"]
+    assert [o.shape for o in selects] == [(16, 512)] * 3
+    assert all(o.region is not None and o.region.shape == (4096, 512) for o in selects)
+    out = torch.empty(48, 512)
+    k(table, idx, out)
+    assert torch.equal(out, table[idx.long()])
+
+
 def test_a_copy_the_compiler_adds_is_cut_to_fit_the_ub():
     """A run-time `if` carries a view into a buffer of its own: that copy has no vec tile shape of the user's and
     was one whole-value tile (DeepSeek V4's compressor: a [1, 128, 512] fp32 state, a 133 % UB Error of ours). It

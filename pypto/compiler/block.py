@@ -235,6 +235,11 @@ class _Lowering:
             assert o.region is not None
             self.emit(_VI("TSTORE", "MTE3", o.id, uses=ins[:1], gm_dst=(_gm(o.region, self.buffers, self.align),)))
             return
+        if o.op == "index_select" and o.region is not None:  # the table's rows into the UB, where the index says
+            v = self.of[o.id] = self.val("UB", "ub", o.shape, o.dtype, load=True)
+            src = _gm(o.region, self.buffers, self.align, o.shape, o.region.offset)
+            self.emit(_VI("TLOAD", "MTE2", o.id, defs=(v,), uses=ins, gm_src=(src,), note="rows at the index's places"))
+            return
         if o.op == "scatter_update":  # the src tile's rows into the input in GM, each where the index says
             assert o.region is not None
             dst = _gm(o.region, self.buffers, self.align, o.shape, o.region.offset)

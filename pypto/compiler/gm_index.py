@@ -51,8 +51,8 @@ def accesses(op: TileOp) -> list[tuple[Region, bool]]:
         return [(op.region, True)]
     if op.op == "matmul" and op.region is not None:
         return [(r, False) for r in op.attrs["inputs"]] + [(op.region, True)]
-    if op.region is not None:  # scatter_update: rows of its input, in place (where, the index says at run time)
-        return [(op.region, True)]
+    if op.region is not None:  # rows where an index says at run time: index_select reads, scatter_update writes
+        return [(op.region, op.op != "index_select")]
     return []
 
 

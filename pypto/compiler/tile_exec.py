@@ -140,6 +140,8 @@ def _gm_accesses(op: TileOp) -> list[tuple[Region, bool]]:
         return [(op.region, True)]
     if op.op == "matmul":
         return [(r, False) for r in op.attrs["inputs"]] + [(op.region, True)]
+    if op.op == "index_select":  # rows of its region, where the index says
+        return [(op.region, False)]
     # scatter_update: rows of its region, in place: the rows it does not write keep their values (read)
     return [(op.region, False), (op.region, True)]
 
@@ -570,6 +572,9 @@ class TileExecutor:
             self._matmul(op, bufs, ctx)
         elif kind == "scatter_update":
             self._scatter(op, vals, bufs)
+        elif kind == "index_select" and op.region is not None:  # the table's rows read from GM
+            node = self.nodes[op.node]
+            vals[op.id] = KERNELS[kind](node, [region_view(bufs, op.region), vals[op.inputs[0]]], ctx)
         elif kind in ("amax", "amin") and self.nodes[op.node].op in ("argmax", "argmin"):
             fn = np.max if kind == "amax" else np.min  # an arg-reduction's partial extremum, in its input dtype
             vals[op.id] = fn(vals[op.inputs[0]], axis=op.attrs["dim"], keepdims=op.attrs["keepdim"])

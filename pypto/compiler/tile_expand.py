@@ -408,9 +408,11 @@ class Expander:
         self.place[n.id] = Tiles(inst, shape, tile, ids)
 
     def index_op(self, n: Node, inst: int) -> None:
-        """gather / index_select / scatter / topk: tiles cut every axis but `dim`, which each tile holds
-        whole (as PyPTO requires), so positions along it are the tensor's own. Each input's tile
-        is the same window on the other axes, clipped to that input's extent."""
+        """gather / scatter / topk: tiles cut every axis but `dim`, which each tile holds whole (as
+        PyPTO requires), so positions along it are the tensor's own. Each input's tile is the same
+        window on the other axes, clipped to that input's extent. index_select (its API page): the
+        tile cuts the result on every axis, `dim` by cutting the index; the table stays in GM, each
+        tile op reading the rows its index window names."""
         assert n.type is not None
         if n.op == "scatter_update":
             self.scatter_update(n, inst)
@@ -425,7 +427,9 @@ class Expander:
             shape = tuple(shapes[1][0] if i == d else s for i, s in enumerate(shapes[0]))
         else:
             shape = shapes[0]
-        tile = tuple(max(1, shape[i]) if i == d else t for i, t in enumerate(self.tile_of(n, shape)))
+        tile = self.tile_of(n, shape)
+        if n.op != "index_select":  # its tile cuts the result on every axis, `dim` by cutting the index
+            tile = tuple(max(1, shape[i]) if i == d else t for i, t in enumerate(tile))
 
         def window(vs: tuple[int, ...], off: tuple[int, ...], shp: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
             o = tuple(0 if i == d else min(off[i], s) for i, s in enumerate(vs))
@@ -441,10 +445,12 @@ class Expander:
             elif n.op == "topk":
                 woff, wshp = window(shapes[0], off, shp)
                 srcs = [self.tile_for(n.inputs[0], woff, wshp, n, inst)]
-            elif n.op == "index_select":
-                woff, wshp = window(shapes[0], off, shp)
-                srcs = [self.tile_for(n.inputs[0], woff, wshp, n, inst),
-                        self.tile_for(n.inputs[1], (0,), shapes[1], n, inst)]
+            elif n.op == "index_select":  # the table's rows read from GM where this tile's window of the index
+                woff, wshp = window(shapes[0], off, shp)  # says (a whole-table tile was 128 MB "in the UB")
+                table = self.gm(n.inputs[0], n).sub(woff, wshp)
+                index = self.tile_for(n.inputs[1], (off[d],), (shp[d],), n, inst)
+                ids[coord] = self.new(n.op, n, inst, coord, shp, n.type.dtype, (index,), table, n.attrs)
+                continue
             else:
                 base = self.tile_for(n.inputs[0], off, shp, n, inst)
                 io, iz = window(shapes[1], off, shp)
