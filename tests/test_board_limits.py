@@ -147,6 +147,26 @@ def test_index_select_reads_its_rows_from_gm_and_its_tile_cuts_the_index():
     assert torch.equal(out, table[idx.long()])
 
 
+def test_a_view_as_another_dtype_is_cut_into_rows_by_the_tile_in_force():
+    """A view as another dtype reinterprets its window's bytes; it was one whole-window tile (DeepSeek V3.2's
+    sparse attention: [2048, 64] bf16 of int8 rows, 256 KiB, a 133 % UB Error of ours). It is cut by the vec
+    tile's leading dims, rows whole, and the bits are the same."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([2048, 256], pypto.DT_INT8), out: pypto.Tensor([2048, 64], pypto.DT_BF16)):
+        pypto.set_vec_tile_shapes(16, 512)
+        raw = pypto.view(x, [2048, 128], [0, 64])
+        out[:] = pypto.clone(pypto.view(raw, dtype=pypto.DT_BF16))
+
+    x = torch.randint(-128, 128, (2048, 256), dtype=torch.int8)
+    rec = pypto.record.compile_record(k, {"x": x, "out": torch.empty(2048, 64, dtype=torch.bfloat16)})
+    assert not [d for p in rec.passes for d in p.diagnostics if d.rule == "tile.ub-overflow"]
+    assert {o.shape for o in rec.program.tiles.ops if o.op == "bitcast"} == {(16, 64)}
+    assert max(sg.peak_bytes for sg in rec.program.subgraphs) <= 4 * 16 * 128
+    out = torch.empty(2048, 64, dtype=torch.bfloat16)
+    k(x, out)
+    assert torch.equal(out.view(torch.int8), x[:, 64:192])
+
+
 def test_a_copy_the_compiler_adds_is_cut_to_fit_the_ub():
     """A run-time `if` carries a view into a buffer of its own: that copy has no vec tile shape of the user's and
     was one whole-value tile (DeepSeek V4's compressor: a [1, 128, 512] fp32 state, a 133 % UB Error of ours). It

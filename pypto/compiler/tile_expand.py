@@ -632,18 +632,29 @@ class Expander:
         region = src.sub(off, shp)
         dt = n.attrs.get("dtype")
         if dt is not None and dt is not self.buffers[src.buffer].dtype:
-            # a bitcast: the window's bytes read as another dtype, as one tile
-            assert n.type is not None
-            if shp and shp[-1] * self.buffers[src.buffer].dtype.nbytes % dt.nbytes:
-                raise PyptoError(f"view as {dt.name}: its data is {list(shp)} {self.buffers[src.buffer].dtype.name} "
-                                 f"in this call, whose rows are not a whole number of {dt.name}", n.loc)
-            whole = (0,) * len(shp)
-            loaded = self.new("load", n, inst, whole, shp, self.buffers[src.buffer].dtype, (), region)
-            out = shp[:-1] + (shp[-1] * self.buffers[src.buffer].dtype.nbytes // dt.nbytes,)
-            tid = self.new("bitcast", n, inst, whole, out, dt, (loaded,), None, {"dtype": dt})
-            self.place[n.id] = Tiles(inst, out, out, {whole: tid})
+            self.bitcast(n, inst, region, dt)
             return
         self.place[n.id] = InGM(region, len(self.writes.get(region.buffer, [])))
+
+    def bitcast(self, n: Node, inst: int, region: Region, dt: DataType) -> None:
+        """A view as another dtype: the window's bytes read as `dt`, row by row. The tile cuts the
+        leading dims (the vec tile's, or `copy_tile`'s where none is in force) and holds rows whole,
+        so no element straddles two tiles; it was one whole-window tile (DeepSeek V3.2's sparse
+        attention: a [2048, 64] bf16 view of int8 rows, 256 KiB, a 133 % UB Error of ours)."""
+        shp, was = region.shape, self.buffers[region.buffer].dtype
+        if shp and shp[-1] * was.nbytes % dt.nbytes:
+            raise PyptoError(f"view as {dt.name}: its data is {list(shp)} {was.name} in this call, whose rows "
+                             f"are not a whole number of {dt.name}", n.loc)
+        out = shp[:-1] + (shp[-1] * was.nbytes // dt.nbytes,) if shp else shp
+        tile = self.tile_of(n, out) if n.tile is not None else copy_tile(out, dt.nbytes)
+        tile = tile[:-1] + out[-1:]
+        ids = {}
+        for coord, off, part in grid(out, tile):
+            rows = part[:-1] + shp[-1:]  # the same rows of the window, in its own dtype
+            start = off[:-1] + (0,) if off else off
+            loaded = self.new("load", n, inst, coord, rows, was, (), region.sub(start, rows))
+            ids[coord] = self.new("bitcast", n, inst, coord, part, dt, (loaded,), None, {"dtype": dt})
+        self.place[n.id] = Tiles(inst, out, tile, ids)
 
     def assemble(self, n: Node, inst: int) -> None:
         dst, src = n.inputs

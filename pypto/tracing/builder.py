@@ -382,10 +382,11 @@ class Builder:
                 fixes = (shape_fixes.broadcast_fixes(loc, [self._producer(v) for v in inputs], self.types)
                          if opdef.kind == "binary" and len(inputs) == 2 else ())
                 raise PyptoError(op_message(op, e), loc, fixes=fixes) from None
-            # matmul tiles by the cube config; vector math and the copies that assemble, concat
-            # and reshape may make by the vec config in force
+            # matmul tiles by the cube config; vector math, the copies that assemble, concat and
+            # reshape may make, and a view as another dtype (its rows reread) by the vec config in force
             tile = (self.cube.id if op == "matmul" and self.cube else
-                    self.vec.id if self.vec and (opdef.vector or op in _COPIES) else None)
+                    self.vec.id if self.vec and (opdef.vector or op in _COPIES or
+                                                 (op == "view" and attrs.get("dtype") is not None)) else None)
         node = Node(self.new_id(), op, tuple(inputs), ty, attrs, loc, name, self.label, tile, body, scope=self.incore)
         self._track_readable(node)
         self._track_window(node)
