@@ -301,13 +301,14 @@ def test_a_candidate_is_not_refused_for_a_board_limit_the_kernel_as_written_brea
     """Under the advisor's strict rules a board limit is an error, except at a line where the kernel as written breaks
     one already (PyPTO accepts it there): a candidate is judged by what it changes. Before, DeepSeek V4's compressor
     (whose scatter_update's tiles overflowed the UB as we lowered it until 2026-12-03) had every candidate refused,
-    whatever call it changed. Here a top-k over a whole 64k row overflows as written."""
+    whatever call it changed. Here a top-k by radix select (its tile holds the whole 64k row; merge sort would cut
+    it) overflows as written."""
 
     @pypto.jit
     def over(x: pypto.Tensor(), row: pypto.Tensor(), out1: pypto.Tensor(),
              out2: pypto.Tensor()):
         pypto.set_vec_tile_shapes(1, 8192)
-        out1[:] = pypto.topk(row, 64, -1)[1]  # each tile holds its whole 65,536-long row: over the UB
+        out1[:] = pypto.topk(row, 64, -1, True, pypto.TopKAlgo.RADIX_SELECT)[1]  # a whole 65,536-long row: over
         pypto.set_vec_tile_shapes(8, 64)
         out2[:] = pypto.exp(x)
 

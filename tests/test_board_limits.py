@@ -7,6 +7,7 @@ import re
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -81,13 +82,13 @@ def test_a_vector_tile_over_ub_is_split_and_said_so():
 
 
 def test_an_op_whose_tiles_alone_overflow_the_ub_compiles_warns_and_runs_right():
-    """A top-k over a whole 64k row (DeepSeek V3.2's lightning indexer) cannot be split along the
-    row: PyPTO compiles it, so do we — a warning at its line with the byte counts, the sim board
+    """A radix-select top-k over a whole 64k row cannot be split along the row (its tile holds it, PyPTO's
+    topk page): PyPTO compiles it, so do we — a warning at its line with the byte counts, the sim board
     modelling it as if it fit — and the tuning advisor's strict rules refuse it."""
     @pypto.jit
     def k(x: pypto.Tensor([2, 65536], pypto.DT_FP32), out: pypto.Tensor([2, 64], pypto.DT_INT32)):
         pypto.set_vec_tile_shapes(1, 8192)
-        _, idx = pypto.topk(x, k=64, dim=-1, largest=True)  # the line
+        _, idx = pypto.topk(x, 64, -1, True, pypto.TopKAlgo.RADIX_SELECT)  # the line
         out[:] = idx
 
     x, out = torch.randn(2, 65536), torch.empty(2, 64, dtype=torch.int32)
@@ -145,6 +146,36 @@ def test_index_select_reads_its_rows_from_gm_and_its_tile_cuts_the_index():
     out = torch.empty(48, 512)
     k(table, idx, out)
     assert torch.equal(out, table[idx.long()])
+
+
+@pytest.mark.parametrize(("width", "n", "k", "largest"), [(8192, 65536, 2048, True), (8192, 40000, 100, False)])
+def test_top_k_by_merge_sort_cuts_the_row_and_merges_the_cuts(width, n, k, largest):
+    """PyPTO's top-k by merge sort (its default) cuts `dim` by the vec tile, at least k wide (its API page): a
+    whole 64k-row tile was DeepSeek V3.2's lightning indexer's 138 % UB Error. Each cut's top k merges pairwise
+    (five cuts: an odd one waits a level) into the row's, ties to the lower index, exactly the whole row's."""
+    @pypto.frontend.jit
+    def k_(x: pypto.Tensor([2, n], pypto.DT_FP32), vals: pypto.Tensor([2, k], pypto.DT_FP32),
+           idx: pypto.Tensor([2, k], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(1, width)
+        v, i = pypto.topk(x, k, -1, largest)
+        vals[:] = v
+        idx[:] = i
+
+    x = torch.randint(-60, 60, (2, n)).to(torch.float32)  # many ties: the order among them is checked
+    args = {"x": x, "vals": torch.empty(2, k), "idx": torch.empty(2, k, dtype=torch.int32)}
+    rec = pypto.record.compile_record(k_, args)
+    assert not [d for p in rec.passes for d in p.diagnostics if d.rule == "tile.ub-overflow"]
+    cuts = -(-n // width)
+    merges = [o for o in rec.program.tiles.ops if o.op == "topk_merge"]
+    # two rows; the values node's tree, the indices node's (its values' less the last merge, and its indices')
+    assert len(merges) == 2 * ((cuts - 1) + (cuts - 2) + (cuts - 1))
+    assert max(sg.peak_bytes for sg in rec.program.subgraphs) < 196_608
+    keys = (-x if largest else x).numpy()
+    order = torch.from_numpy(np.argsort(keys, axis=-1, kind="stable")[:, :k].copy())
+    vals, idx = torch.empty(2, k), torch.empty(2, k, dtype=torch.int32)
+    k_(x, vals, idx)
+    assert torch.equal(idx, order.to(torch.int32))
+    assert torch.equal(vals, torch.gather(x, 1, order))
 
 
 def test_a_view_as_another_dtype_is_cut_into_rows_by_the_tile_in_force():

@@ -54,6 +54,7 @@ Opcode table (tile op -> opcode, pipe):
 | argmax / argmin                 | TROWARGMAX TROWARGMIN (TCOL… other dim) | V    |
 | combine fn add/max/min/mul      | TADD/TMAX/TMIN/TMUL, one per extra part | V    |
 | combine_arg                     | TARGCOMBINE                             | V    |
+| topk / topk_merge (merge sort)  | TTOPK (a cut's) / TMRGSORT (two merged) | V    |
 | fill / arange                   | TEXPANDS / TCI                          | V    |
 | transpose                       | TTRANS                                  | V    |
 | gathermask                      | TGATHERMASK, the pattern mode noted     | V    |
@@ -104,7 +105,7 @@ _UNSPILLABLE = frozenset({"L0A", "L0B"})  # no path from L0A/L0B back to GM on A
 _RENAMED = {"reciprocal": "TRECIP", "logical_not": "TNOT", "logical_and": "TAND", "maximum": "TMAX",
             "minimum": "TMIN", "floor_div": "TFLOORDIV", "remainder": "TREM", "where": "TSEL",
             "clone": "TCOPY", "transpose": "TTRANS", "fill": "TEXPANDS", "arange": "TCI",
-            "combine_arg": "TARGCOMBINE"}
+            "combine_arg": "TARGCOMBINE", "topk_merge": "TMRGSORT"}
 _COMPARE = frozenset({"eq", "ne", "gt", "ge", "lt", "le"})
 _REDUCE = {"sum": "SUM", "amax": "MAX", "amin": "MIN", "prod": "PROD", "argmax": "ARGMAX", "argmin": "ARGMIN"}
 _COMBINE = {"add": "TADD", "max": "TMAX", "min": "TMIN", "mul": "TMUL"}

@@ -96,7 +96,7 @@ from pypto.ir.dtypes import FP8, DataType
 from pypto.ir.errors import PyptoError
 from pypto.ir.graph import Graph, Node
 from pypto.ir.ops import OPS
-from pypto.reference.kernels import KERNELS, Ctx, index_positions
+from pypto.reference.kernels import KERNELS, Ctx, index_positions, top_order
 
 _COMBINE = {"add": np.add, "max": np.maximum, "min": np.minimum, "mul": np.multiply}
 _POSITION_ATTRS = frozenset({"partial", "base", "first", "inputs"})  # where a tile is, not what it computes
@@ -144,6 +144,27 @@ def _gm_accesses(op: TileOp) -> list[tuple[Region, bool]]:
         return [(op.region, False)]
     # scatter_update: rows of its region, in place: the rows it does not write keep their values (read)
     return [(op.region, False), (op.region, True)]
+
+
+def _merge_sort_step(op: TileOp, xs: list[np.ndarray]) -> np.ndarray:
+    """A step of a merge-sort top-k (`tile_expand.Expander.merge_sort`): a partial (`topk` with a
+    `base`: one cut's top k, its indices made global) or a merge (`topk_merge` of two partials'
+    values, and their indices for an indices result: ties go to the lower index, as the whole row's)."""
+    a = op.attrs
+    if op.op == "topk":
+        (x,) = xs
+        d = a["dim"] % x.ndim
+        idx = top_order(x, d, a["k"], a["largest"])
+        if a["part"] == "indices":
+            return (idx + a["base"]).astype(np.int32)
+        return np.take_along_axis(x, idx, axis=d)
+    d = a["dim"] % xs[0].ndim
+    v = np.concatenate(xs[:2], axis=d)
+    ties = np.concatenate(xs[2:], axis=d) if len(xs) == 4 else None
+    top = top_order(v, d, a["k"], a["largest"], ties)
+    if ties is not None and a["part"] == "indices":
+        return np.take_along_axis(ties, top, axis=d).astype(np.int32)
+    return np.take_along_axis(v, top, axis=d)
 
 
 def _attr_key(attrs: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -575,6 +596,8 @@ class TileExecutor:
         elif kind == "index_select" and op.region is not None:  # the table's rows read from GM
             node = self.nodes[op.node]
             vals[op.id] = KERNELS[kind](node, [region_view(bufs, op.region), vals[op.inputs[0]]], ctx)
+        elif kind == "topk_merge" or (kind == "topk" and "base" in op.attrs):
+            vals[op.id] = _merge_sort_step(op, [vals[i] for i in op.inputs])
         elif kind in ("amax", "amin") and self.nodes[op.node].op in ("argmax", "argmin"):
             fn = np.max if kind == "amax" else np.min  # an arg-reduction's partial extremum, in its input dtype
             vals[op.id] = fn(vals[op.inputs[0]], axis=op.attrs["dim"], keepdims=op.attrs["keepdim"])

@@ -417,6 +417,8 @@ class Expander:
         if n.op == "scatter_update":
             self.scatter_update(n, inst)
             return
+        if n.op == "topk" and self.merge_sort(n, inst):
+            return
         d = n.attrs["dim"]
         shapes = [self.shape_of(v) for v in n.inputs]
         if n.op == "gather":
@@ -461,6 +463,63 @@ class Expander:
                 srcs += [self.tile_for(v, io, iz, n, inst) for v in n.inputs[2:]]
             ids[coord] = self.new(n.op, n, inst, coord, shp, n.type.dtype, tuple(srcs), None, n.attrs)
         self.place[n.id] = Tiles(inst, shape, tile, ids)
+
+    def merge_sort(self, n: Node, inst: int) -> bool:
+        """PyPTO's top-k by merge sort (its default; its API page): the vec tile cuts `dim` too, at
+        least `k` wide. Each cut's top-k is a partial (its indices made global by `base`), and
+        partials merge pairwise (`topk_merge`, a tree) into the k largest (smallest): among equal
+        values the lower index first, as the whole row's top-k, so the result is the same. A
+        whole 64k-row tile was DeepSeek V3.2's lightning indexer's 138 % UB Error. False where the
+        tile holds `dim` whole, is narrower than k, or the algorithm is radix select: one op."""
+        assert n.type is not None
+        d, k, part = n.attrs["dim"], n.attrs["k"], n.attrs.get("part")
+        vshape = self.shape_of(n.inputs[0])
+        vtile = self.tile_of(n, vshape)
+        width = vtile[d]
+        if width >= vshape[d] or width < k or n.attrs.get("algo") == "radix_select":
+            return False
+        shape = tuple(k if i == d else s for i, s in enumerate(vshape))
+        tile = tuple(k if i == d else t for i, t in enumerate(vtile))
+        common = {"dim": d, "largest": n.attrs.get("largest", True)}
+        ids = {}
+        for coord, off, shp in grid(shape, tile):
+            vals, idxs = [], []
+            for j, start in enumerate(range(0, vshape[d], width)):
+                ioff = tuple(start if i == d else o for i, o in enumerate(off))
+                ishp = tuple(min(width, vshape[d] - start) if i == d else s for i, s in enumerate(shp))
+                src = self.tile_for(n.inputs[0], ioff, ishp, n, inst)
+                pshp = tuple(min(k, ishp[d]) if i == d else s for i, s in enumerate(shp))
+                at = {**common, "k": pshp[d], "partial": j, "base": start}
+                vals.append(self.new("topk", n, inst, coord, pshp, self.ops[src].dtype, (src,), None,
+                                     {**at, "part": "values"}))
+                if part == "indices":
+                    idxs.append(self.new("topk", n, inst, coord, pshp, n.type.dtype, (src,), None,
+                                         {**at, "part": "indices"}))
+            level = 0
+            while len(vals) > 1:  # one level of the tree: neighbours merge, an odd one out waits
+                nv, ni = [], []
+                level += 1
+                for i in range(0, len(vals) - 1, 2):
+                    a, b = self.ops[vals[i]], self.ops[vals[i + 1]]
+                    mshp = tuple(min(k, x + y) if ax == d else x
+                                 for ax, (x, y) in enumerate(zip(a.shape, b.shape)))
+                    pair = (vals[i], vals[i + 1])
+                    at = {**common, "k": mshp[d]} if len(vals) == 2 else {**common, "k": mshp[d], "partial": level}
+                    if part != "indices" or len(vals) > 2:
+                        nv.append(self.new("topk_merge", n, inst, coord, mshp, a.dtype, pair, None,
+                                           {**at, "part": "values", **({"partial": level} if idxs else {})}))
+                    if idxs:
+                        ni.append(self.new("topk_merge", n, inst, coord, mshp, n.type.dtype,
+                                           pair + (idxs[i], idxs[i + 1]), None, {**at, "part": "indices"}))
+                if len(vals) % 2:
+                    nv.append(vals[-1])
+                    ni += idxs[-1:]
+                if not nv:  # the last merge of an indices node: its values are not needed
+                    nv = ni[:1]
+                vals, idxs = nv, ni
+            ids[coord] = idxs[0] if part == "indices" else vals[0]
+        self.place[n.id] = Tiles(inst, shape, tile, ids)
+        return True
 
     def scatter_update(self, n: Node, inst: int) -> None:
         """PyPTO's scatter_update works in place on GM (its API page): the input and the result stay in

@@ -441,13 +441,20 @@ def _topk(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:
     """The k largest (or smallest) along dim, largest first; among equal values the lower index
     first. `part` says whether the node is the values or the (int32) indices of the pair."""
     (x,) = xs
-    d, k = node.attrs["dim"] % x.ndim, node.attrs["k"]
-    keys = x.astype(np.float64)
-    order = np.argsort(-keys if node.attrs.get("largest", True) else keys, axis=d, kind="stable")
-    idx = np.take(order, np.arange(k), axis=d)
+    d = node.attrs["dim"] % x.ndim
+    idx = top_order(x, d, node.attrs["k"], node.attrs.get("largest", True))
     if node.attrs.get("part") == "indices":
         return idx.astype(np.int32)
     return np.take_along_axis(x, idx, axis=d)
+
+
+def top_order(x: np.ndarray, d: int, k: int, largest: bool, ties: np.ndarray | None = None) -> np.ndarray:
+    """The positions along `d` of the `k` largest (smallest) of `x`, in order; among equal values
+    the lower position first, or the lower of `ties` (the values' own indices) where given."""
+    keys = x.astype(np.float64)
+    keys = -keys if largest else keys
+    order = np.argsort(keys, axis=d, kind="stable") if ties is None else np.lexsort((ties, keys), axis=d)
+    return np.take(order, np.arange(k), axis=d)
 
 
 def _scatter_update(node: Node, xs: list[np.ndarray], ctx: Ctx) -> np.ndarray:

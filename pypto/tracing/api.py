@@ -622,7 +622,9 @@ def topk(input: Tensor, k: int, dim: int | None = None, largest: bool = True,
     indices are DT_INT32. Two graph nodes, one per result; `algo` is PyPTO's choice of kernel."""
     x = _tensor(input)
     d = _index_dim("topk", x, -1 if dim is None else dim)
-    attrs = {"dim": d, "k": int(k), "largest": bool(largest)}
+    attrs: dict[str, Any] = {"dim": d, "k": int(k), "largest": bool(largest)}
+    if algo == TopKAlgo.RADIX_SELECT:  # its tile holds `dim` whole (PyPTO's topk page); merge sort cuts it
+        attrs["algo"] = "radix_select"
     return _emit("topk", [x], attrs), _emit("topk", [x], {**attrs, "part": "indices"})
 
 

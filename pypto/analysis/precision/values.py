@@ -96,7 +96,7 @@ def _computes(op: Any, node: Node | None) -> bool:
     """Whether tile op `op` computes a tile of its node's value (not a partial, load, store)."""
     if node is None or node.op in MOVES or "partial" in op.attrs:
         return False
-    if op.op in ("combine", "combine_arg"):
+    if op.op in ("combine", "combine_arg", "topk_merge"):
         return True
     return bool(op.op == _TILE_OP_OF.get(node.op, node.op))
 
