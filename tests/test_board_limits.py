@@ -178,6 +178,24 @@ def test_top_k_by_merge_sort_cuts_the_row_and_merges_the_cuts(width, n, k, large
     assert torch.equal(vals, torch.gather(x, 1, order))
 
 
+def test_a_full_is_made_tile_by_tile_by_the_vec_tile_in_force():
+    """`full` is made in the UB (TEXPANDS), cut by the vec tile in force like the math it feeds; it was one
+    whole-value tile, stored to GM and reloaded in pieces (the QAT backward model kernel: a [512, 128] fp32 `ones`,
+    a 133 % UB Error of ours)."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([512, 128], pypto.DT_FP32), out: pypto.Tensor([512, 128], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(64, 128)
+        out[:] = pypto.sub(pypto.full([512, 128], 1.0, pypto.DT_FP32), x)
+
+    x = torch.randn(512, 128)
+    rec = pypto.record.compile_record(k, {"x": x, "out": torch.empty(512, 128)})
+    assert {o.shape for o in rec.program.tiles.ops if o.op == "fill"} == {(64, 128)}
+    assert max(sg.peak_bytes for sg in rec.program.subgraphs) <= 3 * 64 * 128 * 4
+    out = torch.empty(512, 128)
+    k(x, out)
+    assert torch.equal(out, 1.0 - x)
+
+
 def test_a_view_as_another_dtype_is_cut_into_rows_by_the_tile_in_force():
     """A view as another dtype reinterprets its window's bytes; it was one whole-window tile (DeepSeek V3.2's
     sparse attention: [2048, 64] bf16 of int8 rows, 256 KiB, a 133 % UB Error of ours). It is cut by the vec

@@ -106,6 +106,7 @@ def _unit_reshape(a: tuple[S.Dim, ...], b: tuple[S.Dim, ...]) -> dict[int, int |
 
 
 _COPIES = frozenset({"assemble", "concat", "reshape"})  # ops whose lowering may copy tile by tile
+_MADE = frozenset({"full", "arange"})  # values made in the UB, tile by tile
 
 # tile-config index -> dims to use instead of what the kernel's call says (the tuning advisor)
 _TILE_OVERRIDES: contextvars.ContextVar[Mapping[int, tuple[Any, ...]] | None] = contextvars.ContextVar(
@@ -383,9 +384,10 @@ class Builder:
                          if opdef.kind == "binary" and len(inputs) == 2 else ())
                 raise PyptoError(op_message(op, e), loc, fixes=fixes) from None
             # matmul tiles by the cube config; vector math, the copies that assemble, concat and
-            # reshape may make, and a view as another dtype (its rows reread) by the vec config in force
+            # reshape may make, a view as another dtype (its rows reread), and full / arange (made
+            # in the UB, TEXPANDS / TCI) by the vec config in force
             tile = (self.cube.id if op == "matmul" and self.cube else
-                    self.vec.id if self.vec and (opdef.vector or op in _COPIES or
+                    self.vec.id if self.vec and (opdef.vector or op in _COPIES or op in _MADE or
                                                  (op == "view" and attrs.get("dtype") is not None)) else None)
         node = Node(self.new_id(), op, tuple(inputs), ty, attrs, loc, name, self.label, tile, body, scope=self.incore)
         self._track_readable(node)
