@@ -25,13 +25,17 @@ def rmsnorm_kernel(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP16),
         by_hand: fp16[40, 256]
         builtin: fp16[40, 256]
     """
+    # gamma has one axis, and a tensor takes a tile-shape call's leading entries (entry i tiles axis i):
+    # under (8, 256) it would be cut 8 wide (16 bytes, padded); cast it whole under a one-entry call
+    pypto.set_vec_tile_shapes(256)
+    g = pypto.cast(gamma, pypto.DT_FP32)
     # 8 rows x 256 columns per tile: a whole row per tile; 256 x 2 B is 32-byte aligned
     pypto.set_vec_tile_shapes(8, 256)
     # by hand: accumulate the squares in fp32 so 256 of them neither overflow nor lose bits
     xf = pypto.cast(x, pypto.DT_FP32)
     mean_sq = pypto.sum(xf * xf, dim=-1, keepdim=True) / x.shape[-1]
     # scale each row by 1/rms, then by the per-column gain
-    y = xf * pypto.rsqrt(mean_sq + EPS) * pypto.cast(gamma, pypto.DT_FP32)
+    y = xf * pypto.rsqrt(mean_sq + EPS) * g
     by_hand[:] = pypto.cast(y, pypto.DT_FP16)
     # the builtin: one op, same formula, result in the input's dtype
     builtin[:] = pypto.rms_norm(x, gamma, epsilon=EPS)

@@ -201,7 +201,7 @@ def sin_chain(x: t32(16, 512), out: t32(16, 512)):
 
 @pypto.jit
 def carried(x: t32(8, 64, 256), out: t32(64, 256)):
-    pypto.set_vec_tile_shapes(1, 64, 256)
+    pypto.set_vec_tile_shapes(64, 256)
     out[:] = pypto.exp(x[0:1, ...].reshape([64, 256]))
     for i in pypto.loop(1, 8, 1, name="L", idx_name="i"):
         out[:] = out * 0.5 + x[i:i + 1, ...].reshape([64, 256])  # health: carried

@@ -107,3 +107,27 @@ def test_an_unaligned_last_vector_tile_is_a_finding_at_the_call_with_a_fix_per_a
             warnings.simplefilter("error", PyptoWarning)  # no board-limit warning left
             rec = profile(compile_record(fixed, {"x": x, "out": torch.empty(32, 256)}), "sim")
         assert not [g for g in health_report(rec).findings if g.rule == "tile.last-dim-unaligned"]
+
+
+LOWER_RANK = '''import pypto
+
+
+@pypto.jit
+def lower(g: pypto.Tensor([256], pypto.DT_FP16), out: pypto.Tensor([256], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 256)
+    out[:] = pypto.cast(g, pypto.DT_FP32)
+'''
+
+
+def test_a_tensor_with_fewer_axes_than_the_call_has_entries_is_cut_by_its_leading_entry_and_that_entry_is_fixed(
+        tmp_path):
+    # entry i tiles axis i (PyPTO's tile expansion): the 1-D gamma takes the 8, 16 bytes of fp16 rows; the fix
+    # names the entry that tiles its last axis and changes that one, not the call's last entry
+    _, k = kernel(tmp_path, "lower", LOWER_RANK)
+    g = torch.rand(256, dtype=torch.float16)
+    record = profile(compile_record(k, {"g": g, "out": torch.empty(256)}), "sim")
+    (f,) = [f for f in health_report(record).findings if f.rule == "tile.last-dim-unaligned"]
+    assert f.where is not None and f.where.line == line_of(LOWER_RANK, "set_vec_tile_shapes")
+    assert f.numbers["tile_last_dims"] == [8]
+    assert "use 16 for the tile size of entry 1 (these tensors have 1 axis" in f.suggestion
+    assert [x.title for x in f.fixes] == ["use set_vec_tile_shapes(16, 256)"]

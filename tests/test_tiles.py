@@ -136,6 +136,25 @@ def test_an_op_whose_tiles_cannot_fit_ub_even_alone_warns_with_the_numbers_and_r
     assert e.value.file == __file__
 
 
+def test_a_config_with_more_entries_than_the_rank_tiles_each_axis_by_its_leading_entries():
+    """Entry i of the vec tile tiles axis i, as PyPTO's tile expansion reads it: a 4-entry config on a 3-D op
+    leaves its last entry unused. Taking the trailing entries made DeepSeek V3.2's MLA prolog RoPE (its
+    `set_vec_tile_shapes(1, 64, 128, 128)` then [8, 128, 64] math) one whole 256 KiB tile, over the UB."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([8, 128, 64], pypto.DT_FP32), c: pypto.Tensor([8, 1, 64], pypto.DT_FP32),
+          out: pypto.Tensor([8, 128, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 64, 128, 128)
+        out[:] = x * c
+
+    x, c = torch.randn(8, 128, 64), torch.randn(8, 1, 64)
+    rec = pypto.record.compile_record(k, {"x": x, "c": c, "out": torch.empty(8, 128, 64)})
+    assert {o.shape for o in rec.program.tiles.ops if o.op == "mul"} == {(1, 64, 64)}
+    assert max(sg.peak_bytes for sg in rec.program.subgraphs) < UB
+    out = torch.empty(8, 128, 64)
+    k(x, c, out)
+    assert torch.equal(out, x * c)
+
+
 def test_row_reductions_fuse_into_one_task_per_row_block_when_the_row_fits():
     @pypto.jit
     def k(x: pypto.Tensor([64, 256], pypto.DT_FP32), out: pypto.Tensor([64, 256], pypto.DT_FP32)):

@@ -107,8 +107,11 @@ def _decompose(n: Node, em: Emitter) -> int | None:
         ms = em("div", [ms], {"scalar": _numel(em, x, (last,)), "reverse": False}, n)
         ms = em("add", [ms], {"scalar": float(n.attrs.get("epsilon", 1e-6)), "reverse": False}, n)
         y = em("div", [x, em("sqrt", [ms], {}, n)], {}, n)
-        if len(n.inputs) == 2:
-            y = em("mul", [y, _to(em, n.inputs[1], F32, n)], {}, n)
+        if len(n.inputs) == 2:  # gamma [C] as [1, ..., 1, C] first (PyPTO's RmsNorm): cut by the tile as x's rows are
+            g = n.inputs[1]
+            if last > 0:
+                g = em("reshape", [g], {"shape": (1,) * last + tuple(em.type_of(g).shape)}, n)
+            y = em("mul", [y, _to(em, g, F32, n)], {}, n)
         return _to(em, y, out_dt, n)
     if n.op == "var":
         x = _to(em, n.inputs[0], F32, n)

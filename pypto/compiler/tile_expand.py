@@ -156,7 +156,8 @@ class Expander:
         return Region(bid, shape, (0,) * len(shape), shape)
 
     def tile_of(self, n: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
-        """The vec tile applied to an op of this shape: the trailing entries of the config."""
+        """The vec tile applied to an op of this shape: the config's leading entries, one per axis (PyPTO
+        reads entry i for axis i; a config with more entries than the op's rank leaves its last ones unused)."""
         if n.tile is None or self.graph.tile_configs[n.tile].kind != "vec":
             if n.id not in self._untiled_noted and len(shape) > 0:
                 self._untiled_noted.add(n.id)
@@ -166,7 +167,7 @@ class Expander:
         dims = tuple(self.graph.tile_configs[n.tile].dims)
         if len(dims) < len(shape):  # a copy of a higher-rank source (a reshape's input): one row per leading index
             dims = (1,) * (len(shape) - len(dims)) + dims
-        return dims[len(dims) - len(shape):] if shape else ()
+        return dims[:len(shape)]
 
     def owns(self, value: int, node: Node) -> bool:
         """Whether `node` may write into `value`'s buffer in place: it is the value's last user in
@@ -901,7 +902,7 @@ def fit_vec_configs(graph: Graph, bindings: Mapping[str, int], ub_bytes: int) ->
             continue
         shape = n.type.shape
         dims = graph.tile_configs[n.tile].dims
-        tile = tuple(dims[len(dims) - len(shape):]) if shape else ()
+        tile = tuple(dims[:len(shape)])
         elems = 1
         for d, t in zip(shape, tile):
             elems *= min(_concrete(d, bindings), t)

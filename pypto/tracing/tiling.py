@@ -226,8 +226,8 @@ def check_vec_for_op(dims: tuple[int, ...], out: TensorType, inputs: Sequence[Te
                          f"{rank} entries for this op")
     if rank == 0:
         return
-    applied = dims[len(dims) - rank:]
-    last = applied[-1]
+    applied = dims[:rank]  # entry i tiles axis i (PyPTO's tile expansion)
+    last = dims[-1]  # what PyPTO's tile verifier and gathermask check: the config's last entry
     if op == "gathermask" and attrs is not None and attrs.get("pattern_mode") in GATHERMASK_PATTERNS:
         stride = GATHERMASK_PATTERNS[attrs["pattern_mode"]][1]
         if last % stride:

@@ -186,8 +186,7 @@ def gather_configs(h: HealthContext, tile_ops_of: Mapping[int, int]) -> None:
             dims = tuple(tc.dims)
             if n.op == "matmul" or len(dims) < len(shape):
                 continue
-            base = len(dims) - len(shape)
-            tiles = [(base + i, d, dims[base + i]) for i, d in enumerate(shape)]
+            tiles = [(i, d, dims[i]) for i, d in enumerate(shape)]  # entry i tiles axis i
             c = h.cfg.setdefault(tc.id, ConfigUse(tc))
             c.nbytes |= _vec_dtypes([n.type, *(h.nodes[i].type for i in n.inputs if i in h.nodes)])
         else:

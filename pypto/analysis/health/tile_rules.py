@@ -74,6 +74,7 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
     cache: dict[tuple[tuple[int, ...], DataType, bool], tuple[int, int]] = {}
     acc: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # node -> moved raw/padded, vector raw/padded
     odd: dict[int, set[int]] = defaultdict(set)  # node -> last dims of its padded tiles
+    odd_nb: dict[int, set[int]] = defaultdict(set)  # node -> element sizes of its padded tiles
     for o in ops:
         if o.node not in nodes or o.op == "matmul" or not o.shape:
             continue
@@ -91,6 +92,7 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
         a[base + 1] += got[1]
         if got[1] > got[0]:
             odd[o.node].add(o.shape[-1])
+            odd_nb[o.node].add(o.dtype.nbytes)
     groups: dict[tuple[int, int], list[int]] = defaultdict(list)
     for nid in sorted(nodes):
         n = h.nodes.get(nid)
@@ -110,13 +112,15 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
             continue
         first = min(nids, key=lambda x: (h.line_of(x), x))
         lines = sorted({h.line_of(x) for x in nids})
-        step = h.align // math.gcd(h.align, nb) if nb else h.align
+        # the alignment step of the narrowest padded element (a cast's fp16 load pads where its fp32 result does not)
+        nb_odd = min(set().union(*(odd_nb[x] for x in nids)), default=nb)
+        step = h.align // math.gcd(h.align, nb_odd) if nb_odd else h.align
         padded = -(-d // step) * step if d else 0
         tile_dims = sorted(set().union(*(odd[x] for x in nids)))
         where = h.node_where(first)
         related: tuple[Related, ...] = ()
         fixes: tuple[Fix, ...] = ()
-        if d and nb and (d * nb) % h.align:
+        if d and nb_odd and (d * nb_odd) % h.align:
             what = f"last dim {d} ({d * nb} bytes)"
             sugg = (f"pad the last dim from {d} to {padded} (a multiple of {step} elements = {h.align} "
                     f"bytes) where the tensor is made, and slice the result")
@@ -129,17 +133,18 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
             call = _unaligned_call(h, nids, step)
             whole = _vec_call(h, nids)
             if whole is not None and call is None:  # the tiles are aligned: the odd widths are the data's
-                sugg = (f"the tile's last size, {whole.dims[-1]} ({call_text(whole, tuple(whole.dims))}), is aligned: "
+                tc, e = whole
+                sugg = (f"{_entry(tc, e)}, {tc.dims[e]} ({call_text(tc, tuple(tc.dims))}), is aligned: "
                         f"the rows are {', '.join(map(str, tile_dims))} wide because the data is (the tensor's last "
                         f"dim, or a view's valid part, a length known at run time, in these inputs), which no tile "
                         f"shape changes; padding it to a multiple of {step} elements where it is made would")
             if call is not None:  # the call's last tile size is the culprit: report it there, the ops related
-                tc, alts = call
+                (tc, e), alts = call
                 where = h.config_where(tc.id) or where
                 related = tuple(Related(h.node_where(x), f"{h.nodes[x].op} here is tiled by it")
                                 for x in _one_per_line(h, nids))
-                news = [(*tc.dims[:-1], a) for a in alts]
-                sugg = (f"use {' or '.join(map(str, alts))} for the last tile size "
+                news = [(*tc.dims[:e], a, *tc.dims[e + 1:]) for a in alts]
+                sugg = (f"use {' or '.join(map(str, alts))} for {_entry(tc, e)} "
                         f"({' or '.join(call_text(tc, n) for n in news)}): a multiple of {step} elements "
                         f"({h.align} bytes)")
                 fixes = tuple(Fix(f"use {call_text(tc, n)}", e) for n in news if (e := edit_for(h, tc, n)))
@@ -156,23 +161,38 @@ def rule_unaligned(h: HealthContext, ops: Sequence[Any], nodes: set[int]) -> Non
                "lines": lines[:MAX_LINES]}, related=related, fixes=fixes)
 
 
-def _vec_call(h: HealthContext, nids: Sequence[int]) -> Any | None:
-    """The one `set_vec_tile_shapes` call the nodes are tiled by, when its last size is an int (else None)."""
+def _vec_call(h: HealthContext, nids: Sequence[int]) -> tuple[Any, int] | None:
+    """The one `set_vec_tile_shapes` call the nodes are tiled by and the entry that tiles their last axis
+    (entry i tiles axis i, so a node of rank r takes entry r - 1), when the nodes share a rank and that entry
+    is an int (else None)."""
     cids = {n.tile for x in nids if (n := h.nodes.get(x)) is not None and n.tile is not None}
     tc = h.configs.get(cids.pop()) if len(cids) == 1 else None
-    if tc is None or tc.kind != "vec" or not tc.dims or not isinstance(tc.dims[-1], int):
+    ranks = {len(s) for x in nids if (n := h.nodes.get(x)) is not None and (s := iteration_shape(h, n))}
+    if tc is None or tc.kind != "vec" or len(ranks) != 1:
         return None
-    return tc
+    e = ranks.pop() - 1
+    if not 0 <= e < len(tc.dims) or not isinstance(tc.dims[e], int):
+        return None
+    return tc, e
 
 
-def _unaligned_call(h: HealthContext, nids: Sequence[int], step: int) -> tuple[Any, list[int]] | None:
-    """`_vec_call` when its last size is off the alignment step, and the aligned sizes nearest it (one below, one
-    above)."""
-    tc = _vec_call(h, nids)
-    t = int(tc.dims[-1]) if tc is not None else 0
-    if tc is None or t % step == 0:
+def _entry(tc: Any, e: int) -> str:
+    """How a finding names a vec call's entry `e` that tiles the last axis: 'the last tile size', or, when the
+    tensors have fewer axes than the call has entries, the entry that tiles their last axis."""
+    if e == len(tc.dims) - 1:
+        return "the last tile size"
+    axes = "1 axis" if e == 0 else f"{e + 1} axes"
+    return f"the tile size of entry {e + 1} (these tensors have {axes}, and entry i tiles axis i)"
+
+
+def _unaligned_call(h: HealthContext, nids: Sequence[int], step: int) -> tuple[tuple[Any, int], list[int]] | None:
+    """`_vec_call` when the entry tiling the nodes' last axis is off the alignment step, and the aligned sizes
+    nearest it (one below, one above)."""
+    got = _vec_call(h, nids)
+    t = int(got[0].dims[got[1]]) if got is not None else 0
+    if got is None or t % step == 0:
         return None
-    return tc, sorted({max(step, t // step * step), math.ceil(t / step) * step})
+    return got, sorted({max(step, t // step * step), math.ceil(t / step) * step})
 
 
 def _one_per_line(h: HealthContext, nids: Sequence[int]) -> list[int]:
