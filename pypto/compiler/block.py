@@ -24,7 +24,9 @@ Three steps, each linear in the block's instructions:
    halves (so MTE2 of tile i+1 overlaps V of tile i; on AIC, MTE1 of step k+1 overlaps M
    of step k) and consecutive tasks of the leaf alternate too. When something cannot fit,
    the live value used furthest in the future is spilled (TSTORE to a GM spill area, TLOAD
-   back before its next use) rather than over-allocating; spills are counted.
+   back before its next use) rather than over-allocating; spills are counted. A block that
+   spills in program order is lowered and allocated again in depth-first order from its
+   outputs (`block_order`, PyPTO's block scheduler's sort), kept when it spills less.
 3. **Synchronization.** Walking the instructions once, every read of a byte range (or GM
    region) written earlier on another pipe (RAW), and every write over one read or
    written earlier on another pipe (WAR/WAW), needs that pipe's instruction finished:
@@ -74,6 +76,7 @@ The S (scalar) pipe exists in the pipe list but this lowering issues nothing on 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
 import heapq
 import itertools
@@ -85,6 +88,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pypto.compiler.block_ir import PEAK_LABEL, PIPES, Block, BufferSpan, Instr, Operand
+from pypto.compiler.block_order import dfs_order, streamed_loads
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.tile_ir import Buffer, Leaf, Region, Subgraph, TileOp, op_with_id, ops_by_id
 from pypto.ir.dtypes import DataType
@@ -208,6 +212,7 @@ class _Lowering:
         self.vals: list[_Val] = []
         self.vis: list[_VI] = []
         self.of: dict[int, int] = {}  # tile op id -> the value holding its tile
+        self.deferred: set[int] = set()  # loads made where their combine takes them (`block_order.streamed_loads`)
 
     def val(self, space: str, kind: str, shape: tuple[int, ...], dtype: DataType, load: bool = False) -> int:
         v = _Val(len(self.vals), space, kind, shape, dtype, _nbytes(shape, dtype, self.align), len(self.vals), load)
@@ -223,6 +228,9 @@ class _Lowering:
         return tuple(self.of[i] for i in o.inputs)
 
     def lower(self, o: TileOp) -> None:
+        if o.op == "combine" and self.deferred:
+            self.combine(o)
+            return
         if o.op == "matmul":
             self.matmul(o)
             return
@@ -261,6 +269,23 @@ class _Lowering:
             return
         opcode, note, elementwise = vector_opcode(o, [self.ops[i].shape for i in o.inputs])
         self.emit(_VI(opcode, "V", o.id, defs=(v,), uses=ins, inplace=elementwise, note=note))
+
+    def combine(self, o: TileOp) -> None:
+        """A combine whose parts are loaded one at a time: each deferred part's TLOAD right before the
+        instruction that takes it, so one part at a time is in the UB, not all of them."""
+        name = _COMBINE[o.attrs["fn"]]
+
+        def part(i: int) -> int:
+            if i in self.deferred:
+                self.deferred.discard(i)
+                self.lower(self.ops[i])
+            return self.of[i]
+
+        first = (part(o.inputs[0]), part(o.inputs[1]))
+        v = self.of[o.id] = self.val("UB", "ub", o.shape, o.dtype)
+        self.emit(_VI(name, "V", o.id, defs=(v,), uses=first, inplace=True, note="combine"))
+        for i in o.inputs[2:]:
+            self.emit(_VI(name, "V", o.id, uses=(part(i),), updates=(v,), note="combine"))
 
     def matmul(self, o: TileOp) -> None:
         a = o.attrs
@@ -859,9 +884,15 @@ def build_block(leaf: Leaf, subgraph: Subgraph, ops: Mapping[int, TileOp], buffe
     """The block of one leaf function (from its template subgraph) and its diagnostics."""
     align = int(board.get("alignment_bytes", 32))
     caps = {s: int(board["buffers_bytes"][s]) for s in MEMORIES[leaf.core]}
-    low = _Lowering(ops, buffers, align, caps, board.get("cube_fractal_elements"))
-    for oid in subgraph.ops:
-        low.lower(ops[oid])
+    def lowered(order: Sequence[int], streamed: frozenset[int] = frozenset()) -> _Lowering:
+        low = _Lowering(ops, buffers, align, caps, board.get("cube_fractal_elements"))
+        low.deferred = set(streamed)
+        for oid in order:
+            if oid not in streamed:
+                low.lower(ops[oid])
+        return low
+
+    low = lowered(subgraph.ops)
     over: list[tuple[str, Loc]] = []
     room = dict(caps)
     while True:
@@ -883,6 +914,15 @@ def build_block(leaf: Leaf, subgraph: Subgraph, ops: Mapping[int, TileOp], buffe
                          f"it as if it fit (on the chip the {unit} would have to be split); use smaller {unit}s",
                          node.loc if node else Loc()))
             room[e.space] = max(2 * room[e.space], e.size)
+    if done.spills:  # program order holds too much at once: PyPTO's depth-first order, where it spills less
+        order = dfs_order(subgraph.ops, ops)
+        streamed = streamed_loads(order, ops)
+        if order != list(subgraph.ops) or streamed:
+            again = lowered(order, streamed)
+            with contextlib.suppress(_NoFit):
+                other = allocate(again, room)
+                if other.spills < done.spills:
+                    low, done = again, other
     instrs, where = insert_sync(done.instrs, int(board.get("events_per_pipe_pair", EVENTS_PER_PAIR)))
     spans = tuple(BufferSpan(a.name, a.space, a.offset, a.unit * a.copies, where[a.start], where[a.end],
                              a.copies == 2) for a in done.allocs)
