@@ -255,9 +255,9 @@ class _Lowering:
             self.emit(_VI("TSTORE", "MTE3", o.id, uses=ins, gm_dst=(dst,), note="rows at the index's places"))
             return
         if o.op == "bitcast":  # the same bytes seen as another dtype: no instruction
-            src = self.vals[ins[0]]
-            v = self.val(src.space, src.kind, o.shape, o.dtype)
-            self.vals[v].root = src.root
+            seen = self.vals[ins[0]]
+            v = self.val(seen.space, seen.kind, o.shape, o.dtype)
+            self.vals[v].root = seen.root
             self.of[o.id] = v
             return
         v = self.of[o.id] = self.val("UB", "ub", o.shape, o.dtype)
@@ -281,7 +281,7 @@ class _Lowering:
                 self.lower(self.ops[i])
             return self.of[i]
 
-        first = (part(o.inputs[0]), part(o.inputs[1]))
+        first = tuple(part(i) for i in o.inputs[:2])
         v = self.of[o.id] = self.val("UB", "ub", o.shape, o.dtype)
         self.emit(_VI(name, "V", o.id, defs=(v,), uses=first, inplace=True, note="combine"))
         for i in o.inputs[2:]:
@@ -747,6 +747,9 @@ def _boxes_overlap(a: Operand, b: Operand) -> bool:
     return all(x < y + n and y < x + m for x, m, y, n in zip(a.at, a.shape, b.at, b.shape))
 
 
+_NO_KEYS: list[Any] = []  # a cell no record touches (never appended to)
+
+
 class _GmAccesses:
     """GM regions of one buffer: accesses with the same box share a record. The records are filed
     per layout in one grid per box shape whose cell is that shape (as `gm_index` files tasks), so an
@@ -778,7 +781,7 @@ class _GmAccesses:
                     if math.prod(len(r) for r in spans) > len(grid):
                         lists = grid.values()
                     else:
-                        lists = (grid.get(k, ()) for k in itertools.product(*spans))
+                        lists = (grid.get(k, _NO_KEYS) for k in itertools.product(*spans))
                 for keys in lists:
                     for key in keys:  # a record filed in several cells may come twice: noting is idempotent
                         probe, w, wp, rd = records[key]
@@ -829,8 +832,8 @@ def insert_sync(instrs: Sequence[Instr], events: int = EVENTS_PER_PAIR) -> tuple
         for op in ins.dst:
             _access(op, i, p, True, ranges, gm, hz)
         known = seen[p]
-        for q, j in sorted(hz.items(), key=lambda kv: -kv[1]):
-            if q == p or j < 0 or known.get(q, -1) >= j:
+        for other, j in sorted(hz.items(), key=lambda kv: -kv[1]):
+            if other == p or j < 0 or known.get(other, -1) >= j:
                 continue  # same pipe (in order) or already implied by an earlier wait
             waits.setdefault(i, []).append(j)
             sets.setdefault(j, []).append(i)

@@ -90,8 +90,9 @@ def block_level(h: HealthContext) -> None:
         h.add("block.spills", sev,
               f"leaf {r['leaf']} spills {r['spills']} tile(s) to GM in each of its {r['tasks']} task(s)"
               + (f" ({len(group)} leaves spill {spills} in all)" if len(group) > 1 else ""),
-              "Its live tiles do not fit the on-chip buffer, so the compiler stores some to GM and loads "
-              "them back: extra MTE2/MTE3 traffic and latency in every task.",
+              "Its live tiles do not fit the on-chip buffer in program order nor in the depth-first order "
+              "PyPTO's block scheduler sorts a block in, so the compiler stores some to GM and loads them back: "
+              "extra MTE2/MTE3 traffic and latency in every task.",
               sugg, h.leaf_where(r["leaf"]),
               {"leaf": r["leaf"], "spills": r["spills"], "tasks": r["tasks"], "peak_bytes": r["peak_bytes"],
                "leaves": [g["leaf"] for g in group], "spills_total": spills, "threshold": h.th.spills})
