@@ -509,6 +509,22 @@ says the machine's speed): at 03:10 UTC (a 30 M-addition loop 0.78 s) edit p50 t
 advice check now ends at its 10 s bound); edit/cold 19 / 18, 56 / 52, 8 / 9 %. At 01:30 UTC, the machine slower
 (job_bench's partition 0.8-1.1 s against 0.55 s the day before), the same trees gave gated delta rule 4.02 / 3.40 s
 and Kimi 3.57 / 3.65 s: over 3 s, either tree.
+
+Session 51 (2026-12-04 02:35-02:50 UTC, this tree at 1ad5829, `--keep DIR --edits 3`, captures made in the run; the
+machine slow: a 30 M-addition loop 1.44 s, against 0.78 s in session 41's sitting; load average 0.0 at the start):
+
+| kernel | tile ops | tasks | cold s | open s | edit p50 s | edit/cold % | panel record p50 s | comment edit s |
+|---|---|---|---|---|---|---|---|---|
+| hc_pre | 2,990 | 162 | 6.0 | 1.4 | 0.34 | 6 | 0.43 | 0.14 (reused) |
+| compressor | 10,706 | 3,153 | 10.5 | 0.7 | 0.68 | 6 | 1.05 | 0.18 (reused) |
+| compress_fa | 9,344 | 2,304 | 6.1 | 0.3 | 0.39 | 7 | 0.73 | 0.08 (reused) |
+| glm_attention | 24,408 | 4,600 | 7.1 | 0.6 | 0.67 | 9 | 0.78 | 0.14 (reused) |
+| gated_delta_rule | 195,552 | 76,016 | 16.4 | 5.1 | 4.06 | 25 | 4.91 | 0.11 (reused) |
+| block_attn_res | 139,840 | 41,024 | 5.2 | 2.1 | 2.71 | 52 | 3.10 | 0.14 (reused) |
+
+Four of six within 10 % of cold and 3 s; gated delta rule's and Kimi's edits are not. Kimi's edit, traced through the
+server's log (a scratch client over this script's `edits_row`, 03:20 UTC): 3.64 and 3.77 s to the record against
+3,613 and 3,704 ms in the worker pool — the server adds ~50 ms; the edit is the job's own lowering and record.
 """
 
 from __future__ import annotations
