@@ -7,7 +7,8 @@ module makes that list for every leaf function, in the spirit of a PTO-ISA listi
 the IDE can show what each line of the kernel turns into on the core, where its buffers
 sit, and where the pipes synchronize. The execute stage costs these lists.
 
-Three steps, each linear in the block's instructions:
+Three steps, each linear in the block's instructions (a block that spills is lowered and allocated
+a second time, in another order: step 2):
 
 1. **Lowering.** The template subgraph's tile ops, in their (topological) order, become
    virtual instructions over virtual values. A matmul tile op becomes its K loop: per L0C
@@ -228,7 +229,7 @@ class _Lowering:
         return tuple(self.of[i] for i in o.inputs)
 
     def lower(self, o: TileOp) -> None:
-        if o.op == "combine" and self.deferred:
+        if o.op == "combine":
             self.combine(o)
             return
         if o.op == "matmul":
@@ -261,24 +262,19 @@ class _Lowering:
             self.of[o.id] = v
             return
         v = self.of[o.id] = self.val("UB", "ub", o.shape, o.dtype)
-        if o.op == "combine":
-            name = _COMBINE[o.attrs["fn"]]
-            self.emit(_VI(name, "V", o.id, defs=(v,), uses=ins[:2], inplace=True, note="combine"))
-            for part in ins[2:]:
-                self.emit(_VI(name, "V", o.id, uses=(part,), updates=(v,), note="combine"))
-            return
         opcode, note, elementwise = vector_opcode(o, [self.ops[i].shape for i in o.inputs])
         self.emit(_VI(opcode, "V", o.id, defs=(v,), uses=ins, inplace=elementwise, note=note))
 
     def combine(self, o: TileOp) -> None:
-        """A combine whose parts are loaded one at a time: each deferred part's TLOAD right before the
-        instruction that takes it, so one part at a time is in the UB, not all of them."""
+        """The first two parts combined, then each further part into that value; a deferred part's TLOAD
+        right before the instruction that takes it, so one such part at a time is in the UB."""
         name = _COMBINE[o.attrs["fn"]]
 
         def part(i: int) -> int:
             if i in self.deferred:
                 self.deferred.discard(i)
                 self.lower(self.ops[i])
+            assert i in self.of, f"tile op {o.id} reads tile op {i} from outside its subgraph"
             return self.of[i]
 
         first = tuple(part(i) for i in o.inputs[:2])

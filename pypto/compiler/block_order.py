@@ -95,7 +95,7 @@ def dfs_order(order: Sequence[int], ops: Mapping[int, TileOp]) -> list[int]:
     for out in outputs:
         cur = out
         while deps[cur]:
-            cur = max(deps[cur], key=lambda j: (depth[j], -deps[cur].index(j)))
+            cur = max(deps[cur], key=depth.__getitem__)  # (the first of the deepest)
         of[out] = family.setdefault(cur, len(family))
     outputs.sort(key=lambda out: (of[out], -depth[out]))
     rank = [10 if ops[order[i]].op not in _COPY_IN else 2 for i in range(n)]
