@@ -16,6 +16,22 @@ ops) after graph partition 2,929 MB native against 2,420 MB Python (peaks 3,272 
 ops, `partition.RELEASE_FROM`), while gated delta rule's native partition leaves 595,101 objects to the collector
 (peak after lowering 384 MB native / 283 MB Python; 297 MB with the collection).
 
+Where the native build's extra memory was (session 52, 2026-12-04; a scratch census after graph partition of that
+kernel, both builds: `gc.get_objects()` by type, the ints in them, and `sys._debugmallocstats()`): not in the objects
+the collector sees (6.6 M tuples, 2.2 M tile ops, 1.05 M sets: within 42 MB of each other, the native classes a few
+bytes larger) but in pymalloc's 32-byte blocks, int objects: 10.1 M in use natively against 5.1 M, and 10.5 M freed
+blocks against 2.3 M (pools a live int keeps from being returned). A native class keeps an `int` field unboxed and a
+list, set or dict of `int` holds objects, so each store of an id into one made a new int object where the Python build
+stores the one object it has (a tile op's id, a group's): partition's per-op group list and its groups' member lists
+(freed when it lets go of its state, `RELEASE_FROM`: the holes), the GM index's owners and the dependencies' sets
+(`gm_index.Owner`). Now partition keeps each op's group and each group's ops as objects, and a group's id as one
+object for the GM index, the dependencies and `exported` (`_Group.key`): after partition 3,102 -> 2,847 MB (Python
+2,660), 32-byte blocks in use 10.1 M -> 6.1 M, freed 10.5 M -> 5.6 M, the peak after the execute graph 3,474 -> 3,271
+MB (Python 3,218); the kernel opens within the worker's 4 GiB cap (`models_open.py --no-capture --only
+glm_attention_fusion`: 57 s, peak RSS 4,422 MB; with only the group list changed it still ran out). The same change
+made partition faster (fewer ints made): job_bench `--against` the tree before, median of 4, gated delta rule's first
+tile edit 2.67 -> 2.48 s (partition 0.62 -> 0.54 s), Kimi's block attention 2.72 -> 2.42 s (0.68 -> 0.55 s).
+
 Run: `.venv/bin/python benchmarks/pass_memory.py --keep DIR [--trim] [--collect] FILE::KERNEL ...`
 (e.g. `qwen3_next/gated_delta_rule_impl.py::'chunk_gated_delta_rule.<locals>.kernel'`).
 """

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Set
 from typing import Any, Final
 
-from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
+from pypto.compiler.gm_index import Accesses, Owner, accesses, flatten, reshaped_buffers
 from pypto.compiler.tile_ir import (
     Buffer,
     CopyFacts,
@@ -58,13 +58,16 @@ def nbytes(op: TileOp) -> int:
 
 
 class _Group:
-    __slots__ = ("id", "core", "instance", "ops", "open_bytes", "peak", "successor")
+    __slots__ = ("id", "key", "core", "instance", "ops", "open_bytes", "peak", "successor")
 
     def __init__(self, gid: int, core: str, instance: int) -> None:
         self.id = gid
+        # its id as the one object the GM index, the dependencies and `exported` hold (`gm_index.Owner`: the native
+        # build would make an int object per entry of an id of type int)
+        self.key: Owner = gid
         self.core = core
         self.instance = instance
-        self.ops: list[int] = []
+        self.ops: list[TileOp] = []  # its tile ops as they joined (objects: a list of ids would box each id anew)
         self.open_bytes = 0  # the bytes of its live tiles (`partition`'s `live`: still to be read)
         self.peak = 0
         self.successor: _Group | None = None  # where ops that overflow this group go
@@ -96,15 +99,17 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
         size[oid] = b
         for i in o.inputs:
             uses[i] += 1
-    group_of: list[int] = [-1] * n_ids  # each tile op's group, -1 while it has none
+    # each tile op's group, None while it has none (the group, not its id: in the native build a list of ints holds a
+    # new int object per entry, 32 bytes each, whose holes outlive partition: glm's fused attention, 2.2 M tile ops)
+    group_of: list[_Group | None] = [None] * n_ids
     # whether the op's tile is open in its group: made there (or loaded) and still to be read (a flag per op, not a
     # dict per group: glm's fused attention has 1.05 M groups)
     live: list[bool] = [False] * n_ids
     groups: list[_Group] = []
     # the groups another group reads a tile of, or depends on through GM (they may not take new inputs): a set,
     # grown by C-level unions (Kimi's block attention: 82 k accesses meeting ~100 groups each)
-    exported: set[int] = set()
-    last_partial: dict[tuple[int, tuple[int, ...]], int] = {}
+    exported: set[Owner] = set()
+    last_partial: dict[tuple[int, tuple[int, ...]], _Group] = {}
     crossing: list[TileOp] = []  # the ops with inputs from other subgraphs (copied), in program order
 
     def new_group(core: str, instance: int) -> _Group:
@@ -115,23 +120,22 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
     def cost(g: _Group, o: TileOp, loads: list[TileOp]) -> int:
         """The group's footprint while `o` runs, if it joined."""
         out = size[o.id]
-        gid = g.id
         if not loads:
             for i in o.inputs:  # written in place over an input of its size that dies here
-                if uses[i] == 1 and live[i] and group_of[i] == gid and size[i] >= out:
+                if uses[i] == 1 and live[i] and group_of[i] is g and size[i] >= out:
                     out = 0
                     break
             return g.open_bytes + out
         if len(loads) == 1:  # the common case of the one below, without building a set
             lid = loads[0].id
             for i in o.inputs:
-                if uses[i] == 1 and (i == lid or live[i] and group_of[i] == gid) and size[i] >= out:
+                if uses[i] == 1 and (i == lid or live[i] and group_of[i] is g) and size[i] >= out:
                     out = 0
                     break
             return g.open_bytes + size[lid] + out
         extra = {ld.id for ld in loads}
         for i in o.inputs:
-            if uses[i] == 1 and (i in extra or live[i] and group_of[i] == gid) and size[i] >= out:
+            if uses[i] == 1 and (i in extra or live[i] and group_of[i] is g) and size[i] >= out:
                 out = 0
                 break
         return g.open_bytes + sum([size[i] for i in extra]) + out
@@ -140,11 +144,11 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
         """`o` joins `g` with its fresh loads; `copied` inputs arrive from other groups via GM.
         `c`: `cost(g, o, loads + copied)` before the loads joined, when the caller has it and the
         loads are distinct (then it is the cost after they joined, which is not computed again)."""
-        gid, members = g.id, g.ops
+        members = g.ops
         for ld in loads:  # (a load an op reads twice comes twice, and counts twice while it lives)
             lid = ld.id
-            group_of[lid] = gid
-            members.append(lid)
+            group_of[lid] = g
+            members.append(ld)
             live[lid] = True
             g.open_bytes += size[lid]
         if c < 0:
@@ -152,13 +156,15 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
         if c > g.peak:
             g.peak = c
         oid = o.id
-        group_of[oid] = gid
-        members.append(oid)
+        group_of[oid] = g
+        members.append(o)
         for i in o.inputs:
             left = uses[i] = uses[i] - 1
             if left == 0 and live[i]:  # (an op is live only in its own group)
                 live[i] = False
-                groups[group_of[i]].open_bytes -= size[i]
+                owner = group_of[i]
+                assert owner is not None
+                owner.open_bytes -= size[i]
         if uses[oid] > 0:
             live[oid] = True
             g.open_bytes += size[oid]
@@ -213,13 +219,13 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
     # access was filed in program order as it files them (`in_order`). Only a load is filed later, with its
     # first consumer; that is the same order unless its buffer was written in between (`writes_to` at the
     # load, `written_at`), or its tile is read by another subgraph too (loaded again there), or nothing reads it.
-    depends: dict[int, Set[int]] = {}
+    depends: dict[Owner, Set[Owner]] = {}
     writes_to: dict[int, int] = {}  # buffer -> write accesses filed so far
     written_at: dict[int, int] = {}  # a load of a written buffer -> writes_to of its buffer at its place
     in_order = True
 
     def record_gm(g: _Group, gm: list[tuple[Region, bool]], deps: Set[int]) -> None:
-        gid = g.id
+        gid = g.key
         if deps:
             had = gid in exported
             exported.update(deps)
@@ -260,8 +266,8 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
         g = scope_groups.get(key)
         if g is None:
             g = scope_groups[key] = new_group("", key[1])  # no core yet: no other op joins it
-        loads = [ld for i in o.inputs if group_of[i] < 0 and (ld := load_of[i]) is not None]
-        copied = [ops[i] for i in o.inputs if group_of[i] >= 0 and group_of[i] != g.id]
+        loads = [ld for i in o.inputs if group_of[i] is None and (ld := load_of[i]) is not None]
+        copied = [ops[i] for i in o.inputs if group_of[i] is not None and group_of[i] is not g]
         gm = gm_accesses(o, loads)
         deps = gm_deps(gm) if gm else _NO_DEPS
         if loads and written_at and filed_late(loads) or copied and _reads_written(copied, written):
@@ -269,7 +275,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
         if copied:
             crossing.append(o)
             for cp in copied:
-                exported.add(group_of[cp.id])
+                exported.add(_group(group_of, cp.id).key)
         add(g, o, loads, copied)
         if gm:
             record_gm(g, gm, deps)
@@ -296,19 +302,23 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
             record_gm(cube, written_gm, deps)
             continue
         loads: list[TileOp] = []  # inputs loaded from GM and not yet placed
-        producers: list[int] = []  # the groups of the other inputs, each once (an op's few: a list, not a set)
+        producers: list[_Group] = []  # the groups of the other inputs, each once (an op's few: a list, not a set)
+        latest: _Group | None = None  # the one made last
         for i in o.inputs:
-            gid = group_of[i]
-            if gid >= 0:
-                if gid not in producers:
-                    producers.append(gid)
+            made_in = group_of[i]
+            if made_in is not None:
+                if made_in not in producers:
+                    producers.append(made_in)
+                    if latest is None or made_in.id > latest.id:
+                        latest = made_in
             else:
                 ld = load_of[i]
                 if ld is not None:
                     loads.append(ld)
         partial = "partial" in o.attrs
         if not producers and partial and (o.node, o.coord) in last_partial:
-            producers = [last_partial[(o.node, o.coord)]]  # the partials of one reduction fuse
+            latest = last_partial[(o.node, o.coord)]  # the partials of one reduction fuse
+            producers = [latest]
         g: _Group | None = None
         copied: list[TileOp] = []
         gm: list[tuple[Region, bool]] = []
@@ -323,30 +333,29 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
         deps = gm_deps(gm) if gm else _NO_DEPS
         if loads and written_at and in_order and filed_late(loads):
             in_order = False
-        cand = groups[max(producers)] if producers else None
+        cand = latest
         c = -1  # the cost of `o` in `g` with its loads and copied inputs, when they are distinct
         while cand is not None and g is None:
             cid = cand.id
-            if len(producers) == 1 and cid in producers:
+            if len(producers) == 1 and cand is latest:
                 copied = []  # every input made in a subgraph is made in this one
             else:
                 copied = []  # (a loop: cheaper than a comprehension for an op's few inputs)
                 for i in o.inputs:
                     gi = group_of[i]
-                    if gi >= 0 and gi != cid:
+                    if gi is not None and gi is not cand:
                         copied.append(ops[i])
             # joining with inputs from elsewhere is safe only into a subgraph nothing depends on yet
-            foreign = cid in exported and (copied or any(d != cid for d in deps))
+            foreign = cand.key in exported and (copied or any(d != cid for d in deps))
             if cand.core == "AIV" and cand.instance == o.instance and not foreign \
                     and (c := cost(cand, o, loads + copied if copied else loads)) <= ub_bytes:
                 g = cand
             else:
                 cand = cand.successor  # the subgraph this one overflowed into
         if g is None:
-            full = [groups[i] for i in producers]
             g = new_group("AIV", o.instance)
-            copied = [ops[i] for i in o.inputs if group_of[i] >= 0]
-            for f in full:  # later overflow from the same producer lands here, not in yet another group
+            copied = [ops[i] for i in o.inputs if group_of[i] is not None]
+            for f in producers:  # later overflow from the same producer lands here, not in yet another group
                 while f.successor is not None:
                     f = f.successor
                 if f is not g and f.core == "AIV" and f.instance == o.instance:
@@ -366,19 +375,19 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
         if copied:
             crossing.append(o)
             for cp in copied:
-                exported.add(group_of[cp.id])
+                exported.add(_group(group_of, cp.id).key)
             if in_order and _reads_written(copied, written):
                 in_order = False
         add(g, o, loads, copied, c if len(loads) < 2 or len({ld.id for ld in loads}) == len(loads) else -1)
         if gm:
             record_gm(g, gm, deps)
         if partial:
-            last_partial[(o.node, o.coord)] = g.id
+            last_partial[(o.node, o.coord)] = g
     out: TileGraph | None = None
     subgraphs: tuple[Subgraph, ...] = ()
     if failed is None:
         for o in tiles.ops:  # a load nothing consumed runs alone
-            if o.op == "load" and group_of[o.id] < 0:
+            if o.op == "load" and group_of[o.id] is None:
                 g = new_group("AIV", o.instance)
                 add(g, o, [], [])
                 if o.id in written_at:
@@ -443,10 +452,18 @@ def _scope_instances(tiles: TileGraph, scoped: Mapping[int, int]) -> dict[tuple[
     return out
 
 
-def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[int],
+def _group(group_of: list[_Group | None], oid: int) -> _Group:
+    """The group of a tile op that has one."""
+    g = group_of[oid]
+    assert g is not None
+    return g
+
+
+def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[_Group | None],
                    groups: list[_Group], crossing: list[TileOp]) -> tuple[TileGraph, tuple[Subgraph, ...]]:
     """Every input that comes from another subgraph is read back from GM. `crossing`: the ops with such
-    inputs (those that joined a subgraph with copied inputs), in program order; no other op has any."""
+    inputs (those that joined a subgraph with copied inputs), in program order; no other op has any; every op has
+    its group."""
     next_id = len(group_of)  # the first id after every tile op's (`group_of` is indexed by id)
     buffers = list(tiles.buffers)
     stored: dict[int, Region] = {}  # producer id -> workspace region holding its tile
@@ -462,16 +479,16 @@ def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[int],
             continue
         group = group_of[o.id]
         for i in inputs:
-            if group_of[i] != group:
+            if group_of[i] is not group:
                 break
         else:
             continue  # every input is made in its own subgraph (the common case)
         new_inputs = list(inputs)
         lds: list[TileOp] = []
         oid, node, instance = o.id, o.node, o.instance
-        members_append = groups[group].ops.append
+        joined = _group(group_of, oid).ops
         for k, i in enumerate(inputs):
-            if group_of[i] == group:
+            if group_of[i] is group:
                 continue
             p = ops[i]
             if p.op == "load":  # a shared load: each subgraph loads for itself
@@ -486,11 +503,12 @@ def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[int],
                     next_id += 1
                     after.setdefault(i, []).append(st)
                     extra[i] |= 2
-                    group_of.append(group_of[i])  # (the ids made here follow the last one: the list's next index)
-                    groups[group_of[i]].ops.append(st.id)
+                    made_in = _group(group_of, i)
+                    group_of.append(made_in)  # (the ids made here follow the last one: the list's next index)
+                    made_in.ops.append(st)
             ld = TileOp(next_id, "load", node, instance, p.coord, p.shape, p.dtype, (), region)
             group_of.append(group)
-            members_append(next_id)  # ordered by program position below
+            joined.append(ld)  # ordered by program position below
             lds.append(ld)
             new_inputs[k] = next_id
             next_id += 1
@@ -506,7 +524,7 @@ def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[int],
     order_append = order.append
     for o in tiles.ops:
         oid = o.id
-        m = members[group_of[oid]]  # also the group of its loads before and its stores after
+        m = members[_group(group_of, oid).id]  # also the group of its loads before and its stores after
         more = extra[oid]
         if more & 1:  # the op has loads to run just before it
             for ld in before[oid]:
@@ -522,7 +540,7 @@ def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[int],
     for gi, grp in enumerate(groups):
         if len(members[gi]) != len(grp.ops):
             position = {op.id: at for at, op in enumerate(order)}
-            members = [sorted(x.ops, key=position.__getitem__) for x in groups]
+            members = [sorted([op.id for op in x.ops], key=position.__getitem__) for x in groups]
             break
     subgraphs = tuple([Subgraph(g.id, g.core, g.instance, tuple(m), g.peak) for g, m in zip(groups, members)])
     return dataclasses.replace(tiles, buffers=tuple(buffers), ops=tuple(order)), subgraphs
