@@ -23,22 +23,23 @@ from operator import attrgetter
 import numpy as np
 
 from pypto.compiler.execute_ir import CORE_CODES, ExecColumns, ExecGraph, Task, intern_regions
-from pypto.compiler.gm_index import Accesses, accesses, flatten, reshaped_buffers
+from pypto.compiler.gm_index import Accesses, Owner, accesses, flatten, reshaped_buffers
 from pypto.compiler.manager import PassContext, Program
 from pypto.compiler.tile_ir import Region, Subgraph, TileGraph, copy_facts, ops_by_id, take_execute_ahead
 
 
 def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     # by tile op id and by task id (both 0..n-1 in some order): lists, which the native build indexes directly
-    task_of: list[int] = [-1] * (max((o.id for o in tiles.ops), default=-1) + 1)
+    # (a task's id as one object, which the GM index and the arrows hold: `gm_index.Owner`)
+    task_of: list[Owner] = [None] * (max((o.id for o in tiles.ops), default=-1) + 1)
     for sg in subgraphs:
-        t = sg.id
+        key: Owner = sg.id
         for i in sg.ops:
-            task_of[i] = t
+            task_of[i] = key
     n_tasks = max((sg.id for sg in subgraphs), default=-1) + 1
     reads: list[list[Region]] = [[] for _ in range(n_tasks)]
     writes: list[list[Region]] = [[] for _ in range(n_tasks)]
-    preds: dict[int, set[int]] = defaultdict(set)
+    preds: dict[int, set[Owner]] = defaultdict(set)
     facts = copy_facts(tiles)
     reshaped: Set[int]
     written: Set[int]
@@ -49,40 +50,41 @@ def build(tiles: TileGraph, subgraphs: tuple[Subgraph, ...]) -> ExecGraph:
     else:
         reshaped, written = reshaped_buffers(tiles.ops, written=True)
         first_copy = len(tiles.buffers)  # none known
-    writer: dict[int, int] = {}  # a copy's buffer -> the task of its one store
+    writer: dict[int, Owner] = {}  # a copy's buffer -> the task of its one store
     seen: dict[int, Accesses] = defaultdict(Accesses)
     for op in tiles.ops:
         region = op.region
         if region is None:
             continue
-        t = task_of[op.id]
-        if t < 0:
+        owner = task_of[op.id]
+        if owner is None:
             raise KeyError(f"tile op {op.id} is in no subgraph")
+        t: int = owner
         kind = op.op  # `accesses(op)`, its two common cases inline
         if kind == "load":
             reads[t].append(region)
             b = region.buffer
             if b >= first_copy:  # a copy's tile: read after its one write, the only conflict
                 w = writer[b]
-                if w != t:
+                if w is not owner:
                     preds[t].add(w)
                 continue
             if b not in written:
                 continue  # nothing writes this buffer (a read-only parameter): no conflicts
-            found = seen[b].visit(flatten(region) if b in reshaped else region, t, False)  # through a reshape
+            found = seen[b].visit(flatten(region) if b in reshaped else region, owner, False)  # through a reshape
             if found:
                 preds[t] |= found
             continue
         if kind == "store" and region.buffer >= first_copy:  # a copy's one write, before any read of it
             writes[t].append(region)
-            writer[region.buffer] = t
+            writer[region.buffer] = owner
             continue
         for r, is_write in ([(region, True)] if kind == "store" else accesses(op)):
             (writes if is_write else reads)[t].append(r)
             b = r.buffer
             if b not in written:
                 continue  # nothing writes this buffer (a read-only parameter): no conflicts
-            found = seen[b].visit(flatten(r) if b in reshaped else r, t, is_write)  # through a reshape
+            found = seen[b].visit(flatten(r) if b in reshaped else r, owner, is_write)  # through a reshape
             if found:
                 preds[t] |= found
     arrows: Mapping[int, Set[int]] = preds
