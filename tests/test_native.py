@@ -176,3 +176,60 @@ def test_graph_partition_lets_go_of_its_state_when_done_or_refused(build: str) -
     assert str(got["partition"]).endswith(SUFFIX if build == "1" else ".py")
     assert "more than the" in got["refused"] and "UB" in got["refused"]
     assert got["groups"] == 0
+
+
+# Graph partition of a kernel whose groups depend on each other through GM (a matmul, a vector op on its result, a
+# second matmul reading that), then the int objects that hold each id above 256 among its dependencies (keys: the
+# groups; values: what each waits for), and which file partition came from.
+_IDS_HELD = """
+import json, textwrap, tempfile, pathlib, torch
+import pypto.compiler.partition as p
+from pypto.cli import load_module
+from pypto.compiler.tile_ir import copy_facts
+from pypto.record import compile_record
+from pypto.target import load as load_board
+src = textwrap.dedent('''
+    import pypto
+    @pypto.jit
+    def chain(a: pypto.Tensor([512, 512], pypto.DT_FP16), b: pypto.Tensor([512, 512], pypto.DT_FP16),
+              out: pypto.Tensor([512, 512], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([32, 32], [32, 32], [32, 32])
+        pypto.set_vec_tile_shapes(32, 32)
+        d = pypto.cast(pypto.matmul(a, b, pypto.DT_FP32) + 1.0, pypto.DT_FP16)
+        out[:] = pypto.matmul(d, b, pypto.DT_FP32)
+''')
+path = pathlib.Path(tempfile.mkdtemp()) / "chain.py"
+path.write_text(src)
+kernel = load_module(path).chain
+inputs = {"a": torch.randn(512, 512).half(), "b": torch.randn(512, 512).half(), "out": torch.empty(512, 512)}
+record = compile_record(kernel, inputs)
+expanded = next(x.snapshot for x in record.passes if x.name == "tile_expand")
+ub = int(load_board("a2a3")["buffers_bytes"]["UB"])
+tiles, subgraphs = p.partition(expanded.tiles, expanded.graph.by_id(), ub, [])
+objects = {}
+for k, v in copy_facts(tiles).depends.items():
+    for x in (k, *v):
+        if x > 256:  # (smaller ints are one object each in any build)
+            objects.setdefault(x, set()).add(id(x))
+print(json.dumps({"partition": p.__file__, "ids": len(objects), "most": max(map(len, objects.values()), default=0)}))
+"""
+
+
+@pytest.mark.parametrize("build", ["1", "0"])
+def test_graph_partition_holds_one_int_object_per_group_id(build: str) -> None:
+    """A native class keeps an `int` unboxed, and each store of one into a set, list or dict makes a new int object:
+    partition's dependencies held an object per entry (the same group id in several sets, several objects), and its
+    per-op lists an object per op, ~200 MB more than the Python build at glm's fused attention (2.2 M tile ops) and
+    over the worker's cap. A group's id is now one object wherever partition and the GM index keep it
+    (`gm_index.Owner`, `partition._Group.key`)."""
+    files, why = native.check()
+    if build == "1" and files is None:
+        pytest.skip(f"no native build of the current source: {why}")
+    out = subprocess.run([sys.executable, "-c", _IDS_HELD], cwd=ROOT,
+                         env={**os.environ, "PYPTO_NATIVE": build, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert str(got["partition"]).endswith(SUFFIX if build == "1" else ".py")
+    assert got["ids"] > 100  # groups past the small ints, some waited for by several others
+    assert got["most"] == 1
