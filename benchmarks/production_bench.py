@@ -525,6 +525,27 @@ machine slow: a 30 M-addition loop 1.44 s, against 0.78 s in session 41's sittin
 Four of six within 10 % of cold and 3 s; gated delta rule's and Kimi's edits are not. Kimi's edit, traced through the
 server's log (a scratch client over this script's `edits_row`, 03:20 UTC): 3.64 and 3.77 s to the record against
 3,613 and 3,704 ms in the worker pool — the server adds ~50 ms; the edit is the job's own lowering and record.
+
+Session 52 (2026-12-04, ids as objects in the native build: docs/ARCHITECTURE.md "Session 52"). At the session's start
+(a checkout at 0af304a, 05:55 UTC, a 30 M-addition loop 0.95 s, `--no-capture --edits 3 --kernels
+gated_delta_rule,block_attn_res`): gated delta rule 3.15 s [3.29, 2.90, 3.15] (21 % of its 15.0 s cold), Kimi 2.95 s
+[2.95, 3.86, 2.35] (59 %). This tree at a7d123b, all six (06:47 UTC, loop 0.91 s, `--no-capture --edits 3`):
+
+| kernel | tile ops | tasks | cold s | open s | edit p50 s | edit/cold % | panel record p50 s | comment edit s |
+|---|---|---|---|---|---|---|---|---|
+| hc_pre | 2,990 | 162 | 4.8 | 1.0 | 0.26 | 5 | 0.34 | 0.11 (reused) |
+| compressor | 10,706 | 3,153 | 5.2 | 0.5 | 0.46 | 9 | 0.84 | 0.19 (reused) |
+| compress_fa | 9,344 | 2,304 | 5.0 | 0.2 | 0.34 | 7 | 0.67 | 0.08 (reused) |
+| glm_attention | 24,408 | 4,600 | 7.8 | 0.6 | 0.62 | 8 | 0.74 | 0.16 (reused) |
+| gated_delta_rule | 195,552 | 76,016 | 15.3 | 3.6 | 2.62 | 17 | 3.27 | 0.11 (reused) |
+| block_attn_res | 139,840 | 41,024 | 5.5 | 11.9 | 3.03 | 55 | 3.62 | 0.11 (reused) |
+
+(Kimi's open, 11.9 s, and its edits [3.26, 3.03, 1.83] ran beside a test of mine on the same cores.) Side by side
+with the session's start (`--no-capture --edits 2 --rounds 2 --against WORKTREE-AT-0af304a`, 06:50-06:55 UTC, the
+machine slower again), edit p50 of 4: gated delta rule 3.19 s [2.78, 2.53, 3.85, 3.60] against 3.52 s [3.42, 3.73,
+3.38, 3.62], panel record 3.85 against 4.34 s; Kimi 2.95 s [2.54, 2.98, 3.03, 2.91] against 3.02 s [3.26, 3.27, 2.75,
+2.77]. Four of six within 10 % of cold and 3 s; gated delta rule's edit is within 3 s in one sitting and not in the
+other, and neither it nor Kimi's is within 10 % of cold.
 """
 
 from __future__ import annotations

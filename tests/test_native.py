@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,6 +159,21 @@ print(json.dumps({"partition": p.__file__, "groups": groups, "refused": refused}
 """
 
 
+def _run_script(script: str, build: str) -> dict[str, Any]:
+    """The JSON a script prints last, run in a fresh interpreter with the native build (`build` "1", skipped when there
+    is none of the current source) or the Python source ("0"); it says which file partition came from."""
+    files, why = native.check()
+    if build == "1" and files is None:
+        pytest.skip(f"no native build of the current source: {why}")
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT,
+                         env={**os.environ, "PYPTO_NATIVE": build, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert str(got["partition"]).endswith(SUFFIX if build == "1" else ".py")
+    return got
+
+
 @pytest.mark.parametrize("build", ["1", "0"])
 def test_graph_partition_lets_go_of_its_state_when_done_or_refused(build: str) -> None:
     """mypyc keeps partition's nested functions and the state they share in one environment object, each referring
@@ -165,15 +181,7 @@ def test_graph_partition_lets_go_of_its_state_when_done_or_refused(build: str) -
     is left, so the state (gated delta rule: 76 k groups and their GM index, ~100 MB; glm's fused attention ~1 GB)
     stayed for the job's life, and each refused advice candidate's with it. Partition lets go of it itself (from
     `RELEASE_FROM` tile ops, and always in the advisor's strict mode)."""
-    files, why = native.check()
-    if build == "1" and files is None:
-        pytest.skip(f"no native build of the current source: {why}")
-    out = subprocess.run([sys.executable, "-c", _STATE_LEFT], cwd=ROOT,
-                         env={**os.environ, "PYPTO_NATIVE": build, "PYTHONPATH": str(ROOT)}, capture_output=True,
-                         text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert str(got["partition"]).endswith(SUFFIX if build == "1" else ".py")
+    got = _run_script(_STATE_LEFT, build)
     assert "more than the" in got["refused"] and "UB" in got["refused"]
     assert got["groups"] == 0
 
@@ -222,14 +230,6 @@ def test_graph_partition_holds_one_int_object_per_group_id(build: str) -> None:
     per-op lists an object per op, ~200 MB more than the Python build at glm's fused attention (2.2 M tile ops) and
     over the worker's cap. A group's id is now one object wherever partition and the GM index keep it
     (`gm_index.Owner`, `partition._Group.key`)."""
-    files, why = native.check()
-    if build == "1" and files is None:
-        pytest.skip(f"no native build of the current source: {why}")
-    out = subprocess.run([sys.executable, "-c", _IDS_HELD], cwd=ROOT,
-                         env={**os.environ, "PYPTO_NATIVE": build, "PYTHONPATH": str(ROOT)}, capture_output=True,
-                         text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert str(got["partition"]).endswith(SUFFIX if build == "1" else ".py")
+    got = _run_script(_IDS_HELD, build)
     assert got["ids"] > 100  # groups past the small ints, some waited for by several others
     assert got["most"] == 1
