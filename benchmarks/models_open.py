@@ -76,6 +76,12 @@ worker's interim answer of that kernel, ~0.5 GB, had run it out of memory). The 
 (1,579,842 tile ops) opened in 34.0 s, 1,940 MB; gated delta rule in 20.3 s. Still 31 of the 45 kernels in test files
 with a passing test (the others never called by the tests that run, or with no capture), no user file edited.
 
+Session 51 (2026-12-04): **33 of 34**: glm's ifa_func_kernel ran out again with the native build (peak RSS 4,479-4,616
+MB; 4,133 MB and open under the Python source). Session 52 (2026-12-04 06:56-07:08 UTC, a7d123b, `-j 2 --keep DIR
+--no-capture`, session 51's captures): **34 of 34 (100 %)**, glm's ifa_func_kernel in 61 s (peak RSS 4,418 MB): the
+native build no longer makes an int object per id stored in partition's and the GM index's lists and sets
+(docs/ARCHITECTURE.md "Session 52"). 31 of the 45 kernels in test files with a passing test, no user file edited.
+
 Before this work's capture fixes (the first run): hc_pre's test compared zeros (`y.npu()` of a device tensor
 was a copy), glm's gate/moe/select tests stopped at `torch.npu.NPUGraph` and an integer `torch.rand`, arctic's
 script skipped its run without `TILE_FWK_DEVICE_ID`, kimi's and qat's tests hit the 8 GiB cap, qwen3_next's
