@@ -540,7 +540,8 @@ gated_delta_rule,block_attn_res`): gated delta rule 3.15 s [3.29, 2.90, 3.15] (2
 | gated_delta_rule | 195,552 | 76,016 | 15.3 | 3.6 | 2.62 | 17 | 3.27 | 0.11 (reused) |
 | block_attn_res | 139,840 | 41,024 | 5.5 | 11.9 | 3.03 | 55 | 3.62 | 0.11 (reused) |
 
-(Kimi's open, 11.9 s, and its edits [3.26, 3.03, 1.83] ran beside a test of mine on the same cores.) Side by side
+(Kimi's open, 11.9 s, and its edits [3.26, 3.03, 1.83] ran beside a test of mine on the same cores; in the run below
+its open took 2.6 s, against 3.2 s for the session's start, gated delta rule's 4.3 against 4.7 s.) Side by side
 with the session's start (`--no-capture --edits 2 --rounds 2 --against WORKTREE-AT-0af304a`, 06:50-06:55 UTC, the
 machine slower again), edit p50 of 4: gated delta rule 3.19 s [2.78, 2.53, 3.85, 3.60] against 3.52 s [3.42, 3.73,
 3.38, 3.62], panel record 3.85 against 4.34 s; Kimi 2.95 s [2.54, 2.98, 3.03, 2.91] against 3.02 s [3.26, 3.27, 2.75,
