@@ -162,9 +162,7 @@ def partition(tiles: TileGraph, nodes: Mapping[int, Node], ub_bytes: int, notes:
             left = uses[i] = uses[i] - 1
             if left == 0 and live[i]:  # (an op is live only in its own group)
                 live[i] = False
-                owner = group_of[i]
-                assert owner is not None
-                owner.open_bytes -= size[i]
+                _group(group_of, i).open_bytes -= size[i]
         if uses[oid] > 0:
             live[oid] = True
             g.open_bytes += size[oid]
