@@ -233,3 +233,73 @@ def test_graph_partition_holds_one_int_object_per_group_id(build: str) -> None:
     got = _run_script(_IDS_HELD, build)
     assert got["ids"] > 100  # groups past the small ints, some waited for by several others
     assert got["most"] == 1
+
+
+# Leaf functions of a kernel whose matmul tiles each have their own attributes (their input regions and position
+# differ per tile), two matmuls alike but for their inputs' shapes: which subgraphs share a leaf, against a grouping of
+# the subgraphs by value (each op's kind, input shapes, region shape and where its inputs come from).
+_LEAVES_BY_VALUE = """
+import json, textwrap, tempfile, pathlib, torch
+import pypto.compiler.partition as p
+from pypto.cli import load_module
+from pypto.compiler.tile_ir import ops_by_id
+from pypto.record import compile_record
+src = textwrap.dedent('''
+    import pypto
+    @pypto.jit
+    def mm(a: pypto.Tensor([64, 80], pypto.DT_FP16), c: pypto.Tensor([96, 80], pypto.DT_FP16),
+           b: pypto.Tensor([80, 96], pypto.DT_FP16), out: pypto.Tensor([64, 96], pypto.DT_FP32),
+           out2: pypto.Tensor([96, 96], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([32, 32], [32, 32], [32, 32])
+        pypto.set_vec_tile_shapes(32, 32)
+        out[:] = pypto.matmul(a, b, pypto.DT_FP32) * 2.0
+        out2[:] = pypto.matmul(c, b, pypto.DT_FP32) * 2.0
+''')
+path = pathlib.Path(tempfile.mkdtemp()) / "mm.py"
+path.write_text(src)
+kernel = load_module(path).mm
+inputs = {"a": torch.randn(64, 80).half(), "c": torch.randn(96, 80).half(), "b": torch.randn(80, 96).half(),
+          "out": torch.empty(64, 96), "out2": torch.empty(96, 96)}
+prog = compile_record(kernel, inputs).program
+ops = ops_by_id(prog.tiles)
+def value(o):
+    named = tuple(sorted((k, repr(v)) for k, v in o.attrs.items() if k not in p._POSITION_ATTRS))
+    ins = tuple(r.shape for r in o.attrs.get("inputs", ()))
+    return (o.op, o.shape, o.dtype.short, named, ins, None if o.region is None else o.region.shape)
+def by_value(sg):
+    local = {m: k for k, m in enumerate(sg.ops)}
+    return (sg.core, tuple((value(ops[m]), tuple(local.get(i, -1) for i in ops[m].inputs)) for m in sg.ops))
+groups = {}
+for sg in prog.subgraphs:
+    groups.setdefault(by_value(sg), set()).add(sg.leaf)
+mms = [o for o in prog.tiles.ops if o.op == "matmul"]
+# and by hand: three matmul tiles of one tensor op (their attribute values the same objects, each its own dict and
+# input regions), the third's inputs of another shape
+from pypto.compiler.tile_ir import Region, Subgraph, TileGraph, TileOp
+from pypto.ir.dtypes import DataType
+shared = {"out_dtype": DataType.DT_FP32, "a_trans": False, "b_trans": False, "k_steps": 2,
+          "cube": ((16, 16), (32, 32), (16, 16))}
+def tile(i, m):
+    ins = (Region(0, (m, 32), (16 * i, 0), (m, 32)), Region(1, (32, 16), (0, 0), (32, 16)))
+    return TileOp(i, "matmul", 7, 0, (i, 0), (16, 16), DataType.DT_FP32, (), None,
+                  {**shared, "inputs": ins, "at": (16 * i, 0)})
+hand = TileGraph((), tuple(tile(i, m) for i, m in enumerate((64, 64, 48))), (), ())
+_, hand_leaves = p.merge_leaves(hand, tuple(Subgraph(i, "AIC", 0, (i,), 0, -1) for i in range(3)))
+print(json.dumps({"partition": p.__file__, "subgraphs": len(prog.subgraphs), "leaves": len(prog.leaves),
+                  "one_leaf_each": all(len(v) == 1 for v in groups.values()),
+                  "groups": len(groups), "own_attrs": len({id(o.attrs) for o in mms}), "matmuls": len(mms),
+                  "by_hand": [lf.count for lf in hand_leaves]}))
+"""
+
+
+@pytest.mark.parametrize("build", ["1", "0"])
+def test_leaf_functions_group_subgraphs_by_value(build: str) -> None:
+    """Subgraphs share a leaf function exactly when they are alike by value: each op's kind (op, shape, dtype, its
+    attributes but positions), its input regions' shapes and where its inputs come from. A matmul tile's attributes
+    are its own (its input regions and position), so `signature` finds its kind by its other values' identities and
+    its inputs' shapes (a repr per matmul before: Kimi's block attention's 32 k); two matmuls alike but for their
+    inputs' shapes are two kinds."""
+    got = _run_script(_LEAVES_BY_VALUE, build)
+    assert got["matmuls"] > 4 and got["own_attrs"] == got["matmuls"]  # each matmul tile has its own attributes
+    assert got["one_leaf_each"] and got["leaves"] == got["groups"]
+    assert got["by_hand"] == [2, 1]  # the two alike, and the one whose inputs' shapes differ

@@ -549,16 +549,18 @@ class Kinds:
     attribute dict by identity) and its full key (attributes by value) to the kind's number;
     `names` holds each new kind's repr; `count()` is how many keys there are, as the number of the
     next new kind. An op with no attributes has its own empty dict, so its quick key is new each
-    time: it is looked up by structure in `empty`, which keeps the identities of the dicts seen, and
-    only counted (the numbers, and so the leaf hashes, are what they were when every quick key was
-    stored)."""
+    time: it is looked up by structure in `empty`, which keeps the dicts seen, and only counted (the
+    numbers, and so the leaf hashes, are what they were when every quick key was stored). The dicts
+    are kept in a list and their identities counted only when a new kind is numbered (`count`), which
+    comes rarely and mostly early: a set of every one's id cost a new int and a set entry per op (Kimi's
+    block attention after its tile edit: 148 k of its 246 k tile ops)."""
 
     __slots__ = ("keys", "names", "empty", "by_value")
 
     def __init__(self) -> None:
         self.keys: dict[tuple[object, ...], int] = {}
         self.names: list[str] = []
-        self.empty: dict[tuple[object, ...], tuple[int, set[int]]] = {}  # structure -> kind, dict ids seen
+        self.empty: dict[tuple[object, ...], _Empties] = {}  # structure -> its kind and the dicts seen
         self.by_value: dict[tuple[object, ...], int] = {}  # structure, attribute values by identity -> kind
 
     def full(self, o: TileOp, attrs: dict[str, Any], rshape: tuple[int, ...] | None) -> int:
@@ -578,20 +580,46 @@ class Kinds:
     def count(self) -> int:
         """The keys so far: stored (quick and full) and the empty dicts' quick keys (counted when a
         new kind is numbered, rarely, not per op)."""
-        return len(self.keys) + sum(len(ids) for _, ids in self.empty.values())
+        return len(self.keys) + sum(e.distinct() for e in self.empty.values())
 
 
-def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list[int] | None = None) -> tuple[int, ...]:
+class _Empties:
+    """The empty attribute dicts seen for one structure (`Kinds.empty`): its kind, the dicts in the order seen, and
+    how many distinct ones (by identity) among the first `counted` of them. The dicts are the ops' own, alive while
+    the kinds are used, so no identity is reused meanwhile."""
+
+    __slots__ = ("kind", "dicts", "ids", "counted")
+
+    def __init__(self, kind: int, first: dict[str, Any]) -> None:
+        self.kind: Any = kind  # (the object, not a new int per read)
+        self.dicts: list[dict[str, Any]] = [first]
+        self.ids: set[int] = set()
+        self.counted = 0
+
+    def distinct(self) -> int:
+        dicts, ids = self.dicts, self.ids
+        for k in range(self.counted, len(dicts)):
+            ids.add(id(dicts[k]))
+        self.counted = len(dicts)
+        return len(ids)
+
+
+def signature(sg: Subgraph, ops: Mapping[Any, TileOp], kinds: Kinds, nodes: list[int] | None = None) -> tuple[int, ...]:
     """The structure of a subgraph as ints: each op's kind (op, shape, dtype, attributes but
     not coordinates — interned in `kinds`) followed by where its inputs come from. The tensor
     node of each op is appended to `nodes`. (Written for mypyc, which compiles this module: direct
-    method calls and plain loops, no bound methods or `map`, which it calls generically.)"""
-    members = sg.ops
-    local: dict[int, int] = {}
-    for k, m in enumerate(members):
+    method calls and plain loops, no bound methods or `map`, which it calls generically; the ids and
+    kinds typed `Any`, so that each is the object its tuple or dict holds: typed `int`, every use of
+    one above 256 made a new int object — `gm_index.Owner`'s reason.)"""
+    members: Any = sg.ops
+    local: dict[Any, int] = {}
+    k = 0
+    for m in members:
         local[m] = k
-    out: list[int] = [0 if sg.core == "AIV" else 1 if sg.core == "AIC" else 2]
+        k += 1
+    out: list[Any] = [0 if sg.core == "AIV" else 1 if sg.core == "AIC" else 2]
     keys, empty, by_value = kinds.keys, kinds.empty, kinds.by_value
+    kind: Any
     for m in members:
         o = ops[m]
         if nodes is not None:
@@ -604,10 +632,17 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list
             key = (o.op, o.shape, id(o.dtype), id(attrs), rshape)
             kind = keys.get(key)
             if kind is None:
-                # a new dict (a partial's: its position differs per tile): its kind by the identity
-                # of its values, which stand for their reprs while the ops live (no repr, no sort)
+                # a new dict (a partial's, a matmul's: its position differs per tile): its kind by the
+                # identity of its values, which stand for their reprs while the ops live (no repr, no
+                # sort), and by its input regions' shapes, which are what `full` reads of them (their
+                # identity differed per tile: Kimi's block attention's 32 k matmuls each made a repr)
+                in_shapes: list[tuple[int, ...]] = []
+                ins = attrs.get("inputs")
+                if ins is not None:
+                    for r in ins:
+                        in_shapes.append(r.shape)
                 vkey = (key[0], key[1], key[2], rshape,
-                        tuple([(k, id(v)) for k, v in attrs.items() if k not in _POSITION_ATTRS or k == "inputs"]))
+                        tuple([(k, id(v)) for k, v in attrs.items() if k not in _POSITION_ATTRS]), tuple(in_shapes))
                 kind = by_value.get(vkey)
                 if kind is None:
                     kind = by_value[vkey] = kinds.full(o, attrs, rshape)
@@ -617,11 +652,11 @@ def signature(sg: Subgraph, ops: Mapping[int, TileOp], kinds: Kinds, nodes: list
             seen = empty.get(skey)
             if seen is None:
                 kind = kinds.full(o, attrs, rshape)
-                empty[skey] = (kind, {id(attrs)})  # its quick key
+                empty[skey] = _Empties(kind, attrs)  # its quick key
             else:
-                kind = seen[0]
-                seen[1].add(id(attrs))
-        inputs = o.inputs
+                kind = seen.kind
+                seen.dicts.append(attrs)
+        inputs: Any = o.inputs
         out.append(kind)
         out.append(len(inputs))
         for i in inputs:
