@@ -516,7 +516,7 @@ def _views(record: Any, path: str, opts: Mapping[str, Any], document: Any = None
                               "passes": graphs}
     if opts.get("listings"):
         blocks = record.program.blocks
-        out["listings"] = [record.listing(leaf) for leaf in range(len(blocks))] if blocks is not None else None
+        out["listings"] = record.listings() if blocks is not None else None
     return out
 
 

@@ -490,7 +490,7 @@ def listings(job: Job, res: Results) -> list[str]:
     rec = res.compiled(job)
     if rec.program.blocks is None:
         raise Refused(409, f"job {job.id}'s compile did not reach the block stage")
-    return [rec.listing(leaf) for leaf in range(len(rec.program.blocks))]
+    return rec.listings()
 
 
 def record_with_graphs(job: Job, res: Results, record: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -985,9 +985,10 @@ def _operand_text(op: Operand, full: bool) -> str:
     return f"{name}[{','.join(map(str, op.shape))}]:{op.dtype.short}"
 
 
-def listing(block: Block, program: Program) -> str:
-    """The block as text: a header with provenance and memory use, then one line per instruction."""
-    nodes = program.graph.by_id()
+def listing(block: Block, program: Program, nodes: Mapping[int, Node] | None = None) -> str:
+    """The block as text: a header with provenance and memory use, then one line per instruction. `nodes`: the
+    program's tensor nodes by id, when the caller has them (a listing of every leaf: `CompileRecord.listings`)."""
+    nodes = program.graph.by_id() if nodes is None else nodes
     tiles = program.tiles
     leaf = program.leaves[block.leaf] if program.leaves is not None else None
     by_line: dict[tuple[str, int], list[str]] = {}
