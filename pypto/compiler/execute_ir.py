@@ -98,9 +98,7 @@ def intern_regions(regions: Iterable[Region]) -> tuple[list[int], np.ndarray, np
     group_buffer: list[int] = []
     group_elems: list[int] = []
     group_of_id: list[int] = []  # per region id, its group
-    new_id = group_of_id.append
     ids: list[Any] = []  # (each id the one object the dict holds: `gm_index.Owner`'s reason)
-    append = ids.append
     n = 0
     for r in regions:
         b, layout, shape = r.buffer, r.layout, r.shape
@@ -120,8 +118,8 @@ def intern_regions(regions: Iterable[Region]) -> tuple[list[int], np.ndarray, np
         i: Any = by_offset.setdefault(r.offset, fresh)
         if i is fresh:
             n += 1
-            new_id(k)
-        append(i)
+            group_of_id.append(k)
+        ids.append(i)  # (not through a bound method: compiled, that is a generic call per region)
     at = np.array(group_of_id, dtype=np.int64)
     return ids, np.array(group_buffer, dtype=np.int64)[at], np.array(group_elems, dtype=np.int64)[at]
 

@@ -519,21 +519,20 @@ def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[_Group | 
     # added to its subgraph once (else sorted by position: an op added twice stays twice)
     order: list[TileOp] = []
     members: list[list[int]] = [[] for _ in groups]
-    order_append = order.append
     for o in tiles.ops:
         oid = o.id
         m = members[_group(group_of, oid).id]  # also the group of its loads before and its stores after
         more = extra[oid]
         if more & 1:  # the op has loads to run just before it
             for ld in before[oid]:
-                order_append(ld)
+                order.append(ld)
                 m.append(ld.id)
             o = replaced[oid]
-        order_append(o)
+        order.append(o)
         m.append(oid)
         if more & 2:
             for st in after[oid]:
-                order_append(st)
+                order.append(st)
                 m.append(st.id)
     for gi, grp in enumerate(groups):
         if len(members[gi]) != len(grp.ops):

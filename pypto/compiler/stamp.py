@@ -323,7 +323,7 @@ class Stamper:
         fresh = plan.fresh
         copies: dict[int, dict[str, Any]] = {}
         inputs_of: dict[int, tuple[Region, ...]] = {}
-        append = ex.ops.append
+        out: list[TileOp] = ex.ops  # (appended to directly: a bound method is a generic call, compiled)
         for o, d in zip(ex.ops[b.ops.start:b.ops.stop], plan.op_steps):  # the hot loop
             attrs = o.attrs
             if id(attrs) in fresh:
@@ -348,7 +348,7 @@ class Stamper:
                     r = Region(bid, r.layout, moved_to, r.shape)
             t = TileOp(o.id + dop, o.op, o.node, instance, o.coord, o.shape, o.dtype,
                        tuple([i + dop for i in o.inputs]) if o.inputs else (), r, attrs)
-            append(t)
+            out.append(t)
         writes = iter(plan.write_steps)
         for e in b.journal:
             if e[0] == "write":
