@@ -51,6 +51,9 @@ gated delta rule 2.009 [2.02, 2.0, 2.03, 1.91] against 2.130 [2.11, 2.23, 2.14, 
 0.603 s; Kimi's block attention 1.839 against 1.973 s, its partition 0.510 against 0.609 s; glm 0.352 against 0.358 s,
 its partition 0.045 against 0.053 s. Then producers in a list and copy insertion's flags, against 8e2a719: partition
 0.481 against 0.491 s (gated delta rule), 0.511 against 0.519 s (Kimi).
+Session 53 (2026-12-04, `--runs 4` against 441ac48, the leaf merge's signature and the execute graph's order): Kimi's
+block attention 2.085 [1.97, 2.04, 2.13, 2.15] against 2.286 s, its leaf functions' pass 0.438 against 0.586 s; gated
+delta rule 2.486 against 2.778 s; a second run, Kimi 2.033 against 2.182 s, gated delta rule 2.491 against 2.480 s.
 Since session 41 `--against` also prints the job's whole answer: the seconds from its start to it (the advice's
 tile shapes checked, bounded at 10 s), how many of the findings' proposed shapes were checked and unchecked, and the
 job's peak memory (resident, address space — the worker's cap limits that — and its forked children's largest
