@@ -547,6 +547,12 @@ machine slower again), edit p50 of 4: gated delta rule 3.19 s [2.78, 2.53, 3.85,
 3.38, 3.62], panel record 3.85 against 4.34 s; Kimi 2.95 s [2.54, 2.98, 3.03, 2.91] against 3.02 s [3.26, 3.27, 2.75,
 2.77]. Four of six within 10 % of cold and 3 s; gated delta rule's edit is within 3 s in one sitting and not in the
 other, and neither it nor Kimi's is within 10 % of cold.
+Session 53 (2026-12-04, the leaf functions' signature and the execute graph's order: docs/ARCHITECTURE.md "Session
+53"). Side by side with the session's start (`--no-capture --edits 2 --rounds 2 --kernels gated_delta_rule,
+block_attn_res --against WORKTREE-AT-441ac48`, 10:50-10:59 UTC), edit p50 of 4: Kimi 2.55 s [2.87, 2.78, 2.26, 2.32]
+against 2.90 s [2.87, 2.69, 2.93, 3.43], panel record 3.28 against 3.50 s, cold 4.1-4.2 against 4.4-4.9 s (61 and
+60 % of it); gated delta rule 2.72 s [2.48, 2.32, 2.95, 3.32] against 2.67 s [2.58, 2.75, 2.97, 2.57] (within the
+noise; 18 % of its 15.1-15.5 s cold), its open 3.6 against 4.5 s.
 """
 
 from __future__ import annotations
