@@ -403,9 +403,9 @@ def run_compile(target: str, stage: str | None = None, dump: Path | None = None,
                 if record.program.execute is not None:
                     print(lowering_summary(record))
                 if show_listing and record.program.blocks is not None:
-                    for leaf in range(len(record.program.blocks)):
+                    for text in record.listings():
                         print()
-                        print(record.listing(leaf))
+                        print(text)
                 elif show_listing:
                     print("(no listing: the compile stopped before the block stage)")
             if export is not None:
@@ -417,9 +417,9 @@ def run_compile(target: str, stage: str | None = None, dump: Path | None = None,
             written += [write_pass_file(folder, p, k.name) for p in (record.passes if record else passes)]
             if record is not None:
                 written += record.write(folder)
-                for leaf in range(len(record.program.blocks or ())):
+                for leaf, text in enumerate(record.listings() if record.program.blocks is not None else ()):
                     path = folder / f"leaf_{leaf:03d}.pto"
-                    path.write_text(record.listing(leaf) + "\n")
+                    path.write_text(text + "\n")
                     written.append(path)
     if as_json:
         docs = [_json_doc(r, target) for r in records]

@@ -46,6 +46,26 @@ def test_compile_softmax_in_a_subprocess_prints_every_pass_and_dumps(tmp_path):
     assert [p["name"] for p in record["passes"]] == names
 
 
+
+def test_compile_listing_prints_and_dumps_each_leafs_listing_in_order(tmp_path, capsys):
+    """`--listing` prints every leaf function's listing and `--dump` writes each to leaf_NNN.pto: the record's
+    `listing(leaf)` for each leaf, in leaf order (both made by `CompileRecord.listings`, the nodes looked up once)."""
+    from pypto.cli import load_module
+    from pypto.frontend.inputs import example_arguments
+    from pypto.record import compile_record
+
+    kernel = load_module(SOFTMAX).softmax_kernel
+    record = compile_record(kernel, example_arguments(kernel))
+    want = [record.listing(leaf) for leaf in range(len(record.program.blocks or ()))]
+    assert want and record.listings() == want
+    assert main(["compile", str(SOFTMAX), "--listing", "--dump", str(tmp_path / "d")]) == 0
+    printed = capsys.readouterr().out
+    assert all(text in printed for text in want)
+    assert [printed.index(text) for text in want] == sorted(printed.index(text) for text in want)
+    folder = tmp_path / "d" / "softmax_kernel"
+    assert [(folder / f"leaf_{i:03d}.pto").read_text() for i in range(len(want))] == [t + "\n" for t in want]
+    assert not (folder / f"leaf_{len(want):03d}.pto").exists()
+
 def test_compile_json_in_a_subprocess(tmp_path):
     proc = _run("compile", f"{REPO / 'examples' / 'quant.py'}::dequantize_kernel", "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -612,10 +612,10 @@ def signature(sg: Subgraph, ops: Mapping[Any, TileOp], kinds: Kinds, nodes: list
     one above 256 made a new int object — `gm_index.Owner`'s reason.)"""
     members: Any = sg.ops
     local: dict[Any, int] = {}
-    k = 0
+    at = 0  # each member's position (not `k`: the attribute names below)
     for m in members:
-        local[m] = k
-        k += 1
+        local[m] = at
+        at += 1
     out: list[Any] = [0 if sg.core == "AIV" else 1 if sg.core == "AIC" else 2]
     keys, empty, by_value = kinds.keys, kinds.empty, kinds.by_value
     kind: Any
