@@ -37,9 +37,11 @@ import os
 import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
+
+from server import threads
 
 log = logging.getLogger("pypto.server")
 Json = Any
@@ -390,7 +392,7 @@ class Store:
     event loop never waits on the disk, and a read sees every write asked before it."""
 
     def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="pypto-history")
+        self._pool = threads.executor(1, "pypto-history")
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)

@@ -41,7 +41,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute
 from starlette.staticfiles import StaticFiles
 
-from server import history, panel_data
+from server import history, panel_data, threads
 from server.http_live import Hub, hello, job_progress, message, record_changed
 from server.http_page import csp, minimal_page, picker_body, picker_page, trace_page, trace_panel_page
 from server.http_safety import Guard, Refused, confine, is_file, needs_token, read_text
@@ -352,6 +352,7 @@ def create_app(config: ServeConfig, extra_routes: Sequence[BaseRoute] = (),
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        threads.install()  # before the server's first thread (`server.threads`)
         state = _State(config)
         app.state.serve = state
         await state.start()

@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from server import threads
 from server.analyze import BESIDE_FROM, INTERIM, PANEL_PARTS, not_checked, reuse_answer, with_editor_run
 from server.protocol import Settings
 from server.slots import Slots
@@ -130,9 +131,11 @@ class LiveCompiler:
         waiting for its first job) before the first edit; logs "workers ready" when they are."""
         t0 = time.monotonic()
         size = max(1, self.settings.workers)
+        imports = asyncio.ensure_future(asyncio.to_thread(threads.ready))  # the server's threads' packages, meanwhile
         got = await asyncio.gather(*(self.job("list_kernels", "/__pypto_warm_up__.py", "", urgent=i == size)
                                      for i in range(size + 1)),  # (the last on the spare: `server.slots`)
                                    return_exceptions=True)
+        await imports
         for e in got:
             if isinstance(e, BaseException):
                 log.warning("warming up a worker failed: %s", e)

@@ -36,7 +36,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
-from server import capture_runner, features, history, panels
+from server import capture_runner, features, history, panels, threads
 from server import protocol as P
 from server.live import LiveCompiler, Progress
 from server.panel_data import panel_run
@@ -715,6 +715,7 @@ def create_server() -> PyptoLanguageServer:
 
     @ls.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams) -> None:
+        threads.install()  # before the server's first thread (`server.threads`)
         opts = P.plain(params.initialization_options)
         if isinstance(opts, dict) and isinstance(opts.get(P.SECTION), dict):
             opts = opts[P.SECTION]

@@ -42,6 +42,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
+from server import threads
 from server.analyze import offering, reuse_answer, whole_fingerprint
 from server.worker import MEMORY_LIMIT_MB, JobFailed, WorkerPool
 
@@ -451,6 +452,7 @@ def build(config: McpConfig, tools: Tools | None = None) -> MCPServer[Any]:
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
+        threads.install()  # before the server's first thread (`server.threads`)
         try:
             yield None
         finally:

@@ -110,6 +110,8 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from server import threads
+
 # imported once by the forkserver, shared (copy-on-write) by every template and job: what every job needs
 _PRELOAD = ["numpy", "torch", "pypto", "pypto.record", "pypto.boards.sim", "pypto.boards.profile",
             "pypto.boards.swimlane", "pypto.frontend.inputs", "pypto.analysis.health", "pypto.analysis.advice",
@@ -1171,6 +1173,7 @@ class WorkerPool:
         fd 1 and 2) under "output"."""
         if self._closed:
             raise JobFailed("error", "the worker pool is closed")
+        threads.ready()  # (`server.threads`: the answer is unpickled here)
         limit = self.time_limit if timeout is None else timeout
         w = self._take()
         keep: _Worker | None = None
@@ -1219,6 +1222,7 @@ class WorkerPool:
         otherwise do on the event loop)."""
         cancel = Cancel()
         loop = asyncio.get_running_loop()
+        threads.install(loop)  # the answer is unpickled and prepared in a thread: numpy and pypto imported first
         ready: Callable[[Any], Any] = prepare if prepare is not None else (lambda data: data)
         relay = None if on_progress is None else (lambda data: loop.call_soon_threadsafe(on_progress, ready(data)))
         times = None if on_times is None else (lambda t: loop.call_soon_threadsafe(on_times, t))
