@@ -32,9 +32,10 @@ from types import ModuleType
 # the others at C speed; their graph, leaf and copy-facts classes stay Python classes for their weak references,
 # session 28. Not the health report's levels: native, gated delta rule's took 0.68-0.71 s against 0.63-0.68 s in
 # Python, under a job's collector settings, session 27, with Python-class tile ops; benchmarks/native_bench.py prints
-# it with them added here)
+# it with them added here. But its tile level's walk over the now native tile ops, `tile_census`, session 54)
 MODULES = ("pypto.compiler.tile_ir", "pypto.compiler.execute_ir", "pypto.compiler.tile_expand", "pypto.compiler.stamp",
-           "pypto.compiler.gm_index", "pypto.compiler.partition", "pypto.compiler.execute", "pypto.compiler.serialize")
+           "pypto.compiler.gm_index", "pypto.compiler.partition", "pypto.compiler.execute", "pypto.compiler.serialize",
+           "pypto.compiler.tile_census")
 ROOT = Path(__file__).resolve().parent.parent  # the checkout (an editable install's)
 BUILD = ROOT / "build" / "native"
 MANIFEST = "manifest.json"

@@ -303,3 +303,36 @@ def test_leaf_functions_group_subgraphs_by_value(build: str) -> None:
     assert got["matmuls"] > 4 and got["own_attrs"] == got["matmuls"]  # each matmul tile has its own attributes
     assert got["one_leaf_each"] and got["leaves"] == got["groups"]
     assert got["by_hand"] == [2, 1]  # the two alike, and the one whose inputs' shapes differ
+
+
+# The health report of every kernel of test_health (each of its rules fired or not, round trips and clones
+# included) and of test_compile_identity, made in one build: digests of each report's JSON, the tile level's
+# totals, and the file the tile level's walk came from.
+_HEALTH = """
+import hashlib, json, sys
+sys.path.insert(0, "tests")
+import pypto.compiler.partition as p
+import pypto.compiler.tile_census as census
+import test_compile_identity as identity
+import test_health as health
+from pypto.analysis.health import health_report
+from pypto.record import compile_record, profile
+reports, totals = {}, {}
+kernels = [(f"health::{n}", k, None) for n, k in health.KERNELS.items()] + identity._kernels()
+for name, kernel, inputs in kernels:
+    j = health_report(profile(compile_record(kernel, inputs), "sim")).to_json()
+    reports[name] = hashlib.sha256(json.dumps(j, sort_keys=True, default=str).encode()).hexdigest()
+    for k in ("round_trips", "clones", "duplicate_loads", "unaligned_nodes", "ops"):
+        totals[k] = totals.get(k, 0) + int(j["stats"]["tile"][k])
+print(json.dumps({"partition": p.__file__, "census": census.__file__, "reports": reports, "totals": totals}))
+"""
+
+
+def test_the_health_reports_tile_level_is_the_same_in_both_builds() -> None:
+    """The tile level's walk over every tile op (`pypto.compiler.tile_census`, native since session 54) finds in the
+    native build what it finds in the Python source: the same reports, byte for byte, for kernels whose round trips,
+    clones, duplicate loads and unaligned rows it counts."""
+    fast, plain = _run_script(_HEALTH, "1"), _run_script(_HEALTH, "0")
+    assert str(fast["census"]).endswith(SUFFIX) and str(plain["census"]).endswith(".py")
+    assert all(v > 0 for v in plain["totals"].values()), plain["totals"]
+    assert fast["reports"] == plain["reports"] and fast["totals"] == plain["totals"]

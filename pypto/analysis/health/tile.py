@@ -1,5 +1,5 @@
 """The tile level's numbers: one pass over the tile ops (counts, bytes moved, depth and width,
-unaligned rows, clones, GM round trips), duplicate loads per task, peak memory per buffer, and
+unaligned rows, clones, GM round trips: `pypto.compiler.tile_census`, compiled), duplicate loads per task, peak memory per buffer, and
 what each tile-shape call covers (`HealthContext.cfg`) and which call each leaf uses.
 
 Kept apart from the tile rules (`tile_rules.py`) because the later levels need these facts too:
@@ -9,12 +9,13 @@ the tile-shape calls per leaf drive every "use set_*_tile_shapes(...)" suggestio
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pypto.analysis.health.context import ConfigUse, HealthContext, call_text, rounded
+from pypto.compiler.tile_census import census, duplicate_loads
 from pypto.ir import symbolic as S
 from pypto.ir.dtypes import DataType
 from pypto.ir.graph import Node, TensorType
@@ -70,64 +71,10 @@ def tile_stats(h: HealthContext) -> TileFacts:
     ops = tiles.ops
     buffers = tiles.buffers
     n_ops = len(ops)
-    # tile op ids are 0..n-1 in some order; arrays indexed by id, filled in program (topological) order
-    size = max((o.id for o in ops), default=-1) + 1
-    by_id: list[Any] = [None] * size
-    level = [0] * size
-    uses = [0] * size
-    kinds: Counter[str] = Counter(o.op for o in ops)
-    per_node: Counter[int] = Counter(o.node for o in ops)
-    max_in = 0
-    load_bytes = store_bytes = 0
-    info: dict[tuple[tuple[int, ...], int], tuple[int, bool]] = {}
-    unaligned_nodes: set[int] = set()
-    clones: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    stored: dict[Any, tuple[int, int]] = {}  # region stored (not to a workspace) -> (storing node, instance)
-    round_trips: dict[int, list[Any]] = {}
-    align = h.align
-    for o in ops:
-        by_id[o.id] = o
-        ins = o.inputs
-        lv = 0
-        if ins:
-            if len(ins) > max_in:
-                max_in = len(ins)
-            for i in ins:
-                uses[i] += 1
-                li = level[i]
-                if li >= lv:
-                    lv = li + 1
-        level[o.id] = lv
-        key = (o.shape, id(o.dtype))
-        got = info.get(key)
-        if got is None:
-            nb = math.prod(o.shape) * o.dtype.nbytes
-            unal = bool(o.shape) and o.shape[-1] != 1 and (o.shape[-1] * o.dtype.nbytes) % align != 0
-            got = info[key] = (nb, unal)
-        op = o.op
-        if got[1] and op != "matmul":
-            unaligned_nodes.add(o.node)
-        if op == "load":
-            load_bytes += got[0]
-            r = o.region
-            if r is not None and stored:
-                src, inst = stored.get((r.buffer, r.offset, r.shape, r.layout), (-1, -1))
-                if src >= 0 and inst == o.instance:  # across loop iterations, GM is the only way
-                    rt = round_trips.setdefault(src, [0, 0, set(), set()])
-                    rt[0] += 1
-                    rt[1] += got[0]
-                    rt[2].add(o.node)
-                    rt[3].add(buffers[r.buffer].kind)
-        elif op == "store":
-            store_bytes += got[0]
-            r = o.region
-            if r is not None and buffers[r.buffer].kind != "workspace":
-                stored[(r.buffer, r.offset, r.shape, r.layout)] = (o.node, o.instance)
-        elif op == "clone":
-            cl = clones[o.node]
-            cl[0] += 1
-            cl[1] += got[0]
-    width = Counter(level) if size == n_ops else Counter(level[o.id] for o in ops)
+    walk = census(list(ops), list(buffers), h.align)  # (one walk over the tile ops: `pypto.compiler.tile_census`)
+    kinds: Counter[str] = Counter(walk.kinds)
+    per_node: Counter[int] = Counter(walk.per_node)
+    by_id = walk.by_id
     h.tile_ops_of = per_node
     h.by_id = by_id
     gather_configs(h, per_node)
@@ -142,31 +89,30 @@ def tile_stats(h: HealthContext) -> TileFacts:
                                 "share": rounded(peak / caps[space]) if caps.get(space) else 0.0, "leaf": b.leaf}
     buf_kinds = Counter(b.kind for b in buffers)
     workspace = sum(math.prod(b.shape) * b.dtype.nbytes for b in buffers if b.kind == "workspace")
-    dup = duplicate_loads(h, by_id)
+    dup = duplicate_loads(list(h.p.subgraphs or ()), by_id)
     h.stats["tile"] = {
         "ops": n_ops, "op_kinds": dict(kinds.most_common()),
         "loads": kinds["load"], "stores": kinds["store"], "matmuls": kinds["matmul"],
         "compute": n_ops - kinds["load"] - kinds["store"],
         "buffers": len(buffers), "buffer_kinds": dict(buf_kinds), "workspace_bytes": workspace,
-        "load_bytes": load_bytes, "store_bytes": store_bytes,
-        "max_fan_in": max_in, "max_fan_out": max(uses, default=0),
-        "depth": (max(level) + 1) if level else 0, "width": max(width.values(), default=0),
+        "load_bytes": walk.load_bytes, "store_bytes": walk.store_bytes,
+        "max_fan_in": walk.max_in, "max_fan_out": walk.max_out, "depth": walk.depth, "width": walk.width,
         "instances": len(tiles.instances),
         "subgraphs": len(h.p.subgraphs or ()),
         "tail_waste": {str(cid): {"call": call_text(c.tc, c.tc.dims), "waste": rounded(c.waste),
                                   "elements": c.elems, "capacity": c.capacity,
                                   "line": (h.config_where(cid) or h.kernel_where()).line}
                        for cid, c in sorted(h.cfg.items())},
-        "unaligned_nodes": len(unaligned_nodes),
+        "unaligned_nodes": len(walk.unaligned_nodes),
         "peak_memory": peaks,
-        "clones": sum(v[0] for v in clones.values()), "clone_bytes": sum(v[1] for v in clones.values()),
-        "round_trips": sum(v[0] for v in round_trips.values()),
-        "round_trip_bytes": sum(v[1] for v in round_trips.values()),
+        "clones": sum(v[0] for v in walk.clones.values()), "clone_bytes": sum(v[1] for v in walk.clones.values()),
+        "round_trips": sum(v[0] for v in walk.round_trips.values()),
+        "round_trip_bytes": sum(v[1] for v in walk.round_trips.values()),
         "duplicate_loads": sum(v[0] for v in dup.values()),
         "duplicate_load_bytes": sum(v[1] for v in dup.values()),
     }
     leaf_configs(h)
-    return TileFacts(ops, unaligned_nodes, clones, round_trips, dup)
+    return TileFacts(ops, walk.unaligned_nodes, walk.clones, walk.round_trips, dup)
 
 
 def gather_configs(h: HealthContext, tile_ops_of: Mapping[int, int]) -> None:
@@ -205,31 +151,6 @@ def gather_configs(h: HealthContext, tile_ops_of: Mapping[int, int]) -> None:
                 c.tails[j].add(d)
         c.elems += elems
         c.capacity += cap
-
-
-def duplicate_loads(h: HealthContext, by_id: Sequence[Any]) -> dict[int, list[Any]]:
-    """Per reading node: [extra loads, their bytes, buffer ids, tasks]: the same GM region loaded
-    again within one subgraph."""
-    out: dict[int, list[Any]] = {}
-    for sg in h.p.subgraphs or ():
-        seen: set[Any] = set()
-        for oid in sg.ops:
-            o = by_id[oid]
-            if o.op != "load" or o.region is None:
-                continue
-            r = o.region
-            key = (r.buffer, r.offset, r.shape, r.layout)
-            if key in seen:
-                d = out.get(o.node)
-                if d is None:
-                    d = out[o.node] = [0, 0, set(), set()]
-                d[0] += 1
-                d[1] += math.prod(o.shape) * o.dtype.nbytes
-                d[2].add(r.buffer)
-                d[3].add(sg.id)
-            else:
-                seen.add(key)
-    return out
 
 
 def leaf_configs(h: HealthContext) -> None:
