@@ -1,6 +1,7 @@
 """The tile level's numbers: one pass over the tile ops (counts, bytes moved, depth and width,
-unaligned rows, clones, GM round trips: `pypto.compiler.tile_census`, compiled), duplicate loads per task, peak memory per buffer, and
-what each tile-shape call covers (`HealthContext.cfg`) and which call each leaf uses.
+unaligned rows, clones, GM round trips: `pypto.compiler.tile_census`, compiled), duplicate loads
+per task, peak memory per buffer, and what each tile-shape call covers (`HealthContext.cfg`) and
+which call each leaf uses.
 
 Kept apart from the tile rules (`tile_rules.py`) because the later levels need these facts too:
 the tile-shape calls per leaf drive every "use set_*_tile_shapes(...)" suggestion.
