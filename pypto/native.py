@@ -35,7 +35,7 @@ from types import ModuleType
 # it with them added here. But its tile level's walk over the now native tile ops, `tile_census`, session 54)
 MODULES = ("pypto.compiler.tile_ir", "pypto.compiler.execute_ir", "pypto.compiler.tile_expand", "pypto.compiler.stamp",
            "pypto.compiler.gm_index", "pypto.compiler.partition", "pypto.compiler.execute", "pypto.compiler.serialize",
-           "pypto.compiler.tile_census")
+           "pypto.compiler.tile_census", "pypto.compiler.block")
 ROOT = Path(__file__).resolve().parent.parent  # the checkout (an editable install's)
 BUILD = ROOT / "build" / "native"
 MANIFEST = "manifest.json"

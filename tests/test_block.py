@@ -10,13 +10,17 @@ and overlap checks on the buffer table, and the K loop of a matmul leaf.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import pathlib
+import sys
+from typing import Any
 
 import numpy as np
 import pytest
 from support import lowered
 
 import pypto
+from pypto import native
 from pypto.cli import load_module
 from pypto.compiler import block as block_module
 from pypto.compiler.block import EVENTS_PER_PAIR, build_blocks, insert_sync, listing
@@ -439,15 +443,18 @@ def test_small_buffers_do_not_split_the_room_big_tiles_need():
     check_block(block, p)
 
 
-class _BruteForceVictims(block_module._Allocator):
-    """The spill choice by its definition: of the unpinned residents of the memory, the one used
-    furthest ahead, then the largest, then the first in residency order (a scan of all of them)."""
-
-    def victim(self, space: str, pinned: set[int], i: int) -> int | None:
-        cands = [r for r, a in self.res.items() if a.space == space and r not in pinned]
-        if not cands:
-            return None
-        return max(cands, key=lambda r: (self.next_use(r, i), self.res[r].unit * self.res[r].copies))
+def _source_block() -> Any:
+    """block.py run from its Python source, a module of its own: in the native build (`pypto.native`) `allocate`
+    makes the compiled `_Allocator`, whatever the module's attribute says."""
+    spec = importlib.util.spec_from_file_location("block_as_source", native.source_of("pypto.compiler.block"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module
 
 
 @pytest.mark.parametrize("ub_tiles", [2, 3])
@@ -457,8 +464,23 @@ def test_spill_choices_are_the_furthest_next_use_as_a_scan_of_every_resident_fin
     tiny = {**board, "buffers_bytes": {**board["buffers_bytes"], "UB": ub_tiles * 16 * 64 * 4 + 1024}}
     blocks, _ = build_blocks(p, tiny)
     assert sum(b.spills for b in blocks) > 0
-    monkeypatch.setattr(block_module, "_Allocator", _BruteForceVictims)
-    brute, _ = build_blocks(p, tiny)
+    source = _source_block()
+    scans: list[int] = []
+
+    class BruteForceVictims(source._Allocator):  # type: ignore[misc, name-defined]
+        """The spill choice by its definition: of the unpinned residents of the memory, the one used
+        furthest ahead, then the largest, then the first in residency order (a scan of all of them)."""
+
+        def victim(self, space: str, pinned: set[int], i: int) -> int | None:
+            scans.append(i)
+            cands = [r for r, a in self.res.items() if a.space == space and r not in pinned]
+            if not cands:
+                return None
+            return max(cands, key=lambda r: (self.next_use(r, i), self.res[r].unit * self.res[r].copies))
+
+    monkeypatch.setattr(source, "_Allocator", BruteForceVictims)
+    brute, _ = source.build_blocks(p, tiny)
+    assert scans, "the scan chose the victims"
     assert blocks == brute
 
 

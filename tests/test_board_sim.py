@@ -34,6 +34,45 @@ def _sim(kernel, *args, **runtime):  # type: ignore[no-untyped-def]
     return lw.program, simulate(lw.program, runtime_options=runtime)
 
 
+def test_models_of_the_same_blocks_share_their_costs_and_runs_and_agree_with_a_fresh_costing():
+    """The sim board, the record and the health report each make a `CoreModel` of one program's blocks: the costed
+    instructions and the pipe runs are made once per block object and board figures, and are what costing a copy of
+    the blocks anew gives (and so is its GM traffic); other figures cost anew; a block's entry goes with it."""
+    import copy
+    import dataclasses
+    import gc
+
+    from pypto.boards import core_model
+
+    x = torch.randn(256, 512)
+    program, _ = _sim(_vec_kernel((32, 256), lambda t: pypto.exp(t) + 1.0), x, torch.empty_like(x))
+    blocks = program.blocks
+    first, again = CoreModel(blocks, BOARD), CoreModel(blocks, load("a2a3"))  # (a board file read anew: equal)
+    assert all(a is b for a, b in zip(first.programs, again.programs))
+    copies = tuple(dataclasses.replace(b) for b in blocks)
+    fresh = CoreModel(copies, BOARD)
+    assert all(a is not b and a == b for a, b in zip(first.programs, fresh.programs))
+    for h, slow in ((0.0, 1.0), (0.5, 1.3)):
+        cycles, row = first.simulate(0, h, slow)
+        cycles_again, row_again = again.simulate(0, h, slow)
+        cycles_fresh, row_fresh = fresh.simulate(0, h, slow)
+        assert cycles == cycles_again == cycles_fresh
+        assert first.profiles[row] is again.profiles[row_again]
+        assert first.profiles[row] == fresh.profiles[row_fresh]
+    assert first.hbm_occupancy(0) == again.hbm_occupancy(0) == fresh.hbm_occupancy(0)
+    assert first.hbm_occupancy(0)[1] > 0  # (it reads GM)
+    slower = copy.deepcopy(BOARD)
+    slower["memory"]["gm_read_latency"] *= 2
+    other = CoreModel(blocks, slower)
+    assert other.programs[0] is not first.programs[0]
+    assert other.simulate(0, 0.0, 1.0)[0] > first.simulate(0, 0.0, 1.0)[0]
+    kept = [id(b) for b in copies]
+    assert all(k in core_model._COSTED for k in kept)
+    del copies, fresh
+    gc.collect()
+    assert all(k not in core_model._COSTED for k in kept)
+
+
 # ---- micro-kernels against analytic bounds ----------------------------------------------------
 
 def test_a_pure_copy_runs_within_10_percent_of_bytes_over_hbm_bandwidth():

@@ -32,8 +32,10 @@ are cached per (leaf, h, s) after quantizing h to 0.1 and s to 2 % steps.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,8 +92,44 @@ class Step:
     flag: tuple[str, str, int] | None = None
 
 
+class _Costed:
+    """One block's costed instructions, its pipe runs so far ((h, s) -> (cycles, profile)) and its GM traffic
+    (`CoreModel.hbm_occupancy`): they depend on the block and the board's figures only."""
+
+    __slots__ = ("steps", "runs", "hbm")
+
+    def __init__(self, steps: tuple[Step, ...]) -> None:
+        self.steps = steps
+        self.runs: dict[tuple[float, float], tuple[float, dict[str, list[tuple[float, float]]]]] = {}
+        self.hbm: tuple[float, float, float, float] | None = None
+
+
+# Each block's `_Costed`, by the block (its id, checked by a weak reference: a block of 10^4 instructions hashes
+# slowly) and the board figures they read. The sim board, the record's per-line costs and the health report (and
+# its stitching check's second run) each make a `CoreModel` of one program's blocks: QAT's per-tensor backward has
+# 170 k instructions, ~1 s to cost each time and ~1 s to run its leaves. An entry goes with its block.
+_COSTED: dict[int, tuple[weakref.ref[Block], str, _Costed]] = {}
+
+
+def _costed(block: Block, figures: str, step: Callable[[Instr], Step]) -> _Costed:
+    key = id(block)
+    hit = _COSTED.get(key)
+    if hit is not None and hit[0]() is block and hit[1] == figures:
+        return hit[2]
+    made = _Costed(tuple(map(step, block.instrs)))
+
+    def forget(ref: weakref.ref[Block]) -> None:
+        entry = _COSTED.get(key)
+        if entry is not None and entry[0] is ref:
+            del _COSTED[key]
+
+    _COSTED[key] = (weakref.ref(block, forget), figures, made)
+    return made
+
+
 class CoreModel:
-    """Costs the instructions of a program's blocks once, then runs a leaf for given (h, s)."""
+    """Costs the instructions of a program's blocks once (`_costed`: once per block in a process), then runs a leaf
+    for given (h, s)."""
 
     def __init__(self, blocks: Sequence[Block], board: Mapping[str, Any]) -> None:
         self.board = board
@@ -103,12 +141,13 @@ class CoreModel:
         self._mem = mem
         self._vec = board["vector"]
         self._cube = board["cube"]
-        self.programs = [tuple(self._step(i) for i in b.instrs) for b in blocks]
+        figures = json.dumps([self.align, bpc, mem, self._vec, self._cube], sort_keys=True)  # a copy, as text
+        self._costed = [_costed(b, figures, self._step) for b in blocks]
+        self.programs = [c.steps for c in self._costed]
         self.profiles: list[dict[str, list[tuple[float, float]]]] = []
         # (leaf, L2 hit tenths, HBM slowdown step) -> (cycles, profile index): each run once; the sim
         # board reads it inline (its hot loop), `run` fills it
         self.runs: dict[tuple[int, int, int], tuple[float, int]] = {}
-        self._hbm: dict[int, tuple[float, float, float, float]] = {}
 
     # ---- costing one instruction
 
@@ -184,7 +223,16 @@ class CoreModel:
         return hit
 
     def simulate(self, leaf: int, h: float, s: float) -> tuple[float, int]:
-        """Leaf `leaf`'s pipe run at GM hit rate `h` and slowdown `s`, uncached: (cycles, profile row)."""
+        """Leaf `leaf`'s pipe run at GM hit rate `h` and slowdown `s` (not looked up in `runs`): (cycles, its
+        profile's row, a new one)."""
+        costed = self._costed[leaf]
+        done = costed.runs.get((h, s))
+        if done is None:
+            done = costed.runs[(h, s)] = self._pipes(leaf, h, s)
+        self.profiles.append(done[1])
+        return done[0], len(self.profiles) - 1
+
+    def _pipes(self, leaf: int, h: float, s: float) -> tuple[float, dict[str, list[tuple[float, float]]]]:
         free = [0.0] * len(PIPES)  # when each pipe can issue its next instruction
         done = [0.0] * len(PIPES)  # when everything each pipe issued has completed
         flags: dict[tuple[str, str, int], float] = {}
@@ -221,8 +269,7 @@ class CoreModel:
                 spans.append([start, end])
         duration = max(max(free), max(done), 1.0)
         profile = {PIPES[i]: [(a / duration, b / duration) for a, b in spans] for i, spans in enumerate(busy) if spans}
-        self.profiles.append(profile)
-        return duration, len(self.profiles) - 1
+        return duration, profile
 
     def instruction_cycles(self, leaf: int) -> list[tuple[Instr, str, float]]:
         """(instruction, pipe, uncontended busy cycles) of each working instruction of one task of
@@ -241,7 +288,7 @@ class CoreModel:
     def hbm_occupancy(self, leaf: int) -> tuple[float, float, float, float]:
         """(read cycles, read bytes, write cycles, write bytes) a task of `leaf` streams to and
         from GM, uncontended and missing L2 (padded bytes)."""
-        cached = self._hbm.get(leaf)
+        cached = self._costed[leaf].hbm
         if cached is None:
             rc = rb = wc = wb = 0.0
             for st, ins in zip(self.programs[leaf], self.blocks[leaf].instrs):
@@ -251,5 +298,5 @@ class CoreModel:
                 elif st.gm == 2:
                     wc += st.occ_miss
                     wb += sum(padded_bytes(o, self.align) for o in ins.dst if o.space == "GM")
-            cached = self._hbm[leaf] = (rc, rb, wc, wb)
+            cached = self._costed[leaf].hbm = (rc, rb, wc, wb)
         return cached

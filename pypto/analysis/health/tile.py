@@ -89,7 +89,9 @@ def tile_stats(h: HealthContext) -> TileFacts:
                 peaks[space] = {"peak_bytes": peak, "capacity_bytes": caps.get(space, 0),
                                 "share": rounded(peak / caps[space]) if caps.get(space) else 0.0, "leaf": b.leaf}
     buf_kinds = Counter(b.kind for b in buffers)
-    workspace = sum(math.prod(b.shape) * b.dtype.nbytes for b in buffers if b.kind == "workspace")
+    # (by shape and dtype first: QAT's per-tensor backward has 271 k buffers of a few of each)
+    spaces = Counter((b.shape, b.dtype) for b in buffers if b.kind == "workspace")
+    workspace = sum(math.prod(shape) * dt.nbytes * n for (shape, dt), n in spaces.items())
     dup = duplicate_loads(list(h.p.subgraphs or ()), by_id)
     h.stats["tile"] = {
         "ops": n_ops, "op_kinds": dict(kinds.most_common()),
