@@ -1,0 +1,93 @@
+"""The biggest kernels' late stages, side by side: the block stage, the health report and the record document.
+
+For one kernel (`FILE::KERNEL`, its inputs from a capture beside the file: `pypto-ide capture -- …` of its test), each
+process lowers it once and runs the sim board once, then times `block.build_blocks`, `health_report` and
+`CompileRecord.to_document` `--runs` times each with Python's collector paused, as a compile and a job have it. With
+`--against TREE` the processes alternate between this checkout and TREE (A B B A for `--rounds 2`), since this
+machine's speed drifts over minutes; the table gives each stage's median and range per tree.
+
+Session 55 (QAT's per-tensor backward from PyPTO's models/qat, 1.58 M tile ops, 22 leaves, 170 k instructions;
+against 6dd6c49, `--runs 3 --rounds 2`): block stage 7.69 -> 6.87 s (block.py native), health report after the sim
+run 3.78 -> 1.78 s (each block costed once per process: `pypto.boards.core_model`), record document 6.91 -> 7.22 s
+(within the noise).
+
+Run: `.venv/bin/python benchmarks/big_stages.py DIR/models/qat/qat_impl.py::KERNEL [--runs 3] [--against TREE
+--rounds 2]`. TREE needs its own `python tools/build_native.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+
+
+def measure(target: str, runs: int) -> dict[str, list[float]]:
+    """This process's figures (its `pypto` is the first on `sys.path`)."""
+    from pypto.analysis.health import health_report
+    from pypto.compiler import block
+    from pypto.frontend.inputs import example_arguments
+    from pypto.record import profile, trace_for
+    from pypto.target import load as load_board
+    from server import analyze
+
+    path, name = target.rsplit("::", 1)
+    kernel = analyze._kernel(analyze._load(path, Path(path).read_text()), path, name)
+    record = profile(trace_for(kernel, example_arguments(kernel, values=False)).lowered(), "sim", {}, None)
+    board = load_board("a2a3")
+    gc.freeze()
+    gc.disable()
+    out: dict[str, list[float]] = {"block stage": [], "health report": [], "record document": []}
+    for _ in range(runs):
+        for what, work in (("block stage", lambda: block.build_blocks(record.program, board)),
+                           ("health report", lambda: health_report(record)),
+                           ("record document", record.to_document)):
+            t = time.perf_counter()
+            work()
+            out[what].append(time.perf_counter() - t)
+    return out
+
+
+def in_tree(tree: Path, target: str, runs: int) -> dict[str, list[float]]:
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONWARNINGS": "ignore"}
+    done = subprocess.run([sys.executable, __file__, target, "--runs", str(runs), "--json"], cwd=tree, env=env,
+                          capture_output=True, text=True, check=True)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("target", help="FILE::KERNEL (captured)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--against", help="another checkout, measured alternately")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.json:
+        print(json.dumps(measure(a.target, a.runs)))
+        return 0
+    trees = [HERE] + ([Path(a.against).resolve()] if a.against else [])
+    got: dict[Path, dict[str, list[float]]] = {t: {} for t in trees}
+    for r in range(a.rounds if a.against else 1):
+        for tree in trees if r % 2 == 0 else trees[::-1]:
+            for what, xs in in_tree(tree, a.target, a.runs).items():
+                got[tree].setdefault(what, []).extend(xs)
+    print(f"big_stages — {a.target}; {os.cpu_count()} cores; seconds, median [min, max]\n")
+    print("| stage | " + " | ".join(str(t) for t in trees) + " |\n|---|" + "---|" * len(trees))
+    for what in got[HERE]:
+        cells = [f"{statistics.median(got[t][what]):.2f} [{min(got[t][what]):.2f}, {max(got[t][what]):.2f}]"
+                 for t in trees]
+        print(f"| {what} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
