@@ -20,7 +20,7 @@ from pypto.cli import load_module
 from pypto.compiler import manager as M
 from pypto.compiler.instruments import DumpInstrument, pass_file_name
 from pypto.compiler.pipeline import PIPELINE, run_pipeline
-from pypto.compiler.serialize import program_json
+from pypto.compiler.serialize import program_json, tiles_json
 from pypto.frontend.jit import JitKernel
 from pypto.ir import text
 from pypto.ir.serialize import attr_value, graph_from, graph_json
@@ -108,6 +108,27 @@ def test_snapshots_round_trip_when_included(example_records):
         if len(r.passes) > 1:
             assert any(v == {"$same": f"passes.{p['index'] - 1}.graph"} or "$same" in str(v)
                        for p in compact["passes"][1:] for v in p["snapshot"].values()), r.source.kernel
+
+
+def test_tile_expansions_snapshot_shares_the_final_tile_graph_unless_partition_inserted_copies(example_records):
+    """Graph partition hands on the very tile graph it was given when it inserts no copy between subgraphs, so a
+    record with snapshots writes the tile ops' columns once (tile expansion's snapshot: `{"$same": "tiles"}`); when
+    it inserts copies, the snapshot's tile graph is its own. Either way the snapshot reads back as the tile graph
+    tile expansion made."""
+    seen = {"shared": 0, "own": 0}
+    for r in example_records:
+        at = next((p for p in r.passes if p.name == "tile_expand"), None)
+        if at is None or at.snapshot is None or at.snapshot.tiles is None or r.program.tiles is None:
+            continue
+        copies = len(r.program.tiles.ops) != len(at.snapshot.tiles.ops)  # the loads and stores it inserted
+        compact, _ = r.to_document(include_snapshots=True)
+        written = compact["passes"][at.index]["snapshot"]["tiles"]
+        assert (written == {"$same": "tiles"}) == (not copies), r.source.kernel
+        assert (at.snapshot.tiles is r.program.tiles) == (not copies), r.source.kernel
+        back = expanded(json.loads(r.dumps(include_snapshots=True)))["passes"][at.index]["snapshot"]["tiles"]
+        assert back == json.loads(json.dumps(tiles_json(at.snapshot.tiles))), r.source.kernel
+        seen["own" if copies else "shared"] += 1
+    assert seen["shared"] and seen["own"], seen  # the examples have both
 
 
 def test_every_example_record_validates_against_the_schema_file(example_records):

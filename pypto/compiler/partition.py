@@ -540,6 +540,8 @@ def _insert_copies(tiles: TileGraph, ops: list[TileOp], group_of: list[_Group | 
             members = [sorted([op.id for op in x.ops], key=position.__getitem__) for x in groups]
             break
     subgraphs = tuple([Subgraph(g.id, g.core, g.instance, tuple(m), g.peak) for g, m in zip(groups, members)])
+    if not before and not after:  # no copy: the very tile graph, which a record's snapshot of tile expansion then
+        return tiles, subgraphs   # shares instead of writing its columns again (`serialize.program_document`)
     return dataclasses.replace(tiles, buffers=tuple(buffers), ops=tuple(order)), subgraphs
 
 
