@@ -81,6 +81,12 @@ MB; 4,133 MB and open under the Python source). Session 52 (2026-12-04 06:56-07:
 --no-capture`, session 51's captures): **34 of 34 (100 %)**, glm's ifa_func_kernel in 61 s (peak RSS 4,418 MB): the
 native build no longer makes an int object per id stored in partition's and the GM index's lists and sets
 (docs/ARCHITECTURE.md "Session 52"). 31 of the 45 kernels in test files with a passing test, no user file edited.
+Session 56 (2026-12-04 20:33-20:41 UTC, 7a91c97's code with ced22d6's partition change, the same command): **33 of
+34** again: glm's ifa_func_kernel ran out of its memory limit (peak RSS 4,368 MB; 7a91c97 alone: 4,360 MB, out;
+6dd6c49, before session 55: opened in 69 s, 4,505 MB), in the editor view's numbering of the
+tasks' node sets (numpy's unique over a void view of a padded copy: three ~133 MB arrays at its 1.09 M tasks). The
+view now numbers them by integer keys made a column at a time (`server.index._row_codes`): opened in 51 s (peak RSS
+4,451 MB); the whole run's figure: docs/ARCHITECTURE.md "Session 56".
 
 Before this work's capture fixes (the first run): hc_pre's test compared zeros (`y.npu()` of a device tensor
 was a copy), glm's gate/moe/select tests stopped at `torch.npu.NPUGraph` and an integer `torch.rand`, arctic's

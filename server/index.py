@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
@@ -286,22 +286,57 @@ def _op_columns_from(ops: Mapping[str, Json], arrays: Mapping[str, np.ndarray]) 
 
 
 def _row_codes(rows: Ragged) -> tuple[np.ndarray, list[tuple[int, ...]]]:
-    """A code per row of `rows` and the distinct rows as tuples (code i: `distinct[i]`), by numpy: each row padded
-    to the longest with its length beside, compared as bytes."""
+    """A code per row of `rows` and the distinct rows as tuples (code i: `distinct[i]`), numbered as the rows sort
+    when each is padded with -1 to the longest, its length beside, and compared as int64 bytes. Told apart by one
+    integer key per row made a column at a time (`_row_keys`), never a padded copy of the rows: comparing that copy
+    as bytes (numpy's unique over a void view) took three ~133 MB arrays for the node sets of glm's fused attention's
+    1.09 M tasks, which pushed its job past its 4 GB cap, and ~1 s; the keys take ~9 MB each."""
     import numpy as np
 
     n = len(rows)
     if n == 0:
         return np.zeros(0, np.int64), []
-    lengths = np.diff(rows.start)
+    starts, lengths = rows.start[:-1], np.diff(rows.start)
     width = int(lengths.max())
-    padded = np.full((n, width + 1), -1, np.int64)
-    at = np.repeat(np.arange(n), lengths)
-    padded[at, np.arange(len(rows.flat)) - np.repeat(rows.start[:-1], lengths)] = rows.flat
-    padded[:, width] = lengths
-    keys = padded.view(np.dtype((np.void, padded.itemsize * (width + 1)))).ravel()
-    _, first, codes = np.unique(keys, return_index=True, return_inverse=True)
-    return codes.reshape(-1).astype(np.int64), [tuple(rows[int(i)]) for i in first]
+
+    def column(j: int) -> np.ndarray:  # the rows' j-th values (-1 past a row's end); the last column: the lengths
+        if j == width:
+            return lengths.astype(np.int64)
+        out = np.full(n, -1, np.int64)
+        inside = lengths > j
+        out[inside] = rows.flat[starts[inside] + j]
+        return out
+
+    _, first, codes = np.unique(_row_keys(column, width + 1, n), return_index=True, return_inverse=True)
+    distinct = [tuple(rows[int(i)]) for i in first]
+    padded = np.array([[*r, *[-1] * (width - len(r)), len(r)] for r in distinct], np.int64)
+    order = np.argsort(padded.view(np.dtype((np.void, padded.itemsize * (width + 1)))).ravel(), kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return rank[codes.reshape(-1)], [distinct[i] for i in order.tolist()]
+
+
+def _row_keys(column: Callable[[int], np.ndarray], m: int, n: int) -> np.ndarray:
+    """One int64 for each of `n` rows of `m` columns (`column(j)`), equal exactly when the rows are: the columns as
+    digits of a mixed radix (each column's range), the digits so far renumbered densely (their distinct values,
+    0..k-1) whenever the next column would overflow. Never a hash: no two rows collide."""
+    import numpy as np
+
+    key = np.zeros(n, np.int64)
+    span = 1  # key < span
+    for j in range(m):
+        col = column(j)
+        lo = int(col.min())
+        radix = int(col.max()) - lo + 1
+        if span * radix >= 1 << 62:
+            _, dense = np.unique(key, return_inverse=True)
+            key, span = dense.reshape(-1).astype(np.int64), int(dense.max()) + 1
+            if span * radix >= 1 << 62:  # a column of values too far apart (near int64's ends): rows compared whole
+                whole = np.stack([column(i) for i in range(m)], axis=1)
+                return np.unique(whole, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        key = key * radix + (col - lo)
+        span *= radix
+    return key
 
 
 def _tile_index(ops: Any, p: Any, made: tuple[Any, ...] | None = None) -> _TileIndex:

@@ -47,6 +47,32 @@ def test_row_codes_number_equal_rows_alike_whatever_their_length() -> None:
     assert len(empty_codes) == 0 and none == []
 
 
+def _codes_by_bytes(rows: list[tuple[int, ...]]) -> tuple[list[int], list[tuple[int, ...]]]:
+    """What `_row_codes` means, said the slow way: the distinct rows padded with -1 to the longest and their length
+    beside, numbered as their little-endian int64 bytes sort."""
+    width = max(map(len, rows))
+
+    def key(r: tuple[int, ...]) -> bytes:
+        return np.array([*r, *[-1] * (width - len(r)), len(r)], "<i8").tobytes()
+
+    distinct = sorted(set(rows), key=key)
+    return [distinct.index(r) for r in rows], distinct
+
+
+@pytest.mark.parametrize("values", ["small", "far apart", "wide", "near the int64 ends"])
+def test_row_codes_are_the_rows_bytes_order_whatever_their_values(values: str) -> None:
+    """The integer keys `_row_codes` compares by tell every two rows apart exactly: small values, values whose
+    ranges multiply past int64 (the keys renumbered densely on the way), rows of 30 values, and values near
+    int64's ends (the byte-wise comparison)."""
+    rng = random.Random(values)
+    lo, hi, longest = {"small": (-3, 5, 4), "far apart": (-2**40, 2**40, 4), "wide": (0, 2, 30),
+                       "near the int64 ends": (-2**63, 2**63 - 1, 3)}[values]
+    pool = [tuple(rng.randint(lo, hi) for _ in range(rng.randint(0, longest))) for _ in range(40)]
+    rows = [rng.choice(pool) for _ in range(500)]
+    codes, distinct = _row_codes(Ragged.of(rows))
+    assert (codes.tolist(), distinct) == _codes_by_bytes(rows)
+
+
 def test_the_tile_columns_give_each_ops_inputs_by_position() -> None:
     """The panels number the tile ops by position (`server.panels`); where graph partition put copies, an op's id is
     not its position (the copies' ids come after the others'), and its inputs are given by position too."""
