@@ -18,9 +18,9 @@ Session 56 (against 7a91c97, `--runs 3 --rounds 2`): graph partition hands on th
 copy, so a record's snapshot of tile expansion is `{"$same": "tiles"}` instead of the tile ops' columns again: gated
 delta rule's record document with snapshots 1.16 -> 0.80 s (without them 0.72 s either way). The editor view numbers its
 rows (tile shapes, tasks' node sets) by integer keys made a column at a time instead of comparing a padded copy as
-bytes: no faster here (glm's fused attention, 2.2 M tile ops: editor view 4.02 against 4.00 s, `--runs 2`; its time
-is fresh arrays' page faults more than sorting), but without the copy's ~400 MB, which had run that kernel's job out of
-its memory cap (benchmarks/models_open.py).
+bytes: glm's fused attention (2.2 M tile ops) editor view 2.46 [1.72, 3.20] against 3.20 [1.64, 4.76] s (`--runs 2`,
+within this noise; its time is fresh arrays' page faults more than sorting), and without the copy's ~400 MB, which
+had run that kernel's job out of its memory cap (benchmarks/models_open.py).
 
 Run: `.venv/bin/python benchmarks/big_stages.py DIR/models/qat/qat_impl.py::KERNEL [--runs 3] [--against TREE
 --rounds 2]`. TREE needs its own `python tools/build_native.py`.

@@ -86,7 +86,8 @@ Session 56 (2026-12-04 20:33-20:41 UTC, 7a91c97's code with ced22d6's partition 
 6dd6c49, before session 55: opened in 69 s, 4,505 MB), in the editor view's numbering of the
 tasks' node sets (numpy's unique over a void view of a padded copy: three ~133 MB arrays at its 1.09 M tasks). The
 view now numbers them by integer keys made a column at a time (`server.index._row_codes`): opened in 51 s (peak RSS
-4,451 MB); the whole run's figure: docs/ARCHITECTURE.md "Session 56".
+4,451 MB); the whole run (20:51-20:59 UTC, 05061be): **34 of 34 (100 %)**, glm's ifa_func_kernel in 52 s (4,459 MB),
+31 of the 45 kernels in test files with a passing test, no user file edited.
 
 Before this work's capture fixes (the first run): hc_pre's test compared zeros (`y.npu()` of a device tensor
 was a copy), glm's gate/moe/select tests stopped at `torch.npu.NPUGraph` and an integer `torch.rand`, arctic's
