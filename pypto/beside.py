@@ -27,7 +27,9 @@ Forking is an acceleration, never a change of result: without `os.fork`, with ot
 (a fork keeps only the calling thread, and locks another thread held would stay held in the child),
 without the memory available for a second copy of this process (`_room_for_a_copy`), or when the child
 fails in any way (an exception, a signal, a result that does not pickle), `child()` runs here after
-`here()`, and what it raises is raised here. A job's child is in the job's process group
+`here()`, and what it raises is raised here — unless the child ran out of memory and the caller would rather
+leave that result than risk the same here (`Later.get(again_out_of_memory=False)`: the tuning advisor, whose candidate
+is then not simulated, not lost with the whole job). A job's child is in the job's process group
 (`server.worker`), so cancelling the job ends it too. Imports nothing of pypto: any layer may use it.
 """
 
@@ -67,10 +69,17 @@ class Later(Generic[C]):
         self._index = index  # the child's results before it: passed over if not taken
         self._last = last  # the child's last result: read to the pipe's end
 
-    def get(self) -> C:
+    def get(self, again_out_of_memory: bool = True) -> C:
+        """The child's result, or `compute()` here. A child that ran out of memory says so; with
+        `again_out_of_memory=False` that raises `ChildOutOfMemory` instead of computing it here, where it would likely
+        run out too, and take this process with it (the tuning advisor's candidates: each is one of several)."""
         child, self._child = self._child, None
         got = child.take(self._index, self._last) if child is not None else None
-        return got[1] if got is not None else self._compute()
+        if got is not None and got[0] == "ok":
+            return got[1]  # type: ignore[no-any-return]
+        if got is not None and not again_out_of_memory:
+            raise ChildOutOfMemory("its forked process ran out of memory")
+        return self._compute()
 
     def ready(self, timeout: float) -> bool:
         """Whether `get()` would take the child's result now: it has begun to arrive within `timeout` seconds (each
@@ -89,6 +98,10 @@ class Later(Generic[C]):
             child.end()
 
 
+class ChildOutOfMemory(Exception):
+    """A forked child ran out of memory before it sent its result (`Later.get(again_out_of_memory=False)`)."""
+
+
 class _Child:
     """A forked child computing results in order, and the read end of its pipe."""
 
@@ -98,8 +111,8 @@ class _Child:
         self.over = False
 
     def take(self, index: int, last: bool) -> tuple[str, Any] | None:
-        """Its result `index` ("ok", value), those before it passed over; None when it is not whole (then none
-        after it is either) or was passed over."""
+        """Its result `index` ("ok", value), those before it passed over; ("memory", None) when the child ran out of
+        memory before it was sent; None when it is not whole (then none after it is either) or was passed over."""
         while not self.over and self.next < index:
             self._next()
         if self.over or self.next > index:
@@ -112,7 +125,7 @@ class _Child:
     def _next(self) -> tuple[str, Any] | None:
         got = _first(self.read)
         self.next += 1
-        if got is None:
+        if got is None or got[0] != "ok":  # nothing comes after it
             self.end()
         return got
 
@@ -196,6 +209,9 @@ def _fork(child: Callable[[], Any], then: Callable[[], Any] | None) -> _Child | 
                 _send(write, last)
             os.close(write)  # the parent reads to the pipe's end: now, not once this copy of the process is torn down
             code = 0
+        except MemoryError:  # said, if it can be: the parent may leave it rather than run out too (`Later.get`)
+            with contextlib.suppress(BaseException):
+                _send(write, _OUT_OF_MEMORY)
         except BaseException:  # noqa: BLE001 - the parent computes what it did not send, and reports what it raises
             pass
         finally:
@@ -237,11 +253,14 @@ _PIPE_BYTES = 65_536  # what an empty pipe holds by default (Linux)
 _PIPE_MOST = 1 << 20  # and grown at most (Linux's default pipe-max-size: the kernel's memory, never swapped)
 
 
-def _message(value: Any) -> bytes:
+def _message(value: Any, kind: str = "ok") -> bytes:
     """A result as the child sends it: its length, then its pickle. A whole message is a whole result: the parent
     need not wait for the child's exit to trust it (tearing down a copy-on-write copy of a big compile takes ~30 ms)."""
-    data = pickle.dumps(("ok", value), protocol=pickle.HIGHEST_PROTOCOL)
+    data = pickle.dumps((kind, value), protocol=pickle.HIGHEST_PROTOCOL)
     return struct.pack("<Q", len(data)) + data
+
+
+_OUT_OF_MEMORY = _message(None, "memory")  # made now: sending it needs no memory
 
 
 def _unpickled(data: bytes | None) -> tuple[str, Any] | None:
@@ -249,7 +268,7 @@ def _unpickled(data: bytes | None) -> tuple[str, Any] | None:
         got = pickle.loads(data) if data is not None else None
     except Exception:  # noqa: BLE001 - a cut or corrupt answer: computed here instead
         return None
-    return got if isinstance(got, tuple) and len(got) == 2 and got[0] == "ok" else None
+    return got if isinstance(got, tuple) and len(got) == 2 and got[0] in ("ok", "memory") else None
 
 
 def _first(read: int) -> tuple[str, Any] | None:

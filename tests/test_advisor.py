@@ -290,6 +290,60 @@ def test_a_candidate_whose_child_is_not_done_by_the_deadline_is_ended_and_left_u
         os.kill(pid, 0)
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform: every candidate is lowered here")
+def test_a_candidate_whose_child_runs_out_of_memory_is_left_unsimulated_and_the_others_are_checked(
+        tmp_path, monkeypatch):
+    """A candidate's child that runs out of memory (glm's fused attention in a worker under its cap) is not lowered
+    again here, where it would likely run out too and end the whole check: that shape is not simulated, its finding
+    says why and offers nothing unchecked, and the other candidates are simulated as ever."""
+    from pypto import beside
+    from pypto.analysis import advisor as advisor_module
+    from pypto.analysis.advice import verify_advice
+    from pypto.analysis.health import health_report
+    from pypto.boards.sim_kernel import finish_loading
+
+    path = tmp_path / "badly_tiled.py"
+    path.write_text(BADLY_TILED)
+    kernel = load_module(path).soft
+    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    parent, started = os.getpid(), [0]
+
+    def soon(compute, fork=True):  # type: ignore[no-untyped-def]
+        first = started[0] == 0
+        started[0] += 1
+
+        def out_of_memory_first():  # type: ignore[no-untyped-def]
+            if first and os.getpid() != parent:
+                raise MemoryError
+            return compute()
+
+        return beside.soon(out_of_memory_first, fork)
+
+    monkeypatch.setattr(advisor_module, "soon", soon)
+    record = profile(compile_record(kernel, inputs), "sim")
+    forked = Advisor(kernel, inputs, fork_from=0, record=record)
+    finish_loading()
+    if threading.active_count() > 1 or not beside._room_for_a_copy():
+        pytest.skip("threads running in this process, or no memory for a copy of it: beside does not fork")
+    lost, other = ((0, (16, 128)),), ((0, (8, 64)),)
+    forked.evaluate_all([lost, other])
+    assert started[0] == 2 and lost in forked.lost and lost not in forked.cache
+    assert forked.cache[other].legal
+    again = forked.evaluate(lost)  # not lowered again, here or in a child
+    assert started[0] == 2 and not again.legal and "ran out of memory" in again.error
+
+    health = health_report(record)
+    tried = [f for f in health.findings if f.numbers.get("try")]
+    assert tried, "the badly tiled kernel's findings propose shapes"
+    proposed = {forked.normalize({int(t["config"]): tuple(t["dims"])}) for f in tried for t in f.numbers["try"]}
+    forked.lost.update(dict.fromkeys(proposed, "its forked process ran out of memory"))
+    checked = verify_advice(health, forked)
+    for f in checked.findings:
+        if f.numbers.get("try"):
+            assert all(t.get("unchecked") and "memory" in t["why"] for t in f.numbers["try"])
+            assert not f.edits and "could not simulate" in f.suggestion and "ran out of memory" in f.suggestion
+
+
 def test_a_search_space_of_many_digits_is_counted_as_read():
     assert count_text(91_500) == "91,500" and count_text(999_999_999) == "999,999,999"
     assert count_text(27_689_132_800_763_960_000_000_000_000_000_000_000_000_000_000_000) == "2.8×10^49"

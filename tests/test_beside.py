@@ -549,6 +549,41 @@ def test_soon_a_child_that_fails_is_computed_here(how: str) -> None:
 
 
 @pytest.mark.usefixtures("forks")
+@pytest.mark.parametrize("then", [False, True])
+def test_a_child_out_of_memory_says_so_and_the_caller_may_leave_it_rather_than_compute_it_here(then: bool) -> None:
+    """A child that runs out of memory tells the parent, which computes the result here as for any failure — or,
+    asked not to (the tuning advisor: one candidate of several), raises `ChildOutOfMemory` without computing it."""
+    parent = os.getpid()
+    computed: list[int] = []
+
+    def compute() -> int:
+        if os.getpid() != parent:
+            raise MemoryError
+        computed.append(1)
+        return parent
+
+    def later() -> beside.Later[int]:
+        if not then:
+            return beside.soon(compute)
+        first, _, rest = beside.beside_then(lambda: os.getpid(), lambda: None, compute)
+        assert first != parent  # the first result came from the child, which then ran out of memory
+        assert rest is not None
+        return rest
+
+    with pytest.raises(beside.ChildOutOfMemory, match="ran out of memory"):
+        later().get(again_out_of_memory=False)
+    assert computed == []
+    assert later().get() == parent and computed == [1]
+
+    def fails_otherwise() -> int:
+        if os.getpid() != parent:
+            raise ZeroDivisionError
+        return 5
+
+    assert beside.soon(fails_otherwise).get(again_out_of_memory=False) == 5  # computed here: only memory is left
+
+
+@pytest.mark.usefixtures("forks")
 def test_soon_ready_says_whether_the_childs_result_has_come() -> None:
     go = Signal()
 

@@ -72,8 +72,10 @@ def _checked(f: Finding, advisor: Advisor, before: float, board: str, bound: _Bo
     better: list[tuple[dict[str, Any], Evaluation]] = []
     for t in tries:
         overrides = advisor.normalize({int(t["config"]): _dims(t["dims"])})
-        if bound.over(advisor, overrides):
+        if overrides in advisor.lost or bound.over(advisor, overrides):
             t["unchecked"] = True  # not simulated: not offered
+            if overrides in advisor.lost:
+                t["why"] = advisor.lost[overrides]
             continue
         ev = advisor.evaluate(overrides)
         t["makespan_us"] = ev.makespan
@@ -92,12 +94,14 @@ def _checked(f: Finding, advisor: Advisor, before: float, board: str, bound: _Bo
         return dataclasses.replace(f, suggestion=f"{f.suggestion} — {_note(before, after, board)}", numbers=numbers,
                                    edits=edits)
     if any(t.get("unchecked") for t in tries):
-        calls = ", ".join(str(t["call"]) for t in tries if t.get("unchecked"))
+        timed = ", ".join(str(t["call"]) for t in tries if t.get("unchecked") and "why" not in t)
+        lost = "; ".join(f"{t['call']}: {t['why']}" for t in tries if t.get("unchecked") and "why" in t)
+        why = [f"the {board} board's check of the advice stopped at its time bound ({bound.seconds:g} s) before it "
+               f"simulated {timed}"] if timed else []
+        why += [f"the {board} board's check of the advice could not simulate {lost}"] if lost else []
         return dataclasses.replace(
             f, numbers=numbers, edits=(), fixes=(),
-            suggestion=(f"no tile shape is offered here: the {board} board's check of the advice stopped at its "
-                        f"time bound ({bound.seconds:g} s) before it simulated {calls}, and nothing unchecked is "
-                        f"offered"))
+            suggestion=f"no tile shape is offered here: {'; and '.join(why)}, and nothing unchecked is offered")
     shown = "; ".join(f"{t['call']}: {_figure(t)}" for t in tries)
     # every shape the rule of thumb proposed is slower, not faster by `FASTER_BY`, or illegal: what it called waste
     # a tile shape wins back is not, at these shapes; a warning says so as info (an error stays an error)

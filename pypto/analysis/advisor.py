@@ -37,7 +37,7 @@ from typing import Any
 
 from pypto.analysis.findings import Finding, TextEdit, Where
 from pypto.analysis.knobs import Knob, find_knobs, knob_values
-from pypto.beside import Later, soon
+from pypto.beside import ChildOutOfMemory, Later, soon
 from pypto.boards.profile import bottleneck
 from pypto.boards.sim import simulate
 from pypto.boards.swimlane import metrics
@@ -174,6 +174,9 @@ class Advisor:
     # bound, why], or why it is illegal: what earlier checks of the kernel found (the language server passes its
     # last compile's in), so a candidate traced as before is neither lowered nor simulated again; filled here
     traces: dict[str, Any] = field(default_factory=dict)
+    # candidates not simulated, and why: a forked child that ran out of memory lowering one (glm's fused attention in a
+    # worker under its cap). Not retried here, where it would likely run out too and end the whole check; not cached
+    lost: dict[Overrides, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         record = self.record if self.record is not None else compile_record(self.kernel, dict(self.inputs))
@@ -338,6 +341,8 @@ class Advisor:
         hit = self.cache.get(overrides)
         if hit is not None:
             return hit
+        if overrides in self.lost:
+            return Evaluation(overrides, None, error=f"not simulated: {self.lost[overrides]}")
         return self._finish(self._begin(overrides, self._forks()))
 
     def evaluate_all(self, candidates: Iterable[Overrides], until: Callable[[Overrides], bool] | None = None,
@@ -360,7 +365,7 @@ class Advisor:
 
         try:
             for ov in candidates:
-                if ov in self.cache or any(p.overrides == ov for p in pending):
+                if ov in self.cache or ov in self.lost or any(p.overrides == ov for p in pending):
                     continue
                 if until is not None and until(ov):
                     break
@@ -414,10 +419,15 @@ class Advisor:
         return _Pending(overrides, t0, traced, None, soon(lowered, fork))
 
     def _finish(self, p: _Pending) -> Evaluation:
-        """The candidate's evaluation, cached: its lowering and simulation taken from its child, or made here."""
+        """The candidate's evaluation, cached: its lowering and simulation taken from its child, or made here; not
+        simulated (`lost`) when its child ran out of memory."""
         known: Any = p.known
         if p.later is not None:
-            kind, got, fp = p.later.get()
+            try:
+                kind, got, fp = p.later.get(again_out_of_memory=False)
+            except ChildOutOfMemory as e:
+                self.lost[p.overrides] = f"{e} lowering and simulating this tile shape"
+                return self.evaluate(p.overrides)
             if kind == "illegal":
                 known = got
             else:
