@@ -279,6 +279,7 @@ from server.protocol import Settings
 path, name, memory_mb, warm = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "warm"
 lines = range(int(sys.argv[5]), int(sys.argv[6]) + 1)  # the decorator's first line to the def's
 qualname = sys.argv[7] if len(sys.argv) > 7 else name
+live = len(sys.argv) > 8 and sys.argv[8] == "live"
 if warm:  # as a worker's template: what it preloads, then its warm-up; its size then is the cap's base
     import importlib.util
     from server.worker import _PRELOAD
@@ -293,9 +294,22 @@ if memory_mb > 0:
 text = open(path).read()
 @@TILE_CALL_LINES@@
 
-opts = {**Settings().analysis(), "editor": True, "report": True, "record": True, "snapshots": True,
-        "listings": True}
 out = {"pypto": pypto.__file__}
+opts = {**Settings().analysis(), "editor": True, "report": True, "record": True, "snapshots": True, "listings": True}
+if live:  # as the language server's live loop asks with the panels open (server.live): the record sent first (here:
+    # its time noted), then the advice checked; the template's objects frozen, as a worker's are
+    import gc
+    from pypto.compiler.pipeline import keep_frozen
+    opts.update(parts_from=A.BESIDE_FROM, interim=True, fingerprint=True)
+    gc.collect()
+    gc.freeze()
+    keep_frozen()
+    interim = {}
+    def sent(data):
+        if isinstance(data, dict) and isinstance(data.get("interim"), dict):
+            out["interim_seconds"] = time.perf_counter() - t0
+            interim.update(data["interim"])
+    A.progress = sent
 t0 = time.perf_counter()
 try:
     listed = A.list_kernels(path, text)
@@ -310,10 +324,23 @@ try:
         mod = A._load(path, text)
         out["not_made"] = nested_kernels(path, vars(mod))[1]
     t1 = time.perf_counter()
-    r = A.analyze_kernel(path, text, name, opts)
+    try:
+        r = A.analyze_kernel(path, text, name, opts)
+    except MemoryError:
+        if not (live and interim):
+            raise
+        # the server keeps a record it has shown when the job then stops (server.live): its advice not checked
+        r = {**interim, "advice_stopped": "the job ran out of its memory limit after it sent its record"}
     out["analyze_seconds"] = time.perf_counter() - t1
+    if live and r.get("interim_sent"):  # the parts it left out are the interim answer's (as server.live takes them)
+        r = {**{key: interim[key] for key in A.INTERIM if key in interim}, **r}
     rec = r.get("record") or {}
     graph = rec.get("graph") or {}
+    findings = (r.get("health") or {}).get("findings") or ()
+    tries = [t for f in findings for t in (f.get("numbers") or {}).get("try", ())]
+    out["advice"] = {"proposed": len(tries), "simulated": sum("makespan_us" in t for t in tries),
+                     "unchecked": sorted({str(t.get("why") or "the time bound") for t in tries if t.get("unchecked")}),
+                     "stopped": r.get("advice_stopped")}
     out.update(error=r.get("error"), summary=r.get("summary"), inputs_from=bool(r.get("inputs_from")),
                graph_nodes=len(graph.get("nodes") or ()) if isinstance(graph, dict) else 0,
                tile_lines=tile_call_lines(rec, path)[0], tiling_lines=tile_call_lines(rec, path)[1],
@@ -335,11 +362,13 @@ OPEN_DRIVER = OPEN_DRIVER.replace("@@TILE_CALL_LINES@@", f"UNTILED = {set(UNTILE
 
 
 def open_in_process(file: Path, name: str, cwd: Path, tree: Path, timeout: float, memory_mb: int,
-                    warm: bool, lines: tuple[int, int] = (0, 10**9), qualname: str | None = None) -> dict[str, Any]:
+                    warm: bool, lines: tuple[int, int] = (0, 10**9), qualname: str | None = None,
+                    live: bool = False) -> dict[str, Any]:
     """OPEN_DRIVER's answer for the kernel `name` of `file`, in a fresh `python` with `tree`'s pypto and
-    server; {"died": why} when it gave none. Raises subprocess.TimeoutExpired."""
+    server; {"died": why} when it gave none. Raises subprocess.TimeoutExpired. `live`: with the options of the
+    language server's live loop (an interim record, then the advice checked), not the panels'."""
     argv = [sys.executable, "-c", OPEN_DRIVER, str(file), name, str(memory_mb), "warm" if warm else "cold",
-            str(lines[0]), str(lines[1]), qualname or name]
+            str(lines[0]), str(lines[1]), qualname or name, "live" if live else "panels"]
     p = subprocess.run(argv, cwd=cwd, env=tree_env(tree), capture_output=True, text=True, timeout=timeout,
                        stdin=subprocess.DEVNULL)
     marker = p.stdout.rfind("@@open@@")

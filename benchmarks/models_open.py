@@ -14,7 +14,11 @@ kernels made inside functions included".
    `server.analyze.list_kernels` and then `server.analyze.analyze_kernel(path, text, name, opts)` with the
    options the server's live analysis passes when the panels are open (`LiveAnalysis`: the settings'
    `analysis()`, `editor`, `report`, and `record`/`snapshots`/`listings`), the worker's memory cap (the
-   server's default above its size: 2 GiB until 75ca9c1, 4 GiB since) and a time limit. (`pypto-ide profile
+   server's default above its size: 2 GiB until 75ca9c1, 4 GiB since) and a time limit. `--live` adds what the
+   live loop adds, the record sent first (`interim`) and the template's objects frozen as a worker's are, and says
+   per kernel when the record was sent and what became of the advice's check: how many proposed shapes the board
+   simulated, why the others were not, and whether the job stopped after its record (the server then keeps the
+   record, its advice not checked). (`pypto-ide profile
    FILE::KERNEL --board sim` finds the same kernels
    and inputs — `find_kernels` and `analyze._kernels` both add `capture.nested_kernels` to the module's —
    but skips the health report, the advisor's check, the editor view and the module loader the workers
@@ -111,6 +115,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from _models import (
     COMMIT,
@@ -163,15 +168,32 @@ def has_capture(site: KernelSite, models: Path) -> bool:
     return False
 
 
-def open_kernel(site: KernelSite, models: Path, tree: Path, timeout: float, memory_mb: int) -> Opened:
+def advice_text(advice: dict[str, Any] | None) -> str:
+    """What became of the advice's check (`--live`): how many proposed shapes the board simulated, and why others
+    were not."""
+    if not advice:
+        return ""
+    text = f"; advice: {advice['simulated']} of {advice['proposed']} proposed shapes simulated"
+    if advice.get("unchecked"):
+        text += f", others not ({'; '.join(advice['unchecked'])})"
+    if advice.get("stopped"):
+        text += f", then {advice['stopped']}"
+    return text
+
+
+def open_kernel(site: KernelSite, models: Path, tree: Path, timeout: float, memory_mb: int,
+                live: bool = False) -> Opened:
     t0 = time.perf_counter()
     try:
         out = open_in_process(site.file, site.name, models, tree, timeout, memory_mb, warm=True,
-                              lines=(site.first_line, site.line), qualname=site.qualname)
+                              lines=(site.first_line, site.line), qualname=site.qualname, live=live)
     except subprocess.TimeoutExpired:
         return Opened(site, "timeout", f"no answer within {timeout:g} s", time.perf_counter() - t0)
     seconds = time.perf_counter() - t0
     peak = f" (peak RSS {out['peak_rss_mb']:,} MB)" if out.get("peak_rss_mb") else ""
+    if live and out.get("interim_seconds") is not None:
+        peak += f"; record sent at {out['interim_seconds']:.0f} s"
+    peak += advice_text(out.get("advice")) if live else ""
     if "died" in out:
         return Opened(site, "error" if has_capture(site, models) else "no capture", out["died"], seconds)
     err = out.get("error")
@@ -213,6 +235,8 @@ def main() -> int:
     ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose pypto and server run (this one)")
     ap.add_argument("--only", default=None, help="only files whose path (under models/) contains this")
     ap.add_argument("--no-capture", action="store_true", help="with --keep: open with the captures already there")
+    ap.add_argument("--live", action="store_true",
+                    help="open as the language server's live loop does (an interim record, then the advice checked)")
     a = ap.parse_args()
 
     models, scratch = models_folder(a.keep, a.mirror, a.commit)
@@ -252,7 +276,7 @@ def main() -> int:
                                old.get(str(t), {}).get("captured", [])) for t in used}
         results: list[Opened] = []
         for s in sites:
-            o = open_kernel(s, models, tree, a.open_timeout, a.memory_limit_mb)
+            o = open_kernel(s, models, tree, a.open_timeout, a.memory_limit_mb, a.live)
             results.append(o)
             print(f"  open {s.file.relative_to(models)}::{s.qualname}: {o.status} in {o.seconds:.0f} s {o.detail}",
                   flush=True)
