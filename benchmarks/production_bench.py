@@ -622,6 +622,7 @@ class Row:
     drawn: list[float] = field(default_factory=list)  # edit -> recordChanged -> pypto/record answered (panels open)
     changed: int = 0
     reused: list[bool] = field(default_factory=list)  # per edit: its record reused the last compile (`reused`)
+    made: list[str] = field(default_factory=list)  # per edit: its line and new text, and whether it changed the record
     comment: float | None = None  # a comment added to the kernel's first tile-shape line -> its record
     comment_reused: bool = False
     record_bytes: int = 0
@@ -646,7 +647,9 @@ def kernel_lines(text: str, name: str) -> tuple[int, int]:
 
 
 def edit_variants(text: str, name: str, n: int, used: list[int], tiling: Sequence[int] = ()) -> list[tuple[int, str]]:
-    """Up to `n` edits, each (line, new text) with one tile shape halved: a number of a vec call, or both
+    """Up to `n` edits, each (line, new text) with one tile shape halved: a number of a vec call (the last first:
+    an op of lower rank than the call takes its trailing entries, so halving a leading one may change no tile —
+    gated delta rule's `set_vec_tile_shapes(16, 16, 128, 128)` over [128, 128] views, until session 57), or both
     numbers of a cube call's `[m0, m1]` / `[k0, k1]` / `[n0, n1]` pair (k, n, then m: a pair stays a valid
     L0/L1 pair). The calls in force for an op the tile stage cuts by them (`tiling`, 1-based lines: an edit
     there changes tile ops) first, then the others the kernel's record used (`used`: a call in force only for
@@ -667,8 +670,8 @@ def edit_variants(text: str, name: str, n: int, used: list[int], tiling: Sequenc
                     a, b = int(m.group(1)), int(m.group(2))
                     if a % divisor == 0 and b % divisor == 0 and a >= 16 * divisor:
                         out.append((i, f"{t[:m.start()]}[{a // divisor}, {b // divisor}]{t[m.end():]}"))
-            else:
-                for m in NUMBER.finditer(t, head.end()):
+            else:  # the last entry first: an op of lower rank than the call takes its trailing entries
+                for m in reversed(list(NUMBER.finditer(t, head.end()))):
                     v = int(m.group(1))
                     if v >= divisor and v % divisor == 0:
                         out.append((i, t[:m.start()] + str(v // divisor) + t[m.end():]))
@@ -696,7 +699,7 @@ def halved_expressions(line: str, kind: str, divisor: int) -> list[str]:
         return []
     out = []
     texts = [ast.unparse(a) for a in call.value.args]
-    chosen = range(len(texts)) if kind == "vec" else [i for i in (1, 2) if i < len(texts)]
+    chosen = reversed(range(len(texts))) if kind == "vec" else [i for i in (1, 2) if i < len(texts)]
     for i in chosen:
         a = call.value.args[i]
         if isinstance(a, (ast.Constant, ast.List, ast.Starred)):
@@ -784,6 +787,8 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
         row.edits.append(dt)
         row.reused.append(bool(r.get("reused")))
         row.changed += shape(r) != base
+        row.made.append(f"line {line + 1} {new.strip()!r}: {'changed' if shape(r) != base else 'the same'} "
+                        f"({shape(r)[0]} tile ops, {shape(r)[1]} tasks)")
         assert back.get("error") is None
     # an edit that leaves the traced program as it was: a comment at the end of a tile-shape line of the kernel
     variants = edit_variants(original, k.name, 1, row.tile_lines, row.tiling_lines)
@@ -884,8 +889,8 @@ async def edits_row(rows: list[Row], tree: Path, models: Path, a: argparse.Names
             p50 = statistics.median(row.edits) if row.edits else None
             print(f"  edits {row.kernel.key}: {[round(x, 2) for x in row.edits]} p50 {p50}; reused {row.reused}; "
                   f"with the panels' record {[round(x, 2) for x in row.drawn]}; a comment "
-                  f"{row.comment if row.comment is None else round(row.comment, 2)} s reused {row.comment_reused}",
-                  flush=True)
+                  f"{row.comment if row.comment is None else round(row.comment, 2)} s reused {row.comment_reused}; "
+                  f"{'; '.join(row.made)}", flush=True)
     finally:
         await bench.stop()
 
