@@ -100,8 +100,18 @@ factory kernels were refused (`pypto.DYNAMIC` came back as a copy) and deepseek_
 its attributes (a `@dataclass` whose `__init__` sets them).
 
 Run: `.venv/bin/python benchmarks/models_open.py [-j 2] [--timeout 900] [--open-timeout 300] [--keep DIR]
-[--mirror REPO] [--tree CHECKOUT] [--only SUBSTR]`. `--tree` runs another checkout's pypto and server
+[--mirror REPO] [--tree CHECKOUT] [--only SUBSTR] [--live]`. `--tree` runs another checkout's pypto and server
 (`PYTHONPATH`), e.g. a worktree of an earlier commit.
+
+Session 57 (2026-12-04, 22:32-22:50 UTC, 93d47de, `-j 2 --keep DIR`, a fresh export, every test file captured): **34
+of 34**, glm's ifa_func_kernel in 51 s (peak RSS 4,444 MB); no user file edited. With `--live` (22:56-23:03 UTC,
+`--no-capture`): 34 of 34, every job ending with its answer. The other 32 kernels' records were sent within 4 s (a
+kernel whose findings propose no shape sends none before its answer), their advice's shapes all simulated but
+mla_prolog_quant_d's (3 of 4, the bound); gated delta rule's record at 2 s, 11 of 11 shapes simulated. qat's
+per-tensor backward: record at 19 s, answer at 35 s, 0 of 3 simulated (the 10 s bound). glm's ifa_func_kernel:
+record at 25 s, answer at 41 s, 0 of 3 simulated (one child out of memory, two past the bound). That open at
+b9a45cc (`--tree`): record at 26 s, then "the job ran out of its memory limit after it sent its record"
+(docs/ARCHITECTURE.md, "Session 57").
 """
 
 from __future__ import annotations

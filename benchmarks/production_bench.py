@@ -553,6 +553,26 @@ block_attn_res --against WORKTREE-AT-441ac48`, 10:50-10:59 UTC), edit p50 of 4: 
 against 2.90 s [2.87, 2.69, 2.93, 3.43], panel record 3.28 against 3.50 s, cold 4.1-4.2 against 4.4-4.9 s (61 and
 60 % of it); gated delta rule 2.72 s [2.48, 2.32, 2.95, 3.32] against 2.67 s [2.58, 2.75, 2.97, 2.57] (within the
 noise; 18 % of its 15.1-15.5 s cold), its open 3.6 against 4.5 s.
+
+Session 57 (2026-12-04 23:03 UTC, the compiler and server of 0c7eeb3; this script's edits now halve a vec call's last
+entry first, and it prints each edit's line, text and effect and what the cold figure is made of; `--keep DIR
+--no-capture --edits 2`, load average 0.5, the 30 M-addition loop 0.98 s):
+
+| kernel | tile ops | tasks | cold s | open s | panels s | edit p50 s | edit/cold % | panel record p50 s | changed |
+|---|---|---|---|---|---|---|---|---|---|
+| hc_pre | 2,990 | 162 | 4.6 | 0.2 | 0.33 | 0.25 | 5 | 0.33 | 2/2 |
+| compressor | 10,706 | 3,153 | 5.0 | 0.4 | 0.62 | 0.35 | 7 | 0.59 | 2/2 |
+| compress_fa | 9,344 | 2,304 | 4.5 | 0.2 | 0.38 | 0.24 | 5 | 0.48 | 1/2 |
+| glm_attention | 24,408 | 4,600 | 5.0 | 0.4 | 0.74 | 0.46 | 9 | 0.54 | 2/2 |
+| gated_delta_rule | 195,552 | 76,016 | 14.3 | 2.7 | 0.61 | 2.38 | 17 | 2.93 | 1/2 |
+| block_attn_res | 139,840 | 41,024 | 4.0 | 1.4 | 0.31 | 2.11 | 53 | 2.64 | 2/2 |
+
+Gated delta rule's edits: `set_vec_tile_shapes(128, 128, 64)` at line 455 changed its program (197,088 tile ops,
+76,784 tasks), `(128, 64, 128)` did not; both took the same time, as the job lowers the whole program whatever
+changed. Its cold 14.3 s is 1.2 s of process start, imports and listing the file's kernels, then the job's 13.0 s,
+10 of them the advice's check (8 of 11 proposed shapes simulated). Kimi's cold 4.0 s is 2.4 s before the job and the
+job's 1.6 s (no shape proposed); its edits make 246-255 k tile ops, every one of them changed, so its edit's job
+(2.1 s) lowers a bigger program than its cold job did: 10 % of 4.0 s is out of reach of any reuse.
 """
 
 from __future__ import annotations
@@ -623,6 +643,7 @@ class Row:
     changed: int = 0
     reused: list[bool] = field(default_factory=list)  # per edit: its record reused the last compile (`reused`)
     made: list[str] = field(default_factory=list)  # per edit: its line and new text, and whether it changed the record
+    cold_parts: str = ""  # what the cold figure is made of
     comment: float | None = None  # a comment added to the kernel's first tile-shape line -> its record
     comment_reused: bool = False
     record_bytes: int = 0
@@ -821,6 +842,11 @@ def cold(path: Path, k: Kernel, models: Path, tree: Path, row: Row, timeout: flo
     row.tile_lines = [int(x) for x in out.get("tile_lines") or ()]
     row.tiling_lines = [int(x) for x in out.get("tiling_lines") or ()]
     row.cold = float(out["process_seconds"])
+    advice = out.get("advice") or {}
+    row.cold_parts = (f"(the job {float(out.get('analyze_seconds') or 0.0):.1f} s, its advice's check among it: "
+                      f"{advice.get('simulated', 0)} of {advice.get('proposed', 0)} proposed shapes simulated; "
+                      f"before it, {row.cold - float(out.get('analyze_seconds') or 0.0):.1f} s of process start, "
+                      "imports and listing the file's kernels)")
     row.record_bytes = int(out.get("record_json_bytes", 0)) + int(out.get("record_columns_bytes", 0))
 
 
@@ -870,7 +896,8 @@ def _p50(xs: list[float]) -> str:
 
 def cold_row(models: Path, tree: Path, row: Row, timeout: float) -> None:
     cold(models / row.kernel.file, row.kernel, models, tree, row, timeout)
-    print(f"  cold {row.kernel.key}: {row.cold if row.cold is None else round(row.cold, 1)} s {row.note}", flush=True)
+    print(f"  cold {row.kernel.key}: {row.cold if row.cold is None else round(row.cold, 1)} s {row.cold_parts} "
+          f"{row.note}", flush=True)
 
 
 async def edits_row(rows: list[Row], tree: Path, models: Path, a: argparse.Namespace) -> None:
