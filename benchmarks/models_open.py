@@ -111,7 +111,9 @@ mla_prolog_quant_d's (3 of 4, the bound); gated delta rule's record at 2 s, 11 o
 per-tensor backward: record at 19 s, answer at 35 s, 0 of 3 simulated (the 10 s bound). glm's ifa_func_kernel:
 record at 25 s, answer at 41 s, 0 of 3 simulated (one child out of memory, two past the bound). That open at
 b9a45cc (`--tree`): record at 26 s, then "the job ran out of its memory limit after it sent its record"
-(docs/ARCHITECTURE.md, "Session 57").
+(docs/ARCHITECTURE.md, "Session 57"). Then a bounded check stopped beginning shapes whose compile would outlast it
+(23:11 UTC, `--only glm_attention_fusion --live`, `--only qat_impl --live`): glm's record at 27 s, answer at 32 s, qat's
+per-tensor backward's at 19 and 25 s, each "0 of 3 simulated" with the compile times that said so.
 """
 
 from __future__ import annotations
@@ -181,7 +183,7 @@ def has_capture(site: KernelSite, models: Path) -> bool:
 def advice_text(advice: dict[str, Any] | None) -> str:
     """What became of the advice's check (`--live`): how many proposed shapes the board simulated, and why others
     were not."""
-    if not advice:
+    if not advice or not (advice.get("proposed") or advice.get("stopped")):
         return ""
     text = f"; advice: {advice['simulated']} of {advice['proposed']} proposed shapes simulated"
     if advice.get("unchecked"):

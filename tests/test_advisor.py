@@ -344,6 +344,54 @@ def test_a_candidate_whose_child_runs_out_of_memory_is_left_unsimulated_and_the_
             assert not f.edits and "could not simulate" in f.suggestion and "ran out of memory" in f.suggestion
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform: every candidate is lowered here")
+def test_a_bounded_check_does_not_begin_a_candidate_whose_compile_would_outlast_it(tmp_path, monkeypatch):
+    """A kernel whose own compile took longer than the whole check has (glm's fused attention: 16 s against 10 s) has
+    its candidates traced but not lowered: each is left unsimulated with the figures that said so, and no child is
+    forked for it; without a bound, or with one long enough, the same candidate is lowered as ever."""
+    import dataclasses
+
+    from pypto import beside
+    from pypto.analysis import advisor as advisor_module
+    from pypto.analysis.advice import verify_advice
+    from pypto.analysis.health import health_report
+    from pypto.boards.sim_kernel import finish_loading
+
+    path = tmp_path / "badly_tiled.py"
+    path.write_text(BADLY_TILED)
+    kernel = load_module(path).soft
+    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    started = [0]
+
+    def soon(compute, fork=True):  # type: ignore[no-untyped-def]
+        started[0] += 1
+        return beside.soon(compute, fork)
+
+    monkeypatch.setattr(advisor_module, "soon", soon)
+    record = profile(compile_record(kernel, inputs), "sim")
+    slow = dataclasses.replace(record, passes=[dataclasses.replace(p, seconds=0.0) for p in record.passes])
+    slow.passes[-1] = dataclasses.replace(slow.passes[-1], seconds=30.0)  # as if its compile had taken 30 s
+    finish_loading()
+    if threading.active_count() > 1 or not beside._room_for_a_copy():
+        pytest.skip("threads running in this process, or no memory for a copy of it: beside does not fork")
+    candidate = ((0, (8, 64)),)
+    bounded = Advisor(kernel, inputs, fork_from=0, record=slow)
+    bounded.evaluate_all([candidate], deadline=time.monotonic() + 10.0)
+    assert started[0] == 0 and candidate not in bounded.cache
+    assert "took 30.0 s here" in bounded.lost[candidate] and "longer than the" in bounded.lost[candidate]
+    checked = verify_advice(health_report(slow), bounded, seconds=10.0)
+    assert started[0] == 0, "nothing lowered: every proposed shape would outlast the check"
+    offered = [f for f in checked.findings if f.numbers.get("try")]
+    assert offered and all(not f.edits and "could not simulate" in f.suggestion and "took 30.0 s" in f.suggestion
+                           for f in offered)
+
+    for deadline in (None, time.monotonic() + 60.0):  # no bound, or one the expected compile fits
+        ample = Advisor(kernel, inputs, fork_from=0, record=slow)
+        ample.evaluate_all([candidate], deadline=deadline)
+        assert ample.cache[candidate].legal and not ample.lost
+    assert started[0] == 2
+
+
 def test_a_search_space_of_many_digits_is_counted_as_read():
     assert count_text(91_500) == "91,500" and count_text(999_999_999) == "999,999,999"
     assert count_text(27_689_132_800_763_960_000_000_000_000_000_000_000_000_000_000_000) == "2.8×10^49"

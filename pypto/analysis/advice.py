@@ -95,7 +95,11 @@ def _checked(f: Finding, advisor: Advisor, before: float, board: str, bound: _Bo
                                    edits=edits)
     if any(t.get("unchecked") for t in tries):
         timed = ", ".join(str(t["call"]) for t in tries if t.get("unchecked") and "why" not in t)
-        lost = "; ".join(f"{t['call']}: {t['why']}" for t in tries if t.get("unchecked") and "why" in t)
+        by_why: dict[str, list[str]] = {}
+        for t in tries:
+            if t.get("unchecked") and "why" in t:
+                by_why.setdefault(str(t["why"]), []).append(str(t["call"]))
+        lost = "; ".join(f"{', '.join(dict.fromkeys(calls))}: {why}" for why, calls in by_why.items())
         why = [f"the {board} board's check of the advice stopped at its time bound ({bound.seconds:g} s) before it "
                f"simulated {timed}"] if timed else []
         why += [f"the {board} board's check of the advice could not simulate {lost}"] if lost else []

@@ -165,6 +165,7 @@ class Advisor:
     _tiled: dict[int, list[tuple[int, ...]]] = field(default_factory=dict)  # call -> shapes of the ops it tiles
     _rate: float = 0.0  # seconds per unit of `cost` (the slowest evaluation so far): what a candidate will take
     _floor: float = 0.0  # the quickest legal evaluation so far: what any candidate takes at least (tracing, passes)
+    _written: float = 0.0  # the seconds the kernel as written took to compile (its record's passes, on this machine)
     knobs: tuple[Knob, ...] = ()  # a PyPTO 3 kernel's slice-size constants (`knobs.find_knobs`): searched as calls are
     # the lines where the kernel as written breaks a board limit: a candidate may too (`strict_tile_rules`)
     tolerated: frozenset[tuple[str, int]] = frozenset()
@@ -175,12 +176,14 @@ class Advisor:
     # last compile's in), so a candidate traced as before is neither lowered nor simulated again; filled here
     traces: dict[str, Any] = field(default_factory=dict)
     # candidates not simulated, and why: a forked child that ran out of memory lowering one (glm's fused attention in a
-    # worker under its cap). Not retried here, where it would likely run out too and end the whole check; not cached
+    # worker under its cap: not retried here, where it would likely run out too and end the whole check), or a compile
+    # that would outlast the whole of a bounded check (`evaluate_all`); not cached
     lost: dict[Overrides, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         record = self.record if self.record is not None else compile_record(self.kernel, dict(self.inputs))
         self.record = record
+        self._written = sum(float(p.seconds or 0.0) for p in record.passes)
         self.configs = tuple(record.source.tile_configs)
         self._by_id = {tc.id: tc for tc in self.configs}
         self.choices = {tc.id: self._choices(tc) for tc in self.configs}
@@ -353,9 +356,14 @@ class Advisor:
         they run, and the children's copies of their programs are never torn down here (glm's fused attention:
         ~2 s of a 4.6 s candidate). `deadline` (`time.monotonic()`): a child not done by then is ended and its
         candidate left out of `cache` (unevaluated), so that the check ends at its bound, not two candidates later
-        (gated delta rule's first tile edit: 12.6 s for a bound of 10 s before)."""
+        (gated delta rule's first tile edit: 12.6 s for a bound of 10 s before). With a deadline, a candidate lowered in
+        a child whose compile is expected to take longer than the whole check has (the kernel as written's compile
+        time, scaled by the candidate's tiles: `cost`) is not started: it is `lost`, with the figures that said so
+        (glm's fused attention, 16 s a compile against a bound of 10 s: its three shapes' children were ended at the
+        bound, or ran out of memory, and the answer came 16 s after the record for nothing)."""
         fork = self._forks()
         pending: deque[_Pending] = deque()
+        whole = None if deadline is None else deadline - time.monotonic()  # what the check has, from its start
 
         def settle(p: _Pending) -> None:
             if deadline is not None and p.later is not None and not p.later.ready(deadline - time.monotonic()):
@@ -369,7 +377,7 @@ class Advisor:
                     continue
                 if until is not None and until(ov):
                     break
-                p = self._begin(ov, fork)
+                p = self._begin(ov, fork, whole)
                 if p.later is None or not fork:  # known already, or illegal when traced: nothing to wait for
                     self._finish(p)
                     continue
@@ -387,9 +395,10 @@ class Advisor:
         tiles = self.record.program.tiles if self.record is not None and self.record.program is not None else None
         return tiles is not None and len(tiles.ops) >= self.fork_from
 
-    def _begin(self, overrides: Overrides, fork: bool) -> _Pending:
+    def _begin(self, overrides: Overrides, fork: bool, whole: float | None = None) -> _Pending:
         """The candidate traced (and fingerprinted) here; its lowering and simulation begun in a forked child when
-        `fork` and its traced program is not known already, else left for `_finish`."""
+        `fork` and its traced program is not known already, else left for `_finish` — unless its compile is expected
+        to take longer than `whole` seconds (`evaluate_all`): then it is `lost`."""
         t0 = time.perf_counter()
         fresh = self.kernel.fresh()  # an empty cache
         calls = {i: d for i, d in overrides if i >= 0}
@@ -407,6 +416,11 @@ class Advisor:
         known = self.traces.get(traced)
         if known is not None:
             return _Pending(overrides, t0, traced, known)
+        expected = self._written * self.cost(overrides)
+        if fork and whole is not None and expected > whole:
+            self.lost[overrides] = (f"a compile of this kernel took {self._written:.1f} s here, and this shape's is "
+                                    f"expected to take {expected:.1f} s, longer than the {whole:.1f} s the check had")
+            return _Pending(overrides, t0, traced)
 
         def lowered() -> tuple[str, Any, Any]:  # ("illegal", why, None) or ("ok", its figures, their fingerprint)
             with tile_overrides(calls), strict_tile_rules(self.tolerated), knob_values(self.kernel, consts):
@@ -420,7 +434,9 @@ class Advisor:
 
     def _finish(self, p: _Pending) -> Evaluation:
         """The candidate's evaluation, cached: its lowering and simulation taken from its child, or made here; not
-        simulated (`lost`) when its child ran out of memory."""
+        simulated (`lost`) when its child ran out of memory, or it was not begun (`_begin`)."""
+        if p.overrides in self.lost:
+            return self.evaluate(p.overrides)
         known: Any = p.known
         if p.later is not None:
             try:
