@@ -76,7 +76,7 @@ class Later(Generic[C]):
         child, self._child = self._child, None
         got = child.take(self._index, self._last) if child is not None else None
         if got is not None and got[0] == "ok":
-            return got[1]  # type: ignore[no-any-return]
+            return got[1]
         if got is not None and not again_out_of_memory:
             raise ChildOutOfMemory("its forked process ran out of memory")
         return self._compute()
