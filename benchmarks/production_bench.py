@@ -570,9 +570,9 @@ entry first, and it prints each edit's line, text and effect and what the cold f
 Gated delta rule's edits: `set_vec_tile_shapes(128, 128, 64)` at line 455 changed its program (197,088 tile ops,
 76,784 tasks), `(128, 64, 128)` did not; both took the same time, as the job lowers the whole program whatever
 changed. Its cold 14.3 s is 1.2 s of process start, imports and listing the file's kernels, then the job's 13.0 s,
-10 of them the advice's check (8 of 11 proposed shapes simulated). Kimi's cold 4.0 s is 2.4 s before the job and the
-job's 1.6 s (no shape proposed); its edits make 246-255 k tile ops, every one of them changed, so its edit's job
-(2.1 s) lowers a bigger program than its cold job did: 10 % of 4.0 s is out of reach of any reuse.
+its advice's check bounded at 10 of them (8 of 11 proposed shapes simulated). Kimi's cold 4.0 s is 2.4 s before the
+job and the job's 1.6 s (no shape proposed); its edits make 246-255 k tile ops, every one of them changed, so its
+edit's job (2.1 s) lowers a bigger program than its cold job did: 10 % of 4.0 s is out of reach of any reuse.
 """
 
 from __future__ import annotations
@@ -807,9 +807,10 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
             continue
         row.edits.append(dt)
         row.reused.append(bool(r.get("reused")))
-        row.changed += shape(r) != base
-        row.made.append(f"line {line + 1} {new.strip()!r}: {'changed' if shape(r) != base else 'the same'} "
-                        f"({shape(r)[0]} tile ops, {shape(r)[1]} tasks)")
+        now = shape(r)
+        row.changed += now != base
+        row.made.append(f"line {line + 1} {new.strip()!r}: {'changed' if now != base else 'the same'} "
+                        f"({now[0]} tile ops, {now[1]} tasks)")
         assert back.get("error") is None
     # an edit that leaves the traced program as it was: a comment at the end of a tile-shape line of the kernel
     variants = edit_variants(original, k.name, 1, row.tile_lines, row.tiling_lines)
@@ -842,11 +843,10 @@ def cold(path: Path, k: Kernel, models: Path, tree: Path, row: Row, timeout: flo
     row.tile_lines = [int(x) for x in out.get("tile_lines") or ()]
     row.tiling_lines = [int(x) for x in out.get("tiling_lines") or ()]
     row.cold = float(out["process_seconds"])
-    advice = out.get("advice") or {}
-    row.cold_parts = (f"(the job {float(out.get('analyze_seconds') or 0.0):.1f} s, its advice's check among it: "
-                      f"{advice.get('simulated', 0)} of {advice.get('proposed', 0)} proposed shapes simulated; "
-                      f"before it, {row.cold - float(out.get('analyze_seconds') or 0.0):.1f} s of process start, "
-                      "imports and listing the file's kernels)")
+    advice, job = out.get("advice") or {}, float(out.get("analyze_seconds") or 0.0)
+    row.cold_parts = (f"(the job {job:.1f} s, its advice's check among it: {advice.get('simulated', 0)} of "
+                      f"{advice.get('proposed', 0)} proposed shapes simulated; before it, {row.cold - job:.1f} s of "
+                      "process start, imports and listing the file's kernels)")
     row.record_bytes = int(out.get("record_json_bytes", 0)) + int(out.get("record_columns_bytes", 0))
 
 
