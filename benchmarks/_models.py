@@ -215,12 +215,14 @@ def tree_env(tree: Path) -> dict[str, str]:
     return env
 
 
-def run_capture(test: Path, tree: Path, timeout: float, memory_mb: int | None = None) -> TestRun:
+def run_capture(test: Path, tree: Path, timeout: float, memory_mb: int | None = None,
+                run_skipped: bool = False) -> TestRun:
     """`pypto-ide capture --timeout T -- COMMAND` in the test's folder, with `tree`'s pypto (its memory cap
-    unless `memory_mb`)."""
+    unless `memory_mb`; `run_skipped`: `--run-skipped`, the tests their skip marks skip run too)."""
     command = test_command(test)
     assert command is not None
     cap = [] if memory_mb is None else ["--memory-limit-mb", str(memory_mb)]
+    cap += ["--run-skipped"] if run_skipped else []
     argv = [sys.executable, "-m", "server.cli", "capture", "--timeout", f"{timeout:g}", *cap, "--", *command]
     run = TestRun(test, command)
     t0 = time.perf_counter()

@@ -249,6 +249,8 @@ def main() -> int:
     ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose pypto and server run (this one)")
     ap.add_argument("--only", default=None, help="only files whose path (under models/) contains this")
     ap.add_argument("--no-capture", action="store_true", help="with --keep: open with the captures already there")
+    ap.add_argument("--run-skipped", action="store_true",
+                    help="capture with `--run-skipped`: the tests their own skip marks skip run too")
     ap.add_argument("--live", action="store_true",
                     help="open as the language server's live loop does (an interim record, then the advice checked)")
     a = ap.parse_args()
@@ -266,7 +268,7 @@ def main() -> int:
         runs: dict[Path, TestRun] = {}
         if not a.no_capture:
             def one(t: Path) -> TestRun:
-                r = run_capture(t, tree, a.timeout, a.capture_memory_mb)
+                r = run_capture(t, tree, a.timeout, a.capture_memory_mb, a.run_skipped)
                 status = "TIMEOUT" if r.code is None else r.runs
                 print(f"  capture {t.relative_to(models)}: {status} in {r.seconds:.0f} s; {r.summary}; "
                       f"captured {len(r.captured)}", flush=True)

@@ -799,9 +799,11 @@ for _d in _sys.path:
 
 
 def run_capture(command: list[str], store: Path | None = None, every: bool = False,
-                timeout: float = CAPTURE_TIMEOUT, memory_mb: int = CAPTURE_MEMORY_MB, npu: bool = True) -> int:
+                timeout: float = CAPTURE_TIMEOUT, memory_mb: int = CAPTURE_MEMORY_MB, npu: bool = True,
+                run_skipped: bool = False) -> int:
     """Run the user's own COMMAND (a test, a script) with this `pypto` first on its path and every jit
-    call recorded (`pypto.frontend.capture`) into STORE; print what was captured. The command runs in
+    call recorded (`pypto.frontend.capture`) into STORE; print what was captured, and the tests its pytest
+    skipped (`pypto.capture_pytest`; with `run_skipped`, those its skip marks would skip run). The command runs in
     its own process group, under a time limit (the whole group is stopped at it) and a memory cap; with
     `npu`, `import torch_npu` finds the stand-in (unless a real one is installed)."""
     command = command[1:] if command[:1] == ["--"] else list(command)
@@ -812,12 +814,31 @@ def run_capture(command: list[str], store: Path | None = None, every: bool = Fal
         if npu:
             (Path(site) / "sitecustomize.py").write_text(CAPTURE_SITE)
         return _capture(command, store, every, timeout, memory_mb, [site] if npu else [],
-                        NPU_ENVIRONMENT if npu else {})
+                        NPU_ENVIRONMENT if npu else {}, Path(site) / "skipped.jsonl", run_skipped)
 
 
 # what an Ascend machine's environment says and an NPU program reads before it runs (PyPTO's scripts skip
 # their run without a device id): with the stand-in, the command sees it unless it sets its own
 NPU_ENVIRONMENT = {"TILE_FWK_DEVICE_ID": "0"}
+
+
+MAX_SKIPPED = 200  # skipped tests reported at most (a suite may skip thousands)
+
+
+def _skipped(path: Path) -> list[dict[str, Any]]:
+    """The tests the command's pytest skipped or ran unskipped, as `pypto.capture_pytest` wrote them (the user's
+    process wrote the file: a line that is not such an entry is passed over)."""
+    out: list[dict[str, Any]] = []
+    with contextlib.suppress(OSError), path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            with contextlib.suppress(ValueError):
+                e = json.loads(line)
+                if isinstance(e, dict) and isinstance(e.get("test"), str) and isinstance(e.get("reason"), str):
+                    out.append({"test": e["test"][:500], "reason": " ".join(e["reason"].split())[:300],
+                                "marked": e.get("marked") is True, "lifted": e.get("lifted") is True})
+            if len(out) >= MAX_SKIPPED:
+                break
+    return out
 
 
 def _killed(text: str, signum: int, memory_mb: int) -> str:
@@ -839,7 +860,7 @@ def _killed(text: str, signum: int, memory_mb: int) -> str:
 
 
 def _capture(command: list[str], store: Path | None, every: bool, timeout: float, memory_mb: int,
-             path: list[str], defaults: dict[str, str]) -> int:
+             path: list[str], defaults: dict[str, str], skips: Path, run_skipped: bool) -> int:
     folder = (store if store is not None else Path.cwd() / capture.STORE).resolve()
     session = uuid.uuid4().hex
     argv = list(command)
@@ -850,6 +871,12 @@ def _capture(command: list[str], store: Path | None, every: bool, timeout: float
     env["PYTHONPATH"] = os.pathsep.join([*path, str(REPO), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     env.update({capture.ENV_STORE: str(folder), capture.ENV_MODE: "all" if every else "first",
                 capture.ENV_SESSION: session, capture.ENV_COMMAND: text})
+    # the command's pytest, if it runs one, reports what it skipped (and with run_skipped, lifts its skip marks)
+    env["PYTEST_PLUGINS"] = ",".join([*filter(None, [env.get("PYTEST_PLUGINS", "")]), capture.PYTEST_PLUGIN])
+    env[capture.ENV_SKIPS] = str(skips)
+    env.pop(capture.ENV_RUN_SKIPPED, None)
+    if run_skipped:
+        env[capture.ENV_RUN_SKIPPED] = "1"
     print(f"capture: running `{text}` (captures to {folder}; time limit {timeout:g} s)", file=sys.stderr, flush=True)
     try:
         proc = subprocess.Popen(argv, env=env, start_new_session=True,  # noqa: S603 - the user's own command
@@ -892,13 +919,21 @@ def _capture(command: list[str], store: Path | None, every: bool, timeout: float
         for name, why in c.unstored.items():
             print(f"    not stored: {name}: {why}")
         print(f"    -> {c.path}")
+    skipped = _skipped(skips)
+    for entry in skipped:  # (the language server reads these lines: server.capture_runner)
+        how = ("unskipped", "(its skip mark lifted)") if entry["lifted"] else \
+            ("skipped", "by its skip mark" if entry["marked"] else "at run time")
+        print(f"{how[0]} {entry['test']}  {how[1]}: {entry['reason']}")
     if problem:
         kept = f"; the {len(made)} capture(s) made before are kept" if made else "; nothing was captured"
         print(f"capture: error: {problem}{kept}", file=sys.stderr)
         return 1
     if not made:
+        marked = sum(1 for e in skipped if e["marked"] and not e["lifted"])
+        hint = (f"; pytest skipped {marked} test(s) by their skip marks: --run-skipped runs them" if marked else
+                f"; pytest skipped {len(skipped)} test(s)" if skipped else "")
         print(f"capture: error: `{text}` called no @pypto.jit kernel (with this pypto, {REPO / 'pypto'}): "
-              "nothing captured", file=sys.stderr)
+              f"nothing captured{hint}", file=sys.stderr)
         return 1
     print(f"capture: {len(made)} capture(s) in {folder}", file=sys.stderr)
     return 0
@@ -1037,6 +1072,10 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"seconds the command may run (default {CAPTURE_TIMEOUT:g})")
     cp.add_argument("--memory-limit-mb", type=int, default=CAPTURE_MEMORY_MB,
                     help=f"the command's address space (default {CAPTURE_MEMORY_MB}; 0: no limit)")
+    cp.add_argument("--run-skipped", action="store_true",
+                    help="run the tests pytest would skip by their own skip/skipif marks (PyPTO's biggest cases are "
+                         "marked skip, often the only callers of a kernel); a test that skips itself at run time "
+                         "still skips")
     cp.add_argument("--no-npu-standin", action="store_false", dest="npu",
                     help="do not give the command the torch_npu stand-in (default: `import torch_npu` finds it, "
                          "unless a real torch_npu is installed; docs/npu.md)")
@@ -1044,7 +1083,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the command to run, after --: python -m pytest tests/test_x.py::test_ifa, python kernel.py")
     args = parser.parse_args(argv)
     if args.cmd == "capture":
-        return run_capture(args.command, args.store, args.every, args.timeout, args.memory_limit_mb, args.npu)
+        return run_capture(args.command, args.store, args.every, args.timeout, args.memory_limit_mb, args.npu,
+                           args.run_skipped)
     if args.cmd == "examples":
         return run_examples(Path(args.directory).resolve())
     if args.cmd == "compile":

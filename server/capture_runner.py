@@ -51,6 +51,9 @@ SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__p
              "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 
 _CAPTURED = re.compile(r"^captured (\S+)  (.+?):(\d+)  ")
+# a test the command's pytest skipped, or ran with its skip mark lifted (`pypto-ide capture --run-skipped`)
+_SKIPPED = re.compile(r"^(skipped|unskipped) (.+?)  (by its skip mark|at run time|\(its skip mark lifted\)): (.*)$")
+MAX_SKIPPED = 200  # skipped tests kept in an outcome
 _ERROR = "capture: error: "
 
 
@@ -68,6 +71,9 @@ class Target:
     name: str
     line: int  # 1-based: the `def` (after its decorators) or the `if __name__` line
     end: int = 0  # its last line
+    # a test's pytest skip mark as written (its own, its class's, the module's `pytestmark`): its reason, or the
+    # mark's name when it gives none; a capture from it lifts the mark (`run_skipped`)
+    skip: str | None = None
 
     def command(self, path: str, cwd: str) -> list[str]:
         """The command line the capture runs, in `cwd`."""
@@ -75,6 +81,40 @@ class Target:
         if self.kind == "test":
             return ["python", "-m", "pytest", "-q", f"{rel}::{self.name}"]
         return ["python", rel]
+
+
+def _dotted(node: ast.expr) -> str:
+    """`pytest.mark.skip` of such an expression, "" for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+
+
+def skip_mark(marks: list[ast.expr]) -> str | None:
+    """The reason of the first pytest skip / skipif mark among decorators (or a `pytestmark` list's entries): its
+    `reason=` or a skip's first argument when a string constant, else the mark's name; None without one."""
+    for m in marks:
+        call = m if isinstance(m, ast.Call) else None
+        words = _dotted(call.func if call else m).split(".")
+        if len(words) < 2 or words[-2:] not in (["mark", "skip"], ["mark", "skipif"]):
+            continue
+        given = [k.value for k in call.keywords if k.arg == "reason"] if call else []
+        if call and not given and words[-1] == "skip" and call.args:
+            given = [call.args[0]]
+        reason = given[0] if given else None
+        return reason.value if isinstance(reason, ast.Constant) and isinstance(reason.value, str) else words[-1]
+    return None
+
+
+def _module_marks(tree: ast.Module) -> list[ast.expr]:
+    """The module's `pytestmark = …` (one mark or a list of them)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+            v = node.value
+            return list(v.elts) if isinstance(v, (ast.List, ast.Tuple)) else [v]
+    return []
 
 
 def _under(path: str, folder: str) -> bool:
@@ -104,17 +144,20 @@ def targets(text: str, path: str) -> list[Target]:
         return []
     out: list[Target] = []
     test_file = is_test_file(path)
+    module = _module_marks(tree) if test_file else []
     for node in tree.body:
         if _is_main_test(node):
             out.append(Target("main", "__main__", node.lineno, node.end_lineno or node.lineno))
         elif not test_file:
             continue
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            out.append(Target("test", node.name, node.lineno, node.end_lineno or node.lineno))
+            out.append(Target("test", node.name, node.lineno, node.end_lineno or node.lineno,
+                              skip_mark([*node.decorator_list, *module])))
         elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
             for m in node.body:
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"):
-                    out.append(Target("test", f"{node.name}::{m.name}", m.lineno, m.end_lineno or m.lineno))
+                    out.append(Target("test", f"{node.name}::{m.name}", m.lineno, m.end_lineno or m.lineno,
+                                      skip_mark([*m.decorator_list, *node.decorator_list, *module])))
     return out
 
 
@@ -205,10 +248,17 @@ class Outcome:
     error: str | None = None
     lines: int = 0  # lines of output
     tail: list[str] = field(default_factory=list)
+    # the tests its pytest skipped: {"test", "reason", "marked": a skip mark skipped it, "lifted": ran despite one}
+    skipped: list[dict[str, Any]] = field(default_factory=list)
 
     def json(self) -> dict[str, Any]:
         return {"ok": self.ok, "command": self.command, "cwd": self.cwd, "exitCode": self.exit_code,
-                "captures": self.captures, "error": self.error, "outputLines": self.lines, "tail": self.tail}
+                "captures": self.captures, "error": self.error, "outputLines": self.lines, "tail": self.tail,
+                "skipped": self.skipped}
+
+    def skip_marked(self) -> list[dict[str, Any]]:
+        """The tests a skip mark skipped, which a capture with `run_skipped` runs."""
+        return [s for s in self.skipped if s["marked"] and not s["lifted"]]
 
     def message(self) -> str:
         """The one line the user is shown."""
@@ -242,7 +292,7 @@ class CaptureRunner:
         self._proc: asyncio.subprocess.Process | None = None
 
     async def run(self, words: list[str], cwd: str, timeout: float, on_line: Callable[[str], None],
-                  every: bool = False) -> Outcome:
+                  every: bool = False, run_skipped: bool = False) -> Outcome:
         text = shlex.join(words)
         out = Outcome(text, cwd)
         if self.running is not None:
@@ -252,7 +302,7 @@ class CaptureRunner:
             out.error = f"no folder {cwd}"
             return out
         argv = [sys.executable, "-m", "server.cli", "capture", "--timeout", f"{timeout:g}",
-                *(["--all"] if every else []), "--", *words]
+                *(["--all"] if every else []), *(["--run-skipped"] if run_skipped else []), "--", *words]
         self.running = text
         try:
             return await self._run(argv, out, timeout, on_line)
@@ -288,6 +338,10 @@ class CaptureRunner:
                 qual = m.group(1)
                 out.captures.append({"kernel": qual.rsplit(".", 1)[-1], "qualname": qual, "file": m.group(2),
                                      "line": int(m.group(3))})
+            k = _SKIPPED.match(s)
+            if k and len(out.skipped) < MAX_SKIPPED:
+                out.skipped.append({"test": k.group(2), "reason": k.group(4), "marked": k.group(3) != "at run time",
+                                    "lifted": k.group(1) == "unskipped"})
             if out.lines <= MAX_LINES:
                 on_line(s)
             elif out.lines == MAX_LINES + 1:

@@ -544,12 +544,19 @@ def capture_lenses(doc: Document, targets: Iterable[Target], cwd: str) -> list[l
     for t in targets:
         at = lsp.Range(lsp.Position(t.line - 1, 0), lsp.Position(t.line - 1, 0))
         words = t.command(doc.path, cwd)
+        lifted = f" (despite its skip mark: {t.skip})" if t.skip is not None else ""
         out.append(lsp.CodeLens(range=at, command=lsp.Command(
-            title="pypto: Capture", command=CAPTURE_COMMAND,
-            arguments=[{"command": words, "cwd": cwd, "uri": doc.uri}],
+            title="pypto: Capture" + (" (despite its skip mark)" if lifted else ""), command=CAPTURE_COMMAND,
+            arguments=[{"command": words, "cwd": cwd, "uri": doc.uri, **_run_skipped(t)}],
             tooltip=f"record the inputs of every kernel this {'test' if t.kind == 'test' else 'script'} calls: "
-                    f"pypto-ide capture -- {' '.join(words)} (in {cwd})")))
+                    f"pypto-ide capture{' --run-skipped' if lifted else ''} -- {' '.join(words)} (in {cwd}){lifted}")))
     return out
+
+
+def _run_skipped(t: Target) -> dict[str, bool]:
+    """A capture from a test its skip mark would skip runs it (`pypto-ide capture --run-skipped`): the user asked
+    for that test."""
+    return {"run_skipped": True} if t.skip is not None else {}
 
 
 # ---- inlay hints --------------------------------------------------------------------------------
@@ -697,14 +704,17 @@ def missing_inputs(doc: Document, rng: lsp.Range,
 def capture_actions(kernel: str, diag: lsp.Diagnostic, found: Iterable[Found], cwd: str) -> list[lsp.CodeAction]:
     """"Capture inputs from TEST" for each test found that names the kernel (server.capture_runner)."""
     out = []
-    for f in found:
+    for f in sorted(found, key=lambda f: f.target.skip is not None):  # a test that runs as it is first
         words = f.target.command(f.path, cwd)
         where = os.path.relpath(f.path, cwd) if f.path.startswith(cwd.rstrip(os.sep) + os.sep) else f.path
         title = f"pypto: Capture inputs from {where}::{f.target.name}"
+        if f.target.skip is not None:
+            title += " (despite its skip mark)"
         out.append(lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diag],
                                   is_preferred=not out, command=lsp.Command(
                                       title=title, command=CAPTURE_COMMAND,
-                                      arguments=[{"command": words, "cwd": cwd, "kernel": kernel}])))
+                                      arguments=[{"command": words, "cwd": cwd, "kernel": kernel,
+                                                  **_run_skipped(f.target)}])))
     return out
 
 

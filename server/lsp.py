@@ -45,6 +45,7 @@ from server.worker import JobFailed, collector_paused
 
 VERSION = "0.1.0"
 REQUEST_FAILED = -32803
+RUN_SKIPPED = "Run the skipped tests"  # the action offered after a capture whose tests skipped by their marks
 SCAN_TTL = 10.0  # seconds a scan for the tests naming a kernel is reused (the capture quick fix)
 LOG_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO, "debug": logging.DEBUG}
 log = logging.getLogger("pypto.server")
@@ -419,7 +420,8 @@ class PyptoLanguageServer(LanguageServer):
                 progress.report(s[:200])
 
         log.info("capture: running `%s` in %s (time limit %g s)", text, cwd, timeout)
-        run = asyncio.ensure_future(self.captures.run(words, cwd, timeout, line, bool(args.get("all"))))
+        run = asyncio.ensure_future(self.captures.run(words, cwd, timeout, line, bool(args.get("all")),
+                                                      bool(args.get("run_skipped"))))
         try:
             out = await run
         except asyncio.CancelledError:
@@ -433,13 +435,28 @@ class PyptoLanguageServer(LanguageServer):
         message = out.message()
         if not out.ok:
             message += " (the PyPTO output has the command's output)"
-        self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
+        marked = out.skip_marked() if not out.captures and not stopped else []
+        if marked:  # pytest skipped its tests by their marks: offered to run them (`pypto-ide capture --run-skipped`)
+            self.spawn(self._offer_skipped(args, marked, message))
+        else:
+            self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
         log.log(logging.INFO if out.ok else logging.WARNING, "%s", message)
         files = {features.norm(c["file"]) for c in out.captures}
         for doc in list(self.live.docs.values()):
             if features.norm(doc.path) in files:
                 self.spawn(self.live.compile_now(doc.uri, True))
         return out.json()
+
+    async def _offer_skipped(self, args: dict[str, Any], marked: list[dict[str, Any]], message: str) -> None:
+        """A capture that called no kernel because pytest skipped tests by their marks: the message says which and
+        why, and its action runs the capture again with those marks lifted."""
+        reasons = "; ".join(sorted({s["reason"] for s in marked}))[:300]
+        said = (f"{message}. pytest skipped {len(marked)} test(s) by their skip marks ({reasons}): "
+                "run them anyway? They may be the biggest cases and take long.")
+        got = await self.window_show_message_request_async(lsp.ShowMessageRequestParams(
+            type=lsp.MessageType.Error, message=said, actions=[lsp.MessageActionItem(title=RUN_SKIPPED)]))
+        if got is not None and got.title == RUN_SKIPPED:
+            await self.capture({**args, "run_skipped": True})
 
     # ---- custom requests -----------------------------------------------------------------------
 
@@ -835,11 +852,11 @@ def create_server() -> PyptoLanguageServer:
 
     @ls.command(features.CAPTURE_COMMAND)
     async def capture(*args: Any) -> dict[str, Any]:
-        """pypto.capture {command: str | [str], cwd?, uri?, timeout?, all?}: run `pypto-ide capture`."""
+        """pypto.capture {command: str | [str], cwd?, uri?, timeout?, all?, run_skipped?}: run `pypto-ide capture`."""
         value = P.plain(args[0]) if len(args) == 1 else None
         if not isinstance(value, dict):
             raise JsonRpcInvalidParams(f"{features.CAPTURE_COMMAND}: one argument, "
-                                       "{command: str | [str], cwd?, uri?, timeout?, all?}")
+                                       "{command: str | [str], cwd?, uri?, timeout?, all?, run_skipped?}")
         try:
             return await ls.capture(value)
         except ValueError as e:

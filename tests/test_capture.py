@@ -499,6 +499,69 @@ def test_a_command_that_raises_hangs_calls_no_kernel_or_does_not_exist_is_one_cl
     assert proc.returncode == 1 and "no command" in proc.stderr
 
 
+SKIPS = '''
+import pytest
+import torch
+
+from kern import make_kernel, TileConfig
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+@pytest.mark.skip(reason="large test case")
+def test_big():
+    make_kernel(TileConfig(rows=2, tile=8))(torch.randn(2, 32), torch.zeros(2, 32))
+
+
+class TestDevice:
+    @pytest.mark.skipif("True", reason="needs an A5 chip")
+    def test_a5(self):
+        pass
+
+
+def test_here():
+    pytest.skip("no device here")
+
+
+@pytest.mark.xfail(reason="known", strict=False)
+def test_known():
+    assert False
+'''
+
+
+def test_a_pytest_run_says_what_it_skipped_and_run_skipped_runs_the_tests_their_marks_skip(tmp_path):
+    (tmp_path / "kern.py").write_text(KERNEL)
+    (tmp_path / "test_skips.py").write_text(SKIPS)
+    (tmp_path / "userplug.py").write_text("def pytest_configure(config):\n    print('userplug configured')\n")
+    proc = _cli("capture", "--", "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_skips.py",
+                cwd=tmp_path, env={"PYTEST_PLUGINS": "userplug"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "skipped test_skips.py::test_big  by its skip mark: large test case\n" in proc.stdout
+    assert "skipped test_skips.py::TestDevice::test_a5  by its skip mark: needs an A5 chip\n" in proc.stdout
+    assert "skipped test_skips.py::test_here  at run time: no device here\n" in proc.stdout
+    assert "test_known" not in proc.stdout  # an xfail is no skip
+    assert proc.stderr.rstrip().endswith("nothing captured; pytest skipped 2 test(s) by their skip marks: "
+                                         "--run-skipped runs them")
+    assert not (tmp_path / ".pypto" / "captures").exists()
+
+    proc = _cli("capture", "--run-skipped", "--", "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                "test_skips.py", cwd=tmp_path, env={"PYTEST_PLUGINS": "userplug"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed, 1 skipped, 1 xfailed" in proc.stdout
+    assert "userplug configured" in proc.stdout  # the user's own PYTEST_PLUGINS still loaded
+    assert "captured make_kernel.<locals>.doubled  " in proc.stdout
+    assert "unskipped test_skips.py::test_big  (its skip mark lifted): large test case\n" in proc.stdout
+    assert "unskipped test_skips.py::TestDevice::test_a5  (its skip mark lifted): needs an A5 chip\n" in proc.stdout
+    assert "skipped test_skips.py::test_here  at run time: no device here\n" in proc.stdout  # nothing lifts that
+    # a command that runs no pytest: no such lines, and the user's environment keeps its own plugins only
+    (tmp_path / "run.py").write_text("import os\nprint('plugins:', os.environ.get('PYTEST_PLUGINS'))\n"
+                                     "from kern import make_kernel, TileConfig\nimport torch\nmake_kernel(TileConfig("
+                                     "rows=2, tile=8))(torch.randn(2, 32), torch.zeros(2, 32))\n")
+    proc = _cli("capture", "--", "python", "run.py", cwd=tmp_path)
+    assert proc.returncode == 0 and "skipped" not in proc.stdout, proc.stdout + proc.stderr
+    assert f"plugins: {capture.PYTEST_PLUGIN}\n" in proc.stdout
+
+
 def test_a_command_killed_by_a_signal_is_told_which_and_a_sigkill_it_did_not_send_where_one_comes_from(tmp_path):
     (tmp_path / "killed.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
     proc = _cli("capture", "--memory-limit-mb", "9000", "--", "python", "killed.py", cwd=tmp_path)

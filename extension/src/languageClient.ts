@@ -67,6 +67,8 @@ export interface CaptureArgs {
   uri?: string;
   timeout?: number;
   all?: boolean;
+  /** Run the tests pytest would skip by their skip marks (`pypto-ide capture --run-skipped`). */
+  run_skipped?: boolean;
 }
 
 /** What pypto.capture answers. */
@@ -79,6 +81,8 @@ export interface CaptureOutcome {
   error: string | null;
   outputLines: number;
   tail: string[];
+  /** The tests the command's pytest skipped (`marked`: by a skip mark) or ran with their mark lifted (`lifted`). */
+  skipped: { test: string; reason: string; marked: boolean; lifted: boolean }[];
 }
 
 export class PyptoServer implements PanelServer, vscode.Disposable {

@@ -80,6 +80,11 @@ ENV_MODE = "PYPTO_CAPTURE_MODE"  # "first" (default): a kernel's first call only
 ENV_SESSION = "PYPTO_CAPTURE_SESSION"  # one id per `pypto-ide capture` run (its subprocesses share it)
 ENV_COMMAND = "PYPTO_CAPTURE_COMMAND"  # the command line, as the capture says where it came from
 ENV_PATH = "PYPTO_CAPTURE_PATH"  # more stores to look in (os.pathsep-separated), after the kernel's folders
+# the captured command's pytest (`capture_pytest`, loaded by PYTEST_PLUGINS): where it writes the tests it skipped
+# (JSON lines), and "1": the tests' skip marks lifted (`pypto-ide capture --run-skipped`)
+PYTEST_PLUGIN = "pypto.frontend.capture_pytest"
+ENV_SKIPS = "PYPTO_CAPTURE_SKIPS"
+ENV_RUN_SKIPPED = "PYPTO_CAPTURE_RUN_SKIPPED"
 
 Json = Any
 

@@ -78,7 +78,8 @@ def _brief(item: Any) -> Any:
 def make_client() -> LanguageClient:
     """pytest-lsp's client, with an inbox per server message the tests wait on: `records`
     (pypto/recordChanged, as dicts), `states` (pypto/compileState, as dicts), `searches`
-    (pypto/searchProgress, as dicts), `published` (publishDiagnostics), `logs`
+    (pypto/searchProgress, as dicts), `asked` (window/showMessageRequest, answered with the action titled
+    `client.answer`, else dismissed), `published` (publishDiagnostics), `logs`
     (window/logMessage) and `progress` ($/progress) — the last three still reach pytest-lsp's
     own handlers (`client.diagnostics`, `client.log_messages`, `client.progress_reports`)."""
     client = make_test_lsp_client()
@@ -99,6 +100,15 @@ def make_client() -> LanguageClient:
     @client.feature(SEARCH_PROGRESS)
     def search_progress(params: Any) -> None:
         client.searches.push(plain(params))  # type: ignore[attr-defined]
+
+    client.asked = Inbox()  # type: ignore[attr-defined]
+    client.answer = None  # type: ignore[attr-defined]  # the action title a showMessageRequest is answered with
+
+    @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
+    def show_message_request(params: lsp.ShowMessageRequestParams) -> lsp.MessageActionItem | None:
+        client.asked.push(params)  # type: ignore[attr-defined]
+        chosen = [a for a in params.actions or () if a.title == client.answer]  # type: ignore[attr-defined]
+        return chosen[0] if chosen else None
 
     for attr, method in (("published", lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), ("logs", lsp.WINDOW_LOG_MESSAGE),
                          ("progress", lsp.PROGRESS)):

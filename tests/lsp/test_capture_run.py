@@ -190,3 +190,60 @@ async def test_a_failing_or_hanging_command_is_a_clear_message_and_the_server_go
     # the server answers as before
     doc, _ = await lsp_kit.open_softmax(client, tmp_path)
     assert await doc.hover(doc.line_of("pypto.exp"), 8)
+
+
+SKIPPED = textwrap.dedent('''
+    import numpy as np
+    import pytest
+
+    from kern import scaled
+
+
+    @pytest.mark.skip(reason="large test case")
+    def test_big():
+        out = np.zeros((8, 64), np.float32)
+        scaled(np.ones((8, 64), np.float32), out)
+
+
+    @pytest.mark.skipif(True, reason="needs an A5 chip")
+    class TestA5:
+        def test_a5(self):
+            scaled(np.ones((8, 32), np.float32), np.zeros((8, 32), np.float32))
+
+
+    def test_here():
+        pytest.skip("skips itself")
+''')
+
+
+async def test_a_test_skipped_by_its_mark_is_captured_from_its_lens_and_offered_after_a_capture_that_skipped_it(
+        client, lsp_kit, tmp_path):
+    kern = tmp_path / "kern.py"
+    kern.write_text(KERNEL)
+    doc = lsp_kit.Doc(client, tmp_path / "test_skipped.py", SKIPPED)
+    lenses = {x.range.start.line: x.command for x in await doc.lenses()
+              if x.command is not None and x.command.command == "pypto.capture"}
+    big, a5, here = (lenses[doc.line_of(f"def {n}")] for n in ("test_big", "test_a5", "test_here"))
+    # a test its mark skips (its own, its class's): the lens runs it despite the mark; one with none, as it is
+    assert big.title == a5.title == "pypto: Capture (despite its skip mark)" and here.title == "pypto: Capture"
+    assert big.arguments[0]["run_skipped"] is True and "large test case" in (big.tooltip or "")
+    assert a5.arguments[0]["run_skipped"] is True and "needs an A5 chip" in (a5.tooltip or "")
+    assert "run_skipped" not in here.arguments[0]
+
+    # the whole file, as a user types it: pytest skips all three; the server says which and offers to run them
+    client.answer = "Run the skipped tests"
+    try:
+        out = await _execute(client, {"command": "python -m pytest -q test_skipped.py", "cwd": str(tmp_path)})
+        assert out["ok"] is False and "nothing captured" in out["error"], out
+        assert {(s["test"], s["marked"], s["lifted"]) for s in out["skipped"]} == {
+            ("test_skipped.py::test_big", True, False), ("test_skipped.py::TestA5::test_a5", True, False),
+            ("test_skipped.py::test_here", False, False)}
+        asked = await client.asked.wait(lambda p: "test_skipped.py" in p.message)
+        assert "pytest skipped 2 test(s) by their skip marks (large test case; needs an A5 chip)" in asked.message
+        # answered: the capture runs again with the marks lifted, and the kernel is captured
+        await client.logs.wait(lambda m: f"[capture] captured scaled  {kern}:" in m.message)
+    finally:
+        client.answer = None
+    await client.logs.wait(lambda m: "[capture] unskipped test_skipped.py::test_big  (its skip mark lifted): large "
+                                     "test case" in m.message)
+    assert (tmp_path / ".pypto" / "captures").is_dir()

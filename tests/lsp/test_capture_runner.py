@@ -56,6 +56,63 @@ def test_targets_of_a_test_file_and_a_script():
     assert C.is_test_file("a/k_test.py") and C.is_test_file("test_k.py") and not C.is_test_file("testk.py")
 
 
+MARKED = textwrap.dedent('''
+    import pytest
+    from pytest import mark
+
+    pytestmark = [pytest.mark.filterwarnings("ignore")]
+
+
+    @pytest.mark.skip(reason="large test case")
+    def test_big():
+        pass
+
+
+    @mark.skip("positional reason")
+    def test_positional():
+        pass
+
+
+    @pytest.mark.skipif(True, reason=REASON)
+    def test_named_elsewhere():
+        pass
+
+
+    @pytest.mark.parametrize("n", [1])
+    def test_plain(n):
+        pass
+
+
+    @pytest.mark.skipif("sys.platform == 'linux'", reason="not on linux")
+    class TestK:
+        def test_in_class(self):
+            pass
+''')
+
+
+def test_a_tests_skip_mark_is_read_from_it_its_class_and_its_module():
+    skips = {t.name: t.skip for t in C.targets(MARKED, "/w/test_k.py")}
+    assert skips == {"test_big": "large test case", "test_positional": "positional reason",
+                     "test_named_elsewhere": "skipif", "test_plain": None, "TestK::test_in_class": "not on linux"}
+    module = MARKED.replace('filterwarnings("ignore")]',
+                            'filterwarnings("ignore"), pytest.mark.skip(reason="whole file")]')
+    assert {t.name: t.skip for t in C.targets(module, "/w/test_k.py")}["test_plain"] == "whole file"
+
+
+def test_the_skipped_tests_the_capture_prints_are_read(tmp_path):
+    (tmp_path / "says.py").write_text(
+        "print('skipped test_k.py::test_big[a b]  by its skip mark: large test case')\n"
+        "print('skipped test_k.py::test_here  at run time: no device')\n"
+        "print('unskipped test_k.py::test_a5  (its skip mark lifted): needs A5')\n"
+        "print('skipped but not a line the capture prints')\n")
+    out = asyncio.run(C.CaptureRunner().run(["python", "says.py"], str(tmp_path), 60, lambda _: None))
+    assert out.json()["skipped"] == [
+        {"test": "test_k.py::test_big[a b]", "reason": "large test case", "marked": True, "lifted": False},
+        {"test": "test_k.py::test_here", "reason": "no device", "marked": False, "lifted": False},
+        {"test": "test_k.py::test_a5", "reason": "needs A5", "marked": True, "lifted": True}]
+    assert [s["test"] for s in out.skip_marked()] == ["test_k.py::test_big[a b]"]
+
+
 def test_the_folder_a_capture_runs_in(tmp_path):
     inner = tmp_path / "ws" / "sub"
     inner.mkdir(parents=True)
