@@ -6,9 +6,11 @@ SDK publishes their JSON schema) and answers small JSON or text with every figur
 line, so an agent can close the loop: list the kernels, profile one, read why it is slow, try a tile
 shape on a copy of the text, apply the verified suggestion as a unified diff, profile again.
 
-Like the other shells it never runs user code: every tool that reads a kernel is a job of
+Like the other shells it never runs user code itself: every tool that reads a kernel is a job of
 `server.analyze` in the same `WorkerPool` as the language server and `serve`, with the same time and
-memory limits. A user's mistake (an exception at a line, a tile shape the rules refuse, a kernel that
+memory limits, and `capture` (over stdio only: it runs a command line) runs the user's own test or script as the
+editor's Capture does, `pypto-ide capture` in a process group of its own (`server.capture_runner`). A user's
+mistake (an exception at a line, a tile shape the rules refuse, a kernel that
 loops past the time limit, one that eats its memory) is a tool error naming `file:line`; the server
 itself answers the next call. Kernels are named `FILE::KERNEL` as everywhere else (`FILE` alone when
 it holds one kernel), paths relative to the folder the server was started for.
@@ -42,7 +44,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
-from server import threads
+from server import capture_runner, threads
 from server.analyze import offering, reuse_answer, whole_fingerprint
 from server.worker import MEMORY_LIMIT_MB, JobFailed, WorkerPool
 
@@ -191,6 +193,7 @@ class Tools:
         self._answers: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         self.runs: dict[str, Run] = {}  # the last RUNS_KEPT, oldest first
         self._run_count = 0
+        self._captures = capture_runner.CaptureRunner()  # `capture`: one at a time
 
     def pool(self) -> WorkerPool:
         with self._pool_lock:
@@ -199,6 +202,7 @@ class Tools:
             return self._pool
 
     def close(self) -> None:
+        self._captures.close()
         with self._pool_lock:
             if self._pool is not None:
                 self._pool.close()
@@ -285,6 +289,25 @@ class Tools:
         while len(self.runs) > RUNS_KEPT:
             self.runs.pop(next(iter(self.runs)))
         return run
+
+    async def capture(self, command: str, cwd: str, timeout: float, every: bool, run_skipped: bool) -> dict[str, Any]:
+        """`pypto-ide capture -- COMMAND` in `cwd` (server.capture_runner, one at a time): its outcome, the kernels
+        as FILE::KERNEL; a malformed command or a folder that is not there is a ToolError."""
+        try:
+            words = capture_runner.parse_command(command)
+        except ValueError as e:
+            raise ToolError(str(e)) from None
+        folder = self.path(cwd)
+        if not folder.is_dir():
+            raise ToolError(f"{cwd}: no such folder")
+        out = await self._captures.run(words, str(folder), timeout, lambda _: None, every, run_skipped)
+        shown = out.json()
+        for c in shown["captures"]:
+            f = Path(c["file"])
+            c["kernel"] = f"{f.relative_to(self.config.root) if f.is_relative_to(self.config.root) else f}::" \
+                          f"{c['qualname']}"
+        return {k: shown[k] for k in ("ok", "command", "cwd", "exitCode", "captures", "skipped", "error")} | \
+            {"tail": shown["tail"][-20:] if not out.ok else []}
 
     def run(self, run_id: str) -> Run:
         r = self.runs.get(run_id.strip())
@@ -647,6 +670,28 @@ def build(config: McpConfig, tools: Tools | None = None) -> MCPServer[Any]:
     async def compare(run_a: Annotated[str, Field(description="a run id, e.g. R1")],
                       run_b: Annotated[str, Field(description="a run id, e.g. R2")]) -> dict[str, Any]:
         return compare_runs(tools.run(run_a), tools.run(run_b))
+
+    if not config.confine:  # a capture runs a command line: the agent's own machine only (stdio), not over HTTP
+        @mcp.tool(description="Record the real inputs of every kernel your own test or script calls: runs COMMAND "
+                              "(e.g. `python -m pytest -q tests/test_k.py::test_a`, `python run.py`) in cwd under "
+                              "`pypto-ide capture`, in a process group of its own under a time limit and a memory "
+                              "cap, with the torch_npu stand-in (NPU code runs on the CPU). The captures go to "
+                              "CWD/.pypto/captures/, where compile, profile and the others find them for every "
+                              "kernel file under cwd. Returns the kernels captured (FILE::KERNEL, line), the tests "
+                              "pytest skipped (`marked`: by a skip mark, which run_skipped=true lifts), and, when "
+                              "it failed, why and the output's last lines. Costs the command's run (bounded by "
+                              "timeout_s).")
+        async def capture(command: Annotated[str, Field(min_length=1, description="the command line, split as a "
+                                                                                   "shell would")],
+                          cwd: Annotated[str, Field(description="the folder it runs in (relative to the "
+                                                                "server's folder)")] = ".",
+                          timeout_s: Annotated[float, Field(gt=0, le=3600)] = capture_runner.DEFAULT_TIMEOUT,
+                          all_calls: Annotated[bool, Field(description="every call, not each kernel's "
+                                                                       "first")] = False,
+                          run_skipped: Annotated[bool, Field(description="run the tests pytest would skip by "
+                                                                         "their skip marks")] = False
+                          ) -> dict[str, Any]:
+            return await tools.capture(command, cwd, timeout_s, all_calls, run_skipped)
 
     @mcp.resource("pypto://runs", name="runs", mime_type="application/json",
                   description=f"The runs this server keeps (the last {RUNS_KEPT}), oldest first: id, kernel, board, "

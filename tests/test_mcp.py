@@ -34,6 +34,7 @@ from server.mcp import apply_text_edits, with_tile_shapes
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = {"list_kernels", "compile", "profile", "swimlane_text", "health", "precision", "suggest", "try_tile_shapes",
          "apply", "compare"}
+STDIO_TOOLS = TOOLS | {"capture"}  # capture runs a command line: over stdio only, never over serve's HTTP
 GENEROUS = 240.0  # seconds for any one answer on a loaded 2-core machine: a hang fails, slowness does not
 
 
@@ -95,7 +96,7 @@ def test_optimize_loop_on_a_copy(tmp_path: Path) -> None:
     async def body(s: ClientSession) -> None:
         with anyio.fail_after(GENEROUS):
             listed = await s.list_tools()
-        assert {t.name for t in listed.tools} == TOOLS
+        assert {t.name for t in listed.tools} == STDIO_TOOLS
         for t in listed.tools:
             assert t.description and t.input_schema["type"] == "object" and t.input_schema["properties"]
         try_schema = next(t for t in listed.tools if t.name == "try_tile_shapes").input_schema
@@ -484,3 +485,51 @@ def test_a_call_whose_kernel_traces_as_before_reuses_the_earlier_answer(tmp_path
         assert "reused" not in await ok(s, "profile", kernel=kernel, top=2)
 
     session(tmp_path, body)
+
+
+CAPTURED_KERNEL = """
+import pypto
+
+
+@pypto.frontend.jit
+def scaled(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), out: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 64)
+    out[:] = x * 3.0
+"""
+
+CAPTURED_TESTS = """
+import pytest
+import torch
+
+from kern import scaled
+
+
+@pytest.mark.skip(reason="large test case")
+def test_big():
+    scaled(torch.ones(16, 64), torch.zeros(16, 64))
+"""
+
+
+def test_capture_records_a_kernels_inputs_from_the_users_test_and_profile_then_uses_them(tmp_path: Path) -> None:
+    """An agent's door to `pypto-ide capture`: a kernel with dynamic shapes has no inputs until its test runs;
+    the test is skip-marked, so a first capture says so and run_skipped runs it; profile then compiles it."""
+    (tmp_path / "kern.py").write_text(CAPTURED_KERNEL.lstrip("\n"))
+    (tmp_path / "test_kern.py").write_text(CAPTURED_TESTS.lstrip("\n"))
+    seen: dict[str, Any] = {}
+
+    async def body(s: ClientSession) -> None:
+        assert "capture them from your own test" in await error(s, "profile", kernel="kern.py::scaled")
+        first = await ok(s, "capture", command="python -m pytest -q -p no:cacheprovider test_kern.py")
+        assert first["ok"] is False and "nothing captured" in first["error"] and first["captures"] == []
+        assert first["skipped"] == [{"test": "test_kern.py::test_big", "reason": "large test case", "marked": True,
+                                     "lifted": False}]
+        again = await ok(s, "capture", command="python -m pytest -q -p no:cacheprovider test_kern.py",
+                         run_skipped=True)
+        assert again["ok"] is True, again
+        assert [(c["kernel"], c["line"]) for c in again["captures"]] == [("kern.py::scaled", 5)]
+        seen["profile"] = await ok(s, "profile", kernel="kern.py::scaled")
+        assert "no such folder" in await error(s, "capture", command="python x.py", cwd="nowhere")
+
+    session(tmp_path, body)
+    assert seen["profile"]["makespan_us"] > 0
+    assert (tmp_path / ".pypto" / "captures").is_dir()
