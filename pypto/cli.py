@@ -803,8 +803,8 @@ def run_capture(command: list[str], store: Path | None = None, every: bool = Fal
                 run_skipped: bool = False) -> int:
     """Run the user's own COMMAND (a test, a script) with this `pypto` first on its path and every jit
     call recorded (`pypto.frontend.capture`) into STORE; print what was captured, and the tests its pytest
-    skipped (`pypto.capture_pytest`; with `run_skipped`, those its skip marks would skip run). The command runs in
-    its own process group, under a time limit (the whole group is stopped at it) and a memory cap; with
+    skipped (`pypto.frontend.capture_pytest`; with `run_skipped`, those its skip marks would skip run). The command
+    runs in its own process group, under a time limit (the whole group is stopped at it) and a memory cap; with
     `npu`, `import torch_npu` finds the stand-in (unless a real one is installed)."""
     command = command[1:] if command[:1] == ["--"] else list(command)
     if not command:
@@ -823,15 +823,16 @@ NPU_ENVIRONMENT = {"TILE_FWK_DEVICE_ID": "0"}
 
 
 MAX_SKIPPED = 200  # skipped tests reported at most (a suite may skip thousands)
+MAX_SKIPPED_BYTES = 1 << 20  # of the file they are written to, read at most
 
 
 def _skipped(path: Path) -> list[dict[str, Any]]:
-    """The tests the command's pytest skipped or ran unskipped, as `pypto.capture_pytest` wrote them (the user's
-    process wrote the file: a line that is not such an entry is passed over)."""
+    """The tests the command's pytest skipped or ran unskipped, as `pypto.frontend.capture_pytest` wrote them (the
+    user's process wrote the file: its first MiB is read, and a line that is not such an entry is passed over)."""
     out: list[dict[str, Any]] = []
-    with contextlib.suppress(OSError), path.open(encoding="utf-8", errors="replace") as f:
-        for line in f:
-            with contextlib.suppress(ValueError):
+    with contextlib.suppress(OSError), path.open("rb") as f:
+        for line in f.read(MAX_SKIPPED_BYTES).decode("utf-8", errors="replace").splitlines():
+            with contextlib.suppress(ValueError, RecursionError):
                 e = json.loads(line)
                 if isinstance(e, dict) and isinstance(e.get("test"), str) and isinstance(e.get("reason"), str):
                     out.append({"test": e["test"][:500], "reason": " ".join(e["reason"].split())[:300],
