@@ -184,6 +184,7 @@ class TestRun:
     summary: str = ""  # pytest's last line, or the capture's error
     captured: list[str] = field(default_factory=list)  # the qualified names `capture` printed
     log: str = ""
+    unskipped: int = 0  # tests run with their skip marks lifted (`--run-skipped`)
 
     @property
     def passed(self) -> bool:
@@ -237,6 +238,7 @@ def run_capture(test: Path, tree: Path, timeout: float, memory_mb: int | None = 
     run.seconds = time.perf_counter() - t0
     run.log = out
     run.captured = re.findall(r"^captured (\S+)", out, re.M)
+    run.unskipped = len(re.findall(r"^unskipped ", out, re.M))
     if "did not finish within" in out:
         run.code = None
     results = re.findall(r"^=*\s*(\d+ (?:passed|failed|error|errors|skipped|deselected)\b.*?)\s*=*$", out, re.M)

@@ -270,8 +270,9 @@ def main() -> int:
             def one(t: Path) -> TestRun:
                 r = run_capture(t, tree, a.timeout, a.capture_memory_mb, a.run_skipped)
                 status = "TIMEOUT" if r.code is None else r.runs
+                lifted = f" ({r.unskipped} test(s) run with their skip marks lifted)" if r.unskipped else ""
                 print(f"  capture {t.relative_to(models)}: {status} in {r.seconds:.0f} s; {r.summary}; "
-                      f"captured {len(r.captured)}", flush=True)
+                      f"captured {len(r.captured)}{lifted}", flush=True)
                 return r
             with ThreadPoolExecutor(max(1, a.jobs)) as pool:
                 for r in pool.map(one, used):
@@ -282,14 +283,15 @@ def main() -> int:
                 for r in runs.values():
                     (logs / (str(r.file.relative_to(models)).replace("/", "__") + ".log")).write_text(r.log)
                 (models.parent / RUNS_FILE).write_text(json.dumps({
-                    str(r.file): {"code": r.code, "seconds": r.seconds, "summary": r.summary, "captured": r.captured}
-                    for r in runs.values()}, indent=1))
+                    str(r.file): {"code": r.code, "seconds": r.seconds, "summary": r.summary, "captured": r.captured,
+                                  "unskipped": r.unskipped} for r in runs.values()}, indent=1))
         else:
             saved = models.parent / RUNS_FILE
             old = json.loads(saved.read_text()) if saved.is_file() else {}
             runs = {t: TestRun(t, test_command(t) or [], old.get(str(t), {}).get("code", 0),
                                old.get(str(t), {}).get("seconds", 0.0), old.get(str(t), {}).get("summary", "(kept)"),
-                               old.get(str(t), {}).get("captured", [])) for t in used}
+                               old.get(str(t), {}).get("captured", []),
+                               unskipped=old.get(str(t), {}).get("unskipped", 0)) for t in used}
         results: list[Opened] = []
         for s in sites:
             o = open_kernel(s, models, tree, a.open_timeout, a.memory_limit_mb, a.live)
@@ -306,7 +308,8 @@ def main() -> int:
             if r is None:
                 continue
             status = "timeout" if r.code is None else r.runs
-            print(f"  {str(t.relative_to(models)):<58} {status:<8} {r.seconds:6.0f} s  {r.summary[:110]}")
+            lifted = f" [{r.unskipped} unskipped]" if r.unskipped else ""
+            print(f"  {str(t.relative_to(models)):<58} {status:<8} {r.seconds:6.0f} s  {r.summary[:110]}{lifted}")
         print(f"\n{'kernel':<84} {'nested':<6} {'test runs':<9} {'status':<10} {'nodes':>6} {'tile ops':>9} "
               f"{'tasks':>7} {'open s':>7}  detail")
         runs_cpu = opened = opened_runs = called = opened_called = 0

@@ -22,6 +22,7 @@ import ast
 import asyncio
 import codecs
 import contextlib
+import itertools
 import os
 import re
 import shlex
@@ -47,6 +48,7 @@ SCAN_FILE_BYTES = 512 * 1024  # of each test file, at most
 SCAN_TOTAL_BYTES = 16 << 20  # of all of them
 SCAN_RESULTS = 8  # quick fixes offered at most
 SCAN_SECONDS = 2.0  # and no longer than this
+SCAN_NEAR = 200  # files of the kernel's own folder looked at (first, by name)
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", ".pypto", "build", "dist",
              "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 
@@ -61,6 +63,16 @@ def is_test_file(path: str) -> bool:
     """pytest's default `python_files`: test_*.py and *_test.py."""
     name = os.path.basename(path)
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+_IMPORTS_PYTEST = re.compile(r"^(?:import pytest\b|from pytest\b)", re.M)
+
+
+def holds_tests(path: str, text: str) -> bool:
+    """Whether pytest runs the file's `test…` functions when the file is named on its command line: a test file,
+    or any Python file that imports pytest at its top level (PyPTO's GLM and DeepSeek V3.2 model files hold their
+    tests beside their kernels, under names pytest would not collect by itself)."""
+    return is_test_file(path) or (path.endswith(".py") and _IMPORTS_PYTEST.search(text) is not None)
 
 
 @dataclass(frozen=True)
@@ -143,7 +155,7 @@ def targets(text: str, path: str) -> list[Target]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     out: list[Target] = []
-    test_file = is_test_file(path)
+    test_file = holds_tests(path, text)
     module = _module_marks(tree) if test_file else []
     for node in tree.body:
         if _is_main_test(node):
@@ -200,17 +212,41 @@ def _test_files(root: str, budget: dict[str, float]) -> Iterator[str]:
                 continue
 
 
-def tests_calling(root: str, kernel: str) -> list[Found]:
-    """The test functions under `root` whose text names `kernel` (a word), found by a bounded scan: at
+def _near(path: str | None) -> Iterator[str]:
+    """The kernel's own file, then the other .py files of its folder (the first SCAN_NEAR of its first SCAN_FILES
+    entries, by name; its test files come with the scan of the workspace)."""
+    if path is None:
+        return
+    yield path
+    here = os.path.abspath(path)
+    names: list[str] = []
+    try:
+        with os.scandir(os.path.dirname(here)) as entries:
+            for e in itertools.islice(entries, SCAN_FILES):
+                if e.name.endswith(".py") and not is_test_file(e.name) and e.path != here:
+                    names.append(e.path)
+    except OSError:
+        return
+    yield from sorted(names)[:SCAN_NEAR]
+
+
+def tests_calling(root: str, kernel: str, near: str | None = None) -> list[Found]:
+    """The test functions whose text names `kernel` (a word): in the kernel's own file and the other files of its
+    folder (`near`) that hold tests (`holds_tests`), then in the test files under `root`, found by a bounded scan: at
     most SCAN_FILES entries, SCAN_TEST_FILES files of SCAN_FILE_BYTES each, SCAN_TOTAL_BYTES in all,
     SCAN_SECONDS, SCAN_RESULTS found. A test that reaches the kernel through a helper is not found."""
     word = re.compile(rf"\b{re.escape(kernel)}\b")
     budget: dict[str, float] = {"entries": SCAN_FILES, "deadline": time.monotonic() + SCAN_SECONDS}
     files = read = 0
     out: list[Found] = []
-    for path in _test_files(root, budget):
+    seen: set[str] = set()
+    for path in itertools.chain(_near(near), _test_files(root, budget)):
         if files >= SCAN_TEST_FILES or read >= SCAN_TOTAL_BYTES or len(out) >= SCAN_RESULTS:
             break
+        real = os.path.realpath(path)
+        if real in seen:
+            continue
+        seen.add(real)
         files += 1
         try:
             with open(path, "rb") as f:
@@ -224,14 +260,34 @@ def tests_calling(root: str, kernel: str) -> list[Found]:
         if not word.search(text):
             continue
         lines = text.splitlines()
+        names = _reaching(text, lines, kernel)
         for t in targets(text, path):
-            if t.kind == "test" and any(word.search(x) for x in lines[t.line - 1:t.end]):
+            if t.kind == "test" and any(names.search(x) for x in lines[t.line - 1:t.end]):
                 out.append(Found(path, t))
                 if len(out) >= SCAN_RESULTS:
                     break
         if time.monotonic() > budget["deadline"]:
             break
     return out
+
+
+def _reaching(text: str, lines: list[str], kernel: str) -> re.Pattern[str]:
+    """A pattern of the kernel's name and of the file's module-level functions that name it, directly or through
+    one another (a test that calls `run_case(...)`, which calls the kernel, reaches it: PyPTO's model tests call
+    their kernels through such helpers); names as words, by text."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = ast.Module(body=[], type_ignores=[])
+    bodies = {n.name: "\n".join(lines[n.lineno - 1:n.end_lineno or n.lineno]) for n in tree.body
+              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("test")}
+    reach = {kernel}
+    while True:  # each round adds a function or ends: at most len(bodies) rounds
+        word = re.compile("|".join(rf"\b{re.escape(n)}\b" for n in sorted(reach)))
+        more = {n for n, body in bodies.items() if n not in reach and word.search(body.split("\n", 1)[-1])}
+        if not more:
+            return word
+        reach |= more
 
 
 # ---- running a capture ----------------------------------------------------------------------------

@@ -213,7 +213,7 @@ class PyptoLanguageServer(LanguageServer):
         self.log_handler: logging.Handler | None = None  # window/logMessage, once initialized
         self.history_io = history.Store()  # every read and write of .pypto/history/, in order, off the loop
         self.captures = capture_runner.CaptureRunner()  # `pypto-ide capture` runs (pypto.capture), one at a time
-        self._scans: dict[tuple[str, str], tuple[float, list[capture_runner.Found]]] = {}  # tests naming a kernel
+        self._scans: dict[tuple[str, str, str], tuple[float, list[capture_runner.Found]]] = {}  # tests naming a kernel
 
     # ---- helpers -------------------------------------------------------------------------------
 
@@ -372,14 +372,14 @@ class PyptoLanguageServer(LanguageServer):
         except RuntimeError:  # not initialized
             return []
 
-    async def tests_calling(self, root: str, kernel: str) -> list[capture_runner.Found]:
-        """The workspace's tests naming `kernel` (a bounded scan on a thread, kept for SCAN_TTL s: the
-        lightbulb asks again at every cursor move)."""
-        key = (root, kernel)
+    async def tests_calling(self, root: str, kernel: str, near: str) -> list[capture_runner.Found]:
+        """The tests naming `kernel` in its own file `near`, its folder and the workspace (a bounded scan on a
+        thread, kept for SCAN_TTL s: the lightbulb asks again at every cursor move)."""
+        key = (root, kernel, near)
         got = self._scans.get(key)
         if got is not None and time.monotonic() - got[0] < SCAN_TTL:
             return got[1]
-        found = await asyncio.to_thread(capture_runner.tests_calling, root, kernel)
+        found = await asyncio.to_thread(capture_runner.tests_calling, root, kernel, near)
         if len(self._scans) > 64:
             self._scans.clear()
         self._scans[key] = (time.monotonic(), found)
@@ -847,7 +847,7 @@ def create_server() -> PyptoLanguageServer:
                 actions += features.suggestion_actions(doc, r, found, int(knob["config"]))
         for kernel, diag in features.missing_inputs(doc, params.range, params.context.diagnostics):
             cwd = capture_runner.folder_for(doc.path, ls.folders())
-            actions += features.capture_actions(kernel, diag, await ls.tests_calling(cwd, kernel), cwd)
+            actions += features.capture_actions(kernel, diag, await ls.tests_calling(cwd, kernel, doc.path), cwd)
         return actions
 
     @ls.command(features.CAPTURE_COMMAND)

@@ -247,3 +247,38 @@ async def test_a_test_skipped_by_its_mark_is_captured_from_its_lens_and_offered_
     await client.logs.wait(lambda m: "[capture] unskipped test_skipped.py::test_big  (its skip mark lifted): large "
                                      "test case" in m.message)
     assert (tmp_path / ".pypto" / "captures").is_dir()
+
+
+MODEL = textwrap.dedent('''
+    import numpy as np
+    import pypto
+    import pytest
+
+
+    @pypto.frontend.jit
+    def scaled(x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32),
+               out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        out[:] = x * 3.0
+
+
+    def run_case(rows):
+        out = np.zeros((rows, 64), np.float32)
+        scaled(np.ones((rows, 64), np.float32), out)
+        return out
+
+
+    def test_model():
+        assert (run_case(8) == 3.0).all()
+''')
+
+
+async def test_a_kernel_file_holding_its_tests_offers_them_as_lenses_and_its_quick_fix_finds_one_through_a_helper(
+        client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "model.py", MODEL)
+    by_line = _lens_args(await doc.lenses())
+    assert by_line[doc.line_of("def test_model")]["command"] == ["python", "-m", "pytest", "-q", "model.py::test_model"]
+    await client.published.wait(lambda p: p.uri == doc.uri and any(d.code == "inputs.missing" for d in p.diagnostics))
+    _read_code_actions_as_vscode_does(client)
+    titles = [a.title for a in await doc.actions(doc.line_of("def scaled"), 6)]
+    assert "pypto: Capture inputs from model.py::test_model" in titles, titles

@@ -46,8 +46,9 @@ def test_targets_of_a_test_file_and_a_script():
     got = [(t.kind, t.name) for t in C.targets(TESTS, "/w/test_k.py")]
     assert got == [("test", "test_scaled"), ("test", "test_async"), ("test", "TestK::test_method"),
                    ("main", "__main__")]
-    # not a test file: only its main block; a file that does not parse: nothing
-    assert [(t.kind, t.name) for t in C.targets(TESTS, "/w/k.py")] == [("main", "__main__")]
+    # not a test file, and no import of pytest: only its main block; a file that does not parse: nothing
+    assert [(t.kind, t.name) for t in C.targets(TESTS.replace("import pytest\n", ""), "/w/k.py")] == [
+        ("main", "__main__")]
     assert C.targets("def test_x(:\n", "/w/test_k.py") == []
     (t,) = [t for t in C.targets(TESTS, "/w/tests/test_k.py") if t.name == "TestK::test_method"]
     want = ["python", "-m", "pytest", "-q", "tests/test_k.py::TestK::test_method"]
@@ -111,6 +112,69 @@ def test_the_skipped_tests_the_capture_prints_are_read(tmp_path):
         {"test": "test_k.py::test_here", "reason": "no device", "marked": False, "lifted": False},
         {"test": "test_k.py::test_a5", "reason": "needs A5", "marked": True, "lifted": True}]
     assert [s["test"] for s in out.skip_marked()] == ["test_k.py::test_big[a b]"]
+
+
+MODEL = textwrap.dedent('''
+    import pytest
+    import pypto
+
+
+    @pypto.frontend.jit
+    def attn_kernel(x):
+        pass
+
+
+    @pypto.frontend.jit
+    def other_kernel(x):
+        pass
+
+
+    def run_case(shape):
+        return launch(shape)
+
+
+    def launch(shape):
+        attn_kernel(shape)
+
+
+    def test_attn():
+        run_case(4)
+
+
+    @pytest.mark.skip(reason="large test case")
+    def test_attn_big():
+        run_case(64)
+
+
+    def test_other():
+        other_kernel(1)
+''')
+
+
+def test_a_kernel_file_that_holds_its_tests_offers_them_and_the_scan_finds_tests_reaching_it_through_helpers(
+        tmp_path):
+    """PyPTO's GLM and DeepSeek V3.2 model files hold their pytest tests beside their kernels, in files pytest would
+    not collect by itself, and call the kernels through helpers: a file that imports pytest offers its tests, and a
+    test that calls a helper that calls the kernel reaches it."""
+    assert [t.name for t in C.targets(MODEL, "/w/attention.py") if t.kind == "test"] == [
+        "test_attn", "test_attn_big", "test_other"]
+    assert [t.name for t in C.targets(MODEL.replace("import pytest\n", ""), "/w/attention.py")] == []
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "attention.py").write_text(MODEL)
+    (models / "attention_impl.py").write_text("import pypto\n\n@pypto.frontend.jit\ndef attn_kernel(x):\n    pass\n")
+    (models / "driver.py").write_text("import pytest\nfrom attention_impl import attn_kernel\n\n\n"
+                                      "def test_driver():\n    attn_kernel(1)\n")
+    # from the kernel's own file: its tests that reach it, not the one that calls another kernel
+    found = C.tests_calling(str(tmp_path), "attn_kernel", str(models / "attention.py"))
+    assert [(Path(f.path).name, f.target.name, f.target.skip) for f in found] == [
+        ("attention.py", "test_attn", None), ("attention.py", "test_attn_big", "large test case"),
+        ("driver.py", "test_driver", None)]
+    # from a sibling: its folder's files that hold tests; without `near`, test files only, as before
+    found = C.tests_calling(str(tmp_path), "attn_kernel", str(models / "attention_impl.py"))
+    assert {(Path(f.path).name, f.target.name) for f in found} == {
+        ("attention.py", "test_attn"), ("attention.py", "test_attn_big"), ("driver.py", "test_driver")}
+    assert C.tests_calling(str(tmp_path), "attn_kernel") == []
 
 
 def test_the_folder_a_capture_runs_in(tmp_path):
