@@ -143,3 +143,24 @@ def test_indexing_with_a_tensor_names_gather_and_index_select() -> None:
     with pytest.raises(pypto.PyptoError, match=r"indexing with a tensor .*pypto.gather or pypto.index_select") as e:
         indexed_by_a_tensor(torch.rand(8, WIDTH), torch.tensor([1, 2, 3, 0], dtype=torch.int32), torch.zeros(4, WIDTH))
     assert f":{_line_of('out[:] = x[idx]')}:" in str(e.value)
+
+
+@pypto.frontend.jit
+def flagged(x: pypto.Tensor([8, WIDTH], pypto.DT_FP32), y: pypto.Tensor([8, WIDTH], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, WIDTH)
+    seen = pypto.SymbolicScalar("seen") + 1  # a runtime symbol without a value, as DeepSeek V4's compressor has
+    if seen > 0:
+        y[:] = x * 2.0
+
+
+def test_a_named_symbolic_scalar_takes_its_initial_value_and_one_without_is_zero_with_a_warning() -> None:
+    """PyPTO's constructor takes a name, with an initial value or without (the device's runtime binds it)."""
+    assert pypto.SymbolicScalar("n", 10).concrete() == 10 and int(pypto.SymbolicScalar("n", 3) * 2) == 6
+    with pytest.warns(pypto.PyptoWarning, match=r"pypto.SymbolicScalar\('seen'\) has no value: .* this compile "
+                                                r"takes 0"):
+        named = pypto.SymbolicScalar("seen")
+    assert named.concrete() == 0
+    x, y = torch.rand(8, WIDTH), torch.zeros(8, WIDTH)
+    with pytest.warns(pypto.PyptoWarning, match="has no value"):
+        flagged(x, y)
+    torch.testing.assert_close(y, x * 2)

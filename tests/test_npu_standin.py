@@ -357,3 +357,34 @@ def test_quantization_matches_its_formulas(torch_npu: object) -> None:
     pt = torch.rand(8)
     bf = tn.npu_quant_matmul(x1, x2, sc, pertoken_scale=pt, output_dtype=torch.bfloat16)  # type: ignore[attr-defined]
     torch.testing.assert_close(bf, (acc * sc.double() * pt.double()[:, None]).bfloat16())
+
+
+def test_a_custom_operator_registered_for_the_npu_runs_its_kernel_on_npu_tensors(torch_npu: object) -> None:
+    """PyPTO's DeepSeek V4 models define `torch.ops.pypto.<op>` with a Meta kernel and an "NPU" one that calls the
+    PyPTO kernel, and their tests call the operator on device tensors: here those are CPU tensors, so the NPU kernel
+    is the CPU one too — unless the operator has a CPU kernel of its own, which stays."""
+    @pypto.frontend.jit
+    def doubled(x: pypto.Tensor([4, 16], pypto.DT_FP32), out: pypto.Tensor([4, 16], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        out[:] = x * 2.0
+
+    lib = torch.library.Library("pypto_standin_test", "FRAGMENT")  # noqa: TOR901 - an NPU program's own operators
+    lib.define("doubled(Tensor x) -> Tensor")
+    lib.define("halved(Tensor x) -> Tensor")
+
+    @torch.library.impl(lib, "doubled", "Meta")
+    def doubled_meta(x: torch.Tensor) -> torch.Tensor:
+        return torch.empty_like(x)
+
+    @torch.library.impl(lib, "doubled", "NPU")
+    def doubled_npu(x: torch.Tensor) -> torch.Tensor:
+        out = torch.empty(4, 16, device="npu:0")
+        doubled(x, out)
+        return out
+
+    lib.impl("halved", lambda x: x / 2, "CPU")  # its own CPU kernel first: the NPU one does not replace it
+    lib.impl("halved", lambda x: x * 0, "PrivateUse1")
+    x = torch.randn(4, 16).npu()
+    torch.testing.assert_close(torch.ops.pypto_standin_test.doubled(x), x * 2)
+    torch.testing.assert_close(torch.ops.pypto_standin_test.halved(x), x / 2)
+    assert torch.ops.pypto_standin_test.doubled(torch.empty(4, 16, device="meta")).device.type == "meta"

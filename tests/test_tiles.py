@@ -288,6 +288,27 @@ def test_a_matmul_assembled_into_an_output_writes_it_directly_unless_reused(twic
         torch.testing.assert_close(d, ref + 1, rtol=1e-3, atol=1e-3)
 
 
+def test_a_view_of_a_reshaped_matmul_assembled_per_iteration_is_copied_not_retargeted():
+    """A part of a matmul's result (a view of it, reshaped) assembled into an output, once per loop iteration, as
+    DeepSeek V4's compressor does: each iteration copies its window; the matmul's tiles are not written into the
+    first window (they were, with 2-D offsets in a 3-D output: an internal error in graph_partition)."""
+    @pypto.jit
+    def k(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_cube_tile_shapes([16, 16], [32, 64], [64, 64])
+        y = pypto.matmul(a, b, pypto.DT_FP32)  # [16, 128]
+        y = pypto.reshape(y, [8, 2, 128], inplace=True)
+        pypto.set_vec_tile_shapes(1, 2, 128)
+        for i in pypto.loop(8):
+            part = pypto.view(y, [1, 2, 128], [i, 0, 0])
+            pypto.assemble(part, [7 - i, 0, 0], out)
+
+    a, b, out = torch.randn(16, 64).half(), torch.randn(64, 128).half(), torch.zeros(8, 2, 128)
+    _, lw, _, _ = lowered(k, a, b, out)
+    assert {t.core for t in lw.program.execute.tasks} == {"AIC", "AIV"}  # the cube's tiles, then vector copies
+    k(a, b, out)
+    torch.testing.assert_close(out, (a.float() @ b.float()).reshape(8, 2, 128).flip(0), rtol=1e-3, atol=1e-3)
+
+
 def test_an_assemble_copy_is_tiled_by_the_vec_tile_shape_after_a_cube_config():
     @pypto.jit
     def k(x: pypto.Tensor(), out: pypto.Tensor()):

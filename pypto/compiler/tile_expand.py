@@ -734,12 +734,20 @@ class Expander:
 
     def retarget(self, value: int, target: Region) -> bool:
         """`out[...] = matmul(...)`: when the matmul's result is used only here, its tiles write
-        straight into the target (TFIXPIPE to the output) instead of a workspace copied after."""
+        straight into the target (TFIXPIPE to the output) instead of a workspace copied after. Only the result
+        as the matmul made it, whole: a view or reshape of it (DeepSeek V4's compressor assembles a [1, 2, 1024]
+        view of a reshaped [128, 1024] result per loop iteration) shares its workspace but is a part of it, in
+        another layout, and other uses may read the rest (it retargeted every tile of the matmul into the one
+        window, with offsets of the wrong rank: an internal error in graph_partition, until 2026-12-05)."""
         p = self.place[value]
         if not isinstance(p, InGM):
             return False
         made = self.matmul_tiles.get(p.region.buffer)
-        if made is None or self.uses.get(value, 0) != 1 or len(target.shape) != len(p.region.shape) \
+        mm = self.buffers[p.region.buffer]
+        whole = mm.shape
+        if made is None or self.uses.get(value, 0) != 1 or self.uses.get(mm.node, 0) != 1 \
+                or len(target.shape) != len(p.region.shape) \
+                or p.region.layout != whole or p.region.shape != whole or any(p.region.offset) \
                 or self.buffers[target.buffer].dtype is not self.buffers[p.region.buffer].dtype:
             return False
         for tid in made:

@@ -390,6 +390,36 @@ def _wrap_topk(orig: Callable[..., Any]) -> Callable[..., Any]:
     return topk
 
 
+# the dispatch keys an NPU program registers its custom operators' device kernels for (torch_npu's backend is torch's
+# PrivateUse1, renamed "npu"; PyPTO's models write `torch.library.impl(lib, "op", "NPU")`)
+_NPU_KEYS = frozenset({"NPU", "npu", "PrivateUse1"})
+
+
+def _wrap_library_impl(orig: Callable[..., Any]) -> Callable[..., Any]:
+    """`Library.impl(op, fn, "NPU")` (and so `torch.library.impl(lib, "op", "NPU")`, `impl("ns::op", "npu")`): the
+    kernel is the operator's CPU kernel too, unless it has one, since every tensor "on the NPU" is a CPU tensor here
+    and dispatches to the CPU key: `torch.ops.ns.op(x.npu())` runs the program's own NPU kernel (a PyPTO kernel
+    call, on the sim board) as it would on the device. A CPU registration that torch refuses leaves the NPU one; torch's
+    own kernels are left as they are."""
+    def impl(self: Any, op_name: Any, fn: Any, dispatch_key: str = "", *args: Any, **kwargs: Any) -> Any:
+        out = orig(self, op_name, fn, dispatch_key, *args, **kwargs)
+        if dispatch_key in _NPU_KEYS and not _from_torch(fn):
+            name = op_name if not isinstance(op_name, str) or "::" in op_name else f"{self.ns}::{op_name}"
+            with contextlib.suppress(Exception):
+                if not torch._C._dispatch_has_kernel_for_dispatch_key(str(name).split(".")[0], "CPU"):
+                    orig(self, op_name, fn, "CPU", *args, **kwargs)
+        return out
+    impl.__doc__ = orig.__doc__
+    return impl
+
+
+def _from_torch(fn: Any) -> bool:
+    """A kernel torch registers itself (its distributed code registers some for PrivateUse1 before their CPU one,
+    which would then override ours, with a warning)."""
+    module = getattr(fn, "__module__", None) or ""
+    return module == "torch" or module.startswith("torch.")
+
+
 def _cast_to_a_format(t: torch.Tensor) -> bool:
     return ops.FORMAT_ATTR in getattr(t, "__dict__", ())
 
@@ -438,6 +468,7 @@ def install() -> None:
     torch.Tensor.new_tensor = _wrap_device_kwarg(torch.Tensor.new_tensor)  # type: ignore[method-assign]
     torch.tensor = _wrap_device_kwarg(torch.tensor)
     torch.rand = _wrap_rand(torch.rand)
+    torch.library.Library.impl = _wrap_library_impl(torch.library.Library.impl)  # type: ignore[method-assign]
     torch.topk = _wrap_topk(torch.topk)
     torch.Tensor.topk = _wrap_topk(torch.Tensor.topk)  # type: ignore[method-assign]
     torch.Tensor.device = _wrap_device(torch._C.TensorBase.device)  # type: ignore[assignment]

@@ -7,10 +7,12 @@ scalars. Arithmetic builds expressions; using one where Python needs a concrete 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from pypto.ir import symbolic as S
 from pypto.ir.errors import PyptoError
+from pypto.tracing.tiling import PyptoWarning
 
 
 def as_dim(v: Any) -> S.Dim:
@@ -35,8 +37,16 @@ def wrap(d: S.Dim) -> int | SymbolicScalar:
 class SymbolicScalar:
     __slots__ = ("expr",)
 
-    def __init__(self, value: Any = 0) -> None:
-        # PyPTO's constructor takes any Python int, and a bool is one (`symbolic_scalar(flag)`): 0 or 1
+    def __init__(self, value: Any = 0, initial: Any = None) -> None:
+        # PyPTO's constructor takes any Python int, and a bool is one (`symbolic_scalar(flag)`): 0 or 1; or a name
+        # with an initial value, which is its value here (the name labels it on the device), or without one
+        if isinstance(value, str):
+            if initial is None:  # a symbol the device's runtime binds: nothing here knows its value
+                warnings.warn(f"pypto.SymbolicScalar({value!r}) has no value: PyPTO's runtime binds such a symbol on "
+                              f"the device; this compile takes 0 (give it one, pypto.SymbolicScalar({value!r}, N), "
+                              f"to lower the kernel for another)", PyptoWarning, stacklevel=2)
+            self.expr = as_dim(0 if initial is None else initial)
+            return
         self.expr: S.Dim = as_dim(int(value) if isinstance(value, bool) else value)
 
     # arithmetic
