@@ -100,8 +100,8 @@ factory kernels were refused (`pypto.DYNAMIC` came back as a copy) and deepseek_
 its attributes (a `@dataclass` whose `__init__` sets them).
 
 Run: `.venv/bin/python benchmarks/models_open.py [-j 2] [--timeout 900] [--open-timeout 300] [--keep DIR]
-[--mirror REPO] [--tree CHECKOUT] [--only SUBSTR] [--live]`. `--tree` runs another checkout's pypto and server
-(`PYTHONPATH`), e.g. a worktree of an earlier commit.
+[--mirror REPO] [--tree CHECKOUT] [--only SUBSTR] [--live] [--run-skipped]`. `--tree` runs another checkout's pypto
+and server (`PYTHONPATH`), e.g. a worktree of an earlier commit.
 
 Session 57 (2026-12-04, 22:32-22:50 UTC, 93d47de, `-j 2 --keep DIR`, a fresh export, every test file captured): **34
 of 34**, glm's ifa_func_kernel in 51 s (peak RSS 4,444 MB); no user file edited. With `--live` (22:56-23:03 UTC,
@@ -116,6 +116,21 @@ b9a45cc (`--tree`): record at 26 s, then "the job ran out of its memory limit af
 per-tensor backward's at 19 and 25 s, each "0 of 3 simulated" with the compile times that said so. The whole
 `--live` run again (00:07-00:12 UTC, 12db003): 34 of 34, every other kernel's shapes simulated as in the run before
 (glm's record at 30 s, answer at 35 s; qat's at 18 and 23 s).
+
+Session 58 (2026-12-05), `--run-skipped` (the tests their own skip marks skip run too; captured into a fresh
+export each, so each run's counts are its own). 01:55-02:18 UTC, a tree at 5dac0a1, `-j 2 --capture-memory-mb 10000`:
+39 of 39 called kernels opened, 10 of them never called before (DeepSeek V3.2's mla_prolog_quant_p, 280 k tile ops;
+sparse_flash_attention_quant_p, 1.27 M; sparse_attention_antiquant_p, 914 k; their _d_950 variants;
+mla_indexer_prolog_quant_p; DeepSeek V4's two MLA prologs and its quantised lightning indexer prolog; GLM's quantised
+attention prelude), while five that the default run captured were not: kimi's and qat's lifted cases ran out of that
+10 GB cap before their usual cases ran. 02:36-02:42 UTC, a tree at f83b738 (the custom operators on the CPU, the
+retarget and SymbolicScalar fixes), `--only deepseek_v4 -j 2`: 10 of 10, the compressor's two ratio-4 kernels among
+them (its test file passes whole). `--only qat -j 1` (the default cap, three quarters of the machine): 4 kernels
+captured and opened, but the lifted N=153,376 cases exhaust the memory and take the per-tensor backward's usual case
+with them: lift marks per test (the editor's lens does) where the lifted cases are big. With the default run's 34,
+46 of the 52 kernels open from a capture of their own tests; the other 6 no test that runs calls (DeepSeek V4's
+hc_pre_kernel_prefill: only a `te_` function; kimi's l_max 96 and 128, forward and backward; qat's per-channel
+backward: only its lifted, memory-exhausting cases).
 """
 
 from __future__ import annotations
