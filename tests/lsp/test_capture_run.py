@@ -249,17 +249,8 @@ async def test_a_test_skipped_by_its_mark_is_captured_from_its_lens_and_offered_
     assert (tmp_path / ".pypto" / "captures").is_dir()
 
 
-MODEL = textwrap.dedent('''
-    import numpy as np
-    import pypto
-    import pytest
-
-
-    @pypto.frontend.jit
-    def scaled(x: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32),
-               out: pypto.Tensor([pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(8, 32)
-        out[:] = x * 3.0
+# a kernel file that imports pytest and holds its test, which calls the kernel through a helper
+MODEL = KERNEL.replace("import pypto\n", "import numpy as np\nimport pypto\nimport pytest\n", 1) + textwrap.dedent('''
 
 
     def run_case(rows):
