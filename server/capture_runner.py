@@ -234,7 +234,8 @@ def tests_calling(root: str, kernel: str, near: str | None = None) -> list[Found
     """The test functions whose text names `kernel` (a word): in the kernel's own file and the other files of its
     folder (`near`) that hold tests (`holds_tests`), then in the test files under `root`, found by a bounded scan: at
     most SCAN_FILES entries, SCAN_TEST_FILES files of SCAN_FILE_BYTES each, SCAN_TOTAL_BYTES in all,
-    SCAN_SECONDS, SCAN_RESULTS found. A test that reaches the kernel through a helper is not found."""
+    SCAN_SECONDS, SCAN_RESULTS found. A test reaches the kernel through its own file's helpers (`_reaching`), not
+    through another module's."""
     word = re.compile(rf"\b{re.escape(kernel)}\b")
     budget: dict[str, float] = {"entries": SCAN_FILES, "deadline": time.monotonic() + SCAN_SECONDS}
     files = read = 0

@@ -4,6 +4,8 @@ symbolic scalars, `pypto.loop` / `pypto.loop_unroll` keyword arguments they do n
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 
@@ -157,9 +159,10 @@ def test_a_named_symbolic_scalar_takes_its_initial_value_and_one_without_is_zero
     """PyPTO's constructor takes a name, with an initial value or without (the device's runtime binds it)."""
     assert pypto.SymbolicScalar("n", 10).concrete() == 10 and int(pypto.SymbolicScalar("n", 3) * 2) == 6
     with pytest.warns(pypto.PyptoWarning, match=r"pypto.SymbolicScalar\('seen'\) has no value: .* this compile "
-                                                r"takes 0"):
-        named = pypto.SymbolicScalar("seen")
+                                                r"takes 0") as said:
+        named = pypto.SymbolicScalar("seen"); line = sys._getframe().f_lineno  # noqa: E702 - the call's own line
     assert named.concrete() == 0
+    assert (said[0].filename, said[0].lineno) == (__file__, line)  # at the user's line, not ours
     x, y = torch.rand(8, WIDTH), torch.zeros(8, WIDTH)
     with pytest.warns(pypto.PyptoWarning, match="has no value"):
         flagged(x, y)

@@ -60,15 +60,11 @@ def _marks(item: Any) -> list[Any]:
     return [m for name in MARKS for m in item.iter_markers(name=name)]
 
 
-_MARKED: set[str] = set()  # the node ids of collected tests with a skip mark
-
-
 @pytest.hookimpl(trylast=True)  # the items left after -k, -m and the like deselected theirs
 def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
-    marked = [(item, marks) for item in items if (marks := _marks(item))]  # before any is lifted: parents share
     if os.environ.get(ENV_RUN_SKIPPED) != "1":
-        _MARKED.update(item.nodeid for item, _ in marked)
         return
+    marked = [(item, marks) for item in items if (marks := _marks(item))]  # before any is lifted: parents share
     for item, marks in marked:
         _write({"test": item.nodeid, "reason": "; ".join(_reason(m) for m in marks), "marked": True, "lifted": True})
         node = item
@@ -95,4 +91,4 @@ def _by_mark(item: Any) -> bool:
         got = item.stash.get(skipped_by_mark_key, None) if skipped_by_mark_key is not None else None
     except (AttributeError, TypeError):
         got = None
-    return bool(got) if got is not None else item.nodeid in _MARKED
+    return bool(got) if got is not None else bool(_marks(item))
