@@ -284,6 +284,7 @@ path, name, memory_mb, warm = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.ar
 lines = range(int(sys.argv[5]), int(sys.argv[6]) + 1)  # the decorator's first line to the def's
 qualname = sys.argv[7] if len(sys.argv) > 7 else name
 live = len(sys.argv) > 8 and sys.argv[8] == "live"
+longer = len(sys.argv) > 9 and sys.argv[9] == "longer"
 if warm:  # as a worker's template: what it preloads, then its warm-up; its size then is the cap's base
     import importlib.util
     from server.worker import _PRELOAD
@@ -341,10 +342,29 @@ try:
     rec = r.get("record") or {}
     graph = rec.get("graph") or {}
     findings = (r.get("health") or {}).get("findings") or ()
-    tries = [t for f in findings for t in (f.get("numbers") or {}).get("try", ())]
-    out["advice"] = {"proposed": len(tries), "simulated": sum("makespan_us" in t for t in tries),
-                     "unchecked": sorted({str(t.get("why") or "the time bound") for t in tries if t.get("unchecked")}),
-                     "stopped": r.get("advice_stopped")}
+    def advice(findings):
+        tries = [t for f in findings for t in (f.get("numbers") or {}).get("try", ())]
+        return {"proposed": len(tries), "simulated": sum("makespan_us" in t for t in tries),
+                "unchecked": sorted({str(t.get("why") or "the time bound") for t in tries if t.get("unchecked")}),
+                "offered": sum(1 for f in findings if (f.get("numbers") or {}).get("gain")),
+                "best": max([f["numbers"]["gain"]["speedup"] for f in findings if (f.get("numbers") or {}).get("gain")],
+                            default=None)}
+    out["advice"] = {**advice(findings), "stopped": r.get("advice_stopped")}
+    estimate = sum(float((f.get("numbers") or {}).get("check_seconds") or 0) for f in findings)
+    if longer and any("check_seconds" in (f.get("numbers") or {}) for f in findings) and r.get("fingerprint"):
+        # the editor's quick fix on such a finding (server.features.check_actions -> server.live.check_advice): the
+        # next job, its record reused by its traced program's fingerprint, checks the advice within the longer bound,
+        # the shapes checked before answering for free (here in this process, after the first job, where a worker
+        # forks a fresh one: the module is loaded anew either way)
+        from server.features import check_bound
+        bound = check_bound(estimate)
+        again = {**opts, "advice_seconds": bound,
+                 "reuse": {"fingerprints": {r["fingerprint"]: False}, "traces": r.get("advice_traces") or {}}}
+        t2 = time.perf_counter()
+        r2 = A.analyze_kernel(path, text, name, again)
+        out["longer"] = {"estimate": estimate, "bound": bound, "seconds": time.perf_counter() - t2,
+                         "reused": r2.get("reused"), "error": (r2.get("error") or {}).get("message"),
+                         **advice((r2.get("health") or {}).get("findings") or ())}
     out.update(error=r.get("error"), summary=r.get("summary"), inputs_from=bool(r.get("inputs_from")),
                graph_nodes=len(graph.get("nodes") or ()) if isinstance(graph, dict) else 0,
                tile_lines=tile_call_lines(rec, path)[0], tiling_lines=tile_call_lines(rec, path)[1],
@@ -367,12 +387,13 @@ OPEN_DRIVER = OPEN_DRIVER.replace("@@TILE_CALL_LINES@@", f"UNTILED = {set(UNTILE
 
 def open_in_process(file: Path, name: str, cwd: Path, tree: Path, timeout: float, memory_mb: int,
                     warm: bool, lines: tuple[int, int] = (0, 10**9), qualname: str | None = None,
-                    live: bool = False) -> dict[str, Any]:
+                    live: bool = False, longer: bool = False) -> dict[str, Any]:
     """OPEN_DRIVER's answer for the kernel `name` of `file`, in a fresh `python` with `tree`'s pypto and
     server; {"died": why} when it gave none. Raises subprocess.TimeoutExpired. `live`: with the options of the
-    language server's live loop (an interim record, then the advice checked), not the panels'."""
+    language server's live loop (an interim record, then the advice checked), not the panels'. `longer` (with
+    `live`): then, when the check left shapes unchecked, the longer check the finding's quick fix asks for."""
     argv = [sys.executable, "-c", OPEN_DRIVER, str(file), name, str(memory_mb), "warm" if warm else "cold",
-            str(lines[0]), str(lines[1]), qualname or name, "live" if live else "panels"]
+            str(lines[0]), str(lines[1]), qualname or name, "live" if live else "panels", "longer" if longer else ""]
     p = subprocess.run(argv, cwd=cwd, env=tree_env(tree), capture_output=True, text=True, timeout=timeout,
                        stdin=subprocess.DEVNULL)
     marker = p.stdout.rfind("@@open@@")

@@ -210,19 +210,34 @@ def advice_text(advice: dict[str, Any] | None) -> str:
     return text
 
 
+def longer_text(longer: dict[str, Any] | None) -> str:
+    """What the longer check the finding's quick fix asks for did (`--check-longer`)."""
+    if not longer:
+        return ""
+    if longer.get("error"):
+        return f"; longer check (up to {longer['bound']:g} s): {longer['error'][:200]}"
+    text = (f"; longer check (about {longer['estimate']:.0f} s expected, up to {longer['bound']:g} s): "
+            f"{longer['simulated']} of {longer['proposed']} simulated in {longer['seconds']:.0f} s, record "
+            f"{'reused' if longer.get('reused') else 'made again'}")
+    if longer.get("unchecked"):
+        text += f", others not ({'; '.join(longer['unchecked'])})"
+    best = f", the best {longer['best']:.2f}x faster" if longer.get("best") else ""
+    return text + f"; {longer['offered']} finding(s) offer a shape{best}"
+
+
 def open_kernel(site: KernelSite, models: Path, tree: Path, timeout: float, memory_mb: int,
-                live: bool = False) -> Opened:
+                live: bool = False, longer: bool = False) -> Opened:
     t0 = time.perf_counter()
     try:
         out = open_in_process(site.file, site.name, models, tree, timeout, memory_mb, warm=True,
-                              lines=(site.first_line, site.line), qualname=site.qualname, live=live)
+                              lines=(site.first_line, site.line), qualname=site.qualname, live=live, longer=longer)
     except subprocess.TimeoutExpired:
         return Opened(site, "timeout", f"no answer within {timeout:g} s", time.perf_counter() - t0)
     seconds = time.perf_counter() - t0
     peak = f" (peak RSS {out['peak_rss_mb']:,} MB)" if out.get("peak_rss_mb") else ""
     if live and out.get("interim_seconds") is not None:
         peak += f"; record sent at {out['interim_seconds']:.0f} s"
-    peak += advice_text(out.get("advice")) if live else ""
+    peak += advice_text(out.get("advice")) + longer_text(out.get("longer")) if live else ""
     if "died" in out:
         return Opened(site, "error" if has_capture(site, models) else "no capture", out["died"], seconds)
     err = out.get("error")
@@ -268,6 +283,8 @@ def main() -> int:
                     help="capture with `--run-skipped`: the tests their own skip marks skip run too")
     ap.add_argument("--live", action="store_true",
                     help="open as the language server's live loop does (an interim record, then the advice checked)")
+    ap.add_argument("--check-longer", action="store_true",
+                    help="with --live: where the check left shapes unchecked, then the longer check its quick fix asks")
     a = ap.parse_args()
 
     models, scratch = models_folder(a.keep, a.mirror, a.commit)
@@ -309,7 +326,8 @@ def main() -> int:
                                unskipped=old.get(str(t), {}).get("unskipped", 0)) for t in used}
         results: list[Opened] = []
         for s in sites:
-            o = open_kernel(s, models, tree, a.open_timeout, a.memory_limit_mb, a.live)
+            o = open_kernel(s, models, tree, a.open_timeout, a.memory_limit_mb, a.live or a.check_longer,
+                            a.check_longer)
             results.append(o)
             print(f"  open {s.file.relative_to(models)}::{s.qualname}: {o.status} in {o.seconds:.0f} s {o.detail}",
                   flush=True)

@@ -94,6 +94,9 @@ INTERIM = ("record", "record_columns", "editor", "pass_graphs", "listings")
 # the settings that choose the panels' parts of an answer (`server.live._record_opts`): not in its fingerprint, nor
 # `parts_from` (from this many tile ops an answer holds them all the same)
 PARTS = ("record", "snapshots", "listings")
+# nor these: `parts_from`, and the bound of the check of the advice (`advice_seconds`: an answer whose findings propose
+# tile shapes is only ever reused with its advice checked again, `server.live`, with the next compile's bound)
+UNPRINTED = ("parts_from", "advice_seconds")
 # what they add to it
 PANEL_PARTS = ("record", "record_columns", "pass_graphs", "listings")
 
@@ -231,7 +234,7 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
 
 
 def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] | None) -> dict[str, Any]:
-    from pypto.analysis.advice import adopt_known, proposes, verify_advice, withheld
+    from pypto.analysis.advice import ADVICE_SECONDS, adopt_known, proposes, verify_advice, withheld
     from pypto.analysis.advisor import Advisor
     from pypto.analysis.health import health_report
     from pypto.boards.profile import bottleneck
@@ -279,7 +282,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
                 # which parts the answer holds (the panels' record, graphs, listings) is no part of what they hold: the
                 # server completes an answer from the panels' record job of the same program (`program`, server.live)
                 out["fingerprint"] = traced.fingerprint({k: v for k, v in opts.items()
-                                                         if k not in PARTS and k != "parts_from"})
+                                                         if k not in PARTS and k not in UNPRINTED})
                 out["program"] = traced.program_fingerprint
                 offered = reuse.get("fingerprints") or {}  # fingerprint -> whether that answer holds whole
                 if out["fingerprint"] in offered:
@@ -384,14 +387,20 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         out["interim_sent"] = True
     # one bound for the board's work on tile shapes, as in every door: the check of the findings' shapes,
     # then the search in what is left (pypto.analysis.report.make_report)
+    # (`advice_seconds`: the check's own bound, None for none: the language server's pypto.adviceSeconds, or a longer
+    # one asked for a kernel whose check stopped at it, `server.live.check_advice`; with a search, the longer of the
+    # two bounds both)
     bound = opts.get("tile_search_seconds") if opts.get("suggest") else None
+    check = opts.get("advice_seconds", ADVICE_SECONDS)
+    if opts.get("suggest"):
+        check = bound = None if check is None or bound is None else max(float(check), float(bound))
     deadline = None if bound is None else time.monotonic() + float(bound)
     if proposes(health) and opts.get("check_advice") is False:
         health = withheld(health, board)  # a job for the panels' record only: nothing unchecked is offered
     elif proposes(health):  # a shape is offered only when the sim board finds it faster
         try:
             advisor = Advisor(kernel, args, record=record, traces=known_traces)
-            health = verify_advice(health, advisor, **({} if bound is None else {"seconds": float(bound)}))
+            health = verify_advice(health, advisor, seconds=None if check is None else float(check))
         except PyptoError:
             health = withheld(health, board)  # a candidate failed to compile: nothing unchecked is offered
         except MemoryError:

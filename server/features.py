@@ -32,6 +32,8 @@ from server.state import Document, Kernel, Result
 Json = Any
 SOURCE = "pypto"
 CAPTURE_COMMAND = "pypto.capture"  # workspace/executeCommand: run `pypto-ide capture` (server.capture_runner)
+# workspace/executeCommand: a kernel compiled again, its advice checked within a longer bound (`live.check_advice`)
+CHECK_ADVICE_COMMAND = "pypto.checkAdvice"
 SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
             "info": lsp.DiagnosticSeverity.Information}
 # what a buffer peak is (pypto.compiler.block_ir.PEAK_LABEL, the CLI's and the listing's words): the
@@ -643,6 +645,40 @@ def finding_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnos
                         out.append(lsp.CodeAction(title=f"pypto ({f['rule']}): {title}",
                                                   kind=lsp.CodeActionKind.QuickFix, diagnostics=diags or None,
                                                   edit=edit))
+    return out + check_actions(doc, rng, ctx)
+
+
+def check_bound(estimate: float) -> float:
+    """The bound a check of the advice is asked for when its shapes' compiles are expected to take `estimate`
+    seconds: twice that, and at least ten seconds more (the estimate is the kernel as written's compile scaled by the
+    shapes' tiles, summed over its findings, which may share shapes; tracing and simulating them come on top; the
+    check ends when it has simulated them)."""
+    return round(max(2 * estimate, estimate + 10), 1)
+
+
+def check_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnostic]) -> list[lsp.CodeAction]:
+    """Health findings under the range whose proposed tile shapes the check of the advice did not reach within its
+    bound (their `check_seconds`: what simulating them is expected to take): one action per kernel, which checks all
+    of its advice with a longer one."""
+    lines = lines_of(doc)
+    out = []
+    ctx = list(context)
+    for k in doc.kernels.values():
+        r = doc.current(k.name)
+        health = r.analysis.get("health") if r is not None and r.analysis is not None and not r.interim else None
+        unchecked = [f for f in (health.get("findings", ()) if isinstance(health, dict) else ())
+                     if isinstance((f.get("numbers") or {}).get("check_seconds"), (int, float))]
+        here = [(f, where) for f in unchecked
+                for where in [where_range(lines, f.get("where"), doc.path, FINDING_UNIT["health"])]
+                if where is not None and overlaps(where, rng)]
+        if not here:
+            continue
+        bound = check_bound(sum(float(f["numbers"]["check_seconds"]) for f in unchecked))
+        title = f"pypto: simulate the advice's tile shapes for {k.name} on the sim board (up to {bound:g} s)"
+        diags = [d for d in ctx for f, where in here if d.code == f.get("rule") and d.range == where]
+        out.append(lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=diags or None,
+                                  command=_command(title, CHECK_ADVICE_COMMAND,
+                                                   {"uri": doc.uri, "kernel": k.name, "seconds": bound})))
     return out
 
 

@@ -48,6 +48,9 @@ from server.slots import Slots
 from server.state import Document, Kernel, Result, parse_version
 from server.worker import BACKGROUND_NICE, JobFailed, JobTimes, WorkerPool, wall_backstop
 
+# the longest bound a check of a kernel's advice may be asked for (`check_advice`): ten minutes, as the agents' search
+MAX_CHECK_SECONDS = 600.0
+
 log = logging.getLogger("pypto.server")
 Json = Any
 
@@ -104,12 +107,13 @@ class LiveCompiler:
                   on_progress: Callable[[Json], None] | None = None,
                   on_times: Callable[[JobTimes], None] | None = None, urgent: bool = False,
                   recency: float = 0.0, prepare: Callable[[Any], Any] | None = None,
-                  urgent_until_progress: bool = False) -> Any:
+                  urgent_until_progress: bool = False, longer: float = 0.0) -> Any:
         """One worker job, at most `workers` at a time (so jobs queue here, not in threads); an `urgent` one (a
         person waits for it: the panels, a code action) before the compiles queued meanwhile, the others those of
         the document touched last (`recency`: its `changed_at`) first (`server.slots`). `urgent_until_progress`:
         the job's first interim result is what the person waited for (a compile's interim record); what follows
-        is background work (the job itself says so to the pool: `server.analyze.to_background`)."""
+        is background work (the job itself says so to the pool: `server.analyze.to_background`). `longer`: seconds
+        the job may run past the time limit (a check of the advice with a longer bound: `check_advice`)."""
         pool = self.pool()
         assert self._slots is not None
         async with self._slots.hold(urgent, recency) as demote:
@@ -118,7 +122,8 @@ class LiveCompiler:
                 def relay(data: Json) -> None:
                     demote()
                     on_progress(data)
-            return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit), timeout_note=timeout_note,
+            return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit) + longer,
+                                  timeout_note=timeout_note,
                                   on_progress=relay, on_times=on_times, nice=0 if urgent else BACKGROUND_NICE,
                                   prepare=prepare)
 
@@ -241,6 +246,20 @@ class LiveCompiler:
             doc.update.cancel()
         doc.update = asyncio.create_task(self._update(doc, doc.version, doc.text, max(0.0, delay), force))
 
+    def check_advice(self, uri: str, name: str, seconds: float) -> float:
+        """Compile the kernel again now with its advice checked within `seconds` (at most `MAX_CHECK_SECONDS`),
+        for a finding whose check stopped at the setting's bound (`pypto.analysis.advice`: its `check_seconds`). Its
+        traced program is the one of its result: the job reuses that record, shown again at once, and checks the
+        advice's shapes anew, those simulated before answering for free (`server.analyze`); the job may run that much
+        longer than the time limit. The result comes as any compile's does; returns the bound."""
+        doc = self.docs[uri]
+        if name not in doc.kernels:
+            raise KeyError(name)
+        bound = min(MAX_CHECK_SECONDS, max(0.0, float(seconds)))
+        doc.recheck[name] = bound
+        self._schedule(doc, 0.0)
+        return bound
+
     async def wait(self, doc: Document, timeout: float) -> None:
         """Until the document's current update is done (or `timeout` seconds)."""
         deadline = time.monotonic() + timeout
@@ -283,7 +302,7 @@ class LiveCompiler:
         for name in [n for n in doc.results if n not in doc.kernels]:
             doc.results.pop(name).cancel_extras()
             doc.earlier.pop(name, None)
-        todo = [k for k in kernels if force or doc.current(k.name) is None]
+        todo = [k for k in kernels if force or doc.current(k.name) is None or k.name in doc.recheck]
         # the kernel the user is editing first, then the one the panels show, then the nearest: jobs start
         # in this order, `workers` at a time, and an edit outside the kernels (a shared helper, a constant)
         # recompiles all of them
@@ -436,6 +455,9 @@ class LiveCompiler:
         # shapes are traced anew: the edit may be on their path; those traced as before are not lowered again:
         # `traces`), its interim answer shown at once
         offered = _reusable(doc, k.name, panels) if doc is not None else {}
+        longer = doc.recheck.pop(k.name, None) if doc is not None else None
+        if longer is not None:  # its advice checked with a longer bound than the setting's (`check_advice`)
+            opts["advice_seconds"] = longer
         if offered:
             traces: dict[str, Json] = {}
             for _, was, _ in reversed(list(offered.values())):
@@ -467,7 +489,7 @@ class LiveCompiler:
         try:
             answer = await self.job("analyze_kernel", path, text, k.name, opts, on_times=timed, on_progress=early,
                                     urgent=urgent, recency=doc.changed_at if doc is not None else 0.0,
-                                    prepare=with_editor_run, urgent_until_progress=True)
+                                    prepare=with_editor_run, urgent_until_progress=True, longer=longer or 0.0)
             if answer.get("reused") == "whole" and answer.get("fingerprint") in offered:
                 answer = reuse_answer(offered[answer["fingerprint"]][2], answer)
             elif answer.get("interim_sent"):  # the parts it left out are the interim result's

@@ -862,6 +862,25 @@ def create_server() -> PyptoLanguageServer:
         except ValueError as e:
             raise JsonRpcInvalidParams(f"{features.CAPTURE_COMMAND}: {e}") from None
 
+    @ls.command(features.CHECK_ADVICE_COMMAND)
+    async def check_advice(*args: Any) -> dict[str, Any]:
+        """pypto.checkAdvice {uri, kernel, seconds}: compile the kernel again now, its advice's tile shapes checked
+        within `seconds` (at most ten minutes); answers at once with the bound, the result comes as a compile's."""
+        value = P.plain(args[0]) if len(args) == 1 else None
+        usage = f"{features.CHECK_ADVICE_COMMAND}: one argument, {{uri: str, kernel: str, seconds: number}}"
+        if not isinstance(value, dict) or not isinstance(value.get("uri"), str) or \
+                not isinstance(value.get("kernel"), str) or isinstance(value.get("seconds"), bool) or \
+                not isinstance(value.get("seconds"), (int, float)):
+            raise JsonRpcInvalidParams(usage)
+        if value["uri"] not in ls.live.docs:
+            raise JsonRpcInvalidParams(f"{features.CHECK_ADVICE_COMMAND}: {value['uri']} is not open")
+        try:
+            bound = ls.live.check_advice(value["uri"], value["kernel"], float(value["seconds"]))
+        except KeyError:
+            raise JsonRpcInvalidParams(f"{features.CHECK_ADVICE_COMMAND}: no kernel {value['kernel']!r} in "
+                                       f"{value['uri']}") from None
+        return {"kernel": value["kernel"], "seconds": bound}
+
     _custom(ls, P.GRAPH, P.GraphParams, _graph)
     _custom(ls, P.SWIMLANE, P.SwimlaneParams, _swimlane)
     _custom(ls, P.HEALTH, P.KernelParams, _health)

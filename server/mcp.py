@@ -48,7 +48,7 @@ from server import capture_runner, threads
 from server.analyze import offering, reuse_answer, whole_fingerprint
 from server.worker import MEMORY_LIMIT_MB, JobFailed, WorkerPool
 
-SEARCH_SECONDS = 10.0  # suggest's default bound: every door's (pypto.analysis.advisor.SEARCH_SECONDS)
+SEARCH_SECONDS = 10.0  # suggest's and health's default bound: every door's (pypto.analysis.advisor.SEARCH_SECONDS)
 MAX_FILES = 200  # list_kernels of a folder: at most this many .py files are executed
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", ".venv", "venv", "build", "output"})
 RUN_ID = re.compile(r"R[0-9]+")
@@ -373,6 +373,9 @@ def _finding(f: dict[str, Any]) -> dict[str, Any]:
     gain = (f.get("numbers") or {}).get("gain")
     if gain:
         out["gain"] = gain
+    check = (f.get("numbers") or {}).get("check_seconds")
+    if check is not None:  # its shapes the check's bound did not reach: about how long checking them takes
+        out["check_seconds"] = check
     if f.get("edits"):
         out["edits"] = f["edits"]
     return out
@@ -577,10 +580,14 @@ def build(config: McpConfig, tools: Tools | None = None) -> MCPServer[Any]:
 
     @mcp.tool(description="The health report: findings (rule, severity, why, fix) at their source lines; a "
                           "finding that proposes a tile shape carries its edit and simulated gain only when the "
-                          "sim board found it faster. Costs a profile + up to 10 s of board checks.")
-    async def health(kernel: Kernel) -> dict[str, Any]:
+                          "sim board found it faster. Costs a profile + up to seconds (default 10) of board checks; "
+                          "a finding whose shapes that bound did not reach says so, with check_seconds: about how "
+                          "long checking them takes (call again with a longer seconds).")
+    async def health(kernel: Kernel,
+                     seconds: Annotated[float, Field(ge=0, le=600, description="the bound of the check of the "
+                                                     "findings' tile shapes")] = SEARCH_SECONDS) -> dict[str, Any]:
         path, name, text = await tools.kernel(kernel)
-        res = await tools.analyze(path, name, text, {"agent": {}})
+        res = await tools.analyze(path, name, text, {"agent": {}, "advice_seconds": seconds})
         findings = (res.get("health") or {}).get("findings") or []
         return {"kernel": f"{path}::{name}", "makespan_us": res["agent"]["profile"]["makespan_us"],
                 "findings": [_finding(f) for f in findings]}

@@ -84,6 +84,9 @@ class Settings:
     memory_limit_mb: int = 4096  # per worker process, above its size at start (server.worker.MEMORY_LIMIT_MB)
     tile_search_budget: int | None = None  # advisor candidates (None: its default)
     tile_search_seconds: float | None = 10.0  # the advisor's wall-clock budget per search (None: no limit)
+    # the bound of each compile's check of the advice's tile shapes (None: none); a finding whose check it cut offers a
+    # longer one (`pypto.checkAdvice`)
+    advice_seconds: float | None = 10.0
     workers: int = 2  # worker processes
     suggest: bool = False  # run the advisor with every compile (else lazily, on a code action)
     precision: bool = False  # run the precision diff with every compile
@@ -93,7 +96,8 @@ class Settings:
     def analysis(self) -> dict[str, Json]:
         """What a worker's analyze_kernel reads (and the analysis cache key)."""
         return {"board": self.board, "precision": self.precision, "suggest": self.suggest,
-                "tile_search_budget": self.tile_search_budget, "tile_search_seconds": self.tile_search_seconds}
+                "tile_search_budget": self.tile_search_budget, "tile_search_seconds": self.tile_search_seconds,
+                "advice_seconds": self.advice_seconds}
 
 
 # ---- notifications -------------------------------------------------------------------------------

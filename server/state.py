@@ -120,6 +120,8 @@ class Document:
     gains: dict[str, Any] = field(default_factory=dict)  # kernel -> the best gain its last recordChanged said
     # kernel -> its result before the latest (an answer a later compile may reuse: an undo; `server.live`)
     earlier: dict[str, Result] = field(default_factory=dict)
+    # kernel -> the bound (seconds) of its next compile's check of the advice, asked for by `LiveCompiler.check_advice`
+    recheck: dict[str, float] = field(default_factory=dict)
 
     def current(self, name: str) -> Result | None:
         """The kernel's result if it matches the latest version's key (else None)."""

@@ -116,6 +116,39 @@ def test_the_check_is_bounded_and_a_shape_it_did_not_reach_is_not_offered(tmp_pa
     assert [f.to_json() for f in again.findings] == [f.to_json() for f in full.findings]
 
 
+def test_a_finding_its_check_did_not_reach_says_how_long_a_longer_check_takes_but_not_for_a_lost_shape(tmp_path):
+    """A shape the bound left unchecked, or did not begin because its compile would outlast the check, counts in the
+    finding's `check_seconds` (the kernel's compile scaled by the shape's tiles) and its words; a shape whose child ran
+    out of memory does not: a longer bound would not simulate it."""
+    from pypto.analysis.advice import verify_advice
+    from pypto.analysis.advisor import Advisor
+    from pypto.analysis.health import health_report
+    from pypto.record import compile_for, profile
+
+    path = _softmax_with(tmp_path, "1, 4, 1, 64")
+    kernel = load_module(path, "advice_longer_").softmax_kernel
+    record, args = compile_for(kernel)
+    record = profile(record, "sim")
+    health = health_report(record)
+    advisor = Advisor(kernel, args, record=record)
+    spent = verify_advice(health, advisor, seconds=0.0)
+    (f, *_) = [f for f in spent.findings if f.numbers.get("try")]
+    shapes = {advisor.normalize({int(t["config"]): tuple(t["dims"])}) for t in f.numbers["try"]}
+    expected = sum(advisor.expected_seconds(ov) for ov in shapes)
+    assert f.numbers["check_seconds"] == pytest.approx(expected, abs=0.06) and expected > 0
+    assert "takes about" in f.suggestion and f.suggestion.endswith("check the advice with a longer time bound")
+    for ov in shapes:  # each shape's child ran out of memory: nothing a longer bound would simulate
+        advisor.lost[ov] = "its forked process ran out of memory"
+    lost = verify_advice(health, advisor, seconds=0.0)
+    (g, *_) = [g for g in lost.findings if g.rule == f.rule and g.numbers.get("try")]
+    assert "check_seconds" not in g.numbers and "takes about" not in g.suggestion
+    for ov in shapes:  # not begun: expected to outlast the check (`Advisor._begin`); a longer bound would
+        advisor.over_bound.add(ov)
+    again = verify_advice(health, advisor, seconds=0.0)
+    (h, *_) = [h for h in again.findings if h.rule == f.rule and h.numbers.get("try")]
+    assert h.numbers["check_seconds"] == f.numbers["check_seconds"]
+
+
 def test_after_the_search_each_finding_offers_the_best_shape_known_for_its_call(tmp_path):
     """Softmax at (1, 4, 1, 64): the rule of thumb's shape is faster (verified), the tile search's best is
     faster still; the finding then offers the search's best, with its figure, so one ranked list never

@@ -436,6 +436,37 @@ def test_precision_names_the_first_failing_op_at_its_line(tmp_path: Path) -> Non
     session(tmp_path, body)
 
 
+TAIL = """import pypto
+
+
+@pypto.jit
+def tail_vec(x: pypto.Tensor([64, 1000], pypto.DT_FP32), out: pypto.Tensor([64, 1000], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 384)
+    out[:] = pypto.exp(x)
+"""
+
+
+def test_health_checks_the_findings_shapes_within_its_seconds_and_says_how_long_a_longer_check_takes(
+        tmp_path: Path) -> None:
+    """health's `seconds` bounds the board's check of the findings' tile shapes: at 0 nothing is simulated, so no
+    shape is offered and the finding says about how long checking it takes (`check_seconds`); called again with
+    that much, the shape the board found faster is offered with its gain and edit."""
+    path = tmp_path / "tail.py"
+    path.write_text(TAIL)
+
+    async def body(s: ClientSession) -> None:
+        spent = await ok(s, "health", kernel=f"{path}::tail_vec", seconds=0)
+        (f,) = [f for f in spent["findings"] if f["rule"] == "tile.tail-waste"]
+        assert "check_seconds" in f and "gain" not in f and "edits" not in f
+        assert "stopped at its time bound (0 s)" in f["fix"]
+        longer = await ok(s, "health", kernel=f"{path}::tail_vec", seconds=10 + 2 * f["check_seconds"])
+        (g,) = [g for g in longer["findings"] if g["rule"] == "tile.tail-waste"]
+        assert "check_seconds" not in g and g["gain"]["speedup"] > 1
+        assert g["edits"][0]["text"] == "pypto.set_vec_tile_shapes(16, 200)"
+
+    session(tmp_path, body)
+
+
 def test_compile_takes_pypto_options(tmp_path: Path) -> None:
     """compile's options are a `pypto.options` scope: a default vec tile shape changes the tile count of a
     kernel that sets none; an unknown key is a tool error naming it."""

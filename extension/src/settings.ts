@@ -23,6 +23,7 @@ export interface Settings {
   workers: number;
   tileSearchBudget: number | null;
   tileSearchSeconds: number | null;
+  adviceSeconds: number | null;
   suggest: boolean;
   precision: boolean;
   progressDelayMs: number;
@@ -81,6 +82,10 @@ export const SETTINGS: Specs = {
   tileSearchSeconds: {
     key: 'tileSearchSeconds', kind: 'number', default: 10, nullable: true, minimum: 0.1, restart: false, server: true,
     description: 'Wall-clock seconds the tuning advisor searches before it answers with the best shape found so far (null: no limit; the time limit still applies).',
+  },
+  adviceSeconds: {
+    key: 'adviceSeconds', kind: 'number', default: 10, nullable: true, minimum: 0, restart: false, server: true,
+    description: "Wall-clock seconds each compile's check of the health advice's tile shapes may take on the sim board (null: no limit); a finding whose shapes it did not reach offers a longer check as a quick fix.",
   },
   suggest: {
     key: 'suggest', kind: 'boolean', default: false, restart: false, server: true,

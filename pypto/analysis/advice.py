@@ -103,9 +103,17 @@ def _checked(f: Finding, advisor: Advisor, before: float, board: str, bound: _Bo
         why = [f"the {board} board's check of the advice stopped at its time bound ({bound.seconds:g} s) before it "
                f"simulated {timed}"] if timed else []
         why += [f"the {board} board's check of the advice could not simulate {lost}"] if lost else []
+        # what a longer bound would simulate (not a shape whose compile ran out of memory), and about how long it takes
+        longer = [ov for ov in (advisor.normalize({int(t["config"]): _dims(t["dims"])}) for t in tries
+                                if t.get("unchecked")) if ov not in advisor.lost or ov in advisor.over_bound]
+        more = ""
+        if longer:
+            need = numbers["check_seconds"] = round(sum(map(advisor.expected_seconds, dict.fromkeys(longer))), 1)
+            more = (f"; simulating {'it' if len(longer) == 1 else 'them'} takes about {max(1, round(need))} s: check "
+                    "the advice with a longer time bound")
         return dataclasses.replace(
             f, numbers=numbers, edits=(), fixes=(),
-            suggestion=f"no tile shape is offered here: {'; and '.join(why)}, and nothing unchecked is offered")
+            suggestion=f"no tile shape is offered here: {'; and '.join(why)}, and nothing unchecked is offered{more}")
     shown = "; ".join(f"{t['call']}: {_figure(t)}" for t in tries)
     # every shape the rule of thumb proposed is slower, not faster by `FASTER_BY`, or illegal: what it called waste
     # a tile shape wins back is not, at these shapes; a warning says so as info (an error stays an error)

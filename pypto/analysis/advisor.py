@@ -179,6 +179,9 @@ class Advisor:
     # worker under its cap: not retried here, where it would likely run out too and end the whole check), or a compile
     # that would outlast the whole of a bounded check (`evaluate_all`); not cached
     lost: dict[Overrides, str] = field(default_factory=dict)
+    # of `lost`, those a longer bound would simulate: not begun because the check had too little time left (not the
+    # ones whose child ran out of memory, which a longer bound does not help)
+    over_bound: set[Overrides] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         record = self.record if self.record is not None else compile_record(self.kernel, dict(self.inputs))
@@ -310,6 +313,12 @@ class Advisor:
                    math.prod(-(-s[-k - 1] // max(1, dims[-k - 1])) for k in range(min(len(s), rank)))
                    for s in shapes) or 1
 
+    def expected_seconds(self, ov: Overrides) -> float:
+        """The seconds a candidate's compile is expected to take: the kernel as written's (its record's passes)
+        times its tiles against the kernel's (`cost`). What a check that did not reach it would need more
+        (`advice.verify_advice`'s `check_seconds`)."""
+        return self._written * self.cost(ov)
+
     def cost(self, ov: Overrides) -> float:
         """A candidate's tiles relative to the kernel as written (1.0: as many): the evaluation time
         to expect, in units of the baseline's."""
@@ -416,8 +425,9 @@ class Advisor:
         known = self.traces.get(traced)
         if known is not None:
             return _Pending(overrides, t0, traced, known)
-        expected = self._written * self.cost(overrides)
+        expected = self.expected_seconds(overrides)
         if fork and whole is not None and expected > whole:
+            self.over_bound.add(overrides)
             self.lost[overrides] = (f"a compile of this kernel took {self._written:.1f} s here, and this shape's is "
                                     f"expected to take {expected:.1f} s, longer than the {whole:.1f} s the check had")
             return _Pending(overrides, t0, traced)

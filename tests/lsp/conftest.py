@@ -18,7 +18,7 @@ import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 import pytest
 import pytest_lsp
@@ -75,6 +75,18 @@ def _brief(item: Any) -> Any:
     return getattr(item, "message", None) or getattr(item, "value", None) or item
 
 
+def _read_code_actions_as_vscode_does(client: LanguageClient) -> None:
+    """lsprotocol's client side takes any `command` key for a Command: a CodeAction carrying a command (the capture
+    and check-advice quick fixes) would arrive as a Command. VS Code tells them apart by `command` being a string."""
+    conv = client.protocol._converter
+
+    def hook(obj: Any, _: type) -> Any:
+        cls = lsp.Command if isinstance(obj.get("command"), str) else lsp.CodeAction
+        return conv.structure(obj, cls)
+
+    conv.register_structure_hook(Union[lsp.Command, lsp.CodeAction], hook)  # noqa: UP007 - the hook's own key
+
+
 def make_client() -> LanguageClient:
     """pytest-lsp's client, with an inbox per server message the tests wait on: `records`
     (pypto/recordChanged, as dicts), `states` (pypto/compileState, as dicts), `searches`
@@ -83,6 +95,7 @@ def make_client() -> LanguageClient:
     (window/logMessage) and `progress` ($/progress) — the last three still reach pytest-lsp's
     own handlers (`client.diagnostics`, `client.log_messages`, `client.progress_reports`)."""
     client = make_test_lsp_client()
+    _read_code_actions_as_vscode_does(client)
     client.records = Inbox()  # type: ignore[attr-defined]
 
     @client.feature(RECORD_CHANGED)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import textwrap
-from typing import Any, Union
+from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
@@ -65,18 +65,6 @@ def _lens_args(lenses: list[lsp.CodeLens]) -> dict[int, dict]:
             if x.command is not None and x.command.command == "pypto.capture"}
 
 
-def _read_code_actions_as_vscode_does(client) -> None:
-    """lsprotocol's client side takes any `command` key for a Command: a CodeAction carrying a command
-    (these quick fixes) would arrive as a Command. VS Code tells them apart by `command` being a string."""
-    conv = client.protocol._converter
-
-    def hook(obj: Any, _: type) -> Any:
-        cls = lsp.Command if isinstance(obj.get("command"), str) else lsp.CodeAction
-        return conv.structure(obj, cls)
-
-    conv.register_structure_hook(Union[lsp.Command, lsp.CodeAction], hook)  # noqa: UP007 - the hook's own key
-
-
 def _processes_running(needle: str) -> bool:
     """Whether a process on this machine has `needle` in its command line."""
     for pid in os.listdir("/proc"):
@@ -120,7 +108,6 @@ async def test_quick_fix_captures_from_the_test_and_the_kernel_compiles(client, 
     first = await client.records.record(doc.uri, "scaled", 1)
     assert first["error"]["code"] == "inputs.missing", first
     await client.published.wait(lambda p: p.uri == doc.uri and any(d.code == "inputs.missing" for d in p.diagnostics))
-    _read_code_actions_as_vscode_does(client)
     actions = await doc.actions(doc.line_of("def scaled"), 6)
     titles = [a.title for a in actions]
     assert "pypto: Capture inputs from test_kern.py::test_scaled" in titles, titles
@@ -270,6 +257,5 @@ async def test_a_kernel_file_holding_its_tests_offers_them_as_lenses_and_its_qui
     by_line = _lens_args(await doc.lenses())
     assert by_line[doc.line_of("def test_model")]["command"] == ["python", "-m", "pytest", "-q", "model.py::test_model"]
     await client.published.wait(lambda p: p.uri == doc.uri and any(d.code == "inputs.missing" for d in p.diagnostics))
-    _read_code_actions_as_vscode_does(client)
     titles = [a.title for a in await doc.actions(doc.line_of("def scaled"), 6)]
     assert "pypto: Capture inputs from model.py::test_model" in titles, titles
