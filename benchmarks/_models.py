@@ -285,6 +285,7 @@ lines = range(int(sys.argv[5]), int(sys.argv[6]) + 1)  # the decorator's first l
 qualname = sys.argv[7] if len(sys.argv) > 7 else name
 live = len(sys.argv) > 8 and sys.argv[8] == "live"
 longer = len(sys.argv) > 9 and sys.argv[9] == "longer"
+again = json.load(open(sys.argv[9])) if len(sys.argv) > 9 and sys.argv[9].endswith(".json") else None
 if warm:  # as a worker's template: what it preloads, then its warm-up; its size then is the cap's base
     import importlib.util
     from server.worker import _PRELOAD
@@ -315,6 +316,8 @@ if live:  # as the language server's live loop asks with the panels open (server
             out["interim_seconds"] = time.perf_counter() - t0
             interim.update(data["interim"])
     A.progress = sent
+if again is not None:  # the job the finding's quick fix asks for (see `longer` below)
+    opts.update(advice_seconds=again["advice_seconds"], reuse=again["reuse"])
 t0 = time.perf_counter()
 try:
     listed = A.list_kernels(path, text)
@@ -354,17 +357,13 @@ try:
     if longer and any("check_seconds" in (f.get("numbers") or {}) for f in findings) and r.get("fingerprint"):
         # the editor's quick fix on such a finding (server.features.check_actions -> server.live.check_advice): the
         # next job, its record reused by its traced program's fingerprint, checks the advice within the longer bound,
-        # the shapes checked before answering for free (here in this process, after the first job, where a worker
-        # forks a fresh one: the module is loaded anew either way)
+        # the shapes checked before answering for free; run by `open_in_process` in a fresh driver, as a worker
+        # forks a fresh job (here, this one's memory and global options are spent)
         from server.features import check_bound
-        bound = check_bound(estimate)
-        again = {**opts, "advice_seconds": bound,
-                 "reuse": {"fingerprints": {r["fingerprint"]: False}, "traces": r.get("advice_traces") or {}}}
-        t2 = time.perf_counter()
-        r2 = A.analyze_kernel(path, text, name, again)
-        out["longer"] = {"estimate": estimate, "bound": bound, "seconds": time.perf_counter() - t2,
-                         "reused": r2.get("reused"), "error": (r2.get("error") or {}).get("message"),
-                         **advice((r2.get("health") or {}).get("findings") or ())}
+        out["again"] = {"advice_seconds": check_bound(estimate), "estimate": estimate,
+                        "reuse": {"fingerprints": {r["fingerprint"]: False}, "traces": r.get("advice_traces") or {}}}
+    if again is not None:
+        out["reused"] = r.get("reused")
     out.update(error=r.get("error"), summary=r.get("summary"), inputs_from=bool(r.get("inputs_from")),
                graph_nodes=len(graph.get("nodes") or ()) if isinstance(graph, dict) else 0,
                tile_lines=tile_call_lines(rec, path)[0], tiling_lines=tile_call_lines(rec, path)[1],
@@ -394,6 +393,22 @@ def open_in_process(file: Path, name: str, cwd: Path, tree: Path, timeout: float
     `live`): then, when the check left shapes unchecked, the longer check the finding's quick fix asks for."""
     argv = [sys.executable, "-c", OPEN_DRIVER, str(file), name, str(memory_mb), "warm" if warm else "cold",
             str(lines[0]), str(lines[1]), qualname or name, "live" if live else "panels", "longer" if longer else ""]
+    out = _driven(argv, cwd, tree, timeout)
+    if longer and isinstance(out.get("again"), dict):  # the longer check, as the next job of the kernel
+        again = out.pop("again")
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump(again, f)
+            f.flush()
+            second = _driven([*argv[:-1], f.name], cwd, tree, timeout)
+        err = second.get("died") or (second.get("error") or {}).get("message")
+        out["longer"] = {"estimate": again["estimate"], "bound": again["advice_seconds"], "error": err,
+                         "seconds": second.get("analyze_seconds"), "reused": second.get("reused"),
+                         **(second.get("advice") or {})}
+    return out
+
+
+def _driven(argv: list[str], cwd: Path, tree: Path, timeout: float) -> dict[str, Any]:
+    """The driver's answer, or {"died": why}."""
     p = subprocess.run(argv, cwd=cwd, env=tree_env(tree), capture_output=True, text=True, timeout=timeout,
                        stdin=subprocess.DEVNULL)
     marker = p.stdout.rfind("@@open@@")

@@ -100,8 +100,12 @@ factory kernels were refused (`pypto.DYNAMIC` came back as a copy) and deepseek_
 its attributes (a `@dataclass` whose `__init__` sets them).
 
 Run: `.venv/bin/python benchmarks/models_open.py [-j 2] [--timeout 900] [--open-timeout 300] [--keep DIR]
-[--mirror REPO] [--tree CHECKOUT] [--only SUBSTR] [--live] [--run-skipped]`. `--tree` runs another checkout's pypto
-and server (`PYTHONPATH`), e.g. a worktree of an earlier commit.
+[--mirror REPO] [--tree CHECKOUT] [--only SUBSTR] [--live] [--check-longer] [--run-skipped]`. `--tree` runs another
+checkout's pypto and server (`PYTHONPATH`), e.g. a worktree of an earlier commit. `--check-longer` (implies `--live`):
+where the open's check of the advice left shapes unsimulated (the findings' `check_seconds`), the job the finding's
+quick fix then asks for (`pypto.checkAdvice`: the record reused by its traced program's fingerprint, the advice
+checked within the longer bound), in a fresh driver as a worker forks a fresh job; its line says what it simulated
+and in how long.
 
 Session 57 (2026-12-04, 22:32-22:50 UTC, 93d47de, `-j 2 --keep DIR`, a fresh export, every test file captured): **34
 of 34**, glm's ifa_func_kernel in 51 s (peak RSS 4,444 MB); no user file edited. With `--live` (22:56-23:03 UTC,
@@ -131,6 +135,17 @@ with them: lift marks per test (the editor's lens does) where the lifted cases a
 46 of the 52 kernels open from a capture of their own tests; the other 6 no test that runs calls (DeepSeek V4's
 hc_pre_kernel_prefill: only a `te_` function; kimi's l_max 96 and 128, forward and backward; qat's per-channel
 backward: only its lifted, memory-exhausting cases).
+
+Session 59 (2026-12-05, 05:11-05:16 UTC, `--keep DIR --no-capture --check-longer --only X`, the three files whose
+kernels' checks left shapes unsimulated in session 57's `--live` run): DeepSeek V3.2's mla_prolog_quant_d (248 k tile
+ops) 3 of 4 shapes simulated at its open, then the longer check (about 3 s expected, a bound of 12.7 s) 4 of 4 in
+10 s, its record reused; QAT's per-tensor backward (1.58 M) 0 of 3, then (about 134 s expected, bound 267 s) 3 of 3
+in 31 s, record reused — the estimate counts each shape's whole compile, a shape the board refuses ends sooner; in
+both the board found no proposed shape faster, so their findings now say so instead of that the bound stopped them.
+glm's fused attention (2.2 M) 0 of 3, then the longer job ran out of the worker's 4 GiB memory cap (its candidates
+are traced in the job beside its own lowered program; the editor keeps the record and says the check ran out of
+memory, and `pypto.memoryLimitMb` raises the cap); with `--memory-limit-mb 12000` (05:16-05:18 UTC): about 62 s
+expected, bound 123 s, 3 of 3 simulated in 79 s, record reused, none faster.
 """
 
 from __future__ import annotations

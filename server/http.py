@@ -127,7 +127,7 @@ class JobRequest(BaseModel):
     suggest: bool | None = Field(None, description="also search tile shapes (default: action == suggest)")
     budget: int | None = Field(None, ge=1, le=10_000, description="suggest: evaluations at most")
     search_seconds: float | None = Field(None, ge=0, le=3600, description=(
-        f"suggest: seconds the sim board may spend on tile shapes (checking the findings' shapes, then the "
+        f"seconds the sim board may spend on tile shapes (checking the findings' shapes, then with suggest the "
         f"search), then the best found by then (default {SEARCH_SECONDS:g}, as in the editor and the CLI; 0: "
         f"no bound but the job's time limit, at which the job ends with the findings and the search's best "
         f"so far)"))
@@ -241,6 +241,8 @@ def _settings(req: JobRequest) -> dict[str, Any]:
         out["tile_search_budget"] = req.budget
     if out["suggest"]:  # bounded (None: only by the job's time limit)
         out["tile_search_seconds"] = SEARCH_SECONDS if req.search_seconds is None else (req.search_seconds or None)
+    elif req.search_seconds is not None:  # no search: the bound of the check of the findings' shapes alone
+        out["advice_seconds"] = req.search_seconds or None
     if req.workers is not None:
         out["workers"] = req.workers
     return out

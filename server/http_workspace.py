@@ -128,10 +128,10 @@ def split_kernel(kernel_id: str) -> tuple[str, str]:
 
 
 def _covers(have: dict[str, Any], want: dict[str, Any]) -> bool:
-    """A result made with settings `have` answers a request for `want`: same board and workers, and
-    every analysis asked for (precision, suggestions, pass graphs, HTML) was made."""
-    return all(have.get(k) == want.get(k) for k in ("board", "workers", "tile_search_budget", "tile_search_seconds")) \
-        and all(
+    """A result made with settings `have` answers a request for `want`: same board, workers and bounds on tile shapes,
+    and every analysis asked for (precision, suggestions, pass graphs, HTML) was made."""
+    return all(have.get(k) == want.get(k)
+               for k in ("board", "workers", "tile_search_budget", "tile_search_seconds", "advice_seconds")) and all(
         have.get(k) for k in ("precision", "suggest", "snapshots", "html") if want.get(k))
 
 

@@ -82,6 +82,10 @@ def test_the_bound_is_every_doors() -> None:
     assert SEARCH_SECONDS == ADVICE_SECONDS == SERVE_SECONDS == Settings().tile_search_seconds == editor == 10
     assert _settings(JobRequest(kernel=KERNEL, action="suggest"))["tile_search_seconds"] == SEARCH_SECONDS
     assert "tile_search_seconds" not in _settings(JobRequest(kernel=KERNEL, action="profile"))
+    # without a search, `search_seconds` bounds the check of the findings' shapes alone (none given: the default)
+    assert _settings(JobRequest(kernel=KERNEL, action="report", search_seconds=60))["advice_seconds"] == 60
+    assert _settings(JobRequest(kernel=KERNEL, action="report", search_seconds=0))["advice_seconds"] is None
+    assert "advice_seconds" not in _settings(JobRequest(kernel=KERNEL, action="profile"))
     from pypto.analysis.report import make_report
     from pypto.cli import run_report
 
