@@ -656,6 +656,22 @@ def check_bound(estimate: float) -> float:
     return round(max(2 * estimate, estimate + 10), 1)
 
 
+def _unchecked(doc: Document, name: str) -> list[Mapping[str, Json]]:
+    """The kernel's current findings whose proposed tile shapes its check of the advice left unsimulated and a longer
+    bound would simulate (`numbers["check_seconds"]`); none while its advice is being checked."""
+    r = doc.current(name)
+    health = r.analysis.get("health") if r is not None and r.analysis is not None and not r.interim else None
+    return [f for f in (health.get("findings", ()) if isinstance(health, dict) else ())
+            if isinstance((f.get("numbers") or {}).get("check_seconds"), (int, float))]
+
+
+def advice_bound(doc: Document, name: str) -> float | None:
+    """The bound a longer check of the kernel's advice is asked for (`check_bound` of its findings' estimates), None
+    when no finding has shapes to check."""
+    found = _unchecked(doc, name)
+    return check_bound(sum(float(f["numbers"]["check_seconds"]) for f in found)) if found else None
+
+
 def check_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnostic]) -> list[lsp.CodeAction]:
     """Health findings under the range whose proposed tile shapes the check of the advice did not reach within its
     bound (their `check_seconds`: what simulating them is expected to take): one action per kernel, which checks all
@@ -664,16 +680,12 @@ def check_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnosti
     out = []
     ctx = list(context)
     for k in doc.kernels.values():
-        r = doc.current(k.name)
-        health = r.analysis.get("health") if r is not None and r.analysis is not None and not r.interim else None
-        unchecked = [f for f in (health.get("findings", ()) if isinstance(health, dict) else ())
-                     if isinstance((f.get("numbers") or {}).get("check_seconds"), (int, float))]
-        here = [(f, where) for f in unchecked
+        here = [(f, where) for f in _unchecked(doc, k.name)
                 for where in [where_range(lines, f.get("where"), doc.path, FINDING_UNIT["health"])]
                 if where is not None and overlaps(where, rng)]
-        if not here:
+        bound = advice_bound(doc, k.name)
+        if not here or bound is None:
             continue
-        bound = check_bound(sum(float(f["numbers"]["check_seconds"]) for f in unchecked))
         title = f"pypto: simulate the advice's tile shapes for {k.name} on the sim board (up to {bound:g} s)"
         diags = [d for d in ctx for f, where in here if d.code == f.get("rule") and d.range == where]
         out.append(lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=diags or None,

@@ -864,22 +864,29 @@ def create_server() -> PyptoLanguageServer:
 
     @ls.command(features.CHECK_ADVICE_COMMAND)
     async def check_advice(*args: Any) -> dict[str, Any]:
-        """pypto.checkAdvice {uri, kernel, seconds}: compile the kernel again now, its advice's tile shapes checked
-        within `seconds` (at most ten minutes); answers at once with the bound, the result comes as a compile's."""
+        """pypto.checkAdvice {uri, kernel, seconds?}: compile the kernel again now, its advice's tile shapes checked
+        within `seconds` (at most ten minutes; absent: what its findings' estimates ask, `features.advice_bound`);
+        answers at once with the bound, the result comes as a compile's."""
         value = P.plain(args[0]) if len(args) == 1 else None
-        usage = f"{features.CHECK_ADVICE_COMMAND}: one argument, {{uri: str, kernel: str, seconds: number}}"
+        usage = f"{features.CHECK_ADVICE_COMMAND}: one argument, {{uri: str, kernel: str, seconds?: number}}"
+        seconds = value.get("seconds") if isinstance(value, dict) else None
         if not isinstance(value, dict) or not isinstance(value.get("uri"), str) or \
-                not isinstance(value.get("kernel"), str) or isinstance(value.get("seconds"), bool) or \
-                not isinstance(value.get("seconds"), (int, float)):
+                not isinstance(value.get("kernel"), str) or isinstance(seconds, bool) or \
+                not isinstance(seconds, (int, float, type(None))):
             raise JsonRpcInvalidParams(usage)
-        if value["uri"] not in ls.live.docs:
+        doc = ls.live.docs.get(value["uri"])
+        if doc is None:
             raise JsonRpcInvalidParams(f"{features.CHECK_ADVICE_COMMAND}: {value['uri']} is not open")
-        try:
-            bound = ls.live.check_advice(value["uri"], value["kernel"], float(value["seconds"]))
-        except KeyError:
+        if value["kernel"] not in doc.kernels:
             raise JsonRpcInvalidParams(f"{features.CHECK_ADVICE_COMMAND}: no kernel {value['kernel']!r} in "
-                                       f"{value['uri']}") from None
-        return {"kernel": value["kernel"], "seconds": bound}
+                                       f"{value['uri']}")
+        if seconds is None:
+            seconds = features.advice_bound(doc, value["kernel"])
+            if seconds is None:
+                raise JsonRpcInvalidParams(f"{features.CHECK_ADVICE_COMMAND}: no finding of {value['kernel']!r} has "
+                                           "tile shapes its check left unsimulated")
+        return {"kernel": value["kernel"], "seconds": ls.live.check_advice(value["uri"], value["kernel"],
+                                                                            float(seconds))}
 
     _custom(ls, P.GRAPH, P.GraphParams, _graph)
     _custom(ls, P.SWIMLANE, P.SwimlaneParams, _swimlane)

@@ -255,6 +255,10 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     return this.request('pypto/pinBaseline', { uri: ref.uri, kernel: ref.kernel, pin, ...(entry !== undefined ? { entry } : {}) });
   }
 
+  checkAdvice(ref: KernelRef): Promise<{ kernel: string; seconds: number }> {
+    return this.request('workspace/executeCommand', { command: 'pypto.checkAdvice', arguments: [{ uri: ref.uri, kernel: ref.kernel }] });
+  }
+
   history(ref: KernelRef): Promise<HistoryResult> {
     return this.request('pypto/history', { uri: ref.uri, kernel: ref.kernel });
   }

@@ -190,6 +190,8 @@ export interface PanelServer {
   precision(ref: KernelRef): Promise<PrecisionResult>;
   /** Pin the current run (or, with `entry`, that history entry) as the baseline; unpin. */
   pinBaseline(ref: KernelRef, pin: boolean, entry?: number): Promise<HistoryResult>;
+  /** Compile the kernel again, its advice checked within the longer bound its findings ask (`pypto.checkAdvice`). */
+  checkAdvice(ref: KernelRef): Promise<{ kernel: string; seconds: number }>;
   history(ref: KernelRef): Promise<HistoryResult>;
   historyRun(ref: KernelRef, entry: number): Promise<HistoryRunResult>;
 }

@@ -39,6 +39,7 @@ export type Action =
     around: number | null; depth: number; match: [number, number][] | null }
   | { kind: 'openPanel'; panel: PanelId; file: string | null; line: number | null; view: string | null; task: number | null }
   | { kind: 'pinBaseline'; pin: boolean; entry: number | null }
+  | { kind: 'checkAdvice' }
   | { kind: 'compareRun'; entry: number }
   | { kind: 'log'; level: 'error' | 'warning' | 'info'; message: string }
   | { kind: 'ignore'; reason: string };
@@ -158,6 +159,8 @@ export function route(data: unknown, lineLength?: (file: string, line0: number) 
       if (typeof data.pin !== 'boolean') return { kind: 'ignore', reason: 'pinBaseline: pin' };
       if (data.entry !== undefined && data.entry !== null && !(isInt(data.entry) && data.entry > 0)) return { kind: 'ignore', reason: 'pinBaseline: entry' };
       return { kind: 'pinBaseline', pin: data.pin, entry: isInt(data.entry) ? data.entry : null };
+    case 'checkAdvice':
+      return { kind: 'checkAdvice' };
     case 'compareRun':
       return isInt(data.entry) && data.entry > 0 ? { kind: 'compareRun', entry: data.entry } : { kind: 'ignore', reason: 'compareRun: entry' };
     case 'log': {

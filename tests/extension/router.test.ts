@@ -65,6 +65,8 @@ test('ready, openPanel, requestPass and log', () => {
   assert.equal(route({ v: 1, type: 'pinBaseline', pin: 'yes' }).kind, 'ignore');
   assert.equal(route({ v: 1, type: 'pinBaseline', pin: true, entry: 'seven' }).kind, 'ignore');
   assert.equal(route({ v: 1, type: 'pinBaseline', pin: true, entry: 1.5 }).kind, 'ignore');
+  // the health panel's longer check of the advice: the server takes the bound the kernel's findings ask
+  assert.deepEqual(route({ v: 1, type: 'checkAdvice' }), { kind: 'checkAdvice' });
   assert.deepEqual(route({ v: 1, type: 'compareRun', entry: 3 }), { kind: 'compareRun', entry: 3 });
   assert.equal(route({ v: 1, type: 'compareRun', entry: -1 }).kind, 'ignore');
   assert.equal(route({ v: 1, type: 'compareRun' }).kind, 'ignore');

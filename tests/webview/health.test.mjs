@@ -74,6 +74,31 @@ describe('health panel: one list of advice, best verified gain first', () => {
     await p.page.close();
   });
 
+  test('a finding whose shapes the bounded check did not reach offers a longer check, not an Apply', async () => {
+    const p = await openPanel(browser.context, 'health');
+    const report = structuredClone(fx('softmax_report.json'));
+    const f = report.findings.find((x) => x.level !== 'tuning' && x.numbers.gain && x.edits.length);
+    assert.ok(f, 'a finding offers a shape');
+    // as the compile's check left it when its bound stopped it (pypto.analysis.advice)
+    delete f.numbers.gain;
+    f.edits = [];
+    f.numbers.check_seconds = 42.4;
+    f.suggestion = 'no tile shape is offered here: the sim board\'s check of the advice stopped at its time bound (10 s) '
+      + 'before it simulated set_vec_tile_shapes(1, 8, 1, 64), and nothing unchecked is offered; simulating it takes '
+      + 'about 42 s: check the advice with a longer time bound';
+    await send(p.page, { type: 'report', report });
+    const el = p.page.locator(`.finding[data-rule="${f.rule}"]`).filter({ hasText: 'takes about 42 s' });
+    assert.equal(await el.locator('button', { hasText: /^Apply/ }).count(), 0);
+    const check = el.locator('button', { hasText: 'Simulate its tile shapes' });
+    assert.match(await check.getAttribute('title'), /about 42 s/);
+    await clearSent(p.page);
+    await check.click();
+    const [msg] = await sent(p.page, 'checkAdvice');
+    assert.equal(msg.type, 'checkAdvice');
+    assert.deepEqual(p.errors, []);
+    await p.page.close();
+  });
+
   test("a finding's rule-of-thumb shape never sits above the search's better one", async () => {
     const p = await openPanel(browser.context, 'health');
     const report = structuredClone(fx('softmax_report.json'));

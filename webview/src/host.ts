@@ -193,6 +193,9 @@ class ServerHost implements Host {
       // no editor here: the page highlights the line in its panel and shows the lines in its source view
       this.deliver({ type: 'highlightSource', file: message.file, line: message.range.line });
       void this.showSource(message.file, message.range.line, message.range.end_line);
+    } else if (message.type === 'checkAdvice') {
+      // this page's jobs bound the check by their `search_seconds` (docs/http-api.md); the editor checks on request
+      this.deliver({ type: 'progress', message: 'A longer check of the advice: submit the job again with a longer search_seconds (the editor checks it on request).', done: true });
     } else if (message.type === 'applyEdit') {
       const what = message.edits.map((e) => `line ${e.where.line}: ${e.text}`).join('; ');
       this.deliver({ type: 'progress', message: `Apply this edit in your editor (${what}); the page updates when the file is saved.`, done: false });

@@ -533,6 +533,14 @@ export interface PinBaselineMessage {
   entry?: number | null;
 }
 
+/** Check the kernel's advice again within a longer bound: the tile shapes its findings propose that the compile's
+ * bounded check did not simulate (`numbers.check_seconds`; the language server's `pypto.checkAdvice`). The new
+ * findings come with the kernel's next record. */
+export interface CheckAdviceMessage {
+  v: 1;
+  type: 'checkAdvice';
+}
+
 /** Send the run of this history entry (`HistoryEntry.id`): the host answers `historyRun`. */
 export interface CompareRunMessage {
   v: 1;
@@ -572,6 +580,7 @@ export type PanelMessage =
   | RequestSwimlaneMessage
   | OpenPanelMessage
   | PinBaselineMessage
+  | CheckAdviceMessage
   | CompareRunMessage
   | RequestPassDumpPassMessage
   | ChooseDumpSourceMessage

@@ -167,6 +167,19 @@ export class PanelManager implements vscode.Disposable {
     for (const h of this.open()) if (sameKernel(h.kernel, ref)) void h.refresh();
   }
 
+  /** Check the kernel's advice again within the longer bound its findings ask (`pypto.checkAdvice`); its next
+   * record, and the panels with it, follow as after an edit. */
+  async checkAdvice(ref: KernelRef): Promise<void> {
+    const server = this.deps.server();
+    if (!server) return;
+    try {
+      const got = await server.checkAdvice(ref);
+      this.deps.log(`checking the advice of ${ref.kernel} within ${got.seconds} s`);
+    } catch (e) {
+      void vscode.window.showWarningMessage(`PyPTO: ${(e as Error).message}`);
+    }
+  }
+
   /** A tile search's best so far: the health panel shows it while it waits for that search. */
   searchProgress(p: SearchProgress): void {
     const h = this.hosts.get('health');
@@ -237,6 +250,9 @@ export class PanelManager implements vscode.Disposable {
         break;
       case 'pinBaseline':
         if (host.kernel) void this.pinBaseline(host.kernel, action.pin, action.entry ?? undefined);
+        break;
+      case 'checkAdvice':
+        if (host.kernel) void this.checkAdvice(host.kernel);
         break;
       case 'compareRun':
         host.handleCompareRun(action.entry);

@@ -324,6 +324,12 @@ class HealthPanel implements PanelImpl {
       h('p', null, h('b', null, 'Try: '), f.suggestion),
       nums ? h('div', { class: 'numbers' }, nums) : '');
     if (f.edits.length && !applied) el.append(button('Apply fix', () => this.apply(f.edits, f.title), { class: 'primary', title: f.edits.map((e) => `line ${e.where.line}: ${e.text}`).join('\n') }));
+    // its shapes the compile's bounded check did not simulate: a longer check, on request (about this long)
+    const more = f.numbers.check_seconds;
+    if (typeof more === 'number' && !applied) {
+      el.append(button('Simulate its tile shapes', () => this.shell.post({ type: 'checkAdvice' }),
+        { title: `Check the advice again with a longer time bound: about ${Math.max(1, Math.round(more))} s on the board` }));
+    }
     return el;
   }
 
