@@ -370,7 +370,9 @@ try:
                record_json_bytes=len(json.dumps(rec).encode()) if rec else 0,
                record_columns_bytes=len(r.get("record_columns") or b""))
 except MemoryError:
-    out["error"] = {"message": "the kernel ran out of its memory limit", "line": 0}
+    import traceback
+    out["error"] = {"message": "the kernel ran out of its memory limit", "line": 0,
+                    "trace": traceback.format_exc(limit=-8)}
 except BaseException as e:
     import traceback
     out["error"] = {"message": f"worker crashed: {type(e).__name__}: {e}", "line": 0,
@@ -401,6 +403,8 @@ def open_in_process(file: Path, name: str, cwd: Path, tree: Path, timeout: float
             f.flush()
             second = _driven([*argv[:-1], f.name], cwd, tree, timeout)
         err = second.get("died") or (second.get("error") or {}).get("message")
+        if (second.get("error") or {}).get("trace"):
+            out["longer_trace"] = second["error"]["trace"]
         out["longer"] = {"estimate": again["estimate"], "bound": again["advice_seconds"], "error": err,
                          "seconds": second.get("analyze_seconds"), "reused": second.get("reused"),
                          **(second.get("advice") or {})}

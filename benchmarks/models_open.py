@@ -142,10 +142,12 @@ ops) 3 of 4 shapes simulated at its open, then the longer check (about 3 s expec
 10 s, its record reused; QAT's per-tensor backward (1.58 M) 0 of 3, then (about 134 s expected, bound 267 s) 3 of 3
 in 31 s, record reused — the estimate counts each shape's whole compile, a shape the board refuses ends sooner; in
 both the board found no proposed shape faster, so their findings now say so instead of that the bound stopped them.
-glm's fused attention (2.2 M) 0 of 3, then the longer job ran out of the worker's 4 GiB memory cap (its candidates
-are traced in the job beside its own lowered program; the editor keeps the record and says the check ran out of
-memory, and `pypto.memoryLimitMb` raises the cap); with `--memory-limit-mb 12000` (05:16-05:18 UTC): about 62 s
-expected, bound 123 s, 3 of 3 simulated in 79 s, record reused, none faster.
+glm's fused attention (2.2 M) 0 of 3, then the longer job ran out of the worker's 4 GiB memory cap: a shape whose
+child sent nothing whole was lowered in the job itself. Since a shape that runs the job out of memory is left
+unsimulated instead (05:25-05:30 UTC, the same open by a scratch script calling `open_in_process`): the longer job
+answers in 108 s, 0 of 3 simulated, each child out of memory, and the finding says a bigger memory limit lets the
+board simulate them; with `--memory-limit-mb 12000` (05:16-05:18 UTC, before that change): about 62 s expected, bound
+123 s, 3 of 3 simulated in 79 s, record reused, none faster.
 """
 
 from __future__ import annotations

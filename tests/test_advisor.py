@@ -342,6 +342,43 @@ def test_a_candidate_whose_child_runs_out_of_memory_is_left_unsimulated_and_the_
         if f.numbers.get("try"):
             assert all(t.get("unchecked") and "memory" in t["why"] for t in f.numbers["try"])
             assert not f.edits and "could not simulate" in f.suggestion and "ran out of memory" in f.suggestion
+            # not a longer bound but more memory would simulate them
+            assert "a bigger memory limit" in f.suggestion and "check_seconds" not in f.numbers
+
+
+def test_a_candidate_that_runs_this_process_out_of_memory_is_left_unsimulated_and_the_check_goes_on(
+        tmp_path, monkeypatch):
+    """A candidate lowered in the job itself (no child: threads running, no memory for a copy, or a child that sent no
+    whole result) that runs the job out of memory is left unsimulated, and the check goes on: glm's fused attention's
+    longer check, at the worker's cap, ended its job there."""
+    from pypto import beside
+    from pypto.analysis import advisor as advisor_module
+
+    path = tmp_path / "badly_tiled.py"
+    path.write_text(BADLY_TILED)
+    kernel = load_module(path).soft
+    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    started = [0]
+
+    def soon(compute, fork=True):  # type: ignore[no-untyped-def]
+        first = started[0] == 0
+        started[0] += 1
+
+        def out_of_memory_first():  # type: ignore[no-untyped-def]
+            if first:
+                raise MemoryError
+            return compute()
+
+        return beside.soon(out_of_memory_first, fork=False)  # computed here, on `get`
+
+    monkeypatch.setattr(advisor_module, "soon", soon)
+    advisor = Advisor(kernel, inputs, record=profile(compile_record(kernel, inputs), "sim"))
+    lost, other = ((0, (16, 128)),), ((0, (8, 64)),)
+    advisor.evaluate_all([lost, other])
+    assert started[0] == 2 and lost not in advisor.cache and advisor.cache[other].legal
+    assert "this process ran out of memory" in advisor.lost[lost] and lost not in advisor.over_bound
+    again = advisor.evaluate(lost)  # not lowered again
+    assert started[0] == 2 and not again.legal and "ran out of memory" in again.error
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform: every candidate is lowered here")
@@ -384,6 +421,11 @@ def test_a_bounded_check_does_not_begin_a_candidate_whose_compile_would_outlast_
     offered = [f for f in checked.findings if f.numbers.get("try")]
     assert offered and all(not f.edits and "could not simulate" in f.suggestion and "took 30.0 s" in f.suggestion
                            for f in offered)
+    # a longer bound would simulate them: each finding says about how long that takes (30 s for as many tiles)
+    for f in offered:
+        shapes = {bounded.normalize({int(t["config"]): tuple(t["dims"])}) for t in f.numbers["try"]}
+        expected = sum(30.0 * bounded.cost(ov) for ov in shapes)
+        assert f.numbers["check_seconds"] == pytest.approx(expected, abs=0.06) and "takes about" in f.suggestion
 
     for deadline in (None, time.monotonic() + 60.0):  # no bound, or one the expected compile fits
         ample = Advisor(kernel, inputs, fork_from=0, record=slow)

@@ -107,10 +107,12 @@ def _checked(f: Finding, advisor: Advisor, before: float, board: str, bound: _Bo
         longer = [ov for ov in (advisor.normalize({int(t["config"]): _dims(t["dims"])}) for t in tries
                                 if t.get("unchecked")) if ov not in advisor.lost or ov in advisor.over_bound]
         more = ""
+        if any(t.get("unchecked") and "out of memory" in str(t.get("why", "")) for t in tries):
+            more = "; a bigger memory limit lets the board simulate what ran out of memory"  # (each door says how)
         if longer:
             need = numbers["check_seconds"] = round(sum(map(advisor.expected_seconds, dict.fromkeys(longer))), 1)
-            more = (f"; simulating {'it' if len(longer) == 1 else 'them'} takes about {max(1, round(need))} s: check "
-                    "the advice with a longer time bound")
+            more += (f"; simulating {'it' if len(longer) == 1 else 'them'} takes about {max(1, round(need))} s: "
+                     "check the advice with a longer time bound")
         return dataclasses.replace(
             f, numbers=numbers, edits=(), fixes=(),
             suggestion=f"no tile shape is offered here: {'; and '.join(why)}, and nothing unchecked is offered{more}")

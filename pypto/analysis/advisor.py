@@ -444,7 +444,8 @@ class Advisor:
 
     def _finish(self, p: _Pending) -> Evaluation:
         """The candidate's evaluation, cached: its lowering and simulation taken from its child, or made here; not
-        simulated (`lost`) when its child ran out of memory, or it was not begun (`_begin`)."""
+        simulated (`lost`) when its child ran out of memory, or this process did making it, or it was not begun
+        (`_begin`)."""
         if p.overrides in self.lost:
             return self.evaluate(p.overrides)
         known: Any = p.known
@@ -453,6 +454,11 @@ class Advisor:
                 kind, got, fp = p.later.get(again_out_of_memory=False)
             except ChildOutOfMemory as e:
                 self.lost[p.overrides] = f"{e} lowering and simulating this tile shape"
+                return self.evaluate(p.overrides)
+            except MemoryError:  # lowered here (no child, or its result not whole) and out of memory: what it made
+                # is gone with the exception, and the check goes on without this shape (glm's fused attention at
+                # the worker's cap: a longer check's job ended here instead)
+                self.lost[p.overrides] = "this process ran out of memory lowering and simulating this tile shape"
                 return self.evaluate(p.overrides)
             if kind == "illegal":
                 known = got
