@@ -144,8 +144,8 @@ in 31 s, record reused — the estimate counts each shape's whole compile, a sha
 both the board found no proposed shape faster, so their findings now say so instead of that the bound stopped them.
 glm's fused attention (2.2 M) 0 of 3, then the longer job ran out of the worker's 4 GiB memory cap: a shape whose
 child sent nothing whole was lowered in the job itself. Since a shape that runs the job out of memory is left
-unsimulated instead (05:25-05:30 UTC, the same open by a scratch script calling `open_in_process`): the longer job
-answers in 108 s, 0 of 3 simulated, each child out of memory, and the finding says a bigger memory limit lets the
+unsimulated instead (05:33-05:37 UTC, the same open by a scratch script calling `open_in_process`): the longer job
+answers in 44 s, 0 of 3 simulated, each child out of memory, and the finding says a bigger memory limit lets the
 board simulate them; with `--memory-limit-mb 12000` (05:16-05:18 UTC, before that change): about 62 s expected, bound
 123 s, 3 of 3 simulated in 79 s, record reused, none faster.
 """
