@@ -30,6 +30,13 @@ BADLY_TILED = textwrap.dedent('''
 ''')
 
 
+def _badly_tiled(tmp_path):  # type: ignore[no-untyped-def]
+    """The badly tiled kernel, written to a file of its own, and inputs for it."""
+    path = tmp_path / "badly_tiled.py"
+    path.write_text(BADLY_TILED)
+    return load_module(path).soft, {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+
+
 def _makespan(kernel, inputs) -> float:  # type: ignore[no-untyped-def]
     return metrics(profile(compile_record(kernel, inputs), "sim").run).makespan  # type: ignore[arg-type]
 
@@ -88,10 +95,7 @@ def test_illegal_candidates_are_counted_not_raised():
 def test_a_search_with_a_time_budget_answers_with_the_best_found_so_far(tmp_path):
     """The wall-clock budget ends the search between evaluations (never a job timeout blamed on
     the kernel): the best shape found so far, with how much of the space was searched."""
-    path = tmp_path / "badly_tiled.py"
-    path.write_text(BADLY_TILED)
-    kernel = load_module(path).soft
-    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    kernel, inputs = _badly_tiled(tmp_path)
     quick = Advisor(kernel, inputs)
     found = quick.suggest(top=1, budget=10_000, seconds=0.0)  # no time: the kernel as written and one start
     s = quick.search_summary()
@@ -175,10 +179,7 @@ def test_a_candidate_traced_as_an_earlier_check_traced_it_is_not_lowered_again(t
     (the language server's next compile of it): the same figures, the same verdicts, nothing lowered."""
     from pypto.frontend.jit import CompiledKernel
 
-    path = tmp_path / "badly_tiled.py"
-    path.write_text(BADLY_TILED)
-    kernel = load_module(path).soft
-    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    kernel, inputs = _badly_tiled(tmp_path)
     first = Advisor(kernel, inputs)
     asked = [((0, (8, 256)),), ((0, (32, 1024)),), ((0, (8, 12)),)]  # the last: illegal (not 32-byte rows)
     before = [first.evaluate(ov) for ov in asked]
@@ -210,10 +211,7 @@ def test_candidates_lowered_two_at_a_time_in_forked_children_evaluate_as_lowered
     from pypto.analysis import advisor as advisor_module
     from pypto.boards.sim_kernel import finish_loading
 
-    path = tmp_path / "badly_tiled.py"
-    path.write_text(BADLY_TILED)
-    kernel = load_module(path).soft
-    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    kernel, inputs = _badly_tiled(tmp_path)
     # legal shapes and one over the UB (illegal under the advisor's strict rules), one twice
     candidates = [((0, (8, 64)),), ((0, (512, 1024)),), ((0, (16, 128)),), ((0, (8, 64)),), ((0, (32, 256)),)]
     here = Advisor(kernel, inputs, fork_from=10**12)
@@ -261,10 +259,7 @@ def test_a_candidate_whose_child_is_not_done_by_the_deadline_is_ended_and_left_u
     from pypto.analysis import advisor as advisor_module
     from pypto.boards.sim_kernel import finish_loading
 
-    path = tmp_path / "badly_tiled.py"
-    path.write_text(BADLY_TILED)
-    kernel = load_module(path).soft
-    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    kernel, inputs = _badly_tiled(tmp_path)
     log = tmp_path / "lowered_in"
     never, _unwritten = os.pipe()  # the child waits on it, 60 s at most
 
@@ -302,10 +297,7 @@ def test_a_candidate_whose_child_runs_out_of_memory_is_left_unsimulated_and_the_
     from pypto.analysis.health import health_report
     from pypto.boards.sim_kernel import finish_loading
 
-    path = tmp_path / "badly_tiled.py"
-    path.write_text(BADLY_TILED)
-    kernel = load_module(path).soft
-    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    kernel, inputs = _badly_tiled(tmp_path)
     parent, started = os.getpid(), [0]
 
     def soon(compute, fork=True):  # type: ignore[no-untyped-def]
@@ -354,10 +346,7 @@ def test_a_candidate_that_runs_this_process_out_of_memory_is_left_unsimulated_an
     from pypto import beside
     from pypto.analysis import advisor as advisor_module
 
-    path = tmp_path / "badly_tiled.py"
-    path.write_text(BADLY_TILED)
-    kernel = load_module(path).soft
-    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    kernel, inputs = _badly_tiled(tmp_path)
     started = [0]
 
     def soon(compute, fork=True):  # type: ignore[no-untyped-def]
@@ -394,10 +383,7 @@ def test_a_bounded_check_does_not_begin_a_candidate_whose_compile_would_outlast_
     from pypto.analysis.health import health_report
     from pypto.boards.sim_kernel import finish_loading
 
-    path = tmp_path / "badly_tiled.py"
-    path.write_text(BADLY_TILED)
-    kernel = load_module(path).soft
-    inputs = {"x": torch.randn(512, 1024), "out": torch.empty(512, 1024)}
+    kernel, inputs = _badly_tiled(tmp_path)
     started = [0]
 
     def soon(compute, fork=True):  # type: ignore[no-untyped-def]
