@@ -77,9 +77,10 @@ def holds_tests(path: str, text: str) -> bool:
 
 @dataclass(frozen=True)
 class Target:
-    """Something a capture can run: a test (`name` "test_x" or "TestK::test_x") or a main block."""
+    """Something a capture can run: a test (`name` "test_x" or "TestK::test_x"), a main block, or a module-level
+    function that takes no argument it has no default for (a runner, `te_hc_pre_prefill()`: offered by the scan)."""
 
-    kind: str  # "test" | "main"
+    kind: str  # "test" | "main" | "call"
     name: str
     line: int  # 1-based: the `def` (after its decorators) or the `if __name__` line
     end: int = 0  # its last line
@@ -92,6 +93,9 @@ class Target:
         rel = os.path.relpath(path, cwd) if _under(path, cwd) else path
         if self.kind == "test":
             return ["python", "-m", "pytest", "-q", f"{rel}::{self.name}"]
+        if self.kind == "call":  # the file run as a module (not as __main__), its folder first on the path as pytest's
+            return ["python", "-c", f"import runpy, sys; sys.path.insert(0, {os.path.dirname(rel) or '.'!r}); "
+                                    f"runpy.run_path({rel!r})[{self.name!r}]()"]
         return ["python", rel]
 
 
@@ -240,6 +244,7 @@ def tests_calling(root: str, kernel: str, near: str | None = None) -> list[Found
     budget: dict[str, float] = {"entries": SCAN_FILES, "deadline": time.monotonic() + SCAN_SECONDS}
     files = read = 0
     out: list[Found] = []
+    later: list[Found] = []  # runners: offered after every test found
     seen: set[str] = set()
     for path in itertools.chain(_near(near), _test_files(root, budget)):
         if files >= SCAN_TEST_FILES or read >= SCAN_TOTAL_BYTES or len(out) >= SCAN_RESULTS:
@@ -267,21 +272,43 @@ def tests_calling(root: str, kernel: str, near: str | None = None) -> list[Found
                 out.append(Found(path, t))
                 if len(out) >= SCAN_RESULTS:
                     break
+        # then a runner that reaches it, through tests too (`te_hc_pre_prefill()` calls `test_hc_pre(is_trans=True)`)
+        through = _reaching(text, lines, kernel, tests=True)
+        for t in _runners(text, path):
+            if len(out) < SCAN_RESULTS and any(through.search(x) for x in lines[t.line:t.end]):
+                later.append(Found(path, t))
         if time.monotonic() > budget["deadline"]:
             break
+    return (out + later)[:SCAN_RESULTS]
+
+
+def _runners(text: str, path: str) -> list[Target]:
+    """The module-level functions of a file that are not tests and take no argument without a default ("call"
+    targets: a capture calls them, `te_hc_pre_prefill()`); [] when it does not parse."""
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    out = []
+    for n in tree.body:
+        if isinstance(n, ast.FunctionDef) and not n.name.startswith(("test", "_")):
+            a = n.args
+            if len(a.defaults) == len(a.posonlyargs) + len(a.args) and None not in a.kw_defaults:
+                out.append(Target("call", n.name, n.lineno, n.end_lineno or n.lineno))
     return out
 
 
-def _reaching(text: str, lines: list[str], kernel: str) -> re.Pattern[str]:
+def _reaching(text: str, lines: list[str], kernel: str, tests: bool = False) -> re.Pattern[str]:
     """A pattern of the kernel's name and of the file's module-level functions that name it, directly or through
     one another (a test that calls `run_case(...)`, which calls the kernel, reaches it: PyPTO's model tests call
-    their kernels through such helpers); names as words, by text."""
+    their kernels through such helpers); names as words, by text. `tests`: tests count as such functions too (what a
+    runner calls)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         tree = ast.Module(body=[], type_ignores=[])
     bodies = {n.name: "\n".join(lines[n.lineno - 1:n.end_lineno or n.lineno]) for n in tree.body
-              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("test")}
+              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and (tests or not n.name.startswith("test"))}
     reach = {kernel}
     while True:  # each round adds a function or ends: at most len(bodies) rounds
         word = re.compile("|".join(rf"\b{re.escape(n)}\b" for n in sorted(reach)))

@@ -752,10 +752,12 @@ def missing_inputs(doc: Document, rng: lsp.Range,
 def capture_actions(kernel: str, diag: lsp.Diagnostic, found: Iterable[Found], cwd: str) -> list[lsp.CodeAction]:
     """"Capture inputs from TEST" for each test found that names the kernel (server.capture_runner)."""
     out = []
-    for f in sorted(found, key=lambda f: f.target.skip is not None):  # a test that runs as it is first
+    # a test that runs as it is first, then one with a skip mark, then a runner function (`capture_runner._runners`)
+    for f in sorted(found, key=lambda f: (f.target.kind == "call", f.target.skip is not None)):
         words = f.target.command(f.path, cwd)
         where = os.path.relpath(f.path, cwd) if f.path.startswith(cwd.rstrip(os.sep) + os.sep) else f.path
-        title = f"pypto: Capture inputs from {where}::{f.target.name}"
+        title = (f"pypto: Capture inputs by calling {where}::{f.target.name}()" if f.target.kind == "call" else
+                 f"pypto: Capture inputs from {where}::{f.target.name}")
         if f.target.skip is not None:
             title += " (despite its skip mark)"
         out.append(lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diag],

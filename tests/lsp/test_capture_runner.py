@@ -5,6 +5,8 @@ bounded, each line cut, the outcome still says why it failed)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -175,6 +177,49 @@ def test_a_kernel_file_that_holds_its_tests_offers_them_and_the_scan_finds_tests
     assert {(Path(f.path).name, f.target.name) for f in found} == {
         ("attention.py", "test_attn"), ("attention.py", "test_attn_big"), ("driver.py", "test_driver")}
     assert C.tests_calling(str(tmp_path), "attn_kernel") == []
+
+
+RUNNER = textwrap.dedent('''
+    import pytest
+    from prefill_impl import prefill_kernel, plain_kernel
+
+
+    def test_pre(t=16, prefill=False):
+        (prefill_kernel if prefill else plain_kernel)(t)
+
+
+    @pytest.mark.skip(reason="ci torch version")
+    def te_pre_prefill(t=512):
+        test_pre(t=t, prefill=True)
+
+
+    def needs_args(t):
+        test_pre(t, True)
+
+
+    def _private():
+        test_pre(1, True)
+''')
+
+
+def test_a_kernel_only_a_runner_function_calls_gets_that_function_after_the_tests_and_its_command_calls_it(
+        tmp_path):
+    """DeepSeek V4's hc_pre_kernel_prefill is called only when `te_hc_pre_prefill()` calls the test with the other
+    flag: a module-level function that needs no argument and reaches the kernel, through the file's tests too, is
+    offered after the tests, and its command line calls it with the file's folder first on the path."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "test_prefill.py").write_text(RUNNER)
+    (models / "prefill_impl.py").write_text(
+        "import pathlib\n\n\ndef prefill_kernel(t):\n    pathlib.Path('called').write_text(f'prefill {t}')\n\n\n"
+        "def plain_kernel(t):\n    pathlib.Path('called').write_text(f'plain {t}')\n")
+    found = C.tests_calling(str(tmp_path), "prefill_kernel")
+    assert [(f.target.kind, f.target.name) for f in found] == [("test", "test_pre"), ("call", "te_pre_prefill")]
+    words = found[1].target.command(found[1].path, str(tmp_path))
+    assert words[:2] == ["python", "-c"] and "models/test_prefill.py" in words[2]
+    subprocess.run([sys.executable, *words[1:]], cwd=tmp_path, check=True, timeout=120)
+    assert (tmp_path / "called").read_text() == "prefill 512"
+    assert C.tests_calling(str(tmp_path), "other_kernel") == []
 
 
 def test_the_folder_a_capture_runs_in(tmp_path):
