@@ -165,3 +165,30 @@ def test_library_functions_and_builtins_are_called_as_they_are():
     assert user_call(np.zeros) is np.zeros and user_call(len) is len
     assert user_call(traced_body) is traced_body  # pypto's own
     assert user_call(_through) is not _through and user_call(_through) is user_call(_through)  # once per function
+
+
+def test_an_assert_on_a_dynamic_dim_is_a_run_time_assertion_and_one_known_now_is_checked_now():
+    """PyPTO's parser emits an `assert` on a value only known at run time as a run-time assertion (DeepSeek V4's
+    `assert mix_hc == hc_fn.shape[0]` on a DYNAMIC dim), and checks one it can evaluate now: so does the traced body,
+    which does not check the run-time one (before, `bool()` of the symbolic test was refused at the line)."""
+    rows = pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32)
+
+    @pypto.frontend.jit
+    def checked(x: rows, y: rows):
+        assert x.shape[0] == y.shape[0], "rows differ"  # both dynamic: at run time
+        assert x.shape[1] == 32, f"columns are {x.shape[1]}"  # known now: checked now
+        pypto.set_vec_tile_shapes(8, 32)
+        y[:] = pypto.exp(x)
+
+    x = np.random.default_rng(0).random((16, 32), dtype=np.float32)
+    y = np.zeros_like(x)
+    checked(x, y)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+
+    @pypto.frontend.jit
+    def wrong(x: rows, y: rows):
+        assert x.shape[1] == 64, f"columns are {x.shape[1]}"  # known now, and false
+        y[:] = pypto.exp(x)
+
+    with pytest.raises(Exception, match="columns are 32"):
+        wrong(x, y)

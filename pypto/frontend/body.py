@@ -1,4 +1,4 @@
-"""The kernel body as the tracer runs it: `if` on run-time values and builtin `min()` / `max()`.
+"""The kernel body as the tracer runs it: `if` and `assert` on run-time values and builtin `min()` / `max()`.
 
 PyPTO's frontend evaluates a kernel's Python source itself. In that evaluation an `if` whose
 condition is only known at run time (`if idx < 2:` in a `pypto.loop`, `if pypto.is_loop_end(i):`)
@@ -9,6 +9,8 @@ its source with
 
 - each call of the builtin `min` / `max` routed through `scalar_min` / `scalar_max`
   (`pypto.tracing.scalar`), which fall back to the builtins for everything else;
+- each `assert` checked now only when its test is known now: on a run-time value it is PyPTO's run-time
+  assertion (its parser emits one), not checked here;
 - each `if` statement given a run-time path: when its condition is a symbolic scalar, both
   sides are traced, each inside `runtime_branch` (`pypto.tracing.api`), a region that runs when
   the condition holds (or not); a condition known now takes Python's path, as before. An `if`
@@ -108,6 +110,22 @@ class _Body(ast.NodeTransformer):
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
         return node
+
+    def visit_Assert(self, node: ast.Assert) -> ast.AST:
+        """`assert test, msg` checked now when its test is known now; on a value only known at run time (a
+        DYNAMIC dim: DeepSeek V4's `assert mix_hc == hc_fn.shape[0]`) it is PyPTO's run-time assertion, which its
+        parser emits into the program and this tracer does not check."""
+        self.generic_visit(node)
+        self.used.add("if")
+        self.ifs += 1
+        var = ast.Name(f"__pypto_assert_{self.ifs}__", ast.Load())
+        runtime = ast.Call(ast.Name(_HELPERS["if"][0], ast.Load()), [var], [])
+        out = [ast.Assign([ast.Name(var.id, ast.Store())], node.test),
+               ast.If(ast.UnaryOp(ast.Not(), runtime), [ast.Assert(copy.copy(var), node.msg)], [])]
+        for stmt in out:
+            ast.copy_location(stmt, node)
+            ast.fix_missing_locations(stmt)
+        return out  # type: ignore[return-value]
 
     def visit_If(self, node: ast.If) -> ast.AST:
         self.generic_visit(node)
