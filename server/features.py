@@ -665,10 +665,10 @@ def _unchecked(doc: Document, name: str) -> list[Mapping[str, Json]]:
             if isinstance((f.get("numbers") or {}).get("check_seconds"), (int, float))]
 
 
-def advice_bound(doc: Document, name: str) -> float | None:
-    """The bound a longer check of the kernel's advice is asked for (`check_bound` of its findings' estimates), None
-    when no finding has shapes to check."""
-    found = _unchecked(doc, name)
+def advice_bound(doc: Document, name: str, found: list[Mapping[str, Json]] | None = None) -> float | None:
+    """The bound a longer check of the kernel's advice is asked for (`check_bound` of its findings' estimates; `found`:
+    its `_unchecked` findings, when known), None when no finding has shapes to check."""
+    found = _unchecked(doc, name) if found is None else found
     return check_bound(sum(float(f["numbers"]["check_seconds"]) for f in found)) if found else None
 
 
@@ -680,10 +680,11 @@ def check_actions(doc: Document, rng: lsp.Range, context: Iterable[lsp.Diagnosti
     out = []
     ctx = list(context)
     for k in doc.kernels.values():
-        here = [(f, where) for f in _unchecked(doc, k.name)
+        unchecked = _unchecked(doc, k.name)
+        here = [(f, where) for f in unchecked
                 for where in [where_range(lines, f.get("where"), doc.path, FINDING_UNIT["health"])]
                 if where is not None and overlaps(where, rng)]
-        bound = advice_bound(doc, k.name)
+        bound = advice_bound(doc, k.name, unchecked)
         if not here or bound is None:
             continue
         title = f"pypto: simulate the advice's tile shapes for {k.name} on the sim board (up to {bound:g} s)"

@@ -103,14 +103,15 @@ def _checked(f: Finding, advisor: Advisor, before: float, board: str, bound: _Bo
         why = [f"the {board} board's check of the advice stopped at its time bound ({bound.seconds:g} s) before it "
                f"simulated {timed}"] if timed else []
         why += [f"the {board} board's check of the advice could not simulate {lost}"] if lost else []
-        # what a longer bound would simulate (not a shape whose compile ran out of memory), and about how long it takes
-        longer = [ov for ov in (advisor.normalize({int(t["config"]): _dims(t["dims"])}) for t in tries
-                                if t.get("unchecked")) if ov not in advisor.lost or ov in advisor.over_bound]
+        # what a longer bound would simulate, and about how long it takes; the rest of `lost` ran out of memory
+        unchecked = dict.fromkeys(advisor.normalize({int(t["config"]): _dims(t["dims"])}) for t in tries
+                                  if t.get("unchecked"))
+        longer = [ov for ov in unchecked if ov not in advisor.lost or ov in advisor.over_bound]
         more = ""
-        if any(t.get("unchecked") and "out of memory" in str(t.get("why", "")) for t in tries):
+        if len(longer) < len(unchecked):
             more = "; a bigger memory limit lets the board simulate what ran out of memory"  # (each door says how)
         if longer:
-            need = numbers["check_seconds"] = round(sum(map(advisor.expected_seconds, dict.fromkeys(longer))), 1)
+            need = numbers["check_seconds"] = round(sum(map(advisor.expected_seconds, longer)), 1)
             more += (f"; simulating {'it' if len(longer) == 1 else 'them'} takes about {max(1, round(need))} s: "
                      "check the advice with a longer time bound")
         return dataclasses.replace(

@@ -33,6 +33,14 @@ function gains(report) {
   return out;
 }
 
+/** A copy of the fixture's report, and its first finding that offers a shape (a test makes it another one). */
+function offeringFinding() {
+  const report = structuredClone(fx('softmax_report.json'));
+  const f = report.findings.find((x) => x.level !== 'tuning' && x.numbers.gain && x.edits.length);
+  assert.ok(f, 'a finding offers a shape');
+  return { report, f };
+}
+
 async function rows(page) {
   return page.locator('.advice').evaluateAll((els) => els.map((e) => ({
     speedup: Number(e.dataset.speedup), text: e.querySelector('code').textContent,
@@ -76,9 +84,7 @@ describe('health panel: one list of advice, best verified gain first', () => {
 
   test('a finding whose shapes the bounded check did not reach offers a longer check, not an Apply', async () => {
     const p = await openPanel(browser.context, 'health');
-    const report = structuredClone(fx('softmax_report.json'));
-    const f = report.findings.find((x) => x.level !== 'tuning' && x.numbers.gain && x.edits.length);
-    assert.ok(f, 'a finding offers a shape');
+    const { report, f } = offeringFinding();
     // as the compile's check left it when its bound stopped it (pypto.analysis.advice)
     delete f.numbers.gain;
     f.edits = [];
@@ -101,9 +107,7 @@ describe('health panel: one list of advice, best verified gain first', () => {
 
   test("a finding's rule-of-thumb shape never sits above the search's better one", async () => {
     const p = await openPanel(browser.context, 'health');
-    const report = structuredClone(fx('softmax_report.json'));
-    const f = report.findings.find((x) => x.level !== 'tuning' && x.numbers.gain && x.edits.length);
-    assert.ok(f, 'a finding offers a shape');
+    const { report, f } = offeringFinding();
     // the finding as the rule of thumb had it before the search: a smaller verified gain, another shape
     const before = f.numbers.gain.before_us;
     f.numbers.gain = { ...f.numbers.gain, speedup: 1.97, makespan_us: before / 1.97, call: 'pypto.set_vec_tile_shapes(1, 4, 1, 128)', from: 'rule' };
