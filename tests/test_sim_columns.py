@@ -209,3 +209,33 @@ def test_readers_of_a_run_give_from_its_columns_what_they_give_from_its_tasks(ex
         assert all(np.array_equal(x, y) for x, y in zip(a[:3], b[:3])) and a[3:] == b[3:], name
         checked += 1
     assert checked >= 10
+
+
+_LOAD_AND_EXIT = """
+import sys
+sys.path.insert(0, "tests")
+import test_health as health
+from pypto.boards import sim_kernel
+from pypto.record import compile_record, profile
+profile(compile_record(health.KERNELS["many_small"]), "sim")  # a small graph: the Python loop, and the loader starts
+print(sim_kernel._WARMING is not None and sim_kernel._WARMING.is_alive())
+"""
+
+
+@pytest.mark.skipif(not sim_kernel._NUMBA, reason="numba is not installed (no loader thread starts)")
+def test_a_process_that_ends_while_the_loader_compiles_waits_for_it_and_leaves_the_cache(tmp_path):
+    """A short process (a CLI command, a test's script) whose first sim run started the loader thread ends while numba
+    still compiles into an empty cache: it waits for the thread at exit, so it exits cleanly (a thread inside LLVM at
+    interpreter teardown once aborted CI's run) and leaves numba's cache for the next process."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(root), "PYPTO_SIM_JIT": ""}
+    out = subprocess.run([sys.executable, "-c", _LOAD_AND_EXIT], cwd=root, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "True"  # the loader was still at work when the script ended
+    assert any(p.suffix == ".nbi" for p in tmp_path.rglob("*")), sorted(tmp_path.rglob("*"))

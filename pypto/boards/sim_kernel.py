@@ -21,6 +21,7 @@ The functions are plain Python until `compiled()` wraps them.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import math
 import os
@@ -89,7 +90,10 @@ def mark_ready() -> None:
 
 def warm_in_background(run: Callable[[], object]) -> None:
     """Once per process: `run` (a compiled board run on a small graph) in a daemon thread, which
-    loads or compiles the functions; `ready()` is true after it."""
+    loads or compiles the functions; `ready()` is true after it. The process waits for it at exit
+    (`atexit`): a thread still inside LLVM when the interpreter tears down can abort the process
+    ("terminate called without an active exception", seen in CI once, numba's cache cold), and a
+    compile cut short writes no cache, so the next short-lived process would start it again."""
     global _WARMING
     if _WARMING is not None or _READY:
         return
@@ -103,6 +107,7 @@ def warm_in_background(run: Callable[[], object]) -> None:
 
     _WARMING = threading.Thread(target=warm, name="pypto-sim-jit", daemon=True)
     _WARMING.start()
+    atexit.register(finish_loading)
 
 
 def finish_loading() -> None:
