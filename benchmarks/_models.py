@@ -361,7 +361,8 @@ try:
         # forks a fresh job (here, this one's memory and global options are spent)
         from server.features import check_bound
         out["again"] = {"advice_seconds": check_bound(estimate), "estimate": estimate,
-                        "reuse": {"fingerprints": {r["fingerprint"]: False}, "traces": r.get("advice_traces") or {}}}
+                        "reuse": {"fingerprints": {r["fingerprint"]: False}, "traces": r.get("advice_traces") or {},
+                                  "basis": {r["fingerprint"]: r["advice_basis"]} if r.get("advice_basis") else {}}}
     if again is not None:
         out["reused"] = r.get("reused")
     out.update(error=r.get("error"), summary=r.get("summary"), inputs_from=bool(r.get("inputs_from")),
@@ -398,16 +399,22 @@ def open_in_process(file: Path, name: str, cwd: Path, tree: Path, timeout: float
     out = _driven(argv, cwd, tree, timeout)
     if longer and isinstance(out.get("again"), dict):  # the longer check, as the next job of the kernel
         again = out.pop("again")
-        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-            json.dump(again, f)
-            f.flush()
-            second = _driven([*argv[:-1], f.name], cwd, tree, timeout)
-        err = second.get("died") or (second.get("error") or {}).get("message")
-        if (second.get("error") or {}).get("trace"):
-            out["longer_trace"] = second["error"]["trace"]
-        out["longer"] = {"estimate": again["estimate"], "bound": again["advice_seconds"], "error": err,
-                         "seconds": second.get("analyze_seconds"), "reused": second.get("reused"),
-                         **(second.get("advice") or {})}
+        # as the language server asks for it since session 60 (the first job's `advice_basis`: the kernel not lowered
+        # again), then as before (`without_basis`: lowered again for its findings and the advisor's baseline)
+        for key, reuse in (("longer", again["reuse"]), ("without_basis", {**again["reuse"], "basis": {}})):
+            with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+                json.dump({**again, "reuse": reuse}, f)
+                f.flush()
+                second = _driven([*argv[:-1], f.name], cwd, tree, timeout)
+            err = second.get("died") or (second.get("error") or {}).get("message")
+            if (second.get("error") or {}).get("trace"):
+                out[f"{key}_trace"] = second["error"]["trace"]
+            out[key] = {"estimate": again["estimate"], "bound": again["advice_seconds"], "error": err,
+                        "seconds": second.get("analyze_seconds"), "reused": second.get("reused"),
+                        "basis": bool(reuse.get("basis")), "peak_rss_mb": second.get("peak_rss_mb"),
+                        **(second.get("advice") or {})}
+            if not again["reuse"]["basis"]:
+                break  # (the first job gave none: the two are one)
     return out
 
 

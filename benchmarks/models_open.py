@@ -105,7 +105,9 @@ checkout's pypto and server (`PYTHONPATH`), e.g. a worktree of an earlier commit
 where the open's check of the advice left shapes unsimulated (the findings' `check_seconds`), the job the finding's
 quick fix then asks for (`pypto.checkAdvice`: the record reused by its traced program's fingerprint, the advice
 checked within the longer bound), in a fresh driver as a worker forks a fresh job; its line says what it simulated
-and in how long.
+and in how long — first as the language server asks for it since session 60 (with the first job's `advice_basis`, so
+the kernel is traced, not lowered again), then as before ("without its basis": lowered again), with each job's peak
+resident memory (its own; the candidates' forked children apart).
 
 Session 57 (2026-12-04, 22:32-22:50 UTC, 93d47de, `-j 2 --keep DIR`, a fresh export, every test file captured): **34
 of 34**, glm's ifa_func_kernel in 51 s (peak RSS 4,444 MB); no user file edited. With `--live` (22:56-23:03 UTC,
@@ -227,15 +229,17 @@ def advice_text(advice: dict[str, Any] | None) -> str:
     return text
 
 
-def longer_text(longer: dict[str, Any] | None) -> str:
-    """What the longer check the finding's quick fix asks for did (`--check-longer`)."""
+def longer_text(longer: dict[str, Any] | None, label: str = "longer check") -> str:
+    """What the longer check the finding's quick fix asks for did (`--check-longer`): from the first job's basis (the
+    kernel not lowered again), or `without_basis` as before session 60."""
     if not longer:
         return ""
     if longer.get("error"):
-        return f"; longer check (up to {longer['bound']:g} s): {longer['error'][:200]}"
-    text = (f"; longer check (about {longer['estimate']:.0f} s expected, up to {longer['bound']:g} s): "
-            f"{longer['simulated']} of {longer['proposed']} simulated in {longer['seconds']:.0f} s, record "
-            f"{'reused' if longer.get('reused') else 'made again'}")
+        return f"; {label} (up to {longer['bound']:g} s): {longer['error'][:200]}"
+    peak = f", peak RSS {longer['peak_rss_mb']:,} MB" if longer.get("peak_rss_mb") else ""
+    text = (f"; {label} (about {longer['estimate']:.0f} s expected, up to {longer['bound']:g} s): "
+            f"{longer['simulated']} of {longer['proposed']} simulated in {longer['seconds']:.0f} s{peak}, record "
+            f"{'reused' if longer.get('reused') else 'made again'}{', from its basis' if longer.get('basis') else ''}")
     if longer.get("unchecked"):
         text += f", others not ({'; '.join(longer['unchecked'])})"
     best = f", the best {longer['best']:.2f}x faster" if longer.get("best") else ""
@@ -254,7 +258,8 @@ def open_kernel(site: KernelSite, models: Path, tree: Path, timeout: float, memo
     peak = f" (peak RSS {out['peak_rss_mb']:,} MB)" if out.get("peak_rss_mb") else ""
     if live and out.get("interim_seconds") is not None:
         peak += f"; record sent at {out['interim_seconds']:.0f} s"
-    peak += advice_text(out.get("advice")) + longer_text(out.get("longer")) if live else ""
+    peak += advice_text(out.get("advice")) + longer_text(out.get("longer")) + \
+        longer_text(out.get("without_basis"), "without its basis") if live else ""
     if "died" in out:
         return Opened(site, "error" if has_capture(site, models) else "no capture", out["died"], seconds)
     err = out.get("error")

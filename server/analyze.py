@@ -97,6 +97,9 @@ PARTS = ("record", "snapshots", "listings")
 # nor these: `parts_from`, and the bound of the check of the advice (`advice_seconds`: an answer whose findings propose
 # tile shapes is only ever reused with its advice checked again, `server.live`, with the next compile's bound)
 UNPRINTED = ("parts_from", "advice_seconds")
+# a report's figures of the run (`KernelReport.to_json`), which a job that checks the advice of a reused record again
+# takes from the earlier answer (`advice_basis`)
+REPORT_RUN = ("board", "clock", "metrics")
 # what they add to it
 PANEL_PARTS = ("record", "record_columns", "pass_graphs", "listings")
 
@@ -234,16 +237,13 @@ def analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] 
 
 
 def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any] | None) -> dict[str, Any]:
-    from pypto.analysis.advice import ADVICE_SECONDS, adopt_known, proposes, verify_advice, withheld
-    from pypto.analysis.advisor import Advisor
-    from pypto.analysis.health import health_report
+    from pypto.analysis.advice import proposes
     from pypto.boards.profile import bottleneck
     from pypto.boards.swimlane import metrics
-    from pypto.compiler.tile_passes import columns_ahead, drop_columns_ahead
+    from pypto.compiler.tile_passes import columns_ahead
     from pypto.frontend.inputs import example_arguments
-    from pypto.frontend.jit import to_numpy
     from pypto.ir.errors import PyptoError
-    from pypto.record import profile, run_document_ahead, trace_for
+    from pypto.record import trace_for
     from pypto.tracing.options import options as pypto_options
 
     opts = dict(settings or {})
@@ -252,6 +252,10 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     reuse = opts.pop("reuse", None)
     reuse = reuse if isinstance(reuse, dict) else {}
     known_traces = dict(reuse.get("traces") or {})
+    # fingerprint -> what an earlier job's advisor read of that program's lowering and run, and its findings before
+    # the check (`advice_basis`): a reused record's advice is then checked again without lowering the kernel
+    bases = reuse.get("basis") or {}
+    basis: Mapping[str, Any] | None = None
     try:
         mod = _load(path, text)
     except MemoryError:
@@ -295,39 +299,16 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
                     progress({"kernel": name, "reused_interim": out["fingerprint"], **fresh})
                     to_background()
                     out["reused"] = "record"
+                    basis = bases.get(out["fingerprint"]) if _basis_serves(opts, board) else None
             # the record document is made next (unless the server has it): its tile columns made ahead, beside
             # the compile (tile_passes.columns_ahead)
             document_next = (opts.get("record", True) or opts.get("parts_from") is not None) and \
                 out.get("reused") != "record"
-            with columns_ahead() if document_next else contextlib.nullcontext():
-                record, args = traced.lowered(), traced.made
-        arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
-        record = profile(record, board, arrays, opts.get("workers"))
-        # A job's process lives for this one answer, and the record (10^5-10^6 objects, none garbage
-        # while the job lives) would be walked by every full collection of what follows; frozen, the
-        # collector walks only what the views make (at 195k tile ops: health 1.0 -> 0.5 s).
-        gc.freeze()
-        made: tuple[dict[str, Any], bytes] | None = None
-        views: dict[str, Any] | None = None
-        n_ops = len(record.program.tiles.ops) if record.program.tiles is not None else 0
-        if not opts.get("record") and n_ops >= int(opts.get("parts_from") or sys.maxsize):
-            # a big kernel's panels' parts: the record document made beside the views costs no time, and the panels
-            # open on it without a second compile (`parts_from`: the language server's)
-            opts.update(dict.fromkeys(PARTS, True))
-        if out.get("reused") == "record":  # what is made again depends on its findings (`early`, below)
-            health = health_report(record)
-        else:  # the findings in a child, which makes the record document's run first; here the rest of the document,
-            # then the editor's views from its columns
-            # (no document, no run made for it: the child goes straight to the findings)
-            run, findings = ahead((lambda: run_document_ahead(record.run)) if opts.get("record", True) else _none,
-                                  lambda: health_report(record), fork=n_ops >= BESIDE_FROM)
-            try:
-                made, views = _document_and_views(record, path, opts, run.get)
-            except BaseException:
-                findings.drop()
-                raise
-            health = findings.get()
-        drop_columns_ahead(record.program.tiles)  # made ahead for a document not made: the child ends
+            if basis is None:  # (else the record shown holds, and what its advice is checked from is known)
+                with columns_ahead() if document_next else contextlib.nullcontext():
+                    record, args = traced.lowered(), traced.made
+        if basis is None:
+            record, health, made, views = _profiled(record, args, board, opts, out.get("reused") == "record", path)
     except PyptoError as e:
         out["error"] = _where_error(e, path, line)
         return out
@@ -336,6 +317,8 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     except BaseException as e:  # noqa: BLE001 - a compiler bug, or the user's KeyboardInterrupt, sys.exit, …
         out["error"] = _raised(e, path, name, line)
         return out
+    if basis is not None:
+        return _advise_again(out, kernel, traced, basis, known_traces, opts, path, name, line)
     assert record.run is not None
     # a reused record was sent already (`reused_interim`) and its advice is checked now: what the interim result
     # holds (INTERIM) is not made again
@@ -362,7 +345,6 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             if opts.get("precision"):
                 out["precision"] = _precision(kernel, args, path, line)[1]
             return out
-    precision, suggestions = None, []
     if views is None and not early:
         views = _views(record, path, opts)
     if views is not None:
@@ -374,6 +356,88 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             else:
                 out["editor"]["swimlane"] = editor_run(record.run)
             out["editor"]["knobs"] = knob_view(kernel)
+    made = views = None  # in `out` (sent, once the interim answer is): not held while the advice's candidates compile
+    return _advise(out, kernel, args, record, health, opts, known_traces, path, name, line)
+
+
+def _profiled(record: Any, args: Mapping[str, Any], board: str, opts: dict[str, Any], reused: bool, path: str
+              ) -> tuple[Any, Any, tuple[dict[str, Any], bytes] | None, dict[str, Any] | None]:
+    """A lowered record profiled on the board, with its findings and, unless it is `reused` (shown already), its
+    document and the editor's views: (record, findings, document, views). A big kernel's compile gives the panels'
+    parts too (`opts` gains them)."""
+    from pypto.analysis.health import health_report
+    from pypto.compiler.tile_passes import drop_columns_ahead
+    from pypto.frontend.jit import to_numpy
+    from pypto.record import profile, run_document_ahead
+
+    arrays = {n: to_numpy(v) for n, v in args.items() if hasattr(v, "shape")}
+    record = profile(record, board, arrays, opts.get("workers"))
+    # A job's process lives for this one answer, and the record (10^5-10^6 objects, none garbage
+    # while the job lives) would be walked by every full collection of what follows; frozen, the
+    # collector walks only what the views make (at 195k tile ops: health 1.0 -> 0.5 s).
+    gc.freeze()
+    made: tuple[dict[str, Any], bytes] | None = None
+    views: dict[str, Any] | None = None
+    n_ops = len(record.program.tiles.ops) if record.program.tiles is not None else 0
+    if not opts.get("record") and n_ops >= int(opts.get("parts_from") or sys.maxsize):
+        # a big kernel's panels' parts: the record document made beside the views costs no time, and the panels
+        # open on it without a second compile (`parts_from`: the language server's)
+        opts.update(dict.fromkeys(PARTS, True))
+    if reused:  # what is made again depends on its findings (`early`, in `_analyze_kernel`)
+        health = health_report(record)
+    else:  # the findings in a child, which makes the record document's run first; here the rest of the document,
+        # then the editor's views from its columns
+        # (no document, no run made for it: the child goes straight to the findings)
+        run, findings = ahead((lambda: run_document_ahead(record.run)) if opts.get("record", True) else _none,
+                              lambda: health_report(record), fork=n_ops >= BESIDE_FROM)
+        try:
+            made, views = _document_and_views(record, path, opts, run.get)
+        except BaseException:
+            findings.drop()
+            raise
+        health = findings.get()
+    drop_columns_ahead(record.program.tiles)  # made ahead for a document not made: the child ends
+    return record, health, made, views
+
+
+def _basis_serves(opts: Mapping[str, Any], board: str) -> bool:
+    """Whether a job whose record is reused may check its advice again from an earlier job's `advice_basis`, without
+    the lowered program: the language server's compile on the sim board (its record was shown already, `interim`),
+    not an agent's view or an HTML report, which read the program."""
+    return board == "sim" and bool(opts.get("interim")) and opts.get("agent") is None and not opts.get("html")
+
+
+def _advise_again(out: dict[str, Any], kernel: Any, traced: Any, basis: Mapping[str, Any],
+                  known_traces: dict[str, Any], opts: Mapping[str, Any], path: str, name: str, line: int
+                  ) -> dict[str, Any]:
+    """The answer of a job whose record is reused (sent already) and whose advice is checked again, from the
+    `advice_basis` of the earlier answer of the same traced program: its findings before their check, the summary and
+    what the advisor read of its lowering and run (`Written`). The kernel is traced, not lowered: a longer check of
+    glm's fused attention no longer compiles its 2.2 M tile ops first, nor forks each candidate's child from them."""
+    from pypto.analysis.advisor import Written
+    from pypto.analysis.health.assemble import HealthReport
+
+    out["record"] = None
+    out["inputs_from"] = traced.origin
+    out["summary"] = dict(basis["summary"])
+    return _advise(out, kernel, traced.made, traced.record(), HealthReport.from_json(basis["health"]), opts,
+                   known_traces, path, name, line, Written.from_json(basis["written"]), basis.get("report_run"))
+
+
+def _advise(out: dict[str, Any], kernel: Any, args: Mapping[str, Any], record: Any, health: Any,
+            opts: Mapping[str, Any], known_traces: dict[str, Any], path: str, name: str, line: int,
+            written: Any = None, report_run: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The rest of a job's answer once its record and findings are made: the interim answer sent when the advice is
+    to be checked, the check, the precision diff, the tile search and the report. `written`: what the advisor reads of
+    the lowering and run when `record` is only traced (`_advise_again`, whose report's run figures are `report_run`).
+    The answer carries its `advice_basis` when the server may ask for its advice again (`interim_sent`)."""
+    from pypto.analysis.advice import ADVICE_SECONDS, adopt_known, proposes, verify_advice, withheld
+    from pypto.analysis.advisor import Advisor
+    from pypto.ir.errors import PyptoError
+
+    board = str(opts.get("board", "sim"))
+    unchecked = health
+    precision, suggestions = None, []
     advisor = None
     if opts.get("interim") and (proposes(health) or opts.get("suggest")):
         # the record and the findings now; the checked advice and the tile search's suggestions when the
@@ -383,7 +447,6 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         to_background()  # the person has the record: the advice's check is background work
         for key in INTERIM:
             out.pop(key, None)
-        made = views = None  # sent: not held while the advice's candidates compile (glm's fused attention: ~1 GB)
         out["interim_sent"] = True
     # one bound for the board's work on tile shapes, as in every door: the check of the findings' shapes,
     # then the search in what is left (pypto.analysis.report.make_report)
@@ -399,7 +462,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         health = withheld(health, board)  # a job for the panels' record only: nothing unchecked is offered
     elif proposes(health):  # a shape is offered only when the sim board finds it faster
         try:
-            advisor = Advisor(kernel, args, record=record, traces=known_traces)
+            advisor = Advisor(kernel, args, record=record, traces=known_traces, written=written)
             health = verify_advice(health, advisor, seconds=None if check is None else float(check))
         except PyptoError:
             health = withheld(health, board)  # a candidate failed to compile: nothing unchecked is offered
@@ -417,7 +480,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         budget = opts.get("tile_search_budget")
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            advisor = advisor or Advisor(kernel, args, record=record, traces=known_traces)
+            advisor = advisor or Advisor(kernel, args, record=record, traces=known_traces, written=written)
             suggestions = advisor.suggest(budget=budget, seconds=left,
                                           progress=lambda s: progress({"kernel": name, "search": s}))
             out["suggestions"] = [s.to_json() for s in suggestions]
@@ -437,9 +500,14 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
         from pypto.analysis.report import KernelReport, render_html
         kr = KernelReport(name, path, line, record, health, precision, suggestions)
         if opts.get("report"):  # one kernel of `pypto-ide report --format json`
-            out["report"] = kr.to_json()
+            out["report"] = {**kr.to_json(), **(report_run or {})}
         if opts.get("html"):  # the self-contained HTML report of these results
             out["html"] = render_html([kr])
+    if advisor is not None and advisor.written is not None and out.get("interim_sent") and out.get("fingerprint"):
+        report = out.get("report")
+        out["advice_basis"] = {"health": unchecked.to_json(), "written": advisor.written.to_json(),
+                               "summary": out["summary"], "report_run": {k: report[k] for k in REPORT_RUN}
+                               if isinstance(report, dict) else None}
     return out
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from server import threads
@@ -459,10 +459,7 @@ class LiveCompiler:
         if longer is not None:  # its advice checked with a longer bound than the setting's (`check_advice`)
             opts["advice_seconds"] = longer
         if offered:
-            traces: dict[str, Json] = {}
-            for _, was, _ in reversed(list(offered.values())):
-                traces.update(was.analysis.get("advice_traces") or {})  # type: ignore[union-attr]
-            opts["reuse"] = {"fingerprints": {fp: whole for fp, (whole, _, _) in offered.items()}, "traces": traces}
+            opts["reuse"] = _reuse_opts(offered)
         t0 = time.monotonic()
         running = True
         interim: dict[str, Json] = {}
@@ -596,6 +593,20 @@ def _answer_of(r: Result | None) -> str | None:
         return None
     fp = r.analysis.get("fingerprint")
     return fp if isinstance(fp, str) else None
+
+
+def _reuse_opts(offered: Mapping[str, tuple[bool, Result, Json]]) -> dict[str, Json]:
+    """What a compile is told of the answers it may reuse (`_reusable`; `server.analyze`'s `reuse`): their
+    fingerprints, whether each holds whole, the advice's candidates their jobs traced (`advice_traces`, the latest
+    answer's last) and, for a record whose advice is checked again, what its job read of its lowering and run
+    (`advice_basis`: the kernel is then traced, not lowered again)."""
+    traces: dict[str, Json] = {}
+    for _, was, _ in reversed(list(offered.values())):
+        traces.update((was.analysis or {}).get("advice_traces") or {})
+    bases = {fp: was.analysis["advice_basis"] for fp, (whole, was, _) in offered.items()
+             if not whole and was.analysis is not None and "advice_basis" in was.analysis}
+    return {"fingerprints": {fp: whole for fp, (whole, _, _) in offered.items()}, "traces": traces,
+            **({"basis": bases} if bases else {})}
 
 
 def _reusable(doc: Document, name: str, parts: bool) -> dict[str, tuple[bool, Result, Json]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any
 
-from server.live import _reusable
+from server.live import _reusable, _reuse_opts
 from server.state import Document, Result
 
 
@@ -79,3 +79,19 @@ def test_to_a_compile_asking_the_panel_parts_an_answer_without_them_is_completed
     assert _reusable(_doc(r), "k", True) == {}
     held = _result("b", record={"run": 2})  # holds its parts: offered as it is
     assert _reusable(_doc(held), "k", True) == {"b": (True, held, held.analysis)}
+
+
+def test_a_compile_is_told_the_traces_and_the_basis_of_a_record_whose_advice_it_checks_again() -> None:
+    """The advice's candidates both answers' jobs traced (the latest's last), and the basis of an answer whose record
+    only is reused (`advice_basis`: its advice is checked again without lowering the kernel); a whole answer's basis
+    is not needed, and an answer without one gives none."""
+    checked = _result("a", interim_sent=True)
+    assert checked.analysis is not None
+    checked.analysis.update(advice_traces={"t1": [1.0], "t2": [2.0]}, advice_basis={"written": "a's"})
+    whole = _result("b")
+    assert whole.analysis is not None
+    whole.analysis.update(advice_traces={"t2": [3.0]}, advice_basis={"written": "b's"})
+    got = _reuse_opts(_reusable(_doc(checked, whole), "k", False))
+    assert got == {"fingerprints": {"a": False, "b": True}, "traces": {"t1": [1.0], "t2": [2.0]},
+                   "basis": {"a": {"written": "a's"}}}
+    assert "basis" not in _reuse_opts(_reusable(_doc(_result("c", interim_sent=True)), "k", False))

@@ -135,6 +135,49 @@ def test_a_record_whose_advice_was_checked_is_sent_at_once_and_its_advice_checke
     assert checked and checked[0]["edits"] and "faster" in checked[0]["suggestion"], "the advice checked again"
 
 
+def test_a_reused_records_advice_is_checked_again_from_its_basis_without_lowering_the_kernel(tmp_path: Path,
+                                                                                          monkeypatch) -> None:
+    """The answer whose advice was checked after its record was sent carries its basis (its findings before the check,
+    its summary and report figures, what the advisor read of its lowering and run). A job given it for the same traced
+    program lowers nothing — neither the kernel nor its candidates, known by their traces — and answers what the job
+    without it answers, which lowers the kernel again."""
+    path = tmp_path / "tail.py"
+    path.write_text(TAIL)
+    monkeypatch.setattr(analyze, "progress", lambda data: None)
+    opts = {**OPTS, "interim": True}
+    last = analyze.analyze_kernel(str(path), TAIL, "tail_vec", opts)
+    basis = last["advice_basis"]
+    assert basis["written"]["baseline"][0] == last["summary"]["makespan_us"] > 0
+    rules = lambda h: sorted(f["rule"] for f in h["findings"])  # noqa: E731
+    assert rules(basis["health"]) == rules(last["health"])
+    tail = [f for f in basis["health"]["findings"] if f["rule"] == "tile.tail-waste"]
+    assert tail and tail[0]["numbers"]["try"] and "makespan_us" not in tail[0]["numbers"], "before the check"
+    text = TAIL.replace("pypto.exp(x)", "pypto.exp(x)  # e")
+    path.write_text(text)
+    reuse = {"fingerprints": {last["fingerprint"]: False}, "traces": last["advice_traces"]}
+    lowered: list[int] = []
+    real = CompiledKernel.lower
+    monkeypatch.setattr(CompiledKernel, "lower", lambda self, syms: lowered.append(1) or real(self, syms))
+    without = analyze.analyze_kernel(str(path), text, "tail_vec", {**opts, "reuse": reuse})
+    assert len(lowered) == 1
+    lowered.clear()
+    again = analyze.analyze_kernel(str(path), text, "tail_vec", {**opts, "reuse": {
+        **reuse, "basis": {last["fingerprint"]: basis}}})
+    assert not lowered, "nothing lowered"
+    assert again["reused"] == "record" and again["interim_sent"] and again["error"] is None
+    for key in ("health", "summary", "report", "advice_traces", "inputs_from", "precision", "suggestions"):
+        assert again[key] == without[key], key
+    assert again["advice_basis"] == basis, "the next check's basis is the same"
+
+    def timeless_basis(b: dict[str, Any]) -> dict[str, Any]:
+        return {**b, "written": {**b["written"], "seconds": None}}  # (the compile's own time, measured again)
+    assert timeless_basis(without["advice_basis"]) == timeless_basis(basis)
+    checked = [f for f in again["health"]["findings"] if f["rule"] == "tile.tail-waste"]
+    assert checked and checked[0]["edits"] and "faster" in checked[0]["suggestion"]
+    other = analyze.analyze_kernel(str(path), text, "tail_vec", {**opts, "reuse": {
+        **reuse, "basis": {"another program": basis}}})
+    assert len(lowered) == 1 and other["health"] == without["health"], "a basis serves its own program only"
+
 def test_a_captured_kernel_edited_since_its_capture_reuses_and_says_it_changed(tmp_path: Path, monkeypatch) -> None:
     """The capture's `kernel_changed` is the new text's, like the file's hash: not in the fingerprint, made anew."""
     from pypto.frontend import capture

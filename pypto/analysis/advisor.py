@@ -82,6 +82,55 @@ class Evaluation:
 
 
 @dataclass(frozen=True)
+class Written:
+    """What the advisor reads of the kernel as written's lowered and profiled record, beside its traced program: the
+    seconds its compile took here (what a candidate's is expected to take, scaled), the lines where its lowering broke
+    a board limit (a candidate is not refused there), its tile ops and its figures on the sim board (the baseline).
+
+    Small, so a job may carry it to a later one (`to_json`): a check of the advice again with the record unchanged (a
+    longer bound asked for, an edit of a comment) then traces the kernel but lowers it no more (glm's fused attention:
+    a 20 s, 4 GB compile, which each candidate's forked child started from)."""
+
+    seconds: float
+    limits: frozenset[tuple[str, int]]
+    tile_ops: int | None  # None: no tile graph (a kernel stopped at the tensor stage)
+    baseline: Evaluation | None  # None: the record has no sim run (the baseline is then compiled and simulated)
+
+    @classmethod
+    def of(cls, record: Any, runtime_options: Mapping[str, Any] | None = None) -> Written:
+        """From a compiled (and maybe profiled) record: a run on another board, or with other runtime options, is
+        simulated again from its lowered program (not recompiled)."""
+        lines = {(d.loc.span.file, d.loc.span.line) for p in record.passes for d in p.diagnostics
+                 if d.rule in LOWERING_LIMITS and d.loc.span is not None}
+        run = record.run if not runtime_options else None
+        program = record.program
+        if (run is None or run.board != "sim") and program is not None and program.execute is not None \
+                and program.blocks is not None:
+            run = simulate(program, "a2a3", runtime_options)  # lowered already: simulated, not recompiled
+        baseline = None
+        if run is not None and run.board == "sim":
+            m = metrics(run)  # the same simulation evaluate(()) would run
+            bound, why = bottleneck(run)
+            baseline = Evaluation((), m.makespan, len(run.tasks), m.utilization, bound, why)
+        tiles = program.tiles if program is not None else None
+        return cls(sum(float(p.seconds or 0.0) for p in record.passes), frozenset(lines),
+                   len(tiles.ops) if tiles is not None else None, baseline)
+
+    def to_json(self) -> dict[str, Any]:
+        b = self.baseline
+        return {"seconds": self.seconds, "limits": sorted(self.limits), "tile_ops": self.tile_ops,
+                "baseline": None if b is None else [b.makespan, b.tasks, b.utilization, b.bound, b.why]}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Written:
+        b = d.get("baseline")
+        ops = d["tile_ops"]
+        return cls(float(d["seconds"]), frozenset((str(f), int(n)) for f, n in d["limits"]),
+                   None if ops is None else int(ops),
+                   None if b is None else Evaluation((), b[0], int(b[1]), float(b[2]), str(b[3]), str(b[4])))
+
+
+@dataclass(frozen=True)
 class Suggestion:
     rank: int
     config: int  # tile config index (trace order); a knob: -1 - its index in `Advisor.knobs`
@@ -171,6 +220,9 @@ class Advisor:
     tolerated: frozenset[tuple[str, int]] = frozenset()
 
     record: Any = None  # the kernel as written, compiled (and profiled) already: reused, not redone
+    # what the advisor reads of that record's lowering and run, when `record` is only traced (`Written.to_json` of an
+    # earlier job's advisor, for the same traced program): the kernel is then not lowered here
+    written: Written | None = None
     # a candidate's traced program (`pypto.record.Traced.fingerprint`) -> its figures [makespan, tasks, utilization,
     # bound, why], or why it is illegal: what earlier checks of the kernel found (the language server passes its
     # last compile's in), so a candidate traced as before is neither lowered nor simulated again; filled here
@@ -186,7 +238,9 @@ class Advisor:
     def __post_init__(self) -> None:
         record = self.record if self.record is not None else compile_record(self.kernel, dict(self.inputs))
         self.record = record
-        self._written = sum(float(p.seconds or 0.0) for p in record.passes)
+        if self.written is None:
+            self.written = Written.of(record, self.runtime_options)
+        self._written = self.written.seconds
         self.configs = tuple(record.source.tile_configs)
         self._by_id = {tc.id: tc for tc in self.configs}
         self.choices = {tc.id: self._choices(tc) for tc in self.configs}
@@ -194,23 +248,15 @@ class Advisor:
         for j, kb in enumerate(self.knobs):
             self.choices[-1 - j] = [(v,) for v in kb.values]
         self.tolerated = self._limits_as_written()
-        run = record.run if not self.runtime_options else None
-        program = record.program
-        if (run is None or run.board != "sim") and program is not None and program.execute is not None \
-                and program.blocks is not None:
-            run = simulate(program, "a2a3", self.runtime_options)  # lowered already: simulated, not recompiled
-        if run is not None and run.board == "sim":
-            m = metrics(run)  # the same simulation evaluate(()) would run
-            bound, why = bottleneck(run)
-            self.cache[()] = Evaluation((), m.makespan, len(run.tasks), m.utilization, bound, why)
+        if self.written.baseline is not None:
+            self.cache[()] = self.written.baseline
         self.baseline = self.evaluate(())
 
     def _limits_as_written(self) -> frozenset[tuple[str, int]]:
         """The lines where the kernel as written breaks a board limit, which a candidate is not refused for: its
         trace's (traced again here, noting them, warning nothing: a tile-shape call's) and its lowering's (the record's
         diagnostics: an op over the UB, a leaf's buffers over capacity)."""
-        lines = {(d.loc.span.file, d.loc.span.line) for p in self.record.passes for d in p.diagnostics
-                 if d.rule in LOWERING_LIMITS and d.loc.span is not None}
+        lines = set(self.written.limits) if self.written is not None else set()
         with warnings.catch_warnings(), board_limits_broken() as found:
             warnings.simplefilter("ignore")
             try:
@@ -300,8 +346,7 @@ class Advisor:
         steps stay inside one task): what a candidate's compile and simulation time grow with.
         A knob: the kernel's tile ops scaled by how many more slices the value makes."""
         if i < 0:
-            tiles = self.record.program.tiles if self.record.program is not None else None
-            ops = len(tiles.ops) if tiles is not None else 1
+            ops = self.written.tile_ops if self.written is not None and self.written.tile_ops is not None else 1
             return max(1, round(ops * self.knobs[-1 - i].value / max(1, int(dims[0]))))
         tc = self._by_id[i]
         shapes = self._tiled.setdefault(i, [shape for shape, _ in self._shapes_of(tc)])
@@ -401,8 +446,8 @@ class Advisor:
 
     def _forks(self) -> bool:
         """Whether candidates are lowered in forked children: the kernel as written has `fork_from` tile ops."""
-        tiles = self.record.program.tiles if self.record is not None and self.record.program is not None else None
-        return tiles is not None and len(tiles.ops) >= self.fork_from
+        ops = self.written.tile_ops if self.written is not None else None
+        return ops is not None and ops >= self.fork_from
 
     def _begin(self, overrides: Overrides, fork: bool, whole: float | None = None) -> _Pending:
         """The candidate traced (and fingerprinted) here; its lowering and simulation begun in a forked child when

@@ -5,7 +5,7 @@ sorted by severity, then line, into a `HealthReport`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,13 @@ class HealthReport:
     def to_json(self) -> dict[str, Any]:
         return {"kernel": self.kernel, "file": self.file, "stats": self.stats,
                 "findings": [f.to_json() for f in self.findings], "thresholds": self.thresholds.to_json()}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> HealthReport:
+        """The report `to_json` gave (an earlier job's, for the same traced program: its advice checked again
+        without lowering the kernel, `pypto.analysis.advisor.Written`)."""
+        return cls(str(d["kernel"]), str(d["file"]), dict(d["stats"]),
+                   tuple(Finding.from_json(f) for f in d["findings"]), Thresholds(**d["thresholds"]))
 
 
 def health_report(record: CompileRecord, thresholds: Thresholds = THRESHOLDS) -> HealthReport:
