@@ -217,10 +217,11 @@ def tree_env(tree: Path) -> dict[str, str]:
 
 
 def run_capture(test: Path, tree: Path, timeout: float, memory_mb: int | None = None,
-                run_skipped: bool = False) -> TestRun:
+                run_skipped: bool = False, command: list[str] | None = None, cwd: Path | None = None) -> TestRun:
     """`pypto-ide capture --timeout T -- COMMAND` in the test's folder, with `tree`'s pypto (its memory cap
-    unless `memory_mb`; `run_skipped`: `--run-skipped`, the tests their skip marks skip run too)."""
-    command = test_command(test)
+    unless `memory_mb`; `run_skipped`: `--run-skipped`, the tests their skip marks skip run too). `command`, `cwd`:
+    another command than the file's tests (a runner function's, as the no-inputs quick fix offers it), run there."""
+    command = command or test_command(test)
     assert command is not None
     cap = [] if memory_mb is None else ["--memory-limit-mb", str(memory_mb)]
     cap += ["--run-skipped"] if run_skipped else []
@@ -228,7 +229,7 @@ def run_capture(test: Path, tree: Path, timeout: float, memory_mb: int | None = 
     run = TestRun(test, command)
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(argv, cwd=test.parent, env=tree_env(tree), capture_output=True, text=True,
+        p = subprocess.run(argv, cwd=cwd or test.parent, env=tree_env(tree), capture_output=True, text=True,
                            timeout=timeout + 120)
         out = p.stdout + p.stderr
         run.code = p.returncode

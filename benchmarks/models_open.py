@@ -184,6 +184,7 @@ from _models import (
 from server.worker import MEMORY_LIMIT_MB  # the language server's own cap
 
 RUNS_FILE = "capture_runs.json"  # with --keep DIR: the tests' outcomes, in DIR beside models/
+RUNNERS_FILE = "runner_captures.json"  # with --keep DIR: the kernels a runner function's capture called
 
 
 @dataclass
@@ -286,6 +287,32 @@ def open_kernel(site: KernelSite, models: Path, tree: Path, timeout: float, memo
     return o
 
 
+def runner_captures(sites: list[KernelSite], models: Path, tree: Path, a: argparse.Namespace) -> list[TestRun]:
+    """For each of these kernels (no test captured them), what the no-inputs quick fix offers after the tests
+    (`server.capture_runner`: a module-level function that needs no argument and reaches the kernel, through the
+    file's tests too): the first such runner's command, captured in models/ (the workspace). A runner run once serves
+    every kernel it calls."""
+    from server.capture_runner import tests_calling
+
+    out: list[TestRun] = []
+    done: set[tuple[str, str]] = set()
+    for s in sites:
+        if has_capture(s, models):
+            continue  # (a runner run for another kernel called it)
+        runners = [f for f in tests_calling(str(models), s.name, near=str(s.file)) if f.target.kind == "call"]
+        if not runners or (runners[0].path, runners[0].target.name) in done:
+            continue
+        found = runners[0]
+        done.add((found.path, found.target.name))
+        command = [sys.executable if c == "python" else c for c in found.target.command(found.path, str(models))]
+        r = run_capture(Path(found.path), tree, a.timeout, a.capture_memory_mb, command=command, cwd=models)
+        print(f"  capture {Path(found.path).relative_to(models)}::{found.target.name}() (a runner of "
+              f"{s.qualname}): {'TIMEOUT' if r.code is None else f'exit {r.code}'} in {r.seconds:.0f} s; "
+              f"captured {len(r.captured)}", flush=True)
+        out.append(r)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-j", "--jobs", type=int, default=1, help="test files captured at a time (default 1)")
@@ -303,6 +330,8 @@ def main() -> int:
     ap.add_argument("--no-capture", action="store_true", help="with --keep: open with the captures already there")
     ap.add_argument("--run-skipped", action="store_true",
                     help="capture with `--run-skipped`: the tests their own skip marks skip run too")
+    ap.add_argument("--no-runners", action="store_true",
+                    help="capture from the tests only, not then from a runner function of a kernel none called")
     ap.add_argument("--live", action="store_true",
                     help="open as the language server's live loop does (an interim record, then the advice checked)")
     ap.add_argument("--check-longer", action="store_true",
@@ -320,6 +349,7 @@ def main() -> int:
         tests = [f for f in python_files(models) if test_command(f) is not None]
         used = sorted({t for s in sites for t in tests_of(s, tests)})
         runs: dict[Path, TestRun] = {}
+        by_runner: list[KernelSite] = []  # kernels no test called, captured from a runner function
         if not a.no_capture:
             def one(t: Path) -> TestRun:
                 r = run_capture(t, tree, a.timeout, a.capture_memory_mb, a.run_skipped)
@@ -339,7 +369,17 @@ def main() -> int:
                 (models.parent / RUNS_FILE).write_text(json.dumps({
                     str(r.file): {"code": r.code, "seconds": r.seconds, "summary": r.summary, "captured": r.captured,
                                   "unskipped": r.unskipped} for r in runs.values()}, indent=1))
+            if not a.no_runners:  # then, as the no-inputs quick fix offers after the tests: a runner function
+                uncaptured = [s for s in sites if not has_capture(s, models)]
+                runner_captures(uncaptured, models, tree, a)
+                by_runner = [s for s in uncaptured if has_capture(s, models)]
+                if a.keep is not None:  # (a later --no-capture run counts them again)
+                    (models.parent / RUNNERS_FILE).write_text(json.dumps([str(s.file) + "::" + s.qualname
+                                                                          for s in by_runner]))
         else:
+            kept = models.parent / RUNNERS_FILE
+            named = set(json.loads(kept.read_text())) if kept.is_file() else set()
+            by_runner = [s for s in sites if str(s.file) + "::" + s.qualname in named]
             saved = models.parent / RUNS_FILE
             old = json.loads(saved.read_text()) if saved.is_file() else {}
             runs = {t: TestRun(t, test_command(t) or [], old.get(str(t), {}).get("code", 0),
@@ -386,8 +426,9 @@ def main() -> int:
             return f"{a} of {b} ({100 * a / b:.0f} %)" if b else "0 of 0"
 
         print(f"\nkernels: {len(results)} ({sum(s.nested for s in sites)} made inside functions)")
-        print(f"called by their tests on this CPU (captured: the test ran up to the call): {called}; "
-              f"opened: {pct(opened_called, called)}")
+        print(f"called by their tests on this CPU (captured: the test ran up to the call), or by a runner function "
+              f"the no-inputs quick fix offers ({len(by_runner)}: {', '.join(s.qualname for s in by_runner) or '-'}): "
+              f"{called}; opened: {pct(opened_called, called)}")
         print(f"in test files with a passing test ('yes' / 'partly'; some never called by the tests that run): "
               f"{runs_cpu}; opened: {pct(opened_runs, runs_cpu)}")
         print(f"opened in all: {pct(opened, len(results))}")
