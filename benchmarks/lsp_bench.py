@@ -125,15 +125,10 @@ class Bench:
         self.waiters: list[tuple[Any, asyncio.Future[dict[str, Any]]]] = []
         c = self.client
 
-        # what the server said and when (perf_counter): its log, compile states and records, for a timeline
-        self.timeline: list[tuple[float, str]] = []
-
         @c.feature("pypto/recordChanged")
         def on_record(params: Any) -> None:
             r = plain(params)
             self.records.append(r)
-            self.timeline.append((time.perf_counter(), f"record {r.get('kernel')} v{r.get('version')}"
-                                  f"{' interim' if r.get('interim') else ''}{' reused' if r.get('reused') else ''}"))
             for pred, fut in list(self.waiters):
                 if not fut.done() and pred(r):
                     fut.set_result(r)
@@ -156,8 +151,6 @@ class Bench:
         @c.feature(lsp.WINDOW_LOG_MESSAGE)
         def log_message(params: Any) -> None:
             self.logs.append(str(getattr(params, "message", "")))
-            self.timeline.append((time.perf_counter(), "log " + self.logs[-1].splitlines()[0][:200] if self.logs[-1]
-                                  else "log"))
             if "workers ready" in self.logs[-1]:
                 self.workers_ready.set()
 
@@ -168,8 +161,6 @@ class Bench:
         def compile_state(params: Any) -> None:
             s = plain(params)
             self.states.append(s)
-            self.timeline.append((time.perf_counter(), f"compileState {s.get('state')} v{s.get('version')} "
-                                                       f"{s.get('kernels')}"))
             for pred, fut in list(self.state_waiters):
                 if not fut.done() and pred(s):
                     fut.set_result(s)

@@ -779,7 +779,6 @@ async def panel_record(bench: Bench, uri: str, kernel: str) -> Any:
 
 async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits: int, panels: bool) -> None:
     t0 = time.perf_counter()
-    bench.timeline.append((t0, f"didOpen {k.file}"))
     doc = Doc(bench, path)
     first = await bench.wait(doc.uri, k.shown, 1)
     row.open = time.perf_counter() - t0
@@ -903,9 +902,7 @@ def cold_row(models: Path, tree: Path, row: Row, timeout: float) -> None:
 
 async def edits_row(rows: list[Row], tree: Path, models: Path, a: argparse.Namespace) -> None:
     """The kernels' edits through one language server of `tree` (its workers warm first)."""
-    bench = TreeBench(tree, {"debounceMs": 0, "workers": 2, "timeLimit": a.open_timeout,
-                             **({"logLevel": "debug"} if a.timeline else {})})
-    started = time.perf_counter()
+    bench = TreeBench(tree, {"debounceMs": 0, "workers": 2, "timeLimit": a.open_timeout})
     await bench.start()
     try:
         await asyncio.wait_for(bench.workers_ready.wait(), 300)
@@ -923,10 +920,6 @@ async def edits_row(rows: list[Row], tree: Path, models: Path, a: argparse.Names
                   f"{'; '.join(row.made)}", flush=True)
     finally:
         await bench.stop()
-        if a.timeline:  # what the server said and when, from its start (its debug log: each job's wait for a worker)
-            print("\n  timeline (s since the server started):")
-            for t, what in bench.timeline:
-                print(f"  {t - started:8.2f}  {what}")
 
 
 def table(rows: list[Row]) -> None:
@@ -968,8 +961,6 @@ def main() -> int:
                          "runs the tests; the capture format is the same)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test's capture (default 900)")
     ap.add_argument("--open-timeout", type=float, default=600.0, help="seconds for one record (default 600)")
-    ap.add_argument("--timeline", action="store_true",
-                    help="print what the server said and when (its debug log: each job's wait for a worker, its time)")
     asyncio.run(main_async(ap.parse_args()))
     return 0
 
