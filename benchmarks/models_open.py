@@ -287,14 +287,13 @@ def open_kernel(site: KernelSite, models: Path, tree: Path, timeout: float, memo
     return o
 
 
-def runner_captures(sites: list[KernelSite], models: Path, tree: Path, a: argparse.Namespace) -> list[TestRun]:
+def runner_captures(sites: list[KernelSite], models: Path, tree: Path, a: argparse.Namespace) -> None:
     """For each of these kernels (no test captured them), what the no-inputs quick fix offers after the tests
     (`server.capture_runner`: a module-level function that needs no argument and reaches the kernel, through the
     file's tests too): the first such runner's command, captured in models/ (the workspace). A runner run once serves
     every kernel it calls."""
     from server.capture_runner import tests_calling
 
-    out: list[TestRun] = []
     done: set[tuple[str, str]] = set()
     for s in sites:
         if has_capture(s, models):
@@ -309,8 +308,6 @@ def runner_captures(sites: list[KernelSite], models: Path, tree: Path, a: argpar
         print(f"  capture {Path(found.path).relative_to(models)}::{found.target.name}() (a runner of "
               f"{s.qualname}): {'TIMEOUT' if r.code is None else f'exit {r.code}'} in {r.seconds:.0f} s; "
               f"captured {len(r.captured)}", flush=True)
-        out.append(r)
-    return out
 
 
 def main() -> int:

@@ -116,29 +116,16 @@ class LiveCompiler:
         the job may run past the time limit (a check of the advice with a longer bound: `check_advice`)."""
         pool = self.pool()
         assert self._slots is not None
-        asked = time.monotonic()
         async with self._slots.hold(urgent, recency) as demote:
-            held = time.monotonic()
-            first: list[float] = []  # when its first interim result came
             relay = on_progress
-            if on_progress is not None:
+            if urgent_until_progress and on_progress is not None:
                 def relay(data: Json) -> None:
-                    if not first:
-                        first.append(time.monotonic())
-                    if urgent_until_progress:
-                        demote()
+                    demote()
                     on_progress(data)
-            try:
-                return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit) + longer,
-                                      timeout_note=timeout_note,
-                                      on_progress=relay, on_times=on_times, nice=0 if urgent else BACKGROUND_NICE,
-                                      prepare=prepare)
-            finally:  # where a job's time went, for the server's debug log (`pypto.logLevel` "debug")
-                now = time.monotonic()
-                log.debug("job %s%s (%s): waited %.2f s for a worker, its first interim result %s, ended after %.2f s",
-                          fn, f" {args[2]}" if fn == "analyze_kernel" and len(args) > 2 else "",
-                          "urgent" if urgent else "background", held - asked,
-                          f"after {first[0] - held:.2f} s" if first else "none", now - held)
+            return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit) + longer,
+                                  timeout_note=timeout_note,
+                                  on_progress=relay, on_times=on_times, nice=0 if urgent else BACKGROUND_NICE,
+                                  prepare=prepare)
 
     def deadline(self) -> float:
         """Seconds a request waits for a compile in flight: the time limit's wall-clock backstop, and 5."""
