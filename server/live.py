@@ -4,8 +4,11 @@ The language server calls `open` / `change` / `save` / `close` with each documen
 this module decides the rest:
 
 - **debounce** — a change waits `debounce_ms` (300 by default) of quiet before anything
-  runs; `open` and `save` run at once. Each document has at most one update task; a newer
-  version cancels the older one's task.
+  runs; `open` and `save` run at once, and so does a *whole edit after quiet*: a change that puts in two
+  or more letters or digits at once (a quick fix's tile shape, a paste, an agent's edit: `_whole_edit`)
+  more than `debounce_ms` after the document's last change. Typing (a character at a time, a bracket pair,
+  a newline and its indent) and a change within a burst of changes wait as before. Each document has at
+  most one update task; a newer version cancels the older one's task.
 - **what to run** — the version is parsed here (`server.state.parse_version`): each kernel
   has a key (its text and position, the code outside all kernels, the settings). A kernel
   whose latest result has the current key is not recompiled. Those that are start in order of
@@ -175,10 +178,14 @@ class LiveCompiler:
         doc = self.docs.get(uri)
         if doc is None:
             return
+        now, debounce = time.monotonic(), self.settings.debounce_ms / 1000
+        if delay is None:  # an edit: a whole one after quiet starts at once; typing waits for quiet (module doc)
+            delay = 0.0 if now >= doc.burst_until and _whole_edit(doc.text, text) else debounce
+            doc.burst_until = now + debounce
         doc.edited_line = _first_difference(doc.text, text) or doc.edited_line
-        doc.version, doc.text, doc.changed_at = version, text, time.monotonic()
+        doc.version, doc.text, doc.changed_at = version, text, now
         self._parse(doc)
-        self._schedule(doc, self.settings.debounce_ms / 1000 if delay is None else delay)
+        self._schedule(doc, delay)
 
     def save(self, uri: str, text: str | None) -> None:
         doc = self.docs.get(uri)
@@ -653,6 +660,27 @@ def _first_difference(old: str, new: str) -> int:
         if x != y:
             return i + 1
     return min(len(a), len(b)) + 1
+
+
+def _inserted(old: str, new: str) -> str:
+    """What an edit put in: `new` less the longest start and end it shares with `old` (by whole lines, then by
+    characters within the lines that differ); "" when it only took text out."""
+    a, b = old.split("\n"), new.split("\n")
+    n = min(len(a), len(b))
+    i = next((k for k in range(n) if a[k] != b[k]), n)
+    j = next((k for k in range(n - i) if a[-1 - k] != b[-1 - k]), n - i)
+    x, y = "\n".join(a[i:len(a) - j]), "\n".join(b[i:len(b) - j])
+    m = min(len(x), len(y))
+    p = next((k for k in range(m) if x[k] != y[k]), m)
+    s = next((k for k in range(m - p) if x[-1 - k] != y[-1 - k]), m - p)
+    return y[p:len(y) - s]
+
+
+def _whole_edit(old: str, new: str) -> bool:
+    """A change that is not typing: it puts in two or more letters or digits at once (a quick fix's `64`, a pasted
+    line, an agent's edit, an accepted completion), where a keystroke puts in one, or an editor's bracket pair or
+    newline and indent none."""
+    return sum(c.isalnum() for c in _inserted(old, new)) >= 2
 
 
 def log_output(path: str, kernel: str, output: Any) -> None:

@@ -112,6 +112,7 @@ class Document:
     pending: dict[str, asyncio.Future[Result]] = field(default_factory=dict)  # key -> analysis in flight
     update: asyncio.Task[None] | None = None
     changed_at: float = 0.0  # time.monotonic() of the latest change
+    burst_until: float = 0.0  # time.monotonic() until which a change is part of a burst of them (`LiveCompiler.change`)
     panels: bool = False  # a client asked for records (pypto/record): compiles include them from now on
     encoding: str = "utf-16"  # the client's position encoding (LSP positionEncoding): what columns count
     accepted: asyncio.Event = field(default_factory=asyncio.Event)  # set as each result is taken (LiveCompiler)

@@ -61,7 +61,7 @@ export const SETTINGS: Specs = {
   },
   debounceMs: {
     key: 'debounceMs', kind: 'integer', default: 300, minimum: 0, restart: false, server: true,
-    description: 'Quiet time (ms) after an edit before the kernel is recompiled.',
+    description: 'Quiet time (ms) after a typed edit before the kernel is recompiled (a quick fix\'s or a pasted edit, after quiet, is compiled at once).',
   },
   timeLimit: {
     key: 'timeLimit', kind: 'number', default: 60, minimum: 1, restart: false, server: true,

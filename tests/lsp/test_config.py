@@ -1,5 +1,6 @@
 """Settings: workspace/configuration (section "pypto") is read at start and again on
-workspace/didChangeConfiguration; the debounce holds edits back until a save."""
+workspace/didChangeConfiguration; the debounce holds typed edits back until a save, a whole edit after quiet is
+compiled at once."""
 
 from __future__ import annotations
 
@@ -20,15 +21,25 @@ def scale_exp(x: pypto.Tensor([64, 256], pypto.DT_FP32), out: pypto.Tensor([64, 
 '''
 
 
-async def test_open_compiles_at_once_edits_wait_for_the_debounce_and_save_skips_it(client, lsp_kit, tmp_path):
+async def test_open_and_a_whole_edit_compile_at_once_typing_waits_for_the_debounce_and_save_skips_it(
+        client, lsp_kit, tmp_path):
     doc = lsp_kit.Doc(client, tmp_path / "debounce.py", SRC)
     first = await client.records.record(doc.uri, "scale_exp", 1)
-    v = doc.replace("set_vec_tile_shapes(8, 64)", "set_vec_tile_shapes(16, 64)")
-    await doc.hover(0)  # a round trip: had the edit compiled at once, its record would be queued by now
-    assert not [r for r in client.records.items if r["uri"] == doc.uri and r["version"] >= v]
+    # a quick fix's edit (two digits put in at once) after quiet: compiled without the ten minutes' wait
+    whole = doc.replace("set_vec_tile_shapes(8, 64)", "set_vec_tile_shapes(16, 64)")
+    edited = await client.records.record(doc.uri, "scale_exp", whole)
+    assert edited["version"] == whole and edited["summary"]["tileOps"] < first["summary"]["tileOps"]
+    # a keystroke (one digit taken out) waits; so does a whole edit in the burst it began
+    typed = doc.replace("set_vec_tile_shapes(16, 64)", "set_vec_tile_shapes(1, 64)")
+    burst = doc.replace("set_vec_tile_shapes(1, 64)", "set_vec_tile_shapes(32, 64)")
+    # two round trips: an update started by either change says compileState before the second's answer
+    await doc.hover(0)
+    await doc.hover(0)
+    assert not [s for s in client.states.items if s["uri"] == doc.uri and s["version"] >= typed]
+    assert not [r for r in client.records.items if r["uri"] == doc.uri and r["version"] >= typed]
     doc.save()
-    saved = await client.records.record(doc.uri, "scale_exp", v)
-    assert saved["summary"]["tileOps"] < first["summary"]["tileOps"]
+    saved = await client.records.record(doc.uri, "scale_exp", burst)
+    assert saved["version"] == burst and saved["summary"]["tileOps"] < edited["summary"]["tileOps"]
 
 
 async def test_a_changed_configuration_recompiles_on_the_new_board(client, lsp_kit, tmp_path):
