@@ -18,7 +18,9 @@ into a temporary folder: PyPTO's code never enters this repository), each kernel
   `set_vec_tile_shapes` / `set_cube_tile_shapes` call in the kernel's body (else elsewhere in the file) is
   halved — first a call in force for an op the tile stage cuts by it (since session 24: gated delta rule's first
   call in its body is in force only for views and reshapes, and halving it changed no tile op, "changed 0/4")
-  — a didChange only, never written to disk — and the time to the new version's record taken; each
+  — a didChange only, never written to disk, 0.35 s or more after the client's last change (the server's default
+  `debounceMs`, 300: until session 61 this script set it to 0; a whole edit after quiet is now compiled at once,
+  as a quick fix's is) — and the time to the new version's record taken; each
   edit halves another number (a text the server has not compiled yet); p50 over `--edits`; "changed" counts
   the edits whose record differs from the first one (tile ops, tasks or makespan: the edited call was on the
   path the kernel ran). With the panels open (the default; `--no-panels` for the figures before 2026-11-28
@@ -777,6 +779,12 @@ async def panel_record(bench: Bench, uri: str, kernel: str) -> Any:
     return await bench.client.protocol.send_request_async("pypto/record", {"uri": uri, "kernel": kernel})
 
 
+# seconds after a change before the next timed edit: the server's default debounce (300 ms) and a margin. A person's
+# edits come seconds apart; this script's, after an undo whose record is reused (0.1 s), would come within the
+# debounce of it, in what the server takes for a burst of typing, and wait for the debounce (session 61)
+QUIET = 0.35
+
+
 async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits: int, panels: bool) -> None:
     t0 = time.perf_counter()
     doc = Doc(bench, path)
@@ -791,8 +799,10 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
         row.panels_open = time.perf_counter() - t0
     base = shape(first)
     original = doc.text
+    changed = 0.0  # when the last change was sent: a timed edit comes after the debounce's quiet, as a person's does
     for line, new in edit_variants(original, k.name, edits, row.tile_lines, row.tiling_lines):
         old_line = doc.text.split("\n")[line]
+        await asyncio.sleep(max(0.0, QUIET - (time.perf_counter() - changed)))
         t0 = time.perf_counter()
         v = doc.replace_line(line, new)
         r = await bench.wait(doc.uri, k.shown, v)
@@ -801,6 +811,7 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
             await panel_record(bench, doc.uri, k.shown)
             row.drawn.append(time.perf_counter() - t0)
         doc.replace_line(line, old_line)  # back to the original text (not timed; its record is awaited)
+        changed = time.perf_counter()
         back = await bench.wait(doc.uri, k.shown, doc.version)
         if r.get("error") is not None:
             row.note += f" edit {new.strip()!r}: {r['error'].get('message', '')[:80]};"
@@ -817,6 +828,7 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
     if variants:
         line = variants[0][0]
         old_line = doc.text.split("\n")[line]
+        await asyncio.sleep(max(0.0, QUIET - (time.perf_counter() - changed)))
         t0 = time.perf_counter()
         v = doc.replace_line(line, old_line + "  # a comment")
         r = await bench.wait(doc.uri, k.shown, v)
@@ -902,7 +914,8 @@ def cold_row(models: Path, tree: Path, row: Row, timeout: float) -> None:
 
 async def edits_row(rows: list[Row], tree: Path, models: Path, a: argparse.Namespace) -> None:
     """The kernels' edits through one language server of `tree` (its workers warm first)."""
-    bench = TreeBench(tree, {"debounceMs": 0, "workers": 2, "timeLimit": a.open_timeout})
+    # the default debounce (300 ms): an edit of a whole tile shape after quiet skips it, as a quick fix does
+    bench = TreeBench(tree, {"workers": 2, "timeLimit": a.open_timeout})
     await bench.start()
     try:
         await asyncio.wait_for(bench.workers_ready.wait(), 300)
