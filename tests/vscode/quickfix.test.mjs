@@ -58,11 +58,13 @@ describe('quick fixes in VS Code (code-server)', { skip: skip ? `missing: ${skip
       await page.keyboard.press('ArrowDown');
     }
     assert.match(await focused.first().innerText(), /use set_vec_tile_shapes\(1, 32, 1, 96\)/);
+    // the CodeLens before the fix: the fix's edit compiles at once (a whole edit is not debounced), so its new
+    // CodeLens may be drawn before the rewritten call is seen or saved
+    const unaligned = await lens.textContent();
     await page.keyboard.press('Enter');
     await H.until(async () => (await H.visibleText(page, NAME)).includes(GOOD), { timeout: 15_000, what: 'the call rewritten' });
     await page.keyboard.press('Control+S');
     await H.until(() => readFileSync(file, 'utf8').includes(GOOD), { what: 'the fix saved' });
-    const unaligned = await lens.textContent();
     await H.until(async () => { const t = await lens.textContent(); return t !== unaligned && /µs simulated/.test(t); },
       { timeout: 120_000, what: 'the repaired kernel compiled' });
     await H.shot(page, 'vscode-quickfix-applied');
