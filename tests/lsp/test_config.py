@@ -42,6 +42,18 @@ async def test_open_and_a_whole_edit_compile_at_once_typing_waits_for_the_deboun
     assert saved["version"] == burst and saved["summary"]["tileOps"] < edited["summary"]["tileOps"]
 
 
+async def test_a_whole_edit_that_leaves_a_syntax_error_waits_for_the_debounce(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "half.py", SRC)
+    await client.records.record(doc.uri, "scale_exp", 1)
+    half = doc.replace("out[:] = pypto.exp(x) * 2.0", "out[:] = pypto.exp(x) * pypto.")  # half a line pasted
+    await doc.hover(0)  # (two round trips: as above)
+    await doc.hover(0)
+    assert not [p for p in client.published.items if p.uri == doc.uri and p.version is not None and p.version >= half]
+    doc.save()
+    shown = await client.published.wait(lambda p: p.uri == doc.uri and p.version == half and p.diagnostics)
+    assert any("syntax" in d.message.lower() for d in shown.diagnostics), [d.message for d in shown.diagnostics]
+
+
 async def test_a_changed_configuration_recompiles_on_the_new_board(client, lsp_kit, tmp_path):
     doc = lsp_kit.Doc(client, tmp_path / "board.py", SRC)
     sim = await client.records.record(doc.uri, "scale_exp", 1)
