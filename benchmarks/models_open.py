@@ -151,7 +151,7 @@ answers in 44 s, 0 of 3 simulated, each child out of memory, and the finding say
 board simulate them; with `--memory-limit-mb 12000` (05:16-05:18 UTC, before that change): about 62 s expected, bound
 123 s, 3 of 3 simulated in 79 s, record reused, none faster.
 
-Session 61 (2026-12-05 11:34-11:52 UTC, 4509cd5, `-j 2 --keep DIR`, a fresh export, every test file captured, then
+Session 61 (2026-12-05 11:34-11:50 UTC, 4509cd5, `-j 2 --keep DIR`, a fresh export, every test file captured, then
 the runner functions): **36 of 36 (100 %)** — the 34 kernels the tests call and the 2 the runner functions capture
 (DeepSeek V4's `hc_pre_kernel_prefill`, GLM's `quant_attention_pre_kernel`); glm's ifa_func_kernel in 38 s (peak RSS
 4,433 MB), qat's per-tensor backward in 29 s (1,853 MB), gated delta rule in 18 s; 31 of the 42 kernels in test files

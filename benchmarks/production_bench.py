@@ -576,7 +576,7 @@ its advice's check bounded at 10 of them (8 of 11 proposed shapes simulated). Ki
 job and the job's 1.6 s (no shape proposed); its edits make 246-255 k tile ops, every one of them changed, so its
 edit's job (2.1 s) lowers a bigger program than its cold job did: 10 % of 4.0 s is out of reach of any reuse.
 
-Session 61 (2026-12-05 11:53-12:01 UTC, `--against` a worktree at 16f8ae9, `--no-capture --edits 3`): this script now
+Session 61 (2026-12-05 11:52-11:55 UTC, `--against` a worktree at 16f8ae9, `--no-capture --edits 3`): this script now
 runs the server's default debounce (300 ms) instead of 0, each timed edit 0.35 s after its last change; a whole edit
 after quiet is compiled at once (83bbe4a), where 16f8ae9's server waits the debounce. Edit p50, this tree against
 16f8ae9: glm 0.46 against 0.74 s (10 against 16 % of cold), gated delta rule 2.27 against 2.58 s (16 against 18 %),
