@@ -8,8 +8,8 @@ this module decides the rest:
   or more letters or digits at once (a quick fix's tile shape, a paste, an agent's edit: `_whole_edit`)
   more than `debounce_ms` after the document's last change, when the file still parses. Typing (a character
   at a time, a bracket pair, a newline and its indent), a change within a burst of changes and a whole edit
-  that leaves a syntax error wait as before. Each document has at
-  most one update task; a newer version cancels the older one's task.
+  that leaves a syntax error wait as before. Each document has at most one update task; a newer
+  version cancels the older one's task.
 - **what to run** — the version is parsed here (`server.state.parse_version`): each kernel
   has a key (its text and position, the code outside all kernels, the settings). A kernel
   whose latest result has the current key is not recompiled. Those that are start in order of
@@ -180,16 +180,15 @@ class LiveCompiler:
         if doc is None:
             return
         now, debounce = time.monotonic(), self.settings.debounce_ms / 1000
-        # an edit: a whole one after quiet starts at once; typing waits for quiet (module doc)
-        whole = delay is None and now >= doc.burst_until and _whole_edit(doc.text, text)
-        if delay is None:
-            doc.burst_until = now + debounce
+        edit = delay is None  # (`open` passes 0)
+        whole = edit and now >= doc.burst_until and _whole_edit(doc.text, text)
         doc.edited_line = _first_difference(doc.text, text) or doc.edited_line
         doc.version, doc.text, doc.changed_at = version, text, now
         self._parse(doc)
-        if delay is None:  # (a whole edit that leaves the file unparsable, a half line pasted, waits as typing does)
+        if edit:  # a whole edit after quiet that leaves the file parsing starts at once; the rest waits (module doc)
+            doc.burst_until = now + debounce
             delay = 0.0 if whole and doc.syntax_error is None else debounce
-        self._schedule(doc, delay)
+        self._schedule(doc, delay or 0.0)
 
     def save(self, uri: str, text: str | None) -> None:
         doc = self.docs.get(uri)
