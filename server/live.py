@@ -180,15 +180,15 @@ class LiveCompiler:
         if doc is None:
             return
         now, debounce = time.monotonic(), self.settings.debounce_ms / 1000
-        edit = delay is None  # (`open` passes 0)
-        whole = edit and now >= doc.burst_until and _whole_edit(doc.text, text)
-        doc.edited_line = _first_difference(doc.text, text) or doc.edited_line
+        line, put_in = _edit(doc.text, text)
+        whole = now >= doc.burst_until and _whole_edit(put_in)
+        doc.edited_line = line or doc.edited_line
         doc.version, doc.text, doc.changed_at = version, text, now
         self._parse(doc)
-        if edit:  # a whole edit after quiet that leaves the file parsing starts at once; the rest waits (module doc)
-            doc.burst_until = now + debounce
+        if delay is None:  # an edit (`open` passes 0): a whole one after quiet that leaves the file parsing
+            doc.burst_until = now + debounce  # starts at once; the rest waits (module doc)
             delay = 0.0 if whole and doc.syntax_error is None else debounce
-        self._schedule(doc, delay or 0.0)
+        self._schedule(doc, delay)
 
     def save(self, uri: str, text: str | None) -> None:
         doc = self.docs.get(uri)
@@ -654,20 +654,12 @@ def _with_panel_parts(r: Result, answer: Json) -> Json:
     return {**answer, **{key: got[key] for key in PANEL_PARTS if key in got}}
 
 
-def _first_difference(old: str, new: str) -> int:
-    """The first line (1-based) where two texts differ; 0 when they are the same."""
+def _edit(old: str, new: str) -> tuple[int, str]:
+    """What an edit changed: the first line (1-based) where the two texts differ (0 when they are the same), and what
+    it put in — `new` less the longest start and end it shares with `old` (by whole lines, then by characters within
+    the lines that differ); "" when it only took text out."""
     if old == new:
-        return 0
-    a, b = old.split("\n"), new.split("\n")
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i + 1
-    return min(len(a), len(b)) + 1
-
-
-def _inserted(old: str, new: str) -> str:
-    """What an edit put in: `new` less the longest start and end it shares with `old` (by whole lines, then by
-    characters within the lines that differ); "" when it only took text out."""
+        return 0, ""
     a, b = old.split("\n"), new.split("\n")
     n = min(len(a), len(b))
     i = next((k for k in range(n) if a[k] != b[k]), n)
@@ -676,14 +668,14 @@ def _inserted(old: str, new: str) -> str:
     m = min(len(x), len(y))
     p = next((k for k in range(m) if x[k] != y[k]), m)
     s = next((k for k in range(m - p) if x[-1 - k] != y[-1 - k]), m - p)
-    return y[p:len(y) - s]
+    return i + 1, y[p:len(y) - s]
 
 
-def _whole_edit(old: str, new: str) -> bool:
-    """A change that is not typing: it puts in two or more letters or digits at once (a quick fix's `64`, a pasted
-    line, an agent's edit, an accepted completion), where a keystroke puts in one, or an editor's bracket pair or
-    newline and indent none."""
-    return sum(c.isalnum() for c in _inserted(old, new)) >= 2
+def _whole_edit(put_in: str) -> bool:
+    """Whether a change that put in `put_in` (`_edit`) is not typing: two or more letters or digits at once (a quick
+    fix's `64`, a pasted line, an agent's edit, an accepted completion), where a keystroke puts in one, or an editor's
+    bracket pair or newline and indent none."""
+    return sum(c.isalnum() for c in put_in) >= 2
 
 
 def log_output(path: str, kernel: str, output: Any) -> None:
