@@ -7,9 +7,9 @@ this module decides the rest:
   runs; `open` and `save` run at once, and so does a *whole edit after quiet*: a change that puts in two
   or more letters or digits at once (a quick fix's tile shape, a paste, an agent's edit: `_whole_edit`)
   more than `debounce_ms` after the document's last change, when the file still parses. Typing (a character
-  at a time, a bracket pair, a newline and its indent), a change within a burst of changes and a whole edit
-  that leaves a syntax error wait as before. Each document has at most one update task; a newer
-  version cancels the older one's task.
+  at a time, a bracket pair, a newline and its indent; the same keystroke at several cursors, `typed`), a change
+  within a burst of changes and a whole edit that leaves a syntax error wait as before. Each document has at most
+  one update task; a newer version cancels the older one's task.
 - **what to run** — the version is parsed here (`server.state.parse_version`): each kernel
   has a key (its text and position, the code outside all kernels, the settings). A kernel
   whose latest result has the current key is not recompiled. Those that are start in order of
@@ -42,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from server import threads
@@ -175,13 +175,15 @@ class LiveCompiler:
         await self.wait(doc, self.deadline())
         return names
 
-    def change(self, uri: str, version: int, text: str, delay: float | None = None) -> None:
+    def change(self, uri: str, version: int, text: str, delay: float | None = None, typed: bool = False) -> None:
+        """A new version of the document. `typed`: the editor's change event was keystrokes (`typed`), which its
+        text difference may not show."""
         doc = self.docs.get(uri)
         if doc is None:
             return
         now, debounce = time.monotonic(), self.settings.debounce_ms / 1000
         line, put_in = _edit(doc.text, text)
-        whole = now >= doc.burst_until and _whole_edit(put_in)
+        whole = not typed and now >= doc.burst_until and _whole_edit(put_in)
         doc.edited_line = line or doc.edited_line
         doc.version, doc.text, doc.changed_at = version, text, now
         self._parse(doc)
@@ -676,6 +678,15 @@ def _whole_edit(put_in: str) -> bool:
     fix's `64`, a pasted line, an agent's edit, an accepted completion), where a keystroke puts in one, or an editor's
     bracket pair or newline and indent none."""
     return sum(c.isalnum() for c in put_in) >= 2
+
+
+def typed(changes: Sequence[tuple[bool, str]]) -> bool:
+    """Whether an editor's change event — its content changes, each (whether it has a range, its text) — is the same
+    keystroke at several cursors: two or more ranged changes of one text that is not a whole edit. Its text difference
+    spans the lines between the cursors, so it would pass for a whole edit (a quick fix's several numbers are other
+    texts, or whole ones; a paste at several cursors is whole)."""
+    return len(changes) >= 2 and all(ranged for ranged, _ in changes) and len({t for _, t in changes}) == 1 \
+        and not _whole_edit(changes[0][1])
 
 
 def log_output(path: str, kernel: str, output: Any) -> None:

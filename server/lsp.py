@@ -38,7 +38,7 @@ from pygls.uris import to_fs_path
 
 from server import capture_runner, features, history, panels, threads
 from server import protocol as P
-from server.live import LiveCompiler, Progress
+from server.live import LiveCompiler, Progress, typed
 from server.panel_data import panel_run
 from server.state import Document, Result
 from server.worker import JobFailed, collector_paused
@@ -781,7 +781,9 @@ def create_server() -> PyptoLanguageServer:
     def did_change(params: lsp.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
         if uri in ls.live.docs:
-            ls.live.change(uri, params.text_document.version, ls.workspace.get_text_document(uri).source)
+            changes = [(getattr(c, "range", None) is not None, c.text) for c in params.content_changes]
+            ls.live.change(uri, params.text_document.version, ls.workspace.get_text_document(uri).source,
+                           typed=typed(changes))
 
     @ls.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
     def did_save(params: lsp.DidSaveTextDocumentParams) -> None:

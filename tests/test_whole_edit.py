@@ -1,12 +1,13 @@
 """Which edits skip the debounce: `server.live._whole_edit` of what `_edit` says a change put in — two or more letters
 or digits at once (a quick fix, a paste, an agent's edit), not typing (a character, an editor's bracket pair, a
-newline and indent, a deletion)."""
+newline and indent, a deletion); and `typed`: an editor's change event that is the same keystroke at several cursors,
+which the text difference would take for a whole edit."""
 
 from __future__ import annotations
 
 import pytest
 
-from server.live import _edit, _whole_edit
+from server.live import _edit, _whole_edit, typed
 
 KERNEL = "def k(x):\n    pypto.set_vec_tile_shapes(8, 64)\n    return x\n"
 
@@ -26,3 +27,22 @@ def test_a_change_is_whole_when_it_puts_in_two_letters_or_digits_at_once(new: st
                                                                           whole: bool) -> None:
     assert _edit(KERNEL, new) == (line, put_in)  # the first line that differs (1-based), what was put in
     assert _whole_edit(put_in) is whole
+
+
+@pytest.mark.parametrize(("changes", "keystrokes"), [
+    ([(True, "1"), (True, "1")], True),  # a digit typed at two cursors
+    ([(True, ""), (True, ""), (True, "")], True),  # a character deleted at three
+    ([(True, "()"), (True, "()")], True),  # an editor's bracket pair at two
+    ([(True, "1")], False),  # one cursor: the text difference says it (`_whole_edit`)
+    ([(True, "8"), (True, "4")], False),  # a quick fix's two numbers: other texts
+    ([(True, "64"), (True, "64")], False),  # a paste at two cursors: whole
+    ([(False, "1"), (False, "1")], False),  # whole-document changes: nothing to tell
+])
+def test_the_same_keystroke_at_several_cursors_is_typing(changes: list[tuple[bool, str]], keystrokes: bool) -> None:
+    assert typed(changes) is keystrokes
+
+
+def test_a_keystroke_at_two_cursors_passes_for_a_whole_edit_by_its_text_difference() -> None:
+    """Why `typed` is needed: the difference spans the text between the cursors."""
+    new = KERNEL.replace("(8, 64)", "(18, 164)")
+    assert _whole_edit(_edit(KERNEL, new)[1])

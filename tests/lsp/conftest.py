@@ -183,14 +183,20 @@ class Doc:
         return self.edit(lsp.Range(lsp.Position(line, col), lsp.Position(end_line, end_col)), new)
 
     def edit(self, rng: lsp.Range, new: str) -> int:
-        lines = self.text.split("\n")
-        start = sum(len(x) + 1 for x in lines[:rng.start.line]) + rng.start.character
-        end = sum(len(x) + 1 for x in lines[:rng.end.line]) + rng.end.character
-        self.text = self.text[:start] + new + self.text[end:]
+        return self.edit_at([(rng, new)])
+
+    def edit_at(self, changes: list[tuple[lsp.Range, str]]) -> int:
+        """Several changes in one event, each applied to the text the ones before it left (an editor's keystroke at
+        several cursors, the last cursor first); the new version."""
+        for rng, new in changes:
+            lines = self.text.split("\n")
+            start = sum(len(x) + 1 for x in lines[:rng.start.line]) + rng.start.character
+            end = sum(len(x) + 1 for x in lines[:rng.end.line]) + rng.end.character
+            self.text = self.text[:start] + new + self.text[end:]
         self.version += 1
         self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
             text_document=lsp.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
-            content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text=new)]))
+            content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text=new) for rng, new in changes]))
         return self.version
 
     def apply(self, edit: lsp.WorkspaceEdit) -> int:

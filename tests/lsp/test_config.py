@@ -42,6 +42,23 @@ async def test_open_and_a_whole_edit_compile_at_once_typing_waits_for_the_deboun
     assert saved["version"] == burst and saved["summary"]["tileOps"] < edited["summary"]["tileOps"]
 
 
+async def test_a_keystroke_at_several_cursors_waits_for_the_debounce(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "cursors.py", SRC)
+    await client.records.record(doc.uri, "scale_exp", 1)
+    line = doc.line_of("set_vec_tile_shapes")
+    col = doc.text.split("\n")[line].index("(8, 64)")
+    # "1" typed before the 64 and before the 8, one event: its text difference ("18, 1") would pass for a whole edit
+    at = [(lsp.Range(lsp.Position(line, c), lsp.Position(line, c)), "1") for c in (col + 4, col + 1)]
+    typed = doc.edit_at(at)
+    assert "(18, 164)" in doc.text
+    await doc.hover(0)  # (two round trips: as above)
+    await doc.hover(0)
+    assert not [s for s in client.states.items if s["uri"] == doc.uri and s["version"] >= typed]
+    doc.save()
+    saved = await client.records.record(doc.uri, "scale_exp", typed)
+    assert saved["version"] == typed
+
+
 async def test_a_whole_edit_that_leaves_a_syntax_error_waits_for_the_debounce(client, lsp_kit, tmp_path):
     doc = lsp_kit.Doc(client, tmp_path / "half.py", SRC)
     await client.records.record(doc.uri, "scale_exp", 1)
