@@ -307,12 +307,15 @@ if live:  # as the language server's live loop asks with the panels open (server
     # its time noted), then the advice checked; the template's objects frozen, as a worker's are
     import gc
     from pypto.compiler.pipeline import keep_frozen
-    opts.update(parts_from=A.BESIDE_FROM, interim=True, fingerprint=True)
+    # (an open: a big kernel's tensor graph is shown while it lowers, `graph_first_from`, here its time noted)
+    opts.update(parts_from=A.BESIDE_FROM, interim=True, fingerprint=True, graph_first_from=Settings().graph_first_from)
     gc.collect()
     gc.freeze()
     keep_frozen()
     interim = {}
     def sent(data):
+        if isinstance(data, dict) and isinstance(data.get("lowering"), dict):
+            out["graph_seconds"] = time.perf_counter() - t0
         if isinstance(data, dict) and isinstance(data.get("interim"), dict):
             out["interim_seconds"] = time.perf_counter() - t0
             interim.update(data["interim"])

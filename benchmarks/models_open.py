@@ -263,6 +263,8 @@ def open_kernel(site: KernelSite, models: Path, tree: Path, timeout: float, memo
         return Opened(site, "timeout", f"no answer within {timeout:g} s", time.perf_counter() - t0)
     seconds = time.perf_counter() - t0
     peak = f" (peak RSS {out['peak_rss_mb']:,} MB)" if out.get("peak_rss_mb") else ""
+    if live and out.get("graph_seconds") is not None:  # a big kernel's tensor graph, shown while it lowers
+        peak += f"; tensor graph sent at {out['graph_seconds']:.0f} s"
     if live and out.get("interim_seconds") is not None:
         peak += f"; record sent at {out['interim_seconds']:.0f} s"
     peak += advice_text(out.get("advice")) + longer_text(out.get("longer")) + \

@@ -94,9 +94,10 @@ INTERIM = ("record", "record_columns", "editor", "pass_graphs", "listings")
 # the settings that choose the panels' parts of an answer (`server.live._record_opts`): not in its fingerprint, nor
 # `parts_from` (from this many tile ops an answer holds them all the same)
 PARTS = ("record", "snapshots", "listings")
-# nor these: `parts_from`, and the bound of the check of the advice (`advice_seconds`: an answer whose findings propose
-# tile shapes is only ever reused with its advice checked again, `server.live`, with the next compile's bound)
-UNPRINTED = ("parts_from", "advice_seconds")
+# nor these: `parts_from`, the bound of the check of the advice (`advice_seconds`: an answer whose findings propose
+# tile shapes is only ever reused with its advice checked again, `server.live`, with the next compile's bound), and
+# from how many tile ops the tensor graph is shown first (`graph_first_from`: an open's, not its answer's)
+UNPRINTED = ("parts_from", "advice_seconds", "graph_first_from")
 # a report's figures of the run (`KernelReport.to_json`), which a job that checks the advice of a reused record again
 # takes from the earlier answer (`advice_basis`)
 REPORT_RUN = ("board", "clock", "metrics")
@@ -240,7 +241,7 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
     from pypto.analysis.advice import proposes
     from pypto.boards.profile import bottleneck
     from pypto.boards.swimlane import metrics
-    from pypto.compiler.tile_passes import columns_ahead
+    from pypto.compiler.tile_passes import columns_ahead, on_expanded
     from pypto.frontend.inputs import example_arguments
     from pypto.ir.errors import PyptoError
     from pypto.record import trace_for
@@ -304,8 +305,18 @@ def _analyze_kernel(path: str, text: str, name: str, settings: Mapping[str, Any]
             # the compile (tile_passes.columns_ahead)
             document_next = (opts.get("record", True) or opts.get("parts_from") is not None) and \
                 out.get("reused") != "record"
+            # a big kernel no record of which is shown yet (the language server's `graph_first_from` tile ops): its
+            # tensor stage's record is shown while it lowers (`_graph_first`)
+            first_from = int(opts.get("graph_first_from") or 0) if out.get("reused") is None else 0
+
+            def first_look(tile_ops: int) -> None:
+                if tile_ops >= first_from:
+                    shown = _graph_first(kernel, traced, path, name, line, opts, tile_ops)
+                    progress({"kernel": name, "lowering": shown})
+
             if basis is None:  # (else the record shown holds, and what its advice is checked from is known)
-                with columns_ahead() if document_next else contextlib.nullcontext():
+                with columns_ahead() if document_next else contextlib.nullcontext(), \
+                        on_expanded(first_look) if first_from > 0 else contextlib.nullcontext():
                     record, args = traced.lowered(), traced.made
         if basis is None:
             record, health, made, views = _profiled(record, args, board, opts, out.get("reused") == "record", path)
@@ -398,6 +409,26 @@ def _profiled(record: Any, args: Mapping[str, Any], board: str, opts: dict[str, 
         health = findings.get()
     drop_columns_ahead(record.program.tiles)  # made ahead for a document not made: the child ends
     return record, health, made, views
+
+
+def _graph_first(kernel: Any, traced: Any, path: str, name: str, line: int, opts: Mapping[str, Any],
+                 tile_ops: int) -> dict[str, Any]:
+    """What is shown of a big kernel while it lowers, once its tile expansion said how many tile ops it has: the
+    record of its tensor stage (its document says `lowering`: the tile ops the later stages are lowering), the editor's
+    view and the passes' graphs of that record — the graph, the lines' nodes, the tile-shape calls — and no run,
+    summary or findings. The language server shows it until the kernel's record comes (`server.live`); nothing reuses
+    it (it has no fingerprint)."""
+    from pypto.ir.columns import npz_bytes
+
+    record = traced.record()  # the tensor stage: `lowered` is not cached while the lowering runs
+    doc, arrays = record.to_document()
+    doc["lowering"] = {"tile_ops": tile_ops}
+    out: dict[str, Any] = {"name": name, "line": line, "error": None, "record": doc,
+                           "record_columns": npz_bytes(arrays), "health": None, "summary": None, "suggestions": [],
+                           "precision": None, "inputs_from": traced.origin, "lowering": {"tile_ops": tile_ops},
+                           **_views(record, path, {**opts, "editor": True, "snapshots": True, "listings": False})}
+    out["editor"]["knobs"] = knob_view(kernel)
+    return out
 
 
 def _basis_serves(opts: Mapping[str, Any], board: str) -> bool:

@@ -361,6 +361,10 @@ def hover_text(doc: Document, line1: int) -> str | None:
                 tiles += f" ({n(x['tiles'] // x['instances'])} × {x['instances']} instances)"
             rows.append(f"| `{x['op']}` | {shape_text(x)} | {tile} | {tiles} |")
         text = [f"**pypto** · `{r.name}` · line {line1}", "", *rows, ""]
+        if r.lowering is not None:  # its tensor stage, shown while the rest lowers
+            text.append(f"Its tiles and tasks follow: the kernel is being lowered to {n(r.lowering)} tile ops.")
+            parts.append("\n".join(text))
+            continue
         if entry["task_count"]:
             leaves = ", ".join(str(v) for v in entry["leaves"])
             text.append(
@@ -487,6 +491,10 @@ def code_lenses(doc: Document) -> list[lsp.CodeLens]:
         stale = stale_mark(doc, r)
         shown = r if r.ok else r.last_good
         s = shown.summary if shown is not None else None
+        if r.ok and r.lowering is not None and not stale:  # a big kernel's tensor graph while it lowers
+            out.append(lsp.CodeLens(range=at, command=_command(
+                f"pypto: lowering {n(r.lowering)} tile ops… (its tensor graph is shown)", "pypto.openGraph", args)))
+            continue
         if s is None or shown is None:
             why = "no record"
             if r.failure is not None:

@@ -124,7 +124,8 @@ class LiveCompiler:
             relay = on_progress
             if urgent_until_progress and on_progress is not None:
                 def relay(data: Json) -> None:
-                    demote()
+                    if not (isinstance(data, dict) and "lowering" in data):  # (a big kernel's graph as it lowers)
+                        demote()
                     on_progress(data)
             return await pool.run(fn, *args, timeout=max(0.1, self.settings.time_limit) + longer,
                                   timeout_note=timeout_note,
@@ -472,6 +473,8 @@ class LiveCompiler:
             opts["advice_seconds"] = longer
         if offered:
             opts["reuse"] = _reuse_opts(offered)
+        if doc is not None and self.settings.graph_first_from > 0 and not _shown(doc.results.get(k.name)):
+            opts["graph_first_from"] = self.settings.graph_first_from  # its tensor graph is shown while it lowers
         t0 = time.monotonic()
         running = True
         interim: dict[str, Json] = {}
@@ -484,6 +487,12 @@ class LiveCompiler:
             """The record before the board has checked the advice (`server.analyze.INTERIM`): shown now,
             its proposals held back until the job's answer."""
             if not running or doc is None or not isinstance(data, dict):
+                return
+            if isinstance(data.get("lowering"), dict):  # a big kernel's tensor graph while it lowers: shown, not kept
+                if not interim:
+                    self._accept(doc, Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line,
+                                             analysis=dict(data["lowering"]), interim=True,
+                                             seconds=time.monotonic() - t0))
                 return
             if isinstance(data.get("interim"), dict):
                 interim.update(data["interim"])
@@ -596,6 +605,11 @@ class LiveCompiler:
         if (not fut.cancelled() and fut.exception() is None and cur is not None and cur.extras.get(what) is fut
                 and self.docs.get(doc.uri) is doc):
             self.sink.advice_changed(doc, cur)
+
+
+def _shown(r: Result | None) -> bool:
+    """Whether the kernel has a record to show: a result of its own, or the last good one an error keeps."""
+    return r is not None and (r.ok or r.last_good is not None)
 
 
 def _answer_of(r: Result | None) -> str | None:

@@ -323,7 +323,8 @@ class PyptoLanguageServer(LanguageServer):
         if r.not_a_kernel:
             return None
         return P.RecordChangedParams(doc.uri, r.name, version, features.def_range(lines, r), summary, error,
-                                     round(r.seconds, 4), r.interim, features.best_gain(doc, r), r.reused)
+                                     round(r.seconds, 4), r.interim, features.best_gain(doc, r), r.reused,
+                                     r.lowering if error is None else None)
 
     def history(self, path: str) -> history.History:
         """The compile history of the workspace folder holding `path` (else of the file's folder)."""

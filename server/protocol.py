@@ -91,6 +91,8 @@ class Settings:
     suggest: bool = False  # run the advisor with every compile (else lazily, on a code action)
     precision: bool = False  # run the precision diff with every compile
     progress_delay_ms: int = 500  # show $/progress for updates running longer than this
+    # tile ops from which a kernel with no record yet (an open) shows its tensor graph while it lowers (0: never)
+    graph_first_from: int = 500_000
     log_level: Literal["error", "warning", "info", "debug"] = "info"  # what window/logMessage carries
 
     def analysis(self) -> dict[str, Json]:
@@ -156,6 +158,9 @@ class RecordChangedParams:
     # does not call, of a tile-shape call it does not reach): the stages after the tensor stage, the board's
     # run and the views are that record's, not made again (docs/ARCHITECTURE.md, "The compile cache")
     reused: bool = False
+    # the tile ops the kernel is being lowered to: the record (interim, no summary) is its tensor stage's, shown while
+    # a big kernel with no record yet lowers (`graphFirstFrom`); the record of the whole compile follows
+    lowering: int | None = None
 
 
 @attrs.define

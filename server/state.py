@@ -71,6 +71,13 @@ class Result:
         return bool(self.analysis and self.analysis.get("reused"))
 
     @property
+    def lowering(self) -> int | None:
+        """The tile ops a big kernel is being lowered to, while its tensor graph is shown
+        (`server.analyze._graph_first`); None for a record of the whole compile."""
+        got = (self.analysis or {}).get("lowering")
+        return int(got["tile_ops"]) if isinstance(got, dict) and isinstance(got.get("tile_ops"), int) else None
+
+    @property
     def error(self) -> dict[str, Json] | None:
         return None if self.analysis is None else self.analysis.get("error")
 

@@ -63,6 +63,8 @@ export interface RecordChanged {
   bestGain?: BestGain | null;
   /** The traced program was the last record's: that compile was reused, not made again (docs/protocol.md). */
   reused?: boolean;
+  /** The tile ops a big kernel is being lowered to: the record is its tensor stage's, the whole one follows. */
+  lowering?: number | null;
 }
 
 /** `pypto/compileState` params. */
@@ -110,6 +112,8 @@ export interface KernelInfo extends KernelRef {
   bestGain?: BestGain | null;
   /** The latest record reused the last compile: the edit left the traced program as it was. */
   reused?: boolean;
+  /** The latest record is a big kernel's tensor stage, shown while it lowers to this many tile ops. */
+  lowering?: number | null;
 }
 
 export const sameKernel = (a: KernelRef | null | undefined, b: KernelRef | null | undefined): boolean =>
@@ -150,7 +154,8 @@ export class KernelTable {
     k.version = p.version;
     k.summary = p.summary;
     k.error = p.error;
-    k.compiling = false;
+    k.lowering = p.lowering ?? null;
+    k.compiling = k.lowering !== null;
     return k;
   }
 

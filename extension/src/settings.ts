@@ -27,6 +27,7 @@ export interface Settings {
   suggest: boolean;
   precision: boolean;
   progressDelayMs: number;
+  graphFirstFrom: number;
   logLevel: LogLevel;
   panelPlacement: Placement;
 }
@@ -98,6 +99,10 @@ export const SETTINGS: Specs = {
   progressDelayMs: {
     key: 'progressDelayMs', kind: 'integer', default: 500, minimum: 0, restart: false, server: true,
     description: 'Compiles running longer than this (ms) show a progress notification.',
+  },
+  graphFirstFrom: {
+    key: 'graphFirstFrom', kind: 'integer', default: 500000, minimum: 0, restart: false, server: true,
+    description: 'A kernel with no record yet (an open) whose tile expansion makes at least this many tile ops shows its tensor graph while the later stages lower it; its swimlane follows with the whole record (0: never).',
   },
   logLevel: {
     key: 'logLevel', kind: 'string', default: 'info', enum: ['error', 'warning', 'info', 'debug'], restart: false, server: true,

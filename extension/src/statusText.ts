@@ -64,5 +64,14 @@ export function statusText(k: KernelInfo | undefined, server: ServerState, serve
   if (k.error) {
     return { text: `${spin || '$(warning) '}${k.kernel}: ${k.error.code}`, tooltip: k.error.message, command: 'pypto.openHealth', error: true };
   }
+  if (k.lowering) {
+    return {
+      text: `$(sync~spin) ${k.kernel}: lowering ${k.lowering.toLocaleString('en-US')} tile ops`,
+      tooltip: `${k.kernel}: its tensor graph is shown while its ${k.lowering.toLocaleString('en-US')} tile ops are lowered; ` +
+        'the swimlane follows — click: open the graph',
+      command: 'pypto.openGraph',
+      error: false,
+    };
+  }
   return { text: `$(sync~spin) ${k.kernel}`, tooltip: `compiling ${k.kernel}…`, command: undefined, error: false };
 }

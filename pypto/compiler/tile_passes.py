@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import compress, repeat
 from operator import attrgetter
 from typing import Any
@@ -39,7 +39,25 @@ def tile_expand(p: Program, ctx: PassContext) -> Program:
         ctx.report("info", message, node.loc, rule="tile.untiled")
     for message, node in warnings:
         ctx.report("warning", message, node.loc, rule="tile.stale_view")
+    if _expanded is not None:
+        _expanded(len(tiles.ops))
     return dataclasses.replace(p, tiles=tiles)
+
+
+_expanded: Callable[[int], None] | None = None  # within `on_expanded`
+
+
+@contextlib.contextmanager
+def on_expanded(told: Callable[[int], None]) -> Iterator[None]:
+    """Within, each tile expansion tells `told` how many tile ops it made, before the later passes run: a job shows a
+    big kernel's tensor graph while it lowers it (`server.analyze`). For the compile of the job's own kernel, not its
+    advice's candidates."""
+    global _expanded
+    was, _expanded = _expanded, told
+    try:
+        yield
+    finally:
+        _expanded = was
 
 
 def graph_partition(p: Program, ctx: PassContext) -> Program:

@@ -122,3 +122,15 @@ test('the followed kernel renamed or deleted: the kernel at the cursor, else the
   assert.equal(a.kernelsChanged(t, U, 3), true);
   assert.equal(a.get(), null);
 });
+
+test('a tensor graph shown while the kernel lowers keeps it compiling; its whole record ends that', () => {
+  const t = new KernelTable();
+  const first = t.recordChanged({ ...rc('big', 2, null), error: null, interim: true, lowering: 600000 });
+  assert.equal(first.lowering, 600000);
+  assert.equal(first.compiling, true, 'its lowering runs on');
+  assert.equal(first.summary, null);
+  const whole = t.recordChanged({ ...rc('big', 2, summary(9)), interim: true });
+  assert.equal(whole.lowering, null);
+  assert.equal(whole.compiling, false);
+  assert.equal(whole.previous, null, 'the tensor graph had no figures to compare with');
+});

@@ -94,3 +94,11 @@ test('a finding\'s figures as the panels print them: trailing zeros of a fractio
   assert.equal(fmtNum(2e7 + 0.5), '2.00e+7');
   assert.equal(fmtNum(1200), '1,200');
 });
+
+test('a big kernel\'s tensor graph shown while it lowers: a spinner, its tile ops, click opens the graph', () => {
+  const v = statusText(k({ summary: null, compiling: true, lowering: 2195024 }), 'running', null);
+  assert.equal(v.text, '$(sync~spin) softmax_kernel: lowering 2,195,024 tile ops');
+  assert.match(v.tooltip, /tensor graph is shown/);
+  assert.equal(v.command, 'pypto.openGraph');
+  assert.equal(v.error, false);
+});

@@ -992,6 +992,18 @@ describe('graph and swimlane: a record of a failed compile', () => {
     await noErrors(p);
     await p.page.close();
   });
+
+  test('swimlane: a big kernel\'s tensor graph shown while it lowers says so; its run replaces it', async () => {
+    const p = await openPanel(browser.context, 'swimlane');
+    const { tiles, subgraphs, leaves, blocks, memory, execute, ...tensor } = attention.record;
+    await send(p.page, { type: 'record', ...attention, record: { ...tensor, run: null, lowering: { tile_ops: 2195024 } } });
+    assert.equal(await p.page.textContent('.subtitle'), 'lowering 2,195,024 tile ops… its run follows');
+    await send(p.page, { type: 'record', ...attention });
+    assert.equal(await state(p.page), 'content');
+    assert.notEqual(await p.page.textContent('.subtitle'), 'lowering 2,195,024 tile ops… its run follows');
+    await noErrors(p);
+    await p.page.close();
+  });
 });
 
 // ---- swimlane panel -------------------------------------------------------------------------

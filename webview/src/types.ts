@@ -165,6 +165,9 @@ export interface CompileRecord extends Program {
   /** Per tensor node id: its instructions' pipe cycles over all tasks (sim board's core model); null before the block stage. */
   node_cycles?: Record<string, number> | null;
   traced?: Program | null;
+  /** The tensor stage's record of a big kernel shown while its later stages lower it: their tile ops
+   * (docs/protocol.md, "The tensor graph first"). The whole record follows. */
+  lowering?: { tile_ops: number };
   /** A big record sent to a panel: what was left out, in the record's shape, each list's length in its place
    * (`{tiles: {ops: {shape: n, …}, buffers: b}, memory: n, run: {tasks: t, pipe_profiles: p}}`). A run
    * without its tasks (`omitted.run`) is drawn from windows the swimlane panel asks for. */

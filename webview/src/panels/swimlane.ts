@@ -479,7 +479,9 @@ class SwimlanePanel implements PanelImpl {
       if (!r.run) {
         if (!same || this.runs.length === 0) {
           this.clearRuns();
-          this.shell.setTitle(r.source.kernel, 'compiled, not profiled: no run to show');
+          this.shell.setTitle(r.source.kernel, r.lowering
+            ? `lowering ${r.lowering.tile_ops.toLocaleString('en-US')} tile ops… its run follows`
+            : 'compiled, not profiled: no run to show');
           this.shell.showEmpty();
         }
         return;
