@@ -156,6 +156,13 @@ the runner functions): **36 of 36 (100 %)** — the 34 kernels the tests call an
 (DeepSeek V4's `hc_pre_kernel_prefill`, GLM's `quant_attention_pre_kernel`); glm's ifa_func_kernel in 38 s (peak RSS
 4,433 MB), qat's per-tensor backward in 29 s (1,853 MB), gated delta rule in 18 s; 31 of the 42 kernels in test files
 with a passing test; 36 of 52 in all; no user file edited.
+
+Session 62 (2026-12-05, `--live --only glm_attention_fusion`, then `--only qat_impl`, 14:51-14:56 UTC, -j 1): an
+open now sends a big kernel's tensor graph first (`graphFirstFrom`, 500,000 tile ops; docs/protocol.md "The tensor graph
+first"), and `--live` says when: glm's fused attention's at 3 s, its record at 42 s (2,195,024 tile ops); qat's
+per-tensor backward's at 1 s, its record at 25 s (the same run with it off: record at 25 s). The whole run at
+14:14-14:35 UTC, before it (`-j 1 --live`): 36 of 36 called kernels open, glm's fused attention's record at 29 s, qat's
+at 20 s — the machine slower in the second run.
 """
 
 from __future__ import annotations
