@@ -129,8 +129,6 @@ class Bench:
         def on_record(params: Any) -> None:
             r = plain(params)
             self.records.append(r)
-            if r.get("lowering") is not None:  # a big kernel's tensor graph, shown while it lowers: not its record
-                return
             for pred, fut in list(self.waiters):
                 if not fut.done() and pred(r):
                     fut.set_result(r)
@@ -196,9 +194,10 @@ class Bench:
     patience = 300.0  # seconds a record is waited for
 
     async def wait(self, uri: str, kernel: str, version: int, after: int = 0) -> dict[str, Any]:
-        """The first recordChanged of `kernel` at `version` or later (among those after the `after`-th)."""
+        """The first recordChanged of `kernel` at `version` or later (among those after the `after`-th) that holds its
+        record: not a big kernel's tensor graph, shown while it lowers (`lowering`)."""
         def pred(r: dict[str, Any]) -> bool:
-            return r["uri"] == uri and r["kernel"] == kernel and r["version"] >= version
+            return r["uri"] == uri and r["kernel"] == kernel and r["version"] >= version and r.get("lowering") is None
         for r in self.records[after:]:
             if pred(r):
                 return r

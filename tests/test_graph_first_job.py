@@ -4,13 +4,14 @@ run, summary, findings or fingerprint — before it lowers the rest; once, not f
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pypto.userfiles import forget_loaded
-from server import analyze
+from server import analyze, panels
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "layernorm.py"
 OPTS = {"editor": True, "report": True, "record": False, "interim": True, "fingerprint": True}
@@ -77,6 +78,9 @@ def test_its_code_lens_says_the_kernel_is_lowering_and_opens_the_graph(monkeypat
     hints = [str(h.label) for h in inlay_hints(doc, whole)]
     assert hints and not [h for h in hints if "tiles" in h or "cycles" in h], hints  # the shapes, no figures yet
     assert best_gain(doc, doc.results[k.name]) is None
+    # the panels' record (`pypto/record`): the tensor stage's, saying it is lowering, with no run
+    record = json.loads(panels.record(doc, doc.results[k.name], shown).record.text)
+    assert record["lowering"] == {"tile_ops": n} and record["run"] is None and record["graph"]["nodes"]
 
 
 def test_the_setting_is_no_part_of_the_answers_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
