@@ -413,7 +413,7 @@ class LiveCompiler:
         elif old is not None and old is not r and old.interim:  # the final answer of the interim one shown
             r.extras = {**old.extras, **r.extras}
         if not r.ok and old is not None and old is not r:  # keep the last good run, to show stale
-            r.last_good = old if old.ok else old.last_good
+            r.last_good = _good(old)
         doc.results[r.name] = r
         doc.accepted.set()  # wakes `wait_current`; a fresh event for the next result
         doc.accepted = asyncio.Event()
@@ -607,9 +607,16 @@ class LiveCompiler:
             self.sink.advice_changed(doc, cur)
 
 
+def _good(r: Result) -> Result | None:
+    """The result with a whole record that a failure after `r` keeps, shown stale: `r`, or the one `r` kept — not a big
+    kernel's tensor graph, shown while it lowered (its swimlane never came)."""
+    return r if r.ok and r.lowering is None else r.last_good
+
+
 def _shown(r: Result | None) -> bool:
-    """Whether the kernel has a record to show: a result of its own, or the last good one an error keeps."""
-    return r is not None and (r.ok or r.last_good is not None)
+    """Whether the kernel has a whole record to show (its own, or the last good one an error keeps): else its next
+    compile shows a big kernel's tensor graph while it lowers."""
+    return r is not None and _good(r) is not None
 
 
 def _answer_of(r: Result | None) -> str | None:

@@ -88,3 +88,19 @@ def test_the_setting_is_no_part_of_the_answers_fingerprint(monkeypatch: pytest.M
     _, shown_first = _job(monkeypatch, 1)
     _, not_asked = _job(monkeypatch, 0)
     assert shown_first["fingerprint"] == not_asked["fingerprint"]
+
+
+def test_a_tensor_graph_shown_is_no_whole_record_to_keep_or_to_keep_showing() -> None:
+    """A failure after it keeps no stale run of it, and a compile started meanwhile shows its own tensor graph first."""
+    from server.live import _good, _shown
+    from server.state import Result
+
+    def result(**analysis: Any) -> Result:
+        return Result("key", "k", 1, 1, 0, analysis={"editor": {}, "error": None, **analysis})
+
+    lowering, whole = result(lowering={"tile_ops": 600_000}), result(summary={"tasks": 1})
+    assert _good(lowering) is None and not _shown(lowering)
+    assert _good(whole) is whole and _shown(whole)
+    lowering.last_good = whole  # (an edit's compile never shows one over a whole record; were it kept, that one)
+    assert _good(lowering) is whole and _shown(lowering)
+    assert not _shown(None)
