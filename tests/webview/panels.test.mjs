@@ -123,6 +123,18 @@ describe('graph panel', () => {
     await noErrors(p);
   });
 
+  test('a big kernel\'s tensor stage shown while it lowers: its graph drawn, the subtitle says it is lowering', async () => {
+    const q = await openPanel(browser.context, 'graph');
+    const { tiles, subgraphs, leaves, blocks, memory, execute, ...tensor } = showcase.record;
+    const passes = tensor.passes.filter((x) => x.stage === 'tensor');
+    await send(q.page, { type: 'record', ...showcase, record: { ...tensor, passes, run: null, lowering: { tile_ops: 600000 } } });
+    assert.equal(await q.page.locator('.pass').count(), passes.length);
+    assert.equal(await q.page.locator('.graph-svg g.node').count(), flatten(showcase.record.graph).length);
+    assert.match(await q.page.textContent('.subtitle'), /· lowering 600,000 tile ops…$/);
+    await noErrors(q);
+    await q.page.close();
+  });
+
   test('switches passes by keyboard and marks what each pass changed', async () => {
     const r = showcase.record;
     await p.page.keyboard.press('Home');

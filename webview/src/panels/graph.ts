@@ -230,7 +230,9 @@ class GraphPanel implements PanelImpl {
       if (Array.isArray(m.listings)) m.listings.forEach((t, i) => (this.listings[String(i)] = t));
       else if (m.listings) this.listings = { ...m.listings };
       if (this.st.pass === null || !r.passes.some((p) => p.index === this.st.pass)) this.st.pass = r.passes.length ? r.passes[r.passes.length - 1].index : null;
-      this.shell.setTitle(r.source.kernel, `${basename(r.source.file)} · ${r.passes.length} passes${m.label ? ` · ${m.label}` : ''}`);
+      // (a big kernel's tensor stage shown while its later stages lower: docs/protocol.md, "The tensor graph first")
+      const lowering = r.lowering ? ` · lowering ${r.lowering.tile_ops.toLocaleString('en-US')} tile ops…` : '';
+      this.shell.setTitle(r.source.kernel, `${basename(r.source.file)} · ${r.passes.length} passes${lowering}${m.label ? ` · ${m.label}` : ''}`);
       this.shell.showContent();
       const scroll = this.strip.scrollLeft;
       const task = this.pendingTask;
