@@ -52,6 +52,15 @@ def softmax_rows(x: pypto.Tensor([64, 256], pypto.DT_FP32), out: pypto.Tensor([6
 
 
 @pypto.jit
+def elementwise(x: pypto.Tensor([64, 256], pypto.DT_FP32), y: pypto.Tensor([64, 256], pypto.DT_FP32),
+                out: pypto.Tensor([64, 256], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 64)  # every buffer a whole tile: none small enough for a two-ended heap's top
+    a = x * y + x
+    b = (a - y) * x
+    out[:] = a * b + (b - x) * y
+
+
+@pypto.jit
 def big_tile(x: pypto.Tensor([128, 256], pypto.DT_FP32), out: pypto.Tensor([128, 256], pypto.DT_FP32)):
     pypto.set_vec_tile_shapes(128, 256)  # 128 KiB per tile: two of them do not fit the 192 KiB UB
     out[:] = pypto.exp(x) + 1.0
@@ -482,6 +491,46 @@ def test_spill_choices_are_the_furthest_next_use_as_a_scan_of_every_resident_fin
     brute, _ = source.build_blocks(p, tiny)
     assert scans, "the scan chose the victims"
     assert blocks == brute
+
+
+@pytest.mark.parametrize("ub_tiles", [2, 4])
+def test_allocations_skipped_when_no_buffer_is_small_give_the_blocks_every_allocation_gives(ub_tiles, monkeypatch):
+    """`allocate` skips the two-ended attempt after one that asked for no small buffer (the two would be the same
+    run), and makes the spill queue only when a victim is first looked for: the blocks are those of trying every
+    attempt with the queue kept from the start."""
+    p = _lower(elementwise, _rand(64, 256), _rand(64, 256), np.zeros((64, 256), np.float32))
+    board = load_board("a2a3")
+    tiny = {**board, "buffers_bytes": {**board["buffers_bytes"], "UB": ub_tiles * 16 * 64 * 4 + 1024}}
+    source = _source_block()
+    runs: list[bool] = []
+
+    class Counted(source._Allocator):  # type: ignore[misc, name-defined]
+        def run(self) -> Any:
+            runs.append(self.trial)
+            return super().run()
+
+    monkeypatch.setattr(source, "_Allocator", Counted)
+    lazy, _ = source.build_blocks(p, tiny)
+    skipped = len(runs)
+
+    class Eager(Counted):
+        """Every attempt made, the spill queue kept from the first instruction on (as before session 63)."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.queued = True
+
+        def took_small(self) -> bool:
+            return True
+
+    monkeypatch.setattr(source, "_Allocator", Eager)
+    runs.clear()
+    eager, _ = source.build_blocks(p, tiny)
+    assert lazy == eager
+    assert skipped < len(runs), "an attempt was skipped"
+    assert (sum(b.spills for b in lazy) > 0) == (ub_tiles == 2)  # (with 4 tiles' room: single-buffered)
+    for b in lazy:
+        check_block(b, p)
 
 
 def test_gm_hazards_found_through_the_grid_are_those_a_scan_of_every_record_finds():
