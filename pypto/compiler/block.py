@@ -18,7 +18,8 @@ a second time, in another order: step 2):
    and n (one L0C block) there are exactly `k_steps` TMATMULs.
 2. **Allocation.** A linear scan per memory (UB for AIV; L1, L0A, L0B, L0C for AIC; sizes
    from the board), first fit, 32-byte aligned (where that spills, tried again with buffers of
-   at most 1/64 of the memory taken from its top end); a value's buffer is freed after its last
+   at most 1/64 of the memory taken from its top end, unless no buffer that small was asked for:
+   that would be the same run); a value's buffer is freed after its last
    use, and a same-size elementwise result takes over a dying input's buffer in place. If
    every load buffer can be doubled without spilling, the block is *double-buffered*:
    loads get a ping and a pong half, successive loads into the same region alternate
