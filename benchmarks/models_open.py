@@ -166,7 +166,9 @@ at 20 s — the machine slower in the second run.
 
 Session 63 (2026-12-05, `--live --only qat_impl`, `--tree` b1ff482 then this checkout, 17:53-17:54 UTC, -j 1): the
 block allocator's work per leaf (docs/ARCHITECTURE.md, "Session 63"): qat's per-tensor backward's record sent at
-20 -> 17 s, opened 25.6 -> 22.5 s.
+20 -> 17 s, opened 25.6 -> 22.5 s. With the blocks' document columns made from their fields too
+(`serialize.blocks_columns`; 18:38-18:40 UTC, against b1ff482 side by side): record sent at 19 -> 15 s, opened 23.7
+-> 20.0 s.
 """
 
 from __future__ import annotations
