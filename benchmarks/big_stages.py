@@ -23,7 +23,7 @@ within this noise; its time is fresh arrays' page faults more than sorting), and
 had run that kernel's job out of its memory cap (benchmarks/models_open.py).
 
 Session 63 (QAT's per-tensor backward, `--stages "block stage" --runs 3 --rounds 2`, against b1ff482, 2026-12-05
-18:10 UTC): block stage 6.23 [5.85, 6.44] -> 4.63 [4.50, 4.91] s. The block allocator's spill queue is made when a
+17:50 UTC): block stage 6.23 [5.85, 6.44] -> 4.63 [4.50, 4.91] s. The block allocator's spill queue is made when a
 victim is first looked for (the 22 blocks spill in none of their final allocations; 680 k queue entries were pushed
 for them), a trial allocation gives up at its first failed take, the liveness is found once per lowering, not once
 per attempt, and the two-ended attempt is skipped after one that asked for no small buffer (it would be the same
