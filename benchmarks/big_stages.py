@@ -29,9 +29,9 @@ for them), a trial allocation gives up at its first failed take, the liveness is
 per attempt, and the two-ended attempt is skipped after one that asked for no small buffer (it would be the same
 run). The blocks are the same (checked equal to b1ff482's on 20 model kernels, and on this one with the UB cut to a
 third and an eighth: 2,053 and 5,894 spills). Then the blocks' part of the record document made from the
-instructions' fields (`serialize.blocks_columns`: the same spec and arrays as `columnize` of their JSON, 2.7 -> 0.9
-s of it): record document 6.87 [6.18, 7.10] -> 4.60 [4.49, 4.79] s (`--stages "record document"`, against b1ff482,
-18:40 UTC).
+instructions' fields (`serialize.blocks_columns`: the same spec and arrays as `columnize` of their JSON; that part,
+timed by a scratch script, 2.7 -> 0.9 s): record document 6.87 [6.18, 7.10] -> 4.60 [4.49, 4.79] s (`--stages
+"record document"`, against b1ff482, 18:40 UTC).
 
 Run: `.venv/bin/python benchmarks/big_stages.py DIR/models/qat/qat_impl.py::KERNEL [--runs 3] [--against TREE
 --rounds 2]`. TREE needs its own `python tools/build_native.py`.

@@ -262,7 +262,7 @@ def _buffer_columns(bs: tuple[Buffer, ...], name: str, arrays: Arrays) -> Json:
             "dtype": _dtypes(get("dtype"), f"{name}.dtype", arrays),
             "kind": C.strs(get("kind"), f"{name}.kind", arrays), "name": C.strs(get("name"), f"{name}.name", arrays),
             "node": C.encode(get("node"), f"{name}.node", arrays)}
-    return {C.MARK: {"n": n, "dict": cols, "keys": {"n": n, "const": 0}, "shapes": [list(cols)]}}
+    return {C.MARK: C.objects(cols, n)}
 
 
 def tiles_columns(t: TileGraph, name: str, arrays: Arrays) -> Json:
@@ -332,9 +332,7 @@ def subgraphs_columns(sgs: tuple[Subgraph, ...], name: str, arrays: Arrays) -> J
     cols = {k: C.ints(get(k), n, f"{name}.{k}", arrays) for k in ("id", "instance", "peak_bytes", "leaf")}
     cols["core"] = C.strs(get("core"), f"{name}.core", arrays)
     cols["ops"] = C.int_lists(get("ops"), n, f"{name}.ops", arrays)
-    spec = {"n": n, "dict": {k: cols[k] for k in _SUBGRAPH_KEYS}, "keys": {"n": n, "const": 0},
-            "shapes": [list(_SUBGRAPH_KEYS)]}
-    return {C.MARK: spec}
+    return {C.MARK: C.objects({k: cols[k] for k in _SUBGRAPH_KEYS}, n)}
 
 
 def subgraphs_from(v: list[Mapping[str, Any]]) -> tuple[Subgraph, ...]:
@@ -385,9 +383,8 @@ def execute_columns(e: ExecGraph, name: str, arrays: Arrays) -> Json:
         cols["preds"] = C.shared_lists(ec.preds, f"{name}.tasks.preds", arrays, (ec.pred_idx, ec.pred_ptr))
     else:  # a graph read back: the same spec from its tasks' lists
         cols["preds"] = C.shared_lists(get("preds"), f"{name}.tasks.preds", arrays)
-    spec = {"n": n, "dict": {k: cols[k] for k in _TASK_KEYS}, "keys": {"n": n, "const": 0},
-            "shapes": [list(_TASK_KEYS)]}
-    return {"roots": columnize(list(e.roots), f"{name}.roots", arrays), "tasks": {C.MARK: spec}}
+    return {"roots": columnize(list(e.roots), f"{name}.roots", arrays),
+            "tasks": {C.MARK: C.objects({k: cols[k] for k in _TASK_KEYS}, n)}}
 
 
 def execute_from(d: Mapping[str, Any]) -> ExecGraph:
@@ -411,15 +408,21 @@ def execute_from(d: Mapping[str, Any]) -> ExecGraph:
 _FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}  # a class's dataclass field names (None: not a dataclass)
 
 
+def _field_names(t: type) -> tuple[str, ...] | None:
+    """A class's dataclass field names, in order (None: not a dataclass)."""
+    names = _FIELD_NAMES.get(t, ())
+    if names == ():
+        names = _FIELD_NAMES[t] = tuple(f.name for f in dataclasses.fields(t)) if dataclasses.is_dataclass(t) \
+            else None
+    return names
+
+
 def _dc_json(v: Any) -> Json:
     """A frozen dataclass of ints, strs, bools, DataTypes and tuples, as JSON."""
     t = type(v)
     if t is int or t is str or t is bool or v is None:
         return v
-    names = _FIELD_NAMES.get(t, ())
-    if names == ():
-        names = _FIELD_NAMES[t] = tuple(f.name for f in dataclasses.fields(v)) if dataclasses.is_dataclass(v) \
-            else None
+    names = _field_names(t)
     if names is not None:
         return {k: _dc_json(getattr(v, k)) for k in names}
     if isinstance(v, DataType):
@@ -476,19 +479,6 @@ def blocks_columns(bs: tuple[Block, ...], name: str, arrays: Arrays) -> Json:
     return out
 
 
-def _field_names(t: type) -> tuple[str, ...] | None:
-    names = _FIELD_NAMES.get(t, ())
-    if names == ():
-        names = _FIELD_NAMES[t] = tuple(f.name for f in dataclasses.fields(t)) if dataclasses.is_dataclass(t) \
-            else None
-    return names
-
-
-def _one_shape(cols: dict[str, Json], n: int) -> Json:
-    """The spec `columns._dicts` makes of `n` objects of one shape, given each key's spec."""
-    return {"n": n, "dict": cols, "keys": {"n": n, "const": 0}, "shapes": [list(cols)]}
-
-
 def _instr_columns(instrs: tuple[Instr, ...], name: str, arrays: Arrays) -> Json:
     """`columns.encode` of the instructions' JSON (dicts of one shape: a column per key, in order)."""
     n = len(instrs)
@@ -505,7 +495,7 @@ def _instr_columns(instrs: tuple[Instr, ...], name: str, arrays: Arrays) -> Json
             cols[k] = C.encode(list(map(attrgetter(k), instrs)), at, arrays)
         else:
             cols[k] = C.strs(list(map(attrgetter(k), instrs)), at, arrays)
-    return _one_shape(cols, n)
+    return C.objects(cols, n)
 
 
 def _ints(values: list[int], name: str, arrays: Arrays) -> Json:
@@ -540,7 +530,7 @@ def _operand_lists(rows: list[tuple[Operand, ...]], name: str, arrays: Arrays) -
                 cols[k] = C.strs(list(map(attrgetter(k), flat)), where, arrays)
             else:
                 cols[k] = _ints(list(map(attrgetter(k), flat)), where, arrays)
-        inner: Json = _one_shape(cols, m)
+        inner: Json = C.objects(cols, m)
     else:
         inner = {"n": 0, "json": []}
     if lengths.count(lengths[0]) == n:

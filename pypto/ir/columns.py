@@ -336,6 +336,12 @@ def nullable(present: list[bool], some: dict[str, Json], name: str, arrays: Arra
             "some": some}
 
 
+def objects(columns: dict[str, dict[str, Json]], n: int) -> dict[str, Json]:
+    """The spec of `n` objects of one shape, its keys in the order of `columns`, key `k`'s values listed by
+    `columns[k]` (what `encode` makes of dicts that all have the same keys)."""
+    return {"n": n, "dict": columns, "keys": {"n": n, "const": 0}, "shapes": [list(columns)]}
+
+
 def tuples(columns: list[dict[str, Json]], n: int) -> dict[str, Json]:
     """The spec of `n` lists whose entry j is listed by `columns[j]`."""
     return {"n": n, "tuple": columns}
