@@ -97,7 +97,9 @@ PARTS = ("record", "snapshots", "listings")
 # nor these: `parts_from`, the bound of the check of the advice (`advice_seconds`: an answer whose findings propose
 # tile shapes is only ever reused with its advice checked again, `server.live`, with the next compile's bound), and
 # from how many tile ops the tensor graph is shown first (`graph_first_from`: an open's, not its answer's)
-UNPRINTED = ("parts_from", "advice_seconds", "graph_first_from")
+# and whether the compile is one made ahead of an edit (`ahead`: `server.live`'s `compile_ahead`, an answer the edit's
+# compile reuses by this fingerprint)
+UNPRINTED = ("parts_from", "advice_seconds", "graph_first_from", "ahead")
 # a report's figures of the run (`KernelReport.to_json`), which a job that checks the advice of a reused record again
 # takes from the earlier answer (`advice_basis`)
 REPORT_RUN = ("board", "clock", "metrics")
@@ -467,6 +469,8 @@ def _advise(out: dict[str, Any], kernel: Any, args: Mapping[str, Any], record: A
     from pypto.ir.errors import PyptoError
 
     board = str(opts.get("board", "sim"))
+    if opts.get("ahead") and proposes(health) and written is None:
+        return _ahead(out, record, health, opts, path, name, line)
     unchecked = health
     precision, suggestions = None, []
     advisor = None
@@ -540,6 +544,26 @@ def _advise(out: dict[str, Any], kernel: Any, args: Mapping[str, Any], record: A
                                "summary": out["summary"], "report_run": {k: report[k] for k in REPORT_RUN}
                                if isinstance(report, dict) else None}
     return out
+
+
+def _ahead(out: dict[str, Any], record: Any, health: Any, opts: Mapping[str, Any], path: str, name: str, line: int
+           ) -> dict[str, Any]:
+    """The answer of a compile made ahead of an edit (`server.live.LiveCompiler.compile_ahead`) whose findings propose
+    tile shapes: its interim answer (the record, each proposal withheld) and the `advice_basis` a later compile of the
+    same traced program checks the advice from. The check is the edit's to make, if the edit comes: a compile ahead
+    never spends the advice's bound."""
+    from pypto.analysis.advice import withheld
+    from pypto.analysis.advisor import Written
+
+    report_run = None
+    if opts.get("report"):
+        from pypto.analysis.report import KernelReport
+        report = KernelReport(name, path, line, record, health, None, []).to_json()
+        report_run = {k: report[k] for k in REPORT_RUN}
+    basis = {"health": health.to_json(), "written": Written.of(record).to_json(), "summary": out["summary"],
+             "report_run": report_run}
+    return {**out, "health": withheld(health, str(opts.get("board", "sim"))).to_json(), "interim_sent": True,
+            "advice_basis": basis}
 
 
 def _document(record: Any, opts: Mapping[str, Any]) -> tuple[dict[str, Any], bytes] | None:

@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from server import threads
+from server import ahead, threads
 from server.analyze import BESIDE_FROM, INTERIM, PANEL_PARTS, not_checked, reuse_answer, with_editor_run
 from server.protocol import Settings
 from server.slots import Slots
@@ -75,6 +75,9 @@ class Sink(Protocol):
     def search_progress(self, doc: Document, result: Result, search: Json) -> None: ...
 
     def advice_changed(self, doc: Document, result: Result) -> None: ...
+
+    def compiled_ahead(self, doc: Document, version: int, kernel: str, line: int, tried: int,
+                       compiled: int) -> None: ...
 
     def refresh(self) -> None: ...
 
@@ -187,6 +190,7 @@ class LiveCompiler:
         whole = not typed and now >= doc.burst_until and _whole_edit(put_in)
         doc.edited_line = line or doc.edited_line
         doc.version, doc.text, doc.changed_at = version, text, now
+        _cancel_ahead(doc)
         self._parse(doc)
         if delay is None:  # an edit (`open` passes 0): a whole one after quiet that leaves the file parsing
             doc.burst_until = now + debounce  # starts at once; the rest waits (module doc)
@@ -220,6 +224,8 @@ class LiveCompiler:
         if old.analysis() == new.analysis() and not retry:
             return
         for doc in self.docs.values():
+            _cancel_ahead(doc)
+            doc.ahead.clear()  # (compiled with the old settings: no fingerprint of theirs is made again)
             for name, r in list(doc.results.items()):
                 if r.failure is not None and r.failure[0] in retry:
                     del doc.results[name]
@@ -246,6 +252,7 @@ class LiveCompiler:
                 log.info("%s: cancelled a stale compile", _short(doc.uri))
 
     def _cancel_all(self, doc: Document) -> None:
+        _cancel_ahead(doc)
         if doc.update is not None:
             doc.update.cancel()
         for fut in doc.pending.values():
@@ -294,6 +301,60 @@ class LiveCompiler:
                 await asyncio.wait({accepted, doc.update}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 accepted.cancel()
+
+    # ---- edits compiled ahead --------------------------------------------------------------------
+
+    def compile_ahead(self, doc: Document, r: Result, config: Mapping[str, Json]) -> None:
+        """Compile ahead, in the background, the edits of the tile-shape call `config` (an item of `r`'s editor view)
+        a person may make next: each entry halved or doubled (`server.ahead`), at most `compile_ahead` of them (the
+        setting; 0: none), once the document's update is done. An edit whose traced program is one of theirs reuses
+        that answer (`_reusable`) and checks its advice then. The cursor resting on the call asks for it (a code
+        action's range, `server.lsp`); any change of the document cancels it."""
+        n = self.settings.compile_ahead
+        if n <= 0 or not isinstance(config.get("id"), int) or self.settings.suggest or self.settings.precision:
+            return  # (an answer with the tile search or the precision diff is no compile to make ahead)
+        of = (doc.version, r.name, int(config["id"]))
+        if doc.ahead_of == of:  # running, or done, for this version
+            return
+        _cancel_ahead(doc)
+        doc.ahead_of = of
+        doc.ahead_task = asyncio.create_task(self._ahead(doc, doc.version, r.name, dict(config), n))
+
+    async def _ahead(self, doc: Document, version: int, name: str, config: Mapping[str, Json], n: int) -> None:
+        await self.wait(doc, self.deadline())  # the compile a person waits for first
+        k, r = doc.kernels.get(name), doc.current(name)
+        if doc.version != version or k is None or r is None or not r.ok:
+            return
+        texts = ahead.edits(doc.text, doc.path, config, n)
+        span = config.get("span")
+        line = int(span["line"]) if isinstance(span, Mapping) and isinstance(span.get("line"), int) else 0
+        kept = doc.ahead.setdefault(name, {})
+        compiled = 0
+        for text in texts:
+            known = _reusable(doc, name, doc.panels)  # a program compiled already answers "reused", at once
+            opts = {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(doc.panels),
+                    "parts_from": BESIDE_FROM, "interim": True, "fingerprint": True, "ahead": True,
+                    "reuse": {"fingerprints": dict.fromkeys(known, True)}}
+            try:
+                answer = await self.job("analyze_kernel", doc.path, text, name, opts, prepare=with_editor_run)
+            except JobFailed as e:
+                log.info("%s: %s: an edit compiled ahead stopped (%s)", _short(doc.uri), name, e.kind)
+                continue
+            got = Result("", name, k.line, k.def_line, k.def_col, k.end_line, analysis=answer)
+            fp = _answer_of(got)
+            if fp is None or answer.get("reused"):
+                continue  # an error (an illegal shape), or a program known already
+            if answer.get("interim_sent"):  # its advice is checked by the edit's compile, from its `advice_basis`
+                got.interim_analysis = {key: v for key, v in answer.items() if key not in ("interim_sent",
+                                                                                          "advice_basis")}
+            kept.pop(fp, None)
+            kept[fp] = got
+            while len(kept) > n:  # the latest n: each holds a record (tens of MB at 10^5 tile ops)
+                kept.pop(next(iter(kept)))
+            compiled += 1
+        log.info("%s: %s: %d of %d edit(s) of line %d compiled ahead", _short(doc.uri), name, compiled, len(texts),
+                 line)
+        self.sink.compiled_ahead(doc, version, name, line, len(texts), compiled)
 
     # ---- one update ----------------------------------------------------------------------------
 
@@ -644,14 +705,15 @@ def _reuse_opts(offered: Mapping[str, tuple[bool, Result, Json]]) -> dict[str, J
 
 def _reusable(doc: Document, name: str, parts: bool) -> dict[str, tuple[bool, Result, Json]]:
     """The answers a compile of the kernel may reuse, by fingerprint: (whole, the result, the answer to reuse) for
-    its latest and the one before it. `whole`: the answer holds as it is (the result's analysis); else its record
-    does (an interim answer, or one whose advice was checked after its record was sent): its interim answer is
+    its latest, the one before it and the edits compiled ahead (`LiveCompiler.compile_ahead`). `whole`: the answer
+    holds as it is (the result's analysis); else its record does (an interim answer, or one whose advice was checked
+    after its record was sent): its interim answer is
     shown and its advice checked again — offered only when that interim answer is known. A compile that asks for
     the panels' parts (`parts`: the record, graphs, listings) is offered an answer without them only completed by
     the panels' record job of that result, done, for the same traced program (opening the panels after a compile
     does not make the next edit's compile anew)."""
     out: dict[str, tuple[bool, Result, Json]] = {}
-    for r in (doc.results.get(name), doc.earlier.get(name)):
+    for r in (doc.results.get(name), doc.earlier.get(name), *reversed(doc.ahead.get(name, {}).values())):
         fp = _answer_of(r)
         if fp is None or fp in out or r is None or r.analysis is None:
             continue
@@ -675,6 +737,13 @@ def _with_panel_parts(r: Result, answer: Json) -> Json:
     if not isinstance(got, dict) or got.get("record") is None or program is None or got.get("program") != program:
         return None
     return {**answer, **{key: got[key] for key in PANEL_PARTS if key in got}}
+
+
+def _cancel_ahead(doc: Document) -> None:
+    """Stop the document's compiles ahead (their worker jobs killed); what they compiled is kept."""
+    if doc.ahead_task is not None and not doc.ahead_task.done():
+        doc.ahead_task.cancel()
+    doc.ahead_task, doc.ahead_of = None, None
 
 
 def _edit(old: str, new: str) -> tuple[int, str]:

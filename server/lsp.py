@@ -340,6 +340,10 @@ class PyptoLanguageServer(LanguageServer):
         params = P.CompileStateParams(doc.uri, version, kernels, state, list(doc.kernels))  # type: ignore[arg-type]
         self.protocol.notify(P.COMPILE_STATE, P.dump(params))
 
+    def compiled_ahead(self, doc: Document, version: int, kernel: str, line: int, tried: int, compiled: int) -> None:
+        params = P.CompiledAheadParams(doc.uri, version, kernel, line, tried, compiled)
+        self.protocol.notify(P.COMPILED_AHEAD, P.dump(params))
+
     def search_progress(self, doc: Document, r: Result, search: Any) -> None:
         try:
             params = P.SearchProgressParams(doc.uri, r.name, r.version, int(search["searched"]), int(search["space"]),
@@ -830,6 +834,8 @@ def create_server() -> PyptoLanguageServer:
         only = params.context.only
         if doc is None or (only and not any(str(k).startswith(lsp.CodeActionKind.QuickFix) for k in only)):
             return []
+        for r, tc in features.tile_calls_at(doc, params.range):  # the cursor on a tile-shape call: its next edits
+            ls.live.compile_ahead(doc, r, tc)  # compiled ahead (the `compileAhead` setting; none by default)
         if any(r.interim for r in doc.results.values()):  # its advice is being checked: offer the checked one
             await ls.live.wait(doc, min(10.0, ls.live.deadline()))  # (VS Code drops an answer held much longer)
         past = {}  # a tile-entry error with no last good result in memory (a restart): the history's shapes

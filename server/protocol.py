@@ -44,6 +44,7 @@ LOAD_TRACE = "pypto/loadTrace"
 PASS_DUMP = "pypto/passDump"
 PASS_DUMP_PASS = "pypto/passDumpPass"
 COMPILE_STATE = "pypto/compileState"
+COMPILED_AHEAD = "pypto/compiledAhead"
 SEARCH_PROGRESS = "pypto/searchProgress"
 HISTORY = "pypto/history"
 PIN_BASELINE = "pypto/pinBaseline"
@@ -93,6 +94,9 @@ class Settings:
     progress_delay_ms: int = 500  # show $/progress for updates running longer than this
     # tile ops from which a kernel with no record yet (an open) shows its tensor graph while it lowers (0: never)
     graph_first_from: int = 500_000
+    # edits of the tile-shape call under the cursor (each entry halved or doubled) compiled ahead, in the background,
+    # when the cursor rests on it (0: none; `server.live.LiveCompiler.compile_ahead`)
+    compile_ahead: int = 0
     log_level: Literal["error", "warning", "info", "debug"] = "info"  # what window/logMessage carries
 
     def analysis(self) -> dict[str, Json]:
@@ -172,6 +176,19 @@ class CompileStateParams:
     kernels: list[str]  # the kernels this update compiles
     state: Literal["started", "finished"]
     document_kernels: list[str]  # every kernel of the document's latest parsed version
+
+
+@attrs.define
+class CompiledAheadParams:
+    """The edits of a tile-shape call that the cursor rested on were compiled ahead (the `compileAhead` setting): an
+    edit whose traced program is one of theirs reuses that answer (its `recordChanged` says `reused`)."""
+
+    uri: str
+    version: int  # the document version they are edits of
+    kernel: str
+    line: int  # 1-based line of the call
+    tried: int  # edits compiled
+    compiled: int  # of them, programs new to the server and answered without an error (kept)
 
 
 @attrs.define

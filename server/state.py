@@ -130,6 +130,10 @@ class Document:
     earlier: dict[str, Result] = field(default_factory=dict)
     # kernel -> the bound (seconds) of its next compile's check of the advice, asked for by `LiveCompiler.check_advice`
     recheck: dict[str, float] = field(default_factory=dict)
+    # kernel -> fingerprint -> the answer of an edit compiled ahead (`LiveCompiler.compile_ahead`), oldest first
+    ahead: dict[str, dict[str, Result]] = field(default_factory=dict)
+    ahead_task: asyncio.Task[None] | None = None  # the compiles ahead running (cancelled by any change)
+    ahead_of: tuple[int, str, int] | None = None  # what they are of: (version, kernel, tile config id)
 
     def current(self, name: str) -> Result | None:
         """The kernel's result if it matches the latest version's key (else None)."""

@@ -77,6 +77,16 @@ export interface CompileState {
   documentKernels?: string[];
 }
 
+/** `pypto/compiledAhead` params: the edits of the tile-shape call under the cursor compiled ahead (`compileAhead`). */
+export interface CompiledAhead {
+  uri: string;
+  version: number;
+  kernel: string;
+  line: number;
+  tried: number;
+  compiled: number;
+}
+
 /** `pypto/searchProgress` params: a running tile search's best so far. */
 export interface SearchProgress {
   uri: string;

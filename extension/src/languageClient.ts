@@ -22,7 +22,7 @@ import {
 } from 'vscode-languageclient/node';
 import { describeSource, findInterpreter, interpretProbe, type Candidate, type PythonInfo } from './interpreter';
 import { pickWheel } from './install';
-import type { CompileState, KernelRef, RecordChanged, SearchProgress } from './kernels';
+import type { CompiledAhead, CompileState, KernelRef, RecordChanged, SearchProgress } from './kernels';
 import type {
   BlockResult, HistoryResult, HistoryRunResult, PanelServer, PassResult, PrecisionResult, RecordResult, ReportResult, SwimlaneParams, SwimlaneResult,
   TileGridsResult, TileOpsParams, TileOpsResult, TraceResult,
@@ -37,6 +37,7 @@ export const CLIENT_ID = 'pypto';
 export const RECORD_CHANGED = 'pypto/recordChanged';
 export const COMPILE_STATE = 'pypto/compileState';
 export const SEARCH_PROGRESS = 'pypto/searchProgress';
+export const COMPILED_AHEAD = 'pypto/compiledAhead';
 
 
 export interface Status {
@@ -194,6 +195,8 @@ export class PyptoServer implements PanelServer, vscode.Disposable {
     client.onNotification(RECORD_CHANGED, (p: RecordChanged) => this.recordEmitter.fire(p));
     client.onNotification(COMPILE_STATE, (p: CompileState) => this.compileEmitter.fire(p));
     client.onNotification(SEARCH_PROGRESS, (p: SearchProgress) => this.searchEmitter.fire(p));
+    client.onNotification(COMPILED_AHEAD, (p: CompiledAhead) =>
+      this.output.appendLine(`PyPTO: ${p.compiled} of ${p.tried} edit(s) of line ${p.line} compiled ahead for ${p.kernel}`));
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {
         // a first start that failed (the server exited during initialize) is retried by the

@@ -28,6 +28,7 @@ export interface Settings {
   precision: boolean;
   progressDelayMs: number;
   graphFirstFrom: number;
+  compileAhead: number;
   logLevel: LogLevel;
   panelPlacement: Placement;
 }
@@ -103,6 +104,10 @@ export const SETTINGS: Specs = {
   graphFirstFrom: {
     key: 'graphFirstFrom', kind: 'integer', default: 500000, minimum: 0, restart: false, server: true,
     description: 'A kernel with no record yet (an open) whose tile expansion makes at least this many tile ops shows its tensor graph while the later stages lower it; its swimlane follows with the whole record (0: never).',
+  },
+  compileAhead: {
+    key: 'compileAhead', kind: 'integer', default: 0, minimum: 0, restart: false, server: true,
+    description: 'When the cursor rests on a tile-shape call (`set_vec_tile_shapes` / `set_cube_tile_shapes`), compile this many of its next edits ahead, in the background: each entry halved or doubled, the last entry first (a cube call\'s pairs whole). An edit to one of them shows its record at once (its advice is checked then); any change stops them. 0: none.',
   },
   logLevel: {
     key: 'logLevel', kind: 'string', default: 'info', enum: ['error', 'warning', 'info', 'debug'], restart: false, server: true,

@@ -67,7 +67,7 @@ test('the server is sent its keys only; the interpreter is the extension\'s', ()
   const s = serverSettings({ ...defaults(), board: 'cpu' });
   assert.equal(s.board, 'cpu');
   assert.ok(!('interpreter' in s));
-  assert.deepEqual(Object.keys(s).sort(), ['adviceSeconds', 'board', 'debounceMs', 'graphFirstFrom', 'logLevel', 'memoryLimitMb', 'precision', 'progressDelayMs', 'suggest', 'tileSearchBudget', 'tileSearchSeconds', 'timeLimit', 'workers']);
+  assert.deepEqual(Object.keys(s).sort(), ['adviceSeconds', 'board', 'compileAhead', 'debounceMs', 'graphFirstFrom', 'logLevel', 'memoryLimitMb', 'precision', 'progressDelayMs', 'suggest', 'tileSearchBudget', 'tileSearchSeconds', 'timeLimit', 'workers']);
 });
 
 test('only an interpreter change needs a new server process', () => {

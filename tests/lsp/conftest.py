@@ -27,7 +27,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import make_test_lsp_client
 from support import softmax_source
 
-from server.protocol import COMPILE_STATE, RECORD_CHANGED, SEARCH_PROGRESS, plain
+from server.protocol import COMPILE_STATE, COMPILED_AHEAD, RECORD_CHANGED, SEARCH_PROGRESS, plain
 
 WAIT = 90.0  # seconds: only a broken server ever waits this long
 
@@ -90,10 +90,10 @@ def _read_code_actions_as_vscode_does(client: LanguageClient) -> None:
 def make_client() -> LanguageClient:
     """pytest-lsp's client, with an inbox per server message the tests wait on: `records`
     (pypto/recordChanged, as dicts), `states` (pypto/compileState, as dicts), `searches`
-    (pypto/searchProgress, as dicts), `asked` (window/showMessageRequest, answered with the action titled
-    `client.answer`, else dismissed), `published` (publishDiagnostics), `logs`
-    (window/logMessage) and `progress` ($/progress) — the last three still reach pytest-lsp's
-    own handlers (`client.diagnostics`, `client.log_messages`, `client.progress_reports`)."""
+    (pypto/searchProgress, as dicts), `ahead` (pypto/compiledAhead, as dicts), `asked` (window/showMessageRequest,
+    answered with the action titled `client.answer`, else dismissed), `published` (publishDiagnostics), `logs`
+    (window/logMessage) and `progress` ($/progress) — the last three still reach pytest-lsp's own handlers
+    (`client.diagnostics`, `client.log_messages`, `client.progress_reports`)."""
     client = make_test_lsp_client()
     _read_code_actions_as_vscode_does(client)
     client.records = Inbox()  # type: ignore[attr-defined]
@@ -113,6 +113,12 @@ def make_client() -> LanguageClient:
     @client.feature(SEARCH_PROGRESS)
     def search_progress(params: Any) -> None:
         client.searches.push(plain(params))  # type: ignore[attr-defined]
+
+    client.ahead = Inbox()  # type: ignore[attr-defined]
+
+    @client.feature(COMPILED_AHEAD)
+    def compiled_ahead(params: Any) -> None:
+        client.ahead.push(plain(params))  # type: ignore[attr-defined]
 
     client.asked = Inbox()  # type: ignore[attr-defined]
     client.answer = None  # type: ignore[attr-defined]  # the action title a showMessageRequest is answered with
