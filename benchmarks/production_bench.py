@@ -31,10 +31,18 @@ into a temporary folder: PyPTO's code never enters this repository), each kernel
 - **reused**: of the edits, those whose record said `reused` (the traced program was one the server had a record
   of: docs/protocol.md, "Reused"), and the p50 of the others ("compiled anew");
 - **comment edit**: after the tile edits, a comment added at the end of the kernel's first tile-shape line (the
-  traced program as it was) -> its record, "(reused)" when the server said so.
+  traced program as it was) -> its record, "(reused)" when the server said so;
+- **compiled ahead** (`--ahead N`, since session 64): then the same edits through a second server whose
+  `compileAhead` is N. Before each edit the client asks for the code actions at the edited call (what VS Code does
+  wherever the cursor rests) and waits for the server's `pypto/compiledAhead` ("cursor rest": not part of the edit's
+  time; a person thinks and types meanwhile); the edit is then timed as above. A second table: its p50, its ratio to
+  the cold compile, how many edits were reused, and the first server's p50 beside it. The server writes the edits
+  it compiles ahead itself (`server.ahead`: each entry of the call halved or doubled, written as a number in place of
+  its text); this script's edits are its own (`edit_variants`), so an edit of an entry written as an expression
+  (glm's attention, Kimi's `d`) halves the expression in place (`(d) // 2`) and is never one of them.
 
 Run: `.venv/bin/python benchmarks/production_bench.py [--kernels a,b] [--edits 5] [--mirror REPO] [--keep DIR]
-[--tree CHECKOUT]`. `--tree` runs another checkout's pypto and server (`PYTHONPATH`, the server's cwd), e.g.
+[--tree CHECKOUT] [--ahead N]`. `--tree` runs another checkout's pypto and server (`PYTHONPATH`, the server's cwd), e.g.
 `git worktree add /tmp/before b0231a8`; the table says which `pypto` each process imported. The captures
 are made by this checkout's `capture` (`--capture-tree`): its NPU stand-in runs tests an older one did not.
 `--against OTHER` measures two checkouts side by side, kernel by kernel: each tree's cold compile and then its edits
@@ -607,7 +615,7 @@ from pathlib import Path
 from typing import Any
 
 from _models import COMMIT, MIRROR, ROOT, machine_speed, models_folder, open_in_process, run_capture, tree_env
-from lsp_bench import Bench, Doc
+from lsp_bench import Bench, Doc, plain
 from lsprotocol import types as lsp
 
 WAIT_SECONDS = 1200.0  # for one record through the language server
@@ -665,6 +673,10 @@ class Row:
     pypto: str = ""
     tile_lines: list[int] = field(default_factory=list)  # the tile-shape calls the record used (1-based)
     tiling_lines: list[int] = field(default_factory=list)  # of those, the ones in force for an op tiles are cut for
+    # `--ahead N`: the same edits through a server with `compileAhead` N, each after the cursor rested on its line
+    ahead_edits: list[float] = field(default_factory=list)
+    ahead_reused: list[bool] = field(default_factory=list)
+    ahead_rests: list[float] = field(default_factory=list)  # code action on the line -> pypto/compiledAhead
 
 
 def kernel_lines(text: str, name: str) -> tuple[int, int]:
@@ -765,9 +777,31 @@ class TreeBench(Bench):
             JsonRPCResponseMessage, lambda d, _t: JsonRPCResponseMessage(id=d["id"], jsonrpc=d["jsonrpc"],
                                                                          result=d.get("result")))
 
+        self.ahead: list[dict[str, Any]] = []  # pypto/compiledAhead notifications
+        self.ahead_came = asyncio.Event()
+
+        @self.client.feature("pypto/compiledAhead")
+        def compiled_ahead(params: Any) -> None:
+            self.ahead.append(plain(params))
+            self.ahead_came.set()
+
     # a production kernel's patience: an edit of a file of five kernels recompiles them all (their keys hold
     # the code outside every kernel), two workers at a time
     patience = WAIT_SECONDS
+
+    async def rest_on(self, doc: Doc, line: int) -> dict[str, Any]:
+        """The cursor rests on the tile-shape call of `line` (0-based): the code action VS Code asks for there, then
+        the server's `pypto/compiledAhead` for the document's version (its `compileAhead` edits of the call)."""
+        col = max(0, doc.text.split("\n")[line].find("set_"))
+        at = lsp.Position(line, col)
+        await self.client.text_document_code_action_async(lsp.CodeActionParams(
+            lsp.TextDocumentIdentifier(doc.uri), lsp.Range(at, at), lsp.CodeActionContext(diagnostics=[])))
+        while True:
+            for a in self.ahead:
+                if a["uri"] == doc.uri and a["version"] == doc.version:
+                    return a
+            self.ahead_came.clear()
+            await asyncio.wait_for(self.ahead_came.wait(), self.patience)
 
     async def start(self) -> float:
         from lsp_bench import SETTINGS
@@ -797,23 +831,33 @@ async def panel_record(bench: Bench, uri: str, kernel: str) -> Any:
 QUIET = 0.35
 
 
-async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits: int, panels: bool) -> None:
+async def edit_through_lsp(bench: TreeBench, path: Path, k: Kernel, row: Row, edits: int, panels: bool,
+                           ahead: bool = False) -> None:
+    """The kernel opened, its panels opened, then each edit timed to its record (and back). `ahead`: a server with
+    `compileAhead`; before each edit the cursor rests on its line until the server has compiled ahead (not timed:
+    a person's thinking), and the figures go to the row's `ahead_*` (its open and comment figures stay the others')."""
     t0 = time.perf_counter()
     doc = Doc(bench, path)
     first = await bench.wait(doc.uri, k.shown, 1)
-    row.open = time.perf_counter() - t0
+    if not ahead:
+        row.open = time.perf_counter() - t0
     if first.get("error") is not None:
         row.note += f" first record: {first['error'].get('message', '')[:100]}"
         return
     if panels:  # the panels are open on the kernel: the document's compiles carry its record from now on
         t0 = time.perf_counter()
         await panel_record(bench, doc.uri, k.shown)
-        row.panels_open = time.perf_counter() - t0
+        if not ahead:
+            row.panels_open = time.perf_counter() - t0
     base = shape(first)
     original = doc.text
     changed = 0.0  # when the last change was sent: a timed edit comes after the debounce's quiet, as a person's does
     for line, new in edit_variants(original, k.name, edits, row.tile_lines, row.tiling_lines):
         old_line = doc.text.split("\n")[line]
+        if ahead:
+            t0 = time.perf_counter()
+            await bench.rest_on(doc, line)
+            row.ahead_rests.append(time.perf_counter() - t0)
         await asyncio.sleep(max(0.0, QUIET - (time.perf_counter() - changed)))
         t0 = time.perf_counter()
         v = doc.replace_line(line, new)
@@ -828,6 +872,10 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
         if r.get("error") is not None:
             row.note += f" edit {new.strip()!r}: {r['error'].get('message', '')[:80]};"
             continue
+        if ahead:
+            row.ahead_edits.append(dt)
+            row.ahead_reused.append(bool(r.get("reused")))
+            continue
         row.edits.append(dt)
         row.reused.append(bool(r.get("reused")))
         now = shape(r)
@@ -837,7 +885,7 @@ async def edit_through_lsp(bench: Bench, path: Path, k: Kernel, row: Row, edits:
         assert back.get("error") is None
     # an edit that leaves the traced program as it was: a comment at the end of a tile-shape line of the kernel
     variants = edit_variants(original, k.name, 1, row.tile_lines, row.tiling_lines)
-    if variants:
+    if variants and not ahead:
         line = variants[0][0]
         old_line = doc.text.split("\n")[line]
         await asyncio.sleep(max(0.0, QUIET - (time.perf_counter() - changed)))
@@ -892,6 +940,8 @@ async def main_async(a: argparse.Namespace) -> None:
             for row in rows[trees[0]]:
                 cold_row(models, trees[0], row, a.open_timeout)
             await edits_row(rows[trees[0]], trees[0], models, a)
+            if a.ahead:  # the same edits through a second server, which compiles ahead where the cursor rests
+                await edits_row(rows[trees[0]], trees[0], models, a, ahead=a.ahead)
         else:  # kernel by kernel, each tree's cold compile and its own server, the trees taking turns to go first
             for i in range(len(chosen)):
                 for r in range(a.rounds):  # (each round's edits join the kernel's row; the last cold compile stays)
@@ -924,10 +974,11 @@ def cold_row(models: Path, tree: Path, row: Row, timeout: float) -> None:
           f"{row.note}", flush=True)
 
 
-async def edits_row(rows: list[Row], tree: Path, models: Path, a: argparse.Namespace) -> None:
-    """The kernels' edits through one language server of `tree` (its workers warm first)."""
+async def edits_row(rows: list[Row], tree: Path, models: Path, a: argparse.Namespace, ahead: int = 0) -> None:
+    """The kernels' edits through one language server of `tree` (its workers warm first); `ahead`: its
+    `compileAhead` setting, the cursor resting on each edit's line first."""
     # the default debounce (300 ms): an edit of a whole tile shape after quiet skips it, as a quick fix does
-    bench = TreeBench(tree, {"workers": 2, "timeLimit": a.open_timeout})
+    bench = TreeBench(tree, {"workers": 2, "timeLimit": a.open_timeout, "compileAhead": ahead})
     await bench.start()
     try:
         await asyncio.wait_for(bench.workers_ready.wait(), 300)
@@ -935,9 +986,14 @@ async def edits_row(rows: list[Row], tree: Path, models: Path, a: argparse.Names
             if row.cold is None:
                 continue
             try:
-                await edit_through_lsp(bench, models / row.kernel.file, row.kernel, row, a.edits, a.panels)
+                await edit_through_lsp(bench, models / row.kernel.file, row.kernel, row, a.edits, a.panels, ahead > 0)
             except (TimeoutError, asyncio.TimeoutError):
                 row.note += f" edit: no record within {WAIT_SECONDS:g} s;"
+            if ahead:
+                print(f"  edits {row.kernel.key} compiled ahead ({ahead} per call): "
+                      f"{[round(x, 2) for x in row.ahead_edits]} reused {row.ahead_reused}; the cursor rested "
+                      f"{[round(x, 1) for x in row.ahead_rests]} s", flush=True)
+                continue
             p50 = statistics.median(row.edits) if row.edits else None
             print(f"  edits {row.kernel.key}: {[round(x, 2) for x in row.edits]} p50 {p50}; reused {row.reused}; "
                   f"with the panels' record {[round(x, 2) for x in row.drawn]}; a comment "
@@ -963,6 +1019,16 @@ def table(rows: list[Row]) -> None:
               f"{sum(r.reused)}/{len(r.edits)} | {f'{statistics.median(anew):.2f}' if anew else '-'} | "
               f"{'-' if r.comment is None else f'{r.comment:.2f}' + (' (reused)' if r.comment_reused else '')} | "
               f"{r.record_bytes / 1e6:.1f} MB | {r.note.strip()} |")
+    ahead = [r for r in rows if r.ahead_edits]
+    if ahead:
+        print("\n| kernel | edit p50 s, compiled ahead | edit/cold % | reused | edit p50 s, as usual "
+              "| cursor rest p50 s |")
+        print("|---|---|---|---|---|---|")
+        for r in ahead:
+            p50 = statistics.median(r.ahead_edits)
+            usual = f"{statistics.median(r.edits):.2f}" if r.edits else "-"
+            print(f"| {r.kernel.key} | {p50:.2f} | {f'{100 * p50 / r.cold:.0f}' if r.cold else '-'} | "
+                  f"{sum(r.ahead_reused)}/{len(r.ahead_edits)} | {usual} | {statistics.median(r.ahead_rests):.1f} |")
 
 
 def main() -> int:
@@ -986,6 +1052,9 @@ def main() -> int:
                          "runs the tests; the capture format is the same)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test's capture (default 900)")
     ap.add_argument("--open-timeout", type=float, default=600.0, help="seconds for one record (default 600)")
+    ap.add_argument("--ahead", type=int, default=0,
+                    help="then the same edits through a server with `compileAhead` N, the cursor resting on each "
+                         "edit's line until the server has compiled ahead (not timed); a second table")
     asyncio.run(main_async(ap.parse_args()))
     return 0
 

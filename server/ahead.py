@@ -3,11 +3,13 @@
 A kernel engineer tunes a tile shape by halving or doubling one of its entries and looking at the new run. When the
 `compileAhead` setting asks for it, the language server compiles such edits of the call the cursor rests on before
 they are typed (`server.live.LiveCompiler.compile_ahead`); an edit whose traced program is one of theirs then reuses
-that answer, as an undo does. This module only writes the edited texts; it runs nothing.
+that answer, as an undo does. The program's fingerprint holds its source spans, so an edit is written as a person
+makes it: the one entry, as a number, in place of its text. This module only writes the edited texts; it runs nothing.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -47,6 +49,30 @@ def shapes(kind: str, dims: Sequence[Json]) -> list[list[Json]]:
     return out
 
 
+def rewritten(call: str, kind: str, dims: Sequence[Json], new: Sequence[Json]) -> str:
+    """The call's text (`fn(...)` as the document has it) setting `new` in place of `dims`, as a person edits it: only
+    the entries that change are written, as numbers (a cube call's pair as `[a, b]`), every other argument's text
+    kept (`d`, `c1_tile[0]`, a comment-free expression), so that an edit typing the number where the expression was
+    is the same text. A call whose arguments do not line up with its dims (`*shape`, keywords) is written whole."""
+    try:
+        tree = ast.parse(call, mode="eval").body
+    except SyntaxError:
+        tree = None
+    args = tree.args if isinstance(tree, ast.Call) else []
+    width = 3 if kind == "cube" else len(dims)
+    if not isinstance(tree, ast.Call) or len(args) < width or any(isinstance(a, ast.Starred) for a in args) or (
+            kind == "vec" and (len(args) != width or tree.keywords)):
+        return call_text(call[:call.index("(")], kind, new)
+    raw = call.encode()
+    for i in reversed(range(width)):  # right to left: the offsets before it hold
+        if new[i] == dims[i]:
+            continue
+        a = args[i]
+        value = f"[{', '.join(map(str, new[i]))}]" if kind == "cube" else str(new[i])
+        raw = raw[:a.col_offset] + value.encode() + raw[a.end_col_offset or a.col_offset:]
+    return raw.decode()
+
+
 def call_text(fn: str, kind: str, dims: Sequence[Json]) -> str:
     """The call setting `dims`, spelt `fn(...)` as the document spells the function."""
     if kind == "cube":
@@ -58,8 +84,9 @@ def call_text(fn: str, kind: str, dims: Sequence[Json]) -> str:
 
 def edits(text: str, path: str, config: Mapping[str, Json], limit: int) -> list[str]:
     """Up to `limit` texts of the document, each with the tile-shape call `config` (an item of an editor view's
-    `tile_configs`: kind, dims, span in UTF-8 columns) one step off (`shapes`). None for a call in another file, a call
-    written over several lines, or a span whose text is not a call."""
+    `tile_configs`: kind, dims, span in UTF-8 columns) one step off (`shapes`), the entry that changes written in
+    place (`rewritten`). None for a call in another file, a call written over several lines, or a span whose text is
+    not a call."""
     span = config.get("span")
     kind, dims = config.get("kind"), config.get("dims")
     if limit <= 0 or not isinstance(span, Mapping) or not isinstance(dims, list) or kind not in ("vec", "cube"):
@@ -78,7 +105,7 @@ def edits(text: str, path: str, config: Mapping[str, Json], limit: int) -> list[
         return []
     out = []
     for new in shapes(str(kind), dims):
-        written = raw[:col] + call_text(fn, str(kind), new).encode() + raw[end_col:]
+        written = raw[:col] + rewritten(original, str(kind), dims, new).encode() + raw[end_col:]
         out.append("\n".join([*lines[:line - 1], written.decode(errors="replace"), *lines[line:]]))
         if len(out) >= limit:
             break

@@ -304,15 +304,26 @@ class LiveCompiler:
 
     # ---- edits compiled ahead --------------------------------------------------------------------
 
-    def compile_ahead(self, doc: Document, r: Result, config: Mapping[str, Json]) -> None:
-        """Compile ahead, in the background, the edits of the tile-shape call `config` (an item of `r`'s editor view)
-        a person may make next: each entry halved or doubled (`server.ahead`), at most `compile_ahead` of them (the
-        setting; 0: none), once the document's update is done. An edit whose traced program is one of theirs reuses
-        that answer (`_reusable`) and checks its advice then. The cursor resting on the call asks for it (a code
-        action's range, `server.lsp`); any change of the document cancels it."""
+    def compile_ahead(self, doc: Document, calls: Sequence[tuple[Result, Mapping[str, Json]]]) -> None:
+        """Compile ahead, in the background, the edits of a tile-shape call a person may make next: each entry halved
+        or doubled (`server.ahead`), at most `compile_ahead` of them (the setting; 0: none), once the document's update
+        is done. `calls`: (result, tile config of its editor view) of each kernel that uses the call under the cursor
+        (a code action's range, `server.lsp`): compiled for one of them — the one the panels show, else the one whose
+        lines hold the call, else the first. An edit whose traced program is one of theirs reuses that answer
+        (`_reusable`) and checks its advice then. Any change of the document cancels it."""
         n = self.settings.compile_ahead
-        if n <= 0 or not isinstance(config.get("id"), int) or self.settings.suggest or self.settings.precision:
+        if n <= 0 or not calls or self.settings.suggest or self.settings.precision:
             return  # (an answer with the tile search or the precision diff is no compile to make ahead)
+
+        def rank(call: tuple[Result, Mapping[str, Json]]) -> tuple[bool, bool]:
+            r, config = call
+            span = config.get("span")
+            line = span.get("line") if isinstance(span, Mapping) else None
+            return r.name != doc.watched, not (isinstance(line, int) and r.line <= line <= r.end_line)
+
+        r, config = min(calls, key=rank)
+        if not isinstance(config.get("id"), int):
+            return
         of = (doc.version, r.name, int(config["id"]))
         if doc.ahead_of == of:  # running, or done, for this version
             return

@@ -834,8 +834,8 @@ def create_server() -> PyptoLanguageServer:
         only = params.context.only
         if doc is None or (only and not any(str(k).startswith(lsp.CodeActionKind.QuickFix) for k in only)):
             return []
-        for r, tc in features.tile_calls_at(doc, params.range):  # the cursor on a tile-shape call: its next edits
-            ls.live.compile_ahead(doc, r, tc)  # compiled ahead (the `compileAhead` setting; none by default)
+        # the cursor on a tile-shape call: its next edits compiled ahead (the `compileAhead` setting; none by default)
+        ls.live.compile_ahead(doc, features.tile_calls_at(doc, params.range))
         if any(r.interim for r in doc.results.values()):  # its advice is being checked: offer the checked one
             await ls.live.wait(doc, min(10.0, ls.live.deadline()))  # (VS Code drops an answer held much longer)
         past = {}  # a tile-entry error with no last good result in memory (a restart): the history's shapes

@@ -58,3 +58,22 @@ def test_no_edit_of_a_call_elsewhere_over_several_lines_or_not_asked_for():
         assert ahead.edits(TEXT, "/w/k.py", other, 4) == []
     assert ahead.edits(TEXT, "/w/k.py", {**tc, "kind": "cube"}, 4) == [], "not the call of its kind"
     assert ahead.edits(TEXT, "/w/k.py", {**tc, "span": None}, 4) == []
+
+
+def test_only_the_entry_that_changes_is_written_the_other_arguments_text_kept():
+    vec = "pypto.set_vec_tile_shapes(1, norm_m_tile, d)"
+    assert ahead.rewritten(vec, "vec", [1, 32, 128], [1, 32, 64]) == "pypto.set_vec_tile_shapes(1, norm_m_tile, 64)"
+    cube = "pypto.set_cube_tile_shapes(c1_tile[0], c1_tile[1], c1_tile[2])"
+    dims = [[16, 128], [128, 256], [128, 128]]
+    assert ahead.rewritten(cube, "cube", dims, [[16, 128], [128, 256], [64, 64]]) == \
+        "pypto.set_cube_tile_shapes(c1_tile[0], c1_tile[1], [64, 64])"
+    split = "set_cube_tile_shapes([l_max, l_max], [256, 256], [32, 32], enable_split_k=True)"
+    assert ahead.rewritten(split, "cube", [[32, 32], [256, 256], [32, 32], True],
+                           [[32, 32], [128, 128], [32, 32], True]) == \
+        "set_cube_tile_shapes([l_max, l_max], [128, 128], [32, 32], enable_split_k=True)"
+    # arguments that do not line up with the dims: the call written whole, with numbers
+    assert ahead.rewritten("pypto.set_vec_tile_shapes(*shape)", "vec", [8, 64], [8, 32]) == \
+        "pypto.set_vec_tile_shapes(8, 32)"
+    text = TEXT.replace("set_vec_tile_shapes(16, 384)", "set_vec_tile_shapes(rows, 384)")
+    tc = _config(text, "pypto.set_vec_tile_shapes", "vec", [16, 384])
+    assert ahead.edits(text, "/w/k.py", tc, 1) == [text.replace("(rows, 384)", "(rows, 192)")]

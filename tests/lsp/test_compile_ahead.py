@@ -2,7 +2,8 @@
 wherever the cursor rests — compiles that call's next edits (each entry halved or doubled, the last first) in the
 background and says so (`pypto/compiledAhead`); an edit to one of them is answered from it (`reused`: shown at once,
 its advice checked then), with the record a cold compile of that text makes; an edit to any other shape is compiled as
-usual (docs/protocol.md, "Compiles ahead")."""
+usual; a call shared by several kernels is compiled ahead for the one the panels show (docs/protocol.md, "Compiles
+ahead")."""
 
 from __future__ import annotations
 
@@ -69,3 +70,36 @@ async def test_an_edit_not_compiled_ahead_is_compiled_as_usual(client, lsp_kit, 
     v2 = doc.replace("(16, 384)", "(8, 384)")  # the first entry halved: not among the two compiled ahead
     again = await client.records.record(doc.uri, "tail_vec", v2)
     assert not again.get("reused") and again["summary"] != first["summary"]
+
+
+SHARED = '''import pypto
+
+
+def _tiles():
+    pypto.set_vec_tile_shapes(16, 128)
+
+
+@pypto.jit
+def first(x: pypto.Tensor([32, 256], pypto.DT_FP32), out: pypto.Tensor([32, 256], pypto.DT_FP32)):
+    _tiles()
+    out[:] = pypto.exp(x)
+
+
+@pypto.jit
+def second(x: pypto.Tensor([32, 256], pypto.DT_FP32), out: pypto.Tensor([32, 256], pypto.DT_FP32)):
+    _tiles()
+    out[:] = pypto.exp(x) * x
+'''
+
+
+async def test_a_call_shared_by_kernels_is_compiled_ahead_for_the_one_the_panels_show(client, lsp_kit, tmp_path):
+    doc = lsp_kit.Doc(client, tmp_path / "shared.py", SHARED)
+    await client.records.record(doc.uri, "first", 1)
+    await client.records.record(doc.uri, "second", 1)
+    await doc.call("pypto/record", kernel="second")  # the panels show `second`
+    ahead = await _compiled_ahead(client, doc)
+    assert (ahead["kernel"], ahead["compiled"]) == ("second", 2)
+    v2 = doc.replace("(16, 128)", "(16, 64)")
+    shown = await client.records.record(doc.uri, "second", v2)
+    other = await client.records.record(doc.uri, "first", v2)
+    assert shown["reused"] is True and not other.get("reused"), "the other kernel is compiled as usual"
