@@ -51,7 +51,7 @@ describe('compiles ahead in VS Code (code-server)', { skip: skip ? `missing: ${s
     const last = Number(entries.at(-1));
     const halved = `pypto.set_vec_tile_shapes(${[...entries.slice(0, -1), String(last / 2)].join(', ')})`;
     const text = readFileSync(join(s.ws.folder, NAME), 'utf8').split('\n')[line - 1];
-    await H.replaceLine(page, line, text.replace(call[0], halved), NAME);
+    await H.replaceLine(page, line, text.trimStart().replace(call[0], halved), NAME); // (the text after its indent)
     await H.until(async () => { const t = await lens.textContent(); return t !== first && /µs/.test(t); },
       { timeout: 120_000, what: 'the CodeLens of the edit' });
     await H.until(() => said('its traced program unchanged: the last compile reused'),
