@@ -595,6 +595,34 @@ against 1.93 s): the change is the debounce's 0.3 s, nothing else.
 Session 63 (2026-12-05 19:07-19:17 UTC, `--no-capture --edits 3`, this tree alone, after its block stage and blocks'
 document changes, which these kernels barely use): edit p50 glm 0.45 s of cold 5.1 (9 %), gated delta rule 2.41 of
 14.0 (17 %), Kimi 2.03 of 3.8 (53 %); opens 0.4, 3.8 and 2.7 s; comment edits 0.07-0.11 s (reused).
+
+Session 64 (2026-12-05 20:30-20:43 UTC, `--no-capture --edits 3 --ahead 4`, this tree alone, the machine otherwise
+idle): the compiles ahead (`compileAhead` 4, off by default). The first server, as usual:
+
+| kernel | tile ops | tasks | cold s | open s | edit p50 s | edit/cold % | panel record p50 s | comment edit s |
+|---|---|---|---|---|---|---|---|---|
+| glm_attention | 24,408 | 4,600 | 4.4 | 0.4 | 0.43 | 10 | 0.50 | 0.11 (reused) |
+| gated_delta_rule | 195,552 | 76,016 | 13.9 | 3.6 | 2.22 | 16 | 2.74 | 0.10 (reused) |
+| block_attn_res | 139,840 | 41,024 | 3.9 | 2.4 | 2.02 | 52 | 2.30 | 0.10 (reused) |
+
+The second, the cursor resting on each edit's call first:
+
+| kernel | edit p50 s, compiled ahead | edit/cold % | reused | each edit s | cursor rest s |
+|---|---|---|---|---|---|
+| glm_attention | 0.43 | 10 | 0/3 | 0.43, 0.46, 0.41 | 20.3, 10.7, 12.1 |
+| gated_delta_rule | 0.10 | 1 | 2/3 | 0.09, 0.10, 2.36 | 30.7, 15.1, 12.8 |
+| block_attn_res | 1.92 | 49 | 1/3 | 2.09, 1.92, 0.07 | 26.3, 24.1, 16.6 |
+
+An edit the server compiled ahead is shown in 0.07-0.10 s (1-2 % of these kernels' cold compiles); one it did not
+takes what it took before. Gated delta rule's third edit halves the first entry of `(128, 128, 128)`, the fifth of
+the call's edits (4 compiled); glm's edits and Kimi's first two halve an entry written as an expression in place
+(`(d) // 2`, `[x // 2 for x in c1_tile[1]]`), which the server's edits, written as numbers, never match (the
+fingerprint holds the source spans); Kimi's third, `[32, 32]` -> `[16, 16]` in a cube call of literals, matched. The
+"cursor rest" is from the code action to `pypto/compiledAhead`: the code action waits for the check of the advice
+of the result it is on (up to `adviceSeconds`), the compiles ahead wait for the document's update to end and then run
+one after another, beside the tile search the code action starts for the call; the first edit compiled is ready
+sooner than the last. An earlier run (20:22-20:28 UTC), with the whole call written as numbers: gated delta rule the
+same (0.10 s, 2/3), Kimi 0/3.
 """
 
 from __future__ import annotations
