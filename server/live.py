@@ -329,7 +329,13 @@ class LiveCompiler:
             return
         _cancel_ahead(doc)
         doc.ahead_of = of
-        doc.ahead_task = asyncio.create_task(self._ahead(doc, doc.version, r.name, dict(config), n))
+        doc.ahead_task = asyncio.create_task(self._ahead_logged(doc, doc.version, r.name, dict(config), n))
+
+    async def _ahead_logged(self, doc: Document, version: int, name: str, config: Mapping[str, Json], n: int) -> None:
+        try:
+            await self._ahead(doc, version, name, config, n)
+        except Exception:  # a bug here: logged, and the compiles ahead of this version given up (none is retried)
+            log.exception("%s: %s: the compiles ahead failed", _short(doc.uri), name)
 
     async def _ahead(self, doc: Document, version: int, name: str, config: Mapping[str, Json], n: int) -> None:
         await self.wait(doc, self.deadline())  # the compile a person waits for first
@@ -718,11 +724,10 @@ def _reusable(doc: Document, name: str, parts: bool) -> dict[str, tuple[bool, Re
     """The answers a compile of the kernel may reuse, by fingerprint: (whole, the result, the answer to reuse) for
     its latest, the one before it and the edits compiled ahead (`LiveCompiler.compile_ahead`). `whole`: the answer
     holds as it is (the result's analysis); else its record does (an interim answer, or one whose advice was checked
-    after its record was sent): its interim answer is
-    shown and its advice checked again — offered only when that interim answer is known. A compile that asks for
-    the panels' parts (`parts`: the record, graphs, listings) is offered an answer without them only completed by
-    the panels' record job of that result, done, for the same traced program (opening the panels after a compile
-    does not make the next edit's compile anew)."""
+    after its record was sent): its interim answer is shown and its advice checked again — offered only when that
+    interim answer is known. A compile that asks for the panels' parts (`parts`: the record, graphs, listings) is
+    offered an answer without them only completed by the panels' record job of that result, done, for the same traced
+    program (opening the panels after a compile does not make the next edit's compile anew)."""
     out: dict[str, tuple[bool, Result, Json]] = {}
     for r in (doc.results.get(name), doc.earlier.get(name), *reversed(doc.ahead.get(name, {}).values())):
         fp = _answer_of(r)
