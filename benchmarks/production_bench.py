@@ -596,7 +596,7 @@ Session 63 (2026-12-05 19:07-19:17 UTC, `--no-capture --edits 3`, this tree alon
 document changes, which these kernels barely use): edit p50 glm 0.45 s of cold 5.1 (9 %), gated delta rule 2.41 of
 14.0 (17 %), Kimi 2.03 of 3.8 (53 %); opens 0.4, 3.8 and 2.7 s; comment edits 0.07-0.11 s (reused).
 
-Session 64 (2026-12-05 20:30-20:43 UTC, `--no-capture --edits 3 --ahead 4`, this tree alone, the machine otherwise
+Session 64 (2026-12-05 20:30-20:35 UTC, `--no-capture --edits 3 --ahead 4`, this tree alone, the machine otherwise
 idle): the compiles ahead (`compileAhead` 4, off by default). The first server, as usual:
 
 | kernel | tile ops | tasks | cold s | open s | edit p50 s | edit/cold % | panel record p50 s | comment edit s |
@@ -621,7 +621,7 @@ fingerprint holds the source spans); Kimi's third, `[32, 32]` -> `[16, 16]` in a
 "cursor rest" is from the code action to `pypto/compiledAhead`: the code action waits for the check of the advice
 of the result it is on (up to `adviceSeconds`), the compiles ahead wait for the document's update to end and then run
 one after another, beside the tile search the code action starts for the call; the first edit compiled is ready
-sooner than the last. An earlier run (20:22-20:28 UTC), with the whole call written as numbers: gated delta rule the
+sooner than the last. An earlier run (20:22-20:27 UTC), with the whole call written as numbers: gated delta rule the
 same (0.10 s, 2/3), Kimi 0/3.
 """
 
