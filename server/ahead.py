@@ -82,8 +82,9 @@ def call_text(fn: str, kind: str, dims: Sequence[Json]) -> str:
     return f"{fn}({', '.join(map(str, dims))})"
 
 
-def edits(text: str, path: str, config: Mapping[str, Json], limit: int) -> list[str]:
-    """Up to `limit` texts of the document, each with the tile-shape call `config` (an item of an editor view's
+def edits(text: str, path: str, config: Mapping[str, Json], limit: int) -> list[tuple[str, str]]:
+    """Up to `limit` (call, text): the call as edited, and the document with it, for the tile-shape call `config` (an
+    item of an editor view's
     `tile_configs`: kind, dims, span in UTF-8 columns) one step off (`shapes`), the entry that changes written in
     place (`rewritten`). None for a call in another file, a call written over several lines, or a span whose text is
     not a call."""
@@ -103,10 +104,11 @@ def edits(text: str, path: str, config: Mapping[str, Json], limit: int) -> list[
     fn = original[:original.index("(")] if "(" in original else ""
     if not original.endswith(")") or not _CALLEE.fullmatch(fn) or fn.split(".")[-1] != f"set_{kind}_tile_shapes":
         return []
-    out = []
+    out: list[tuple[str, str]] = []
     for new in shapes(str(kind), dims):
-        written = raw[:col] + rewritten(original, str(kind), dims, new).encode() + raw[end_col:]
-        out.append("\n".join([*lines[:line - 1], written.decode(errors="replace"), *lines[line:]]))
+        call = rewritten(original, str(kind), dims, new)
+        written = raw[:col] + call.encode() + raw[end_col:]
+        out.append((call, "\n".join([*lines[:line - 1], written.decode(errors="replace"), *lines[line:]])))
         if len(out) >= limit:
             break
     return out

@@ -336,6 +336,35 @@ def capture_text(doc: Document, line1: int) -> list[str]:
     return out
 
 
+def ahead_text(doc: Document, line1: int) -> str | None:
+    """On a tile-shape call whose next edits are compiled ahead (`compileAhead`, `server.live`): each edit's figures
+    on the board beside the kernel's now, or why it did not compile — while the document is the version they are
+    edits of. Rows come as the compiles end."""
+    got = doc.ahead_rows
+    if not got or got["version"] != doc.version or got["line"] != line1 or not got["rows"]:
+        return None
+    r = doc.current(got["kernel"])
+    now = (r.summary if r is not None else None) or {}
+    base = now.get("makespan_us")
+    rows = ["| edit | makespan | tasks | against now |", "|---|---|---|---|"]
+    for row in got["rows"]:
+        s = row.get("summary") or {}
+        mk = s.get("makespan_us")
+        if row.get("current"):
+            rows.append(f"| `{row['call']}` | {us(float(mk)) if mk else '—'} | {n(int(s.get('tasks') or 0))} | "
+                        f"the program as it is |")
+        elif isinstance(mk, (int, float)) and mk > 0:
+            against = f"{base / mk:.2f}× faster" if isinstance(base, (int, float)) and base > mk else \
+                f"{mk / base:.2f}× slower" if isinstance(base, (int, float)) and base > 0 else "—"
+            rows.append(f"| `{row['call']}` | {us(float(mk))} | {n(int(s.get('tasks') or 0))} | {against} |")
+        else:
+            why = str(row.get("error") or "no record").splitlines()[0][:120].replace("|", "\\|")
+            rows.append(f"| `{row['call']}` | — | — | not compiled: {why} |")
+    return "\n".join([f"**pypto** · `{got['kernel']}` · these edits of the call are compiled ahead "
+                      f"(`pypto.compileAhead`): typed, one is shown at once", "", *rows, "",
+                      f"Figures {clock_word(now) or 'simulated'} on the {now.get('board', 'sim')} board."])
+
+
 def hover_text(doc: Document, line1: int) -> str | None:
     parts = capture_text(doc, line1)
     for r, entry in results_at(doc, line1):
@@ -378,6 +407,9 @@ def hover_text(doc: Document, line1: int) -> str | None:
         if s.get("bound"):
             text += ["", f"Bound: **{s['bound']}** — {s.get('why', '')}"]
         parts.append("\n".join(text))
+    ahead = ahead_text(doc, line1)
+    if ahead is not None:
+        parts.append(ahead)
     return "\n\n---\n\n".join(parts) if parts else None
 
 

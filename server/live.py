@@ -347,7 +347,9 @@ class LiveCompiler:
         line = int(span["line"]) if isinstance(span, Mapping) and isinstance(span.get("line"), int) else 0
         kept = doc.ahead.setdefault(name, {})
         compiled = 0
-        for text in texts:
+        rows: list[dict[str, Json]] = []  # what the hover of the call shows of them (`features.ahead_text`)
+        doc.ahead_rows = {"version": version, "line": line, "kernel": name, "rows": rows}
+        for call, text in texts:
             known = _reusable(doc, name, doc.panels)  # a program compiled already answers "reused", at once
             opts = {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(doc.panels),
                     "parts_from": BESIDE_FROM, "interim": True, "fingerprint": True, "ahead": True,
@@ -356,11 +358,20 @@ class LiveCompiler:
                 answer = await self.job("analyze_kernel", doc.path, text, name, opts, prepare=with_editor_run)
             except JobFailed as e:
                 log.info("%s: %s: an edit compiled ahead stopped (%s)", _short(doc.uri), name, e.kind)
+                rows.append({"call": call, "error": f"{e.kind}: {e.message.splitlines()[0] if e.message else ''}"})
+                continue
+            if answer.get("reused"):  # a program known already (the kernel as it is, an earlier edit): not kept
+                fp = answer.get("fingerprint")
+                was = known[fp][2] if isinstance(fp, str) and fp in known else {}
+                rows.append({"call": call, "summary": was.get("summary"), "current": fp == _answer_of(r)})
                 continue
             got = Result("", name, k.line, k.def_line, k.def_col, k.end_line, analysis=answer)
             fp = _answer_of(got)
-            if fp is None or answer.get("reused"):
-                continue  # an error (an illegal shape), or a program known already
+            error = answer.get("error")
+            rows.append({"call": call, "summary": answer.get("summary"),
+                         "error": str(error.get("message", "")) if isinstance(error, dict) else None})
+            if fp is None:
+                continue  # an error (an illegal shape)
             if answer.get("interim_sent"):  # its advice is checked by the edit's compile, from its `advice_basis`
                 got.interim_analysis = {key: v for key, v in answer.items() if key not in ("interim_sent",
                                                                                           "advice_basis")}

@@ -134,6 +134,8 @@ class Document:
     ahead: dict[str, dict[str, Result]] = field(default_factory=dict)
     ahead_task: asyncio.Task[None] | None = None  # the compiles ahead running (cancelled by any change)
     ahead_of: tuple[int, str, int] | None = None  # what they are of: (version, kernel, tile config id)
+    # the latest compiles ahead, for the hover of their call: version, line, kernel and a row per edit
+    ahead_rows: dict[str, Any] | None = None
 
     def current(self, name: str) -> Result | None:
         """The kernel's result if it matches the latest version's key (else None)."""

@@ -41,10 +41,12 @@ def test_a_cube_calls_pairs_move_whole_n_then_k_then_m_keeping_split_k():
 def test_the_edits_are_the_document_with_the_call_rewritten_in_place():
     tc = _config(TEXT, "pypto.set_vec_tile_shapes", "vec", [16, 384])
     got = ahead.edits(TEXT, "/w/k.py", tc, 3)
-    assert got == [TEXT.replace("(16, 384)", "(16, 192)"), TEXT.replace("(16, 384)", "(16, 768)"),
-                   TEXT.replace("(16, 384)", "(8, 384)")]
+    assert got == [(f"pypto.set_vec_tile_shapes{new}", TEXT.replace("(16, 384)", new))
+                   for new in ("(16, 192)", "(16, 768)", "(8, 384)")]
     cube = _config(TEXT, "pypto.set_cube_tile_shapes", "cube", [[32, 64], [64, 128], [128, 256], True])
-    assert ahead.edits(TEXT, "/w/k.py", cube, 1) == [TEXT.replace("[128, 256], enable", "[64, 128], enable")]
+    assert ahead.edits(TEXT, "/w/k.py", cube, 1) == [
+        ("pypto.set_cube_tile_shapes([32, 64], [64, 128], [64, 128], enable_split_k=True)",
+         TEXT.replace("[128, 256], enable", "[64, 128], enable"))]
 
 
 def test_no_edit_of_a_call_elsewhere_over_several_lines_or_not_asked_for():
@@ -76,4 +78,5 @@ def test_only_the_entry_that_changes_is_written_the_other_arguments_text_kept():
         "pypto.set_vec_tile_shapes(8, 32)"
     text = TEXT.replace("set_vec_tile_shapes(16, 384)", "set_vec_tile_shapes(rows, 384)")
     tc = _config(text, "pypto.set_vec_tile_shapes", "vec", [16, 384])
-    assert ahead.edits(text, "/w/k.py", tc, 1) == [text.replace("(rows, 384)", "(rows, 192)")]
+    assert ahead.edits(text, "/w/k.py", tc, 1) == [("pypto.set_vec_tile_shapes(rows, 192)",
+                                                    text.replace("(rows, 384)", "(rows, 192)"))]

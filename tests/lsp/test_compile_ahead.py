@@ -39,12 +39,19 @@ async def test_an_edit_compiled_ahead_is_shown_from_that_compile_with_a_cold_com
     ahead = await _compiled_ahead(client, doc)
     assert (ahead["kernel"], ahead["line"], ahead["tried"], ahead["compiled"]) == \
         ("tail_vec", doc.line_of("set_vec_tile_shapes") + 1, 2, 2)
+    hover = await doc.hover(doc.line_of("set_vec_tile_shapes"))
+    assert hover is not None and "compiled ahead" in hover, hover
+    rows = [x for x in hover.splitlines() if x.startswith("| `pypto.set_vec_tile_shapes(")]
+    assert [x.split("`")[1] for x in rows] == [f"pypto.set_vec_tile_shapes{new}" for new in ("(16, 192)", "(16, 768)")]
+    assert all(" µs | " in x and ("faster" in x or "slower" in x) for x in rows), rows
     path.write_text(doc.text.replace("(16, 384)", "(16, 192)"))  # (the record has the hash of the file as saved)
     v2 = doc.replace("(16, 384)", "(16, 192)")  # the last entry halved: the first edit compiled ahead
     early = await client.records.record(doc.uri, "tail_vec", v2, interim=True)
     final = await client.records.record(doc.uri, "tail_vec", v2)
     assert early["reused"] is True and early["bestGain"] is None, "shown before its advice is checked"
     assert final["reused"] is True and final["summary"] == early["summary"] != first["summary"]
+    assert f"{final['summary']['makespanUs']:,.2f} µs" in rows[0], "the hover said the figure the edit shows"
+    assert "compiled ahead" not in (await doc.hover(doc.line_of("set_vec_tile_shapes")) or ""), "of another version"
     got = await doc.call("pypto/record", kernel="tail_vec")
     assert got["version"] == v2
 
