@@ -1,8 +1,9 @@
 // Compiles ahead in a real VS Code (code-server), with `pypto.compileAhead` set: the cursor put on softmax.py's
 // set_vec_tile_shapes call and left there is all it takes — VS Code asks for the code actions where the cursor rests,
 // and the language server compiles the call's next edits in the background ("PyPTO: 2 of 2 edit(s) of line 25
-// compiled ahead" in the PyPTO output channel). Typing one of them (the last entry halved) is then answered from
-// that compile: the server's log line for it says the last compile was reused, and the CodeLens shows its makespan.
+// compiled ahead" in the PyPTO output channel), and the call's hover lists them with their simulated makespans.
+// Typing one of them (the last entry halved) is then answered from that compile: the server's log line for it says
+// the last compile was reused, and the CodeLens shows its makespan.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -44,7 +45,16 @@ describe('compiles ahead in VS Code (code-server)', { skip: skip ? `missing: ${s
     await H.until(() => said(`edit(s) of line ${line} compiled ahead for softmax_kernel`),
       { timeout: 120_000, what: 'the compiles ahead of the call under the cursor, in the PyPTO output' });
     assert.ok(await said(`2 of 2 edit(s) of line ${line} compiled ahead`), 'both edits compiled');
+    // the call's hover lists them with their simulated figures
+    await H.gotoLine(page, line, 12, NAME);
+    await H.runCommand(page, 'Show or Focus Hover');
+    const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: 'compiled ahead' }).first();
+    await hover.waitFor({ timeout: 30_000 });
+    const rows = await hover.innerText();
+    assert.match(rows, /set_vec_tile_shapes\([^)]*\)\s+[\d.,]+ µs/, `a row per edit with its makespan: ${rows}`);
+    assert.match(rows, /simulated on the sim board/);
     await H.shot(page, 'vscode-ahead-1-compiled');
+    await page.keyboard.press('Escape');
 
     // the last entry halved, as a person tunes it: the first edit compiled ahead
     const entries = call[1].split(',').map((x) => x.trim());
