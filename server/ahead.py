@@ -10,10 +10,12 @@ makes it: the one entry, as a number, in place of its text. This module only wri
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from server.features import norm
+from server.quickfix import shape_text
 
 Json = Any
 _CALLEE = re.compile(r"[A-Za-z_][\w.]*")  # `pypto.set_vec_tile_shapes`, `set_vec_tile_shapes`, `pto.set_…`
@@ -68,18 +70,16 @@ def rewritten(call: str, kind: str, dims: Sequence[Json], new: Sequence[Json]) -
         if new[i] == dims[i]:
             continue
         a = args[i]
-        value = f"[{', '.join(map(str, new[i]))}]" if kind == "cube" else str(new[i])
+        value = f"[{shape_text('vec', new[i])}]" if kind == "cube" else str(new[i])
         raw = raw[:a.col_offset] + value.encode() + raw[a.end_col_offset or a.col_offset:]
     return raw.decode()
 
 
 def call_text(fn: str, kind: str, dims: Sequence[Json]) -> str:
-    """The call setting `dims`, spelt `fn(...)` as the document spells the function."""
-    if kind == "cube":
-        m, k, n, *rest = dims
-        split = ", enable_split_k=True" if rest and rest[0] else ""
-        return f"{fn}([{', '.join(map(str, m))}], [{', '.join(map(str, k))}], [{', '.join(map(str, n))}]{split})"
-    return f"{fn}({', '.join(map(str, dims))})"
+    """The call setting `dims`, spelt `fn(...)` as the document spells the function (a cube call's split-k flag
+    kept)."""
+    split = ", enable_split_k=True" if kind == "cube" and len(dims) > 3 and dims[3] else ""
+    return f"{fn}({shape_text(kind, dims)}{split})"
 
 
 def edits(text: str, path: str, config: Mapping[str, Json], limit: int) -> list[tuple[str, str]]:
@@ -93,8 +93,8 @@ def edits(text: str, path: str, config: Mapping[str, Json], limit: int) -> list[
     if limit <= 0 or not isinstance(span, Mapping) or not isinstance(dims, list) or kind not in ("vec", "cube"):
         return []
     line, col, end_col = span.get("line"), span.get("col"), span.get("end_col")
-    if not _same_file(span.get("file"), path) or (span.get("end_line") or line) != line or not all(
-            isinstance(x, int) for x in (line, col, end_col)):
+    if not isinstance(span.get("file"), str) or norm(span["file"]) != norm(path) or \
+            (span.get("end_line") or line) != line or not all(isinstance(x, int) for x in (line, col, end_col)):
         return []
     lines = text.split("\n")
     if not 0 < line <= len(lines):
@@ -112,7 +112,3 @@ def edits(text: str, path: str, config: Mapping[str, Json], limit: int) -> list[
         if len(out) >= limit:
             break
     return out
-
-
-def _same_file(a: Json, b: str) -> bool:
-    return isinstance(a, str) and os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))

@@ -340,14 +340,14 @@ def ahead_text(doc: Document, line1: int) -> str | None:
     """On a tile-shape call whose next edits are compiled ahead (`compileAhead`, `server.live`): each edit's figures
     on the board beside the kernel's now, or why it did not compile — while the document is the version they are
     edits of. Rows come as the compiles end."""
-    got = doc.ahead_rows
-    if not got or got["version"] != doc.version or got["line"] != line1 or not got["rows"]:
+    got = doc.ahead_run
+    if got is None or got.version != doc.version or got.line != line1 or not got.rows:
         return None
-    r = doc.current(got["kernel"])
+    r = doc.current(got.kernel)
     now = (r.summary if r is not None else None) or {}
     base = now.get("makespan_us")
     rows = ["| edit | makespan | tasks | against now |", "|---|---|---|---|"]
-    for row in got["rows"]:
+    for row in got.rows:
         s = row.get("summary") or {}
         mk = s.get("makespan_us")
         if row.get("current"):
@@ -360,7 +360,7 @@ def ahead_text(doc: Document, line1: int) -> str | None:
         else:
             why = str(row.get("error") or "no record").splitlines()[0][:120].replace("|", "\\|")
             rows.append(f"| `{row['call']}` | — | — | not compiled: {why} |")
-    return "\n".join([f"**pypto** · `{got['kernel']}` · these edits of the call are compiled ahead "
+    return "\n".join([f"**pypto** · `{got.kernel}` · these edits of the call are compiled ahead "
                       f"(`pypto.compileAhead`): typed, one is shown at once", "", *rows, "",
                       f"Figures {clock_word(now) or 'simulated'} on the {now.get('board', 'sim')} board."])
 

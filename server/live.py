@@ -49,7 +49,7 @@ from server import ahead, threads
 from server.analyze import BESIDE_FROM, INTERIM, PANEL_PARTS, not_checked, reuse_answer, with_editor_run
 from server.protocol import Settings
 from server.slots import Slots
-from server.state import Document, Kernel, Result, parse_version
+from server.state import AheadRun, Document, Kernel, Result, parse_version
 from server.worker import BACKGROUND_NICE, JobFailed, JobTimes, WorkerPool, wall_backstop
 
 # the longest bound a check of a kernel's advice may be asked for (`check_advice`): ten minutes, as the agents' search
@@ -322,37 +322,34 @@ class LiveCompiler:
             return r.name != doc.watched, not (isinstance(line, int) and r.line <= line <= r.end_line)
 
         r, config = min(calls, key=rank)
-        if not isinstance(config.get("id"), int):
-            return
-        of = (doc.version, r.name, int(config["id"]))
-        if doc.ahead_of == of:  # running, or done, for this version
-            return
+        run = doc.ahead_run
+        if not isinstance(config.get("id"), int) or (
+                run is not None and (run.version, run.kernel, run.config) == (doc.version, r.name, config["id"])):
+            return  # (running, or done, for this version)
         _cancel_ahead(doc)
-        doc.ahead_of = of
-        doc.ahead_task = asyncio.create_task(self._ahead_logged(doc, doc.version, r.name, dict(config), n))
+        span = config.get("span")
+        line = span.get("line") if isinstance(span, Mapping) else None
+        run = doc.ahead_run = AheadRun(doc.version, r.name, int(config["id"]), line if isinstance(line, int) else 0)
+        run.task = asyncio.create_task(self._ahead_logged(doc, run, dict(config), n))
 
-    async def _ahead_logged(self, doc: Document, version: int, name: str, config: Mapping[str, Json], n: int) -> None:
+    async def _ahead_logged(self, doc: Document, run: AheadRun, config: Mapping[str, Json], n: int) -> None:
         try:
-            await self._ahead(doc, version, name, config, n)
+            await self._ahead(doc, run, config, n)
         except Exception:  # a bug here: logged, and the compiles ahead of this version given up (none is retried)
-            log.exception("%s: %s: the compiles ahead failed", _short(doc.uri), name)
+            log.exception("%s: %s: the compiles ahead failed", _short(doc.uri), run.kernel)
 
-    async def _ahead(self, doc: Document, version: int, name: str, config: Mapping[str, Json], n: int) -> None:
+    async def _ahead(self, doc: Document, run: AheadRun, config: Mapping[str, Json], n: int) -> None:
         await self.wait(doc, self.deadline())  # the compile a person waits for first
+        version, name, line, rows = run.version, run.kernel, run.line, run.rows
         k, r = doc.kernels.get(name), doc.current(name)
         if doc.version != version or k is None or r is None or not r.ok:
             return
         texts = ahead.edits(doc.text, doc.path, config, n)
-        span = config.get("span")
-        line = int(span["line"]) if isinstance(span, Mapping) and isinstance(span.get("line"), int) else 0
         kept = doc.ahead.setdefault(name, {})
         compiled = 0
-        rows: list[dict[str, Json]] = []  # what the hover of the call shows of them (`features.ahead_text`)
-        doc.ahead_rows = {"version": version, "line": line, "kernel": name, "rows": rows}
         for call, text in texts:
             known = _reusable(doc, name, doc.panels)  # a program compiled already answers "reused", at once
-            opts = {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(doc.panels),
-                    "parts_from": BESIDE_FROM, "interim": True, "fingerprint": True, "ahead": True,
+            opts = {**self._compile_opts(doc.panels, interim=True), "ahead": True,
                     "reuse": {"fingerprints": dict.fromkeys(known, True)}}
             try:
                 answer = await self.job("analyze_kernel", doc.path, text, name, opts, prepare=with_editor_run)
@@ -547,10 +544,7 @@ class LiveCompiler:
     async def _analyze(self, path: str, text: str, k: Kernel, panels: bool = False,
                        doc: Document | None = None, urgent: bool = False) -> Result:
         r = Result(k.key, k.name, k.line, k.def_line, k.def_col, k.end_line)
-        # (`parts_from`: from this many tile ops the compile makes the panels' parts all the same — beside its views,
-        # at no cost in time — so that the panels open on a big kernel without a second compile)
-        opts = {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(panels),
-                "parts_from": BESIDE_FROM, "interim": doc is not None, "fingerprint": True}
+        opts = self._compile_opts(panels, interim=doc is not None)
         # the kernel's last answers (its latest and the one before: an undo), when this compile may reuse one: the
         # job traces the kernel and, when its program is one of theirs, answers "reused" without lowering it again;
         # an answer whose advice was checked after its record was sent has it checked again (the candidate tile
@@ -634,6 +628,15 @@ class LiveCompiler:
             self._times.pop(k.key, None)
         r.seconds = time.monotonic() - t0
         return r
+
+    def _compile_opts(self, panels: bool, interim: bool) -> dict[str, Json]:
+        """What a compile of a kernel asks the worker's `analyze_kernel` for: the editor's views and report, the
+        panels' parts when they are open, its fingerprint (the edits compiled ahead ask for the same: an edit reuses
+        one by that fingerprint). `parts_from`: from this many tile ops the compile makes the panels' parts all the
+        same — beside its views, at no cost in time — so that the panels open on a big kernel without a second
+        compile."""
+        return {**self.settings.analysis(), "editor": True, "report": True, **_record_opts(panels),
+                "parts_from": BESIDE_FROM, "interim": interim, "fingerprint": True}
 
     def has(self, r: Result, what: str) -> bool:
         """Whether the result's own analysis already holds `what` (each of "suggest+precision")."""
@@ -767,10 +770,11 @@ def _with_panel_parts(r: Result, answer: Json) -> Json:
 
 
 def _cancel_ahead(doc: Document) -> None:
-    """Stop the document's compiles ahead (their worker jobs killed); what they compiled is kept."""
-    if doc.ahead_task is not None and not doc.ahead_task.done():
-        doc.ahead_task.cancel()
-    doc.ahead_task, doc.ahead_of = None, None
+    """Stop the document's compiles ahead (their worker jobs killed); what they compiled is kept (`Document.ahead`)."""
+    run = doc.ahead_run
+    if run is not None and run.task is not None and not run.task.done():
+        run.task.cancel()
+    doc.ahead_run = None
 
 
 def _edit(old: str, new: str) -> tuple[int, str]:

@@ -105,6 +105,19 @@ class Result:
 
 
 @dataclass
+class AheadRun:
+    """The compiles ahead of one tile-shape call's edits (`LiveCompiler.compile_ahead`): what they are edits of, the
+    task running them, and a row per edit as its compile ends (what the call's hover shows: `features.ahead_text`)."""
+
+    version: int
+    kernel: str
+    config: int  # the tile config's id
+    line: int  # the call's line, 1-based (0: unknown)
+    task: asyncio.Task[None] | None = None
+    rows: list[dict[str, Json]] = field(default_factory=list)
+
+
+@dataclass
 class Document:
     uri: str
     path: str
@@ -132,10 +145,7 @@ class Document:
     recheck: dict[str, float] = field(default_factory=dict)
     # kernel -> fingerprint -> the answer of an edit compiled ahead (`LiveCompiler.compile_ahead`), oldest first
     ahead: dict[str, dict[str, Result]] = field(default_factory=dict)
-    ahead_task: asyncio.Task[None] | None = None  # the compiles ahead running (cancelled by any change)
-    ahead_of: tuple[int, str, int] | None = None  # what they are of: (version, kernel, tile config id)
-    # the latest compiles ahead, for the hover of their call: version, line, kernel and a row per edit
-    ahead_rows: dict[str, Any] | None = None
+    ahead_run: AheadRun | None = None  # the compiles ahead of this version (running or done); None after a change
 
     def current(self, name: str) -> Result | None:
         """The kernel's result if it matches the latest version's key (else None)."""
